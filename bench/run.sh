@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# make bench: the scheduler's benchmarks. Results go to stdout; the figures
+# in bench/RESULTS.md were taken with this script (see there for the machine).
+#   bench/run.sh [psplib|scale|all]      (default all)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what=${1:-all}
+BUILD=${BUILD:-build}
+DATA=../shared/data/psplib
+make -s "$BUILD/psplib" "$BUILD/bench_scale"
+
+echo "machine: $(uname -m), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+echo "commit:  $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+
+if [ "$what" = all ] || [ "$what" = psplib ]; then
+  if [ ! -d "$DATA" ]; then
+    echo "PSPLIB benchmarks skipped: $DATA not found (clone the repository beside shared/)"
+  else
+    mkdir -p "$BUILD/psplib-data"
+    [ -d "$BUILD/psplib-data/j30" ] || tar xzf "$DATA/j30.tar.gz" -C "$BUILD/psplib-data"
+    [ -d "$BUILD/psplib-data/j60" ] || tar xzf "$DATA/j60.tar.gz" -C "$BUILD/psplib-data"
+    echo
+    echo "| set, method | instances | at best known | below best known | proven optimal | mean dev. from best known | max dev. | mean dev. from CPM bound | median ms | max ms | invalid |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|"
+    run() {  # label bounds args...
+      local label=$1 bounds=$2; shift 2
+      "$BUILD/psplib" "$@" > "$BUILD/bench-psplib.txt" || true
+      python3 bench/psplib_stats.py "$DATA/solutions/$bounds" "$BUILD/bench-psplib.txt" "$label"
+    }
+    run "J30 naive serial LFT, one pass" j30_bounds.csv --method list --rule lft --sgs serial --improve 0 "$BUILD"/psplib-data/j30/*.sm
+    run "J30 default (auto)" j30_bounds.csv "$BUILD"/psplib-data/j30/*.sm
+    run "J60 naive serial LFT, one pass" j60_bounds.csv --method list --rule lft --sgs serial --improve 0 "$BUILD"/psplib-data/j60/*.sm
+    run "J60 default (auto)" j60_bounds.csv "$BUILD"/psplib-data/j60/*.sm
+  fi
+fi
+
+if [ "$what" = all ] || [ "$what" = scale ]; then
+  echo
+  echo "synthetic training steps (22 ops per layer), one process per size:"
+  for ratio in 1.0 2.0; do
+    for layers in 45 455 4545 45455; do
+      "$BUILD/bench_scale" "$layers" "$ratio"
+    done
+  done
+  echo
+  echo "odd-even rounds x block size, about 10k ops:"
+  "$BUILD/bench_scale" --sweep 455 2.0
+fi
