@@ -2068,6 +2068,15 @@ static cc_result cc__sample(cc__heur* h, const cc_sched_desc* d, const int* topo
                 fit[np + c + side] = cc__ga_eval(h, child, d->improve_passes);
                 if (fit[np + c + side] == -2) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
                 if (fit[np + c + side] < 0) fit[np + c + side] = CC__TIME_MAX;
+                /* a child that repeats a member (same makespan, same list) is
+                   dropped, so the population keeps its diversity */
+                {
+                    int m2, dup = 0;
+                    for (m2 = 0; m2 < np + c + side && !dup; m2++)
+                        if (fit[m2] == fit[np + c + side] &&
+                            !memcmp(pop + (size_t)m2 * n1, child, (size_t)n * sizeof(int))) dup = 1;
+                    if (dup) fit[np + c + side] = CC__TIME_MAX;
+                }
             }
         }
         /* survivors: the best np of parents and the c children (stable: parents win ties) */

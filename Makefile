@@ -1,0 +1,145 @@
+# Makefile - Concerto-C (GNU make, gcc)
+#
+#   make          build/psplib (tools/psplib.c), build/bench_scale, build/schedule_step
+#                 (examples/) and the test programs
+#   make test     build and run every test; the last line of output is
+#                 "N passed, N failed[, N skipped]", exit status non-zero on a failure
+#   make asan     the tests again with -fsanitize=address,undefined (in build/asan)
+#   make bench    bench/run.sh, if there is one
+#   make demo     examples/schedule_step; the demo trainer (examples/gpt) is not written yet
+#   make clean
+#
+# Honours CC, CXX, CFLAGS, CXXFLAGS, LDFLAGS; NO_CUDA=1, NO_LPSOLVE=1 switch
+# the optional dependencies off; DATA (default ../shared/data) is where the
+# PSPLIB files are. Test variables: TEST_JOBS, TEST_TIMEOUT (tests/run.sh),
+# CI=true (a skipped test counts as a failure).
+
+ifeq ($(origin CC),default)
+CC := gcc
+endif
+ifeq ($(origin CXX),default)
+CXX := g++
+endif
+CFLAGS   ?= -O2
+CXXFLAGS ?= -O2
+BUILD    ?= build
+DATA     ?= ../shared/data
+SAN      ?=
+
+# The language and warning flags are not negotiable; CFLAGS comes after them
+# so that a caller can still add to them.
+ALL_CFLAGS   = -std=c99 -Wall -Wextra -Werror -pedantic $(CFLAGS) $(SAN) -MMD -MP
+ALL_CXXFLAGS = -std=c++11 -Wall -Wextra -Werror -pedantic $(CXXFLAGS) $(SAN) -MMD -MP
+ALL_LDFLAGS  = $(SAN) $(LDFLAGS)
+LDLIBS       = -lm
+
+T := $(BUILD)/tests
+UNIT_TESTS    := test_sched test_j30 test_alloc test_determinism test_graph test_check test_sim test_psplib test_misc
+COMPILE_TESTS := compile_c99 compile_cpp11 compile_static
+UNIT_BINS     := $(addprefix $(T)/,$(UNIT_TESTS))
+TEST_BINS     := $(UNIT_BINS) $(addprefix $(T)/,$(COMPILE_TESTS)) tests/test_psplib_tool.sh
+PSPLIB_TOOL   := $(if $(wildcard tools/psplib.c),$(BUILD)/psplib)
+# other programs, built by `make` when their source is there so that they never rot
+PROGRAMS      := $(PSPLIB_TOOL) $(if $(wildcard bench/scale.c),$(BUILD)/bench_scale) \
+                 $(if $(wildcard examples/schedule_step.c),$(BUILD)/schedule_step)
+
+J30_TGZ   := $(DATA)/psplib/j30.tar.gz
+J30_STAMP := $(if $(wildcard $(J30_TGZ)),build/j30/.extracted)
+
+# ---- optional dependencies: compile probes, run once when first needed ----
+# $(call once,VAR,CMD): the output of the shell command held in variable CMD,
+# run at most once and only when VAR is first used (so `make clean` probes nothing).
+once = $(eval $1 := $$(shell $$($2)))$($1)
+NVCC_PROBE    = { ls /usr/local/cuda/bin/nvcc || command -v nvcc; } 2>/dev/null | head -n 1
+CUDA_PROBE    = [ -n "$(NVCC_PATH)" ] && "$(NVCC_PATH)" --version >/dev/null 2>&1 && echo 1 || echo 0
+LPSOLVE_PROBE = printf '\#include <lpsolve/lp_lib.h>\nint main(void) { lprec* lp = make_lp(0, 1); delete_lp(lp); return 0; }\n' \
+                | $(CC) -x c - -o /dev/null -llpsolve55 -lcolamd -lm -ldl >/dev/null 2>&1 && echo 1 || echo 0
+NVCC_PATH    = $(call once,NVCC_PATH,NVCC_PROBE)
+HAVE_CUDA    = $(if $(filter 1,$(NO_CUDA)),0,$(call once,HAVE_CUDA,CUDA_PROBE))
+HAVE_LPSOLVE = $(if $(filter 1,$(NO_LPSOLVE)),0,$(call once,HAVE_LPSOLVE,LPSOLVE_PROBE))
+
+.PHONY: all test asan bench demo clean deps tests-build
+.DELETE_ON_ERROR:
+
+all: deps $(PROGRAMS) tests-build
+ifeq ($(PSPLIB_TOOL),)
+	@echo "note: tools/psplib.c is not there yet, so build/psplib is not built"
+endif
+
+deps:
+	@echo "optional dependencies:"
+	@if [ "$(NO_CUDA)" = 1 ]; then echo "  ✗ CUDA: nvcc switched off (NO_CUDA=1)"; \
+	 elif [ "$(HAVE_CUDA)" = 1 ]; then echo "  ✓ CUDA: $(NVCC_PATH) (probe only: no CUDA backend yet)"; \
+	 else echo "  ✗ CUDA: no working nvcc under /usr/local/cuda/bin or on PATH"; fi
+	@if [ "$(NO_LPSOLVE)" = 1 ]; then echo "  ✗ lp_solve: switched off (NO_LPSOLVE=1)"; \
+	 elif [ "$(HAVE_LPSOLVE)" = 1 ]; then echo "  ✓ lp_solve: <lpsolve/lp_lib.h>, -llpsolve55 (probe only: no ILP backend yet)"; \
+	 else echo "  ✗ lp_solve: <lpsolve/lp_lib.h> with -llpsolve55 not found (apt-get install liblpsolve55-dev)"; fi
+
+tests-build: $(UNIT_BINS) $(addprefix $(T)/,$(COMPILE_TESTS))
+
+# Compile failures do not stop the run: tests/run.sh counts a program that
+# did not build as a failed test, so the closing line stays the last line.
+test: deps $(J30_STAMP)
+	@$(MAKE) --no-print-directory -k $(PROGRAMS) tests-build || true
+	@CONCERTO_DATA="$(DATA)" TEST_BUILD="$(BUILD)" tests/run.sh $(BUILD) $(TEST_BINS)
+
+asan:
+	@$(MAKE) --no-print-directory test BUILD=$(BUILD)/asan \
+	    SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+
+bench: $(PROGRAMS)
+	@if [ -f bench/run.sh ]; then bash bench/run.sh; else echo "bench/run.sh is not written yet: no benchmarks to run"; fi
+
+demo: $(if $(wildcard examples/schedule_step.c),$(BUILD)/schedule_step)
+	@if [ -x $(BUILD)/schedule_step ]; then $(BUILD)/schedule_step; fi
+	@echo "the demo trainer (examples/gpt) is not written yet"
+
+clean:
+	rm -rf build
+
+# ---- the command-line solver ----
+$(BUILD)/psplib: tools/psplib.c concerto.h $(wildcard concerto_bnb.inc)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
+
+$(BUILD)/bench_scale: bench/scale.c $(wildcard bench/*.h) concerto.h $(wildcard concerto_bnb.inc)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
+
+$(BUILD)/schedule_step: examples/schedule_step.c concerto.h $(wildcard concerto_bnb.inc)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
+
+# ---- tests ----
+# An object that fails to compile takes its program with it, so that a stale
+# program from an earlier build is never run.
+$(T)/%.o: tests/%.c
+	@mkdir -p $(@D)
+	@echo "$(CC) $(ALL_CFLAGS) -c $< -o $@"
+	@$(CC) $(ALL_CFLAGS) -c $< -o $@ || { rm -f $@ $(T)/$* $(if $(filter util concerto_impl,$*),$(UNIT_BINS)) \
+	    $(if $(filter compile_static_%,$*),$(T)/compile_static); exit 1; }
+
+$(T)/compile_cpp11.o: tests/compile_cpp11.cpp
+	@mkdir -p $(@D)
+	@echo "$(CXX) $(ALL_CXXFLAGS) -c $< -o $@"
+	@$(CXX) $(ALL_CXXFLAGS) -c $< -o $@ || { rm -f $@ $(T)/compile_cpp11; exit 1; }
+
+$(UNIT_BINS): $(T)/%: $(T)/%.o $(T)/util.o $(T)/concerto_impl.o
+	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(LDLIBS) || { rm -f $@; exit 1; }
+
+$(T)/compile_c99: $(T)/compile_c99.o
+	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(LDLIBS) || { rm -f $@; exit 1; }
+
+$(T)/compile_cpp11: $(T)/compile_cpp11.o
+	$(CXX) $^ -o $@ $(ALL_LDFLAGS) $(LDLIBS) || { rm -f $@; exit 1; }
+
+$(T)/compile_static: $(T)/compile_static_a.o $(T)/compile_static_b.o
+	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(LDLIBS) || { rm -f $@; exit 1; }
+
+# The J30 set is extracted into build/ (never into shared/).
+build/j30/.extracted: $(J30_TGZ)
+	@mkdir -p build
+	tar xzf $< -C build
+	@touch $@
+
+-include $(wildcard $(T)/*.d $(BUILD)/*.d)

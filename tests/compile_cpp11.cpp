@@ -1,0 +1,20 @@
+// tests/compile_cpp11.cpp - concerto.h as C++11 (g++ -std=c++11 -Wall -Wextra
+// -Werror -pedantic), declarations included once before the implementation.
+#include <cstring>
+#include "../concerto.h"
+#define CONCERTO_IMPLEMENTATION
+#include "../concerto.h"
+#include "harness.h"
+#include "compile_scenario.inc"
+
+static void test_cpp11(void) {
+    double mk = compile_scenario();
+    CHECK(mk == 14.0, "C++11 build schedules matmul+allreduce / layernorm in 14 us (got %g)", mk);
+    cc_sched_desc d = cc_sched_desc_default();
+    CHECK(d.method == CC_SCHED_AUTO, "cc_sched_desc_default() is usable from C++");
+}
+
+int main() {
+    TH_RUN(test_cpp11);
+    return th_done();
+}

@@ -1,0 +1,23 @@
+/* tests/compile_static_a.c - CONCERTO_STATIC: this translation unit and
+   compile_static_b.c each embed a private copy of the implementation; the
+   two are linked into one program without clashing symbols. */
+#include <string.h>
+#define CONCERTO_STATIC
+#define CONCERTO_IMPLEMENTATION
+#include "../concerto.h"
+#define TH_PROGRAM "compile_static"
+#include "harness.h"
+#include "compile_scenario.inc"
+
+double compile_static_b(void);   /* the other copy */
+
+static void test_static(void) {
+    double a = compile_scenario(), b = compile_static_b();
+    CHECK(a == 14.0, "static copy A schedules the scenario in 14 us (got %g)", a);
+    CHECK(b == 14.0, "static copy B schedules the scenario in 14 us (got %g)", b);
+}
+
+int main(void) {
+    TH_RUN(test_static);
+    return th_done();
+}

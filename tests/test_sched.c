@@ -1,0 +1,433 @@
+/* tests/test_sched.c - every scheduling method against the test's own
+   brute-force optimum on small random instances, and against the test's
+   own checker and lower bounds on larger ones. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "util.h"
+
+static cc_context* ctx;
+
+#define EPS 1e-6
+
+/* Failure counters with the first few messages shown. */
+typedef struct tally { const char* what; int n_bad; int n_seen; } tally;
+static void bad(tally* t, const char* fmt, ...) {
+    if (t->n_bad++ < 4) {
+        char buf[900];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(buf, sizeof buf, fmt, ap);
+        va_end(ap);
+        NOTE("%s: %s", t->what, buf);
+    }
+}
+
+typedef struct method {
+    char name[48];
+    cc_sched_desc desc;
+} method;
+
+static int make_methods(method* m, uint64_t seed) {
+    int n = 0, p, sgs, imp;
+    static const char* prio_names[] = {"default", "program_order", "lft", "lst", "mts", "grpw", "bottom_level"};
+    for (p = CC_PRIO_DEFAULT; p < CC__PRIO_COUNT; p++)
+        for (sgs = CC_SGS_SERIAL; sgs <= CC_SGS_PARALLEL; sgs++)
+            for (imp = 0; imp < 2; imp++) {
+                m[n].desc = cc_sched_desc_default();
+                m[n].desc.method = CC_SCHED_LIST;
+                m[n].desc.priority = (cc_priority)p;
+                m[n].desc.sgs = (cc_sgs)sgs;
+                m[n].desc.improve_passes = imp ? -1 : 0;
+                snprintf(m[n].name, sizeof m[n].name, "LIST/%s/%s%s", prio_names[p], sgs == CC_SGS_SERIAL ? "serial" : "parallel",
+                         imp ? "/no-improve" : "");
+                n++;
+            }
+    m[n].desc = cc_sched_desc_default();
+    m[n].desc.method = CC_SCHED_SAMPLING;
+    m[n].desc.budget_schedules = 100;
+    m[n].desc.seed = seed;
+    snprintf(m[n].name, sizeof m[n].name, "SAMPLING/100");
+    n++;
+    m[n].desc = cc_sched_desc_default();
+    m[n].desc.method = CC_SCHED_ODD_EVEN;
+    snprintf(m[n].name, sizeof m[n].name, "ODD_EVEN/default");
+    n++;
+    m[n].desc = cc_sched_desc_default();
+    m[n].desc.method = CC_SCHED_ODD_EVEN;
+    m[n].desc.window_ops = 2;
+    m[n].desc.rounds = 3;
+    snprintf(m[n].name, sizeof m[n].name, "ODD_EVEN/b=2,k=3");
+    n++;
+    m[n].desc = cc_sched_desc_default();
+    m[n].desc.method = CC_SCHED_ODD_EVEN;
+    m[n].desc.rounds = -1;
+    snprintf(m[n].name, sizeof m[n].name, "ODD_EVEN/rounds=-1 (none)");
+    n++;
+    m[n].desc = cc_sched_desc_default();
+    m[n].desc.method = CC_SCHED_AUTO;
+    snprintf(m[n].name, sizeof m[n].name, "AUTO");
+    n++;
+    m[n].desc = cc_sched_desc_default();
+    m[n].desc.method = CC_SCHED_BNB;
+    snprintf(m[n].name, sizeof m[n].name, "BNB");
+    n++;
+    return n;
+}
+
+/* Properties every returned schedule has, judged by the test alone. Returns
+   the makespan, or -1 after reporting. */
+static double judge(tally* t, const char* where, const tu_inst* in, const cc_schedule* s, double cp, double rb) {
+    char msg[300];
+    double mk = 0;
+    if (s->n_ops != in->n || (in->n > 0 && (!s->start_us || !s->order))) {
+        bad(t, "%s: n_ops %d (expected %d), start_us %p, order %p", where, s->n_ops, in->n, (void*)s->start_us, (void*)s->order);
+        return -1;
+    }
+    if (!tu_check(in, s->start_us, &mk, msg, sizeof msg)) {
+        bad(t, "%s: invalid schedule: %s", where, msg);
+        return -1;
+    }
+    if (fabs(mk - s->makespan_us) > EPS) {
+        bad(t, "%s: makespan_us %g but the start times give %g", where, s->makespan_us, mk);
+        return -1;
+    }
+    if (s->lower_bound_us > s->makespan_us + EPS || s->lower_bound_us < cp - EPS) {
+        bad(t, "%s: lower_bound_us %g outside [critical path %g, makespan %g]", where, s->lower_bound_us, cp, s->makespan_us);
+        return -1;
+    }
+    if (fabs(s->lb_critical_path_us - cp) > EPS) {
+        bad(t, "%s: lb_critical_path_us %g, reference critical path %g", where, s->lb_critical_path_us, cp);
+        return -1;
+    }
+    if (s->lb_resource_us < rb - EPS || s->lb_resource_us > s->makespan_us + EPS) {
+        bad(t, "%s: lb_resource_us %g outside [load/capacity %g, makespan %g]", where, s->lb_resource_us, rb, s->makespan_us);
+        return -1;
+    }
+    if (s->proven_optimal && fabs(s->makespan_us - s->lower_bound_us) > EPS) {
+        bad(t, "%s: proven_optimal but makespan %g != lower_bound_us %g", where, s->makespan_us, s->lower_bound_us);
+        return -1;
+    }
+    return mk;
+}
+
+/* The order array, checked with the graph (cc_op_index) and the instance's
+   edges against the header: "ops by start time; at equal starts
+   zero-duration ops first, then by index, never before a dependency".
+   t_order: a permutation by start time that puts every op after its
+   predecessors. t_ties: at equal starts zero-duration ops first, and an op
+   follows one with a larger index of its own kind only when it has a
+   predecessor starting at the same time (the dependency comes first). */
+static void order_ok(tally* t_order, tally* t_ties, const char* where, const tu_inst* in, cc_graph* g, const cc_schedule* s) {
+    int n = s->n_ops, i, j, prev = -1, tie_reported = 0;
+    int* pos = (int*)malloc(sizeof(int) * ((size_t)n + 1));
+    for (i = 0; i < n; i++) pos[i] = -1;
+    for (i = 0; i < n; i++) {
+        int x = cc_op_index(g, s->order[i]);
+        if (x < 0 || x >= n || pos[x] >= 0) {
+            bad(t_order, "%s: order[%d] is not a new op (index %d)", where, i, x);
+            free(pos);
+            return;
+        }
+        pos[x] = i;
+        if (prev >= 0 && s->start_us[x] < s->start_us[prev]) {
+            bad(t_order, "%s: order[%d] = j%d (start %g) after j%d (start %g)", where, i, x, s->start_us[x], prev, s->start_us[prev]);
+            free(pos);
+            return;
+        }
+        if (prev >= 0 && s->start_us[x] == s->start_us[prev] && !tie_reported) {
+            int zx = in->dur[x] == 0, zp = in->dur[prev] == 0, has_tied_pred = 0;
+            for (j = 0; j < n; j++)
+                if (in->adj[j * n + x] && s->start_us[j] == s->start_us[x]) has_tied_pred = 1;
+            if (zx && !zp) {
+                bad(t_ties, "%s: order[%d] = j%d (zero duration) after j%d (duration %g), both start at %g", where, i, x, prev,
+                    in->dur[prev], s->start_us[x]);
+                tie_reported = 1;
+            } else if (zx == zp && x < prev && !has_tied_pred) {
+                bad(t_ties, "%s: order[%d] = j%d after j%d, both start at %g, and j%d has no predecessor starting then", where, i,
+                    x, prev, s->start_us[x], x);
+                tie_reported = 1;
+            }
+        }
+        prev = x;
+    }
+    for (i = 0; i < n; i++)
+        for (j = 0; j < n; j++)
+            if (in->adj[i * n + j] && pos[i] > pos[j]) {
+                bad(t_order, "%s: j%d comes before its predecessor j%d in order", where, j, i);
+                i = n;
+                break;
+            }
+    free(pos);
+}
+
+static void test_brute_force(void) {
+    tu_rng rng = {20250101};
+    method m[64];
+    int n_methods, trial, j;
+    int n_trials = 600;
+    tally t_solve = {"solve returns CC_OK", 0, 0};
+    tally t_valid = {"schedule valid, makespan and bounds consistent (own checker)", 0, 0};
+    tally t_check = {"cc_schedule_check accepts", 0, 0};
+    tally t_order = {"order is a permutation by start time, never before a dependency", 0, 0};
+    tally t_ties = {"order at equal starts: zero-duration ops first, then by index", 0, 0};
+    tally t_below = {"makespan never below the optimum", 0, 0};
+    tally t_lb = {"lower_bound_us never above the optimum", 0, 0};
+    tally t_bnb = {"BNB: proven_optimal and makespan == optimum", 0, 0};
+    tally t_proven = {"proven_optimal implies makespan == optimum", 0, 0};
+    tally t_cc_lb = {"cc_lower_bounds matches the reference", 0, 0};
+    double gap_sum[64], secs[64], brute_secs = 0;
+    int n_opt[64];
+    long max_nodes = 0;
+    int n_stream = 0, n_frac = 0, sizes[10] = {0};
+    memset(gap_sum, 0, sizeof gap_sum);
+    memset(secs, 0, sizeof secs);
+    memset(n_opt, 0, sizeof n_opt);
+    n_methods = make_methods(m, 1);
+    for (trial = 0; trial < n_trials; trial++) {
+        tu_gen gen;
+        tu_inst* in;
+        cc_graph* g = NULL;
+        double opt, cp, rb, cp_lib = -1, rb_lib = -1;
+        long nodes = 0;
+        gen.n_min = 2; gen.n_max = 9;
+        gen.k_min = 2; gen.k_max = 3;
+        gen.streams = trial % 5 == 4;
+        gen.cap_max = 4;
+        gen.dur_max = 5;
+        gen.unit_us = trial % 4 == 3 ? 0.25 : 1.0;
+        gen.p_edge_max = 0.5;
+        gen.p_no_stream = 0.15;
+        in = tu_random_inst(&rng, &gen);
+        n_stream += in->streams;
+        n_frac += gen.unit_us != 1.0;
+        sizes[in->n]++;
+        {
+            clock_t c0 = clock();
+            opt = tu_brute_force(in, gen.unit_us, &nodes);
+            brute_secs += (double)(clock() - c0) / CLOCKS_PER_SEC;
+        }
+        if (nodes > max_nodes) max_nodes = nodes;
+        cp = tu_critical_path(in);
+        rb = tu_resource_bound(in);
+        if (tu_build_graph(ctx, in, &g) != CC_OK) {
+            bad(&t_solve, "trial %d: building the graph failed: %s", trial, cc_last_error(ctx));
+            tu_inst_free(in);
+            continue;
+        }
+        t_cc_lb.n_seen++;
+        if (cc_lower_bounds(ctx, g, &cp_lib, &rb_lib) != CC_OK || fabs(cp_lib - cp) > EPS || rb_lib < rb - EPS ||
+            rb_lib > opt + EPS)
+            bad(&t_cc_lb, "trial %d: critical path %g (reference %g), resource bound %g (load/capacity %g, optimum %g) %s",
+                trial, cp_lib, cp, rb_lib, rb, opt, cc_last_error(ctx));
+        for (j = 0; j < n_methods; j++) {
+            cc_schedule s;
+            char where[256];
+            double mk, mk_check = -1;
+            cc_result r;
+            memset(&s, 0, sizeof s);
+            snprintf(where, sizeof where, "trial %d (n=%d, k=%d%s) %.48s", trial, in->n, in->k, in->streams ? ", streams" : "",
+                     m[j].name);
+            t_solve.n_seen++;
+            {
+                clock_t c0 = clock();
+                r = cc_sched_solve(ctx, g, &m[j].desc, &s);
+                secs[j] += (double)(clock() - c0) / CLOCKS_PER_SEC;
+            }
+            if (r != CC_OK) {
+                bad(&t_solve, "%s: %s: %s", where, tu_res_name(r), cc_last_error(ctx));
+                continue;
+            }
+            t_valid.n_seen++;
+            mk = judge(&t_valid, where, in, &s, cp, rb);
+            if (mk >= 0) {
+                order_ok(&t_order, &t_ties, where, in, g, &s);
+                r = cc_schedule_check(ctx, g, s.start_us, &mk_check);
+                if (r != CC_OK || fabs(mk_check - mk) > EPS)
+                    bad(&t_check, "%s: %s, makespan %g (reference %g): %s", where, tu_res_name(r), mk_check, mk,
+                        r ? cc_last_error(ctx) : "");
+                if (mk < opt - EPS) bad(&t_below, "%s: makespan %g below the brute-force optimum %g", where, mk, opt);
+                if (s.lower_bound_us > opt + EPS)
+                    bad(&t_lb, "%s: lower_bound_us %g above the optimum %g", where, s.lower_bound_us, opt);
+                if (s.proven_optimal && fabs(mk - opt) > EPS)
+                    bad(&t_proven, "%s: proven_optimal with makespan %g, optimum %g", where, mk, opt);
+                if (m[j].desc.method == CC_SCHED_BNB && (!s.proven_optimal || fabs(mk - opt) > EPS))
+                    bad(&t_bnb, "%s: proven_optimal %d, makespan %g, brute-force optimum %g (%lld nodes)", where,
+                        s.proven_optimal, mk, opt, (long long)s.n_nodes);
+                gap_sum[j] += opt > 0 ? (mk - opt) / opt : 0;
+                n_opt[j] += fabs(mk - opt) <= EPS;
+            }
+            cc_schedule_release(ctx, &s);
+        }
+        cc_graph_destroy(g);
+        tu_inst_free(in);
+    }
+    NOTE("%d instances: %d stream graphs, %d with 0.25 us units; sizes 2..9: %d %d %d %d %d %d %d %d; brute force <= %ld nodes, %.1f s",
+         n_trials, n_stream, n_frac, sizes[2], sizes[3], sizes[4], sizes[5], sizes[6], sizes[7], sizes[8], sizes[9], max_nodes,
+         brute_secs);
+    for (j = 0; j < n_methods; j++)
+        if (j % 4 == 0 || m[j].desc.method != CC_SCHED_LIST)
+            NOTE("%-36s optimal on %3d/%d, mean gap %.2f%%, %.2f s", m[j].name, n_opt[j], n_trials, 100.0 * gap_sum[j] / n_trials,
+                 secs[j]);
+    CHECK_INT(t_solve.n_bad, 0, "%s (%d solves)", t_solve.what, t_solve.n_seen);
+    CHECK_INT(t_valid.n_bad, 0, "%s", t_valid.what);
+    CHECK_INT(t_check.n_bad, 0, "%s", t_check.what);
+    CHECK_INT(t_order.n_bad, 0, "%s", t_order.what);
+    CHECK_INT(t_ties.n_bad, 0, "%s", t_ties.what);
+    CHECK_INT(t_below.n_bad, 0, "%s", t_below.what);
+    CHECK_INT(t_lb.n_bad, 0, "%s", t_lb.what);
+    CHECK_INT(t_proven.n_bad, 0, "%s", t_proven.what);
+    CHECK_INT(t_bnb.n_bad, 0, "%s (%d instances)", t_bnb.what, n_trials);
+    CHECK_INT(t_cc_lb.n_bad, 0, "%s (%d instances)", t_cc_lb.what, t_cc_lb.n_seen);
+}
+
+/* Larger graphs: no optimum known to the test, but validity, bounds and
+   internal consistency are. */
+static void test_larger(void) {
+    tu_rng rng = {99};
+    method m[64];
+    int n_methods, trial, j, mj;
+    double secs[64];
+    tally t_all = {"larger graphs", 0, 0};
+    tally t_order = {"larger graphs: order", 0, 0};
+    tally t_ties = {"larger graphs: ties in order", 0, 0};
+    n_methods = make_methods(m, 3);
+    memset(secs, 0, sizeof secs);
+    for (trial = 0; trial < 16; trial++) {
+        tu_gen gen;
+        tu_inst* in;
+        cc_graph* g = NULL;
+        double cp, rb;
+        gen.n_min = 20; gen.n_max = trial < 12 ? 60 : 200;
+        gen.k_min = 1; gen.k_max = 4;
+        gen.streams = trial % 2;
+        gen.cap_max = 6;
+        gen.dur_max = 20;
+        gen.unit_us = trial % 3 == 0 ? 0.001 : 0.5;   /* 1 ns grid */
+        gen.p_edge_max = 0.15;
+        gen.p_no_stream = 0.1;
+        in = tu_random_inst(&rng, &gen);
+        cp = tu_critical_path(in);
+        rb = tu_resource_bound(in);
+        if (tu_build_graph(ctx, in, &g) != CC_OK) {
+            bad(&t_all, "trial %d: build: %s", trial, cc_last_error(ctx));
+            tu_inst_free(in);
+            continue;
+        }
+        for (mj = 0; mj < n_methods; mj++) {
+            cc_schedule s;
+            char where[256];
+            cc_sched_desc d;
+            j = mj;
+            if (m[j].desc.method == CC_SCHED_LIST && m[j].desc.improve_passes < 0 && trial > 4) continue;
+            d = m[j].desc;
+            if (d.method == CC_SCHED_BNB || d.method == CC_SCHED_AUTO) d.bnb_nodes = 2000;   /* keep it quick */
+            if (d.method == CC_SCHED_AUTO) d.budget_schedules = 500;
+            memset(&s, 0, sizeof s);
+            snprintf(where, sizeof where, "large trial %d (n=%d, k=%d%s) %.48s", trial, in->n, in->k, in->streams ? ", streams" : "",
+                     m[j].name);
+            t_all.n_seen++;
+            {
+                clock_t c0 = clock();
+                cc_result r = cc_sched_solve(ctx, g, &d, &s);
+                secs[j] += (double)(clock() - c0) / CLOCKS_PER_SEC;
+                if (r != CC_OK) {
+                    bad(&t_all, "%s: %s", where, cc_last_error(ctx));
+                    continue;
+                }
+            }
+            if (judge(&t_all, where, in, &s, cp, rb) >= 0) order_ok(&t_order, &t_ties, where, in, g, &s);
+            cc_schedule_release(ctx, &s);
+        }
+        cc_graph_destroy(g);
+        tu_inst_free(in);
+    }
+    for (j = 0; j < n_methods; j++)
+        if (secs[j] > 1.0) NOTE("%s took %.1f s", m[j].name, secs[j]);
+    CHECK_INT(t_all.n_bad, 0, "16 graphs of 20-200 ops x every method (%d solves): valid, bounds below makespan, "
+              "critical path exact", t_all.n_seen);
+    CHECK_INT(t_order.n_bad, 0, "larger graphs: order is a permutation by start time, never before a dependency");
+    CHECK_INT(t_ties.n_bad, 0, "larger graphs: order at equal starts: zero-duration ops first, then by index");
+}
+
+static void test_edge_cases(void) {
+    cc_graph* g = NULL;
+    cc_schedule s;
+    cc_sched_desc sd = cc_sched_desc_default();
+    cc_op_desc d = cc_op_desc_default();
+    cc_op a;
+    int meth;
+    if (cc_graph_create(ctx, NULL, &g) != CC_OK) return;
+    for (meth = CC_SCHED_AUTO; meth <= CC_SCHED_ODD_EVEN; meth++) {
+        memset(&s, 0, sizeof s);
+        sd.method = (cc_sched_method)meth;
+        CHECK_RES(ctx, cc_sched_solve(ctx, g, &sd, &s), CC_OK, "method %d: an empty graph solves", meth);
+        CHECK(s.n_ops == 0 && s.makespan_us == 0, "method %d: empty graph: 0 ops, makespan 0 (got %d, %g)", meth, s.n_ops,
+              s.makespan_us);
+        cc_schedule_release(ctx, &s);
+    }
+    d.name = "solo";
+    d.duration_us = 0.5;
+    cc_graph_add_op(g, &d, &a);
+    for (meth = CC_SCHED_AUTO; meth <= CC_SCHED_ODD_EVEN; meth++) {
+        memset(&s, 0, sizeof s);
+        sd.method = (cc_sched_method)meth;
+        if (CHECK(cc_sched_solve(ctx, g, &sd, &s) == CC_OK, "method %d: one op solves", meth)) {
+            CHECK(s.n_ops == 1 && s.start_us[0] == 0 && s.makespan_us == 0.5 && s.order[0].id == a.id,
+                  "method %d: one op starts at 0, makespan 0.5 (got %g)", meth, s.makespan_us);
+            CHECK(s.proven_optimal == 1 || meth != CC_SCHED_BNB, "BNB proves a single op optimal");
+        }
+        cc_schedule_release(ctx, &s);
+    }
+    cc_schedule_release(ctx, &s);   /* releasing twice is harmless */
+    cc_graph_destroy(g);
+    {
+        cc_schedule e;
+        memset(&e, 0, sizeof e);
+        cc_schedule_release(ctx, &e);   /* releasing an empty one too */
+        CHECK(1, "releasing an empty schedule does not crash");
+    }
+    sd = cc_sched_desc_default();
+    CHECK(sd.method == CC_SCHED_AUTO && sd.time_limit_s == 0, "cc_sched_desc_default: AUTO, no time limit");
+}
+
+/* Durations on the 1 ns grid are exact: a chain of 0.001 + 1.234 + 0.017 us
+   ends at exactly 1.252 us. Durations below the grid are only reported. */
+static void test_grid(void) {
+    cc_graph* g = NULL;
+    cc_op a, b, c;
+    cc_op_desc d = cc_op_desc_default();
+    cc_schedule s;
+    cc_sched_desc sd = cc_sched_desc_default();
+    if (cc_graph_create(ctx, NULL, &g) != CC_OK) return;
+    d.name = "ns_a"; d.duration_us = 0.001; cc_graph_add_op(g, &d, &a);
+    d.name = "ns_b"; d.duration_us = 1.234; d.deps = &a; d.n_deps = 1; cc_graph_add_op(g, &d, &b);
+    d.name = "ns_c"; d.duration_us = 0.017; d.deps = &b; d.n_deps = 1; d.stream = CC_STREAM_COMM; cc_graph_add_op(g, &d, &c);
+    memset(&s, 0, sizeof s);
+    if (CHECK(cc_sched_solve(ctx, g, &sd, &s) == CC_OK, "a chain of 0.001, 1.234, 0.017 us solves")) {
+        CHECK(fabs(s.start_us[1] - 0.001) < 1e-12 && fabs(s.start_us[2] - 1.235) < 1e-12 && fabs(s.makespan_us - 1.252) < 1e-12,
+              "starts 0, 0.001, 1.235 and makespan 1.252 to the nanosecond (got %.12g %.12g, %.12g)", s.start_us[1], s.start_us[2],
+              s.makespan_us);
+        cc_schedule_release(ctx, &s);
+    }
+    cc_op_set_duration(g, a, 0.0004);
+    memset(&s, 0, sizeof s);
+    if (cc_sched_solve(ctx, g, &sd, &s) == CC_OK) {
+        NOTE("with ns_a = 0.0004 us (below the grid): ns_b starts at %.7g us, makespan %.7g us (the spec does not say how "
+             "durations are rounded to the grid)", s.start_us[1], s.makespan_us);
+        cc_schedule_release(ctx, &s);
+    }
+    cc_graph_destroy(g);
+}
+
+int main(void) {
+    if (cc_context_create(NULL, &ctx) != CC_OK) { CHECK(0, "context"); return th_done(); }
+    TH_RUN(test_edge_cases);
+    TH_RUN(test_grid);
+    TH_RUN(test_brute_force);
+    TH_RUN(test_larger);
+    cc_context_destroy(ctx);
+    return th_done();
+}
