@@ -42,8 +42,9 @@
    library never exits, aborts or prints; an optional logger receives the
    messages. All memory goes through the context's allocator.
 
-   Time: durations are given in microseconds (double) and scheduled on an
-   integer grid of 1 ns, so schedules are exact and the same on every machine.
+   Time: durations are given in microseconds (double), rounded to the
+   nearest nanosecond and scheduled on that integer grid, so schedules are
+   exact and the same on every machine.
 
    Determinism: a solve depends only on the graph and the desc. Budgets are
    counted in schedules generated and search nodes, never in time, unless a
@@ -225,8 +226,10 @@ CONCERTO_API int         cc_op_preds(const cc_graph* graph, cc_op op, cc_op* out
 
 /* ---- scheduler ----------------------------------------------------------*/
 typedef enum cc_sched_method {
-    CC_SCHED_AUTO = 0,    /* sampling + improvement, then branch and bound for
-                             small graphs, odd-even windows for large ones */
+    CC_SCHED_AUTO = 0,    /* up to 200 ops: a short evolution (1000 schedules),
+                             branch and bound, then the rest of the budget;
+                             above: every priority rule once, each improved,
+                             then odd-even windows */
     CC_SCHED_LIST,        /* one pass of the priority rule (+ improvement) */
     CC_SCHED_SAMPLING,    /* every rule, then biased random sampling and a genetic
                              algorithm on activity lists, all improved; on large
@@ -271,7 +274,8 @@ typedef struct cc_schedule {
     double makespan_us;
     double lower_bound_us;    /* max of the two below, and the search's own bound */
     double lb_critical_path_us;
-    double lb_resource_us;    /* max over resources of ceil(load / capacity) */
+    double lb_resource_us;    /* max over resources of load / capacity, rounded up
+                                 to the common step of the durations */
     int proven_optimal;       /* 1 only when makespan == a proven lower bound */
     int64_t n_schedules;      /* schedules generated */
     int64_t n_nodes;          /* branch-and-bound nodes */

@@ -55,6 +55,7 @@ int main(int argc, char** argv) {
     for (a = 1; a < argc && argv[a][0] == '-' && argv[a][1] == '-'; a++) {
         const char* opt = argv[a];
         if (!strcmp(opt, "--")) { a++; break; }
+        if (!strcmp(opt, "--help")) { usage(); return 0; }
         if (a + 1 >= argc) { usage(); return 2; }
         if (!strcmp(opt, "--budget")) sd.budget_schedules = atoll(argv[++a]);
         else if (!strcmp(opt, "--exact")) { long long v = atoll(argv[++a]); sd.bnb_nodes = v > 0 ? v : -1; }
