@@ -43,6 +43,7 @@ if [ "$what" = all ] || [ "$what" = scale ]; then
     done
   done
   echo
-  echo "odd-even rounds x block size, about 10k ops:"
+  echo "odd-even rounds x block size, about 1k and 10k ops:"
+  "$BUILD/bench_scale" --sweep 45 2.0
   "$BUILD/bench_scale" --sweep 455 2.0
 fi
