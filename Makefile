@@ -1,12 +1,15 @@
 # Makefile - Concerto-C (GNU make, gcc)
 #
-#   make          build/psplib (tools/psplib.c), build/bench_scale, build/schedule_step
+#   make          build/psplib (tools/psplib.c), build/bench_scale, build/bench_exec,
+#                 build/schedule_step, build/overlap
 #                 (examples/) and the test programs
 #   make test     build and run every test; the last line of output is
 #                 "N passed, N failed[, N skipped]", exit status non-zero on a failure
 #   make asan     the tests again with -fsanitize=address,undefined (in build/asan)
+#   make tsan     the tests again with -fsanitize=thread (in build/tsan)
 #   make bench    bench/run.sh, if there is one
-#   make demo     examples/schedule_step; the demo trainer (examples/gpt) is not written yet
+#   make demo     examples/schedule_step and examples/overlap; the demo trainer
+#                 (examples/gpt) is not written yet
 #   make clean
 #
 # Honours CC, CXX, CFLAGS, CXXFLAGS, LDFLAGS; NO_CUDA=1, NO_LPSOLVE=1 switch
@@ -28,20 +31,20 @@ SAN      ?=
 
 # The language and warning flags are not negotiable; CFLAGS comes after them
 # so that a caller can still add to them.
-ALL_CFLAGS   = -std=c99 -Wall -Wextra -Werror -pedantic $(CFLAGS) $(SAN) -MMD -MP
-ALL_CXXFLAGS = -std=c++11 -Wall -Wextra -Werror -pedantic $(CXXFLAGS) $(SAN) -MMD -MP
-ALL_LDFLAGS  = $(SAN) $(LDFLAGS)
+# The implementation uses POSIX threads: -pthread for compiling and linking.
+ALL_CFLAGS   = -std=c99 -Wall -Wextra -Werror -pedantic -pthread $(CFLAGS) $(SAN) -MMD -MP
+ALL_CXXFLAGS = -std=c++11 -Wall -Wextra -Werror -pedantic -pthread $(CXXFLAGS) $(SAN) -MMD -MP
+ALL_LDFLAGS  = -pthread $(SAN) $(LDFLAGS)
 LDLIBS       = -lm
 
 T := $(BUILD)/tests
-UNIT_TESTS    := test_sched test_j30 test_alloc test_determinism test_graph test_check test_sim test_psplib test_misc
+UNIT_TESTS    := test_sched test_j30 test_alloc test_determinism test_graph test_check test_sim test_psplib test_misc test_world test_exec
 COMPILE_TESTS := compile_c99 compile_cpp11 compile_static
 UNIT_BINS     := $(addprefix $(T)/,$(UNIT_TESTS))
 TEST_BINS     := $(UNIT_BINS) $(addprefix $(T)/,$(COMPILE_TESTS)) tests/test_psplib_tool.sh
 PSPLIB_TOOL   := $(if $(wildcard tools/psplib.c),$(BUILD)/psplib)
 # other programs, built by `make` when their source is there so that they never rot
-PROGRAMS      := $(PSPLIB_TOOL) $(if $(wildcard bench/scale.c),$(BUILD)/bench_scale) \
-                 $(if $(wildcard examples/schedule_step.c),$(BUILD)/schedule_step)
+PROGRAMS      := $(PSPLIB_TOOL) $(BUILD)/bench_scale $(BUILD)/bench_exec $(BUILD)/schedule_step $(BUILD)/overlap
 
 J30_TGZ   := $(DATA)/psplib/j30.tar.gz
 J30_STAMP := $(if $(wildcard $(J30_TGZ)),build/j30/.extracted)
@@ -58,7 +61,7 @@ NVCC_PATH    = $(call once,NVCC_PATH,NVCC_PROBE)
 HAVE_CUDA    = $(if $(filter 1,$(NO_CUDA)),0,$(call once,HAVE_CUDA,CUDA_PROBE))
 HAVE_LPSOLVE = $(if $(filter 1,$(NO_LPSOLVE)),0,$(call once,HAVE_LPSOLVE,LPSOLVE_PROBE))
 
-.PHONY: all test asan bench demo clean deps tests-build
+.PHONY: all test asan tsan bench demo clean deps tests-build
 .DELETE_ON_ERROR:
 
 all: deps $(PROGRAMS) tests-build
@@ -87,26 +90,37 @@ asan:
 	@$(MAKE) --no-print-directory test BUILD=$(BUILD)/asan \
 	    SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 
+tsan:
+	@$(MAKE) --no-print-directory test BUILD=$(BUILD)/tsan SAN="-fsanitize=thread -fno-omit-frame-pointer"
+
 bench: $(PROGRAMS)
 	@if [ -f bench/run.sh ]; then bash bench/run.sh; else echo "bench/run.sh is not written yet: no benchmarks to run"; fi
 
-demo: $(if $(wildcard examples/schedule_step.c),$(BUILD)/schedule_step)
-	@if [ -x $(BUILD)/schedule_step ]; then $(BUILD)/schedule_step; fi
-	@echo "the demo trainer (examples/gpt) is not written yet"
+demo: $(BUILD)/schedule_step $(BUILD)/overlap
+	@$(BUILD)/schedule_step
+	@echo
+	@mkdir -p $(BUILD)/demo && cd $(BUILD)/demo && ../overlap
+	@echo "(traces in $(BUILD)/demo; the demo trainer, examples/gpt, is not written yet)"
 
 clean:
 	rm -rf build
 
-# ---- the command-line solver ----
-$(BUILD)/psplib: tools/psplib.c concerto.h $(wildcard concerto_bnb.inc)
+# ---- programs: the command-line solver, benchmarks, examples ----
+HEADERS := concerto.h
+
+$(BUILD)/psplib: tools/psplib.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 
-$(BUILD)/bench_scale: bench/scale.c $(wildcard bench/*.h) concerto.h $(wildcard concerto_bnb.inc)
+$(BUILD)/bench_%: bench/%.c $(wildcard bench/*.h) $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 
-$(BUILD)/schedule_step: examples/schedule_step.c concerto.h $(wildcard concerto_bnb.inc)
+$(BUILD)/schedule_step: examples/schedule_step.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
+
+$(BUILD)/overlap: examples/overlap.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 

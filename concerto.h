@@ -6,7 +6,10 @@
        #define CONCERTO_IMPLEMENTATION
        #include "concerto.h"
 
-   and include "concerto.h" without the define everywhere else.
+   and include "concerto.h" without the define everywhere else. The
+   implementation uses POSIX threads and clocks: link with -pthread, and
+   compile that one file as gnu99/gnu11 (the compilers' default) or with
+   #define _POSIX_C_SOURCE 200809L before its first #include.
 
    WHAT IT DOES
    A training step is described as a graph of operations. Each operation has a
@@ -56,12 +59,27 @@
        >>graph        operations, buffers, derived dependencies, validation
        >>prob         the internal RCPSP form of a graph, lower bounds
        >>sgs          schedule-generation schemes, priority rules, improvement
-       >>bnb          exact branch and bound
        >>oddeven      odd-even windows for large graphs
        >>sched        cc_sched_solve: the strategy that ties them together
        >>check        independent schedule checker
        >>sim          stream simulator
        >>psplib       PSPLIB .sm reader and writer
+       >>bnb          (exact search, placed after the readers)
+       >>world        ranks as threads, communicators, collectives, link model
+       >>plan         per-stream sequences and the fewest cross-stream waits
+       >>exec         running a plan every step, profiling, rank agreement
+       >>backend_cpu  the CPU backend: a worker thread per stream
+       >>trace        Chrome trace JSON, Graphviz DOT
+
+   RUNNING A STEP
+       cc_world_create(&wd, &world);  cc_world_run(world, rank_main, arg);
+       // in rank_main(cc_rank* rank, void* arg), on every rank:
+       cc_cpu_backend_create(rank, &be);
+       cc_plan_create(ctx, graph, schedule.order, &plan);   // or NULL: program order
+       cc_exec_create(ctx, plan, &be, &exec);
+       cc_exec_agree(exec, rank, cc_rank_world_comm(rank)); // same plan everywhere?
+       cc_exec_profile(exec, 5, comm);                      // optional: measured durations
+       for (;;) cc_exec_step(exec);
 */
 #ifndef CONCERTO_H_INCLUDED
 #define CONCERTO_H_INCLUDED
@@ -103,6 +121,10 @@ extern "C" {
     X(CC_ERR_INVALID_SCHEDULE,-200,    "schedule violates precedence or capacity") \
     X(CC_ERR_DEADLOCK,        -201,    "issue order deadlocks the streams") \
     X(CC_ERR_INFEASIBLE,      -202,    "no feasible schedule") \
+    X(CC_ERR_BACKEND,         -400,    "backend failure") \
+    X(CC_ERR_COLL_MISMATCH,   -401,    "ranks issued different collectives") \
+    X(CC_ERR_TIMEOUT,         -402,    "collective timed out") \
+    X(CC_ERR_PLAN_MISMATCH,   -403,    "plans differ across ranks") \
     X(CC_ERR_IO,              -300,    "file could not be read or written") \
     X(CC_ERR_PARSE,           -301,    "malformed input")
 
@@ -181,6 +203,41 @@ typedef struct cc_graph_desc {
     const char* const* resource_names;/* optional */
 } cc_graph_desc;
 
+/* ---- collectives --------------------------------------------------------
+   What a communication op does. Counts are elements, never bytes:
+     ALL_REDUCE      n_elems in send_buf on every rank -> n_elems in recv_buf
+     REDUCE_SCATTER  n_elems * size in send_buf -> this rank's n_elems block
+     ALL_GATHER      n_elems in send_buf -> n_elems * size in recv_buf (rank order)
+     BROADCAST       n_elems from the root's send_buf -> every recv_buf
+     SEND / RECV     n_elems to / from rank peer (of the communicator)
+     ALL_TO_ALL      block j (n_elems) of send_buf goes to rank j, which puts it
+                     in block i of its recv_buf (i = the sender)
+   send_buf == recv_buf is allowed (in place) for ALL_REDUCE and BROADCAST. */
+typedef struct cc_comm cc_comm;
+
+typedef enum cc_coll_kind {
+    CC_COLL_NONE = 0, CC_COLL_ALL_REDUCE, CC_COLL_REDUCE_SCATTER, CC_COLL_ALL_GATHER,
+    CC_COLL_BROADCAST, CC_COLL_SEND, CC_COLL_RECV, CC_COLL_ALL_TO_ALL
+} cc_coll_kind;
+typedef enum cc_dtype { CC_DTYPE_FLOAT32 = 0, CC_DTYPE_FLOAT64, CC_DTYPE_INT32 } cc_dtype;
+typedef enum cc_reduce_op { CC_REDUCE_SUM = 0, CC_REDUCE_AVG, CC_REDUCE_MAX } cc_reduce_op;
+
+typedef struct cc_collective {
+    cc_coll_kind kind;
+    cc_dtype dtype;
+    cc_reduce_op reduce;
+    size_t n_elems;
+    int peer;                  /* BROADCAST: root; SEND: destination; RECV: source */
+    cc_comm* comm;             /* this rank's communicator */
+    const void* send_buf;
+    void* recv_buf;
+} cc_collective;
+
+/* Work of a compute op. The CPU backend calls it on the op's stream thread
+   with its stream handle; the CUDA backend calls it on the host to enqueue
+   work on the cudaStream_t it gets. */
+typedef void (*cc_op_fn)(void* stream, void* user_data);
+
 typedef struct cc_op_desc {
     const char* name;          /* copied; NULL gives "op<index>" */
     double duration_us;        /* >= 0 and finite */
@@ -190,6 +247,8 @@ typedef struct cc_op_desc {
     const cc_region* writes; int n_writes;
     const cc_op* deps;       int n_deps;   /* must run after these */
     void* user_data;
+    cc_op_fn fn;               /* compute work, called with user_data (optional) */
+    const cc_collective* coll; /* a communication op: the collective (copied) */
 } cc_op_desc;
 
 CONCERTO_API cc_graph_desc cc_graph_desc_default(void);
@@ -316,6 +375,153 @@ CONCERTO_API cc_result cc_psplib_parse(cc_context* ctx, const char* text, size_t
    Stream graphs are written with one resource of capacity 1 per stream. */
 CONCERTO_API cc_result cc_psplib_write(cc_context* ctx, cc_graph* graph, const char* path, double unit_us);
 
+/* ---- cost model ---------------------------------------------------------
+   The alpha-beta model of a collective on a link: one step costs
+   alpha_us + bytes * us_per_byte. With n = n_ranks and B = n_bytes_per_rank
+   (n_elems times the element size, n_elems as in cc_collective):
+     ALL_REDUCE (ring)                          2(n-1)(alpha + (B/n) us_per_byte)
+     REDUCE_SCATTER, ALL_GATHER, ALL_TO_ALL     (n-1)(alpha + B us_per_byte)
+     BROADCAST (pipelined)                      (n-1) alpha + B us_per_byte
+     SEND / RECV                                alpha + B us_per_byte
+   n_ranks <= 1, a NULL link or CC_COLL_NONE give 0. A collective whose group
+   spans more than one node runs at the inter-node link's speed. */
+typedef struct cc_link {
+    double alpha_us;           /* latency per step */
+    double us_per_byte;        /* inverse bandwidth (1 GB/s = 0.001 us per byte) */
+} cc_link;
+
+CONCERTO_API double cc_link_time_us(const cc_link* link, cc_coll_kind kind, size_t n_bytes_per_rank, int n_ranks);
+
+/* ---- world: ranks as threads in one process ------------------------------
+   N ranks, each a thread with its own context, running fn; ranks are grouped
+   into nodes of ranks_per_node. Collectives between them move real data:
+   - reductions run in rank order in the element type, so every rank gets
+     bit-identical results (int32 sums wrap, int32 averages truncate);
+   - a rank's collectives on one communicator run in the order issued, from
+     any of its threads; send and recv pair by order per (source, destination);
+   - members that issue different collectives at the same position get
+     CC_ERR_COLL_MISMATCH (naming both), a member missing after timeout_s
+     gives CC_ERR_TIMEOUT; either makes the communicator unusable (later
+     calls fail at once, quoting the first error);
+   - a rank whose fn fails aborts the world: collectives waiting on it fail
+     with CC_ERR_BACKEND and the world cannot run again;
+   - with emulate_link a collective completes no earlier than the last
+     member's arrival plus cc_link_time_us, on intra_node if every member is
+     on one node (rank / ranks_per_node), else on inter_node.
+   The allocator and logger of the desc are called from every rank's thread
+   and must be thread-safe. */
+typedef struct cc_world cc_world;
+typedef struct cc_rank cc_rank;
+
+typedef struct cc_world_desc {
+    int n_ranks;               /* >= 1 */
+    int ranks_per_node;        /* 0: all ranks on one node */
+    int emulate_link;          /* 1: a collective takes its modelled time (spent waiting) */
+    cc_link intra_node;        /* zero: 2 us, 100 GB/s */
+    cc_link inter_node;        /* zero: 10 us, 12.5 GB/s */
+    double timeout_s;          /* a collective not complete after this fails; 0: 30 s */
+    cc_allocator allocator;    /* for every rank's context and the world itself */
+    cc_logger logger;
+} cc_world_desc;
+
+CONCERTO_API cc_world_desc cc_world_desc_default(void);
+CONCERTO_API cc_result   cc_world_create(const cc_world_desc* desc, cc_world** out);
+CONCERTO_API void        cc_world_destroy(cc_world* world);
+/* Runs fn on every rank, each on its own thread, and waits for them. Returns
+   the first non-CC_OK result of a rank (its message is in
+   cc_world_error), or CC_OK. */
+CONCERTO_API cc_result   cc_world_run(cc_world* world, cc_result (*fn)(cc_rank* rank, void* user_data), void* user_data);
+CONCERTO_API const char* cc_world_error(const cc_world* world);
+CONCERTO_API int         cc_rank_index(const cc_rank* rank);
+CONCERTO_API int         cc_rank_count(const cc_rank* rank);
+CONCERTO_API cc_context* cc_rank_context(cc_rank* rank);
+/* The communicator of all ranks (borrowed). */
+CONCERTO_API cc_comm*    cc_rank_world_comm(cc_rank* rank);
+/* A communicator of the given world ranks, in that order; every member calls
+   it with the same list (other ranks must not). Owned by the rank; freed
+   with the world. */
+CONCERTO_API cc_result   cc_comm_create(cc_rank* rank, const int* members, int n_members, cc_comm** out);
+CONCERTO_API int         cc_comm_rank(const cc_comm* comm);   /* this rank's index in the group */
+CONCERTO_API int         cc_comm_size(const cc_comm* comm);
+/* Runs a collective now, on the calling thread (blocking). */
+CONCERTO_API cc_result   cc_comm_run(cc_rank* rank, const cc_collective* coll);
+
+/* ---- backend interface --------------------------------------------------
+   What the executor needs from a device. Required entries: stream_create,
+   stream_destroy, launch, synchronize; collective for graphs with
+   collectives. Optional, with their fallbacks:
+     event_*      no events: a cross-stream wait becomes synchronize
+     timestamp    no timestamps: no measured timeline (cc_exec_timeline fails)
+   Every entry returns CC_OK or an error code; asynchronous errors surface
+   from synchronize. */
+typedef struct cc_backend {
+    const char* name;
+    void* self;
+    cc_result (*stream_create)(void* self, int index, void** stream);
+    void      (*stream_destroy)(void* self, void* stream);
+    cc_result (*launch)(void* self, void* stream, cc_op_fn fn, void* user_data);
+    cc_result (*collective)(void* self, void* stream, const cc_collective* coll);
+    cc_result (*event_create)(void* self, void** event);
+    void      (*event_destroy)(void* self, void* event);
+    cc_result (*event_record)(void* self, void* event, void* stream);
+    cc_result (*stream_wait_event)(void* self, void* stream, void* event);
+    /* when the stream reaches this point, *where_us = the backend's clock */
+    cc_result (*timestamp)(void* self, void* stream, double* where_us);
+    cc_result (*synchronize)(void* self);
+    double    (*now_us)(void* self);
+    void      (*destroy)(void* self);
+} cc_backend;
+
+/* The CPU backend of a rank (one worker thread per stream); destroy it with
+   backend.destroy(backend.self). */
+CONCERTO_API cc_result cc_cpu_backend_create(cc_rank* rank, cc_backend* out);
+
+/* ---- plan and executor --------------------------------------------------
+   A plan is, for each stream, the sequence of ops it issues and the fewest
+   cross-stream waits that enforce every dependency. */
+typedef struct cc_plan cc_plan;
+typedef struct cc_exec cc_exec;
+
+/* order: an issue order (a cc_schedule's order), or NULL for program order. */
+CONCERTO_API cc_result cc_plan_create(cc_context* ctx, cc_graph* graph, const cc_op* order, cc_plan** out);
+CONCERTO_API void      cc_plan_destroy(cc_plan* plan);
+CONCERTO_API uint64_t  cc_plan_hash(const cc_plan* plan);     /* ops, order, collectives */
+CONCERTO_API int       cc_plan_n_waits(const cc_plan* plan);
+
+CONCERTO_API cc_result cc_exec_create(cc_context* ctx, cc_plan* plan, const cc_backend* backend, cc_exec** out);
+CONCERTO_API void      cc_exec_destroy(cc_exec* exec);
+/* Compares the plan's hash with every other rank of comm (all must call it);
+   CC_ERR_PLAN_MISMATCH if any differs. */
+CONCERTO_API cc_result cc_exec_agree(cc_exec* exec, cc_rank* rank, cc_comm* comm);
+/* Enqueues one step and returns; cc_exec_wait waits for it. */
+CONCERTO_API cc_result cc_exec_launch(cc_exec* exec);
+CONCERTO_API cc_result cc_exec_wait(cc_exec* exec);
+CONCERTO_API cc_result cc_exec_step(cc_exec* exec);           /* launch + wait */
+/* Start and end of every op (by op index) in the last step, in us from the
+   step's launch, where the backend has timestamps. */
+CONCERTO_API cc_result cc_exec_timeline(cc_exec* exec, double* start_us, double* end_us);
+/* Profiles every op of the plan's graph in isolation on the backend,
+   repeats times each (in plan order, so ranks issue collectives alike), and
+   sets its duration to the median. With comm, the ranks of comm then agree
+   on the maximum of each duration, so they all compute the same schedule. */
+CONCERTO_API cc_result cc_exec_profile(cc_exec* exec, int repeats, cc_comm* comm);
+
+/* ---- trace ----------------------------------------------------------------
+   Chrome trace event JSON (chrome://tracing, Perfetto): one process per
+   rank, one track per stream, an event per op with its collective's kind
+   and size in the arguments. cc_trace_add may be called from every rank's
+   thread at once. */
+typedef struct cc_trace cc_trace;
+CONCERTO_API cc_result cc_trace_create(cc_context* ctx, cc_trace** out);
+CONCERTO_API void      cc_trace_destroy(cc_trace* trace);
+/* Adds the ops of graph as process pid (shown as process_name): start_us and
+   end_us by op index (end_us NULL: start + duration). */
+CONCERTO_API cc_result cc_trace_add(cc_trace* trace, cc_graph* graph, int pid, const char* process_name,
+                                    const double* start_us, const double* end_us);
+CONCERTO_API cc_result cc_trace_write(cc_trace* trace, const char* path);
+/* The graph as Graphviz DOT: one cluster per stream, an edge per dependency. */
+CONCERTO_API cc_result cc_graph_write_dot(cc_context* ctx, cc_graph* graph, const char* path);
+
 #ifdef __cplusplus
 }
 #endif
@@ -333,6 +539,11 @@ CONCERTO_API cc_result cc_psplib_write(cc_context* ctx, cc_graph* graph, const c
 #include <stdarg.h>
 #include <math.h>
 #include <time.h>
+#include <errno.h>
+#include <pthread.h>
+#if !defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE < 200809L
+#error "concerto.h: the implementation needs POSIX 2008 (threads, clocks): compile it with -std=gnu99 or later, or #define _POSIX_C_SOURCE 200809L before any #include in that file"
+#endif
 
 #ifndef CONCERTO_ASSERT
 #define CONCERTO_ASSERT(x) ((void)0)
@@ -343,14 +554,14 @@ extern "C" {
 #endif
 
 /* >>core */
-#define CC__MSG_MAX 512
+#define CONCERTO__MSG_MAX 512
 
 struct cc_context {
     cc_allocator alloc;
     cc_logger logger;
     int rank;
     cc_result last_result;
-    char last_error[CC__MSG_MAX];
+    char last_error[CONCERTO__MSG_MAX];
 };
 
 CONCERTO_API const char* cc_result_description(cc_result result) {
@@ -376,21 +587,21 @@ static cc_result cc__fail(cc_context* ctx, cc_result code, const char* file, int
     if (ctx) {
         va_list ap;
         int n;
-        int pre = ctx->rank ? snprintf(ctx->last_error, CC__MSG_MAX, "rank %d: ", ctx->rank) : 0;
+        int pre = ctx->rank ? snprintf(ctx->last_error, CONCERTO__MSG_MAX, "rank %d: ", ctx->rank) : 0;
         if (pre < 0) pre = 0;
         va_start(ap, fmt);
-        n = vsnprintf(ctx->last_error + pre, (size_t)(CC__MSG_MAX - pre), fmt, ap);
+        n = vsnprintf(ctx->last_error + pre, (size_t)(CONCERTO__MSG_MAX - pre), fmt, ap);
         va_end(ap);
         if (n >= 0) n += pre;
-        if (n >= 0 && n < CC__MSG_MAX)
-            snprintf(ctx->last_error + n, (size_t)(CC__MSG_MAX - n), " (%s, %s:%d)",
+        if (n >= 0 && n < CONCERTO__MSG_MAX)
+            snprintf(ctx->last_error + n, (size_t)(CONCERTO__MSG_MAX - n), " (%s, %s:%d)",
                      cc_result_description(code), file, line);
         ctx->last_result = code;
         if (ctx->logger.log_fn) ctx->logger.log_fn(CC_LOG_ERROR, ctx->last_error, ctx->logger.user_data);
     }
     return code;
 }
-#define CC__FAIL(ctx, code, ...) cc__fail((ctx), (code), __FILE__, __LINE__, __VA_ARGS__)
+#define CONCERTO__FAIL(ctx, code, ...) cc__fail((ctx), (code), __FILE__, __LINE__, __VA_ARGS__)
 
 CONCERTO_API cc_result cc_context_create(const cc_context_desc* desc, cc_context** out) {
     cc_context_desc d = desc ? *desc : cc_context_desc_default();
@@ -449,7 +660,7 @@ static int cc__grow(cc_context* ctx, void** pp, size_t* cap, size_t need, size_t
     *cap = nc;
     return 1;
 }
-#define CC__GROW(ctx, arr, capv, need) cc__grow((ctx), (void**)&(arr), &(capv), (need), sizeof *(arr))
+#define CONCERTO__GROW(ctx, arr, capv, need) cc__grow((ctx), (void**)&(arr), &(capv), (need), sizeof *(arr))
 
 static double cc__cpu_s(void) { return (double)clock() / (double)CLOCKS_PER_SEC; }
 
@@ -469,8 +680,8 @@ static double cc__rng_unit(uint64_t* s) { return (double)(cc__rng_next(s) >> 11)
    sub-problems (odd-even windows) release times, deadlines and a fixed
    occupation of the resources by jobs outside the problem. */
 typedef int64_t cc__time;
-#define CC__TIME_MAX ((cc__time)INT64_MAX / 4)
-#define CC__TICKS_PER_US 1000.0
+#define CONCERTO__TIME_MAX ((cc__time)INT64_MAX / 4)
+#define CONCERTO__TICKS_PER_US 1000.0
 
 typedef struct cc__prob {
     int n, k;
@@ -492,7 +703,7 @@ typedef struct cc__prob {
 
 /* Result of an exact search (see >>bnb). */
 typedef struct cc__bnb_result {
-    cc__time makespan;          /* of best (CC__TIME_MAX if none found) */
+    cc__time makespan;          /* of best (CONCERTO__TIME_MAX if none found) */
     cc__time lower_bound;       /* proven lower bound on the optimum */
     int proven;                 /* 1: makespan is optimal (or infeasible proven when none found) */
     int64_t nodes;
@@ -523,7 +734,10 @@ struct cc_graph {
     int32_t* dem;               /* [n*k] */
     uint32_t* name;             /* offsets into strs */
     void** user_data;
-    size_t dem_cap, dur_us_cap, name_cap, ud_cap;
+    cc_op_fn* fn;
+    int* coll_of;               /* index into colls, or -1 */
+    size_t dem_cap, dur_us_cap, name_cap, ud_cap, fn_cap, coll_of_cap;
+    cc_collective* colls; size_t n_colls, colls_cap;
     /* explicit edges */
     int* e_from; int* e_to; size_t n_e, e_from_cap, e_to_cap;
     /* buffer accesses in program order */
@@ -552,7 +766,7 @@ CONCERTO_API cc_op_desc cc_op_desc_default(void) {
 }
 
 static int cc__strpush(cc_graph* g, const char* s, size_t len, uint32_t* off) {
-    if (!CC__GROW(g->ctx, g->strs, g->strs_cap, g->strs_len + len + 1)) return 0;
+    if (!CONCERTO__GROW(g->ctx, g->strs, g->strs_cap, g->strs_len + len + 1)) return 0;
     memcpy(g->strs + g->strs_len, s, len);
     g->strs[g->strs_len + len] = 0;
     *off = (uint32_t)g->strs_len;
@@ -576,6 +790,7 @@ CONCERTO_API void cc_graph_destroy(cc_graph* g) {
     cc__graph_invalidate(g);
     cc__free(ctx, g->dur); cc__free(ctx, g->dur_us); cc__free(ctx, g->dem);
     cc__free(ctx, g->name); cc__free(ctx, g->user_data);
+    cc__free(ctx, g->fn); cc__free(ctx, g->coll_of); cc__free(ctx, g->colls);
     cc__free(ctx, g->e_from); cc__free(ctx, g->e_to); cc__free(ctx, g->acc);
     cc__free(ctx, g->buf_bytes); cc__free(ctx, g->buf_name); cc__free(ctx, g->strs);
     cc__free(ctx, g);
@@ -586,24 +801,24 @@ CONCERTO_API cc_result cc_graph_create(cc_context* ctx, const cc_graph_desc* des
     cc_graph* g;
     int r;
     if (!ctx) return CC_ERR_INVALID_ARG;
-    if (!out) return CC__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_graph_create: out is NULL");
+    if (!out) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_graph_create: out is NULL");
     *out = NULL;
     if (d.n_resources < 0 || d.n_resources > CONCERTO_MAX_RESOURCES)
-        return CC__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_graph_create: n_resources must be 0..%d, got %d",
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_graph_create: n_resources must be 0..%d, got %d",
                         CONCERTO_MAX_RESOURCES, d.n_resources);
     if (d.n_resources > 0 && !d.capacities)
-        return CC__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_graph_create: n_resources = %d but capacities is NULL", d.n_resources);
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_graph_create: n_resources = %d but capacities is NULL", d.n_resources);
     if (d.n_resources == 0) {
         if (d.n_streams == 0) d.n_streams = 2;
         if (d.n_streams < 1 || d.n_streams > CONCERTO_MAX_RESOURCES)
-            return CC__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_graph_create: n_streams must be 1..%d, got %d",
+            return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_graph_create: n_streams must be 1..%d, got %d",
                             CONCERTO_MAX_RESOURCES, d.n_streams);
     }
     for (r = 0; r < d.n_resources; r++)
         if (d.capacities[r] < 0)
-            return CC__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_graph_create: resource %d has negative capacity %d", r, d.capacities[r]);
+            return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_graph_create: resource %d has negative capacity %d", r, d.capacities[r]);
     g = (cc_graph*)cc__calloc(ctx, 1, sizeof *g);
-    if (!g) return CC__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_create: out of memory");
+    if (!g) return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_create: out of memory");
     g->ctx = ctx;
     g->stream_mode = d.n_resources == 0;
     g->k = g->stream_mode ? d.n_streams : d.n_resources;
@@ -623,7 +838,7 @@ CONCERTO_API cc_result cc_graph_create(cc_context* ctx, const cc_graph_desc* des
         }
         if (!cc__strpush(g, nm, strlen(nm), &g->res_name[r])) {
             cc_graph_destroy(g);
-            return CC__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_create: out of memory");
+            return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_create: out of memory");
         }
     }
     *out = g;
@@ -650,6 +865,8 @@ CONCERTO_API const char* cc_op_name(const cc_graph* g, cc_op op) {
     return i < 0 ? "<invalid op>" : g->strs + g->name[i];
 }
 static const char* cc__name(const cc_graph* g, int i) { return g->strs + g->name[i]; }
+static const cc_collective* cc__op_coll(const cc_graph* g, int i) { return g->coll_of[i] >= 0 ? &g->colls[g->coll_of[i]] : NULL; }
+static cc_op_fn cc__op_fn(const cc_graph* g, int i) { return g->fn[i]; }
 CONCERTO_API double cc_op_duration_us(const cc_graph* g, cc_op op) {
     int i = cc_op_index(g, op);
     return i < 0 ? -1.0 : g->dur_us[i];
@@ -670,10 +887,10 @@ CONCERTO_API cc_result cc_graph_add_buffer(cc_graph* g, const char* name, uint64
     if (!g) return CC_ERR_INVALID_ARG;
     ctx = g->ctx;
     if (!name) { snprintf(buf, sizeof buf, "buffer%d", g->n_buf); name = buf; }
-    if (!CC__GROW(ctx, g->buf_bytes, g->buf_cap, (size_t)g->n_buf + 1) ||
-        !CC__GROW(ctx, g->buf_name, g->buf_name_cap, (size_t)g->n_buf + 1) ||
+    if (!CONCERTO__GROW(ctx, g->buf_bytes, g->buf_cap, (size_t)g->n_buf + 1) ||
+        !CONCERTO__GROW(ctx, g->buf_name, g->buf_name_cap, (size_t)g->n_buf + 1) ||
         !cc__strpush(g, name, strlen(name), &off))
-        return CC__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "buffer '%s': out of memory", name);
+        return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "buffer '%s': out of memory", name);
     g->buf_bytes[g->n_buf] = n_bytes;
     g->buf_name[g->n_buf] = off;
     g->n_buf++;
@@ -683,16 +900,16 @@ CONCERTO_API cc_result cc_graph_add_buffer(cc_graph* g, const char* name, uint64
 
 static int cc__duration_ticks(double us, cc__time* out) {
     if (!(us >= 0.0) || us > 1e12) return 0;   /* rejects NaN, negatives, infinities */
-    *out = (cc__time)llround(us * CC__TICKS_PER_US);
+    *out = (cc__time)llround(us * CONCERTO__TICKS_PER_US);
     return 1;
 }
 
 static cc_result cc__check_region(cc_graph* g, const char* opname, const cc_region* rg, const char* what, int idx) {
     uint32_t b = rg->buffer.id;
     if (b < 1 || b > (uint32_t)g->n_buf)
-        return CC__FAIL(g->ctx, CC_ERR_UNKNOWN_BUFFER, "op '%s': %s[%d] names unknown buffer id %u", opname, what, idx, (unsigned)b);
+        return CONCERTO__FAIL(g->ctx, CC_ERR_UNKNOWN_BUFFER, "op '%s': %s[%d] names unknown buffer id %u", opname, what, idx, (unsigned)b);
     if (rg->offset_bytes > g->buf_bytes[b - 1] || rg->n_bytes > g->buf_bytes[b - 1] - rg->offset_bytes)
-        return CC__FAIL(g->ctx, CC_ERR_REGION,
+        return CONCERTO__FAIL(g->ctx, CC_ERR_REGION,
                         "op '%s': %s[%d] = [%llu, +%llu) lies outside buffer '%s' of %llu bytes", opname, what, idx,
                         (unsigned long long)rg->offset_bytes, (unsigned long long)rg->n_bytes,
                         g->strs + g->buf_name[b - 1], (unsigned long long)g->buf_bytes[b - 1]);
@@ -709,41 +926,54 @@ CONCERTO_API cc_result cc_graph_add_op(cc_graph* g, const cc_op_desc* d, cc_op* 
     cc_result rc;
     if (!g) return CC_ERR_INVALID_ARG;
     ctx = g->ctx;
-    if (!d) return CC__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_graph_add_op: desc is NULL");
+    if (!d) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_graph_add_op: desc is NULL");
     if (out) out->id = 0;
     k = g->k;
-    if (g->n >= 0x7ffffffe) return CC__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_graph_add_op: too many operations");
+    if (g->n >= 0x7ffffffe) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_graph_add_op: too many operations");
     if (d->name) nm = d->name;
     else { snprintf(namebuf, sizeof namebuf, "op%d", g->n); nm = namebuf; }
     /* validate everything before touching the graph */
     if (!cc__duration_ticks(d->duration_us, &ticks))
-        return CC__FAIL(ctx, CC_ERR_BAD_DURATION, "op '%s': duration %g us is negative, NaN, infinite or above 1e12",
+        return CONCERTO__FAIL(ctx, CC_ERR_BAD_DURATION, "op '%s': duration %g us is negative, NaN, infinite or above 1e12",
                         nm, d->duration_us);
     if (d->demands) {
         for (r = 0; r < k; r++) {
             if (d->demands[r] < 0)
-                return CC__FAIL(ctx, CC_ERR_INVALID_ARG, "op '%s': negative demand %d on resource '%s'",
+                return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "op '%s': negative demand %d on resource '%s'",
                                 nm, d->demands[r], cc_graph_resource_name(g, r));
             if (d->demands[r] > g->cap[r])
-                return CC__FAIL(ctx, CC_ERR_CAPACITY, "op '%s': demand %d on resource '%s' exceeds its capacity %d",
+                return CONCERTO__FAIL(ctx, CC_ERR_CAPACITY, "op '%s': demand %d on resource '%s' exceeds its capacity %d",
                                 nm, d->demands[r], cc_graph_resource_name(g, r), g->cap[r]);
         }
     } else if (d->stream != CC_NO_STREAM) {
         if (d->stream < 0 || d->stream >= k)
-            return CC__FAIL(ctx, CC_ERR_UNKNOWN_RESOURCE, "op '%s': stream %d does not exist (the graph has %d)",
+            return CONCERTO__FAIL(ctx, CC_ERR_UNKNOWN_RESOURCE, "op '%s': stream %d does not exist (the graph has %d)",
                             nm, d->stream, k);
         if (g->cap[d->stream] < 1)
-            return CC__FAIL(ctx, CC_ERR_CAPACITY, "op '%s': demand 1 on resource '%s' exceeds its capacity %d",
+            return CONCERTO__FAIL(ctx, CC_ERR_CAPACITY, "op '%s': demand 1 on resource '%s' exceeds its capacity %d",
                             nm, cc_graph_resource_name(g, d->stream), g->cap[d->stream]);
     }
     if ((d->n_reads && !d->reads) || (d->n_writes && !d->writes) || (d->n_deps && !d->deps) ||
         d->n_reads < 0 || d->n_writes < 0 || d->n_deps < 0)
-        return CC__FAIL(ctx, CC_ERR_INVALID_ARG, "op '%s': a reads/writes/deps count without its array", nm);
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "op '%s': a reads/writes/deps count without its array", nm);
     for (i = 0; i < d->n_reads; i++) if ((rc = cc__check_region(g, nm, &d->reads[i], "reads", i)) != CC_OK) return rc;
     for (i = 0; i < d->n_writes; i++) if ((rc = cc__check_region(g, nm, &d->writes[i], "writes", i)) != CC_OK) return rc;
+    if (d->coll) {
+        const cc_collective* c = d->coll;
+        if (c->kind <= CC_COLL_NONE || c->kind > CC_COLL_ALL_TO_ALL)
+            return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "op '%s': unknown collective kind %d", nm, (int)c->kind);
+        if ((int)c->dtype < 0 || c->dtype > CC_DTYPE_INT32 || (int)c->reduce < 0 || c->reduce > CC_REDUCE_MAX)
+            return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "op '%s': unknown element type %d or reduction %d", nm, (int)c->dtype, (int)c->reduce);
+        if (!c->comm) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "op '%s': the collective has no communicator", nm);
+        if (c->n_elems && ((c->kind != CC_COLL_RECV && !c->send_buf) || (c->kind != CC_COLL_SEND && !c->recv_buf)))
+            return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "op '%s': the collective's send or receive buffer is NULL", nm);
+        if (d->fn) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "op '%s': an op is either compute (fn) or a collective, not both", nm);
+        if (d->demands || d->stream == CC_NO_STREAM)
+            return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "op '%s': a collective runs on a stream: set stream, not demands", nm);
+    }
     for (i = 0; i < d->n_deps; i++)
         if (d->deps[i].id < 1 || d->deps[i].id > (uint32_t)g->n)
-            return CC__FAIL(ctx, CC_ERR_UNKNOWN_OP, "op '%s': deps[%d] names operation id %u, which does not exist",
+            return CONCERTO__FAIL(ctx, CC_ERR_UNKNOWN_OP, "op '%s': deps[%d] names operation id %u, which does not exist",
                             nm, i, (unsigned)d->deps[i].id);
     /* reserve, then commit (a failed reservation leaves the graph as it was) */
     n1 = (size_t)g->n + 1;
@@ -752,13 +982,15 @@ CONCERTO_API cc_result cc_graph_add_op(cc_graph* g, const cc_op_desc* d, cc_op* 
     {
         size_t strs_len0 = g->strs_len;
         uint32_t off;
-        if (!CC__GROW(ctx, g->dur, g->ops_cap, n1) || !CC__GROW(ctx, g->dur_us, g->dur_us_cap, n1) ||
-            !CC__GROW(ctx, g->name, g->name_cap, n1) || !CC__GROW(ctx, g->user_data, g->ud_cap, n1) ||
-            !CC__GROW(ctx, g->dem, g->dem_cap, n1 * (size_t)k) || !CC__GROW(ctx, g->acc, g->acc_cap, need_acc) ||
-            !CC__GROW(ctx, g->e_from, g->e_from_cap, need_e) || !CC__GROW(ctx, g->e_to, g->e_to_cap, need_e) ||
+        if (!CONCERTO__GROW(ctx, g->dur, g->ops_cap, n1) || !CONCERTO__GROW(ctx, g->dur_us, g->dur_us_cap, n1) ||
+            !CONCERTO__GROW(ctx, g->name, g->name_cap, n1) || !CONCERTO__GROW(ctx, g->user_data, g->ud_cap, n1) ||
+            !CONCERTO__GROW(ctx, g->fn, g->fn_cap, n1) || !CONCERTO__GROW(ctx, g->coll_of, g->coll_of_cap, n1) ||
+            (d->coll && !CONCERTO__GROW(ctx, g->colls, g->colls_cap, g->n_colls + 1)) ||
+            !CONCERTO__GROW(ctx, g->dem, g->dem_cap, n1 * (size_t)k) || !CONCERTO__GROW(ctx, g->acc, g->acc_cap, need_acc) ||
+            !CONCERTO__GROW(ctx, g->e_from, g->e_from_cap, need_e) || !CONCERTO__GROW(ctx, g->e_to, g->e_to_cap, need_e) ||
             !cc__strpush(g, nm, strlen(nm), &off)) {
             g->strs_len = strs_len0;
-            return CC__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "op '%s': out of memory", nm);
+            return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "op '%s': out of memory", nm);
         }
         g->name[g->n] = off;
     }
@@ -766,6 +998,9 @@ CONCERTO_API cc_result cc_graph_add_op(cc_graph* g, const cc_op_desc* d, cc_op* 
     g->dur[i] = ticks;
     g->dur_us[i] = d->duration_us;
     g->user_data[i] = d->user_data;
+    g->fn[i] = d->fn;
+    g->coll_of[i] = -1;
+    if (d->coll) { g->colls[g->n_colls] = *d->coll; g->coll_of[i] = (int)g->n_colls++; }
     for (r = 0; r < k; r++)
         g->dem[(size_t)i * k + r] = d->demands ? d->demands[r] : (d->stream == r ? 1 : 0);
     for (r = 0; r < d->n_reads + d->n_writes; r++) {
@@ -794,10 +1029,10 @@ CONCERTO_API cc_result cc_graph_add_dep(cc_graph* g, cc_op before, cc_op after) 
     a = cc_op_index(g, before);
     b = cc_op_index(g, after);
     if (a < 0 || b < 0)
-        return CC__FAIL(g->ctx, CC_ERR_UNKNOWN_OP, "cc_graph_add_dep: operation id %u does not exist",
+        return CONCERTO__FAIL(g->ctx, CC_ERR_UNKNOWN_OP, "cc_graph_add_dep: operation id %u does not exist",
                         (unsigned)(a < 0 ? before.id : after.id));
-    if (!CC__GROW(g->ctx, g->e_from, g->e_from_cap, g->n_e + 1) || !CC__GROW(g->ctx, g->e_to, g->e_to_cap, g->n_e + 1))
-        return CC__FAIL(g->ctx, CC_ERR_OUT_OF_MEMORY, "dependency '%s' -> '%s': out of memory", cc__name(g, a), cc__name(g, b));
+    if (!CONCERTO__GROW(g->ctx, g->e_from, g->e_from_cap, g->n_e + 1) || !CONCERTO__GROW(g->ctx, g->e_to, g->e_to_cap, g->n_e + 1))
+        return CONCERTO__FAIL(g->ctx, CC_ERR_OUT_OF_MEMORY, "dependency '%s' -> '%s': out of memory", cc__name(g, a), cc__name(g, b));
     g->e_from[g->n_e] = a;
     g->e_to[g->n_e] = b;
     g->n_e++;
@@ -810,9 +1045,9 @@ CONCERTO_API cc_result cc_op_set_duration(cc_graph* g, cc_op op, double duration
     cc__time t;
     if (!g) return CC_ERR_INVALID_ARG;
     i = cc_op_index(g, op);
-    if (i < 0) return CC__FAIL(g->ctx, CC_ERR_UNKNOWN_OP, "cc_op_set_duration: operation id %u does not exist", (unsigned)op.id);
+    if (i < 0) return CONCERTO__FAIL(g->ctx, CC_ERR_UNKNOWN_OP, "cc_op_set_duration: operation id %u does not exist", (unsigned)op.id);
     if (!cc__duration_ticks(duration_us, &t))
-        return CC__FAIL(g->ctx, CC_ERR_BAD_DURATION, "op '%s': duration %g us is negative, NaN, infinite or above 1e12",
+        return CONCERTO__FAIL(g->ctx, CC_ERR_BAD_DURATION, "op '%s': duration %g us is negative, NaN, infinite or above 1e12",
                         cc__name(g, i), duration_us);
     g->dur[i] = t;
     g->dur_us[i] = duration_us;
@@ -861,7 +1096,7 @@ static cc_result cc__derive_region_edges(cc_graph* g, cc__edge** edges, size_t* 
                 const cc__access* y = &g->acc[active[m]];
                 int overlap = x->offset < y->offset + y->n_bytes && y->offset < x->offset + x->n_bytes;
                 if (overlap && (x->is_write || y->is_write) && y->op != x->op) {
-                    if (!CC__GROW(ctx, *edges, *cap_edges, *n_edges + 1)) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
+                    if (!CONCERTO__GROW(ctx, *edges, *cap_edges, *n_edges + 1)) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
                     (*edges)[*n_edges].from = (int)y->op;
                     (*edges)[*n_edges].to = (int)x->op;
                     (*n_edges)++;
@@ -875,13 +1110,13 @@ static cc_result cc__derive_region_edges(cc_graph* g, cc__edge** edges, size_t* 
                 }
                 n_active = w;
             }
-            if (!CC__GROW(ctx, active, active_cap, n_active + 1)) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
+            if (!CONCERTO__GROW(ctx, active, active_cap, n_active + 1)) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
             active[n_active++] = byb[j];
         }
     }
 done:
     cc__free(ctx, start); cc__free(ctx, byb); cc__free(ctx, active);
-    if (rc != CC_OK) return CC__FAIL(ctx, rc, "deriving buffer dependencies: out of memory");
+    if (rc != CC_OK) return CONCERTO__FAIL(ctx, rc, "deriving buffer dependencies: out of memory");
     return CC_OK;
 }
 
@@ -890,11 +1125,11 @@ static cc_result cc__report_cycle(cc_graph* g, const int* indeg) {
     cc_context* ctx = g->ctx;
     int* seen;
     int v = -1, i, steps = 0;
-    char msg[CC__MSG_MAX - 96];
+    char msg[CONCERTO__MSG_MAX - 96];
     size_t len = 0;
     for (i = 0; i < g->n; i++) if (indeg[i] > 0) { v = i; break; }
     seen = (int*)cc__calloc(ctx, (size_t)g->n, sizeof *seen);
-    if (!seen) return CC__FAIL(ctx, CC_ERR_CYCLE, "the graph has a dependency cycle through op '%s'", cc__name(g, v));
+    if (!seen) return CONCERTO__FAIL(ctx, CC_ERR_CYCLE, "the graph has a dependency cycle through op '%s'", cc__name(g, v));
     while (!seen[v]) {
         int e, p = -1;
         seen[v] = ++steps;
@@ -925,7 +1160,7 @@ static cc_result cc__report_cycle(cc_graph* g, const int* indeg) {
         } else snprintf(msg, sizeof msg, "'%s'", cc__name(g, v));
     }
     cc__free(ctx, seen);
-    return CC__FAIL(ctx, CC_ERR_CYCLE, "dependency cycle: %s", msg);
+    return CONCERTO__FAIL(ctx, CC_ERR_CYCLE, "dependency cycle: %s", msg);
 }
 
 CONCERTO_API cc_result cc_graph_validate(cc_graph* g) {
@@ -941,11 +1176,11 @@ CONCERTO_API cc_result cc_graph_validate(cc_graph* g) {
     cc__graph_invalidate(g);
     cap_edges = g->n_e + 16;
     edges = (cc__edge*)cc__alloc(ctx, cap_edges * sizeof *edges);
-    if (!edges) return CC__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_validate: out of memory");
+    if (!edges) return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_validate: out of memory");
     for (e = 0; e < g->n_e; e++) {
         if (g->e_from[e] == g->e_to[e]) {
             cc__free(ctx, edges);
-            return CC__FAIL(ctx, CC_ERR_CYCLE, "dependency cycle: op '%s' depends on itself", cc__name(g, g->e_to[e]));
+            return CONCERTO__FAIL(ctx, CC_ERR_CYCLE, "dependency cycle: op '%s' depends on itself", cc__name(g, g->e_to[e]));
         }
         edges[n_edges].from = g->e_from[e];
         edges[n_edges].to = g->e_to[e];
@@ -965,7 +1200,7 @@ CONCERTO_API cc_result cc_graph_validate(cc_graph* g) {
     if (!g->succ_off || !g->pred_off || !g->succ || !g->pred || !g->topo || !indeg) {
         cc__free(ctx, edges); cc__free(ctx, indeg);
         cc__graph_invalidate(g);
-        return CC__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_validate: out of memory");
+        return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_validate: out of memory");
     }
     for (e = 0; e < n_edges; e++) { g->succ_off[edges[e].from + 1]++; g->pred_off[edges[e].to + 1]++; }
     for (i = 0; i < g->n; i++) { g->succ_off[i + 1] += g->succ_off[i]; g->pred_off[i + 1] += g->pred_off[i]; }
@@ -1059,7 +1294,7 @@ static cc__time cc__prob_resource_lb(const cc__prob* p) {
         cc__time lb;
         for (i = 0; i < p->n; i++) load += (double)p->dur[i] * (double)p->dem[(size_t)i * p->k + r];
         if (load <= 0) continue;
-        if (p->cap[r] <= 0) return CC__TIME_MAX;
+        if (p->cap[r] <= 0) return CONCERTO__TIME_MAX;
         lb = (cc__time)ceil(load / (double)p->cap[r] - 1e-9);
         if (lb > best) best = lb;
     }
@@ -1083,7 +1318,7 @@ static void cc__profile_free(cc_context* ctx, cc__profile* pr) {
     memset(pr, 0, sizeof *pr);
 }
 static int cc__profile_reserve(cc_context* ctx, cc__profile* pr, size_t m) {
-    return CC__GROW(ctx, pr->t, pr->cap_t, m) && CC__GROW(ctx, pr->use, pr->cap_u, m * (size_t)(pr->k ? pr->k : 1));
+    return CONCERTO__GROW(ctx, pr->t, pr->cap_t, m) && CONCERTO__GROW(ctx, pr->use, pr->cap_u, m * (size_t)(pr->k ? pr->k : 1));
 }
 /* Index of the segment containing t. */
 static int cc__profile_seg(const cc__profile* pr, cc__time t) {
@@ -1124,7 +1359,7 @@ static int cc__profile_init(cc_context* ctx, cc__profile* pr, const cc__prob* p)
     pr->cap = p->cap;
     pr->m = 0;
     if (!cc__profile_reserve(ctx, pr, 2)) return 0;
-    pr->t[0] = -CC__TIME_MAX;
+    pr->t[0] = -CONCERTO__TIME_MAX;
     memset(pr->use, 0, (size_t)(p->k ? p->k : 1) * sizeof *pr->use);
     pr->m = 1;
     for (b = 0; b < p->n_busy; b++)
@@ -1149,7 +1384,7 @@ static cc__time cc__profile_earliest(const cc__profile* pr, cc__time est, cc__ti
         j++;
     }
     /* the last segment is empty, so a start there always fits */
-    if (j == pr->m - 1 && pr->t[j] < s + d && !cc__fits(pr, j, dem)) return CC__TIME_MAX;
+    if (j == pr->m - 1 && pr->t[j] < s + d && !cc__fits(pr, j, dem)) return CONCERTO__TIME_MAX;
     return s;
 }
 
@@ -1168,7 +1403,7 @@ static cc__time cc__ssgs(cc_context* ctx, const cc__prob* p, const int* list, cc
             if (start[q] + p->dur[q] > est) est = start[q] + p->dur[q];
         }
         s = cc__profile_earliest(pr, est, p->dur[i], p->dem + (size_t)i * p->k);
-        if (s == CC__TIME_MAX || (p->deadline && s + p->dur[i] > p->deadline[i])) return -1;
+        if (s == CONCERTO__TIME_MAX || (p->deadline && s + p->dur[i] > p->deadline[i])) return -1;
         start[i] = s;
         if (!cc__profile_add(ctx, pr, s, s + p->dur[i], p->dem + (size_t)i * p->k, 1)) return -2;
         if (s + p->dur[i] > mk) mk = s + p->dur[i];
@@ -1184,12 +1419,12 @@ static cc__time cc__psgs(cc_context* ctx, const cc__prob* p, const int* list, co
     int* left = scratch;          /* unscheduled preds, or -1 once scheduled */
     int* elig = scratch + p->n;   /* candidates in priority order */
     int n_done = 0, i, e, n_elig;
-    cc__time t = -CC__TIME_MAX, mk = 0;
+    cc__time t = -CONCERTO__TIME_MAX, mk = 0;
     (void)list;
     if (!cc__profile_init(ctx, pr, p)) return -2;
     for (i = 0; i < p->n; i++) left[i] = p->pred_off[i + 1] - p->pred_off[i];
     while (n_done < p->n) {
-        cc__time next = CC__TIME_MAX;
+        cc__time next = CONCERTO__TIME_MAX;
         int j;
         /* eligible: all preds scheduled and finished by t, released */
         n_elig = 0;
@@ -1229,7 +1464,7 @@ static cc__time cc__psgs(cc_context* ctx, const cc__prob* p, const int* list, co
         /* next decision point: the earliest start of a job whose predecessors
            are all placed (successors of the jobs just started included), or
            a breakpoint of the profile after t (capacity freed) */
-        next = CC__TIME_MAX;
+        next = CONCERTO__TIME_MAX;
         for (i = 0; i < p->n; i++) {
             cc__time est;
             if (left[i] != 0) continue;
@@ -1244,7 +1479,7 @@ static cc__time cc__psgs(cc_context* ctx, const cc__prob* p, const int* list, co
             int sj = cc__profile_seg(pr, t);
             if (sj + 1 < pr->m && pr->t[sj + 1] < next) next = pr->t[sj + 1];
         }
-        if (next == CC__TIME_MAX) return -1;
+        if (next == CONCERTO__TIME_MAX) return -1;
         t = next;
     }
     return mk;
@@ -1627,7 +1862,7 @@ static int cc__heur_init(cc_context* ctx, cc__heur* h, const cc__prob* p, const 
     h->rev.succ_off = p->pred_off; h->rev.succ = p->pred;
     h->rev.pred_off = p->succ_off; h->rev.pred = p->succ;
     h->unary = cc__prob_unary(p);
-    h->best_mk = CC__TIME_MAX;
+    h->best_mk = CONCERTO__TIME_MAX;
     h->list = (int*)cc__alloc(ctx, n1 * sizeof(int));
     h->pos = (int*)cc__alloc(ctx, n1 * sizeof(int));
     h->scratch = (int*)cc__alloc(ctx, 2 * n1 * sizeof(int));
@@ -1751,7 +1986,7 @@ static cc_result cc__oddeven(cc_context* ctx, cc__heur* h, cc__time* s, cc__time
         n_moved = 0;
         for (ws = (round % 2) ? b : 0; ws < n; ws += wsz) {
             int m = n - ws < wsz ? n - ws : wsz, np = 0, ns = 0, lo, hi, nb = 0;
-            cc__time T0 = CC__TIME_MAX, T1 = 0;
+            cc__time T0 = CONCERTO__TIME_MAX, T1 = 0;
             cc__prob sub;
             cc__bnb_result br;
             cc_result rc;
@@ -1766,14 +2001,14 @@ static cc_result cc__oddeven(cc_context* ctx, cc__heur* h, cc__time* s, cc__time
             /* local structure, releases and deadlines */
             for (i = 0; i < m; i++) {
                 int v = w.glob[i];
-                cc__time rel = T0, dl = CC__TIME_MAX;
+                cc__time rel = T0, dl = CONCERTO__TIME_MAX;
                 w.dur[i] = p->dur[v];
                 memcpy(w.dem + (size_t)i * k, p->dem + (size_t)v * k, (size_t)k * sizeof(int32_t));
                 w.pred_off[i] = np;
                 for (e = p->pred_off[v]; e < p->pred_off[v + 1]; e++) {
                     int q = p->pred[e];
                     if (w.loc[q] >= 0) {
-                        if (!CC__GROW(ctx, w.pred, w.pred_cap, (size_t)np + 1)) goto oom;
+                        if (!CONCERTO__GROW(ctx, w.pred, w.pred_cap, (size_t)np + 1)) goto oom;
                         w.pred[np++] = w.loc[q];
                     } else if (s[q] + p->dur[q] > rel) rel = s[q] + p->dur[q];
                 }
@@ -1787,7 +2022,7 @@ static cc_result cc__oddeven(cc_context* ctx, cc__heur* h, cc__time* s, cc__time
             for (i = 0; i <= m; i++) w.succ_off[i] = 0;
             for (i = 0; i < np; i++) w.succ_off[w.pred[i] + 1]++;
             for (i = 0; i < m; i++) w.succ_off[i + 1] += w.succ_off[i];
-            if (!CC__GROW(ctx, w.succ, w.succ_cap, (size_t)np + 1)) goto oom;
+            if (!CONCERTO__GROW(ctx, w.succ, w.succ_cap, (size_t)np + 1)) goto oom;
             {
                 int fill[2 * 4096 + 1], *f = fill;   /* wsz is capped at 8192 by the caller */
                 for (i = 0; i <= m; i++) f[i] = w.succ_off[i];
@@ -1819,8 +2054,8 @@ static cc_result cc__oddeven(cc_context* ctx, cc__heur* h, cc__time* s, cc__time
                         moved_list[mw++] = v;
                     }
                     if (w.loc[v] >= 0 || p->dur[v] == 0 || s[v] + p->dur[v] <= T0 || s[v] >= T1) continue;
-                    if (!CC__GROW(ctx, w.bs, w.bs_cap, (size_t)nb + 1) || !CC__GROW(ctx, w.be, w.be_cap, (size_t)nb + 1) ||
-                        !CC__GROW(ctx, w.bd, w.bd_cap, ((size_t)nb + 1) * (size_t)k)) goto oom;
+                    if (!CONCERTO__GROW(ctx, w.bs, w.bs_cap, (size_t)nb + 1) || !CONCERTO__GROW(ctx, w.be, w.be_cap, (size_t)nb + 1) ||
+                        !CONCERTO__GROW(ctx, w.bd, w.bd_cap, ((size_t)nb + 1) * (size_t)k)) goto oom;
                     w.bs[nb] = s[v]; w.be[nb] = s[v] + p->dur[v];
                     memcpy(w.bd + (size_t)nb * k, p->dem + (size_t)v * k, (size_t)k * sizeof(int32_t));
                     nb++;
@@ -1844,7 +2079,7 @@ static cc_result cc__oddeven(cc_context* ctx, cc__heur* h, cc__time* s, cc__time
                     s[v] = w.start[i];
                     changed = 1;
                     if (moved[v] != round + 1) {
-                        if (!CC__GROW(ctx, moved_list, moved_cap, (size_t)n_moved + 1)) goto oom;
+                        if (!CONCERTO__GROW(ctx, moved_list, moved_cap, (size_t)n_moved + 1)) goto oom;
                         moved[v] = round + 1;
                         moved_list[n_moved++] = v;
                     }
@@ -1879,7 +2114,7 @@ static cc_result cc__oddeven(cc_context* ctx, cc__heur* h, cc__time* s, cc__time
 oom:
     cc__free(ctx, order); cc__free(ctx, s0); cc__free(ctx, moved); cc__free(ctx, moved_list);
     cc__window_free(ctx, &w);
-    return CC__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "odd-even windows: out of memory");
+    return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "odd-even windows: out of memory");
 }
 
 /* >>sched */
@@ -1938,12 +2173,12 @@ CONCERTO_API cc_sched_desc cc_sched_desc_default(void) {
     return d;
 }
 
-#define CC__SMALL_N 5000      /* above: heuristics that scale (fast list scheduling, justification) */
-#define CC__BNB_AUTO_N 200    /* AUTO runs branch and bound up to this size */
-#define CC__AUTO_FIRST_BUDGET 1000  /* AUTO's schedules before branch and bound */
+#define CONCERTO__SMALL_N 5000      /* above: heuristics that scale (fast list scheduling, justification) */
+#define CONCERTO__BNB_AUTO_N 200    /* AUTO runs branch and bound up to this size */
+#define CONCERTO__AUTO_FIRST_BUDGET 1000  /* AUTO's schedules before branch and bound */
 
 static void cc__desc_fill(cc_sched_desc* d, int n) {
-    if (d->sgs == CC_SGS_DEFAULT) d->sgs = n <= CC__SMALL_N ? CC_SGS_SERIAL : CC_SGS_PARALLEL;
+    if (d->sgs == CC_SGS_DEFAULT) d->sgs = n <= CONCERTO__SMALL_N ? CC_SGS_SERIAL : CC_SGS_PARALLEL;
     if (d->priority == CC_PRIO_DEFAULT) d->priority = CC_PRIO_LFT;
     if (d->improve_passes == 0) d->improve_passes = 2;
     if (d->budget_schedules == 0) d->budget_schedules = 5000;
@@ -1975,11 +2210,11 @@ CONCERTO_API cc_result cc_lower_bounds(cc_context* ctx, cc_graph* g, double* cp_
     if ((rc = cc_graph_validate(g)) != CC_OK) return rc;
     cc__prob_of_graph(g, &p);
     es = (cc__time*)cc__alloc(ctx, ((size_t)p.n + 1) * sizeof *es);
-    if (!es) return CC__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_lower_bounds: out of memory");
+    if (!es) return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_lower_bounds: out of memory");
     cp = cc__prob_times(&p, g->topo, es, NULL);
     cc__free(ctx, es);
-    if (cp_us) *cp_us = (double)cp / CC__TICKS_PER_US;
-    if (res_us) *res_us = (double)cc__round_up(cc__prob_resource_lb(&p), p.grain) / CC__TICKS_PER_US;
+    if (cp_us) *cp_us = (double)cp / CONCERTO__TICKS_PER_US;
+    if (res_us) *res_us = (double)cc__round_up(cc__prob_resource_lb(&p), p.grain) / CONCERTO__TICKS_PER_US;
     return CC_OK;
 }
 
@@ -2019,14 +2254,14 @@ static void cc__ga_cross(int n, const int* mo, const int* fa, int q1, int q2, ch
    the best of parents and children survive); every schedule improved by
    forward-backward passes. Until the budget, the lower bound or the time
    limit. */
-#define CC__GA_POP 32
+#define CONCERTO__GA_POP 32
 static cc_result cc__sample(cc__heur* h, const cc_sched_desc* d, const int* topo, double t_end) {
     static const cc_priority rules[6] = { CC_PRIO_LFT, CC_PRIO_LST, CC_PRIO_MTS, CC_PRIO_GRPW, CC_PRIO_BOTTOM_LEVEL,
                                           CC_PRIO_PROGRAM_ORDER };
     const int nr = 6;
     cc_context* ctx = h->ctx;
     const cc__prob* p = h->p;
-    int n = p->n, r, it, i, P = CC__GA_POP, np = 0;
+    int n = p->n, r, it, i, P = CONCERTO__GA_POP, np = 0;
     size_t n1 = (size_t)n + 1;
     double* keys = (double*)cc__alloc(ctx, (size_t)nr * n1 * sizeof(double));
     int* pop = (int*)cc__alloc(ctx, 2 * (size_t)P * n1 * sizeof(int));   /* parents, then children */
@@ -2039,32 +2274,32 @@ static cc_result cc__sample(cc__heur* h, const cc_sched_desc* d, const int* topo
     if (!keys || !pop || !fit || !idx || !tmp || !taken) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
     for (r = 0; r < nr; r++)
         if (cc__prio_keys(ctx, p, topo, rules[r], keys + (size_t)r * n1) != CC_OK) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
-#define CC__STOP() (h->n_sched >= d->budget_schedules || h->best_mk <= h->lb || (t_end > 0 && cc__cpu_s() > t_end))
+#define CONCERTO__STOP() (h->n_sched >= d->budget_schedules || h->best_mk <= h->lb || (t_end > 0 && cc__cpu_s() > t_end))
     /* every rule, both schemes */
-    for (it = 0; it < 2 * nr && !CC__STOP(); it++) {
+    for (it = 0; it < 2 * nr && !CONCERTO__STOP(); it++) {
         if (!cc__make_list(ctx, p, keys + (size_t)(it % nr) * n1, NULL, h->list)) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
         if (cc__decode(h, it < nr ? CC_SGS_SERIAL : CC_SGS_PARALLEL, d->improve_passes) == -2) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
     }
     /* initial population: the best so far, then biased random lists */
-    if (h->best_mk < CC__TIME_MAX) {
+    if (h->best_mk < CONCERTO__TIME_MAX) {
         cc__sort_jobs(p, h->best, h->rank, 0, h->tk, pop);
         fit[0] = h->best_mk;
         np = 1;
     }
-    for (; np < P && !CC__STOP(); np++) {
+    for (; np < P && !CONCERTO__STOP(); np++) {
         int* L = pop + (size_t)np * n1;
         if (!cc__make_list(ctx, p, keys + (size_t)(np % nr) * n1, &rng, L)) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
         fit[np] = cc__ga_eval(h, L, d->improve_passes);
         if (fit[np] == -2) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
-        if (fit[np] < 0) fit[np] = CC__TIME_MAX;
+        if (fit[np] < 0) fit[np] = CONCERTO__TIME_MAX;
     }
     /* generations */
-    while (np >= 2 && !CC__STOP()) {
+    while (np >= 2 && !CONCERTO__STOP()) {
         int c, a, b;
         /* random pairing (Fisher-Yates over the parents) */
         for (i = 0; i < np; i++) idx[i] = i;
         for (i = np - 1; i > 0; i--) { int j = (int)(cc__rng_next(&rng) % (uint64_t)(i + 1)), t = idx[i]; idx[i] = idx[j]; idx[j] = t; }
-        for (c = 0; c + 1 < np && !CC__STOP(); c += 2) {
+        for (c = 0; c + 1 < np && !CONCERTO__STOP(); c += 2) {
             int q1 = (int)(cc__rng_next(&rng) % (uint64_t)n), q2 = (int)(cc__rng_next(&rng) % (uint64_t)n), side;
             if (q1 > q2) { int t = q1; q1 = q2; q2 = t; }
             for (side = 0; side < 2; side++) {
@@ -2078,7 +2313,7 @@ static cc_result cc__sample(cc__heur* h, const cc_sched_desc* d, const int* topo
                     }
                 fit[np + c + side] = cc__ga_eval(h, child, d->improve_passes);
                 if (fit[np + c + side] == -2) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
-                if (fit[np + c + side] < 0) fit[np + c + side] = CC__TIME_MAX;
+                if (fit[np + c + side] < 0) fit[np + c + side] = CONCERTO__TIME_MAX;
                 /* a child that repeats a member (same makespan, same list) is
                    dropped, so the population keeps its diversity */
                 {
@@ -2086,7 +2321,7 @@ static cc_result cc__sample(cc__heur* h, const cc_sched_desc* d, const int* topo
                     for (m2 = 0; m2 < np + c + side && !dup; m2++)
                         if (fit[m2] == fit[np + c + side] &&
                             !memcmp(pop + (size_t)m2 * n1, child, (size_t)n * sizeof(int))) dup = 1;
-                    if (dup) fit[np + c + side] = CC__TIME_MAX;
+                    if (dup) fit[np + c + side] = CONCERTO__TIME_MAX;
                 }
             }
         }
@@ -2099,7 +2334,7 @@ static cc_result cc__sample(cc__heur* h, const cc_sched_desc* d, const int* topo
             idx[b] = v;
         }
         {
-            cc__time nf[2 * CC__GA_POP];
+            cc__time nf[2 * CONCERTO__GA_POP];
             for (i = 0; i < np; i++) {
                 memcpy(tmp + (size_t)i * n1, pop + (size_t)idx[i] * n1, (size_t)n * sizeof(int));
                 nf[i] = fit[idx[i]];
@@ -2108,7 +2343,7 @@ static cc_result cc__sample(cc__heur* h, const cc_sched_desc* d, const int* topo
             memcpy(fit, nf, (size_t)np * sizeof(cc__time));
         }
     }
-#undef CC__STOP
+#undef CONCERTO__STOP
 done:
     cc__free(ctx, keys); cc__free(ctx, pop); cc__free(ctx, fit); cc__free(ctx, idx); cc__free(ctx, tmp); cc__free(ctx, taken);
     return rc;
@@ -2135,17 +2370,17 @@ CONCERTO_API cc_result cc_sched_solve(cc_context* ctx, cc_graph* g, const cc_sch
     double t0 = cc__cpu_s(), t_end;
     cc_result rc = CC_OK;
     if (!ctx) return CC_ERR_INVALID_ARG;
-    if (!g || !out) return CC__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: graph or out is NULL");
+    if (!g || !out) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: graph or out is NULL");
     memset(out, 0, sizeof *out);
     d = desc ? *desc : cc_sched_desc_default();
     if ((int)d.method < 0 || d.method > CC_SCHED_ODD_EVEN)
-        return CC__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: unknown method %d", (int)d.method);
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: unknown method %d", (int)d.method);
     if ((int)d.priority < 0 || d.priority >= CC__PRIO_COUNT)
-        return CC__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: unknown priority rule %d", (int)d.priority);
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: unknown priority rule %d", (int)d.priority);
     if ((int)d.sgs < 0 || d.sgs > CC_SGS_PARALLEL)
-        return CC__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: unknown schedule-generation scheme %d", (int)d.sgs);
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: unknown schedule-generation scheme %d", (int)d.sgs);
     if (!(d.time_limit_s >= 0) || d.window_ops < 0 || d.window_ops > 4096 || d.window_nodes < 0)
-        return CC__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: time_limit_s must be >= 0, window_ops 0..4096, "
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: time_limit_s must be >= 0, window_ops 0..4096, "
                         "window_nodes >= 0");
     if ((rc = cc_graph_validate(g)) != CC_OK) return rc;
     n = g->n;
@@ -2153,8 +2388,8 @@ CONCERTO_API cc_result cc_sched_solve(cc_context* ctx, cc_graph* g, const cc_sch
     cc__desc_fill(&d, n);
     t_end = d.time_limit_s > 0 ? t0 + d.time_limit_s : 0;
     cc__prob_of_graph(g, &p);
-    small = n <= CC__SMALL_N;
-    if (!cc__heur_init(ctx, &h, &p, NULL)) { cc__heur_free(&h); return CC__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_sched_solve: out of memory"); }
+    small = n <= CONCERTO__SMALL_N;
+    if (!cc__heur_init(ctx, &h, &p, NULL)) { cc__heur_free(&h); return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_sched_solve: out of memory"); }
     es = (cc__time*)cc__alloc(ctx, ((size_t)n + 1) * sizeof *es);
     rank = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof *rank);
     out->start_us = (double*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(double));
@@ -2164,8 +2399,8 @@ CONCERTO_API cc_result cc_sched_solve(cc_context* ctx, cc_graph* g, const cc_sch
     h.rank = rank;
     cp = cc__prob_times(&p, g->topo, es, NULL);
     rlb = cc__prob_resource_lb(&p);
-    if (rlb == CC__TIME_MAX) {   /* cannot happen: capacities are checked on add */
-        rc = CC__FAIL(ctx, CC_ERR_CAPACITY, "cc_sched_solve: a resource with capacity 0 is demanded");
+    if (rlb == CONCERTO__TIME_MAX) {   /* cannot happen: capacities are checked on add */
+        rc = CONCERTO__FAIL(ctx, CC_ERR_CAPACITY, "cc_sched_solve: a resource with capacity 0 is demanded");
         goto fail_noset;
     }
     lb = cc__round_up(cp > rlb ? cp : rlb, p.grain);
@@ -2176,7 +2411,7 @@ CONCERTO_API cc_result cc_sched_solve(cc_context* ctx, cc_graph* g, const cc_sch
     {
         /* large graphs: every rule once (AUTO, SAMPLING) or the chosen one */
         double* key = (double*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(double));
-        int multi = (d.method == CC_SCHED_AUTO && n > CC__BNB_AUTO_N) || (d.method == CC_SCHED_SAMPLING && !small) ||
+        int multi = (d.method == CC_SCHED_AUTO && n > CONCERTO__BNB_AUTO_N) || (d.method == CC_SCHED_SAMPLING && !small) ||
                     (d.method == CC_SCHED_ODD_EVEN && desc_priority == CC_PRIO_DEFAULT), rule;
         cc_priority chosen = (d.method == CC_SCHED_LIST || d.method == CC_SCHED_ODD_EVEN) ? d.priority : CC_PRIO_LFT;
         if (!key) { rc = CC_ERR_OUT_OF_MEMORY; goto fail; }
@@ -2200,21 +2435,21 @@ CONCERTO_API cc_result cc_sched_solve(cc_context* ctx, cc_graph* g, const cc_sch
         cc__free(ctx, key);
         if (rc != CC_OK) goto fail;
     }
-    if (h.best_mk == CC__TIME_MAX) {
-        rc = CC__FAIL(ctx, CC_ERR_INFEASIBLE, "cc_sched_solve: no schedule could be generated");
+    if (h.best_mk == CONCERTO__TIME_MAX) {
+        rc = CONCERTO__FAIL(ctx, CC_ERR_INFEASIBLE, "cc_sched_solve: no schedule could be generated");
         goto fail_noset;
     }
 
     /* improvement by method */
     if (d.method == CC_SCHED_SAMPLING && small) {
         if ((rc = cc__sample(&h, &d, g->topo, t_end)) != CC_OK) goto fail;
-    } else if (d.method == CC_SCHED_AUTO && n <= CC__BNB_AUTO_N) {
+    } else if (d.method == CC_SCHED_AUTO && n <= CONCERTO__BNB_AUTO_N) {
         /* a short evolution for an incumbent; the rest after branch and bound */
         cc_sched_desc d1 = d;
-        if (d1.budget_schedules > CC__AUTO_FIRST_BUDGET) d1.budget_schedules = CC__AUTO_FIRST_BUDGET;
+        if (d1.budget_schedules > CONCERTO__AUTO_FIRST_BUDGET) d1.budget_schedules = CONCERTO__AUTO_FIRST_BUDGET;
         if ((rc = cc__sample(&h, &d1, g->topo, t_end)) != CC_OK) goto fail;
     }
-    if ((d.method == CC_SCHED_BNB || (d.method == CC_SCHED_AUTO && n <= CC__BNB_AUTO_N)) && d.bnb_nodes > 0 &&
+    if ((d.method == CC_SCHED_BNB || (d.method == CC_SCHED_AUTO && n <= CONCERTO__BNB_AUTO_N)) && d.bnb_nodes > 0 &&
         h.best_mk > lb) {
         cc__bnb_result br;
         double left = t_end > 0 ? t_end - cc__cpu_s() : 0;
@@ -2229,11 +2464,11 @@ CONCERTO_API cc_result cc_sched_solve(cc_context* ctx, cc_graph* g, const cc_sch
             if (br.lower_bound > lb) lb = br.lower_bound;
         }
     }
-    if (d.method == CC_SCHED_AUTO && n <= CC__BNB_AUTO_N && !proven && h.best_mk > lb && h.n_sched < d.budget_schedules) {
+    if (d.method == CC_SCHED_AUTO && n <= CONCERTO__BNB_AUTO_N && !proven && h.best_mk > lb && h.n_sched < d.budget_schedules) {
         h.lb = lb;
         if ((rc = cc__sample(&h, &d, g->topo, t_end)) != CC_OK) goto fail;
     }
-    if ((d.method == CC_SCHED_ODD_EVEN || (d.method == CC_SCHED_AUTO && n > CC__BNB_AUTO_N)) && h.best_mk > lb &&
+    if ((d.method == CC_SCHED_ODD_EVEN || (d.method == CC_SCHED_AUTO && n > CONCERTO__BNB_AUTO_N)) && h.best_mk > lb &&
         d.rounds > 0) {
         mk = h.best_mk;
         memcpy(h.cur, h.best, (size_t)n * sizeof(cc__time));
@@ -2261,16 +2496,16 @@ CONCERTO_API cc_result cc_sched_solve(cc_context* ctx, cc_graph* g, const cc_sch
         }
     }
     for (i = 0; i < n; i++) {
-        out->start_us[i] = (double)h.best[i] / CC__TICKS_PER_US;
+        out->start_us[i] = (double)h.best[i] / CONCERTO__TICKS_PER_US;
         out->order[i].id = (uint32_t)h.list[i] + 1;
     }
     out->n_ops = n;
-    out->makespan_us = (double)mk / CC__TICKS_PER_US;
+    out->makespan_us = (double)mk / CONCERTO__TICKS_PER_US;
     if (mk <= lb) { proven = 1; lb = mk; }
     if (proven) lb = mk;
-    out->lower_bound_us = (double)lb / CC__TICKS_PER_US;
-    out->lb_critical_path_us = (double)cp / CC__TICKS_PER_US;
-    out->lb_resource_us = (double)cc__round_up(rlb, p.grain) / CC__TICKS_PER_US;
+    out->lower_bound_us = (double)lb / CONCERTO__TICKS_PER_US;
+    out->lb_critical_path_us = (double)cp / CONCERTO__TICKS_PER_US;
+    out->lb_resource_us = (double)cc__round_up(rlb, p.grain) / CONCERTO__TICKS_PER_US;
     out->proven_optimal = proven;
     out->n_schedules = h.n_sched;
     out->n_nodes = nodes;
@@ -2279,7 +2514,7 @@ CONCERTO_API cc_result cc_sched_solve(cc_context* ctx, cc_graph* g, const cc_sch
     cc__heur_free(&h);
     return CC_OK;
 fail:
-    if (rc == CC_ERR_OUT_OF_MEMORY) rc = CC__FAIL(ctx, rc, "cc_sched_solve (%s): out of memory", cc__method_name(d.method));
+    if (rc == CC_ERR_OUT_OF_MEMORY) rc = CONCERTO__FAIL(ctx, rc, "cc_sched_solve (%s): out of memory", cc__method_name(d.method));
 fail_noset:
     cc__free(ctx, es); cc__free(ctx, rank);
     cc__heur_free(&h);
@@ -2307,27 +2542,27 @@ CONCERTO_API cc_result cc_schedule_check(cc_context* ctx, cc_graph* g, const dou
     cc__time mk = 0;
     cc_result rc;
     if (!ctx) return CC_ERR_INVALID_ARG;
-    if (!g || !start_us) return CC__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_schedule_check: graph or start_us is NULL");
+    if (!g || !start_us) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_schedule_check: graph or start_us is NULL");
     if ((rc = cc_graph_validate(g)) != CC_OK) return rc;
     n = g->n; k = g->k;
     st = (cc__time*)cc__alloc(ctx, ((size_t)n + 1) * sizeof *st);
     ev = (cc__cev*)cc__alloc(ctx, (2 * (size_t)n + 1) * sizeof *ev);
-    if (!st || !ev) { cc__free(ctx, st); cc__free(ctx, ev); return CC__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_schedule_check: out of memory"); }
+    if (!st || !ev) { cc__free(ctx, st); cc__free(ctx, ev); return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_schedule_check: out of memory"); }
     for (i = 0; i < n; i++) {
         if (!(start_us[i] >= 0.0) || start_us[i] > 1e15) {
-            rc = CC__FAIL(ctx, CC_ERR_INVALID_SCHEDULE, "op '%s' starts at %g us: not a finite time >= 0", cc__name(g, i), start_us[i]);
+            rc = CONCERTO__FAIL(ctx, CC_ERR_INVALID_SCHEDULE, "op '%s' starts at %g us: not a finite time >= 0", cc__name(g, i), start_us[i]);
             goto done;
         }
-        st[i] = (cc__time)llround(start_us[i] * CC__TICKS_PER_US);
+        st[i] = (cc__time)llround(start_us[i] * CONCERTO__TICKS_PER_US);
         if (st[i] + g->dur[i] > mk) mk = st[i] + g->dur[i];
     }
     for (i = 0; i < n; i++)
         for (e = g->pred_off[i]; e < g->pred_off[i + 1]; e++) {
             int q = g->pred[e];
             if (st[i] < st[q] + g->dur[q]) {
-                rc = CC__FAIL(ctx, CC_ERR_INVALID_SCHEDULE, "op '%s' starts at %.3f us before its dependency '%s' ends at %.3f us",
-                              cc__name(g, i), (double)st[i] / CC__TICKS_PER_US, cc__name(g, q),
-                              (double)(st[q] + g->dur[q]) / CC__TICKS_PER_US);
+                rc = CONCERTO__FAIL(ctx, CC_ERR_INVALID_SCHEDULE, "op '%s' starts at %.3f us before its dependency '%s' ends at %.3f us",
+                              cc__name(g, i), (double)st[i] / CONCERTO__TICKS_PER_US, cc__name(g, q),
+                              (double)(st[q] + g->dur[q]) / CONCERTO__TICKS_PER_US);
                 goto done;
             }
         }
@@ -2355,13 +2590,13 @@ CONCERTO_API cc_result cc_schedule_check(cc_context* ctx, cc_graph* g, const dou
                         if (w < 0 || (size_t)w >= sizeof list - len) break;
                         len += (size_t)w;
                     }
-                rc = CC__FAIL(ctx, CC_ERR_INVALID_SCHEDULE,
+                rc = CONCERTO__FAIL(ctx, CC_ERR_INVALID_SCHEDULE,
                               "resource '%s' holds %lld units at %.3f us, above its capacity %d: %s",
-                              cc_graph_resource_name(g, r), (long long)use[r], (double)ev[i].t / CC__TICKS_PER_US, g->cap[r], list);
+                              cc_graph_resource_name(g, r), (long long)use[r], (double)ev[i].t / CONCERTO__TICKS_PER_US, g->cap[r], list);
                 goto done;
             }
     }
-    if (makespan_us) *makespan_us = (double)mk / CC__TICKS_PER_US;
+    if (makespan_us) *makespan_us = (double)mk / CONCERTO__TICKS_PER_US;
     rc = CC_OK;
 done:
     cc__free(ctx, st); cc__free(ctx, ev);
@@ -2379,10 +2614,10 @@ CONCERTO_API cc_result cc_simulate(cc_context* ctx, cc_graph* g, const cc_op* is
     int i, r, blocked[2] = { -1, -1 };
     cc_result rc;
     if (!ctx) return CC_ERR_INVALID_ARG;
-    if (!g || !issue_order) return CC__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_simulate: graph or issue_order is NULL");
+    if (!g || !issue_order) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_simulate: graph or issue_order is NULL");
     if ((rc = cc_graph_validate(g)) != CC_OK) return rc;
     if (n_order != g->n)
-        return CC__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_simulate: the issue order has %d ops, the graph %d", n_order, g->n);
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_simulate: the issue order has %d ops, the graph %d", n_order, g->n);
     for (i = 0; i < g->n; i++) {
         int c = 0;
         for (r = 0; r < g->k; r++) {
@@ -2391,33 +2626,33 @@ CONCERTO_API cc_result cc_simulate(cc_context* ctx, cc_graph* g, const cc_op* is
             else if (dm) c++;
         }
         if (c > 1)
-            return CC__FAIL(ctx, CC_ERR_UNSUPPORTED, "cc_simulate: op '%s' is not on a single stream of capacity 1", cc__name(g, i));
+            return CONCERTO__FAIL(ctx, CC_ERR_UNSUPPORTED, "cc_simulate: op '%s' is not on a single stream of capacity 1", cc__name(g, i));
     }
     order = (int*)cc__alloc(ctx, ((size_t)g->n + 1) * sizeof(int));
     seen = (int*)cc__calloc(ctx, (size_t)g->n + 1, sizeof(int));
     st = (cc__time*)cc__alloc(ctx, ((size_t)g->n + 1) * sizeof(cc__time));
-    if (!order || !seen || !st) { rc = CC__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_simulate: out of memory"); goto done; }
+    if (!order || !seen || !st) { rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_simulate: out of memory"); goto done; }
     for (i = 0; i < g->n; i++) {
         int v = cc_op_index(g, issue_order[i]);
-        if (v < 0) { rc = CC__FAIL(ctx, CC_ERR_UNKNOWN_OP, "cc_simulate: issue_order[%d] is not an op of the graph", i); goto done; }
-        if (seen[v]) { rc = CC__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_simulate: op '%s' appears twice in the issue order", cc__name(g, v)); goto done; }
+        if (v < 0) { rc = CONCERTO__FAIL(ctx, CC_ERR_UNKNOWN_OP, "cc_simulate: issue_order[%d] is not an op of the graph", i); goto done; }
+        if (seen[v]) { rc = CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_simulate: op '%s' appears twice in the issue order", cc__name(g, v)); goto done; }
         seen[v] = 1;
         order[i] = v;
     }
     cc__prob_of_graph(g, &p);
     mk = cc__stream_sim(ctx, &p, order, st, blocked);
-    if (mk == -2) { rc = CC__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_simulate: out of memory"); goto done; }
+    if (mk == -2) { rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_simulate: out of memory"); goto done; }
     if (mk == -1) {
         int rr = blocked[0] >= 0 ? cc__job_resource(&p, blocked[0]) : -1;
-        rc = CC__FAIL(ctx, CC_ERR_DEADLOCK,
+        rc = CONCERTO__FAIL(ctx, CC_ERR_DEADLOCK,
                       "cc_simulate: op '%s', next on stream '%s', waits for its dependency '%s', which cannot "
                       "finish first: the issue order contradicts the dependencies",
                       blocked[0] >= 0 ? cc__name(g, blocked[0]) : "?", rr >= 0 ? cc_graph_resource_name(g, rr) : "none",
                       blocked[1] >= 0 ? cc__name(g, blocked[1]) : "?");
         goto done;
     }
-    if (start_us) for (i = 0; i < g->n; i++) start_us[i] = (double)st[i] / CC__TICKS_PER_US;
-    if (makespan_us) *makespan_us = (double)mk / CC__TICKS_PER_US;
+    if (start_us) for (i = 0; i < g->n; i++) start_us[i] = (double)st[i] / CONCERTO__TICKS_PER_US;
+    if (makespan_us) *makespan_us = (double)mk / CONCERTO__TICKS_PER_US;
     rc = CC_OK;
 done:
     cc__free(ctx, order); cc__free(ctx, seen); cc__free(ctx, st);
@@ -2503,12 +2738,12 @@ static int cc__colon_int(const cc__reader* R, long long* v) {
     }
 }
 
-#define CC__PSP_MAX_JOBS 1000000
-#define CC__PSP_FIELDS 512
+#define CONCERTO__PSP_MAX_JOBS 1000000
+#define CONCERTO__PSP_FIELDS 512
 
 CONCERTO_API cc_result cc_psplib_parse(cc_context* ctx, const char* text, size_t n_bytes, const char* name, cc_graph** out) {
     cc__reader R;
-    long long v[CC__PSP_FIELDS + 8];
+    long long v[CONCERTO__PSP_FIELDS + 8];
     long long nj = 0, nk = 0;
     int* succ_off = NULL;
     int* succ = NULL;
@@ -2522,94 +2757,94 @@ CONCERTO_API cc_result cc_psplib_parse(cc_context* ctx, const char* text, size_t
     cc_result rc = CC_OK;
     int i, c, r;
     if (!ctx) return CC_ERR_INVALID_ARG;
-    if (!out || !text) return CC__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_psplib_parse: text or out is NULL");
+    if (!out || !text) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_psplib_parse: text or out is NULL");
     *out = NULL;
     if (!name) name = "<text>";
     memset(&R, 0, sizeof R);
     R.text = text; R.len = n_bytes;
-#define CC__PERR(...) do { rc = CC__FAIL(ctx, CC_ERR_PARSE, __VA_ARGS__); goto done; } while (0)
+#define CONCERTO__PERR(...) do { rc = CONCERTO__FAIL(ctx, CC_ERR_PARSE, __VA_ARGS__); goto done; } while (0)
     if (!cc__seek(&R, "jobs (incl. supersource/sink"))
-        CC__PERR("%s: no 'jobs (incl. supersource/sink )' line: not a single-mode PSPLIB file", name);
-    if (!cc__colon_int(&R, &nj) || nj < 2 || nj > CC__PSP_MAX_JOBS)
-        CC__PERR("%s:%d: the number of jobs must be an integer 2..%d", name, R.line, CC__PSP_MAX_JOBS);
+        CONCERTO__PERR("%s: no 'jobs (incl. supersource/sink )' line: not a single-mode PSPLIB file", name);
+    if (!cc__colon_int(&R, &nj) || nj < 2 || nj > CONCERTO__PSP_MAX_JOBS)
+        CONCERTO__PERR("%s:%d: the number of jobs must be an integer 2..%d", name, R.line, CONCERTO__PSP_MAX_JOBS);
     if (!cc__seek(&R, "- renewable"))
-        CC__PERR("%s: no '- renewable' line after line %d", name, R.line);
+        CONCERTO__PERR("%s: no '- renewable' line after line %d", name, R.line);
     if (!cc__colon_int(&R, &nk) || nk < 1 || nk > CONCERTO_MAX_RESOURCES)
-        CC__PERR("%s:%d: the number of renewable resources must be an integer 1..%d", name, R.line, CONCERTO_MAX_RESOURCES);
+        CONCERTO__PERR("%s:%d: the number of renewable resources must be an integer 1..%d", name, R.line, CONCERTO_MAX_RESOURCES);
     succ_off = (int*)cc__calloc(ctx, (size_t)nj + 1, sizeof(int));
     durs = (long long*)cc__calloc(ctx, (size_t)nj, sizeof(long long));
     req_line = (int*)cc__calloc(ctx, (size_t)nj, sizeof(int));
     dems = (int*)cc__calloc(ctx, (size_t)nj * (size_t)nk, sizeof(int));
-    if (!succ_off || !durs || !dems || !req_line) { rc = CC__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", name); goto done; }
+    if (!succ_off || !durs || !dems || !req_line) { rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", name); goto done; }
     if (!cc__seek(&R, "PRECEDENCE RELATIONS"))
-        CC__PERR("%s: no 'PRECEDENCE RELATIONS:' section", name);
+        CONCERTO__PERR("%s: no 'PRECEDENCE RELATIONS:' section", name);
     for (i = 0; i < nj; i++) {
         int ns;
         if (!cc__next_data(&R))
-            CC__PERR("%s:%d: precedence section ends after %d of %lld jobs", name, R.line, i, nj);
-        c = cc__line_ints(&R, 0, v, CC__PSP_FIELDS);
+            CONCERTO__PERR("%s:%d: precedence section ends after %d of %lld jobs", name, R.line, i, nj);
+        c = cc__line_ints(&R, 0, v, CONCERTO__PSP_FIELDS);
         if (c < 0) {
             if (i == 0) { i--; continue; }   /* the column header line */
-            CC__PERR("%s:%d: precedence line of job %d has a field that is not an integer", name, R.line, i + 1);
+            CONCERTO__PERR("%s:%d: precedence line of job %d has a field that is not an integer", name, R.line, i + 1);
         }
-        if (c < 3) CC__PERR("%s:%d: precedence line needs job number, modes, successor count", name, R.line);
-        if (v[0] != i + 1) CC__PERR("%s:%d: expected job %d, found %lld", name, R.line, i + 1, v[0]);
-        if (v[1] != 1) CC__PERR("%s:%d: job %d has %lld modes; only single-mode files are supported", name, R.line, i + 1, v[1]);
+        if (c < 3) CONCERTO__PERR("%s:%d: precedence line needs job number, modes, successor count", name, R.line);
+        if (v[0] != i + 1) CONCERTO__PERR("%s:%d: expected job %d, found %lld", name, R.line, i + 1, v[0]);
+        if (v[1] != 1) CONCERTO__PERR("%s:%d: job %d has %lld modes; only single-mode files are supported", name, R.line, i + 1, v[1]);
         if (v[2] < 0 || v[2] != c - 3)
-            CC__PERR("%s:%d: job %d declares %lld successors but lists %d", name, R.line, i + 1, v[2], c - 3);
-        if (c > CC__PSP_FIELDS) CC__PERR("%s:%d: too many successors", name, R.line);
+            CONCERTO__PERR("%s:%d: job %d declares %lld successors but lists %d", name, R.line, i + 1, v[2], c - 3);
+        if (c > CONCERTO__PSP_FIELDS) CONCERTO__PERR("%s:%d: too many successors", name, R.line);
         ns = c - 3;
-        if (!CC__GROW(ctx, succ, succ_cap, n_succ + (size_t)ns + 1)) { rc = CC__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", name); goto done; }
+        if (!CONCERTO__GROW(ctx, succ, succ_cap, n_succ + (size_t)ns + 1)) { rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", name); goto done; }
         for (c = 0; c < ns; c++) {
             long long sj = v[3 + c];
-            if (sj < 1 || sj > nj) CC__PERR("%s:%d: job %d names successor %lld, outside 1..%lld", name, R.line, i + 1, sj, nj);
-            if (sj == i + 1) CC__PERR("%s:%d: job %d is its own successor", name, R.line, i + 1);
+            if (sj < 1 || sj > nj) CONCERTO__PERR("%s:%d: job %d names successor %lld, outside 1..%lld", name, R.line, i + 1, sj, nj);
+            if (sj == i + 1) CONCERTO__PERR("%s:%d: job %d is its own successor", name, R.line, i + 1);
             succ[n_succ++] = (int)sj - 1;
         }
         succ_off[i + 1] = (int)n_succ;
     }
     if (!cc__seek(&R, "REQUESTS/DURATIONS"))
-        CC__PERR("%s: no 'REQUESTS/DURATIONS:' section after line %d", name, R.line);
+        CONCERTO__PERR("%s: no 'REQUESTS/DURATIONS:' section after line %d", name, R.line);
     for (i = 0; i < nj; i++) {
         if (!cc__next_data(&R))
-            CC__PERR("%s:%d: durations section ends after %d of %lld jobs", name, R.line, i, nj);
-        c = cc__line_ints(&R, 0, v, CC__PSP_FIELDS);
+            CONCERTO__PERR("%s:%d: durations section ends after %d of %lld jobs", name, R.line, i, nj);
+        c = cc__line_ints(&R, 0, v, CONCERTO__PSP_FIELDS);
         if (c < 0) {
             size_t t = 0;
             while (t < R.n && (R.s[t] == ' ' || R.s[t] == '-')) t++;
             if (i == 0 && (t == R.n || cc__line_has(&R, "jobnr"))) { i--; continue; }   /* header, dashes */
-            CC__PERR("%s:%d: durations line of job %d has a field that is not an integer", name, R.line, i + 1);
+            CONCERTO__PERR("%s:%d: durations line of job %d has a field that is not an integer", name, R.line, i + 1);
         }
         if (c != 3 + nk)
-            CC__PERR("%s:%d: durations line of job %d needs %lld fields (job, mode, duration, %lld demands), found %d",
+            CONCERTO__PERR("%s:%d: durations line of job %d needs %lld fields (job, mode, duration, %lld demands), found %d",
                      name, R.line, i + 1, 3 + nk, nk, c);
-        if (v[0] != i + 1) CC__PERR("%s:%d: expected job %d, found %lld", name, R.line, i + 1, v[0]);
-        if (v[2] < 0) { rc = CC__FAIL(ctx, CC_ERR_BAD_DURATION, "%s:%d: job %d has negative duration %lld", name, R.line, i + 1, v[2]); goto done; }
+        if (v[0] != i + 1) CONCERTO__PERR("%s:%d: expected job %d, found %lld", name, R.line, i + 1, v[0]);
+        if (v[2] < 0) { rc = CONCERTO__FAIL(ctx, CC_ERR_BAD_DURATION, "%s:%d: job %d has negative duration %lld", name, R.line, i + 1, v[2]); goto done; }
         durs[i] = v[2];
         req_line[i] = R.line;
         for (r = 0; r < nk; r++) {
             if (v[3 + r] < 0 || v[3 + r] > 1000000000LL)
-                CC__PERR("%s:%d: job %d has demand %lld on resource %d", name, R.line, i + 1, v[3 + r], r + 1);
+                CONCERTO__PERR("%s:%d: job %d has demand %lld on resource %d", name, R.line, i + 1, v[3 + r], r + 1);
             dems[(size_t)i * nk + r] = (int)v[3 + r];
         }
     }
     if (!cc__seek(&R, "RESOURCEAVAILABILITIES"))
-        CC__PERR("%s: no 'RESOURCEAVAILABILITIES:' section after line %d", name, R.line);
+        CONCERTO__PERR("%s: no 'RESOURCEAVAILABILITIES:' section after line %d", name, R.line);
     for (;;) {
-        if (!cc__next_data(&R)) CC__PERR("%s:%d: resource availabilities missing", name, R.line);
-        c = cc__line_ints(&R, 0, v, CC__PSP_FIELDS);
+        if (!cc__next_data(&R)) CONCERTO__PERR("%s:%d: resource availabilities missing", name, R.line);
+        c = cc__line_ints(&R, 0, v, CONCERTO__PSP_FIELDS);
         if (c < 0 && cc__line_has(&R, "R")) continue;   /* the 'R 1  R 2' header */
-        if (c != nk) CC__PERR("%s:%d: expected %lld resource capacities, found %s", name, R.line, nk, c < 0 ? "a non-integer" : "another count");
+        if (c != nk) CONCERTO__PERR("%s:%d: expected %lld resource capacities, found %s", name, R.line, nk, c < 0 ? "a non-integer" : "another count");
         break;
     }
     for (r = 0; r < nk; r++) {
-        if (v[r] < 0 || v[r] > 1000000000LL) CC__PERR("%s:%d: capacity %lld of resource %d is out of range", name, R.line, v[r], r + 1);
+        if (v[r] < 0 || v[r] > 1000000000LL) CONCERTO__PERR("%s:%d: capacity %lld of resource %d is out of range", name, R.line, v[r], r + 1);
         caps[r] = (int)v[r];
     }
     for (i = 0; i < nj; i++)
         for (r = 0; r < nk; r++)
             if (dems[(size_t)i * nk + r] > caps[r]) {
-                rc = CC__FAIL(ctx, CC_ERR_CAPACITY, "%s:%d: job %d demands %d of resource %d, above its capacity %d (line %d)",
+                rc = CONCERTO__FAIL(ctx, CC_ERR_CAPACITY, "%s:%d: job %d demands %d of resource %d, above its capacity %d (line %d)",
                               name, req_line[i], i + 1, dems[(size_t)i * nk + r], r + 1, caps[r], R.line);
                 goto done;
             }
@@ -2630,13 +2865,13 @@ CONCERTO_API cc_result cc_psplib_parse(cc_context* ctx, const char* text, size_t
         for (c = succ_off[i]; c < succ_off[i + 1]; c++)
             if ((rc = cc_graph_add_dep(g, cc_graph_op(g, i), cc_graph_op(g, succ[c]))) != CC_OK) goto done;
     if ((rc = cc_graph_validate(g)) != CC_OK) {
-        char msg[CC__MSG_MAX];
+        char msg[CONCERTO__MSG_MAX];
         memcpy(msg, ctx->last_error, sizeof msg);
         msg[sizeof msg - 1] = 0;
-        rc = CC__FAIL(ctx, rc, "%s: %s", name, msg);
+        rc = CONCERTO__FAIL(ctx, rc, "%s: %s", name, msg);
         goto done;
     }
-#undef CC__PERR
+#undef CONCERTO__PERR
 done:
     cc__free(ctx, succ_off); cc__free(ctx, succ); cc__free(ctx, durs); cc__free(ctx, dems); cc__free(ctx, req_line);
     if (rc != CC_OK) cc_graph_destroy(g);
@@ -2650,21 +2885,21 @@ CONCERTO_API cc_result cc_psplib_read(cc_context* ctx, const char* path, cc_grap
     size_t cap = 0, len = 0;
     cc_result rc;
     if (!ctx) return CC_ERR_INVALID_ARG;
-    if (!path || !out) return CC__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_psplib_read: path or out is NULL");
+    if (!path || !out) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_psplib_read: path or out is NULL");
     *out = NULL;
     f = fopen(path, "rb");
-    if (!f) return CC__FAIL(ctx, CC_ERR_IO, "cannot open '%s' for reading", path);
+    if (!f) return CONCERTO__FAIL(ctx, CC_ERR_IO, "cannot open '%s' for reading", path);
     for (;;) {
         size_t got;
-        if (!CC__GROW(ctx, buf, cap, len + 65536)) {
+        if (!CONCERTO__GROW(ctx, buf, cap, len + 65536)) {
             fclose(f); cc__free(ctx, buf);
-            return CC__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+            return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
         }
         got = fread(buf + len, 1, cap - len, f);
         len += got;
         if (got == 0) break;
     }
-    if (ferror(f)) { fclose(f); cc__free(ctx, buf); return CC__FAIL(ctx, CC_ERR_IO, "error reading '%s'", path); }
+    if (ferror(f)) { fclose(f); cc__free(ctx, buf); return CONCERTO__FAIL(ctx, CC_ERR_IO, "error reading '%s'", path); }
     fclose(f);
     rc = cc_psplib_parse(ctx, buf, len, path, out);
     cc__free(ctx, buf);
@@ -2679,13 +2914,13 @@ CONCERTO_API cc_result cc_psplib_write(cc_context* ctx, cc_graph* g, const char*
     long long* ef = NULL;
     cc_result rc;
     if (!ctx) return CC_ERR_INVALID_ARG;
-    if (!g || !path) return CC__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_psplib_write: graph or path is NULL");
-    if (!(unit_us > 0) || unit_us > 1e12) return CC__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_psplib_write: unit_us must be > 0, got %g", unit_us);
+    if (!g || !path) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_psplib_write: graph or path is NULL");
+    if (!(unit_us > 0) || unit_us > 1e12) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_psplib_write: unit_us must be > 0, got %g", unit_us);
     if ((rc = cc_graph_validate(g)) != CC_OK) return rc;
     n = g->n; k = g->k;
     du = (long long*)cc__alloc(ctx, ((size_t)n + 1) * sizeof *du);
     ef = (long long*)cc__alloc(ctx, ((size_t)n + 1) * sizeof *ef);
-    if (!du || !ef) { cc__free(ctx, du); cc__free(ctx, ef); return CC__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_psplib_write: out of memory"); }
+    if (!du || !ef) { cc__free(ctx, du); cc__free(ctx, ef); return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_psplib_write: out of memory"); }
     for (i = 0; i < n; i++) { du[i] = llround(g->dur_us[i] / unit_us); horizon += du[i]; }
     for (i = 0; i < n; i++) {
         int v = g->topo[i];
@@ -2695,7 +2930,7 @@ CONCERTO_API cc_result cc_psplib_write(cc_context* ctx, cc_graph* g, const char*
         if (ef[v] > cp) cp = ef[v];
     }
     f = fopen(path, "wb");
-    if (!f) { cc__free(ctx, du); cc__free(ctx, ef); return CC__FAIL(ctx, CC_ERR_IO, "cannot open '%s' for writing", path); }
+    if (!f) { cc__free(ctx, du); cc__free(ctx, ef); return CONCERTO__FAIL(ctx, CC_ERR_IO, "cannot open '%s' for writing", path); }
     fprintf(f, "************************************************************************\n");
     fprintf(f, "file with basedata            : concerto.bas\n");
     fprintf(f, "initial value random generator: 0\n");
@@ -2749,8 +2984,8 @@ CONCERTO_API cc_result cc_psplib_write(cc_context* ctx, cc_graph* g, const char*
     for (r = 0; r < k; r++) fprintf(f, " %4d", g->cap[r]);
     fprintf(f, "\n************************************************************************\n");
     cc__free(ctx, du); cc__free(ctx, ef);
-    if (ferror(f)) { fclose(f); return CC__FAIL(ctx, CC_ERR_IO, "error writing '%s'", path); }
-    if (fclose(f) != 0) return CC__FAIL(ctx, CC_ERR_IO, "error writing '%s'", path);
+    if (ferror(f)) { fclose(f); return CONCERTO__FAIL(ctx, CC_ERR_IO, "error writing '%s'", path); }
+    if (fclose(f) != 0) return CONCERTO__FAIL(ctx, CC_ERR_IO, "error writing '%s'", path);
     return CC_OK;
 }
 
@@ -2808,8 +3043,8 @@ CONCERTO_API cc_result cc_psplib_write(cc_context* ctx, cc_graph* g, const char*
    generated schedule lies on it, so bounds are rounded up to a multiple of
    grain and the target is incumbent - grain. */
 
-#define CC__BNB_MEMO_BYTES ((size_t)64 << 20)  /* cap on the cutset memory */
-#define CC__BNB_MEMO_SCAN 48                   /* entries compared per lookup */
+#define CONCERTO__BNB_MEMO_BYTES ((size_t)64 << 20)  /* cap on the cutset memory */
+#define CONCERTO__BNB_MEMO_SCAN 48                   /* entries compared per lookup */
 
 typedef struct cc__bnb_child {
     int job;
@@ -2976,11 +3211,11 @@ static void cc__bnb_unplace(cc__bnb* b, int j, int fl) {
 }
 
 /* Lower bound on the makespan of every completion of the current partial
-   schedule whose jobs start at or after t; CC__TIME_MAX when no completion
+   schedule whose jobs start at or after t; CONCERTO__TIME_MAX when no completion
    meets the latest starts ls[]. Leaves the heads in h[]. */
 static cc__time cc__bnb_bound(cc__bnb* b, cc__time t, cc__time maxfin) {
     const cc__prob* p = b->p;
-    cc__time lb = maxfin, t0 = CC__TIME_MAX;
+    cc__time lb = maxfin, t0 = CONCERTO__TIME_MAX;
     int x, q, r;
     for (x = 0; x < b->n; x++) {
         int u = b->topo[x];
@@ -2992,12 +3227,12 @@ static cc__time cc__bnb_bound(cc__bnb* b, cc__time t, cc__time maxfin) {
             hu = cc__bnb_max(hu, b->done[v] ? b->fin[v] : b->h[v] + p->dur[v]);
         }
         hu = cc__bnb_earliest(b, u, hu);  /* the placed jobs leave no room before */
-        if (hu > b->ls[u]) return CC__TIME_MAX;
+        if (hu > b->ls[u]) return CONCERTO__TIME_MAX;
         b->h[u] = hu;
         if (hu < t0) t0 = hu;
         lb = cc__bnb_max(lb, hu + b->tail[u]);
     }
-    if (t0 == CC__TIME_MAX) return lb;
+    if (t0 == CONCERTO__TIME_MAX) return lb;
     /* energy: the remaining work of resource r fits the free capacity after t0 */
     for (r = 0; r < b->k; r++) {
         int64_t w = 0, acc = 0, cap = p->cap[r];
@@ -3010,12 +3245,12 @@ static cc__time cc__bnb_bound(cc__bnb* b, cc__time t, cc__time maxfin) {
         for (;;) {
             int64_t fr = cap - b->use[(size_t)i * b->k + r];
             int last = (i + 1 >= b->m);
-            cc__time se = last ? CC__TIME_MAX : b->tp[i + 1];
+            cc__time se = last ? CONCERTO__TIME_MAX : b->tp[i + 1];
             if (fr > 0) {
                 int64_t need = w - acc;
                 if (last || (se - tt) >= (need + fr - 1) / fr) { end = tt + (need + fr - 1) / fr; break; }
                 acc += fr * (se - tt);
-            } else if (last) { end = CC__TIME_MAX; break; }
+            } else if (last) { end = CONCERTO__TIME_MAX; break; }
             tt = se;
             i++;
         }
@@ -3027,9 +3262,9 @@ static cc__time cc__bnb_bound(cc__bnb* b, cc__time t, cc__time maxfin) {
 /* Latest starts from the deadlines and the target makespan. */
 static void cc__bnb_set_target(cc__bnb* b) {
     int j;
-    b->target = b->U >= CC__TIME_MAX ? CC__TIME_MAX : b->U - b->step;
+    b->target = b->U >= CONCERTO__TIME_MAX ? CONCERTO__TIME_MAX : b->U - b->step;
     for (j = 0; j < b->n; j++) {
-        cc__time l = b->target >= CC__TIME_MAX ? CC__TIME_MAX : b->target - b->tail[j];
+        cc__time l = b->target >= CONCERTO__TIME_MAX ? CONCERTO__TIME_MAX : b->target - b->tail[j];
         b->ls[j] = l < b->dl_ls[j] ? l : b->dl_ls[j];
     }
 }
@@ -3060,8 +3295,8 @@ static int cc__bnb_memo_hit(cc__bnb* b, uint64_t hsh, cc__time t, int last, cc__
     const cc__prob* p = b->p;
     int e, scanned = 0;
     if (!b->n_bucket) return 0;
-    for (e = 0; e < b->n; e++) b->hj[e] = -CC__TIME_MAX;  /* not computed yet */
-    for (e = b->bucket[hsh & (b->n_bucket - 1)]; e >= 0 && scanned < CC__BNB_MEMO_SCAN; e = b->ent[e].next) {
+    for (e = 0; e < b->n; e++) b->hj[e] = -CONCERTO__TIME_MAX;  /* not computed yet */
+    for (e = b->bucket[hsh & (b->n_bucket - 1)]; e >= 0 && scanned < CONCERTO__BNB_MEMO_SCAN; e = b->ent[e].next) {
         const cc__bnb_ent* en = b->ent + e;
         const cc__time* sa;
         int j, x, ok = 1;
@@ -3075,7 +3310,7 @@ static int cc__bnb_memo_hit(cc__bnb* b, uint64_t hsh, cc__time t, int last, cc__
             if (!b->done[j]) continue;
             fa = sa[x++] + p->dur[j];
             if (fa <= hmin || fa <= b->fin[j]) continue;
-            if (b->hj[j] == -CC__TIME_MAX) {
+            if (b->hj[j] == -CONCERTO__TIME_MAX) {
                 const uint64_t* cj = b->conf + (size_t)j * b->nw;
                 cc__time hm = lbB;
                 int v;
@@ -3105,11 +3340,11 @@ static void cc__bnb_memo_add(cc__bnb* b, uint64_t hsh, cc__time t, int last) {
     size_t e = b->n_ent, need = (size_t)b->n_done, i;
     int j;
     if (b->memo_full) return;
-    if ((e + 1) * (sizeof(cc__bnb_ent) + (size_t)b->nw * 8 + 4) + (b->mst_n + need) * sizeof(cc__time) > CC__BNB_MEMO_BYTES ||
+    if ((e + 1) * (sizeof(cc__bnb_ent) + (size_t)b->nw * 8 + 4) + (b->mst_n + need) * sizeof(cc__time) > CONCERTO__BNB_MEMO_BYTES ||
         e + 1 >= (size_t)0x7fffffff) { b->memo_full = 1; return; }
-    if (!CC__GROW(b->ctx, b->ent, b->ent_cap, e + 1) ||
-        !CC__GROW(b->ctx, b->mset, b->mset_cap, (e + 1) * (size_t)b->nw) ||
-        !CC__GROW(b->ctx, b->mst, b->mst_cap, b->mst_n + need)) { b->memo_full = 1; return; }
+    if (!CONCERTO__GROW(b->ctx, b->ent, b->ent_cap, e + 1) ||
+        !CONCERTO__GROW(b->ctx, b->mset, b->mset_cap, (e + 1) * (size_t)b->nw) ||
+        !CONCERTO__GROW(b->ctx, b->mst, b->mst_cap, b->mst_n + need)) { b->memo_full = 1; return; }
     if (e + 1 > b->n_bucket * 2) {  /* rehash into twice the buckets */
         size_t nb = b->n_bucket ? b->n_bucket * 2 : 1024;
         int* bk = (int*)cc__alloc(b->ctx, nb * sizeof *bk);
@@ -3182,8 +3417,8 @@ static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin) 
     if (b->stop) return;
     if (b->n_done > 0) {
         uint64_t hsh;
-        cc__time lbB = cc__bnb_bound(b, t_prev, maxfin), hmin = CC__TIME_MAX;
-        if (lbB >= CC__TIME_MAX || cc__bnb_ceil(lbB, b->step) > b->target) return;
+        cc__time lbB = cc__bnb_bound(b, t_prev, maxfin), hmin = CONCERTO__TIME_MAX;
+        if (lbB >= CONCERTO__TIME_MAX || cc__bnb_ceil(lbB, b->step) > b->target) return;
         for (u = 0; u < b->n; u++)
             if (!b->done[u] && b->h[u] < hmin) hmin = b->h[u];
         hsh = cc__bnb_hash(b);
@@ -3203,12 +3438,12 @@ static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin) 
         if (elo < t_prev && cc__bnb_earliest(b, u, elo) < s) continue;          /* left shift */
         if (last >= 0 && s == t_prev && u < last && !cc__bnb_is_pred(p, last, u)) continue;  /* single enumeration */
         fl = cc__bnb_place(b, u, s);
-        lb = cc__bnb_dead(b, s) ? CC__TIME_MAX : cc__bnb_bound(b, s, cc__bnb_max(maxfin, b->fin[u]));
+        lb = cc__bnb_dead(b, s) ? CONCERTO__TIME_MAX : cc__bnb_bound(b, s, cc__bnb_max(maxfin, b->fin[u]));
         cc__bnb_unplace(b, u, fl);
-        if (lb >= CC__TIME_MAX) continue;
+        if (lb >= CONCERTO__TIME_MAX) continue;
         lb = cc__bnb_ceil(lb, b->step);
         if (lb > b->target) continue;
-        if (!CC__GROW(b->ctx, b->ch, b->ch_cap, b->ch_n + 1)) { b->oom = 1; b->stop = 1; b->ch_n = base; return; }
+        if (!CONCERTO__GROW(b->ctx, b->ch, b->ch_cap, b->ch_n + 1)) { b->oom = 1; b->stop = 1; b->ch_n = base; return; }
         b->ch[b->ch_n].job = u;
         b->ch[b->ch_n].s = s;
         b->ch[b->ch_n].lb = lb;
@@ -3254,7 +3489,7 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
     cc__time lb;
     uint64_t* desc;
     memset(b, 0, sizeof *b);
-    res->makespan = CC__TIME_MAX;
+    res->makespan = CONCERTO__TIME_MAX;
     res->lower_bound = 0;
     res->proven = 0;
     res->nodes = 0;
@@ -3264,7 +3499,7 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
         return CC_OK;
     }
     if (have_incumbent) {  /* reported even if the search cannot start */
-        res->makespan = -CC__TIME_MAX;
+        res->makespan = -CONCERTO__TIME_MAX;
         for (j = 0; j < n; j++) res->makespan = cc__bnb_max(res->makespan, best[j] + p->dur[j]);
     }
     b->ctx = ctx;
@@ -3298,14 +3533,14 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
     if (!b->topo || !b->rel || !b->tail || !b->dl_ls || !b->ls || !b->pos_off || !b->pos_res || !b->tp ||
         !b->use || !b->done || !b->npl || !b->st || !b->fin || !b->h || !b->sa || !b->sb || !b->set || !b->conf || !b->hj) {
         cc__bnb_free_all(b);
-        return CC__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "branch and bound: out of memory for %d jobs", n);
+        return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "branch and bound: out of memory for %d jobs", n);
     }
     /* lattice: then every generated time is a multiple of grain */
     b->step = p->grain > 0 ? p->grain : 1;
     for (j = 0; j < n; j++) {
         if (p->dur[j] % b->step) lattice = 0;
         if (p->release && p->release[j] % b->step) lattice = 0;
-        if (p->deadline && p->deadline[j] < CC__TIME_MAX && p->deadline[j] % b->step) lattice = 0;
+        if (p->deadline && p->deadline[j] < CONCERTO__TIME_MAX && p->deadline[j] % b->step) lattice = 0;
     }
     for (i = 0; i < p->n_busy; i++)
         if (p->busy_start[i] % b->step || p->busy_end[i] % b->step) lattice = 0;
@@ -3335,10 +3570,10 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
     desc = (uint64_t*)cc__calloc(ctx, (size_t)n * (size_t)b->nw, sizeof(uint64_t));
     if (!desc) {
         cc__bnb_free_all(b);
-        return CC__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "branch and bound: out of memory for %d jobs", n);
+        return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "branch and bound: out of memory for %d jobs", n);
     }
     for (i = nt - 1; i >= 0; i--) {
-        cc__time tl = 0, lf = (p->deadline && p->deadline[b->topo[i]] < CC__TIME_MAX) ? p->deadline[b->topo[i]] : CC__TIME_MAX;
+        cc__time tl = 0, lf = (p->deadline && p->deadline[b->topo[i]] < CONCERTO__TIME_MAX) ? p->deadline[b->topo[i]] : CONCERTO__TIME_MAX;
         j = b->topo[i];
         for (q = p->succ_off[j]; q < p->succ_off[j + 1]; q++) {
             int s2 = p->succ[q];
@@ -3362,7 +3597,7 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
             }
         }
         b->tail[j] = tl + p->dur[j];
-        b->dl_ls[j] = lf >= CC__TIME_MAX ? CC__TIME_MAX : lf - p->dur[j];
+        b->dl_ls[j] = lf >= CONCERTO__TIME_MAX ? CONCERTO__TIME_MAX : lf - p->dur[j];
     }
     cc__free(ctx, desc);
     /* conflicts: jobs sharing a resource with positive demand, successors */
@@ -3378,29 +3613,29 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
         for (q = p->succ_off[j]; q < p->succ_off[j + 1]; q++) cj[p->succ[q] >> 6] |= (uint64_t)1 << (p->succ[q] & 63);
     }
     /* profile: -inf sentinel plus the busy blocks */
-    b->tp[0] = -CC__TIME_MAX * 2;
+    b->tp[0] = -CONCERTO__TIME_MAX * 2;
     b->m = 1;
     for (i = 0; i < p->n_busy; i++)
         if (p->busy_end[i] > p->busy_start[i])
             (void)cc__bnb_occupy(b, p->busy_start[i], p->busy_end[i], p->busy_dem + (size_t)i * k);
     /* root bound (deadline windows only), then the incumbent's target */
-    b->U = CC__TIME_MAX;
+    b->U = CONCERTO__TIME_MAX;
     cc__bnb_set_target(b);
-    lb = infeasible ? CC__TIME_MAX : cc__bnb_bound(b, -CC__TIME_MAX, -CC__TIME_MAX);
-    if (lb < CC__TIME_MAX) lb = cc__bnb_ceil(lb, b->step);
+    lb = infeasible ? CONCERTO__TIME_MAX : cc__bnb_bound(b, -CONCERTO__TIME_MAX, -CONCERTO__TIME_MAX);
+    if (lb < CONCERTO__TIME_MAX) lb = cc__bnb_ceil(lb, b->step);
     if (have_incumbent) {
-        b->U = -CC__TIME_MAX;
+        b->U = -CONCERTO__TIME_MAX;
         for (j = 0; j < n; j++) b->U = cc__bnb_max(b->U, best[j] + p->dur[j]);
     }
     cc__bnb_set_target(b);
     b->root_lb = lb;
-    if (lb < CC__TIME_MAX && b->U > lb) cc__bnb_dfs(b, -CC__TIME_MAX, -1, -CC__TIME_MAX);
+    if (lb < CONCERTO__TIME_MAX && b->U > lb) cc__bnb_dfs(b, -CONCERTO__TIME_MAX, -1, -CONCERTO__TIME_MAX);
     res->nodes = b->nodes;
     res->makespan = b->U;
     if (b->oom) {
         res->lower_bound = lb < b->U ? lb : b->U;
         cc__bnb_free_all(b);
-        return CC__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "branch and bound: out of memory after %lld nodes", (long long)res->nodes);
+        return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "branch and bound: out of memory after %lld nodes", (long long)res->nodes);
     }
     cc__bnb_free_all(b);
     if (b->stop == 1) {  /* budget or time: only the root bound is proven */
@@ -3410,8 +3645,2029 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
     }
     res->proven = 1;
     res->lower_bound = b->U;
-    if (b->U >= CC__TIME_MAX)
-        return CC__FAIL(ctx, CC_ERR_INFEASIBLE, "branch and bound: no schedule of the %d jobs meets the constraints", n);
+    if (b->U >= CONCERTO__TIME_MAX)
+        return CONCERTO__FAIL(ctx, CC_ERR_INFEASIBLE, "branch and bound: no schedule of the %d jobs meets the constraints", n);
+    return CC_OK;
+}
+
+/* >>world: ranks as threads in one process, communicators, collectives with
+   real data, the alpha-beta link model and its emulation.
+
+   Layout. A cc_world owns its own context (world-level memory), one cc_rank
+   per rank (each with its own context) and every communicator. A
+   communicator is a shared group (cc__world_group: mutex, condition variable,
+   the rendezvous state) plus one view per member (struct cc_comm, the handle
+   a rank gets): views never change after creation, everything that does
+   lives in the group under its mutex.
+
+   Group collectives. Member m issuing its s-th collective on the group
+   publishes its descriptor and buffers in info[m] and waits. The member that
+   arrives last moves all the data itself (outside the mutex, while every
+   other member is blocked in the same collective), in rank order, so every
+   rank gets bit-identical results; then it marks collective s done and wakes
+   the others. A member can only arrive at s+1 once s is done, so one set of
+   per-member slots suffices, and the scratch buffer is only ever used by one
+   mover at a time.
+
+   Point to point. Per ordered pair (src, dst) of members a channel with one
+   posted send and one posted recv; the k-th send pairs with the k-th recv.
+   Whoever posts second checks that the two agree and copies.
+
+   Failure. A mismatch, a timeout or a failed rank (cc_world_run's abort)
+   poisons the group: every waiter wakes, and every later collective on it
+   fails at once with a message that names the original failure.
+
+   Lock order: world->mu before group->mu; nothing takes them the other way. */
+
+#define CONCERTO__WORLD_SITE_GROUP (-1)   /* poison_site: a group collective (poison_seq) */
+#define CONCERTO__WORLD_SITE_ABORT (-2)   /* poison_site: the world was aborted */
+
+typedef struct cc__world_info {     /* one member's collective as issued */
+    cc_coll_kind kind;
+    cc_dtype dtype;
+    cc_reduce_op reduce;
+    size_t n_elems;
+    int peer;
+    const void* send;
+    void* recv;
+} cc__world_info;
+
+typedef struct cc__world_chan {     /* point to point, from member src to member dst */
+    uint64_t next_send, next_recv;  /* sequence number of the next send / recv posted */
+    uint64_t n_done;                /* transfers complete */
+    int send_posted, recv_posted;
+    int moving;                     /* both posted, data being copied (outside the lock) */
+    cc__world_info send, recv;
+    double t_send_s, t_recv_s;      /* when they were posted */
+    double deadline_s;              /* emulated link: completion of the last transfer */
+} cc__world_chan;
+
+typedef struct cc__world_group {
+    cc_world* world;
+    int n;
+    int* members;                   /* [n] world ranks, in the creator's order */
+    int* sorted;                    /* [n] the same, sorted: the creation key */
+    int instance;                   /* k-th group created with this member set */
+    int is_world;
+    const cc_link* link;            /* intra_node if every member is on one node */
+    char name[96];                  /* "{0,1,2,3}" */
+    struct cc_comm* views;          /* [n] the per-member handles */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    /* everything below under mu */
+    unsigned char* joined;          /* [n] member created its view */
+    unsigned char* abort_hit;       /* [n] member got the abort error */
+    uint64_t* issued;               /* [n] group collectives issued by the member */
+    uint64_t* waiting_at;           /* [n] 1 + the sequence number it waits in, 0 none */
+    cc__world_info* info;           /* [n] */
+    uint64_t n_done;                /* group collectives complete */
+    int n_arrived, moving;
+    double deadline_s;              /* emulated link: completion of the last collective */
+    cc__world_chan* chan;           /* [n*n] by src*n + dst, allocated by the first send/recv */
+    int poisoned;
+    cc_result poison_code;
+    int poison_site;                /* CC__WORLD_SITE_*, or the channel index */
+    uint64_t poison_seq;
+    char poison_msg[CONCERTO__MSG_MAX];
+    void* scratch;                  /* used only by the mover of a collective */
+    size_t scratch_bytes;
+} cc__world_group;
+
+struct cc_comm {
+    cc__world_group* g;
+    int me;                         /* index in the group */
+    cc_rank* rank;
+};
+
+struct cc_rank {
+    cc_world* world;
+    int index;
+    cc_context* ctx;
+    cc_comm* world_comm;
+    pthread_t thread;
+    int abort_hit;                  /* under world->mu: cc_comm_create failed because of the abort */
+    cc_result result;
+    char error[CONCERTO__MSG_MAX];
+};
+
+struct cc_world {
+    cc_context* ctx;                /* world-level memory and errors of cc_world_* calls */
+    cc_world_desc desc;             /* defaults resolved */
+    pthread_mutex_t mu;
+    cc_rank* ranks;                 /* [n_ranks] */
+    cc__world_group* world_group;
+    /* under mu */
+    cc__world_group** groups;       /* every group but the world's, in creation order */
+    size_t n_groups, cap_groups;
+    int running;
+    int aborted;
+    int abort_rank;
+    cc_result (*fn)(cc_rank* rank, void* user_data);
+    void* user_data;
+    char error[CONCERTO__MSG_MAX];
+};
+
+/* ---- helpers ------------------------------------------------------------*/
+static double cc__world_now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static struct timespec cc__world_timespec(double t_s) {
+    struct timespec ts;
+    double sec = floor(t_s);
+    ts.tv_sec = (time_t)sec;
+    ts.tv_nsec = (long)((t_s - sec) * 1e9);
+    if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+    if (ts.tv_nsec < 0) ts.tv_nsec = 0;
+    return ts;
+}
+
+/* Sleeps (no spinning) until the monotonic clock reaches t_s. */
+static void cc__world_sleep_until(double t_s) {
+    struct timespec ts;
+    if (t_s <= 0 || cc__world_now_s() >= t_s) return;
+    ts = cc__world_timespec(t_s);
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {}
+}
+
+/* Waits on the group's condition variable until woken or until t_s;
+   returns 1 if t_s has passed. */
+static int cc__world_wait(cc__world_group* g, double t_s) {
+    struct timespec ts = cc__world_timespec(t_s);
+    int rc = pthread_cond_timedwait(&g->cv, &g->mu, &ts);
+    return rc == ETIMEDOUT || cc__world_now_s() >= t_s;
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+#define CONCERTO__WORLD_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define CONCERTO__WORLD_PRINTF(f, a)
+#endif
+static void cc__world_msg(char* msg, size_t msg_size, const char* fmt, ...) CONCERTO__WORLD_PRINTF(3, 4);
+static void cc__world_append(char* buf, size_t size, const char* fmt, ...) CONCERTO__WORLD_PRINTF(3, 4);
+static void cc__world_msg(char* msg, size_t msg_size, const char* fmt, ...) {
+    va_list ap;
+    if (!msg || !msg_size) return;
+    va_start(ap, fmt);
+    vsnprintf(msg, msg_size, fmt, ap);
+    va_end(ap);
+}
+
+/* Appends to a NUL-terminated string in buf[size]; truncates silently. */
+static void cc__world_append(char* buf, size_t size, const char* fmt, ...) {
+    va_list ap;
+    size_t len = strlen(buf);
+    if (len + 1 >= size) return;
+    va_start(ap, fmt);
+    vsnprintf(buf + len, size - len, fmt, ap);
+    va_end(ap);
+}
+
+static size_t cc__world_dtype_size(cc_dtype dt) {
+    switch (dt) {
+        case CC_DTYPE_FLOAT32: return 4;
+        case CC_DTYPE_FLOAT64: return 8;
+        case CC_DTYPE_INT32: return 4;
+        default: return 0;
+    }
+}
+
+static const char* cc__world_dtype_name(cc_dtype dt) {
+    switch (dt) {
+        case CC_DTYPE_FLOAT32: return "float32";
+        case CC_DTYPE_FLOAT64: return "float64";
+        case CC_DTYPE_INT32: return "int32";
+        default: return "(invalid dtype)";
+    }
+}
+
+static const char* cc__world_kind_name(cc_coll_kind kind) {
+    switch (kind) {
+        case CC_COLL_NONE: return "none";
+        case CC_COLL_ALL_REDUCE: return "all_reduce";
+        case CC_COLL_REDUCE_SCATTER: return "reduce_scatter";
+        case CC_COLL_ALL_GATHER: return "all_gather";
+        case CC_COLL_BROADCAST: return "broadcast";
+        case CC_COLL_SEND: return "send";
+        case CC_COLL_RECV: return "recv";
+        case CC_COLL_ALL_TO_ALL: return "all_to_all";
+        default: return "(invalid kind)";
+    }
+}
+
+static const char* cc__world_reduce_name(cc_reduce_op op) {
+    switch (op) {
+        case CC_REDUCE_SUM: return "sum";
+        case CC_REDUCE_AVG: return "avg";
+        case CC_REDUCE_MAX: return "max";
+        default: return "(invalid op)";
+    }
+}
+
+static int cc__world_reduces(cc_coll_kind kind) {
+    return kind == CC_COLL_ALL_REDUCE || kind == CC_COLL_REDUCE_SCATTER;
+}
+
+/* "all_reduce(sum) of 1024 float32", "broadcast of 8 int32 from root 1 (rank 3)" */
+static void cc__world_describe(char* buf, size_t size, const cc__world_group* g, const cc__world_info* c) {
+    buf[0] = 0;
+    cc__world_append(buf, size, "%s", cc__world_kind_name(c->kind));
+    if (cc__world_reduces(c->kind)) cc__world_append(buf, size, "(%s)", cc__world_reduce_name(c->reduce));
+    cc__world_append(buf, size, " of %llu %s", (unsigned long long)c->n_elems, cc__world_dtype_name(c->dtype));
+    if (c->kind == CC_COLL_BROADCAST) {
+        if (c->peer >= 0 && c->peer < g->n) cc__world_append(buf, size, " from root %d (rank %d)", c->peer, g->members[c->peer]);
+        else cc__world_append(buf, size, " from root %d", c->peer);
+    }
+}
+
+static int cc__world_same(const cc__world_info* a, const cc__world_info* b) {
+    if (a->kind != b->kind || a->n_elems != b->n_elems || a->dtype != b->dtype) return 0;
+    if (cc__world_reduces(a->kind) && a->reduce != b->reduce) return 0;
+    if (a->kind == CC_COLL_BROADCAST && a->peer != b->peer) return 0;
+    return 1;
+}
+
+static int cc__world_node_of(const cc_world* w, int rank) {
+    return w->desc.ranks_per_node > 0 ? rank / w->desc.ranks_per_node : 0;
+}
+
+/* ---- cost model -----------------------------------------------------------*/
+CONCERTO_API double cc_link_time_us(const cc_link* link, cc_coll_kind kind, size_t n_bytes_per_rank, int n_ranks) {
+    double a, b, bytes = (double)n_bytes_per_rank, n = (double)n_ranks;
+    if (!link || n_ranks <= 1) return 0;
+    a = link->alpha_us;
+    b = link->us_per_byte;
+    switch (kind) {
+        case CC_COLL_ALL_REDUCE: return 2.0 * (n - 1) * (a + bytes / n * b);
+        case CC_COLL_REDUCE_SCATTER:
+        case CC_COLL_ALL_GATHER:
+        case CC_COLL_ALL_TO_ALL: return (n - 1) * (a + bytes * b);
+        case CC_COLL_BROADCAST: return (n - 1) * a + bytes * b;
+        case CC_COLL_SEND:
+        case CC_COLL_RECV: return a + bytes * b;
+        default: return 0;
+    }
+}
+
+/* ---- reductions (in the element type, int32 wraps around) -----------------*/
+static void cc__world_reduce_into(void* acc, const void* in, size_t n, cc_dtype dt, cc_reduce_op op) {
+    size_t i;
+    int max = op == CC_REDUCE_MAX;
+    switch (dt) {
+        case CC_DTYPE_FLOAT32: {
+            float* a = (float*)acc;
+            const float* x = (const float*)in;
+            if (max) { for (i = 0; i < n; i++) if (x[i] > a[i]) a[i] = x[i]; }
+            else for (i = 0; i < n; i++) a[i] += x[i];
+            break;
+        }
+        case CC_DTYPE_FLOAT64: {
+            double* a = (double*)acc;
+            const double* x = (const double*)in;
+            if (max) { for (i = 0; i < n; i++) if (x[i] > a[i]) a[i] = x[i]; }
+            else for (i = 0; i < n; i++) a[i] += x[i];
+            break;
+        }
+        case CC_DTYPE_INT32: {
+            int32_t* a = (int32_t*)acc;
+            const int32_t* x = (const int32_t*)in;
+            if (max) { for (i = 0; i < n; i++) if (x[i] > a[i]) a[i] = x[i]; }
+            else for (i = 0; i < n; i++) a[i] = (int32_t)((uint32_t)a[i] + (uint32_t)x[i]);
+            break;
+        }
+        default: break;
+    }
+}
+
+static void cc__world_divide(void* acc, size_t n, cc_dtype dt, int count) {
+    size_t i;
+    switch (dt) {
+        case CC_DTYPE_FLOAT32: { float* a = (float*)acc; for (i = 0; i < n; i++) a[i] /= (float)count; break; }
+        case CC_DTYPE_FLOAT64: { double* a = (double*)acc; for (i = 0; i < n; i++) a[i] /= (double)count; break; }
+        case CC_DTYPE_INT32: { int32_t* a = (int32_t*)acc; for (i = 0; i < n; i++) a[i] /= count; break; }
+        default: break;
+    }
+}
+
+/* ---- poison -----------------------------------------------------------------
+   Under g->mu. The first failure wins; later ones keep the original cause. */
+static void cc__world_poison(cc__world_group* g, cc_result code, int site, uint64_t seq, const char* text) {
+    if (g->poisoned) return;
+    g->poisoned = 1;
+    g->poison_code = code;
+    g->poison_site = site;
+    g->poison_seq = seq;
+    cc__world_msg(g->poison_msg, sizeof g->poison_msg, "%s", text);
+    pthread_cond_broadcast(&g->cv);
+}
+
+/* The error of an operation that found (or was woken by) the poison. Under
+   g->mu. site/seq: the operation's own; what: its description. */
+static cc_result cc__world_poison_error(cc__world_group* g, int me, int site, uint64_t seq, const char* what,
+                                        char* msg, size_t msg_size) {
+    if (g->poison_site == CONCERTO__WORLD_SITE_ABORT) {
+        g->abort_hit[me] = 1;
+        cc__world_msg(msg, msg_size, "comm %s %s: aborted: %s", g->name, what, g->poison_msg);
+    } else if (g->poison_site == site && g->poison_seq == seq) {
+        cc__world_msg(msg, msg_size, "%s", g->poison_msg);   /* the failure itself */
+    } else {
+        cc__world_msg(msg, msg_size, "comm %s %s: the communicator failed earlier: %s", g->name, what, g->poison_msg);
+    }
+    return g->poison_code;
+}
+
+/* ---- argument checks (no lock needed: views never change) ----------------*/
+static int cc__world_overlap(const void* a, const void* b, size_t n_a, size_t n_b) {
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    if (!a || !b || !n_a || !n_b) return 0;
+    return x < y + n_b && y < x + n_a;
+}
+
+static cc_result cc__world_check(const cc_comm* comm, const cc_collective* c, char* msg, size_t msg_size) {
+    const cc__world_group* g = comm->g;
+    int n = g->n, me_rank = g->members[comm->me];
+    const char* kind = cc__world_kind_name(c->kind);
+    size_t es = cc__world_dtype_size(c->dtype), n_send, n_recv;
+    if (c->kind <= CC_COLL_NONE || c->kind > CC_COLL_ALL_TO_ALL) {
+        cc__world_msg(msg, msg_size, "comm %s: rank %d issued a collective of invalid kind %d", g->name, me_rank, (int)c->kind);
+        return CC_ERR_INVALID_ARG;
+    }
+    if (!es) {
+        cc__world_msg(msg, msg_size, "comm %s %s: rank %d gave invalid dtype %d", g->name, kind, me_rank, (int)c->dtype);
+        return CC_ERR_INVALID_ARG;
+    }
+    if (cc__world_reduces(c->kind) && (c->reduce < CC_REDUCE_SUM || c->reduce > CC_REDUCE_MAX)) {
+        cc__world_msg(msg, msg_size, "comm %s %s: rank %d gave invalid reduce op %d", g->name, kind, me_rank, (int)c->reduce);
+        return CC_ERR_INVALID_ARG;
+    }
+    if (c->kind == CC_COLL_BROADCAST || c->kind == CC_COLL_SEND || c->kind == CC_COLL_RECV) {
+        const char* role = c->kind == CC_COLL_BROADCAST ? "root" : c->kind == CC_COLL_SEND ? "destination" : "source";
+        if (c->peer < 0 || c->peer >= n) {
+            cc__world_msg(msg, msg_size, "comm %s %s: rank %d gave %s %d, outside the communicator's %d ranks",
+                          g->name, kind, me_rank, role, c->peer, n);
+            return CC_ERR_INVALID_ARG;
+        }
+        if (c->kind != CC_COLL_BROADCAST && c->peer == comm->me) {
+            cc__world_msg(msg, msg_size, "comm %s %s: rank %d names itself as the %s", g->name, kind, me_rank, role);
+            return CC_ERR_INVALID_ARG;
+        }
+    }
+    /* element counts of the two buffers */
+    n_send = n_recv = c->n_elems;
+    if (c->kind == CC_COLL_REDUCE_SCATTER || c->kind == CC_COLL_ALL_TO_ALL) n_send = c->n_elems * (size_t)n;
+    if (c->kind == CC_COLL_ALL_GATHER || c->kind == CC_COLL_ALL_TO_ALL) n_recv = c->n_elems * (size_t)n;
+    if (c->n_elems > (size_t)-1 / es / (size_t)n) {
+        cc__world_msg(msg, msg_size, "comm %s %s: rank %d: %llu elements overflow the address space",
+                      g->name, kind, me_rank, (unsigned long long)c->n_elems);
+        return CC_ERR_INVALID_ARG;
+    }
+    if (c->n_elems == 0) return CC_OK;
+    if (c->kind != CC_COLL_RECV && !c->send_buf && (c->kind != CC_COLL_BROADCAST || c->peer == comm->me)) {
+        cc__world_msg(msg, msg_size, "comm %s %s: rank %d: send_buf is NULL with n_elems %llu",
+                      g->name, kind, me_rank, (unsigned long long)c->n_elems);
+        return CC_ERR_INVALID_ARG;
+    }
+    if (c->kind != CC_COLL_SEND && !c->recv_buf) {
+        cc__world_msg(msg, msg_size, "comm %s %s: rank %d: recv_buf is NULL with n_elems %llu",
+                      g->name, kind, me_rank, (unsigned long long)c->n_elems);
+        return CC_ERR_INVALID_ARG;
+    }
+    if (c->kind != CC_COLL_SEND && c->kind != CC_COLL_RECV && !(c->kind == CC_COLL_BROADCAST && c->peer != comm->me)) {
+        int in_place_ok = c->kind == CC_COLL_ALL_REDUCE || c->kind == CC_COLL_BROADCAST;
+        if (cc__world_overlap(c->send_buf, c->recv_buf, n_send * es, n_recv * es) &&
+            !(in_place_ok && c->send_buf == c->recv_buf)) {
+            cc__world_msg(msg, msg_size, "comm %s %s: rank %d: send_buf and recv_buf overlap%s", g->name, kind, me_rank,
+                          in_place_ok ? " without being equal (in place)" : " (in place is allowed only for all_reduce and broadcast)");
+            return CC_ERR_INVALID_ARG;
+        }
+    }
+    return CC_OK;
+}
+
+/* ---- data movement of a group collective -----------------------------------
+   Called by the last member to arrive, without the lock; every other member
+   is blocked in the same collective. Reductions go through the scratch
+   buffer in rank order, so results do not depend on who moves the data and
+   in-place buffers are safe. */
+static cc_result cc__world_move(cc__world_group* g, char* msg, size_t msg_size) {
+    const cc__world_info* c0 = &g->info[0];
+    int n = g->n, m, d;
+    size_t es = cc__world_dtype_size(c0->dtype), cnt = c0->n_elems, blk = cnt * es;
+    if (cnt == 0) return CC_OK;
+    switch (c0->kind) {
+        case CC_COLL_ALL_REDUCE:
+        case CC_COLL_REDUCE_SCATTER: {
+            size_t total = c0->kind == CC_COLL_ALL_REDUCE ? cnt : cnt * (size_t)n;
+            if (g->scratch_bytes < total * es) {
+                cc_context* wctx = g->world->ctx;
+                cc__free(wctx, g->scratch);
+                g->scratch_bytes = 0;
+                g->scratch = cc__alloc(wctx, total * es);
+                if (!g->scratch) {
+                    cc__world_msg(msg, msg_size, "comm %s %s: out of memory for a %llu-byte reduction buffer", g->name,
+                                  cc__world_kind_name(c0->kind), (unsigned long long)(total * es));
+                    return CC_ERR_OUT_OF_MEMORY;
+                }
+                g->scratch_bytes = total * es;
+            }
+            memcpy(g->scratch, g->info[0].send, total * es);
+            for (m = 1; m < n; m++) cc__world_reduce_into(g->scratch, g->info[m].send, total, c0->dtype, c0->reduce);
+            if (c0->reduce == CC_REDUCE_AVG) cc__world_divide(g->scratch, total, c0->dtype, n);
+            for (m = 0; m < n; m++)
+                memcpy(g->info[m].recv, (const char*)g->scratch + (c0->kind == CC_COLL_ALL_REDUCE ? 0 : (size_t)m * blk),
+                       blk);
+            break;
+        }
+        case CC_COLL_ALL_GATHER:
+            for (d = 0; d < n; d++)
+                for (m = 0; m < n; m++) memcpy((char*)g->info[d].recv + (size_t)m * blk, g->info[m].send, blk);
+            break;
+        case CC_COLL_BROADCAST: {
+            const void* src = g->info[c0->peer].send;
+            for (m = 0; m < n; m++)
+                if (g->info[m].recv != src) memcpy(g->info[m].recv, src, blk);
+            break;
+        }
+        case CC_COLL_ALL_TO_ALL:
+            for (d = 0; d < n; d++)
+                for (m = 0; m < n; m++)
+                    memcpy((char*)g->info[d].recv + (size_t)m * blk, (const char*)g->info[m].send + (size_t)d * blk, blk);
+            break;
+        default: break;
+    }
+    return CC_OK;
+}
+
+/* Who did not arrive at group collective seq, for a timeout message. Under g->mu. */
+static void cc__world_missing(const cc__world_group* g, uint64_t seq, char* buf, size_t size) {
+    int m, n_missing = 0;
+    buf[0] = 0;
+    for (m = 0; m < g->n; m++) {
+        if (g->waiting_at[m] == seq + 1) continue;
+        cc__world_append(buf, size, "%s%d", n_missing ? ", " : "", g->members[m]);
+        if (!g->joined[m]) cc__world_append(buf, size, " (which has not created this communicator)");
+        else cc__world_append(buf, size, " (which has issued %llu collectives on it)", (unsigned long long)g->issued[m]);
+        n_missing++;
+    }
+    if (n_missing == 0) cc__world_msg(buf, size, "(nobody)");
+}
+
+static cc_result cc__world_group_coll(cc_comm* comm, const cc_collective* c, char* msg, size_t msg_size) {
+    cc__world_group* g = comm->g;
+    cc_world* w = g->world;
+    int me = comm->me, m;
+    uint64_t seq;
+    double timeout_s = w->desc.timeout_s, t_fail, deadline = 0;
+    char what[160], text[CONCERTO__MSG_MAX];
+    cc__world_info mine;
+    mine.kind = c->kind;
+    mine.dtype = c->dtype;
+    mine.reduce = c->reduce;
+    mine.n_elems = c->n_elems;
+    mine.peer = c->peer;
+    mine.send = c->send_buf;
+    mine.recv = c->recv_buf;
+
+    pthread_mutex_lock(&g->mu);
+    seq = g->issued[me]++;
+    {
+        char d[112];
+        cc__world_describe(d, sizeof d, g, &mine);
+        cc__world_msg(what, sizeof what, "collective #%llu (%s)", (unsigned long long)seq, d);
+    }
+    if (g->poisoned) {
+        cc_result r = cc__world_poison_error(g, me, CONCERTO__WORLD_SITE_GROUP, seq, what, msg, msg_size);
+        pthread_mutex_unlock(&g->mu);
+        return r;
+    }
+    /* another thread of this rank may have issued the previous one on this
+       communicator: collectives of one rank on one communicator run in
+       the order they were issued */
+    while (!g->poisoned && g->n_done != seq) pthread_cond_wait(&g->cv, &g->mu);
+    if (g->poisoned) {
+        cc_result r = cc__world_poison_error(g, me, CONCERTO__WORLD_SITE_GROUP, seq, what, msg, msg_size);
+        pthread_mutex_unlock(&g->mu);
+        return r;
+    }
+    /* the same collective as everyone already here? */
+    for (m = 0; m < g->n; m++) {
+        char mine_d[112], theirs_d[112];
+        if (m == me || g->waiting_at[m] != seq + 1 || cc__world_same(&g->info[m], &mine)) continue;
+        cc__world_describe(theirs_d, sizeof theirs_d, g, &g->info[m]);
+        cc__world_describe(mine_d, sizeof mine_d, g, &mine);
+        cc__world_msg(text, sizeof text, "comm %s collective #%llu: rank %d issued %s, rank %d issued %s", g->name,
+                 (unsigned long long)seq, g->members[m < me ? m : me], m < me ? theirs_d : mine_d,
+                 g->members[m < me ? me : m], m < me ? mine_d : theirs_d);
+        cc__world_poison(g, CC_ERR_COLL_MISMATCH, CONCERTO__WORLD_SITE_GROUP, seq, text);
+        {
+            cc_result r = cc__world_poison_error(g, me, CONCERTO__WORLD_SITE_GROUP, seq, what, msg, msg_size);
+            pthread_mutex_unlock(&g->mu);
+            return r;
+        }
+    }
+    g->info[me] = mine;
+    g->waiting_at[me] = seq + 1;
+    g->n_arrived++;
+    if (g->n_arrived == g->n) {
+        /* last to arrive: move the data, complete, wake the others */
+        double t_last = cc__world_now_s();
+        cc_result r;
+        g->moving = 1;
+        pthread_mutex_unlock(&g->mu);
+        r = cc__world_move(g, text, sizeof text);
+        pthread_mutex_lock(&g->mu);
+        g->moving = 0;
+        g->n_arrived = 0;
+        for (m = 0; m < g->n; m++) g->waiting_at[m] = 0;
+        if (r != CC_OK) {
+            cc__world_poison(g, r, CONCERTO__WORLD_SITE_GROUP, seq, text);
+            r = cc__world_poison_error(g, me, CONCERTO__WORLD_SITE_GROUP, seq, what, msg, msg_size);
+            pthread_mutex_unlock(&g->mu);
+            return r;
+        }
+        if (w->desc.emulate_link)
+            g->deadline_s = t_last + 1e-6 * cc_link_time_us(g->link, mine.kind,
+                                                            mine.n_elems * cc__world_dtype_size(mine.dtype), g->n);
+        deadline = g->deadline_s;
+        g->n_done = seq + 1;
+        pthread_cond_broadcast(&g->cv);
+        pthread_mutex_unlock(&g->mu);
+        if (w->desc.emulate_link) cc__world_sleep_until(deadline);
+        return CC_OK;
+    }
+    t_fail = cc__world_now_s() + timeout_s;
+    while (g->n_done <= seq && (!g->poisoned || g->moving)) {   /* never leave while the mover writes our buffers */
+        if (g->moving) { pthread_cond_wait(&g->cv, &g->mu); continue; }   /* everyone is here: no timeout */
+        if (cc__world_wait(g, t_fail) && g->n_done <= seq && !g->poisoned && g->n_arrived < g->n && !g->moving) {
+            char who[CONCERTO__MSG_MAX / 2];
+            cc__world_missing(g, seq, who, sizeof who);
+            cc__world_msg(text, sizeof text, "comm %s %s: rank%s %s did not join within %g s", g->name, what,
+                     strchr(who, ',') ? "s" : "", who, timeout_s);
+            cc__world_poison(g, CC_ERR_TIMEOUT, CONCERTO__WORLD_SITE_GROUP, seq, text);
+        }
+    }
+    if (g->n_done <= seq) {   /* failed */
+        cc_result r;
+        if (g->waiting_at[me] == seq + 1) { g->waiting_at[me] = 0; g->n_arrived--; }
+        r = cc__world_poison_error(g, me, CONCERTO__WORLD_SITE_GROUP, seq, what, msg, msg_size);
+        pthread_mutex_unlock(&g->mu);
+        return r;
+    }
+    deadline = g->deadline_s;   /* collective seq + 1 cannot have completed: it needs this rank */
+    pthread_mutex_unlock(&g->mu);
+    if (w->desc.emulate_link) cc__world_sleep_until(deadline);
+    return CC_OK;
+}
+
+/* ---- point to point ---------------------------------------------------------*/
+static cc_result cc__world_p2p(cc_comm* comm, const cc_collective* c, char* msg, size_t msg_size) {
+    cc__world_group* g = comm->g;
+    cc_world* w = g->world;
+    int me = comm->me, is_send = c->kind == CC_COLL_SEND;
+    int src = is_send ? me : c->peer, dst = is_send ? c->peer : me, site = src * g->n + dst;
+    int peer_rank = g->members[c->peer];
+    cc__world_chan* ch;
+    double timeout_s = w->desc.timeout_s, t_fail = cc__world_now_s() + timeout_s, deadline = 0;
+    uint64_t seq;
+    char what[160], text[CONCERTO__MSG_MAX];
+    cc__world_info mine;
+    mine.kind = c->kind;
+    mine.dtype = c->dtype;
+    mine.reduce = c->reduce;
+    mine.n_elems = c->n_elems;
+    mine.peer = c->peer;
+    mine.send = c->send_buf;
+    mine.recv = c->recv_buf;
+
+    pthread_mutex_lock(&g->mu);
+    if (!g->chan) {   /* n*n channels: only for groups that use send/recv */
+        g->chan = (cc__world_chan*)cc__calloc(w->ctx, (size_t)g->n * (size_t)g->n, sizeof(cc__world_chan));
+        if (!g->chan) {
+            pthread_mutex_unlock(&g->mu);
+            cc__world_msg(msg, msg_size, "comm %s %s from rank %d to rank %d: out of memory for the channels",
+                          g->name, cc__world_kind_name(c->kind), g->members[src], g->members[dst]);
+            return CC_ERR_OUT_OF_MEMORY;
+        }
+    }
+    ch = &g->chan[site];
+    /* another thread of this rank may still have a transfer on this channel */
+    while (!g->poisoned && (is_send ? ch->send_posted : ch->recv_posted)) {
+        if (ch->moving) { pthread_cond_wait(&g->cv, &g->mu); continue; }
+        if (cc__world_wait(g, t_fail) && !g->poisoned && (is_send ? ch->send_posted : ch->recv_posted) &&
+            !ch->moving) {
+            cc__world_msg(text, sizeof text, "comm %s %s from rank %d to rank %d: the previous one did not complete within %g s: "
+                     "rank %d did not post the matching %s", g->name, cc__world_kind_name(c->kind), g->members[src],
+                     g->members[dst], timeout_s, peer_rank, is_send ? "recv" : "send");
+            cc__world_poison(g, CC_ERR_TIMEOUT, site, is_send ? ch->next_send : ch->next_recv, text);
+        }
+    }
+    seq = is_send ? ch->next_send : ch->next_recv;
+    cc__world_msg(what, sizeof what, "%s #%llu from rank %d to rank %d (%llu %s)", cc__world_kind_name(c->kind),
+             (unsigned long long)seq, g->members[src], g->members[dst], (unsigned long long)c->n_elems,
+             cc__world_dtype_name(c->dtype));
+    if (g->poisoned) {
+        cc_result r = cc__world_poison_error(g, me, site, seq, what, msg, msg_size);
+        pthread_mutex_unlock(&g->mu);
+        return r;
+    }
+    if (is_send) { ch->next_send++; ch->send = mine; ch->send_posted = 1; ch->t_send_s = cc__world_now_s(); }
+    else { ch->next_recv++; ch->recv = mine; ch->recv_posted = 1; ch->t_recv_s = cc__world_now_s(); }
+    if (ch->send_posted && ch->recv_posted) {
+        /* second to post: check, copy, complete */
+        double t_last = cc__world_now_s();
+        if (ch->send.n_elems != ch->recv.n_elems || ch->send.dtype != ch->recv.dtype) {
+            cc_result r;
+            cc__world_msg(text, sizeof text, "comm %s send/recv #%llu from rank %d to rank %d: rank %d sends %llu %s, "
+                     "rank %d receives %llu %s", g->name, (unsigned long long)seq, g->members[src], g->members[dst],
+                     g->members[src], (unsigned long long)ch->send.n_elems, cc__world_dtype_name(ch->send.dtype),
+                     g->members[dst], (unsigned long long)ch->recv.n_elems, cc__world_dtype_name(ch->recv.dtype));
+            cc__world_poison(g, CC_ERR_COLL_MISMATCH, site, seq, text);
+            ch->send_posted = ch->recv_posted = 0;
+            r = cc__world_poison_error(g, me, site, seq, what, msg, msg_size);
+            pthread_mutex_unlock(&g->mu);
+            return r;
+        }
+        ch->moving = 1;
+        pthread_mutex_unlock(&g->mu);
+        if (c->n_elems) memcpy(ch->recv.recv, ch->send.send, c->n_elems * cc__world_dtype_size(c->dtype));
+        pthread_mutex_lock(&g->mu);
+        ch->moving = 0;
+        if (w->desc.emulate_link) {
+            const cc_link* link = cc__world_node_of(w, g->members[src]) == cc__world_node_of(w, g->members[dst])
+                                      ? &w->desc.intra_node : &w->desc.inter_node;
+            ch->deadline_s = t_last + 1e-6 * cc_link_time_us(link, CC_COLL_SEND,
+                                                             c->n_elems * cc__world_dtype_size(c->dtype), 2);
+        }
+        deadline = ch->deadline_s;
+        ch->send_posted = ch->recv_posted = 0;
+        ch->n_done = seq + 1;
+        pthread_cond_broadcast(&g->cv);
+        pthread_mutex_unlock(&g->mu);
+        if (w->desc.emulate_link) cc__world_sleep_until(deadline);
+        return CC_OK;
+    }
+    t_fail = cc__world_now_s() + timeout_s;
+    while (ch->n_done <= seq && (!g->poisoned || ch->moving)) {   /* never leave while our buffer is being copied */
+        if (ch->moving) { pthread_cond_wait(&g->cv, &g->mu); continue; }
+        if (cc__world_wait(g, t_fail) && ch->n_done <= seq && !g->poisoned && !ch->moving) {
+            cc__world_msg(text, sizeof text, "comm %s %s: rank %d did not post the matching %s within %g s", g->name, what,
+                     peer_rank, is_send ? "recv" : "send", timeout_s);
+            cc__world_poison(g, CC_ERR_TIMEOUT, site, seq, text);
+        }
+    }
+    if (ch->n_done <= seq) {
+        cc_result r = cc__world_poison_error(g, me, site, seq, what, msg, msg_size);
+        pthread_mutex_unlock(&g->mu);
+        return r;
+    }
+    deadline = ch->deadline_s;
+    pthread_mutex_unlock(&g->mu);
+    if (w->desc.emulate_link) cc__world_sleep_until(deadline);
+    return CC_OK;
+}
+
+/* Runs a collective on the calling thread. Any thread may call it (the CPU
+   backend's stream threads do); it touches no cc_context, and on failure
+   writes the message into msg. comm is the calling rank's view. */
+static cc_result cc__comm_collective(cc_comm* comm, const cc_collective* c, char* msg, size_t msg_size) {
+    cc_result r;
+    if (msg && msg_size) msg[0] = 0;
+    if (!c) { cc__world_msg(msg, msg_size, "collective: the descriptor is NULL"); return CC_ERR_INVALID_ARG; }
+    if (!comm) {
+        cc__world_msg(msg, msg_size, "%s: the communicator is NULL", cc__world_kind_name(c->kind));
+        return CC_ERR_INVALID_ARG;
+    }
+    r = cc__world_check(comm, c, msg, msg_size);
+    if (r != CC_OK) return r;
+    if (c->kind == CC_COLL_SEND || c->kind == CC_COLL_RECV) return cc__world_p2p(comm, c, msg, msg_size);
+    return cc__world_group_coll(comm, c, msg, msg_size);
+}
+
+/* ---- groups -------------------------------------------------------------------*/
+static void cc__world_group_free(cc_context* wctx, cc__world_group* g) {
+    if (!g) return;
+    pthread_cond_destroy(&g->cv);
+    pthread_mutex_destroy(&g->mu);
+    cc__free(wctx, g->scratch);
+    cc__free(wctx, g->chan);
+    cc__free(wctx, g);   /* the arrays live in the same block */
+}
+
+/* One allocation: the group and its arrays. Members are world ranks. */
+static cc__world_group* cc__world_group_new(cc_world* w, const int* members, int n) {
+    cc_context* wctx = w->ctx;
+    size_t nn = (size_t)n, off = 0, total;
+    size_t o_head, o_members, o_sorted, o_views, o_joined, o_hit, o_issued, o_waiting, o_info;
+    cc__world_group* g;
+    char* base;
+    int i, j, node0, one_node = 1;
+    pthread_condattr_t ca;
+#define CONCERTO__WORLD_CARVE(o, bytes) (off = (off + 15) & ~(size_t)15, o = off, off += (bytes))
+    CONCERTO__WORLD_CARVE(o_head, sizeof(cc__world_group));
+    CONCERTO__WORLD_CARVE(o_members, nn * sizeof(int));
+    CONCERTO__WORLD_CARVE(o_sorted, nn * sizeof(int));
+    CONCERTO__WORLD_CARVE(o_views, nn * sizeof(struct cc_comm));
+    CONCERTO__WORLD_CARVE(o_joined, nn);
+    CONCERTO__WORLD_CARVE(o_hit, nn);
+    CONCERTO__WORLD_CARVE(o_issued, nn * sizeof(uint64_t));
+    CONCERTO__WORLD_CARVE(o_waiting, nn * sizeof(uint64_t));
+    CONCERTO__WORLD_CARVE(o_info, nn * sizeof(cc__world_info));
+#undef CONCERTO__WORLD_CARVE
+    (void)o_head;
+    total = off;
+    base = (char*)cc__calloc(wctx, 1, total);
+    if (!base) return NULL;
+    g = (cc__world_group*)base;
+    g->world = w;
+    g->n = n;
+    g->members = (int*)(base + o_members);
+    g->sorted = (int*)(base + o_sorted);
+    g->views = (struct cc_comm*)(base + o_views);
+    g->joined = (unsigned char*)(base + o_joined);
+    g->abort_hit = (unsigned char*)(base + o_hit);
+    g->issued = (uint64_t*)(base + o_issued);
+    g->waiting_at = (uint64_t*)(base + o_waiting);
+    g->info = (cc__world_info*)(base + o_info);
+    if (pthread_mutex_init(&g->mu, NULL) != 0) { cc__free(wctx, base); return NULL; }
+    if (pthread_condattr_init(&ca) != 0) { pthread_mutex_destroy(&g->mu); cc__free(wctx, base); return NULL; }
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    if (pthread_cond_init(&g->cv, &ca) != 0) {
+        pthread_condattr_destroy(&ca);
+        pthread_mutex_destroy(&g->mu);
+        cc__free(wctx, base);
+        return NULL;
+    }
+    pthread_condattr_destroy(&ca);
+    for (i = 0; i < n; i++) {
+        g->members[i] = g->sorted[i] = members[i];
+        g->views[i].g = g;
+        g->views[i].me = i;
+        g->views[i].rank = &w->ranks[members[i]];
+    }
+    for (i = 1; i < n; i++)   /* insertion sort: groups are small */
+        for (j = i; j > 0 && g->sorted[j - 1] > g->sorted[j]; j--) {
+            int t = g->sorted[j]; g->sorted[j] = g->sorted[j - 1]; g->sorted[j - 1] = t;
+        }
+    node0 = cc__world_node_of(w, members[0]);
+    for (i = 1; i < n; i++) if (cc__world_node_of(w, members[i]) != node0) one_node = 0;
+    g->link = one_node ? &w->desc.intra_node : &w->desc.inter_node;
+    g->name[0] = 0;
+    for (i = 0; i < n; i++) {
+        if (strlen(g->name) > sizeof g->name - 24) { cc__world_append(g->name, sizeof g->name, ",...,%d", members[n - 1]); break; }
+        cc__world_append(g->name, sizeof g->name, "%s%d", i ? "," : "{", members[i]);
+    }
+    cc__world_append(g->name, sizeof g->name, "}");
+    return g;
+}
+
+/* ---- world -----------------------------------------------------------------------*/
+CONCERTO_API cc_world_desc cc_world_desc_default(void) {
+    cc_world_desc d;
+    memset(&d, 0, sizeof d);
+    d.n_ranks = 1;
+    d.ranks_per_node = 0;
+    d.emulate_link = 0;
+    d.intra_node.alpha_us = 2.0;
+    d.intra_node.us_per_byte = 1e-5;    /* 100 GB/s */
+    d.inter_node.alpha_us = 10.0;
+    d.inter_node.us_per_byte = 8e-5;    /* 12.5 GB/s */
+    d.timeout_s = 30.0;
+    return d;
+}
+
+static int cc__world_bad_double(double x) { return !(x >= 0) || x - x != 0; }   /* negative, NaN or infinite */
+
+CONCERTO_API cc_result cc_world_create(const cc_world_desc* desc, cc_world** out) {
+    cc_world_desc d, def = cc_world_desc_default();
+    cc_context_desc cd = cc_context_desc_default();
+    cc_context* wctx = NULL;
+    cc_world* w;
+    char problems[CONCERTO__MSG_MAX];
+    int i;
+    cc_result r;
+    if (!out) return CC_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!desc) return CC_ERR_INVALID_ARG;
+    d = *desc;
+    cd.allocator = d.allocator;
+    cd.logger = d.logger;
+    r = cc_context_create(&cd, &wctx);
+    if (r != CC_OK) return r;   /* allocator given partly, or out of memory */
+    problems[0] = 0;
+#define CONCERTO__WORLD_PROBLEM(...) \
+    (cc__world_append(problems, sizeof problems, "%s", problems[0] ? "; " : ""), \
+     cc__world_append(problems, sizeof problems, __VA_ARGS__))
+    if (d.n_ranks < 1) CONCERTO__WORLD_PROBLEM("n_ranks must be >= 1, got %d", d.n_ranks);
+    if (d.ranks_per_node < 0) CONCERTO__WORLD_PROBLEM("ranks_per_node must be >= 0, got %d", d.ranks_per_node);
+    if (cc__world_bad_double(d.intra_node.alpha_us) || cc__world_bad_double(d.intra_node.us_per_byte))
+        CONCERTO__WORLD_PROBLEM("intra_node must have alpha_us and us_per_byte >= 0 and finite, got %g and %g",
+                          d.intra_node.alpha_us, d.intra_node.us_per_byte);
+    if (cc__world_bad_double(d.inter_node.alpha_us) || cc__world_bad_double(d.inter_node.us_per_byte))
+        CONCERTO__WORLD_PROBLEM("inter_node must have alpha_us and us_per_byte >= 0 and finite, got %g and %g",
+                          d.inter_node.alpha_us, d.inter_node.us_per_byte);
+    if (cc__world_bad_double(d.timeout_s)) CONCERTO__WORLD_PROBLEM("timeout_s must be >= 0 and finite, got %g", d.timeout_s);
+#undef CONCERTO__WORLD_PROBLEM
+    if (problems[0]) {
+        r = CONCERTO__FAIL(wctx, CC_ERR_INVALID_ARG, "cc_world_create: %s", problems);
+        cc_context_destroy(wctx);
+        return r;
+    }
+    if (d.intra_node.alpha_us == 0 && d.intra_node.us_per_byte == 0) d.intra_node = def.intra_node;
+    if (d.inter_node.alpha_us == 0 && d.inter_node.us_per_byte == 0) d.inter_node = def.inter_node;
+    if (d.timeout_s == 0) d.timeout_s = def.timeout_s;
+    w = (cc_world*)cc__calloc(wctx, 1, sizeof *w);
+    if (!w) goto oom;
+    w->ctx = wctx;
+    w->desc = d;
+    w->abort_rank = -1;
+    if (pthread_mutex_init(&w->mu, NULL) != 0) { cc__free(wctx, w); w = NULL; goto oom; }
+    w->ranks = (cc_rank*)cc__calloc(wctx, (size_t)d.n_ranks, sizeof *w->ranks);
+    if (!w->ranks) goto fail;
+    for (i = 0; i < d.n_ranks; i++) {
+        cc_context_desc rd = cd;
+        rd.rank = i;
+        w->ranks[i].world = w;
+        w->ranks[i].index = i;
+        if (cc_context_create(&rd, &w->ranks[i].ctx) != CC_OK) goto fail;
+    }
+    {
+        int* members = (int*)cc__alloc(wctx, (size_t)d.n_ranks * sizeof(int));
+        if (!members) goto fail;
+        for (i = 0; i < d.n_ranks; i++) members[i] = i;
+        w->world_group = cc__world_group_new(w, members, d.n_ranks);
+        cc__free(wctx, members);
+        if (!w->world_group) goto fail;
+    }
+    w->world_group->is_world = 1;
+    for (i = 0; i < d.n_ranks; i++) {
+        w->world_group->joined[i] = 1;
+        w->ranks[i].world_comm = &w->world_group->views[i];
+    }
+    *out = w;
+    return CC_OK;
+fail:
+    r = CONCERTO__FAIL(wctx, CC_ERR_OUT_OF_MEMORY, "cc_world_create: out of memory for %d ranks", d.n_ranks);
+    cc_world_destroy(w);   /* and wctx with it */
+    return r;
+oom:
+    r = CONCERTO__FAIL(wctx, CC_ERR_OUT_OF_MEMORY, "cc_world_create: out of memory for %d ranks", d.n_ranks);
+    cc_context_destroy(wctx);
+    return r;
+}
+
+CONCERTO_API void cc_world_destroy(cc_world* w) {
+    cc_context* wctx;
+    size_t k;
+    int i;
+    if (!w) return;
+    wctx = w->ctx;
+    for (k = 0; k < w->n_groups; k++) cc__world_group_free(wctx, w->groups[k]);
+    cc__free(wctx, w->groups);
+    cc__world_group_free(wctx, w->world_group);
+    if (w->ranks) {
+        for (i = 0; i < w->desc.n_ranks; i++) cc_context_destroy(w->ranks[i].ctx);
+        cc__free(wctx, w->ranks);
+    }
+    pthread_mutex_destroy(&w->mu);
+    cc__free(wctx, w);
+    cc_context_destroy(wctx);
+}
+
+CONCERTO_API const char* cc_world_error(const cc_world* world) { return world ? world->error : "no world"; }
+
+/* A rank failed: poison every communicator so that nobody waits for it. */
+static void cc__world_abort(cc_world* w, int rank, const char* why) {
+    size_t k;
+    char text[CONCERTO__MSG_MAX];
+    pthread_mutex_lock(&w->mu);
+    if (!w->aborted) { w->aborted = 1; w->abort_rank = rank; }
+    cc__world_msg(text, sizeof text, "rank %d failed: %s", rank, why);
+    for (k = 0; k <= w->n_groups; k++) {
+        cc__world_group* g = k < w->n_groups ? w->groups[k] : w->world_group;
+        pthread_mutex_lock(&g->mu);
+        cc__world_poison(g, CC_ERR_BACKEND, CONCERTO__WORLD_SITE_ABORT, 0, text);
+        pthread_mutex_unlock(&g->mu);
+    }
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void* cc__world_thread(void* arg) {
+    cc_rank* rank = (cc_rank*)arg;
+    cc_world* w = rank->world;
+    cc_result r = w->fn(rank, w->user_data);
+    rank->result = r;
+    if (r != CC_OK) {
+        const char* m = cc_last_error(rank->ctx);
+        if (m && m[0]) cc__world_msg(rank->error, sizeof rank->error, "%s", m);
+        else cc__world_msg(rank->error, sizeof rank->error, "rank %d returned %s with no message", rank->index,
+                      cc_result_description(r));
+        cc__world_abort(w, rank->index, rank->error);
+    }
+    return NULL;
+}
+
+CONCERTO_API cc_result cc_world_run(cc_world* w, cc_result (*fn)(cc_rank* rank, void* user_data), void* user_data) {
+    int i, n, n_started = 0, pick = -1;
+    cc_result r = CC_OK;
+    size_t k;
+    if (!w) return CC_ERR_INVALID_ARG;
+    n = w->desc.n_ranks;
+    if (!fn) {
+        r = CONCERTO__FAIL(w->ctx, CC_ERR_INVALID_ARG, "cc_world_run: fn is NULL");
+        cc__world_msg(w->error, sizeof w->error, "%s", cc_last_error(w->ctx));
+        return r;
+    }
+    pthread_mutex_lock(&w->mu);
+    if (w->running || w->aborted) {
+        int running = w->running, ar = w->abort_rank;
+        pthread_mutex_unlock(&w->mu);
+        if (running) r = CONCERTO__FAIL(w->ctx, CC_ERR_INVALID_ARG, "cc_world_run: the world is already running");
+        else r = CONCERTO__FAIL(w->ctx, CC_ERR_BACKEND, "cc_world_run: the world was aborted in an earlier run when rank %d "
+                          "failed; its communicators are unusable: create a new world", ar);
+        cc__world_msg(w->error, sizeof w->error, "%s", cc_last_error(w->ctx));
+        return r;
+    }
+    w->running = 1;
+    w->fn = fn;
+    w->user_data = user_data;
+    w->error[0] = 0;
+    pthread_mutex_unlock(&w->mu);
+    for (i = 0; i < n; i++) {
+        cc_clear_error(w->ranks[i].ctx);
+        w->ranks[i].result = CC_OK;
+        w->ranks[i].abort_hit = 0;
+        w->ranks[i].error[0] = 0;
+    }
+    for (i = 0; i < n; i++) {
+        if (pthread_create(&w->ranks[i].thread, NULL, cc__world_thread, &w->ranks[i]) != 0) break;
+        n_started++;
+    }
+    if (n_started < n) {
+        char why[96];
+        cc__world_msg(why, sizeof why, "cc_world_run could not start a thread for rank %d of %d", n_started, n);
+        cc__world_abort(w, n_started, why);
+    }
+    for (i = 0; i < n_started; i++) pthread_join(w->ranks[i].thread, NULL);
+    pthread_mutex_lock(&w->mu);
+    w->running = 0;
+    pthread_mutex_unlock(&w->mu);
+    if (n_started < n) {
+        r = CONCERTO__FAIL(w->ctx, CC_ERR_BACKEND, "cc_world_run: could not start a thread for rank %d of %d", n_started, n);
+        cc__world_msg(w->error, sizeof w->error, "%s", cc_last_error(w->ctx));
+        return r;
+    }
+    /* The first failed rank by index, preferring those whose failure is not
+       merely the abort caused by another rank's failure. */
+    for (i = 0; i < n && pick < 0; i++) {
+        int hit = w->ranks[i].abort_hit;
+        if (w->ranks[i].result == CC_OK) continue;
+        for (k = 0; k <= w->n_groups && !hit; k++) {
+            cc__world_group* g = k < w->n_groups ? w->groups[k] : w->world_group;
+            int m;
+            for (m = 0; m < g->n; m++) if (g->members[m] == i && g->abort_hit[m]) hit = 1;
+        }
+        if (!hit) pick = i;
+    }
+    for (i = 0; i < n && pick < 0; i++) if (w->ranks[i].result != CC_OK) pick = i;
+    if (pick < 0) return CC_OK;
+    {
+        char prefix[32];
+        cc__world_msg(prefix, sizeof prefix, "rank %d: ", pick);
+        if (strncmp(w->ranks[pick].error, prefix, strlen(prefix)) == 0)
+            cc__world_msg(w->error, sizeof w->error, "%s", w->ranks[pick].error);
+        else cc__world_msg(w->error, sizeof w->error, "%s%s", prefix, w->ranks[pick].error);
+    }
+    return w->ranks[pick].result;
+}
+
+CONCERTO_API int cc_rank_index(const cc_rank* rank) { return rank ? rank->index : -1; }
+CONCERTO_API int cc_rank_count(const cc_rank* rank) { return rank ? rank->world->desc.n_ranks : 0; }
+CONCERTO_API cc_context* cc_rank_context(cc_rank* rank) { return rank ? rank->ctx : NULL; }
+CONCERTO_API cc_comm* cc_rank_world_comm(cc_rank* rank) { return rank ? rank->world_comm : NULL; }
+CONCERTO_API int cc_comm_rank(const cc_comm* comm) { return comm ? comm->me : -1; }
+CONCERTO_API int cc_comm_size(const cc_comm* comm) { return comm ? comm->g->n : 0; }
+
+/* ---- communicators ------------------------------------------------------------
+   Creations are matched by key: the sorted member list and how many groups
+   of that list this rank created before. The first member to call creates
+   the group, the others join it; a member whose ordered list differs fails,
+   and poisons the group so that the others fail on their first collective. */
+CONCERTO_API cc_result cc_comm_create(cc_rank* rank, const int* members, int n, cc_comm** out) {
+    cc_world* w;
+    cc_context* ctx;
+    int i, j, me = -1, instance = 0, n_ranks;
+    int* sorted = NULL;
+    cc__world_group* g = NULL;
+    size_t k;
+    char list[96];
+    cc_result r = CC_OK;
+    if (out) *out = NULL;
+    if (!rank) return CC_ERR_INVALID_ARG;
+    w = rank->world;
+    ctx = rank->ctx;
+    n_ranks = w->desc.n_ranks;
+    if (!out) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_comm_create: out is NULL");
+    if (!members || n < 1)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_comm_create: %s", !members ? "members is NULL" : "n_members must be >= 1");
+    if (n > n_ranks)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_comm_create: %d members in a world of %d ranks", n, n_ranks);
+    list[0] = 0;
+    for (i = 0; i < n; i++) {
+        if (strlen(list) > sizeof list - 24) { cc__world_append(list, sizeof list, ",..."); break; }
+        cc__world_append(list, sizeof list, "%s%d", i ? "," : "{", members[i]);
+    }
+    cc__world_append(list, sizeof list, "}");
+    for (i = 0; i < n; i++) {
+        if (members[i] < 0 || members[i] >= n_ranks)
+            return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_comm_create %s: member %d is rank %d, outside the world's %d ranks",
+                            list, i, members[i], n_ranks);
+        for (j = 0; j < i; j++)
+            if (members[j] == members[i])
+                return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_comm_create %s: rank %d is listed twice (members %d and %d)",
+                                list, members[i], j, i);
+        if (members[i] == rank->index) me = i;
+    }
+    if (me < 0)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_comm_create %s: the calling rank %d is not among the members",
+                        list, rank->index);
+    sorted = (int*)cc__alloc(ctx, (size_t)n * sizeof(int));
+    if (!sorted) return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_comm_create %s: out of memory", list);
+    for (i = 0; i < n; i++) sorted[i] = members[i];
+    for (i = 1; i < n; i++)
+        for (j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) { int t = sorted[j]; sorted[j] = sorted[j - 1]; sorted[j - 1] = t; }
+
+    pthread_mutex_lock(&w->mu);
+    if (w->aborted) {
+        int ar = w->abort_rank;
+        rank->abort_hit = 1;
+        pthread_mutex_unlock(&w->mu);
+        cc__free(ctx, sorted);
+        return CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "cc_comm_create %s: the world was aborted (rank %d failed)", list, ar);
+    }
+    /* this rank's instance number for the member set: groups of the set it already joined */
+    for (k = 0; k < w->n_groups; k++) {
+        cc__world_group* h = w->groups[k];
+        int joined;
+        if (h->n != n || memcmp(h->sorted, sorted, (size_t)n * sizeof(int)) != 0) continue;
+        pthread_mutex_lock(&h->mu);
+        for (i = 0; i < n; i++) if (h->members[i] == rank->index) break;
+        joined = h->joined[i];
+        pthread_mutex_unlock(&h->mu);
+        if (joined) instance++;
+        else if (!g || h->instance < g->instance) g = h;   /* the oldest one not yet joined */
+    }
+    if (g && g->instance != instance) g = NULL;   /* cannot happen: instances are joined in order */
+    if (g) {
+        pthread_mutex_lock(&g->mu);
+        if (memcmp(g->members, members, (size_t)n * sizeof(int)) != 0) {
+            char text[CONCERTO__MSG_MAX];
+            int first = -1;
+            for (i = 0; i < n; i++) if (g->joined[i]) { first = g->members[i]; break; }
+            cc__world_msg(text, sizeof text, "cc_comm_create: rank %d gave members %s, rank %d gave %s for the same "
+                     "communicator (creation #%d of this set of ranks): every member must give the same list",
+                     rank->index, list, first, g->name, instance);
+            cc__world_poison(g, CC_ERR_COLL_MISMATCH, CONCERTO__WORLD_SITE_GROUP, (uint64_t)-1, text);
+            for (i = 0; i < n; i++)   /* this creation is used up: the rank's next one pairs with the next group */
+                if (g->members[i] == rank->index) g->joined[i] = 1;
+            pthread_mutex_unlock(&g->mu);
+            pthread_mutex_unlock(&w->mu);
+            cc__free(ctx, sorted);
+            return CONCERTO__FAIL(ctx, CC_ERR_COLL_MISMATCH, "%s", text);
+        }
+        for (i = 0; i < n; i++) if (g->members[i] == rank->index) break;
+        g->joined[i] = 1;
+        *out = &g->views[i];
+        pthread_mutex_unlock(&g->mu);
+    } else if (!CONCERTO__GROW(w->ctx, w->groups, w->cap_groups, w->n_groups + 1)) {
+        r = CC_ERR_OUT_OF_MEMORY;
+    } else {
+        g = cc__world_group_new(w, members, n);
+        if (!g) r = CC_ERR_OUT_OF_MEMORY;
+        else {
+            g->instance = instance;
+            g->joined[me] = 1;   /* nobody else can see it yet */
+            w->groups[w->n_groups++] = g;
+            *out = &g->views[me];
+        }
+    }
+    pthread_mutex_unlock(&w->mu);
+    cc__free(ctx, sorted);
+    if (r != CC_OK) return CONCERTO__FAIL(ctx, r, "cc_comm_create %s: out of memory", list);
+    return CC_OK;
+}
+
+CONCERTO_API cc_result cc_comm_run(cc_rank* rank, const cc_collective* coll) {
+    char msg[CONCERTO__MSG_MAX];
+    cc_result r;
+    if (!rank) return CC_ERR_INVALID_ARG;
+    if (!coll) return CONCERTO__FAIL(rank->ctx, CC_ERR_INVALID_ARG, "cc_comm_run: coll is NULL");
+    if (!coll->comm) return CONCERTO__FAIL(rank->ctx, CC_ERR_INVALID_ARG, "cc_comm_run %s: coll->comm is NULL",
+                                     cc__world_kind_name(coll->kind));
+    if (coll->comm->rank != rank)
+        return CONCERTO__FAIL(rank->ctx, CC_ERR_INVALID_ARG, "cc_comm_run %s: the communicator %s is rank %d's, not rank %d's",
+                        cc__world_kind_name(coll->kind), coll->comm->g->name, coll->comm->rank->index, rank->index);
+    r = cc__comm_collective(coll->comm, coll, msg, sizeof msg);
+    if (r != CC_OK) return CONCERTO__FAIL(rank->ctx, r, "%s", msg);
+    return CC_OK;
+}
+
+/* >>plan
+   Per stream, the ops in issue order; per op, the events it waits for.
+   Waits are chosen with vector clocks: vc[op][t] is the last position on
+   stream t known to be complete when op starts (through its stream's order
+   and the waits before it). A dependency on stream t is covered when the
+   clock already reaches it; of the uncovered ones only the latest per stream
+   matters, and one that another chosen wait already implies is dropped. */
+typedef struct cc__plan_op {
+    cc_op_fn fn;
+    void* user_data;
+    cc_collective coll;        /* kind CC_COLL_NONE for compute */
+    int stream, pos;
+    int wait_off, n_waits;     /* into plan->waits: source ops */
+    int record;                /* some other stream waits for this op */
+} cc__plan_op;
+
+struct cc_plan {
+    cc_context* ctx;
+    cc_graph* g;               /* borrowed: must outlive the plan */
+    int n_ops, n_streams, n_waits;
+    cc__plan_op* op;
+    int* waits;
+    int* issue;                /* host enqueue order: sources before waiters */
+    int* seq_off;              /* [n_streams + 1] */
+    int* seq;                  /* ops of each stream in order */
+    uint64_t hash;
+};
+
+static uint64_t cc__fnv(uint64_t h, const void* data, size_t n) {
+    const unsigned char* b = (const unsigned char*)data;
+    size_t i;
+    for (i = 0; i < n; i++) { h ^= b[i]; h *= 0x100000001B3ull; }
+    return h;
+}
+static uint64_t cc__fnv_int(uint64_t h, int64_t v) {
+    unsigned char b[8];
+    int i;
+    for (i = 0; i < 8; i++) b[i] = (unsigned char)((uint64_t)v >> (8 * i));
+    return cc__fnv(h, b, 8);
+}
+
+CONCERTO_API void cc_plan_destroy(cc_plan* pl) {
+    cc_context* ctx;
+    if (!pl) return;
+    ctx = pl->ctx;
+    cc__free(ctx, pl->op); cc__free(ctx, pl->waits); cc__free(ctx, pl->issue);
+    cc__free(ctx, pl->seq_off); cc__free(ctx, pl->seq);
+    cc__free(ctx, pl);
+}
+CONCERTO_API uint64_t cc_plan_hash(const cc_plan* pl) { return pl ? pl->hash : 0; }
+CONCERTO_API int cc_plan_n_waits(const cc_plan* pl) { return pl ? pl->n_waits : -1; }
+
+
+CONCERTO_API cc_result cc_plan_create(cc_context* ctx, cc_graph* g, const cc_op* order, cc_plan** out) {
+    cc_plan* pl = NULL;
+    int* ord = NULL;
+    int* vc = NULL;          /* [n * S] */
+    int* left = NULL;
+    int* q = NULL;
+    int* last_on = NULL;     /* [S] last op placed on each stream so far (during build) */
+    int* cand = NULL;        /* [S] */
+    size_t waits_cap = 0;
+    int n, S, i, e, r, head = 0, tail = 0;
+    cc_result rc = CC_OK;
+    if (!ctx) return CC_ERR_INVALID_ARG;
+    if (!g || !out) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_plan_create: graph or out is NULL");
+    *out = NULL;
+    if ((rc = cc_graph_validate(g)) != CC_OK) return rc;
+    n = g->n; S = g->k;
+    if (!g->stream_mode)
+        return CONCERTO__FAIL(ctx, CC_ERR_UNSUPPORTED, "cc_plan_create: the graph has general resources; plans need a stream graph");
+    pl = (cc_plan*)cc__calloc(ctx, 1, sizeof *pl);
+    if (!pl) return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_plan_create: out of memory");
+    pl->ctx = ctx; pl->g = g; pl->n_ops = n; pl->n_streams = S;
+    pl->op = (cc__plan_op*)cc__calloc(ctx, (size_t)n + 1, sizeof *pl->op);
+    pl->issue = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int));
+    pl->seq_off = (int*)cc__calloc(ctx, (size_t)S + 1, sizeof(int));
+    pl->seq = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int));
+    ord = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int));
+    vc = (int*)cc__alloc(ctx, ((size_t)n + 1) * (size_t)S * sizeof(int));
+    left = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int));
+    q = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int));
+    last_on = (int*)cc__alloc(ctx, ((size_t)S + 1) * sizeof(int));
+    cand = (int*)cc__alloc(ctx, ((size_t)S + 1) * sizeof(int));
+    if (!pl->op || !pl->issue || !pl->seq_off || !pl->seq || !ord || !vc || !left || !q || !last_on || !cand) {
+        rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_plan_create: out of memory");
+        goto done;
+    }
+    /* the order, checked */
+    for (i = 0; i < n; i++) left[i] = 0;
+    for (i = 0; i < n; i++) {
+        int v = order ? cc_op_index(g, order[i]) : i;
+        if (v < 0) { rc = CONCERTO__FAIL(ctx, CC_ERR_UNKNOWN_OP, "cc_plan_create: order[%d] is not an op of the graph", i); goto done; }
+        if (left[v]) { rc = CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_plan_create: op '%s' appears twice in the order", cc__name(g, v)); goto done; }
+        left[v] = 1;
+        ord[i] = v;
+    }
+    /* streams and positions */
+    for (i = 0; i < n; i++) {
+        int v = ord[i], st = -1, c = 0;
+        for (r = 0; r < S; r++) if (g->dem[(size_t)v * S + r]) { st = r; c++; }
+        if (c != 1) {
+            rc = CONCERTO__FAIL(ctx, CC_ERR_UNSUPPORTED, "cc_plan_create: op '%s' is on no stream; an executor runs every op on a stream",
+                          cc__name(g, v));
+            goto done;
+        }
+        pl->op[v].stream = st;
+        pl->op[v].pos = pl->seq_off[st + 1]++;
+        pl->op[v].fn = cc__op_fn(g, v);
+        pl->op[v].user_data = g->user_data[v];
+        if (cc__op_coll(g, v)) pl->op[v].coll = *cc__op_coll(g, v);
+        else pl->op[v].coll.kind = CC_COLL_NONE;
+    }
+    for (r = 0; r < S; r++) pl->seq_off[r + 1] += pl->seq_off[r];
+    for (i = 0; i < n; i++) { int v = ord[i]; pl->seq[pl->seq_off[pl->op[v].stream] + pl->op[v].pos] = v; }
+    /* host order: Kahn over dependencies plus stream order */
+    for (i = 0; i < n; i++) {
+        int v = i;
+        left[v] = (g->pred_off[v + 1] - g->pred_off[v]) + (pl->op[v].pos > 0);
+        if (!left[v]) q[tail++] = v;
+    }
+    while (head < tail) {
+        int v = q[head++], st = pl->op[v].stream, nx;
+        pl->issue[head - 1] = v;
+        for (e = g->succ_off[v]; e < g->succ_off[v + 1]; e++) if (--left[g->succ[e]] == 0) q[tail++] = g->succ[e];
+        if (pl->op[v].pos + 1 < pl->seq_off[st + 1] - pl->seq_off[st]) {
+            nx = pl->seq[pl->seq_off[st] + pl->op[v].pos + 1];
+            if (--left[nx] == 0) q[tail++] = nx;
+        }
+    }
+    if (tail < n) {
+        int v = -1;
+        for (i = 0; i < n && v < 0; i++) if (left[ord[i]] > 0) v = ord[i];
+        rc = CONCERTO__FAIL(ctx, CC_ERR_DEADLOCK, "cc_plan_create: the order deadlocks the streams: op '%s' on stream '%s' "
+                      "waits for a dependency queued behind it", cc__name(g, v), cc_graph_resource_name(g, pl->op[v].stream));
+        goto done;
+    }
+    /* waits by vector clocks, in host order */
+    for (r = 0; r < S; r++) last_on[r] = -1;
+    for (i = 0; i < n; i++) {
+        int v = pl->issue[i], st = pl->op[v].stream, nc = 0, a, b;
+        int* cv = vc + (size_t)v * S;
+        if (pl->op[v].pos > 0) memcpy(cv, vc + (size_t)pl->seq[pl->seq_off[st] + pl->op[v].pos - 1] * S, (size_t)S * sizeof(int));
+        else for (r = 0; r < S; r++) cv[r] = -1;
+        if (pl->op[v].pos > 0) cv[st] = pl->op[v].pos - 1;
+        for (r = 0; r < S; r++) cand[r] = -1;
+        for (e = g->pred_off[v]; e < g->pred_off[v + 1]; e++) {
+            int u = g->pred[e], su = pl->op[u].stream;
+            if (su == st || cv[su] >= pl->op[u].pos) continue;
+            if (cand[su] < 0 || pl->op[cand[su]].pos < pl->op[u].pos) cand[su] = u;
+        }
+        /* drop a candidate implied by another */
+        for (a = 0; a < S; a++) {
+            int u = cand[a];
+            if (u < 0) continue;
+            for (b = 0; b < S; b++) {
+                int w = cand[b];
+                if (w < 0 || b == a) continue;
+                if (vc[(size_t)w * S + a] >= pl->op[u].pos) { cand[a] = -1; break; }
+            }
+        }
+        pl->op[v].wait_off = pl->n_waits;
+        for (a = 0; a < S; a++) {
+            int u = cand[a];
+            if (u < 0) continue;
+            if (!CONCERTO__GROW(ctx, pl->waits, waits_cap, (size_t)pl->n_waits + 1)) {
+                rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_plan_create: out of memory");
+                goto done;
+            }
+            pl->waits[pl->n_waits++] = u;
+            pl->op[u].record = 1;
+            nc++;
+            /* what u knows, plus u itself */
+            for (r = 0; r < S; r++) if (vc[(size_t)u * S + r] > cv[r]) cv[r] = vc[(size_t)u * S + r];
+            if (pl->op[u].pos > cv[a]) cv[a] = pl->op[u].pos;
+        }
+        pl->op[v].n_waits = nc;
+        (void)last_on;
+    }
+    /* hash: streams, per stream the ops in order by name and collective, the waits */
+    {
+        uint64_t h = 0xCBF29CE484222325ull;
+        h = cc__fnv_int(h, n);
+        h = cc__fnv_int(h, S);
+        for (r = 0; r < S; r++) {
+            int j;
+            h = cc__fnv_int(h, pl->seq_off[r + 1] - pl->seq_off[r]);
+            for (j = pl->seq_off[r]; j < pl->seq_off[r + 1]; j++) {
+                int v = pl->seq[j], w;
+                const cc_collective* c = &pl->op[v].coll;
+                const char* nm = cc__name(g, v);
+                h = cc__fnv(h, nm, strlen(nm) + 1);
+                h = cc__fnv_int(h, c->kind);
+                if (c->kind != CC_COLL_NONE) {
+                    h = cc__fnv_int(h, c->dtype); h = cc__fnv_int(h, c->reduce);
+                    h = cc__fnv_int(h, (int64_t)c->n_elems); h = cc__fnv_int(h, c->peer);
+                }
+                for (w = 0; w < pl->op[v].n_waits; w++) {
+                    int u = pl->waits[pl->op[v].wait_off + w];
+                    h = cc__fnv_int(h, pl->op[u].stream); h = cc__fnv_int(h, pl->op[u].pos);
+                }
+            }
+        }
+        pl->hash = h;
+    }
+    *out = pl;
+    pl = NULL;
+done:
+    cc_plan_destroy(pl);
+    cc__free(ctx, ord); cc__free(ctx, vc); cc__free(ctx, left); cc__free(ctx, q);
+    cc__free(ctx, last_on); cc__free(ctx, cand);
+    return rc;
+}
+
+/* >>exec */
+struct cc_exec {
+    cc_context* ctx;
+    cc_plan* plan;
+    cc_backend be;
+    void** streams;            /* [n_streams] */
+    void** events;             /* [n_ops]: for ops that record */
+    double* t;                 /* [2 n_ops]: start, end timestamps */
+    double t0;
+    int launched;
+};
+
+CONCERTO_API void cc_exec_destroy(cc_exec* x) {
+    cc_context* ctx;
+    int i;
+    if (!x) return;
+    ctx = x->ctx;
+    if (x->launched && x->be.synchronize) x->be.synchronize(x->be.self);
+    if (x->events)
+        for (i = 0; i < x->plan->n_ops; i++) if (x->events[i]) x->be.event_destroy(x->be.self, x->events[i]);
+    if (x->streams)
+        for (i = 0; i < x->plan->n_streams; i++) if (x->streams[i]) x->be.stream_destroy(x->be.self, x->streams[i]);
+    cc__free(ctx, x->events); cc__free(ctx, x->streams); cc__free(ctx, x->t);
+    cc__free(ctx, x);
+}
+
+CONCERTO_API cc_result cc_exec_create(cc_context* ctx, cc_plan* plan, const cc_backend* be, cc_exec** out) {
+    cc_exec* x;
+    int i, has_events, has_coll = 0;
+    cc_result rc;
+    if (!ctx) return CC_ERR_INVALID_ARG;
+    if (!plan || !be || !out) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_exec_create: plan, backend or out is NULL");
+    *out = NULL;
+    if (!be->stream_create || !be->stream_destroy || !be->launch || !be->synchronize)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_exec_create: backend '%s' lacks a required entry "
+                        "(stream_create, stream_destroy, launch, synchronize)", be->name ? be->name : "?");
+    for (i = 0; i < plan->n_ops; i++) if (plan->op[i].coll.kind != CC_COLL_NONE) has_coll = 1;
+    if (has_coll && !be->collective)
+        return CONCERTO__FAIL(ctx, CC_ERR_UNSUPPORTED, "cc_exec_create: the plan has collectives and backend '%s' has none",
+                        be->name ? be->name : "?");
+    has_events = be->event_create && be->event_destroy && be->event_record && be->stream_wait_event;
+    x = (cc_exec*)cc__calloc(ctx, 1, sizeof *x);
+    if (!x) return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_create: out of memory");
+    x->ctx = ctx; x->plan = plan; x->be = *be;
+    if (!has_events) { x->be.event_create = NULL; x->be.event_record = NULL; x->be.stream_wait_event = NULL; x->be.event_destroy = NULL; }
+    x->streams = (void**)cc__calloc(ctx, (size_t)plan->n_streams + 1, sizeof(void*));
+    x->events = (void**)cc__calloc(ctx, (size_t)plan->n_ops + 1, sizeof(void*));
+    x->t = (double*)cc__calloc(ctx, 2 * (size_t)plan->n_ops + 1, sizeof(double));
+    if (!x->streams || !x->events || !x->t) { cc_exec_destroy(x); return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_create: out of memory"); }
+    for (i = 0; i < plan->n_streams; i++)
+        if ((rc = be->stream_create(be->self, i, &x->streams[i])) != CC_OK) {
+            x->streams[i] = NULL;
+            cc_exec_destroy(x);
+            return CONCERTO__FAIL(ctx, rc, "cc_exec_create: backend '%s' could not create stream %d", be->name ? be->name : "?", i);
+        }
+    if (has_events)
+        for (i = 0; i < plan->n_ops; i++)
+            if (plan->op[i].record && (rc = be->event_create(be->self, &x->events[i])) != CC_OK) {
+                x->events[i] = NULL;
+                cc_exec_destroy(x);
+                return CONCERTO__FAIL(ctx, rc, "cc_exec_create: backend '%s' could not create an event", be->name ? be->name : "?");
+            }
+    *out = x;
+    return CC_OK;
+}
+
+CONCERTO_API cc_result cc_exec_launch(cc_exec* x) {
+    const cc_plan* pl;
+    cc_backend* be;
+    int i, w;
+    cc_result rc = CC_OK;
+    if (!x) return CC_ERR_INVALID_ARG;
+    pl = x->plan; be = &x->be;
+    if (x->launched) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_launch: the previous step was not waited for");
+    x->t0 = be->now_us ? be->now_us(be->self) : 0;
+    for (i = 0; i < pl->n_ops && rc == CC_OK; i++) {
+        int v = pl->issue[i];
+        const cc__plan_op* o = &pl->op[v];
+        void* st = x->streams[o->stream];
+        for (w = 0; w < o->n_waits && rc == CC_OK; w++) {
+            int u = pl->waits[o->wait_off + w];
+            if (be->stream_wait_event) rc = be->stream_wait_event(be->self, st, x->events[u]);
+            else rc = be->synchronize(be->self);   /* fallback without events */
+        }
+        if (rc == CC_OK && be->timestamp) rc = be->timestamp(be->self, st, &x->t[2 * v]);
+        if (rc == CC_OK) {
+            if (o->coll.kind != CC_COLL_NONE) rc = be->collective(be->self, st, &o->coll);
+            else if (o->fn) rc = be->launch(be->self, st, o->fn, o->user_data);
+        }
+        if (rc == CC_OK && be->timestamp) rc = be->timestamp(be->self, st, &x->t[2 * v + 1]);
+        if (rc == CC_OK && o->record && be->event_record) rc = be->event_record(be->self, x->events[v], st);
+        if (rc != CC_OK) {
+            cc_result r2;
+            rc = CONCERTO__FAIL(x->ctx, rc, "cc_exec_launch: backend '%s' failed at op '%s'", be->name ? be->name : "?",
+                          cc__name(pl->g, v));
+            r2 = be->synchronize(be->self);
+            (void)r2;
+            return rc;
+        }
+    }
+    x->launched = 1;
+    return CC_OK;
+}
+
+CONCERTO_API cc_result cc_exec_wait(cc_exec* x) {
+    cc_result rc;
+    if (!x) return CC_ERR_INVALID_ARG;
+    if (!x->launched) return CC_OK;
+    rc = x->be.synchronize(x->be.self);
+    x->launched = 0;
+    return rc;
+}
+
+CONCERTO_API cc_result cc_exec_step(cc_exec* x) {
+    cc_result rc = cc_exec_launch(x);
+    if (rc != CC_OK) return rc;
+    return cc_exec_wait(x);
+}
+
+CONCERTO_API cc_result cc_exec_timeline(cc_exec* x, double* start_us, double* end_us) {
+    int i;
+    if (!x) return CC_ERR_INVALID_ARG;
+    if (!x->be.timestamp) return CONCERTO__FAIL(x->ctx, CC_ERR_UNSUPPORTED, "cc_exec_timeline: backend '%s' has no timestamps",
+                                          x->be.name ? x->be.name : "?");
+    if (x->launched) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_timeline: wait for the step first");
+    for (i = 0; i < x->plan->n_ops; i++) {
+        if (start_us) start_us[i] = x->t[2 * i] - x->t0;
+        if (end_us) end_us[i] = x->t[2 * i + 1] - x->t0;
+    }
+    return CC_OK;
+}
+
+static int cc__dbl_cmp(const void* a, const void* b) {
+    double x = *(const double*)a, y = *(const double*)b;
+    return (x > y) - (x < y);
+}
+
+CONCERTO_API cc_result cc_exec_profile(cc_exec* x, int repeats, cc_comm* comm) {
+    const cc_plan* pl;
+    cc_backend* be;
+    double* samples = NULL;
+    double* med = NULL;
+    int i, rep;
+    cc_result rc = CC_OK;
+    if (!x) return CC_ERR_INVALID_ARG;
+    pl = x->plan; be = &x->be;
+    if (repeats < 1 || repeats > 1000) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile: repeats must be 1..1000, got %d", repeats);
+    if (x->launched) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile: wait for the step first");
+    if (!be->timestamp && !be->now_us)
+        return CONCERTO__FAIL(x->ctx, CC_ERR_UNSUPPORTED, "cc_exec_profile: backend '%s' has neither timestamps nor a clock",
+                        be->name ? be->name : "?");
+    samples = (double*)cc__alloc(x->ctx, (size_t)pl->n_ops * (size_t)repeats * sizeof(double) + 1);
+    med = (double*)cc__alloc(x->ctx, ((size_t)pl->n_ops + 1) * sizeof(double));
+    if (!samples || !med) { rc = CONCERTO__FAIL(x->ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_profile: out of memory"); goto done; }
+    for (rep = 0; rep < repeats; rep++)
+        for (i = 0; i < pl->n_ops; i++) {
+            int v = pl->issue[i];
+            const cc__plan_op* o = &pl->op[v];
+            void* st = x->streams[o->stream];
+            double h0 = be->now_us ? be->now_us(be->self) : 0, h1;
+            if (be->timestamp) rc = be->timestamp(be->self, st, &x->t[2 * v]);
+            if (rc == CC_OK) {
+                if (o->coll.kind != CC_COLL_NONE) rc = be->collective(be->self, st, &o->coll);
+                else if (o->fn) rc = be->launch(be->self, st, o->fn, o->user_data);
+            }
+            if (rc == CC_OK && be->timestamp) rc = be->timestamp(be->self, st, &x->t[2 * v + 1]);
+            if (rc == CC_OK) rc = be->synchronize(be->self);
+            if (rc != CC_OK) {
+                rc = CONCERTO__FAIL(x->ctx, rc, "cc_exec_profile: op '%s': %s", cc__name(pl->g, v), cc_last_error(x->ctx));
+                goto done;
+            }
+            h1 = be->now_us ? be->now_us(be->self) : 0;
+            samples[(size_t)v * repeats + rep] = be->timestamp ? x->t[2 * v + 1] - x->t[2 * v] : h1 - h0;
+        }
+    for (i = 0; i < pl->n_ops; i++) {
+        double* sv = samples + (size_t)i * repeats;
+        qsort(sv, (size_t)repeats, sizeof(double), cc__dbl_cmp);
+        med[i] = repeats % 2 ? sv[repeats / 2] : 0.5 * (sv[repeats / 2 - 1] + sv[repeats / 2]);
+        if (med[i] < 0) med[i] = 0;
+    }
+    if (comm) {
+        cc_collective c;
+        char msg[CONCERTO__MSG_MAX];
+        memset(&c, 0, sizeof c);
+        c.kind = CC_COLL_ALL_REDUCE; c.dtype = CC_DTYPE_FLOAT64; c.reduce = CC_REDUCE_MAX;
+        c.n_elems = (size_t)pl->n_ops; c.comm = comm; c.send_buf = med; c.recv_buf = med;
+        msg[0] = 0;
+        rc = cc__comm_collective(comm, &c, msg, sizeof msg);
+        if (rc != CC_OK) { rc = CONCERTO__FAIL(x->ctx, rc, "cc_exec_profile: agreeing on durations: %s", msg); goto done; }
+    }
+    for (i = 0; i < pl->n_ops; i++)
+        if ((rc = cc_op_set_duration(pl->g, cc_graph_op(pl->g, i), med[i])) != CC_OK) goto done;
+done:
+    cc__free(x->ctx, samples); cc__free(x->ctx, med);
+    return rc;
+}
+
+CONCERTO_API cc_result cc_exec_agree(cc_exec* x, cc_rank* rank, cc_comm* comm) {
+    int32_t mine[2], *all;
+    cc_collective c;
+    int i, n;
+    cc_result rc;
+    if (!x || !rank || !comm) return x ? CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_agree: rank or comm is NULL") : CC_ERR_INVALID_ARG;
+    n = cc_comm_size(comm);
+    all = (int32_t*)cc__alloc(x->ctx, 2 * (size_t)n * sizeof(int32_t));
+    if (!all) return CONCERTO__FAIL(x->ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_agree: out of memory");
+    mine[0] = (int32_t)(uint32_t)(x->plan->hash & 0xffffffffu);
+    mine[1] = (int32_t)(uint32_t)(x->plan->hash >> 32);
+    memset(&c, 0, sizeof c);
+    c.kind = CC_COLL_ALL_GATHER;
+    c.dtype = CC_DTYPE_INT32;
+    c.n_elems = 2;
+    c.comm = comm;
+    c.send_buf = mine;
+    c.recv_buf = all;
+    rc = cc_comm_run(rank, &c);
+    if (rc == CC_OK)
+        for (i = 0; i < n; i++)
+            if (all[2 * i] != mine[0] || all[2 * i + 1] != mine[1]) {
+                uint64_t theirs = (uint64_t)(uint32_t)all[2 * i] | ((uint64_t)(uint32_t)all[2 * i + 1] << 32);
+                rc = CONCERTO__FAIL(x->ctx, CC_ERR_PLAN_MISMATCH, "cc_exec_agree: the plan of rank %d of the group differs from this "
+                              "rank's (hash %016llx vs %016llx): ranks would issue different collectives", i,
+                              (unsigned long long)theirs, (unsigned long long)x->plan->hash);
+                break;
+            }
+    cc__free(x->ctx, all);
+    return rc;
+}
+
+/* >>backend_cpu
+   One worker thread per stream runs its queue in order. Events are
+   counters: a record enqueued as the k-th record of an event sets its
+   completed count to k when the stream reaches it; a wait enqueued after
+   the k-th record blocks its stream until completed >= k (CUDA's
+   semantics). One mutex and condition variable per backend guard all of
+   it. After a failure the streams skip the remaining work but still pass
+   records and timestamps, so no stream waits forever; synchronize reports
+   the first failure. */
+enum { CC__CPU_FN, CC__CPU_COLL, CC__CPU_RECORD, CC__CPU_WAIT, CC__CPU_STAMP };
+
+typedef struct cc__cpu_event {
+    uint64_t enqueued, completed;
+} cc__cpu_event;
+
+typedef struct cc__cpu_item {
+    int kind;
+    cc_op_fn fn;
+    void* user_data;
+    const cc_collective* coll;
+    cc__cpu_event* ev;
+    uint64_t value;
+    double* where;
+} cc__cpu_item;
+
+typedef struct cc__cpu_backend cc__cpu_backend;
+typedef struct cc__cpu_stream {
+    cc__cpu_backend* be;
+    pthread_t thread;
+    int started;
+    cc__cpu_item* ring;
+    size_t cap, head, tail;    /* head: next to run; tail: next free (monotonic) */
+    int busy;                  /* running an item outside the lock */
+} cc__cpu_stream;
+
+struct cc__cpu_backend {
+    cc_rank* rank;
+    cc_context* ctx;           /* the rank's context: used from the host thread only */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int stop;
+    cc__cpu_stream** streams;
+    int n_streams;
+    size_t streams_cap;
+    cc_result err;             /* first failure since the last synchronize */
+    char err_msg[CONCERTO__MSG_MAX];
+};
+
+static double cc__mono_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+static void* cc__cpu_worker(void* arg) {
+    cc__cpu_stream* s = (cc__cpu_stream*)arg;
+    cc__cpu_backend* be = s->be;
+    pthread_mutex_lock(&be->mu);
+    for (;;) {
+        cc__cpu_item it;
+        while (!be->stop && s->head == s->tail) pthread_cond_wait(&be->cv, &be->mu);
+        if (s->head == s->tail) break;   /* stopping and drained */
+        it = s->ring[s->head % s->cap];
+        if (it.kind == CC__CPU_WAIT) {
+            while (it.ev->completed < it.value && !be->stop) pthread_cond_wait(&be->cv, &be->mu);
+            s->head++;
+            pthread_cond_broadcast(&be->cv);
+            continue;
+        }
+        if (it.kind == CC__CPU_RECORD) {
+            if (it.value > it.ev->completed) it.ev->completed = it.value;
+            s->head++;
+            pthread_cond_broadcast(&be->cv);
+            continue;
+        }
+        s->busy = 1;
+        {
+            int failed = be->err != CC_OK;
+            pthread_mutex_unlock(&be->mu);
+            if (it.kind == CC__CPU_STAMP) *it.where = cc__mono_us();
+            else if (!failed && it.kind == CC__CPU_FN) it.fn((void*)s, it.user_data);
+            else if (!failed && it.kind == CC__CPU_COLL) {
+                char msg[CONCERTO__MSG_MAX];
+                cc_result r;
+                msg[0] = 0;
+                r = cc__comm_collective(it.coll->comm, it.coll, msg, sizeof msg);
+                if (r != CC_OK) {
+                    pthread_mutex_lock(&be->mu);
+                    if (be->err == CC_OK) {
+                        be->err = r;
+                        memcpy(be->err_msg, msg, sizeof msg);
+                    }
+                    pthread_mutex_unlock(&be->mu);
+                }
+            }
+            pthread_mutex_lock(&be->mu);
+        }
+        s->busy = 0;
+        s->head++;
+        pthread_cond_broadcast(&be->cv);
+    }
+    pthread_mutex_unlock(&be->mu);
+    return NULL;
+}
+
+static cc_result cc__cpu_push(cc__cpu_backend* be, void* stream, const cc__cpu_item* it) {
+    cc__cpu_stream* s = (cc__cpu_stream*)stream;
+    pthread_mutex_lock(&be->mu);
+    if (s->tail - s->head == s->cap) {
+        /* grow the ring (only until it holds a step) */
+        size_t nc = s->cap * 2, i;
+        cc__cpu_item* nr = (cc__cpu_item*)cc__alloc(be->ctx, nc * sizeof *nr);
+        if (!nr) { pthread_mutex_unlock(&be->mu); return CC_ERR_OUT_OF_MEMORY; }
+        for (i = s->head; i < s->tail; i++) nr[i % nc] = s->ring[i % s->cap];
+        cc__free(be->ctx, s->ring);
+        s->ring = nr;
+        s->cap = nc;
+    }
+    s->ring[s->tail % s->cap] = *it;
+    s->tail++;
+    pthread_cond_broadcast(&be->cv);
+    pthread_mutex_unlock(&be->mu);
+    return CC_OK;
+}
+
+static cc_result cc__cpu_stream_create(void* self, int index, void** out) {
+    cc__cpu_backend* be = (cc__cpu_backend*)self;
+    cc__cpu_stream* s = (cc__cpu_stream*)cc__calloc(be->ctx, 1, sizeof *s);
+    (void)index;
+    if (!s) return CC_ERR_OUT_OF_MEMORY;
+    s->be = be;
+    s->cap = 256;
+    s->ring = (cc__cpu_item*)cc__alloc(be->ctx, s->cap * sizeof *s->ring);
+    if (!s->ring) { cc__free(be->ctx, s); return CC_ERR_OUT_OF_MEMORY; }
+    pthread_mutex_lock(&be->mu);
+    if (!CONCERTO__GROW(be->ctx, be->streams, be->streams_cap, (size_t)be->n_streams + 1)) {
+        pthread_mutex_unlock(&be->mu);
+        cc__free(be->ctx, s->ring); cc__free(be->ctx, s);
+        return CC_ERR_OUT_OF_MEMORY;
+    }
+    be->streams[be->n_streams++] = s;
+    pthread_mutex_unlock(&be->mu);
+    if (pthread_create(&s->thread, NULL, cc__cpu_worker, s) != 0) {
+        pthread_mutex_lock(&be->mu);
+        be->n_streams--;
+        pthread_mutex_unlock(&be->mu);
+        cc__free(be->ctx, s->ring); cc__free(be->ctx, s);
+        return CC_ERR_BACKEND;
+    }
+    s->started = 1;
+    *out = s;
+    return CC_OK;
+}
+
+/* Streams live until the backend is destroyed; destroying one drains it. */
+static void cc__cpu_stream_destroy(void* self, void* stream) {
+    cc__cpu_backend* be = (cc__cpu_backend*)self;
+    cc__cpu_stream* s = (cc__cpu_stream*)stream;
+    pthread_mutex_lock(&be->mu);
+    while (s->head != s->tail) pthread_cond_wait(&be->cv, &be->mu);
+    pthread_mutex_unlock(&be->mu);
+}
+
+static cc_result cc__cpu_launch(void* self, void* stream, cc_op_fn fn, void* user_data) {
+    cc__cpu_item it;
+    memset(&it, 0, sizeof it);
+    it.kind = CC__CPU_FN; it.fn = fn; it.user_data = user_data;
+    return cc__cpu_push((cc__cpu_backend*)self, stream, &it);
+}
+static cc_result cc__cpu_collective(void* self, void* stream, const cc_collective* coll) {
+    cc__cpu_item it;
+    memset(&it, 0, sizeof it);
+    it.kind = CC__CPU_COLL; it.coll = coll;
+    return cc__cpu_push((cc__cpu_backend*)self, stream, &it);
+}
+static cc_result cc__cpu_event_create(void* self, void** out) {
+    cc__cpu_backend* be = (cc__cpu_backend*)self;
+    cc__cpu_event* e = (cc__cpu_event*)cc__calloc(be->ctx, 1, sizeof *e);
+    if (!e) return CC_ERR_OUT_OF_MEMORY;
+    *out = e;
+    return CC_OK;
+}
+static void cc__cpu_event_destroy(void* self, void* ev) { cc__free(((cc__cpu_backend*)self)->ctx, ev); }
+static cc_result cc__cpu_event_record(void* self, void* ev, void* stream) {
+    cc__cpu_backend* be = (cc__cpu_backend*)self;
+    cc__cpu_item it;
+    memset(&it, 0, sizeof it);
+    it.kind = CC__CPU_RECORD; it.ev = (cc__cpu_event*)ev;
+    pthread_mutex_lock(&be->mu);
+    it.value = ++it.ev->enqueued;
+    pthread_mutex_unlock(&be->mu);
+    return cc__cpu_push(be, stream, &it);
+}
+static cc_result cc__cpu_stream_wait_event(void* self, void* stream, void* ev) {
+    cc__cpu_backend* be = (cc__cpu_backend*)self;
+    cc__cpu_item it;
+    memset(&it, 0, sizeof it);
+    it.kind = CC__CPU_WAIT; it.ev = (cc__cpu_event*)ev;
+    pthread_mutex_lock(&be->mu);
+    it.value = it.ev->enqueued;
+    pthread_mutex_unlock(&be->mu);
+    return cc__cpu_push(be, stream, &it);
+}
+static cc_result cc__cpu_timestamp(void* self, void* stream, double* where) {
+    cc__cpu_item it;
+    memset(&it, 0, sizeof it);
+    it.kind = CC__CPU_STAMP; it.where = where;
+    return cc__cpu_push((cc__cpu_backend*)self, stream, &it);
+}
+static cc_result cc__cpu_synchronize(void* self) {
+    cc__cpu_backend* be = (cc__cpu_backend*)self;
+    cc_result rc;
+    char msg[CONCERTO__MSG_MAX];
+    int i, idle = 0;
+    pthread_mutex_lock(&be->mu);
+    while (!idle) {
+        idle = 1;
+        for (i = 0; i < be->n_streams; i++) if (be->streams[i]->head != be->streams[i]->tail) idle = 0;
+        if (!idle) pthread_cond_wait(&be->cv, &be->mu);
+    }
+    rc = be->err;
+    memcpy(msg, be->err_msg, sizeof msg);
+    be->err = CC_OK;
+    be->err_msg[0] = 0;
+    pthread_mutex_unlock(&be->mu);
+    if (rc != CC_OK) return CONCERTO__FAIL(be->ctx, rc, "%s", msg);
+    return CC_OK;
+}
+static double cc__cpu_now_us(void* self) { (void)self; return cc__mono_us(); }
+static void cc__cpu_destroy(void* self) {
+    cc__cpu_backend* be = (cc__cpu_backend*)self;
+    int i;
+    if (!be) return;
+    pthread_mutex_lock(&be->mu);
+    be->stop = 1;
+    pthread_cond_broadcast(&be->cv);
+    pthread_mutex_unlock(&be->mu);
+    for (i = 0; i < be->n_streams; i++) {
+        if (be->streams[i]->started) pthread_join(be->streams[i]->thread, NULL);
+        cc__free(be->ctx, be->streams[i]->ring);
+        cc__free(be->ctx, be->streams[i]);
+    }
+    cc__free(be->ctx, be->streams);
+    pthread_cond_destroy(&be->cv);
+    pthread_mutex_destroy(&be->mu);
+    cc__free(be->ctx, be);
+}
+
+CONCERTO_API cc_result cc_cpu_backend_create(cc_rank* rank, cc_backend* out) {
+    cc_context* ctx;
+    cc__cpu_backend* be;
+    if (!rank || !out) return CC_ERR_INVALID_ARG;
+    ctx = cc_rank_context(rank);
+    memset(out, 0, sizeof *out);
+    be = (cc__cpu_backend*)cc__calloc(ctx, 1, sizeof *be);
+    if (!be) return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_cpu_backend_create: out of memory");
+    be->rank = rank;
+    be->ctx = ctx;
+    if (pthread_mutex_init(&be->mu, NULL) != 0) { cc__free(ctx, be); return CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "cc_cpu_backend_create: mutex"); }
+    if (pthread_cond_init(&be->cv, NULL) != 0) {
+        pthread_mutex_destroy(&be->mu);
+        cc__free(ctx, be);
+        return CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "cc_cpu_backend_create: condition variable");
+    }
+    out->name = "cpu";
+    out->self = be;
+    out->stream_create = cc__cpu_stream_create;
+    out->stream_destroy = cc__cpu_stream_destroy;
+    out->launch = cc__cpu_launch;
+    out->collective = cc__cpu_collective;
+    out->event_create = cc__cpu_event_create;
+    out->event_destroy = cc__cpu_event_destroy;
+    out->event_record = cc__cpu_event_record;
+    out->stream_wait_event = cc__cpu_stream_wait_event;
+    out->timestamp = cc__cpu_timestamp;
+    out->synchronize = cc__cpu_synchronize;
+    out->now_us = cc__cpu_now_us;
+    out->destroy = cc__cpu_destroy;
+    return CC_OK;
+}
+
+/* >>trace */
+typedef struct cc__tev {
+    uint32_t name;             /* into strs */
+    int pid, tid;
+    double ts, dur;
+    int coll_kind;
+    uint64_t coll_bytes;
+} cc__tev;
+
+struct cc_trace {
+    cc_context* ctx;
+    pthread_mutex_t mu;
+    cc__tev* ev; size_t n_ev, ev_cap;
+    char* strs; size_t strs_len, strs_cap;
+    struct { int pid; uint32_t name; int n_streams; uint32_t stream_name[CONCERTO_MAX_RESOURCES]; }* procs;
+    size_t n_procs, procs_cap;
+};
+
+static int cc__trace_str(cc_trace* t, const char* str, uint32_t* off) {
+    size_t len = strlen(str);
+    if (!CONCERTO__GROW(t->ctx, t->strs, t->strs_cap, t->strs_len + len + 1)) return 0;
+    memcpy(t->strs + t->strs_len, str, len + 1);
+    *off = (uint32_t)t->strs_len;
+    t->strs_len += len + 1;
+    return 1;
+}
+
+CONCERTO_API cc_result cc_trace_create(cc_context* ctx, cc_trace** out) {
+    cc_trace* t;
+    if (!ctx) return CC_ERR_INVALID_ARG;
+    if (!out) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_trace_create: out is NULL");
+    t = (cc_trace*)cc__calloc(ctx, 1, sizeof *t);
+    if (!t) return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_trace_create: out of memory");
+    t->ctx = ctx;
+    if (pthread_mutex_init(&t->mu, NULL) != 0) { cc__free(ctx, t); return CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "cc_trace_create: mutex"); }
+    *out = t;
+    return CC_OK;
+}
+
+CONCERTO_API void cc_trace_destroy(cc_trace* t) {
+    if (!t) return;
+    pthread_mutex_destroy(&t->mu);
+    cc__free(t->ctx, t->ev); cc__free(t->ctx, t->strs); cc__free(t->ctx, t->procs);
+    cc__free(t->ctx, t);
+}
+
+static size_t cc__dtype_size(cc_dtype d) { return d == CC_DTYPE_FLOAT64 ? 8 : 4; }
+
+CONCERTO_API cc_result cc_trace_add(cc_trace* t, cc_graph* g, int pid, const char* process_name,
+                                    const double* start_us, const double* end_us) {
+    cc_result rc = CC_OK;
+    int i, r;
+    if (!t) return CC_ERR_INVALID_ARG;
+    if (!g || !start_us) return CONCERTO__FAIL(t->ctx, CC_ERR_INVALID_ARG, "cc_trace_add: graph or start_us is NULL");
+    pthread_mutex_lock(&t->mu);
+    if (!CONCERTO__GROW(t->ctx, t->procs, t->procs_cap, t->n_procs + 1)) goto oom;
+    t->procs[t->n_procs].pid = pid;
+    t->procs[t->n_procs].n_streams = g->k;
+    if (!cc__trace_str(t, process_name ? process_name : "process", &t->procs[t->n_procs].name)) goto oom;
+    for (r = 0; r < g->k; r++)
+        if (!cc__trace_str(t, cc_graph_resource_name(g, r), &t->procs[t->n_procs].stream_name[r])) goto oom;
+    t->n_procs++;
+    for (i = 0; i < g->n; i++) {
+        cc__tev* e;
+        const cc_collective* c = g->coll_of ? cc__op_coll(g, i) : NULL;
+        if (!CONCERTO__GROW(t->ctx, t->ev, t->ev_cap, t->n_ev + 1)) goto oom;
+        e = &t->ev[t->n_ev];
+        if (!cc__trace_str(t, cc__name(g, i), &e->name)) goto oom;
+        e->pid = pid;
+        e->tid = 0;
+        for (r = 0; r < g->k; r++) if (g->dem[(size_t)i * g->k + r]) { e->tid = r; break; }
+        e->ts = start_us[i];
+        e->dur = end_us ? end_us[i] - start_us[i] : g->dur_us[i];
+        if (e->dur < 0) e->dur = 0;
+        e->coll_kind = c ? (int)c->kind : 0;
+        e->coll_bytes = c ? (uint64_t)c->n_elems * cc__dtype_size(c->dtype) : 0;
+        t->n_ev++;
+    }
+    pthread_mutex_unlock(&t->mu);
+    return rc;
+oom:
+    pthread_mutex_unlock(&t->mu);
+    return CONCERTO__FAIL(t->ctx, CC_ERR_OUT_OF_MEMORY, "cc_trace_add: out of memory");
+}
+
+/* Writes s as a JSON string body (quotes and control characters escaped). */
+static void cc__json_str(FILE* f, const char* s) {
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+}
+
+static const char* cc__coll_name(int kind) {
+    static const char* names[] = { "none", "all_reduce", "reduce_scatter", "all_gather", "broadcast", "send", "recv", "all_to_all" };
+    return kind >= 0 && kind <= CC_COLL_ALL_TO_ALL ? names[kind] : "?";
+}
+
+CONCERTO_API cc_result cc_trace_write(cc_trace* t, const char* path) {
+    FILE* f;
+    size_t i;
+    int r, first = 1;
+    if (!t) return CC_ERR_INVALID_ARG;
+    if (!path) return CONCERTO__FAIL(t->ctx, CC_ERR_INVALID_ARG, "cc_trace_write: path is NULL");
+    f = fopen(path, "wb");
+    if (!f) return CONCERTO__FAIL(t->ctx, CC_ERR_IO, "cannot open '%s' for writing", path);
+    pthread_mutex_lock(&t->mu);
+    fprintf(f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
+    for (i = 0; i < t->n_procs; i++) {
+        fprintf(f, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"", first ? "" : ",\n", t->procs[i].pid);
+        first = 0;
+        cc__json_str(f, t->strs + t->procs[i].name);
+        fprintf(f, "\"}}");
+        for (r = 0; r < t->procs[i].n_streams; r++) {
+            fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"", t->procs[i].pid, r);
+            cc__json_str(f, t->strs + t->procs[i].stream_name[r]);
+            fprintf(f, "\"}}");
+        }
+    }
+    for (i = 0; i < t->n_ev; i++) {
+        const cc__tev* e = &t->ev[i];
+        fprintf(f, "%s{\"ph\":\"X\",\"name\":\"", first ? "" : ",\n");
+        first = 0;
+        cc__json_str(f, t->strs + e->name);
+        fprintf(f, "\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f", e->pid, e->tid, e->ts, e->dur);
+        if (e->coll_kind)
+            fprintf(f, ",\"cat\":\"comm\",\"args\":{\"collective\":\"%s\",\"bytes\":%llu}", cc__coll_name(e->coll_kind),
+                    (unsigned long long)e->coll_bytes);
+        else fprintf(f, ",\"cat\":\"compute\"");
+        fprintf(f, "}");
+    }
+    fprintf(f, "\n]}\n");
+    pthread_mutex_unlock(&t->mu);
+    if (ferror(f)) { fclose(f); return CONCERTO__FAIL(t->ctx, CC_ERR_IO, "error writing '%s'", path); }
+    if (fclose(f) != 0) return CONCERTO__FAIL(t->ctx, CC_ERR_IO, "error writing '%s'", path);
+    return CC_OK;
+}
+
+CONCERTO_API cc_result cc_graph_write_dot(cc_context* ctx, cc_graph* g, const char* path) {
+    FILE* f;
+    int i, r, e;
+    cc_result rc;
+    if (!ctx) return CC_ERR_INVALID_ARG;
+    if (!g || !path) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_graph_write_dot: graph or path is NULL");
+    if ((rc = cc_graph_validate(g)) != CC_OK) return rc;
+    f = fopen(path, "wb");
+    if (!f) return CONCERTO__FAIL(ctx, CC_ERR_IO, "cannot open '%s' for writing", path);
+    fprintf(f, "digraph step {\n  rankdir=LR;\n  node [shape=box, fontsize=10];\n");
+    for (r = -1; r < g->k; r++) {
+        if (r >= 0) {
+            fprintf(f, "  subgraph cluster_%d {\n    label=\"", r);
+            cc__json_str(f, cc_graph_resource_name(g, r));
+            fprintf(f, "\";\n");
+        }
+        for (i = 0; i < g->n; i++) {
+            int res = -1, q;
+            for (q = 0; q < g->k; q++) if (g->dem[(size_t)i * g->k + q]) { res = q; break; }
+            if (res != r) continue;
+            fprintf(f, "    n%d [label=\"", i);
+            cc__json_str(f, cc__name(g, i));
+            fprintf(f, "\\n%.1f us\"%s];\n", g->dur_us[i], g->coll_of && cc__op_coll(g, i) ? ", style=filled, fillcolor=lightblue" : "");
+        }
+        if (r >= 0) fprintf(f, "  }\n");
+    }
+    for (i = 0; i < g->n; i++)
+        for (e = g->succ_off[i]; e < g->succ_off[i + 1]; e++) fprintf(f, "  n%d -> n%d;\n", i, g->succ[e]);
+    fprintf(f, "}\n");
+    if (ferror(f)) { fclose(f); return CONCERTO__FAIL(ctx, CC_ERR_IO, "error writing '%s'", path); }
+    if (fclose(f) != 0) return CONCERTO__FAIL(ctx, CC_ERR_IO, "error writing '%s'", path);
     return CC_OK;
 }
 

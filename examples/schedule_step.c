@@ -8,6 +8,7 @@
    communication stream and the optimizer updates that layer's shard.
 
    build/schedule_step [LAYERS] [COMM_SCALE]                                 */
+#define _POSIX_C_SOURCE 200809L   /* the implementation needs POSIX threads and clocks */
 #define CONCERTO_IMPLEMENTATION
 #include "../concerto.h"
 

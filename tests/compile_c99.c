@@ -1,6 +1,7 @@
 /* tests/compile_c99.c - concerto.h as C99 with -Wall -Wextra -Werror -pedantic.
    The header is included twice before the implementation and twice with it:
    the implementation must sit outside the include guard and have its own. */
+#define _POSIX_C_SOURCE 200809L   /* the implementation needs POSIX threads and clocks */
 #include <string.h>
 #include "../concerto.h"
 #include "../concerto.h"

@@ -1,6 +1,7 @@
 /* tests/compile_static_a.c - CONCERTO_STATIC: this translation unit and
    compile_static_b.c each embed a private copy of the implementation; the
    two are linked into one program without clashing symbols. */
+#define _POSIX_C_SOURCE 200809L   /* the implementation needs POSIX threads and clocks */
 #include <string.h>
 #define CONCERTO_STATIC
 #define CONCERTO_IMPLEMENTATION

@@ -1,4 +1,5 @@
 /* tests/compile_static_b.c - the second private copy, see compile_static_a.c. */
+#define _POSIX_C_SOURCE 200809L   /* the implementation needs POSIX threads and clocks */
 #include <string.h>
 #define CONCERTO_STATIC
 #define CONCERTO_IMPLEMENTATION

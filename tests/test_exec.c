@@ -1,0 +1,662 @@
+/* tests/test_exec.c - plans and the executor on the CPU backend.
+
+   Ops sleep for random short times and record, with the test's own clock,
+   when they start and end. The checks use only those records and the
+   graph the test built: every op starts after all its dependencies ended,
+   and each stream runs one op at a time, in the order the plan was given
+   (the issue order filtered by stream, computed here). */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "util.h"
+
+static double now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+typedef struct rec {
+    int sleep_us;
+    double start, end;
+    int runs;
+    void* stream;
+} rec;
+
+static void sleepy(void* stream, void* user) {
+    rec* r = (rec*)user;
+    struct timespec ts;
+    r->start = now_us();
+    r->stream = stream;
+    ts.tv_sec = 0;
+    ts.tv_nsec = (long)r->sleep_us * 1000L;
+    if (r->sleep_us) nanosleep(&ts, NULL);
+    r->end = now_us();
+    r->runs++;
+}
+
+typedef struct case_ctx {
+    int n, streams;
+    int* stream_of;
+    int* pred_off;             /* the test's own copy of the dependencies */
+    int* pred;
+    rec* recs;
+} case_ctx;
+
+/* Builds a random DAG on random streams; deps point to earlier ops. */
+static cc_graph* random_case(cc_context* ctx, tu_rng* rng, case_ctx* c) {
+    cc_graph* g = NULL;
+    cc_graph_desc gd = cc_graph_desc_default();
+    int i, j, np = 0;
+    gd.n_streams = c->streams;
+    if (cc_graph_create(ctx, &gd, &g) != CC_OK) return NULL;
+    c->stream_of = (int*)malloc(sizeof(int) * (size_t)c->n);
+    c->pred_off = (int*)malloc(sizeof(int) * (size_t)(c->n + 1));
+    c->pred = (int*)malloc(sizeof(int) * (size_t)c->n * 4);
+    c->recs = (rec*)calloc((size_t)c->n, sizeof(rec));
+    for (i = 0; i < c->n; i++) {
+        cc_op_desc d = cc_op_desc_default();
+        cc_op deps[4];
+        char name[32];
+        int nd = 0, tries;
+        c->pred_off[i] = np;
+        for (tries = 0; tries < 4 && i > 0; tries++) {
+            if (tu_randint(rng, 0, 2) == 0) continue;
+            j = tu_randint(rng, i > 8 ? i - 8 : 0, i - 1);
+            if (nd > 0 && deps[nd - 1].id == (uint32_t)j + 1) continue;
+            deps[nd].id = (uint32_t)j + 1;
+            nd++;
+            c->pred[np++] = j;
+        }
+        c->stream_of[i] = tu_randint(rng, 0, c->streams - 1);
+        c->recs[i].sleep_us = tu_randint(rng, 0, 300);
+        snprintf(name, sizeof name, "op%d", i);
+        d.name = name;
+        d.duration_us = c->recs[i].sleep_us + 20;
+        d.stream = c->stream_of[i];
+        d.deps = deps;
+        d.n_deps = nd;
+        d.fn = sleepy;
+        d.user_data = &c->recs[i];
+        if (cc_graph_add_op(g, &d, NULL) != CC_OK) { cc_graph_destroy(g); return NULL; }
+    }
+    c->pred_off[c->n] = np;
+    return g;
+}
+
+static void case_free(case_ctx* c) {
+    free(c->stream_of); free(c->pred_off); free(c->pred); free(c->recs);
+}
+
+/* Checks the records of one step; returns the number of violations and
+   describes the first in msg. */
+static int check_step(const case_ctx* c, const int* order, char* msg, size_t n_msg) {
+    int bad = 0, i, e, s;
+    int* last = (int*)malloc(sizeof(int) * (size_t)c->streams);
+    msg[0] = 0;
+    for (i = 0; i < c->n; i++) {
+        if (c->recs[i].runs != 1) {
+            if (!bad++) snprintf(msg, n_msg, "op%d ran %d times", i, c->recs[i].runs);
+            continue;
+        }
+        for (e = c->pred_off[i]; e < c->pred_off[i + 1]; e++) {
+            int q = c->pred[e];
+            if (c->recs[i].start < c->recs[q].end) {
+                if (!bad++) snprintf(msg, n_msg, "op%d started at %.1f before its dependency op%d ended at %.1f", i,
+                                     c->recs[i].start, q, c->recs[q].end);
+            }
+        }
+    }
+    /* per stream: in issue order, one at a time */
+    for (s = 0; s < c->streams; s++) last[s] = -1;
+    for (i = 0; i < c->n; i++) {
+        int v = order[i], st = c->stream_of[v];
+        if (last[st] >= 0 && c->recs[v].start < c->recs[last[st]].end) {
+            if (!bad++) snprintf(msg, n_msg, "stream %d: op%d started at %.1f before op%d, issued before it, ended at %.1f", st, v,
+                                 c->recs[v].start, last[st], c->recs[last[st]].end);
+        }
+        if (last[st] >= 0 && c->recs[v].stream != c->recs[last[st]].stream) {
+            if (!bad++) snprintf(msg, n_msg, "op%d and op%d of stream %d ran on different stream handles", v, last[st], st);
+        }
+        last[st] = v;
+    }
+    free(last);
+    return bad;
+}
+
+typedef struct run_arg {
+    int trials;
+    int no_events;
+    int violations, runs, failures;
+    char first[1024];
+} run_arg;
+
+static cc_result order_rank(cc_rank* rank, void* user) {
+    run_arg* a = (run_arg*)user;
+    cc_context* ctx = cc_rank_context(rank);
+    tu_rng rng;
+    int t;
+    rng.s = 12345u + (unsigned)a->no_events;
+    for (t = 0; t < a->trials; t++) {
+        case_ctx c;
+        cc_graph* g;
+        cc_schedule s;
+        cc_sched_desc sd = cc_sched_desc_default();
+        cc_plan* pl = NULL;
+        cc_exec* x = NULL;
+        cc_backend be;
+        int* order;
+        int i, step;
+        char msg[512];
+        memset(&c, 0, sizeof c);
+        c.n = tu_randint(&rng, 2, 40);
+        c.streams = tu_randint(&rng, 1, 3);
+        g = random_case(ctx, &rng, &c);
+        if (!g) { a->failures++; snprintf(a->first, sizeof a->first, "building: %s", cc_last_error(ctx)); case_free(&c); continue; }
+        order = (int*)malloc(sizeof(int) * (size_t)c.n);
+        memset(&s, 0, sizeof s);
+        if (t % 3 == 0) {
+            for (i = 0; i < c.n; i++) order[i] = i;   /* program order */
+        } else {
+            sd.method = t % 3 == 1 ? CC_SCHED_AUTO : CC_SCHED_LIST;
+            if (cc_sched_solve(ctx, g, &sd, &s) != CC_OK) {
+                a->failures++;
+                snprintf(a->first, sizeof a->first, "solve: %s", cc_last_error(ctx));
+                goto next;
+            }
+            for (i = 0; i < c.n; i++) order[i] = cc_op_index(g, s.order[i]);
+        }
+        {
+            cc_op* ops = (cc_op*)malloc(sizeof(cc_op) * (size_t)c.n);
+            cc_result r;
+            for (i = 0; i < c.n; i++) ops[i] = cc_graph_op(g, order[i]);
+            r = cc_plan_create(ctx, g, ops, &pl);
+            free(ops);
+            if (r != CC_OK) { a->failures++; snprintf(a->first, sizeof a->first, "plan: %s", cc_last_error(ctx)); goto next; }
+        }
+        if (cc_cpu_backend_create(rank, &be) != CC_OK) { a->failures++; goto next; }
+        if (a->no_events) { be.event_create = NULL; be.event_record = NULL; be.stream_wait_event = NULL; be.event_destroy = NULL; }
+        if (cc_exec_create(ctx, pl, &be, &x) != CC_OK) {
+            a->failures++;
+            snprintf(a->first, sizeof a->first, "exec: %s", cc_last_error(ctx));
+            be.destroy(be.self);
+            goto next;
+        }
+        for (step = 0; step < 3; step++) {
+            for (i = 0; i < c.n; i++) c.recs[i].runs = 0;
+            if (cc_exec_step(x) != CC_OK) {
+                a->failures++;
+                snprintf(a->first, sizeof a->first, "step: %s", cc_last_error(ctx));
+                break;
+            }
+            a->runs++;
+            if (check_step(&c, order, msg, sizeof msg)) {
+                if (!a->violations) snprintf(a->first, sizeof a->first, "trial %d step %d: %s", t, step, msg);
+                a->violations++;
+            }
+        }
+        cc_exec_destroy(x);
+        be.destroy(be.self);
+    next:
+        cc_plan_destroy(pl);
+        cc_schedule_release(ctx, &s);
+        free(order);
+        cc_graph_destroy(g);
+        case_free(&c);
+    }
+    return CC_OK;
+}
+
+static void run_world(int n_ranks, cc_result (*fn)(cc_rank*, void*), void* arg, cc_result* rc, char* err, size_t n_err) {
+    cc_world_desc wd = cc_world_desc_default();
+    cc_world* w = NULL;
+    wd.n_ranks = n_ranks;
+    *rc = cc_world_create(&wd, &w);
+    if (*rc != CC_OK) { snprintf(err, n_err, "cc_world_create failed"); return; }
+    *rc = cc_world_run(w, fn, arg);
+    snprintf(err, n_err, "%s", cc_world_error(w));
+    cc_world_destroy(w);
+}
+
+static void test_order(void) {
+    run_arg a;
+    cc_result rc;
+    char err[512];
+    memset(&a, 0, sizeof a);
+    a.trials = 40;
+    run_world(1, order_rank, &a, &rc, err, sizeof err);
+    CHECK_INT(rc, CC_OK, "the world ran (%s)", err);
+    CHECK_INT(a.failures, 0, "40 random graphs planned and run without error (%s)", a.first);
+    CHECK_INT(a.violations, 0, "%d steps: dependencies ended before their dependents started; streams ran one op at a time in "
+              "issue order (%s)", a.runs, a.first);
+    memset(&a, 0, sizeof a);
+    a.trials = 15;
+    a.no_events = 1;
+    run_world(1, order_rank, &a, &rc, err, sizeof err);
+    CHECK_INT(a.failures + a.violations, 0, "without events (the synchronize fallback), %d steps keep every dependency (%s)", a.runs,
+              a.first);
+}
+
+/* Hand-made layouts whose minimal waits are known. */
+static void test_waits(void) {
+    cc_context* ctx;
+    cc_graph* g;
+    cc_plan* pl;
+    cc_op a, b, c, d2, e;
+    cc_op_desc d = cc_op_desc_default();
+    cc_op dep[2];
+    cc_context_create(NULL, &ctx);
+    /* A (s0) -> B (s1) and A -> C (s1), C after B on s1: one wait */
+    cc_graph_create(ctx, NULL, &g);
+    d.name = "A"; d.stream = 0; cc_graph_add_op(g, &d, &a);
+    dep[0] = a;
+    d.name = "B"; d.stream = 1; d.deps = dep; d.n_deps = 1; cc_graph_add_op(g, &d, &b);
+    d.name = "C"; cc_graph_add_op(g, &d, &c);
+    CHECK_RES(ctx, cc_plan_create(ctx, g, NULL, &pl), CC_OK, "plan of A->B, A->C");
+    CHECK_INT(cc_plan_n_waits(pl), 1, "the second wait on A is redundant (C follows B on its stream)");
+    cc_plan_destroy(pl);
+    cc_graph_destroy(g);
+    /* A (s0) -> B (s1) -> C (s0) -> D (s1), and A -> D: A->D implied by C->D */
+    cc_graph_create(ctx, NULL, &g);
+    d = cc_op_desc_default();
+    d.name = "A"; d.stream = 0; cc_graph_add_op(g, &d, &a);
+    dep[0] = a; d.deps = dep; d.n_deps = 1;
+    d.name = "B"; d.stream = 1; cc_graph_add_op(g, &d, &b);
+    dep[0] = b;
+    d.name = "C"; d.stream = 0; cc_graph_add_op(g, &d, &c);
+    dep[0] = c; dep[1] = a; d.n_deps = 2;
+    d.name = "D"; d.stream = 1; cc_graph_add_op(g, &d, &d2);
+    CHECK_RES(ctx, cc_plan_create(ctx, g, NULL, &pl), CC_OK, "plan of a cross-stream chain");
+    CHECK_INT(cc_plan_n_waits(pl), 3, "B waits for A, C for B, D for C; D's wait for A (same stream as C) is implied");
+    cc_plan_destroy(pl);
+    /* three streams: A (s0) -> B (s1) -> C (s2), A -> C: C's wait for A is implied by B */
+    {
+        cc_graph* g3;
+        cc_graph_desc gd = cc_graph_desc_default();
+        cc_op x0, x1;
+        gd.n_streams = 3;
+        cc_graph_create(ctx, &gd, &g3);
+        d = cc_op_desc_default();
+        d.name = "A"; d.stream = 0; cc_graph_add_op(g3, &d, &x0);
+        dep[0] = x0; d.deps = dep; d.n_deps = 1;
+        d.name = "B"; d.stream = 1; cc_graph_add_op(g3, &d, &x1);
+        dep[0] = x1; dep[1] = x0; d.n_deps = 2;
+        d.name = "C"; d.stream = 2; cc_graph_add_op(g3, &d, NULL);
+        CHECK_RES(ctx, cc_plan_create(ctx, g3, NULL, &pl), CC_OK, "plan over three streams");
+        CHECK_INT(cc_plan_n_waits(pl), 2, "C waits for B only: B's wait already covers A");
+        cc_plan_destroy(pl);
+        cc_graph_destroy(g3);
+    }
+    /* an order that puts D before B on stream 1 deadlocks */
+    {
+        cc_op ord[4];
+        ord[0] = a; ord[1] = d2; ord[2] = b; ord[3] = c;
+        CHECK_RES(ctx, cc_plan_create(ctx, g, ord, &pl), CC_ERR_DEADLOCK, "an issue order against the dependencies");
+        CHECK_CONTAINS(cc_last_error(ctx), "'D'", "the message names the blocked op");
+    }
+    /* an op without a stream cannot be executed */
+    d = cc_op_desc_default();
+    d.name = "nowhere"; d.stream = CC_NO_STREAM;
+    cc_graph_add_op(g, &d, &e);
+    CHECK_RES(ctx, cc_plan_create(ctx, g, NULL, &pl), CC_ERR_UNSUPPORTED, "an op on no stream");
+    CHECK_CONTAINS(cc_last_error(ctx), "nowhere", "the message names it");
+    cc_graph_destroy(g);
+    cc_context_destroy(ctx);
+}
+
+/* The same graph gives the same hash; another order or name another. */
+static void test_hash(void) {
+    cc_context* ctx;
+    cc_graph *g1, *g2;
+    cc_plan *p1, *p2, *p3;
+    cc_op ops[3], rev[3];
+    int i;
+    cc_context_create(NULL, &ctx);
+    for (i = 0; i < 2; i++) {
+        cc_graph** g = i ? &g2 : &g1;
+        cc_op_desc d = cc_op_desc_default();
+        cc_graph_create(ctx, NULL, g);
+        d.name = "x"; d.stream = 0; cc_graph_add_op(*g, &d, &ops[0]);
+        d.name = "y"; d.stream = 0; cc_graph_add_op(*g, &d, &ops[1]);
+        d.name = i ? "z2" : "z"; d.stream = 1; cc_graph_add_op(*g, &d, &ops[2]);
+    }
+    cc_plan_create(ctx, g1, NULL, &p1);
+    cc_plan_create(ctx, g2, NULL, &p2);
+    rev[0] = ops[1]; rev[1] = ops[0]; rev[2] = ops[2];
+    cc_plan_create(ctx, g1, rev, &p3);
+    CHECK(cc_plan_hash(p1) != cc_plan_hash(p2), "a renamed op changes the hash");
+    CHECK(cc_plan_hash(p1) != cc_plan_hash(p3), "another order changes the hash");
+    {
+        cc_plan* p4;
+        cc_plan_create(ctx, g1, NULL, &p4);
+        CHECK(cc_plan_hash(p1) == cc_plan_hash(p4), "the same graph and order give the same hash");
+        cc_plan_destroy(p4);
+    }
+    cc_plan_destroy(p1); cc_plan_destroy(p2); cc_plan_destroy(p3);
+    cc_graph_destroy(g1); cc_graph_destroy(g2);
+    cc_context_destroy(ctx);
+}
+
+/* A backend whose launch fails: the error names the op, nothing hangs. */
+typedef struct failing { cc_backend inner; int calls, fail_at; } failing;
+static cc_result failing_launch(void* self, void* stream, cc_op_fn fn, void* user) {
+    failing* f = (failing*)self;
+    if (++f->calls == f->fail_at) return CC_ERR_BACKEND;
+    return f->inner.launch(f->inner.self, stream, fn, user);
+}
+#define FWD(name, sig, args) static cc_result failing_##name sig { failing* f = (failing*)self; return f->inner.name args; }
+FWD(stream_create, (void* self, int i, void** s), (f->inner.self, i, s))
+FWD(event_create, (void* self, void** e), (f->inner.self, e))
+FWD(event_record, (void* self, void* e, void* s), (f->inner.self, e, s))
+FWD(stream_wait_event, (void* self, void* s, void* e), (f->inner.self, s, e))
+FWD(timestamp, (void* self, void* s, double* w), (f->inner.self, s, w))
+FWD(synchronize, (void* self), (f->inner.self))
+static void failing_stream_destroy(void* self, void* s) { failing* f = (failing*)self; f->inner.stream_destroy(f->inner.self, s); }
+static void failing_event_destroy(void* self, void* e) { failing* f = (failing*)self; f->inner.event_destroy(f->inner.self, e); }
+static double failing_now(void* self) { failing* f = (failing*)self; return f->inner.now_us(f->inner.self); }
+
+static cc_result failing_rank(cc_rank* rank, void* user) {
+    cc_context* ctx = cc_rank_context(rank);
+    cc_graph* g;
+    cc_plan* pl;
+    cc_exec* x;
+    failing f;
+    cc_backend be;
+    rec recs[4];
+    int i;
+    cc_result r;
+    (void)user;
+    memset(recs, 0, sizeof recs);
+    cc_graph_create(ctx, NULL, &g);
+    for (i = 0; i < 4; i++) {
+        cc_op_desc d = cc_op_desc_default();
+        char name[16];
+        snprintf(name, sizeof name, "k%d", i);
+        d.name = name; d.stream = i % 2; d.duration_us = 1; d.fn = sleepy; d.user_data = &recs[i];
+        cc_graph_add_op(g, &d, NULL);
+    }
+    cc_plan_create(ctx, g, NULL, &pl);
+    memset(&f, 0, sizeof f);
+    cc_cpu_backend_create(rank, &f.inner);
+    f.fail_at = 3;
+    be = f.inner;
+    be.name = "failing";
+    be.self = &f;
+    be.stream_create = failing_stream_create; be.stream_destroy = failing_stream_destroy; be.launch = failing_launch;
+    be.event_create = failing_event_create; be.event_destroy = failing_event_destroy; be.event_record = failing_event_record;
+    be.stream_wait_event = failing_stream_wait_event; be.timestamp = failing_timestamp; be.synchronize = failing_synchronize;
+    be.now_us = failing_now;
+    cc_exec_create(ctx, pl, &be, &x);
+    r = cc_exec_step(x);
+    CHECK_INT(r, CC_ERR_BACKEND, "a backend failure in launch is returned");
+    CHECK_CONTAINS(cc_last_error(ctx), "k2", "and the message names the op it failed at (%s)", cc_last_error(ctx));
+    f.fail_at = -1;
+    CHECK_RES(ctx, cc_exec_step(x), CC_OK, "the next step runs");
+    cc_exec_destroy(x);
+    f.inner.destroy(f.inner.self);
+    cc_plan_destroy(pl);
+    cc_graph_destroy(g);
+    return CC_OK;
+}
+
+static void test_backend_failure(void) {
+    cc_result rc;
+    char err[512];
+    run_world(1, failing_rank, NULL, &rc, err, sizeof err);
+    CHECK_INT(rc, CC_OK, "the world ran (%s)", err);
+}
+
+
+/* ---- the same numbers in every order ------------------------------------
+   A two-layer linear step on each rank: y = x W1, z = y W2, gradients of
+   0.5|z|^2, all-reduce (average) of both weight gradients on the comm
+   stream, SGD updates. Program order and scheduled orders must leave
+   bit-identical weights: the ops are deterministic and the collectives
+   reduce in rank order. */
+#define NB 8
+#define ND 16
+typedef struct mlp {
+    float x[NB * ND], y[NB * ND], z[NB * ND], dz[NB * ND], dy[NB * ND];
+    float w[2][ND * ND], dw[2][ND * ND];
+} mlp;
+typedef struct mjob { mlp* m; int which; } mjob;
+static void mm(const float* a, const float* b, float* c, int n, int k, int m, int ta, int tb) {
+    int i, j, q;
+    for (i = 0; i < n; i++)
+        for (j = 0; j < m; j++) {
+            float s = 0;
+            for (q = 0; q < k; q++) s += (ta ? a[q * n + i] : a[i * k + q]) * (tb ? b[j * k + q] : b[q * m + j]);
+            c[i * m + j] = s;
+        }
+}
+static void f_y(void* st, void* u) { mlp* m = ((mjob*)u)->m; (void)st; mm(m->x, m->w[0], m->y, NB, ND, ND, 0, 0); }
+static void f_z(void* st, void* u) { mlp* m = ((mjob*)u)->m; (void)st; mm(m->y, m->w[1], m->z, NB, ND, ND, 0, 0); }
+static void f_dz(void* st, void* u) { mlp* m = ((mjob*)u)->m; int i; (void)st; for (i = 0; i < NB * ND; i++) m->dz[i] = m->z[i] / NB; }
+static void f_dw2(void* st, void* u) { mlp* m = ((mjob*)u)->m; (void)st; mm(m->y, m->dz, m->dw[1], ND, NB, ND, 1, 0); }
+static void f_dy(void* st, void* u) { mlp* m = ((mjob*)u)->m; (void)st; mm(m->dz, m->w[1], m->dy, NB, ND, ND, 0, 1); }
+static void f_dw1(void* st, void* u) { mlp* m = ((mjob*)u)->m; (void)st; mm(m->x, m->dy, m->dw[0], ND, NB, ND, 1, 0); }
+static void f_up(void* st, void* u) {
+    mjob* j = (mjob*)u;
+    int i;
+    (void)st;
+    for (i = 0; i < ND * ND; i++) j->m->w[j->which][i] -= 0.05f * j->m->dw[j->which][i];
+}
+
+typedef struct same_arg { int bad, failures; char first[512]; float result[3][4][2 * ND * ND]; } same_arg;
+
+static cc_region reg(cc_buffer b, int part, uint64_t n) { cc_region r; r.buffer = b; r.offset_bytes = (uint64_t)part * n; r.n_bytes = n; return r; }
+
+static cc_result same_rank(cc_rank* rank, void* user) {
+    same_arg* a = (same_arg*)user;
+    cc_context* ctx = cc_rank_context(rank);
+    int me = cc_rank_index(rank), variant, i;
+    mlp m0, m;
+    mjob jobs[2];
+    cc_collective ar[2];
+    cc_graph* g;
+    cc_buffer act, wb, gb;
+    cc_backend be;
+    const uint64_t A = sizeof(float) * NB * ND, W = sizeof(float) * ND * ND;
+    tu_rng rng;
+    rng.s = 99u + (unsigned)me;
+    for (i = 0; i < NB * ND; i++) m0.x[i] = (float)tu_unit(&rng) - 0.5f;
+    rng.s = 7;   /* the same weights everywhere */
+    for (i = 0; i < ND * ND; i++) { m0.w[0][i] = (float)tu_unit(&rng) - 0.5f; m0.w[1][i] = (float)tu_unit(&rng) - 0.5f; }
+    jobs[0].m = &m; jobs[0].which = 0; jobs[1].m = &m; jobs[1].which = 1;
+    cc_graph_create(ctx, NULL, &g);
+    cc_graph_add_buffer(g, "act", 5 * A, &act);   /* x y z dz dy */
+    cc_graph_add_buffer(g, "w", 2 * W, &wb);
+    cc_graph_add_buffer(g, "dw", 2 * W, &gb);
+    {
+        struct { const char* name; cc_op_fn fn; int reads[3][2]; int nr; int writes[2]; int which; } ops[] = {
+            { "y=xW1", f_y, { { 0, 0 }, { 1, 0 } }, 2, { 0, 1 }, 0 },
+            { "z=yW2", f_z, { { 0, 1 }, { 1, 1 } }, 2, { 0, 2 }, 0 },
+            { "dz", f_dz, { { 0, 2 } }, 1, { 0, 3 }, 0 },
+            { "dW2", f_dw2, { { 0, 1 }, { 0, 3 } }, 2, { 2, 1 }, 1 },
+            { "dy", f_dy, { { 0, 3 }, { 1, 1 } }, 2, { 0, 4 }, 0 },
+            { "dW1", f_dw1, { { 0, 0 }, { 0, 4 } }, 2, { 2, 0 }, 0 },
+        };
+        cc_buffer bufs[3];
+        uint64_t sizes[3];
+        size_t k;
+        bufs[0] = act; bufs[1] = wb; bufs[2] = gb;
+        sizes[0] = A; sizes[1] = W; sizes[2] = W;
+        for (k = 0; k < sizeof ops / sizeof *ops; k++) {
+            cc_op_desc d = cc_op_desc_default();
+            cc_region r[3], w[1];
+            int q;
+            for (q = 0; q < ops[k].nr; q++) r[q] = reg(bufs[ops[k].reads[q][0]], ops[k].reads[q][1], sizes[ops[k].reads[q][0]]);
+            w[0] = reg(bufs[ops[k].writes[0]], ops[k].writes[1], sizes[ops[k].writes[0]]);
+            d.name = ops[k].name; d.duration_us = 10 + (double)k; d.fn = ops[k].fn; d.user_data = &jobs[0];
+            d.reads = r; d.n_reads = ops[k].nr; d.writes = w; d.n_writes = 1;
+            if (cc_graph_add_op(g, &d, NULL) != CC_OK) return cc_last_result(ctx);
+            if (ops[k].fn == f_dw2 || ops[k].fn == f_dw1) {
+                int which = ops[k].fn == f_dw2;
+                cc_op_desc c = cc_op_desc_default();
+                char name[32];
+                memset(&ar[which], 0, sizeof ar[which]);
+                ar[which].kind = CC_COLL_ALL_REDUCE; ar[which].dtype = CC_DTYPE_FLOAT32; ar[which].reduce = CC_REDUCE_AVG;
+                ar[which].n_elems = ND * ND; ar[which].comm = cc_rank_world_comm(rank);
+                ar[which].send_buf = m.dw[which]; ar[which].recv_buf = m.dw[which];
+                snprintf(name, sizeof name, "allreduce dW%d", which + 1);
+                c.name = name; c.duration_us = 30; c.stream = CC_STREAM_COMM; c.coll = &ar[which];
+                c.reads = w; c.n_reads = 1; c.writes = w; c.n_writes = 1;
+                if (cc_graph_add_op(g, &c, NULL) != CC_OK) return cc_last_result(ctx);
+                snprintf(name, sizeof name, "update W%d", which + 1);
+                c = cc_op_desc_default();
+                r[0] = w[0]; r[1] = reg(wb, which, W);
+                c.name = name; c.duration_us = 5; c.fn = f_up; c.user_data = &jobs[which];
+                c.reads = r; c.n_reads = 2; c.writes = &r[1]; c.n_writes = 1;
+                if (cc_graph_add_op(g, &c, NULL) != CC_OK) return cc_last_result(ctx);
+            }
+        }
+    }
+    if (cc_cpu_backend_create(rank, &be) != CC_OK) return cc_last_result(ctx);
+    for (variant = 0; variant < 3; variant++) {
+        cc_schedule s;
+        cc_sched_desc sd = cc_sched_desc_default();
+        cc_plan* pl = NULL;
+        cc_exec* x = NULL;
+        int step;
+        cc_result r = CC_OK;
+        memset(&s, 0, sizeof s);
+        sd.method = variant == 1 ? CC_SCHED_AUTO : CC_SCHED_LIST;
+        sd.priority = CC_PRIO_MTS;
+        if (variant > 0) r = cc_sched_solve(ctx, g, &sd, &s);
+        if (r == CC_OK) r = cc_plan_create(ctx, g, variant ? s.order : NULL, &pl);
+        if (r == CC_OK) r = cc_exec_create(ctx, pl, &be, &x);
+        if (r == CC_OK) r = cc_exec_agree(x, rank, cc_rank_world_comm(rank));
+        memcpy(&m, &m0, sizeof m);
+        for (step = 0; step < 4 && r == CC_OK; step++) r = cc_exec_step(x);
+        if (r != CC_OK) { a->failures++; snprintf(a->first, sizeof a->first, "rank %d variant %d: %s", me, variant, cc_last_error(ctx)); }
+        memcpy(a->result[variant][me], m.w, sizeof m.w);
+        cc_exec_destroy(x);
+        cc_plan_destroy(pl);
+        cc_schedule_release(ctx, &s);
+    }
+    be.destroy(be.self);
+    cc_graph_destroy(g);
+    return CC_OK;
+}
+
+static void test_same_numbers(void) {
+    cc_result rc;
+    char err[512];
+    static same_arg a;
+    int v, r, ranks = 3;
+    memset(&a, 0, sizeof a);
+    run_world(ranks, same_rank, &a, &rc, err, sizeof err);
+    CHECK_INT(rc, CC_OK, "3 ranks ran the step in program order and two scheduled orders (%s)", err);
+    CHECK_INT(a.failures, 0, "no step failed (%s)", a.first);
+    for (v = 1; v < 3; v++)
+        for (r = 0; r < ranks; r++)
+            CHECK(!memcmp(a.result[v][r], a.result[0][r], sizeof a.result[0][r]),
+                  "rank %d: weights after 4 steps in order %d are bit-identical to program order", r, v);
+    CHECK(!memcmp(a.result[0][0], a.result[0][1], sizeof a.result[0][0]) &&
+          !memcmp(a.result[0][0], a.result[0][2], sizeof a.result[0][0]),
+          "every rank holds the same weights (the gradients were averaged)");
+}
+
+/* Ranks whose plans differ are refused before the first step. */
+static cc_result mismatch_rank(cc_rank* rank, void* user) {
+    cc_context* ctx = cc_rank_context(rank);
+    cc_graph* g;
+    cc_plan* pl;
+    cc_exec* x;
+    cc_backend be;
+    cc_op_desc d = cc_op_desc_default();
+    cc_result r;
+    int* out = (int*)user;
+    cc_graph_create(ctx, NULL, &g);
+    d.name = cc_rank_index(rank) == 1 ? "other_name" : "op";
+    d.duration_us = 1;
+    cc_graph_add_op(g, &d, NULL);
+    cc_plan_create(ctx, g, NULL, &pl);
+    cc_cpu_backend_create(rank, &be);
+    cc_exec_create(ctx, pl, &be, &x);
+    r = cc_exec_agree(x, rank, cc_rank_world_comm(rank));
+    out[cc_rank_index(rank)] = r;
+    if (cc_rank_index(rank) == 0) snprintf((char*)(out + 4), 400, "%s", cc_last_error(ctx));
+    cc_exec_destroy(x);
+    be.destroy(be.self);
+    cc_plan_destroy(pl);
+    cc_graph_destroy(g);
+    return CC_OK;
+}
+
+static void test_plan_mismatch(void) {
+    int out[4 + 100];
+    cc_result rc;
+    char err[512];
+    memset(out, 0, sizeof out);
+    run_world(2, mismatch_rank, out, &rc, err, sizeof err);
+    CHECK_INT(out[0], CC_ERR_PLAN_MISMATCH, "rank 0 refuses to run a plan that differs from rank 1's");
+    CHECK_INT(out[1], CC_ERR_PLAN_MISMATCH, "and so does rank 1");
+    CHECK_CONTAINS((char*)(out + 4), "rank 1", "the message names the other rank (%s)", (char*)(out + 4));
+}
+
+/* Trace and DOT files: the structure a viewer needs. */
+static void test_trace_files(void) {
+    cc_context* ctx;
+    cc_graph* g;
+    cc_trace* t;
+    cc_op_desc d = cc_op_desc_default();
+    cc_collective c;
+    double st[2] = { 0, 5 }, en[2] = { 4, 9 };
+    char path[600], dot[600];
+    char* text;
+    cc_context_create(NULL, &ctx);
+    cc_graph_create(ctx, NULL, &g);
+    d.name = "matmul \"quoted\""; d.duration_us = 4;
+    cc_graph_add_op(g, &d, NULL);
+    memset(&c, 0, sizeof c);
+    c.kind = CC_COLL_ALL_REDUCE; c.n_elems = 256; c.comm = (cc_comm*)&c; c.send_buf = st; c.recv_buf = st;
+    d = cc_op_desc_default();
+    d.name = "grad_allreduce"; d.duration_us = 4; d.stream = CC_STREAM_COMM; d.coll = &c;
+    CHECK_RES(ctx, cc_graph_add_op(g, &d, NULL), CC_OK, "a collective op");
+    cc_trace_create(ctx, &t);
+    CHECK_RES(ctx, cc_trace_add(t, g, 0, "rank 0", st, en), CC_OK, "measured timeline of rank 0");
+    CHECK_RES(ctx, cc_trace_add(t, g, 1, "rank 1", st, NULL), CC_OK, "predicted timeline as rank 1");
+    snprintf(path, sizeof path, "%s/trace.json", tu_tmp_dir());
+    CHECK_RES(ctx, cc_trace_write(t, path), CC_OK, "written");
+    text = tu_read_file(path, NULL);
+    CHECK(text != NULL, "and readable");
+    if (text) {
+        int n_x = 0;
+        const char* p = text;
+        while ((p = strstr(p, "\"ph\":\"X\"")) != NULL) { n_x++; p++; }
+        CHECK_INT(n_x, 4, "one complete event per op per rank");
+        CHECK_CONTAINS(text, "\"traceEvents\"", "a Chrome trace object");
+        CHECK_CONTAINS(text, "matmul \\\"quoted\\\"", "quotes in names are escaped");
+        CHECK_CONTAINS(text, "\"collective\":\"all_reduce\",\"bytes\":1024", "collectives carry kind and size");
+        CHECK_CONTAINS(text, "\"thread_name\"", "streams are named tracks");
+        CHECK_CONTAINS(text, "\"comm\"", "the comm stream's name appears");
+        free(text);
+    }
+    snprintf(dot, sizeof dot, "%s/graph.dot", tu_tmp_dir());
+    CHECK_RES(ctx, cc_graph_write_dot(ctx, g, dot), CC_OK, "the graph as DOT");
+    text = tu_read_file(dot, NULL);
+    if (text) {
+        CHECK_CONTAINS(text, "digraph", "a Graphviz digraph");
+        CHECK_CONTAINS(text, "cluster_1", "a cluster per stream");
+        free(text);
+    }
+    CHECK_RES(ctx, cc_trace_write(t, "/nonexistent-dir/x.json"), CC_ERR_IO, "an unwritable path");
+    cc_trace_destroy(t);
+    cc_graph_destroy(g);
+    cc_context_destroy(ctx);
+}
+
+int main(void) {
+    TH_RUN(test_same_numbers);
+    TH_RUN(test_plan_mismatch);
+    TH_RUN(test_trace_files);
+    TH_RUN(test_order);
+    TH_RUN(test_waits);
+    TH_RUN(test_hash);
+    TH_RUN(test_backend_failure);
+    return th_done();
+}
