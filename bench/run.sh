@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # make bench: the scheduler's benchmarks. Results go to stdout; the figures
 # in bench/RESULTS.md were taken with this script (see there for the machine).
-#   bench/run.sh [psplib|scale|all]      (default all)
+#   bench/run.sh [psplib|scale|exec|all]      (default all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
 BUILD=${BUILD:-build}
 DATA=../shared/data/psplib
-make -s "$BUILD/psplib" "$BUILD/bench_scale"
+make -s "$BUILD/psplib" "$BUILD/bench_scale" "$BUILD/bench_exec"
 
 echo "machine: $(uname -m), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "commit:  $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
@@ -46,4 +46,16 @@ if [ "$what" = all ] || [ "$what" = scale ]; then
   echo "odd-even rounds x block size, about 1k and 10k ops:"
   "$BUILD/bench_scale" --sweep 45 2.0
   "$BUILD/bench_scale" --sweep 455 2.0
+fi
+
+if [ "$what" = all ] || [ "$what" = exec ]; then
+  echo
+  echo "executor overhead on the CPU backend (empty ops):"
+  "$BUILD/bench_exec" overhead
+  echo
+  echo "measured vs predicted step time with the emulated link, 2 ranks:"
+  "$BUILD/bench_exec" agree 2
+  echo
+  echo "the same, 4 ranks on one node:"
+  "$BUILD/bench_exec" agree 4
 fi
