@@ -38,6 +38,10 @@
                                 translation unit (use with the implementation)
        CONCERTO_API             override the declaration prefix (default extern)
        CONCERTO_ASSERT(x)       internal consistency checks (default: none)
+       CONCERTO_USE_LPSOLVE     compile in the lp_solve 5.5 ILP backend
+                                (<lpsolve/lp_lib.h>; link -llpsolve55 -lcolamd
+                                -lm -ldl); without it CC_EXACT_LPSOLVE fails
+                                with CC_ERR_UNSUPPORTED
 
    Errors: every function that can fail returns a cc_result (0 = CC_OK,
    negative ranges per area) and records a message naming the operation,
@@ -310,6 +314,13 @@ typedef enum cc_priority {
     CC__PRIO_COUNT
 } cc_priority;
 
+typedef enum cc_exact {
+    CC_EXACT_DEFAULT = 0,     /* the built-in branch and bound */
+    CC_EXACT_BNB,
+    CC_EXACT_LPSOLVE,         /* lp_solve's ILP: needs CONCERTO_USE_LPSOLVE */
+    CC_EXACT_BOTH             /* both from the same incumbent; the better wins */
+} cc_exact;
+
 typedef struct cc_sched_desc {
     cc_sched_method method;
     cc_sgs sgs;               /* default: serial for small graphs, parallel for large */
@@ -323,6 +334,8 @@ typedef struct cc_sched_desc {
     int rounds;               /* odd-even rounds k; 0 default (4), < 0 none */
     int window_nodes;         /* node budget per odd-even window; 0 default (300) */
     double time_limit_s;      /* 0: none. A limit makes results depend on machine speed */
+    cc_exact exact;           /* the exact solver for whole small graphs and windows */
+    double lp_time_limit_s;   /* per lp_solve model; 0 default (10 s whole, 1 s window) */
 } cc_sched_desc;
 
 typedef struct cc_schedule {
@@ -340,6 +353,8 @@ typedef struct cc_schedule {
     int64_t n_schedules;      /* schedules generated */
     int64_t n_nodes;          /* branch-and-bound nodes */
     double solve_ms;          /* processor time */
+    int64_t exact_wins_bnb;   /* exact solves (whole graph, windows) where branch and */
+    int64_t exact_wins_lp;    /* bound / lp_solve gave the better schedule (BOTH: ties go to bnb) */
 } cc_schedule;
 
 CONCERTO_API cc_sched_desc cc_sched_desc_default(void);
@@ -491,7 +506,8 @@ CONCERTO_API int       cc_plan_n_waits(const cc_plan* plan);
 CONCERTO_API cc_result cc_exec_create(cc_context* ctx, cc_plan* plan, const cc_backend* backend, cc_exec** out);
 CONCERTO_API void      cc_exec_destroy(cc_exec* exec);
 /* Compares the plan's hash with every other rank of comm (all must call it);
-   CC_ERR_PLAN_MISMATCH if any differs. */
+   CC_ERR_PLAN_MISMATCH if any differs. A plan with collectives does not
+   launch before this succeeded. */
 CONCERTO_API cc_result cc_exec_agree(cc_exec* exec, cc_rank* rank, cc_comm* comm);
 /* Enqueues one step and returns; cc_exec_wait waits for it. */
 CONCERTO_API cc_result cc_exec_launch(cc_exec* exec);
@@ -541,6 +557,9 @@ CONCERTO_API cc_result cc_graph_write_dot(cc_context* ctx, cc_graph* graph, cons
 #include <time.h>
 #include <errno.h>
 #include <pthread.h>
+#ifdef CONCERTO_USE_LPSOLVE
+#include <lpsolve/lp_lib.h>
+#endif
 #if !defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE < 200809L
 #error "concerto.h: the implementation needs POSIX 2008 (threads, clocks): compile it with -std=gnu99 or later, or #define _POSIX_C_SOURCE 200809L before any #include in that file"
 #endif
@@ -713,6 +732,22 @@ typedef struct cc__bnb_result {
    (have_incumbent) and the best schedule found on return. */
 static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* best, int have_incumbent,
                                int64_t node_budget, double time_limit_s, cc__bnb_result* res);
+
+/* The same contract with lp_solve's ILP (see >>lpsolve): best[] in and out,
+   res->proven only for a proven optimum; CC_ERR_UNSUPPORTED when it is not
+   compiled in, CC_ERR_INFEASIBLE / CC_ERR_TIMEOUT / CC_ERR_BACKEND reported
+   as such, best[] never lost. */
+static cc_result cc__lp_solve(cc_context* ctx, const cc__prob* p, cc__time* best, int have_incumbent,
+                              double time_limit_s, cc__bnb_result* res);
+
+/* Which exact solver, its budgets, and who won. */
+typedef struct cc__exact_cfg {
+    cc_exact which;
+    int64_t nodes;
+    double time_limit_s;        /* branch and bound (0: none) */
+    double lp_time_limit_s;     /* per lp_solve model */
+    int64_t wins[2];            /* bnb, lp */
+} cc__exact_cfg;
 
 /* >>graph */
 typedef struct cc__access {
@@ -1923,6 +1958,62 @@ static cc__time cc__decode(cc__heur* h, cc_sgs sgs, int improve) {
     return mk;
 }
 
+/* One exact solve by the configured solver(s). BOTH runs each from the
+   incumbent and keeps the better (ties: branch and bound); a failure of
+   one never loses the other's schedule or the incumbent. */
+static cc_result cc__exact_solve(cc_context* ctx, const cc__prob* p, cc__time* best, int have_inc, cc__exact_cfg* cfg,
+                                 cc__bnb_result* res) {
+    cc_result rb = CC_OK, rl = CC_OK;
+    cc__bnb_result b, l;
+    cc__time* alt;
+    if (cfg->which != CC_EXACT_LPSOLVE) {
+        rb = cc__bnb_solve(ctx, p, best, have_inc, cfg->nodes, cfg->time_limit_s, &b);
+        if (cfg->which != CC_EXACT_BOTH) {
+            *res = b;
+            if (rb == CC_OK && b.makespan < CONCERTO__TIME_MAX) cfg->wins[0]++;
+            return rb;
+        }
+    }
+    if (cfg->which == CC_EXACT_LPSOLVE) {
+        rl = cc__lp_solve(ctx, p, best, have_inc, cfg->lp_time_limit_s, &l);
+        *res = l;
+        if (rl == CC_OK && l.makespan < CONCERTO__TIME_MAX) cfg->wins[1]++;
+        return rl;
+    }
+    /* both: lp_solve from the same incumbent into a copy */
+    alt = (cc__time*)cc__alloc(ctx, ((size_t)p->n + 1) * sizeof(cc__time));
+    if (!alt) { *res = b; return rb == CC_OK ? CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "exact solve: out of memory") : rb; }
+    if (rb == CC_OK || b.makespan < CONCERTO__TIME_MAX) {
+        /* best[] holds branch and bound's answer; lp_solve starts from the
+           same incumbent branch and bound started from when there was one */
+        memcpy(alt, best, (size_t)p->n * sizeof(cc__time));
+    }
+    rl = cc__lp_solve(ctx, p, alt, have_inc || b.makespan < CONCERTO__TIME_MAX, cfg->lp_time_limit_s, &l);
+    *res = b;
+    if (rl == CC_OK && l.makespan < b.makespan) {
+        memcpy(best, alt, (size_t)p->n * sizeof(cc__time));
+        res->makespan = l.makespan;
+        cfg->wins[1]++;
+    } else if (b.makespan < CONCERTO__TIME_MAX) cfg->wins[0]++;
+    if (rl == CC_OK) {
+        if (l.lower_bound > res->lower_bound) res->lower_bound = l.lower_bound;
+        if (l.proven && l.makespan <= res->makespan) res->proven = 1;
+    }
+    res->nodes = b.nodes;
+    cc__free(ctx, alt);
+    return rb;
+}
+
+#ifndef CONCERTO_USE_LPSOLVE
+static cc_result cc__lp_solve(cc_context* ctx, const cc__prob* p, cc__time* best, int have_incumbent,
+                              double time_limit_s, cc__bnb_result* res) {
+    (void)p; (void)best; (void)have_incumbent; (void)time_limit_s;
+    res->makespan = CONCERTO__TIME_MAX; res->lower_bound = 0; res->proven = 0; res->nodes = 0;
+    return CONCERTO__FAIL(ctx, CC_ERR_UNSUPPORTED, "lp_solve was not compiled in: define CONCERTO_USE_LPSOLVE and link "
+                          "-llpsolve55 -lcolamd -lm -ldl (Debian: liblpsolve55-dev)");
+}
+#endif
+
 /* >>oddeven
    Windows of 2b consecutive jobs of the current order (by start time) are
    re-solved exactly with everything outside them fixed: releases from fixed
@@ -1952,7 +2043,7 @@ static void cc__window_free(cc_context* ctx, cc__window* w) {
 }
 
 static cc_result cc__oddeven(cc_context* ctx, cc__heur* h, cc__time* s, cc__time* mk_io, int b, int rounds,
-                             int64_t window_nodes, double t_end, int64_t* nodes_out) {
+                             cc__exact_cfg* cfg, double t_end, int64_t* nodes_out) {
     const cc__prob* p = h->p;
     int n = p->n, k = p->k, round, i, e, quiet = 0;
     cc__window w;
@@ -2069,7 +2160,7 @@ static cc_result cc__oddeven(cc_context* ctx, cc__heur* h, cc__time* s, cc__time
             sub.n_busy = nb; sub.busy_start = w.bs; sub.busy_end = w.be; sub.busy_dem = w.bd;
             sub.grain = p->grain;
             (void)ns;
-            rc = cc__bnb_solve(ctx, &sub, w.start, 1, window_nodes, 0.0, &br);
+            rc = cc__exact_solve(ctx, &sub, w.start, 1, cfg, &br);
             *nodes_out += br.nodes;
             if (rc == CC_ERR_OUT_OF_MEMORY) goto oom;
             if (rc == CC_OK && br.makespan < T1) {
@@ -2366,7 +2457,7 @@ CONCERTO_API cc_result cc_sched_solve(cc_context* ctx, cc_graph* g, const cc_sch
     int* rank = NULL;
     int i, n, small, proven = 0;
     cc_priority desc_priority;
-    int64_t nodes = 0;
+    int64_t nodes = 0, wins[2] = { 0, 0 };
     double t0 = cc__cpu_s(), t_end;
     cc_result rc = CC_OK;
     if (!ctx) return CC_ERR_INVALID_ARG;
@@ -2382,6 +2473,14 @@ CONCERTO_API cc_result cc_sched_solve(cc_context* ctx, cc_graph* g, const cc_sch
     if (!(d.time_limit_s >= 0) || d.window_ops < 0 || d.window_ops > 4096 || d.window_nodes < 0)
         return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: time_limit_s must be >= 0, window_ops 0..4096, "
                         "window_nodes >= 0");
+    if ((int)d.exact < 0 || d.exact > CC_EXACT_BOTH || !(d.lp_time_limit_s >= 0))
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: unknown exact solver %d or negative lp_time_limit_s",
+                              (int)d.exact);
+#ifndef CONCERTO_USE_LPSOLVE
+    if (d.exact == CC_EXACT_LPSOLVE || d.exact == CC_EXACT_BOTH)
+        return CONCERTO__FAIL(ctx, CC_ERR_UNSUPPORTED, "cc_sched_solve: lp_solve was not compiled in: define "
+                              "CONCERTO_USE_LPSOLVE and link -llpsolve55 -lcolamd -lm -ldl (Debian: liblpsolve55-dev)");
+#endif
     if ((rc = cc_graph_validate(g)) != CC_OK) return rc;
     n = g->n;
     desc_priority = d.priority;
@@ -2455,7 +2554,12 @@ CONCERTO_API cc_result cc_sched_solve(cc_context* ctx, cc_graph* g, const cc_sch
         double left = t_end > 0 ? t_end - cc__cpu_s() : 0;
         memcpy(h.cur, h.best, (size_t)n * sizeof(cc__time));
         if (t_end <= 0 || left > 0) {
-            rc = cc__bnb_solve(ctx, &p, h.cur, 1, d.bnb_nodes, t_end > 0 ? left : 0.0, &br);
+            cc__exact_cfg cfg;
+            memset(&cfg, 0, sizeof cfg);
+            cfg.which = d.exact; cfg.nodes = d.bnb_nodes; cfg.time_limit_s = t_end > 0 ? left : 0.0;
+            cfg.lp_time_limit_s = d.lp_time_limit_s > 0 ? d.lp_time_limit_s : 10.0;
+            rc = cc__exact_solve(ctx, &p, h.cur, 1, &cfg, &br);
+            wins[0] += cfg.wins[0]; wins[1] += cfg.wins[1];
             if (rc == CC_ERR_OUT_OF_MEMORY) goto fail_noset;
             rc = CC_OK;
             nodes += br.nodes;
@@ -2472,8 +2576,13 @@ CONCERTO_API cc_result cc_sched_solve(cc_context* ctx, cc_graph* g, const cc_sch
         d.rounds > 0) {
         mk = h.best_mk;
         memcpy(h.cur, h.best, (size_t)n * sizeof(cc__time));
-        if ((rc = cc__oddeven(ctx, &h, h.cur, &mk, d.window_ops, d.rounds, d.window_nodes, t_end, &nodes)) != CC_OK)
-            goto fail_noset;
+        cc__exact_cfg cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.which = d.exact; cfg.nodes = d.window_nodes;
+        cfg.lp_time_limit_s = d.lp_time_limit_s > 0 ? d.lp_time_limit_s : 1.0;
+        rc = cc__oddeven(ctx, &h, h.cur, &mk, d.window_ops, d.rounds, &cfg, t_end, &nodes);
+        wins[0] += cfg.wins[0]; wins[1] += cfg.wins[1];
+        if (rc != CC_OK) goto fail_noset;
         cc__heur_offer(&h, h.cur, mk);
     }
 
@@ -2509,6 +2618,8 @@ CONCERTO_API cc_result cc_sched_solve(cc_context* ctx, cc_graph* g, const cc_sch
     out->proven_optimal = proven;
     out->n_schedules = h.n_sched;
     out->n_nodes = nodes;
+    out->exact_wins_bnb = wins[0];
+    out->exact_wins_lp = wins[1];
     out->solve_ms = (cc__cpu_s() - t0) * 1000.0;
     cc__free(ctx, es); cc__free(ctx, rank);
     cc__heur_free(&h);
@@ -3649,6 +3760,11 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
         return CONCERTO__FAIL(ctx, CC_ERR_INFEASIBLE, "branch and bound: no schedule of the %d jobs meets the constraints", n);
     return CC_OK;
 }
+
+/* >>lpsolve: the optional ILP backend */
+#ifdef CONCERTO_USE_LPSOLVE
+#include "concerto_lpsolve.inc"
+#endif
 
 /* >>world: ranks as threads in one process, communicators, collectives with
    real data, the alpha-beta link model and its emulation.
@@ -4997,6 +5113,8 @@ struct cc_exec {
     double* t;                 /* [2 n_ops]: start, end timestamps */
     double t0;
     int launched;
+    int has_coll;              /* the plan issues collectives */
+    int agreed;                /* cc_exec_agree succeeded */
 };
 
 CONCERTO_API void cc_exec_destroy(cc_exec* x) {
@@ -5030,7 +5148,7 @@ CONCERTO_API cc_result cc_exec_create(cc_context* ctx, cc_plan* plan, const cc_b
     has_events = be->event_create && be->event_destroy && be->event_record && be->stream_wait_event;
     x = (cc_exec*)cc__calloc(ctx, 1, sizeof *x);
     if (!x) return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_create: out of memory");
-    x->ctx = ctx; x->plan = plan; x->be = *be;
+    x->ctx = ctx; x->plan = plan; x->be = *be; x->has_coll = has_coll;
     if (!has_events) { x->be.event_create = NULL; x->be.event_record = NULL; x->be.stream_wait_event = NULL; x->be.event_destroy = NULL; }
     x->streams = (void**)cc__calloc(ctx, (size_t)plan->n_streams + 1, sizeof(void*));
     x->events = (void**)cc__calloc(ctx, (size_t)plan->n_ops + 1, sizeof(void*));
@@ -5061,6 +5179,9 @@ CONCERTO_API cc_result cc_exec_launch(cc_exec* x) {
     if (!x) return CC_ERR_INVALID_ARG;
     pl = x->plan; be = &x->be;
     if (x->launched) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_launch: the previous step was not waited for");
+    if (x->has_coll && !x->agreed)
+        return CONCERTO__FAIL(x->ctx, CC_ERR_PLAN_MISMATCH, "cc_exec_launch: the plan has collectives: call cc_exec_agree "
+                              "first, so that ranks with different plans never start");
     x->t0 = be->now_us ? be->now_us(be->self) : 0;
     for (i = 0; i < pl->n_ops && rc == CC_OK; i++) {
         int v = pl->issue[i];
@@ -5135,6 +5256,8 @@ CONCERTO_API cc_result cc_exec_profile(cc_exec* x, int repeats, cc_comm* comm) {
     pl = x->plan; be = &x->be;
     if (repeats < 1 || repeats > 1000) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile: repeats must be 1..1000, got %d", repeats);
     if (x->launched) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile: wait for the step first");
+    if (x->has_coll && !x->agreed)
+        return CONCERTO__FAIL(x->ctx, CC_ERR_PLAN_MISMATCH, "cc_exec_profile: the plan has collectives: call cc_exec_agree first");
     if (!be->timestamp && !be->now_us)
         return CONCERTO__FAIL(x->ctx, CC_ERR_UNSUPPORTED, "cc_exec_profile: backend '%s' has neither timestamps nor a clock",
                         be->name ? be->name : "?");
@@ -5213,6 +5336,7 @@ CONCERTO_API cc_result cc_exec_agree(cc_exec* x, cc_rank* rank, cc_comm* comm) {
                 break;
             }
     cc__free(x->ctx, all);
+    if (rc == CC_OK) x->agreed = 1;
     return rc;
 }
 

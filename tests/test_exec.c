@@ -571,8 +571,15 @@ static cc_result mismatch_rank(cc_rank* rank, void* user) {
     cc_result r;
     int* out = (int*)user;
     cc_graph_create(ctx, NULL, &g);
+    cc_collective c;
+    float buf[4] = { 1, 2, 3, 4 };
     d.name = cc_rank_index(rank) == 1 ? "other_name" : "op";
     d.duration_us = 1;
+    cc_graph_add_op(g, &d, NULL);
+    memset(&c, 0, sizeof c);
+    c.kind = CC_COLL_ALL_REDUCE; c.n_elems = 4; c.comm = cc_rank_world_comm(rank); c.send_buf = buf; c.recv_buf = buf;
+    d = cc_op_desc_default();
+    d.name = "sum"; d.duration_us = 1; d.stream = CC_STREAM_COMM; d.coll = &c;
     cc_graph_add_op(g, &d, NULL);
     cc_plan_create(ctx, g, NULL, &pl);
     cc_cpu_backend_create(rank, &be);
@@ -580,6 +587,7 @@ static cc_result mismatch_rank(cc_rank* rank, void* user) {
     r = cc_exec_agree(x, rank, cc_rank_world_comm(rank));
     out[cc_rank_index(rank)] = r;
     if (cc_rank_index(rank) == 0) snprintf((char*)(out + 4), 400, "%s", cc_last_error(ctx));
+    out[2 + cc_rank_index(rank)] = cc_exec_step(x);
     cc_exec_destroy(x);
     be.destroy(be.self);
     cc_plan_destroy(pl);
@@ -596,6 +604,8 @@ static void test_plan_mismatch(void) {
     CHECK_INT(out[0], CC_ERR_PLAN_MISMATCH, "rank 0 refuses to run a plan that differs from rank 1's");
     CHECK_INT(out[1], CC_ERR_PLAN_MISMATCH, "and so does rank 1");
     CHECK_CONTAINS((char*)(out + 4), "rank 1", "the message names the other rank (%s)", (char*)(out + 4));
+    CHECK(out[2] == CC_ERR_PLAN_MISMATCH && out[3] == CC_ERR_PLAN_MISMATCH,
+          "a plan with collectives does not launch without a successful agreement (%d, %d)", out[2], out[3]);
 }
 
 /* Trace and DOT files: the structure a viewer needs. */
