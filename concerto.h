@@ -5667,7 +5667,6 @@ CONCERTO_API void cc_trace_destroy(cc_trace* t) {
     cc__free(t->ctx, t);
 }
 
-static size_t cc__dtype_size(cc_dtype d) { return d == CC_DTYPE_FLOAT64 ? 8 : 4; }
 
 CONCERTO_API cc_result cc_trace_add(cc_trace* t, cc_graph* g, int pid, const char* process_name,
                                     const double* start_us, const double* end_us) {
@@ -5696,7 +5695,7 @@ CONCERTO_API cc_result cc_trace_add(cc_trace* t, cc_graph* g, int pid, const cha
         e->dur = end_us ? end_us[i] - start_us[i] : g->dur_us[i];
         if (e->dur < 0) e->dur = 0;
         e->coll_kind = c ? (int)c->kind : 0;
-        e->coll_bytes = c ? (uint64_t)c->n_elems * cc__dtype_size(c->dtype) : 0;
+        e->coll_bytes = c ? (uint64_t)c->n_elems * cc__world_dtype_size(c->dtype) : 0;
         t->n_ev++;
     }
     pthread_mutex_unlock(&t->mu);
@@ -5716,10 +5715,6 @@ static void cc__json_str(FILE* f, const char* s) {
     }
 }
 
-static const char* cc__coll_name(int kind) {
-    static const char* names[] = { "none", "all_reduce", "reduce_scatter", "all_gather", "broadcast", "send", "recv", "all_to_all" };
-    return kind >= 0 && kind <= CC_COLL_ALL_TO_ALL ? names[kind] : "?";
-}
 
 CONCERTO_API cc_result cc_trace_write(cc_trace* t, const char* path) {
     FILE* f;
@@ -5749,7 +5744,7 @@ CONCERTO_API cc_result cc_trace_write(cc_trace* t, const char* path) {
         cc__json_str(f, t->strs + e->name);
         fprintf(f, "\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f", e->pid, e->tid, e->ts, e->dur);
         if (e->coll_kind)
-            fprintf(f, ",\"cat\":\"comm\",\"args\":{\"collective\":\"%s\",\"bytes\":%llu}", cc__coll_name(e->coll_kind),
+            fprintf(f, ",\"cat\":\"comm\",\"args\":{\"collective\":\"%s\",\"bytes\":%llu}", cc__world_kind_name((cc_coll_kind)e->coll_kind),
                     (unsigned long long)e->coll_bytes);
         else fprintf(f, ",\"cat\":\"compute\"");
         fprintf(f, "}");
