@@ -198,7 +198,7 @@ static cc_result rank_main(cc_rank* rank, void* user) {
         if (pass == 0) {
             /* measure every op alone, agree on durations, schedule */
             cc_sched_desc sd = cc_sched_desc_default();
-            CHECK(cc_exec_profile(x, 3, cc_rank_world_comm(rank)));
+            CHECK(cc_exec_profile(x, 7, cc_rank_world_comm(rank)));
             memcpy(n, snapshot, sizeof *n);
             CHECK(cc_sched_solve(ctx, g, &sd, &sched));
             {
@@ -250,7 +250,7 @@ int main(int argc, char** argv) {
     sh.ranks = argc > 1 ? atoi(argv[1]) : 2;
     sh.layers = argc > 2 ? atoi(argv[2]) : 6;
     sh.us_per_kb = argc > 3 ? atof(argv[3]) : 25;
-    sh.steps = 9;
+    sh.steps = 15;
     if (sh.ranks < 2 || sh.ranks > 8 || sh.layers < 1 || sh.layers > MAX_LAYERS || !(sh.us_per_kb >= 0)) {
         fprintf(stderr, "usage: overlap [RANKS 2..8] [LAYERS 1..%d] [US_PER_KB >= 0]\n", MAX_LAYERS);
         return 2;
