@@ -32,13 +32,13 @@ SAN      ?=
 # The language and warning flags are not negotiable; CFLAGS comes after them
 # so that a caller can still add to them.
 # The implementation uses POSIX threads: -pthread for compiling and linking.
-ALL_CFLAGS   = -std=c99 -Wall -Wextra -Werror -pedantic -pthread $(CFLAGS) $(SAN) -MMD -MP
-ALL_CXXFLAGS = -std=c++11 -Wall -Wextra -Werror -pedantic -pthread $(CXXFLAGS) $(SAN) -MMD -MP
+ALL_CFLAGS   = -std=c99 -Wall -Wextra -Werror -pedantic -pthread $(LPSOLVE_CFLAGS) $(CFLAGS) $(SAN) -MMD -MP
+ALL_CXXFLAGS = -std=c++11 -Wall -Wextra -Werror -pedantic -pthread $(LPSOLVE_CFLAGS) $(CXXFLAGS) $(SAN) -MMD -MP
 ALL_LDFLAGS  = -pthread $(SAN) $(LDFLAGS)
-LDLIBS       = -lm
+LDLIBS       = $(LPSOLVE_LIBS) -lm
 
 T := $(BUILD)/tests
-UNIT_TESTS    := test_sched test_j30 test_alloc test_determinism test_graph test_check test_sim test_psplib test_misc test_world test_exec
+UNIT_TESTS    := test_sched test_j30 test_alloc test_determinism test_graph test_check test_sim test_psplib test_misc test_world test_exec test_lpsolve
 COMPILE_TESTS := compile_c99 compile_cpp11 compile_static
 UNIT_BINS     := $(addprefix $(T)/,$(UNIT_TESTS))
 TEST_BINS     := $(UNIT_BINS) $(addprefix $(T)/,$(COMPILE_TESTS)) tests/test_psplib_tool.sh
@@ -60,6 +60,9 @@ LPSOLVE_PROBE = printf '\#include <lpsolve/lp_lib.h>\nint main(void) { lprec* lp
 NVCC_PATH    = $(call once,NVCC_PATH,NVCC_PROBE)
 HAVE_CUDA    = $(if $(filter 1,$(NO_CUDA)),0,$(call once,HAVE_CUDA,CUDA_PROBE))
 HAVE_LPSOLVE = $(if $(filter 1,$(NO_LPSOLVE)),0,$(call once,HAVE_LPSOLVE,LPSOLVE_PROBE))
+# lp_solve found: every program and test is compiled with the ILP backend
+LPSOLVE_CFLAGS = $(if $(filter 1,$(HAVE_LPSOLVE)),-DCONCERTO_USE_LPSOLVE)
+LPSOLVE_LIBS   = $(if $(filter 1,$(HAVE_LPSOLVE)),-llpsolve55 -lcolamd -ldl)
 
 .PHONY: all test asan tsan bench demo clean deps tests-build
 .DELETE_ON_ERROR:
@@ -75,7 +78,7 @@ deps:
 	 elif [ "$(HAVE_CUDA)" = 1 ]; then echo "  ✓ CUDA: $(NVCC_PATH) (probe only: no CUDA backend yet)"; \
 	 else echo "  ✗ CUDA: no working nvcc under /usr/local/cuda/bin or on PATH"; fi
 	@if [ "$(NO_LPSOLVE)" = 1 ]; then echo "  ✗ lp_solve: switched off (NO_LPSOLVE=1)"; \
-	 elif [ "$(HAVE_LPSOLVE)" = 1 ]; then echo "  ✓ lp_solve: <lpsolve/lp_lib.h>, -llpsolve55 (probe only: no ILP backend yet)"; \
+	 elif [ "$(HAVE_LPSOLVE)" = 1 ]; then echo "  ✓ lp_solve: <lpsolve/lp_lib.h>, -llpsolve55 ILP backend compiled in (CONCERTO_USE_LPSOLVE)"; \
 	 else echo "  ✗ lp_solve: <lpsolve/lp_lib.h> with -llpsolve55 not found (apt-get install liblpsolve55-dev)"; fi
 
 tests-build: $(UNIT_BINS) $(addprefix $(T)/,$(COMPILE_TESTS))

@@ -2046,6 +2046,7 @@ static cc_result cc__oddeven(cc_context* ctx, cc__heur* h, cc__time* s, cc__time
                              cc__exact_cfg* cfg, double t_end, int64_t* nodes_out) {
     const cc__prob* p = h->p;
     int n = p->n, k = p->k, round, i, e, quiet = 0;
+    char saved_msg[CONCERTO__MSG_MAX];
     cc__window w;
     cc__time maxdur = 0, mk = *mk_io;
     int* order = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int));
@@ -2160,7 +2161,19 @@ static cc_result cc__oddeven(cc_context* ctx, cc__heur* h, cc__time* s, cc__time
             sub.n_busy = nb; sub.busy_start = w.bs; sub.busy_end = w.be; sub.busy_dem = w.bd;
             sub.grain = p->grain;
             (void)ns;
-            rc = cc__exact_solve(ctx, &sub, w.start, 1, cfg, &br);
+            {
+                /* a window that fails (time-out, solver error) keeps its
+                   schedule; it is not the caller's error: keep it out of the
+                   logger and the context's last error */
+                cc_logger saved_logger = ctx->logger;
+                cc_result saved_result = ctx->last_result;
+                memcpy(saved_msg, ctx->last_error, sizeof saved_msg);
+                ctx->logger.log_fn = NULL;
+                rc = cc__exact_solve(ctx, &sub, w.start, 1, cfg, &br);
+                ctx->logger = saved_logger;
+                ctx->last_result = saved_result;
+                memcpy(ctx->last_error, saved_msg, sizeof saved_msg);
+            }
             *nodes_out += br.nodes;
             if (rc == CC_ERR_OUT_OF_MEMORY) goto oom;
             if (rc == CC_OK && br.makespan < T1) {
@@ -3761,10 +3774,713 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
     return CC_OK;
 }
 
-/* >>lpsolve: the optional ILP backend */
 #ifdef CONCERTO_USE_LPSOLVE
-#include "concerto_lpsolve.inc"
+/* >>lpsolve: the optional lp_solve 5.5 backend, compiled when
+   CONCERTO_USE_LPSOLVE is defined (Debian: liblpsolve55-dev; link
+   -llpsolve55 -lcolamd -lm -ldl). It defines cc__lp_solve with the contract
+   declared in >>prob.
+
+   Two ILP models of the same problem (a whole small graph, or one odd-even
+   window with releases, deadlines and busy blocks from the fixed part):
+
+   - disjunctive, when every resource is disjunctive (any two jobs that use it
+     cannot overlap: unary streams). Continuous starts s_j, one ordering
+     binary per pair of jobs that share a resource and are not already
+     ordered by precedence or by their time windows, one binary per (job,
+     busy interval it cannot overlap) choosing before/after, big-M rows.
+     Exact in continuous time: no grid, so off-grain windows are no problem.
+     The schedule returned is not lp_solve's numbers but the earliest starts
+     implied by its orderings, computed in integer ticks (longest path), so
+     rounding never leaks into it.
+   - time-indexed otherwise (cumulative resources, PSPLIB): binaries
+     x_{j,m} = "job j starts at origin + m * grain", assignment rows,
+     aggregated precedence rows, one capacity row per resource and grid cell
+     (a cell's free capacity is the least over the cell, so off-grain busy
+     blocks only make the model stricter), releases rounded up and deadlines
+     down. A model whose releases, deadlines and busy times all lie on the
+     grid is exact; otherwise it is a restriction and never claims a proof.
+     Models above CONCERTO__LP_MAX_TI_COLS binaries are refused
+     (CC_ERR_UNSUPPORTED).
+
+   Both models minimise the makespan C with C <= incumbent - 1 tick (so any
+   solution is a strict improvement; the incumbent is the warm start through
+   this horizon, which also bounds every start window and every big-M).
+   Every solution is checked against p exactly (precedence, release,
+   deadline, capacity with the busy blocks, strict improvement) before it
+   replaces best[]; one that fails is dropped.
+
+   Status mapping (res->makespan is always the makespan of best[] on return,
+   so best[] is never lost):
+     OPTIMAL            the schedule; proven iff the model is exact
+     SUBOPTIMAL, or a time-out / abort after an integer solution
+                        the schedule if better, not proven, CC_OK
+     INFEASIBLE         with an incumbent and an exact model: the incumbent
+                        is optimal (proven, CC_OK); an inexact model: CC_OK,
+                        not proven; without an incumbent: CC_ERR_INFEASIBLE
+     time-out / abort without a solution
+                        CC_ERR_TIMEOUT, best[] unchanged
+     anything else      CC_ERR_BACKEND with lp_solve's code in the message
+   The time limit is wall-clock per model (an abort callback checks it, so
+   it may be below a second; set_timeout gets the ceiling as a backstop).
+   lp_solve prints nothing (verbosity NEUTRAL). */
+#ifndef CONCERTO_H_INCLUDED
+#error "include concerto.h first"
 #endif
+
+#define CONCERTO__LP_MAX_TI_COLS 40000   /* time-indexed model: binaries at most */
+#define CONCERTO__LP_MAX_DISJ_COLS 60000 /* disjunctive model: columns at most */
+
+typedef struct cc__lp {
+    cc_context* ctx;
+    const cc__prob* p;
+    int n, k;
+    int* topo;
+    cc__time *es, *lf;        /* earliest start, latest finish (ticks) */
+    cc__time lim;             /* latest finish allowed */
+    int nbt;                  /* busy profile: u[i*k + r] on [bt[i], bt[i+1]) */
+    cc__time* bt;
+    int32_t* bu;
+    /* forbidden intervals per job (the job alone does not fit the busy profile) */
+    int* fo;                  /* [n+1] CSR */
+    cc__time *fa, *fb;
+    size_t f_cap_a, f_cap_b;
+    double t_end;             /* wall clock */
+} cc__lp;
+
+static double cc__lp_wall(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int __WINAPI cc__lp_abort(lprec* lp, void* handle) {
+    (void)lp;
+    return cc__lp_wall() > *(const double*)handle ? 1 : 0;
+}
+
+static cc__time cc__lp_floordiv(cc__time a, cc__time b) { cc__time q = a / b; if (q * b > a) q--; return q; }
+static cc__time cc__lp_ceildiv(cc__time a, cc__time b) { cc__time q = a / b; if (q * b < a) q++; return q; }
+
+static void cc__lp_free_all(cc__lp* L) {
+    cc_context* ctx = L->ctx;
+    cc__free(ctx, L->topo); cc__free(ctx, L->es); cc__free(ctx, L->lf); cc__free(ctx, L->bt); cc__free(ctx, L->bu);
+    cc__free(ctx, L->fo); cc__free(ctx, L->fa); cc__free(ctx, L->fb);
+}
+
+/* Exact check of s against p: precedence, release, deadline, capacity with
+   the busy blocks, every finish <= lim. 1 if valid; *mk the makespan. */
+static int cc__lp_check(cc_context* ctx, const cc__prob* p, const cc__time* s, cc__time lim, cc__time* mk) {
+    int n = p->n, k = p->k, i, j, e, r, ok = 1;
+    cc__time m = -CONCERTO__TIME_MAX;
+    int64_t* use = (int64_t*)cc__alloc(ctx, (size_t)(k > 0 ? k : 1) * 2 * sizeof(int64_t));
+    if (!use) return 0;
+    for (j = 0; j < n && ok; j++) {
+        if (s[j] + p->dur[j] > m) m = s[j] + p->dur[j];
+        if (s[j] + p->dur[j] > lim) ok = 0;
+        if (p->release && s[j] < p->release[j]) ok = 0;
+        if (p->deadline && p->deadline[j] < CONCERTO__TIME_MAX && s[j] + p->dur[j] > p->deadline[j]) ok = 0;
+        for (e = p->succ_off[j]; e < p->succ_off[j + 1]; e++)
+            if (s[p->succ[e]] < s[j] + p->dur[j]) ok = 0;
+    }
+    /* usage at every start (of a job or a busy block) where a job runs */
+    for (i = 0; i < n + p->n_busy && ok; i++) {
+        cc__time t = i < n ? s[i] : p->busy_start[i - n];
+        int64_t* uj = use + (k > 0 ? k : 1);
+        if (i < n && p->dur[i] == 0) continue;
+        for (r = 0; r < k; r++) use[r] = uj[r] = 0;
+        for (j = 0; j < n; j++)
+            if (p->dur[j] > 0 && s[j] <= t && t < s[j] + p->dur[j])
+                for (r = 0; r < k; r++) { use[r] += p->dem[(size_t)j * k + r]; uj[r] += p->dem[(size_t)j * k + r]; }
+        for (j = 0; j < p->n_busy; j++)
+            if (p->busy_start[j] <= t && t < p->busy_end[j])
+                for (r = 0; r < k; r++) use[r] += p->busy_dem[(size_t)j * k + r];
+        for (r = 0; r < k; r++)
+            if (uj[r] > 0 && use[r] > p->cap[r]) ok = 0;
+    }
+    cc__free(ctx, use);
+    *mk = n > 0 ? m : 0;
+    return ok;
+}
+
+/* Topological order, earliest starts, latest finishes, the busy profile
+   and each job's forbidden intervals. Returns CC_OK, CC_ERR_INFEASIBLE
+   (a cycle or a job above a capacity: proven), or CC_ERR_OUT_OF_MEMORY. */
+static cc_result cc__lp_prepare(cc__lp* L) {
+    const cc__prob* p = L->p;
+    int n = L->n, k = L->k, i, j, e, r, nt = 0, nf = 0;
+    int* indeg;
+    L->topo = (int*)cc__alloc(L->ctx, (size_t)n * sizeof(int));
+    L->es = (cc__time*)cc__alloc(L->ctx, (size_t)n * sizeof(cc__time));
+    L->lf = (cc__time*)cc__alloc(L->ctx, (size_t)n * sizeof(cc__time));
+    L->fo = (int*)cc__alloc(L->ctx, ((size_t)n + 1) * sizeof(int));
+    L->bt = (cc__time*)cc__alloc(L->ctx, ((size_t)2 * (size_t)p->n_busy + 2) * sizeof(cc__time));
+    L->bu = (int32_t*)cc__calloc(L->ctx, ((size_t)2 * (size_t)p->n_busy + 2) * (size_t)(k > 0 ? k : 1), sizeof(int32_t));
+    indeg = (int*)cc__alloc(L->ctx, (size_t)n * sizeof(int));
+    if (!L->topo || !L->es || !L->lf || !L->fo || !L->bt || !L->bu || !indeg) { cc__free(L->ctx, indeg); return CC_ERR_OUT_OF_MEMORY; }
+    for (j = 0; j < n; j++) indeg[j] = p->pred_off[j + 1] - p->pred_off[j];
+    for (j = 0; j < n; j++) if (!indeg[j]) L->topo[nt++] = j;
+    for (i = 0; i < nt; i++)
+        for (e = p->succ_off[L->topo[i]]; e < p->succ_off[L->topo[i] + 1]; e++)
+            if (--indeg[p->succ[e]] == 0) L->topo[nt++] = p->succ[e];
+    cc__free(L->ctx, indeg);
+    if (nt < n) return CC_ERR_INFEASIBLE;
+    for (j = 0; j < n; j++)
+        for (r = 0; r < k; r++)
+            if (p->dur[j] > 0 && p->dem[(size_t)j * k + r] > p->cap[r]) return CC_ERR_INFEASIBLE;
+    for (i = 0; i < n; i++) {
+        j = L->topo[i];
+        L->es[j] = p->release ? p->release[j] : 0;
+        for (e = p->pred_off[j]; e < p->pred_off[j + 1]; e++) {
+            int q = p->pred[e];
+            if (L->es[q] + p->dur[q] > L->es[j]) L->es[j] = L->es[q] + p->dur[q];
+        }
+    }
+    for (i = n - 1; i >= 0; i--) {
+        j = L->topo[i];
+        L->lf[j] = L->lim;
+        if (p->deadline && p->deadline[j] < L->lf[j]) L->lf[j] = p->deadline[j];
+        for (e = p->succ_off[j]; e < p->succ_off[j + 1]; e++) {
+            int q = p->succ[e];
+            if (L->lf[q] - p->dur[q] < L->lf[j]) L->lf[j] = L->lf[q] - p->dur[q];
+        }
+    }
+    /* busy profile: sorted distinct breakpoints */
+    L->nbt = 0;
+    for (i = 0; i < p->n_busy; i++) {
+        if (p->busy_end[i] <= p->busy_start[i]) continue;
+        L->bt[L->nbt++] = p->busy_start[i];
+        L->bt[L->nbt++] = p->busy_end[i];
+    }
+    for (i = 1; i < L->nbt; i++) {   /* insertion sort: few breakpoints */
+        cc__time t = L->bt[i];
+        for (j = i - 1; j >= 0 && L->bt[j] > t; j--) L->bt[j + 1] = L->bt[j];
+        L->bt[j + 1] = t;
+    }
+    for (i = 0, j = 0; i < L->nbt; i++) if (j == 0 || L->bt[j - 1] != L->bt[i]) L->bt[j++] = L->bt[i];
+    L->nbt = j;
+    for (i = 0; i + 1 < L->nbt; i++)
+        for (j = 0; j < p->n_busy; j++)
+            if (p->busy_start[j] <= L->bt[i] && L->bt[i] < p->busy_end[j])
+                for (r = 0; r < k; r++) L->bu[(size_t)i * k + r] += p->busy_dem[(size_t)j * k + r];
+    /* forbidden intervals: merged segments where the job alone does not fit */
+    for (j = 0; j < n; j++) {
+        L->fo[j] = nf;
+        if (p->dur[j] <= 0) continue;
+        for (i = 0; i + 1 < L->nbt; i++) {
+            int bad = 0;
+            for (r = 0; r < k && !bad; r++) {
+                int32_t d = p->dem[(size_t)j * k + r];
+                if (d > 0 && (int64_t)L->bu[(size_t)i * k + r] + d > p->cap[r]) bad = 1;
+            }
+            if (!bad) continue;
+            if (nf > L->fo[j] && L->fb[nf - 1] == L->bt[i]) { L->fb[nf - 1] = L->bt[i + 1]; continue; }
+            if (!CONCERTO__GROW(L->ctx, L->fa, L->f_cap_a, (size_t)nf + 1) ||
+                !CONCERTO__GROW(L->ctx, L->fb, L->f_cap_b, (size_t)nf + 1)) return CC_ERR_OUT_OF_MEMORY;
+            L->fa[nf] = L->bt[i]; L->fb[nf] = L->bt[i + 1];
+            nf++;
+        }
+    }
+    L->fo[n] = nf;
+    return CC_OK;
+}
+
+/* 1 if every resource is disjunctive: any two jobs using it cannot overlap. */
+static int cc__lp_disjunctive(const cc__prob* p) {
+    int r, j, k = p->k;
+    for (r = 0; r < k; r++) {
+        int32_t m1 = INT32_MAX, m2 = INT32_MAX;
+        for (j = 0; j < p->n; j++) {
+            int32_t d = p->dem[(size_t)j * k + r];
+            if (d <= 0 || p->dur[j] <= 0) continue;
+            if (d < m1) { m2 = m1; m1 = d; } else if (d < m2) m2 = d;
+        }
+        if (m2 < INT32_MAX && (int64_t)m1 + m2 <= p->cap[r]) return 0;
+    }
+    return 1;
+}
+
+static int cc__lp_share(const cc__prob* p, int i, int j) {
+    int r, k = p->k;
+    if (p->dur[i] <= 0 || p->dur[j] <= 0) return 0;
+    for (r = 0; r < k; r++)
+        if (p->dem[(size_t)i * k + r] > 0 && p->dem[(size_t)j * k + r] > 0) return 1;
+    return 0;
+}
+
+/* A growable row: (column, value) pairs. */
+typedef struct cc__lp_row { int* col; REAL* val; size_t cap_c, cap_v; int len; } cc__lp_row;
+
+static int cc__lp_put(cc_context* ctx, cc__lp_row* w, int col, double v) {
+    if (!CONCERTO__GROW(ctx, w->col, w->cap_c, (size_t)w->len + 1) || !CONCERTO__GROW(ctx, w->val, w->cap_v, (size_t)w->len + 1))
+        return 0;
+    w->col[w->len] = col; w->val[w->len] = (REAL)v; w->len++;
+    return 1;
+}
+
+/* Model state shared by the two builders. */
+typedef struct cc__lp_model {
+    lprec* lp;
+    int exact;                /* 1: the model's optimum is the problem's */
+    int disj;                 /* which model */
+    int ncols;
+    /* disjunctive: pairs (pi[q] before pj[q] when y_q = 1) and intervals */
+    int *pi, *pj, *ycol;
+    size_t cap_pi, cap_pj, cap_y;
+    int npair;
+    int *zjob, *zint, *zcol;  /* z = 1: job after interval */
+    size_t cap_zj, cap_zi, cap_zc;
+    int nz;
+    int *fixa, *fixb;          /* pairs ordered without a binary: fixa before fixb */
+    size_t cap_fa, cap_fb;
+    int nfix;
+    cc__time* lowb;           /* [n] extra lower bounds on starts (after intervals) */
+    double scale;
+    cc__time origin;
+    /* time-indexed */
+    int* c0;                  /* [n+1] first column of job j (1-based), CSR */
+    cc__time* cm;             /* grid index of each x column (0-based column - 1) */
+    size_t cap_cm;
+} cc__lp_model;
+
+static void cc__lp_model_free(cc_context* ctx, cc__lp_model* m) {
+    if (m->lp) delete_lp(m->lp);
+    cc__free(ctx, m->pi); cc__free(ctx, m->pj); cc__free(ctx, m->ycol);
+    cc__free(ctx, m->zjob); cc__free(ctx, m->zint); cc__free(ctx, m->zcol);
+    cc__free(ctx, m->fixa); cc__free(ctx, m->fixb); cc__free(ctx, m->lowb);
+    cc__free(ctx, m->c0); cc__free(ctx, m->cm);
+}
+
+#define CONCERTO__LP_ROW(type, rhs) do { \
+        if (!add_constraintex(m->lp, w->len, w->val, w->col, (type), (REAL)(rhs))) return CC_ERR_BACKEND; \
+        w->len = 0; \
+    } while (0)
+#define CONCERTO__LP_PUT(col, v) do { if (!cc__lp_put(L->ctx, w, (col), (v))) return CC_ERR_OUT_OF_MEMORY; } while (0)
+
+/* Disjunctive model. Returns CC_OK, CC_ERR_INFEASIBLE (proven by the
+   windows alone), CC_ERR_UNSUPPORTED (too large), CC_ERR_OUT_OF_MEMORY or
+   CC_ERR_BACKEND. */
+static cc_result cc__lp_build_disj(cc__lp* L, cc__lp_model* m, cc__lp_row* w) {
+    const cc__prob* p = L->p;
+    int n = L->n, i, j, e, q, nw = (n + 63) / 64, col;
+    cc__time o = CONCERTO__TIME_MAX, span;
+    double S;
+    uint64_t* reach;
+    for (j = 0; j < n; j++) if (L->es[j] < o) o = L->es[j];
+    span = L->lim - o;
+    S = (double)(p->grain > 0 ? p->grain : 1);
+    if ((double)span / S > 1e7) { S = (double)span / 1e7; m->exact = 0; }   /* numerics first */
+    m->scale = S; m->origin = o;
+#define CONCERTO__LP_U(t) ((double)((t) - o) / S)
+    m->lowb = (cc__time*)cc__alloc(L->ctx, (size_t)n * sizeof(cc__time));
+    reach = (uint64_t*)cc__calloc(L->ctx, (size_t)n * (size_t)nw, sizeof(uint64_t));
+    if (!m->lowb || !reach) { cc__free(L->ctx, reach); return CC_ERR_OUT_OF_MEMORY; }
+    for (j = 0; j < n; j++) m->lowb[j] = L->es[j];
+    for (i = n - 1; i >= 0; i--) {
+        int v = L->topo[i];
+        uint64_t* rv = reach + (size_t)v * nw;
+        for (e = p->succ_off[v]; e < p->succ_off[v + 1]; e++) {
+            int s2 = p->succ[e], x;
+            for (x = 0; x < nw; x++) rv[x] |= reach[(size_t)s2 * nw + x];
+            rv[s2 >> 6] |= (uint64_t)1 << (s2 & 63);
+        }
+    }
+    /* pairs */
+    m->npair = 0; m->nfix = 0;
+    for (i = 0; i < n; i++)
+        for (j = i + 1; j < n; j++) {
+            int ij, ji;
+            if (!cc__lp_share(p, i, j)) continue;
+            if ((reach[(size_t)i * nw + (j >> 6)] >> (j & 63) & 1) || (reach[(size_t)j * nw + (i >> 6)] >> (i & 63) & 1)) continue;
+            ij = L->es[i] + p->dur[i] + p->dur[j] <= L->lf[j];   /* i before j possible */
+            ji = L->es[j] + p->dur[j] + p->dur[i] <= L->lf[i];
+            if (!ij && !ji) { cc__free(L->ctx, reach); return CC_ERR_INFEASIBLE; }
+            if (ij && ji) {
+                if (!CONCERTO__GROW(L->ctx, m->pi, m->cap_pi, (size_t)m->npair + 1) ||
+                    !CONCERTO__GROW(L->ctx, m->pj, m->cap_pj, (size_t)m->npair + 1)) { cc__free(L->ctx, reach); return CC_ERR_OUT_OF_MEMORY; }
+                m->pi[m->npair] = i; m->pj[m->npair] = j; m->npair++;
+            } else {
+                if (!CONCERTO__GROW(L->ctx, m->fixa, m->cap_fa, (size_t)m->nfix + 1) ||
+                    !CONCERTO__GROW(L->ctx, m->fixb, m->cap_fb, (size_t)m->nfix + 1)) { cc__free(L->ctx, reach); return CC_ERR_OUT_OF_MEMORY; }
+                m->fixa[m->nfix] = ij ? i : j; m->fixb[m->nfix] = ij ? j : i; m->nfix++;
+            }
+        }
+    cc__free(L->ctx, reach);
+    /* intervals */
+    m->nz = 0;
+    for (j = 0; j < n; j++)
+        for (q = L->fo[j]; q < L->fo[j + 1]; q++) {
+            cc__time a = L->fa[q], b = L->fb[q];
+            int before, after;
+            if (b <= L->es[j] || a >= L->lf[j]) continue;
+            before = L->es[j] + p->dur[j] <= a;
+            after = b + p->dur[j] <= L->lf[j];
+            if (!before && !after) return CC_ERR_INFEASIBLE;
+            if (before && after) {
+                if (!CONCERTO__GROW(L->ctx, m->zjob, m->cap_zj, (size_t)m->nz + 1) ||
+                    !CONCERTO__GROW(L->ctx, m->zint, m->cap_zi, (size_t)m->nz + 1)) return CC_ERR_OUT_OF_MEMORY;
+                m->zjob[m->nz] = j; m->zint[m->nz] = q; m->nz++;
+            } else if (after && b > m->lowb[j]) m->lowb[j] = b;
+            /* only before: an upper bound on the start, added below */
+        }
+    m->ncols = n + 1 + m->npair + m->nz;
+    if (m->ncols > CONCERTO__LP_MAX_DISJ_COLS) return CC_ERR_UNSUPPORTED;
+    m->ycol = (int*)cc__alloc(L->ctx, ((size_t)m->npair + 1) * sizeof(int));
+    m->zcol = (int*)cc__alloc(L->ctx, ((size_t)m->nz + 1) * sizeof(int));
+    if (!m->ycol || !m->zcol) return CC_ERR_OUT_OF_MEMORY;
+    m->lp = make_lp(0, m->ncols);
+    if (!m->lp) return CC_ERR_BACKEND;
+    set_verbose(m->lp, NEUTRAL);
+    /* columns: s_j = 1..n, C = n+1, y, z */
+    for (j = 0; j < n; j++) {
+        cc__time ub = L->lf[j] - p->dur[j];
+        for (q = L->fo[j]; q < L->fo[j + 1]; q++) {   /* before-only intervals */
+            cc__time a = L->fa[q], b = L->fb[q];
+            if (b <= L->es[j] || a >= L->lf[j]) continue;
+            if (!(b + p->dur[j] <= L->lf[j]) && a - p->dur[j] < ub) ub = a - p->dur[j];
+        }
+        if (ub < m->lowb[j]) return CC_ERR_INFEASIBLE;
+        set_lowbo(m->lp, j + 1, CONCERTO__LP_U(m->lowb[j]));
+        set_upbo(m->lp, j + 1, CONCERTO__LP_U(ub));
+    }
+    set_lowbo(m->lp, n + 1, 0);
+    set_upbo(m->lp, n + 1, CONCERTO__LP_U(L->lim));
+    col = n + 2;
+    for (q = 0; q < m->npair; q++) { m->ycol[q] = col; set_binary(m->lp, col, TRUE); col++; }
+    for (q = 0; q < m->nz; q++) { m->zcol[q] = col; set_binary(m->lp, col, TRUE); col++; }
+    CONCERTO__LP_PUT(n + 1, 1.0);
+    if (!set_obj_fnex(m->lp, w->len, w->val, w->col)) return CC_ERR_BACKEND;
+    w->len = 0;
+    set_minim(m->lp);
+    set_add_rowmode(m->lp, TRUE);
+    for (j = 0; j < n; j++) {
+        for (e = p->succ_off[j]; e < p->succ_off[j + 1]; e++) {   /* s_succ - s_j >= d_j */
+            CONCERTO__LP_PUT(p->succ[e] + 1, 1.0); CONCERTO__LP_PUT(j + 1, -1.0);
+            CONCERTO__LP_ROW(GE, (double)p->dur[j] / S);
+        }
+        if (p->succ_off[j] == p->succ_off[j + 1]) {   /* C - s_j >= d_j */
+            CONCERTO__LP_PUT(n + 1, 1.0); CONCERTO__LP_PUT(j + 1, -1.0);
+            CONCERTO__LP_ROW(GE, (double)p->dur[j] / S);
+        }
+    }
+    for (q = 0; q < m->nfix; q++) {
+        CONCERTO__LP_PUT(m->fixb[q] + 1, 1.0); CONCERTO__LP_PUT(m->fixa[q] + 1, -1.0);
+        CONCERTO__LP_ROW(GE, (double)p->dur[m->fixa[q]] / S);
+    }
+    for (q = 0; q < m->npair; q++) {
+        int a = m->pi[q], b = m->pj[q];
+        double M1 = (double)(L->lf[a] - L->es[b]) / S, M2 = (double)(L->lf[b] - L->es[a]) / S;
+        /* y = 1: a before b:  s_a - s_b + M1 y <= M1 - d_a */
+        CONCERTO__LP_PUT(a + 1, 1.0); CONCERTO__LP_PUT(b + 1, -1.0); CONCERTO__LP_PUT(m->ycol[q], M1);
+        CONCERTO__LP_ROW(LE, M1 - (double)p->dur[a] / S);
+        /* y = 0: b before a:  s_b - s_a - M2 y <= -d_b */
+        CONCERTO__LP_PUT(b + 1, 1.0); CONCERTO__LP_PUT(a + 1, -1.0); CONCERTO__LP_PUT(m->ycol[q], -M2);
+        CONCERTO__LP_ROW(LE, -(double)p->dur[b] / S);
+    }
+    for (q = 0; q < m->nz; q++) {
+        int jj = m->zjob[q];
+        cc__time a = L->fa[m->zint[q]], b = L->fb[m->zint[q]];
+        /* z = 1: s >= b;  z = 0: s + d <= a */
+        CONCERTO__LP_PUT(jj + 1, 1.0); CONCERTO__LP_PUT(m->zcol[q], -(double)(b - m->lowb[jj]) / S);
+        CONCERTO__LP_ROW(GE, CONCERTO__LP_U(m->lowb[jj]));
+        CONCERTO__LP_PUT(jj + 1, 1.0); CONCERTO__LP_PUT(m->zcol[q], -(double)(L->lf[jj] - a) / S);
+        CONCERTO__LP_ROW(LE, CONCERTO__LP_U(a - p->dur[jj]));
+    }
+    set_add_rowmode(m->lp, FALSE);
+#undef CONCERTO__LP_U
+    return CC_OK;
+}
+
+/* The exact schedule implied by the disjunctive solution v (1-based
+   columns at v[col - 1]): earliest starts in ticks under precedence, the
+   chosen orders and the chosen sides of the busy intervals. 0 on a cycle
+   or out of memory. */
+static int cc__lp_extract_disj(cc__lp* L, cc__lp_model* m, const REAL* v, cc__time* s) {
+    const cc__prob* p = L->p;
+    int n = L->n, i, j, e, q, na = m->npair + m->nfix, nt = 0, ok = 1;
+    int* from = (int*)cc__alloc(L->ctx, ((size_t)na + 1) * sizeof(int));
+    int* to = (int*)cc__alloc(L->ctx, ((size_t)na + 1) * sizeof(int));
+    int* off = (int*)cc__calloc(L->ctx, (size_t)n + 2, sizeof(int));
+    int* adj = (int*)cc__alloc(L->ctx, ((size_t)na + 1) * sizeof(int));
+    int* indeg = (int*)cc__calloc(L->ctx, (size_t)n + 1, sizeof(int));
+    int* order = (int*)cc__alloc(L->ctx, ((size_t)n + 1) * sizeof(int));
+    if (!from || !to || !off || !adj || !indeg || !order) { ok = 0; goto done; }
+    for (q = 0; q < m->npair; q++) {
+        int y = v[m->ycol[q] - 1] > 0.5;
+        from[q] = y ? m->pi[q] : m->pj[q]; to[q] = y ? m->pj[q] : m->pi[q];
+    }
+    for (q = 0; q < m->nfix; q++) { from[m->npair + q] = m->fixa[q]; to[m->npair + q] = m->fixb[q]; }
+    for (q = 0; q < na; q++) off[from[q] + 1]++;
+    for (j = 0; j < n; j++) off[j + 1] += off[j];
+    for (q = 0; q < na; q++) adj[off[from[q]] + indeg[from[q]]++] = to[q];   /* indeg as a fill counter */
+    for (j = 0; j < n; j++) { indeg[j] = p->pred_off[j + 1] - p->pred_off[j]; s[j] = m->lowb[j]; }
+    for (q = 0; q < na; q++) indeg[to[q]]++;
+    for (q = 0; q < m->nz; q++)
+        if (v[m->zcol[q] - 1] > 0.5 && L->fb[m->zint[q]] > s[m->zjob[q]]) s[m->zjob[q]] = L->fb[m->zint[q]];
+    for (j = 0; j < n; j++) if (!indeg[j]) order[nt++] = j;
+    for (i = 0; i < nt; i++) {
+        int u = order[i];
+        cc__time f = s[u] + p->dur[u];
+        for (e = p->succ_off[u]; e < p->succ_off[u + 1]; e++) {
+            int x = p->succ[e];
+            if (f > s[x]) s[x] = f;
+            if (--indeg[x] == 0) order[nt++] = x;
+        }
+        for (e = off[u]; e < off[u + 1]; e++) {
+            int x = adj[e];
+            if (f > s[x]) s[x] = f;
+            if (--indeg[x] == 0) order[nt++] = x;
+        }
+    }
+    if (nt < n) ok = 0;
+done:
+    cc__free(L->ctx, from); cc__free(L->ctx, to); cc__free(L->ctx, off); cc__free(L->ctx, adj);
+    cc__free(L->ctx, indeg); cc__free(L->ctx, order);
+    return ok;
+}
+
+/* Time-indexed model on the grid origin + m * grain. */
+static cc_result cc__lp_build_ti(cc__lp* L, cc__lp_model* m, cc__lp_row* w) {
+    const cc__prob* p = L->p;
+    int n = L->n, k = L->k, i, j, e, q, r, col, ncell;
+    cc__time o = CONCERTO__TIME_MAX, g = p->grain > 0 ? p->grain : 1, mmax = 0, t;
+    int32_t* avail = NULL;
+    for (j = 0; j < n; j++) if (L->es[j] < o) o = L->es[j];
+    m->origin = o; m->scale = (double)g;
+    m->exact = 1;
+    for (j = 0; j < n; j++) {
+        if (p->release && (p->release[j] - o) % g) m->exact = 0;
+        if (p->deadline && p->deadline[j] < CONCERTO__TIME_MAX && (p->deadline[j] - o) % g) m->exact = 0;
+    }
+    for (i = 0; i < L->nbt; i++) if ((L->bt[i] - o) % g) m->exact = 0;
+    m->c0 = (int*)cc__alloc(L->ctx, ((size_t)n + 1) * sizeof(int));
+    if (!m->c0) return CC_ERR_OUT_OF_MEMORY;
+    /* columns: allowed grid starts of every job (the job alone fits the busy profile) */
+    col = 0;
+    for (j = 0; j < n; j++) {
+        cc__time a = cc__lp_ceildiv(L->es[j] - o, g), b = cc__lp_floordiv(L->lf[j] - p->dur[j] - o, g), x;
+        m->c0[j] = col;
+        if (b - a > CONCERTO__LP_MAX_TI_COLS) return CC_ERR_UNSUPPORTED;
+        for (x = a; x <= b; x++) {
+            cc__time s0 = o + x * g, s1 = s0 + p->dur[j];
+            int bad = 0;
+            for (q = L->fo[j]; q < L->fo[j + 1] && !bad; q++) if (L->fa[q] < s1 && s0 < L->fb[q]) bad = 1;
+            if (bad) continue;
+            if (col >= CONCERTO__LP_MAX_TI_COLS) return CC_ERR_UNSUPPORTED;
+            if (!CONCERTO__GROW(L->ctx, m->cm, m->cap_cm, (size_t)col + 1)) return CC_ERR_OUT_OF_MEMORY;
+            m->cm[col++] = x;
+            if (x + p->dur[j] / g > mmax) mmax = x + p->dur[j] / g;
+        }
+        if (col == m->c0[j]) return CC_ERR_INFEASIBLE;   /* on the grid */
+    }
+    m->c0[n] = col;
+    m->ncols = col + 1;
+    ncell = (int)mmax;
+    m->lp = make_lp(0, m->ncols);
+    if (!m->lp) return CC_ERR_BACKEND;
+    set_verbose(m->lp, NEUTRAL);
+    for (i = 1; i <= col; i++) set_binary(m->lp, i, TRUE);
+    set_lowbo(m->lp, col + 1, 0);
+    set_upbo(m->lp, col + 1, (double)mmax);
+    CONCERTO__LP_PUT(col + 1, 1.0);
+    if (!set_obj_fnex(m->lp, w->len, w->val, w->col)) return CC_ERR_BACKEND;
+    w->len = 0;
+    set_minim(m->lp);
+    set_add_rowmode(m->lp, TRUE);
+    for (j = 0; j < n; j++) {
+        for (i = m->c0[j]; i < m->c0[j + 1]; i++) CONCERTO__LP_PUT(i + 1, 1.0);
+        CONCERTO__LP_ROW(EQ, 1.0);
+        for (e = p->succ_off[j]; e < p->succ_off[j + 1]; e++) {
+            /* disaggregated (much tighter than sum m x_s - sum m x_j >= D_j):
+               for every grid time t of the successor s2,
+               sum_{m <= t} x_{s2,m} <= sum_{m <= t - D_j} x_{j,m} */
+            int s2 = p->succ[e], a;
+            cc__time D = p->dur[j] / g;
+            for (q = m->c0[s2]; q < m->c0[s2 + 1]; q++) {
+                cc__time tt = m->cm[q];
+                int need = 0;
+                for (a = m->c0[j]; a < m->c0[j + 1]; a++) if (m->cm[a] > tt - D) need = 1;
+                if (!need) continue;   /* every start of j is early enough */
+                for (i = m->c0[s2]; i <= q; i++) CONCERTO__LP_PUT(i + 1, 1.0);
+                for (a = m->c0[j]; a < m->c0[j + 1]; a++) if (m->cm[a] <= tt - D) CONCERTO__LP_PUT(a + 1, -1.0);
+                CONCERTO__LP_ROW(LE, 0.0);
+            }
+        }
+        if (p->succ_off[j] == p->succ_off[j + 1]) {   /* C >= sum (m + D_j) x_j */
+            CONCERTO__LP_PUT(col + 1, 1.0);
+            for (i = m->c0[j]; i < m->c0[j + 1]; i++) CONCERTO__LP_PUT(i + 1, -(double)(m->cm[i] + p->dur[j] / g));
+            CONCERTO__LP_ROW(GE, 0.0);
+        }
+    }
+    /* capacity per resource and cell; free capacity: least over the cell */
+    avail = (int32_t*)cc__alloc(L->ctx, (size_t)(ncell > 0 ? ncell : 1) * sizeof(int32_t));
+    if (!avail) return CC_ERR_OUT_OF_MEMORY;
+    for (r = 0; r < k; r++) {
+        for (t = 0; t < ncell; t++) avail[t] = p->cap[r];
+        for (i = 0; i + 1 < L->nbt; i++) {
+            cc__time c0 = cc__lp_floordiv(L->bt[i] - o, g), c1 = cc__lp_ceildiv(L->bt[i + 1] - o, g), c;
+            int32_t u = L->bu[(size_t)i * k + r];
+            if (u <= 0) continue;
+            if (c0 < 0) c0 = 0;
+            if (c1 > ncell) c1 = ncell;
+            for (c = c0; c < c1; c++) if (p->cap[r] - u < avail[c]) avail[c] = p->cap[r] - u;
+        }
+        for (t = 0; t < ncell; t++) {
+            int64_t tot = 0;
+            w->len = 0;
+            for (j = 0; j < n; j++) {
+                int32_t d = p->dem[(size_t)j * k + r];
+                cc__time D = p->dur[j] / g;
+                int any = 0;
+                if (d <= 0 || D <= 0) continue;
+                for (i = m->c0[j]; i < m->c0[j + 1]; i++)
+                    if (m->cm[i] <= t && t < m->cm[i] + D) { CONCERTO__LP_PUT(i + 1, (double)d); any = 1; }
+                if (any) tot += d;
+            }
+            if (tot <= (avail[t] > 0 ? avail[t] : 0)) { w->len = 0; continue; }
+            if (!add_constraintex(m->lp, w->len, w->val, w->col, LE, (REAL)(avail[t] > 0 ? avail[t] : 0))) {
+                cc__free(L->ctx, avail);
+                return CC_ERR_BACKEND;
+            }
+            w->len = 0;
+        }
+    }
+    cc__free(L->ctx, avail);
+    set_add_rowmode(m->lp, FALSE);
+    return CC_OK;
+}
+
+static int cc__lp_extract_ti(cc__lp* L, cc__lp_model* m, const REAL* v, cc__time* s) {
+    int j, i;
+    cc__time g = L->p->grain > 0 ? L->p->grain : 1;
+    for (j = 0; j < L->n; j++) {
+        int found = -1;
+        for (i = m->c0[j]; i < m->c0[j + 1]; i++) if (v[i] > 0.5) { found = i; break; }
+        if (found < 0) return 0;
+        s[j] = m->origin + m->cm[found] * g;
+    }
+    return 1;
+}
+
+#undef CONCERTO__LP_ROW
+#undef CONCERTO__LP_PUT
+
+static cc_result cc__lp_solve(cc_context* ctx, const cc__prob* p, cc__time* best, int have_incumbent,
+                              double time_limit_s, cc__bnb_result* res) {
+    cc__lp L;
+    cc__lp_model m;
+    cc__lp_row w;
+    cc_result rc;
+    cc__time inc = CONCERTO__TIME_MAX, mk = 0;
+    cc__time* s = NULL;
+    REAL* v = NULL;
+    int n = p->n, j, ret, got = 0, exact;
+    double t_limit = time_limit_s > 0 ? time_limit_s : 10.0;
+    const char* what;
+    memset(&L, 0, sizeof L);
+    memset(&m, 0, sizeof m);
+    memset(&w, 0, sizeof w);
+    res->makespan = CONCERTO__TIME_MAX;
+    res->lower_bound = 0;
+    res->proven = 0;
+    res->nodes = 0;
+    if (n <= 0) { res->makespan = 0; res->proven = 1; return CC_OK; }
+    if (have_incumbent) {
+        inc = -CONCERTO__TIME_MAX;
+        for (j = 0; j < n; j++) if (best[j] + p->dur[j] > inc) inc = best[j] + p->dur[j];
+        res->makespan = inc;
+    }
+    L.ctx = ctx; L.p = p; L.n = n; L.k = p->k;
+    L.t_end = cc__lp_wall() + t_limit;
+    if (have_incumbent) L.lim = inc - 1;
+    else {   /* every job alone after everything: a safe horizon */
+        cc__time hi = 0;
+        for (j = 0; j < n; j++) {
+            if (p->release && p->release[j] > hi) hi = p->release[j];
+        }
+        for (j = 0; j < p->n_busy; j++) if (p->busy_end[j] > hi) hi = p->busy_end[j];
+        for (j = 0; j < n; j++) hi += p->dur[j];
+        L.lim = hi;
+    }
+    rc = cc__lp_prepare(&L);
+    exact = 1;
+    if (rc == CC_OK) {
+        for (j = 0; j < n; j++) if (L.es[j] + p->dur[j] > L.lf[j]) rc = CC_ERR_INFEASIBLE;
+    }
+    m.exact = 1;
+    if (rc == CC_OK) {
+        m.disj = cc__lp_disjunctive(p);
+        rc = m.disj ? cc__lp_build_disj(&L, &m, &w) : cc__lp_build_ti(&L, &m, &w);
+        exact = m.exact;
+    }
+    what = m.disj ? "disjunctive" : "time-indexed";
+    if (rc == CC_OK) {
+        s = (cc__time*)cc__alloc(ctx, (size_t)n * sizeof(cc__time));
+        v = (REAL*)cc__alloc(ctx, ((size_t)m.ncols + 1) * sizeof(REAL));
+        if (!s || !v) rc = CC_ERR_OUT_OF_MEMORY;
+    }
+    if (rc == CC_OK) {
+        double left = L.t_end - cc__lp_wall();
+        set_outputfile(m.lp, (char*)"");
+        set_verbose(m.lp, NEUTRAL);
+        put_abortfunc(m.lp, cc__lp_abort, &L.t_end);
+        set_timeout(m.lp, (long)ceil(left > 0 ? left : 0) + 1);
+        set_bb_floorfirst(m.lp, BRANCH_CEILING);
+        /* gap selection finds improved solutions of the time-indexed model
+           where the default rule finds none in 10 s (J30) */
+        set_bb_rule(m.lp, NODE_GAPSELECT);
+        ret = solve(m.lp);
+        if (ret == OPTIMAL || ret == PRESOLVED || ret == SUBOPTIMAL ||
+            ((ret == TIMEOUT || ret == USERABORT) && get_solutioncount(m.lp) > 0)) {
+            if (!get_variables(m.lp, v)) {
+                rc = CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "lp_solve: get_variables failed after solve returned %d", ret);
+            } else {
+                got = m.disj ? cc__lp_extract_disj(&L, &m, v, s) : cc__lp_extract_ti(&L, &m, v, s);
+                if (got) got = cc__lp_check(ctx, p, s, L.lim, &mk);
+                if (!got) {
+                    rc = CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "lp_solve (%s model, %d jobs): the solution (status %d) fails the exact "
+                                        "check; the schedule is kept", what, n, ret);
+                } else {
+                    memcpy(best, s, (size_t)n * sizeof(cc__time));
+                    res->makespan = mk;
+                    if ((ret == OPTIMAL || ret == PRESOLVED) && exact) { res->proven = 1; res->lower_bound = mk; }
+                }
+            }
+        } else if (ret == INFEASIBLE) {
+            rc = CC_ERR_INFEASIBLE;
+        } else if (ret == TIMEOUT || ret == USERABORT) {
+            rc = CONCERTO__FAIL(ctx, CC_ERR_TIMEOUT, "lp_solve (%s model, %d jobs, %d columns): no %s schedule within %g s",
+                                what, n, m.ncols, have_incumbent ? "better" : "feasible", t_limit);
+        } else {
+            rc = CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "lp_solve (%s model, %d jobs, %d columns): solve returned %d", what, n, m.ncols, ret);
+        }
+    } else if (rc == CC_ERR_OUT_OF_MEMORY) {
+        rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "lp_solve backend: out of memory for %d jobs", n);
+    } else if (rc == CC_ERR_UNSUPPORTED) {
+        rc = CONCERTO__FAIL(ctx, CC_ERR_UNSUPPORTED, "lp_solve backend: the %s model of %d jobs is too large", what, n);
+    } else if (rc == CC_ERR_BACKEND) {
+        rc = CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "lp_solve backend: building the %s model of %d jobs failed", what, n);
+    }
+    if (rc == CC_ERR_INFEASIBLE) {
+        /* no schedule finishing by lim: with an incumbent, it is optimal
+           when the model is exact */
+        if (have_incumbent) {
+            rc = CC_OK;
+            if (exact) { res->proven = 1; res->lower_bound = inc; }
+        } else {
+            res->proven = exact;
+            rc = CONCERTO__FAIL(ctx, CC_ERR_INFEASIBLE, "lp_solve (%s model): no schedule of the %d jobs meets the constraints%s",
+                                what, n, exact ? "" : " on the grid of the durations (not proven for off-grid times)");
+        }
+    }
+    cc__free(ctx, s);
+    cc__free(ctx, v);
+    cc__lp_model_free(ctx, &m);
+    cc__free(ctx, w.col);
+    cc__free(ctx, w.val);
+    cc__lp_free_all(&L);
+    return rc;
+}
+#endif /* CONCERTO_USE_LPSOLVE */
 
 /* >>world: ranks as threads in one process, communicators, collectives with
    real data, the alpha-beta link model and its emulation.

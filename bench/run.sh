@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # make bench: the scheduler's benchmarks. Results go to stdout; the figures
 # in bench/RESULTS.md were taken with this script (see there for the machine).
-#   bench/run.sh [psplib|scale|exec|all]      (default all)
+#   bench/run.sh [psplib|scale|exec|lp|all]      (default all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
 BUILD=${BUILD:-build}
 DATA=../shared/data/psplib
-make -s "$BUILD/psplib" "$BUILD/bench_scale" "$BUILD/bench_exec"
+make -s "$BUILD/psplib" "$BUILD/bench_scale" "$BUILD/bench_exec" "$BUILD/bench_lp"
 
 echo "machine: $(uname -m), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "commit:  $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
@@ -58,4 +58,28 @@ if [ "$what" = all ] || [ "$what" = exec ]; then
   echo
   echo "the same, 4 ranks on one node:"
   "$BUILD/bench_exec" agree 4
+fi
+
+if [ "$what" = all ] || [ "$what" = lp ]; then
+  # lp_solve vs branch and bound (needs the backend: liblpsolve55-dev).
+  # J30: a fixed sample (every 8th instance, 60); J60: likewise (60); method
+  # bnb, so the exact solver always runs after the heuristic incumbent.
+  if [ -d "$DATA" ]; then
+    mkdir -p "$BUILD/psplib-data"
+    [ -d "$BUILD/psplib-data/j30" ] || tar xzf "$DATA/j30.tar.gz" -C "$BUILD/psplib-data"
+    [ -d "$BUILD/psplib-data/j60" ] || tar xzf "$DATA/j60.tar.gz" -C "$BUILD/psplib-data"
+    echo
+    echo "| set, solver | instances | at best known | below best known | proven optimal | mean dev. from best known | max dev. | mean dev. from CPM bound | median ms | max ms | invalid |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|"
+    for set in j30 j60; do
+      files=$(ls "$BUILD"/psplib-data/$set/*.sm | sort | awk 'NR % 8 == 1')
+      for solver in bnb lp both; do
+        "$BUILD/psplib" --method bnb --solver $solver $files > "$BUILD/bench-lp.txt" || true
+        python3 bench/psplib_stats.py "$DATA/solutions/${set}_bounds.csv" "$BUILD/bench-lp.txt" "${set^^} sample, --solver $solver"
+      done
+    done
+  fi
+  echo
+  echo "odd-even windows on a training step (bench/stepgraph.h), 2 rounds:"
+  "$BUILD/bench_lp"
 fi
