@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "util.h"
-#include "../bench/stepgraph.h"
 
 #ifdef CONCERTO_USE_LPSOLVE
+#include "../bench/stepgraph.h"
 
 static cc_context* ctx;
 
