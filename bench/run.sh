@@ -12,13 +12,17 @@ make -s "$BUILD/psplib" "$BUILD/bench_scale" "$BUILD/bench_exec" "$BUILD/bench_l
 echo "machine: $(uname -m), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "commit:  $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 
+psplib_data() {  # the instances, extracted into the build folder (never into shared/)
+  mkdir -p "$BUILD/psplib-data"
+  [ -d "$BUILD/psplib-data/j30" ] || tar xzf "$DATA/j30.tar.gz" -C "$BUILD/psplib-data"
+  [ -d "$BUILD/psplib-data/j60" ] || tar xzf "$DATA/j60.tar.gz" -C "$BUILD/psplib-data"
+}
+
 if [ "$what" = all ] || [ "$what" = psplib ]; then
   if [ ! -d "$DATA" ]; then
     echo "PSPLIB benchmarks skipped: $DATA not found (clone the repository beside shared/)"
   else
-    mkdir -p "$BUILD/psplib-data"
-    [ -d "$BUILD/psplib-data/j30" ] || tar xzf "$DATA/j30.tar.gz" -C "$BUILD/psplib-data"
-    [ -d "$BUILD/psplib-data/j60" ] || tar xzf "$DATA/j60.tar.gz" -C "$BUILD/psplib-data"
+    psplib_data
     echo
     echo "| set, method | instances | at best known | below best known | proven optimal | mean dev. from best known | max dev. | mean dev. from CPM bound | median ms | max ms | invalid |"
     echo "|---|---|---|---|---|---|---|---|---|---|---|"
@@ -66,9 +70,7 @@ if [ "$what" = all ] || [ "$what" = lp ]; then
   # bnb, so the exact solver always runs after the heuristic incumbent;
   # lp_solve gets 2 s per model.
   if [ -d "$DATA" ]; then
-    mkdir -p "$BUILD/psplib-data"
-    [ -d "$BUILD/psplib-data/j30" ] || tar xzf "$DATA/j30.tar.gz" -C "$BUILD/psplib-data"
-    [ -d "$BUILD/psplib-data/j60" ] || tar xzf "$DATA/j60.tar.gz" -C "$BUILD/psplib-data"
+    psplib_data
     echo
     echo "| set, solver | instances | at best known | below best known | proven optimal | mean dev. from best known | max dev. | mean dev. from CPM bound | median ms | max ms | invalid |"
     echo "|---|---|---|---|---|---|---|---|---|---|---|"

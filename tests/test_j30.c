@@ -14,23 +14,6 @@
 #include <string.h>
 #include "util.h"
 
-/* The optimum (column ub) of an instance, or -1. */
-static int bound_of(const char* csv, const char* instance) {
-    char key[64];
-    const char* p;
-    int col;
-    snprintf(key, sizeof key, "\n%s,", instance);
-    p = strstr(csv, key);
-    if (!p) return -1;
-    p += 1;
-    /* instance,jobs,renewable,cpm_lb,lb,lb_source,ub,optimal */
-    for (col = 0; col < 6; col++) {
-        p = strchr(p, ',');
-        if (!p) return -1;
-        p++;
-    }
-    return atoi(p);
-}
 
 /* CPU seconds the reference method needed for j30<par>_<inst>, from
    j30opt.sm (rows "par inst makespan seconds"), or -1. */
@@ -91,7 +74,7 @@ static void test_j30_sample(void) {
         }
         snprintf(name, sizeof name, "j30%d_%d", par, inst);
         snprintf(path, sizeof path, "%s/%s.sm", dir, name);
-        ub = bound_of(csv, name);
+        ub = tu_bound_ub(csv, name);
         text = tu_read_file(path, NULL);
         ref = text ? tu_sm_parse(text) : NULL;
         free(text);

@@ -80,18 +80,6 @@ static void test_random_small(void) {
           "every schedule valid (%d problems)", n_both, n_brute, n_lp_proven, n_bad);
 }
 
-/* The optimum (column ub) of an instance from j30_bounds.csv, or -1. */
-static int bound_of(const char* csv, const char* instance) {
-    char key[64];
-    const char* p;
-    int col;
-    snprintf(key, sizeof key, "\n%s,", instance);
-    p = strstr(csv, key);
-    if (!p) return -1;
-    p += 1;
-    for (col = 0; col < 6; col++) { p = strchr(p, ','); if (!p) return -1; p++; }
-    return atoi(p);
-}
 
 static void test_j30_sample(void) {
     static const char* names[] = { "j301_1", "j3021_4", "j3046_2", "j3017_3" };
@@ -108,7 +96,7 @@ static void test_j30_sample(void) {
         cc_graph* g = NULL;
         cc_schedule s;
         cc_sched_desc d = cc_sched_desc_default();
-        int ub = bound_of(csv, names[i]);
+        int ub = tu_bound_ub(csv, names[i]);
         double mk = -1;
         char msg[300];
         snprintf(path, sizeof path, "build/j30/%s.sm", names[i]);

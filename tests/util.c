@@ -585,3 +585,20 @@ long tu_capture_end(tu_capture* c, char* head, size_t n_head) {
     remove(c->path);
     return (long)n;
 }
+
+int tu_bound_ub(const char* csv, const char* instance) {
+    char key[64];
+    const char* p;
+    int col;
+    snprintf(key, sizeof key, "\n%s,", instance);
+    p = strstr(csv, key);
+    if (!p) return -1;
+    p += 1;
+    /* instance,jobs,renewable,cpm_lb,lb,lb_source,ub,optimal */
+    for (col = 0; col < 6; col++) {
+        p = strchr(p, ',');
+        if (!p) return -1;
+        p++;
+    }
+    return atoi(p);
+}

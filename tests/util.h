@@ -31,6 +31,9 @@ const char* tu_data_dir(void);   /* $CONCERTO_DATA or ../shared/data */
 const char* tu_tmp_dir(void);    /* $TEST_TMPDIR or build/tmp (created) */
 /* Reads a whole file (malloc'd, NUL-terminated); NULL if absent. */
 char* tu_read_file(const char* path, size_t* n_bytes);
+/* The ub column (best known makespan) of an instance in the text of a
+   j{30,60}_bounds.csv, or -1. */
+int tu_bound_ub(const char* csv, const char* instance);
 
 /* ---- random numbers (splitmix64, same everywhere) ------------------------*/
 typedef struct tu_rng { uint64_t s; } tu_rng;
