@@ -1449,13 +1449,12 @@ static cc__time cc__ssgs(cc_context* ctx, const cc__prob* p, const int* list, cc
 /* Parallel SGS: time advances over decision points; at each, the eligible
    jobs are tried in priority order (pos[i] = rank, smaller first) and start
    if they fit. Same return convention as cc__ssgs. */
-static cc__time cc__psgs(cc_context* ctx, const cc__prob* p, const int* list, const int* pos, cc__time* start,
+static cc__time cc__psgs(cc_context* ctx, const cc__prob* p, const int* pos, cc__time* start,
                          cc__profile* pr, int* scratch /* [2n] */) {
     int* left = scratch;          /* unscheduled preds, or -1 once scheduled */
     int* elig = scratch + p->n;   /* candidates in priority order */
     int n_done = 0, i, e, n_elig;
     cc__time t = -CONCERTO__TIME_MAX, mk = 0;
-    (void)list;
     if (!cc__profile_init(ctx, pr, p)) return -2;
     for (i = 0; i < p->n; i++) left[i] = p->pred_off[i + 1] - p->pred_off[i];
     while (n_done < p->n) {
@@ -1948,7 +1947,7 @@ static cc__time cc__decode(cc__heur* h, cc_sgs sgs, int improve) {
     int i;
     if (sgs == CC_SGS_PARALLEL) {
         for (i = 0; i < p->n; i++) h->pos[h->list[i]] = i;
-        mk = cc__psgs(h->ctx, p, h->list, h->pos, h->cur, &h->prof, h->scratch);
+        mk = cc__psgs(h->ctx, p, h->pos, h->cur, &h->prof, h->scratch);
     } else mk = cc__ssgs(h->ctx, p, h->list, h->cur, &h->prof);
     h->n_sched++;
     if (mk < 0) return mk;
@@ -5664,7 +5663,6 @@ CONCERTO_API cc_result cc_plan_create(cc_context* ctx, cc_graph* g, const cc_op*
     int* vc = NULL;          /* [n * S] */
     int* left = NULL;
     int* q = NULL;
-    int* last_on = NULL;     /* [S] last op placed on each stream so far (during build) */
     int* cand = NULL;        /* [S] */
     size_t waits_cap = 0;
     int n, S, i, e, r, head = 0, tail = 0;
@@ -5687,9 +5685,8 @@ CONCERTO_API cc_result cc_plan_create(cc_context* ctx, cc_graph* g, const cc_op*
     vc = (int*)cc__alloc(ctx, ((size_t)n + 1) * (size_t)S * sizeof(int));
     left = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int));
     q = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int));
-    last_on = (int*)cc__alloc(ctx, ((size_t)S + 1) * sizeof(int));
     cand = (int*)cc__alloc(ctx, ((size_t)S + 1) * sizeof(int));
-    if (!pl->op || !pl->issue || !pl->seq_off || !pl->seq || !ord || !vc || !left || !q || !last_on || !cand) {
+    if (!pl->op || !pl->issue || !pl->seq_off || !pl->seq || !ord || !vc || !left || !q || !cand) {
         rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_plan_create: out of memory");
         goto done;
     }
@@ -5743,7 +5740,6 @@ CONCERTO_API cc_result cc_plan_create(cc_context* ctx, cc_graph* g, const cc_op*
         goto done;
     }
     /* waits by vector clocks, in host order */
-    for (r = 0; r < S; r++) last_on[r] = -1;
     for (i = 0; i < n; i++) {
         int v = pl->issue[i], st = pl->op[v].stream, nc = 0, a, b;
         int* cv = vc + (size_t)v * S;
@@ -5782,7 +5778,6 @@ CONCERTO_API cc_result cc_plan_create(cc_context* ctx, cc_graph* g, const cc_op*
             if (pl->op[u].pos > cv[a]) cv[a] = pl->op[u].pos;
         }
         pl->op[v].n_waits = nc;
-        (void)last_on;
     }
     /* hash: streams, per stream the ops in order by name and collective, the waits */
     {
@@ -5815,7 +5810,7 @@ CONCERTO_API cc_result cc_plan_create(cc_context* ctx, cc_graph* g, const cc_op*
 done:
     cc_plan_destroy(pl);
     cc__free(ctx, ord); cc__free(ctx, vc); cc__free(ctx, left); cc__free(ctx, q);
-    cc__free(ctx, last_on); cc__free(ctx, cand);
+    cc__free(ctx, cand);
     return rc;
 }
 

@@ -36,18 +36,6 @@ static void log_fn(cc_log_level level, const char* message, void* user_data) {
     snprintf(r->last, sizeof r->last, "%s", message ? message : "(null)");
 }
 
-static int has_number(const char* msg, int num) {
-    char buf[24];
-    const char* p = msg;
-    size_t len;
-    snprintf(buf, sizeof buf, "%d", num);
-    len = strlen(buf);
-    while ((p = strstr(p, buf)) != NULL) {
-        if ((p == msg || !isdigit((unsigned char)p[-1])) && !isdigit((unsigned char)p[len])) return 1;
-        p += len;
-    }
-    return 0;
-}
 
 static void test_errors_and_logger(void) {
     cc_context_desc cd = cc_context_desc_default();
@@ -73,7 +61,7 @@ static void test_errors_and_logger(void) {
     CHECK_INT(rec.level, CC_LOG_ERROR, "at level CC_LOG_ERROR");
     CHECK(strcmp(rec.last, cc_last_error(ctx)) == 0, "the logged message is cc_last_error (\"%s\" vs \"%s\")", rec.last,
           cc_last_error(ctx));
-    CHECK(strstr(cc_last_error(ctx), "rank") && has_number(cc_last_error(ctx), 7), "the message shows the context's rank 7: \"%s\"",
+    CHECK(strstr(cc_last_error(ctx), "rank") && tu_has_number(cc_last_error(ctx), 7), "the message shows the context's rank 7: \"%s\"",
           cc_last_error(ctx));
     CHECK(cc_last_error(other)[0] == 0, "another context's error state is untouched");
     cc_clear_error(ctx);

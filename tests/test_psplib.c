@@ -102,18 +102,6 @@ static int line_of(const char* text, const char* at) {
 }
 
 /* Does msg contain the number as a whole word? */
-static int has_number(const char* msg, int num) {
-    char buf[24];
-    const char* p = msg;
-    size_t len;
-    snprintf(buf, sizeof buf, "%d", num);
-    len = strlen(buf);
-    while ((p = strstr(p, buf)) != NULL) {
-        if ((p == msg || !isdigit((unsigned char)p[-1])) && !isdigit((unsigned char)p[len])) return 1;
-        p += len;
-    }
-    return 0;
-}
 
 /* Replaces the first occurrence of old (after the marker) by new. */
 static char* edit(const char* text, const char* marker, const char* old, const char* repl, int* line) {
@@ -302,7 +290,7 @@ static void test_malformed(void) {
         CHECK(g == NULL, "%s: no graph on failure", c[i].what);
         CHECK_CONTAINS(cc_last_error(cx), "bad.sm", "%s: message names the input", c[i].what);
         if (c[i].line)
-            CHECK(has_number(cc_last_error(cx), c[i].line) || (c[i].also && strstr(cc_last_error(cx), c[i].also)),
+            CHECK(tu_has_number(cc_last_error(cx), c[i].line) || (c[i].also && strstr(cc_last_error(cx), c[i].also)),
                   "%s: message names line %d%s%s: \"%s\"", c[i].what, c[i].line, c[i].also ? " or " : "", c[i].also ? c[i].also : "",
                   cc_last_error(cx));
         else if (c[i].also)

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -601,4 +602,17 @@ int tu_bound_ub(const char* csv, const char* instance) {
         p++;
     }
     return atoi(p);
+}
+
+int tu_has_number(const char* msg, int num) {
+    char buf[24];
+    const char* p = msg;
+    size_t len;
+    snprintf(buf, sizeof buf, "%d", num);
+    len = strlen(buf);
+    while ((p = strstr(p, buf)) != NULL) {
+        if ((p == msg || !isdigit((unsigned char)p[-1])) && !isdigit((unsigned char)p[len])) return 1;
+        p += len;
+    }
+    return 0;
 }

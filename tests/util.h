@@ -34,6 +34,8 @@ char* tu_read_file(const char* path, size_t* n_bytes);
 /* The ub column (best known makespan) of an instance in the text of a
    j{30,60}_bounds.csv, or -1. */
 int tu_bound_ub(const char* csv, const char* instance);
+/* 1 if msg contains num as a whole number (not part of a longer one). */
+int tu_has_number(const char* msg, int num);
 
 /* ---- random numbers (splitmix64, same everywhere) ------------------------*/
 typedef struct tu_rng { uint64_t s; } tu_rng;
