@@ -8,8 +8,8 @@
 #   make asan     the tests again with -fsanitize=address,undefined (in build/asan)
 #   make tsan     the tests again with -fsanitize=thread (in build/tsan)
 #   make bench    bench/run.sh, if there is one
-#   make demo     examples/schedule_step and examples/overlap; the demo trainer
-#                 (examples/gpt) is not written yet
+#   make demo     the example GPT trainer (examples/gpt) on 4 CPU ranks, in program
+#                 order and then scheduled by the library
 #   make clean
 #
 # Honours CC, CXX, CFLAGS, CXXFLAGS, LDFLAGS; NO_CUDA=1, NO_LPSOLVE=1 switch
@@ -41,10 +41,11 @@ T := $(BUILD)/tests
 UNIT_TESTS    := test_sched test_j30 test_alloc test_determinism test_graph test_check test_sim test_psplib test_misc test_world test_exec test_lpsolve
 COMPILE_TESTS := compile_c99 compile_cpp11 compile_static
 UNIT_BINS     := $(addprefix $(T)/,$(UNIT_TESTS))
-TEST_BINS     := $(UNIT_BINS) $(addprefix $(T)/,$(COMPILE_TESTS)) tests/test_psplib_tool.sh
+TEST_BINS     := $(UNIT_BINS) $(addprefix $(T)/,$(COMPILE_TESTS)) tests/test_psplib_tool.sh tests/test_gpt.sh
 PSPLIB_TOOL   := $(if $(wildcard tools/psplib.c),$(BUILD)/psplib)
 # other programs, built by `make` when their source is there so that they never rot
-PROGRAMS      := $(PSPLIB_TOOL) $(BUILD)/bench_scale $(BUILD)/bench_exec $(BUILD)/schedule_step $(BUILD)/overlap
+PROGRAMS      := $(PSPLIB_TOOL) $(BUILD)/bench_scale $(BUILD)/bench_exec $(BUILD)/schedule_step $(BUILD)/overlap \
+                 $(BUILD)/train_gpt
 
 J30_TGZ   := $(DATA)/psplib/j30.tar.gz
 J30_STAMP := $(if $(wildcard $(J30_TGZ)),build/j30/.extracted)
@@ -99,11 +100,14 @@ tsan:
 bench: $(PROGRAMS)
 	@if [ -f bench/run.sh ]; then bash bench/run.sh; else echo "bench/run.sh is not written yet: no benchmarks to run"; fi
 
-demo: $(BUILD)/schedule_step $(BUILD)/overlap
-	@$(BUILD)/schedule_step
-	@echo
-	@mkdir -p $(BUILD)/demo && cd $(BUILD)/demo && ../overlap
-	@echo "(traces in $(BUILD)/demo; the demo trainer, examples/gpt, is not written yet)"
+# The example trainer on 4 CPU ranks (TP2 x DP2) over an emulated link, in
+# program order and then in the library's order, from the same start.
+DEMO_ARGS ?= --tp 2 --dp 2 --order both --steps 200 --print-every 20
+
+demo: $(BUILD)/train_gpt
+	@mkdir -p $(BUILD)/demo
+	@cd $(BUILD)/demo && ../train_gpt $(DEMO_ARGS) --trace gpt_step.json --save gpt.ckpt
+	@echo "(in $(BUILD)/demo: gpt_step.json, a Chrome trace of one step on every rank; gpt.ckpt, the trained model)"
 
 clean:
 	rm -rf build
@@ -124,6 +128,10 @@ $(BUILD)/schedule_step: examples/schedule_step.c $(HEADERS)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 
 $(BUILD)/overlap: examples/overlap.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
+
+$(BUILD)/train_gpt: examples/gpt/train_gpt.c examples/gpt/gpt_kernels.h $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 

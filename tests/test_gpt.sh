@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# tests/test_gpt.sh - the example GPT trainer (build/train_gpt):
+# - against PyTorch (examples/gpt/reference.py, Debian's python3-torch): the
+#   loss and every parameter's gradient of the first step (all ranks' shards
+#   reassembled) and the losses of the first 10 training steps, for one rank
+#   and for TP2 x DP2. Tolerance: relative L2 error 1e-4 per gradient tensor,
+#   1e-5 relative on the first loss, 1e-4 on each of the 10 losses (the C
+#   model computes in float32, the reference in float64: the differences
+#   seen are around 3e-7);
+# - the losses of every step are bit-identical in program order and in the
+#   library's order, for TP1 x DP1 and TP2 x DP2;
+# - the same global batch on TP1xDP1, TP2xDP1, TP1xDP2, TP2xDP2, TP4xDP1
+#   gives the same losses within 1e-4 relative (reductions run in another
+#   order);
+# - 300 steps on the generated corpus bring the validation loss below
+#   0.6 ln V;
+# - bad input: a missing or empty data file, heads or batch that do not
+#   divide by the layout, a corrupt, truncated or foreign checkpoint, an
+#   unknown option: a non-zero exit and a message naming the problem.
+set -u
+build=${TEST_BUILD:-build}
+tmp=${TEST_TMPDIR:-$build/tmp}/gpt
+gpt="$build/train_gpt"
+ref=examples/gpt/reference.py
+py=/usr/bin/python3
+passed=0 failed=0 skipped=0
+ok()   { echo "ok   test_gpt: $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL test_gpt: $1"; failed=$((failed + 1)); }
+skip() {
+    if [ "${CI:-}" = true ]; then fail "$1 (a skip counts as a failure with CI=true)"
+    else echo "skip test_gpt: $1"; skipped=$((skipped + 1)); fi
+}
+summary() { echo "# test_gpt: $passed passed, $failed failed, $skipped skipped"; [ "$failed" -eq 0 ]; exit; }
+check() { if [ "$1" -eq 0 ]; then ok "$2"; else fail "$2: $3"; fi; }
+
+if [ ! -x "$gpt" ]; then fail "$gpt was not built from examples/gpt/train_gpt.c"; summary; fi
+rm -rf "$tmp" && mkdir -p "$tmp"
+
+small=(--embd 32 --layers 2 --heads 4 --seq 16 --batch 8 --no-link --sample 0 --eval 0 --compare 0 --print-every 0 --profile 1)
+
+# Two loss files agree within a relative tolerance (same number of lines).
+close() {
+    awk -v tol="$3" 'NR == FNR { a[FNR] = $1; n = FNR; next }
+        { m = FNR; d = $1 - a[FNR]; if (d < 0) d = -d; s = a[FNR] < 0 ? -a[FNR] : a[FNR]; if (s < 1) s = 1;
+          if (d > tol * s) { printf "step %d: %s vs %s\n", FNR, a[FNR], $1; bad = 1 } }
+        END { if (m != n) { printf "%d vs %d lines\n", n, m; bad = 1 } exit bad }' "$1" "$2"
+}
+
+# ---- orders and layouts --------------------------------------------------
+run() { local name=$1; shift; timeout 600 "$gpt" "${small[@]}" --steps 12 --losses "$tmp/$name.txt" "$@" >"$tmp/$name.log" 2>&1; }
+for lay in "1 1" "2 2"; do
+    set -- $lay
+    run "p$1x$2" --tp "$1" --dp "$2" --order program; r1=$?
+    run "c$1x$2" --tp "$1" --dp "$2" --order concerto; r2=$?
+    if [ "$r1" -ne 0 ] || [ "$r2" -ne 0 ]; then
+        fail "TP$1 x DP$2 runs failed: $(tail -n 2 "$tmp/p$1x$2.log" "$tmp/c$1x$2.log")"
+    else
+        cmp -s "$tmp/p$1x$2.txt" "$tmp/c$1x$2.txt"
+        check $? "TP$1 x DP$2: the 12 losses are bit-identical in program order and the library's order" \
+            "$(paste "$tmp/p$1x$2.txt" "$tmp/c$1x$2.txt" | head -n 3)"
+    fi
+done
+if [ -f "$tmp/c1x1.txt" ]; then
+    for lay in "2 1" "1 2" "2 2" "4 1"; do
+        set -- $lay
+        if [ ! -f "$tmp/c$1x$2.txt" ]; then run "c$1x$2" --tp "$1" --dp "$2"; fi
+        if [ -f "$tmp/c$1x$2.txt" ]; then
+            out=$(close "$tmp/c1x1.txt" "$tmp/c$1x$2.txt" 1e-4); check $? "TP$1 x DP$2 losses match TP1 x DP1 within 1e-4" "$out"
+        else fail "TP$1 x DP$2 run failed: $(tail -n 2 "$tmp/c$1x$2.log")"; fi
+    done
+fi
+out=$(grep "what the library did" "$tmp/c2x2.log"); n=$(echo "$out" | sed -n 's/.*ops, \([0-9]*\) collectives.*/\1/p')
+[ -n "$n" ] && [ "$n" -gt 0 ]; check $? "TP2 x DP2: the step has collectives ($n)" "$out"
+
+# ---- training --------------------------------------------------------------
+timeout 900 "$gpt" --embd 32 --layers 2 --heads 4 --seq 16 --batch 8 --steps 300 --no-link --sample 0 --eval 16 --compare 0 \
+    --print-every 0 --profile 1 >"$tmp/train.log" 2>&1; rc=$?
+if [ "$rc" -ne 0 ]; then fail "300 training steps failed: $(tail -n 3 "$tmp/train.log")"
+else
+    line=$(grep "validation loss" "$tmp/train.log")
+    awk -v l="$line" 'BEGIN { split(l, f, " "); v = f[3]; lnv = substr(f[7], 1, length(f[7]) - 1); exit !(v > 0 && v < 0.6 * lnv) }'
+    check $? "300 steps: validation loss below 0.6 ln V ($line)" "$line"
+fi
+
+# ---- bad input -------------------------------------------------------------
+expect_error() {   # description, pattern, arguments...
+    local what=$1 pat=$2; shift 2
+    out=$(timeout 120 "$gpt" "${small[@]}" --steps 2 "$@" 2>&1); rc=$?
+    if [ "$rc" -ne 0 ] && [ "$rc" -lt 124 ] && echo "$out" | grep -q -- "$pat"; then ok "$what: exit $rc, '$pat' in the message"
+    else fail "$what: exit $rc, message: $(echo "$out" | tail -n 2)"; fi
+}
+: >"$tmp/empty.txt"
+expect_error "missing data file" "no_such.txt" --data "$tmp/no_such.txt"
+expect_error "empty data file" "is empty" --data "$tmp/empty.txt"
+printf 'abc' >"$tmp/short.txt"
+expect_error "too short a data file" "too little text" --data "$tmp/short.txt"
+expect_error "heads not divisible by TP" "do not divide by the tensor-parallel degree" --heads 4 --tp 3
+expect_error "batch not divisible by DP" "does not divide by the data-parallel degree" --batch 6 --dp 4
+expect_error "unknown option" "unknown option" --frobnicate
+expect_error "bad number" "--steps needs an integer" --steps many
+if timeout 120 "$gpt" "${small[@]}" --steps 1 --save "$tmp/good.ckpt" >/dev/null 2>&1 && [ -s "$tmp/good.ckpt" ]; then
+    ok "a checkpoint is written"
+    timeout 120 "$gpt" "${small[@]}" --steps 1 --load "$tmp/good.ckpt" >/dev/null 2>&1
+    check $? "and read back" "exit $?"
+    size=$(stat -c %s "$tmp/good.ckpt")
+    head -c $((size - 100)) "$tmp/good.ckpt" >"$tmp/trunc.ckpt"
+    expect_error "truncated checkpoint" "truncated" --load "$tmp/trunc.ckpt"
+    cp "$tmp/good.ckpt" "$tmp/flip.ckpt"
+    printf '\x55' | dd of="$tmp/flip.ckpt" bs=1 seek=$((size / 2)) conv=notrunc status=none
+    expect_error "corrupt checkpoint" "corrupt" --load "$tmp/flip.ckpt"
+    head -c 4000 "$gpt" >"$tmp/foreign.ckpt"
+    expect_error "not a checkpoint" "not a checkpoint" --load "$tmp/foreign.ckpt"
+    head -c 20 "$tmp/good.ckpt" >"$tmp/tiny.ckpt"
+    expect_error "a checkpoint shorter than its header" "shorter than" --load "$tmp/tiny.ckpt"
+else fail "writing a checkpoint failed"; fi
+
+# ---- against PyTorch ------------------------------------------------------
+if ! "$py" -c "import torch" >/dev/null 2>&1; then
+    skip "PyTorch comparison: $py cannot import torch (apt-get install python3-torch)"
+    summary
+fi
+timeout 300 "$gpt" "${small[@]}" --steps 10 --save-init "$tmp/init.ckpt" --dump-batches "$tmp/b.bat" \
+    --dump-grads "$tmp/g1.grad" --losses "$tmp/l1.txt" >"$tmp/t1.log" 2>&1; r1=$?
+timeout 300 "$gpt" "${small[@]}" --steps 10 --tp 2 --dp 2 --load "$tmp/init.ckpt" \
+    --dump-grads "$tmp/g4.grad" --losses "$tmp/l4.txt" >"$tmp/t4.log" 2>&1; r4=$?
+if [ "$r1" -ne 0 ] || [ "$r4" -ne 0 ]; then fail "trainer runs for the comparison failed: $(tail -n 2 "$tmp/t1.log" "$tmp/t4.log")"; summary; fi
+timeout 300 "$py" "$ref" grads "$tmp/init.ckpt" "$tmp/b.bat" "$tmp/ref.grad" >"$tmp/ref.log" 2>&1 &&
+    timeout 300 "$py" "$ref" train "$tmp/init.ckpt" "$tmp/b.bat" "$tmp/ref.txt" >>"$tmp/ref.log" 2>&1
+if [ $? -ne 0 ]; then fail "reference.py failed: $(tail -n 3 "$tmp/ref.log")"; summary; fi
+for n in 1 4; do
+    lay=$([ $n = 1 ] && echo "one rank" || echo "TP2 x DP2")
+    out=$("$py" "$ref" compare "$tmp/init.ckpt" "$tmp/ref.grad" "$tmp/g$n.grad" --rtol 1e-4 --loss-tol 1e-5 2>&1)
+    check $? "$lay: loss and all gradients match PyTorch ($(echo "$out" | tail -n 1))" "$(echo "$out" | grep -i fail | head -n 5)"
+    out=$("$py" "$ref" compare-losses "$tmp/ref.txt" "$tmp/l$n.txt" --rtol 1e-4 2>&1)
+    check $? "$lay: the 10 training losses match PyTorch's AdamW run" "$(echo "$out" | tail -n 4)"
+done
+# the comparison itself can fail: a perturbed gradient is caught
+cp "$tmp/g1.grad" "$tmp/bad.grad"
+printf '\x7f' | dd of="$tmp/bad.grad" bs=1 seek=1003 conv=notrunc status=none   # a float's exponent byte
+"$py" "$ref" compare "$tmp/init.ckpt" "$tmp/ref.grad" "$tmp/bad.grad" --rtol 1e-4 >/dev/null 2>&1
+[ $? -eq 1 ]; check $? "a perturbed gradient file fails the comparison" "compare passed it"
+summary
