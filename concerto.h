@@ -355,11 +355,33 @@ typedef struct cc_schedule {
     double solve_ms;          /* processor time */
     int64_t exact_wins_bnb;   /* exact solves (whole graph, windows) where branch and */
     int64_t exact_wins_lp;    /* bound / lp_solve gave the better schedule (BOTH: ties go to bnb) */
+    /* How the exact solver runs (whole graph and odd-even windows) ended.
+       A run ends normally with a proven optimum, a proof that nothing beats
+       its incumbent, a budget stop of branch and bound (bnb_nodes,
+       window_nodes, time_limit_s), or an lp_solve time-out after it found a
+       better schedule. Any other end is a failure, counted here; the run
+       keeps the schedule it started from. With CC_EXACT_BOTH each solve is
+       two runs (lp_solve failing leaves branch and bound's result). */
+    cc_result exact_status;   /* CC_OK if no run failed, else the first failure's code:
+                                 CC_ERR_TIMEOUT  lp_time_limit_s passed before lp_solve
+                                   found a better schedule,
+                                 CC_ERR_BACKEND  lp_solve failed (its status in the message),
+                                 CC_ERR_UNSUPPORTED  the ILP model was too large,
+                                 CC_ERR_OUT_OF_MEMORY  the allocator failed in lp_solve's run
+                                   under CC_EXACT_BOTH (elsewhere that fails the solve) */
+    int64_t exact_failures;   /* failed runs */
+    char exact_message[256];  /* the first failure's message ("" if none) */
 } cc_schedule;
 
 CONCERTO_API cc_sched_desc cc_sched_desc_default(void);
 /* Fills *out (owned by the caller: cc_schedule_release). On failure *out is
-   left empty. The graph is validated first. */
+   left empty. The graph is validated first.
+   An exact solver that fails or times out is not a failure of the solve: it
+   returns CC_OK with the best schedule found (never worse than the
+   heuristic's), proven_optimal 0 unless something else proved it, and says
+   so in exact_status, exact_failures and exact_message. A failure on the
+   whole graph is also recorded in the context (cc_last_error, the logger);
+   failures in odd-even windows are only counted here. */
 CONCERTO_API cc_result cc_sched_solve(cc_context* ctx, cc_graph* graph, const cc_sched_desc* desc, cc_schedule* out);
 CONCERTO_API void      cc_schedule_release(cc_context* ctx, cc_schedule* schedule);
 /* Lower bounds of the graph: critical path, resource load. Either may be NULL. */
@@ -740,13 +762,17 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
 static cc_result cc__lp_solve(cc_context* ctx, const cc__prob* p, cc__time* best, int have_incumbent,
                               double time_limit_s, cc__bnb_result* res);
 
-/* Which exact solver, its budgets, and who won. */
+/* Which exact solver, its budgets, who won, and which runs failed (the
+   cc_schedule fields exact_status, exact_failures, exact_message). */
 typedef struct cc__exact_cfg {
     cc_exact which;
     int64_t nodes;
     double time_limit_s;        /* branch and bound (0: none) */
     double lp_time_limit_s;     /* per lp_solve model */
     int64_t wins[2];            /* bnb, lp */
+    int64_t failures;           /* solver runs that returned an error */
+    cc_result status;           /* the first of those errors, CC_OK if none */
+    char message[256];          /* its message */
 } cc__exact_cfg;
 
 /* >>graph */
@@ -1957,9 +1983,30 @@ static cc__time cc__decode(cc__heur* h, cc_sgs sgs, int improve) {
     return mk;
 }
 
+/* Copies a message into dst[n], cut to fit. */
+static void cc__copy_msg(char* dst, size_t n, const char* src) {
+    size_t len = strlen(src);
+    if (len >= n) len = n - 1;
+    memcpy(dst, src, len);
+    dst[len] = 0;
+}
+
+/* Counts a solver run that returned an error; the first one's code and
+   message (the context's, which the solvers set on every error) are kept
+   in cfg. Called before the odd-even windows put the caller's message back. */
+static void cc__exact_note(cc_context* ctx, cc__exact_cfg* cfg, cc_result rc, const char* solver) {
+    if (rc == CC_OK) return;
+    cfg->failures++;
+    if (cfg->status != CC_OK) return;
+    cfg->status = rc;
+    if (ctx->last_result == rc && ctx->last_error[0]) cc__copy_msg(cfg->message, sizeof cfg->message, ctx->last_error);
+    else snprintf(cfg->message, sizeof cfg->message, "%s: %s", solver, cc_result_description(rc));
+}
+
 /* One exact solve by the configured solver(s). BOTH runs each from the
    incumbent and keeps the better (ties: branch and bound); a failure of
-   one never loses the other's schedule or the incumbent. */
+   one never loses the other's schedule or the incumbent. Every run that
+   returns an error is noted in cfg (cc__exact_note). */
 static cc_result cc__exact_solve(cc_context* ctx, const cc__prob* p, cc__time* best, int have_inc, cc__exact_cfg* cfg,
                                  cc__bnb_result* res) {
     cc_result rb = CC_OK, rl = CC_OK;
@@ -1967,6 +2014,7 @@ static cc_result cc__exact_solve(cc_context* ctx, const cc__prob* p, cc__time* b
     cc__time* alt;
     if (cfg->which != CC_EXACT_LPSOLVE) {
         rb = cc__bnb_solve(ctx, p, best, have_inc, cfg->nodes, cfg->time_limit_s, &b);
+        cc__exact_note(ctx, cfg, rb, "branch and bound");
         if (cfg->which != CC_EXACT_BOTH) {
             *res = b;
             if (rb == CC_OK && b.makespan < CONCERTO__TIME_MAX) cfg->wins[0]++;
@@ -1975,6 +2023,7 @@ static cc_result cc__exact_solve(cc_context* ctx, const cc__prob* p, cc__time* b
     }
     if (cfg->which == CC_EXACT_LPSOLVE) {
         rl = cc__lp_solve(ctx, p, best, have_inc, cfg->lp_time_limit_s, &l);
+        cc__exact_note(ctx, cfg, rl, "lp_solve");
         *res = l;
         if (rl == CC_OK && l.makespan < CONCERTO__TIME_MAX) cfg->wins[1]++;
         return rl;
@@ -1988,6 +2037,7 @@ static cc_result cc__exact_solve(cc_context* ctx, const cc__prob* p, cc__time* b
         memcpy(alt, best, (size_t)p->n * sizeof(cc__time));
     }
     rl = cc__lp_solve(ctx, p, alt, have_inc || b.makespan < CONCERTO__TIME_MAX, cfg->lp_time_limit_s, &l);
+    cc__exact_note(ctx, cfg, rl, "lp_solve");
     *res = b;
     if (rl == CC_OK && l.makespan < b.makespan) {
         memcpy(best, alt, (size_t)p->n * sizeof(cc__time));
@@ -2163,7 +2213,8 @@ static cc_result cc__oddeven(cc_context* ctx, cc__heur* h, cc__time* s, cc__time
             {
                 /* a window that fails (time-out, solver error) keeps its
                    schedule; it is not the caller's error: keep it out of the
-                   logger and the context's last error */
+                   logger and the context's last error (cc__exact_solve
+                   counts it in cfg, for the schedule's exact_* fields) */
                 cc_logger saved_logger = ctx->logger;
                 cc_result saved_result = ctx->last_result;
                 memcpy(saved_msg, ctx->last_error, sizeof saved_msg);
@@ -2452,6 +2503,16 @@ done:
     return rc;
 }
 
+/* Adds the failures of one exact phase (whole graph or windows) to the
+   schedule's exact_* fields; the first failure's code and message stay. */
+static void cc__exact_report(cc_schedule* out, const cc__exact_cfg* cfg) {
+    out->exact_failures += cfg->failures;
+    if (out->exact_status == CC_OK && cfg->status != CC_OK) {
+        out->exact_status = cfg->status;
+        cc__copy_msg(out->exact_message, sizeof out->exact_message, cfg->message);
+    }
+}
+
 static const char* cc__method_name(cc_sched_method m) {
     switch (m) {
         case CC_SCHED_AUTO: return "auto"; case CC_SCHED_LIST: return "list";
@@ -2573,6 +2634,8 @@ CONCERTO_API cc_result cc_sched_solve(cc_context* ctx, cc_graph* g, const cc_sch
             rc = cc__exact_solve(ctx, &p, h.cur, 1, &cfg, &br);
             wins[0] += cfg.wins[0]; wins[1] += cfg.wins[1];
             if (rc == CC_ERR_OUT_OF_MEMORY) goto fail_noset;
+            /* any other error leaves the incumbent: noted, not returned */
+            cc__exact_report(out, &cfg);
             rc = CC_OK;
             nodes += br.nodes;
             if (br.makespan < h.best_mk) cc__heur_offer(&h, h.cur, br.makespan);
@@ -2595,6 +2658,7 @@ CONCERTO_API cc_result cc_sched_solve(cc_context* ctx, cc_graph* g, const cc_sch
         rc = cc__oddeven(ctx, &h, h.cur, &mk, d.window_ops, d.rounds, &cfg, t_end, &nodes);
         wins[0] += cfg.wins[0]; wins[1] += cfg.wins[1];
         if (rc != CC_OK) goto fail_noset;
+        cc__exact_report(out, &cfg);
         cc__heur_offer(&h, h.cur, mk);
     }
 

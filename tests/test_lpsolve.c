@@ -10,8 +10,8 @@
      cc_schedule_check and the test's checker, never worse than the
      starting schedule (rounds = -1);
    - an instance whose heuristic schedule is optimal but above every lower
-     bound (the model at incumbent - 1 is infeasible: proven), a time-out
-     (valid schedule, not proven).
+     bound (the model at incumbent - 1 is infeasible: proven, exact_status
+     CC_OK), a time-out (valid schedule, not proven, CC_ERR_TIMEOUT).
    Skips, naming the package, when the backend is not compiled in. */
 #include <math.h>
 #include <stdlib.h>
@@ -215,6 +215,10 @@ static void test_incumbent_optimal(void) {
                   "%s model: the heuristic's optimum (6, bounds %g/%g) is proven by lp_solve's infeasible model: makespan %g, "
                   "lower bound %g, proven %d, lp wins %lld", model ? "disjunctive" : "time-indexed", s.lb_critical_path_us,
                   s.lb_resource_us, mk, s.lower_bound_us, s.proven_optimal, (long long)s.exact_wins_lp);
+            CHECK(s.exact_status == CC_OK && s.exact_failures == 0 && s.exact_message[0] == 0,
+                  "%s model: a proof is a normal end: exact_status %s, exact_failures %lld, exact_message \"%s\"",
+                  model ? "disjunctive" : "time-indexed", tu_res_name(s.exact_status), (long long)s.exact_failures,
+                  s.exact_message);
             cc_schedule_release(ctx, &s);
         }
         tu_inst_free(in);
@@ -234,6 +238,7 @@ static void test_timeout(void) {
     if (!ref) { SKIP("%s not found: make test extracts j30.tar.gz into build/", path); return; }
     memset(&s, 0, sizeof s);
     d.method = CC_SCHED_BNB; d.exact = CC_EXACT_LPSOLVE; d.lp_time_limit_s = 0.05;
+    cc_clear_error(ctx);
     if (cc_psplib_read(ctx, path, &g) != CC_OK || cc_sched_solve(ctx, g, &d, &s) != CC_OK) {
         CHECK(0, "read and solve: %s", cc_last_error(ctx));
     } else {
@@ -241,6 +246,10 @@ static void test_timeout(void) {
         CHECK(v && mk >= 58 && !s.proven_optimal,
               "a 50 ms limit on a hard J30 instance: valid schedule (makespan %g >= 58), not proven", mk);
         CHECK_CONTAINS(cc_last_error(ctx), "lp_solve", "the time-out is reported");
+        CHECK(s.exact_status == CC_ERR_TIMEOUT && s.exact_failures == 1,
+              "the schedule says so: exact_status %s (CC_ERR_TIMEOUT), exact_failures %lld (1)", tu_res_name(s.exact_status),
+              (long long)s.exact_failures);
+        CHECK_CONTAINS(s.exact_message, "lp_solve", "exact_message names lp_solve");
     }
     cc_schedule_release(ctx, &s);
     cc_graph_destroy(g);
