@@ -3882,7 +3882,9 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
                         not proven; without an incumbent: CC_ERR_INFEASIBLE
      time-out / abort without a solution
                         CC_ERR_TIMEOUT, best[] unchanged
-     anything else      CC_ERR_BACKEND with lp_solve's code in the message
+     anything else      CC_ERR_BACKEND with lp_solve's status in the message
+                        (name and number: "solve returned NUMFAILURE (5)");
+                        so is make_lp returning NULL (lp_solve's own memory)
    The time limit is wall-clock per model (an abort callback checks it, so
    it may be below a second; set_timeout gets the ceiling as a backstop).
    lp_solve prints nothing (verbosity NEUTRAL). */
@@ -3892,6 +3894,27 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
 
 #define CONCERTO__LP_MAX_TI_COLS 40000   /* time-indexed model: binaries at most */
 #define CONCERTO__LP_MAX_DISJ_COLS 60000 /* disjunctive model: columns at most */
+
+/* Fault injection, for tests only: the two lp_solve calls whose failures the
+   public API cannot provoke (make_lp: NULL; solve: NUMFAILURE, NOMEMORY ...)
+   go through these pointers. The library never changes them. A test that
+   compiles the implementation into its own translation unit
+   (tests/test_lpsolve.c) swaps in fakes and puts these back. */
+static make_lp_func* cc__lp_make_call = make_lp;
+static solve_func* cc__lp_solve_call = solve;
+
+/* The name of an lp_solve status (solve's return value). */
+static const char* cc__lp_status_name(int ret) {
+    switch (ret) {
+        case UNKNOWNERROR: return "UNKNOWNERROR"; case DATAIGNORED: return "DATAIGNORED";
+        case NOBFP: return "NOBFP"; case NOMEMORY: return "NOMEMORY"; case NOTRUN: return "NOTRUN";
+        case OPTIMAL: return "OPTIMAL"; case SUBOPTIMAL: return "SUBOPTIMAL"; case INFEASIBLE: return "INFEASIBLE";
+        case UNBOUNDED: return "UNBOUNDED"; case DEGENERATE: return "DEGENERATE"; case NUMFAILURE: return "NUMFAILURE";
+        case USERABORT: return "USERABORT"; case TIMEOUT: return "TIMEOUT"; case RUNNING: return "RUNNING";
+        case PRESOLVED: return "PRESOLVED"; case ACCURACYERROR: return "ACCURACYERROR";
+        default: return "unknown status";
+    }
+}
 
 typedef struct cc__lp {
     cc_context* ctx;
@@ -4190,7 +4213,7 @@ static cc_result cc__lp_build_disj(cc__lp* L, cc__lp_model* m, cc__lp_row* w) {
     m->ycol = (int*)cc__alloc(L->ctx, ((size_t)m->npair + 1) * sizeof(int));
     m->zcol = (int*)cc__alloc(L->ctx, ((size_t)m->nz + 1) * sizeof(int));
     if (!m->ycol || !m->zcol) return CC_ERR_OUT_OF_MEMORY;
-    m->lp = make_lp(0, m->ncols);
+    m->lp = cc__lp_make_call(0, m->ncols);
     if (!m->lp) return CC_ERR_BACKEND;
     set_verbose(m->lp, NEUTRAL);
     /* columns: s_j = 1..n, C = n+1, y, z */
@@ -4338,7 +4361,7 @@ static cc_result cc__lp_build_ti(cc__lp* L, cc__lp_model* m, cc__lp_row* w) {
     m->c0[n] = col;
     m->ncols = col + 1;
     ncell = (int)mmax;
-    m->lp = make_lp(0, m->ncols);
+    m->lp = cc__lp_make_call(0, m->ncols);
     if (!m->lp) return CC_ERR_BACKEND;
     set_verbose(m->lp, NEUTRAL);
     for (i = 1; i <= col; i++) set_binary(m->lp, i, TRUE);
@@ -4491,17 +4514,18 @@ static cc_result cc__lp_solve(cc_context* ctx, const cc__prob* p, cc__time* best
         /* gap selection finds improved solutions of the time-indexed model
            where the default rule finds none in 10 s (J30) */
         set_bb_rule(m.lp, NODE_GAPSELECT);
-        ret = solve(m.lp);
+        ret = cc__lp_solve_call(m.lp);
         if (ret == OPTIMAL || ret == PRESOLVED || ret == SUBOPTIMAL ||
             ((ret == TIMEOUT || ret == USERABORT) && get_solutioncount(m.lp) > 0)) {
             if (!get_variables(m.lp, v)) {
-                rc = CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "lp_solve: get_variables failed after solve returned %d", ret);
+                rc = CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "lp_solve: get_variables failed after solve returned %s (%d)",
+                                    cc__lp_status_name(ret), ret);
             } else {
                 got = m.disj ? cc__lp_extract_disj(&L, &m, v, s) : cc__lp_extract_ti(&L, &m, v, s);
                 if (got) got = cc__lp_check(ctx, p, s, L.lim, &mk);
                 if (!got) {
-                    rc = CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "lp_solve (%s model, %d jobs): the solution (status %d) fails the exact "
-                                        "check; the schedule is kept", what, n, ret);
+                    rc = CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "lp_solve (%s model, %d jobs): the solution (status %s) fails the "
+                                        "exact check; the schedule is kept", what, n, cc__lp_status_name(ret));
                 } else {
                     memcpy(best, s, (size_t)n * sizeof(cc__time));
                     res->makespan = mk;
@@ -4514,12 +4538,16 @@ static cc_result cc__lp_solve(cc_context* ctx, const cc__prob* p, cc__time* best
             rc = CONCERTO__FAIL(ctx, CC_ERR_TIMEOUT, "lp_solve (%s model, %d jobs, %d columns): no %s schedule within %g s",
                                 what, n, m.ncols, have_incumbent ? "better" : "feasible", t_limit);
         } else {
-            rc = CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "lp_solve (%s model, %d jobs, %d columns): solve returned %d", what, n, m.ncols, ret);
+            rc = CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "lp_solve (%s model, %d jobs, %d columns): solve returned %s (%d)", what, n,
+                                m.ncols, cc__lp_status_name(ret), ret);
         }
     } else if (rc == CC_ERR_OUT_OF_MEMORY) {
         rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "lp_solve backend: out of memory for %d jobs", n);
     } else if (rc == CC_ERR_UNSUPPORTED) {
         rc = CONCERTO__FAIL(ctx, CC_ERR_UNSUPPORTED, "lp_solve backend: the %s model of %d jobs is too large", what, n);
+    } else if (rc == CC_ERR_BACKEND && !m.lp) {
+        rc = CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "lp_solve backend: make_lp(0, %d) returned NULL for the %s model of %d jobs "
+                            "(lp_solve out of memory)", m.ncols, what, n);
     } else if (rc == CC_ERR_BACKEND) {
         rc = CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "lp_solve backend: building the %s model of %d jobs failed", what, n);
     }
