@@ -127,7 +127,7 @@ extern "C" {
     X(CC_ERR_INFEASIBLE,      -202,    "no feasible schedule") \
     X(CC_ERR_BACKEND,         -400,    "backend failure") \
     X(CC_ERR_COLL_MISMATCH,   -401,    "ranks issued different collectives") \
-    X(CC_ERR_TIMEOUT,         -402,    "collective timed out") \
+    X(CC_ERR_TIMEOUT,         -402,    "timed out") \
     X(CC_ERR_PLAN_MISMATCH,   -403,    "plans differ across ranks") \
     X(CC_ERR_IO,              -300,    "file could not be read or written") \
     X(CC_ERR_PARSE,           -301,    "malformed input")
