@@ -127,7 +127,7 @@ extern "C" {
     X(CC_ERR_INFEASIBLE,      -202,    "no feasible schedule") \
     X(CC_ERR_BACKEND,         -400,    "backend failure") \
     X(CC_ERR_COLL_MISMATCH,   -401,    "ranks issued different collectives") \
-    X(CC_ERR_TIMEOUT,         -402,    "collective timed out") \
+    X(CC_ERR_TIMEOUT,         -402,    "timed out") \
     X(CC_ERR_PLAN_MISMATCH,   -403,    "plans differ across ranks") \
     X(CC_ERR_IO,              -300,    "file could not be read or written") \
     X(CC_ERR_PARSE,           -301,    "malformed input")
@@ -355,11 +355,33 @@ typedef struct cc_schedule {
     double solve_ms;          /* processor time */
     int64_t exact_wins_bnb;   /* exact solves (whole graph, windows) where branch and */
     int64_t exact_wins_lp;    /* bound / lp_solve gave the better schedule (BOTH: ties go to bnb) */
+    /* How the exact solver runs (whole graph and odd-even windows) ended.
+       A run ends normally with a proven optimum, a proof that nothing beats
+       its incumbent, a budget stop of branch and bound (bnb_nodes,
+       window_nodes, time_limit_s), or an lp_solve time-out after it found a
+       better schedule. Any other end is a failure, counted here; the run
+       keeps the schedule it started from. With CC_EXACT_BOTH each solve is
+       two runs (lp_solve failing leaves branch and bound's result). */
+    cc_result exact_status;   /* CC_OK if no run failed, else the first failure's code:
+                                 CC_ERR_TIMEOUT  lp_time_limit_s passed before lp_solve
+                                   found a better schedule,
+                                 CC_ERR_BACKEND  lp_solve failed (its status in the message),
+                                 CC_ERR_UNSUPPORTED  the ILP model was too large,
+                                 CC_ERR_OUT_OF_MEMORY  the allocator failed in lp_solve's run
+                                   under CC_EXACT_BOTH (elsewhere that fails the solve) */
+    int64_t exact_failures;   /* failed runs */
+    char exact_message[256];  /* the first failure's message ("" if none) */
 } cc_schedule;
 
 CONCERTO_API cc_sched_desc cc_sched_desc_default(void);
 /* Fills *out (owned by the caller: cc_schedule_release). On failure *out is
-   left empty. The graph is validated first. */
+   left empty. The graph is validated first.
+   An exact solver that fails or times out is not a failure of the solve: it
+   returns CC_OK with the best schedule found (never worse than the
+   heuristic's), proven_optimal 0 unless something else proved it, and says
+   so in exact_status, exact_failures and exact_message. A failure on the
+   whole graph is also recorded in the context (cc_last_error, the logger);
+   failures in odd-even windows are only counted here. */
 CONCERTO_API cc_result cc_sched_solve(cc_context* ctx, cc_graph* graph, const cc_sched_desc* desc, cc_schedule* out);
 CONCERTO_API void      cc_schedule_release(cc_context* ctx, cc_schedule* schedule);
 /* Lower bounds of the graph: critical path, resource load. Either may be NULL. */
@@ -740,13 +762,17 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
 static cc_result cc__lp_solve(cc_context* ctx, const cc__prob* p, cc__time* best, int have_incumbent,
                               double time_limit_s, cc__bnb_result* res);
 
-/* Which exact solver, its budgets, and who won. */
+/* Which exact solver, its budgets, who won, and which runs failed (the
+   cc_schedule fields exact_status, exact_failures, exact_message). */
 typedef struct cc__exact_cfg {
     cc_exact which;
     int64_t nodes;
     double time_limit_s;        /* branch and bound (0: none) */
     double lp_time_limit_s;     /* per lp_solve model */
     int64_t wins[2];            /* bnb, lp */
+    int64_t failures;           /* solver runs that returned an error */
+    cc_result status;           /* the first of those errors, CC_OK if none */
+    char message[256];          /* its message */
 } cc__exact_cfg;
 
 /* >>graph */
@@ -1957,9 +1983,30 @@ static cc__time cc__decode(cc__heur* h, cc_sgs sgs, int improve) {
     return mk;
 }
 
+/* Copies a message into dst[n], cut to fit. */
+static void cc__copy_msg(char* dst, size_t n, const char* src) {
+    size_t len = strlen(src);
+    if (len >= n) len = n - 1;
+    memcpy(dst, src, len);
+    dst[len] = 0;
+}
+
+/* Counts a solver run that returned an error; the first one's code and
+   message (the context's, which the solvers set on every error) are kept
+   in cfg. Called before the odd-even windows put the caller's message back. */
+static void cc__exact_note(cc_context* ctx, cc__exact_cfg* cfg, cc_result rc, const char* solver) {
+    if (rc == CC_OK) return;
+    cfg->failures++;
+    if (cfg->status != CC_OK) return;
+    cfg->status = rc;
+    if (ctx->last_result == rc && ctx->last_error[0]) cc__copy_msg(cfg->message, sizeof cfg->message, ctx->last_error);
+    else snprintf(cfg->message, sizeof cfg->message, "%s: %s", solver, cc_result_description(rc));
+}
+
 /* One exact solve by the configured solver(s). BOTH runs each from the
    incumbent and keeps the better (ties: branch and bound); a failure of
-   one never loses the other's schedule or the incumbent. */
+   one never loses the other's schedule or the incumbent. Every run that
+   returns an error is noted in cfg (cc__exact_note). */
 static cc_result cc__exact_solve(cc_context* ctx, const cc__prob* p, cc__time* best, int have_inc, cc__exact_cfg* cfg,
                                  cc__bnb_result* res) {
     cc_result rb = CC_OK, rl = CC_OK;
@@ -1967,6 +2014,7 @@ static cc_result cc__exact_solve(cc_context* ctx, const cc__prob* p, cc__time* b
     cc__time* alt;
     if (cfg->which != CC_EXACT_LPSOLVE) {
         rb = cc__bnb_solve(ctx, p, best, have_inc, cfg->nodes, cfg->time_limit_s, &b);
+        cc__exact_note(ctx, cfg, rb, "branch and bound");
         if (cfg->which != CC_EXACT_BOTH) {
             *res = b;
             if (rb == CC_OK && b.makespan < CONCERTO__TIME_MAX) cfg->wins[0]++;
@@ -1975,6 +2023,7 @@ static cc_result cc__exact_solve(cc_context* ctx, const cc__prob* p, cc__time* b
     }
     if (cfg->which == CC_EXACT_LPSOLVE) {
         rl = cc__lp_solve(ctx, p, best, have_inc, cfg->lp_time_limit_s, &l);
+        cc__exact_note(ctx, cfg, rl, "lp_solve");
         *res = l;
         if (rl == CC_OK && l.makespan < CONCERTO__TIME_MAX) cfg->wins[1]++;
         return rl;
@@ -1988,6 +2037,7 @@ static cc_result cc__exact_solve(cc_context* ctx, const cc__prob* p, cc__time* b
         memcpy(alt, best, (size_t)p->n * sizeof(cc__time));
     }
     rl = cc__lp_solve(ctx, p, alt, have_inc || b.makespan < CONCERTO__TIME_MAX, cfg->lp_time_limit_s, &l);
+    cc__exact_note(ctx, cfg, rl, "lp_solve");
     *res = b;
     if (rl == CC_OK && l.makespan < b.makespan) {
         memcpy(best, alt, (size_t)p->n * sizeof(cc__time));
@@ -2163,7 +2213,8 @@ static cc_result cc__oddeven(cc_context* ctx, cc__heur* h, cc__time* s, cc__time
             {
                 /* a window that fails (time-out, solver error) keeps its
                    schedule; it is not the caller's error: keep it out of the
-                   logger and the context's last error */
+                   logger and the context's last error (cc__exact_solve
+                   counts it in cfg, for the schedule's exact_* fields) */
                 cc_logger saved_logger = ctx->logger;
                 cc_result saved_result = ctx->last_result;
                 memcpy(saved_msg, ctx->last_error, sizeof saved_msg);
@@ -2452,6 +2503,16 @@ done:
     return rc;
 }
 
+/* Adds the failures of one exact phase (whole graph or windows) to the
+   schedule's exact_* fields; the first failure's code and message stay. */
+static void cc__exact_report(cc_schedule* out, const cc__exact_cfg* cfg) {
+    out->exact_failures += cfg->failures;
+    if (out->exact_status == CC_OK && cfg->status != CC_OK) {
+        out->exact_status = cfg->status;
+        cc__copy_msg(out->exact_message, sizeof out->exact_message, cfg->message);
+    }
+}
+
 static const char* cc__method_name(cc_sched_method m) {
     switch (m) {
         case CC_SCHED_AUTO: return "auto"; case CC_SCHED_LIST: return "list";
@@ -2573,6 +2634,8 @@ CONCERTO_API cc_result cc_sched_solve(cc_context* ctx, cc_graph* g, const cc_sch
             rc = cc__exact_solve(ctx, &p, h.cur, 1, &cfg, &br);
             wins[0] += cfg.wins[0]; wins[1] += cfg.wins[1];
             if (rc == CC_ERR_OUT_OF_MEMORY) goto fail_noset;
+            /* any other error leaves the incumbent: noted, not returned */
+            cc__exact_report(out, &cfg);
             rc = CC_OK;
             nodes += br.nodes;
             if (br.makespan < h.best_mk) cc__heur_offer(&h, h.cur, br.makespan);
@@ -2595,6 +2658,7 @@ CONCERTO_API cc_result cc_sched_solve(cc_context* ctx, cc_graph* g, const cc_sch
         rc = cc__oddeven(ctx, &h, h.cur, &mk, d.window_ops, d.rounds, &cfg, t_end, &nodes);
         wins[0] += cfg.wins[0]; wins[1] += cfg.wins[1];
         if (rc != CC_OK) goto fail_noset;
+        cc__exact_report(out, &cfg);
         cc__heur_offer(&h, h.cur, mk);
     }
 
@@ -3818,7 +3882,9 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
                         not proven; without an incumbent: CC_ERR_INFEASIBLE
      time-out / abort without a solution
                         CC_ERR_TIMEOUT, best[] unchanged
-     anything else      CC_ERR_BACKEND with lp_solve's code in the message
+     anything else      CC_ERR_BACKEND with lp_solve's status in the message
+                        (name and number: "solve returned NUMFAILURE (5)");
+                        so is make_lp returning NULL (lp_solve's own memory)
    The time limit is wall-clock per model (an abort callback checks it, so
    it may be below a second; set_timeout gets the ceiling as a backstop).
    lp_solve prints nothing (verbosity NEUTRAL). */
@@ -3828,6 +3894,27 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
 
 #define CONCERTO__LP_MAX_TI_COLS 40000   /* time-indexed model: binaries at most */
 #define CONCERTO__LP_MAX_DISJ_COLS 60000 /* disjunctive model: columns at most */
+
+/* Fault injection, for tests only: the two lp_solve calls whose failures the
+   public API cannot provoke (make_lp: NULL; solve: NUMFAILURE, NOMEMORY ...)
+   go through these pointers. The library never changes them. A test that
+   compiles the implementation into its own translation unit
+   (tests/test_lpsolve.c) swaps in fakes and puts these back. */
+static make_lp_func* cc__lp_make_call = make_lp;
+static solve_func* cc__lp_solve_call = solve;
+
+/* The name of an lp_solve status (solve's return value). */
+static const char* cc__lp_status_name(int ret) {
+    switch (ret) {
+        case UNKNOWNERROR: return "UNKNOWNERROR"; case DATAIGNORED: return "DATAIGNORED";
+        case NOBFP: return "NOBFP"; case NOMEMORY: return "NOMEMORY"; case NOTRUN: return "NOTRUN";
+        case OPTIMAL: return "OPTIMAL"; case SUBOPTIMAL: return "SUBOPTIMAL"; case INFEASIBLE: return "INFEASIBLE";
+        case UNBOUNDED: return "UNBOUNDED"; case DEGENERATE: return "DEGENERATE"; case NUMFAILURE: return "NUMFAILURE";
+        case USERABORT: return "USERABORT"; case TIMEOUT: return "TIMEOUT"; case RUNNING: return "RUNNING";
+        case PRESOLVED: return "PRESOLVED"; case ACCURACYERROR: return "ACCURACYERROR";
+        default: return "unknown status";
+    }
+}
 
 typedef struct cc__lp {
     cc_context* ctx;
@@ -4126,7 +4213,7 @@ static cc_result cc__lp_build_disj(cc__lp* L, cc__lp_model* m, cc__lp_row* w) {
     m->ycol = (int*)cc__alloc(L->ctx, ((size_t)m->npair + 1) * sizeof(int));
     m->zcol = (int*)cc__alloc(L->ctx, ((size_t)m->nz + 1) * sizeof(int));
     if (!m->ycol || !m->zcol) return CC_ERR_OUT_OF_MEMORY;
-    m->lp = make_lp(0, m->ncols);
+    m->lp = cc__lp_make_call(0, m->ncols);
     if (!m->lp) return CC_ERR_BACKEND;
     set_verbose(m->lp, NEUTRAL);
     /* columns: s_j = 1..n, C = n+1, y, z */
@@ -4274,7 +4361,7 @@ static cc_result cc__lp_build_ti(cc__lp* L, cc__lp_model* m, cc__lp_row* w) {
     m->c0[n] = col;
     m->ncols = col + 1;
     ncell = (int)mmax;
-    m->lp = make_lp(0, m->ncols);
+    m->lp = cc__lp_make_call(0, m->ncols);
     if (!m->lp) return CC_ERR_BACKEND;
     set_verbose(m->lp, NEUTRAL);
     for (i = 1; i <= col; i++) set_binary(m->lp, i, TRUE);
@@ -4427,17 +4514,18 @@ static cc_result cc__lp_solve(cc_context* ctx, const cc__prob* p, cc__time* best
         /* gap selection finds improved solutions of the time-indexed model
            where the default rule finds none in 10 s (J30) */
         set_bb_rule(m.lp, NODE_GAPSELECT);
-        ret = solve(m.lp);
+        ret = cc__lp_solve_call(m.lp);
         if (ret == OPTIMAL || ret == PRESOLVED || ret == SUBOPTIMAL ||
             ((ret == TIMEOUT || ret == USERABORT) && get_solutioncount(m.lp) > 0)) {
             if (!get_variables(m.lp, v)) {
-                rc = CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "lp_solve: get_variables failed after solve returned %d", ret);
+                rc = CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "lp_solve: get_variables failed after solve returned %s (%d)",
+                                    cc__lp_status_name(ret), ret);
             } else {
                 got = m.disj ? cc__lp_extract_disj(&L, &m, v, s) : cc__lp_extract_ti(&L, &m, v, s);
                 if (got) got = cc__lp_check(ctx, p, s, L.lim, &mk);
                 if (!got) {
-                    rc = CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "lp_solve (%s model, %d jobs): the solution (status %d) fails the exact "
-                                        "check; the schedule is kept", what, n, ret);
+                    rc = CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "lp_solve (%s model, %d jobs): the solution (status %s) fails the "
+                                        "exact check; the schedule is kept", what, n, cc__lp_status_name(ret));
                 } else {
                     memcpy(best, s, (size_t)n * sizeof(cc__time));
                     res->makespan = mk;
@@ -4450,12 +4538,16 @@ static cc_result cc__lp_solve(cc_context* ctx, const cc__prob* p, cc__time* best
             rc = CONCERTO__FAIL(ctx, CC_ERR_TIMEOUT, "lp_solve (%s model, %d jobs, %d columns): no %s schedule within %g s",
                                 what, n, m.ncols, have_incumbent ? "better" : "feasible", t_limit);
         } else {
-            rc = CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "lp_solve (%s model, %d jobs, %d columns): solve returned %d", what, n, m.ncols, ret);
+            rc = CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "lp_solve (%s model, %d jobs, %d columns): solve returned %s (%d)", what, n,
+                                m.ncols, cc__lp_status_name(ret), ret);
         }
     } else if (rc == CC_ERR_OUT_OF_MEMORY) {
         rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "lp_solve backend: out of memory for %d jobs", n);
     } else if (rc == CC_ERR_UNSUPPORTED) {
         rc = CONCERTO__FAIL(ctx, CC_ERR_UNSUPPORTED, "lp_solve backend: the %s model of %d jobs is too large", what, n);
+    } else if (rc == CC_ERR_BACKEND && !m.lp) {
+        rc = CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "lp_solve backend: make_lp(0, %d) returned NULL for the %s model of %d jobs "
+                            "(lp_solve out of memory)", m.ncols, what, n);
     } else if (rc == CC_ERR_BACKEND) {
         rc = CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "lp_solve backend: building the %s model of %d jobs failed", what, n);
     }

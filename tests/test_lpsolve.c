@@ -10,9 +10,20 @@
      cc_schedule_check and the test's checker, never worse than the
      starting schedule (rounds = -1);
    - an instance whose heuristic schedule is optimal but above every lower
-     bound (the model at incumbent - 1 is infeasible: proven), a time-out
-     (valid schedule, not proven).
+     bound (the model at incumbent - 1 is infeasible: proven, exact_status
+     CC_OK), a time-out (valid schedule, not proven, CC_ERR_TIMEOUT);
+   - lp_solve failing (solve returning NUMFAILURE or NOMEMORY, make_lp
+     returning NULL, through the implementation's fault-injection hooks) on
+     whole graphs and in odd-even windows: cc_sched_solve still returns
+     CC_OK with a valid schedule no worse than the heuristic's, not proven,
+     and exact_status / exact_failures / exact_message say what failed.
+   This program compiles the implementation itself (the Makefile links it
+   without tests/concerto_impl.c) so that it can reach those hooks, which
+   are private to the implementation's translation unit.
    Skips, naming the package, when the backend is not compiled in. */
+#define _POSIX_C_SOURCE 200809L   /* the implementation needs POSIX threads and clocks */
+#define CONCERTO_IMPLEMENTATION
+#include "../concerto.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,11 +133,15 @@ static void test_j30_sample(void) {
     free(csv);
 }
 
-static int run_graph(cc_graph* g, cc_exact ex, int rounds, int window_ops, cc_schedule* s) {
+static int run_graph_in(cc_context* c, cc_graph* g, cc_exact ex, int rounds, int window_ops, cc_schedule* s) {
     cc_sched_desc d = cc_sched_desc_default();
     memset(s, 0, sizeof *s);
     d.method = CC_SCHED_ODD_EVEN; d.exact = ex; d.rounds = rounds; d.window_ops = window_ops; d.lp_time_limit_s = 0.5;
-    return cc_sched_solve(ctx, g, &d, s) == CC_OK;
+    return cc_sched_solve(c, g, &d, s) == CC_OK;
+}
+
+static int run_graph(cc_graph* g, cc_exact ex, int rounds, int window_ops, cc_schedule* s) {
+    return run_graph_in(ctx, g, ex, rounds, window_ops, s);
 }
 
 static void test_windows_stepgraph(void) {
@@ -215,6 +230,10 @@ static void test_incumbent_optimal(void) {
                   "%s model: the heuristic's optimum (6, bounds %g/%g) is proven by lp_solve's infeasible model: makespan %g, "
                   "lower bound %g, proven %d, lp wins %lld", model ? "disjunctive" : "time-indexed", s.lb_critical_path_us,
                   s.lb_resource_us, mk, s.lower_bound_us, s.proven_optimal, (long long)s.exact_wins_lp);
+            CHECK(s.exact_status == CC_OK && s.exact_failures == 0 && s.exact_message[0] == 0,
+                  "%s model: a proof is a normal end: exact_status %s, exact_failures %lld, exact_message \"%s\"",
+                  model ? "disjunctive" : "time-indexed", tu_res_name(s.exact_status), (long long)s.exact_failures,
+                  s.exact_message);
             cc_schedule_release(ctx, &s);
         }
         tu_inst_free(in);
@@ -234,6 +253,7 @@ static void test_timeout(void) {
     if (!ref) { SKIP("%s not found: make test extracts j30.tar.gz into build/", path); return; }
     memset(&s, 0, sizeof s);
     d.method = CC_SCHED_BNB; d.exact = CC_EXACT_LPSOLVE; d.lp_time_limit_s = 0.05;
+    cc_clear_error(ctx);
     if (cc_psplib_read(ctx, path, &g) != CC_OK || cc_sched_solve(ctx, g, &d, &s) != CC_OK) {
         CHECK(0, "read and solve: %s", cc_last_error(ctx));
     } else {
@@ -241,10 +261,228 @@ static void test_timeout(void) {
         CHECK(v && mk >= 58 && !s.proven_optimal,
               "a 50 ms limit on a hard J30 instance: valid schedule (makespan %g >= 58), not proven", mk);
         CHECK_CONTAINS(cc_last_error(ctx), "lp_solve", "the time-out is reported");
+        CHECK(s.exact_status == CC_ERR_TIMEOUT && s.exact_failures == 1,
+              "the schedule says so: exact_status %s (CC_ERR_TIMEOUT), exact_failures %lld (1)", tu_res_name(s.exact_status),
+              (long long)s.exact_failures);
+        CHECK_CONTAINS(s.exact_message, "lp_solve", "exact_message names lp_solve");
     }
     cc_schedule_release(ctx, &s);
     cc_graph_destroy(g);
     tu_inst_free(ref);
+}
+
+/* ---- lp_solve failing: fakes for the implementation's hooks ------------ */
+static lprec* __WINAPI fake_make_lp_null(int rows, int columns) { (void)rows; (void)columns; return NULL; }
+static int __WINAPI fake_solve_numfailure(lprec* lp) { (void)lp; return NUMFAILURE; }
+static int __WINAPI fake_solve_nomemory(lprec* lp) { (void)lp; return NOMEMORY; }
+
+typedef struct fault {
+    const char* name;
+    make_lp_func* make;       /* NULL: the real make_lp */
+    solve_func* solve;        /* NULL: the real solve */
+    const char* text;         /* exact_message contains it */
+} fault;
+
+static const fault faults[] = {
+    { "solve returns NUMFAILURE", NULL, fake_solve_numfailure, "NUMFAILURE" },
+    { "solve returns NOMEMORY", NULL, fake_solve_nomemory, "NOMEMORY" },
+    { "make_lp returns NULL", fake_make_lp_null, NULL, "make_lp" },
+};
+
+static void fault_begin(const fault* f) {
+    if (f->make) cc__lp_make_call = f->make;
+    if (f->solve) cc__lp_solve_call = f->solve;
+}
+static void fault_end(void) {
+    cc__lp_make_call = make_lp;
+    cc__lp_solve_call = solve;
+}
+
+/* The instance of test_incumbent_optimal (heuristic 6 above the bounds 5,
+   so the exact solver always runs): model 0 time-indexed, 1 disjunctive. */
+static tu_inst* six_inst(int model) {
+    tu_inst* in = tu_inst_new(4, model ? 3 : 1, 0);
+    int i;
+    for (i = 0; i < 4; i++) in->dur[i] = i < 3 ? 2.0 : 1.0;
+    if (!model) {
+        in->cap[0] = 3;
+        for (i = 0; i < 4; i++) in->dem[i] = i < 3 ? 2 : 1;
+    } else {
+        for (i = 0; i < 3; i++) in->cap[i] = 1;
+        in->dem[0 * 3 + 0] = 1; in->dem[1 * 3 + 0] = 1;
+        in->dem[1 * 3 + 1] = 1; in->dem[2 * 3 + 1] = 1;
+        in->dem[0 * 3 + 2] = 1; in->dem[2 * 3 + 2] = 1;
+    }
+    return in;
+}
+
+/* Whole graphs (CC_SCHED_BNB with lp_solve alone): the two fixed instances
+   and random small ones (general and stream graphs), every fault. Where the
+   exact solver ran (the heuristic above its bounds) it failed once: CC_OK,
+   valid by tu_check, makespan <= the heuristic's (CC_SCHED_LIST, the same
+   first schedule), not proven, exact_status CC_ERR_BACKEND with a message
+   naming lp_solve and the failure, also in cc_last_error. */
+static void test_fault_whole_graph(void) {
+    size_t fi;
+    for (fi = 0; fi < sizeof faults / sizeof *faults; fi++) {
+        const fault* f = &faults[fi];
+        tu_rng rng = { 5150 };
+        int trial, n_ran = 0, n_bad = 0;
+        for (trial = 0; trial < 26; trial++) {
+            tu_inst* in;
+            cc_schedule sh, s;
+            double mk_h = -1, mk = -1;
+            char msg[300];
+            int ok_h, ok;
+            if (trial < 2) in = six_inst(trial);
+            else {
+                tu_gen gen;
+                memset(&gen, 0, sizeof gen);
+                gen.n_min = 5; gen.n_max = 12; gen.k_min = 1; gen.k_max = 3;
+                gen.streams = trial % 2; gen.cap_max = 3; gen.dur_max = 6;
+                gen.unit_us = 1.0; gen.p_edge_max = 0.3; gen.p_no_stream = 0.1;
+                in = tu_random_inst(&rng, &gen);
+            }
+            ok_h = solve_inst(in, CC_EXACT_LPSOLVE, CC_SCHED_LIST, 2.0, &sh);
+            cc_clear_error(ctx);
+            fault_begin(f);
+            ok = solve_inst(in, CC_EXACT_LPSOLVE, CC_SCHED_BNB, 2.0, &s);
+            fault_end();
+            if (!ok_h || !ok) {
+                n_bad++;
+                NOTE("%s, trial %d: solve failed: %s", f->name, trial, cc_last_error(ctx));
+            } else if (!tu_check(in, s.start_us, &mk, msg, sizeof msg) || !tu_check(in, sh.start_us, &mk_h, msg, sizeof msg)) {
+                n_bad++;
+                NOTE("%s, trial %d: invalid schedule: %s", f->name, trial, msg);
+            } else if (mk > mk_h + 1e-9) {
+                n_bad++;
+                NOTE("%s, trial %d: makespan %g above the heuristic's %g", f->name, trial, mk, mk_h);
+            } else if (s.exact_failures == 0) {
+                /* the exact solver did not run: the heuristic met a bound */
+                if (s.exact_status != CC_OK || s.exact_message[0]) {
+                    n_bad++;
+                    NOTE("%s, trial %d: no failure counted, yet exact_status %s, message \"%s\"", f->name, trial,
+                         tu_res_name(s.exact_status), s.exact_message);
+                }
+            } else {
+                n_ran++;
+                if (s.exact_failures != 1 || s.exact_status != CC_ERR_BACKEND || s.proven_optimal ||
+                    !strstr(s.exact_message, "lp_solve") || !strstr(s.exact_message, f->text) ||
+                    !strstr(cc_last_error(ctx), f->text)) {
+                    n_bad++;
+                    NOTE("%s, trial %d: exact_failures %lld, exact_status %s, proven %d, message \"%s\", last error \"%s\"",
+                         f->name, trial, (long long)s.exact_failures, tu_res_name(s.exact_status), s.proven_optimal,
+                         s.exact_message, cc_last_error(ctx));
+                }
+            }
+            if (trial == 0 && ok) NOTE("%s: exact_message \"%s\"", f->name, s.exact_message);
+            cc_schedule_release(ctx, &sh);
+            cc_schedule_release(ctx, &s);
+            tu_inst_free(in);
+        }
+        CHECK(n_bad == 0 && n_ran >= 2,
+              "whole graphs, lp_solve's %s: CC_OK, valid, no worse than the heuristic, not proven, exact_status "
+              "CC_ERR_BACKEND naming lp_solve and \"%s\" (%d of 26 solves ran the exact solver, %d problems)",
+              f->name, f->text, n_ran, n_bad);
+    }
+}
+
+/* CC_EXACT_BOTH with lp_solve failing: branch and bound's proof stands,
+   the failure is still reported. */
+static void test_fault_both(void) {
+    tu_inst* in = six_inst(0);
+    cc_schedule s;
+    double mk = -1;
+    char msg[300];
+    int ok;
+    fault_begin(&faults[0]);
+    ok = solve_inst(in, CC_EXACT_BOTH, CC_SCHED_BNB, 2.0, &s);
+    fault_end();
+    if (!ok) CHECK(0, "solve: %s", cc_last_error(ctx));
+    else {
+        int v = tu_check(in, s.start_us, &mk, msg, sizeof msg);
+        CHECK(v && mk == 6.0 && s.proven_optimal && s.exact_wins_bnb == 1 && s.exact_status == CC_ERR_BACKEND &&
+              s.exact_failures == 1,
+              "both solvers, lp_solve's solve failing: branch and bound's optimum 6 is proven (makespan %g, proven %d, bnb "
+              "wins %lld), the failure reported (exact_status %s, exact_failures %lld)", mk, s.proven_optimal,
+              (long long)s.exact_wins_bnb, tu_res_name(s.exact_status), (long long)s.exact_failures);
+        cc_schedule_release(ctx, &s);
+    }
+    tu_inst_free(in);
+}
+
+static void count_log(cc_log_level level, const char* message, void* user_data) {
+    (void)level; (void)message;
+    (*(int*)user_data)++;
+}
+
+/* Odd-even windows by lp_solve (and by both) with solve failing in every
+   window: valid, never worse than the start, every window counted in
+   exact_failures, and none of it in the logger or the context's last
+   error. */
+static void test_fault_windows(void) {
+    int n_logged = 0, trial, n_bad = 0, n_graphs = 0;
+    int64_t failures = 0;
+    cc_context* lctx = NULL;
+    cc_context_desc cd = cc_context_desc_default();
+    tu_rng rng = { 31337 };
+    cd.logger.log_fn = count_log;
+    cd.logger.user_data = &n_logged;
+    if (cc_context_create(&cd, &lctx) != CC_OK) { CHECK(0, "context with a logger"); return; }
+    for (trial = 0; trial < 6; trial++) {
+        cc_exact ex = trial % 3 == 2 ? CC_EXACT_BOTH : CC_EXACT_LPSOLVE;
+        tu_inst* in = NULL;
+        cc_graph* g = NULL;
+        cc_schedule s0, s1;
+        double mk = -1;
+        char msg[300];
+        int ok, ok0;
+        if (trial == 0) ok = stepgraph_build(lctx, 3, 2.0, 11, &g) == CC_OK;
+        else {
+            tu_gen gen;
+            memset(&gen, 0, sizeof gen);
+            gen.n_min = 30; gen.n_max = 50; gen.k_min = 2; gen.k_max = 3;
+            gen.streams = trial % 2; gen.cap_max = 3; gen.dur_max = 9;
+            gen.unit_us = 1.0; gen.p_edge_max = 0.08; gen.p_no_stream = 0.1;
+            in = tu_random_inst(&rng, &gen);
+            ok = tu_build_graph(lctx, in, &g) == CC_OK;
+        }
+        ok0 = ok && run_graph_in(lctx, g, ex, -1, 5, &s0);
+        cc_clear_error(lctx);
+        fault_begin(&faults[0]);
+        ok = ok0 && run_graph_in(lctx, g, ex, 4, 5, &s1);
+        fault_end();
+        if (!ok) { n_bad++; NOTE("trial %d: solve failed: %s", trial, cc_last_error(lctx)); }
+        else {
+            int valid = cc_schedule_check(lctx, g, s1.start_us, NULL) == CC_OK && (!in || tu_check(in, s1.start_us, &mk, msg, sizeof msg));
+            n_graphs++;
+            failures += s1.exact_failures;
+            if (!valid || s1.makespan_us > s0.makespan_us + 1e-9) {
+                n_bad++;
+                NOTE("trial %d: valid %d, makespan %g (start %g)", trial, valid, s1.makespan_us, s0.makespan_us);
+            }
+            if ((s1.exact_failures > 0) != (s1.exact_status == CC_ERR_BACKEND) ||
+                (s1.exact_failures > 0 && !strstr(s1.exact_message, "NUMFAILURE"))) {
+                n_bad++;
+                NOTE("trial %d (%s): exact_failures %lld, exact_status %s, message \"%s\"", trial,
+                     ex == CC_EXACT_BOTH ? "both" : "lp_solve", (long long)s1.exact_failures, tu_res_name(s1.exact_status),
+                     s1.exact_message);
+            }
+            if (cc_last_result(lctx) != CC_OK) {
+                n_bad++;
+                NOTE("trial %d: a window failure reached the last error: %s", trial, cc_last_error(lctx));
+            }
+        }
+        if (ok0) cc_schedule_release(lctx, &s0);
+        if (ok) cc_schedule_release(lctx, &s1);
+        cc_graph_destroy(g);
+        tu_inst_free(in);
+    }
+    CHECK(n_bad == 0 && n_graphs == 6 && failures > 0 && n_logged == 0,
+          "odd-even windows with lp_solve's solve failing (6 graphs, lp_solve alone and both): valid, never worse than the "
+          "start, %lld failed windows counted (exact_status CC_ERR_BACKEND, NUMFAILURE in the message), %d logged, none in "
+          "the last error (%d problems)", (long long)failures, n_logged, n_bad);
+    cc_context_destroy(lctx);
 }
 
 int main(void) {
@@ -255,6 +493,9 @@ int main(void) {
     TH_RUN(test_windows_stepgraph);
     TH_RUN(test_windows_random);
     TH_RUN(test_timeout);
+    TH_RUN(test_fault_whole_graph);
+    TH_RUN(test_fault_both);
+    TH_RUN(test_fault_windows);
     cc_context_destroy(ctx);
     return th_done();
 }

@@ -110,6 +110,13 @@ static double judge(tally* t, const char* where, const tu_inst* in, const cc_sch
         bad(t, "%s: proven_optimal but makespan %g != lower_bound_us %g", where, s->makespan_us, s->lower_bound_us);
         return -1;
     }
+    /* every method here uses branch and bound, whose budget stops (nodes,
+       windows) are normal ends, never failures */
+    if (s->exact_status != CC_OK || s->exact_failures != 0 || s->exact_message[0]) {
+        bad(t, "%s: branch and bound reported a failure: exact_status %s, exact_failures %lld, \"%s\"", where,
+            tu_res_name(s->exact_status), (long long)s->exact_failures, s->exact_message);
+        return -1;
+    }
     return mk;
 }
 

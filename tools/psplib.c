@@ -20,9 +20,14 @@
 
    One line per instance:
        <file-basename> makespan=<int> lb=<int> optimal=<0|1> valid=<0|1> ms=<float>
-   then a summary line. valid comes from the independent checker; ms is the
+   followed by " exact=<timeout|backend|unsupported|out_of_memory|CODE>
+   exact_failures=<int>" when the exact solver failed or timed out (the
+   schedule is then the best found without it; the first failure's message
+   goes to stderr), then a summary line (exact_failed: instances with such
+   a failure). valid comes from the independent checker; ms is the
    wall-clock time of the solve. Exit status: 0 if every instance was read,
-   solved and valid, 1 otherwise. */
+   solved and valid, 1 otherwise (an exact solver's failure alone is not an
+   error). */
 #define _POSIX_C_SOURCE 200809L
 #define CONCERTO_IMPLEMENTATION
 #include "../concerto.h"
@@ -43,6 +48,17 @@ static int cmp_double(const void* a, const void* b) {
     return (x > y) - (x < y);
 }
 
+/* exact_status in a word (the codes cc_sched_solve reports there). */
+static const char* exact_word(cc_result r, char* buf, size_t n) {
+    switch (r) {
+        case CC_ERR_TIMEOUT: return "timeout";
+        case CC_ERR_BACKEND: return "backend";
+        case CC_ERR_UNSUPPORTED: return "unsupported";
+        case CC_ERR_OUT_OF_MEMORY: return "out_of_memory";
+        default: snprintf(buf, n, "%d", (int)r); return buf;
+    }
+}
+
 static void usage(void) {
     fprintf(stderr,
             "usage: psplib [--budget SCHEDULES] [--exact NODES] [--time-limit SECONDS]\n"
@@ -56,7 +72,7 @@ int main(int argc, char** argv) {
     cc_sched_desc sd = cc_sched_desc_default();
     cc_context* ctx = NULL;
     double* times;
-    int a, n_files = 0, n_ok = 0, n_opt = 0, n_valid = 0, n_err = 0;
+    int a, n_files = 0, n_ok = 0, n_opt = 0, n_valid = 0, n_err = 0, n_exact_err = 0;
     double total_ms = 0;
     for (a = 1; a < argc && argv[a][0] == '-' && argv[a][1] == '-'; a++) {
         const char* opt = argv[a];
@@ -135,8 +151,15 @@ int main(int argc, char** argv) {
         ms = now_ms() - t0;
         valid = cc_schedule_check(ctx, g, s.start_us, &mk_checked) == CC_OK && mk_checked == s.makespan_us;
         if (!valid) fprintf(stderr, "psplib: %s: invalid schedule: %s\n", name, cc_last_error(ctx));
-        printf("%s makespan=%.0f lb=%.0f optimal=%d valid=%d ms=%.3f\n", name, s.makespan_us, s.lower_bound_us,
+        printf("%s makespan=%.0f lb=%.0f optimal=%d valid=%d ms=%.3f", name, s.makespan_us, s.lower_bound_us,
                s.proven_optimal, valid, ms);
+        if (s.exact_status != CC_OK) {
+            char code[16];
+            printf(" exact=%s exact_failures=%lld", exact_word(s.exact_status, code, sizeof code), (long long)s.exact_failures);
+            fprintf(stderr, "psplib: %s: exact solver: %s\n", name, s.exact_message);
+            n_exact_err++;
+        }
+        printf("\n");
         fflush(stdout);
         times[n_ok++] = ms;
         total_ms += ms;
@@ -146,8 +169,9 @@ int main(int argc, char** argv) {
         cc_graph_destroy(g);
     }
     qsort(times, (size_t)n_ok, sizeof *times, cmp_double);
-    printf("summary: instances=%d solved=%d optimal=%d valid=%d errors=%d median_ms=%.3f max_ms=%.3f total_ms=%.1f\n",
-           n_files, n_ok, n_opt, n_valid, n_err, n_ok ? times[n_ok / 2] : 0.0, n_ok ? times[n_ok - 1] : 0.0, total_ms);
+    printf("summary: instances=%d solved=%d optimal=%d valid=%d errors=%d median_ms=%.3f max_ms=%.3f total_ms=%.1f "
+           "exact_failed=%d\n", n_files, n_ok, n_opt, n_valid, n_err, n_ok ? times[n_ok / 2] : 0.0,
+           n_ok ? times[n_ok - 1] : 0.0, total_ms, n_exact_err);
     free(times);
     cc_context_destroy(ctx);
     return (n_err == 0 && n_valid == n_ok) ? 0 : 1;
