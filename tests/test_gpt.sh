@@ -73,7 +73,7 @@ out=$(grep "what the library did" "$tmp/c2x2.log"); n=$(echo "$out" | sed -n 's/
 [ -n "$n" ] && [ "$n" -gt 0 ]; check $? "TP2 x DP2: the step has collectives ($n)" "$out"
 
 # ---- training --------------------------------------------------------------
-timeout 900 "$gpt" --embd 32 --layers 2 --heads 4 --seq 16 --batch 8 --steps 300 --no-link --sample 0 --eval 16 --compare 0 \
+timeout 900 "$gpt" --embd 16 --layers 1 --heads 2 --lr 1e-2 --seq 16 --batch 8 --steps 300 --no-link --sample 0 --eval 16 --compare 0 \
     --print-every 0 --profile 1 >"$tmp/train.log" 2>&1; rc=$?
 if [ "$rc" -ne 0 ]; then fail "300 training steps failed: $(tail -n 3 "$tmp/train.log")"
 else
