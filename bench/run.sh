@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # make bench: the scheduler's benchmarks. Results go to stdout; the figures
 # in bench/RESULTS.md were taken with this script (see there for the machine).
-#   bench/run.sh [psplib|scale|exec|lp|all]      (default all)
+#   bench/run.sh [psplib|scale|exec|lp|gpt|all]      (default all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
 BUILD=${BUILD:-build}
 DATA=../shared/data/psplib
-make -s "$BUILD/psplib" "$BUILD/bench_scale" "$BUILD/bench_exec" "$BUILD/bench_lp"
+make -s "$BUILD/psplib" "$BUILD/bench_scale" "$BUILD/bench_exec" "$BUILD/bench_lp" "$BUILD/train_gpt"
 
 echo "machine: $(uname -m), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "commit:  $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
@@ -85,4 +85,47 @@ if [ "$what" = all ] || [ "$what" = lp ]; then
   echo
   echo "odd-even windows on a training step (bench/stepgraph.h), 2 rounds:"
   "$BUILD/bench_lp"
+fi
+
+if [ "$what" = all ] || [ "$what" = gpt ]; then
+  # The example trainer (examples/gpt). Timings need an otherwise idle machine.
+  gpt="$BUILD/train_gpt"
+  quiet=(--eval 0 --sample 0 --print-every 0)
+  echo
+  echo "single-rank step throughput, program order, no link (median of 20 steps, 3 runs):"
+  echo "| model | parameters | tokens per step | run 1 tok/s | run 2 tok/s | run 3 tok/s |"
+  echo "|---|---|---|---|---|---|"
+  for m in "--embd 64 --layers 2 --heads 4 --seq 32 --batch 8" "--embd 128 --layers 4 --heads 4 --seq 64 --batch 8"; do
+    row=""
+    for run in 1 2 3; do
+      out=$("$gpt" $m "${quiet[@]}" --order program --no-link --steps 20 --compare 0)
+      row="$row | $(echo "$out" | sed -n 's/.*, \([0-9]*\) tokens\/s/\1/p')"
+    done
+    params=$(echo "$out" | sed -n 's/.*: \([0-9]*\) parameters/\1/p')
+    set -- $m
+    echo "| C=$2 L=$4 H=$6 T=$8 B=${10} | $params | $(( $8 * ${10} ))$row |"
+  done
+  echo
+  echo "TP2 x DP2, default model, emulated link: program order vs the library's plan, side by side (median of 9 steps each):"
+  echo "| inter-node us/KiB | run | predicted program ms | predicted plan ms | predicted speed-up | measured program ms | measured plan ms | measured speed-up | predicted exposed ms | measured exposed ms |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
+  for link in 10 20 40 80; do
+    for run in 1 2 3; do
+      out=$("$gpt" --tp 2 --dp 2 "${quiet[@]}" --steps 0 --compare 9 --link $link)
+      pred=$(echo "$out" | sed -n 's/.*predicted step: \([0-9.]*\) ms in program order, \([0-9.]*\) ms scheduled.*: \([0-9.]*x\)/\1 | \2 | \3/p')
+      pexp=$(echo "$out" | sed -n 's/.*predicted exposed communication: \([0-9.]*\) ms -> \([0-9.]*\) ms/\1 -> \2/p')
+      meas=$(echo "$out" | sed -n 's/.*each): \([0-9.]*\) ms -> \([0-9.]*\) ms: \([0-9.]*x\); exposed communication \([0-9.]*\) -> \([0-9.]*\) ms/\1 | \2 | \3 | \4 -> \5/p')
+      m1=$(echo "$meas" | cut -d'|' -f1-3); m2=$(echo "$meas" | cut -d'|' -f4)
+      echo "| $link | $run | $pred | $m1 | $pexp | $m2 |"
+    done
+  done
+  text=../shared/data/text/tinyshakespeare.txt
+  if [ -f "$text" ]; then
+    echo
+    echo "tinyshakespeare, TP1 x DP2, 1000 steps (C=96 L=3 H=4 T=64, global batch 8), no link:"
+    "$gpt" --data "$text" --dp 2 --embd 96 --layers 3 --heads 4 --seq 64 --batch 8 --steps 1000 --no-link \
+        --eval 64 --sample 300 --compare 0 --print-every 100
+  else
+    echo "tinyshakespeare benchmark skipped: $text not found"
+  fi
 fi

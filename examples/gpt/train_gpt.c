@@ -1413,6 +1413,7 @@ int main(int argc, char** argv) {
         for (i = 0; i < o.steps; i++) if (sh->losses[0][i] != sh->losses[1][i]) same = 0;
         printf("losses of all %d steps identical in program order and the library's order: %s\n", o.steps, same ? "yes" : "NO");
     }
+    if (o.steps > 0) printf("trained %d steps in %.1f s\n", o.steps, sh->train_s);
     if (o.eval_batches > 0) printf("validation loss: %.4f (ln V = %.4f)\n", sh->val_loss, log((double)cfg.V));
     if (o.sample_chars > 0) printf("sample:\n%s\n", sh->sample);
     printf("\nwhat the library did to the step (%d ops, %d collectives):\n", sh->n_ops, sh->n_colls);
