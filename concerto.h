@@ -70,6 +70,8 @@
        >>psplib       PSPLIB .sm reader and writer
        >>bnb          (exact search, placed after the readers)
        >>world        ranks as threads, communicators, collectives, link model
+       >>rewrite      graph rewrites judged by the scheduler: fusion of small
+                      all-reduces, decomposition of synchronous ones
        >>plan         per-stream sequences and the fewest cross-stream waits
        >>exec         running a plan every step, profiling, rank agreement
        >>backend_cpu  the CPU backend: a worker thread per stream
@@ -186,6 +188,9 @@ typedef struct cc_region {
     cc_buffer buffer;
     uint64_t offset_bytes;
     uint64_t n_bytes;
+    uint64_t split_rows;      /* decomposition: 0 = every chunk of the op uses the region whole;
+                                 R > 0 = the region is R equal rows and chunk i of n uses
+                                 rows [i*R/n, (i+1)*R/n) (R must divide by n, n_bytes by R) */
 } cc_region;
 
 enum {
@@ -241,6 +246,8 @@ typedef struct cc_collective {
    with its stream handle; the CUDA backend calls it on the host to enqueue
    work on the cudaStream_t it gets. */
 typedef void (*cc_op_fn)(void* stream, void* user_data);
+/* The work of one chunk of a decomposed compute op (see cc_graph_decompose). */
+typedef void (*cc_op_chunk_fn)(void* stream, void* user_data, int chunk, int n_chunks);
 
 typedef struct cc_op_desc {
     const char* name;          /* copied; NULL gives "op<index>" */
@@ -253,6 +260,10 @@ typedef struct cc_op_desc {
     void* user_data;
     cc_op_fn fn;               /* compute work, called with user_data (optional) */
     const cc_collective* coll; /* a communication op: the collective (copied) */
+    cc_op_chunk_fn chunk_fn;  /* optional: the work of chunk `chunk` of `n_chunks`; makes a compute op
+                                 decomposable. fn is still required (the whole op). Chunks of one op run in
+                                 order 0..n-1; a chunk that writes a region with split_rows 0 (e.g. a weight
+                                 gradient summed over rows) must overwrite it in chunk 0 and accumulate after. */
 } cc_op_desc;
 
 CONCERTO_API cc_graph_desc cc_graph_desc_default(void);
@@ -428,6 +439,59 @@ typedef struct cc_link {
 } cc_link;
 
 CONCERTO_API double cc_link_time_us(const cc_link* link, cc_coll_kind kind, size_t n_bytes_per_rank, int n_ranks);
+
+/* ---- rewrites: fusion and decomposition ----------------------------------
+   Graph-to-graph rewrites run after profiling and before scheduling:
+
+       build graph -> profile -> cc_graph_decompose -> cc_graph_fuse -> schedule -> plan -> execute
+
+   Each judges its candidates with the scheduler itself (desc.sched): a
+   rewrite is kept only if the judged makespan does not grow (fusion) or
+   shrinks (decomposition). Both are deterministic: the same graph and
+   durations give the same new graph on every rank (fusion also looks at
+   buffer addresses: ranks whose buffers are laid out differently can fuse
+   differently, which cc_exec_agree then reports).
+
+   Fusion merges runs of small all-reduces into one (bucketing). Only
+   CC_COLL_ALL_REDUCE is fused: concatenating the other kinds changes where
+   each rank's data lands (a reduce-scatter or all-gather of two buffers is
+   not that of their concatenation). Members must follow each other among the
+   collectives of their stream, share communicator, element type and
+   reduction, and their send ranges (and receive ranges) must form one
+   contiguous range, in place all or none. */
+typedef struct cc_rewrite_desc {
+    const cc_link* link;       /* cost of a resized collective: cc_link_time_us on this link with the
+                                  communicator's size; NULL: a + b*bytes fitted (least squares, a, b >= 0)
+                                  to the current durations of the graph's collectives of the same kind on the
+                                  same communicator; with fewer than two distinct sizes, b = duration/bytes, a = 0 */
+    cc_sched_desc sched;       /* how a candidate graph is judged; zero: CC_SCHED_LIST (the default rule, improved).
+                                  CC_SCHED_AUTO is the zero method, so it too means CC_SCHED_LIST here */
+    int max_chunks;            /* decomposition: chunk counts 2, 4, 8 ... up to this; 0 default (4) */
+    uint64_t max_bucket_bytes; /* fusion: 0 = no limit */
+    int max_evaluations;       /* candidate schedules at most; 0 default (1000); the search stops there */
+} cc_rewrite_desc;
+
+typedef struct cc_rewrite_report {
+    int n_candidates;          /* collectives considered */
+    int n_changed;             /* fusion: buckets formed (>= 2 collectives each); decomposition: collectives split */
+    int n_ops_before, n_ops_after;
+    int n_colls_before, n_colls_after;
+    double makespan_before_us, makespan_after_us;   /* by the judging schedule */
+    int n_evaluations;         /* candidate graphs scheduled (the input's own schedule not counted) */
+} cc_rewrite_report;
+
+CONCERTO_API cc_rewrite_desc cc_rewrite_desc_default(void);
+/* Both write a new graph into *out (the caller destroys it; the input is unchanged), report may be NULL.
+   The new graph keeps the stream/resource layout, buffers, program order, fn/user_data and collectives of
+   every op not rewritten; its durations are estimates (profile it again for measured ones).
+   If the judged makespan cannot be improved, *out is an unchanged copy (n_changed 0). On failure *out is
+   NULL and the report zero.
+   Fusion: the fused op sits at its last member's place in program order, named "<first>+<k-1>", with
+   the members' regions and explicit edges, n_elems their sum and the lowest send/receive addresses.
+   A bucket is refused if an op between its members touches the region of an earlier member or has an
+   explicit edge to or from one. Greedy, left to right per stream; ties are accepted (fewer collectives). */
+CONCERTO_API cc_result cc_graph_fuse(cc_context* ctx, cc_graph* graph, const cc_rewrite_desc* desc, cc_graph** out,
+                                     cc_rewrite_report* report);
 
 /* ---- world: ranks as threads in one process ------------------------------
    N ranks, each a thread with its own context, running fn; ranks are grouped
@@ -779,8 +843,22 @@ typedef struct cc__exact_cfg {
 typedef struct cc__access {
     uint32_t op, buffer;        /* indices */
     uint64_t offset, n_bytes;
+    uint64_t split_rows;        /* cc_region's: how decomposition cuts it */
     int is_write;
 } cc__access;
+
+/* The work of a chunk op made by decomposition (>>rewrite): the user's chunk
+   function, its user_data and which chunk. The graph owns these records
+   (recs); a chunk op's fn is cc__chunk_trampoline and its user_data a record. */
+typedef struct cc__chunk_rec {
+    cc_op_chunk_fn fn;
+    void* user_data;
+    int chunk, n_chunks;
+} cc__chunk_rec;
+static void cc__chunk_trampoline(void* stream, void* user_data) {
+    const cc__chunk_rec* r = (const cc__chunk_rec*)user_data;
+    r->fn(stream, r->user_data, r->chunk, r->n_chunks);
+}
 
 struct cc_graph {
     cc_context* ctx;
@@ -796,8 +874,9 @@ struct cc_graph {
     uint32_t* name;             /* offsets into strs */
     void** user_data;
     cc_op_fn* fn;
+    cc_op_chunk_fn* chunk_fn;
     int* coll_of;               /* index into colls, or -1 */
-    size_t dem_cap, dur_us_cap, name_cap, ud_cap, fn_cap, coll_of_cap;
+    size_t dem_cap, dur_us_cap, name_cap, ud_cap, fn_cap, chunk_fn_cap, coll_of_cap;
     cc_collective* colls; size_t n_colls, colls_cap;
     /* explicit edges */
     int* e_from; int* e_to; size_t n_e, e_from_cap, e_to_cap;
@@ -807,6 +886,8 @@ struct cc_graph {
     uint64_t* buf_bytes; uint32_t* buf_name; int n_buf; size_t buf_cap, buf_name_cap;
     /* string pool */
     char* strs; size_t strs_len, strs_cap;
+    /* chunk records of decomposed ops, each its own allocation (stable addresses) */
+    cc__chunk_rec** recs; size_t n_recs, recs_cap;
     /* derived after validate */
     int valid;
     int *pred_off, *pred, *succ_off, *succ;
@@ -851,7 +932,9 @@ CONCERTO_API void cc_graph_destroy(cc_graph* g) {
     cc__graph_invalidate(g);
     cc__free(ctx, g->dur); cc__free(ctx, g->dur_us); cc__free(ctx, g->dem);
     cc__free(ctx, g->name); cc__free(ctx, g->user_data);
-    cc__free(ctx, g->fn); cc__free(ctx, g->coll_of); cc__free(ctx, g->colls);
+    cc__free(ctx, g->fn); cc__free(ctx, g->chunk_fn); cc__free(ctx, g->coll_of); cc__free(ctx, g->colls);
+    while (g->n_recs) cc__free(ctx, g->recs[--g->n_recs]);
+    cc__free(ctx, g->recs);
     cc__free(ctx, g->e_from); cc__free(ctx, g->e_to); cc__free(ctx, g->acc);
     cc__free(ctx, g->buf_bytes); cc__free(ctx, g->buf_name); cc__free(ctx, g->strs);
     cc__free(ctx, g);
@@ -938,7 +1021,9 @@ CONCERTO_API int cc_op_demand(const cc_graph* g, cc_op op, int r) {
 }
 CONCERTO_API void* cc_op_user_data(const cc_graph* g, cc_op op) {
     int i = cc_op_index(g, op);
-    return i < 0 ? NULL : g->user_data[i];
+    if (i < 0) return NULL;
+    if (g->fn[i] == cc__chunk_trampoline) return ((const cc__chunk_rec*)g->user_data[i])->user_data;
+    return g->user_data[i];
 }
 
 CONCERTO_API cc_result cc_graph_add_buffer(cc_graph* g, const char* name, uint64_t n_bytes, cc_buffer* out) {
@@ -1028,10 +1113,13 @@ CONCERTO_API cc_result cc_graph_add_op(cc_graph* g, const cc_op_desc* d, cc_op* 
         if (!c->comm) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "op '%s': the collective has no communicator", nm);
         if (c->n_elems && ((c->kind != CC_COLL_RECV && !c->send_buf) || (c->kind != CC_COLL_SEND && !c->recv_buf)))
             return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "op '%s': the collective's send or receive buffer is NULL", nm);
-        if (d->fn) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "op '%s': an op is either compute (fn) or a collective, not both", nm);
+        if (d->fn || d->chunk_fn)
+            return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "op '%s': an op is either compute (fn, chunk_fn) or a collective, not both", nm);
         if (d->demands || d->stream == CC_NO_STREAM)
             return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "op '%s': a collective runs on a stream: set stream, not demands", nm);
     }
+    if (d->chunk_fn && !d->fn)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "op '%s': chunk_fn without fn: a decomposable op still needs fn (the whole op)", nm);
     for (i = 0; i < d->n_deps; i++)
         if (d->deps[i].id < 1 || d->deps[i].id > (uint32_t)g->n)
             return CONCERTO__FAIL(ctx, CC_ERR_UNKNOWN_OP, "op '%s': deps[%d] names operation id %u, which does not exist",
@@ -1045,7 +1133,8 @@ CONCERTO_API cc_result cc_graph_add_op(cc_graph* g, const cc_op_desc* d, cc_op* 
         uint32_t off;
         if (!CONCERTO__GROW(ctx, g->dur, g->ops_cap, n1) || !CONCERTO__GROW(ctx, g->dur_us, g->dur_us_cap, n1) ||
             !CONCERTO__GROW(ctx, g->name, g->name_cap, n1) || !CONCERTO__GROW(ctx, g->user_data, g->ud_cap, n1) ||
-            !CONCERTO__GROW(ctx, g->fn, g->fn_cap, n1) || !CONCERTO__GROW(ctx, g->coll_of, g->coll_of_cap, n1) ||
+            !CONCERTO__GROW(ctx, g->fn, g->fn_cap, n1) || !CONCERTO__GROW(ctx, g->chunk_fn, g->chunk_fn_cap, n1) ||
+            !CONCERTO__GROW(ctx, g->coll_of, g->coll_of_cap, n1) ||
             (d->coll && !CONCERTO__GROW(ctx, g->colls, g->colls_cap, g->n_colls + 1)) ||
             !CONCERTO__GROW(ctx, g->dem, g->dem_cap, n1 * (size_t)k) || !CONCERTO__GROW(ctx, g->acc, g->acc_cap, need_acc) ||
             !CONCERTO__GROW(ctx, g->e_from, g->e_from_cap, need_e) || !CONCERTO__GROW(ctx, g->e_to, g->e_to_cap, need_e) ||
@@ -1060,6 +1149,7 @@ CONCERTO_API cc_result cc_graph_add_op(cc_graph* g, const cc_op_desc* d, cc_op* 
     g->dur_us[i] = d->duration_us;
     g->user_data[i] = d->user_data;
     g->fn[i] = d->fn;
+    g->chunk_fn[i] = d->chunk_fn;
     g->coll_of[i] = -1;
     if (d->coll) { g->colls[g->n_colls] = *d->coll; g->coll_of[i] = (int)g->n_colls++; }
     for (r = 0; r < k; r++)
@@ -1071,6 +1161,7 @@ CONCERTO_API cc_result cc_graph_add_op(cc_graph* g, const cc_op_desc* d, cc_op* 
         a->buffer = rg->buffer.id - 1;
         a->offset = rg->offset_bytes;
         a->n_bytes = rg->n_bytes;
+        a->split_rows = rg->split_rows;
         a->is_write = r >= d->n_reads;
     }
     for (r = 0; r < d->n_deps; r++) {
@@ -5694,6 +5785,612 @@ CONCERTO_API cc_result cc_comm_run(cc_rank* rank, const cc_collective* coll) {
     r = cc__comm_collective(coll->comm, coll, msg, sizeof msg);
     if (r != CC_OK) return CONCERTO__FAIL(rank->ctx, r, "%s", msg);
     return CC_OK;
+}
+
+/* >>rewrite: graph-to-graph rewrites (fusion, decomposition) and what they
+   share: a new graph built from an old one op by op with some ops replaced,
+   the cost model of a resized collective, judging a graph with the
+   scheduler.
+
+   The input graph is only read (and validated). Every candidate is a whole
+   new graph; a search holds its current graph and at most two candidates
+   and destroys the rest, so a failure anywhere frees everything it made and
+   returns with *out NULL. Ops are visited in index (program) order only, so
+   the result depends on the graph and the desc alone (and, for fusion's
+   contiguity, on this rank's buffer addresses). */
+
+typedef struct cc__rw_fit {          /* duration = a + b * bytes, per (kind, communicator) */
+    cc_coll_kind kind;
+    const cc_comm* comm;
+    double a_us, b_us_per_byte;
+} cc__rw_fit;
+
+typedef struct cc__rw {
+    cc_context* ctx;
+    const char* who;                 /* "cc_graph_fuse", "cc_graph_decompose" */
+    cc_rewrite_desc d;               /* defaults resolved */
+    cc__rw_fit* fits; size_t n_fits, fits_cap;
+    int n_eval;                      /* candidate graphs judged */
+} cc__rw;
+
+/* What a build needs of its source graph: where each op's accesses are. */
+typedef struct cc__rw_src {
+    const cc_graph* g;
+    size_t* acc_off;                 /* [n + 1]: op i's accesses are acc[acc_off[i] .. acc_off[i + 1]) */
+    size_t max_acc;                  /* the most accesses of one op */
+} cc__rw_src;
+
+CONCERTO_API cc_rewrite_desc cc_rewrite_desc_default(void) {
+    cc_rewrite_desc d;
+    memset(&d, 0, sizeof d);
+    d.sched = cc_sched_desc_default();
+    d.sched.method = CC_SCHED_LIST;
+    d.max_chunks = 4;
+    d.max_evaluations = 1000;
+    return d;
+}
+
+/* ---- the cost model of a resized collective -----------------------------*/
+static double cc__rw_bytes(const cc_collective* c, size_t n_elems) {
+    return (double)n_elems * (double)cc__world_dtype_size(c->dtype);
+}
+
+/* Op j's collective if it is of f's kind and communicator, else NULL. */
+static const cc_collective* cc__rw_fit_member(const cc_graph* g, int j, const cc__rw_fit* f) {
+    const cc_collective* e = cc__op_coll(g, j);
+    return e && e->kind == f->kind && e->comm == f->comm ? e : NULL;
+}
+
+/* Least squares of duration = a + b bytes over the graph's collectives of
+   f's kind and communicator, with a, b >= 0: the unconstrained fit where it
+   is feasible, else the better of the two boundary fits (b = 0, a = mean;
+   a = 0, b = sum xy / sum xx). One size only: a = 0, b = mean / size (a =
+   mean for size 0). Sums in program order. */
+static void cc__rw_fit_one(const cc_graph* g, cc__rw_fit* f) {
+    double n = 0, mx = 0, my = 0, sxx = 0, sxy = 0, x0 = -1, a, b;
+    int distinct = 0, j;
+    for (j = 0; j < g->n; j++) {
+        const cc_collective* e = cc__rw_fit_member(g, j, f);
+        double x;
+        if (!e) continue;
+        x = cc__rw_bytes(e, e->n_elems);
+        if (x0 < 0) x0 = x;
+        else if (x != x0) distinct = 1;
+        n++; mx += x; my += g->dur_us[j];
+    }
+    if (n == 0) { f->a_us = f->b_us_per_byte = 0; return; }
+    mx /= n; my /= n;
+    if (!distinct) {
+        f->a_us = x0 > 0 ? 0 : my;
+        f->b_us_per_byte = x0 > 0 ? my / x0 : 0;
+        return;
+    }
+    for (j = 0; j < g->n; j++) {
+        const cc_collective* e = cc__rw_fit_member(g, j, f);
+        double x;
+        if (!e) continue;
+        x = cc__rw_bytes(e, e->n_elems);
+        sxx += (x - mx) * (x - mx);
+        sxy += (x - mx) * (g->dur_us[j] - my);
+    }
+    b = sxy / sxx;
+    a = my - b * mx;
+    if (!(a >= 0) || !(b >= 0)) {
+        double sx2 = 0, sxy0 = 0, e1 = 0, e2 = 0, b2;
+        for (j = 0; j < g->n; j++) {
+            const cc_collective* e = cc__rw_fit_member(g, j, f);
+            double x;
+            if (!e) continue;
+            x = cc__rw_bytes(e, e->n_elems);
+            sx2 += x * x;
+            sxy0 += x * g->dur_us[j];
+        }
+        b2 = sx2 > 0 ? sxy0 / sx2 : 0;
+        for (j = 0; j < g->n; j++) {
+            const cc_collective* e = cc__rw_fit_member(g, j, f);
+            double x, y;
+            if (!e) continue;
+            x = cc__rw_bytes(e, e->n_elems);
+            y = g->dur_us[j];
+            e1 += (y - my) * (y - my);
+            e2 += (y - b2 * x) * (y - b2 * x);
+        }
+        if (e1 <= e2) { a = my; b = 0; }
+        else { a = 0; b = b2; }
+    }
+    f->a_us = a;
+    f->b_us_per_byte = b;
+}
+
+/* One fit per (kind, communicator) among the input's collectives, in order
+   of first appearance. Nothing to fit when the desc gives a link. */
+static cc_result cc__rw_fit_all(cc__rw* w, const cc_graph* g) {
+    int i;
+    size_t f;
+    if (w->d.link) return CC_OK;
+    for (i = 0; i < g->n; i++) {
+        const cc_collective* c = cc__op_coll(g, i);
+        if (!c) continue;
+        for (f = 0; f < w->n_fits; f++)
+            if (w->fits[f].kind == c->kind && w->fits[f].comm == c->comm) break;
+        if (f < w->n_fits) continue;
+        if (!CONCERTO__GROW(w->ctx, w->fits, w->fits_cap, w->n_fits + 1))
+            return CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", w->who);
+        w->fits[w->n_fits].kind = c->kind;
+        w->fits[w->n_fits].comm = c->comm;
+        cc__rw_fit_one(g, &w->fits[w->n_fits]);
+        w->n_fits++;
+    }
+    return CC_OK;
+}
+
+/* The modelled duration of collective c resized to n_elems. */
+static double cc__rw_coll_us(const cc__rw* w, const cc_collective* c, size_t n_elems) {
+    double bytes = cc__rw_bytes(c, n_elems), t = 0;
+    size_t f;
+    if (w->d.link) t = cc_link_time_us(w->d.link, c->kind, (size_t)bytes, cc_comm_size(c->comm));
+    else
+        for (f = 0; f < w->n_fits; f++)
+            if (w->fits[f].kind == c->kind && w->fits[f].comm == c->comm) {
+                t = w->fits[f].a_us + w->fits[f].b_us_per_byte * bytes;
+                break;
+            }
+    if (!(t >= 0)) t = 0;
+    if (t > 1e12) t = 1e12;
+    return t;
+}
+
+/* ---- building a new graph from an old one --------------------------------*/
+static cc_result cc__rw_src_init(cc__rw* w, const cc_graph* g, cc__rw_src* s) {
+    size_t a;
+    int i;
+    s->g = g;
+    s->max_acc = 0;
+    s->acc_off = (size_t*)cc__calloc(w->ctx, (size_t)g->n + 1, sizeof *s->acc_off);
+    if (!s->acc_off) return CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", w->who);
+    /* accesses are stored in program order, each op's together */
+    for (a = 0; a < g->n_acc; a++) s->acc_off[g->acc[a].op + 1]++;
+    for (i = 0; i < g->n; i++) {
+        if (s->acc_off[i + 1] > s->max_acc) s->max_acc = s->acc_off[i + 1];
+        s->acc_off[i + 1] += s->acc_off[i];
+    }
+    return CC_OK;
+}
+static void cc__rw_src_free(cc__rw* w, cc__rw_src* s) { cc__free(w->ctx, s->acc_off); s->acc_off = NULL; }
+
+/* An empty graph with src's streams or resources and buffers. */
+static cc_result cc__rw_begin(cc__rw* w, const cc_graph* src, cc_graph** out) {
+    cc_graph_desc gd = cc_graph_desc_default();
+    const char* names[CONCERTO_MAX_RESOURCES];
+    int caps[CONCERTO_MAX_RESOURCES], r, b;
+    cc_graph* g = NULL;
+    cc_result rc;
+    *out = NULL;
+    for (r = 0; r < src->k; r++) { names[r] = src->strs + src->res_name[r]; caps[r] = src->cap[r]; }
+    if (src->stream_mode) {
+        gd.n_streams = src->k;
+        gd.stream_names = names;
+    } else {
+        gd.n_resources = src->k;
+        gd.capacities = caps;
+        gd.resource_names = names;
+    }
+    if ((rc = cc_graph_create(w->ctx, &gd, &g)) != CC_OK) return rc;
+    for (b = 0; b < src->n_buf; b++)
+        if ((rc = cc_graph_add_buffer(g, src->strs + src->buf_name[b], src->buf_bytes[b], NULL)) != CC_OK) {
+            cc_graph_destroy(g);
+            return rc;
+        }
+    *out = g;
+    return CC_OK;
+}
+
+/* The regions of op i, reads then writes, into regs; returns their number
+   and the number of reads in *n_reads. */
+static int cc__rw_regions(const cc__rw_src* s, int i, cc_region* regs, int* n_reads) {
+    const cc_graph* g = s->g;
+    size_t a;
+    int m = 0, pass;
+    *n_reads = 0;
+    for (pass = 0; pass < 2; pass++)
+        for (a = s->acc_off[i]; a < s->acc_off[i + 1]; a++) {
+            const cc__access* x = &g->acc[a];
+            if (x->is_write != pass) continue;
+            regs[m].buffer.id = x->buffer + 1;
+            regs[m].offset_bytes = x->offset;
+            regs[m].n_bytes = x->n_bytes;
+            regs[m].split_rows = x->split_rows;
+            m++;
+            if (!pass) (*n_reads)++;
+        }
+    return m;
+}
+
+/* The desc that adds op i of the source again, without its explicit edges
+   (cc__rw_edges adds them): regs must hold its accesses, dem k ints. A
+   collective keeps its stream, other ops their demand vector. */
+static void cc__rw_desc_of(const cc__rw_src* s, int i, cc_region* regs, int* dem, cc_op_desc* d) {
+    const cc_graph* g = s->g;
+    int r, m, nr;
+    *d = cc_op_desc_default();
+    d->name = cc__name(g, i);
+    d->duration_us = g->dur_us[i];
+    m = cc__rw_regions(s, i, regs, &nr);
+    d->reads = regs; d->n_reads = nr;
+    d->writes = regs + nr; d->n_writes = m - nr;
+    d->coll = cc__op_coll(g, i);
+    if (d->coll) {
+        d->stream = CC_NO_STREAM;
+        for (r = 0; r < g->k && d->stream == CC_NO_STREAM; r++) if (g->dem[(size_t)i * g->k + r]) d->stream = r;
+    } else {
+        for (r = 0; r < g->k; r++) dem[r] = g->dem[(size_t)i * g->k + r];
+        d->demands = dem;
+    }
+    d->user_data = g->user_data[i];
+    d->fn = g->fn[i];
+    d->chunk_fn = g->chunk_fn[i];
+}
+
+/* Adds an op to dst. A chunk op's record (d->user_data) is copied into a
+   record that dst owns. */
+static cc_result cc__rw_add(cc__rw* w, cc_graph* dst, cc_op_desc* d) {
+    if (d->fn == cc__chunk_trampoline) {
+        cc__chunk_rec* rec = NULL;
+        if (!CONCERTO__GROW(dst->ctx, dst->recs, dst->recs_cap, dst->n_recs + 1) ||
+            !(rec = (cc__chunk_rec*)cc__alloc(dst->ctx, sizeof *rec)))
+            return CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "%s: op '%s': out of memory", w->who, d->name);
+        *rec = *(const cc__chunk_rec*)d->user_data;
+        dst->recs[dst->n_recs++] = rec;
+        d->user_data = rec;
+    }
+    return cc_graph_add_op(dst, d, NULL);
+}
+
+/* The source's explicit edges in dst: source op i became the new ops
+   first[i] .. first[i] + count[i] - 1; an edge joins every new op of its
+   tail to every new op of its head, except an op to itself (the edges
+   between members of a fused op vanish). */
+static cc_result cc__rw_edges(cc__rw* w, cc_graph* dst, const cc_graph* src, const int* first, const int* count) {
+    size_t e;
+    int a, b;
+    cc_result rc;
+    (void)w;
+    for (e = 0; e < src->n_e; e++) {
+        int f = src->e_from[e], t = src->e_to[e];
+        for (a = 0; a < count[f]; a++)
+            for (b = 0; b < count[t]; b++) {
+                if (first[f] + a == first[t] + b) continue;
+                if ((rc = cc_graph_add_dep(dst, cc_graph_op(dst, first[f] + a), cc_graph_op(dst, first[t] + b))) != CC_OK)
+                    return rc;
+            }
+    }
+    return CC_OK;
+}
+
+/* Scratch for building from s: regions (room for a fused op's, which are two
+   ops', and for both ops' own), a name buffer (longer than any name), and
+   where each source op went (first new op, how many). */
+typedef struct cc__rw_scratch {
+    cc_region* regs;
+    char* name;
+    size_t name_cap;
+    int* first;
+    int* count;
+} cc__rw_scratch;
+
+static cc_result cc__rw_scratch_init(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x) {
+    memset(x, 0, sizeof *x);
+    x->regs = (cc_region*)cc__calloc(w->ctx, 4 * s->max_acc + 1, sizeof *x->regs);
+    x->name_cap = s->g->strs_len + 64;
+    x->name = (char*)cc__alloc(w->ctx, x->name_cap);
+    x->first = (int*)cc__calloc(w->ctx, (size_t)s->g->n + 1, sizeof(int));
+    x->count = (int*)cc__calloc(w->ctx, (size_t)s->g->n + 1, sizeof(int));
+    if (!x->regs || !x->name || !x->first || !x->count)
+        return CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", w->who);
+    return CC_OK;
+}
+static void cc__rw_scratch_free(cc__rw* w, cc__rw_scratch* x) {
+    cc__free(w->ctx, x->regs); cc__free(w->ctx, x->name); cc__free(w->ctx, x->first); cc__free(w->ctx, x->count);
+    memset(x, 0, sizeof *x);
+}
+
+/* An unchanged copy of g. */
+static cc_result cc__rw_copy(cc__rw* w, const cc_graph* g, cc_graph** out) {
+    cc__rw_src s;
+    cc__rw_scratch x;
+    cc_graph* dst = NULL;
+    int i, dem[CONCERTO_MAX_RESOURCES];
+    cc_result rc;
+    *out = NULL;
+    memset(&x, 0, sizeof x);
+    if ((rc = cc__rw_src_init(w, g, &s)) != CC_OK) return rc;
+    if ((rc = cc__rw_scratch_init(w, &s, &x)) != CC_OK) goto done;
+    if ((rc = cc__rw_begin(w, g, &dst)) != CC_OK) goto done;
+    for (i = 0; i < g->n && rc == CC_OK; i++) {
+        cc_op_desc d;
+        cc__rw_desc_of(&s, i, x.regs, dem, &d);
+        x.first[i] = dst->n;
+        x.count[i] = 1;
+        rc = cc__rw_add(w, dst, &d);
+    }
+    if (rc == CC_OK) rc = cc__rw_edges(w, dst, g, x.first, x.count);
+done:
+    cc__rw_scratch_free(w, &x);
+    cc__rw_src_free(w, &s);
+    if (rc != CC_OK) { cc_graph_destroy(dst); return rc; }
+    *out = dst;
+    return CC_OK;
+}
+
+/* The judged makespan of g. */
+static cc_result cc__rw_judge(cc__rw* w, cc_graph* g, double* makespan_us) {
+    cc_schedule s;
+    cc_result rc = cc_sched_solve(w->ctx, g, &w->d.sched, &s);
+    if (rc != CC_OK) return rc;
+    *makespan_us = s.makespan_us;
+    cc_schedule_release(w->ctx, &s);
+    return CC_OK;
+}
+
+/* Arguments, defaults, the input validated, the cost model fitted. */
+static cc_result cc__rw_start(cc__rw* w, cc_context* ctx, const char* who, cc_graph* g, const cc_rewrite_desc* desc,
+                              cc_graph** out, cc_rewrite_report* report) {
+    cc_result rc;
+    memset(w, 0, sizeof *w);
+    w->ctx = ctx;
+    w->who = who;
+    if (report) memset(report, 0, sizeof *report);
+    if (out) *out = NULL;
+    if (!ctx) return CC_ERR_INVALID_ARG;
+    if (!g || !out) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: graph or out is NULL", who);
+    w->d = desc ? *desc : cc_rewrite_desc_default();
+    if (w->d.sched.method == CC_SCHED_AUTO) w->d.sched.method = CC_SCHED_LIST;
+    if (w->d.max_chunks < 0 || w->d.max_evaluations < 0)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: max_chunks (%d) and max_evaluations (%d) must be >= 0", who,
+                              w->d.max_chunks, w->d.max_evaluations);
+    if (w->d.link && !(w->d.link->alpha_us >= 0 && w->d.link->alpha_us <= 1e12 && w->d.link->us_per_byte >= 0 &&
+                       w->d.link->us_per_byte <= 1e12))
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: link alpha_us %g and us_per_byte %g must be finite and >= 0", who,
+                              w->d.link->alpha_us, w->d.link->us_per_byte);
+    if (w->d.max_chunks == 0) w->d.max_chunks = 4;
+    if (w->d.max_evaluations == 0) w->d.max_evaluations = 1000;
+    if ((rc = cc_graph_validate(g)) != CC_OK) return rc;
+    return cc__rw_fit_all(w, g);
+}
+
+static void cc__rw_finish(cc__rw* w, const cc_graph* in, const cc_graph* out, double mk0, double mk1, int n_candidates,
+                          int n_changed, cc_rewrite_report* report) {
+    if (!report) return;
+    report->n_candidates = n_candidates;
+    report->n_changed = n_changed;
+    report->n_ops_before = in->n;
+    report->n_ops_after = out->n;
+    report->n_colls_before = (int)in->n_colls;
+    report->n_colls_after = (int)out->n_colls;
+    report->makespan_before_us = mk0;
+    report->makespan_after_us = mk1;
+    report->n_evaluations = w->n_eval;
+}
+
+static int cc__rw_overlap(const cc__access* x, const cc__access* y) {
+    return x->buffer == y->buffer && x->n_bytes && y->n_bytes && x->offset < y->offset + y->n_bytes &&
+           y->offset < x->offset + x->n_bytes;
+}
+
+/* ---- fusion ---------------------------------------------------------------
+   A fused op of the current graph remembers the input op of its first member
+   (for its name) and how many members it has. */
+typedef struct cc__fuse_info { int first, n; } cc__fuse_info;
+
+static int cc__fuse_candidate(const cc_graph* g, int i) {
+    const cc_collective* c = cc__op_coll(g, i);
+    return c && c->kind == CC_COLL_ALL_REDUCE && c->n_elems > 0;
+}
+
+/* 1 if ops f < c of the validated graph g (all-reduce candidates, next to
+   each other among the collectives of one stream) may become one op at c's
+   place. seen and queue: scratch of g->n. */
+static int cc__fuse_ok(const cc__rw* w, const cc__rw_src* s, int f, int c, char* seen, int* queue) {
+    const cc_graph* g = s->g;
+    const cc_collective* cf = cc__op_coll(g, f);
+    const cc_collective* cc = cc__op_coll(g, c);
+    size_t es = cc__world_dtype_size(cf->dtype), bf, bc, e, a, b;
+    uintptr_t sf = (uintptr_t)cf->send_buf, rf = (uintptr_t)cf->recv_buf;
+    uintptr_t sc = (uintptr_t)cc->send_buf, rcv = (uintptr_t)cc->recv_buf;
+    int in_place = sf == rf, y, head = 0, tail = 0;
+    if (cc->comm != cf->comm || cc->dtype != cf->dtype || cc->reduce != cf->reduce || (sc == rcv) != in_place) return 0;
+    bf = cf->n_elems * es;
+    bc = cc->n_elems * es;
+    if (w->d.max_bucket_bytes && (bf + bc > w->d.max_bucket_bytes || bf + bc < bf)) return 0;
+    /* one contiguous range, the same layout on the send and the receive side */
+    if (!((sf + bf == sc && rf + bf == rcv) || (sc + bc == sf && rcv + bc == rf))) return 0;
+    if (!in_place) {
+        uintptr_t s0 = sf < sc ? sf : sc, r0 = rf < rcv ? rf : rcv;
+        if (s0 < r0 + bf + bc && r0 < s0 + bf + bc) return 0;   /* the fused send range would overlap its receive range */
+    }
+    /* the members must not depend on each other through memory */
+    for (a = s->acc_off[f]; a < s->acc_off[f + 1]; a++)
+        for (b = s->acc_off[c]; b < s->acc_off[c + 1]; b++)
+            if ((g->acc[a].is_write || g->acc[b].is_write) && cc__rw_overlap(&g->acc[a], &g->acc[b])) return 0;
+    /* ops between: none may touch f's regions (f's effect moves past them) */
+    for (y = f + 1; y < c; y++)
+        for (a = s->acc_off[y]; a < s->acc_off[y + 1]; a++)
+            for (b = s->acc_off[f]; b < s->acc_off[f + 1]; b++)
+                if (cc__rw_overlap(&g->acc[a], &g->acc[b])) return 0;
+    /* ... nor have an explicit edge to or from a member */
+    for (e = 0; e < g->n_e; e++) {
+        int from = g->e_from[e], to = g->e_to[e];
+        if ((from == f || from == c) && to > f && to < c) return 0;
+        if ((to == f || to == c) && from > f && from < c) return 0;
+    }
+    /* no path from one member to the other through other ops (merging them
+       would close a cycle) */
+    memset(seen, 0, (size_t)g->n);
+    for (y = 0; y < 2; y++) {
+        int v = y ? c : f, q;
+        for (q = g->succ_off[v]; q < g->succ_off[v + 1]; q++) {
+            int u = g->succ[q];
+            if (u != f && u != c && !seen[u]) { seen[u] = 1; queue[tail++] = u; }
+        }
+    }
+    while (head < tail) {
+        int v = queue[head++], q;
+        for (q = g->succ_off[v]; q < g->succ_off[v + 1]; q++) {
+            int u = g->succ[q];
+            if (u == f || u == c) return 0;
+            if (!seen[u]) { seen[u] = 1; queue[tail++] = u; }
+        }
+    }
+    return 1;
+}
+
+/* The graph with ops f and c fused at c's place; *out_info its fuse_info. */
+static cc_result cc__fuse_build(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x, const cc_graph* input,
+                                const cc__fuse_info* info, int f, int c, cc_graph** out, cc__fuse_info** out_info) {
+    const cc_graph* g = s->g;
+    cc_graph* dst = NULL;
+    cc__fuse_info* ninfo = NULL;
+    int i, dem[CONCERTO_MAX_RESOURCES];
+    cc_result rc;
+    *out = NULL;
+    *out_info = NULL;
+    ninfo = (cc__fuse_info*)cc__calloc(w->ctx, (size_t)g->n, sizeof *ninfo);
+    if (!ninfo) return CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", w->who);
+    if ((rc = cc__rw_begin(w, g, &dst)) != CC_OK) goto done;
+    for (i = 0; i < g->n && rc == CC_OK; i++) {
+        cc_op_desc d;
+        cc_collective fc;   /* the fused op's, alive until it is added */
+        if (i == f) continue;
+        x->first[i] = dst->n;
+        x->count[i] = 1;
+        ninfo[dst->n] = info[i];
+        if (i != c) {
+            cc__rw_desc_of(s, i, x->regs, dem, &d);
+        } else {
+            const cc_collective* cf = cc__op_coll(g, f);
+            const cc_collective* ccol = cc__op_coll(g, c);
+            int nr_f, nr_c, m_f, m_c, q, o = 0, members = info[f].n + info[c].n;
+            cc_region* r = x->regs;                          /* the fused op's */
+            cc_region* rf = x->regs + 2 * s->max_acc;        /* f's */
+            cc_region* rc2 = x->regs + 3 * s->max_acc;       /* c's */
+            cc__rw_desc_of(s, c, rc2, dem, &d);              /* stream and the rest from c */
+            m_f = cc__rw_regions(s, f, rf, &nr_f);
+            m_c = cc__rw_regions(s, c, rc2, &nr_c);
+            /* f's reads, c's reads, f's writes, c's writes */
+            for (q = 0; q < nr_f; q++) r[o++] = rf[q];
+            for (q = 0; q < nr_c; q++) r[o++] = rc2[q];
+            for (q = nr_f; q < m_f; q++) r[o++] = rf[q];
+            for (q = nr_c; q < m_c; q++) r[o++] = rc2[q];
+            fc = *ccol;
+            fc.n_elems = cf->n_elems + ccol->n_elems;
+            if ((uintptr_t)cf->send_buf < (uintptr_t)ccol->send_buf) fc.send_buf = cf->send_buf;
+            if ((uintptr_t)cf->recv_buf < (uintptr_t)ccol->recv_buf) fc.recv_buf = cf->recv_buf;
+            d.reads = r; d.n_reads = nr_f + nr_c;
+            d.writes = r + nr_f + nr_c; d.n_writes = o - (nr_f + nr_c);
+            d.coll = &fc;
+            d.duration_us = cc__rw_coll_us(w, &fc, fc.n_elems);
+            snprintf(x->name, x->name_cap, "%s+%d", cc__name(input, info[f].first), members - 1);
+            d.name = x->name;
+            ninfo[dst->n].first = info[f].first;
+            ninfo[dst->n].n = members;
+        }
+        rc = cc__rw_add(w, dst, &d);
+    }
+    if (rc == CC_OK) {
+        x->first[f] = x->first[c];
+        x->count[f] = 1;
+        rc = cc__rw_edges(w, dst, g, x->first, x->count);
+    }
+done:
+    if (rc != CC_OK) {
+        cc_graph_destroy(dst);
+        cc__free(w->ctx, ninfo);
+        return rc;
+    }
+    *out = dst;
+    *out_info = ninfo;
+    return CC_OK;
+}
+
+CONCERTO_API cc_result cc_graph_fuse(cc_context* ctx, cc_graph* graph, const cc_rewrite_desc* desc, cc_graph** out,
+                                     cc_rewrite_report* report) {
+    cc__rw w;
+    cc__rw_src s;
+    cc__rw_scratch x;
+    cc_graph* cur = NULL;
+    cc_graph* cand = NULL;
+    cc__fuse_info* info = NULL;
+    cc__fuse_info* cinfo = NULL;
+    char* seen = NULL;
+    int* queue = NULL;
+    double mk0 = 0, mk = 0, cmk = 0;
+    int i, r, n_candidates = 0, n_changed = 0, stop = 0;
+    cc_result rc;
+    memset(&s, 0, sizeof s);
+    memset(&x, 0, sizeof x);
+    if ((rc = cc__rw_start(&w, ctx, "cc_graph_fuse", graph, desc, out, report)) != CC_OK) {
+        if (ctx) cc__free(ctx, w.fits);
+        return rc;
+    }
+    for (i = 0; i < graph->n; i++) n_candidates += cc__fuse_candidate(graph, i);
+    if ((rc = cc__rw_copy(&w, graph, &cur)) != CC_OK) goto fail;
+    info = (cc__fuse_info*)cc__calloc(ctx, (size_t)graph->n + 1, sizeof *info);
+    if (!info) { rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_fuse: out of memory"); goto fail; }
+    for (i = 0; i < graph->n; i++) { info[i].first = i; info[i].n = 1; }
+    if ((rc = cc__rw_judge(&w, cur, &mk0)) != CC_OK) goto fail;
+    mk = mk0;
+    /* per stream, left to right: the open bucket is one op of the current
+       graph (fused or not); try to add the next collective to it */
+    for (r = 0; r < cur->k && !stop; r++) {
+        int open = -1;
+        for (i = 0; i < cur->n && !stop; i++) {
+            if (!cc__op_coll(cur, i) || !cur->dem[(size_t)i * cur->k + r]) continue;
+            if (!cc__fuse_candidate(cur, i)) { open = -1; continue; }
+            if (open < 0) { open = i; continue; }
+            if (w.n_eval >= w.d.max_evaluations) { stop = 1; break; }
+            /* the current graph is validated (it was judged) */
+            if ((rc = cc__rw_src_init(&w, cur, &s)) != CC_OK) goto fail;
+            if ((rc = cc__rw_scratch_init(&w, &s, &x)) != CC_OK) goto fail;
+            seen = (char*)cc__alloc(ctx, (size_t)cur->n + 1);
+            queue = (int*)cc__alloc(ctx, ((size_t)cur->n + 1) * sizeof *queue);
+            if (!seen || !queue) { rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_fuse: out of memory"); goto fail; }
+            if (cc__fuse_ok(&w, &s, open, i, seen, queue)) {
+                if ((rc = cc__fuse_build(&w, &s, &x, graph, info, open, i, &cand, &cinfo)) != CC_OK) goto fail;
+                if ((rc = cc__rw_judge(&w, cand, &cmk)) != CC_OK) goto fail;
+                w.n_eval++;
+                if (cmk <= mk) {   /* ties too: one collective fewer */
+                    cc_graph_destroy(cur); cur = cand; cand = NULL;
+                    cc__free(ctx, info); info = cinfo; cinfo = NULL;
+                    mk = cmk;
+                    i--;           /* the fused op took c's place, one index down */
+                    open = i;
+                } else {
+                    cc_graph_destroy(cand); cand = NULL;
+                    cc__free(ctx, cinfo); cinfo = NULL;
+                    open = i;
+                }
+            } else open = i;
+            cc__free(ctx, seen); seen = NULL;
+            cc__free(ctx, queue); queue = NULL;
+            cc__rw_scratch_free(&w, &x);
+            cc__rw_src_free(&w, &s);
+        }
+    }
+    for (i = 0; i < cur->n; i++) n_changed += info[i].n >= 2;
+    cc__rw_finish(&w, graph, cur, mk0, mk, n_candidates, n_changed, report);
+    cc__free(ctx, info);
+    cc__free(ctx, w.fits);
+    *out = cur;
+    return CC_OK;
+fail:
+    cc__free(ctx, seen); cc__free(ctx, queue);
+    cc__rw_scratch_free(&w, &x);
+    cc__rw_src_free(&w, &s);
+    cc_graph_destroy(cand); cc__free(ctx, cinfo);
+    cc_graph_destroy(cur); cc__free(ctx, info);
+    cc__free(ctx, w.fits);
+    if (report) memset(report, 0, sizeof *report);
+    return rc;
 }
 
 /* >>plan
