@@ -458,7 +458,13 @@ CONCERTO_API double cc_link_time_us(const cc_link* link, cc_coll_kind kind, size
    not that of their concatenation). Members must follow each other among the
    collectives of their stream, share communicator, element type and
    reduction, and their send ranges (and receive ranges) must form one
-   contiguous range, in place all or none. */
+   contiguous range, in place all or none.
+
+   Decomposition splits a synchronous in-place all-reduce whose written
+   region has split_rows > 0, with the ops that produce and consume its rows,
+   into k chunks, so that chunk i's collective overlaps chunk i+1's compute.
+   To make an op decomposable give it a chunk_fn (besides fn) and say in
+   every region it reads or writes how it splits (split_rows). */
 typedef struct cc_rewrite_desc {
     const cc_link* link;       /* cost of a resized collective: cc_link_time_us on this link with the
                                   communicator's size; NULL: a + b*bytes fitted (least squares, a, b >= 0)
@@ -489,9 +495,21 @@ CONCERTO_API cc_rewrite_desc cc_rewrite_desc_default(void);
    Fusion: the fused op sits at its last member's place in program order, named "<first>+<k-1>", with
    the members' regions and explicit edges, n_elems their sum and the lowest send/receive addresses.
    A bucket is refused if an op between its members touches the region of an earlier member or has an
-   explicit edge to or from one. Greedy, left to right per stream; ties are accepted (fewer collectives). */
+   explicit edge to or from one, if its members touch each other's regions, or if a path through other
+   ops joins two members. Greedy, left to right per stream; ties are accepted (fewer collectives).
+   Decomposition: candidates are in-place all-reduces whose written regions all have split_rows > 0,
+   tried in program order, each on the graph as rewritten so far. An op with k chunks is replaced by k ops at its place, "<name>#<i>/<k>", chained in
+   chunk order; chunk i's regions are rows [i*R/k, (i+1)*R/k) of the split regions and the whole of the
+   others; a chunk collective covers elements [i*n/k, (i+1)*n/k). The all-reduce's producers (the last
+   writers of its rows) and consumers (readers of its result up to the next writer) must all have a
+   chunk_fn, and k must divide every split_rows involved and the collective's n_elems; k = 2, 4, ...,
+   max_chunks is tried and the best kept if strictly better. Chunk ops call chunk_fn through a record
+   the new graph owns (copies of the graph get their own); they have no chunk_fn themselves, so a
+   context is split once. cc_op_user_data of a chunk op still gives the op's user_data. */
 CONCERTO_API cc_result cc_graph_fuse(cc_context* ctx, cc_graph* graph, const cc_rewrite_desc* desc, cc_graph** out,
                                      cc_rewrite_report* report);
+CONCERTO_API cc_result cc_graph_decompose(cc_context* ctx, cc_graph* graph, const cc_rewrite_desc* desc, cc_graph** out,
+                                          cc_rewrite_report* report);
 
 /* ---- world: ranks as threads in one process ------------------------------
    N ranks, each a thread with its own context, running fn; ranks are grouped
@@ -6068,14 +6086,17 @@ static cc_result cc__rw_edges(cc__rw* w, cc_graph* dst, const cc_graph* src, con
 }
 
 /* Scratch for building from s: regions (room for a fused op's, which are two
-   ops', and for both ops' own), a name buffer (longer than any name), and
-   where each source op went (first new op, how many). */
+   ops', and for both ops' own), a name buffer (longer than any name), where
+   each source op went (first new op, how many), and a mark and a queue per
+   op for the searches. */
 typedef struct cc__rw_scratch {
     cc_region* regs;
     char* name;
     size_t name_cap;
     int* first;
     int* count;
+    char* mark;
+    int* queue;
 } cc__rw_scratch;
 
 static cc_result cc__rw_scratch_init(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x) {
@@ -6085,13 +6106,26 @@ static cc_result cc__rw_scratch_init(cc__rw* w, const cc__rw_src* s, cc__rw_scra
     x->name = (char*)cc__alloc(w->ctx, x->name_cap);
     x->first = (int*)cc__calloc(w->ctx, (size_t)s->g->n + 1, sizeof(int));
     x->count = (int*)cc__calloc(w->ctx, (size_t)s->g->n + 1, sizeof(int));
-    if (!x->regs || !x->name || !x->first || !x->count)
+    x->mark = (char*)cc__calloc(w->ctx, (size_t)s->g->n + 1, 1);
+    x->queue = (int*)cc__calloc(w->ctx, (size_t)s->g->n + 1, sizeof(int));
+    if (!x->regs || !x->name || !x->first || !x->count || !x->mark || !x->queue)
         return CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", w->who);
     return CC_OK;
 }
 static void cc__rw_scratch_free(cc__rw* w, cc__rw_scratch* x) {
     cc__free(w->ctx, x->regs); cc__free(w->ctx, x->name); cc__free(w->ctx, x->first); cc__free(w->ctx, x->count);
+    cc__free(w->ctx, x->mark); cc__free(w->ctx, x->queue);
     memset(x, 0, sizeof *x);
+}
+
+/* The index and scratch of g, built again (a search calls it when its
+   current graph changed). */
+static cc_result cc__rw_index(cc__rw* w, const cc_graph* g, cc__rw_src* s, cc__rw_scratch* x) {
+    cc_result rc;
+    cc__rw_scratch_free(w, x);
+    cc__rw_src_free(w, s);
+    if ((rc = cc__rw_src_init(w, g, s)) != CC_OK) return rc;
+    return cc__rw_scratch_init(w, s, x);
 }
 
 /* An unchanged copy of g. */
@@ -6321,10 +6355,8 @@ CONCERTO_API cc_result cc_graph_fuse(cc_context* ctx, cc_graph* graph, const cc_
     cc_graph* cand = NULL;
     cc__fuse_info* info = NULL;
     cc__fuse_info* cinfo = NULL;
-    char* seen = NULL;
-    int* queue = NULL;
     double mk0 = 0, mk = 0, cmk = 0;
-    int i, r, n_candidates = 0, n_changed = 0, stop = 0;
+    int i, r, n_candidates = 0, n_changed = 0, stop = 0, indexed = 0;
     cc_result rc;
     memset(&s, 0, sizeof s);
     memset(&x, 0, sizeof x);
@@ -6348,13 +6380,11 @@ CONCERTO_API cc_result cc_graph_fuse(cc_context* ctx, cc_graph* graph, const cc_
             if (!cc__fuse_candidate(cur, i)) { open = -1; continue; }
             if (open < 0) { open = i; continue; }
             if (w.n_eval >= w.d.max_evaluations) { stop = 1; break; }
-            /* the current graph is validated (it was judged) */
-            if ((rc = cc__rw_src_init(&w, cur, &s)) != CC_OK) goto fail;
-            if ((rc = cc__rw_scratch_init(&w, &s, &x)) != CC_OK) goto fail;
-            seen = (char*)cc__alloc(ctx, (size_t)cur->n + 1);
-            queue = (int*)cc__alloc(ctx, ((size_t)cur->n + 1) * sizeof *queue);
-            if (!seen || !queue) { rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_fuse: out of memory"); goto fail; }
-            if (cc__fuse_ok(&w, &s, open, i, seen, queue)) {
+            /* the current graph is validated (it was judged); its index is
+               built again only when it changed */
+            if (!indexed && (rc = cc__rw_index(&w, cur, &s, &x)) != CC_OK) goto fail;
+            indexed = 1;
+            if (cc__fuse_ok(&w, &s, open, i, x.mark, x.queue)) {
                 if ((rc = cc__fuse_build(&w, &s, &x, graph, info, open, i, &cand, &cinfo)) != CC_OK) goto fail;
                 if ((rc = cc__rw_judge(&w, cand, &cmk)) != CC_OK) goto fail;
                 w.n_eval++;
@@ -6362,6 +6392,7 @@ CONCERTO_API cc_result cc_graph_fuse(cc_context* ctx, cc_graph* graph, const cc_
                     cc_graph_destroy(cur); cur = cand; cand = NULL;
                     cc__free(ctx, info); info = cinfo; cinfo = NULL;
                     mk = cmk;
+                    indexed = 0;
                     i--;           /* the fused op took c's place, one index down */
                     open = i;
                 } else {
@@ -6370,12 +6401,10 @@ CONCERTO_API cc_result cc_graph_fuse(cc_context* ctx, cc_graph* graph, const cc_
                     open = i;
                 }
             } else open = i;
-            cc__free(ctx, seen); seen = NULL;
-            cc__free(ctx, queue); queue = NULL;
-            cc__rw_scratch_free(&w, &x);
-            cc__rw_src_free(&w, &s);
         }
     }
+    cc__rw_scratch_free(&w, &x);
+    cc__rw_src_free(&w, &s);
     for (i = 0; i < cur->n; i++) n_changed += info[i].n >= 2;
     cc__rw_finish(&w, graph, cur, mk0, mk, n_candidates, n_changed, report);
     cc__free(ctx, info);
@@ -6383,11 +6412,277 @@ CONCERTO_API cc_result cc_graph_fuse(cc_context* ctx, cc_graph* graph, const cc_
     *out = cur;
     return CC_OK;
 fail:
-    cc__free(ctx, seen); cc__free(ctx, queue);
     cc__rw_scratch_free(&w, &x);
     cc__rw_src_free(&w, &s);
     cc_graph_destroy(cand); cc__free(ctx, cinfo);
     cc_graph_destroy(cur); cc__free(ctx, info);
+    cc__free(ctx, w.fits);
+    if (report) memset(report, 0, sizeof *report);
+    return rc;
+}
+
+/* ---- decomposition ------------------------------------------------------
+   Byte intervals of buffers, to find an all-reduce's context: the last
+   writers of what it accesses, and the readers of what it wrote. */
+typedef struct cc__rw_iv { uint32_t buffer; uint64_t lo, hi; } cc__rw_iv;
+
+static int cc__iv_add(cc_context* ctx, cc__rw_iv** v, size_t* n, size_t* cap, const cc__access* x) {
+    if (!x->n_bytes) return 1;
+    if (!CONCERTO__GROW(ctx, *v, *cap, *n + 1)) return 0;
+    (*v)[*n].buffer = x->buffer;
+    (*v)[*n].lo = x->offset;
+    (*v)[*n].hi = x->offset + x->n_bytes;
+    (*n)++;
+    return 1;
+}
+
+static int cc__iv_hits(const cc__rw_iv* v, size_t n, const cc__access* x) {
+    size_t i;
+    if (!x->n_bytes) return 0;
+    for (i = 0; i < n; i++)
+        if (v[i].buffer == x->buffer && v[i].lo < x->offset + x->n_bytes && x->offset < v[i].hi) return 1;
+    return 0;
+}
+
+/* Removes the bytes of x from the intervals (one may split in two). */
+static int cc__iv_cut(cc_context* ctx, cc__rw_iv** v, size_t* n, size_t* cap, const cc__access* x) {
+    uint64_t lo = x->offset, hi = x->offset + x->n_bytes;
+    size_t i, m = *n, k = 0;
+    if (!x->n_bytes) return 1;
+    for (i = 0; i < m; i++) {
+        cc__rw_iv* p = &(*v)[i];
+        if (p->buffer != x->buffer || p->hi <= lo || hi <= p->lo) continue;
+        if (p->lo < lo && hi < p->hi) {
+            uint64_t end = p->hi;
+            if (!CONCERTO__GROW(ctx, *v, *cap, *n + 1)) return 0;
+            p = &(*v)[i];
+            (*v)[*n].buffer = x->buffer;
+            (*v)[*n].lo = hi;
+            (*v)[*n].hi = end;
+            (*n)++;
+            p->hi = lo;
+        } else if (p->lo < lo) p->hi = lo;
+        else if (hi < p->hi) p->lo = hi;
+        else p->hi = p->lo;   /* all of it */
+    }
+    for (i = 0; i < *n; i++) if ((*v)[i].lo < (*v)[i].hi) (*v)[k++] = (*v)[i];
+    *n = k;
+    return 1;
+}
+
+/* An in-place all-reduce whose every written region is split in rows. */
+static int cc__dec_candidate(const cc__rw_src* s, int i) {
+    const cc_graph* g = s->g;
+    const cc_collective* c = cc__op_coll(g, i);
+    size_t a;
+    int n_w = 0;
+    if (!c || c->kind != CC_COLL_ALL_REDUCE || c->n_elems == 0 || c->send_buf != c->recv_buf) return 0;
+    for (a = s->acc_off[i]; a < s->acc_off[i + 1]; a++) {
+        if (!g->acc[a].is_write) continue;
+        if (!g->acc[a].split_rows) return 0;
+        n_w++;
+    }
+    return n_w > 0;
+}
+
+/* The context of the all-reduce a: role[j] = 1 for its producers (the last
+   writers, before a, of the bytes a accesses) and its consumers (the ops
+   after a that read bytes a wrote before another op overwrites them),
+   role[a] = 2. *ok = 1 if every one of them is a compute op with a chunk_fn. */
+static cc_result cc__dec_context(cc__rw* w, const cc__rw_src* s, int a, char* role, int* ok) {
+    const cc_graph* g = s->g;
+    cc__rw_iv* v = NULL;
+    size_t n = 0, cap = 0, p;
+    int j, pass;
+    cc_result rc = CC_OK;
+    *ok = 1;
+    memset(role, 0, (size_t)g->n);
+    role[a] = 2;
+    for (pass = 0; pass < 2; pass++) {
+        n = 0;
+        for (p = s->acc_off[a]; p < s->acc_off[a + 1]; p++)
+            if ((pass == 0 || g->acc[p].is_write) && !cc__iv_add(w->ctx, &v, &n, &cap, &g->acc[p])) goto oom;
+        for (j = pass == 0 ? a - 1 : a + 1; j >= 0 && j < g->n && n > 0; j += pass == 0 ? -1 : 1) {
+            for (p = s->acc_off[j]; p < s->acc_off[j + 1] && !role[j]; p++)
+                if (g->acc[p].is_write == (pass == 0) && cc__iv_hits(v, n, &g->acc[p])) role[j] = 1;
+            for (p = s->acc_off[j]; p < s->acc_off[j + 1]; p++)
+                if (g->acc[p].is_write && !cc__iv_cut(w->ctx, &v, &n, &cap, &g->acc[p])) goto oom;
+        }
+    }
+    for (j = 0; j < g->n; j++)
+        if (role[j] == 1 && (!g->chunk_fn[j] || !g->fn[j] || g->coll_of[j] >= 0)) *ok = 0;
+    goto done;
+oom:
+    rc = CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", w->who);
+done:
+    cc__free(w->ctx, v);
+    return rc;
+}
+
+/* 1 if k chunks fit the context: k divides the collective's n_elems and the
+   rows of every split region, whose bytes divide into its rows. */
+static int cc__dec_fits(const cc__rw_src* s, const char* role, int a, int k) {
+    const cc_graph* g = s->g;
+    size_t p;
+    int j;
+    if (cc__op_coll(g, a)->n_elems % (size_t)k) return 0;
+    for (j = 0; j < g->n; j++) {
+        if (!role[j]) continue;
+        for (p = s->acc_off[j]; p < s->acc_off[j + 1]; p++) {
+            const cc__access* x = &g->acc[p];
+            if (x->split_rows && (x->split_rows % (uint64_t)k || x->n_bytes % x->split_rows)) return 0;
+        }
+    }
+    return 1;
+}
+
+/* The graph with every op of the context replaced by k chunk ops in its
+   place; x->first / x->count say where each source op went. */
+static cc_result cc__dec_build(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x, const char* role, int k, cc_graph** out) {
+    const cc_graph* g = s->g;
+    cc_graph* dst = NULL;
+    int i, ch, q, dem[CONCERTO_MAX_RESOURCES];
+    cc_result rc;
+    *out = NULL;
+    if ((rc = cc__rw_begin(w, g, &dst)) != CC_OK) return rc;
+    for (i = 0; i < g->n && rc == CC_OK; i++) {
+        x->first[i] = dst->n;
+        x->count[i] = role[i] ? k : 1;
+        for (ch = 0; ch < x->count[i] && rc == CC_OK; ch++) {
+            cc_op_desc d;
+            cc_collective part;
+            cc__chunk_rec rec;
+            cc_op prev;
+            cc__rw_desc_of(s, i, x->regs, dem, &d);
+            if (role[i]) {
+                for (q = 0; q < d.n_reads + d.n_writes; q++) {
+                    cc_region* rg = &x->regs[q];
+                    if (rg->split_rows) {
+                        uint64_t rows = rg->split_rows / (uint64_t)k, row_bytes = rg->n_bytes / rg->split_rows;
+                        rg->offset_bytes += (uint64_t)ch * rows * row_bytes;
+                        rg->n_bytes = rows * row_bytes;
+                        rg->split_rows = rows;
+                    }
+                }
+                snprintf(x->name, x->name_cap, "%s#%d/%d", cc__name(g, i), ch, k);
+                d.name = x->name;
+                if (d.coll) {
+                    size_t each = d.coll->n_elems / (size_t)k, off = each * (size_t)ch * cc__world_dtype_size(d.coll->dtype);
+                    part = *d.coll;
+                    part.n_elems = each;
+                    part.send_buf = (const char*)part.send_buf + off;
+                    part.recv_buf = (char*)part.recv_buf + off;
+                    d.coll = &part;
+                    d.duration_us = cc__rw_coll_us(w, &part, each);
+                } else {
+                    rec.fn = g->chunk_fn[i];
+                    rec.user_data = g->user_data[i];
+                    rec.chunk = ch;
+                    rec.n_chunks = k;
+                    d.fn = cc__chunk_trampoline;
+                    d.user_data = &rec;
+                    d.chunk_fn = NULL;
+                    d.duration_us = g->dur_us[i] / k;
+                }
+                if (ch > 0) {   /* chunks of one op run in order */
+                    prev.id = (uint32_t)dst->n;
+                    d.deps = &prev;
+                    d.n_deps = 1;
+                }
+            }
+            rc = cc__rw_add(w, dst, &d);
+        }
+    }
+    if (rc == CC_OK) rc = cc__rw_edges(w, dst, g, x->first, x->count);
+    if (rc != CC_OK) { cc_graph_destroy(dst); return rc; }
+    *out = dst;
+    return CC_OK;
+}
+
+CONCERTO_API cc_result cc_graph_decompose(cc_context* ctx, cc_graph* graph, const cc_rewrite_desc* desc, cc_graph** out,
+                                          cc_rewrite_report* report) {
+    cc__rw w;
+    cc__rw_src s;
+    cc__rw_scratch x;
+    cc_graph* cur = NULL;
+    cc_graph* cand = NULL;
+    cc_graph* best = NULL;
+    int* map = NULL;          /* input op -> its op in the current graph, -1 once split */
+    int* best_first = NULL;
+    double mk0 = 0, mk = 0, cmk = 0, best_mk = 0;
+    int i, ia, n_candidates = 0, n_changed = 0, stop = 0, indexed = 0;
+    cc_result rc;
+    memset(&s, 0, sizeof s);
+    memset(&x, 0, sizeof x);
+    if ((rc = cc__rw_start(&w, ctx, "cc_graph_decompose", graph, desc, out, report)) != CC_OK) {
+        if (ctx) cc__free(ctx, w.fits);
+        return rc;
+    }
+    if ((rc = cc__rw_copy(&w, graph, &cur)) != CC_OK) goto fail;
+    map = (int*)cc__alloc(ctx, ((size_t)graph->n + 1) * sizeof *map);
+    if (!map) { rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_decompose: out of memory"); goto fail; }
+    for (i = 0; i < graph->n; i++) map[i] = i;
+    if ((rc = cc__rw_judge(&w, cur, &mk0)) != CC_OK) goto fail;
+    mk = mk0;
+    for (ia = 0; ia < graph->n; ia++) {
+        int a = map[ia], ok = 0, k;
+        char* role;   /* the context: x.mark */
+        if (a < 0 || !cc__op_coll(cur, a)) continue;
+        /* the index of the current graph, built again only when it changed */
+        if (!indexed && (rc = cc__rw_index(&w, cur, &s, &x)) != CC_OK) goto fail;
+        indexed = 1;
+        role = x.mark;
+        if (cc__dec_candidate(&s, a)) {
+            n_candidates++;
+            if ((rc = cc__dec_context(&w, &s, a, role, &ok)) != CC_OK) goto fail;
+        }
+        if (ok && !stop) {
+            best_mk = mk;
+            for (k = 2; k <= w.d.max_chunks; k *= 2) {
+                if (cc__dec_fits(&s, role, a, k)) {
+                    if (w.n_eval >= w.d.max_evaluations) { stop = 1; break; }
+                    if ((rc = cc__dec_build(&w, &s, &x, role, k, &cand)) != CC_OK) goto fail;
+                    if ((rc = cc__rw_judge(&w, cand, &cmk)) != CC_OK) goto fail;
+                    w.n_eval++;
+                    if (cmk < best_mk) {   /* strictly better; the smaller k on ties */
+                        if (!best_first && !(best_first = (int*)cc__alloc(ctx, ((size_t)cur->n + 1) * sizeof(int)))) {
+                            rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_decompose: out of memory");
+                            goto fail;
+                        }
+                        memcpy(best_first, x.first, (size_t)cur->n * sizeof(int));
+                        cc_graph_destroy(best);
+                        best = cand;
+                        best_mk = cmk;
+                    } else cc_graph_destroy(cand);
+                    cand = NULL;
+                }
+                if (k > w.d.max_chunks / 2) break;   /* k * 2 would pass max_chunks (or overflow) */
+            }
+            if (best) {
+                for (i = 0; i < graph->n; i++)
+                    if (map[i] >= 0) map[i] = role[map[i]] ? -1 : best_first[map[i]];
+                cc_graph_destroy(cur);
+                cur = best;
+                best = NULL;
+                mk = best_mk;
+                n_changed++;
+                indexed = 0;
+            }
+            cc__free(ctx, best_first); best_first = NULL;
+        }
+    }
+    cc__rw_scratch_free(&w, &x);
+    cc__rw_src_free(&w, &s);
+    cc__rw_finish(&w, graph, cur, mk0, mk, n_candidates, n_changed, report);
+    cc__free(ctx, map);
+    cc__free(ctx, w.fits);
+    *out = cur;
+    return CC_OK;
+fail:
+    cc__free(ctx, best_first); cc__free(ctx, map);
+    cc__rw_scratch_free(&w, &x);
+    cc__rw_src_free(&w, &s);
+    cc_graph_destroy(cand); cc_graph_destroy(best); cc_graph_destroy(cur);
     cc__free(ctx, w.fits);
     if (report) memset(report, 0, sizeof *report);
     return rc;

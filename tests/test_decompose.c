@@ -1,0 +1,729 @@
+/* tests/test_decompose.c - cc_graph_decompose: splitting a synchronous
+   all-reduce with the ops around it into chunks.
+
+   A tensor-parallel-like chain per layer, on each rank (T rows, D columns):
+       mm_l     P_l = x_l W_l          rows of x_l -> rows of P_l (a partial sum: W_l differs per rank)
+       ar_l     all-reduce(sum) of P_l in place
+       norm_l   x_{l+1} = rownorm(x_l + P_l)          row by row
+       wgrad_l  G_l = x_l^T P_l        summed over the rows: chunk 0 overwrites, later chunks add
+   The step runs in program order and decomposed (scheduled) on two CPU
+   ranks: x and P must be bit-identical (row-wise work, the same arithmetic
+   per row, reductions in rank order), G equal within a relative 1e-5 (its
+   summation order differs). Then graphs only: what is left alone, bad
+   arguments, a failing allocator, determinism. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "util.h"
+
+#define T 16
+#define D 8
+#define L 3
+#define MAXLOG 1024
+
+typedef struct tp {
+    int rank;
+    float x[L + 1][T * D];
+    float w[L][D * D];
+    float p[L][T * D];
+    float g[L][D * D];
+    float scratch[T * D];        /* an out-of-place receive buffer for one variant */
+    int n_log;                   /* chunk calls: which op, chunk, of how many */
+    struct { int tag, chunk, n; } log[MAXLOG];
+} tp;
+enum { K_MM = 0, K_NORM, K_WGRAD };
+typedef struct tjob { tp* m; int l, kind; } tjob;
+
+/* ---- the work, whole and by rows ---------------------------------------------*/
+static void mm_rows(tp* m, int l, int r0, int r1) {
+    int t, j, k;
+    for (t = r0; t < r1; t++)
+        for (j = 0; j < D; j++) {
+            float s = 0;
+            for (k = 0; k < D; k++) s += m->x[l][t * D + k] * m->w[l][k * D + j];
+            m->p[l][t * D + j] = s;
+        }
+}
+static void norm_rows(tp* m, int l, int r0, int r1) {
+    int t, j;
+    for (t = r0; t < r1; t++) {
+        float h[D], mean = 0, var = 0;
+        for (j = 0; j < D; j++) { h[j] = m->x[l][t * D + j] + m->p[l][t * D + j]; mean += h[j]; }
+        mean /= D;
+        for (j = 0; j < D; j++) var += (h[j] - mean) * (h[j] - mean);
+        var /= D;
+        for (j = 0; j < D; j++) m->x[l + 1][t * D + j] = (h[j] - mean) / sqrtf(var + 1e-5f);
+    }
+}
+static void wgrad_rows(tp* m, int l, int r0, int r1, int accumulate) {
+    int i, j, t;
+    for (i = 0; i < D; i++)
+        for (j = 0; j < D; j++) {
+            float s = 0;
+            for (t = r0; t < r1; t++) s += m->x[l][t * D + i] * m->p[l][t * D + j];
+            m->g[l][i * D + j] = accumulate ? m->g[l][i * D + j] + s : s;
+        }
+}
+static void run_rows(tjob* jb, int r0, int r1, int chunk) {
+    switch (jb->kind) {
+        case K_MM: mm_rows(jb->m, jb->l, r0, r1); break;
+        case K_NORM: norm_rows(jb->m, jb->l, r0, r1); break;
+        default: wgrad_rows(jb->m, jb->l, r0, r1, chunk > 0); break;
+    }
+}
+static void whole_fn(void* stream, void* user) { (void)stream; run_rows((tjob*)user, 0, T, 0); }
+static void chunk_fn(void* stream, void* user, int chunk, int n) {
+    tjob* jb = (tjob*)user;
+    tp* m = jb->m;
+    (void)stream;
+    if (m->n_log < MAXLOG) {
+        m->log[m->n_log].tag = jb->l * 3 + jb->kind;
+        m->log[m->n_log].chunk = chunk;
+        m->log[m->n_log].n = n;
+        m->n_log++;
+    }
+    run_rows(jb, chunk * T / n, (chunk + 1) * T / n, chunk);
+}
+
+static void init_tp(tp* m, int rank) {
+    tu_rng rng;
+    int i, l;
+    memset(m, 0, sizeof *m);
+    m->rank = rank;
+    rng.s = 11;   /* the same input on every rank */
+    for (i = 0; i < T * D; i++) m->x[0][i] = (float)tu_unit(&rng) - 0.5f;
+    rng.s = 100 + (uint64_t)rank;   /* each rank its shard of the weights */
+    for (l = 0; l < L; l++)
+        for (i = 0; i < D * D; i++) m->w[l][i] = ((float)tu_unit(&rng) - 0.5f) * 0.5f;
+}
+
+/* ---- the graph ------------------------------------------------------------------*/
+enum {
+    DEF_NONE = 0,
+    DEF_NO_CHUNK_PRODUCER,     /* layer 1: mm has no chunk_fn */
+    DEF_NO_CHUNK_CONSUMER,     /* layer 1: wgrad has no chunk_fn */
+    DEF_CONSUMER_ROWS,         /* layer 1: norm writes x_2 as 3 rows (512 bytes do not divide by 3) */
+    DEF_AR_ONE_ROW,            /* layer 1: the all-reduce's region is one row */
+    DEF_BROADCAST,             /* layer 1: a broadcast instead of an all-reduce */
+    DEF_SPLIT0,                /* layer 1: the all-reduce's region has split_rows 0 */
+    DEF_NOT_IN_PLACE,          /* layer 1: the all-reduce receives elsewhere */
+    N_DEF
+};
+static const char* def_name[N_DEF] = { "none", "a producer without chunk_fn", "a consumer without chunk_fn",
+                                       "a consumer region whose rows do not divide", "an all-reduce region of one row",
+                                       "a broadcast", "an all-reduce region with split_rows 0", "an all-reduce out of place" };
+
+static cc_region rg(cc_buffer b, uint64_t n_bytes, uint64_t rows) {
+    cc_region r;
+    memset(&r, 0, sizeof r);
+    r.buffer = b;
+    r.n_bytes = n_bytes;
+    r.split_rows = rows;
+    return r;
+}
+
+#define XB ((uint64_t)T * D * sizeof(float))
+#define WB ((uint64_t)D * D * sizeof(float))
+static const double DUR_MM = 100, DUR_NORM = 40, DUR_WGRAD = 40, DUR_AR = 200;
+
+static cc_result build_tp(cc_context* ctx, tp* m, tjob* jobs, cc_comm* comm, int defect, cc_graph** out) {
+    cc_graph* g = NULL;
+    cc_buffer bx[L + 1], bw[L], bp[L], bg[L];
+    cc_result r;
+    int l;
+    char name[32];
+    *out = NULL;
+    if ((r = cc_graph_create(ctx, NULL, &g)) != CC_OK) return r;
+    for (l = 0; l <= L && r == CC_OK; l++) {
+        snprintf(name, sizeof name, "x%d", l);
+        r = cc_graph_add_buffer(g, name, XB, &bx[l]);
+        if (l == L) break;
+        snprintf(name, sizeof name, "w%d", l);
+        if (r == CC_OK) r = cc_graph_add_buffer(g, name, WB, &bw[l]);
+        snprintf(name, sizeof name, "p%d", l);
+        if (r == CC_OK) r = cc_graph_add_buffer(g, name, XB, &bp[l]);
+        snprintf(name, sizeof name, "g%d", l);
+        if (r == CC_OK) r = cc_graph_add_buffer(g, name, WB, &bg[l]);
+    }
+    for (l = 0; l < L && r == CC_OK; l++) {
+        int bad = l == 1 ? defect : DEF_NONE;
+        cc_op_desc d = cc_op_desc_default();
+        cc_region rd[2], wr[1];
+        cc_collective co;
+        tjob* jb = &jobs[l * 3];
+        jb[0].m = jb[1].m = jb[2].m = m;
+        jb[0].l = jb[1].l = jb[2].l = l;
+        jb[0].kind = K_MM; jb[1].kind = K_NORM; jb[2].kind = K_WGRAD;
+        /* mm */
+        rd[0] = rg(bx[l], XB, T); rd[1] = rg(bw[l], WB, 0); wr[0] = rg(bp[l], XB, T);
+        snprintf(name, sizeof name, "mm%d", l);
+        d.name = name; d.duration_us = DUR_MM; d.fn = whole_fn; d.chunk_fn = bad == DEF_NO_CHUNK_PRODUCER ? NULL : chunk_fn;
+        d.user_data = &jb[0];
+        d.reads = rd; d.n_reads = 2; d.writes = wr; d.n_writes = 1;
+        r = cc_graph_add_op(g, &d, NULL);
+        /* the all-reduce */
+        memset(&co, 0, sizeof co);
+        co.kind = bad == DEF_BROADCAST ? CC_COLL_BROADCAST : CC_COLL_ALL_REDUCE;
+        co.dtype = CC_DTYPE_FLOAT32; co.reduce = CC_REDUCE_SUM; co.n_elems = T * D; co.comm = comm;
+        co.send_buf = m->p[l]; co.recv_buf = bad == DEF_NOT_IN_PLACE ? m->scratch : m->p[l];
+        rd[0] = rg(bp[l], XB, bad == DEF_AR_ONE_ROW ? 1 : bad == DEF_SPLIT0 ? 0 : T);
+        d = cc_op_desc_default();
+        snprintf(name, sizeof name, "ar%d", l);
+        d.name = name; d.duration_us = DUR_AR; d.stream = CC_STREAM_COMM; d.coll = &co;
+        d.reads = rd; d.n_reads = 1; d.writes = rd; d.n_writes = 1;
+        if (r == CC_OK) r = cc_graph_add_op(g, &d, NULL);
+        /* norm */
+        rd[0] = rg(bp[l], XB, T); rd[1] = rg(bx[l], XB, T); wr[0] = rg(bx[l + 1], XB, bad == DEF_CONSUMER_ROWS ? 3 : T);
+        d = cc_op_desc_default();
+        snprintf(name, sizeof name, "norm%d", l);
+        d.name = name; d.duration_us = DUR_NORM; d.fn = whole_fn; d.chunk_fn = chunk_fn; d.user_data = &jb[1];
+        d.reads = rd; d.n_reads = 2; d.writes = wr; d.n_writes = 1;
+        if (r == CC_OK) r = cc_graph_add_op(g, &d, NULL);
+        /* wgrad: G summed over rows, a whole region */
+        rd[0] = rg(bx[l], XB, T); rd[1] = rg(bp[l], XB, T); wr[0] = rg(bg[l], WB, 0);
+        d = cc_op_desc_default();
+        snprintf(name, sizeof name, "wgrad%d", l);
+        d.name = name; d.duration_us = DUR_WGRAD; d.fn = whole_fn; d.chunk_fn = bad == DEF_NO_CHUNK_CONSUMER ? NULL : chunk_fn;
+        d.user_data = &jb[2];
+        d.reads = rd; d.n_reads = 2; d.writes = wr; d.n_writes = 1;
+        if (r == CC_OK) r = cc_graph_add_op(g, &d, NULL);
+    }
+    if (r != CC_OK) { cc_graph_destroy(g); return r; }
+    *out = g;
+    return CC_OK;
+}
+
+static int find_op(cc_graph* g, const char* name) {
+    int i;
+    for (i = 0; i < cc_graph_n_ops(g); i++)
+        if (!strcmp(cc_op_name(g, cc_graph_op(g, i)), name)) return i;
+    return -1;
+}
+static int count_comm(cc_graph* g) {
+    int i, n = 0;
+    for (i = 0; i < cc_graph_n_ops(g); i++) n += cc_op_demand(g, cc_graph_op(g, i), CC_STREAM_COMM) == 1;
+    return n;
+}
+static uint64_t graph_fingerprint(cc_graph* g) {
+    uint64_t h = 1469598103934665603ull;
+    int i;
+    for (i = 0; i < cc_graph_n_ops(g); i++) {
+        cc_op op = cc_graph_op(g, i);
+        const char* s = cc_op_name(g, op);
+        for (; *s; s++) { h ^= (unsigned char)*s; h *= 1099511628211ull; }
+        h ^= (uint64_t)llround(cc_op_duration_us(g, op) * 1000.0); h *= 1099511628211ull;
+        h ^= (uint64_t)cc_op_demand(g, op, 1); h *= 1099511628211ull;
+    }
+    return h;
+}
+
+static cc_result run_step(cc_rank* rank, cc_graph* g, const cc_op* order) {
+    cc_context* ctx = cc_rank_context(rank);
+    cc_plan* pl = NULL;
+    cc_exec* x = NULL;
+    cc_backend be;
+    cc_result r;
+    int have_be = 0;
+    r = cc_plan_create(ctx, g, order, &pl);
+    if (r == CC_OK && (r = cc_cpu_backend_create(rank, &be)) == CC_OK) have_be = 1;
+    if (r == CC_OK) r = cc_exec_create(ctx, pl, &be, &x);
+    if (r == CC_OK) r = cc_exec_agree(x, rank, cc_rank_world_comm(rank));
+    if (r == CC_OK) r = cc_exec_step(x);
+    cc_exec_destroy(x);
+    if (have_be) be.destroy(be.self);
+    cc_plan_destroy(pl);
+    return r;
+}
+
+static void run_world(int n_ranks, cc_result (*fn)(cc_rank*, void*), void* arg, cc_result* rc, char* err, size_t n_err) {
+    cc_world_desc wd = cc_world_desc_default();
+    cc_world* w = NULL;
+    wd.n_ranks = n_ranks;
+    *rc = cc_world_create(&wd, &w);
+    if (*rc != CC_OK) { snprintf(err, n_err, "cc_world_create failed"); return; }
+    *rc = cc_world_run(w, fn, arg);
+    snprintf(err, n_err, "%s", cc_world_error(w));
+    cc_world_destroy(w);
+}
+
+/* ---- the world run: program order against decomposed ---------------------------*/
+enum { V_FIT = 0, V_LINK, V_THEN_FUSE, N_VARIANTS };
+static const char* variant_name[N_VARIANTS] = { "fitted model", "link model", "decomposed, then fused" };
+
+typedef struct vres {
+    int ok;
+    char err[400];
+    int ops_before, ops_after, colls_before, colls_after, n_changed, n_candidates;
+    int k[L];                   /* the chunk count each layer got */
+    int all_split;              /* every mm/ar/norm/wgrad became k chunk ops */
+    int rows_identical;         /* x and P bit-identical */
+    double g_rel_err;           /* max relative error of G */
+    int calls_ok;               /* every chunk op called once with its (chunk, n), in chunk order */
+    int user_data_ok;           /* cc_op_user_data of a chunk op is the op's user_data */
+    int validated;
+    double mk_before, mk_after, mk_orig_judged, mk_new_judged;
+    uint64_t fingerprint;
+    char calls_msg[200];
+} vres;
+typedef struct world_arg { vres v[N_VARIANTS][2]; } world_arg;
+
+static tp ranks_tp[2][2];   /* [rank][0: program order, 1: rewritten] */
+
+static cc_result dec_rank(cc_rank* rank, void* user) {
+    world_arg* A = (world_arg*)user;
+    cc_context* ctx = cc_rank_context(rank);
+    int me = cc_rank_index(rank), v;
+    tp* m0 = &ranks_tp[me][0];
+    tp* m1 = &ranks_tp[me][1];
+    static tjob jobs0[2][3 * L], jobs1[2][3 * L];
+    for (v = 0; v < N_VARIANTS; v++) {
+        vres* R = &A->v[v][me];
+        cc_graph *g0 = NULL, *g1 = NULL, *dg = NULL, *fg = NULL;
+        cc_rewrite_desc rd = cc_rewrite_desc_default();
+        cc_rewrite_report rep;
+        cc_schedule s, s0;
+        cc_link link;
+        cc_result r;
+        int i, l;
+        memset(&s, 0, sizeof s);
+        memset(&s0, 0, sizeof s0);
+        /* a link whose all-reduce of P on 2 ranks takes 200 us (2 alpha + bytes * us_per_byte) */
+        link.alpha_us = 5; link.us_per_byte = 190.0 / (double)XB;
+        if (v == V_LINK) rd.link = &link;
+        init_tp(m0, me);
+        init_tp(m1, me);
+        r = build_tp(ctx, m0, jobs0[me], cc_rank_world_comm(rank), DEF_NONE, &g0);
+        if (r == CC_OK) r = build_tp(ctx, m1, jobs1[me], cc_rank_world_comm(rank), DEF_NONE, &g1);
+        if (r == CC_OK) r = run_step(rank, g0, NULL);
+        if (r == CC_OK) r = cc_graph_decompose(ctx, g1, &rd, &dg, &rep);
+        if (r == CC_OK) {
+            R->ops_before = rep.n_ops_before; R->ops_after = rep.n_ops_after;
+            R->colls_before = rep.n_colls_before; R->colls_after = rep.n_colls_after;
+            R->n_changed = rep.n_changed; R->n_candidates = rep.n_candidates;
+            R->mk_before = rep.makespan_before_us; R->mk_after = rep.makespan_after_us;
+            R->validated = cc_graph_validate(dg) == CC_OK;
+            R->fingerprint = graph_fingerprint(dg);
+            r = cc_sched_solve(ctx, g1, &rd.sched, &s0);
+        }
+        if (r == CC_OK && v == V_THEN_FUSE) {
+            /* the pipeline's order: decompose, then fuse (which must not undo the pipelining) */
+            cc_rewrite_report frep;
+            r = cc_graph_fuse(ctx, dg, &rd, &fg, &frep);
+            if (r == CC_OK) {
+                R->colls_after = count_comm(fg);
+                cc_graph_destroy(dg);
+                dg = fg;
+                fg = NULL;
+            }
+        }
+        if (r == CC_OK) r = cc_sched_solve(ctx, dg, &rd.sched, &s);
+        if (r == CC_OK) {
+            R->mk_orig_judged = s0.makespan_us;
+            R->mk_new_judged = s.makespan_us;
+            r = run_step(rank, dg, s.order);
+        }
+        if (r == CC_OK) {
+            int n_calls = 0;
+            /* each layer's k from its first chunk op's name, "mm<l>#0/<k>" */
+            R->all_split = 1;
+            for (l = 0; l < L; l++) {
+                char pre[16];
+                snprintf(pre, sizeof pre, "mm%d#0/", l);
+                R->k[l] = 0;
+                for (i = 0; i < cc_graph_n_ops(dg); i++) {
+                    const char* nm = cc_op_name(dg, cc_graph_op(dg, i));
+                    if (!strncmp(nm, pre, strlen(pre))) R->k[l] = atoi(nm + strlen(pre));
+                }
+                if (R->k[l] < 2) R->all_split = 0;
+                n_calls += 3 * R->k[l];
+            }
+            for (l = 0; l < L && R->all_split; l++) {
+                static const char* base[4] = { "mm", "ar", "norm", "wgrad" };
+                int b, c;
+                for (b = 0; b < 4; b++) {
+                    char nm[48];
+                    snprintf(nm, sizeof nm, "%s%d", base[b], l);
+                    if (find_op(dg, nm) >= 0) R->all_split = 0;
+                    /* fusing afterwards may merge neighbouring chunk all-reduces again ("ar0#1/4+1") */
+                    for (c = 0; c < R->k[l] && !(b == 1 && v == V_THEN_FUSE); c++) {
+                        snprintf(nm, sizeof nm, "%s%d#%d/%d", base[b], l, c, R->k[l]);
+                        if (find_op(dg, nm) < 0) R->all_split = 0;
+                    }
+                }
+            }
+            R->rows_identical = !memcmp(m0->x, m1->x, sizeof m0->x) && !memcmp(m0->p, m1->p, sizeof m0->p);
+            R->g_rel_err = 0;
+            for (l = 0; l < L; l++)
+                for (i = 0; i < D * D; i++) {
+                    double want = m0->g[l][i], got = m1->g[l][i];
+                    double e = fabs(got - want) / (fabs(want) > 1e-3 ? fabs(want) : 1e-3);
+                    if (e > R->g_rel_err) R->g_rel_err = e;
+                }
+            /* the calls: per op (tag), chunks 0..k-1 in that order, each with n = k */
+            R->calls_ok = m1->n_log == n_calls && m0->n_log == 0;
+            if (!R->calls_ok)
+                snprintf(R->calls_msg, sizeof R->calls_msg, "%d chunk calls, expected %d (and %d in program order)", m1->n_log,
+                         n_calls, m0->n_log);
+            for (l = 0; l < 3 * L && R->calls_ok; l++) {
+                int next = 0;
+                for (i = 0; i < m1->n_log; i++) {
+                    if (m1->log[i].tag != l) continue;
+                    if (m1->log[i].chunk != next || m1->log[i].n != R->k[l / 3]) {
+                        R->calls_ok = 0;
+                        snprintf(R->calls_msg, sizeof R->calls_msg, "op tag %d: call (%d, %d), expected (%d, %d)", l,
+                                 m1->log[i].chunk, m1->log[i].n, next, R->k[l / 3]);
+                        break;
+                    }
+                    next++;
+                }
+                if (R->calls_ok && next != R->k[l / 3]) {
+                    R->calls_ok = 0;
+                    snprintf(R->calls_msg, sizeof R->calls_msg, "op tag %d: %d calls", l, next);
+                }
+            }
+            {
+                int c = find_op(dg, "norm1#1/2") >= 0 ? find_op(dg, "norm1#1/2") : find_op(dg, "norm1#1/4");
+                R->user_data_ok = c >= 0 && cc_op_user_data(dg, cc_graph_op(dg, c)) == (void*)&jobs1[me][1 * 3 + K_NORM];
+            }
+        }
+        R->ok = r == CC_OK;
+        if (r != CC_OK) snprintf(R->err, sizeof R->err, "%s", cc_last_error(ctx));
+        cc_schedule_release(ctx, &s);
+        cc_schedule_release(ctx, &s0);
+        cc_graph_destroy(fg);
+        cc_graph_destroy(dg);
+        cc_graph_destroy(g1);
+        cc_graph_destroy(g0);
+        if (r != CC_OK) break;
+    }
+    return CC_OK;
+}
+
+static void test_world_decompose(void) {
+    static world_arg A;
+    cc_result rc;
+    char err[512];
+    int v;
+    memset(&A, 0, sizeof A);
+    run_world(2, dec_rank, &A, &rc, err, sizeof err);
+    CHECK_RES(NULL, rc, CC_OK, "2 ranks: the world ran (%s)", err);
+    for (v = 0; v < N_VARIANTS; v++) {
+        vres* R = A.v[v];
+        const char* vn = variant_name[v];
+        CHECK(R[0].ok && R[1].ok, "%s: program order, decomposition, schedule and the new step ran (%s)", vn,
+              R[0].ok ? R[1].err : R[0].err);
+        if (!R[0].ok || !R[1].ok) continue;
+        CHECK(R[0].validated && R[1].validated, "%s: the decomposed graph validates", vn);
+        CHECK(R[0].fingerprint == R[1].fingerprint, "%s: both ranks made the same graph", vn);
+        CHECK_INT(R[0].n_candidates, L, "%s: %d all-reduces considered", vn, L);
+        CHECK_INT(R[0].n_changed, L, "%s: every layer's all-reduce was split", vn);
+        CHECK(R[0].all_split, "%s: mm, ar, norm and wgrad of every layer became '<name>#<i>/<k>' chunk ops (k = %d, %d, %d)", vn,
+              R[0].k[0], R[0].k[1], R[0].k[2]);
+        CHECK(R[0].ops_after > R[0].ops_before && R[0].colls_after > R[0].colls_before,
+              "%s: more ops (%d -> %d) and collectives (%d -> %d)", vn, R[0].ops_before, R[0].ops_after, R[0].colls_before,
+              R[0].colls_after);
+        CHECK(R[0].rows_identical && R[1].rows_identical, "%s: every x and P is bit-identical to program order on both ranks", vn);
+        CHECK(R[0].g_rel_err <= 1e-5 && R[1].g_rel_err <= 1e-5,
+              "%s: the weight gradients summed over rows agree within 1e-5 relative (%.2g, %.2g)", vn, R[0].g_rel_err,
+              R[1].g_rel_err);
+        CHECK(R[0].calls_ok && R[1].calls_ok, "%s: each chunk op ran once with its (chunk, n), chunks in order (%s%s)", vn,
+              R[0].calls_msg, R[1].calls_msg);
+        CHECK(R[0].user_data_ok, "%s: cc_op_user_data of a chunk op gives the op's own user_data", vn);
+        CHECK(R[0].mk_new_judged < R[0].mk_orig_judged, "%s: judged makespan %.1f < the original's %.1f", vn,
+              R[0].mk_new_judged, R[0].mk_orig_judged);
+        if (v != V_THEN_FUSE)
+            CHECK(R[0].mk_after == R[0].mk_new_judged && R[0].mk_before == R[0].mk_orig_judged,
+                  "%s: the report's makespans are the judging schedule's (%.1f -> %.1f)", vn, R[0].mk_before, R[0].mk_after);
+        else
+            CHECK(R[0].mk_new_judged <= R[0].mk_after, "%s: fusing after decomposing does not undo it (%.1f, %d collectives)", vn,
+                  R[0].mk_new_judged, R[0].colls_after);
+    }
+}
+
+/* ---- graphs only: what is left alone ------------------------------------------------*/
+static void test_left_alone(void) {
+    cc_context* ctx;
+    static tp m;
+    static tjob jobs[3 * L];
+    int dummy_comm, def;
+    cc_context_create(NULL, &ctx);
+    init_tp(&m, 0);
+    for (def = 0; def < N_DEF; def++) {
+        cc_graph* g = NULL;
+        cc_graph* dg = NULL;
+        cc_rewrite_report rep;
+        cc_result r = build_tp(ctx, &m, jobs, (cc_comm*)&dummy_comm, def, &g);
+        if (r == CC_OK) r = cc_graph_decompose(ctx, g, NULL, &dg, &rep);
+        CHECK_RES(ctx, r, CC_OK, "%s: decompose runs", def_name[def]);
+        if (r == CC_OK) {
+            if (def == DEF_NONE) {
+                CHECK(rep.n_changed == L && find_op(dg, "ar1") < 0, "control: all %d layers decomposed (%d)", L, rep.n_changed);
+            } else {
+                int expect_cand = def == DEF_BROADCAST || def == DEF_SPLIT0 || def == DEF_NOT_IN_PLACE ? L - 1 : L;
+                CHECK(find_op(dg, "ar1") >= 0 && find_op(dg, "mm1") >= 0 && find_op(dg, "norm1") >= 0 && find_op(dg, "wgrad1") >= 0,
+                      "left alone: layer 1 with %s keeps mm1, ar1, norm1, wgrad1 whole", def_name[def]);
+                CHECK(rep.n_changed == L - 1 && find_op(dg, "ar0") < 0 && find_op(dg, "ar2") < 0,
+                      "%s: layers 0 and 2 are still decomposed (%d split)", def_name[def], rep.n_changed);
+                CHECK_INT(rep.n_candidates, expect_cand, "%s: candidates counted", def_name[def]);
+            }
+        }
+        cc_graph_destroy(dg);
+        cc_graph_destroy(g);
+    }
+    /* max_chunks 1: nothing to try */
+    {
+        cc_graph* g = NULL;
+        cc_graph* dg = NULL;
+        cc_rewrite_report rep;
+        cc_rewrite_desc rd = cc_rewrite_desc_default();
+        rd.max_chunks = 1;
+        build_tp(ctx, &m, jobs, (cc_comm*)&dummy_comm, DEF_NONE, &g);
+        CHECK_RES(ctx, cc_graph_decompose(ctx, g, &rd, &dg, &rep), CC_OK, "max_chunks 1");
+        CHECK(rep.n_changed == 0 && rep.n_evaluations == 0 && rep.n_ops_after == rep.n_ops_before,
+              "max_chunks 1: an unchanged copy, nothing judged");
+        CHECK(dg && graph_fingerprint(dg) == graph_fingerprint(g), "the copy has the same ops, names and durations");
+        cc_graph_destroy(dg);
+        /* max_evaluations 1: one candidate graph judged */
+        rd = cc_rewrite_desc_default();
+        rd.max_evaluations = 1;
+        CHECK_RES(ctx, cc_graph_decompose(ctx, g, &rd, &dg, &rep), CC_OK, "max_evaluations 1");
+        CHECK(rep.n_evaluations == 1 && rep.n_changed <= 1, "max_evaluations 1: the search stops after one (%d, %d split)",
+              rep.n_evaluations, rep.n_changed);
+        cc_graph_destroy(dg);
+        /* collectives that take no time: the compute stream is the bound, nothing is strictly better */
+        {
+            int i;
+            for (i = 0; i < cc_graph_n_ops(g); i++)
+                if (cc_op_demand(g, cc_graph_op(g, i), CC_STREAM_COMM) == 1) cc_op_set_duration(g, cc_graph_op(g, i), 0);
+            CHECK_RES(ctx, cc_graph_decompose(ctx, g, NULL, &dg, &rep), CC_OK, "collectives of no duration");
+            CHECK(rep.n_changed == 0 && rep.makespan_after_us == rep.makespan_before_us,
+                  "when the collectives cost nothing, no split is strictly better: unchanged (%d)", rep.n_changed);
+            cc_graph_destroy(dg);
+        }
+        cc_graph_destroy(g);
+    }
+    cc_context_destroy(ctx);
+}
+
+/* ---- arguments ------------------------------------------------------------------------*/
+static void test_bad_args(void) {
+    cc_context* ctx;
+    cc_graph* g = NULL;
+    cc_graph* dg = (cc_graph*)&dg;
+    cc_rewrite_desc rd;
+    cc_rewrite_report rep;
+    static tp m;
+    static tjob jobs[3 * L];
+    int dummy_comm;
+    cc_context_create(NULL, &ctx);
+    init_tp(&m, 0);
+    build_tp(ctx, &m, jobs, (cc_comm*)&dummy_comm, DEF_NONE, &g);
+    CHECK_INT(cc_graph_decompose(NULL, g, NULL, &dg, NULL), CC_ERR_INVALID_ARG, "no context");
+    CHECK(dg == NULL, "*out is NULL after a failure");
+    CHECK_RES(ctx, cc_graph_decompose(ctx, NULL, NULL, &dg, NULL), CC_ERR_INVALID_ARG, "no graph");
+    CHECK_CONTAINS(cc_last_error(ctx), "cc_graph_decompose", "the message names the function");
+    CHECK_RES(ctx, cc_graph_decompose(ctx, g, NULL, NULL, NULL), CC_ERR_INVALID_ARG, "no out");
+    rd = cc_rewrite_desc_default();
+    rd.max_chunks = -4;
+    memset(&rep, 0x55, sizeof rep);
+    CHECK_RES(ctx, cc_graph_decompose(ctx, g, &rd, &dg, &rep), CC_ERR_INVALID_ARG, "max_chunks < 0");
+    CHECK_CONTAINS(cc_last_error(ctx), "max_chunks", "the message names the field");
+    CHECK(rep.n_candidates == 0 && rep.n_ops_after == 0, "the report is zero after a failure");
+    rd = cc_rewrite_desc_default();
+    rd.sched.priority = (cc_priority)77;
+    CHECK_RES(ctx, cc_graph_decompose(ctx, g, &rd, &dg, NULL), CC_ERR_INVALID_ARG, "an unknown priority rule for judging");
+    CHECK(dg == NULL, "*out is NULL");
+    /* the desc rules of cc_graph_add_op */
+    {
+        cc_op_desc d = cc_op_desc_default();
+        cc_collective co;
+        float buf[4];
+        d.name = "chunks_only"; d.chunk_fn = chunk_fn;
+        CHECK_RES(ctx, cc_graph_add_op(g, &d, NULL), CC_ERR_INVALID_ARG, "chunk_fn without fn is refused");
+        CHECK_CONTAINS(cc_last_error(ctx), "chunk_fn", "the message says why");
+        memset(&co, 0, sizeof co);
+        co.kind = CC_COLL_ALL_REDUCE; co.n_elems = 4; co.comm = (cc_comm*)&dummy_comm; co.send_buf = co.recv_buf = buf;
+        d = cc_op_desc_default();
+        d.name = "coll_with_chunks"; d.stream = CC_STREAM_COMM; d.coll = &co; d.chunk_fn = chunk_fn;
+        CHECK_RES(ctx, cc_graph_add_op(g, &d, NULL), CC_ERR_INVALID_ARG, "a collective with a chunk_fn is refused");
+    }
+    /* a cycle */
+    cc_graph_add_dep(g, cc_graph_op(g, 1), cc_graph_op(g, 0));
+    CHECK_RES(ctx, cc_graph_decompose(ctx, g, NULL, &dg, NULL), CC_ERR_CYCLE, "an input with a cycle");
+    cc_graph_destroy(g);
+    cc_context_destroy(ctx);
+}
+
+/* ---- a failing allocator ------------------------------------------------------------*/
+static void test_failing_allocator(void) {
+    tu_alloc ta;
+    cc_context_desc cd = cc_context_desc_default();
+    cc_context* ctx = NULL;
+    cc_graph* g = NULL;
+    cc_graph* dg = NULL;
+    static tp m;
+    static tjob jobs[3 * L];
+    int dummy_comm;
+    long n_calls, base, k, bad_code = 0, bad_out = 0, leaks = 0, changed_input = 0;
+    uint64_t fp0, fp_ok = 0;
+    cc_rewrite_report rep;
+    memset(&ta, 0, sizeof ta);
+    cd.allocator = tu_allocator(&ta);
+    if (cc_context_create(&cd, &ctx) != CC_OK) { CHECK(0, "context"); return; }
+    init_tp(&m, 0);
+    build_tp(ctx, &m, jobs, (cc_comm*)&dummy_comm, DEF_NONE, &g);
+    cc_graph_validate(g);
+    fp0 = graph_fingerprint(g);
+    base = ta.n_calls;
+    if (cc_graph_decompose(ctx, g, NULL, &dg, &rep) == CC_OK) { fp_ok = graph_fingerprint(dg); cc_graph_destroy(dg); }
+    n_calls = ta.n_calls - base;
+    CHECK(fp_ok != 0 && rep.n_changed == L, "the reference run decomposes every layer (%d)", rep.n_changed);
+    for (k = 1; k <= n_calls; k++) {
+        long live0 = ta.live;
+        cc_result r;
+        ta.fail_at = ta.n_calls + k;
+        ta.fail_after = (int)(k & 1);
+        dg = (cc_graph*)&dg;
+        r = cc_graph_decompose(ctx, g, NULL, &dg, &rep);
+        ta.fail_at = 0;
+        if (r != CC_ERR_OUT_OF_MEMORY) { if (!bad_code++) NOTE("k = %ld: %s", k, tu_res_name(r)); }
+        if (dg != NULL) { bad_out++; if (r == CC_OK) cc_graph_destroy(dg); }
+        if (ta.live != live0) { if (!leaks++) NOTE("k = %ld: %ld blocks leaked", k, ta.live - live0); }
+        if (graph_fingerprint(g) != fp0 || cc_graph_validate(g) != CC_OK) changed_input++;
+    }
+    CHECK(bad_code == 0, "refusing the k-th allocation, k = 1..%ld: always CC_ERR_OUT_OF_MEMORY (%ld other)", n_calls, bad_code);
+    CHECK(bad_out == 0, "and *out NULL (%ld not)", bad_out);
+    CHECK(leaks == 0, "and nothing leaked (%ld runs leaked)", leaks);
+    CHECK(changed_input == 0, "and the input unchanged (%ld runs changed it)", changed_input);
+    dg = NULL;
+    CHECK_RES(ctx, cc_graph_decompose(ctx, g, NULL, &dg, NULL), CC_OK, "afterwards the same call succeeds");
+    CHECK(dg && graph_fingerprint(dg) == fp_ok, "with the same result");
+    cc_graph_destroy(dg);
+    cc_graph_destroy(g);
+    cc_context_destroy(ctx);
+    CHECK_INT(ta.live, 0, "every block is freed at the end");
+    CHECK_INT(ta.bad_frees, 0, "no foreign frees");
+}
+
+/* ---- determinism; a decomposed graph copied again keeps its chunk records ------------*/
+static void chunk_count(void* stream, void* user, int chunk, int n) { (void)stream; (void)chunk; (void)n; (*(int*)user)++; }
+static void whole_count(void* stream, void* user) { (void)stream; *(int*)user += 1000; }
+
+static void test_determinism(void) {
+    cc_context* ctx;
+    static tp m;
+    static tjob jobs[3 * L];
+    int dummy_comm, run;
+    uint64_t fp[2] = { 0, 1 };
+    cc_context_create(NULL, &ctx);
+    init_tp(&m, 0);
+    for (run = 0; run < 2; run++) {
+        cc_graph* g = NULL;
+        cc_graph* dg = NULL;
+        if (build_tp(ctx, &m, jobs, (cc_comm*)&dummy_comm, DEF_NONE, &g) == CC_OK && cc_graph_decompose(ctx, g, NULL, &dg, NULL) == CC_OK)
+            fp[run] = graph_fingerprint(dg);
+        cc_graph_destroy(dg);
+        cc_graph_destroy(g);
+    }
+    CHECK(fp[0] == fp[1], "two runs on the same graph give identical op names and durations");
+    /* decompose a graph, fuse the result (a copy of it), destroy the first:
+       the copy's chunk ops still run the user's chunk function */
+    {
+        cc_graph* g = NULL;
+        cc_graph* dg = NULL;
+        cc_graph* fg = NULL;
+        cc_op_desc d = cc_op_desc_default();
+        cc_buffer b;
+        cc_region r;
+        int calls = 0, i, n_chunk_ops = 0;
+        cc_graph_create(ctx, NULL, &g);
+        cc_graph_add_buffer(g, "b", 64, &b);
+        r = rg(b, 64, 4);
+        d.name = "solo"; d.duration_us = 10; d.fn = whole_count; d.chunk_fn = chunk_count; d.user_data = &calls;
+        d.writes = &r; d.n_writes = 1;
+        cc_graph_add_op(g, &d, NULL);
+        {
+            cc_collective co;
+            static float buf[16];
+            memset(&co, 0, sizeof co);
+            co.kind = CC_COLL_ALL_REDUCE; co.n_elems = 16; co.comm = (cc_comm*)&dummy_comm; co.send_buf = co.recv_buf = buf;
+            d = cc_op_desc_default();
+            d.name = "sum"; d.duration_us = 100; d.stream = CC_STREAM_COMM; d.coll = &co;
+            d.reads = &r; d.n_reads = 1; d.writes = &r; d.n_writes = 1;
+            cc_graph_add_op(g, &d, NULL);
+        }
+        d = cc_op_desc_default();
+        d.name = "after"; d.duration_us = 10; d.fn = whole_count; d.chunk_fn = chunk_count; d.user_data = &calls;
+        d.reads = &r; d.n_reads = 1;
+        cc_graph_add_op(g, &d, NULL);
+        CHECK_RES(ctx, cc_graph_decompose(ctx, g, NULL, &dg, NULL), CC_OK, "a three-op chain decomposes");
+        if (dg) CHECK_RES(ctx, cc_graph_fuse(ctx, dg, NULL, &fg, NULL), CC_OK, "and the result can be rewritten again");
+        cc_graph_destroy(dg);
+        cc_graph_destroy(g);
+        if (fg) {
+            for (i = 0; i < cc_graph_n_ops(fg); i++) {
+                const char* nm = cc_op_name(fg, cc_graph_op(fg, i));
+                if (strchr(nm, '#') && cc_op_demand(fg, cc_graph_op(fg, i), 0) == 1) n_chunk_ops++;
+            }
+            CHECK(n_chunk_ops >= 4, "the copy has the chunk ops (%d)", n_chunk_ops);
+            CHECK(cc_op_user_data(fg, cc_graph_op(fg, 0)) == (void*)&calls, "and their user_data");
+            cc_graph_destroy(fg);
+        }
+    }
+    cc_context_destroy(ctx);
+}
+
+/* Chunk records survive copying: a decomposed graph runs its chunks on a
+   rank after the graph it came from is gone. */
+static cc_result copy_rank(cc_rank* rank, void* user) {
+    int* calls = (int*)user;
+    cc_context* ctx = cc_rank_context(rank);
+    cc_graph *g = NULL, *dg = NULL, *fg = NULL;
+    cc_op_desc d = cc_op_desc_default();
+    cc_buffer b;
+    cc_region r;
+    static float buf[2][16];
+    int me = cc_rank_index(rank);
+    cc_collective co;
+    cc_result res;
+    cc_graph_create(ctx, NULL, &g);
+    cc_graph_add_buffer(g, "b", 64, &b);
+    r = rg(b, 64, 4);
+    d.name = "solo"; d.duration_us = 10; d.fn = whole_count; d.chunk_fn = chunk_count; d.user_data = &calls[me];
+    d.writes = &r; d.n_writes = 1;
+    cc_graph_add_op(g, &d, NULL);
+    memset(&co, 0, sizeof co);
+    co.kind = CC_COLL_ALL_REDUCE; co.n_elems = 16; co.comm = cc_rank_world_comm(rank); co.send_buf = co.recv_buf = buf[me];
+    d = cc_op_desc_default();
+    d.name = "sum"; d.duration_us = 100; d.stream = CC_STREAM_COMM; d.coll = &co;
+    d.reads = &r; d.n_reads = 1; d.writes = &r; d.n_writes = 1;
+    cc_graph_add_op(g, &d, NULL);
+    res = cc_graph_decompose(ctx, g, NULL, &dg, NULL);
+    if (res == CC_OK) res = cc_graph_fuse(ctx, dg, NULL, &fg, NULL);
+    cc_graph_destroy(dg);
+    cc_graph_destroy(g);
+    if (res == CC_OK) res = run_step(rank, fg, NULL);
+    cc_graph_destroy(fg);
+    return res;
+}
+
+static void test_records_survive_copies(void) {
+    int calls[2] = { 0, 0 };
+    cc_result rc;
+    char err[512];
+    run_world(2, copy_rank, calls, &rc, err, sizeof err);
+    CHECK_RES(NULL, rc, CC_OK, "decompose, fuse the result, destroy the first two graphs, run the last (%s)", err);
+    CHECK(calls[0] >= 2 && calls[0] < 1000 && calls[0] == calls[1], "the chunk function ran through the copy's records (%d, %d calls)", calls[0],
+          calls[1]);
+}
+
+int main(void) {
+    TH_RUN(test_world_decompose);
+    TH_RUN(test_left_alone);
+    TH_RUN(test_bad_args);
+    TH_RUN(test_failing_allocator);
+    TH_RUN(test_determinism);
+    TH_RUN(test_records_survive_copies);
+    return th_done();
+}
