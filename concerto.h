@@ -33,6 +33,13 @@
        cc_schedule_release(ctx, &s);
        cc_graph_destroy(g);  cc_context_destroy(ctx);
 
+   Before it is scheduled, two rewrites can make the step itself cheaper,
+   each judged by the scheduler: cc_graph_decompose splits a synchronous
+   all-reduce, with the ops that produce and consume its rows, into chunks
+   that overlap; cc_graph_fuse merges small all-reduces into buckets. The
+   pipeline: build graph -> profile -> decompose -> fuse -> schedule -> plan
+   -> execute.
+
    OPTIONS (define before including)
        CONCERTO_STATIC          all functions static: embed a private copy per
                                 translation unit (use with the implementation)
@@ -86,6 +93,10 @@
        cc_exec_agree(exec, rank, cc_rank_world_comm(rank)); // same plan everywhere?
        cc_exec_profile(exec, 5, comm);                      // optional: measured durations
        for (;;) cc_exec_step(exec);
+   With the rewrites: profile the graph (a program-order plan will do), then
+       cc_graph_decompose(ctx, graph, NULL, &g2, NULL);     // new graphs, the
+       cc_graph_fuse(ctx, g2, NULL, &g3, NULL);             // input unchanged
+   and schedule, plan and run g3 as above.
 */
 #ifndef CONCERTO_H_INCLUDED
 #define CONCERTO_H_INCLUDED

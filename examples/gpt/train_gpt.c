@@ -1417,7 +1417,7 @@ int main(int argc, char** argv) {
     if (o.eval_batches > 0) printf("validation loss: %.4f (ln V = %.4f)\n", sh->val_loss, log((double)cfg.V));
     if (o.sample_chars > 0) printf("sample:\n%s\n", sh->sample);
     printf("\nwhat the library did to the step (%d ops, %d collectives):\n", sh->n_ops, sh->n_colls);
-    printf("  decomposed: 0 ops, fused: 0 buckets (not in this version)\n");
+    printf("  decomposed: 0 ops, fused: 0 buckets (the trainer does not call the rewrites yet)\n");
     printf("  scheduled in %.1f ms: %d ops moved from program order, cross-stream waits %d -> %d\n", sh->sched_ms, sh->moved,
            sh->n_waits[0], sh->n_waits[1]);
     printf("  predicted step: %.2f ms in program order, %.2f ms scheduled (lower bound %.2f): %.2fx\n", sh->pred_ms[0], sh->pred_ms[1],
