@@ -107,7 +107,11 @@ typedef struct shared {
 
 static int cmp_d(const void* a, const void* b) { double x = *(const double*)a, y = *(const double*)b; return (x > y) - (x < y); }
 
-static cc_region whole(cc_buffer b, uint64_t off, uint64_t n) { cc_region r; r.buffer = b; r.offset_bytes = off; r.n_bytes = n; return r; }
+static cc_region whole(cc_buffer b, uint64_t off, uint64_t n) {
+    cc_region r;
+    r.buffer = b; r.offset_bytes = off; r.n_bytes = n; r.split_rows = 0;
+    return r;
+}
 
 static cc_result rank_main(cc_rank* rank, void* user) {
     shared* sh = (shared*)user;

@@ -20,7 +20,7 @@
 
 static cc_region whole(cc_buffer b, uint64_t n_bytes) {
     cc_region r;
-    r.buffer = b; r.offset_bytes = 0; r.n_bytes = n_bytes;
+    r.buffer = b; r.offset_bytes = 0; r.n_bytes = n_bytes; r.split_rows = 0;
     return r;
 }
 

@@ -447,7 +447,11 @@ static void f_up(void* st, void* u) {
 
 typedef struct same_arg { int bad, failures; char first[512]; float result[3][4][2 * ND * ND]; } same_arg;
 
-static cc_region reg(cc_buffer b, int part, uint64_t n) { cc_region r; r.buffer = b; r.offset_bytes = (uint64_t)part * n; r.n_bytes = n; return r; }
+static cc_region reg(cc_buffer b, int part, uint64_t n) {
+    cc_region r;
+    r.buffer = b; r.offset_bytes = (uint64_t)part * n; r.n_bytes = n; r.split_rows = 0;
+    return r;
+}
 
 static cc_result same_rank(cc_rank* rank, void* user) {
     same_arg* a = (same_arg*)user;
