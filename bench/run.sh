@@ -106,17 +106,29 @@ if [ "$what" = all ] || [ "$what" = gpt ]; then
     echo "| C=$2 L=$4 H=$6 T=$8 B=${10} | $params | $(( $8 * ${10} ))$row |"
   done
   echo
-  echo "TP2 x DP2, default model, emulated link: program order vs the library's plan, side by side (median of 9 steps each):"
-  echo "| inter-node us/KiB | run | predicted program ms | predicted plan ms | predicted speed-up | measured program ms | measured plan ms | measured speed-up | predicted exposed ms | measured exposed ms |"
-  echo "|---|---|---|---|---|---|---|---|---|---|"
+  # one run: layout link rewrites -> a table row
+  orders_row() {
+    local tp=$1 dp=$2 link=$3 rw=$4 run=$5 out pred pexp meas m1 m2 dec fus
+    out=$("$gpt" --tp "$tp" --dp "$dp" "${quiet[@]}" --steps 0 --compare 9 --link "$link" --decompose "$rw" --fuse "$rw")
+    pred=$(echo "$out" | sed -n 's/.*predicted step: \([0-9.]*\) ms in program order, \([0-9.]*\) ms scheduled.*: \([0-9.]*x\)/\1 | \2 | \3/p')
+    pexp=$(echo "$out" | sed -n 's/.*predicted exposed communication: \([0-9.]*\) ms -> \([0-9.]*\) ms/\1 -> \2/p')
+    meas=$(echo "$out" | sed -n 's/.*each): \([0-9.]*\) ms -> \([0-9.]*\) ms: \([0-9.]*x\); exposed communication \([0-9.]*\) -> \([0-9.]*\) ms/\1 | \2 | \3 | \4 -> \5/p')
+    m1=$(echo "$meas" | cut -d'|' -f1-3); m2=$(echo "$meas" | cut -d'|' -f4)
+    dec=$(echo "$out" | sed -n 's/.*decomposed \([0-9]*\) all-reduce.*/\1/p'); fus=$(echo "$out" | sed -n 's/.*into \([0-9]*\) bucket.*/\1/p')
+    echo "| TP$tp x DP$dp | $link | ${dec:--} / ${fus:--} | $run | $pred | $m1 | $pexp | $m2 |"
+  }
+  echo "default model, emulated link: program order vs the library's plan, without and with decomposition and fusion,"
+  echo "side by side in one process (median of 9 steps each):"
+  echo "| layout | inter-node us/KiB | decomposed / fused | run | predicted program ms | predicted plan ms | predicted speed-up | measured program ms | measured plan ms | measured speed-up | predicted exposed ms | measured exposed ms |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
   for link in 10 20 40 80; do
-    for run in 1 2 3; do
-      out=$("$gpt" --tp 2 --dp 2 "${quiet[@]}" --steps 0 --compare 9 --link $link)
-      pred=$(echo "$out" | sed -n 's/.*predicted step: \([0-9.]*\) ms in program order, \([0-9.]*\) ms scheduled.*: \([0-9.]*x\)/\1 | \2 | \3/p')
-      pexp=$(echo "$out" | sed -n 's/.*predicted exposed communication: \([0-9.]*\) ms -> \([0-9.]*\) ms/\1 -> \2/p')
-      meas=$(echo "$out" | sed -n 's/.*each): \([0-9.]*\) ms -> \([0-9.]*\) ms: \([0-9.]*x\); exposed communication \([0-9.]*\) -> \([0-9.]*\) ms/\1 | \2 | \3 | \4 -> \5/p')
-      m1=$(echo "$meas" | cut -d'|' -f1-3); m2=$(echo "$meas" | cut -d'|' -f4)
-      echo "| $link | $run | $pred | $m1 | $pexp | $m2 |"
+    for rw in off on; do
+      for run in 1 2 3; do orders_row 2 2 $link $rw $run; done
+    done
+  done
+  for lay in "2 1" "1 2"; do
+    for rw in off on; do
+      for run in 1 2 3; do orders_row $lay 40 $rw $run; done
     done
   done
   text=../shared/data/text/tinyshakespeare.txt

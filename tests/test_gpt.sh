@@ -8,7 +8,9 @@
 #   model computes in float32, the reference in float64: the differences
 #   seen are around 3e-7);
 # - the losses of every step are bit-identical in program order and in the
-#   library's order, for TP1 x DP1 and TP2 x DP2;
+#   library's order, for TP1 x DP1 and for TP2 x DP2 with decomposition and
+#   fusion off and on (the chunks keep every sum in the same order), and
+#   over a slow emulated link the library does decompose and fuse;
 # - the same global batch on TP1xDP1, TP2xDP1, TP1xDP2, TP2xDP2, TP4xDP1
 #   gives the same losses within 1e-4 relative (reductions run in another
 #   order);
@@ -46,31 +48,34 @@ close() {
         END { if (m != n) { printf "%d vs %d lines\n", n, m; bad = 1 } exit bad }' "$1" "$2"
 }
 
-# ---- orders and layouts --------------------------------------------------
+# ---- orders, rewrites and layouts ------------------------------------------
 run() { local name=$1; shift; timeout 600 "$gpt" "${small[@]}" --steps 12 --losses "$tmp/$name.txt" "$@" >"$tmp/$name.log" 2>&1; }
-for lay in "1 1" "2 2"; do
-    set -- $lay
-    run "p$1x$2" --tp "$1" --dp "$2" --order program; r1=$?
-    run "c$1x$2" --tp "$1" --dp "$2" --order concerto; r2=$?
-    if [ "$r1" -ne 0 ] || [ "$r2" -ne 0 ]; then
-        fail "TP$1 x DP$2 runs failed: $(tail -n 2 "$tmp/p$1x$2.log" "$tmp/c$1x$2.log")"
-    else
-        cmp -s "$tmp/p$1x$2.txt" "$tmp/c$1x$2.txt"
-        check $? "TP$1 x DP$2: the 12 losses are bit-identical in program order and the library's order" \
-            "$(paste "$tmp/p$1x$2.txt" "$tmp/c$1x$2.txt" | head -n 3)"
-    fi
+same_as() {   # reference run, run, description
+    if [ ! -f "$tmp/$1.txt" ] || [ ! -f "$tmp/$2.txt" ]; then fail "$3: a run failed: $(tail -n 2 "$tmp/$1.log" "$tmp/$2.log")"; return; fi
+    cmp -s "$tmp/$1.txt" "$tmp/$2.txt"; check $? "$3" "$(paste "$tmp/$1.txt" "$tmp/$2.txt" | head -n 3)"
+}
+run p1x1 --order program
+run c1x1 --order concerto
+same_as p1x1 c1x1 "TP1 x DP1: the 12 losses are bit-identical in program order and the library's order"
+# TP2 x DP2 over a slow emulated link, so that decomposing and fusing pay
+slow=(--tp 2 --dp 2 --link 200 --latency 100)
+run p2x2 "${slow[@]}" --order program
+for rw in "off off" "on off" "off on" "on on"; do
+    set -- $rw
+    run "c2x2_$1_$2" "${slow[@]}" --order concerto --decompose "$1" --fuse "$2"
+    same_as p2x2 "c2x2_$1_$2" "TP2 x DP2, decompose $1, fuse $2: the 12 losses are bit-identical to program order's"
 done
-if [ -f "$tmp/c1x1.txt" ]; then
-    for lay in "2 1" "1 2" "2 2" "4 1"; do
-        set -- $lay
-        if [ ! -f "$tmp/c$1x$2.txt" ]; then run "c$1x$2" --tp "$1" --dp "$2"; fi
-        if [ -f "$tmp/c$1x$2.txt" ]; then
-            out=$(close "$tmp/c1x1.txt" "$tmp/c$1x$2.txt" 1e-4); check $? "TP$1 x DP$2 losses match TP1 x DP1 within 1e-4" "$out"
-        else fail "TP$1 x DP$2 run failed: $(tail -n 2 "$tmp/c$1x$2.log")"; fi
-    done
-fi
-out=$(grep "what the library did" "$tmp/c2x2.log"); n=$(echo "$out" | sed -n 's/.*ops, \([0-9]*\) collectives.*/\1/p')
-[ -n "$n" ] && [ "$n" -gt 0 ]; check $? "TP2 x DP2: the step has collectives ($n)" "$out"
+out=$(grep "decomposed" "$tmp/c2x2_on_on.log"); n=$(echo "$out" | sed -n 's/.*decomposed \([0-9]*\) all-reduce.*/\1/p')
+[ -n "$n" ] && [ "$n" -gt 0 ]; check $? "TP2 x DP2: the library decomposed all-reduces ($out)" "$out"
+out=$(grep "fused collectives" "$tmp/c2x2_on_on.log"); n=$(echo "$out" | sed -n 's/.*into \([0-9]*\) bucket.*/\1/p')
+[ -n "$n" ] && [ "$n" -gt 0 ]; check $? "TP2 x DP2: the library fused gradient all-reduces ($out)" "$out"
+for lay in "2 1" "1 2" "2 2" "4 1"; do
+    set -- $lay
+    run "l$1x$2" --tp "$1" --dp "$2"
+    if [ -f "$tmp/c1x1.txt" ] && [ -f "$tmp/l$1x$2.txt" ]; then
+        out=$(close "$tmp/c1x1.txt" "$tmp/l$1x$2.txt" 1e-4); check $? "TP$1 x DP$2 losses match TP1 x DP1 within 1e-4" "$out"
+    else fail "TP$1 x DP$2 run failed: $(tail -n 2 "$tmp/l$1x$2.log")"; fi
+done
 
 # ---- training --------------------------------------------------------------
 timeout 900 "$gpt" --embd 16 --layers 1 --heads 2 --lr 1e-2 --seq 16 --batch 8 --steps 300 --no-link --sample 0 --eval 16 --compare 0 \

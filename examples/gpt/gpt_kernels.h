@@ -86,12 +86,15 @@ static void k_layernorm(float* out, float* mean, float* rstd, const float* inp, 
 }
 
 /* dinp[N][C] = (resid ? resid : 0) + d layernorm / d inp applied to dout;
-   dw[C], db[C] overwritten. */
+   dw[C], db[C] overwritten, or added to with accumulate (the rows of one
+   batch in pieces: the sums come out the same, in the same order). */
 static void k_layernorm_bwd(float* dinp, float* dw, float* db, const float* resid, const float* dout, const float* inp,
-                            const float* mean, const float* rstd, const float* w, int N, int C) {
+                            const float* mean, const float* rstd, const float* w, int N, int C, int accumulate) {
     int n, c;
-    memset(dw, 0, sizeof(float) * (size_t)C);
-    memset(db, 0, sizeof(float) * (size_t)C);
+    if (!accumulate) {
+        memset(dw, 0, sizeof(float) * (size_t)C);
+        memset(db, 0, sizeof(float) * (size_t)C);
+    }
     for (n = 0; n < N; n++) {
         const float* x = inp + (size_t)n * C;
         const float* g = dout + (size_t)n * C;

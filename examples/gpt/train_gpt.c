@@ -26,6 +26,14 @@
    them: the weight gradient of each layer before its input gradient, and
    the gradient all-reduces in parameter order after the backward pass.
 
+   Before scheduling, the library may rewrite the step (the library's order
+   only; --decompose, --fuse): the ops around each tensor-parallel
+   all-reduce can run in chunks of token rows (their chunk functions below),
+   so it cuts them and the all-reduce into pieces that overlap; the
+   gradients lie back to back in memory, so it can fuse their all-reduces
+   into buckets. Both keep every sum in the same order: the losses stay
+   bit-identical to program order's.
+
    Run with --help for the options. */
 #define _POSIX_C_SOURCE 200809L
 #define CONCERTO_IMPLEMENTATION
@@ -59,6 +67,7 @@ typedef struct options {
     double link_alpha_us, link_us_per_kib;
     const char *save, *save_init, *load, *dump_batches, *dump_grads, *losses, *trace;
     int eval_batches, sample_chars, profile_repeats, print_every, compare_steps;
+    int decompose, fuse;      /* rewrites before scheduling (the library's order only) */
 } options;
 
 static void usage(FILE* f) {
@@ -75,6 +84,9 @@ static void usage(FILE* f) {
             "  --lr X               peak learning rate (default 3e-3), --warmup N steps (default 10)\n"
             "  --seed N             initialisation and batch order (default 1)\n"
             "  --order program|concerto|both   issue order of the step (default concerto)\n"
+            "  --decompose on|off   let the library cut tensor-parallel all-reduces and the ops\n"
+            "                       around them into chunks (default on; the library's order only)\n"
+            "  --fuse on|off        let the library fuse gradient all-reduces into buckets (default on)\n"
             "  --link US_PER_KIB    emulated inter-node link: microseconds per KiB (default 40);\n"
             "                       the intra-node (TP) link is 4x faster\n"
             "  --latency US         emulated link latency per step (default 30; intra-node: half)\n"
@@ -441,7 +453,10 @@ out:
 }
 
 /* ---- a rank's tensors ----------------------------------------------------- */
-typedef struct tensor { const char* name; void* p; size_t bytes; cc_buffer buf; } tensor;
+/* A tensor the graph knows as a buffer. rows > 0: its leading dimension is
+   the batch (rows of tokens, or of sequences), along which the library may
+   cut ops that read or write it into chunks (decomposition). */
+typedef struct tensor { const char* name; void* p; size_t bytes; uint64_t rows; int owned; cc_buffer buf; } tensor;
 
 typedef struct layer_t {
     /* forward, [N][.] with N = B_local * T; Cl = C/TP, F = 4C/TP, Hl = H/TP */
@@ -488,12 +503,14 @@ typedef struct rank_state {
     int t;
     int train;                    /* the loss op also writes dlogits */
     tensor* tensors; int n_tensors, cap_tensors;
+    float* grad_slab;             /* every gradient, in parameter order */
     cc_comm *tp_comm, *dp_comm;
     cc_collective* colls; int n_colls, cap_colls;
 } rank_state;
 
-static void* rs_alloc(rank_state* s, const char* name, size_t bytes) {
-    void* p;
+/* Registers p (allocated here if NULL, then owned) as a tensor. */
+static void* rs_tensor(rank_state* s, const char* name, void* p, size_t bytes, uint64_t rows) {
+    int owned = p == NULL;
     if (s->n_tensors == s->cap_tensors) {
         int cap = s->cap_tensors ? 2 * s->cap_tensors : 256;
         tensor* t = (tensor*)realloc(s->tensors, sizeof(tensor) * (size_t)cap);
@@ -501,11 +518,12 @@ static void* rs_alloc(rank_state* s, const char* name, size_t bytes) {
         s->tensors = t;
         s->cap_tensors = cap;
     }
-    p = calloc(1, bytes ? bytes : 1);
-    if (!p) return NULL;
+    if (owned && !(p = calloc(1, bytes ? bytes : 1))) return NULL;
     s->tensors[s->n_tensors].name = name;
     s->tensors[s->n_tensors].p = p;
     s->tensors[s->n_tensors].bytes = bytes;
+    s->tensors[s->n_tensors].rows = rows;
+    s->tensors[s->n_tensors].owned = owned;
     s->tensors[s->n_tensors].buf.id = 0;
     s->n_tensors++;
     return p;
@@ -519,48 +537,58 @@ static tensor* find_tensor(rank_state* s, const void* p) {
 
 static void rs_free(rank_state* s) {
     int i;
-    for (i = 0; i < s->n_tensors; i++) free(s->tensors[i].p);
+    for (i = 0; i < s->n_tensors; i++) if (s->tensors[i].owned) free(s->tensors[i].p);
     free(s->tensors);
+    free(s->grad_slab);
     free(s->colls);
 }
 
-#define ALLOC(ptr, name, count) do { if (!((ptr) = rs_alloc(s, name, sizeof(*(ptr)) * (size_t)(count)))) return 0; } while (0)
+#define ALLOCR(ptr, name, count, rows) \
+    do { if (!((ptr) = rs_tensor(s, name, NULL, sizeof(*(ptr)) * (size_t)(count), (uint64_t)(rows)))) return 0; } while (0)
+#define ALLOC(ptr, name, count) ALLOCR(ptr, name, count, 0)
 
 static int rs_init(rank_state* s) {
     const config* c = &s->cfg;
     int l, p, N = s->N, C = c->C;
+    size_t total = 0, off = 0;
+    /* the gradients lie back to back in parameter order, so that the
+       library can fuse their all-reduces into buckets */
+    for (p = 0; p < s->np; p++) total += s->pn[p] = shard_size(&s->layout->p[p], s->TP);
+    if (!(s->grad_slab = (float*)calloc(total, sizeof(float)))) return 0;
     for (p = 0; p < s->np; p++) {
-        size_t n = s->pn[p] = shard_size(&s->layout->p[p], s->TP);
+        size_t n = s->pn[p];
         ALLOC(s->param[p], s->layout->p[p].name, n);
-        ALLOC(s->grad[p], "grad", n);
+        if (!(s->grad[p] = (float*)rs_tensor(s, "grad", s->grad_slab + off, sizeof(float) * n, 0))) return 0;
+        off += n;
         ALLOC(s->adam_m[p], "adam_m", n);
         ALLOC(s->adam_v[p], "adam_v", n);
     }
-    ALLOC(s->inputs, "inputs", N);
-    ALLOC(s->targets, "targets", N);
-    for (l = 0; l <= c->L; l++) { ALLOC(s->x[l], "x", N * C); ALLOC(s->dx[l], "dx", N * C); }
+    /* activations: rows of tokens (N), attention probabilities rows of sequences */
+    ALLOCR(s->inputs, "inputs", N, N);
+    ALLOCR(s->targets, "targets", N, N);
+    for (l = 0; l <= c->L; l++) { ALLOCR(s->x[l], "x", N * C, N); ALLOCR(s->dx[l], "dx", N * C, N); }
     for (l = 0; l < c->L; l++) {
         layer_t* y = &s->lay[l];
-        ALLOC(y->a, "ln1", N * C); ALLOC(y->mean1, "mean1", N); ALLOC(y->rstd1, "rstd1", N);
-        ALLOC(y->qkv, "qkv", N * 3 * s->Cl);
-        ALLOC(y->att, "att", (size_t)s->Bl * s->Hl * c->T * c->T);
-        ALLOC(y->y, "attn_out", N * s->Cl);
-        ALLOC(y->pp, "proj_partial", N * C);
-        ALLOC(y->x1, "x1", N * C);
-        ALLOC(y->m, "ln2", N * C); ALLOC(y->mean2, "mean2", N); ALLOC(y->rstd2, "rstd2", N);
-        ALLOC(y->h, "fc", N * s->F); ALLOC(y->u, "gelu", N * s->F);
-        ALLOC(y->pf, "fcproj_partial", N * C);
-        ALLOC(y->dx1, "dx1", N * C);
-        ALLOC(y->dh, "dfc", N * s->F);
-        ALLOC(y->dm, "dln2_partial", N * C);
-        ALLOC(y->dy, "dattn_out", N * s->Cl);
-        ALLOC(y->dqkv, "dqkv", N * 3 * s->Cl);
-        ALLOC(y->da, "dln1_partial", N * C);
+        ALLOCR(y->a, "ln1", N * C, N); ALLOCR(y->mean1, "mean1", N, N); ALLOCR(y->rstd1, "rstd1", N, N);
+        ALLOCR(y->qkv, "qkv", N * 3 * s->Cl, N);
+        ALLOCR(y->att, "att", (size_t)s->Bl * s->Hl * c->T * c->T, s->Bl);
+        ALLOCR(y->y, "attn_out", N * s->Cl, N);
+        ALLOCR(y->pp, "proj_partial", N * C, N);
+        ALLOCR(y->x1, "x1", N * C, N);
+        ALLOCR(y->m, "ln2", N * C, N); ALLOCR(y->mean2, "mean2", N, N); ALLOCR(y->rstd2, "rstd2", N, N);
+        ALLOCR(y->h, "fc", N * s->F, N); ALLOCR(y->u, "gelu", N * s->F, N);
+        ALLOCR(y->pf, "fcproj_partial", N * C, N);
+        ALLOCR(y->dx1, "dx1", N * C, N);
+        ALLOCR(y->dh, "dfc", N * s->F, N);
+        ALLOCR(y->dm, "dln2_partial", N * C, N);
+        ALLOCR(y->dy, "dattn_out", N * s->Cl, N);
+        ALLOCR(y->dqkv, "dqkv", N * 3 * s->Cl, N);
+        ALLOCR(y->da, "dln1_partial", N * C, N);
     }
-    ALLOC(s->xf, "lnf", N * C); ALLOC(s->meanf, "meanf", N); ALLOC(s->rstdf, "rstdf", N);
-    ALLOC(s->logits, "logits", N * c->V);
-    ALLOC(s->dlogits, "dlogits", N * c->V);
-    ALLOC(s->dxf, "dlnf", N * C);
+    ALLOCR(s->xf, "lnf", N * C, N); ALLOCR(s->meanf, "meanf", N, N); ALLOCR(s->rstdf, "rstdf", N, N);
+    ALLOCR(s->logits, "logits", N * c->V, N);
+    ALLOCR(s->dlogits, "dlogits", N * c->V, N);
+    ALLOCR(s->dxf, "dlnf", N * C, N);
     ALLOC(s->loss, "loss", 1);
     ALLOC(s->sumsq, "sumsq", s->np);
     ALLOC(s->normsq, "normsq", 1);
@@ -586,17 +614,28 @@ static void op_embed(void* stream, void* u) {
 static void op_ln1(void* stream, void* u) { JOB; layer_t* y = &s->lay[l]; k_layernorm(y->a, y->mean1, y->rstd1, s->x[l], PW(P_LN1W), PW(P_LN1B), s->N, c->C); }
 static void op_qkv(void* stream, void* u) { JOB; layer_t* y = &s->lay[l]; k_matmul(y->qkv, y->a, PW(P_ATTNW), PW(P_ATTNB), s->N, c->C, 3 * s->Cl); }
 static void op_attn(void* stream, void* u) { JOB; layer_t* y = &s->lay[l]; k_attention(y->y, y->att, y->qkv, s->Bl, c->T, s->Hl, c->C / c->H); }
-static void op_proj(void* stream, void* u) { JOB; layer_t* y = &s->lay[l]; k_matmul(y->pp, y->y, PW(P_PROJW), NULL, s->N, s->Cl, c->C); }
-static void op_resid1(void* stream, void* u) {
-    JOB;
+/* Ops around the tensor-parallel all-reduces also run in chunks of rows
+   (tokens) when the library decomposes them: chunk i of n covers rows
+   [i N/n, (i+1) N/n). The whole op is chunk 0 of 1. */
+#define CHUNK JOB; int r0 = (int)((int64_t)s->N * chunk / n_chunks), r1 = (int)((int64_t)s->N * (chunk + 1) / n_chunks); \
+    size_t R0 = (size_t)r0; (void)R0
+static void ch_proj(void* stream, void* u, int chunk, int n_chunks) {
+    CHUNK;
+    layer_t* y = &s->lay[l];
+    k_matmul(y->pp + R0 * c->C, y->y + R0 * s->Cl, PW(P_PROJW), NULL, r1 - r0, s->Cl, c->C);
+}
+static void op_proj(void* stream, void* u) { ch_proj(stream, u, 0, 1); }
+static void ch_resid1(void* stream, void* u, int chunk, int n_chunks) {
+    CHUNK;
     layer_t* y = &s->lay[l];
     int n, k;
-    for (n = 0; n < s->N; n++)
+    for (n = r0; n < r1; n++)
         for (k = 0; k < c->C; k++) {
             size_t i = (size_t)n * c->C + k;
             y->x1[i] = s->x[l][i] + (y->pp[i] + PW(P_PROJB)[k]);
         }
 }
+static void op_resid1(void* stream, void* u) { ch_resid1(stream, u, 0, 1); }
 static void op_ln2(void* stream, void* u) { JOB; layer_t* y = &s->lay[l]; k_layernorm(y->m, y->mean2, y->rstd2, y->x1, PW(P_LN2W), PW(P_LN2B), s->N, c->C); }
 static void op_fc(void* stream, void* u) {
     JOB;
@@ -604,17 +643,23 @@ static void op_fc(void* stream, void* u) {
     k_matmul(y->h, y->m, PW(P_FCW), PW(P_FCB), s->N, c->C, s->F);
     k_gelu(y->u, y->h, (size_t)s->N * s->F);
 }
-static void op_fcproj(void* stream, void* u) { JOB; layer_t* y = &s->lay[l]; k_matmul(y->pf, y->u, PW(P_FCPROJW), NULL, s->N, s->F, c->C); }
-static void op_resid2(void* stream, void* u) {
-    JOB;
+static void ch_fcproj(void* stream, void* u, int chunk, int n_chunks) {
+    CHUNK;
+    layer_t* y = &s->lay[l];
+    k_matmul(y->pf + R0 * c->C, y->u + R0 * s->F, PW(P_FCPROJW), NULL, r1 - r0, s->F, c->C);
+}
+static void op_fcproj(void* stream, void* u) { ch_fcproj(stream, u, 0, 1); }
+static void ch_resid2(void* stream, void* u, int chunk, int n_chunks) {
+    CHUNK;
     layer_t* y = &s->lay[l];
     int n, k;
-    for (n = 0; n < s->N; n++)
+    for (n = r0; n < r1; n++)
         for (k = 0; k < c->C; k++) {
             size_t i = (size_t)n * c->C + k;
             s->x[l + 1][i] = y->x1[i] + (y->pf[i] + PW(P_FCPROJB)[k]);
         }
 }
+static void op_resid2(void* stream, void* u) { ch_resid2(stream, u, 0, 1); }
 static void op_lnf(void* stream, void* u) { JOB; k_layernorm(s->xf, s->meanf, s->rstdf, s->x[c->L], s->param[s->np - 2], s->param[s->np - 1], s->N, c->C); }
 static void op_head(void* stream, void* u) { JOB; k_matmul(s->logits, s->xf, s->param[0], NULL, s->N, c->C, c->V); }
 static void op_loss(void* stream, void* u) {
@@ -626,7 +671,7 @@ static void op_head_bwd_x(void* stream, void* u) { JOB; k_matmul_bwd_input(s->dx
 static void op_lnf_bwd(void* stream, void* u) {
     JOB;
     k_layernorm_bwd(s->dx[c->L], s->grad[s->np - 2], s->grad[s->np - 1], NULL, s->dxf, s->x[c->L], s->meanf, s->rstdf,
-                    s->param[s->np - 2], s->N, c->C);
+                    s->param[s->np - 2], s->N, c->C, 0);
 }
 static void op_fcproj_bwd_w(void* stream, void* u) { JOB; k_matmul_bwd_weight(GW(P_FCPROJW), GW(P_FCPROJB), s->dx[l + 1], s->lay[l].u, s->N, s->F, c->C); }
 static void op_fcproj_bwd_x(void* stream, void* u) {
@@ -636,12 +681,19 @@ static void op_fcproj_bwd_x(void* stream, void* u) {
     k_gelu_bwd(y->dh, y->dh, y->h, (size_t)s->N * s->F);
 }
 static void op_fc_bwd_w(void* stream, void* u) { JOB; k_matmul_bwd_weight(GW(P_FCW), GW(P_FCB), s->lay[l].dh, s->lay[l].m, s->N, c->C, s->F); }
-static void op_fc_bwd_x(void* stream, void* u) { JOB; k_matmul_bwd_input(s->lay[l].dm, s->lay[l].dh, PW(P_FCW), s->N, c->C, s->F); }
-static void op_ln2_bwd(void* stream, void* u) {
-    JOB;
-    layer_t* y = &s->lay[l];
-    k_layernorm_bwd(y->dx1, GW(P_LN2W), GW(P_LN2B), s->dx[l + 1], y->dm, y->x1, y->mean2, y->rstd2, PW(P_LN2W), s->N, c->C);
+static void ch_fc_bwd_x(void* stream, void* u, int chunk, int n_chunks) {
+    CHUNK;
+    k_matmul_bwd_input(s->lay[l].dm + R0 * c->C, s->lay[l].dh + R0 * s->F, PW(P_FCW), r1 - r0, c->C, s->F);
 }
+static void op_fc_bwd_x(void* stream, void* u) { ch_fc_bwd_x(stream, u, 0, 1); }
+/* the weight gradients of a norm sum over rows: chunk 0 writes them, later chunks add */
+static void ch_ln2_bwd(void* stream, void* u, int chunk, int n_chunks) {
+    CHUNK;
+    layer_t* y = &s->lay[l];
+    k_layernorm_bwd(y->dx1 + R0 * c->C, GW(P_LN2W), GW(P_LN2B), s->dx[l + 1] + R0 * c->C, y->dm + R0 * c->C, y->x1 + R0 * c->C,
+                    y->mean2 + R0, y->rstd2 + R0, PW(P_LN2W), r1 - r0, c->C, chunk > 0);
+}
+static void op_ln2_bwd(void* stream, void* u) { ch_ln2_bwd(stream, u, 0, 1); }
 static void op_proj_bwd_w(void* stream, void* u) { JOB; k_matmul_bwd_weight(GW(P_PROJW), GW(P_PROJB), s->lay[l].dx1, s->lay[l].y, s->N, s->Cl, c->C); }
 static void op_proj_bwd_x(void* stream, void* u) { JOB; k_matmul_bwd_input(s->lay[l].dy, s->lay[l].dx1, PW(P_PROJW), s->N, s->Cl, c->C); }
 static void op_attn_bwd(void* stream, void* u) {
@@ -650,12 +702,18 @@ static void op_attn_bwd(void* stream, void* u) {
     k_attention_bwd(y->dqkv, y->dy, y->att, y->qkv, s->Bl, c->T, s->Hl, c->C / c->H);
 }
 static void op_qkv_bwd_w(void* stream, void* u) { JOB; k_matmul_bwd_weight(GW(P_ATTNW), GW(P_ATTNB), s->lay[l].dqkv, s->lay[l].a, s->N, c->C, 3 * s->Cl); }
-static void op_qkv_bwd_x(void* stream, void* u) { JOB; k_matmul_bwd_input(s->lay[l].da, s->lay[l].dqkv, PW(P_ATTNW), s->N, c->C, 3 * s->Cl); }
-static void op_ln1_bwd(void* stream, void* u) {
-    JOB;
-    layer_t* y = &s->lay[l];
-    k_layernorm_bwd(s->dx[l], GW(P_LN1W), GW(P_LN1B), y->dx1, y->da, s->x[l], y->mean1, y->rstd1, PW(P_LN1W), s->N, c->C);
+static void ch_qkv_bwd_x(void* stream, void* u, int chunk, int n_chunks) {
+    CHUNK;
+    k_matmul_bwd_input(s->lay[l].da + R0 * c->C, s->lay[l].dqkv + R0 * 3 * s->Cl, PW(P_ATTNW), r1 - r0, c->C, 3 * s->Cl);
 }
+static void op_qkv_bwd_x(void* stream, void* u) { ch_qkv_bwd_x(stream, u, 0, 1); }
+static void ch_ln1_bwd(void* stream, void* u, int chunk, int n_chunks) {
+    CHUNK;
+    layer_t* y = &s->lay[l];
+    k_layernorm_bwd(s->dx[l] + R0 * c->C, GW(P_LN1W), GW(P_LN1B), y->dx1 + R0 * c->C, y->da + R0 * c->C, s->x[l] + R0 * c->C,
+                    y->mean1 + R0, y->rstd1 + R0, PW(P_LN1W), r1 - r0, c->C, chunk > 0);
+}
+static void op_ln1_bwd(void* stream, void* u) { ch_ln1_bwd(stream, u, 0, 1); }
 static void op_embed_bwd(void* stream, void* u) {   /* wte's gradient accumulates onto the head's */
     JOB;
     int n, k, t, b;
@@ -706,6 +764,7 @@ typedef struct builder {
     job* jobs; int n_jobs, cap_jobs;
     cc_result rc;
     const void* slot_ptr;            /* a region of this tensor instead of the whole */
+    cc_op_chunk_fn chunk;            /* the next op can run in chunks: this does one */
     uint64_t slot_off, slot_bytes;
 } builder;
 
@@ -717,7 +776,8 @@ static cc_region region_of(builder* b, const void* p) {
     if (t->buf.id == 0 && cc_graph_add_buffer(b->g, t->name, t->bytes, &t->buf) != CC_OK) return r;
     r.buffer = t->buf;
     r.n_bytes = t->bytes;
-    if (p == b->slot_ptr) { r.offset_bytes = b->slot_off; r.n_bytes = b->slot_bytes; }
+    r.split_rows = t->rows;
+    if (p == b->slot_ptr) { r.offset_bytes = b->slot_off; r.n_bytes = b->slot_bytes; r.split_rows = 0; }
     return r;
 }
 
@@ -746,6 +806,8 @@ static void add_op(builder* b, const char* name, int l, cc_op_fn fn, int p, cons
         d.user_data = j;
     }
     d.coll = coll;
+    d.chunk_fn = b->chunk;
+    b->chunk = NULL;
     b->rc = cc_graph_add_op(b->g, &d, NULL);
 }
 
@@ -785,13 +847,17 @@ static cc_result build_graph(rank_state* s, int train, cc_graph** out, job** job
         add_op(b, "ln1", l, op_ln1, -1, NULL, S_COMPUTE, R(s->x[l], PW(P_LN1W), PW(P_LN1B)), R(y->a, y->mean1, y->rstd1));
         add_op(b, "qkv", l, op_qkv, -1, NULL, S_COMPUTE, R(y->a, PW(P_ATTNW), PW(P_ATTNB)), R(y->qkv));
         add_op(b, "attn", l, op_attn, -1, NULL, S_COMPUTE, R(y->qkv), R(y->y, y->att));
+        b->chunk = ch_proj;
         add_op(b, "proj", l, op_proj, -1, NULL, S_COMPUTE, R(y->y, PW(P_PROJW)), R(y->pp));
         if (s->TP > 1) add_allreduce(b, "proj.allreduce", l, y->pp, (size_t)s->N * c->C, CC_DTYPE_FLOAT32, CC_REDUCE_SUM, s->tp_comm, S_TP);
+        b->chunk = ch_resid1;
         add_op(b, "resid1", l, op_resid1, -1, NULL, S_COMPUTE, R(s->x[l], y->pp, PW(P_PROJB)), R(y->x1));
         add_op(b, "ln2", l, op_ln2, -1, NULL, S_COMPUTE, R(y->x1, PW(P_LN2W), PW(P_LN2B)), R(y->m, y->mean2, y->rstd2));
         add_op(b, "fc", l, op_fc, -1, NULL, S_COMPUTE, R(y->m, PW(P_FCW), PW(P_FCB)), R(y->h, y->u));
+        b->chunk = ch_fcproj;
         add_op(b, "fcproj", l, op_fcproj, -1, NULL, S_COMPUTE, R(y->u, PW(P_FCPROJW)), R(y->pf));
         if (s->TP > 1) add_allreduce(b, "fcproj.allreduce", l, y->pf, (size_t)s->N * c->C, CC_DTYPE_FLOAT32, CC_REDUCE_SUM, s->tp_comm, S_TP);
+        b->chunk = ch_resid2;
         add_op(b, "resid2", l, op_resid2, -1, NULL, S_COMPUTE, R(y->x1, y->pf, PW(P_FCPROJB)), R(s->x[l + 1]));
     }
     l = -1;
@@ -812,16 +878,20 @@ static cc_result build_graph(rank_state* s, int train, cc_graph** out, job** job
             add_op(b, "fcproj.bwd_w", l, op_fcproj_bwd_w, -1, NULL, S_COMPUTE, R(s->dx[l + 1], y->u), R(GW(P_FCPROJW), GW(P_FCPROJB)));
             add_op(b, "fcproj.bwd_x", l, op_fcproj_bwd_x, -1, NULL, S_COMPUTE, R(s->dx[l + 1], PW(P_FCPROJW), y->h), R(y->dh));
             add_op(b, "fc.bwd_w", l, op_fc_bwd_w, -1, NULL, S_COMPUTE, R(y->dh, y->m), R(GW(P_FCW), GW(P_FCB)));
+            b->chunk = ch_fc_bwd_x;
             add_op(b, "fc.bwd_x", l, op_fc_bwd_x, -1, NULL, S_COMPUTE, R(y->dh, PW(P_FCW)), R(y->dm));
             if (s->TP > 1) add_allreduce(b, "fc.bwd.allreduce", l, y->dm, (size_t)s->N * c->C, CC_DTYPE_FLOAT32, CC_REDUCE_SUM, s->tp_comm, S_TP);
+            b->chunk = ch_ln2_bwd;
             add_op(b, "ln2.bwd", l, op_ln2_bwd, -1, NULL, S_COMPUTE, R(s->dx[l + 1], y->dm, y->x1, y->mean2, y->rstd2, PW(P_LN2W)),
                    R(y->dx1, GW(P_LN2W), GW(P_LN2B)));
             add_op(b, "proj.bwd_w", l, op_proj_bwd_w, -1, NULL, S_COMPUTE, R(y->dx1, y->y), R(GW(P_PROJW), GW(P_PROJB)));
             add_op(b, "proj.bwd_x", l, op_proj_bwd_x, -1, NULL, S_COMPUTE, R(y->dx1, PW(P_PROJW)), R(y->dy));
             add_op(b, "attn.bwd", l, op_attn_bwd, -1, NULL, S_COMPUTE, R(y->dy, y->att, y->qkv), R(y->dqkv));
             add_op(b, "qkv.bwd_w", l, op_qkv_bwd_w, -1, NULL, S_COMPUTE, R(y->dqkv, y->a), R(GW(P_ATTNW), GW(P_ATTNB)));
+            b->chunk = ch_qkv_bwd_x;
             add_op(b, "qkv.bwd_x", l, op_qkv_bwd_x, -1, NULL, S_COMPUTE, R(y->dqkv, PW(P_ATTNW)), R(y->da));
             if (s->TP > 1) add_allreduce(b, "qkv.bwd.allreduce", l, y->da, (size_t)s->N * c->C, CC_DTYPE_FLOAT32, CC_REDUCE_SUM, s->tp_comm, S_TP);
+            b->chunk = ch_ln1_bwd;
             add_op(b, "ln1.bwd", l, op_ln1_bwd, -1, NULL, S_COMPUTE, R(y->dx1, y->da, s->x[l], y->mean1, y->rstd1, PW(P_LN1W)),
                    R(s->dx[l], GW(P_LN1W), GW(P_LN1B)));
         }
@@ -879,6 +949,8 @@ struct shared {
     double cal_ms[2];              /* side by side: median step time by order */
     double cal_exposed_ms[2];
     int n_ops, n_colls, n_waits[2], moved;
+    cc_rewrite_report dec, fus;    /* what decomposition and fusion did */
+    int n_ops_run, n_colls_run;    /* the step the library's order runs */
     double sched_ms, lower_bound_ms;
     double val_loss;
     char sample[4096];
@@ -961,7 +1033,9 @@ static cc_result rank_main(cc_rank* rank, void* user) {
     const options* o = &sh->o;
     rank_state st, *s = &st;
     cc_result rc = CC_OK;
-    cc_graph *g = NULL, *ge = NULL;
+    cc_graph *g = NULL, *ge = NULL, *gd = NULL, *gf = NULL;
+    cc_graph* gx;                 /* the step the library's order runs: g rewritten */
+    cc_graph* gk[2];
     job *jobs = NULL, *ejobs = NULL;
     cc_backend be;
     int have_be = 0, i, p, pass, step, n_ops;
@@ -1008,8 +1082,7 @@ static cc_result rank_main(cc_rank* rank, void* user) {
     TRY(build_graph(s, 1, &g, &jobs));
     TRY(build_graph(s, 0, &ge, &ejobs));
     n_ops = cc_graph_n_ops(g);
-    TRY_MEM((tst = (double*)malloc(sizeof(double) * (size_t)n_ops)) && (ten = (double*)malloc(sizeof(double) * (size_t)n_ops)) &&
-            (prog = (cc_op*)malloc(sizeof(cc_op) * (size_t)n_ops)));
+    TRY_MEM(prog = (cc_op*)malloc(sizeof(cc_op) * (size_t)n_ops));
     for (i = 0; i < n_ops; i++) prog[i] = cc_graph_op(g, i);
     TRY(cc_cpu_backend_create(rank, &be));
     have_be = 1;
@@ -1025,25 +1098,64 @@ static cc_result rank_main(cc_rank* rank, void* user) {
     TRY(cc_exec_profile(ex[0], o->profile_repeats, cc_rank_world_comm(rank)));
     snap_restore(s, &snap);
 
+    /* decomposition and fusion, judged by the library with the profiled
+       durations (the same on every rank, so every rank rewrites alike); the
+       rewritten step is profiled again */
+    gx = g;
+    if (o->decompose || o->fuse) {
+        cc_rewrite_desc rd = cc_rewrite_desc_default();
+        cc_rewrite_report rep;
+        cc_plan* px = NULL;
+        cc_exec* xx = NULL;
+        if (o->decompose) {
+            TRY(cc_graph_decompose(s->ctx, gx, &rd, &gd, &rep));
+            if (s->me == 0) sh->dec = rep;
+            gx = gd;
+        }
+        if (o->fuse) {
+            TRY(cc_graph_fuse(s->ctx, gx, &rd, &gf, &rep));
+            if (s->me == 0) sh->fus = rep;
+            gx = gf;
+        }
+        rc = cc_plan_create(s->ctx, gx, NULL, &px);
+        if (rc == CC_OK) rc = cc_exec_create(s->ctx, px, &be, &xx);
+        if (rc == CC_OK) rc = cc_exec_agree(xx, rank, cc_rank_world_comm(rank));
+        if (rc == CC_OK) rc = cc_exec_profile(xx, o->profile_repeats, cc_rank_world_comm(rank));
+        cc_exec_destroy(xx);
+        cc_plan_destroy(px);
+        snap_restore(s, &snap);
+        if (rc != CC_OK) goto done;
+    }
+    gk[0] = g;
+    gk[1] = gx;
+    {
+        int nmax = cc_graph_n_ops(gx) > n_ops ? cc_graph_n_ops(gx) : n_ops;
+        TRY_MEM((tst = (double*)malloc(sizeof(double) * (size_t)nmax)) && (ten = (double*)malloc(sizeof(double) * (size_t)nmax)));
+    }
+
     /* the library's schedule, the same on every rank */
     {
         cc_sched_desc sd = cc_sched_desc_default();
         double mk0;
-        TRY(cc_sched_solve(s->ctx, g, &sd, &sched));
+        int nx = cc_graph_n_ops(gx);
+        TRY(cc_sched_solve(s->ctx, gx, &sd, &sched));
         TRY(cc_simulate(s->ctx, g, prog, n_ops, NULL, &mk0));
         if (s->me == 0) {
             sh->pred_ms[0] = mk0 / 1000.0;
             sh->pred_ms[1] = sched.makespan_us / 1000.0;
             sh->pred_exposed_ms[0] = predicted_exposed(g, mk0);
-            sh->pred_exposed_ms[1] = predicted_exposed(g, sched.makespan_us);
+            sh->pred_exposed_ms[1] = predicted_exposed(gx, sched.makespan_us);
             sh->sched_ms = sched.solve_ms;
             sh->lower_bound_ms = sched.lower_bound_us / 1000.0;
             sh->n_ops = n_ops;
-            for (i = 0; i < n_ops; i++) if (sched.order[i].id != prog[i].id) sh->moved++;
+            sh->n_ops_run = nx;
             for (i = 0; i < n_ops; i++) if (!cc_op_demand(g, prog[i], S_COMPUTE)) sh->n_colls++;
+            for (i = 0; i < nx; i++) if (!cc_op_demand(gx, cc_graph_op(gx, i), S_COMPUTE)) sh->n_colls_run++;
+            /* ops issued at another position than in program order (of the graph that runs) */
+            for (i = 0; i < nx; i++) if (cc_op_index(gx, sched.order[i]) != i) sh->moved++;
         }
     }
-    TRY(cc_plan_create(s->ctx, g, sched.order, &plan[1]));
+    TRY(cc_plan_create(s->ctx, gx, sched.order, &plan[1]));
     TRY(cc_exec_create(s->ctx, plan[1], &be, &ex[1]));
     TRY(cc_exec_agree(ex[1], rank, cc_rank_world_comm(rank)));
     if (s->me == 0) { sh->n_waits[0] = cc_plan_n_waits(plan[0]); sh->n_waits[1] = cc_plan_n_waits(plan[1]); }
@@ -1066,7 +1178,7 @@ static cc_result rank_main(cc_rank* rank, void* user) {
                 set_batch(s, 0, step, gin, gtg);
                 s->lr = 0; s->t = 1;
                 rc = cc_exec_step(ex[k]);
-                if (rc == CC_OK) rc = measure_step(ex[k], g, tst, ten, &m[k][0][step], &m[k][1][step]);
+                if (rc == CC_OK) rc = measure_step(ex[k], gk[k], tst, ten, &m[k][0][step], &m[k][1][step]);
             }
         if (s->me == 0 && rc == CC_OK)
             for (k = 0; k < 2; k++) {
@@ -1090,7 +1202,7 @@ static cc_result rank_main(cc_rank* rank, void* user) {
             s->lr = (float)lr_at(o, step);
             s->t = step + 1;
             TRY(cc_exec_step(ex[k]));
-            TRY(measure_step(ex[k], g, tst, ten, &ms, &exp_ms));
+            TRY(measure_step(ex[k], gk[k], tst, ten, &ms, &exp_ms));
             if (s->me == 0) {
                 sh->losses[pass][step] = s->loss[0];
                 sh->step_ms[pass][step] = ms;
@@ -1109,7 +1221,7 @@ static cc_result rank_main(cc_rank* rank, void* user) {
             char pname[48];
             snprintf(pname, sizeof pname, "rank %d (tp %d, dp %d)", s->me, s->tp_rank, s->dp_rank);
             TRY(cc_exec_timeline(ex[k], tst, ten));
-            TRY(cc_trace_add(sh->trace, g, s->me, pname, tst, ten));
+            TRY(cc_trace_add(sh->trace, gk[k], s->me, pname, tst, ten));
         }
     }
 
@@ -1157,7 +1269,7 @@ done:
     for (i = 0; i < 2; i++) { cc_exec_destroy(ex[i]); cc_plan_destroy(plan[i]); }
     if (have_be) be.destroy(be.self);
     cc_schedule_release(s->ctx, &sched);
-    cc_graph_destroy(g); cc_graph_destroy(ge);
+    cc_graph_destroy(g); cc_graph_destroy(ge); cc_graph_destroy(gd); cc_graph_destroy(gf);
     free(jobs); free(ejobs);
     snap_free(&snap);
     free(gin); free(gtg); free(tst); free(ten); free(prog);
@@ -1199,6 +1311,7 @@ static int parse_args(int argc, char** argv, options* o) {
     o->batch = 8; o->tp = 1; o->dp = 1; o->steps = 100; o->lr = 3e-3; o->warmup = 10;
     o->order = 1; o->emulate = 1; o->link_alpha_us = 30; o->link_us_per_kib = 40;
     o->eval_batches = 8; o->sample_chars = 200; o->profile_repeats = 3; o->print_every = 1; o->compare_steps = 5;
+    o->decompose = 1; o->fuse = 1;
     for (i = 1; i < argc; i++) {
         const char* a = argv[i];
         const char* v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -1224,6 +1337,12 @@ static int parse_args(int argc, char** argv, options* o) {
             else if (v && !strcmp(v, "concerto")) o->order = 1;
             else if (v && !strcmp(v, "both")) o->order = 2;
             else { fprintf(stderr, "train_gpt: --order takes program, concerto or both, got '%s'\n", v ? v : "(nothing)"); ok = 0; }
+        }
+        else if (!strcmp(a, "--decompose") || !strcmp(a, "--fuse")) {
+            int on = v && !strcmp(v, "on"), off = v && !strcmp(v, "off");
+            if (!on && !off) { fprintf(stderr, "train_gpt: %s takes on or off, got '%s'\n", a, v ? v : "(nothing)"); ok = 0; }
+            else if (!strcmp(a, "--fuse")) o->fuse = on;
+            else o->decompose = on;
         }
         else if (!strcmp(a, "--load")) o->load = v;
         else if (!strcmp(a, "--save")) o->save = v;
@@ -1416,10 +1535,17 @@ int main(int argc, char** argv) {
     if (o.steps > 0) printf("trained %d steps in %.1f s\n", o.steps, sh->train_s);
     if (o.eval_batches > 0) printf("validation loss: %.4f (ln V = %.4f)\n", sh->val_loss, log((double)cfg.V));
     if (o.sample_chars > 0) printf("sample:\n%s\n", sh->sample);
-    printf("\nwhat the library did to the step (%d ops, %d collectives):\n", sh->n_ops, sh->n_colls);
-    printf("  decomposed: 0 ops, fused: 0 buckets (the trainer does not call the rewrites yet)\n");
-    printf("  scheduled in %.1f ms: %d ops moved from program order, cross-stream waits %d -> %d\n", sh->sched_ms, sh->moved,
-           sh->n_waits[0], sh->n_waits[1]);
+    printf("\nwhat the library did to the step (%d ops, %d collectives as written):\n", sh->n_ops, sh->n_colls);
+    if (o.decompose)
+        printf("  decomposed %d all-reduce(s) with the ops around them into chunks: %d -> %d ops (%d schedules judged)\n",
+               sh->dec.n_changed, sh->dec.n_ops_before, sh->dec.n_ops_after, sh->dec.n_evaluations);
+    else printf("  decomposition: off\n");
+    if (o.fuse)
+        printf("  fused collectives into %d bucket(s): %d -> %d collectives (%d schedules judged)\n", sh->fus.n_changed,
+               sh->fus.n_colls_before, sh->fus.n_colls_after, sh->fus.n_evaluations);
+    else printf("  fusion: off\n");
+    printf("  scheduled %d ops (%d collectives) in %.1f ms: %d issued at another position, cross-stream waits %d -> %d\n",
+           sh->n_ops_run, sh->n_colls_run, sh->sched_ms, sh->moved, sh->n_waits[0], sh->n_waits[1]);
     printf("  predicted step: %.2f ms in program order, %.2f ms scheduled (lower bound %.2f): %.2fx\n", sh->pred_ms[0], sh->pred_ms[1],
            sh->lower_bound_ms, sh->pred_ms[1] > 0 ? sh->pred_ms[0] / sh->pred_ms[1] : 0);
     printf("  predicted exposed communication: %.2f ms -> %.2f ms\n", sh->pred_exposed_ms[0], sh->pred_exposed_ms[1]);
