@@ -2,6 +2,7 @@
 # make bench: the scheduler's benchmarks. Results go to stdout; the figures
 # in bench/RESULTS.md were taken with this script (see there for the machine).
 #   bench/run.sh [psplib|scale|exec|lp|gpt|all]      (default all)
+#   (gpt-throughput, gpt-orders, gpt-text: one part of gpt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -87,10 +88,13 @@ if [ "$what" = all ] || [ "$what" = lp ]; then
   "$BUILD/bench_lp"
 fi
 
-if [ "$what" = all ] || [ "$what" = gpt ]; then
+part() { [ "$what" = all ] || [ "$what" = gpt ] || [ "$what" = "gpt-$1" ]; }
+if part throughput || part orders || part text; then
   # The example trainer (examples/gpt). Timings need an otherwise idle machine.
   gpt="$BUILD/train_gpt"
   quiet=(--eval 0 --sample 0 --print-every 0)
+fi
+if part throughput; then
   echo
   echo "single-rank step throughput, program order, no link (median of 20 steps, 3 runs):"
   echo "| model | parameters | tokens per step | run 1 tok/s | run 2 tok/s | run 3 tok/s |"
@@ -105,6 +109,8 @@ if [ "$what" = all ] || [ "$what" = gpt ]; then
     set -- $m
     echo "| C=$2 L=$4 H=$6 T=$8 B=${10} | $params | $(( $8 * ${10} ))$row |"
   done
+fi
+if part orders; then
   echo
   # one run: layout link rewrites -> a table row
   orders_row() {
@@ -131,6 +137,8 @@ if [ "$what" = all ] || [ "$what" = gpt ]; then
       for run in 1 2 3; do orders_row $lay 40 $rw $run; done
     done
   done
+fi
+if part text; then
   text=../shared/data/text/tinyshakespeare.txt
   if [ -f "$text" ]; then
     echo
