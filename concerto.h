@@ -305,6 +305,10 @@ CONCERTO_API const char* cc_op_name(const cc_graph* graph, cc_op op);    /* borr
 CONCERTO_API double      cc_op_duration_us(const cc_graph* graph, cc_op op);
 CONCERTO_API int         cc_op_demand(const cc_graph* graph, cc_op op, int resource);
 CONCERTO_API void*       cc_op_user_data(const cc_graph* graph, cc_op op);
+/* The bytes of the regions the op reads (writes == 0) or writes (writes != 0),
+   summed (overlaps counted twice); 0 for an invalid op. Scans the graph's
+   accesses: linear in their number. */
+CONCERTO_API uint64_t    cc_op_bytes(const cc_graph* graph, cc_op op, int writes);
 /* Direct predecessors (explicit and derived) after a successful validate.
    Returns their number; writes at most max of them. */
 CONCERTO_API int         cc_op_preds(const cc_graph* graph, cc_op op, cc_op* out, int max);
@@ -1053,6 +1057,15 @@ CONCERTO_API void* cc_op_user_data(const cc_graph* g, cc_op op) {
     if (i < 0) return NULL;
     if (g->fn[i] == cc__chunk_trampoline) return ((const cc__chunk_rec*)g->user_data[i])->user_data;
     return g->user_data[i];
+}
+CONCERTO_API uint64_t cc_op_bytes(const cc_graph* g, cc_op op, int writes) {
+    int i = cc_op_index(g, op);
+    size_t a;
+    uint64_t sum = 0;
+    if (i < 0) return 0;
+    for (a = 0; a < g->n_acc; a++)
+        if (g->acc[a].op == (uint32_t)i && (g->acc[a].is_write != 0) == (writes != 0)) sum += g->acc[a].n_bytes;
+    return sum;
 }
 
 CONCERTO_API cc_result cc_graph_add_buffer(cc_graph* g, const char* name, uint64_t n_bytes, cc_buffer* out) {

@@ -335,6 +335,14 @@ static void test_regions(void) {
     ADD(6, "w6", NULL, 0, &r_w6, 1);
     ADD(7, "rw7", &r_io, 1, &r_io, 1);   /* reads and writes A[0, 200) */
 #undef ADD
+    CHECK(cc_op_bytes(g, op[0], 1) == 100 && cc_op_bytes(g, op[0], 0) == 0, "cc_op_bytes: w0 writes 100 bytes, reads none");
+    CHECK(cc_op_bytes(g, op[7], 0) == 200 && cc_op_bytes(g, op[7], 1) == 200, "cc_op_bytes: rw7 reads and writes 200 bytes");
+    CHECK(cc_op_bytes(g, op[5], 0) == 100 && cc_op_bytes(g, op[5], 1) == 0, "cc_op_bytes: r5 reads 100 bytes of B");
+    {
+        cc_op bad;
+        bad.id = 999;
+        CHECK(cc_op_bytes(g, bad, 0) == 0, "cc_op_bytes of an unknown op is 0");
+    }
     CHECK_RES(ctx, cc_graph_validate(g), CC_OK, "region graph validates");
     np = cc_op_preds(g, op[0], preds, 16);
     CHECK_INT(np, 0, "w0 (first writer) has no predecessors");

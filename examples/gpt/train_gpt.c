@@ -99,7 +99,9 @@ static void usage(FILE* f) {
             "  --trace FILE         Chrome trace of the last step (every rank)\n"
             "  --eval N             validation batches at the end (default 8)\n"
             "  --sample N           characters of generated text at the end (default 200)\n"
-            "  --profile N          repeats per op when profiling (default 3)\n"
+            "  --profile N          repeats per op when profiling (default 3); 0: no profiling, durations\n"
+            "                       from a model (1 GB/s over the bytes an op touches; collectives on the\n"
+            "                       emulated link), the same on every machine\n"
             "  --print-every N      print every Nth step (default 1)\n"
             "  --compare N          steps timed in each order side by side before training (default 5)\n");
 }
@@ -951,6 +953,8 @@ struct shared {
     int n_ops, n_colls, n_waits[2], moved;
     cc_rewrite_report dec, fus;    /* what decomposition and fusion did */
     int n_ops_run, n_colls_run;    /* the step the library's order runs */
+    double plain_ms, rewritten_ms; /* predicted: the step as written / rewritten, scheduled */
+    int rewrites_dropped;          /* its schedule was the shorter: rewrites not used */
     double sched_ms, lower_bound_ms;
     double val_loss;
     char sample[4096];
@@ -1025,6 +1029,31 @@ static double predicted_exposed(cc_graph* g, double makespan_us) {
     return (makespan_us - busy) / 1000.0;
 }
 
+/* Durations without measuring (--profile 0): a compute op moves the bytes
+   of its regions at 1 GB/s; a collective takes the emulated link's time
+   (intra-node for the TP group, inter-node for DP). Deterministic. */
+static cc_result model_durations(rank_state* s, cc_graph* g) {
+    const options* o = &s->sh->o;
+    int i, n = cc_graph_n_ops(g);
+    cc_link intra, inter;
+    intra.alpha_us = o->link_alpha_us / 2; intra.us_per_byte = o->link_us_per_kib / 4 / 1024.0;
+    inter.alpha_us = o->link_alpha_us; inter.us_per_byte = o->link_us_per_kib / 1024.0;
+    for (i = 0; i < n; i++) {
+        cc_op op = cc_graph_op(g, i);
+        double us = 0;
+        if (cc_op_demand(g, op, S_TP) || cc_op_demand(g, op, S_DP)) {
+            /* the step's collectives are all-reduces of the region they write */
+            us = cc_link_time_us(cc_op_demand(g, op, S_TP) ? &intra : &inter, CC_COLL_ALL_REDUCE,
+                                 (size_t)cc_op_bytes(g, op, 1), cc_op_demand(g, op, S_TP) ? s->TP : s->DP);
+        } else us = (double)(cc_op_bytes(g, op, 0) + cc_op_bytes(g, op, 1)) / 1000.0;
+        {
+            cc_result r = cc_op_set_duration(g, op, us);
+            if (r != CC_OK) return r;
+        }
+    }
+    return CC_OK;
+}
+
 #define TRY(call) do { rc = (call); if (rc != CC_OK) goto done; } while (0)
 #define TRY_MEM(cond) do { if (!(cond)) { rc = CC_ERR_OUT_OF_MEMORY; goto done; } } while (0)
 
@@ -1095,7 +1124,8 @@ static cc_result rank_main(cc_rank* rank, void* user) {
     TRY_MEM(snap_save(s, &snap));
     set_batch(s, 0, 0, gin, gtg);
     s->lr = 0; s->t = 1;
-    TRY(cc_exec_profile(ex[0], o->profile_repeats, cc_rank_world_comm(rank)));
+    if (o->profile_repeats > 0) TRY(cc_exec_profile(ex[0], o->profile_repeats, cc_rank_world_comm(rank)));
+    else TRY(model_durations(s, g));
     snap_restore(s, &snap);
 
     /* decomposition and fusion, judged by the library with the profiled
@@ -1104,6 +1134,11 @@ static cc_result rank_main(cc_rank* rank, void* user) {
     gx = g;
     if (o->decompose || o->fuse) {
         cc_rewrite_desc rd = cc_rewrite_desc_default();
+        /* candidates are judged by a short sampling search, closer to the
+           final schedule than one list pass (a rewrite that helps a list
+           schedule can hurt the optimised one) */
+        rd.sched.method = CC_SCHED_SAMPLING;
+        rd.sched.budget_schedules = 200;
         cc_rewrite_report rep;
         cc_plan* px = NULL;
         cc_exec* xx = NULL;
@@ -1120,7 +1155,7 @@ static cc_result rank_main(cc_rank* rank, void* user) {
         rc = cc_plan_create(s->ctx, gx, NULL, &px);
         if (rc == CC_OK) rc = cc_exec_create(s->ctx, px, &be, &xx);
         if (rc == CC_OK) rc = cc_exec_agree(xx, rank, cc_rank_world_comm(rank));
-        if (rc == CC_OK) rc = cc_exec_profile(xx, o->profile_repeats, cc_rank_world_comm(rank));
+        if (rc == CC_OK && o->profile_repeats > 0) rc = cc_exec_profile(xx, o->profile_repeats, cc_rank_world_comm(rank));
         cc_exec_destroy(xx);
         cc_plan_destroy(px);
         snap_restore(s, &snap);
@@ -1133,12 +1168,28 @@ static cc_result rank_main(cc_rank* rank, void* user) {
         TRY_MEM((tst = (double*)malloc(sizeof(double) * (size_t)nmax)) && (ten = (double*)malloc(sizeof(double) * (size_t)nmax)));
     }
 
-    /* the library's schedule, the same on every rank */
+    /* the library's schedule, the same on every rank; the rewritten step
+       is kept only if its schedule is shorter than the one of the step as
+       written (with its own measured durations) */
     {
         cc_sched_desc sd = cc_sched_desc_default();
         double mk0;
-        int nx = cc_graph_n_ops(gx);
+        int nx;
         TRY(cc_sched_solve(s->ctx, gx, &sd, &sched));
+        if (gx != g) {
+            cc_schedule plain;
+            memset(&plain, 0, sizeof plain);
+            TRY(cc_sched_solve(s->ctx, g, &sd, &plain));
+            if (s->me == 0) { sh->plain_ms = plain.makespan_us / 1000.0; sh->rewritten_ms = sched.makespan_us / 1000.0; }
+            if (plain.makespan_us < sched.makespan_us) {
+                cc_schedule_release(s->ctx, &sched);
+                sched = plain;
+                gx = g;
+                if (s->me == 0) sh->rewrites_dropped = 1;
+            } else cc_schedule_release(s->ctx, &plain);
+        }
+        nx = cc_graph_n_ops(gx);
+        gk[1] = gx;
         TRY(cc_simulate(s->ctx, g, prog, n_ops, NULL, &mk0));
         if (s->me == 0) {
             sh->pred_ms[0] = mk0 / 1000.0;
@@ -1353,7 +1404,7 @@ static int parse_args(int argc, char** argv, options* o) {
         else if (!strcmp(a, "--trace")) o->trace = v;
         else if (!strcmp(a, "--eval")) ok = parse_int(a, v, 0, 1 << 20, &o->eval_batches);
         else if (!strcmp(a, "--sample")) ok = parse_int(a, v, 0, 4000, &o->sample_chars);
-        else if (!strcmp(a, "--profile")) ok = parse_int(a, v, 1, 1000, &o->profile_repeats);
+        else if (!strcmp(a, "--profile")) ok = parse_int(a, v, 0, 1000, &o->profile_repeats);
         else if (!strcmp(a, "--print-every")) ok = parse_int(a, v, 0, 1 << 24, &o->print_every);
         else if (!strcmp(a, "--compare")) ok = parse_int(a, v, 0, 1000, &o->compare_steps);
         else { fprintf(stderr, "train_gpt: unknown option '%s' (--help lists them)\n", a); return 0; }
@@ -1544,6 +1595,9 @@ int main(int argc, char** argv) {
         printf("  fused collectives into %d bucket(s): %d -> %d collectives (%d schedules judged)\n", sh->fus.n_changed,
                sh->fus.n_colls_before, sh->fus.n_colls_after, sh->fus.n_evaluations);
     else printf("  fusion: off\n");
+    if (o.decompose || o.fuse)
+        printf("  %s: predicted %.2f ms scheduled with them, %.2f ms without\n",
+               sh->rewrites_dropped ? "rewrites not used" : "rewrites kept", sh->rewritten_ms, sh->plain_ms);
     printf("  scheduled %d ops (%d collectives) in %.1f ms: %d issued at another position, cross-stream waits %d -> %d\n",
            sh->n_ops_run, sh->n_colls_run, sh->sched_ms, sh->moved, sh->n_waits[0], sh->n_waits[1]);
     printf("  predicted step: %.2f ms in program order, %.2f ms scheduled (lower bound %.2f): %.2fx\n", sh->pred_ms[0], sh->pred_ms[1],
