@@ -102,7 +102,7 @@ bench: $(PROGRAMS)
 
 # The example trainer on 4 CPU ranks (TP2 x DP2) over an emulated link, in
 # program order and then in the library's order, from the same start.
-DEMO_ARGS ?= --tp 2 --dp 2 --order both --steps 400 --print-every 40
+DEMO_ARGS ?= --tp 2 --dp 2 --order both --steps 300 --print-every 30
 
 demo: $(BUILD)/train_gpt
 	@mkdir -p $(BUILD)/demo
