@@ -200,53 +200,6 @@ static int find_op(cc_graph* g, const char* name) {
         if (!strcmp(cc_op_name(g, cc_graph_op(g, i)), name)) return i;
     return -1;
 }
-static int count_comm(cc_graph* g) {
-    int i, n = 0;
-    for (i = 0; i < cc_graph_n_ops(g); i++) n += cc_op_demand(g, cc_graph_op(g, i), CC_STREAM_COMM) == 1;
-    return n;
-}
-static uint64_t graph_fingerprint(cc_graph* g) {
-    uint64_t h = 1469598103934665603ull;
-    int i;
-    for (i = 0; i < cc_graph_n_ops(g); i++) {
-        cc_op op = cc_graph_op(g, i);
-        const char* s = cc_op_name(g, op);
-        for (; *s; s++) { h ^= (unsigned char)*s; h *= 1099511628211ull; }
-        h ^= (uint64_t)llround(cc_op_duration_us(g, op) * 1000.0); h *= 1099511628211ull;
-        h ^= (uint64_t)cc_op_demand(g, op, 1); h *= 1099511628211ull;
-    }
-    return h;
-}
-
-static cc_result run_step(cc_rank* rank, cc_graph* g, const cc_op* order) {
-    cc_context* ctx = cc_rank_context(rank);
-    cc_plan* pl = NULL;
-    cc_exec* x = NULL;
-    cc_backend be;
-    cc_result r;
-    int have_be = 0;
-    r = cc_plan_create(ctx, g, order, &pl);
-    if (r == CC_OK && (r = cc_cpu_backend_create(rank, &be)) == CC_OK) have_be = 1;
-    if (r == CC_OK) r = cc_exec_create(ctx, pl, &be, &x);
-    if (r == CC_OK) r = cc_exec_agree(x, rank, cc_rank_world_comm(rank));
-    if (r == CC_OK) r = cc_exec_step(x);
-    cc_exec_destroy(x);
-    if (have_be) be.destroy(be.self);
-    cc_plan_destroy(pl);
-    return r;
-}
-
-static void run_world(int n_ranks, cc_result (*fn)(cc_rank*, void*), void* arg, cc_result* rc, char* err, size_t n_err) {
-    cc_world_desc wd = cc_world_desc_default();
-    cc_world* w = NULL;
-    wd.n_ranks = n_ranks;
-    *rc = cc_world_create(&wd, &w);
-    if (*rc != CC_OK) { snprintf(err, n_err, "cc_world_create failed"); return; }
-    *rc = cc_world_run(w, fn, arg);
-    snprintf(err, n_err, "%s", cc_world_error(w));
-    cc_world_destroy(w);
-}
-
 /* ---- the world run: program order against decomposed ---------------------------*/
 enum { V_FIT = 0, V_LINK, V_THEN_FUSE, N_VARIANTS };
 static const char* variant_name[N_VARIANTS] = { "fitted model", "link model", "decomposed, then fused" };
@@ -295,7 +248,7 @@ static cc_result dec_rank(cc_rank* rank, void* user) {
         init_tp(m1, me);
         r = build_tp(ctx, m0, jobs0[me], cc_rank_world_comm(rank), DEF_NONE, &g0);
         if (r == CC_OK) r = build_tp(ctx, m1, jobs1[me], cc_rank_world_comm(rank), DEF_NONE, &g1);
-        if (r == CC_OK) r = run_step(rank, g0, NULL);
+        if (r == CC_OK) r = tu_run_step(rank, g0, NULL);
         if (r == CC_OK) r = cc_graph_decompose(ctx, g1, &rd, &dg, &rep);
         if (r == CC_OK) {
             R->ops_before = rep.n_ops_before; R->ops_after = rep.n_ops_after;
@@ -303,7 +256,7 @@ static cc_result dec_rank(cc_rank* rank, void* user) {
             R->n_changed = rep.n_changed; R->n_candidates = rep.n_candidates;
             R->mk_before = rep.makespan_before_us; R->mk_after = rep.makespan_after_us;
             R->validated = cc_graph_validate(dg) == CC_OK;
-            R->fingerprint = graph_fingerprint(dg);
+            R->fingerprint = tu_graph_fingerprint(dg);
             r = cc_sched_solve(ctx, g1, &rd.sched, &s0);
         }
         if (r == CC_OK && v == V_THEN_FUSE) {
@@ -311,7 +264,7 @@ static cc_result dec_rank(cc_rank* rank, void* user) {
             cc_rewrite_report frep;
             r = cc_graph_fuse(ctx, dg, &rd, &fg, &frep);
             if (r == CC_OK) {
-                R->colls_after = count_comm(fg);
+                R->colls_after = tu_count_on(fg, CC_STREAM_COMM);
                 cc_graph_destroy(dg);
                 dg = fg;
                 fg = NULL;
@@ -321,7 +274,7 @@ static cc_result dec_rank(cc_rank* rank, void* user) {
         if (r == CC_OK) {
             R->mk_orig_judged = s0.makespan_us;
             R->mk_new_judged = s.makespan_us;
-            r = run_step(rank, dg, s.order);
+            r = tu_run_step(rank, dg, s.order);
         }
         if (r == CC_OK) {
             int n_calls = 0;
@@ -406,7 +359,7 @@ static void test_world_decompose(void) {
     char err[512];
     int v;
     memset(&A, 0, sizeof A);
-    run_world(2, dec_rank, &A, &rc, err, sizeof err);
+    tu_run_world(2, dec_rank, &A, &rc, err, sizeof err);
     CHECK_RES(NULL, rc, CC_OK, "2 ranks: the world ran (%s)", err);
     for (v = 0; v < N_VARIANTS; v++) {
         vres* R = A.v[v];
@@ -482,7 +435,7 @@ static void test_left_alone(void) {
         CHECK_RES(ctx, cc_graph_decompose(ctx, g, &rd, &dg, &rep), CC_OK, "max_chunks 1");
         CHECK(rep.n_changed == 0 && rep.n_evaluations == 0 && rep.n_ops_after == rep.n_ops_before,
               "max_chunks 1: an unchanged copy, nothing judged");
-        CHECK(dg && graph_fingerprint(dg) == graph_fingerprint(g), "the copy has the same ops, names and durations");
+        CHECK(dg && tu_graph_fingerprint(dg) == tu_graph_fingerprint(g), "the copy has the same ops, names and durations");
         cc_graph_destroy(dg);
         /* max_evaluations 1: one candidate graph judged */
         rd = cc_rewrite_desc_default();
@@ -574,9 +527,9 @@ static void test_failing_allocator(void) {
     init_tp(&m, 0);
     build_tp(ctx, &m, jobs, (cc_comm*)&dummy_comm, DEF_NONE, &g);
     cc_graph_validate(g);
-    fp0 = graph_fingerprint(g);
+    fp0 = tu_graph_fingerprint(g);
     base = ta.n_calls;
-    if (cc_graph_decompose(ctx, g, NULL, &dg, &rep) == CC_OK) { fp_ok = graph_fingerprint(dg); cc_graph_destroy(dg); }
+    if (cc_graph_decompose(ctx, g, NULL, &dg, &rep) == CC_OK) { fp_ok = tu_graph_fingerprint(dg); cc_graph_destroy(dg); }
     n_calls = ta.n_calls - base;
     CHECK(fp_ok != 0 && rep.n_changed == L, "the reference run decomposes every layer (%d)", rep.n_changed);
     for (k = 1; k <= n_calls; k++) {
@@ -590,7 +543,7 @@ static void test_failing_allocator(void) {
         if (r != CC_ERR_OUT_OF_MEMORY) { if (!bad_code++) NOTE("k = %ld: %s", k, tu_res_name(r)); }
         if (dg != NULL) { bad_out++; if (r == CC_OK) cc_graph_destroy(dg); }
         if (ta.live != live0) { if (!leaks++) NOTE("k = %ld: %ld blocks leaked", k, ta.live - live0); }
-        if (graph_fingerprint(g) != fp0 || cc_graph_validate(g) != CC_OK) changed_input++;
+        if (tu_graph_fingerprint(g) != fp0 || cc_graph_validate(g) != CC_OK) changed_input++;
     }
     CHECK(bad_code == 0, "refusing the k-th allocation, k = 1..%ld: always CC_ERR_OUT_OF_MEMORY (%ld other)", n_calls, bad_code);
     CHECK(bad_out == 0, "and *out NULL (%ld not)", bad_out);
@@ -598,7 +551,7 @@ static void test_failing_allocator(void) {
     CHECK(changed_input == 0, "and the input unchanged (%ld runs changed it)", changed_input);
     dg = NULL;
     CHECK_RES(ctx, cc_graph_decompose(ctx, g, NULL, &dg, NULL), CC_OK, "afterwards the same call succeeds");
-    CHECK(dg && graph_fingerprint(dg) == fp_ok, "with the same result");
+    CHECK(dg && tu_graph_fingerprint(dg) == fp_ok, "with the same result");
     cc_graph_destroy(dg);
     cc_graph_destroy(g);
     cc_context_destroy(ctx);
@@ -622,7 +575,7 @@ static void test_determinism(void) {
         cc_graph* g = NULL;
         cc_graph* dg = NULL;
         if (build_tp(ctx, &m, jobs, (cc_comm*)&dummy_comm, DEF_NONE, &g) == CC_OK && cc_graph_decompose(ctx, g, NULL, &dg, NULL) == CC_OK)
-            fp[run] = graph_fingerprint(dg);
+            fp[run] = tu_graph_fingerprint(dg);
         cc_graph_destroy(dg);
         cc_graph_destroy(g);
     }
@@ -703,7 +656,7 @@ static cc_result copy_rank(cc_rank* rank, void* user) {
     if (res == CC_OK) res = cc_graph_fuse(ctx, dg, NULL, &fg, NULL);
     cc_graph_destroy(dg);
     cc_graph_destroy(g);
-    if (res == CC_OK) res = run_step(rank, fg, NULL);
+    if (res == CC_OK) res = tu_run_step(rank, fg, NULL);
     cc_graph_destroy(fg);
     return res;
 }
@@ -712,7 +665,7 @@ static void test_records_survive_copies(void) {
     int calls[2] = { 0, 0 };
     cc_result rc;
     char err[512];
-    run_world(2, copy_rank, calls, &rc, err, sizeof err);
+    tu_run_world(2, copy_rank, calls, &rc, err, sizeof err);
     CHECK_RES(NULL, rc, CC_OK, "decompose, fuse the result, destroy the first two graphs, run the last (%s)", err);
     CHECK(calls[0] >= 2 && calls[0] < 1000 && calls[0] == calls[1], "the chunk function ran through the copy's records (%d, %d calls)", calls[0],
           calls[1]);

@@ -210,16 +210,6 @@ static cc_result order_rank(cc_rank* rank, void* user) {
     return CC_OK;
 }
 
-static void run_world(int n_ranks, cc_result (*fn)(cc_rank*, void*), void* arg, cc_result* rc, char* err, size_t n_err) {
-    cc_world_desc wd = cc_world_desc_default();
-    cc_world* w = NULL;
-    wd.n_ranks = n_ranks;
-    *rc = cc_world_create(&wd, &w);
-    if (*rc != CC_OK) { snprintf(err, n_err, "cc_world_create failed"); return; }
-    *rc = cc_world_run(w, fn, arg);
-    snprintf(err, n_err, "%s", cc_world_error(w));
-    cc_world_destroy(w);
-}
 
 static void test_order(void) {
     run_arg a;
@@ -227,7 +217,7 @@ static void test_order(void) {
     char err[512];
     memset(&a, 0, sizeof a);
     a.trials = 40;
-    run_world(1, order_rank, &a, &rc, err, sizeof err);
+    tu_run_world(1, order_rank, &a, &rc, err, sizeof err);
     CHECK_INT(rc, CC_OK, "the world ran (%s)", err);
     CHECK_INT(a.failures, 0, "40 random graphs planned and run without error (%s)", a.first);
     CHECK_INT(a.violations, 0, "%d steps: dependencies ended before their dependents started; streams ran one op at a time in "
@@ -235,7 +225,7 @@ static void test_order(void) {
     memset(&a, 0, sizeof a);
     a.trials = 15;
     a.no_events = 1;
-    run_world(1, order_rank, &a, &rc, err, sizeof err);
+    tu_run_world(1, order_rank, &a, &rc, err, sizeof err);
     CHECK_INT(a.failures + a.violations, 0, "without events (the synchronize fallback), %d steps keep every dependency (%s)", a.runs,
               a.first);
 }
@@ -405,7 +395,7 @@ static cc_result failing_rank(cc_rank* rank, void* user) {
 static void test_backend_failure(void) {
     cc_result rc;
     char err[512];
-    run_world(1, failing_rank, NULL, &rc, err, sizeof err);
+    tu_run_world(1, failing_rank, NULL, &rc, err, sizeof err);
     CHECK_INT(rc, CC_OK, "the world ran (%s)", err);
 }
 
@@ -552,7 +542,7 @@ static void test_same_numbers(void) {
     static same_arg a;
     int v, r, ranks = 3;
     memset(&a, 0, sizeof a);
-    run_world(ranks, same_rank, &a, &rc, err, sizeof err);
+    tu_run_world(ranks, same_rank, &a, &rc, err, sizeof err);
     CHECK_INT(rc, CC_OK, "3 ranks ran the step in program order and two scheduled orders (%s)", err);
     CHECK_INT(a.failures, 0, "no step failed (%s)", a.first);
     for (v = 1; v < 3; v++)
@@ -604,7 +594,7 @@ static void test_plan_mismatch(void) {
     cc_result rc;
     char err[512];
     memset(out, 0, sizeof out);
-    run_world(2, mismatch_rank, out, &rc, err, sizeof err);
+    tu_run_world(2, mismatch_rank, out, &rc, err, sizeof err);
     CHECK_INT(out[0], CC_ERR_PLAN_MISMATCH, "rank 0 refuses to run a plan that differs from rank 1's");
     CHECK_INT(out[1], CC_ERR_PLAN_MISMATCH, "and so does rank 1");
     CHECK_CONTAINS((char*)(out + 4), "rank 1", "the message names the other rank (%s)", (char*)(out + 4));

@@ -112,47 +112,6 @@ static cc_result build_pieces(cc_context* ctx, pieces* p, pjob* jobs, cc_comm* c
     return CC_OK;
 }
 
-static int count_colls(cc_graph* g) {
-    int i, n = 0;
-    for (i = 0; i < cc_graph_n_ops(g); i++)
-        if (cc_op_demand(g, cc_graph_op(g, i), CC_STREAM_COMM) == 1) n++;
-    return n;
-}
-
-/* A hash of every op's name and duration, in program order. */
-static uint64_t graph_fingerprint(cc_graph* g) {
-    uint64_t h = 1469598103934665603ull;
-    int i;
-    for (i = 0; i < cc_graph_n_ops(g); i++) {
-        cc_op op = cc_graph_op(g, i);
-        const char* s = cc_op_name(g, op);
-        long long us = llround(cc_op_duration_us(g, op) * 1000.0);
-        for (; *s; s++) { h ^= (unsigned char)*s; h *= 1099511628211ull; }
-        h ^= (uint64_t)us; h *= 1099511628211ull;
-        h ^= (uint64_t)cc_op_demand(g, op, 0) * 3 + (uint64_t)cc_op_demand(g, op, 1); h *= 1099511628211ull;
-    }
-    return h;
-}
-
-/* Runs one step of g (order NULL: program order) on the rank. */
-static cc_result run_step(cc_rank* rank, cc_graph* g, const cc_op* order) {
-    cc_context* ctx = cc_rank_context(rank);
-    cc_plan* pl = NULL;
-    cc_exec* x = NULL;
-    cc_backend be;
-    cc_result r;
-    int have_be = 0;
-    r = cc_plan_create(ctx, g, order, &pl);
-    if (r == CC_OK && (r = cc_cpu_backend_create(rank, &be)) == CC_OK) have_be = 1;
-    if (r == CC_OK) r = cc_exec_create(ctx, pl, &be, &x);
-    if (r == CC_OK) r = cc_exec_agree(x, rank, cc_rank_world_comm(rank));
-    if (r == CC_OK) r = cc_exec_step(x);
-    cc_exec_destroy(x);
-    if (have_be) be.destroy(be.self);
-    cc_plan_destroy(pl);
-    return r;
-}
-
 /* ---- the world run ----------------------------------------------------------*/
 enum { V_FIT = 0, V_LINK, V_BLOCKER, V_BUCKET, N_VARIANTS };
 static const char* variant_name[N_VARIANTS] = { "fitted model", "link model", "blocking reader", "bucket limit" };
@@ -207,20 +166,20 @@ static cc_result fuse_rank(cc_rank* rank, void* user) {
         /* program order */
         memset(p.data, 0, total * sizeof(float));
         memset(p.out, 0, total * sizeof(float));
-        if (r == CC_OK) r = run_step(rank, g, NULL);
+        if (r == CC_OK) r = tu_run_step(rank, g, NULL);
         memcpy(ref_data, p.data, total * sizeof(float));
         memcpy(ref_out, p.out, total * sizeof(float));
         /* fused, scheduled */
         if (r == CC_OK) r = cc_graph_fuse(ctx, g, &rd, &fg, &rep);
         if (r == CC_OK) {
             R->validated = cc_graph_validate(fg) == CC_OK;
-            R->colls_before = count_colls(g);
-            R->colls_after = count_colls(fg);
+            R->colls_before = tu_count_on(g, CC_STREAM_COMM);
+            R->colls_after = tu_count_on(fg, CC_STREAM_COMM);
             R->report_colls_after = rep.n_colls_after;
             R->n_changed = rep.n_changed;
             R->mk_before = rep.makespan_before_us;
             R->mk_after = rep.makespan_after_us;
-            R->fingerprint = graph_fingerprint(fg);
+            R->fingerprint = tu_graph_fingerprint(fg);
             R->bucket_ok = 1;
             for (i = 0; i < cc_graph_n_ops(fg); i++) {
                 cc_op op = cc_graph_op(fg, i);
@@ -235,7 +194,7 @@ static cc_result fuse_rank(cc_rank* rank, void* user) {
             R->mk_fused_judged = s.makespan_us;
             memset(p.data, 0, total * sizeof(float));
             memset(p.out, 0, total * sizeof(float));
-            r = run_step(rank, fg, s.order);
+            r = tu_run_step(rank, fg, s.order);
         }
         if (r == CC_OK) {
             size_t j;
@@ -271,16 +230,6 @@ static cc_result fuse_rank(cc_rank* rank, void* user) {
     return CC_OK;
 }
 
-static void run_world(int n_ranks, cc_result (*fn)(cc_rank*, void*), void* arg, cc_result* rc, char* err, size_t n_err) {
-    cc_world_desc wd = cc_world_desc_default();
-    cc_world* w = NULL;
-    wd.n_ranks = n_ranks;
-    *rc = cc_world_create(&wd, &w);
-    if (*rc != CC_OK) { snprintf(err, n_err, "cc_world_create failed"); return; }
-    *rc = cc_world_run(w, fn, arg);
-    snprintf(err, n_err, "%s", cc_world_error(w));
-    cc_world_destroy(w);
-}
 
 static void test_world_fusion(void) {
     static world_arg A;
@@ -290,7 +239,7 @@ static void test_world_fusion(void) {
         char err[512];
         memset(&A, 0, sizeof A);
         A.n_ranks = nr;
-        run_world(nr, fuse_rank, &A, &rc, err, sizeof err);
+        tu_run_world(nr, fuse_rank, &A, &rc, err, sizeof err);
         CHECK_RES(NULL, rc, CC_OK, "%d ranks: the world ran (%s)", nr, err);
         for (v = 0; v < N_VARIANTS; v++) {
             vres* R = A.v[v];
@@ -556,7 +505,7 @@ static void test_edges_and_input(void) {
     cc_graph_add_dep(g, before, cc_graph_op(g, 3));
     cc_graph_add_dep(g, cc_graph_op(g, 5), after);
     cc_graph_validate(g);
-    fp0 = graph_fingerprint(g);
+    fp0 = tu_graph_fingerprint(g);
     n0 = cc_graph_n_ops(g);
     CHECK_RES(ctx, cc_graph_fuse(ctx, g, NULL, &fg, NULL), CC_OK, "fuse with a NULL desc and report");
     if (fg) {
@@ -578,7 +527,7 @@ static void test_edges_and_input(void) {
         }
         cc_graph_destroy(fg);
     }
-    CHECK(graph_fingerprint(g) == fp0 && cc_graph_n_ops(g) == n0, "the input graph is unchanged");
+    CHECK(tu_graph_fingerprint(g) == fp0 && cc_graph_n_ops(g) == n0, "the input graph is unchanged");
     CHECK_RES(ctx, cc_graph_validate(g), CC_OK, "and still validates");
     cc_graph_destroy(g);
     cc_context_destroy(ctx);
@@ -637,7 +586,7 @@ static void test_link_and_limit(void) {
     cc_link link;
     memset(outv, 0, sizeof outv);
     link.alpha_us = 500; link.us_per_byte = 0.002;
-    run_world(2, link_rank, outv, &rc, err, sizeof err);
+    tu_run_world(2, link_rank, outv, &rc, err, sizeof err);
     CHECK_RES(NULL, rc, CC_OK, "two ranks (%s)", err);
     CHECK(outv[0] == 1 && outv[4] == 1, "with a link of 500 us latency four all-reduces become one (%g, %g)", outv[0], outv[4]);
     CHECK_NEAR(outv[1], cc_link_time_us(&link, CC_COLL_ALL_REDUCE, 4096, 2), 1e-3,
@@ -729,9 +678,9 @@ static void test_failing_allocator(void) {
     }
     g = build_colls(ctx, c, 5, 0, CC_STREAM_COMM);
     cc_graph_validate(g);
-    fp0 = graph_fingerprint(g);
+    fp0 = tu_graph_fingerprint(g);
     base = ta.n_calls;
-    if (cc_graph_fuse(ctx, g, NULL, &fg, &rep) == CC_OK) { fp_ok = graph_fingerprint(fg); cc_graph_destroy(fg); }
+    if (cc_graph_fuse(ctx, g, NULL, &fg, &rep) == CC_OK) { fp_ok = tu_graph_fingerprint(fg); cc_graph_destroy(fg); }
     n_calls = ta.n_calls - base;
     CHECK(fp_ok != 0 && rep.n_colls_after == 1, "the reference run fuses five all-reduces into one (%d)", rep.n_colls_after);
     for (k = 1; k <= n_calls; k++) {
@@ -745,7 +694,7 @@ static void test_failing_allocator(void) {
         if (r != CC_ERR_OUT_OF_MEMORY) { if (!bad_code++) NOTE("k = %ld: %s", k, tu_res_name(r)); }
         if (fg != NULL) { bad_out++; if (r == CC_OK) cc_graph_destroy(fg); }
         if (ta.live != live0) { if (!leaks++) NOTE("k = %ld: %ld blocks leaked", k, ta.live - live0); }
-        if (graph_fingerprint(g) != fp0 || cc_graph_validate(g) != CC_OK) changed_input++;
+        if (tu_graph_fingerprint(g) != fp0 || cc_graph_validate(g) != CC_OK) changed_input++;
     }
     CHECK(bad_code == 0, "refusing the k-th allocation, k = 1..%ld: always CC_ERR_OUT_OF_MEMORY (%ld other)", n_calls, bad_code);
     CHECK(bad_out == 0, "and *out NULL (%ld not)", bad_out);
@@ -754,7 +703,7 @@ static void test_failing_allocator(void) {
     CHECK(cc_last_result(ctx) == CC_ERR_OUT_OF_MEMORY && strlen(cc_last_error(ctx)) > 0, "with a message: %s", cc_last_error(ctx));
     fg = NULL;
     CHECK_RES(ctx, cc_graph_fuse(ctx, g, NULL, &fg, NULL), CC_OK, "afterwards the same call succeeds");
-    CHECK(fg && graph_fingerprint(fg) == fp_ok, "with the same result");
+    CHECK(fg && tu_graph_fingerprint(fg) == fp_ok, "with the same result");
     cc_graph_destroy(fg);
     cc_graph_destroy(g);
     cc_context_destroy(ctx);
@@ -793,7 +742,7 @@ static void test_determinism(void) {
         fp[run] = 0;
         n_ops[run] = -1;
         if (g && cc_graph_fuse(ctx, g, NULL, &fg, NULL) == CC_OK) {
-            fp[run] = graph_fingerprint(fg);
+            fp[run] = tu_graph_fingerprint(fg);
             n_ops[run] = cc_graph_n_ops(fg);
             for (i = 0; i < cc_graph_n_ops(fg); i++) {
                 size_t len = strlen(names[run]);

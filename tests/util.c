@@ -616,3 +616,51 @@ int tu_has_number(const char* msg, int num) {
     }
     return 0;
 }
+
+uint64_t tu_graph_fingerprint(cc_graph* g) {
+    uint64_t h = 1469598103934665603ull;
+    int i, r;
+    for (i = 0; i < cc_graph_n_ops(g); i++) {
+        cc_op op = cc_graph_op(g, i);
+        const char* s = cc_op_name(g, op);
+        for (; *s; s++) { h ^= (unsigned char)*s; h *= 1099511628211ull; }
+        h ^= (uint64_t)llround(cc_op_duration_us(g, op) * 1000.0); h *= 1099511628211ull;
+        for (r = 0; r < cc_graph_n_resources(g); r++) { h ^= (uint64_t)cc_op_demand(g, op, r); h *= 1099511628211ull; }
+    }
+    return h;
+}
+
+int tu_count_on(cc_graph* g, int r) {
+    int i, n = 0;
+    for (i = 0; i < cc_graph_n_ops(g); i++) n += cc_op_demand(g, cc_graph_op(g, i), r) == 1;
+    return n;
+}
+
+cc_result tu_run_step(cc_rank* rank, cc_graph* g, const cc_op* order) {
+    cc_context* ctx = cc_rank_context(rank);
+    cc_plan* pl = NULL;
+    cc_exec* x = NULL;
+    cc_backend be;
+    cc_result r;
+    int have_be = 0;
+    r = cc_plan_create(ctx, g, order, &pl);
+    if (r == CC_OK && (r = cc_cpu_backend_create(rank, &be)) == CC_OK) have_be = 1;
+    if (r == CC_OK) r = cc_exec_create(ctx, pl, &be, &x);
+    if (r == CC_OK) r = cc_exec_agree(x, rank, cc_rank_world_comm(rank));
+    if (r == CC_OK) r = cc_exec_step(x);
+    cc_exec_destroy(x);
+    if (have_be) be.destroy(be.self);
+    cc_plan_destroy(pl);
+    return r;
+}
+
+void tu_run_world(int n_ranks, cc_result (*fn)(cc_rank*, void*), void* arg, cc_result* rc, char* err, size_t n_err) {
+    cc_world_desc wd = cc_world_desc_default();
+    cc_world* w = NULL;
+    wd.n_ranks = n_ranks;
+    *rc = cc_world_create(&wd, &w);
+    if (*rc != CC_OK) { snprintf(err, n_err, "cc_world_create failed"); return; }
+    *rc = cc_world_run(w, fn, arg);
+    snprintf(err, n_err, "%s", cc_world_error(w));
+    cc_world_destroy(w);
+}

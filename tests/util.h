@@ -111,4 +111,15 @@ typedef struct tu_capture { int saved_out, saved_err; char path[256]; } tu_captu
 int  tu_capture_begin(tu_capture* c);
 long tu_capture_end(tu_capture* c, char* head, size_t n_head);  /* bytes captured */
 
+/* Graph helpers for the world tests. */
+/* A hash of every op's name, duration (ns) and demands, in program order. */
+uint64_t tu_graph_fingerprint(cc_graph* g);
+/* Ops with demand 1 on resource r. */
+int tu_count_on(cc_graph* g, int r);
+/* One step of g on the rank's CPU backend (order NULL: program order),
+   after cc_exec_agree on the world communicator. */
+cc_result tu_run_step(cc_rank* rank, cc_graph* g, const cc_op* order);
+/* Runs fn on a world of n_ranks; *rc its result, err the world's message. */
+void tu_run_world(int n_ranks, cc_result (*fn)(cc_rank*, void*), void* arg, cc_result* rc, char* err, size_t n_err);
+
 #endif

@@ -627,15 +627,18 @@ static void ch_proj(void* stream, void* u, int chunk, int n_chunks) {
     k_matmul(y->pp + R0 * c->C, y->y + R0 * s->Cl, PW(P_PROJW), NULL, r1 - r0, s->Cl, c->C);
 }
 static void op_proj(void* stream, void* u) { ch_proj(stream, u, 0, 1); }
-static void ch_resid1(void* stream, void* u, int chunk, int n_chunks) {
-    CHUNK;
-    layer_t* y = &s->lay[l];
+/* out = x + (part + bias) on rows [r0, r1) of [N][C] */
+static void resid_rows(float* out, const float* x, const float* part, const float* bias, int r0, int r1, int C) {
     int n, k;
     for (n = r0; n < r1; n++)
-        for (k = 0; k < c->C; k++) {
-            size_t i = (size_t)n * c->C + k;
-            y->x1[i] = s->x[l][i] + (y->pp[i] + PW(P_PROJB)[k]);
+        for (k = 0; k < C; k++) {
+            size_t i = (size_t)n * C + k;
+            out[i] = x[i] + (part[i] + bias[k]);
         }
+}
+static void ch_resid1(void* stream, void* u, int chunk, int n_chunks) {
+    CHUNK;
+    resid_rows(s->lay[l].x1, s->x[l], s->lay[l].pp, PW(P_PROJB), r0, r1, c->C);
 }
 static void op_resid1(void* stream, void* u) { ch_resid1(stream, u, 0, 1); }
 static void op_ln2(void* stream, void* u) { JOB; layer_t* y = &s->lay[l]; k_layernorm(y->m, y->mean2, y->rstd2, y->x1, PW(P_LN2W), PW(P_LN2B), s->N, c->C); }
@@ -653,13 +656,7 @@ static void ch_fcproj(void* stream, void* u, int chunk, int n_chunks) {
 static void op_fcproj(void* stream, void* u) { ch_fcproj(stream, u, 0, 1); }
 static void ch_resid2(void* stream, void* u, int chunk, int n_chunks) {
     CHUNK;
-    layer_t* y = &s->lay[l];
-    int n, k;
-    for (n = r0; n < r1; n++)
-        for (k = 0; k < c->C; k++) {
-            size_t i = (size_t)n * c->C + k;
-            s->x[l + 1][i] = y->x1[i] + (y->pf[i] + PW(P_FCPROJB)[k]);
-        }
+    resid_rows(s->x[l + 1], s->lay[l].x1, s->lay[l].pf, PW(P_FCPROJB), r0, r1, c->C);
 }
 static void op_resid2(void* stream, void* u) { ch_resid2(stream, u, 0, 1); }
 static void op_lnf(void* stream, void* u) { JOB; k_layernorm(s->xf, s->meanf, s->rstdf, s->x[c->L], s->param[s->np - 2], s->param[s->np - 1], s->N, c->C); }
