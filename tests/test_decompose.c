@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "util.h"
+#include "rewrite_oom.h"
 
 #define T 16
 #define D 8
@@ -509,50 +510,21 @@ static void test_bad_args(void) {
 }
 
 /* ---- a failing allocator ------------------------------------------------------------*/
+static int decomposed_every_layer(const cc_rewrite_report* rep) { return rep->n_changed == L; }
 static void test_failing_allocator(void) {
     tu_alloc ta;
     cc_context_desc cd = cc_context_desc_default();
     cc_context* ctx = NULL;
     cc_graph* g = NULL;
-    cc_graph* dg = NULL;
     static tp m;
     static tjob jobs[3 * L];
     int dummy_comm;
-    long n_calls, base, k, bad_code = 0, bad_out = 0, leaks = 0, changed_input = 0;
-    uint64_t fp0, fp_ok = 0;
-    cc_rewrite_report rep;
     memset(&ta, 0, sizeof ta);
     cd.allocator = tu_allocator(&ta);
     if (cc_context_create(&cd, &ctx) != CC_OK) { CHECK(0, "context"); return; }
     init_tp(&m, 0);
     build_tp(ctx, &m, jobs, (cc_comm*)&dummy_comm, DEF_NONE, &g);
-    cc_graph_validate(g);
-    fp0 = tu_graph_fingerprint(g);
-    base = ta.n_calls;
-    if (cc_graph_decompose(ctx, g, NULL, &dg, &rep) == CC_OK) { fp_ok = tu_graph_fingerprint(dg); cc_graph_destroy(dg); }
-    n_calls = ta.n_calls - base;
-    CHECK(fp_ok != 0 && rep.n_changed == L, "the reference run decomposes every layer (%d)", rep.n_changed);
-    for (k = 1; k <= n_calls; k++) {
-        long live0 = ta.live;
-        cc_result r;
-        ta.fail_at = ta.n_calls + k;
-        ta.fail_after = (int)(k & 1);
-        dg = (cc_graph*)&dg;
-        r = cc_graph_decompose(ctx, g, NULL, &dg, &rep);
-        ta.fail_at = 0;
-        if (r != CC_ERR_OUT_OF_MEMORY) { if (!bad_code++) NOTE("k = %ld: %s", k, tu_res_name(r)); }
-        if (dg != NULL) { bad_out++; if (r == CC_OK) cc_graph_destroy(dg); }
-        if (ta.live != live0) { if (!leaks++) NOTE("k = %ld: %ld blocks leaked", k, ta.live - live0); }
-        if (tu_graph_fingerprint(g) != fp0 || cc_graph_validate(g) != CC_OK) changed_input++;
-    }
-    CHECK(bad_code == 0, "refusing the k-th allocation, k = 1..%ld: always CC_ERR_OUT_OF_MEMORY (%ld other)", n_calls, bad_code);
-    CHECK(bad_out == 0, "and *out NULL (%ld not)", bad_out);
-    CHECK(leaks == 0, "and nothing leaked (%ld runs leaked)", leaks);
-    CHECK(changed_input == 0, "and the input unchanged (%ld runs changed it)", changed_input);
-    dg = NULL;
-    CHECK_RES(ctx, cc_graph_decompose(ctx, g, NULL, &dg, NULL), CC_OK, "afterwards the same call succeeds");
-    CHECK(dg && tu_graph_fingerprint(dg) == fp_ok, "with the same result");
-    cc_graph_destroy(dg);
+    check_rewrite_oom(ctx, &ta, g, cc_graph_decompose, decomposed_every_layer, "decomposes every layer");
     cc_graph_destroy(g);
     cc_context_destroy(ctx);
     CHECK_INT(ta.live, 0, "every block is freed at the end");

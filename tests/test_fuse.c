@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "util.h"
+#include "rewrite_oom.h"
 
 #define NPIECE 6
 #define MAXRANKS 3
@@ -656,18 +657,15 @@ static void test_bad_args(void) {
 }
 
 /* ---- a failing allocator ------------------------------------------------------------*/
+static int fused_into_one(const cc_rewrite_report* rep) { return rep->n_colls_after == 1; }
 static void test_failing_allocator(void) {
     tu_alloc ta;
     cc_context_desc cd = cc_context_desc_default();
     cc_context* ctx = NULL;
     cc_graph* g;
-    cc_graph* fg = NULL;
     static float mem[4096];
     int comm, i;
     gcoll c[5];
-    long base, n_calls, k, bad_code = 0, bad_out = 0, leaks = 0, changed_input = 0;
-    uint64_t fp0, fp_ok = 0;
-    cc_rewrite_report rep;
     memset(&ta, 0, sizeof ta);
     cd.allocator = tu_allocator(&ta);
     if (cc_context_create(&cd, &ctx) != CC_OK) { CHECK(0, "context"); return; }
@@ -677,34 +675,7 @@ static void test_failing_allocator(void) {
         c[i].send = c[i].recv = mem + (i ? c[i - 1].n + (size_t)((float*)c[i - 1].send - mem) : 0);
     }
     g = build_colls(ctx, c, 5, 0, CC_STREAM_COMM);
-    cc_graph_validate(g);
-    fp0 = tu_graph_fingerprint(g);
-    base = ta.n_calls;
-    if (cc_graph_fuse(ctx, g, NULL, &fg, &rep) == CC_OK) { fp_ok = tu_graph_fingerprint(fg); cc_graph_destroy(fg); }
-    n_calls = ta.n_calls - base;
-    CHECK(fp_ok != 0 && rep.n_colls_after == 1, "the reference run fuses five all-reduces into one (%d)", rep.n_colls_after);
-    for (k = 1; k <= n_calls; k++) {
-        long live0 = ta.live;
-        cc_result r;
-        ta.fail_at = ta.n_calls + k;
-        ta.fail_after = (int)(k & 1);   /* odd k: every request from the k-th on; even k: only the k-th */
-        fg = (cc_graph*)&fg;
-        r = cc_graph_fuse(ctx, g, NULL, &fg, &rep);
-        ta.fail_at = 0;
-        if (r != CC_ERR_OUT_OF_MEMORY) { if (!bad_code++) NOTE("k = %ld: %s", k, tu_res_name(r)); }
-        if (fg != NULL) { bad_out++; if (r == CC_OK) cc_graph_destroy(fg); }
-        if (ta.live != live0) { if (!leaks++) NOTE("k = %ld: %ld blocks leaked", k, ta.live - live0); }
-        if (tu_graph_fingerprint(g) != fp0 || cc_graph_validate(g) != CC_OK) changed_input++;
-    }
-    CHECK(bad_code == 0, "refusing the k-th allocation, k = 1..%ld: always CC_ERR_OUT_OF_MEMORY (%ld other)", n_calls, bad_code);
-    CHECK(bad_out == 0, "and *out NULL (%ld not)", bad_out);
-    CHECK(leaks == 0, "and nothing leaked (%ld runs leaked)", leaks);
-    CHECK(changed_input == 0, "and the input unchanged (%ld runs changed it)", changed_input);
-    CHECK(cc_last_result(ctx) == CC_ERR_OUT_OF_MEMORY && strlen(cc_last_error(ctx)) > 0, "with a message: %s", cc_last_error(ctx));
-    fg = NULL;
-    CHECK_RES(ctx, cc_graph_fuse(ctx, g, NULL, &fg, NULL), CC_OK, "afterwards the same call succeeds");
-    CHECK(fg && tu_graph_fingerprint(fg) == fp_ok, "with the same result");
-    cc_graph_destroy(fg);
+    check_rewrite_oom(ctx, &ta, g, cc_graph_fuse, fused_into_one, "fuses five all-reduces into one");
     cc_graph_destroy(g);
     cc_context_destroy(ctx);
     CHECK_INT(ta.live, 0, "every block is freed at the end");
