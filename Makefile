@@ -14,7 +14,8 @@
 #
 # Honours CC, CXX, CFLAGS, CXXFLAGS, LDFLAGS; NO_CUDA=1, NO_LPSOLVE=1 switch
 # the optional dependencies off; DATA (default ../shared/data) is where the
-# PSPLIB files are. Test variables: TEST_JOBS, TEST_TIMEOUT (tests/run.sh),
+# PSPLIB files are; BUILD_JOBS (default: the cores) compiles in parallel. Test
+# variables: TEST_JOBS, TEST_TIMEOUT (tests/run.sh),
 # CI=true (a skipped test counts as a failure).
 
 ifeq ($(origin CC),default)
@@ -26,6 +27,8 @@ endif
 CFLAGS   ?= -O2
 CXXFLAGS ?= -O2
 BUILD    ?= build
+# parallel compiles in `make test`
+BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 DATA     ?= ../shared/data
 SAN      ?=
 
@@ -87,7 +90,7 @@ tests-build: $(UNIT_BINS) $(addprefix $(T)/,$(COMPILE_TESTS))
 # Compile failures do not stop the run: tests/run.sh counts a program that
 # did not build as a failed test, so the closing line stays the last line.
 test: deps $(J30_STAMP)
-	@$(MAKE) --no-print-directory -k $(PROGRAMS) tests-build || true
+	@$(MAKE) --no-print-directory -k -j$(BUILD_JOBS) $(PROGRAMS) tests-build || true
 	@CONCERTO_DATA="$(DATA)" TEST_BUILD="$(BUILD)" tests/run.sh $(BUILD) $(TEST_BINS)
 
 asan:
