@@ -38,7 +38,8 @@ check() { if [ "$1" -eq 0 ]; then ok "$2"; else fail "$2: $3"; fi; }
 if [ ! -x "$gpt" ]; then fail "$gpt was not built from examples/gpt/train_gpt.c"; summary; fi
 rm -rf "$tmp" && mkdir -p "$tmp"
 
-small=(--embd 32 --layers 2 --heads 4 --seq 16 --batch 8 --no-link --sample 0 --eval 0 --compare 0 --print-every 0 --profile 1)
+small=(--embd 32 --layers 2 --heads 4 --seq 16 --batch 8 --no-link --sample 0 --eval 0 --compare 0 --print-every 0 --profile 1
+       --budget 50)
 
 # Two loss files agree within a relative tolerance (same number of lines).
 close() {

@@ -68,6 +68,7 @@ typedef struct options {
     const char *save, *save_init, *load, *dump_batches, *dump_grads, *losses, *trace;
     int eval_batches, sample_chars, profile_repeats, print_every, compare_steps;
     int decompose, fuse;      /* rewrites before scheduling (the library's order only) */
+    int budget;               /* schedules the scheduler may try; 0: the library's default */
 } options;
 
 static void usage(FILE* f) {
@@ -103,7 +104,8 @@ static void usage(FILE* f) {
             "                       from a model (1 GB/s over the bytes an op touches; collectives on the\n"
             "                       emulated link), the same on every machine\n"
             "  --print-every N      print every Nth step (default 1)\n"
-            "  --compare N          steps timed in each order side by side before training (default 5)\n");
+            "  --compare N          steps timed in each order side by side before training (default 5)\n"
+            "  --budget N           schedules the scheduler may try (default: the library's, 5000)\n");
 }
 
 /* ---- small utilities -------------------------------------------------- */
@@ -1135,7 +1137,7 @@ static cc_result rank_main(cc_rank* rank, void* user) {
            final schedule than one list pass (a rewrite that helps a list
            schedule can hurt the optimised one) */
         rd.sched.method = CC_SCHED_SAMPLING;
-        rd.sched.budget_schedules = 200;
+        rd.sched.budget_schedules = o->budget > 0 && o->budget < 200 ? o->budget : 200;
         cc_rewrite_report rep;
         cc_plan* px = NULL;
         cc_exec* xx = NULL;
@@ -1172,6 +1174,7 @@ static cc_result rank_main(cc_rank* rank, void* user) {
         cc_sched_desc sd = cc_sched_desc_default();
         double mk0;
         int nx;
+        if (o->budget > 0) sd.budget_schedules = o->budget;
         TRY(cc_sched_solve(s->ctx, gx, &sd, &sched));
         if (gx != g) {
             cc_schedule plain;
@@ -1404,6 +1407,7 @@ static int parse_args(int argc, char** argv, options* o) {
         else if (!strcmp(a, "--profile")) ok = parse_int(a, v, 0, 1000, &o->profile_repeats);
         else if (!strcmp(a, "--print-every")) ok = parse_int(a, v, 0, 1 << 24, &o->print_every);
         else if (!strcmp(a, "--compare")) ok = parse_int(a, v, 0, 1000, &o->compare_steps);
+        else if (!strcmp(a, "--budget")) ok = parse_int(a, v, 1, 1 << 30, &o->budget);
         else { fprintf(stderr, "train_gpt: unknown option '%s' (--help lists them)\n", a); return 0; }
         if (!ok) return 0;
         if (takes) {
