@@ -1,7 +1,7 @@
 # Makefile - Concerto-C (GNU make, gcc)
 #
 #   make          build/psplib (tools/psplib.c), build/bench_scale, build/bench_exec,
-#                 build/schedule_step, build/overlap
+#                 build/schedule_step, build/overlap, build/train_gpt
 #                 (examples/) and the test programs
 #   make test     build and run every test; the last line of output is
 #                 "N passed, N failed[, N skipped]", exit status non-zero on a failure

@@ -1222,7 +1222,7 @@ static cc_result rank_main(cc_rank* rank, void* user) {
             m[k][0] = (double*)malloc(sizeof(double) * (size_t)o->compare_steps);
             m[k][1] = (double*)malloc(sizeof(double) * (size_t)o->compare_steps);
         }
-        TRY_MEM(m[0][0] && m[0][1] && m[1][0] && m[1][1]);
+        if (!(m[0][0] && m[0][1] && m[1][0] && m[1][1])) rc = CC_ERR_OUT_OF_MEMORY;
         for (step = 0; step < o->compare_steps && rc == CC_OK; step++)
             for (k = 0; k < 2 && rc == CC_OK; k++) {
                 snap_restore(s, &snap);
