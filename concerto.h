@@ -85,14 +85,15 @@
        >>trace        Chrome trace JSON, Graphviz DOT
 
    RUNNING A STEP
-       cc_world_create(&wd, &world);  cc_world_run(world, rank_main, arg);
+       cc_world_create(ctx, &wd, &world);  cc_world_run(world, rank_main, arg);
        // in rank_main(cc_rank* rank, void* arg), on every rank:
        cc_cpu_backend_create(rank, &be);
        cc_plan_create(ctx, graph, schedule.order, &plan);   // or NULL: program order
        cc_exec_create(ctx, plan, &be, &exec);
-       cc_exec_agree(exec, rank, cc_rank_world_comm(rank)); // same plan everywhere?
+       cc_exec_agree(exec, cc_rank_world_comm(rank));       // same plan everywhere?
        cc_exec_profile(exec, 5, comm);                      // optional: measured durations
        for (;;) cc_exec_step(exec);
+       cc_exec_destroy(exec);  cc_backend_destroy(&be);
    With the rewrites: profile the graph (a program-order plan will do), then
        cc_graph_decompose(ctx, graph, NULL, &g2, NULL);     // new graphs, the
        cc_graph_fuse(ctx, g2, NULL, &g3, NULL);             // input unchanged
@@ -542,24 +543,30 @@ CONCERTO_API cc_result cc_graph_decompose(cc_context* ctx, cc_graph* graph, cons
    - with emulate_link a collective completes no earlier than the last
      member's arrival plus cc_link_time_us, on intra_node if every member is
      on one node (rank / ranks_per_node), else on inter_node.
-   The allocator and logger of the desc are called from every rank's thread
-   and must be thread-safe. */
+   The world and every rank's context use the allocator and logger of the
+   context it is created with; they are called from every rank's thread and
+   must be thread-safe. */
 typedef struct cc_world cc_world;
 typedef struct cc_rank cc_rank;
 
 typedef struct cc_world_desc {
-    int n_ranks;               /* >= 1 */
+    int n_ranks;               /* >= 1 (the default desc: 1) */
     int ranks_per_node;        /* 0: all ranks on one node */
     int emulate_link;          /* 1: a collective takes its modelled time (spent waiting) */
-    cc_link intra_node;        /* zero: 2 us, 100 GB/s */
-    cc_link inter_node;        /* zero: 10 us, 12.5 GB/s */
+    const cc_link* intra_node; /* copied; NULL: the default, 2 us + 100 GB/s. A link of zeros is free */
+    const cc_link* inter_node; /* copied; NULL: the default, 10 us + 12.5 GB/s */
     double timeout_s;          /* a collective not complete after this fails; 0: 30 s */
-    cc_allocator allocator;    /* for every rank's context and the world itself */
-    cc_logger logger;
 } cc_world_desc;
 
+/* n_ranks 1, every other field zero (its default). */
 CONCERTO_API cc_world_desc cc_world_desc_default(void);
-CONCERTO_API cc_result   cc_world_create(const cc_world_desc* desc, cc_world** out);
+/* The desc as cc_world_create resolves it (NULL: the default desc): every
+   default filled in, the links pointing at the library's constant default
+   links where the desc had none. Nothing is checked. */
+CONCERTO_API cc_world_desc cc_world_query_defaults(const cc_world_desc* desc);
+/* desc may be NULL (one rank). Errors are recorded in ctx, whose allocator
+   and logger the world and its ranks use; the world does not keep ctx. */
+CONCERTO_API cc_result   cc_world_create(cc_context* ctx, const cc_world_desc* desc, cc_world** out);
 CONCERTO_API void        cc_world_destroy(cc_world* world);
 /* Runs fn on every rank, each on its own thread, and waits for them. Returns
    the first non-CC_OK result of a rank (its message is in
@@ -581,19 +588,29 @@ CONCERTO_API int         cc_comm_size(const cc_comm* comm);
 CONCERTO_API cc_result   cc_comm_run(cc_rank* rank, const cc_collective* coll);
 
 /* ---- backend interface --------------------------------------------------
-   What the executor needs from a device. Required entries: stream_create,
-   stream_destroy, launch, synchronize; collective for graphs with
-   collectives. Optional, with their fallbacks:
-     event_*      no events: a cross-stream wait becomes synchronize
-     timestamp    no timestamps: no measured timeline (cc_exec_timeline fails)
+   What the executor needs from a device: a table of functions, one per kind
+   of backend (const, usually static), and the instance they act on. The
+   executor reaches streams, events, timers and collectives only through it:
+   every step, the agreement of plans (cc_exec_agree) and the profiling of
+   ops (cc_exec_profile) alike, so a backend that brings its own
+   communicators serves all of them.
+   Required entries: stream_create, stream_destroy, launch, synchronize;
+   collective for plans with collectives and for cc_exec_agree /
+   cc_exec_profile with a communicator. Optional, with their fallbacks:
+     event_create, event_destroy, event_record, stream_wait_event (all four
+                  or none): without them a cross-stream wait becomes synchronize
+     timestamp    none: no measured timeline (cc_exec_timeline fails) and
+                  profiling times each op with now_us around a synchronize
+     now_us       none: profiling needs timestamp
+     destroy      none: cc_backend_destroy frees nothing
    Every entry returns CC_OK or an error code; asynchronous errors surface
    from synchronize. */
-typedef struct cc_backend {
+typedef struct cc_backend_fns {
     const char* name;
-    void* self;
     cc_result (*stream_create)(void* self, int index, void** stream);
     void      (*stream_destroy)(void* self, void* stream);
     cc_result (*launch)(void* self, void* stream, cc_op_fn fn, void* user_data);
+    /* enqueues coll on stream; the descriptor must stay valid until it ran */
     cc_result (*collective)(void* self, void* stream, const cc_collective* coll);
     cc_result (*event_create)(void* self, void** event);
     void      (*event_destroy)(void* self, void* event);
@@ -604,10 +621,18 @@ typedef struct cc_backend {
     cc_result (*synchronize)(void* self);
     double    (*now_us)(void* self);
     void      (*destroy)(void* self);
+} cc_backend_fns;
+
+typedef struct cc_backend {
+    const cc_backend_fns* fns;   /* borrowed: must outlive the backend */
+    void* self;                  /* the instance: cc_backend_destroy frees it */
 } cc_backend;
 
-/* The CPU backend of a rank (one worker thread per stream); destroy it with
-   backend.destroy(backend.self). */
+/* fns->destroy(self) where there is one; then *backend is zero. NULL and
+   a zero backend are allowed. */
+CONCERTO_API void      cc_backend_destroy(cc_backend* backend);
+/* The CPU backend of a rank: one worker thread per stream; collectives on
+   the rank's communicators of the in-process world. */
 CONCERTO_API cc_result cc_cpu_backend_create(cc_rank* rank, cc_backend* out);
 
 /* ---- plan and executor --------------------------------------------------
@@ -622,12 +647,14 @@ CONCERTO_API void      cc_plan_destroy(cc_plan* plan);
 CONCERTO_API uint64_t  cc_plan_hash(const cc_plan* plan);     /* ops, order, collectives */
 CONCERTO_API int       cc_plan_n_waits(const cc_plan* plan);
 
+/* The backend is copied (its fns and self), not owned: destroy it after
+   the executor. */
 CONCERTO_API cc_result cc_exec_create(cc_context* ctx, cc_plan* plan, const cc_backend* backend, cc_exec** out);
 CONCERTO_API void      cc_exec_destroy(cc_exec* exec);
-/* Compares the plan's hash with every other rank of comm (all must call it);
-   CC_ERR_PLAN_MISMATCH if any differs. A plan with collectives does not
-   launch before this succeeded. */
-CONCERTO_API cc_result cc_exec_agree(cc_exec* exec, cc_rank* rank, cc_comm* comm);
+/* Compares the plan's hash with every other member of comm (all must call
+   it), through the backend's collective entry; CC_ERR_PLAN_MISMATCH if any
+   differs. A plan with collectives does not launch before this succeeded. */
+CONCERTO_API cc_result cc_exec_agree(cc_exec* exec, cc_comm* comm);
 /* Enqueues one step and returns; cc_exec_wait waits for it. */
 CONCERTO_API cc_result cc_exec_launch(cc_exec* exec);
 CONCERTO_API cc_result cc_exec_wait(cc_exec* exec);
@@ -637,10 +664,10 @@ CONCERTO_API cc_result cc_exec_step(cc_exec* exec);           /* launch + wait *
 CONCERTO_API cc_result cc_exec_timeline(cc_exec* exec, double* start_us, double* end_us);
 /* Profiles every op of the plan's graph in isolation on the backend,
    repeats times each (in plan order, so ranks issue collectives alike), and
-   sets its duration to the median. With comm, the ranks of comm then agree
-   on the maximum of each duration, so they all compute the same schedule. */
+   sets its duration to the median. With comm, the members of comm then
+   agree on the maximum of each duration (a collective through the
+   backend), so they all compute the same schedule. */
 CONCERTO_API cc_result cc_exec_profile(cc_exec* exec, int repeats, cc_comm* comm);
-
 /* ---- trace ----------------------------------------------------------------
    Chrome trace event JSON (chrome://tracing, Perfetto): one process per
    rank, one track per stream, an event per op with its collective's kind
@@ -4808,7 +4835,8 @@ struct cc_rank {
 
 struct cc_world {
     cc_context* ctx;                /* world-level memory and errors of cc_world_* calls */
-    cc_world_desc desc;             /* defaults resolved */
+    cc_world_desc desc;             /* defaults resolved; its links point at the two below */
+    cc_link intra_node, inter_node;
     pthread_mutex_t mu;
     cc_rank* ranks;                 /* [n_ranks] */
     cc__world_group* world_group;
@@ -5352,7 +5380,7 @@ static cc_result cc__world_p2p(cc_comm* comm, const cc_collective* c, char* msg,
         ch->moving = 0;
         if (w->desc.emulate_link) {
             const cc_link* link = cc__world_node_of(w, g->members[src]) == cc__world_node_of(w, g->members[dst])
-                                      ? &w->desc.intra_node : &w->desc.inter_node;
+                                      ? w->desc.intra_node : w->desc.inter_node;
             ch->deadline_s = t_last + 1e-6 * cc_link_time_us(link, CC_COLL_SEND,
                                                              c->n_elems * cc__world_dtype_size(c->dtype), 2);
         }
@@ -5468,7 +5496,7 @@ static cc__world_group* cc__world_group_new(cc_world* w, const int* members, int
         }
     node0 = cc__world_node_of(w, members[0]);
     for (i = 1; i < n; i++) if (cc__world_node_of(w, members[i]) != node0) one_node = 0;
-    g->link = one_node ? &w->desc.intra_node : &w->desc.inter_node;
+    g->link = one_node ? w->desc.intra_node : w->desc.inter_node;
     g->name[0] = 0;
     for (i = 0; i < n; i++) {
         if (strlen(g->name) > sizeof g->name - 24) { cc__world_append(g->name, sizeof g->name, ",...,%d", members[n - 1]); break; }
@@ -5479,64 +5507,69 @@ static cc__world_group* cc__world_group_new(cc_world* w, const int* members, int
 }
 
 /* ---- world -----------------------------------------------------------------------*/
+/* The links a world uses when its desc names none. */
+static const cc_link cc__link_intra_default = { 2.0, 1e-5 };    /* 100 GB/s */
+static const cc_link cc__link_inter_default = { 10.0, 8e-5 };   /* 12.5 GB/s */
+
 CONCERTO_API cc_world_desc cc_world_desc_default(void) {
     cc_world_desc d;
     memset(&d, 0, sizeof d);
     d.n_ranks = 1;
-    d.ranks_per_node = 0;
-    d.emulate_link = 0;
-    d.intra_node.alpha_us = 2.0;
-    d.intra_node.us_per_byte = 1e-5;    /* 100 GB/s */
-    d.inter_node.alpha_us = 10.0;
-    d.inter_node.us_per_byte = 8e-5;    /* 12.5 GB/s */
-    d.timeout_s = 30.0;
+    return d;
+}
+
+CONCERTO_API cc_world_desc cc_world_query_defaults(const cc_world_desc* desc) {
+    cc_world_desc d = desc ? *desc : cc_world_desc_default();
+    if (!d.intra_node) d.intra_node = &cc__link_intra_default;
+    if (!d.inter_node) d.inter_node = &cc__link_inter_default;
+    if (d.timeout_s == 0) d.timeout_s = 30.0;
     return d;
 }
 
 static int cc__world_bad_double(double x) { return !(x >= 0) || x - x != 0; }   /* negative, NaN or infinite */
 
-CONCERTO_API cc_result cc_world_create(const cc_world_desc* desc, cc_world** out) {
-    cc_world_desc d, def = cc_world_desc_default();
+/* Every problem of a resolved desc in one message; problems[0] == 0 if none. */
+static void cc__world_desc_problems(const cc_world_desc* d, char* problems, size_t size) {
+    problems[0] = 0;
+#define CONCERTO__WORLD_PROBLEM(...) \
+    (cc__world_append(problems, size, "%s", problems[0] ? "; " : ""), cc__world_append(problems, size, __VA_ARGS__))
+    if (d->n_ranks < 1) CONCERTO__WORLD_PROBLEM("n_ranks must be >= 1, got %d", d->n_ranks);
+    if (d->ranks_per_node < 0) CONCERTO__WORLD_PROBLEM("ranks_per_node must be >= 0, got %d", d->ranks_per_node);
+    if (cc__world_bad_double(d->intra_node->alpha_us) || cc__world_bad_double(d->intra_node->us_per_byte))
+        CONCERTO__WORLD_PROBLEM("intra_node must have alpha_us and us_per_byte >= 0 and finite, got %g and %g",
+                                d->intra_node->alpha_us, d->intra_node->us_per_byte);
+    if (cc__world_bad_double(d->inter_node->alpha_us) || cc__world_bad_double(d->inter_node->us_per_byte))
+        CONCERTO__WORLD_PROBLEM("inter_node must have alpha_us and us_per_byte >= 0 and finite, got %g and %g",
+                                d->inter_node->alpha_us, d->inter_node->us_per_byte);
+    if (cc__world_bad_double(d->timeout_s)) CONCERTO__WORLD_PROBLEM("timeout_s must be >= 0 and finite, got %g", d->timeout_s);
+#undef CONCERTO__WORLD_PROBLEM
+}
+
+CONCERTO_API cc_result cc_world_create(cc_context* ctx, const cc_world_desc* desc, cc_world** out) {
+    cc_world_desc d;
     cc_context_desc cd = cc_context_desc_default();
     cc_context* wctx = NULL;
     cc_world* w;
     char problems[CONCERTO__MSG_MAX];
     int i;
-    cc_result r;
-    if (!out) return CC_ERR_INVALID_ARG;
+    if (!ctx) return CC_ERR_INVALID_ARG;
+    if (!out) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_world_create: out is NULL");
     *out = NULL;
-    if (!desc) return CC_ERR_INVALID_ARG;
-    d = *desc;
-    cd.allocator = d.allocator;
-    cd.logger = d.logger;
-    r = cc_context_create(&cd, &wctx);
-    if (r != CC_OK) return r;   /* allocator given partly, or out of memory */
-    problems[0] = 0;
-#define CONCERTO__WORLD_PROBLEM(...) \
-    (cc__world_append(problems, sizeof problems, "%s", problems[0] ? "; " : ""), \
-     cc__world_append(problems, sizeof problems, __VA_ARGS__))
-    if (d.n_ranks < 1) CONCERTO__WORLD_PROBLEM("n_ranks must be >= 1, got %d", d.n_ranks);
-    if (d.ranks_per_node < 0) CONCERTO__WORLD_PROBLEM("ranks_per_node must be >= 0, got %d", d.ranks_per_node);
-    if (cc__world_bad_double(d.intra_node.alpha_us) || cc__world_bad_double(d.intra_node.us_per_byte))
-        CONCERTO__WORLD_PROBLEM("intra_node must have alpha_us and us_per_byte >= 0 and finite, got %g and %g",
-                          d.intra_node.alpha_us, d.intra_node.us_per_byte);
-    if (cc__world_bad_double(d.inter_node.alpha_us) || cc__world_bad_double(d.inter_node.us_per_byte))
-        CONCERTO__WORLD_PROBLEM("inter_node must have alpha_us and us_per_byte >= 0 and finite, got %g and %g",
-                          d.inter_node.alpha_us, d.inter_node.us_per_byte);
-    if (cc__world_bad_double(d.timeout_s)) CONCERTO__WORLD_PROBLEM("timeout_s must be >= 0 and finite, got %g", d.timeout_s);
-#undef CONCERTO__WORLD_PROBLEM
-    if (problems[0]) {
-        r = CONCERTO__FAIL(wctx, CC_ERR_INVALID_ARG, "cc_world_create: %s", problems);
-        cc_context_destroy(wctx);
-        return r;
-    }
-    if (d.intra_node.alpha_us == 0 && d.intra_node.us_per_byte == 0) d.intra_node = def.intra_node;
-    if (d.inter_node.alpha_us == 0 && d.inter_node.us_per_byte == 0) d.inter_node = def.inter_node;
-    if (d.timeout_s == 0) d.timeout_s = def.timeout_s;
+    d = cc_world_query_defaults(desc);
+    cc__world_desc_problems(&d, problems, sizeof problems);
+    if (problems[0]) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_world_create: %s", problems);
+    cd.allocator = ctx->alloc;
+    cd.logger = ctx->logger;
+    if (cc_context_create(&cd, &wctx) != CC_OK)
+        return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_world_create: out of memory for %d ranks", d.n_ranks);
     w = (cc_world*)cc__calloc(wctx, 1, sizeof *w);
     if (!w) goto oom;
     w->ctx = wctx;
+    w->intra_node = *d.intra_node;
+    w->inter_node = *d.inter_node;
     w->desc = d;
+    w->desc.intra_node = &w->intra_node;
+    w->desc.inter_node = &w->inter_node;
     w->abort_rank = -1;
     if (pthread_mutex_init(&w->mu, NULL) != 0) { cc__free(wctx, w); w = NULL; goto oom; }
     w->ranks = (cc_rank*)cc__calloc(wctx, (size_t)d.n_ranks, sizeof *w->ranks);
@@ -5564,13 +5597,11 @@ CONCERTO_API cc_result cc_world_create(const cc_world_desc* desc, cc_world** out
     *out = w;
     return CC_OK;
 fail:
-    r = CONCERTO__FAIL(wctx, CC_ERR_OUT_OF_MEMORY, "cc_world_create: out of memory for %d ranks", d.n_ranks);
     cc_world_destroy(w);   /* and wctx with it */
-    return r;
+    return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_world_create: out of memory for %d ranks", d.n_ranks);
 oom:
-    r = CONCERTO__FAIL(wctx, CC_ERR_OUT_OF_MEMORY, "cc_world_create: out of memory for %d ranks", d.n_ranks);
     cc_context_destroy(wctx);
-    return r;
+    return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_world_create: out of memory for %d ranks", d.n_ranks);
 }
 
 CONCERTO_API void cc_world_destroy(cc_world* w) {
@@ -6922,11 +6953,15 @@ done:
     return rc;
 }
 
-/* >>exec */
+/* >>exec
+   Running a plan: every step the ops of the plan in host order, each with
+   its waits, timestamps and event record, all through the backend. */
 struct cc_exec {
     cc_context* ctx;
     cc_plan* plan;
-    cc_backend be;
+    cc_backend be;             /* a copy: fns and self */
+    const char* be_name;
+    int has_events;            /* all four event entries: else waits synchronize */
     void** streams;            /* [n_streams] */
     void** events;             /* [n_ops]: for ops that record */
     double* t;                 /* [2 n_ops]: start, end timestamps */
@@ -6936,94 +6971,121 @@ struct cc_exec {
     int agreed;                /* cc_exec_agree succeeded */
 };
 
+CONCERTO_API void cc_backend_destroy(cc_backend* be) {
+    if (!be) return;
+    if (be->fns && be->fns->destroy) be->fns->destroy(be->self);
+    be->fns = NULL;
+    be->self = NULL;
+}
+
 CONCERTO_API void cc_exec_destroy(cc_exec* x) {
-    cc_context* ctx;
+    const cc_backend_fns* f;
     int i;
     if (!x) return;
-    ctx = x->ctx;
-    if (x->launched && x->be.synchronize) x->be.synchronize(x->be.self);
+    f = x->be.fns;
+    if (x->launched) (void)f->synchronize(x->be.self);
     if (x->events)
-        for (i = 0; i < x->plan->n_ops; i++) if (x->events[i]) x->be.event_destroy(x->be.self, x->events[i]);
+        for (i = 0; i < x->plan->n_ops; i++) if (x->events[i]) f->event_destroy(x->be.self, x->events[i]);
     if (x->streams)
-        for (i = 0; i < x->plan->n_streams; i++) if (x->streams[i]) x->be.stream_destroy(x->be.self, x->streams[i]);
-    cc__free(ctx, x->events); cc__free(ctx, x->streams); cc__free(ctx, x->t);
-    cc__free(ctx, x);
+        for (i = 0; i < x->plan->n_streams; i++) if (x->streams[i]) f->stream_destroy(x->be.self, x->streams[i]);
+    cc__free(x->ctx, x->events); cc__free(x->ctx, x->streams); cc__free(x->ctx, x->t);
+    cc__free(x->ctx, x);
+}
+
+/* The backend's required entries are there, and the collective entry when
+   the plan needs it. */
+static cc_result cc__exec_check_backend(cc_context* ctx, const cc_plan* plan, const cc_backend* be, int* has_coll) {
+    const cc_backend_fns* f = be->fns;
+    const char* name = f && f->name ? f->name : "?";
+    int i;
+    if (!f) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_exec_create: the backend has no function table (fns is NULL)");
+    if (!f->stream_create || !f->stream_destroy || !f->launch || !f->synchronize)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_exec_create: backend '%s' lacks a required entry "
+                              "(stream_create, stream_destroy, launch, synchronize)", name);
+    *has_coll = 0;
+    for (i = 0; i < plan->n_ops; i++) if (plan->op[i].coll.kind != CC_COLL_NONE) *has_coll = 1;
+    if (*has_coll && !f->collective)
+        return CONCERTO__FAIL(ctx, CC_ERR_UNSUPPORTED, "cc_exec_create: the plan has collectives and backend '%s' has none", name);
+    return CC_OK;
 }
 
 CONCERTO_API cc_result cc_exec_create(cc_context* ctx, cc_plan* plan, const cc_backend* be, cc_exec** out) {
     cc_exec* x;
-    int i, has_events, has_coll = 0;
+    const cc_backend_fns* f;
+    int i, has_coll;
     cc_result rc;
     if (!ctx) return CC_ERR_INVALID_ARG;
     if (!plan || !be || !out) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_exec_create: plan, backend or out is NULL");
     *out = NULL;
-    if (!be->stream_create || !be->stream_destroy || !be->launch || !be->synchronize)
-        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_exec_create: backend '%s' lacks a required entry "
-                        "(stream_create, stream_destroy, launch, synchronize)", be->name ? be->name : "?");
-    for (i = 0; i < plan->n_ops; i++) if (plan->op[i].coll.kind != CC_COLL_NONE) has_coll = 1;
-    if (has_coll && !be->collective)
-        return CONCERTO__FAIL(ctx, CC_ERR_UNSUPPORTED, "cc_exec_create: the plan has collectives and backend '%s' has none",
-                        be->name ? be->name : "?");
-    has_events = be->event_create && be->event_destroy && be->event_record && be->stream_wait_event;
+    if ((rc = cc__exec_check_backend(ctx, plan, be, &has_coll)) != CC_OK) return rc;
+    f = be->fns;
     x = (cc_exec*)cc__calloc(ctx, 1, sizeof *x);
     if (!x) return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_create: out of memory");
     x->ctx = ctx; x->plan = plan; x->be = *be; x->has_coll = has_coll;
-    if (!has_events) { x->be.event_create = NULL; x->be.event_record = NULL; x->be.stream_wait_event = NULL; x->be.event_destroy = NULL; }
+    x->be_name = f->name ? f->name : "?";
+    x->has_events = f->event_create && f->event_destroy && f->event_record && f->stream_wait_event;
     x->streams = (void**)cc__calloc(ctx, (size_t)plan->n_streams + 1, sizeof(void*));
     x->events = (void**)cc__calloc(ctx, (size_t)plan->n_ops + 1, sizeof(void*));
     x->t = (double*)cc__calloc(ctx, 2 * (size_t)plan->n_ops + 1, sizeof(double));
     if (!x->streams || !x->events || !x->t) { cc_exec_destroy(x); return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_create: out of memory"); }
     for (i = 0; i < plan->n_streams; i++)
-        if ((rc = be->stream_create(be->self, i, &x->streams[i])) != CC_OK) {
+        if ((rc = f->stream_create(be->self, i, &x->streams[i])) != CC_OK) {
             x->streams[i] = NULL;
             cc_exec_destroy(x);
-            return CONCERTO__FAIL(ctx, rc, "cc_exec_create: backend '%s' could not create stream %d", be->name ? be->name : "?", i);
+            return CONCERTO__FAIL(ctx, rc, "cc_exec_create: backend '%s' could not create stream %d", f->name ? f->name : "?", i);
         }
-    if (has_events)
+    if (x->has_events)
         for (i = 0; i < plan->n_ops; i++)
-            if (plan->op[i].record && (rc = be->event_create(be->self, &x->events[i])) != CC_OK) {
+            if (plan->op[i].record && (rc = f->event_create(be->self, &x->events[i])) != CC_OK) {
                 x->events[i] = NULL;
                 cc_exec_destroy(x);
-                return CONCERTO__FAIL(ctx, rc, "cc_exec_create: backend '%s' could not create an event", be->name ? be->name : "?");
+                return CONCERTO__FAIL(ctx, rc, "cc_exec_create: backend '%s' could not create an event", f->name ? f->name : "?");
             }
     *out = x;
     return CC_OK;
 }
 
+/* Issues op v on its stream: its waits (with_waits), a timestamp before
+   and after it (where the backend has them), the work, and its event
+   record. Returns the backend's result. */
+static cc_result cc__exec_issue(cc_exec* x, int v, int with_waits) {
+    const cc_plan* pl = x->plan;
+    const cc_backend_fns* f = x->be.fns;
+    const cc__plan_op* o = &pl->op[v];
+    void* self = x->be.self;
+    void* st = x->streams[o->stream];
+    cc_result rc = CC_OK;
+    int w;
+    for (w = 0; with_waits && w < o->n_waits && rc == CC_OK; w++) {
+        int u = pl->waits[o->wait_off + w];
+        rc = x->has_events ? f->stream_wait_event(self, st, x->events[u]) : f->synchronize(self);   /* fallback */
+    }
+    if (rc == CC_OK && f->timestamp) rc = f->timestamp(self, st, &x->t[2 * v]);
+    if (rc == CC_OK) {
+        if (o->coll.kind != CC_COLL_NONE) rc = f->collective(self, st, &o->coll);
+        else if (o->fn) rc = f->launch(self, st, o->fn, o->user_data);
+    }
+    if (rc == CC_OK && f->timestamp) rc = f->timestamp(self, st, &x->t[2 * v + 1]);
+    if (rc == CC_OK && with_waits && o->record && x->has_events) rc = f->event_record(self, x->events[v], st);
+    return rc;
+}
+
 CONCERTO_API cc_result cc_exec_launch(cc_exec* x) {
     const cc_plan* pl;
-    cc_backend* be;
-    int i, w;
-    cc_result rc = CC_OK;
+    int i;
     if (!x) return CC_ERR_INVALID_ARG;
-    pl = x->plan; be = &x->be;
+    pl = x->plan;
     if (x->launched) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_launch: the previous step was not waited for");
     if (x->has_coll && !x->agreed)
         return CONCERTO__FAIL(x->ctx, CC_ERR_PLAN_MISMATCH, "cc_exec_launch: the plan has collectives: call cc_exec_agree "
                               "first, so that ranks with different plans never start");
-    x->t0 = be->now_us ? be->now_us(be->self) : 0;
-    for (i = 0; i < pl->n_ops && rc == CC_OK; i++) {
+    x->t0 = x->be.fns->now_us ? x->be.fns->now_us(x->be.self) : 0;
+    for (i = 0; i < pl->n_ops; i++) {
         int v = pl->issue[i];
-        const cc__plan_op* o = &pl->op[v];
-        void* st = x->streams[o->stream];
-        for (w = 0; w < o->n_waits && rc == CC_OK; w++) {
-            int u = pl->waits[o->wait_off + w];
-            if (be->stream_wait_event) rc = be->stream_wait_event(be->self, st, x->events[u]);
-            else rc = be->synchronize(be->self);   /* fallback without events */
-        }
-        if (rc == CC_OK && be->timestamp) rc = be->timestamp(be->self, st, &x->t[2 * v]);
-        if (rc == CC_OK) {
-            if (o->coll.kind != CC_COLL_NONE) rc = be->collective(be->self, st, &o->coll);
-            else if (o->fn) rc = be->launch(be->self, st, o->fn, o->user_data);
-        }
-        if (rc == CC_OK && be->timestamp) rc = be->timestamp(be->self, st, &x->t[2 * v + 1]);
-        if (rc == CC_OK && o->record && be->event_record) rc = be->event_record(be->self, x->events[v], st);
+        cc_result rc = cc__exec_issue(x, v, 1);
         if (rc != CC_OK) {
-            cc_result r2;
-            rc = CONCERTO__FAIL(x->ctx, rc, "cc_exec_launch: backend '%s' failed at op '%s'", be->name ? be->name : "?",
-                          cc__name(pl->g, v));
-            r2 = be->synchronize(be->self);
-            (void)r2;
+            rc = CONCERTO__FAIL(x->ctx, rc, "cc_exec_launch: backend '%s' failed at op '%s'", x->be_name, cc__name(pl->g, v));
+            (void)x->be.fns->synchronize(x->be.self);   /* nothing of the step left running */
             return rc;
         }
     }
@@ -7035,7 +7097,7 @@ CONCERTO_API cc_result cc_exec_wait(cc_exec* x) {
     cc_result rc;
     if (!x) return CC_ERR_INVALID_ARG;
     if (!x->launched) return CC_OK;
-    rc = x->be.synchronize(x->be.self);
+    rc = x->be.fns->synchronize(x->be.self);
     x->launched = 0;
     return rc;
 }
@@ -7049,8 +7111,8 @@ CONCERTO_API cc_result cc_exec_step(cc_exec* x) {
 CONCERTO_API cc_result cc_exec_timeline(cc_exec* x, double* start_us, double* end_us) {
     int i;
     if (!x) return CC_ERR_INVALID_ARG;
-    if (!x->be.timestamp) return CONCERTO__FAIL(x->ctx, CC_ERR_UNSUPPORTED, "cc_exec_timeline: backend '%s' has no timestamps",
-                                          x->be.name ? x->be.name : "?");
+    if (!x->be.fns->timestamp)
+        return CONCERTO__FAIL(x->ctx, CC_ERR_UNSUPPORTED, "cc_exec_timeline: backend '%s' has no timestamps", x->be_name);
     if (x->launched) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_timeline: wait for the step first");
     for (i = 0; i < x->plan->n_ops; i++) {
         if (start_us) start_us[i] = x->t[2 * i] - x->t0;
@@ -7059,79 +7121,33 @@ CONCERTO_API cc_result cc_exec_timeline(cc_exec* x, double* start_us, double* en
     return CC_OK;
 }
 
-static int cc__dbl_cmp(const void* a, const void* b) {
-    double x = *(const double*)a, y = *(const double*)b;
-    return (x > y) - (x < y);
-}
-
-CONCERTO_API cc_result cc_exec_profile(cc_exec* x, int repeats, cc_comm* comm) {
-    const cc_plan* pl;
-    cc_backend* be;
-    double* samples = NULL;
-    double* med = NULL;
-    int i, rep;
-    cc_result rc = CC_OK;
-    if (!x) return CC_ERR_INVALID_ARG;
-    pl = x->plan; be = &x->be;
-    if (repeats < 1 || repeats > 1000) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile: repeats must be 1..1000, got %d", repeats);
-    if (x->launched) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile: wait for the step first");
-    if (x->has_coll && !x->agreed)
-        return CONCERTO__FAIL(x->ctx, CC_ERR_PLAN_MISMATCH, "cc_exec_profile: the plan has collectives: call cc_exec_agree first");
-    if (!be->timestamp && !be->now_us)
-        return CONCERTO__FAIL(x->ctx, CC_ERR_UNSUPPORTED, "cc_exec_profile: backend '%s' has neither timestamps nor a clock",
-                        be->name ? be->name : "?");
-    samples = (double*)cc__alloc(x->ctx, (size_t)pl->n_ops * (size_t)repeats * sizeof(double) + 1);
-    med = (double*)cc__alloc(x->ctx, ((size_t)pl->n_ops + 1) * sizeof(double));
-    if (!samples || !med) { rc = CONCERTO__FAIL(x->ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_profile: out of memory"); goto done; }
-    for (rep = 0; rep < repeats; rep++)
-        for (i = 0; i < pl->n_ops; i++) {
-            int v = pl->issue[i];
-            const cc__plan_op* o = &pl->op[v];
-            void* st = x->streams[o->stream];
-            double h0 = be->now_us ? be->now_us(be->self) : 0, h1;
-            if (be->timestamp) rc = be->timestamp(be->self, st, &x->t[2 * v]);
-            if (rc == CC_OK) {
-                if (o->coll.kind != CC_COLL_NONE) rc = be->collective(be->self, st, &o->coll);
-                else if (o->fn) rc = be->launch(be->self, st, o->fn, o->user_data);
-            }
-            if (rc == CC_OK && be->timestamp) rc = be->timestamp(be->self, st, &x->t[2 * v + 1]);
-            if (rc == CC_OK) rc = be->synchronize(be->self);
-            if (rc != CC_OK) {
-                rc = CONCERTO__FAIL(x->ctx, rc, "cc_exec_profile: op '%s': %s", cc__name(pl->g, v), cc_last_error(x->ctx));
-                goto done;
-            }
-            h1 = be->now_us ? be->now_us(be->self) : 0;
-            samples[(size_t)v * repeats + rep] = be->timestamp ? x->t[2 * v + 1] - x->t[2 * v] : h1 - h0;
-        }
-    for (i = 0; i < pl->n_ops; i++) {
-        double* sv = samples + (size_t)i * repeats;
-        qsort(sv, (size_t)repeats, sizeof(double), cc__dbl_cmp);
-        med[i] = repeats % 2 ? sv[repeats / 2] : 0.5 * (sv[repeats / 2 - 1] + sv[repeats / 2]);
-        if (med[i] < 0) med[i] = 0;
-    }
-    if (comm) {
-        cc_collective c;
+/* A collective on host memory now, through the backend: enqueued on the
+   plan's first stream, then synchronize. The errors are the backend's
+   (recorded in its context); what names the caller in the message. */
+static cc_result cc__exec_collective_now(cc_exec* x, const cc_collective* c, const char* what) {
+    const cc_backend_fns* f = x->be.fns;
+    cc_result rc;
+    if (!f->collective)
+        return CONCERTO__FAIL(x->ctx, CC_ERR_UNSUPPORTED, "%s: backend '%s' has no collective entry", what, x->be_name);
+    rc = f->collective(x->be.self, x->streams[0], c);
+    if (rc == CC_OK) rc = f->synchronize(x->be.self);
+    else (void)f->synchronize(x->be.self);
+    if (rc != CC_OK) {
         char msg[CONCERTO__MSG_MAX];
-        memset(&c, 0, sizeof c);
-        c.kind = CC_COLL_ALL_REDUCE; c.dtype = CC_DTYPE_FLOAT64; c.reduce = CC_REDUCE_MAX;
-        c.n_elems = (size_t)pl->n_ops; c.comm = comm; c.send_buf = med; c.recv_buf = med;
-        msg[0] = 0;
-        rc = cc__comm_collective(comm, &c, msg, sizeof msg);
-        if (rc != CC_OK) { rc = CONCERTO__FAIL(x->ctx, rc, "cc_exec_profile: agreeing on durations: %s", msg); goto done; }
+        cc__copy_msg(msg, sizeof msg, cc_last_error(x->ctx));
+        return CONCERTO__FAIL(x->ctx, rc, "%s: %s", what, msg[0] ? msg : cc_result_description(rc));
     }
-    for (i = 0; i < pl->n_ops; i++)
-        if ((rc = cc_op_set_duration(pl->g, cc_graph_op(pl->g, i), med[i])) != CC_OK) goto done;
-done:
-    cc__free(x->ctx, samples); cc__free(x->ctx, med);
-    return rc;
+    return CC_OK;
 }
 
-CONCERTO_API cc_result cc_exec_agree(cc_exec* x, cc_rank* rank, cc_comm* comm) {
+CONCERTO_API cc_result cc_exec_agree(cc_exec* x, cc_comm* comm) {
     int32_t mine[2], *all;
     cc_collective c;
     int i, n;
     cc_result rc;
-    if (!x || !rank || !comm) return x ? CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_agree: rank or comm is NULL") : CC_ERR_INVALID_ARG;
+    if (!x) return CC_ERR_INVALID_ARG;
+    if (!comm) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_agree: comm is NULL");
+    if (x->launched) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_agree: wait for the step first");
     n = cc_comm_size(comm);
     all = (int32_t*)cc__alloc(x->ctx, 2 * (size_t)n * sizeof(int32_t));
     if (!all) return CONCERTO__FAIL(x->ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_agree: out of memory");
@@ -7144,7 +7160,7 @@ CONCERTO_API cc_result cc_exec_agree(cc_exec* x, cc_rank* rank, cc_comm* comm) {
     c.comm = comm;
     c.send_buf = mine;
     c.recv_buf = all;
-    rc = cc_comm_run(rank, &c);
+    rc = cc__exec_collective_now(x, &c, "cc_exec_agree");
     if (rc == CC_OK)
         for (i = 0; i < n; i++)
             if (all[2 * i] != mine[0] || all[2 * i + 1] != mine[1]) {
@@ -7159,6 +7175,75 @@ CONCERTO_API cc_result cc_exec_agree(cc_exec* x, cc_rank* rank, cc_comm* comm) {
     return rc;
 }
 
+/* >>profile
+   Every op alone on the backend, repeats times, in plan order (so ranks
+   issue their collectives alike); the median of each becomes its duration,
+   after the ranks of a communicator agreed on the maximum. */
+static int cc__dbl_cmp(const void* a, const void* b) {
+    double x = *(const double*)a, y = *(const double*)b;
+    return (x > y) - (x < y);
+}
+
+/* samples[v * repeats + rep]: op v alone, its duration in us. */
+static cc_result cc__profile_samples(cc_exec* x, int repeats, double* samples) {
+    const cc_plan* pl = x->plan;
+    const cc_backend_fns* f = x->be.fns;
+    int i, rep;
+    for (rep = 0; rep < repeats; rep++)
+        for (i = 0; i < pl->n_ops; i++) {
+            int v = pl->issue[i];
+            double h0 = f->now_us ? f->now_us(x->be.self) : 0, h1;
+            cc_result rc = cc__exec_issue(x, v, 0);
+            if (rc == CC_OK) rc = f->synchronize(x->be.self);
+            if (rc != CC_OK) {
+                char msg[CONCERTO__MSG_MAX];
+                cc__copy_msg(msg, sizeof msg, cc_last_error(x->ctx));
+                return CONCERTO__FAIL(x->ctx, rc, "cc_exec_profile: op '%s': %s", cc__name(pl->g, v), msg);
+            }
+            h1 = f->now_us ? f->now_us(x->be.self) : 0;
+            samples[(size_t)v * repeats + rep] = f->timestamp ? x->t[2 * v + 1] - x->t[2 * v] : h1 - h0;
+        }
+    return CC_OK;
+}
+
+CONCERTO_API cc_result cc_exec_profile(cc_exec* x, int repeats, cc_comm* comm) {
+    const cc_plan* pl;
+    double* samples = NULL;
+    double* med = NULL;
+    int i;
+    cc_result rc = CC_OK;
+    if (!x) return CC_ERR_INVALID_ARG;
+    pl = x->plan;
+    if (repeats < 1 || repeats > 1000) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile: repeats must be 1..1000, got %d", repeats);
+    if (x->launched) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile: wait for the step first");
+    if (x->has_coll && !x->agreed)
+        return CONCERTO__FAIL(x->ctx, CC_ERR_PLAN_MISMATCH, "cc_exec_profile: the plan has collectives: call cc_exec_agree first");
+    if (!x->be.fns->timestamp && !x->be.fns->now_us)
+        return CONCERTO__FAIL(x->ctx, CC_ERR_UNSUPPORTED, "cc_exec_profile: backend '%s' has neither timestamps nor a clock",
+                              x->be_name);
+    samples = (double*)cc__alloc(x->ctx, (size_t)pl->n_ops * (size_t)repeats * sizeof(double) + 1);
+    med = (double*)cc__alloc(x->ctx, ((size_t)pl->n_ops + 1) * sizeof(double));
+    if (!samples || !med) { rc = CONCERTO__FAIL(x->ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_profile: out of memory"); goto done; }
+    if ((rc = cc__profile_samples(x, repeats, samples)) != CC_OK) goto done;
+    for (i = 0; i < pl->n_ops; i++) {
+        double* sv = samples + (size_t)i * repeats;
+        qsort(sv, (size_t)repeats, sizeof(double), cc__dbl_cmp);
+        med[i] = repeats % 2 ? sv[repeats / 2] : 0.5 * (sv[repeats / 2 - 1] + sv[repeats / 2]);
+        if (med[i] < 0) med[i] = 0;
+    }
+    if (comm) {
+        cc_collective c;
+        memset(&c, 0, sizeof c);
+        c.kind = CC_COLL_ALL_REDUCE; c.dtype = CC_DTYPE_FLOAT64; c.reduce = CC_REDUCE_MAX;
+        c.n_elems = (size_t)pl->n_ops; c.comm = comm; c.send_buf = med; c.recv_buf = med;
+        if ((rc = cc__exec_collective_now(x, &c, "cc_exec_profile: agreeing on durations")) != CC_OK) goto done;
+    }
+    for (i = 0; i < pl->n_ops; i++)
+        if ((rc = cc_op_set_duration(pl->g, cc_graph_op(pl->g, i), med[i])) != CC_OK) goto done;
+done:
+    cc__free(x->ctx, samples); cc__free(x->ctx, med);
+    return rc;
+}
 /* >>backend_cpu
    One worker thread per stream runs its queue in order. Events are
    counters: a record enqueued as the k-th record of an event sets its
@@ -7328,11 +7413,19 @@ static cc_result cc__cpu_launch(void* self, void* stream, cc_op_fn fn, void* use
     it.kind = CC__CPU_FN; it.fn = fn; it.user_data = user_data;
     return cc__cpu_push((cc__cpu_backend*)self, stream, &it);
 }
+/* Only this rank's communicators: a collective on another rank's view
+   would run as that rank. */
 static cc_result cc__cpu_collective(void* self, void* stream, const cc_collective* coll) {
+    cc__cpu_backend* be = (cc__cpu_backend*)self;
     cc__cpu_item it;
+    if (!coll || !coll->comm)
+        return CONCERTO__FAIL(be->ctx, CC_ERR_INVALID_ARG, "cpu backend: a collective %s", coll ? "without a communicator" : "descriptor is NULL");
+    if (coll->comm->rank != be->rank)
+        return CONCERTO__FAIL(be->ctx, CC_ERR_INVALID_ARG, "cpu backend of rank %d: %s on communicator %s of rank %d, not this rank's",
+                              be->rank->index, cc__world_kind_name(coll->kind), coll->comm->g->name, coll->comm->rank->index);
     memset(&it, 0, sizeof it);
     it.kind = CC__CPU_COLL; it.coll = coll;
-    return cc__cpu_push((cc__cpu_backend*)self, stream, &it);
+    return cc__cpu_push(be, stream, &it);
 }
 static cc_result cc__cpu_event_create(void* self, void** out) {
     cc__cpu_backend* be = (cc__cpu_backend*)self;
@@ -7407,6 +7500,13 @@ static void cc__cpu_destroy(void* self) {
     cc__free(be->ctx, be);
 }
 
+static const cc_backend_fns cc__cpu_backend_fns = {
+    "cpu",
+    cc__cpu_stream_create, cc__cpu_stream_destroy, cc__cpu_launch, cc__cpu_collective,
+    cc__cpu_event_create, cc__cpu_event_destroy, cc__cpu_event_record, cc__cpu_stream_wait_event,
+    cc__cpu_timestamp, cc__cpu_synchronize, cc__cpu_now_us, cc__cpu_destroy
+};
+
 CONCERTO_API cc_result cc_cpu_backend_create(cc_rank* rank, cc_backend* out) {
     cc_context* ctx;
     cc__cpu_backend* be;
@@ -7423,20 +7523,8 @@ CONCERTO_API cc_result cc_cpu_backend_create(cc_rank* rank, cc_backend* out) {
         cc__free(ctx, be);
         return CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "cc_cpu_backend_create: condition variable");
     }
-    out->name = "cpu";
+    out->fns = &cc__cpu_backend_fns;
     out->self = be;
-    out->stream_create = cc__cpu_stream_create;
-    out->stream_destroy = cc__cpu_stream_destroy;
-    out->launch = cc__cpu_launch;
-    out->collective = cc__cpu_collective;
-    out->event_create = cc__cpu_event_create;
-    out->event_destroy = cc__cpu_event_destroy;
-    out->event_record = cc__cpu_event_record;
-    out->stream_wait_event = cc__cpu_stream_wait_event;
-    out->timestamp = cc__cpu_timestamp;
-    out->synchronize = cc__cpu_synchronize;
-    out->now_us = cc__cpu_now_us;
-    out->destroy = cc__cpu_destroy;
     return CC_OK;
 }
 

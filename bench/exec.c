@@ -50,7 +50,8 @@ static cc_result overhead_rank(cc_rank* rank, void* user) {
     cc_graph* g;
     cc_plan* pl;
     cc_exec* x;
-    cc_backend be;
+    cc_backend be, bare;
+    cc_backend_fns fns;
     double steps[41], loops[41];
     int i, s, n = a->n_per_stream * a->streams;
     cc_op prev;
@@ -70,8 +71,11 @@ static cc_result overhead_rank(cc_rank* rank, void* user) {
     }
     CHECK(cc_plan_create(ctx, g, NULL, &pl));
     CHECK(cc_cpu_backend_create(rank, &be));
-    be.timestamp = NULL;   /* measure the bare path */
-    CHECK(cc_exec_create(ctx, pl, &be, &x));
+    fns = *be.fns;
+    fns.timestamp = NULL;   /* measure the bare path */
+    bare.fns = &fns;
+    bare.self = be.self;
+    CHECK(cc_exec_create(ctx, pl, &bare, &x));
     CHECK(cc_exec_step(x));   /* warm up (the queues reach their size) */
     for (s = 0; s < 41; s++) {
         double t0 = now_us(), t1;
@@ -86,7 +90,7 @@ static cc_result overhead_rank(cc_rank* rank, void* user) {
     a->loop_us = median(loops, 41);
     a->per_op_us = (a->step_us - a->loop_us) / a->n_per_stream;
     cc_exec_destroy(x);
-    be.destroy(be.self);
+    cc_backend_destroy(&be);
     cc_plan_destroy(pl);
     cc_graph_destroy(g);
     return CC_OK;
@@ -100,12 +104,15 @@ static int run_overhead(void) {
     for (k = 0; k < sizeof layouts / sizeof *layouts; k++) {
         cc_world_desc wd = cc_world_desc_default();
         cc_world* w;
+        cc_context* ctx;
         ov_arg a;
         memset(&a, 0, sizeof a);
         a.n_per_stream = layouts[k][0]; a.streams = layouts[k][1]; a.chain = layouts[k][2];
         wd.n_ranks = 1;
-        if (cc_world_create(&wd, &w) != CC_OK || cc_world_run(w, overhead_rank, &a) != CC_OK) { fprintf(stderr, "overhead run failed\n"); return 1; }
+        if (cc_context_create(NULL, &ctx) != CC_OK) return 1;
+        if (cc_world_create(ctx, &wd, &w) != CC_OK || cc_world_run(w, overhead_rank, &a) != CC_OK) { fprintf(stderr, "overhead run failed\n"); return 1; }
         cc_world_destroy(w);
+        cc_context_destroy(ctx);
         printf("| %d | %d | %s | %.0f | %.1f | %.3f |\n", a.n_per_stream, a.streams, a.chain ? "yes" : "no", a.step_us, a.loop_us,
                a.per_op_us);
     }
@@ -194,7 +201,7 @@ static cc_result agree_rank(cc_rank* rank, void* user) {
         int s;
         CHECK(cc_plan_create(ctx, g, pass ? sched.order : NULL, &pl));
         CHECK(cc_exec_create(ctx, pl, &be, &x));
-        CHECK(cc_exec_agree(x, rank, cc_rank_world_comm(rank)));
+        CHECK(cc_exec_agree(x, cc_rank_world_comm(rank)));
         if (pass == 0) {
             cc_sched_desc sd = cc_sched_desc_default();
             cc_op* prog = (cc_op*)malloc(sizeof(cc_op) * (size_t)n);
@@ -216,7 +223,7 @@ static cc_result agree_rank(cc_rank* rank, void* user) {
         cc_plan_destroy(pl);
         free(en);
     }
-    be.destroy(be.self);
+    cc_backend_destroy(&be);
     cc_schedule_release(ctx, &sched);
     cc_graph_destroy(g);
     free(sl); free(grads); free(ar); free(fw);
@@ -231,19 +238,23 @@ static int run_agree(int ranks) {
     for (k = 0; k < sizeof us_per_kb / sizeof *us_per_kb; k++) {
         cc_world_desc wd = cc_world_desc_default();
         cc_world* w;
+        cc_context* ctx;
+        cc_link link;
         ag_arg a;
         memset(&a, 0, sizeof a);
         a.layers = 12;
         wd.n_ranks = ranks;
         wd.ranks_per_node = ranks;
         wd.emulate_link = 1;
-        wd.intra_node.alpha_us = 20;
-        wd.intra_node.us_per_byte = us_per_kb[k] / 1024.0;
-        if (cc_world_create(&wd, &w) != CC_OK) return 1;
+        link.alpha_us = 20;
+        link.us_per_byte = us_per_kb[k] / 1024.0;
+        wd.intra_node = &link;
+        if (cc_context_create(NULL, &ctx) != CC_OK || cc_world_create(ctx, &wd, &w) != CC_OK) return 1;
         if (cc_world_run(w, agree_rank, &a) != CC_OK) { fprintf(stderr, "agree run failed: %s\n", cc_world_error(w)); return 1; }
         cc_world_destroy(w);
+        cc_context_destroy(ctx);
         printf("| %.0f | %.0f | %.0f | %.0f | %.3f | %.0f | %.0f | %.3f | %.2fx | %.2fx |\n", us_per_kb[k],
-               cc_link_time_us(&wd.intra_node, CC_COLL_ALL_REDUCE, 16384 * 4, ranks), a.pred[0], a.meas[0], a.meas[0] / a.pred[0],
+               cc_link_time_us(&link, CC_COLL_ALL_REDUCE, 16384 * 4, ranks), a.pred[0], a.meas[0], a.meas[0] / a.pred[0],
                a.pred[1], a.meas[1], a.meas[1] / a.pred[1], a.pred[0] / a.pred[1], a.meas[0] / a.meas[1]);
     }
     return 0;

@@ -198,7 +198,7 @@ static cc_result rank_main(cc_rank* rank, void* user) {
         int s;
         CHECK(cc_plan_create(ctx, g, pass ? sched.order : NULL, &plan));
         CHECK(cc_exec_create(ctx, plan, &be, &x));
-        CHECK(cc_exec_agree(x, rank, cc_rank_world_comm(rank)));
+        CHECK(cc_exec_agree(x, cc_rank_world_comm(rank)));
         if (pass == 0) {
             /* measure every op alone, agree on durations, schedule */
             cc_sched_desc sd = cc_sched_desc_default();
@@ -236,7 +236,7 @@ static cc_result rank_main(cc_rank* rank, void* user) {
         cc_plan_destroy(plan);
         free(st); free(en);
     }
-    be.destroy(be.self);
+    cc_backend_destroy(&be);
     cc_schedule_release(ctx, &sched);
     cc_graph_destroy(g);
     free(n); free(snapshot); free(jobs); free(ar);
@@ -246,6 +246,7 @@ static cc_result rank_main(cc_rank* rank, void* user) {
 int main(int argc, char** argv) {
     shared sh;
     cc_world_desc wd = cc_world_desc_default();
+    cc_link intra, inter;
     cc_world* w;
     cc_context* ctx;
     cc_result r;
@@ -262,11 +263,13 @@ int main(int argc, char** argv) {
     wd.n_ranks = sh.ranks;
     wd.ranks_per_node = 2;
     wd.emulate_link = 1;
-    wd.intra_node.alpha_us = 20; wd.intra_node.us_per_byte = sh.us_per_kb / 1024.0;
-    wd.inter_node.alpha_us = 40; wd.inter_node.us_per_byte = 2 * sh.us_per_kb / 1024.0;
+    intra.alpha_us = 20; intra.us_per_byte = sh.us_per_kb / 1024.0;
+    inter.alpha_us = 40; inter.us_per_byte = 2 * sh.us_per_kb / 1024.0;
+    wd.intra_node = &intra;
+    wd.inter_node = &inter;
     if (cc_context_create(NULL, &ctx) != CC_OK) return 1;
     if (cc_trace_create(ctx, &sh.measured[0]) || cc_trace_create(ctx, &sh.measured[1]) || cc_trace_create(ctx, &sh.predicted)) return 1;
-    if (cc_world_create(&wd, &w) != CC_OK) { fprintf(stderr, "cannot create the world\n"); return 1; }
+    if (cc_world_create(ctx, &wd, &w) != CC_OK) { fprintf(stderr, "overlap: %s\n", cc_last_error(ctx)); return 1; }
     r = cc_world_run(w, rank_main, &sh);
     if (r != CC_OK) { fprintf(stderr, "overlap: %s\n", cc_world_error(w)); return 1; }
     printf("%d ranks (2 per node), %d layers of %dx%d, emulated link %.0f us/KiB; median of %d steps\n", sh.ranks, sh.layers,

@@ -147,7 +147,8 @@ static cc_result order_rank(cc_rank* rank, void* user) {
         cc_sched_desc sd = cc_sched_desc_default();
         cc_plan* pl = NULL;
         cc_exec* x = NULL;
-        cc_backend be;
+        cc_backend be, run;
+        cc_backend_fns noev;
         int* order;
         int i, step;
         char msg[512];
@@ -178,11 +179,16 @@ static cc_result order_rank(cc_rank* rank, void* user) {
             if (r != CC_OK) { a->failures++; snprintf(a->first, sizeof a->first, "plan: %s", cc_last_error(ctx)); goto next; }
         }
         if (cc_cpu_backend_create(rank, &be) != CC_OK) { a->failures++; goto next; }
-        if (a->no_events) { be.event_create = NULL; be.event_record = NULL; be.stream_wait_event = NULL; be.event_destroy = NULL; }
-        if (cc_exec_create(ctx, pl, &be, &x) != CC_OK) {
+        run = be;
+        if (a->no_events) {   /* the CPU backend's table without its events */
+            noev = *be.fns;
+            noev.event_create = NULL; noev.event_record = NULL; noev.stream_wait_event = NULL; noev.event_destroy = NULL;
+            run.fns = &noev;
+        }
+        if (cc_exec_create(ctx, pl, &run, &x) != CC_OK) {
             a->failures++;
             snprintf(a->first, sizeof a->first, "exec: %s", cc_last_error(ctx));
-            be.destroy(be.self);
+            cc_backend_destroy(&be);
             goto next;
         }
         for (step = 0; step < 3; step++) {
@@ -199,7 +205,7 @@ static cc_result order_rank(cc_rank* rank, void* user) {
             }
         }
         cc_exec_destroy(x);
-        be.destroy(be.self);
+        cc_backend_destroy(&be);
     next:
         cc_plan_destroy(pl);
         cc_schedule_release(ctx, &s);
@@ -330,23 +336,29 @@ static void test_hash(void) {
     cc_context_destroy(ctx);
 }
 
-/* A backend whose launch fails: the error names the op, nothing hangs. */
+/* A backend whose launch fails: the error names the op, nothing hangs. It
+   wraps the CPU backend: its own function table, the CPU one's instance. */
 typedef struct failing { cc_backend inner; int calls, fail_at; } failing;
 static cc_result failing_launch(void* self, void* stream, cc_op_fn fn, void* user) {
     failing* f = (failing*)self;
     if (++f->calls == f->fail_at) return CC_ERR_BACKEND;
-    return f->inner.launch(f->inner.self, stream, fn, user);
+    return f->inner.fns->launch(f->inner.self, stream, fn, user);
 }
-#define FWD(name, sig, args) static cc_result failing_##name sig { failing* f = (failing*)self; return f->inner.name args; }
+#define FWD(name, sig, args) static cc_result failing_##name sig { failing* f = (failing*)self; return f->inner.fns->name args; }
 FWD(stream_create, (void* self, int i, void** s), (f->inner.self, i, s))
 FWD(event_create, (void* self, void** e), (f->inner.self, e))
 FWD(event_record, (void* self, void* e, void* s), (f->inner.self, e, s))
 FWD(stream_wait_event, (void* self, void* s, void* e), (f->inner.self, s, e))
 FWD(timestamp, (void* self, void* s, double* w), (f->inner.self, s, w))
 FWD(synchronize, (void* self), (f->inner.self))
-static void failing_stream_destroy(void* self, void* s) { failing* f = (failing*)self; f->inner.stream_destroy(f->inner.self, s); }
-static void failing_event_destroy(void* self, void* e) { failing* f = (failing*)self; f->inner.event_destroy(f->inner.self, e); }
-static double failing_now(void* self) { failing* f = (failing*)self; return f->inner.now_us(f->inner.self); }
+static void failing_stream_destroy(void* self, void* s) { failing* f = (failing*)self; f->inner.fns->stream_destroy(f->inner.self, s); }
+static void failing_event_destroy(void* self, void* e) { failing* f = (failing*)self; f->inner.fns->event_destroy(f->inner.self, e); }
+static double failing_now(void* self) { failing* f = (failing*)self; return f->inner.fns->now_us(f->inner.self); }
+static const cc_backend_fns failing_fns = {
+    "failing", failing_stream_create, failing_stream_destroy, failing_launch, NULL,
+    failing_event_create, failing_event_destroy, failing_event_record, failing_stream_wait_event,
+    failing_timestamp, failing_synchronize, failing_now, NULL
+};
 
 static cc_result failing_rank(cc_rank* rank, void* user) {
     cc_context* ctx = cc_rank_context(rank);
@@ -372,13 +384,8 @@ static cc_result failing_rank(cc_rank* rank, void* user) {
     memset(&f, 0, sizeof f);
     cc_cpu_backend_create(rank, &f.inner);
     f.fail_at = 3;
-    be = f.inner;
-    be.name = "failing";
+    be.fns = &failing_fns;
     be.self = &f;
-    be.stream_create = failing_stream_create; be.stream_destroy = failing_stream_destroy; be.launch = failing_launch;
-    be.event_create = failing_event_create; be.event_destroy = failing_event_destroy; be.event_record = failing_event_record;
-    be.stream_wait_event = failing_stream_wait_event; be.timestamp = failing_timestamp; be.synchronize = failing_synchronize;
-    be.now_us = failing_now;
     cc_exec_create(ctx, pl, &be, &x);
     r = cc_exec_step(x);
     CHECK_INT(r, CC_ERR_BACKEND, "a backend failure in launch is returned");
@@ -386,7 +393,7 @@ static cc_result failing_rank(cc_rank* rank, void* user) {
     f.fail_at = -1;
     CHECK_RES(ctx, cc_exec_step(x), CC_OK, "the next step runs");
     cc_exec_destroy(x);
-    f.inner.destroy(f.inner.self);
+    cc_backend_destroy(&f.inner);
     cc_plan_destroy(pl);
     cc_graph_destroy(g);
     return CC_OK;
@@ -522,7 +529,7 @@ static cc_result same_rank(cc_rank* rank, void* user) {
         if (variant > 0) r = cc_sched_solve(ctx, g, &sd, &s);
         if (r == CC_OK) r = cc_plan_create(ctx, g, variant ? s.order : NULL, &pl);
         if (r == CC_OK) r = cc_exec_create(ctx, pl, &be, &x);
-        if (r == CC_OK) r = cc_exec_agree(x, rank, cc_rank_world_comm(rank));
+        if (r == CC_OK) r = cc_exec_agree(x, cc_rank_world_comm(rank));
         memcpy(&m, &m0, sizeof m);
         for (step = 0; step < 4 && r == CC_OK; step++) r = cc_exec_step(x);
         if (r != CC_OK) { a->failures++; snprintf(a->first, sizeof a->first, "rank %d variant %d: %s", me, variant, cc_last_error(ctx)); }
@@ -531,7 +538,7 @@ static cc_result same_rank(cc_rank* rank, void* user) {
         cc_plan_destroy(pl);
         cc_schedule_release(ctx, &s);
     }
-    be.destroy(be.self);
+    cc_backend_destroy(&be);
     cc_graph_destroy(g);
     return CC_OK;
 }
@@ -578,12 +585,12 @@ static cc_result mismatch_rank(cc_rank* rank, void* user) {
     cc_plan_create(ctx, g, NULL, &pl);
     cc_cpu_backend_create(rank, &be);
     cc_exec_create(ctx, pl, &be, &x);
-    r = cc_exec_agree(x, rank, cc_rank_world_comm(rank));
+    r = cc_exec_agree(x, cc_rank_world_comm(rank));
     out[cc_rank_index(rank)] = r;
     if (cc_rank_index(rank) == 0) snprintf((char*)(out + 4), 400, "%s", cc_last_error(ctx));
     out[2 + cc_rank_index(rank)] = cc_exec_step(x);
     cc_exec_destroy(x);
-    be.destroy(be.self);
+    cc_backend_destroy(&be);
     cc_plan_destroy(pl);
     cc_graph_destroy(g);
     return CC_OK;

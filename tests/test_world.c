@@ -14,6 +14,9 @@
 #include <time.h>
 #include "util.h"
 
+/* The context the worlds of these tests are created in (main makes it). */
+static cc_context* g_ctx;
+
 static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -389,7 +392,7 @@ static void test_collectives(void) {
     int i;
     d.n_ranks = 4;
     d.timeout_s = 20;
-    r = cc_world_create(&d, &w);
+    r = cc_world_create(g_ctx, &d, &w);
     CHECK_RES(NULL, r, CC_OK, "cc_world_create of 4 ranks");
     if (r != CC_OK) { free(L); return; }
     t0 = now_s();
@@ -477,7 +480,7 @@ static void test_mismatch(void) {
     int i;
     d.n_ranks = 2;
     d.timeout_s = 10;
-    if (cc_world_create(&d, &w) != CC_OK) { CHECK(0, "cc_world_create"); free(M); return; }
+    if (cc_world_create(g_ctx, &d, &w) != CC_OK) { CHECK(0, "cc_world_create"); free(M); return; }
     r = cc_world_run(w, mismatch_rank, M);
     CHECK_RES(NULL, r, CC_OK, "the ranks return (their results are checked below)");
     for (i = 0; i < 2; i++) {
@@ -521,7 +524,7 @@ static void test_timeout(void) {
     memset(&T, 0, sizeof T);
     d.n_ranks = 3;
     d.timeout_s = 0.3;
-    if (cc_world_create(&d, &w) != CC_OK) { CHECK(0, "cc_world_create"); return; }
+    if (cc_world_create(g_ctx, &d, &w) != CC_OK) { CHECK(0, "cc_world_create"); return; }
     t0 = now_s();
     r = cc_world_run(w, timeout_rank, &T);
     CHECK_RES(NULL, r, CC_ERR_TIMEOUT, "cc_world_run returns the ranks' CC_ERR_TIMEOUT");
@@ -568,7 +571,7 @@ static void test_failing_rank(void) {
     memset(&T, 0, sizeof T);
     d.n_ranks = 4;
     d.timeout_s = 20;
-    if (cc_world_create(&d, &w) != CC_OK) { CHECK(0, "cc_world_create"); return; }
+    if (cc_world_create(g_ctx, &d, &w) != CC_OK) { CHECK(0, "cc_world_create"); return; }
     t0 = now_s();
     r = cc_world_run(w, failing_rank, &T);
     CHECK(now_s() - t0 < 2.0, "cc_world_run returns promptly when rank 2 fails while the others wait (%.3f s, timeout 20 s)",
@@ -618,7 +621,7 @@ static void test_link(void) {
     cc_world_desc d = cc_world_desc_default();
     cc_world* w = NULL;
     link_run L;
-    cc_link link;
+    cc_link link, intra, inter;
     double m_intra, m_inter, max_intra = 0, min_inter = 1e9, max_inter = 0;
     cc_result r;
     int i;
@@ -638,13 +641,15 @@ static void test_link(void) {
     d.n_ranks = 4;
     d.ranks_per_node = 2;
     d.emulate_link = 1;
-    d.intra_node.alpha_us = 10000;        /* intra, 2 ranks: 2(2-1)(10000 + 2048 * 0.001) = 20.004 ms */
-    d.intra_node.us_per_byte = 0.001;
-    d.inter_node.alpha_us = 5000;         /* inter, 4 ranks: 2(4-1)(5000 + 1024 * 0.002) = 30.012 ms */
-    d.inter_node.us_per_byte = 0.002;
+    intra.alpha_us = 10000;        /* intra, 2 ranks: 2(2-1)(10000 + 2048 * 0.001) = 20.004 ms */
+    intra.us_per_byte = 0.001;
+    inter.alpha_us = 5000;         /* inter, 4 ranks: 2(4-1)(5000 + 1024 * 0.002) = 30.012 ms */
+    inter.us_per_byte = 0.002;
+    d.intra_node = &intra;
+    d.inter_node = &inter;
     m_intra = 2.0 * 1 * (10000 + 4096 / 2 * 0.001) * 1e-6;
     m_inter = 2.0 * 3 * (5000 + 4096 / 4 * 0.002) * 1e-6;
-    if (cc_world_create(&d, &w) != CC_OK) { CHECK(0, "cc_world_create"); return; }
+    if (cc_world_create(g_ctx, &d, &w) != CC_OK) { CHECK(0, "cc_world_create"); return; }
     r = cc_world_run(w, link_rank, &L);
     CHECK_RES(NULL, r, CC_OK, "emulated-link run%s%s", r ? ": " : "", r ? cc_world_error(w) : "");
     for (i = 0; i < 4; i++) {
@@ -697,6 +702,9 @@ static void test_bad_args(void) {
     cc_world* w = NULL;
     bad_run* B = (bad_run*)calloc(1, sizeof *B);
     log_keep lk;
+    cc_context_desc cd = cc_context_desc_default();
+    cc_context* lctx = NULL;
+    cc_link inf;
     int i;
     static const char* want[] = {"recv_buf is NULL", "send_buf is NULL", "destination 5, outside", "names itself",
                                  "rank 5, outside the world", "listed twice", "not among the members", "invalid dtype 7",
@@ -705,20 +713,29 @@ static void test_bad_args(void) {
     pthread_mutex_init(&lk.mu, NULL);
     d.n_ranks = 0;
     d.timeout_s = -1;
-    d.logger.log_fn = keep_log;
-    d.logger.user_data = &lk;
-    CHECK_RES(NULL, cc_world_create(&d, &w), CC_ERR_INVALID_ARG, "cc_world_create with n_ranks 0 and timeout -1");
+    cd.logger.log_fn = keep_log;
+    cd.logger.user_data = &lk;
+    if (cc_context_create(&cd, &lctx) != CC_OK) { CHECK(0, "cc_context_create"); free(B); return; }
+    CHECK_RES(NULL, cc_world_create(lctx, &d, &w), CC_ERR_INVALID_ARG, "cc_world_create with n_ranks 0 and timeout -1");
     CHECK(w == NULL, "leaves *out NULL");
     CHECK_CONTAINS(lk.last, "n_ranks must be >= 1, got 0", "the logged message names n_ranks");
     CHECK_CONTAINS(lk.last, "timeout_s must be >= 0", "... and timeout_s, in one message");
+    cc_context_destroy(lctx);
+    /* without a logger the message stays in the context */
+    CHECK_RES(NULL, cc_world_create(g_ctx, &d, &w), CC_ERR_INVALID_ARG, "cc_world_create with no logger");
+    CHECK_CONTAINS(cc_last_error(g_ctx), "n_ranks must be >= 1, got 0", "cc_last_error of the context names n_ranks (%s)",
+                   cc_last_error(g_ctx));
     d = cc_world_desc_default();
     d.n_ranks = 2;
-    d.inter_node.us_per_byte = HUGE_VAL;
-    CHECK_RES(NULL, cc_world_create(&d, &w), CC_ERR_INVALID_ARG, "cc_world_create with an infinite us_per_byte");
+    inf.alpha_us = 1;
+    inf.us_per_byte = HUGE_VAL;
+    d.inter_node = &inf;
+    CHECK_RES(NULL, cc_world_create(g_ctx, &d, &w), CC_ERR_INVALID_ARG, "cc_world_create with an infinite us_per_byte");
+    CHECK_CONTAINS(cc_last_error(g_ctx), "inter_node", "the message names the link (%s)", cc_last_error(g_ctx));
     d = cc_world_desc_default();
     d.n_ranks = 2;
     d.timeout_s = 5;
-    if (cc_world_create(&d, &w) != CC_OK) { CHECK(0, "cc_world_create"); free(B); return; }
+    if (cc_world_create(g_ctx, &d, &w) != CC_OK) { CHECK(0, "cc_world_create"); free(B); return; }
     CHECK_RES(NULL, cc_world_run(w, NULL, NULL), CC_ERR_INVALID_ARG, "cc_world_run with no fn");
     CHECK_RES(NULL, cc_world_run(w, bad_rank, B), CC_OK, "the bad-argument run returns");
     for (i = 0; i < 2; i++) {
@@ -757,34 +774,40 @@ static cc_result alloc_rank(cc_rank* rank, void* ud) {
 
 static void test_allocator(void) {
     cc_world_desc d = cc_world_desc_default();
+    cc_context_desc cd = cc_context_desc_default();
+    cc_context* actx = NULL;
     cc_world* w = NULL;
     count_alloc ca;
     cc_result r;
+    long base;
     memset(&ca, 0, sizeof ca);
     pthread_mutex_init(&ca.mu, NULL);
     d.n_ranks = 3 + 1;
-    d.allocator.alloc_fn = ca_alloc;
-    d.allocator.realloc_fn = ca_realloc;
-    d.allocator.free_fn = ca_free;
-    d.allocator.user_data = &ca;
-    r = cc_world_create(&d, &w);
+    cd.allocator.alloc_fn = ca_alloc;
+    cd.allocator.realloc_fn = ca_realloc;
+    cd.allocator.free_fn = ca_free;
+    cd.allocator.user_data = &ca;
+    if (cc_context_create(&cd, &actx) != CC_OK) { CHECK(0, "cc_context_create"); return; }
+    base = ca.live;   /* the context's own block */
+    r = cc_world_create(actx, &d, &w);
     CHECK_RES(NULL, r, CC_OK, "cc_world_create with a counting allocator");
-    if (r != CC_OK) return;
+    if (r != CC_OK) { cc_context_destroy(actx); return; }
     /* rank 3 is not in trio: its comm_create with {2,3} pairs with rank 2 */
     r = cc_world_run(w, alloc_rank, NULL);
     CHECK(r == CC_ERR_INVALID_ARG, "rank 3, not among {0,1,2}, is refused (%s: %s)", tu_res_name(r), cc_world_error(w));
-    CHECK(ca.live > 0 && ca.n_calls > 0, "the world allocates through the desc's allocator (%ld live)", ca.live);
+    CHECK(ca.live > base && ca.n_calls > 0, "the world allocates through the context's allocator (%ld live)", ca.live - base);
     cc_world_destroy(w);
-    CHECK_INT(ca.live, 0, "every allocation is freed by cc_world_destroy");
-    ca.live = ca.n_calls = 0;
+    CHECK_INT(ca.live, base, "every allocation is freed by cc_world_destroy");
     d.n_ranks = 3;
-    r = cc_world_create(&d, &w);
+    r = cc_world_create(actx, &d, &w);
     if (r == CC_OK) {
         r = cc_world_run(w, alloc_rank, NULL);
         CHECK_RES(NULL, r, CC_OK, "three ranks: comms and collectives%s%s", r ? ": " : "", r ? cc_world_error(w) : "");
         cc_world_destroy(w);
     }
-    CHECK_INT(ca.live, 0, "every allocation is freed after a successful run too");
+    CHECK_INT(ca.live, base, "every allocation is freed after a successful run too");
+    cc_context_destroy(actx);
+    CHECK_INT(ca.live, 0, "and the context's with it");
     pthread_mutex_destroy(&ca.mu);
 }
 
@@ -837,7 +860,7 @@ static void test_same_comm_threads(void) {
     memset(&S, 0, sizeof S);
     d.n_ranks = 3;
     d.timeout_s = 20;
-    if (cc_world_create(&d, &w) != CC_OK) { CHECK(0, "cc_world_create"); return; }
+    if (cc_world_create(g_ctx, &d, &w) != CC_OK) { CHECK(0, "cc_world_create"); return; }
     r = cc_world_run(w, same_rank, &S);
     CHECK_RES(NULL, r, CC_OK, "the run returns");
     for (i = 0; i < 3; i++) {
@@ -859,25 +882,52 @@ static void test_create_oom(void) {
     int k, n_oom = 0, n_other = 0, leaks = 0, ok_at = 0;
     for (k = 1; k < 200 && !ok_at; k++) {
         tu_alloc a;
+        cc_context_desc cd = cc_context_desc_default();
+        cc_context* actx = NULL;
         cc_world_desc d = cc_world_desc_default();
         cc_world* w = NULL;
         cc_result r;
         memset(&a, 0, sizeof a);
-        a.fail_at = k;
+        cd.allocator = tu_allocator(&a);
+        if (cc_context_create(&cd, &actx) != CC_OK) { n_other++; continue; }
+        a.fail_at = a.n_calls + k;   /* the k-th request of cc_world_create */
         d.n_ranks = 3;
-        d.allocator = tu_allocator(&a);
-        r = cc_world_create(&d, &w);
+        r = cc_world_create(actx, &d, &w);
         if (r == CC_OK) { ok_at = k; cc_world_destroy(w); }
-        else if (r == CC_ERR_OUT_OF_MEMORY && w == NULL) n_oom++;
+        else if (r == CC_ERR_OUT_OF_MEMORY && w == NULL && strstr(cc_last_error(actx), "out of memory")) n_oom++;
         else n_other++;
+        cc_context_destroy(actx);
         if (a.live != 0 || a.bad_frees != 0) leaks++;
     }
     CHECK(ok_at > 1, "cc_world_create succeeds once enough allocations succeed (at request %d)", ok_at);
-    CHECK(n_oom == ok_at - 1 && n_other == 0, "every earlier failure is CC_ERR_OUT_OF_MEMORY (%d of %d)", n_oom, ok_at - 1);
+    CHECK(n_oom == ok_at - 1 && n_other == 0, "every earlier failure is CC_ERR_OUT_OF_MEMORY with a message (%d of %d)", n_oom,
+          ok_at - 1);
     CHECK_INT(leaks, 0, "no allocation is left behind after any failure");
 }
 
+/* cc_world_create with no desc: one rank, the default links and timeout
+   (what cc_world_query_defaults says); the world runs. */
+static cc_result one_rank(cc_rank* rank, void* user) {
+    int* seen = (int*)user;
+    *seen = cc_rank_count(rank) * 10 + cc_rank_index(rank);
+    return CC_OK;
+}
+static void test_null_desc(void) {
+    cc_world* w = NULL;
+    cc_world_desc q = cc_world_query_defaults(NULL);
+    int seen = -1;
+    CHECK_RES(g_ctx, cc_world_create(g_ctx, NULL, &w), CC_OK, "cc_world_create with a NULL desc");
+    if (!w) return;
+    CHECK_RES(g_ctx, cc_world_run(w, one_rank, &seen), CC_OK, "and its world runs");
+    CHECK_INT(seen, 10, "on one rank, rank 0");
+    cc_world_destroy(w);
+    CHECK(q.n_ranks == 1 && q.timeout_s > 0 && q.intra_node && q.inter_node && q.intra_node->us_per_byte > 0 &&
+              q.inter_node->us_per_byte > q.intra_node->us_per_byte,
+          "the resolved default desc: 1 rank, a timeout, an inter-node link slower than the intra-node one");
+}
+
 int main(void) {
+    if (cc_context_create(NULL, &g_ctx) != CC_OK) return 1;
     TH_RUN(test_collectives);
     TH_RUN(test_mismatch);
     TH_RUN(test_timeout);
@@ -887,5 +937,7 @@ int main(void) {
     TH_RUN(test_allocator);
     TH_RUN(test_same_comm_threads);
     TH_RUN(test_create_oom);
+    TH_RUN(test_null_desc);
+    cc_context_destroy(g_ctx);
     return th_done();
 }

@@ -646,10 +646,10 @@ cc_result tu_run_step(cc_rank* rank, cc_graph* g, const cc_op* order) {
     r = cc_plan_create(ctx, g, order, &pl);
     if (r == CC_OK && (r = cc_cpu_backend_create(rank, &be)) == CC_OK) have_be = 1;
     if (r == CC_OK) r = cc_exec_create(ctx, pl, &be, &x);
-    if (r == CC_OK) r = cc_exec_agree(x, rank, cc_rank_world_comm(rank));
+    if (r == CC_OK) r = cc_exec_agree(x, cc_rank_world_comm(rank));
     if (r == CC_OK) r = cc_exec_step(x);
     cc_exec_destroy(x);
-    if (have_be) be.destroy(be.self);
+    if (have_be) cc_backend_destroy(&be);
     cc_plan_destroy(pl);
     return r;
 }
@@ -657,10 +657,14 @@ cc_result tu_run_step(cc_rank* rank, cc_graph* g, const cc_op* order) {
 void tu_run_world(int n_ranks, cc_result (*fn)(cc_rank*, void*), void* arg, cc_result* rc, char* err, size_t n_err) {
     cc_world_desc wd = cc_world_desc_default();
     cc_world* w = NULL;
+    cc_context* ctx = NULL;
     wd.n_ranks = n_ranks;
-    *rc = cc_world_create(&wd, &w);
-    if (*rc != CC_OK) { snprintf(err, n_err, "cc_world_create failed"); return; }
+    *rc = cc_context_create(NULL, &ctx);
+    if (*rc != CC_OK) { snprintf(err, n_err, "cc_context_create failed"); return; }
+    *rc = cc_world_create(ctx, &wd, &w);
+    if (*rc != CC_OK) { snprintf(err, n_err, "%s", cc_last_error(ctx)); cc_context_destroy(ctx); return; }
     *rc = cc_world_run(w, fn, arg);
     snprintf(err, n_err, "%s", cc_world_error(w));
     cc_world_destroy(w);
+    cc_context_destroy(ctx);
 }

@@ -1119,7 +1119,7 @@ static cc_result rank_main(cc_rank* rank, void* user) {
        time), on a copy of the state that is put back afterwards */
     TRY(cc_plan_create(s->ctx, g, NULL, &plan[0]));
     TRY(cc_exec_create(s->ctx, plan[0], &be, &ex[0]));
-    TRY(cc_exec_agree(ex[0], rank, cc_rank_world_comm(rank)));
+    TRY(cc_exec_agree(ex[0], cc_rank_world_comm(rank)));
     TRY_MEM(snap_save(s, &snap));
     set_batch(s, 0, 0, gin, gtg);
     s->lr = 0; s->t = 1;
@@ -1153,7 +1153,7 @@ static cc_result rank_main(cc_rank* rank, void* user) {
         }
         rc = cc_plan_create(s->ctx, gx, NULL, &px);
         if (rc == CC_OK) rc = cc_exec_create(s->ctx, px, &be, &xx);
-        if (rc == CC_OK) rc = cc_exec_agree(xx, rank, cc_rank_world_comm(rank));
+        if (rc == CC_OK) rc = cc_exec_agree(xx, cc_rank_world_comm(rank));
         if (rc == CC_OK && o->profile_repeats > 0) rc = cc_exec_profile(xx, o->profile_repeats, cc_rank_world_comm(rank));
         cc_exec_destroy(xx);
         cc_plan_destroy(px);
@@ -1208,11 +1208,11 @@ static cc_result rank_main(cc_rank* rank, void* user) {
     }
     TRY(cc_plan_create(s->ctx, gx, sched.order, &plan[1]));
     TRY(cc_exec_create(s->ctx, plan[1], &be, &ex[1]));
-    TRY(cc_exec_agree(ex[1], rank, cc_rank_world_comm(rank)));
+    TRY(cc_exec_agree(ex[1], cc_rank_world_comm(rank)));
     if (s->me == 0) { sh->n_waits[0] = cc_plan_n_waits(plan[0]); sh->n_waits[1] = cc_plan_n_waits(plan[1]); }
     TRY(cc_plan_create(s->ctx, ge, NULL, &eplan));
     TRY(cc_exec_create(s->ctx, eplan, &be, &eex));
-    TRY(cc_exec_agree(eex, rank, cc_rank_world_comm(rank)));
+    TRY(cc_exec_agree(eex, cc_rank_world_comm(rank)));
 
     /* side by side: the two orders alternately on the same state */
     if (o->compare_steps > 0) {
@@ -1318,7 +1318,7 @@ static cc_result rank_main(cc_rank* rank, void* user) {
 done:
     cc_exec_destroy(eex); cc_plan_destroy(eplan);
     for (i = 0; i < 2; i++) { cc_exec_destroy(ex[i]); cc_plan_destroy(plan[i]); }
-    if (have_be) be.destroy(be.self);
+    if (have_be) cc_backend_destroy(&be);
     cc_schedule_release(s->ctx, &sched);
     cc_graph_destroy(g); cc_graph_destroy(ge); cc_graph_destroy(gd); cc_graph_destroy(gf);
     free(jobs); free(ejobs);
@@ -1492,6 +1492,7 @@ int main(int argc, char** argv) {
     size_t P = 0;
     int steps_done = 0, status = 1, i, k, pr = parse_args(argc, argv, &o);
     cc_world_desc wd = cc_world_desc_default();
+    cc_link intra, inter;
     cc_world* world = NULL;
     cc_context* ctx = NULL;
     cc_result r;
@@ -1564,13 +1565,14 @@ int main(int argc, char** argv) {
     wd.n_ranks = o.tp * o.dp;
     wd.ranks_per_node = o.tp;
     wd.emulate_link = o.emulate;
-    wd.inter_node.alpha_us = o.link_alpha_us;
-    wd.inter_node.us_per_byte = o.link_us_per_kib / 1024.0;
-    wd.intra_node.alpha_us = o.link_alpha_us / 2;
-    wd.intra_node.us_per_byte = o.link_us_per_kib / 4 / 1024.0;
-    if (!o.emulate) { wd.inter_node.alpha_us = wd.intra_node.alpha_us = 1e-9; }
+    inter.alpha_us = o.link_alpha_us;
+    inter.us_per_byte = o.link_us_per_kib / 1024.0;
+    intra.alpha_us = o.link_alpha_us / 2;
+    intra.us_per_byte = o.link_us_per_kib / 4 / 1024.0;
+    wd.inter_node = &inter;
+    wd.intra_node = &intra;
     wd.timeout_s = 120;
-    if (cc_world_create(&wd, &world) != CC_OK) { fprintf(stderr, "train_gpt: cannot create %d ranks\n", wd.n_ranks); goto out; }
+    if (cc_world_create(ctx, &wd, &world) != CC_OK) { fprintf(stderr, "train_gpt: %s\n", cc_last_error(ctx)); goto out; }
     r = cc_world_run(world, rank_main, sh);
     if (r != CC_OK) {
         const char* m = cc_world_error(world);
