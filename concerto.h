@@ -719,6 +719,7 @@ extern "C" {
 #endif
 
 /* >>core */
+
 #define CONCERTO__MSG_MAX 512
 
 struct cc_context {
@@ -739,7 +740,9 @@ CONCERTO_API const char* cc_result_description(cc_result result) {
 }
 
 static void* cc__default_alloc(size_t n, void* ud) { (void)ud; return malloc(n); }
+
 static void* cc__default_realloc(void* p, size_t n, void* ud) { (void)ud; return realloc(p, n); }
+
 static void  cc__default_free(void* p, void* ud) { (void)ud; free(p); }
 
 CONCERTO_API cc_context_desc cc_context_desc_default(void) {
@@ -766,6 +769,7 @@ static cc_result cc__fail(cc_context* ctx, cc_result code, const char* file, int
     }
     return code;
 }
+
 #define CONCERTO__FAIL(ctx, code, ...) cc__fail((ctx), (code), __FILE__, __LINE__, __VA_ARGS__)
 
 CONCERTO_API cc_result cc_context_create(const cc_context_desc* desc, cc_context** out) {
@@ -795,13 +799,17 @@ CONCERTO_API cc_result cc_context_create(const cc_context_desc* desc, cc_context
 CONCERTO_API void cc_context_destroy(cc_context* ctx) {
     if (ctx) ctx->alloc.free_fn(ctx, ctx->alloc.user_data);
 }
+
 CONCERTO_API const char* cc_last_error(const cc_context* ctx) { return ctx ? ctx->last_error : "no context"; }
+
 CONCERTO_API cc_result cc_last_result(const cc_context* ctx) { return ctx ? ctx->last_result : CC_ERR_INVALID_ARG; }
+
 CONCERTO_API void cc_clear_error(cc_context* ctx) { if (ctx) { ctx->last_error[0] = 0; ctx->last_result = CC_OK; } }
 
 static void* cc__alloc(cc_context* ctx, size_t n) {
     return ctx->alloc.alloc_fn(n ? n : 1, ctx->alloc.user_data);
 }
+
 static void* cc__calloc(cc_context* ctx, size_t count, size_t size) {
     void* p;
     size_t total;
@@ -811,7 +819,9 @@ static void* cc__calloc(cc_context* ctx, size_t count, size_t size) {
     if (p) memset(p, 0, total ? total : 1);
     return p;
 }
+
 static void cc__free(cc_context* ctx, void* p) { if (p) ctx->alloc.free_fn(p, ctx->alloc.user_data); }
+
 /* Grows *pp to hold at least need elements of size sz; *cap tracks capacity. */
 static int cc__grow(cc_context* ctx, void** pp, size_t* cap, size_t need, size_t sz) {
     size_t nc;
@@ -825,6 +835,7 @@ static int cc__grow(cc_context* ctx, void** pp, size_t* cap, size_t need, size_t
     *cap = nc;
     return 1;
 }
+
 #define CONCERTO__GROW(ctx, arr, capv, need) cc__grow((ctx), (void**)&(arr), &(capv), (need), sizeof *(arr))
 
 static double cc__cpu_s(void) { return (double)clock() / (double)CLOCKS_PER_SEC; }
@@ -836,70 +847,98 @@ static uint64_t cc__rng_next(uint64_t* s) {
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
 }
+
 static double cc__rng_unit(uint64_t* s) { return (double)(cc__rng_next(s) >> 11) * (1.0 / 9007199254740992.0); }
 
-/* >>impl_marker: the remaining sections follow */
-/* >>prob
-   The internal form every solver works on: n jobs, K renewable resources,
-   integer durations (1 tick = 1 ns), demands, both adjacency lists, and for
-   sub-problems (odd-even windows) release times, deadlines and a fixed
-   occupation of the resources by jobs outside the problem. */
+#if defined(__GNUC__) || defined(__clang__)
+
+#define CONCERTO__WORLD_PRINTF(f, a) __attribute__((format(printf, f, a)))
+
+#else
+
+#define CONCERTO__WORLD_PRINTF(f, a)
+
+#endif
+
+static void cc__world_msg(char* msg, size_t msg_size, const char* fmt, ...) CONCERTO__WORLD_PRINTF(3, 4);
+
+static void cc__world_append(char* buf, size_t size, const char* fmt, ...) CONCERTO__WORLD_PRINTF(3, 4);
+
+static void cc__world_msg(char* msg, size_t msg_size, const char* fmt, ...) {
+    va_list ap;
+    if (!msg || !msg_size) return;
+    va_start(ap, fmt);
+    vsnprintf(msg, msg_size, fmt, ap);
+    va_end(ap);
+}
+
+/* Appends to a NUL-terminated string in buf[size]; truncates silently. */
+static void cc__world_append(char* buf, size_t size, const char* fmt, ...) {
+    va_list ap;
+    size_t len = strlen(buf);
+    if (len + 1 >= size) return;
+    va_start(ap, fmt);
+    vsnprintf(buf + len, size - len, fmt, ap);
+    va_end(ap);
+}
+
+/* Copies a message into dst[n], cut to fit. */
+static void cc__copy_msg(char* dst, size_t n, const char* src) {
+    size_t len = strlen(src);
+    if (len >= n) len = n - 1;
+    memcpy(dst, src, len);
+    dst[len] = 0;
+}
+
+static size_t cc__world_dtype_size(cc_dtype dt) {
+    switch (dt) {
+        case CC_DTYPE_FLOAT32: return 4;
+        case CC_DTYPE_FLOAT64: return 8;
+        case CC_DTYPE_INT32: return 4;
+        default: return 0;
+    }
+}
+
+static const char* cc__world_dtype_name(cc_dtype dt) {
+    switch (dt) {
+        case CC_DTYPE_FLOAT32: return "float32";
+        case CC_DTYPE_FLOAT64: return "float64";
+        case CC_DTYPE_INT32: return "int32";
+        default: return "(invalid dtype)";
+    }
+}
+
+static const char* cc__world_kind_name(cc_coll_kind kind) {
+    switch (kind) {
+        case CC_COLL_NONE: return "none";
+        case CC_COLL_ALL_REDUCE: return "all_reduce";
+        case CC_COLL_REDUCE_SCATTER: return "reduce_scatter";
+        case CC_COLL_ALL_GATHER: return "all_gather";
+        case CC_COLL_BROADCAST: return "broadcast";
+        case CC_COLL_SEND: return "send";
+        case CC_COLL_RECV: return "recv";
+        case CC_COLL_ALL_TO_ALL: return "all_to_all";
+        default: return "(invalid kind)";
+    }
+}
+
+static const char* cc__world_reduce_name(cc_reduce_op op) {
+    switch (op) {
+        case CC_REDUCE_SUM: return "sum";
+        case CC_REDUCE_AVG: return "avg";
+        case CC_REDUCE_MAX: return "max";
+        default: return "(invalid op)";
+    }
+}
+
 typedef int64_t cc__time;
+
 #define CONCERTO__TIME_MAX ((cc__time)INT64_MAX / 4)
+
 #define CONCERTO__TICKS_PER_US 1000.0
 
-typedef struct cc__prob {
-    int n, k;
-    const cc__time* dur;        /* [n] */
-    const int32_t* dem;         /* [n*k]: demand of job i on resource r at dem[i*k + r] */
-    const int32_t* cap;         /* [k] */
-    const int* succ_off;        /* [n+1] CSR of direct successors */
-    const int* succ;
-    const int* pred_off;        /* [n+1] CSR of direct predecessors */
-    const int* pred;
-    const cc__time* release;    /* [n] earliest start, or NULL (all 0) */
-    const cc__time* deadline;   /* [n] latest finish, or NULL (none) */
-    int n_busy;                 /* fixed occupation: busy_dem[b*k + r] units of */
-    const cc__time* busy_start; /* resource r are taken in [busy_start[b], busy_end[b]) */
-    const cc__time* busy_end;
-    const int32_t* busy_dem;
-    cc__time grain;             /* every duration is a multiple of grain (>= 1) */
-} cc__prob;
-
-/* Result of an exact search (see >>bnb). */
-typedef struct cc__bnb_result {
-    cc__time makespan;          /* of best (CONCERTO__TIME_MAX if none found) */
-    cc__time lower_bound;       /* proven lower bound on the optimum */
-    int proven;                 /* 1: makespan is optimal (or infeasible proven when none found) */
-    int64_t nodes;
-} cc__bnb_result;
-
-/* Exact branch and bound, see >>bnb. best[] holds the incumbent on entry
-   (have_incumbent) and the best schedule found on return. */
-static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* best, int have_incumbent,
-                               int64_t node_budget, double time_limit_s, cc__bnb_result* res);
-
-/* The same contract with lp_solve's ILP (see >>lpsolve): best[] in and out,
-   res->proven only for a proven optimum; CC_ERR_UNSUPPORTED when it is not
-   compiled in, CC_ERR_INFEASIBLE / CC_ERR_TIMEOUT / CC_ERR_BACKEND reported
-   as such, best[] never lost. */
-static cc_result cc__lp_solve(cc_context* ctx, const cc__prob* p, cc__time* best, int have_incumbent,
-                              double time_limit_s, cc__bnb_result* res);
-
-/* Which exact solver, its budgets, who won, and which runs failed (the
-   cc_schedule fields exact_status, exact_failures, exact_message). */
-typedef struct cc__exact_cfg {
-    cc_exact which;
-    int64_t nodes;
-    double time_limit_s;        /* branch and bound (0: none) */
-    double lp_time_limit_s;     /* per lp_solve model */
-    int64_t wins[2];            /* bnb, lp */
-    int64_t failures;           /* solver runs that returned an error */
-    cc_result status;           /* the first of those errors, CC_OK if none */
-    char message[256];          /* its message */
-} cc__exact_cfg;
-
 /* >>graph */
+
 typedef struct cc__access {
     uint32_t op, buffer;        /* indices */
     uint64_t offset, n_bytes;
@@ -915,6 +954,7 @@ typedef struct cc__chunk_rec {
     void* user_data;
     int chunk, n_chunks;
 } cc__chunk_rec;
+
 static void cc__chunk_trampoline(void* stream, void* user_data) {
     const cc__chunk_rec* r = (const cc__chunk_rec*)user_data;
     r->fn(stream, r->user_data, r->chunk, r->n_chunks);
@@ -961,6 +1001,7 @@ CONCERTO_API cc_graph_desc cc_graph_desc_default(void) {
     d.n_streams = 2;
     return d;
 }
+
 CONCERTO_API cc_op_desc cc_op_desc_default(void) {
     cc_op_desc d;
     memset(&d, 0, sizeof d);
@@ -1050,41 +1091,55 @@ CONCERTO_API cc_result cc_graph_create(cc_context* ctx, const cc_graph_desc* des
 }
 
 CONCERTO_API cc_context* cc_graph_context(const cc_graph* g) { return g ? g->ctx : NULL; }
+
 CONCERTO_API int cc_graph_n_ops(const cc_graph* g) { return g ? g->n : 0; }
+
 CONCERTO_API int cc_graph_n_resources(const cc_graph* g) { return g ? g->k : 0; }
+
 CONCERTO_API int cc_graph_capacity(const cc_graph* g, int r) { return (g && r >= 0 && r < g->k) ? g->cap[r] : -1; }
+
 CONCERTO_API const char* cc_graph_resource_name(const cc_graph* g, int r) {
     return (g && r >= 0 && r < g->k) ? g->strs + g->res_name[r] : "";
 }
+
 CONCERTO_API cc_op cc_graph_op(const cc_graph* g, int index) {
     cc_op op;
     op.id = (g && index >= 0 && index < g->n) ? (uint32_t)index + 1 : 0;
     return op;
 }
+
 CONCERTO_API int cc_op_index(const cc_graph* g, cc_op op) {
     return (g && op.id >= 1 && op.id <= (uint32_t)g->n) ? (int)op.id - 1 : -1;
 }
+
 CONCERTO_API const char* cc_op_name(const cc_graph* g, cc_op op) {
     int i = cc_op_index(g, op);
     return i < 0 ? "<invalid op>" : g->strs + g->name[i];
 }
+
 static const char* cc__name(const cc_graph* g, int i) { return g->strs + g->name[i]; }
+
 static const cc_collective* cc__op_coll(const cc_graph* g, int i) { return g->coll_of[i] >= 0 ? &g->colls[g->coll_of[i]] : NULL; }
+
 static cc_op_fn cc__op_fn(const cc_graph* g, int i) { return g->fn[i]; }
+
 CONCERTO_API double cc_op_duration_us(const cc_graph* g, cc_op op) {
     int i = cc_op_index(g, op);
     return i < 0 ? -1.0 : g->dur_us[i];
 }
+
 CONCERTO_API int cc_op_demand(const cc_graph* g, cc_op op, int r) {
     int i = cc_op_index(g, op);
     return (i < 0 || r < 0 || r >= g->k) ? -1 : g->dem[(size_t)i * g->k + r];
 }
+
 CONCERTO_API void* cc_op_user_data(const cc_graph* g, cc_op op) {
     int i = cc_op_index(g, op);
     if (i < 0) return NULL;
     if (g->fn[i] == cc__chunk_trampoline) return ((const cc__chunk_rec*)g->user_data[i])->user_data;
     return g->user_data[i];
 }
+
 CONCERTO_API uint64_t cc_op_bytes(const cc_graph* g, cc_op op, int writes) {
     int i = cc_op_index(g, op);
     size_t a;
@@ -1277,6 +1332,7 @@ CONCERTO_API cc_result cc_op_set_duration(cc_graph* g, cc_op op, double duration
 
 /* Sorting helpers (deterministic, no qsort_r portability issues). */
 typedef struct cc__edge { int from, to; } cc__edge;
+
 static int cc__edge_cmp(const void* a, const void* b) {
     const cc__edge* x = (const cc__edge*)a;
     const cc__edge* y = (const cc__edge*)b;
@@ -1459,8 +1515,33 @@ CONCERTO_API int cc_op_preds(const cc_graph* g, cc_op op, cc_op* out, int max) {
     return c;
 }
 
+/* >>prob
+   The internal form every solver works on: n jobs, K renewable resources,
+   integer durations (1 tick = 1 ns), demands, both adjacency lists, and for
+   sub-problems (odd-even windows) release times, deadlines and a fixed
+   occupation of the resources by jobs outside the problem. */
+
+typedef struct cc__prob {
+    int n, k;
+    const cc__time* dur;        /* [n] */
+    const int32_t* dem;         /* [n*k]: demand of job i on resource r at dem[i*k + r] */
+    const int32_t* cap;         /* [k] */
+    const int* succ_off;        /* [n+1] CSR of direct successors */
+    const int* succ;
+    const int* pred_off;        /* [n+1] CSR of direct predecessors */
+    const int* pred;
+    const cc__time* release;    /* [n] earliest start, or NULL (all 0) */
+    const cc__time* deadline;   /* [n] latest finish, or NULL (none) */
+    int n_busy;                 /* fixed occupation: busy_dem[b*k + r] units of */
+    const cc__time* busy_start; /* resource r are taken in [busy_start[b], busy_end[b]) */
+    const cc__time* busy_end;
+    const int32_t* busy_dem;
+    cc__time grain;             /* every duration is a multiple of grain (>= 1) */
+} cc__prob;
+
 /* The problem of a whole validated graph (borrows the graph's arrays). */
 static cc__time cc__gcd(cc__time a, cc__time b) { while (b) { cc__time t = a % b; a = b; b = t; } return a; }
+
 static void cc__prob_of_graph(const cc_graph* g, cc__prob* p) {
     int i;
     memset(p, 0, sizeof *p);
@@ -1522,10 +1603,126 @@ static cc__time cc__prob_resource_lb(const cc__prob* p) {
     return best;
 }
 
+/* Stream graphs: every job takes at most one resource. Fast parallel list
+   scheduling with a ready heap per resource, O((n + e) log n); jobs with no
+   resource start when ready. Needs no release/deadline/busy. */
+static int cc__prob_single_resource(const cc__prob* p) {
+    int i, r;
+    for (i = 0; i < p->n; i++) {
+        int c = 0;
+        for (r = 0; r < p->k; r++) if (p->dem[(size_t)i * p->k + r]) c++;
+        if (c > 1) return 0;
+    }
+    return 1;
+}
+
+static int cc__job_resource(const cc__prob* p, int i) {
+    int r;
+    for (r = 0; r < p->k; r++) if (p->dem[(size_t)i * p->k + r]) return r;
+    return -1;
+}
+
+/* Unary problems (every capacity a job uses is 1, demands 0/1): the stream
+   simulation of an issue order. Each resource runs its jobs in the order's
+   sequence; a job starts when its predecessors are done and it is at the
+   head of every resource it uses. O(n + e). Returns the makespan, -1 on a
+   deadlock (blocked[0] then holds a job that never became ready), -2 OOM. */
+static int cc__prob_unary(const cc__prob* p) {
+    int i, r;
+    for (i = 0; i < p->n; i++)
+        for (r = 0; r < p->k; r++) {
+            int32_t d = p->dem[(size_t)i * p->k + r];
+            if (d != 0 && (d != 1 || p->cap[r] != 1)) return 0;
+        }
+    return p->n_busy == 0 && !p->release && !p->deadline;
+}
+
+static cc__time cc__stream_sim(cc_context* ctx, const cc__prob* p, const int* order, cc__time* start, int* blocked) {
+    int n = p->n, k = p->k, i, e, r, head_q = 0, tail_q = 0, done = 0;
+    int* next = (int*)cc__alloc(ctx, (size_t)(n + 1) * (size_t)(k ? k : 1) * sizeof(int));
+    int* left = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int));
+    int* q = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int));
+    int* heads = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int)); /* resources still ahead of it */
+    cc__time* ready = (cc__time*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(cc__time));
+    int first[CONCERTO_MAX_RESOURCES], last[CONCERTO_MAX_RESOURCES];
+    cc__time free_at[CONCERTO_MAX_RESOURCES], mk = 0;
+    if (!next || !left || !q || !heads || !ready) { mk = -2; goto done; }
+    for (r = 0; r < k; r++) { first[r] = last[r] = -1; free_at[r] = 0; }
+    for (i = 0; i < n; i++) heads[i] = 0;
+    for (i = 0; i < n; i++) {
+        int v = order[i];
+        for (r = 0; r < k; r++) {
+            if (!p->dem[(size_t)v * k + r]) continue;
+            next[(size_t)v * k + r] = -1;
+            if (last[r] < 0) first[r] = v; else { next[(size_t)last[r] * k + r] = v; heads[v]++; }
+            last[r] = v;
+        }
+    }
+    for (i = 0; i < n; i++) {
+        left[i] = p->pred_off[i + 1] - p->pred_off[i];
+        ready[i] = 0;
+        if (!left[i] && !heads[i]) q[tail_q++] = i;
+    }
+    while (head_q < tail_q) {
+        int v = q[head_q++];
+        cc__time s = ready[v];
+        for (r = 0; r < k; r++) if (p->dem[(size_t)v * k + r] && free_at[r] > s) s = free_at[r];
+        start[v] = s;
+        done++;
+        heads[v] = -1;   /* processed */
+        if (s + p->dur[v] > mk) mk = s + p->dur[v];
+        for (r = 0; r < k; r++) {
+            int w;
+            if (!p->dem[(size_t)v * k + r]) continue;
+            free_at[r] = s + p->dur[v];
+            w = next[(size_t)v * k + r];
+            if (w >= 0 && --heads[w] == 0 && left[w] == 0) q[tail_q++] = w;
+        }
+        for (e = p->succ_off[v]; e < p->succ_off[v + 1]; e++) {
+            int w = p->succ[e];
+            if (s + p->dur[v] > ready[w]) ready[w] = s + p->dur[v];
+            if (--left[w] == 0 && heads[w] == 0) q[tail_q++] = w;
+        }
+    }
+    if (done < n) {
+        mk = -1;
+        if (blocked) {
+            /* a stream head that waits for a dependency, and that dependency */
+            blocked[0] = blocked[1] = -1;
+            for (i = 0; i < n && blocked[0] < 0; i++) if (heads[order[i]] == 0 && left[order[i]] > 0) blocked[0] = order[i];
+            if (blocked[0] >= 0)
+                for (e = p->pred_off[blocked[0]]; e < p->pred_off[blocked[0] + 1]; e++)
+                    if (heads[p->pred[e]] != -1) { blocked[1] = p->pred[e]; break; }
+        }
+    }
+    (void)first;
+done:
+    cc__free(ctx, next); cc__free(ctx, left); cc__free(ctx, q); cc__free(ctx, heads); cc__free(ctx, ready);
+    return mk;
+}
+
+CONCERTO_API cc_result cc_lower_bounds(cc_context* ctx, cc_graph* g, double* cp_us, double* res_us) {
+    cc__prob p;
+    cc__time* es;
+    cc__time cp;
+    cc_result rc;
+    if (!ctx || !g) return CC_ERR_INVALID_ARG;
+    if ((rc = cc_graph_validate(g)) != CC_OK) return rc;
+    cc__prob_of_graph(g, &p);
+    es = (cc__time*)cc__alloc(ctx, ((size_t)p.n + 1) * sizeof *es);
+    if (!es) return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_lower_bounds: out of memory");
+    cp = cc__prob_times(&p, g->topo, es, NULL);
+    cc__free(ctx, es);
+    if (cp_us) *cp_us = (double)cp / CONCERTO__TICKS_PER_US;
+    if (res_us) *res_us = (double)cc__round_up(cc__prob_resource_lb(&p), p.grain) / CONCERTO__TICKS_PER_US;
+    return CC_OK;
+}
+
 /* >>sgs
    Resource profile: breakpoints t[0] < t[1] < ... < t[m-1]; segment j is
    [t[j], t[j+1]) with use[j*k + r] units of resource r taken. t[0] is
    -infinity, the last segment runs to +infinity and is always empty. */
+
 typedef struct cc__profile {
     int k, m;
     size_t cap_t, cap_u;
@@ -1538,9 +1735,11 @@ static void cc__profile_free(cc_context* ctx, cc__profile* pr) {
     cc__free(ctx, pr->t); cc__free(ctx, pr->use);
     memset(pr, 0, sizeof *pr);
 }
+
 static int cc__profile_reserve(cc_context* ctx, cc__profile* pr, size_t m) {
     return CONCERTO__GROW(ctx, pr->t, pr->cap_t, m) && CONCERTO__GROW(ctx, pr->use, pr->cap_u, m * (size_t)(pr->k ? pr->k : 1));
 }
+
 /* Index of the segment containing t. */
 static int cc__profile_seg(const cc__profile* pr, cc__time t) {
     int lo = 0, hi = pr->m - 1;
@@ -1550,6 +1749,7 @@ static int cc__profile_seg(const cc__profile* pr, cc__time t) {
     }
     return lo;
 }
+
 /* Splits so that a breakpoint sits at t; returns its index. Needs room for one more. */
 static int cc__profile_split(cc__profile* pr, cc__time t) {
     int j = cc__profile_seg(pr, t), k = pr->k;
@@ -1561,6 +1761,7 @@ static int cc__profile_split(cc__profile* pr, cc__time t) {
     pr->m++;
     return j + 1;
 }
+
 static int cc__profile_add(cc_context* ctx, cc__profile* pr, cc__time s, cc__time e, const int32_t* dem, int sign) {
     int a, b, j, r;
     if (e <= s) return 1;
@@ -1573,6 +1774,7 @@ static int cc__profile_add(cc_context* ctx, cc__profile* pr, cc__time s, cc__tim
         for (r = 0; r < pr->k; r++) pr->use[(size_t)j * pr->k + r] += sign * dem[r];
     return 1;
 }
+
 /* Resets to the empty profile plus the problem's fixed occupation. */
 static int cc__profile_init(cc_context* ctx, cc__profile* pr, const cc__prob* p) {
     int b;
@@ -1587,12 +1789,14 @@ static int cc__profile_init(cc_context* ctx, cc__profile* pr, const cc__prob* p)
         if (!cc__profile_add(ctx, pr, p->busy_start[b], p->busy_end[b], p->busy_dem + (size_t)b * p->k, 1)) return 0;
     return 1;
 }
+
 static int cc__fits(const cc__profile* pr, int j, const int32_t* dem) {
     int r;
     const int32_t* u = pr->use + (size_t)j * pr->k;
     for (r = 0; r < pr->k; r++) if (dem[r] && u[r] + dem[r] > pr->cap[r]) return 0;
     return 1;
 }
+
 /* Earliest s >= est at which dem fits for d ticks. */
 static cc__time cc__profile_earliest(const cc__profile* pr, cc__time est, cc__time d, const int32_t* dem) {
     cc__time s = est;
@@ -1785,9 +1989,11 @@ static cc_result cc__prio_keys(cc_context* ctx, const cc__prob* p, const int* to
 
 /* Binary heap of job indices ordered by (key, index). */
 typedef struct cc__heap { int* a; int n; const double* key; } cc__heap;
+
 static int cc__heap_less(const cc__heap* h, int x, int y) {
     return h->key[x] < h->key[y] || (h->key[x] == h->key[y] && x < y);
 }
+
 static void cc__heap_push(cc__heap* h, int v) {
     int i = h->n++;
     while (i > 0) {
@@ -1798,6 +2004,7 @@ static void cc__heap_push(cc__heap* h, int v) {
     }
     h->a[i] = v;
 }
+
 static int cc__heap_pop(cc__heap* h) {
     int top = h->a[0], v = h->a[--h->n], i = 0;
     for (;;) {
@@ -1853,30 +2060,16 @@ static int cc__make_list(cc_context* ctx, const cc__prob* p, const double* key, 
     return 1;
 }
 
-/* Stream graphs: every job takes at most one resource. Fast parallel list
-   scheduling with a ready heap per resource, O((n + e) log n); jobs with no
-   resource start when ready. Needs no release/deadline/busy. */
-static int cc__prob_single_resource(const cc__prob* p) {
-    int i, r;
-    for (i = 0; i < p->n; i++) {
-        int c = 0;
-        for (r = 0; r < p->k; r++) if (p->dem[(size_t)i * p->k + r]) c++;
-        if (c > 1) return 0;
-    }
-    return 1;
-}
-static int cc__job_resource(const cc__prob* p, int i) {
-    int r;
-    for (r = 0; r < p->k; r++) if (p->dem[(size_t)i * p->k + r]) return r;
-    return -1;
-}
 typedef struct cc__ev { cc__time t; int job; } cc__ev;
+
 static int cc__ev_less(const cc__ev* a, const cc__ev* b) { return a->t < b->t || (a->t == b->t && a->job < b->job); }
+
 static void cc__ev_push(cc__ev* h, int* n, cc__ev x) {
     int i = (*n)++;
     while (i > 0) { int par = (i - 1) / 2; if (!cc__ev_less(&x, &h[par])) break; h[i] = h[par]; i = par; }
     h[i] = x;
 }
+
 static cc__ev cc__ev_pop(cc__ev* h, int* n) {
     cc__ev top = h[0], v = h[--(*n)];
     int i = 0;
@@ -1890,6 +2083,7 @@ static cc__ev cc__ev_pop(cc__ev* h, int* n) {
     if (*n > 0) h[i] = v;
     return top;
 }
+
 static cc__time cc__list_fast(cc_context* ctx, const cc__prob* p, const double* key, cc__time* start) {
     int n = p->n, k = p->k, i, e, r, n_ev = 0, done = 0;
     int* left = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int));
@@ -1950,88 +2144,11 @@ done:
     return mk;
 }
 
-/* Unary problems (every capacity a job uses is 1, demands 0/1): the stream
-   simulation of an issue order. Each resource runs its jobs in the order's
-   sequence; a job starts when its predecessors are done and it is at the
-   head of every resource it uses. O(n + e). Returns the makespan, -1 on a
-   deadlock (blocked[0] then holds a job that never became ready), -2 OOM. */
-static int cc__prob_unary(const cc__prob* p) {
-    int i, r;
-    for (i = 0; i < p->n; i++)
-        for (r = 0; r < p->k; r++) {
-            int32_t d = p->dem[(size_t)i * p->k + r];
-            if (d != 0 && (d != 1 || p->cap[r] != 1)) return 0;
-        }
-    return p->n_busy == 0 && !p->release && !p->deadline;
-}
-static cc__time cc__stream_sim(cc_context* ctx, const cc__prob* p, const int* order, cc__time* start, int* blocked) {
-    int n = p->n, k = p->k, i, e, r, head_q = 0, tail_q = 0, done = 0;
-    int* next = (int*)cc__alloc(ctx, (size_t)(n + 1) * (size_t)(k ? k : 1) * sizeof(int));
-    int* left = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int));
-    int* q = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int));
-    int* heads = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int)); /* resources still ahead of it */
-    cc__time* ready = (cc__time*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(cc__time));
-    int first[CONCERTO_MAX_RESOURCES], last[CONCERTO_MAX_RESOURCES];
-    cc__time free_at[CONCERTO_MAX_RESOURCES], mk = 0;
-    if (!next || !left || !q || !heads || !ready) { mk = -2; goto done; }
-    for (r = 0; r < k; r++) { first[r] = last[r] = -1; free_at[r] = 0; }
-    for (i = 0; i < n; i++) heads[i] = 0;
-    for (i = 0; i < n; i++) {
-        int v = order[i];
-        for (r = 0; r < k; r++) {
-            if (!p->dem[(size_t)v * k + r]) continue;
-            next[(size_t)v * k + r] = -1;
-            if (last[r] < 0) first[r] = v; else { next[(size_t)last[r] * k + r] = v; heads[v]++; }
-            last[r] = v;
-        }
-    }
-    for (i = 0; i < n; i++) {
-        left[i] = p->pred_off[i + 1] - p->pred_off[i];
-        ready[i] = 0;
-        if (!left[i] && !heads[i]) q[tail_q++] = i;
-    }
-    while (head_q < tail_q) {
-        int v = q[head_q++];
-        cc__time s = ready[v];
-        for (r = 0; r < k; r++) if (p->dem[(size_t)v * k + r] && free_at[r] > s) s = free_at[r];
-        start[v] = s;
-        done++;
-        heads[v] = -1;   /* processed */
-        if (s + p->dur[v] > mk) mk = s + p->dur[v];
-        for (r = 0; r < k; r++) {
-            int w;
-            if (!p->dem[(size_t)v * k + r]) continue;
-            free_at[r] = s + p->dur[v];
-            w = next[(size_t)v * k + r];
-            if (w >= 0 && --heads[w] == 0 && left[w] == 0) q[tail_q++] = w;
-        }
-        for (e = p->succ_off[v]; e < p->succ_off[v + 1]; e++) {
-            int w = p->succ[e];
-            if (s + p->dur[v] > ready[w]) ready[w] = s + p->dur[v];
-            if (--left[w] == 0 && heads[w] == 0) q[tail_q++] = w;
-        }
-    }
-    if (done < n) {
-        mk = -1;
-        if (blocked) {
-            /* a stream head that waits for a dependency, and that dependency */
-            blocked[0] = blocked[1] = -1;
-            for (i = 0; i < n && blocked[0] < 0; i++) if (heads[order[i]] == 0 && left[order[i]] > 0) blocked[0] = order[i];
-            if (blocked[0] >= 0)
-                for (e = p->pred_off[blocked[0]]; e < p->pred_off[blocked[0] + 1]; e++)
-                    if (heads[p->pred[e]] != -1) { blocked[1] = p->pred[e]; break; }
-        }
-    }
-    (void)first;
-done:
-    cc__free(ctx, next); cc__free(ctx, left); cc__free(ctx, q); cc__free(ctx, heads); cc__free(ctx, ready);
-    return mk;
-}
-
 /* Sorting jobs by time; at equal times zero-duration jobs first (on a
    stream they must not queue behind a job that starts with them), then by
    topological rank (so zero-duration chains stay in dependency order). */
 typedef struct cc__tkey { cc__time t; int busy; int rank; int job; } cc__tkey;
+
 static int cc__tkey_cmp(const void* a, const void* b) {
     const cc__tkey* x = (const cc__tkey*)a;
     const cc__tkey* y = (const cc__tkey*)b;
@@ -2039,6 +2156,7 @@ static int cc__tkey_cmp(const void* a, const void* b) {
     if (x->busy != y->busy) return x->busy < y->busy ? -1 : 1;
     return x->rank < y->rank ? -1 : (x->rank > y->rank);
 }
+
 /* out[] = jobs by increasing t[] (by decreasing t[] when desc, ranks reversed). */
 static void cc__sort_jobs(const cc__prob* p, const cc__time* t, const int* rank, int desc, cc__tkey* tmp, int* out) {
     int i, n = p->n;
@@ -2051,6 +2169,11 @@ static void cc__sort_jobs(const cc__prob* p, const cc__time* t, const int* rank,
     qsort(tmp, (size_t)n, sizeof *tmp, cc__tkey_cmp);
     for (i = 0; i < n; i++) out[i] = tmp[i].job;
 }
+
+/* >>improve
+   Improving schedules: forward-backward justification, and biased random
+   sampling with a genetic algorithm on activity lists, every schedule
+   justified. */
 
 /* Working state of the heuristics on a whole problem (no release, deadline
    or fixed occupation). */
@@ -2074,6 +2197,7 @@ static void cc__heur_free(cc__heur* h) {
     cc__free(ctx, h->list); cc__free(ctx, h->pos); cc__free(ctx, h->scratch); cc__free(ctx, h->tk);
     cc__free(ctx, h->cur); cc__free(ctx, h->tmp); cc__free(ctx, h->fin); cc__free(ctx, h->best);
 }
+
 static int cc__heur_init(cc_context* ctx, cc__heur* h, const cc__prob* p, const int* rank) {
     size_t n1 = (size_t)p->n + 1;
     memset(h, 0, sizeof *h);
@@ -2093,12 +2217,14 @@ static int cc__heur_init(cc_context* ctx, cc__heur* h, const cc__prob* p, const 
     h->best = (cc__time*)cc__alloc(ctx, n1 * sizeof(cc__time));
     return h->list && h->pos && h->scratch && h->tk && h->cur && h->tmp && h->fin && h->best;
 }
+
 static void cc__heur_offer(cc__heur* h, const cc__time* s, cc__time mk) {
     if (mk >= 0 && mk < h->best_mk) {
         h->best_mk = mk;
         memcpy(h->best, s, (size_t)h->p->n * sizeof(cc__time));
     }
 }
+
 /* Left-justifies the schedule in t[] keeping the order by start time
    (a never-worse transformation). Returns the makespan or < 0. */
 static cc__time cc__justify(cc__heur* h, const cc__prob* p, cc__time* t, const cc__time* key, int desc) {
@@ -2107,6 +2233,7 @@ static cc__time cc__justify(cc__heur* h, const cc__prob* p, cc__time* t, const c
     if (h->unary) return cc__stream_sim(h->ctx, p, h->list, t, NULL);
     return cc__ssgs(h->ctx, p, h->list, t, &h->prof);
 }
+
 /* Forward-backward improvement: right-justify in reverse finish order, then
    left-justify in start order; repeat while it helps. */
 static cc__time cc__fbi(cc__heur* h, cc__time* s, cc__time mk, int passes) {
@@ -2126,6 +2253,7 @@ static cc__time cc__fbi(cc__heur* h, cc__time* s, cc__time mk, int passes) {
     }
     return mk;
 }
+
 /* Decodes the current list with the chosen SGS, improves, offers. */
 static cc__time cc__decode(cc__heur* h, cc_sgs sgs, int improve) {
     const cc__prob* p = h->p;
@@ -2143,395 +2271,6 @@ static cc__time cc__decode(cc__heur* h, cc_sgs sgs, int improve) {
     return mk;
 }
 
-/* Copies a message into dst[n], cut to fit. */
-static void cc__copy_msg(char* dst, size_t n, const char* src) {
-    size_t len = strlen(src);
-    if (len >= n) len = n - 1;
-    memcpy(dst, src, len);
-    dst[len] = 0;
-}
-
-/* Counts a solver run that returned an error; the first one's code and
-   message (the context's, which the solvers set on every error) are kept
-   in cfg. Called before the odd-even windows put the caller's message back. */
-static void cc__exact_note(cc_context* ctx, cc__exact_cfg* cfg, cc_result rc, const char* solver) {
-    if (rc == CC_OK) return;
-    cfg->failures++;
-    if (cfg->status != CC_OK) return;
-    cfg->status = rc;
-    if (ctx->last_result == rc && ctx->last_error[0]) cc__copy_msg(cfg->message, sizeof cfg->message, ctx->last_error);
-    else snprintf(cfg->message, sizeof cfg->message, "%s: %s", solver, cc_result_description(rc));
-}
-
-/* One exact solve by the configured solver(s). BOTH runs each from the
-   incumbent and keeps the better (ties: branch and bound); a failure of
-   one never loses the other's schedule or the incumbent. Every run that
-   returns an error is noted in cfg (cc__exact_note). */
-static cc_result cc__exact_solve(cc_context* ctx, const cc__prob* p, cc__time* best, int have_inc, cc__exact_cfg* cfg,
-                                 cc__bnb_result* res) {
-    cc_result rb = CC_OK, rl = CC_OK;
-    cc__bnb_result b, l;
-    cc__time* alt;
-    if (cfg->which != CC_EXACT_LPSOLVE) {
-        rb = cc__bnb_solve(ctx, p, best, have_inc, cfg->nodes, cfg->time_limit_s, &b);
-        cc__exact_note(ctx, cfg, rb, "branch and bound");
-        if (cfg->which != CC_EXACT_BOTH) {
-            *res = b;
-            if (rb == CC_OK && b.makespan < CONCERTO__TIME_MAX) cfg->wins[0]++;
-            return rb;
-        }
-    }
-    if (cfg->which == CC_EXACT_LPSOLVE) {
-        rl = cc__lp_solve(ctx, p, best, have_inc, cfg->lp_time_limit_s, &l);
-        cc__exact_note(ctx, cfg, rl, "lp_solve");
-        *res = l;
-        if (rl == CC_OK && l.makespan < CONCERTO__TIME_MAX) cfg->wins[1]++;
-        return rl;
-    }
-    /* both: lp_solve from the same incumbent into a copy */
-    alt = (cc__time*)cc__alloc(ctx, ((size_t)p->n + 1) * sizeof(cc__time));
-    if (!alt) { *res = b; return rb == CC_OK ? CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "exact solve: out of memory") : rb; }
-    if (rb == CC_OK || b.makespan < CONCERTO__TIME_MAX) {
-        /* best[] holds branch and bound's answer; lp_solve starts from the
-           same incumbent branch and bound started from when there was one */
-        memcpy(alt, best, (size_t)p->n * sizeof(cc__time));
-    }
-    rl = cc__lp_solve(ctx, p, alt, have_inc || b.makespan < CONCERTO__TIME_MAX, cfg->lp_time_limit_s, &l);
-    cc__exact_note(ctx, cfg, rl, "lp_solve");
-    *res = b;
-    if (rl == CC_OK && l.makespan < b.makespan) {
-        memcpy(best, alt, (size_t)p->n * sizeof(cc__time));
-        res->makespan = l.makespan;
-        cfg->wins[1]++;
-    } else if (b.makespan < CONCERTO__TIME_MAX) cfg->wins[0]++;
-    if (rl == CC_OK) {
-        if (l.lower_bound > res->lower_bound) res->lower_bound = l.lower_bound;
-        if (l.proven && l.makespan <= res->makespan) res->proven = 1;
-    }
-    res->nodes = b.nodes;
-    cc__free(ctx, alt);
-    return rb;
-}
-
-#ifndef CONCERTO_USE_LPSOLVE
-static cc_result cc__lp_solve(cc_context* ctx, const cc__prob* p, cc__time* best, int have_incumbent,
-                              double time_limit_s, cc__bnb_result* res) {
-    (void)p; (void)best; (void)have_incumbent; (void)time_limit_s;
-    res->makespan = CONCERTO__TIME_MAX; res->lower_bound = 0; res->proven = 0; res->nodes = 0;
-    return CONCERTO__FAIL(ctx, CC_ERR_UNSUPPORTED, "lp_solve was not compiled in: define CONCERTO_USE_LPSOLVE and link "
-                          "-llpsolve55 -lcolamd -lm -ldl (Debian: liblpsolve55-dev)");
-}
-#endif
-
-/* >>oddeven
-   Windows of 2b consecutive jobs of the current order (by start time) are
-   re-solved exactly with everything outside them fixed: releases from fixed
-   predecessors, deadlines from fixed successors, and the fixed jobs'
-   occupation of the resources. A window is never placed before its current
-   earliest start and its incumbent is its current placement, so no window
-   makes the schedule worse. After each round the schedule is left-justified
-   in start order (never worse either), which passes the gains on. Rounds
-   alternate the window offset by one block (odd-even). */
-typedef struct cc__window {
-    int cap;                    /* jobs */
-    int* glob;                  /* local -> global */
-    int* loc;                   /* global -> local or -1 ([n] of the whole problem) */
-    cc__time *dur, *rel, *dl, *start;
-    int32_t* dem;
-    int *pred_off, *pred, *succ_off, *succ;
-    size_t pred_cap, succ_cap;
-    cc__time *bs, *be; int32_t* bd;
-    size_t bs_cap, be_cap, bd_cap;
-} cc__window;
-
-static void cc__window_free(cc_context* ctx, cc__window* w) {
-    cc__free(ctx, w->glob); cc__free(ctx, w->loc); cc__free(ctx, w->dur); cc__free(ctx, w->rel);
-    cc__free(ctx, w->dl); cc__free(ctx, w->start); cc__free(ctx, w->dem);
-    cc__free(ctx, w->pred_off); cc__free(ctx, w->pred); cc__free(ctx, w->succ_off); cc__free(ctx, w->succ);
-    cc__free(ctx, w->bs); cc__free(ctx, w->be); cc__free(ctx, w->bd);
-}
-
-static cc_result cc__oddeven(cc_context* ctx, cc__heur* h, cc__time* s, cc__time* mk_io, int b, int rounds,
-                             cc__exact_cfg* cfg, double t_end, int64_t* nodes_out) {
-    const cc__prob* p = h->p;
-    int n = p->n, k = p->k, round, i, e, quiet = 0;
-    char saved_msg[CONCERTO__MSG_MAX];
-    cc__window w;
-    cc__time maxdur = 0, mk = *mk_io;
-    int* order = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int));
-    cc__time* s0 = (cc__time*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(cc__time));
-    int* moved = (int*)cc__calloc(ctx, (size_t)n + 1, sizeof(int));
-    int* moved_list = NULL;
-    size_t moved_cap = 0;
-    int n_moved = 0;
-    int wsz = 2 * b;
-    memset(&w, 0, sizeof w);
-    w.cap = wsz;
-    w.glob = (int*)cc__alloc(ctx, (size_t)wsz * sizeof(int));
-    w.loc = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int));
-    w.dur = (cc__time*)cc__alloc(ctx, (size_t)wsz * sizeof(cc__time));
-    w.rel = (cc__time*)cc__alloc(ctx, (size_t)wsz * sizeof(cc__time));
-    w.dl = (cc__time*)cc__alloc(ctx, (size_t)wsz * sizeof(cc__time));
-    w.start = (cc__time*)cc__alloc(ctx, (size_t)wsz * sizeof(cc__time));
-    w.dem = (int32_t*)cc__alloc(ctx, (size_t)wsz * (size_t)(k ? k : 1) * sizeof(int32_t));
-    w.pred_off = (int*)cc__alloc(ctx, ((size_t)wsz + 1) * sizeof(int));
-    w.succ_off = (int*)cc__alloc(ctx, ((size_t)wsz + 1) * sizeof(int));
-    if (!order || !s0 || !moved || !w.glob || !w.loc || !w.dur || !w.rel || !w.dl || !w.start || !w.dem || !w.pred_off || !w.succ_off) {
-        goto oom;
-    }
-    for (i = 0; i < n; i++) { w.loc[i] = -1; if (p->dur[i] > maxdur) maxdur = p->dur[i]; }
-    for (round = 0; round < rounds; round++) {
-        int ws, changed = 0;
-        cc__sort_jobs(p, s, h->rank, 0, h->tk, order);
-        memcpy(s0, s, (size_t)n * sizeof(cc__time));
-        n_moved = 0;
-        for (ws = (round % 2) ? b : 0; ws < n; ws += wsz) {
-            int m = n - ws < wsz ? n - ws : wsz, np = 0, ns = 0, lo, hi, nb = 0;
-            cc__time T0 = CONCERTO__TIME_MAX, T1 = 0;
-            cc__prob sub;
-            cc__bnb_result br;
-            cc_result rc;
-            if (m < 2) break;
-            if (t_end > 0 && cc__cpu_s() > t_end) break;
-            for (i = 0; i < m; i++) {
-                int v = order[ws + i];
-                w.glob[i] = v; w.loc[v] = i;
-                if (s[v] < T0) T0 = s[v];
-                if (s[v] + p->dur[v] > T1) T1 = s[v] + p->dur[v];
-            }
-            /* local structure, releases and deadlines */
-            for (i = 0; i < m; i++) {
-                int v = w.glob[i];
-                cc__time rel = T0, dl = CONCERTO__TIME_MAX;
-                w.dur[i] = p->dur[v];
-                memcpy(w.dem + (size_t)i * k, p->dem + (size_t)v * k, (size_t)k * sizeof(int32_t));
-                w.pred_off[i] = np;
-                for (e = p->pred_off[v]; e < p->pred_off[v + 1]; e++) {
-                    int q = p->pred[e];
-                    if (w.loc[q] >= 0) {
-                        if (!CONCERTO__GROW(ctx, w.pred, w.pred_cap, (size_t)np + 1)) goto oom;
-                        w.pred[np++] = w.loc[q];
-                    } else if (s[q] + p->dur[q] > rel) rel = s[q] + p->dur[q];
-                }
-                for (e = p->succ_off[v]; e < p->succ_off[v + 1]; e++) {
-                    int q = p->succ[e];
-                    if (w.loc[q] < 0 && s[q] < dl) dl = s[q];
-                }
-                w.rel[i] = rel; w.dl[i] = dl; w.start[i] = s[v];
-            }
-            w.pred_off[m] = np;
-            for (i = 0; i <= m; i++) w.succ_off[i] = 0;
-            for (i = 0; i < np; i++) w.succ_off[w.pred[i] + 1]++;
-            for (i = 0; i < m; i++) w.succ_off[i + 1] += w.succ_off[i];
-            if (!CONCERTO__GROW(ctx, w.succ, w.succ_cap, (size_t)np + 1)) goto oom;
-            {
-                int fill[2 * 4096 + 1], *f = fill;   /* wsz is capped at 8192 by the caller */
-                for (i = 0; i <= m; i++) f[i] = w.succ_off[i];
-                for (i = 0; i < m; i++)
-                    for (e = w.pred_off[i]; e < w.pred_off[i + 1]; e++) w.succ[f[w.pred[e]]++] = i;
-                ns = np;
-            }
-            /* fixed occupation: jobs outside the window running in [T0, T1).
-               Unmoved jobs are found by their start at the round's beginning
-               (s0, sorted along order); jobs moved earlier in this round are
-               on the moved list (pruned once they end before T0, since T0
-               grows along the round). */
-            {
-                int a = 0, z = n, mi, mw = 0;
-                cc__time from = T0 - maxdur;
-                while (a < z) { int mid = (a + z) / 2; if (s0[order[mid]] < from) a = mid + 1; else z = mid; }
-                lo = a;
-                for (hi = lo; hi <= n + n_moved; hi++) {
-                    int v;
-                    if (hi < n) {
-                        v = order[hi];
-                        if (s0[v] >= T1) { hi = n - 1; continue; }   /* jump to the moved list */
-                        if (moved[v] == round + 1) continue;
-                    } else if (hi == n) continue;
-                    else {
-                        mi = hi - n - 1;
-                        v = moved_list[mi];
-                        if (s[v] + p->dur[v] <= T0) continue;       /* dropped below */
-                        moved_list[mw++] = v;
-                    }
-                    if (w.loc[v] >= 0 || p->dur[v] == 0 || s[v] + p->dur[v] <= T0 || s[v] >= T1) continue;
-                    if (!CONCERTO__GROW(ctx, w.bs, w.bs_cap, (size_t)nb + 1) || !CONCERTO__GROW(ctx, w.be, w.be_cap, (size_t)nb + 1) ||
-                        !CONCERTO__GROW(ctx, w.bd, w.bd_cap, ((size_t)nb + 1) * (size_t)k)) goto oom;
-                    w.bs[nb] = s[v]; w.be[nb] = s[v] + p->dur[v];
-                    memcpy(w.bd + (size_t)nb * k, p->dem + (size_t)v * k, (size_t)k * sizeof(int32_t));
-                    nb++;
-                }
-                n_moved = mw;
-            }
-            memset(&sub, 0, sizeof sub);
-            sub.n = m; sub.k = k; sub.dur = w.dur; sub.dem = w.dem; sub.cap = p->cap;
-            sub.succ_off = w.succ_off; sub.succ = w.succ; sub.pred_off = w.pred_off; sub.pred = w.pred;
-            sub.release = w.rel; sub.deadline = w.dl;
-            sub.n_busy = nb; sub.busy_start = w.bs; sub.busy_end = w.be; sub.busy_dem = w.bd;
-            sub.grain = p->grain;
-            (void)ns;
-            {
-                /* a window that fails (time-out, solver error) keeps its
-                   schedule; it is not the caller's error: keep it out of the
-                   logger and the context's last error (cc__exact_solve
-                   counts it in cfg, for the schedule's exact_* fields) */
-                cc_logger saved_logger = ctx->logger;
-                cc_result saved_result = ctx->last_result;
-                memcpy(saved_msg, ctx->last_error, sizeof saved_msg);
-                ctx->logger.log_fn = NULL;
-                rc = cc__exact_solve(ctx, &sub, w.start, 1, cfg, &br);
-                ctx->logger = saved_logger;
-                ctx->last_result = saved_result;
-                memcpy(ctx->last_error, saved_msg, sizeof saved_msg);
-            }
-            *nodes_out += br.nodes;
-            if (rc == CC_ERR_OUT_OF_MEMORY) goto oom;
-            if (rc == CC_OK && br.makespan < T1) {
-                for (i = 0; i < m; i++) {
-                    int v = w.glob[i];
-                    if (s[v] == w.start[i]) continue;
-                    s[v] = w.start[i];
-                    changed = 1;
-                    if (moved[v] != round + 1) {
-                        if (!CONCERTO__GROW(ctx, moved_list, moved_cap, (size_t)n_moved + 1)) goto oom;
-                        moved[v] = round + 1;
-                        moved_list[n_moved++] = v;
-                    }
-                }
-            }
-            for (i = 0; i < m; i++) w.loc[w.glob[i]] = -1;
-        }
-        /* pass the gains on */
-        {
-            cc__time m2;
-            memcpy(h->tmp, s, (size_t)n * sizeof(cc__time));
-            m2 = cc__justify(h, p, h->fin, h->tmp, 0);
-            if (m2 == -2) goto oom;
-            if (m2 >= 0 && m2 <= mk) { memcpy(s, h->fin, (size_t)n * sizeof(cc__time)); mk = m2; }
-            else {
-                /* cannot happen for a feasible input (justification in start
-                   order never delays a job); recompute the makespan */
-                cc__time mm = 0;
-                for (i = 0; i < n; i++) if (s[i] + p->dur[i] > mm) mm = s[i] + p->dur[i];
-                mk = mm;
-            }
-        }
-        if (mk <= h->lb) break;
-        if (t_end > 0 && cc__cpu_s() > t_end) break;
-        quiet = changed ? 0 : quiet + 1;
-        if (quiet >= 2) break;   /* both offsets tried without a change */
-    }
-    *mk_io = mk;
-    cc__free(ctx, order); cc__free(ctx, s0); cc__free(ctx, moved); cc__free(ctx, moved_list);
-    cc__window_free(ctx, &w);
-    return CC_OK;
-oom:
-    cc__free(ctx, order); cc__free(ctx, s0); cc__free(ctx, moved); cc__free(ctx, moved_list);
-    cc__window_free(ctx, &w);
-    return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "odd-even windows: out of memory");
-}
-
-/* >>sched */
-/* The issue order of a schedule: by start time, zero-duration ops first,
-   then by index; inside a group of equal start times an op never precedes
-   a dependency (possible only through zero-duration ops). */
-static cc_result cc__output_order(cc_context* ctx, const cc__prob* p, const cc__time* st, cc__tkey* tk, int* out) {
-    int n = p->n, a = 0, i, e;
-    char* placed = NULL;
-    int* ident = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int));
-    if (!ident) return CC_ERR_OUT_OF_MEMORY;
-    for (i = 0; i < n; i++) ident[i] = i;
-    cc__sort_jobs(p, st, ident, 0, tk, out);
-    while (a < n) {
-        int b = a, linked = 0;
-        while (b < n && st[out[b]] == st[out[a]]) b++;
-        for (i = a; i < b && !linked; i++) {
-            int v = out[i];
-            if (p->dur[v] != 0) continue;
-            for (e = p->succ_off[v]; e < p->succ_off[v + 1]; e++) if (st[p->succ[e]] == st[v]) { linked = 1; break; }
-        }
-        if (linked) {
-            /* selection: the first op in (zero first, index) order whose
-               dependencies in the group are placed */
-            int c;
-            if (!placed && !(placed = (char*)cc__calloc(ctx, (size_t)n + 1, 1))) { cc__free(ctx, ident); return CC_ERR_OUT_OF_MEMORY; }
-            for (c = a; c < b; c++) {
-                int j, pick = -1;
-                for (j = c; j < b && pick < 0; j++) {
-                    int v = out[j], ok = 1;
-                    for (e = p->pred_off[v]; e < p->pred_off[v + 1]; e++) {
-                        int q = p->pred[e];
-                        if (st[q] == st[v] && !placed[q]) { ok = 0; break; }
-                    }
-                    if (ok) pick = j;
-                }
-                if (pick < 0) pick = c;   /* cannot happen: the group is acyclic */
-                {
-                    int v = out[pick];
-                    memmove(out + c + 1, out + c, (size_t)(pick - c) * sizeof(int));
-                    out[c] = v;
-                    placed[v] = 1;
-                }
-            }
-        }
-        a = b;
-    }
-    cc__free(ctx, placed);
-    cc__free(ctx, ident);
-    return CC_OK;
-}
-
-CONCERTO_API cc_sched_desc cc_sched_desc_default(void) {
-    cc_sched_desc d;
-    memset(&d, 0, sizeof d);
-    return d;
-}
-
-#define CONCERTO__SMALL_N 5000      /* above: heuristics that scale (fast list scheduling, justification) */
-#define CONCERTO__BNB_AUTO_N 200    /* AUTO runs branch and bound up to this size */
-#define CONCERTO__AUTO_FIRST_BUDGET 1000  /* AUTO's schedules before branch and bound */
-
-static void cc__desc_fill(cc_sched_desc* d, int n) {
-    if (d->sgs == CC_SGS_DEFAULT) d->sgs = n <= CONCERTO__SMALL_N ? CC_SGS_SERIAL : CC_SGS_PARALLEL;
-    if (d->priority == CC_PRIO_DEFAULT) d->priority = CC_PRIO_LFT;
-    if (d->improve_passes == 0) d->improve_passes = 2;
-    if (d->budget_schedules == 0) d->budget_schedules = 5000;
-    if (d->bnb_nodes == 0) {
-        /* nodes cost about n^3 more as graphs grow: 200000 at 32 ops (PSPLIB
-           J30), about 27000 at 62 (J60), 819 at 200 */
-        double scale = n > 32 ? 32.0 / (double)n : 1.0;
-        d->bnb_nodes = (int64_t)(200000.0 * scale * scale * scale);
-        if (d->bnb_nodes < 1) d->bnb_nodes = 1;
-    }
-    if (d->window_ops == 0) d->window_ops = 8;
-    if (d->rounds == 0) d->rounds = 4;
-    if (d->window_nodes == 0) d->window_nodes = 300;
-}
-
-CONCERTO_API void cc_schedule_release(cc_context* ctx, cc_schedule* s) {
-    if (!ctx || !s) return;
-    cc__free(ctx, s->start_us);
-    cc__free(ctx, s->order);
-    memset(s, 0, sizeof *s);
-}
-
-CONCERTO_API cc_result cc_lower_bounds(cc_context* ctx, cc_graph* g, double* cp_us, double* res_us) {
-    cc__prob p;
-    cc__time* es;
-    cc__time cp;
-    cc_result rc;
-    if (!ctx || !g) return CC_ERR_INVALID_ARG;
-    if ((rc = cc_graph_validate(g)) != CC_OK) return rc;
-    cc__prob_of_graph(g, &p);
-    es = (cc__time*)cc__alloc(ctx, ((size_t)p.n + 1) * sizeof *es);
-    if (!es) return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_lower_bounds: out of memory");
-    cp = cc__prob_times(&p, g->topo, es, NULL);
-    cc__free(ctx, es);
-    if (cp_us) *cp_us = (double)cp / CONCERTO__TICKS_PER_US;
-    if (res_us) *res_us = (double)cc__round_up(cc__prob_resource_lb(&p), p.grain) / CONCERTO__TICKS_PER_US;
-    return CC_OK;
-}
-
 /* Decodes an activity list with the serial SGS, improves it, and writes the
    improved schedule's start order back into the list (so offspring inherit
    the improvement). Returns the makespan or < 0. */
@@ -2546,11 +2285,13 @@ static cc__time cc__ga_eval(cc__heur* h, int* list, int improve) {
     cc__sort_jobs(p, h->cur, h->rank, 0, h->tk, list);
     return mk;
 }
+
 static int cc__has_edge(const cc__prob* p, int a, int b) {
     int e;
     for (e = p->succ_off[a]; e < p->succ_off[a + 1]; e++) if (p->succ[e] == b) return 1;
     return 0;
 }
+
 /* Two-point crossover of activity lists: [0,q1) from mother, then the
    father's order of the rest up to q2, then the mother's order of the rest.
    Precedence-feasible lists give a precedence-feasible child. */
@@ -2569,6 +2310,7 @@ static void cc__ga_cross(int n, const int* mo, const int* fa, int q1, int q2, ch
    forward-backward passes. Until the budget, the lower bound or the time
    limit. */
 #define CONCERTO__GA_POP 32
+
 static cc_result cc__sample(cc__heur* h, const cc_sched_desc* d, const int* topo, double t_end) {
     static const cc_priority rules[6] = { CC_PRIO_LFT, CC_PRIO_LST, CC_PRIO_MTS, CC_PRIO_GRPW, CC_PRIO_BOTTOM_LEVEL,
                                           CC_PRIO_PROGRAM_ORDER };
@@ -2663,679 +2405,6 @@ done:
     return rc;
 }
 
-/* Adds the failures of one exact phase (whole graph or windows) to the
-   schedule's exact_* fields; the first failure's code and message stay. */
-static void cc__exact_report(cc_schedule* out, const cc__exact_cfg* cfg) {
-    out->exact_failures += cfg->failures;
-    if (out->exact_status == CC_OK && cfg->status != CC_OK) {
-        out->exact_status = cfg->status;
-        cc__copy_msg(out->exact_message, sizeof out->exact_message, cfg->message);
-    }
-}
-
-static const char* cc__method_name(cc_sched_method m) {
-    switch (m) {
-        case CC_SCHED_AUTO: return "auto"; case CC_SCHED_LIST: return "list";
-        case CC_SCHED_SAMPLING: return "sampling"; case CC_SCHED_BNB: return "branch and bound";
-        case CC_SCHED_ODD_EVEN: return "odd-even"; default: return "?";
-    }
-}
-
-CONCERTO_API cc_result cc_sched_solve(cc_context* ctx, cc_graph* g, const cc_sched_desc* desc, cc_schedule* out) {
-    cc_sched_desc d;
-    cc__prob p;
-    cc__heur h;
-    cc__time cp, rlb, lb, mk;
-    cc__time* es = NULL;
-    int* rank = NULL;
-    int i, n, small, proven = 0;
-    cc_priority desc_priority;
-    int64_t nodes = 0, wins[2] = { 0, 0 };
-    double t0 = cc__cpu_s(), t_end;
-    cc_result rc = CC_OK;
-    if (!ctx) return CC_ERR_INVALID_ARG;
-    if (!g || !out) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: graph or out is NULL");
-    memset(out, 0, sizeof *out);
-    d = desc ? *desc : cc_sched_desc_default();
-    if ((int)d.method < 0 || d.method > CC_SCHED_ODD_EVEN)
-        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: unknown method %d", (int)d.method);
-    if ((int)d.priority < 0 || d.priority >= CC__PRIO_COUNT)
-        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: unknown priority rule %d", (int)d.priority);
-    if ((int)d.sgs < 0 || d.sgs > CC_SGS_PARALLEL)
-        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: unknown schedule-generation scheme %d", (int)d.sgs);
-    if (!(d.time_limit_s >= 0) || d.window_ops < 0 || d.window_ops > 4096 || d.window_nodes < 0)
-        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: time_limit_s must be >= 0, window_ops 0..4096, "
-                        "window_nodes >= 0");
-    if ((int)d.exact < 0 || d.exact > CC_EXACT_BOTH || !(d.lp_time_limit_s >= 0))
-        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: unknown exact solver %d or negative lp_time_limit_s",
-                              (int)d.exact);
-#ifndef CONCERTO_USE_LPSOLVE
-    if (d.exact == CC_EXACT_LPSOLVE || d.exact == CC_EXACT_BOTH)
-        return CONCERTO__FAIL(ctx, CC_ERR_UNSUPPORTED, "cc_sched_solve: lp_solve was not compiled in: define "
-                              "CONCERTO_USE_LPSOLVE and link -llpsolve55 -lcolamd -lm -ldl (Debian: liblpsolve55-dev)");
-#endif
-    if ((rc = cc_graph_validate(g)) != CC_OK) return rc;
-    n = g->n;
-    desc_priority = d.priority;
-    cc__desc_fill(&d, n);
-    t_end = d.time_limit_s > 0 ? t0 + d.time_limit_s : 0;
-    cc__prob_of_graph(g, &p);
-    small = n <= CONCERTO__SMALL_N;
-    if (!cc__heur_init(ctx, &h, &p, NULL)) { cc__heur_free(&h); return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_sched_solve: out of memory"); }
-    es = (cc__time*)cc__alloc(ctx, ((size_t)n + 1) * sizeof *es);
-    rank = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof *rank);
-    out->start_us = (double*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(double));
-    out->order = (cc_op*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(cc_op));
-    if (!es || !rank || !out->start_us || !out->order) { rc = CC_ERR_OUT_OF_MEMORY; goto fail; }
-    for (i = 0; i < n; i++) rank[g->topo[i]] = i;
-    h.rank = rank;
-    cp = cc__prob_times(&p, g->topo, es, NULL);
-    rlb = cc__prob_resource_lb(&p);
-    if (rlb == CONCERTO__TIME_MAX) {   /* cannot happen: capacities are checked on add */
-        rc = CONCERTO__FAIL(ctx, CC_ERR_CAPACITY, "cc_sched_solve: a resource with capacity 0 is demanded");
-        goto fail_noset;
-    }
-    lb = cc__round_up(cp > rlb ? cp : rlb, p.grain);
-    h.lb = lb;
-
-    /* first schedules: the chosen rule (LIST, BNB, ODD_EVEN, and small
-       SAMPLING/AUTO, whose sampling covers every rule), or every rule once */
-    {
-        /* large graphs: every rule once (AUTO, SAMPLING) or the chosen one */
-        double* key = (double*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(double));
-        int multi = (d.method == CC_SCHED_AUTO && n > CONCERTO__BNB_AUTO_N) || (d.method == CC_SCHED_SAMPLING && !small) ||
-                    (d.method == CC_SCHED_ODD_EVEN && desc_priority == CC_PRIO_DEFAULT), rule;
-        cc_priority chosen = (d.method == CC_SCHED_LIST || d.method == CC_SCHED_ODD_EVEN) ? d.priority : CC_PRIO_LFT;
-        if (!key) { rc = CC_ERR_OUT_OF_MEMORY; goto fail; }
-        for (rule = CC_PRIO_PROGRAM_ORDER; rule < CC__PRIO_COUNT; rule++) {
-            cc__time m0;
-            if (!multi && rule != (int)chosen) continue;
-            if (multi && rule == CC_PRIO_LST) continue;   /* the order of BOTTOM_LEVEL up to ties */
-            if ((rc = cc__prio_keys(ctx, &p, g->topo, (cc_priority)rule, key)) != CC_OK) break;
-            if (small || d.sgs == CC_SGS_SERIAL || !cc__prob_single_resource(&p)) {
-                if (!cc__make_list(ctx, &p, key, NULL, h.list)) { rc = CC_ERR_OUT_OF_MEMORY; break; }
-                if (cc__decode(&h, d.sgs, d.improve_passes > 0 ? d.improve_passes : 0) == -2) { rc = CC_ERR_OUT_OF_MEMORY; break; }
-            } else {
-                m0 = cc__list_fast(ctx, &p, key, h.cur);
-                h.n_sched++;
-                if (m0 >= 0 && d.improve_passes > 0) m0 = cc__fbi(&h, h.cur, m0, d.improve_passes);
-                if (m0 == -2) { rc = CC_ERR_OUT_OF_MEMORY; break; }
-                cc__heur_offer(&h, h.cur, m0);
-            }
-            if (h.best_mk <= lb || (t_end > 0 && cc__cpu_s() > t_end)) break;
-        }
-        cc__free(ctx, key);
-        if (rc != CC_OK) goto fail;
-    }
-    if (h.best_mk == CONCERTO__TIME_MAX) {
-        rc = CONCERTO__FAIL(ctx, CC_ERR_INFEASIBLE, "cc_sched_solve: no schedule could be generated");
-        goto fail_noset;
-    }
-
-    /* improvement by method */
-    if (d.method == CC_SCHED_SAMPLING && small) {
-        if ((rc = cc__sample(&h, &d, g->topo, t_end)) != CC_OK) goto fail;
-    } else if (d.method == CC_SCHED_AUTO && n <= CONCERTO__BNB_AUTO_N) {
-        /* a short evolution for an incumbent; the rest after branch and bound */
-        cc_sched_desc d1 = d;
-        if (d1.budget_schedules > CONCERTO__AUTO_FIRST_BUDGET) d1.budget_schedules = CONCERTO__AUTO_FIRST_BUDGET;
-        if ((rc = cc__sample(&h, &d1, g->topo, t_end)) != CC_OK) goto fail;
-    }
-    if ((d.method == CC_SCHED_BNB || (d.method == CC_SCHED_AUTO && n <= CONCERTO__BNB_AUTO_N)) && d.bnb_nodes > 0 &&
-        h.best_mk > lb) {
-        cc__bnb_result br;
-        double left = t_end > 0 ? t_end - cc__cpu_s() : 0;
-        memcpy(h.cur, h.best, (size_t)n * sizeof(cc__time));
-        if (t_end <= 0 || left > 0) {
-            cc__exact_cfg cfg;
-            memset(&cfg, 0, sizeof cfg);
-            cfg.which = d.exact; cfg.nodes = d.bnb_nodes; cfg.time_limit_s = t_end > 0 ? left : 0.0;
-            cfg.lp_time_limit_s = d.lp_time_limit_s > 0 ? d.lp_time_limit_s : 10.0;
-            rc = cc__exact_solve(ctx, &p, h.cur, 1, &cfg, &br);
-            wins[0] += cfg.wins[0]; wins[1] += cfg.wins[1];
-            if (rc == CC_ERR_OUT_OF_MEMORY) goto fail_noset;
-            /* any other error leaves the incumbent: noted, not returned */
-            cc__exact_report(out, &cfg);
-            rc = CC_OK;
-            nodes += br.nodes;
-            if (br.makespan < h.best_mk) cc__heur_offer(&h, h.cur, br.makespan);
-            if (br.proven) proven = 1;
-            if (br.lower_bound > lb) lb = br.lower_bound;
-        }
-    }
-    if (d.method == CC_SCHED_AUTO && n <= CONCERTO__BNB_AUTO_N && !proven && h.best_mk > lb && h.n_sched < d.budget_schedules) {
-        h.lb = lb;
-        if ((rc = cc__sample(&h, &d, g->topo, t_end)) != CC_OK) goto fail;
-    }
-    if ((d.method == CC_SCHED_ODD_EVEN || (d.method == CC_SCHED_AUTO && n > CONCERTO__BNB_AUTO_N)) && h.best_mk > lb &&
-        d.rounds > 0) {
-        mk = h.best_mk;
-        memcpy(h.cur, h.best, (size_t)n * sizeof(cc__time));
-        cc__exact_cfg cfg;
-        memset(&cfg, 0, sizeof cfg);
-        cfg.which = d.exact; cfg.nodes = d.window_nodes;
-        cfg.lp_time_limit_s = d.lp_time_limit_s > 0 ? d.lp_time_limit_s : 1.0;
-        rc = cc__oddeven(ctx, &h, h.cur, &mk, d.window_ops, d.rounds, &cfg, t_end, &nodes);
-        wins[0] += cfg.wins[0]; wins[1] += cfg.wins[1];
-        if (rc != CC_OK) goto fail_noset;
-        cc__exact_report(out, &cfg);
-        cc__heur_offer(&h, h.cur, mk);
-    }
-
-    /* output: the issue order (start time; zero-duration ops first; index;
-       never before a dependency) and, for unary graphs, the stream
-       simulation of that order, which is what an executor runs. It is never
-       later than the schedule, except where a zero-duration op sits inside
-       another op's interval on its stream (free in the RCPSP, not on a
-       stream): then the simulation is what is reported. */
-    mk = h.best_mk;
-    if ((rc = cc__output_order(ctx, &p, h.best, h.tk, h.list)) != CC_OK) goto fail;
-    if (h.unary) {
-        cc__time m2 = cc__stream_sim(ctx, &p, h.list, h.cur, NULL);
-        if (m2 == -2) { rc = CC_ERR_OUT_OF_MEMORY; goto fail; }
-        if (m2 >= 0) {
-            if (m2 > mk) proven = 0;
-            memcpy(h.best, h.cur, (size_t)n * sizeof(cc__time));
-            mk = m2;
-            if ((rc = cc__output_order(ctx, &p, h.best, h.tk, h.list)) != CC_OK) goto fail;
-        }
-    }
-    for (i = 0; i < n; i++) {
-        out->start_us[i] = (double)h.best[i] / CONCERTO__TICKS_PER_US;
-        out->order[i].id = (uint32_t)h.list[i] + 1;
-    }
-    out->n_ops = n;
-    out->makespan_us = (double)mk / CONCERTO__TICKS_PER_US;
-    if (mk <= lb) { proven = 1; lb = mk; }
-    if (proven) lb = mk;
-    out->lower_bound_us = (double)lb / CONCERTO__TICKS_PER_US;
-    out->lb_critical_path_us = (double)cp / CONCERTO__TICKS_PER_US;
-    out->lb_resource_us = (double)cc__round_up(rlb, p.grain) / CONCERTO__TICKS_PER_US;
-    out->proven_optimal = proven;
-    out->n_schedules = h.n_sched;
-    out->n_nodes = nodes;
-    out->exact_wins_bnb = wins[0];
-    out->exact_wins_lp = wins[1];
-    out->solve_ms = (cc__cpu_s() - t0) * 1000.0;
-    cc__free(ctx, es); cc__free(ctx, rank);
-    cc__heur_free(&h);
-    return CC_OK;
-fail:
-    if (rc == CC_ERR_OUT_OF_MEMORY) rc = CONCERTO__FAIL(ctx, rc, "cc_sched_solve (%s): out of memory", cc__method_name(d.method));
-fail_noset:
-    cc__free(ctx, es); cc__free(ctx, rank);
-    cc__heur_free(&h);
-    cc_schedule_release(ctx, out);
-    return rc;
-}
-
-/* >>check
-   Written apart from the solvers: edges from the graph, capacity by a sweep
-   over start and end events. */
-typedef struct cc__cev { cc__time t; int delta_sign; int op; } cc__cev;
-static int cc__cev_cmp(const void* a, const void* b) {
-    const cc__cev* x = (const cc__cev*)a;
-    const cc__cev* y = (const cc__cev*)b;
-    if (x->t != y->t) return x->t < y->t ? -1 : 1;
-    if (x->delta_sign != y->delta_sign) return x->delta_sign < y->delta_sign ? -1 : 1;   /* ends first */
-    return x->op < y->op ? -1 : (x->op > y->op);
-}
-
-CONCERTO_API cc_result cc_schedule_check(cc_context* ctx, cc_graph* g, const double* start_us, double* makespan_us) {
-    cc__time* st;
-    cc__cev* ev;
-    int64_t use[CONCERTO_MAX_RESOURCES];
-    int i, e, r, n, k, m = 0;
-    cc__time mk = 0;
-    cc_result rc;
-    if (!ctx) return CC_ERR_INVALID_ARG;
-    if (!g || !start_us) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_schedule_check: graph or start_us is NULL");
-    if ((rc = cc_graph_validate(g)) != CC_OK) return rc;
-    n = g->n; k = g->k;
-    st = (cc__time*)cc__alloc(ctx, ((size_t)n + 1) * sizeof *st);
-    ev = (cc__cev*)cc__alloc(ctx, (2 * (size_t)n + 1) * sizeof *ev);
-    if (!st || !ev) { cc__free(ctx, st); cc__free(ctx, ev); return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_schedule_check: out of memory"); }
-    for (i = 0; i < n; i++) {
-        if (!(start_us[i] >= 0.0) || start_us[i] > 1e15) {
-            rc = CONCERTO__FAIL(ctx, CC_ERR_INVALID_SCHEDULE, "op '%s' starts at %g us: not a finite time >= 0", cc__name(g, i), start_us[i]);
-            goto done;
-        }
-        st[i] = (cc__time)llround(start_us[i] * CONCERTO__TICKS_PER_US);
-        if (st[i] + g->dur[i] > mk) mk = st[i] + g->dur[i];
-    }
-    for (i = 0; i < n; i++)
-        for (e = g->pred_off[i]; e < g->pred_off[i + 1]; e++) {
-            int q = g->pred[e];
-            if (st[i] < st[q] + g->dur[q]) {
-                rc = CONCERTO__FAIL(ctx, CC_ERR_INVALID_SCHEDULE, "op '%s' starts at %.3f us before its dependency '%s' ends at %.3f us",
-                              cc__name(g, i), (double)st[i] / CONCERTO__TICKS_PER_US, cc__name(g, q),
-                              (double)(st[q] + g->dur[q]) / CONCERTO__TICKS_PER_US);
-                goto done;
-            }
-        }
-    for (i = 0; i < n; i++) {
-        if (g->dur[i] == 0) continue;
-        ev[m].t = st[i]; ev[m].delta_sign = 1; ev[m].op = i; m++;
-        ev[m].t = st[i] + g->dur[i]; ev[m].delta_sign = -1; ev[m].op = i; m++;
-    }
-    qsort(ev, (size_t)m, sizeof *ev, cc__cev_cmp);
-    for (r = 0; r < k; r++) use[r] = 0;
-    for (i = 0; i < m; i++) {
-        const int32_t* dm = g->dem + (size_t)ev[i].op * k;
-        for (r = 0; r < k; r++) use[r] += ev[i].delta_sign * dm[r];
-        if (i + 1 < m && ev[i + 1].t == ev[i].t) continue;   /* settle the instant first */
-        for (r = 0; r < k; r++)
-            if (use[r] > g->cap[r]) {
-                /* name the ops running at this instant on r */
-                char list[256];
-                size_t len = 0;
-                int j;
-                list[0] = 0;
-                for (j = 0; j < n && len + 4 < sizeof list; j++)
-                    if (g->dem[(size_t)j * k + r] && g->dur[j] && st[j] <= ev[i].t && ev[i].t < st[j] + g->dur[j]) {
-                        int w = snprintf(list + len, sizeof list - len, "%s'%s'", len ? ", " : "", cc__name(g, j));
-                        if (w < 0 || (size_t)w >= sizeof list - len) break;
-                        len += (size_t)w;
-                    }
-                rc = CONCERTO__FAIL(ctx, CC_ERR_INVALID_SCHEDULE,
-                              "resource '%s' holds %lld units at %.3f us, above its capacity %d: %s",
-                              cc_graph_resource_name(g, r), (long long)use[r], (double)ev[i].t / CONCERTO__TICKS_PER_US, g->cap[r], list);
-                goto done;
-            }
-    }
-    if (makespan_us) *makespan_us = (double)mk / CONCERTO__TICKS_PER_US;
-    rc = CC_OK;
-done:
-    cc__free(ctx, st); cc__free(ctx, ev);
-    return rc;
-}
-
-/* >>sim */
-CONCERTO_API cc_result cc_simulate(cc_context* ctx, cc_graph* g, const cc_op* issue_order, int n_order,
-                                   double* start_us, double* makespan_us) {
-    cc__prob p;
-    int* order = NULL;
-    int* seen = NULL;
-    cc__time* st = NULL;
-    cc__time mk;
-    int i, r, blocked[2] = { -1, -1 };
-    cc_result rc;
-    if (!ctx) return CC_ERR_INVALID_ARG;
-    if (!g || !issue_order) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_simulate: graph or issue_order is NULL");
-    if ((rc = cc_graph_validate(g)) != CC_OK) return rc;
-    if (n_order != g->n)
-        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_simulate: the issue order has %d ops, the graph %d", n_order, g->n);
-    for (i = 0; i < g->n; i++) {
-        int c = 0;
-        for (r = 0; r < g->k; r++) {
-            int32_t dm = g->dem[(size_t)i * g->k + r];
-            if (dm && (dm != 1 || g->cap[r] != 1)) c = 99;
-            else if (dm) c++;
-        }
-        if (c > 1)
-            return CONCERTO__FAIL(ctx, CC_ERR_UNSUPPORTED, "cc_simulate: op '%s' is not on a single stream of capacity 1", cc__name(g, i));
-    }
-    order = (int*)cc__alloc(ctx, ((size_t)g->n + 1) * sizeof(int));
-    seen = (int*)cc__calloc(ctx, (size_t)g->n + 1, sizeof(int));
-    st = (cc__time*)cc__alloc(ctx, ((size_t)g->n + 1) * sizeof(cc__time));
-    if (!order || !seen || !st) { rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_simulate: out of memory"); goto done; }
-    for (i = 0; i < g->n; i++) {
-        int v = cc_op_index(g, issue_order[i]);
-        if (v < 0) { rc = CONCERTO__FAIL(ctx, CC_ERR_UNKNOWN_OP, "cc_simulate: issue_order[%d] is not an op of the graph", i); goto done; }
-        if (seen[v]) { rc = CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_simulate: op '%s' appears twice in the issue order", cc__name(g, v)); goto done; }
-        seen[v] = 1;
-        order[i] = v;
-    }
-    cc__prob_of_graph(g, &p);
-    mk = cc__stream_sim(ctx, &p, order, st, blocked);
-    if (mk == -2) { rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_simulate: out of memory"); goto done; }
-    if (mk == -1) {
-        int rr = blocked[0] >= 0 ? cc__job_resource(&p, blocked[0]) : -1;
-        rc = CONCERTO__FAIL(ctx, CC_ERR_DEADLOCK,
-                      "cc_simulate: op '%s', next on stream '%s', waits for its dependency '%s', which cannot "
-                      "finish first: the issue order contradicts the dependencies",
-                      blocked[0] >= 0 ? cc__name(g, blocked[0]) : "?", rr >= 0 ? cc_graph_resource_name(g, rr) : "none",
-                      blocked[1] >= 0 ? cc__name(g, blocked[1]) : "?");
-        goto done;
-    }
-    if (start_us) for (i = 0; i < g->n; i++) start_us[i] = (double)st[i] / CONCERTO__TICKS_PER_US;
-    if (makespan_us) *makespan_us = (double)mk / CONCERTO__TICKS_PER_US;
-    rc = CC_OK;
-done:
-    cc__free(ctx, order); cc__free(ctx, seen); cc__free(ctx, st);
-    return rc;
-}
-
-/* >>psplib */
-typedef struct cc__reader {
-    const char* text; size_t len, pos;
-    int line;                   /* number of the line last returned */
-    const char* s; size_t n;    /* that line */
-} cc__reader;
-
-static int cc__read_line(cc__reader* R) {
-    size_t a = R->pos;
-    if (R->pos >= R->len) return 0;
-    while (R->pos < R->len && R->text[R->pos] != '\n') R->pos++;
-    R->s = R->text + a;
-    R->n = R->pos - a;
-    if (R->n && R->s[R->n - 1] == '\r') R->n--;
-    if (R->pos < R->len) R->pos++;
-    R->line++;
-    return 1;
-}
-static int cc__line_has(const cc__reader* R, const char* word) {
-    size_t w = strlen(word), i;
-    for (i = 0; i + w <= R->n; i++) if (!memcmp(R->s + i, word, w)) return 1;
-    return 0;
-}
-/* Whitespace-separated integers of the current line. Returns how many were
-   read (at most max), or -1 if a token is not an integer. */
-static int cc__line_ints(const cc__reader* R, size_t from, long long* out, int max) {
-    size_t i = from;
-    int c = 0;
-    while (i < R->n) {
-        long long v = 0;
-        int neg = 0, digits = 0;
-        while (i < R->n && (R->s[i] == ' ' || R->s[i] == '\t')) i++;
-        if (i >= R->n) break;
-        if (R->s[i] == '-' || R->s[i] == '+') { neg = R->s[i] == '-'; i++; }
-        while (i < R->n && R->s[i] >= '0' && R->s[i] <= '9') {
-            if (v < 100000000000000LL) v = v * 10 + (R->s[i] - '0');
-            i++; digits++;
-        }
-        if (!digits || (i < R->n && R->s[i] != ' ' && R->s[i] != '\t')) return -1;
-        if (c < max) out[c] = neg ? -v : v;
-        c++;
-    }
-    return c;
-}
-static int cc__line_blank(const cc__reader* R) {
-    size_t i;
-    for (i = 0; i < R->n; i++) if (R->s[i] != ' ' && R->s[i] != '\t') return 0;
-    return 1;
-}
-/* Moves to the first line containing word; 0 at end of text. */
-static int cc__seek(cc__reader* R, const char* word) {
-    while (cc__read_line(R)) if (cc__line_has(R, word)) return 1;
-    return 0;
-}
-/* Reads the next non-blank line whose first token is a number (data line). */
-static int cc__next_data(cc__reader* R) {
-    while (cc__read_line(R)) {
-        size_t i = 0;
-        if (cc__line_blank(R)) continue;
-        while (i < R->n && (R->s[i] == ' ' || R->s[i] == '\t')) i++;
-        if (R->s[i] == '*') return 0;
-        return 1;
-    }
-    return 0;
-}
-static int cc__colon_int(const cc__reader* R, long long* v) {
-    size_t i;
-    for (i = 0; i < R->n; i++) if (R->s[i] == ':') break;
-    if (i == R->n) return 0;
-    {   /* only the first token counts ("4   R") */
-        cc__reader T = *R;
-        size_t j = i + 1;
-        while (j < T.n && (T.s[j] == ' ' || T.s[j] == '\t')) j++;
-        while (j < T.n && T.s[j] != ' ' && T.s[j] != '\t') j++;
-        T.n = j;
-        return cc__line_ints(&T, i + 1, v, 1) == 1;
-    }
-}
-
-#define CONCERTO__PSP_MAX_JOBS 1000000
-#define CONCERTO__PSP_FIELDS 512
-
-CONCERTO_API cc_result cc_psplib_parse(cc_context* ctx, const char* text, size_t n_bytes, const char* name, cc_graph** out) {
-    cc__reader R;
-    long long v[CONCERTO__PSP_FIELDS + 8];
-    long long nj = 0, nk = 0;
-    int* succ_off = NULL;
-    int* succ = NULL;
-    size_t succ_cap = 0, n_succ = 0;
-    long long* durs = NULL;
-    int* dems = NULL;
-    int* req_line = NULL;
-    int caps[CONCERTO_MAX_RESOURCES];
-    cc_graph* g = NULL;
-    cc_graph_desc gd;
-    cc_result rc = CC_OK;
-    int i, c, r;
-    if (!ctx) return CC_ERR_INVALID_ARG;
-    if (!out || !text) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_psplib_parse: text or out is NULL");
-    *out = NULL;
-    if (!name) name = "<text>";
-    memset(&R, 0, sizeof R);
-    R.text = text; R.len = n_bytes;
-#define CONCERTO__PERR(...) do { rc = CONCERTO__FAIL(ctx, CC_ERR_PARSE, __VA_ARGS__); goto done; } while (0)
-    if (!cc__seek(&R, "jobs (incl. supersource/sink"))
-        CONCERTO__PERR("%s: no 'jobs (incl. supersource/sink )' line: not a single-mode PSPLIB file", name);
-    if (!cc__colon_int(&R, &nj) || nj < 2 || nj > CONCERTO__PSP_MAX_JOBS)
-        CONCERTO__PERR("%s:%d: the number of jobs must be an integer 2..%d", name, R.line, CONCERTO__PSP_MAX_JOBS);
-    if (!cc__seek(&R, "- renewable"))
-        CONCERTO__PERR("%s: no '- renewable' line after line %d", name, R.line);
-    if (!cc__colon_int(&R, &nk) || nk < 1 || nk > CONCERTO_MAX_RESOURCES)
-        CONCERTO__PERR("%s:%d: the number of renewable resources must be an integer 1..%d", name, R.line, CONCERTO_MAX_RESOURCES);
-    succ_off = (int*)cc__calloc(ctx, (size_t)nj + 1, sizeof(int));
-    durs = (long long*)cc__calloc(ctx, (size_t)nj, sizeof(long long));
-    req_line = (int*)cc__calloc(ctx, (size_t)nj, sizeof(int));
-    dems = (int*)cc__calloc(ctx, (size_t)nj * (size_t)nk, sizeof(int));
-    if (!succ_off || !durs || !dems || !req_line) { rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", name); goto done; }
-    if (!cc__seek(&R, "PRECEDENCE RELATIONS"))
-        CONCERTO__PERR("%s: no 'PRECEDENCE RELATIONS:' section", name);
-    for (i = 0; i < nj; i++) {
-        int ns;
-        if (!cc__next_data(&R))
-            CONCERTO__PERR("%s:%d: precedence section ends after %d of %lld jobs", name, R.line, i, nj);
-        c = cc__line_ints(&R, 0, v, CONCERTO__PSP_FIELDS);
-        if (c < 0) {
-            if (i == 0) { i--; continue; }   /* the column header line */
-            CONCERTO__PERR("%s:%d: precedence line of job %d has a field that is not an integer", name, R.line, i + 1);
-        }
-        if (c < 3) CONCERTO__PERR("%s:%d: precedence line needs job number, modes, successor count", name, R.line);
-        if (v[0] != i + 1) CONCERTO__PERR("%s:%d: expected job %d, found %lld", name, R.line, i + 1, v[0]);
-        if (v[1] != 1) CONCERTO__PERR("%s:%d: job %d has %lld modes; only single-mode files are supported", name, R.line, i + 1, v[1]);
-        if (v[2] < 0 || v[2] != c - 3)
-            CONCERTO__PERR("%s:%d: job %d declares %lld successors but lists %d", name, R.line, i + 1, v[2], c - 3);
-        if (c > CONCERTO__PSP_FIELDS) CONCERTO__PERR("%s:%d: too many successors", name, R.line);
-        ns = c - 3;
-        if (!CONCERTO__GROW(ctx, succ, succ_cap, n_succ + (size_t)ns + 1)) { rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", name); goto done; }
-        for (c = 0; c < ns; c++) {
-            long long sj = v[3 + c];
-            if (sj < 1 || sj > nj) CONCERTO__PERR("%s:%d: job %d names successor %lld, outside 1..%lld", name, R.line, i + 1, sj, nj);
-            if (sj == i + 1) CONCERTO__PERR("%s:%d: job %d is its own successor", name, R.line, i + 1);
-            succ[n_succ++] = (int)sj - 1;
-        }
-        succ_off[i + 1] = (int)n_succ;
-    }
-    if (!cc__seek(&R, "REQUESTS/DURATIONS"))
-        CONCERTO__PERR("%s: no 'REQUESTS/DURATIONS:' section after line %d", name, R.line);
-    for (i = 0; i < nj; i++) {
-        if (!cc__next_data(&R))
-            CONCERTO__PERR("%s:%d: durations section ends after %d of %lld jobs", name, R.line, i, nj);
-        c = cc__line_ints(&R, 0, v, CONCERTO__PSP_FIELDS);
-        if (c < 0) {
-            size_t t = 0;
-            while (t < R.n && (R.s[t] == ' ' || R.s[t] == '-')) t++;
-            if (i == 0 && (t == R.n || cc__line_has(&R, "jobnr"))) { i--; continue; }   /* header, dashes */
-            CONCERTO__PERR("%s:%d: durations line of job %d has a field that is not an integer", name, R.line, i + 1);
-        }
-        if (c != 3 + nk)
-            CONCERTO__PERR("%s:%d: durations line of job %d needs %lld fields (job, mode, duration, %lld demands), found %d",
-                     name, R.line, i + 1, 3 + nk, nk, c);
-        if (v[0] != i + 1) CONCERTO__PERR("%s:%d: expected job %d, found %lld", name, R.line, i + 1, v[0]);
-        if (v[2] < 0) { rc = CONCERTO__FAIL(ctx, CC_ERR_BAD_DURATION, "%s:%d: job %d has negative duration %lld", name, R.line, i + 1, v[2]); goto done; }
-        durs[i] = v[2];
-        req_line[i] = R.line;
-        for (r = 0; r < nk; r++) {
-            if (v[3 + r] < 0 || v[3 + r] > 1000000000LL)
-                CONCERTO__PERR("%s:%d: job %d has demand %lld on resource %d", name, R.line, i + 1, v[3 + r], r + 1);
-            dems[(size_t)i * nk + r] = (int)v[3 + r];
-        }
-    }
-    if (!cc__seek(&R, "RESOURCEAVAILABILITIES"))
-        CONCERTO__PERR("%s: no 'RESOURCEAVAILABILITIES:' section after line %d", name, R.line);
-    for (;;) {
-        if (!cc__next_data(&R)) CONCERTO__PERR("%s:%d: resource availabilities missing", name, R.line);
-        c = cc__line_ints(&R, 0, v, CONCERTO__PSP_FIELDS);
-        if (c < 0 && cc__line_has(&R, "R")) continue;   /* the 'R 1  R 2' header */
-        if (c != nk) CONCERTO__PERR("%s:%d: expected %lld resource capacities, found %s", name, R.line, nk, c < 0 ? "a non-integer" : "another count");
-        break;
-    }
-    for (r = 0; r < nk; r++) {
-        if (v[r] < 0 || v[r] > 1000000000LL) CONCERTO__PERR("%s:%d: capacity %lld of resource %d is out of range", name, R.line, v[r], r + 1);
-        caps[r] = (int)v[r];
-    }
-    for (i = 0; i < nj; i++)
-        for (r = 0; r < nk; r++)
-            if (dems[(size_t)i * nk + r] > caps[r]) {
-                rc = CONCERTO__FAIL(ctx, CC_ERR_CAPACITY, "%s:%d: job %d demands %d of resource %d, above its capacity %d (line %d)",
-                              name, req_line[i], i + 1, dems[(size_t)i * nk + r], r + 1, caps[r], R.line);
-                goto done;
-            }
-    gd = cc_graph_desc_default();
-    gd.n_resources = (int)nk;
-    gd.capacities = caps;
-    if ((rc = cc_graph_create(ctx, &gd, &g)) != CC_OK) goto done;
-    for (i = 0; i < nj; i++) {
-        cc_op_desc od = cc_op_desc_default();
-        char nm[32];
-        snprintf(nm, sizeof nm, "job%d", i + 1);
-        od.name = nm;
-        od.duration_us = (double)durs[i];
-        od.demands = dems + (size_t)i * nk;
-        if ((rc = cc_graph_add_op(g, &od, NULL)) != CC_OK) goto done;
-    }
-    for (i = 0; i < nj; i++)
-        for (c = succ_off[i]; c < succ_off[i + 1]; c++)
-            if ((rc = cc_graph_add_dep(g, cc_graph_op(g, i), cc_graph_op(g, succ[c]))) != CC_OK) goto done;
-    if ((rc = cc_graph_validate(g)) != CC_OK) {
-        char msg[CONCERTO__MSG_MAX];
-        memcpy(msg, ctx->last_error, sizeof msg);
-        msg[sizeof msg - 1] = 0;
-        rc = CONCERTO__FAIL(ctx, rc, "%s: %s", name, msg);
-        goto done;
-    }
-#undef CONCERTO__PERR
-done:
-    cc__free(ctx, succ_off); cc__free(ctx, succ); cc__free(ctx, durs); cc__free(ctx, dems); cc__free(ctx, req_line);
-    if (rc != CC_OK) cc_graph_destroy(g);
-    else *out = g;
-    return rc;
-}
-
-CONCERTO_API cc_result cc_psplib_read(cc_context* ctx, const char* path, cc_graph** out) {
-    FILE* f;
-    char* buf = NULL;
-    size_t cap = 0, len = 0;
-    cc_result rc;
-    if (!ctx) return CC_ERR_INVALID_ARG;
-    if (!path || !out) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_psplib_read: path or out is NULL");
-    *out = NULL;
-    f = fopen(path, "rb");
-    if (!f) return CONCERTO__FAIL(ctx, CC_ERR_IO, "cannot open '%s' for reading", path);
-    for (;;) {
-        size_t got;
-        if (!CONCERTO__GROW(ctx, buf, cap, len + 65536)) {
-            fclose(f); cc__free(ctx, buf);
-            return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
-        }
-        got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0) break;
-    }
-    if (ferror(f)) { fclose(f); cc__free(ctx, buf); return CONCERTO__FAIL(ctx, CC_ERR_IO, "error reading '%s'", path); }
-    fclose(f);
-    rc = cc_psplib_parse(ctx, buf, len, path, out);
-    cc__free(ctx, buf);
-    return rc;
-}
-
-CONCERTO_API cc_result cc_psplib_write(cc_context* ctx, cc_graph* g, const char* path, double unit_us) {
-    FILE* f;
-    int n, k, i, e, r, nsum;
-    long long horizon = 0, cp = 0;
-    long long* du = NULL;
-    long long* ef = NULL;
-    cc_result rc;
-    if (!ctx) return CC_ERR_INVALID_ARG;
-    if (!g || !path) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_psplib_write: graph or path is NULL");
-    if (!(unit_us > 0) || unit_us > 1e12) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_psplib_write: unit_us must be > 0, got %g", unit_us);
-    if ((rc = cc_graph_validate(g)) != CC_OK) return rc;
-    n = g->n; k = g->k;
-    du = (long long*)cc__alloc(ctx, ((size_t)n + 1) * sizeof *du);
-    ef = (long long*)cc__alloc(ctx, ((size_t)n + 1) * sizeof *ef);
-    if (!du || !ef) { cc__free(ctx, du); cc__free(ctx, ef); return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_psplib_write: out of memory"); }
-    for (i = 0; i < n; i++) { du[i] = llround(g->dur_us[i] / unit_us); horizon += du[i]; }
-    for (i = 0; i < n; i++) {
-        int v = g->topo[i];
-        long long s = 0;
-        for (e = g->pred_off[v]; e < g->pred_off[v + 1]; e++) if (ef[g->pred[e]] > s) s = ef[g->pred[e]];
-        ef[v] = s + du[v];
-        if (ef[v] > cp) cp = ef[v];
-    }
-    f = fopen(path, "wb");
-    if (!f) { cc__free(ctx, du); cc__free(ctx, ef); return CONCERTO__FAIL(ctx, CC_ERR_IO, "cannot open '%s' for writing", path); }
-    fprintf(f, "************************************************************************\n");
-    fprintf(f, "file with basedata            : concerto.bas\n");
-    fprintf(f, "initial value random generator: 0\n");
-    fprintf(f, "************************************************************************\n");
-    fprintf(f, "projects                      :  1\n");
-    fprintf(f, "jobs (incl. supersource/sink ):  %d\n", n + 2);
-    fprintf(f, "horizon                       :  %lld\n", horizon);
-    fprintf(f, "RESOURCES\n");
-    fprintf(f, "  - renewable                 :  %d   R\n", k);
-    fprintf(f, "  - nonrenewable              :  0   N\n");
-    fprintf(f, "  - doubly constrained        :  0   D\n");
-    fprintf(f, "************************************************************************\n");
-    fprintf(f, "PROJECT INFORMATION:\n");
-    fprintf(f, "pronr.  #jobs rel.date duedate tardcost  MPM-Time\n");
-    fprintf(f, "    1   %5d      0   %5lld        0   %5lld\n", n, cp, cp);
-    fprintf(f, "************************************************************************\n");
-    fprintf(f, "PRECEDENCE RELATIONS:\n");
-    fprintf(f, "jobnr.    #modes  #successors   successors\n");
-    for (i = 0, nsum = 0; i < n; i++) if (g->pred_off[i + 1] == g->pred_off[i]) nsum++;
-    fprintf(f, "   1        1       %5d   ", n ? nsum : 1);
-    if (!n) fprintf(f, " %d", 2);
-    for (i = 0; i < n; i++) if (g->pred_off[i + 1] == g->pred_off[i]) fprintf(f, " %d", i + 2);
-    fprintf(f, "\n");
-    for (i = 0; i < n; i++) {
-        int ns = g->succ_off[i + 1] - g->succ_off[i];
-        fprintf(f, "%4d        1       %5d   ", i + 2, ns ? ns : 1);
-        if (!ns) fprintf(f, " %d", n + 2);
-        for (e = g->succ_off[i]; e < g->succ_off[i + 1]; e++) fprintf(f, " %d", g->succ[e] + 2);
-        fprintf(f, "\n");
-    }
-    fprintf(f, "%4d        1           0\n", n + 2);
-    fprintf(f, "************************************************************************\n");
-    fprintf(f, "REQUESTS/DURATIONS:\n");
-    fprintf(f, "jobnr. mode duration");
-    for (r = 0; r < k; r++) fprintf(f, "  R %d", r + 1);
-    fprintf(f, "\n------------------------------------------------------------------------\n");
-    fprintf(f, "  1      1     0");
-    for (r = 0; r < k; r++) fprintf(f, "    0");
-    fprintf(f, "\n");
-    for (i = 0; i < n; i++) {
-        fprintf(f, "%3d      1 %5lld", i + 2, du[i]);
-        for (r = 0; r < k; r++) fprintf(f, " %4d", g->dem[(size_t)i * k + r]);
-        fprintf(f, "\n");
-    }
-    fprintf(f, "%3d      1     0", n + 2);
-    for (r = 0; r < k; r++) fprintf(f, "    0");
-    fprintf(f, "\n************************************************************************\n");
-    fprintf(f, "RESOURCEAVAILABILITIES:\n");
-    for (r = 0; r < k; r++) fprintf(f, "  R %d", r + 1);
-    fprintf(f, "\n");
-    for (r = 0; r < k; r++) fprintf(f, " %4d", g->cap[r]);
-    fprintf(f, "\n************************************************************************\n");
-    cc__free(ctx, du); cc__free(ctx, ef);
-    if (ferror(f)) { fclose(f); return CONCERTO__FAIL(ctx, CC_ERR_IO, "error writing '%s'", path); }
-    if (fclose(f) != 0) return CONCERTO__FAIL(ctx, CC_ERR_IO, "error writing '%s'", path);
-    return CC_OK;
-}
-
 /* >>bnb
    Exact branch and bound: a precedence-tree search over serial schedule
    generation (Patterson et al. 1989, Sprecher 2000) with a cutset memory
@@ -3390,7 +2459,16 @@ CONCERTO_API cc_result cc_psplib_write(cc_context* ctx, cc_graph* g, const char*
    generated schedule lies on it, so bounds are rounded up to a multiple of
    grain and the target is incumbent - grain. */
 
+/* Result of an exact search (see >>bnb). */
+typedef struct cc__bnb_result {
+    cc__time makespan;          /* of best (CONCERTO__TIME_MAX if none found) */
+    cc__time lower_bound;       /* proven lower bound on the optimum */
+    int proven;                 /* 1: makespan is optimal (or infeasible proven when none found) */
+    int64_t nodes;
+} cc__bnb_result;
+
 #define CONCERTO__BNB_MEMO_BYTES ((size_t)64 << 20)  /* cap on the cutset memory */
+
 #define CONCERTO__BNB_MEMO_SCAN 48                   /* entries compared per lookup */
 
 typedef struct cc__bnb_child {
@@ -3998,6 +3076,7 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
 }
 
 #ifdef CONCERTO_USE_LPSOLVE
+
 /* >>lpsolve: the optional lp_solve 5.5 backend, compiled when
    CONCERTO_USE_LPSOLVE is defined (Debian: liblpsolve55-dev; link
    -llpsolve55 -lcolamd -lm -ldl). It defines cc__lp_solve with the contract
@@ -4048,11 +3127,9 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
    The time limit is wall-clock per model (an abort callback checks it, so
    it may be below a second; set_timeout gets the ceiling as a backstop).
    lp_solve prints nothing (verbosity NEUTRAL). */
-#ifndef CONCERTO_H_INCLUDED
-#error "include concerto.h first"
-#endif
 
 #define CONCERTO__LP_MAX_TI_COLS 40000   /* time-indexed model: binaries at most */
+
 #define CONCERTO__LP_MAX_DISJ_COLS 60000 /* disjunctive model: columns at most */
 
 /* Fault injection, for tests only: the two lp_solve calls whose failures the
@@ -4061,6 +3138,7 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
    compiles the implementation into its own translation unit
    (tests/test_lpsolve.c) swaps in fakes and puts these back. */
 static make_lp_func* cc__lp_make_call = make_lp;
+
 static solve_func* cc__lp_solve_call = solve;
 
 /* The name of an lp_solve status (solve's return value). */
@@ -4105,6 +3183,7 @@ static int __WINAPI cc__lp_abort(lprec* lp, void* handle) {
 }
 
 static cc__time cc__lp_floordiv(cc__time a, cc__time b) { cc__time q = a / b; if (q * b > a) q--; return q; }
+
 static cc__time cc__lp_ceildiv(cc__time a, cc__time b) { cc__time q = a / b; if (q * b < a) q++; return q; }
 
 static void cc__lp_free_all(cc__lp* L) {
@@ -4300,6 +3379,7 @@ static void cc__lp_model_free(cc_context* ctx, cc__lp_model* m) {
         if (!add_constraintex(m->lp, w->len, w->val, w->col, (type), (REAL)(rhs))) return CC_ERR_BACKEND; \
         w->len = 0; \
     } while (0)
+
 #define CONCERTO__LP_PUT(col, v) do { if (!cc__lp_put(L->ctx, w, (col), (v))) return CC_ERR_OUT_OF_MEMORY; } while (0)
 
 /* Disjunctive model. Returns CC_OK, CC_ERR_INFEASIBLE (proven by the
@@ -4608,6 +3688,7 @@ static int cc__lp_extract_ti(cc__lp* L, cc__lp_model* m, const REAL* v, cc__time
 }
 
 #undef CONCERTO__LP_ROW
+
 #undef CONCERTO__LP_PUT
 
 static cc_result cc__lp_solve(cc_context* ctx, const cc__prob* p, cc__time* best, int have_incumbent,
@@ -4731,251 +3812,1093 @@ static cc_result cc__lp_solve(cc_context* ctx, const cc__prob* p, cc__time* best
     cc__lp_free_all(&L);
     return rc;
 }
+
 #endif /* CONCERTO_USE_LPSOLVE */
 
-/* >>world: ranks as threads in one process, communicators, collectives with
-   real data, the alpha-beta link model and its emulation.
+#ifndef CONCERTO_USE_LPSOLVE
 
-   Layout. A cc_world owns its own context (world-level memory), one cc_rank
-   per rank (each with its own context) and every communicator. A
-   communicator is a shared group (cc__world_group: mutex, condition variable,
-   the rendezvous state) plus one view per member (struct cc_comm, the handle
-   a rank gets): views never change after creation, everything that does
-   lives in the group under its mutex.
-
-   Group collectives. Member m issuing its s-th collective on the group
-   publishes its descriptor and buffers in info[m] and waits. The member that
-   arrives last moves all the data itself (outside the mutex, while every
-   other member is blocked in the same collective), in rank order, so every
-   rank gets bit-identical results; then it marks collective s done and wakes
-   the others. A member can only arrive at s+1 once s is done, so one set of
-   per-member slots suffices, and the scratch buffer is only ever used by one
-   mover at a time.
-
-   Point to point. Per ordered pair (src, dst) of members a channel with one
-   posted send and one posted recv; the k-th send pairs with the k-th recv.
-   Whoever posts second checks that the two agree and copies.
-
-   Failure. A mismatch, a timeout or a failed rank (cc_world_run's abort)
-   poisons the group: every waiter wakes, and every later collective on it
-   fails at once with a message that names the original failure.
-
-   Lock order: world->mu before group->mu; nothing takes them the other way. */
-
-#define CONCERTO__WORLD_SITE_GROUP (-1)   /* poison_site: a group collective (poison_seq) */
-#define CONCERTO__WORLD_SITE_ABORT (-2)   /* poison_site: the world was aborted */
-
-typedef struct cc__world_info {     /* one member's collective as issued */
-    cc_coll_kind kind;
-    cc_dtype dtype;
-    cc_reduce_op reduce;
-    size_t n_elems;
-    int peer;
-    const void* send;
-    void* recv;
-} cc__world_info;
-
-typedef struct cc__world_chan {     /* point to point, from member src to member dst */
-    uint64_t next_send, next_recv;  /* sequence number of the next send / recv posted */
-    uint64_t n_done;                /* transfers complete */
-    int send_posted, recv_posted;
-    int moving;                     /* both posted, data being copied (outside the lock) */
-    cc__world_info send, recv;
-    double t_send_s, t_recv_s;      /* when they were posted */
-    double deadline_s;              /* emulated link: completion of the last transfer */
-} cc__world_chan;
-
-typedef struct cc__world_group {
-    cc_world* world;
-    int n;
-    int* members;                   /* [n] world ranks, in the creator's order */
-    int* sorted;                    /* [n] the same, sorted: the creation key */
-    int instance;                   /* k-th group created with this member set */
-    int is_world;
-    const cc_link* link;            /* intra_node if every member is on one node */
-    char name[96];                  /* "{0,1,2,3}" */
-    struct cc_comm* views;          /* [n] the per-member handles */
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    /* everything below under mu */
-    unsigned char* joined;          /* [n] member created its view */
-    unsigned char* abort_hit;       /* [n] member got the abort error */
-    uint64_t* issued;               /* [n] group collectives issued by the member */
-    uint64_t* waiting_at;           /* [n] 1 + the sequence number it waits in, 0 none */
-    cc__world_info* info;           /* [n] */
-    uint64_t n_done;                /* group collectives complete */
-    int n_arrived, moving;
-    double deadline_s;              /* emulated link: completion of the last collective */
-    cc__world_chan* chan;           /* [n*n] by src*n + dst, allocated by the first send/recv */
-    int poisoned;
-    cc_result poison_code;
-    int poison_site;                /* CC__WORLD_SITE_*, or the channel index */
-    uint64_t poison_seq;
-    char poison_msg[CONCERTO__MSG_MAX];
-    void* scratch;                  /* used only by the mover of a collective */
-    size_t scratch_bytes;
-} cc__world_group;
-
-struct cc_comm {
-    cc__world_group* g;
-    int me;                         /* index in the group */
-    cc_rank* rank;
-};
-
-struct cc_rank {
-    cc_world* world;
-    int index;
-    cc_context* ctx;
-    cc_comm* world_comm;
-    pthread_t thread;
-    int abort_hit;                  /* under world->mu: cc_comm_create failed because of the abort */
-    cc_result result;
-    char error[CONCERTO__MSG_MAX];
-};
-
-struct cc_world {
-    cc_context* ctx;                /* world-level memory and errors of cc_world_* calls */
-    cc_world_desc desc;             /* defaults resolved; its links point at the two below */
-    cc_link intra_node, inter_node;
-    pthread_mutex_t mu;
-    cc_rank* ranks;                 /* [n_ranks] */
-    cc__world_group* world_group;
-    /* under mu */
-    cc__world_group** groups;       /* every group but the world's, in creation order */
-    size_t n_groups, cap_groups;
-    int running;
-    int aborted;
-    int abort_rank;
-    cc_result (*fn)(cc_rank* rank, void* user_data);
-    void* user_data;
-    char error[CONCERTO__MSG_MAX];
-};
-
-/* ---- helpers ------------------------------------------------------------*/
-static double cc__world_now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+static cc_result cc__lp_solve(cc_context* ctx, const cc__prob* p, cc__time* best, int have_incumbent,
+                              double time_limit_s, cc__bnb_result* res) {
+    (void)p; (void)best; (void)have_incumbent; (void)time_limit_s;
+    res->makespan = CONCERTO__TIME_MAX; res->lower_bound = 0; res->proven = 0; res->nodes = 0;
+    return CONCERTO__FAIL(ctx, CC_ERR_UNSUPPORTED, "lp_solve was not compiled in: define CONCERTO_USE_LPSOLVE and link "
+                          "-llpsolve55 -lcolamd -lm -ldl (Debian: liblpsolve55-dev)");
 }
 
-static struct timespec cc__world_timespec(double t_s) {
-    struct timespec ts;
-    double sec = floor(t_s);
-    ts.tv_sec = (time_t)sec;
-    ts.tv_nsec = (long)((t_s - sec) * 1e9);
-    if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
-    if (ts.tv_nsec < 0) ts.tv_nsec = 0;
-    return ts;
-}
-
-/* Sleeps (no spinning) until the monotonic clock reaches t_s. */
-static void cc__world_sleep_until(double t_s) {
-    struct timespec ts;
-    if (t_s <= 0 || cc__world_now_s() >= t_s) return;
-    ts = cc__world_timespec(t_s);
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {}
-}
-
-/* Waits on the group's condition variable until woken or until t_s;
-   returns 1 if t_s has passed. */
-static int cc__world_wait(cc__world_group* g, double t_s) {
-    struct timespec ts = cc__world_timespec(t_s);
-    int rc = pthread_cond_timedwait(&g->cv, &g->mu, &ts);
-    return rc == ETIMEDOUT || cc__world_now_s() >= t_s;
-}
-
-#if defined(__GNUC__) || defined(__clang__)
-#define CONCERTO__WORLD_PRINTF(f, a) __attribute__((format(printf, f, a)))
-#else
-#define CONCERTO__WORLD_PRINTF(f, a)
 #endif
-static void cc__world_msg(char* msg, size_t msg_size, const char* fmt, ...) CONCERTO__WORLD_PRINTF(3, 4);
-static void cc__world_append(char* buf, size_t size, const char* fmt, ...) CONCERTO__WORLD_PRINTF(3, 4);
-static void cc__world_msg(char* msg, size_t msg_size, const char* fmt, ...) {
-    va_list ap;
-    if (!msg || !msg_size) return;
-    va_start(ap, fmt);
-    vsnprintf(msg, msg_size, fmt, ap);
-    va_end(ap);
+
+/* >>exact
+   One exact solve of a problem (a whole graph or an odd-even window) by
+   branch and bound, lp_solve or both, and the record of how each run ended. */
+
+/* Which exact solver, its budgets, who won, and which runs failed (the
+   cc_schedule fields exact_status, exact_failures, exact_message). */
+typedef struct cc__exact_cfg {
+    cc_exact which;
+    int64_t nodes;
+    double time_limit_s;        /* branch and bound (0: none) */
+    double lp_time_limit_s;     /* per lp_solve model */
+    int64_t wins[2];            /* bnb, lp */
+    int64_t failures;           /* solver runs that returned an error */
+    cc_result status;           /* the first of those errors, CC_OK if none */
+    char message[256];          /* its message */
+} cc__exact_cfg;
+
+/* Counts a solver run that returned an error; the first one's code and
+   message (the context's, which the solvers set on every error) are kept
+   in cfg. Called before the odd-even windows put the caller's message back. */
+static void cc__exact_note(cc_context* ctx, cc__exact_cfg* cfg, cc_result rc, const char* solver) {
+    if (rc == CC_OK) return;
+    cfg->failures++;
+    if (cfg->status != CC_OK) return;
+    cfg->status = rc;
+    if (ctx->last_result == rc && ctx->last_error[0]) cc__copy_msg(cfg->message, sizeof cfg->message, ctx->last_error);
+    else snprintf(cfg->message, sizeof cfg->message, "%s: %s", solver, cc_result_description(rc));
 }
 
-/* Appends to a NUL-terminated string in buf[size]; truncates silently. */
-static void cc__world_append(char* buf, size_t size, const char* fmt, ...) {
-    va_list ap;
-    size_t len = strlen(buf);
-    if (len + 1 >= size) return;
-    va_start(ap, fmt);
-    vsnprintf(buf + len, size - len, fmt, ap);
-    va_end(ap);
+/* One exact solve by the configured solver(s). BOTH runs each from the
+   incumbent and keeps the better (ties: branch and bound); a failure of
+   one never loses the other's schedule or the incumbent. Every run that
+   returns an error is noted in cfg (cc__exact_note). */
+static cc_result cc__exact_solve(cc_context* ctx, const cc__prob* p, cc__time* best, int have_inc, cc__exact_cfg* cfg,
+                                 cc__bnb_result* res) {
+    cc_result rb = CC_OK, rl = CC_OK;
+    cc__bnb_result b, l;
+    cc__time* alt;
+    if (cfg->which != CC_EXACT_LPSOLVE) {
+        rb = cc__bnb_solve(ctx, p, best, have_inc, cfg->nodes, cfg->time_limit_s, &b);
+        cc__exact_note(ctx, cfg, rb, "branch and bound");
+        if (cfg->which != CC_EXACT_BOTH) {
+            *res = b;
+            if (rb == CC_OK && b.makespan < CONCERTO__TIME_MAX) cfg->wins[0]++;
+            return rb;
+        }
+    }
+    if (cfg->which == CC_EXACT_LPSOLVE) {
+        rl = cc__lp_solve(ctx, p, best, have_inc, cfg->lp_time_limit_s, &l);
+        cc__exact_note(ctx, cfg, rl, "lp_solve");
+        *res = l;
+        if (rl == CC_OK && l.makespan < CONCERTO__TIME_MAX) cfg->wins[1]++;
+        return rl;
+    }
+    /* both: lp_solve from the same incumbent into a copy */
+    alt = (cc__time*)cc__alloc(ctx, ((size_t)p->n + 1) * sizeof(cc__time));
+    if (!alt) { *res = b; return rb == CC_OK ? CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "exact solve: out of memory") : rb; }
+    if (rb == CC_OK || b.makespan < CONCERTO__TIME_MAX) {
+        /* best[] holds branch and bound's answer; lp_solve starts from the
+           same incumbent branch and bound started from when there was one */
+        memcpy(alt, best, (size_t)p->n * sizeof(cc__time));
+    }
+    rl = cc__lp_solve(ctx, p, alt, have_inc || b.makespan < CONCERTO__TIME_MAX, cfg->lp_time_limit_s, &l);
+    cc__exact_note(ctx, cfg, rl, "lp_solve");
+    *res = b;
+    if (rl == CC_OK && l.makespan < b.makespan) {
+        memcpy(best, alt, (size_t)p->n * sizeof(cc__time));
+        res->makespan = l.makespan;
+        cfg->wins[1]++;
+    } else if (b.makespan < CONCERTO__TIME_MAX) cfg->wins[0]++;
+    if (rl == CC_OK) {
+        if (l.lower_bound > res->lower_bound) res->lower_bound = l.lower_bound;
+        if (l.proven && l.makespan <= res->makespan) res->proven = 1;
+    }
+    res->nodes = b.nodes;
+    cc__free(ctx, alt);
+    return rb;
 }
 
-static size_t cc__world_dtype_size(cc_dtype dt) {
-    switch (dt) {
-        case CC_DTYPE_FLOAT32: return 4;
-        case CC_DTYPE_FLOAT64: return 8;
-        case CC_DTYPE_INT32: return 4;
-        default: return 0;
+/* Adds the failures of one exact phase (whole graph or windows) to the
+   schedule's exact_* fields; the first failure's code and message stay. */
+static void cc__exact_report(cc_schedule* out, const cc__exact_cfg* cfg) {
+    out->exact_failures += cfg->failures;
+    if (out->exact_status == CC_OK && cfg->status != CC_OK) {
+        out->exact_status = cfg->status;
+        cc__copy_msg(out->exact_message, sizeof out->exact_message, cfg->message);
     }
 }
 
-static const char* cc__world_dtype_name(cc_dtype dt) {
-    switch (dt) {
-        case CC_DTYPE_FLOAT32: return "float32";
-        case CC_DTYPE_FLOAT64: return "float64";
-        case CC_DTYPE_INT32: return "int32";
-        default: return "(invalid dtype)";
+/* >>oddeven
+   Windows of 2b consecutive jobs of the current order (by start time) are
+   re-solved exactly with everything outside them fixed: releases from fixed
+   predecessors, deadlines from fixed successors, and the fixed jobs'
+   occupation of the resources. A window is never placed before its current
+   earliest start and its incumbent is its current placement, so no window
+   makes the schedule worse. After each round the schedule is left-justified
+   in start order (never worse either), which passes the gains on. Rounds
+   alternate the window offset by one block (odd-even). */
+
+typedef struct cc__window {
+    int cap;                    /* jobs */
+    int* glob;                  /* local -> global */
+    int* loc;                   /* global -> local or -1 ([n] of the whole problem) */
+    cc__time *dur, *rel, *dl, *start;
+    int32_t* dem;
+    int *pred_off, *pred, *succ_off, *succ;
+    size_t pred_cap, succ_cap;
+    cc__time *bs, *be; int32_t* bd;
+    size_t bs_cap, be_cap, bd_cap;
+} cc__window;
+
+static void cc__window_free(cc_context* ctx, cc__window* w) {
+    cc__free(ctx, w->glob); cc__free(ctx, w->loc); cc__free(ctx, w->dur); cc__free(ctx, w->rel);
+    cc__free(ctx, w->dl); cc__free(ctx, w->start); cc__free(ctx, w->dem);
+    cc__free(ctx, w->pred_off); cc__free(ctx, w->pred); cc__free(ctx, w->succ_off); cc__free(ctx, w->succ);
+    cc__free(ctx, w->bs); cc__free(ctx, w->be); cc__free(ctx, w->bd);
+}
+
+static cc_result cc__oddeven(cc_context* ctx, cc__heur* h, cc__time* s, cc__time* mk_io, int b, int rounds,
+                             cc__exact_cfg* cfg, double t_end, int64_t* nodes_out) {
+    const cc__prob* p = h->p;
+    int n = p->n, k = p->k, round, i, e, quiet = 0;
+    char saved_msg[CONCERTO__MSG_MAX];
+    cc__window w;
+    cc__time maxdur = 0, mk = *mk_io;
+    int* order = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int));
+    cc__time* s0 = (cc__time*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(cc__time));
+    int* moved = (int*)cc__calloc(ctx, (size_t)n + 1, sizeof(int));
+    int* moved_list = NULL;
+    size_t moved_cap = 0;
+    int n_moved = 0;
+    int wsz = 2 * b;
+    memset(&w, 0, sizeof w);
+    w.cap = wsz;
+    w.glob = (int*)cc__alloc(ctx, (size_t)wsz * sizeof(int));
+    w.loc = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int));
+    w.dur = (cc__time*)cc__alloc(ctx, (size_t)wsz * sizeof(cc__time));
+    w.rel = (cc__time*)cc__alloc(ctx, (size_t)wsz * sizeof(cc__time));
+    w.dl = (cc__time*)cc__alloc(ctx, (size_t)wsz * sizeof(cc__time));
+    w.start = (cc__time*)cc__alloc(ctx, (size_t)wsz * sizeof(cc__time));
+    w.dem = (int32_t*)cc__alloc(ctx, (size_t)wsz * (size_t)(k ? k : 1) * sizeof(int32_t));
+    w.pred_off = (int*)cc__alloc(ctx, ((size_t)wsz + 1) * sizeof(int));
+    w.succ_off = (int*)cc__alloc(ctx, ((size_t)wsz + 1) * sizeof(int));
+    if (!order || !s0 || !moved || !w.glob || !w.loc || !w.dur || !w.rel || !w.dl || !w.start || !w.dem || !w.pred_off || !w.succ_off) {
+        goto oom;
+    }
+    for (i = 0; i < n; i++) { w.loc[i] = -1; if (p->dur[i] > maxdur) maxdur = p->dur[i]; }
+    for (round = 0; round < rounds; round++) {
+        int ws, changed = 0;
+        cc__sort_jobs(p, s, h->rank, 0, h->tk, order);
+        memcpy(s0, s, (size_t)n * sizeof(cc__time));
+        n_moved = 0;
+        for (ws = (round % 2) ? b : 0; ws < n; ws += wsz) {
+            int m = n - ws < wsz ? n - ws : wsz, np = 0, ns = 0, lo, hi, nb = 0;
+            cc__time T0 = CONCERTO__TIME_MAX, T1 = 0;
+            cc__prob sub;
+            cc__bnb_result br;
+            cc_result rc;
+            if (m < 2) break;
+            if (t_end > 0 && cc__cpu_s() > t_end) break;
+            for (i = 0; i < m; i++) {
+                int v = order[ws + i];
+                w.glob[i] = v; w.loc[v] = i;
+                if (s[v] < T0) T0 = s[v];
+                if (s[v] + p->dur[v] > T1) T1 = s[v] + p->dur[v];
+            }
+            /* local structure, releases and deadlines */
+            for (i = 0; i < m; i++) {
+                int v = w.glob[i];
+                cc__time rel = T0, dl = CONCERTO__TIME_MAX;
+                w.dur[i] = p->dur[v];
+                memcpy(w.dem + (size_t)i * k, p->dem + (size_t)v * k, (size_t)k * sizeof(int32_t));
+                w.pred_off[i] = np;
+                for (e = p->pred_off[v]; e < p->pred_off[v + 1]; e++) {
+                    int q = p->pred[e];
+                    if (w.loc[q] >= 0) {
+                        if (!CONCERTO__GROW(ctx, w.pred, w.pred_cap, (size_t)np + 1)) goto oom;
+                        w.pred[np++] = w.loc[q];
+                    } else if (s[q] + p->dur[q] > rel) rel = s[q] + p->dur[q];
+                }
+                for (e = p->succ_off[v]; e < p->succ_off[v + 1]; e++) {
+                    int q = p->succ[e];
+                    if (w.loc[q] < 0 && s[q] < dl) dl = s[q];
+                }
+                w.rel[i] = rel; w.dl[i] = dl; w.start[i] = s[v];
+            }
+            w.pred_off[m] = np;
+            for (i = 0; i <= m; i++) w.succ_off[i] = 0;
+            for (i = 0; i < np; i++) w.succ_off[w.pred[i] + 1]++;
+            for (i = 0; i < m; i++) w.succ_off[i + 1] += w.succ_off[i];
+            if (!CONCERTO__GROW(ctx, w.succ, w.succ_cap, (size_t)np + 1)) goto oom;
+            {
+                int fill[2 * 4096 + 1], *f = fill;   /* wsz is capped at 8192 by the caller */
+                for (i = 0; i <= m; i++) f[i] = w.succ_off[i];
+                for (i = 0; i < m; i++)
+                    for (e = w.pred_off[i]; e < w.pred_off[i + 1]; e++) w.succ[f[w.pred[e]]++] = i;
+                ns = np;
+            }
+            /* fixed occupation: jobs outside the window running in [T0, T1).
+               Unmoved jobs are found by their start at the round's beginning
+               (s0, sorted along order); jobs moved earlier in this round are
+               on the moved list (pruned once they end before T0, since T0
+               grows along the round). */
+            {
+                int a = 0, z = n, mi, mw = 0;
+                cc__time from = T0 - maxdur;
+                while (a < z) { int mid = (a + z) / 2; if (s0[order[mid]] < from) a = mid + 1; else z = mid; }
+                lo = a;
+                for (hi = lo; hi <= n + n_moved; hi++) {
+                    int v;
+                    if (hi < n) {
+                        v = order[hi];
+                        if (s0[v] >= T1) { hi = n - 1; continue; }   /* jump to the moved list */
+                        if (moved[v] == round + 1) continue;
+                    } else if (hi == n) continue;
+                    else {
+                        mi = hi - n - 1;
+                        v = moved_list[mi];
+                        if (s[v] + p->dur[v] <= T0) continue;       /* dropped below */
+                        moved_list[mw++] = v;
+                    }
+                    if (w.loc[v] >= 0 || p->dur[v] == 0 || s[v] + p->dur[v] <= T0 || s[v] >= T1) continue;
+                    if (!CONCERTO__GROW(ctx, w.bs, w.bs_cap, (size_t)nb + 1) || !CONCERTO__GROW(ctx, w.be, w.be_cap, (size_t)nb + 1) ||
+                        !CONCERTO__GROW(ctx, w.bd, w.bd_cap, ((size_t)nb + 1) * (size_t)k)) goto oom;
+                    w.bs[nb] = s[v]; w.be[nb] = s[v] + p->dur[v];
+                    memcpy(w.bd + (size_t)nb * k, p->dem + (size_t)v * k, (size_t)k * sizeof(int32_t));
+                    nb++;
+                }
+                n_moved = mw;
+            }
+            memset(&sub, 0, sizeof sub);
+            sub.n = m; sub.k = k; sub.dur = w.dur; sub.dem = w.dem; sub.cap = p->cap;
+            sub.succ_off = w.succ_off; sub.succ = w.succ; sub.pred_off = w.pred_off; sub.pred = w.pred;
+            sub.release = w.rel; sub.deadline = w.dl;
+            sub.n_busy = nb; sub.busy_start = w.bs; sub.busy_end = w.be; sub.busy_dem = w.bd;
+            sub.grain = p->grain;
+            (void)ns;
+            {
+                /* a window that fails (time-out, solver error) keeps its
+                   schedule; it is not the caller's error: keep it out of the
+                   logger and the context's last error (cc__exact_solve
+                   counts it in cfg, for the schedule's exact_* fields) */
+                cc_logger saved_logger = ctx->logger;
+                cc_result saved_result = ctx->last_result;
+                memcpy(saved_msg, ctx->last_error, sizeof saved_msg);
+                ctx->logger.log_fn = NULL;
+                rc = cc__exact_solve(ctx, &sub, w.start, 1, cfg, &br);
+                ctx->logger = saved_logger;
+                ctx->last_result = saved_result;
+                memcpy(ctx->last_error, saved_msg, sizeof saved_msg);
+            }
+            *nodes_out += br.nodes;
+            if (rc == CC_ERR_OUT_OF_MEMORY) goto oom;
+            if (rc == CC_OK && br.makespan < T1) {
+                for (i = 0; i < m; i++) {
+                    int v = w.glob[i];
+                    if (s[v] == w.start[i]) continue;
+                    s[v] = w.start[i];
+                    changed = 1;
+                    if (moved[v] != round + 1) {
+                        if (!CONCERTO__GROW(ctx, moved_list, moved_cap, (size_t)n_moved + 1)) goto oom;
+                        moved[v] = round + 1;
+                        moved_list[n_moved++] = v;
+                    }
+                }
+            }
+            for (i = 0; i < m; i++) w.loc[w.glob[i]] = -1;
+        }
+        /* pass the gains on */
+        {
+            cc__time m2;
+            memcpy(h->tmp, s, (size_t)n * sizeof(cc__time));
+            m2 = cc__justify(h, p, h->fin, h->tmp, 0);
+            if (m2 == -2) goto oom;
+            if (m2 >= 0 && m2 <= mk) { memcpy(s, h->fin, (size_t)n * sizeof(cc__time)); mk = m2; }
+            else {
+                /* cannot happen for a feasible input (justification in start
+                   order never delays a job); recompute the makespan */
+                cc__time mm = 0;
+                for (i = 0; i < n; i++) if (s[i] + p->dur[i] > mm) mm = s[i] + p->dur[i];
+                mk = mm;
+            }
+        }
+        if (mk <= h->lb) break;
+        if (t_end > 0 && cc__cpu_s() > t_end) break;
+        quiet = changed ? 0 : quiet + 1;
+        if (quiet >= 2) break;   /* both offsets tried without a change */
+    }
+    *mk_io = mk;
+    cc__free(ctx, order); cc__free(ctx, s0); cc__free(ctx, moved); cc__free(ctx, moved_list);
+    cc__window_free(ctx, &w);
+    return CC_OK;
+oom:
+    cc__free(ctx, order); cc__free(ctx, s0); cc__free(ctx, moved); cc__free(ctx, moved_list);
+    cc__window_free(ctx, &w);
+    return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "odd-even windows: out of memory");
+}
+
+/* >>sched */
+
+/* The issue order of a schedule: by start time, zero-duration ops first,
+   then by index; inside a group of equal start times an op never precedes
+   a dependency (possible only through zero-duration ops). */
+static cc_result cc__output_order(cc_context* ctx, const cc__prob* p, const cc__time* st, cc__tkey* tk, int* out) {
+    int n = p->n, a = 0, i, e;
+    char* placed = NULL;
+    int* ident = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int));
+    if (!ident) return CC_ERR_OUT_OF_MEMORY;
+    for (i = 0; i < n; i++) ident[i] = i;
+    cc__sort_jobs(p, st, ident, 0, tk, out);
+    while (a < n) {
+        int b = a, linked = 0;
+        while (b < n && st[out[b]] == st[out[a]]) b++;
+        for (i = a; i < b && !linked; i++) {
+            int v = out[i];
+            if (p->dur[v] != 0) continue;
+            for (e = p->succ_off[v]; e < p->succ_off[v + 1]; e++) if (st[p->succ[e]] == st[v]) { linked = 1; break; }
+        }
+        if (linked) {
+            /* selection: the first op in (zero first, index) order whose
+               dependencies in the group are placed */
+            int c;
+            if (!placed && !(placed = (char*)cc__calloc(ctx, (size_t)n + 1, 1))) { cc__free(ctx, ident); return CC_ERR_OUT_OF_MEMORY; }
+            for (c = a; c < b; c++) {
+                int j, pick = -1;
+                for (j = c; j < b && pick < 0; j++) {
+                    int v = out[j], ok = 1;
+                    for (e = p->pred_off[v]; e < p->pred_off[v + 1]; e++) {
+                        int q = p->pred[e];
+                        if (st[q] == st[v] && !placed[q]) { ok = 0; break; }
+                    }
+                    if (ok) pick = j;
+                }
+                if (pick < 0) pick = c;   /* cannot happen: the group is acyclic */
+                {
+                    int v = out[pick];
+                    memmove(out + c + 1, out + c, (size_t)(pick - c) * sizeof(int));
+                    out[c] = v;
+                    placed[v] = 1;
+                }
+            }
+        }
+        a = b;
+    }
+    cc__free(ctx, placed);
+    cc__free(ctx, ident);
+    return CC_OK;
+}
+
+CONCERTO_API cc_sched_desc cc_sched_desc_default(void) {
+    cc_sched_desc d;
+    memset(&d, 0, sizeof d);
+    return d;
+}
+
+#define CONCERTO__SMALL_N 5000      /* above: heuristics that scale (fast list scheduling, justification) */
+
+#define CONCERTO__BNB_AUTO_N 200    /* AUTO runs branch and bound up to this size */
+
+#define CONCERTO__AUTO_FIRST_BUDGET 1000  /* AUTO's schedules before branch and bound */
+
+static void cc__desc_fill(cc_sched_desc* d, int n) {
+    if (d->sgs == CC_SGS_DEFAULT) d->sgs = n <= CONCERTO__SMALL_N ? CC_SGS_SERIAL : CC_SGS_PARALLEL;
+    if (d->priority == CC_PRIO_DEFAULT) d->priority = CC_PRIO_LFT;
+    if (d->improve_passes == 0) d->improve_passes = 2;
+    if (d->budget_schedules == 0) d->budget_schedules = 5000;
+    if (d->bnb_nodes == 0) {
+        /* nodes cost about n^3 more as graphs grow: 200000 at 32 ops (PSPLIB
+           J30), about 27000 at 62 (J60), 819 at 200 */
+        double scale = n > 32 ? 32.0 / (double)n : 1.0;
+        d->bnb_nodes = (int64_t)(200000.0 * scale * scale * scale);
+        if (d->bnb_nodes < 1) d->bnb_nodes = 1;
+    }
+    if (d->window_ops == 0) d->window_ops = 8;
+    if (d->rounds == 0) d->rounds = 4;
+    if (d->window_nodes == 0) d->window_nodes = 300;
+}
+
+CONCERTO_API void cc_schedule_release(cc_context* ctx, cc_schedule* s) {
+    if (!ctx || !s) return;
+    cc__free(ctx, s->start_us);
+    cc__free(ctx, s->order);
+    memset(s, 0, sizeof *s);
+}
+
+static const char* cc__method_name(cc_sched_method m) {
+    switch (m) {
+        case CC_SCHED_AUTO: return "auto"; case CC_SCHED_LIST: return "list";
+        case CC_SCHED_SAMPLING: return "sampling"; case CC_SCHED_BNB: return "branch and bound";
+        case CC_SCHED_ODD_EVEN: return "odd-even"; default: return "?";
     }
 }
 
-static const char* cc__world_kind_name(cc_coll_kind kind) {
-    switch (kind) {
-        case CC_COLL_NONE: return "none";
-        case CC_COLL_ALL_REDUCE: return "all_reduce";
-        case CC_COLL_REDUCE_SCATTER: return "reduce_scatter";
-        case CC_COLL_ALL_GATHER: return "all_gather";
-        case CC_COLL_BROADCAST: return "broadcast";
-        case CC_COLL_SEND: return "send";
-        case CC_COLL_RECV: return "recv";
-        case CC_COLL_ALL_TO_ALL: return "all_to_all";
-        default: return "(invalid kind)";
+CONCERTO_API cc_result cc_sched_solve(cc_context* ctx, cc_graph* g, const cc_sched_desc* desc, cc_schedule* out) {
+    cc_sched_desc d;
+    cc__prob p;
+    cc__heur h;
+    cc__time cp, rlb, lb, mk;
+    cc__time* es = NULL;
+    int* rank = NULL;
+    int i, n, small, proven = 0;
+    cc_priority desc_priority;
+    int64_t nodes = 0, wins[2] = { 0, 0 };
+    double t0 = cc__cpu_s(), t_end;
+    cc_result rc = CC_OK;
+    if (!ctx) return CC_ERR_INVALID_ARG;
+    if (!g || !out) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: graph or out is NULL");
+    memset(out, 0, sizeof *out);
+    d = desc ? *desc : cc_sched_desc_default();
+    if ((int)d.method < 0 || d.method > CC_SCHED_ODD_EVEN)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: unknown method %d", (int)d.method);
+    if ((int)d.priority < 0 || d.priority >= CC__PRIO_COUNT)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: unknown priority rule %d", (int)d.priority);
+    if ((int)d.sgs < 0 || d.sgs > CC_SGS_PARALLEL)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: unknown schedule-generation scheme %d", (int)d.sgs);
+    if (!(d.time_limit_s >= 0) || d.window_ops < 0 || d.window_ops > 4096 || d.window_nodes < 0)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: time_limit_s must be >= 0, window_ops 0..4096, "
+                        "window_nodes >= 0");
+    if ((int)d.exact < 0 || d.exact > CC_EXACT_BOTH || !(d.lp_time_limit_s >= 0))
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: unknown exact solver %d or negative lp_time_limit_s",
+                              (int)d.exact);
+#ifndef CONCERTO_USE_LPSOLVE
+    if (d.exact == CC_EXACT_LPSOLVE || d.exact == CC_EXACT_BOTH)
+        return CONCERTO__FAIL(ctx, CC_ERR_UNSUPPORTED, "cc_sched_solve: lp_solve was not compiled in: define "
+                              "CONCERTO_USE_LPSOLVE and link -llpsolve55 -lcolamd -lm -ldl (Debian: liblpsolve55-dev)");
+#endif
+    if ((rc = cc_graph_validate(g)) != CC_OK) return rc;
+    n = g->n;
+    desc_priority = d.priority;
+    cc__desc_fill(&d, n);
+    t_end = d.time_limit_s > 0 ? t0 + d.time_limit_s : 0;
+    cc__prob_of_graph(g, &p);
+    small = n <= CONCERTO__SMALL_N;
+    if (!cc__heur_init(ctx, &h, &p, NULL)) { cc__heur_free(&h); return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_sched_solve: out of memory"); }
+    es = (cc__time*)cc__alloc(ctx, ((size_t)n + 1) * sizeof *es);
+    rank = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof *rank);
+    out->start_us = (double*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(double));
+    out->order = (cc_op*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(cc_op));
+    if (!es || !rank || !out->start_us || !out->order) { rc = CC_ERR_OUT_OF_MEMORY; goto fail; }
+    for (i = 0; i < n; i++) rank[g->topo[i]] = i;
+    h.rank = rank;
+    cp = cc__prob_times(&p, g->topo, es, NULL);
+    rlb = cc__prob_resource_lb(&p);
+    if (rlb == CONCERTO__TIME_MAX) {   /* cannot happen: capacities are checked on add */
+        rc = CONCERTO__FAIL(ctx, CC_ERR_CAPACITY, "cc_sched_solve: a resource with capacity 0 is demanded");
+        goto fail_noset;
     }
-}
+    lb = cc__round_up(cp > rlb ? cp : rlb, p.grain);
+    h.lb = lb;
 
-static const char* cc__world_reduce_name(cc_reduce_op op) {
-    switch (op) {
-        case CC_REDUCE_SUM: return "sum";
-        case CC_REDUCE_AVG: return "avg";
-        case CC_REDUCE_MAX: return "max";
-        default: return "(invalid op)";
+    /* first schedules: the chosen rule (LIST, BNB, ODD_EVEN, and small
+       SAMPLING/AUTO, whose sampling covers every rule), or every rule once */
+    {
+        /* large graphs: every rule once (AUTO, SAMPLING) or the chosen one */
+        double* key = (double*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(double));
+        int multi = (d.method == CC_SCHED_AUTO && n > CONCERTO__BNB_AUTO_N) || (d.method == CC_SCHED_SAMPLING && !small) ||
+                    (d.method == CC_SCHED_ODD_EVEN && desc_priority == CC_PRIO_DEFAULT), rule;
+        cc_priority chosen = (d.method == CC_SCHED_LIST || d.method == CC_SCHED_ODD_EVEN) ? d.priority : CC_PRIO_LFT;
+        if (!key) { rc = CC_ERR_OUT_OF_MEMORY; goto fail; }
+        for (rule = CC_PRIO_PROGRAM_ORDER; rule < CC__PRIO_COUNT; rule++) {
+            cc__time m0;
+            if (!multi && rule != (int)chosen) continue;
+            if (multi && rule == CC_PRIO_LST) continue;   /* the order of BOTTOM_LEVEL up to ties */
+            if ((rc = cc__prio_keys(ctx, &p, g->topo, (cc_priority)rule, key)) != CC_OK) break;
+            if (small || d.sgs == CC_SGS_SERIAL || !cc__prob_single_resource(&p)) {
+                if (!cc__make_list(ctx, &p, key, NULL, h.list)) { rc = CC_ERR_OUT_OF_MEMORY; break; }
+                if (cc__decode(&h, d.sgs, d.improve_passes > 0 ? d.improve_passes : 0) == -2) { rc = CC_ERR_OUT_OF_MEMORY; break; }
+            } else {
+                m0 = cc__list_fast(ctx, &p, key, h.cur);
+                h.n_sched++;
+                if (m0 >= 0 && d.improve_passes > 0) m0 = cc__fbi(&h, h.cur, m0, d.improve_passes);
+                if (m0 == -2) { rc = CC_ERR_OUT_OF_MEMORY; break; }
+                cc__heur_offer(&h, h.cur, m0);
+            }
+            if (h.best_mk <= lb || (t_end > 0 && cc__cpu_s() > t_end)) break;
+        }
+        cc__free(ctx, key);
+        if (rc != CC_OK) goto fail;
     }
-}
-
-static int cc__world_reduces(cc_coll_kind kind) {
-    return kind == CC_COLL_ALL_REDUCE || kind == CC_COLL_REDUCE_SCATTER;
-}
-
-/* "all_reduce(sum) of 1024 float32", "broadcast of 8 int32 from root 1 (rank 3)" */
-static void cc__world_describe(char* buf, size_t size, const cc__world_group* g, const cc__world_info* c) {
-    buf[0] = 0;
-    cc__world_append(buf, size, "%s", cc__world_kind_name(c->kind));
-    if (cc__world_reduces(c->kind)) cc__world_append(buf, size, "(%s)", cc__world_reduce_name(c->reduce));
-    cc__world_append(buf, size, " of %llu %s", (unsigned long long)c->n_elems, cc__world_dtype_name(c->dtype));
-    if (c->kind == CC_COLL_BROADCAST) {
-        if (c->peer >= 0 && c->peer < g->n) cc__world_append(buf, size, " from root %d (rank %d)", c->peer, g->members[c->peer]);
-        else cc__world_append(buf, size, " from root %d", c->peer);
+    if (h.best_mk == CONCERTO__TIME_MAX) {
+        rc = CONCERTO__FAIL(ctx, CC_ERR_INFEASIBLE, "cc_sched_solve: no schedule could be generated");
+        goto fail_noset;
     }
+
+    /* improvement by method */
+    if (d.method == CC_SCHED_SAMPLING && small) {
+        if ((rc = cc__sample(&h, &d, g->topo, t_end)) != CC_OK) goto fail;
+    } else if (d.method == CC_SCHED_AUTO && n <= CONCERTO__BNB_AUTO_N) {
+        /* a short evolution for an incumbent; the rest after branch and bound */
+        cc_sched_desc d1 = d;
+        if (d1.budget_schedules > CONCERTO__AUTO_FIRST_BUDGET) d1.budget_schedules = CONCERTO__AUTO_FIRST_BUDGET;
+        if ((rc = cc__sample(&h, &d1, g->topo, t_end)) != CC_OK) goto fail;
+    }
+    if ((d.method == CC_SCHED_BNB || (d.method == CC_SCHED_AUTO && n <= CONCERTO__BNB_AUTO_N)) && d.bnb_nodes > 0 &&
+        h.best_mk > lb) {
+        cc__bnb_result br;
+        double left = t_end > 0 ? t_end - cc__cpu_s() : 0;
+        memcpy(h.cur, h.best, (size_t)n * sizeof(cc__time));
+        if (t_end <= 0 || left > 0) {
+            cc__exact_cfg cfg;
+            memset(&cfg, 0, sizeof cfg);
+            cfg.which = d.exact; cfg.nodes = d.bnb_nodes; cfg.time_limit_s = t_end > 0 ? left : 0.0;
+            cfg.lp_time_limit_s = d.lp_time_limit_s > 0 ? d.lp_time_limit_s : 10.0;
+            rc = cc__exact_solve(ctx, &p, h.cur, 1, &cfg, &br);
+            wins[0] += cfg.wins[0]; wins[1] += cfg.wins[1];
+            if (rc == CC_ERR_OUT_OF_MEMORY) goto fail_noset;
+            /* any other error leaves the incumbent: noted, not returned */
+            cc__exact_report(out, &cfg);
+            rc = CC_OK;
+            nodes += br.nodes;
+            if (br.makespan < h.best_mk) cc__heur_offer(&h, h.cur, br.makespan);
+            if (br.proven) proven = 1;
+            if (br.lower_bound > lb) lb = br.lower_bound;
+        }
+    }
+    if (d.method == CC_SCHED_AUTO && n <= CONCERTO__BNB_AUTO_N && !proven && h.best_mk > lb && h.n_sched < d.budget_schedules) {
+        h.lb = lb;
+        if ((rc = cc__sample(&h, &d, g->topo, t_end)) != CC_OK) goto fail;
+    }
+    if ((d.method == CC_SCHED_ODD_EVEN || (d.method == CC_SCHED_AUTO && n > CONCERTO__BNB_AUTO_N)) && h.best_mk > lb &&
+        d.rounds > 0) {
+        mk = h.best_mk;
+        memcpy(h.cur, h.best, (size_t)n * sizeof(cc__time));
+        cc__exact_cfg cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.which = d.exact; cfg.nodes = d.window_nodes;
+        cfg.lp_time_limit_s = d.lp_time_limit_s > 0 ? d.lp_time_limit_s : 1.0;
+        rc = cc__oddeven(ctx, &h, h.cur, &mk, d.window_ops, d.rounds, &cfg, t_end, &nodes);
+        wins[0] += cfg.wins[0]; wins[1] += cfg.wins[1];
+        if (rc != CC_OK) goto fail_noset;
+        cc__exact_report(out, &cfg);
+        cc__heur_offer(&h, h.cur, mk);
+    }
+
+    /* output: the issue order (start time; zero-duration ops first; index;
+       never before a dependency) and, for unary graphs, the stream
+       simulation of that order, which is what an executor runs. It is never
+       later than the schedule, except where a zero-duration op sits inside
+       another op's interval on its stream (free in the RCPSP, not on a
+       stream): then the simulation is what is reported. */
+    mk = h.best_mk;
+    if ((rc = cc__output_order(ctx, &p, h.best, h.tk, h.list)) != CC_OK) goto fail;
+    if (h.unary) {
+        cc__time m2 = cc__stream_sim(ctx, &p, h.list, h.cur, NULL);
+        if (m2 == -2) { rc = CC_ERR_OUT_OF_MEMORY; goto fail; }
+        if (m2 >= 0) {
+            if (m2 > mk) proven = 0;
+            memcpy(h.best, h.cur, (size_t)n * sizeof(cc__time));
+            mk = m2;
+            if ((rc = cc__output_order(ctx, &p, h.best, h.tk, h.list)) != CC_OK) goto fail;
+        }
+    }
+    for (i = 0; i < n; i++) {
+        out->start_us[i] = (double)h.best[i] / CONCERTO__TICKS_PER_US;
+        out->order[i].id = (uint32_t)h.list[i] + 1;
+    }
+    out->n_ops = n;
+    out->makespan_us = (double)mk / CONCERTO__TICKS_PER_US;
+    if (mk <= lb) { proven = 1; lb = mk; }
+    if (proven) lb = mk;
+    out->lower_bound_us = (double)lb / CONCERTO__TICKS_PER_US;
+    out->lb_critical_path_us = (double)cp / CONCERTO__TICKS_PER_US;
+    out->lb_resource_us = (double)cc__round_up(rlb, p.grain) / CONCERTO__TICKS_PER_US;
+    out->proven_optimal = proven;
+    out->n_schedules = h.n_sched;
+    out->n_nodes = nodes;
+    out->exact_wins_bnb = wins[0];
+    out->exact_wins_lp = wins[1];
+    out->solve_ms = (cc__cpu_s() - t0) * 1000.0;
+    cc__free(ctx, es); cc__free(ctx, rank);
+    cc__heur_free(&h);
+    return CC_OK;
+fail:
+    if (rc == CC_ERR_OUT_OF_MEMORY) rc = CONCERTO__FAIL(ctx, rc, "cc_sched_solve (%s): out of memory", cc__method_name(d.method));
+fail_noset:
+    cc__free(ctx, es); cc__free(ctx, rank);
+    cc__heur_free(&h);
+    cc_schedule_release(ctx, out);
+    return rc;
 }
 
-static int cc__world_same(const cc__world_info* a, const cc__world_info* b) {
-    if (a->kind != b->kind || a->n_elems != b->n_elems || a->dtype != b->dtype) return 0;
-    if (cc__world_reduces(a->kind) && a->reduce != b->reduce) return 0;
-    if (a->kind == CC_COLL_BROADCAST && a->peer != b->peer) return 0;
+/* >>check
+   Written apart from the solvers: edges from the graph, capacity by a sweep
+   over start and end events. */
+
+typedef struct cc__cev { cc__time t; int delta_sign; int op; } cc__cev;
+
+static int cc__cev_cmp(const void* a, const void* b) {
+    const cc__cev* x = (const cc__cev*)a;
+    const cc__cev* y = (const cc__cev*)b;
+    if (x->t != y->t) return x->t < y->t ? -1 : 1;
+    if (x->delta_sign != y->delta_sign) return x->delta_sign < y->delta_sign ? -1 : 1;   /* ends first */
+    return x->op < y->op ? -1 : (x->op > y->op);
+}
+
+CONCERTO_API cc_result cc_schedule_check(cc_context* ctx, cc_graph* g, const double* start_us, double* makespan_us) {
+    cc__time* st;
+    cc__cev* ev;
+    int64_t use[CONCERTO_MAX_RESOURCES];
+    int i, e, r, n, k, m = 0;
+    cc__time mk = 0;
+    cc_result rc;
+    if (!ctx) return CC_ERR_INVALID_ARG;
+    if (!g || !start_us) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_schedule_check: graph or start_us is NULL");
+    if ((rc = cc_graph_validate(g)) != CC_OK) return rc;
+    n = g->n; k = g->k;
+    st = (cc__time*)cc__alloc(ctx, ((size_t)n + 1) * sizeof *st);
+    ev = (cc__cev*)cc__alloc(ctx, (2 * (size_t)n + 1) * sizeof *ev);
+    if (!st || !ev) { cc__free(ctx, st); cc__free(ctx, ev); return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_schedule_check: out of memory"); }
+    for (i = 0; i < n; i++) {
+        if (!(start_us[i] >= 0.0) || start_us[i] > 1e15) {
+            rc = CONCERTO__FAIL(ctx, CC_ERR_INVALID_SCHEDULE, "op '%s' starts at %g us: not a finite time >= 0", cc__name(g, i), start_us[i]);
+            goto done;
+        }
+        st[i] = (cc__time)llround(start_us[i] * CONCERTO__TICKS_PER_US);
+        if (st[i] + g->dur[i] > mk) mk = st[i] + g->dur[i];
+    }
+    for (i = 0; i < n; i++)
+        for (e = g->pred_off[i]; e < g->pred_off[i + 1]; e++) {
+            int q = g->pred[e];
+            if (st[i] < st[q] + g->dur[q]) {
+                rc = CONCERTO__FAIL(ctx, CC_ERR_INVALID_SCHEDULE, "op '%s' starts at %.3f us before its dependency '%s' ends at %.3f us",
+                              cc__name(g, i), (double)st[i] / CONCERTO__TICKS_PER_US, cc__name(g, q),
+                              (double)(st[q] + g->dur[q]) / CONCERTO__TICKS_PER_US);
+                goto done;
+            }
+        }
+    for (i = 0; i < n; i++) {
+        if (g->dur[i] == 0) continue;
+        ev[m].t = st[i]; ev[m].delta_sign = 1; ev[m].op = i; m++;
+        ev[m].t = st[i] + g->dur[i]; ev[m].delta_sign = -1; ev[m].op = i; m++;
+    }
+    qsort(ev, (size_t)m, sizeof *ev, cc__cev_cmp);
+    for (r = 0; r < k; r++) use[r] = 0;
+    for (i = 0; i < m; i++) {
+        const int32_t* dm = g->dem + (size_t)ev[i].op * k;
+        for (r = 0; r < k; r++) use[r] += ev[i].delta_sign * dm[r];
+        if (i + 1 < m && ev[i + 1].t == ev[i].t) continue;   /* settle the instant first */
+        for (r = 0; r < k; r++)
+            if (use[r] > g->cap[r]) {
+                /* name the ops running at this instant on r */
+                char list[256];
+                size_t len = 0;
+                int j;
+                list[0] = 0;
+                for (j = 0; j < n && len + 4 < sizeof list; j++)
+                    if (g->dem[(size_t)j * k + r] && g->dur[j] && st[j] <= ev[i].t && ev[i].t < st[j] + g->dur[j]) {
+                        int w = snprintf(list + len, sizeof list - len, "%s'%s'", len ? ", " : "", cc__name(g, j));
+                        if (w < 0 || (size_t)w >= sizeof list - len) break;
+                        len += (size_t)w;
+                    }
+                rc = CONCERTO__FAIL(ctx, CC_ERR_INVALID_SCHEDULE,
+                              "resource '%s' holds %lld units at %.3f us, above its capacity %d: %s",
+                              cc_graph_resource_name(g, r), (long long)use[r], (double)ev[i].t / CONCERTO__TICKS_PER_US, g->cap[r], list);
+                goto done;
+            }
+    }
+    if (makespan_us) *makespan_us = (double)mk / CONCERTO__TICKS_PER_US;
+    rc = CC_OK;
+done:
+    cc__free(ctx, st); cc__free(ctx, ev);
+    return rc;
+}
+
+/* >>sim */
+
+CONCERTO_API cc_result cc_simulate(cc_context* ctx, cc_graph* g, const cc_op* issue_order, int n_order,
+                                   double* start_us, double* makespan_us) {
+    cc__prob p;
+    int* order = NULL;
+    int* seen = NULL;
+    cc__time* st = NULL;
+    cc__time mk;
+    int i, r, blocked[2] = { -1, -1 };
+    cc_result rc;
+    if (!ctx) return CC_ERR_INVALID_ARG;
+    if (!g || !issue_order) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_simulate: graph or issue_order is NULL");
+    if ((rc = cc_graph_validate(g)) != CC_OK) return rc;
+    if (n_order != g->n)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_simulate: the issue order has %d ops, the graph %d", n_order, g->n);
+    for (i = 0; i < g->n; i++) {
+        int c = 0;
+        for (r = 0; r < g->k; r++) {
+            int32_t dm = g->dem[(size_t)i * g->k + r];
+            if (dm && (dm != 1 || g->cap[r] != 1)) c = 99;
+            else if (dm) c++;
+        }
+        if (c > 1)
+            return CONCERTO__FAIL(ctx, CC_ERR_UNSUPPORTED, "cc_simulate: op '%s' is not on a single stream of capacity 1", cc__name(g, i));
+    }
+    order = (int*)cc__alloc(ctx, ((size_t)g->n + 1) * sizeof(int));
+    seen = (int*)cc__calloc(ctx, (size_t)g->n + 1, sizeof(int));
+    st = (cc__time*)cc__alloc(ctx, ((size_t)g->n + 1) * sizeof(cc__time));
+    if (!order || !seen || !st) { rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_simulate: out of memory"); goto done; }
+    for (i = 0; i < g->n; i++) {
+        int v = cc_op_index(g, issue_order[i]);
+        if (v < 0) { rc = CONCERTO__FAIL(ctx, CC_ERR_UNKNOWN_OP, "cc_simulate: issue_order[%d] is not an op of the graph", i); goto done; }
+        if (seen[v]) { rc = CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_simulate: op '%s' appears twice in the issue order", cc__name(g, v)); goto done; }
+        seen[v] = 1;
+        order[i] = v;
+    }
+    cc__prob_of_graph(g, &p);
+    mk = cc__stream_sim(ctx, &p, order, st, blocked);
+    if (mk == -2) { rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_simulate: out of memory"); goto done; }
+    if (mk == -1) {
+        int rr = blocked[0] >= 0 ? cc__job_resource(&p, blocked[0]) : -1;
+        rc = CONCERTO__FAIL(ctx, CC_ERR_DEADLOCK,
+                      "cc_simulate: op '%s', next on stream '%s', waits for its dependency '%s', which cannot "
+                      "finish first: the issue order contradicts the dependencies",
+                      blocked[0] >= 0 ? cc__name(g, blocked[0]) : "?", rr >= 0 ? cc_graph_resource_name(g, rr) : "none",
+                      blocked[1] >= 0 ? cc__name(g, blocked[1]) : "?");
+        goto done;
+    }
+    if (start_us) for (i = 0; i < g->n; i++) start_us[i] = (double)st[i] / CONCERTO__TICKS_PER_US;
+    if (makespan_us) *makespan_us = (double)mk / CONCERTO__TICKS_PER_US;
+    rc = CC_OK;
+done:
+    cc__free(ctx, order); cc__free(ctx, seen); cc__free(ctx, st);
+    return rc;
+}
+
+/* >>psplib */
+
+typedef struct cc__reader {
+    const char* text; size_t len, pos;
+    int line;                   /* number of the line last returned */
+    const char* s; size_t n;    /* that line */
+} cc__reader;
+
+static int cc__read_line(cc__reader* R) {
+    size_t a = R->pos;
+    if (R->pos >= R->len) return 0;
+    while (R->pos < R->len && R->text[R->pos] != '\n') R->pos++;
+    R->s = R->text + a;
+    R->n = R->pos - a;
+    if (R->n && R->s[R->n - 1] == '\r') R->n--;
+    if (R->pos < R->len) R->pos++;
+    R->line++;
     return 1;
 }
 
-static int cc__world_node_of(const cc_world* w, int rank) {
-    return w->desc.ranks_per_node > 0 ? rank / w->desc.ranks_per_node : 0;
+static int cc__line_has(const cc__reader* R, const char* word) {
+    size_t w = strlen(word), i;
+    for (i = 0; i + w <= R->n; i++) if (!memcmp(R->s + i, word, w)) return 1;
+    return 0;
 }
+
+/* Whitespace-separated integers of the current line. Returns how many were
+   read (at most max), or -1 if a token is not an integer. */
+static int cc__line_ints(const cc__reader* R, size_t from, long long* out, int max) {
+    size_t i = from;
+    int c = 0;
+    while (i < R->n) {
+        long long v = 0;
+        int neg = 0, digits = 0;
+        while (i < R->n && (R->s[i] == ' ' || R->s[i] == '\t')) i++;
+        if (i >= R->n) break;
+        if (R->s[i] == '-' || R->s[i] == '+') { neg = R->s[i] == '-'; i++; }
+        while (i < R->n && R->s[i] >= '0' && R->s[i] <= '9') {
+            if (v < 100000000000000LL) v = v * 10 + (R->s[i] - '0');
+            i++; digits++;
+        }
+        if (!digits || (i < R->n && R->s[i] != ' ' && R->s[i] != '\t')) return -1;
+        if (c < max) out[c] = neg ? -v : v;
+        c++;
+    }
+    return c;
+}
+
+static int cc__line_blank(const cc__reader* R) {
+    size_t i;
+    for (i = 0; i < R->n; i++) if (R->s[i] != ' ' && R->s[i] != '\t') return 0;
+    return 1;
+}
+
+/* Moves to the first line containing word; 0 at end of text. */
+static int cc__seek(cc__reader* R, const char* word) {
+    while (cc__read_line(R)) if (cc__line_has(R, word)) return 1;
+    return 0;
+}
+
+/* Reads the next non-blank line whose first token is a number (data line). */
+static int cc__next_data(cc__reader* R) {
+    while (cc__read_line(R)) {
+        size_t i = 0;
+        if (cc__line_blank(R)) continue;
+        while (i < R->n && (R->s[i] == ' ' || R->s[i] == '\t')) i++;
+        if (R->s[i] == '*') return 0;
+        return 1;
+    }
+    return 0;
+}
+
+static int cc__colon_int(const cc__reader* R, long long* v) {
+    size_t i;
+    for (i = 0; i < R->n; i++) if (R->s[i] == ':') break;
+    if (i == R->n) return 0;
+    {   /* only the first token counts ("4   R") */
+        cc__reader T = *R;
+        size_t j = i + 1;
+        while (j < T.n && (T.s[j] == ' ' || T.s[j] == '\t')) j++;
+        while (j < T.n && T.s[j] != ' ' && T.s[j] != '\t') j++;
+        T.n = j;
+        return cc__line_ints(&T, i + 1, v, 1) == 1;
+    }
+}
+
+#define CONCERTO__PSP_MAX_JOBS 1000000
+
+#define CONCERTO__PSP_FIELDS 512
+
+CONCERTO_API cc_result cc_psplib_parse(cc_context* ctx, const char* text, size_t n_bytes, const char* name, cc_graph** out) {
+    cc__reader R;
+    long long v[CONCERTO__PSP_FIELDS + 8];
+    long long nj = 0, nk = 0;
+    int* succ_off = NULL;
+    int* succ = NULL;
+    size_t succ_cap = 0, n_succ = 0;
+    long long* durs = NULL;
+    int* dems = NULL;
+    int* req_line = NULL;
+    int caps[CONCERTO_MAX_RESOURCES];
+    cc_graph* g = NULL;
+    cc_graph_desc gd;
+    cc_result rc = CC_OK;
+    int i, c, r;
+    if (!ctx) return CC_ERR_INVALID_ARG;
+    if (!out || !text) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_psplib_parse: text or out is NULL");
+    *out = NULL;
+    if (!name) name = "<text>";
+    memset(&R, 0, sizeof R);
+    R.text = text; R.len = n_bytes;
+#define CONCERTO__PERR(...) do { rc = CONCERTO__FAIL(ctx, CC_ERR_PARSE, __VA_ARGS__); goto done; } while (0)
+    if (!cc__seek(&R, "jobs (incl. supersource/sink"))
+        CONCERTO__PERR("%s: no 'jobs (incl. supersource/sink )' line: not a single-mode PSPLIB file", name);
+    if (!cc__colon_int(&R, &nj) || nj < 2 || nj > CONCERTO__PSP_MAX_JOBS)
+        CONCERTO__PERR("%s:%d: the number of jobs must be an integer 2..%d", name, R.line, CONCERTO__PSP_MAX_JOBS);
+    if (!cc__seek(&R, "- renewable"))
+        CONCERTO__PERR("%s: no '- renewable' line after line %d", name, R.line);
+    if (!cc__colon_int(&R, &nk) || nk < 1 || nk > CONCERTO_MAX_RESOURCES)
+        CONCERTO__PERR("%s:%d: the number of renewable resources must be an integer 1..%d", name, R.line, CONCERTO_MAX_RESOURCES);
+    succ_off = (int*)cc__calloc(ctx, (size_t)nj + 1, sizeof(int));
+    durs = (long long*)cc__calloc(ctx, (size_t)nj, sizeof(long long));
+    req_line = (int*)cc__calloc(ctx, (size_t)nj, sizeof(int));
+    dems = (int*)cc__calloc(ctx, (size_t)nj * (size_t)nk, sizeof(int));
+    if (!succ_off || !durs || !dems || !req_line) { rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", name); goto done; }
+    if (!cc__seek(&R, "PRECEDENCE RELATIONS"))
+        CONCERTO__PERR("%s: no 'PRECEDENCE RELATIONS:' section", name);
+    for (i = 0; i < nj; i++) {
+        int ns;
+        if (!cc__next_data(&R))
+            CONCERTO__PERR("%s:%d: precedence section ends after %d of %lld jobs", name, R.line, i, nj);
+        c = cc__line_ints(&R, 0, v, CONCERTO__PSP_FIELDS);
+        if (c < 0) {
+            if (i == 0) { i--; continue; }   /* the column header line */
+            CONCERTO__PERR("%s:%d: precedence line of job %d has a field that is not an integer", name, R.line, i + 1);
+        }
+        if (c < 3) CONCERTO__PERR("%s:%d: precedence line needs job number, modes, successor count", name, R.line);
+        if (v[0] != i + 1) CONCERTO__PERR("%s:%d: expected job %d, found %lld", name, R.line, i + 1, v[0]);
+        if (v[1] != 1) CONCERTO__PERR("%s:%d: job %d has %lld modes; only single-mode files are supported", name, R.line, i + 1, v[1]);
+        if (v[2] < 0 || v[2] != c - 3)
+            CONCERTO__PERR("%s:%d: job %d declares %lld successors but lists %d", name, R.line, i + 1, v[2], c - 3);
+        if (c > CONCERTO__PSP_FIELDS) CONCERTO__PERR("%s:%d: too many successors", name, R.line);
+        ns = c - 3;
+        if (!CONCERTO__GROW(ctx, succ, succ_cap, n_succ + (size_t)ns + 1)) { rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", name); goto done; }
+        for (c = 0; c < ns; c++) {
+            long long sj = v[3 + c];
+            if (sj < 1 || sj > nj) CONCERTO__PERR("%s:%d: job %d names successor %lld, outside 1..%lld", name, R.line, i + 1, sj, nj);
+            if (sj == i + 1) CONCERTO__PERR("%s:%d: job %d is its own successor", name, R.line, i + 1);
+            succ[n_succ++] = (int)sj - 1;
+        }
+        succ_off[i + 1] = (int)n_succ;
+    }
+    if (!cc__seek(&R, "REQUESTS/DURATIONS"))
+        CONCERTO__PERR("%s: no 'REQUESTS/DURATIONS:' section after line %d", name, R.line);
+    for (i = 0; i < nj; i++) {
+        if (!cc__next_data(&R))
+            CONCERTO__PERR("%s:%d: durations section ends after %d of %lld jobs", name, R.line, i, nj);
+        c = cc__line_ints(&R, 0, v, CONCERTO__PSP_FIELDS);
+        if (c < 0) {
+            size_t t = 0;
+            while (t < R.n && (R.s[t] == ' ' || R.s[t] == '-')) t++;
+            if (i == 0 && (t == R.n || cc__line_has(&R, "jobnr"))) { i--; continue; }   /* header, dashes */
+            CONCERTO__PERR("%s:%d: durations line of job %d has a field that is not an integer", name, R.line, i + 1);
+        }
+        if (c != 3 + nk)
+            CONCERTO__PERR("%s:%d: durations line of job %d needs %lld fields (job, mode, duration, %lld demands), found %d",
+                     name, R.line, i + 1, 3 + nk, nk, c);
+        if (v[0] != i + 1) CONCERTO__PERR("%s:%d: expected job %d, found %lld", name, R.line, i + 1, v[0]);
+        if (v[2] < 0) { rc = CONCERTO__FAIL(ctx, CC_ERR_BAD_DURATION, "%s:%d: job %d has negative duration %lld", name, R.line, i + 1, v[2]); goto done; }
+        durs[i] = v[2];
+        req_line[i] = R.line;
+        for (r = 0; r < nk; r++) {
+            if (v[3 + r] < 0 || v[3 + r] > 1000000000LL)
+                CONCERTO__PERR("%s:%d: job %d has demand %lld on resource %d", name, R.line, i + 1, v[3 + r], r + 1);
+            dems[(size_t)i * nk + r] = (int)v[3 + r];
+        }
+    }
+    if (!cc__seek(&R, "RESOURCEAVAILABILITIES"))
+        CONCERTO__PERR("%s: no 'RESOURCEAVAILABILITIES:' section after line %d", name, R.line);
+    for (;;) {
+        if (!cc__next_data(&R)) CONCERTO__PERR("%s:%d: resource availabilities missing", name, R.line);
+        c = cc__line_ints(&R, 0, v, CONCERTO__PSP_FIELDS);
+        if (c < 0 && cc__line_has(&R, "R")) continue;   /* the 'R 1  R 2' header */
+        if (c != nk) CONCERTO__PERR("%s:%d: expected %lld resource capacities, found %s", name, R.line, nk, c < 0 ? "a non-integer" : "another count");
+        break;
+    }
+    for (r = 0; r < nk; r++) {
+        if (v[r] < 0 || v[r] > 1000000000LL) CONCERTO__PERR("%s:%d: capacity %lld of resource %d is out of range", name, R.line, v[r], r + 1);
+        caps[r] = (int)v[r];
+    }
+    for (i = 0; i < nj; i++)
+        for (r = 0; r < nk; r++)
+            if (dems[(size_t)i * nk + r] > caps[r]) {
+                rc = CONCERTO__FAIL(ctx, CC_ERR_CAPACITY, "%s:%d: job %d demands %d of resource %d, above its capacity %d (line %d)",
+                              name, req_line[i], i + 1, dems[(size_t)i * nk + r], r + 1, caps[r], R.line);
+                goto done;
+            }
+    gd = cc_graph_desc_default();
+    gd.n_resources = (int)nk;
+    gd.capacities = caps;
+    if ((rc = cc_graph_create(ctx, &gd, &g)) != CC_OK) goto done;
+    for (i = 0; i < nj; i++) {
+        cc_op_desc od = cc_op_desc_default();
+        char nm[32];
+        snprintf(nm, sizeof nm, "job%d", i + 1);
+        od.name = nm;
+        od.duration_us = (double)durs[i];
+        od.demands = dems + (size_t)i * nk;
+        if ((rc = cc_graph_add_op(g, &od, NULL)) != CC_OK) goto done;
+    }
+    for (i = 0; i < nj; i++)
+        for (c = succ_off[i]; c < succ_off[i + 1]; c++)
+            if ((rc = cc_graph_add_dep(g, cc_graph_op(g, i), cc_graph_op(g, succ[c]))) != CC_OK) goto done;
+    if ((rc = cc_graph_validate(g)) != CC_OK) {
+        char msg[CONCERTO__MSG_MAX];
+        memcpy(msg, ctx->last_error, sizeof msg);
+        msg[sizeof msg - 1] = 0;
+        rc = CONCERTO__FAIL(ctx, rc, "%s: %s", name, msg);
+        goto done;
+    }
+#undef CONCERTO__PERR
+done:
+    cc__free(ctx, succ_off); cc__free(ctx, succ); cc__free(ctx, durs); cc__free(ctx, dems); cc__free(ctx, req_line);
+    if (rc != CC_OK) cc_graph_destroy(g);
+    else *out = g;
+    return rc;
+}
+
+CONCERTO_API cc_result cc_psplib_read(cc_context* ctx, const char* path, cc_graph** out) {
+    FILE* f;
+    char* buf = NULL;
+    size_t cap = 0, len = 0;
+    cc_result rc;
+    if (!ctx) return CC_ERR_INVALID_ARG;
+    if (!path || !out) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_psplib_read: path or out is NULL");
+    *out = NULL;
+    f = fopen(path, "rb");
+    if (!f) return CONCERTO__FAIL(ctx, CC_ERR_IO, "cannot open '%s' for reading", path);
+    for (;;) {
+        size_t got;
+        if (!CONCERTO__GROW(ctx, buf, cap, len + 65536)) {
+            fclose(f); cc__free(ctx, buf);
+            return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+        }
+        got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0) break;
+    }
+    if (ferror(f)) { fclose(f); cc__free(ctx, buf); return CONCERTO__FAIL(ctx, CC_ERR_IO, "error reading '%s'", path); }
+    fclose(f);
+    rc = cc_psplib_parse(ctx, buf, len, path, out);
+    cc__free(ctx, buf);
+    return rc;
+}
+
+CONCERTO_API cc_result cc_psplib_write(cc_context* ctx, cc_graph* g, const char* path, double unit_us) {
+    FILE* f;
+    int n, k, i, e, r, nsum;
+    long long horizon = 0, cp = 0;
+    long long* du = NULL;
+    long long* ef = NULL;
+    cc_result rc;
+    if (!ctx) return CC_ERR_INVALID_ARG;
+    if (!g || !path) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_psplib_write: graph or path is NULL");
+    if (!(unit_us > 0) || unit_us > 1e12) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_psplib_write: unit_us must be > 0, got %g", unit_us);
+    if ((rc = cc_graph_validate(g)) != CC_OK) return rc;
+    n = g->n; k = g->k;
+    du = (long long*)cc__alloc(ctx, ((size_t)n + 1) * sizeof *du);
+    ef = (long long*)cc__alloc(ctx, ((size_t)n + 1) * sizeof *ef);
+    if (!du || !ef) { cc__free(ctx, du); cc__free(ctx, ef); return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_psplib_write: out of memory"); }
+    for (i = 0; i < n; i++) { du[i] = llround(g->dur_us[i] / unit_us); horizon += du[i]; }
+    for (i = 0; i < n; i++) {
+        int v = g->topo[i];
+        long long s = 0;
+        for (e = g->pred_off[v]; e < g->pred_off[v + 1]; e++) if (ef[g->pred[e]] > s) s = ef[g->pred[e]];
+        ef[v] = s + du[v];
+        if (ef[v] > cp) cp = ef[v];
+    }
+    f = fopen(path, "wb");
+    if (!f) { cc__free(ctx, du); cc__free(ctx, ef); return CONCERTO__FAIL(ctx, CC_ERR_IO, "cannot open '%s' for writing", path); }
+    fprintf(f, "************************************************************************\n");
+    fprintf(f, "file with basedata            : concerto.bas\n");
+    fprintf(f, "initial value random generator: 0\n");
+    fprintf(f, "************************************************************************\n");
+    fprintf(f, "projects                      :  1\n");
+    fprintf(f, "jobs (incl. supersource/sink ):  %d\n", n + 2);
+    fprintf(f, "horizon                       :  %lld\n", horizon);
+    fprintf(f, "RESOURCES\n");
+    fprintf(f, "  - renewable                 :  %d   R\n", k);
+    fprintf(f, "  - nonrenewable              :  0   N\n");
+    fprintf(f, "  - doubly constrained        :  0   D\n");
+    fprintf(f, "************************************************************************\n");
+    fprintf(f, "PROJECT INFORMATION:\n");
+    fprintf(f, "pronr.  #jobs rel.date duedate tardcost  MPM-Time\n");
+    fprintf(f, "    1   %5d      0   %5lld        0   %5lld\n", n, cp, cp);
+    fprintf(f, "************************************************************************\n");
+    fprintf(f, "PRECEDENCE RELATIONS:\n");
+    fprintf(f, "jobnr.    #modes  #successors   successors\n");
+    for (i = 0, nsum = 0; i < n; i++) if (g->pred_off[i + 1] == g->pred_off[i]) nsum++;
+    fprintf(f, "   1        1       %5d   ", n ? nsum : 1);
+    if (!n) fprintf(f, " %d", 2);
+    for (i = 0; i < n; i++) if (g->pred_off[i + 1] == g->pred_off[i]) fprintf(f, " %d", i + 2);
+    fprintf(f, "\n");
+    for (i = 0; i < n; i++) {
+        int ns = g->succ_off[i + 1] - g->succ_off[i];
+        fprintf(f, "%4d        1       %5d   ", i + 2, ns ? ns : 1);
+        if (!ns) fprintf(f, " %d", n + 2);
+        for (e = g->succ_off[i]; e < g->succ_off[i + 1]; e++) fprintf(f, " %d", g->succ[e] + 2);
+        fprintf(f, "\n");
+    }
+    fprintf(f, "%4d        1           0\n", n + 2);
+    fprintf(f, "************************************************************************\n");
+    fprintf(f, "REQUESTS/DURATIONS:\n");
+    fprintf(f, "jobnr. mode duration");
+    for (r = 0; r < k; r++) fprintf(f, "  R %d", r + 1);
+    fprintf(f, "\n------------------------------------------------------------------------\n");
+    fprintf(f, "  1      1     0");
+    for (r = 0; r < k; r++) fprintf(f, "    0");
+    fprintf(f, "\n");
+    for (i = 0; i < n; i++) {
+        fprintf(f, "%3d      1 %5lld", i + 2, du[i]);
+        for (r = 0; r < k; r++) fprintf(f, " %4d", g->dem[(size_t)i * k + r]);
+        fprintf(f, "\n");
+    }
+    fprintf(f, "%3d      1     0", n + 2);
+    for (r = 0; r < k; r++) fprintf(f, "    0");
+    fprintf(f, "\n************************************************************************\n");
+    fprintf(f, "RESOURCEAVAILABILITIES:\n");
+    for (r = 0; r < k; r++) fprintf(f, "  R %d", r + 1);
+    fprintf(f, "\n");
+    for (r = 0; r < k; r++) fprintf(f, " %4d", g->cap[r]);
+    fprintf(f, "\n************************************************************************\n");
+    cc__free(ctx, du); cc__free(ctx, ef);
+    if (ferror(f)) { fclose(f); return CONCERTO__FAIL(ctx, CC_ERR_IO, "error writing '%s'", path); }
+    if (fclose(f) != 0) return CONCERTO__FAIL(ctx, CC_ERR_IO, "error writing '%s'", path);
+    return CC_OK;
+}
+
+/* >>rewrite: graph-to-graph rewrites (fusion, decomposition) and what they
+   share: a new graph built from an old one op by op with some ops replaced,
+   the cost model of a resized collective, judging a graph with the
+   scheduler.
+
+   The input graph is only read (and validated). Every candidate is a whole
+   new graph; a search holds its current graph and at most two candidates
+   and destroys the rest, so a failure anywhere frees everything it made and
+   returns with *out NULL. Ops are visited in index (program) order only, so
+   the result depends on the graph and the desc alone (and, for fusion's
+   contiguity, on this rank's buffer addresses). */
+
+/* ---- the alpha-beta cost model of a collective -------------------------*/
 
 /* ---- cost model -----------------------------------------------------------*/
 CONCERTO_API double cc_link_time_us(const cc_link* link, cc_coll_kind kind, size_t n_bytes_per_rank, int n_ranks) {
@@ -4994,883 +4917,6 @@ CONCERTO_API double cc_link_time_us(const cc_link* link, cc_coll_kind kind, size
         default: return 0;
     }
 }
-
-/* ---- reductions (in the element type, int32 wraps around) -----------------*/
-static void cc__world_reduce_into(void* acc, const void* in, size_t n, cc_dtype dt, cc_reduce_op op) {
-    size_t i;
-    int max = op == CC_REDUCE_MAX;
-    switch (dt) {
-        case CC_DTYPE_FLOAT32: {
-            float* a = (float*)acc;
-            const float* x = (const float*)in;
-            if (max) { for (i = 0; i < n; i++) if (x[i] > a[i]) a[i] = x[i]; }
-            else for (i = 0; i < n; i++) a[i] += x[i];
-            break;
-        }
-        case CC_DTYPE_FLOAT64: {
-            double* a = (double*)acc;
-            const double* x = (const double*)in;
-            if (max) { for (i = 0; i < n; i++) if (x[i] > a[i]) a[i] = x[i]; }
-            else for (i = 0; i < n; i++) a[i] += x[i];
-            break;
-        }
-        case CC_DTYPE_INT32: {
-            int32_t* a = (int32_t*)acc;
-            const int32_t* x = (const int32_t*)in;
-            if (max) { for (i = 0; i < n; i++) if (x[i] > a[i]) a[i] = x[i]; }
-            else for (i = 0; i < n; i++) a[i] = (int32_t)((uint32_t)a[i] + (uint32_t)x[i]);
-            break;
-        }
-        default: break;
-    }
-}
-
-static void cc__world_divide(void* acc, size_t n, cc_dtype dt, int count) {
-    size_t i;
-    switch (dt) {
-        case CC_DTYPE_FLOAT32: { float* a = (float*)acc; for (i = 0; i < n; i++) a[i] /= (float)count; break; }
-        case CC_DTYPE_FLOAT64: { double* a = (double*)acc; for (i = 0; i < n; i++) a[i] /= (double)count; break; }
-        case CC_DTYPE_INT32: { int32_t* a = (int32_t*)acc; for (i = 0; i < n; i++) a[i] /= count; break; }
-        default: break;
-    }
-}
-
-/* ---- poison -----------------------------------------------------------------
-   Under g->mu. The first failure wins; later ones keep the original cause. */
-static void cc__world_poison(cc__world_group* g, cc_result code, int site, uint64_t seq, const char* text) {
-    if (g->poisoned) return;
-    g->poisoned = 1;
-    g->poison_code = code;
-    g->poison_site = site;
-    g->poison_seq = seq;
-    cc__world_msg(g->poison_msg, sizeof g->poison_msg, "%s", text);
-    pthread_cond_broadcast(&g->cv);
-}
-
-/* The error of an operation that found (or was woken by) the poison. Under
-   g->mu. site/seq: the operation's own; what: its description. */
-static cc_result cc__world_poison_error(cc__world_group* g, int me, int site, uint64_t seq, const char* what,
-                                        char* msg, size_t msg_size) {
-    if (g->poison_site == CONCERTO__WORLD_SITE_ABORT) {
-        g->abort_hit[me] = 1;
-        cc__world_msg(msg, msg_size, "comm %s %s: aborted: %s", g->name, what, g->poison_msg);
-    } else if (g->poison_site == site && g->poison_seq == seq) {
-        cc__world_msg(msg, msg_size, "%s", g->poison_msg);   /* the failure itself */
-    } else {
-        cc__world_msg(msg, msg_size, "comm %s %s: the communicator failed earlier: %s", g->name, what, g->poison_msg);
-    }
-    return g->poison_code;
-}
-
-/* ---- argument checks (no lock needed: views never change) ----------------*/
-static int cc__world_overlap(const void* a, const void* b, size_t n_a, size_t n_b) {
-    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
-    if (!a || !b || !n_a || !n_b) return 0;
-    return x < y + n_b && y < x + n_a;
-}
-
-static cc_result cc__world_check(const cc_comm* comm, const cc_collective* c, char* msg, size_t msg_size) {
-    const cc__world_group* g = comm->g;
-    int n = g->n, me_rank = g->members[comm->me];
-    const char* kind = cc__world_kind_name(c->kind);
-    size_t es = cc__world_dtype_size(c->dtype), n_send, n_recv;
-    if (c->kind <= CC_COLL_NONE || c->kind > CC_COLL_ALL_TO_ALL) {
-        cc__world_msg(msg, msg_size, "comm %s: rank %d issued a collective of invalid kind %d", g->name, me_rank, (int)c->kind);
-        return CC_ERR_INVALID_ARG;
-    }
-    if (!es) {
-        cc__world_msg(msg, msg_size, "comm %s %s: rank %d gave invalid dtype %d", g->name, kind, me_rank, (int)c->dtype);
-        return CC_ERR_INVALID_ARG;
-    }
-    if (cc__world_reduces(c->kind) && (c->reduce < CC_REDUCE_SUM || c->reduce > CC_REDUCE_MAX)) {
-        cc__world_msg(msg, msg_size, "comm %s %s: rank %d gave invalid reduce op %d", g->name, kind, me_rank, (int)c->reduce);
-        return CC_ERR_INVALID_ARG;
-    }
-    if (c->kind == CC_COLL_BROADCAST || c->kind == CC_COLL_SEND || c->kind == CC_COLL_RECV) {
-        const char* role = c->kind == CC_COLL_BROADCAST ? "root" : c->kind == CC_COLL_SEND ? "destination" : "source";
-        if (c->peer < 0 || c->peer >= n) {
-            cc__world_msg(msg, msg_size, "comm %s %s: rank %d gave %s %d, outside the communicator's %d ranks",
-                          g->name, kind, me_rank, role, c->peer, n);
-            return CC_ERR_INVALID_ARG;
-        }
-        if (c->kind != CC_COLL_BROADCAST && c->peer == comm->me) {
-            cc__world_msg(msg, msg_size, "comm %s %s: rank %d names itself as the %s", g->name, kind, me_rank, role);
-            return CC_ERR_INVALID_ARG;
-        }
-    }
-    /* element counts of the two buffers */
-    n_send = n_recv = c->n_elems;
-    if (c->kind == CC_COLL_REDUCE_SCATTER || c->kind == CC_COLL_ALL_TO_ALL) n_send = c->n_elems * (size_t)n;
-    if (c->kind == CC_COLL_ALL_GATHER || c->kind == CC_COLL_ALL_TO_ALL) n_recv = c->n_elems * (size_t)n;
-    if (c->n_elems > (size_t)-1 / es / (size_t)n) {
-        cc__world_msg(msg, msg_size, "comm %s %s: rank %d: %llu elements overflow the address space",
-                      g->name, kind, me_rank, (unsigned long long)c->n_elems);
-        return CC_ERR_INVALID_ARG;
-    }
-    if (c->n_elems == 0) return CC_OK;
-    if (c->kind != CC_COLL_RECV && !c->send_buf && (c->kind != CC_COLL_BROADCAST || c->peer == comm->me)) {
-        cc__world_msg(msg, msg_size, "comm %s %s: rank %d: send_buf is NULL with n_elems %llu",
-                      g->name, kind, me_rank, (unsigned long long)c->n_elems);
-        return CC_ERR_INVALID_ARG;
-    }
-    if (c->kind != CC_COLL_SEND && !c->recv_buf) {
-        cc__world_msg(msg, msg_size, "comm %s %s: rank %d: recv_buf is NULL with n_elems %llu",
-                      g->name, kind, me_rank, (unsigned long long)c->n_elems);
-        return CC_ERR_INVALID_ARG;
-    }
-    if (c->kind != CC_COLL_SEND && c->kind != CC_COLL_RECV && !(c->kind == CC_COLL_BROADCAST && c->peer != comm->me)) {
-        int in_place_ok = c->kind == CC_COLL_ALL_REDUCE || c->kind == CC_COLL_BROADCAST;
-        if (cc__world_overlap(c->send_buf, c->recv_buf, n_send * es, n_recv * es) &&
-            !(in_place_ok && c->send_buf == c->recv_buf)) {
-            cc__world_msg(msg, msg_size, "comm %s %s: rank %d: send_buf and recv_buf overlap%s", g->name, kind, me_rank,
-                          in_place_ok ? " without being equal (in place)" : " (in place is allowed only for all_reduce and broadcast)");
-            return CC_ERR_INVALID_ARG;
-        }
-    }
-    return CC_OK;
-}
-
-/* ---- data movement of a group collective -----------------------------------
-   Called by the last member to arrive, without the lock; every other member
-   is blocked in the same collective. Reductions go through the scratch
-   buffer in rank order, so results do not depend on who moves the data and
-   in-place buffers are safe. */
-static cc_result cc__world_move(cc__world_group* g, char* msg, size_t msg_size) {
-    const cc__world_info* c0 = &g->info[0];
-    int n = g->n, m, d;
-    size_t es = cc__world_dtype_size(c0->dtype), cnt = c0->n_elems, blk = cnt * es;
-    if (cnt == 0) return CC_OK;
-    switch (c0->kind) {
-        case CC_COLL_ALL_REDUCE:
-        case CC_COLL_REDUCE_SCATTER: {
-            size_t total = c0->kind == CC_COLL_ALL_REDUCE ? cnt : cnt * (size_t)n;
-            if (g->scratch_bytes < total * es) {
-                cc_context* wctx = g->world->ctx;
-                cc__free(wctx, g->scratch);
-                g->scratch_bytes = 0;
-                g->scratch = cc__alloc(wctx, total * es);
-                if (!g->scratch) {
-                    cc__world_msg(msg, msg_size, "comm %s %s: out of memory for a %llu-byte reduction buffer", g->name,
-                                  cc__world_kind_name(c0->kind), (unsigned long long)(total * es));
-                    return CC_ERR_OUT_OF_MEMORY;
-                }
-                g->scratch_bytes = total * es;
-            }
-            memcpy(g->scratch, g->info[0].send, total * es);
-            for (m = 1; m < n; m++) cc__world_reduce_into(g->scratch, g->info[m].send, total, c0->dtype, c0->reduce);
-            if (c0->reduce == CC_REDUCE_AVG) cc__world_divide(g->scratch, total, c0->dtype, n);
-            for (m = 0; m < n; m++)
-                memcpy(g->info[m].recv, (const char*)g->scratch + (c0->kind == CC_COLL_ALL_REDUCE ? 0 : (size_t)m * blk),
-                       blk);
-            break;
-        }
-        case CC_COLL_ALL_GATHER:
-            for (d = 0; d < n; d++)
-                for (m = 0; m < n; m++) memcpy((char*)g->info[d].recv + (size_t)m * blk, g->info[m].send, blk);
-            break;
-        case CC_COLL_BROADCAST: {
-            const void* src = g->info[c0->peer].send;
-            for (m = 0; m < n; m++)
-                if (g->info[m].recv != src) memcpy(g->info[m].recv, src, blk);
-            break;
-        }
-        case CC_COLL_ALL_TO_ALL:
-            for (d = 0; d < n; d++)
-                for (m = 0; m < n; m++)
-                    memcpy((char*)g->info[d].recv + (size_t)m * blk, (const char*)g->info[m].send + (size_t)d * blk, blk);
-            break;
-        default: break;
-    }
-    return CC_OK;
-}
-
-/* Who did not arrive at group collective seq, for a timeout message. Under g->mu. */
-static void cc__world_missing(const cc__world_group* g, uint64_t seq, char* buf, size_t size) {
-    int m, n_missing = 0;
-    buf[0] = 0;
-    for (m = 0; m < g->n; m++) {
-        if (g->waiting_at[m] == seq + 1) continue;
-        cc__world_append(buf, size, "%s%d", n_missing ? ", " : "", g->members[m]);
-        if (!g->joined[m]) cc__world_append(buf, size, " (which has not created this communicator)");
-        else cc__world_append(buf, size, " (which has issued %llu collectives on it)", (unsigned long long)g->issued[m]);
-        n_missing++;
-    }
-    if (n_missing == 0) cc__world_msg(buf, size, "(nobody)");
-}
-
-static cc_result cc__world_group_coll(cc_comm* comm, const cc_collective* c, char* msg, size_t msg_size) {
-    cc__world_group* g = comm->g;
-    cc_world* w = g->world;
-    int me = comm->me, m;
-    uint64_t seq;
-    double timeout_s = w->desc.timeout_s, t_fail, deadline = 0;
-    char what[160], text[CONCERTO__MSG_MAX];
-    cc__world_info mine;
-    mine.kind = c->kind;
-    mine.dtype = c->dtype;
-    mine.reduce = c->reduce;
-    mine.n_elems = c->n_elems;
-    mine.peer = c->peer;
-    mine.send = c->send_buf;
-    mine.recv = c->recv_buf;
-
-    pthread_mutex_lock(&g->mu);
-    seq = g->issued[me]++;
-    {
-        char d[112];
-        cc__world_describe(d, sizeof d, g, &mine);
-        cc__world_msg(what, sizeof what, "collective #%llu (%s)", (unsigned long long)seq, d);
-    }
-    if (g->poisoned) {
-        cc_result r = cc__world_poison_error(g, me, CONCERTO__WORLD_SITE_GROUP, seq, what, msg, msg_size);
-        pthread_mutex_unlock(&g->mu);
-        return r;
-    }
-    /* another thread of this rank may have issued the previous one on this
-       communicator: collectives of one rank on one communicator run in
-       the order they were issued */
-    while (!g->poisoned && g->n_done != seq) pthread_cond_wait(&g->cv, &g->mu);
-    if (g->poisoned) {
-        cc_result r = cc__world_poison_error(g, me, CONCERTO__WORLD_SITE_GROUP, seq, what, msg, msg_size);
-        pthread_mutex_unlock(&g->mu);
-        return r;
-    }
-    /* the same collective as everyone already here? */
-    for (m = 0; m < g->n; m++) {
-        char mine_d[112], theirs_d[112];
-        if (m == me || g->waiting_at[m] != seq + 1 || cc__world_same(&g->info[m], &mine)) continue;
-        cc__world_describe(theirs_d, sizeof theirs_d, g, &g->info[m]);
-        cc__world_describe(mine_d, sizeof mine_d, g, &mine);
-        cc__world_msg(text, sizeof text, "comm %s collective #%llu: rank %d issued %s, rank %d issued %s", g->name,
-                 (unsigned long long)seq, g->members[m < me ? m : me], m < me ? theirs_d : mine_d,
-                 g->members[m < me ? me : m], m < me ? mine_d : theirs_d);
-        cc__world_poison(g, CC_ERR_COLL_MISMATCH, CONCERTO__WORLD_SITE_GROUP, seq, text);
-        {
-            cc_result r = cc__world_poison_error(g, me, CONCERTO__WORLD_SITE_GROUP, seq, what, msg, msg_size);
-            pthread_mutex_unlock(&g->mu);
-            return r;
-        }
-    }
-    g->info[me] = mine;
-    g->waiting_at[me] = seq + 1;
-    g->n_arrived++;
-    if (g->n_arrived == g->n) {
-        /* last to arrive: move the data, complete, wake the others */
-        double t_last = cc__world_now_s();
-        cc_result r;
-        g->moving = 1;
-        pthread_mutex_unlock(&g->mu);
-        r = cc__world_move(g, text, sizeof text);
-        pthread_mutex_lock(&g->mu);
-        g->moving = 0;
-        g->n_arrived = 0;
-        for (m = 0; m < g->n; m++) g->waiting_at[m] = 0;
-        if (r != CC_OK) {
-            cc__world_poison(g, r, CONCERTO__WORLD_SITE_GROUP, seq, text);
-            r = cc__world_poison_error(g, me, CONCERTO__WORLD_SITE_GROUP, seq, what, msg, msg_size);
-            pthread_mutex_unlock(&g->mu);
-            return r;
-        }
-        if (w->desc.emulate_link)
-            g->deadline_s = t_last + 1e-6 * cc_link_time_us(g->link, mine.kind,
-                                                            mine.n_elems * cc__world_dtype_size(mine.dtype), g->n);
-        deadline = g->deadline_s;
-        g->n_done = seq + 1;
-        pthread_cond_broadcast(&g->cv);
-        pthread_mutex_unlock(&g->mu);
-        if (w->desc.emulate_link) cc__world_sleep_until(deadline);
-        return CC_OK;
-    }
-    t_fail = cc__world_now_s() + timeout_s;
-    while (g->n_done <= seq && (!g->poisoned || g->moving)) {   /* never leave while the mover writes our buffers */
-        if (g->moving) { pthread_cond_wait(&g->cv, &g->mu); continue; }   /* everyone is here: no timeout */
-        if (cc__world_wait(g, t_fail) && g->n_done <= seq && !g->poisoned && g->n_arrived < g->n && !g->moving) {
-            char who[CONCERTO__MSG_MAX / 2];
-            cc__world_missing(g, seq, who, sizeof who);
-            cc__world_msg(text, sizeof text, "comm %s %s: rank%s %s did not join within %g s", g->name, what,
-                     strchr(who, ',') ? "s" : "", who, timeout_s);
-            cc__world_poison(g, CC_ERR_TIMEOUT, CONCERTO__WORLD_SITE_GROUP, seq, text);
-        }
-    }
-    if (g->n_done <= seq) {   /* failed */
-        cc_result r;
-        if (g->waiting_at[me] == seq + 1) { g->waiting_at[me] = 0; g->n_arrived--; }
-        r = cc__world_poison_error(g, me, CONCERTO__WORLD_SITE_GROUP, seq, what, msg, msg_size);
-        pthread_mutex_unlock(&g->mu);
-        return r;
-    }
-    deadline = g->deadline_s;   /* collective seq + 1 cannot have completed: it needs this rank */
-    pthread_mutex_unlock(&g->mu);
-    if (w->desc.emulate_link) cc__world_sleep_until(deadline);
-    return CC_OK;
-}
-
-/* ---- point to point ---------------------------------------------------------*/
-static cc_result cc__world_p2p(cc_comm* comm, const cc_collective* c, char* msg, size_t msg_size) {
-    cc__world_group* g = comm->g;
-    cc_world* w = g->world;
-    int me = comm->me, is_send = c->kind == CC_COLL_SEND;
-    int src = is_send ? me : c->peer, dst = is_send ? c->peer : me, site = src * g->n + dst;
-    int peer_rank = g->members[c->peer];
-    cc__world_chan* ch;
-    double timeout_s = w->desc.timeout_s, t_fail = cc__world_now_s() + timeout_s, deadline = 0;
-    uint64_t seq;
-    char what[160], text[CONCERTO__MSG_MAX];
-    cc__world_info mine;
-    mine.kind = c->kind;
-    mine.dtype = c->dtype;
-    mine.reduce = c->reduce;
-    mine.n_elems = c->n_elems;
-    mine.peer = c->peer;
-    mine.send = c->send_buf;
-    mine.recv = c->recv_buf;
-
-    pthread_mutex_lock(&g->mu);
-    if (!g->chan) {   /* n*n channels: only for groups that use send/recv */
-        g->chan = (cc__world_chan*)cc__calloc(w->ctx, (size_t)g->n * (size_t)g->n, sizeof(cc__world_chan));
-        if (!g->chan) {
-            pthread_mutex_unlock(&g->mu);
-            cc__world_msg(msg, msg_size, "comm %s %s from rank %d to rank %d: out of memory for the channels",
-                          g->name, cc__world_kind_name(c->kind), g->members[src], g->members[dst]);
-            return CC_ERR_OUT_OF_MEMORY;
-        }
-    }
-    ch = &g->chan[site];
-    /* another thread of this rank may still have a transfer on this channel */
-    while (!g->poisoned && (is_send ? ch->send_posted : ch->recv_posted)) {
-        if (ch->moving) { pthread_cond_wait(&g->cv, &g->mu); continue; }
-        if (cc__world_wait(g, t_fail) && !g->poisoned && (is_send ? ch->send_posted : ch->recv_posted) &&
-            !ch->moving) {
-            cc__world_msg(text, sizeof text, "comm %s %s from rank %d to rank %d: the previous one did not complete within %g s: "
-                     "rank %d did not post the matching %s", g->name, cc__world_kind_name(c->kind), g->members[src],
-                     g->members[dst], timeout_s, peer_rank, is_send ? "recv" : "send");
-            cc__world_poison(g, CC_ERR_TIMEOUT, site, is_send ? ch->next_send : ch->next_recv, text);
-        }
-    }
-    seq = is_send ? ch->next_send : ch->next_recv;
-    cc__world_msg(what, sizeof what, "%s #%llu from rank %d to rank %d (%llu %s)", cc__world_kind_name(c->kind),
-             (unsigned long long)seq, g->members[src], g->members[dst], (unsigned long long)c->n_elems,
-             cc__world_dtype_name(c->dtype));
-    if (g->poisoned) {
-        cc_result r = cc__world_poison_error(g, me, site, seq, what, msg, msg_size);
-        pthread_mutex_unlock(&g->mu);
-        return r;
-    }
-    if (is_send) { ch->next_send++; ch->send = mine; ch->send_posted = 1; ch->t_send_s = cc__world_now_s(); }
-    else { ch->next_recv++; ch->recv = mine; ch->recv_posted = 1; ch->t_recv_s = cc__world_now_s(); }
-    if (ch->send_posted && ch->recv_posted) {
-        /* second to post: check, copy, complete */
-        double t_last = cc__world_now_s();
-        if (ch->send.n_elems != ch->recv.n_elems || ch->send.dtype != ch->recv.dtype) {
-            cc_result r;
-            cc__world_msg(text, sizeof text, "comm %s send/recv #%llu from rank %d to rank %d: rank %d sends %llu %s, "
-                     "rank %d receives %llu %s", g->name, (unsigned long long)seq, g->members[src], g->members[dst],
-                     g->members[src], (unsigned long long)ch->send.n_elems, cc__world_dtype_name(ch->send.dtype),
-                     g->members[dst], (unsigned long long)ch->recv.n_elems, cc__world_dtype_name(ch->recv.dtype));
-            cc__world_poison(g, CC_ERR_COLL_MISMATCH, site, seq, text);
-            ch->send_posted = ch->recv_posted = 0;
-            r = cc__world_poison_error(g, me, site, seq, what, msg, msg_size);
-            pthread_mutex_unlock(&g->mu);
-            return r;
-        }
-        ch->moving = 1;
-        pthread_mutex_unlock(&g->mu);
-        if (c->n_elems) memcpy(ch->recv.recv, ch->send.send, c->n_elems * cc__world_dtype_size(c->dtype));
-        pthread_mutex_lock(&g->mu);
-        ch->moving = 0;
-        if (w->desc.emulate_link) {
-            const cc_link* link = cc__world_node_of(w, g->members[src]) == cc__world_node_of(w, g->members[dst])
-                                      ? w->desc.intra_node : w->desc.inter_node;
-            ch->deadline_s = t_last + 1e-6 * cc_link_time_us(link, CC_COLL_SEND,
-                                                             c->n_elems * cc__world_dtype_size(c->dtype), 2);
-        }
-        deadline = ch->deadline_s;
-        ch->send_posted = ch->recv_posted = 0;
-        ch->n_done = seq + 1;
-        pthread_cond_broadcast(&g->cv);
-        pthread_mutex_unlock(&g->mu);
-        if (w->desc.emulate_link) cc__world_sleep_until(deadline);
-        return CC_OK;
-    }
-    t_fail = cc__world_now_s() + timeout_s;
-    while (ch->n_done <= seq && (!g->poisoned || ch->moving)) {   /* never leave while our buffer is being copied */
-        if (ch->moving) { pthread_cond_wait(&g->cv, &g->mu); continue; }
-        if (cc__world_wait(g, t_fail) && ch->n_done <= seq && !g->poisoned && !ch->moving) {
-            cc__world_msg(text, sizeof text, "comm %s %s: rank %d did not post the matching %s within %g s", g->name, what,
-                     peer_rank, is_send ? "recv" : "send", timeout_s);
-            cc__world_poison(g, CC_ERR_TIMEOUT, site, seq, text);
-        }
-    }
-    if (ch->n_done <= seq) {
-        cc_result r = cc__world_poison_error(g, me, site, seq, what, msg, msg_size);
-        pthread_mutex_unlock(&g->mu);
-        return r;
-    }
-    deadline = ch->deadline_s;
-    pthread_mutex_unlock(&g->mu);
-    if (w->desc.emulate_link) cc__world_sleep_until(deadline);
-    return CC_OK;
-}
-
-/* Runs a collective on the calling thread. Any thread may call it (the CPU
-   backend's stream threads do); it touches no cc_context, and on failure
-   writes the message into msg. comm is the calling rank's view. */
-static cc_result cc__comm_collective(cc_comm* comm, const cc_collective* c, char* msg, size_t msg_size) {
-    cc_result r;
-    if (msg && msg_size) msg[0] = 0;
-    if (!c) { cc__world_msg(msg, msg_size, "collective: the descriptor is NULL"); return CC_ERR_INVALID_ARG; }
-    if (!comm) {
-        cc__world_msg(msg, msg_size, "%s: the communicator is NULL", cc__world_kind_name(c->kind));
-        return CC_ERR_INVALID_ARG;
-    }
-    r = cc__world_check(comm, c, msg, msg_size);
-    if (r != CC_OK) return r;
-    if (c->kind == CC_COLL_SEND || c->kind == CC_COLL_RECV) return cc__world_p2p(comm, c, msg, msg_size);
-    return cc__world_group_coll(comm, c, msg, msg_size);
-}
-
-/* ---- groups -------------------------------------------------------------------*/
-static void cc__world_group_free(cc_context* wctx, cc__world_group* g) {
-    if (!g) return;
-    pthread_cond_destroy(&g->cv);
-    pthread_mutex_destroy(&g->mu);
-    cc__free(wctx, g->scratch);
-    cc__free(wctx, g->chan);
-    cc__free(wctx, g);   /* the arrays live in the same block */
-}
-
-/* One allocation: the group and its arrays. Members are world ranks. */
-static cc__world_group* cc__world_group_new(cc_world* w, const int* members, int n) {
-    cc_context* wctx = w->ctx;
-    size_t nn = (size_t)n, off = 0, total;
-    size_t o_head, o_members, o_sorted, o_views, o_joined, o_hit, o_issued, o_waiting, o_info;
-    cc__world_group* g;
-    char* base;
-    int i, j, node0, one_node = 1;
-    pthread_condattr_t ca;
-#define CONCERTO__WORLD_CARVE(o, bytes) (off = (off + 15) & ~(size_t)15, o = off, off += (bytes))
-    CONCERTO__WORLD_CARVE(o_head, sizeof(cc__world_group));
-    CONCERTO__WORLD_CARVE(o_members, nn * sizeof(int));
-    CONCERTO__WORLD_CARVE(o_sorted, nn * sizeof(int));
-    CONCERTO__WORLD_CARVE(o_views, nn * sizeof(struct cc_comm));
-    CONCERTO__WORLD_CARVE(o_joined, nn);
-    CONCERTO__WORLD_CARVE(o_hit, nn);
-    CONCERTO__WORLD_CARVE(o_issued, nn * sizeof(uint64_t));
-    CONCERTO__WORLD_CARVE(o_waiting, nn * sizeof(uint64_t));
-    CONCERTO__WORLD_CARVE(o_info, nn * sizeof(cc__world_info));
-#undef CONCERTO__WORLD_CARVE
-    (void)o_head;
-    total = off;
-    base = (char*)cc__calloc(wctx, 1, total);
-    if (!base) return NULL;
-    g = (cc__world_group*)base;
-    g->world = w;
-    g->n = n;
-    g->members = (int*)(base + o_members);
-    g->sorted = (int*)(base + o_sorted);
-    g->views = (struct cc_comm*)(base + o_views);
-    g->joined = (unsigned char*)(base + o_joined);
-    g->abort_hit = (unsigned char*)(base + o_hit);
-    g->issued = (uint64_t*)(base + o_issued);
-    g->waiting_at = (uint64_t*)(base + o_waiting);
-    g->info = (cc__world_info*)(base + o_info);
-    if (pthread_mutex_init(&g->mu, NULL) != 0) { cc__free(wctx, base); return NULL; }
-    if (pthread_condattr_init(&ca) != 0) { pthread_mutex_destroy(&g->mu); cc__free(wctx, base); return NULL; }
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    if (pthread_cond_init(&g->cv, &ca) != 0) {
-        pthread_condattr_destroy(&ca);
-        pthread_mutex_destroy(&g->mu);
-        cc__free(wctx, base);
-        return NULL;
-    }
-    pthread_condattr_destroy(&ca);
-    for (i = 0; i < n; i++) {
-        g->members[i] = g->sorted[i] = members[i];
-        g->views[i].g = g;
-        g->views[i].me = i;
-        g->views[i].rank = &w->ranks[members[i]];
-    }
-    for (i = 1; i < n; i++)   /* insertion sort: groups are small */
-        for (j = i; j > 0 && g->sorted[j - 1] > g->sorted[j]; j--) {
-            int t = g->sorted[j]; g->sorted[j] = g->sorted[j - 1]; g->sorted[j - 1] = t;
-        }
-    node0 = cc__world_node_of(w, members[0]);
-    for (i = 1; i < n; i++) if (cc__world_node_of(w, members[i]) != node0) one_node = 0;
-    g->link = one_node ? w->desc.intra_node : w->desc.inter_node;
-    g->name[0] = 0;
-    for (i = 0; i < n; i++) {
-        if (strlen(g->name) > sizeof g->name - 24) { cc__world_append(g->name, sizeof g->name, ",...,%d", members[n - 1]); break; }
-        cc__world_append(g->name, sizeof g->name, "%s%d", i ? "," : "{", members[i]);
-    }
-    cc__world_append(g->name, sizeof g->name, "}");
-    return g;
-}
-
-/* ---- world -----------------------------------------------------------------------*/
-/* The links a world uses when its desc names none. */
-static const cc_link cc__link_intra_default = { 2.0, 1e-5 };    /* 100 GB/s */
-static const cc_link cc__link_inter_default = { 10.0, 8e-5 };   /* 12.5 GB/s */
-
-CONCERTO_API cc_world_desc cc_world_desc_default(void) {
-    cc_world_desc d;
-    memset(&d, 0, sizeof d);
-    d.n_ranks = 1;
-    return d;
-}
-
-CONCERTO_API cc_world_desc cc_world_query_defaults(const cc_world_desc* desc) {
-    cc_world_desc d = desc ? *desc : cc_world_desc_default();
-    if (!d.intra_node) d.intra_node = &cc__link_intra_default;
-    if (!d.inter_node) d.inter_node = &cc__link_inter_default;
-    if (d.timeout_s == 0) d.timeout_s = 30.0;
-    return d;
-}
-
-static int cc__world_bad_double(double x) { return !(x >= 0) || x - x != 0; }   /* negative, NaN or infinite */
-
-/* Every problem of a resolved desc in one message; problems[0] == 0 if none. */
-static void cc__world_desc_problems(const cc_world_desc* d, char* problems, size_t size) {
-    problems[0] = 0;
-#define CONCERTO__WORLD_PROBLEM(...) \
-    (cc__world_append(problems, size, "%s", problems[0] ? "; " : ""), cc__world_append(problems, size, __VA_ARGS__))
-    if (d->n_ranks < 1) CONCERTO__WORLD_PROBLEM("n_ranks must be >= 1, got %d", d->n_ranks);
-    if (d->ranks_per_node < 0) CONCERTO__WORLD_PROBLEM("ranks_per_node must be >= 0, got %d", d->ranks_per_node);
-    if (cc__world_bad_double(d->intra_node->alpha_us) || cc__world_bad_double(d->intra_node->us_per_byte))
-        CONCERTO__WORLD_PROBLEM("intra_node must have alpha_us and us_per_byte >= 0 and finite, got %g and %g",
-                                d->intra_node->alpha_us, d->intra_node->us_per_byte);
-    if (cc__world_bad_double(d->inter_node->alpha_us) || cc__world_bad_double(d->inter_node->us_per_byte))
-        CONCERTO__WORLD_PROBLEM("inter_node must have alpha_us and us_per_byte >= 0 and finite, got %g and %g",
-                                d->inter_node->alpha_us, d->inter_node->us_per_byte);
-    if (cc__world_bad_double(d->timeout_s)) CONCERTO__WORLD_PROBLEM("timeout_s must be >= 0 and finite, got %g", d->timeout_s);
-#undef CONCERTO__WORLD_PROBLEM
-}
-
-CONCERTO_API cc_result cc_world_create(cc_context* ctx, const cc_world_desc* desc, cc_world** out) {
-    cc_world_desc d;
-    cc_context_desc cd = cc_context_desc_default();
-    cc_context* wctx = NULL;
-    cc_world* w;
-    char problems[CONCERTO__MSG_MAX];
-    int i;
-    if (!ctx) return CC_ERR_INVALID_ARG;
-    if (!out) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_world_create: out is NULL");
-    *out = NULL;
-    d = cc_world_query_defaults(desc);
-    cc__world_desc_problems(&d, problems, sizeof problems);
-    if (problems[0]) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_world_create: %s", problems);
-    cd.allocator = ctx->alloc;
-    cd.logger = ctx->logger;
-    if (cc_context_create(&cd, &wctx) != CC_OK)
-        return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_world_create: out of memory for %d ranks", d.n_ranks);
-    w = (cc_world*)cc__calloc(wctx, 1, sizeof *w);
-    if (!w) goto oom;
-    w->ctx = wctx;
-    w->intra_node = *d.intra_node;
-    w->inter_node = *d.inter_node;
-    w->desc = d;
-    w->desc.intra_node = &w->intra_node;
-    w->desc.inter_node = &w->inter_node;
-    w->abort_rank = -1;
-    if (pthread_mutex_init(&w->mu, NULL) != 0) { cc__free(wctx, w); w = NULL; goto oom; }
-    w->ranks = (cc_rank*)cc__calloc(wctx, (size_t)d.n_ranks, sizeof *w->ranks);
-    if (!w->ranks) goto fail;
-    for (i = 0; i < d.n_ranks; i++) {
-        cc_context_desc rd = cd;
-        rd.rank = i;
-        w->ranks[i].world = w;
-        w->ranks[i].index = i;
-        if (cc_context_create(&rd, &w->ranks[i].ctx) != CC_OK) goto fail;
-    }
-    {
-        int* members = (int*)cc__alloc(wctx, (size_t)d.n_ranks * sizeof(int));
-        if (!members) goto fail;
-        for (i = 0; i < d.n_ranks; i++) members[i] = i;
-        w->world_group = cc__world_group_new(w, members, d.n_ranks);
-        cc__free(wctx, members);
-        if (!w->world_group) goto fail;
-    }
-    w->world_group->is_world = 1;
-    for (i = 0; i < d.n_ranks; i++) {
-        w->world_group->joined[i] = 1;
-        w->ranks[i].world_comm = &w->world_group->views[i];
-    }
-    *out = w;
-    return CC_OK;
-fail:
-    cc_world_destroy(w);   /* and wctx with it */
-    return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_world_create: out of memory for %d ranks", d.n_ranks);
-oom:
-    cc_context_destroy(wctx);
-    return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_world_create: out of memory for %d ranks", d.n_ranks);
-}
-
-CONCERTO_API void cc_world_destroy(cc_world* w) {
-    cc_context* wctx;
-    size_t k;
-    int i;
-    if (!w) return;
-    wctx = w->ctx;
-    for (k = 0; k < w->n_groups; k++) cc__world_group_free(wctx, w->groups[k]);
-    cc__free(wctx, w->groups);
-    cc__world_group_free(wctx, w->world_group);
-    if (w->ranks) {
-        for (i = 0; i < w->desc.n_ranks; i++) cc_context_destroy(w->ranks[i].ctx);
-        cc__free(wctx, w->ranks);
-    }
-    pthread_mutex_destroy(&w->mu);
-    cc__free(wctx, w);
-    cc_context_destroy(wctx);
-}
-
-CONCERTO_API const char* cc_world_error(const cc_world* world) { return world ? world->error : "no world"; }
-
-/* A rank failed: poison every communicator so that nobody waits for it. */
-static void cc__world_abort(cc_world* w, int rank, const char* why) {
-    size_t k;
-    char text[CONCERTO__MSG_MAX];
-    pthread_mutex_lock(&w->mu);
-    if (!w->aborted) { w->aborted = 1; w->abort_rank = rank; }
-    cc__world_msg(text, sizeof text, "rank %d failed: %s", rank, why);
-    for (k = 0; k <= w->n_groups; k++) {
-        cc__world_group* g = k < w->n_groups ? w->groups[k] : w->world_group;
-        pthread_mutex_lock(&g->mu);
-        cc__world_poison(g, CC_ERR_BACKEND, CONCERTO__WORLD_SITE_ABORT, 0, text);
-        pthread_mutex_unlock(&g->mu);
-    }
-    pthread_mutex_unlock(&w->mu);
-}
-
-static void* cc__world_thread(void* arg) {
-    cc_rank* rank = (cc_rank*)arg;
-    cc_world* w = rank->world;
-    cc_result r = w->fn(rank, w->user_data);
-    rank->result = r;
-    if (r != CC_OK) {
-        const char* m = cc_last_error(rank->ctx);
-        if (m && m[0]) cc__world_msg(rank->error, sizeof rank->error, "%s", m);
-        else cc__world_msg(rank->error, sizeof rank->error, "rank %d returned %s with no message", rank->index,
-                      cc_result_description(r));
-        cc__world_abort(w, rank->index, rank->error);
-    }
-    return NULL;
-}
-
-CONCERTO_API cc_result cc_world_run(cc_world* w, cc_result (*fn)(cc_rank* rank, void* user_data), void* user_data) {
-    int i, n, n_started = 0, pick = -1;
-    cc_result r = CC_OK;
-    size_t k;
-    if (!w) return CC_ERR_INVALID_ARG;
-    n = w->desc.n_ranks;
-    if (!fn) {
-        r = CONCERTO__FAIL(w->ctx, CC_ERR_INVALID_ARG, "cc_world_run: fn is NULL");
-        cc__world_msg(w->error, sizeof w->error, "%s", cc_last_error(w->ctx));
-        return r;
-    }
-    pthread_mutex_lock(&w->mu);
-    if (w->running || w->aborted) {
-        int running = w->running, ar = w->abort_rank;
-        pthread_mutex_unlock(&w->mu);
-        if (running) r = CONCERTO__FAIL(w->ctx, CC_ERR_INVALID_ARG, "cc_world_run: the world is already running");
-        else r = CONCERTO__FAIL(w->ctx, CC_ERR_BACKEND, "cc_world_run: the world was aborted in an earlier run when rank %d "
-                          "failed; its communicators are unusable: create a new world", ar);
-        cc__world_msg(w->error, sizeof w->error, "%s", cc_last_error(w->ctx));
-        return r;
-    }
-    w->running = 1;
-    w->fn = fn;
-    w->user_data = user_data;
-    w->error[0] = 0;
-    pthread_mutex_unlock(&w->mu);
-    for (i = 0; i < n; i++) {
-        cc_clear_error(w->ranks[i].ctx);
-        w->ranks[i].result = CC_OK;
-        w->ranks[i].abort_hit = 0;
-        w->ranks[i].error[0] = 0;
-    }
-    for (i = 0; i < n; i++) {
-        if (pthread_create(&w->ranks[i].thread, NULL, cc__world_thread, &w->ranks[i]) != 0) break;
-        n_started++;
-    }
-    if (n_started < n) {
-        char why[96];
-        cc__world_msg(why, sizeof why, "cc_world_run could not start a thread for rank %d of %d", n_started, n);
-        cc__world_abort(w, n_started, why);
-    }
-    for (i = 0; i < n_started; i++) pthread_join(w->ranks[i].thread, NULL);
-    pthread_mutex_lock(&w->mu);
-    w->running = 0;
-    pthread_mutex_unlock(&w->mu);
-    if (n_started < n) {
-        r = CONCERTO__FAIL(w->ctx, CC_ERR_BACKEND, "cc_world_run: could not start a thread for rank %d of %d", n_started, n);
-        cc__world_msg(w->error, sizeof w->error, "%s", cc_last_error(w->ctx));
-        return r;
-    }
-    /* The first failed rank by index, preferring those whose failure is not
-       merely the abort caused by another rank's failure. */
-    for (i = 0; i < n && pick < 0; i++) {
-        int hit = w->ranks[i].abort_hit;
-        if (w->ranks[i].result == CC_OK) continue;
-        for (k = 0; k <= w->n_groups && !hit; k++) {
-            cc__world_group* g = k < w->n_groups ? w->groups[k] : w->world_group;
-            int m;
-            for (m = 0; m < g->n; m++) if (g->members[m] == i && g->abort_hit[m]) hit = 1;
-        }
-        if (!hit) pick = i;
-    }
-    for (i = 0; i < n && pick < 0; i++) if (w->ranks[i].result != CC_OK) pick = i;
-    if (pick < 0) return CC_OK;
-    {
-        char prefix[32];
-        cc__world_msg(prefix, sizeof prefix, "rank %d: ", pick);
-        if (strncmp(w->ranks[pick].error, prefix, strlen(prefix)) == 0)
-            cc__world_msg(w->error, sizeof w->error, "%s", w->ranks[pick].error);
-        else cc__world_msg(w->error, sizeof w->error, "%s%s", prefix, w->ranks[pick].error);
-    }
-    return w->ranks[pick].result;
-}
-
-CONCERTO_API int cc_rank_index(const cc_rank* rank) { return rank ? rank->index : -1; }
-CONCERTO_API int cc_rank_count(const cc_rank* rank) { return rank ? rank->world->desc.n_ranks : 0; }
-CONCERTO_API cc_context* cc_rank_context(cc_rank* rank) { return rank ? rank->ctx : NULL; }
-CONCERTO_API cc_comm* cc_rank_world_comm(cc_rank* rank) { return rank ? rank->world_comm : NULL; }
-CONCERTO_API int cc_comm_rank(const cc_comm* comm) { return comm ? comm->me : -1; }
-CONCERTO_API int cc_comm_size(const cc_comm* comm) { return comm ? comm->g->n : 0; }
-
-/* ---- communicators ------------------------------------------------------------
-   Creations are matched by key: the sorted member list and how many groups
-   of that list this rank created before. The first member to call creates
-   the group, the others join it; a member whose ordered list differs fails,
-   and poisons the group so that the others fail on their first collective. */
-CONCERTO_API cc_result cc_comm_create(cc_rank* rank, const int* members, int n, cc_comm** out) {
-    cc_world* w;
-    cc_context* ctx;
-    int i, j, me = -1, instance = 0, n_ranks;
-    int* sorted = NULL;
-    cc__world_group* g = NULL;
-    size_t k;
-    char list[96];
-    cc_result r = CC_OK;
-    if (out) *out = NULL;
-    if (!rank) return CC_ERR_INVALID_ARG;
-    w = rank->world;
-    ctx = rank->ctx;
-    n_ranks = w->desc.n_ranks;
-    if (!out) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_comm_create: out is NULL");
-    if (!members || n < 1)
-        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_comm_create: %s", !members ? "members is NULL" : "n_members must be >= 1");
-    if (n > n_ranks)
-        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_comm_create: %d members in a world of %d ranks", n, n_ranks);
-    list[0] = 0;
-    for (i = 0; i < n; i++) {
-        if (strlen(list) > sizeof list - 24) { cc__world_append(list, sizeof list, ",..."); break; }
-        cc__world_append(list, sizeof list, "%s%d", i ? "," : "{", members[i]);
-    }
-    cc__world_append(list, sizeof list, "}");
-    for (i = 0; i < n; i++) {
-        if (members[i] < 0 || members[i] >= n_ranks)
-            return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_comm_create %s: member %d is rank %d, outside the world's %d ranks",
-                            list, i, members[i], n_ranks);
-        for (j = 0; j < i; j++)
-            if (members[j] == members[i])
-                return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_comm_create %s: rank %d is listed twice (members %d and %d)",
-                                list, members[i], j, i);
-        if (members[i] == rank->index) me = i;
-    }
-    if (me < 0)
-        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_comm_create %s: the calling rank %d is not among the members",
-                        list, rank->index);
-    sorted = (int*)cc__alloc(ctx, (size_t)n * sizeof(int));
-    if (!sorted) return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_comm_create %s: out of memory", list);
-    for (i = 0; i < n; i++) sorted[i] = members[i];
-    for (i = 1; i < n; i++)
-        for (j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) { int t = sorted[j]; sorted[j] = sorted[j - 1]; sorted[j - 1] = t; }
-
-    pthread_mutex_lock(&w->mu);
-    if (w->aborted) {
-        int ar = w->abort_rank;
-        rank->abort_hit = 1;
-        pthread_mutex_unlock(&w->mu);
-        cc__free(ctx, sorted);
-        return CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "cc_comm_create %s: the world was aborted (rank %d failed)", list, ar);
-    }
-    /* this rank's instance number for the member set: groups of the set it already joined */
-    for (k = 0; k < w->n_groups; k++) {
-        cc__world_group* h = w->groups[k];
-        int joined;
-        if (h->n != n || memcmp(h->sorted, sorted, (size_t)n * sizeof(int)) != 0) continue;
-        pthread_mutex_lock(&h->mu);
-        for (i = 0; i < n; i++) if (h->members[i] == rank->index) break;
-        joined = h->joined[i];
-        pthread_mutex_unlock(&h->mu);
-        if (joined) instance++;
-        else if (!g || h->instance < g->instance) g = h;   /* the oldest one not yet joined */
-    }
-    if (g && g->instance != instance) g = NULL;   /* cannot happen: instances are joined in order */
-    if (g) {
-        pthread_mutex_lock(&g->mu);
-        if (memcmp(g->members, members, (size_t)n * sizeof(int)) != 0) {
-            char text[CONCERTO__MSG_MAX];
-            int first = -1;
-            for (i = 0; i < n; i++) if (g->joined[i]) { first = g->members[i]; break; }
-            cc__world_msg(text, sizeof text, "cc_comm_create: rank %d gave members %s, rank %d gave %s for the same "
-                     "communicator (creation #%d of this set of ranks): every member must give the same list",
-                     rank->index, list, first, g->name, instance);
-            cc__world_poison(g, CC_ERR_COLL_MISMATCH, CONCERTO__WORLD_SITE_GROUP, (uint64_t)-1, text);
-            for (i = 0; i < n; i++)   /* this creation is used up: the rank's next one pairs with the next group */
-                if (g->members[i] == rank->index) g->joined[i] = 1;
-            pthread_mutex_unlock(&g->mu);
-            pthread_mutex_unlock(&w->mu);
-            cc__free(ctx, sorted);
-            return CONCERTO__FAIL(ctx, CC_ERR_COLL_MISMATCH, "%s", text);
-        }
-        for (i = 0; i < n; i++) if (g->members[i] == rank->index) break;
-        g->joined[i] = 1;
-        *out = &g->views[i];
-        pthread_mutex_unlock(&g->mu);
-    } else if (!CONCERTO__GROW(w->ctx, w->groups, w->cap_groups, w->n_groups + 1)) {
-        r = CC_ERR_OUT_OF_MEMORY;
-    } else {
-        g = cc__world_group_new(w, members, n);
-        if (!g) r = CC_ERR_OUT_OF_MEMORY;
-        else {
-            g->instance = instance;
-            g->joined[me] = 1;   /* nobody else can see it yet */
-            w->groups[w->n_groups++] = g;
-            *out = &g->views[me];
-        }
-    }
-    pthread_mutex_unlock(&w->mu);
-    cc__free(ctx, sorted);
-    if (r != CC_OK) return CONCERTO__FAIL(ctx, r, "cc_comm_create %s: out of memory", list);
-    return CC_OK;
-}
-
-CONCERTO_API cc_result cc_comm_run(cc_rank* rank, const cc_collective* coll) {
-    char msg[CONCERTO__MSG_MAX];
-    cc_result r;
-    if (!rank) return CC_ERR_INVALID_ARG;
-    if (!coll) return CONCERTO__FAIL(rank->ctx, CC_ERR_INVALID_ARG, "cc_comm_run: coll is NULL");
-    if (!coll->comm) return CONCERTO__FAIL(rank->ctx, CC_ERR_INVALID_ARG, "cc_comm_run %s: coll->comm is NULL",
-                                     cc__world_kind_name(coll->kind));
-    if (coll->comm->rank != rank)
-        return CONCERTO__FAIL(rank->ctx, CC_ERR_INVALID_ARG, "cc_comm_run %s: the communicator %s is rank %d's, not rank %d's",
-                        cc__world_kind_name(coll->kind), coll->comm->g->name, coll->comm->rank->index, rank->index);
-    r = cc__comm_collective(coll->comm, coll, msg, sizeof msg);
-    if (r != CC_OK) return CONCERTO__FAIL(rank->ctx, r, "%s", msg);
-    return CC_OK;
-}
-
-/* >>rewrite: graph-to-graph rewrites (fusion, decomposition) and what they
-   share: a new graph built from an old one op by op with some ops replaced,
-   the cost model of a resized collective, judging a graph with the
-   scheduler.
-
-   The input graph is only read (and validated). Every candidate is a whole
-   new graph; a search holds its current graph and at most two candidates
-   and destroys the rest, so a failure anywhere frees everything it made and
-   returns with *out NULL. Ops are visited in index (program) order only, so
-   the result depends on the graph and the desc alone (and, for fusion's
-   contiguity, on this rank's buffer addresses). */
 
 typedef struct cc__rw_fit {          /* duration = a + b * bytes, per (kind, communicator) */
     cc_coll_kind kind;
@@ -6029,6 +5075,7 @@ static cc_result cc__rw_src_init(cc__rw* w, const cc_graph* g, cc__rw_src* s) {
     }
     return CC_OK;
 }
+
 static void cc__rw_src_free(cc__rw* w, cc__rw_src* s) { cc__free(w->ctx, s->acc_off); s->acc_off = NULL; }
 
 /* An empty graph with src's streams or resources and buffers. */
@@ -6167,6 +5214,7 @@ static cc_result cc__rw_scratch_init(cc__rw* w, const cc__rw_src* s, cc__rw_scra
         return CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", w->who);
     return CC_OK;
 }
+
 static void cc__rw_scratch_free(cc__rw* w, cc__rw_scratch* x) {
     cc__free(w->ctx, x->regs); cc__free(w->ctx, x->name); cc__free(w->ctx, x->first); cc__free(w->ctx, x->count);
     cc__free(w->ctx, x->mark); cc__free(w->ctx, x->queue);
@@ -6750,6 +5798,7 @@ fail:
    and the waits before it). A dependency on stream t is covered when the
    clock already reaches it; of the uncovered ones only the latest per stream
    matters, and one that another chosen wait already implies is dropped. */
+
 typedef struct cc__plan_op {
     cc_op_fn fn;
     void* user_data;
@@ -6777,6 +5826,7 @@ static uint64_t cc__fnv(uint64_t h, const void* data, size_t n) {
     for (i = 0; i < n; i++) { h ^= b[i]; h *= 0x100000001B3ull; }
     return h;
 }
+
 static uint64_t cc__fnv_int(uint64_t h, int64_t v) {
     unsigned char b[8];
     int i;
@@ -6792,9 +5842,10 @@ CONCERTO_API void cc_plan_destroy(cc_plan* pl) {
     cc__free(ctx, pl->seq_off); cc__free(ctx, pl->seq);
     cc__free(ctx, pl);
 }
-CONCERTO_API uint64_t cc_plan_hash(const cc_plan* pl) { return pl ? pl->hash : 0; }
-CONCERTO_API int cc_plan_n_waits(const cc_plan* pl) { return pl ? pl->n_waits : -1; }
 
+CONCERTO_API uint64_t cc_plan_hash(const cc_plan* pl) { return pl ? pl->hash : 0; }
+
+CONCERTO_API int cc_plan_n_waits(const cc_plan* pl) { return pl ? pl->n_waits : -1; }
 
 CONCERTO_API cc_result cc_plan_create(cc_context* ctx, cc_graph* g, const cc_op* order, cc_plan** out) {
     cc_plan* pl = NULL;
@@ -6956,6 +6007,7 @@ done:
 /* >>exec
    Running a plan: every step the ops of the plan in host order, each with
    its waits, timestamps and event record, all through the backend. */
+
 struct cc_exec {
     cc_context* ctx;
     cc_plan* plan;
@@ -7179,6 +6231,7 @@ CONCERTO_API cc_result cc_exec_agree(cc_exec* x, cc_comm* comm) {
    Every op alone on the backend, repeats times, in plan order (so ranks
    issue their collectives alike); the median of each becomes its duration,
    after the ranks of a communicator agreed on the maximum. */
+
 static int cc__dbl_cmp(const void* a, const void* b) {
     double x = *(const double*)a, y = *(const double*)b;
     return (x > y) - (x < y);
@@ -7244,6 +6297,1057 @@ done:
     cc__free(x->ctx, samples); cc__free(x->ctx, med);
     return rc;
 }
+
+/* >>world: ranks as threads in one process, communicators, collectives with
+   real data, the alpha-beta link model and its emulation.
+
+   Layout. A cc_world owns its own context (world-level memory), one cc_rank
+   per rank (each with its own context) and every communicator. A
+   communicator is a shared group (cc__world_group: mutex, condition variable,
+   the rendezvous state) plus one view per member (struct cc_comm, the handle
+   a rank gets): views never change after creation, everything that does
+   lives in the group under its mutex.
+
+   Group collectives. Member m issuing its s-th collective on the group
+   publishes its descriptor and buffers in info[m] and waits. The member that
+   arrives last moves all the data itself (outside the mutex, while every
+   other member is blocked in the same collective), in rank order, so every
+   rank gets bit-identical results; then it marks collective s done and wakes
+   the others. A member can only arrive at s+1 once s is done, so one set of
+   per-member slots suffices, and the scratch buffer is only ever used by one
+   mover at a time.
+
+   Point to point. Per ordered pair (src, dst) of members a channel with one
+   posted send and one posted recv; the k-th send pairs with the k-th recv.
+   Whoever posts second checks that the two agree and copies.
+
+   Failure. A mismatch, a timeout or a failed rank (cc_world_run's abort)
+   poisons the group: every waiter wakes, and every later collective on it
+   fails at once with a message that names the original failure.
+
+   Lock order: world->mu before group->mu; nothing takes them the other way. */
+
+#define CONCERTO__WORLD_SITE_GROUP (-1)   /* poison_site: a group collective (poison_seq) */
+
+#define CONCERTO__WORLD_SITE_ABORT (-2)   /* poison_site: the world was aborted */
+
+typedef struct cc__world_info {     /* one member's collective as issued */
+    cc_coll_kind kind;
+    cc_dtype dtype;
+    cc_reduce_op reduce;
+    size_t n_elems;
+    int peer;
+    const void* send;
+    void* recv;
+} cc__world_info;
+
+typedef struct cc__world_chan {     /* point to point, from member src to member dst */
+    uint64_t next_send, next_recv;  /* sequence number of the next send / recv posted */
+    uint64_t n_done;                /* transfers complete */
+    int send_posted, recv_posted;
+    int moving;                     /* both posted, data being copied (outside the lock) */
+    cc__world_info send, recv;
+    double t_send_s, t_recv_s;      /* when they were posted */
+    double deadline_s;              /* emulated link: completion of the last transfer */
+} cc__world_chan;
+
+typedef struct cc__world_group {
+    cc_world* world;
+    int n;
+    int* members;                   /* [n] world ranks, in the creator's order */
+    int* sorted;                    /* [n] the same, sorted: the creation key */
+    int instance;                   /* k-th group created with this member set */
+    int is_world;
+    const cc_link* link;            /* intra_node if every member is on one node */
+    char name[96];                  /* "{0,1,2,3}" */
+    struct cc_comm* views;          /* [n] the per-member handles */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    /* everything below under mu */
+    unsigned char* joined;          /* [n] member created its view */
+    unsigned char* abort_hit;       /* [n] member got the abort error */
+    uint64_t* issued;               /* [n] group collectives issued by the member */
+    uint64_t* waiting_at;           /* [n] 1 + the sequence number it waits in, 0 none */
+    cc__world_info* info;           /* [n] */
+    uint64_t n_done;                /* group collectives complete */
+    int n_arrived, moving;
+    double deadline_s;              /* emulated link: completion of the last collective */
+    cc__world_chan* chan;           /* [n*n] by src*n + dst, allocated by the first send/recv */
+    int poisoned;
+    cc_result poison_code;
+    int poison_site;                /* CC__WORLD_SITE_*, or the channel index */
+    uint64_t poison_seq;
+    char poison_msg[CONCERTO__MSG_MAX];
+    void* scratch;                  /* used only by the mover of a collective */
+    size_t scratch_bytes;
+} cc__world_group;
+
+struct cc_comm {
+    cc__world_group* g;
+    int me;                         /* index in the group */
+    cc_rank* rank;
+};
+
+struct cc_rank {
+    cc_world* world;
+    int index;
+    cc_context* ctx;
+    cc_comm* world_comm;
+    pthread_t thread;
+    int abort_hit;                  /* under world->mu: cc_comm_create failed because of the abort */
+    cc_result result;
+    char error[CONCERTO__MSG_MAX];
+};
+
+struct cc_world {
+    cc_context* ctx;                /* world-level memory and errors of cc_world_* calls */
+    cc_world_desc desc;             /* defaults resolved; its links point at the two below */
+    cc_link intra_node, inter_node;
+    pthread_mutex_t mu;
+    cc_rank* ranks;                 /* [n_ranks] */
+    cc__world_group* world_group;
+    /* under mu */
+    cc__world_group** groups;       /* every group but the world's, in creation order */
+    size_t n_groups, cap_groups;
+    int running;
+    int aborted;
+    int abort_rank;
+    cc_result (*fn)(cc_rank* rank, void* user_data);
+    void* user_data;
+    char error[CONCERTO__MSG_MAX];
+};
+
+/* ---- helpers ------------------------------------------------------------*/
+static double cc__world_now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static struct timespec cc__world_timespec(double t_s) {
+    struct timespec ts;
+    double sec = floor(t_s);
+    ts.tv_sec = (time_t)sec;
+    ts.tv_nsec = (long)((t_s - sec) * 1e9);
+    if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+    if (ts.tv_nsec < 0) ts.tv_nsec = 0;
+    return ts;
+}
+
+/* Sleeps (no spinning) until the monotonic clock reaches t_s. */
+static void cc__world_sleep_until(double t_s) {
+    struct timespec ts;
+    if (t_s <= 0 || cc__world_now_s() >= t_s) return;
+    ts = cc__world_timespec(t_s);
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {}
+}
+
+/* Waits on the group's condition variable until woken or until t_s;
+   returns 1 if t_s has passed. */
+static int cc__world_wait(cc__world_group* g, double t_s) {
+    struct timespec ts = cc__world_timespec(t_s);
+    int rc = pthread_cond_timedwait(&g->cv, &g->mu, &ts);
+    return rc == ETIMEDOUT || cc__world_now_s() >= t_s;
+}
+
+static int cc__world_reduces(cc_coll_kind kind) {
+    return kind == CC_COLL_ALL_REDUCE || kind == CC_COLL_REDUCE_SCATTER;
+}
+
+/* "all_reduce(sum) of 1024 float32", "broadcast of 8 int32 from root 1 (rank 3)" */
+static void cc__world_describe(char* buf, size_t size, const cc__world_group* g, const cc__world_info* c) {
+    buf[0] = 0;
+    cc__world_append(buf, size, "%s", cc__world_kind_name(c->kind));
+    if (cc__world_reduces(c->kind)) cc__world_append(buf, size, "(%s)", cc__world_reduce_name(c->reduce));
+    cc__world_append(buf, size, " of %llu %s", (unsigned long long)c->n_elems, cc__world_dtype_name(c->dtype));
+    if (c->kind == CC_COLL_BROADCAST) {
+        if (c->peer >= 0 && c->peer < g->n) cc__world_append(buf, size, " from root %d (rank %d)", c->peer, g->members[c->peer]);
+        else cc__world_append(buf, size, " from root %d", c->peer);
+    }
+}
+
+static int cc__world_same(const cc__world_info* a, const cc__world_info* b) {
+    if (a->kind != b->kind || a->n_elems != b->n_elems || a->dtype != b->dtype) return 0;
+    if (cc__world_reduces(a->kind) && a->reduce != b->reduce) return 0;
+    if (a->kind == CC_COLL_BROADCAST && a->peer != b->peer) return 0;
+    return 1;
+}
+
+static int cc__world_node_of(const cc_world* w, int rank) {
+    return w->desc.ranks_per_node > 0 ? rank / w->desc.ranks_per_node : 0;
+}
+
+/* ---- reductions (in the element type, int32 wraps around) -----------------*/
+static void cc__world_reduce_into(void* acc, const void* in, size_t n, cc_dtype dt, cc_reduce_op op) {
+    size_t i;
+    int max = op == CC_REDUCE_MAX;
+    switch (dt) {
+        case CC_DTYPE_FLOAT32: {
+            float* a = (float*)acc;
+            const float* x = (const float*)in;
+            if (max) { for (i = 0; i < n; i++) if (x[i] > a[i]) a[i] = x[i]; }
+            else for (i = 0; i < n; i++) a[i] += x[i];
+            break;
+        }
+        case CC_DTYPE_FLOAT64: {
+            double* a = (double*)acc;
+            const double* x = (const double*)in;
+            if (max) { for (i = 0; i < n; i++) if (x[i] > a[i]) a[i] = x[i]; }
+            else for (i = 0; i < n; i++) a[i] += x[i];
+            break;
+        }
+        case CC_DTYPE_INT32: {
+            int32_t* a = (int32_t*)acc;
+            const int32_t* x = (const int32_t*)in;
+            if (max) { for (i = 0; i < n; i++) if (x[i] > a[i]) a[i] = x[i]; }
+            else for (i = 0; i < n; i++) a[i] = (int32_t)((uint32_t)a[i] + (uint32_t)x[i]);
+            break;
+        }
+        default: break;
+    }
+}
+
+static void cc__world_divide(void* acc, size_t n, cc_dtype dt, int count) {
+    size_t i;
+    switch (dt) {
+        case CC_DTYPE_FLOAT32: { float* a = (float*)acc; for (i = 0; i < n; i++) a[i] /= (float)count; break; }
+        case CC_DTYPE_FLOAT64: { double* a = (double*)acc; for (i = 0; i < n; i++) a[i] /= (double)count; break; }
+        case CC_DTYPE_INT32: { int32_t* a = (int32_t*)acc; for (i = 0; i < n; i++) a[i] /= count; break; }
+        default: break;
+    }
+}
+
+/* ---- poison -----------------------------------------------------------------
+   Under g->mu. The first failure wins; later ones keep the original cause. */
+static void cc__world_poison(cc__world_group* g, cc_result code, int site, uint64_t seq, const char* text) {
+    if (g->poisoned) return;
+    g->poisoned = 1;
+    g->poison_code = code;
+    g->poison_site = site;
+    g->poison_seq = seq;
+    cc__world_msg(g->poison_msg, sizeof g->poison_msg, "%s", text);
+    pthread_cond_broadcast(&g->cv);
+}
+
+/* The error of an operation that found (or was woken by) the poison. Under
+   g->mu. site/seq: the operation's own; what: its description. */
+static cc_result cc__world_poison_error(cc__world_group* g, int me, int site, uint64_t seq, const char* what,
+                                        char* msg, size_t msg_size) {
+    if (g->poison_site == CONCERTO__WORLD_SITE_ABORT) {
+        g->abort_hit[me] = 1;
+        cc__world_msg(msg, msg_size, "comm %s %s: aborted: %s", g->name, what, g->poison_msg);
+    } else if (g->poison_site == site && g->poison_seq == seq) {
+        cc__world_msg(msg, msg_size, "%s", g->poison_msg);   /* the failure itself */
+    } else {
+        cc__world_msg(msg, msg_size, "comm %s %s: the communicator failed earlier: %s", g->name, what, g->poison_msg);
+    }
+    return g->poison_code;
+}
+
+/* ---- argument checks (no lock needed: views never change) ----------------*/
+static int cc__world_overlap(const void* a, const void* b, size_t n_a, size_t n_b) {
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    if (!a || !b || !n_a || !n_b) return 0;
+    return x < y + n_b && y < x + n_a;
+}
+
+static cc_result cc__world_check(const cc_comm* comm, const cc_collective* c, char* msg, size_t msg_size) {
+    const cc__world_group* g = comm->g;
+    int n = g->n, me_rank = g->members[comm->me];
+    const char* kind = cc__world_kind_name(c->kind);
+    size_t es = cc__world_dtype_size(c->dtype), n_send, n_recv;
+    if (c->kind <= CC_COLL_NONE || c->kind > CC_COLL_ALL_TO_ALL) {
+        cc__world_msg(msg, msg_size, "comm %s: rank %d issued a collective of invalid kind %d", g->name, me_rank, (int)c->kind);
+        return CC_ERR_INVALID_ARG;
+    }
+    if (!es) {
+        cc__world_msg(msg, msg_size, "comm %s %s: rank %d gave invalid dtype %d", g->name, kind, me_rank, (int)c->dtype);
+        return CC_ERR_INVALID_ARG;
+    }
+    if (cc__world_reduces(c->kind) && (c->reduce < CC_REDUCE_SUM || c->reduce > CC_REDUCE_MAX)) {
+        cc__world_msg(msg, msg_size, "comm %s %s: rank %d gave invalid reduce op %d", g->name, kind, me_rank, (int)c->reduce);
+        return CC_ERR_INVALID_ARG;
+    }
+    if (c->kind == CC_COLL_BROADCAST || c->kind == CC_COLL_SEND || c->kind == CC_COLL_RECV) {
+        const char* role = c->kind == CC_COLL_BROADCAST ? "root" : c->kind == CC_COLL_SEND ? "destination" : "source";
+        if (c->peer < 0 || c->peer >= n) {
+            cc__world_msg(msg, msg_size, "comm %s %s: rank %d gave %s %d, outside the communicator's %d ranks",
+                          g->name, kind, me_rank, role, c->peer, n);
+            return CC_ERR_INVALID_ARG;
+        }
+        if (c->kind != CC_COLL_BROADCAST && c->peer == comm->me) {
+            cc__world_msg(msg, msg_size, "comm %s %s: rank %d names itself as the %s", g->name, kind, me_rank, role);
+            return CC_ERR_INVALID_ARG;
+        }
+    }
+    /* element counts of the two buffers */
+    n_send = n_recv = c->n_elems;
+    if (c->kind == CC_COLL_REDUCE_SCATTER || c->kind == CC_COLL_ALL_TO_ALL) n_send = c->n_elems * (size_t)n;
+    if (c->kind == CC_COLL_ALL_GATHER || c->kind == CC_COLL_ALL_TO_ALL) n_recv = c->n_elems * (size_t)n;
+    if (c->n_elems > (size_t)-1 / es / (size_t)n) {
+        cc__world_msg(msg, msg_size, "comm %s %s: rank %d: %llu elements overflow the address space",
+                      g->name, kind, me_rank, (unsigned long long)c->n_elems);
+        return CC_ERR_INVALID_ARG;
+    }
+    if (c->n_elems == 0) return CC_OK;
+    if (c->kind != CC_COLL_RECV && !c->send_buf && (c->kind != CC_COLL_BROADCAST || c->peer == comm->me)) {
+        cc__world_msg(msg, msg_size, "comm %s %s: rank %d: send_buf is NULL with n_elems %llu",
+                      g->name, kind, me_rank, (unsigned long long)c->n_elems);
+        return CC_ERR_INVALID_ARG;
+    }
+    if (c->kind != CC_COLL_SEND && !c->recv_buf) {
+        cc__world_msg(msg, msg_size, "comm %s %s: rank %d: recv_buf is NULL with n_elems %llu",
+                      g->name, kind, me_rank, (unsigned long long)c->n_elems);
+        return CC_ERR_INVALID_ARG;
+    }
+    if (c->kind != CC_COLL_SEND && c->kind != CC_COLL_RECV && !(c->kind == CC_COLL_BROADCAST && c->peer != comm->me)) {
+        int in_place_ok = c->kind == CC_COLL_ALL_REDUCE || c->kind == CC_COLL_BROADCAST;
+        if (cc__world_overlap(c->send_buf, c->recv_buf, n_send * es, n_recv * es) &&
+            !(in_place_ok && c->send_buf == c->recv_buf)) {
+            cc__world_msg(msg, msg_size, "comm %s %s: rank %d: send_buf and recv_buf overlap%s", g->name, kind, me_rank,
+                          in_place_ok ? " without being equal (in place)" : " (in place is allowed only for all_reduce and broadcast)");
+            return CC_ERR_INVALID_ARG;
+        }
+    }
+    return CC_OK;
+}
+
+/* ---- data movement of a group collective -----------------------------------
+   Called by the last member to arrive, without the lock; every other member
+   is blocked in the same collective. Reductions go through the scratch
+   buffer in rank order, so results do not depend on who moves the data and
+   in-place buffers are safe. */
+static cc_result cc__world_move(cc__world_group* g, char* msg, size_t msg_size) {
+    const cc__world_info* c0 = &g->info[0];
+    int n = g->n, m, d;
+    size_t es = cc__world_dtype_size(c0->dtype), cnt = c0->n_elems, blk = cnt * es;
+    if (cnt == 0) return CC_OK;
+    switch (c0->kind) {
+        case CC_COLL_ALL_REDUCE:
+        case CC_COLL_REDUCE_SCATTER: {
+            size_t total = c0->kind == CC_COLL_ALL_REDUCE ? cnt : cnt * (size_t)n;
+            if (g->scratch_bytes < total * es) {
+                cc_context* wctx = g->world->ctx;
+                cc__free(wctx, g->scratch);
+                g->scratch_bytes = 0;
+                g->scratch = cc__alloc(wctx, total * es);
+                if (!g->scratch) {
+                    cc__world_msg(msg, msg_size, "comm %s %s: out of memory for a %llu-byte reduction buffer", g->name,
+                                  cc__world_kind_name(c0->kind), (unsigned long long)(total * es));
+                    return CC_ERR_OUT_OF_MEMORY;
+                }
+                g->scratch_bytes = total * es;
+            }
+            memcpy(g->scratch, g->info[0].send, total * es);
+            for (m = 1; m < n; m++) cc__world_reduce_into(g->scratch, g->info[m].send, total, c0->dtype, c0->reduce);
+            if (c0->reduce == CC_REDUCE_AVG) cc__world_divide(g->scratch, total, c0->dtype, n);
+            for (m = 0; m < n; m++)
+                memcpy(g->info[m].recv, (const char*)g->scratch + (c0->kind == CC_COLL_ALL_REDUCE ? 0 : (size_t)m * blk),
+                       blk);
+            break;
+        }
+        case CC_COLL_ALL_GATHER:
+            for (d = 0; d < n; d++)
+                for (m = 0; m < n; m++) memcpy((char*)g->info[d].recv + (size_t)m * blk, g->info[m].send, blk);
+            break;
+        case CC_COLL_BROADCAST: {
+            const void* src = g->info[c0->peer].send;
+            for (m = 0; m < n; m++)
+                if (g->info[m].recv != src) memcpy(g->info[m].recv, src, blk);
+            break;
+        }
+        case CC_COLL_ALL_TO_ALL:
+            for (d = 0; d < n; d++)
+                for (m = 0; m < n; m++)
+                    memcpy((char*)g->info[d].recv + (size_t)m * blk, (const char*)g->info[m].send + (size_t)d * blk, blk);
+            break;
+        default: break;
+    }
+    return CC_OK;
+}
+
+/* Who did not arrive at group collective seq, for a timeout message. Under g->mu. */
+static void cc__world_missing(const cc__world_group* g, uint64_t seq, char* buf, size_t size) {
+    int m, n_missing = 0;
+    buf[0] = 0;
+    for (m = 0; m < g->n; m++) {
+        if (g->waiting_at[m] == seq + 1) continue;
+        cc__world_append(buf, size, "%s%d", n_missing ? ", " : "", g->members[m]);
+        if (!g->joined[m]) cc__world_append(buf, size, " (which has not created this communicator)");
+        else cc__world_append(buf, size, " (which has issued %llu collectives on it)", (unsigned long long)g->issued[m]);
+        n_missing++;
+    }
+    if (n_missing == 0) cc__world_msg(buf, size, "(nobody)");
+}
+
+static cc_result cc__world_group_coll(cc_comm* comm, const cc_collective* c, char* msg, size_t msg_size) {
+    cc__world_group* g = comm->g;
+    cc_world* w = g->world;
+    int me = comm->me, m;
+    uint64_t seq;
+    double timeout_s = w->desc.timeout_s, t_fail, deadline = 0;
+    char what[160], text[CONCERTO__MSG_MAX];
+    cc__world_info mine;
+    mine.kind = c->kind;
+    mine.dtype = c->dtype;
+    mine.reduce = c->reduce;
+    mine.n_elems = c->n_elems;
+    mine.peer = c->peer;
+    mine.send = c->send_buf;
+    mine.recv = c->recv_buf;
+
+    pthread_mutex_lock(&g->mu);
+    seq = g->issued[me]++;
+    {
+        char d[112];
+        cc__world_describe(d, sizeof d, g, &mine);
+        cc__world_msg(what, sizeof what, "collective #%llu (%s)", (unsigned long long)seq, d);
+    }
+    if (g->poisoned) {
+        cc_result r = cc__world_poison_error(g, me, CONCERTO__WORLD_SITE_GROUP, seq, what, msg, msg_size);
+        pthread_mutex_unlock(&g->mu);
+        return r;
+    }
+    /* another thread of this rank may have issued the previous one on this
+       communicator: collectives of one rank on one communicator run in
+       the order they were issued */
+    while (!g->poisoned && g->n_done != seq) pthread_cond_wait(&g->cv, &g->mu);
+    if (g->poisoned) {
+        cc_result r = cc__world_poison_error(g, me, CONCERTO__WORLD_SITE_GROUP, seq, what, msg, msg_size);
+        pthread_mutex_unlock(&g->mu);
+        return r;
+    }
+    /* the same collective as everyone already here? */
+    for (m = 0; m < g->n; m++) {
+        char mine_d[112], theirs_d[112];
+        if (m == me || g->waiting_at[m] != seq + 1 || cc__world_same(&g->info[m], &mine)) continue;
+        cc__world_describe(theirs_d, sizeof theirs_d, g, &g->info[m]);
+        cc__world_describe(mine_d, sizeof mine_d, g, &mine);
+        cc__world_msg(text, sizeof text, "comm %s collective #%llu: rank %d issued %s, rank %d issued %s", g->name,
+                 (unsigned long long)seq, g->members[m < me ? m : me], m < me ? theirs_d : mine_d,
+                 g->members[m < me ? me : m], m < me ? mine_d : theirs_d);
+        cc__world_poison(g, CC_ERR_COLL_MISMATCH, CONCERTO__WORLD_SITE_GROUP, seq, text);
+        {
+            cc_result r = cc__world_poison_error(g, me, CONCERTO__WORLD_SITE_GROUP, seq, what, msg, msg_size);
+            pthread_mutex_unlock(&g->mu);
+            return r;
+        }
+    }
+    g->info[me] = mine;
+    g->waiting_at[me] = seq + 1;
+    g->n_arrived++;
+    if (g->n_arrived == g->n) {
+        /* last to arrive: move the data, complete, wake the others */
+        double t_last = cc__world_now_s();
+        cc_result r;
+        g->moving = 1;
+        pthread_mutex_unlock(&g->mu);
+        r = cc__world_move(g, text, sizeof text);
+        pthread_mutex_lock(&g->mu);
+        g->moving = 0;
+        g->n_arrived = 0;
+        for (m = 0; m < g->n; m++) g->waiting_at[m] = 0;
+        if (r != CC_OK) {
+            cc__world_poison(g, r, CONCERTO__WORLD_SITE_GROUP, seq, text);
+            r = cc__world_poison_error(g, me, CONCERTO__WORLD_SITE_GROUP, seq, what, msg, msg_size);
+            pthread_mutex_unlock(&g->mu);
+            return r;
+        }
+        if (w->desc.emulate_link)
+            g->deadline_s = t_last + 1e-6 * cc_link_time_us(g->link, mine.kind,
+                                                            mine.n_elems * cc__world_dtype_size(mine.dtype), g->n);
+        deadline = g->deadline_s;
+        g->n_done = seq + 1;
+        pthread_cond_broadcast(&g->cv);
+        pthread_mutex_unlock(&g->mu);
+        if (w->desc.emulate_link) cc__world_sleep_until(deadline);
+        return CC_OK;
+    }
+    t_fail = cc__world_now_s() + timeout_s;
+    while (g->n_done <= seq && (!g->poisoned || g->moving)) {   /* never leave while the mover writes our buffers */
+        if (g->moving) { pthread_cond_wait(&g->cv, &g->mu); continue; }   /* everyone is here: no timeout */
+        if (cc__world_wait(g, t_fail) && g->n_done <= seq && !g->poisoned && g->n_arrived < g->n && !g->moving) {
+            char who[CONCERTO__MSG_MAX / 2];
+            cc__world_missing(g, seq, who, sizeof who);
+            cc__world_msg(text, sizeof text, "comm %s %s: rank%s %s did not join within %g s", g->name, what,
+                     strchr(who, ',') ? "s" : "", who, timeout_s);
+            cc__world_poison(g, CC_ERR_TIMEOUT, CONCERTO__WORLD_SITE_GROUP, seq, text);
+        }
+    }
+    if (g->n_done <= seq) {   /* failed */
+        cc_result r;
+        if (g->waiting_at[me] == seq + 1) { g->waiting_at[me] = 0; g->n_arrived--; }
+        r = cc__world_poison_error(g, me, CONCERTO__WORLD_SITE_GROUP, seq, what, msg, msg_size);
+        pthread_mutex_unlock(&g->mu);
+        return r;
+    }
+    deadline = g->deadline_s;   /* collective seq + 1 cannot have completed: it needs this rank */
+    pthread_mutex_unlock(&g->mu);
+    if (w->desc.emulate_link) cc__world_sleep_until(deadline);
+    return CC_OK;
+}
+
+/* ---- point to point ---------------------------------------------------------*/
+static cc_result cc__world_p2p(cc_comm* comm, const cc_collective* c, char* msg, size_t msg_size) {
+    cc__world_group* g = comm->g;
+    cc_world* w = g->world;
+    int me = comm->me, is_send = c->kind == CC_COLL_SEND;
+    int src = is_send ? me : c->peer, dst = is_send ? c->peer : me, site = src * g->n + dst;
+    int peer_rank = g->members[c->peer];
+    cc__world_chan* ch;
+    double timeout_s = w->desc.timeout_s, t_fail = cc__world_now_s() + timeout_s, deadline = 0;
+    uint64_t seq;
+    char what[160], text[CONCERTO__MSG_MAX];
+    cc__world_info mine;
+    mine.kind = c->kind;
+    mine.dtype = c->dtype;
+    mine.reduce = c->reduce;
+    mine.n_elems = c->n_elems;
+    mine.peer = c->peer;
+    mine.send = c->send_buf;
+    mine.recv = c->recv_buf;
+
+    pthread_mutex_lock(&g->mu);
+    if (!g->chan) {   /* n*n channels: only for groups that use send/recv */
+        g->chan = (cc__world_chan*)cc__calloc(w->ctx, (size_t)g->n * (size_t)g->n, sizeof(cc__world_chan));
+        if (!g->chan) {
+            pthread_mutex_unlock(&g->mu);
+            cc__world_msg(msg, msg_size, "comm %s %s from rank %d to rank %d: out of memory for the channels",
+                          g->name, cc__world_kind_name(c->kind), g->members[src], g->members[dst]);
+            return CC_ERR_OUT_OF_MEMORY;
+        }
+    }
+    ch = &g->chan[site];
+    /* another thread of this rank may still have a transfer on this channel */
+    while (!g->poisoned && (is_send ? ch->send_posted : ch->recv_posted)) {
+        if (ch->moving) { pthread_cond_wait(&g->cv, &g->mu); continue; }
+        if (cc__world_wait(g, t_fail) && !g->poisoned && (is_send ? ch->send_posted : ch->recv_posted) &&
+            !ch->moving) {
+            cc__world_msg(text, sizeof text, "comm %s %s from rank %d to rank %d: the previous one did not complete within %g s: "
+                     "rank %d did not post the matching %s", g->name, cc__world_kind_name(c->kind), g->members[src],
+                     g->members[dst], timeout_s, peer_rank, is_send ? "recv" : "send");
+            cc__world_poison(g, CC_ERR_TIMEOUT, site, is_send ? ch->next_send : ch->next_recv, text);
+        }
+    }
+    seq = is_send ? ch->next_send : ch->next_recv;
+    cc__world_msg(what, sizeof what, "%s #%llu from rank %d to rank %d (%llu %s)", cc__world_kind_name(c->kind),
+             (unsigned long long)seq, g->members[src], g->members[dst], (unsigned long long)c->n_elems,
+             cc__world_dtype_name(c->dtype));
+    if (g->poisoned) {
+        cc_result r = cc__world_poison_error(g, me, site, seq, what, msg, msg_size);
+        pthread_mutex_unlock(&g->mu);
+        return r;
+    }
+    if (is_send) { ch->next_send++; ch->send = mine; ch->send_posted = 1; ch->t_send_s = cc__world_now_s(); }
+    else { ch->next_recv++; ch->recv = mine; ch->recv_posted = 1; ch->t_recv_s = cc__world_now_s(); }
+    if (ch->send_posted && ch->recv_posted) {
+        /* second to post: check, copy, complete */
+        double t_last = cc__world_now_s();
+        if (ch->send.n_elems != ch->recv.n_elems || ch->send.dtype != ch->recv.dtype) {
+            cc_result r;
+            cc__world_msg(text, sizeof text, "comm %s send/recv #%llu from rank %d to rank %d: rank %d sends %llu %s, "
+                     "rank %d receives %llu %s", g->name, (unsigned long long)seq, g->members[src], g->members[dst],
+                     g->members[src], (unsigned long long)ch->send.n_elems, cc__world_dtype_name(ch->send.dtype),
+                     g->members[dst], (unsigned long long)ch->recv.n_elems, cc__world_dtype_name(ch->recv.dtype));
+            cc__world_poison(g, CC_ERR_COLL_MISMATCH, site, seq, text);
+            ch->send_posted = ch->recv_posted = 0;
+            r = cc__world_poison_error(g, me, site, seq, what, msg, msg_size);
+            pthread_mutex_unlock(&g->mu);
+            return r;
+        }
+        ch->moving = 1;
+        pthread_mutex_unlock(&g->mu);
+        if (c->n_elems) memcpy(ch->recv.recv, ch->send.send, c->n_elems * cc__world_dtype_size(c->dtype));
+        pthread_mutex_lock(&g->mu);
+        ch->moving = 0;
+        if (w->desc.emulate_link) {
+            const cc_link* link = cc__world_node_of(w, g->members[src]) == cc__world_node_of(w, g->members[dst])
+                                      ? w->desc.intra_node : w->desc.inter_node;
+            ch->deadline_s = t_last + 1e-6 * cc_link_time_us(link, CC_COLL_SEND,
+                                                             c->n_elems * cc__world_dtype_size(c->dtype), 2);
+        }
+        deadline = ch->deadline_s;
+        ch->send_posted = ch->recv_posted = 0;
+        ch->n_done = seq + 1;
+        pthread_cond_broadcast(&g->cv);
+        pthread_mutex_unlock(&g->mu);
+        if (w->desc.emulate_link) cc__world_sleep_until(deadline);
+        return CC_OK;
+    }
+    t_fail = cc__world_now_s() + timeout_s;
+    while (ch->n_done <= seq && (!g->poisoned || ch->moving)) {   /* never leave while our buffer is being copied */
+        if (ch->moving) { pthread_cond_wait(&g->cv, &g->mu); continue; }
+        if (cc__world_wait(g, t_fail) && ch->n_done <= seq && !g->poisoned && !ch->moving) {
+            cc__world_msg(text, sizeof text, "comm %s %s: rank %d did not post the matching %s within %g s", g->name, what,
+                     peer_rank, is_send ? "recv" : "send", timeout_s);
+            cc__world_poison(g, CC_ERR_TIMEOUT, site, seq, text);
+        }
+    }
+    if (ch->n_done <= seq) {
+        cc_result r = cc__world_poison_error(g, me, site, seq, what, msg, msg_size);
+        pthread_mutex_unlock(&g->mu);
+        return r;
+    }
+    deadline = ch->deadline_s;
+    pthread_mutex_unlock(&g->mu);
+    if (w->desc.emulate_link) cc__world_sleep_until(deadline);
+    return CC_OK;
+}
+
+/* Runs a collective on the calling thread. Any thread may call it (the CPU
+   backend's stream threads do); it touches no cc_context, and on failure
+   writes the message into msg. comm is the calling rank's view. */
+static cc_result cc__comm_collective(cc_comm* comm, const cc_collective* c, char* msg, size_t msg_size) {
+    cc_result r;
+    if (msg && msg_size) msg[0] = 0;
+    if (!c) { cc__world_msg(msg, msg_size, "collective: the descriptor is NULL"); return CC_ERR_INVALID_ARG; }
+    if (!comm) {
+        cc__world_msg(msg, msg_size, "%s: the communicator is NULL", cc__world_kind_name(c->kind));
+        return CC_ERR_INVALID_ARG;
+    }
+    r = cc__world_check(comm, c, msg, msg_size);
+    if (r != CC_OK) return r;
+    if (c->kind == CC_COLL_SEND || c->kind == CC_COLL_RECV) return cc__world_p2p(comm, c, msg, msg_size);
+    return cc__world_group_coll(comm, c, msg, msg_size);
+}
+
+/* ---- groups -------------------------------------------------------------------*/
+static void cc__world_group_free(cc_context* wctx, cc__world_group* g) {
+    if (!g) return;
+    pthread_cond_destroy(&g->cv);
+    pthread_mutex_destroy(&g->mu);
+    cc__free(wctx, g->scratch);
+    cc__free(wctx, g->chan);
+    cc__free(wctx, g);   /* the arrays live in the same block */
+}
+
+/* One allocation: the group and its arrays. Members are world ranks. */
+static cc__world_group* cc__world_group_new(cc_world* w, const int* members, int n) {
+    cc_context* wctx = w->ctx;
+    size_t nn = (size_t)n, off = 0, total;
+    size_t o_head, o_members, o_sorted, o_views, o_joined, o_hit, o_issued, o_waiting, o_info;
+    cc__world_group* g;
+    char* base;
+    int i, j, node0, one_node = 1;
+    pthread_condattr_t ca;
+#define CONCERTO__WORLD_CARVE(o, bytes) (off = (off + 15) & ~(size_t)15, o = off, off += (bytes))
+    CONCERTO__WORLD_CARVE(o_head, sizeof(cc__world_group));
+    CONCERTO__WORLD_CARVE(o_members, nn * sizeof(int));
+    CONCERTO__WORLD_CARVE(o_sorted, nn * sizeof(int));
+    CONCERTO__WORLD_CARVE(o_views, nn * sizeof(struct cc_comm));
+    CONCERTO__WORLD_CARVE(o_joined, nn);
+    CONCERTO__WORLD_CARVE(o_hit, nn);
+    CONCERTO__WORLD_CARVE(o_issued, nn * sizeof(uint64_t));
+    CONCERTO__WORLD_CARVE(o_waiting, nn * sizeof(uint64_t));
+    CONCERTO__WORLD_CARVE(o_info, nn * sizeof(cc__world_info));
+#undef CONCERTO__WORLD_CARVE
+    (void)o_head;
+    total = off;
+    base = (char*)cc__calloc(wctx, 1, total);
+    if (!base) return NULL;
+    g = (cc__world_group*)base;
+    g->world = w;
+    g->n = n;
+    g->members = (int*)(base + o_members);
+    g->sorted = (int*)(base + o_sorted);
+    g->views = (struct cc_comm*)(base + o_views);
+    g->joined = (unsigned char*)(base + o_joined);
+    g->abort_hit = (unsigned char*)(base + o_hit);
+    g->issued = (uint64_t*)(base + o_issued);
+    g->waiting_at = (uint64_t*)(base + o_waiting);
+    g->info = (cc__world_info*)(base + o_info);
+    if (pthread_mutex_init(&g->mu, NULL) != 0) { cc__free(wctx, base); return NULL; }
+    if (pthread_condattr_init(&ca) != 0) { pthread_mutex_destroy(&g->mu); cc__free(wctx, base); return NULL; }
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    if (pthread_cond_init(&g->cv, &ca) != 0) {
+        pthread_condattr_destroy(&ca);
+        pthread_mutex_destroy(&g->mu);
+        cc__free(wctx, base);
+        return NULL;
+    }
+    pthread_condattr_destroy(&ca);
+    for (i = 0; i < n; i++) {
+        g->members[i] = g->sorted[i] = members[i];
+        g->views[i].g = g;
+        g->views[i].me = i;
+        g->views[i].rank = &w->ranks[members[i]];
+    }
+    for (i = 1; i < n; i++)   /* insertion sort: groups are small */
+        for (j = i; j > 0 && g->sorted[j - 1] > g->sorted[j]; j--) {
+            int t = g->sorted[j]; g->sorted[j] = g->sorted[j - 1]; g->sorted[j - 1] = t;
+        }
+    node0 = cc__world_node_of(w, members[0]);
+    for (i = 1; i < n; i++) if (cc__world_node_of(w, members[i]) != node0) one_node = 0;
+    g->link = one_node ? w->desc.intra_node : w->desc.inter_node;
+    g->name[0] = 0;
+    for (i = 0; i < n; i++) {
+        if (strlen(g->name) > sizeof g->name - 24) { cc__world_append(g->name, sizeof g->name, ",...,%d", members[n - 1]); break; }
+        cc__world_append(g->name, sizeof g->name, "%s%d", i ? "," : "{", members[i]);
+    }
+    cc__world_append(g->name, sizeof g->name, "}");
+    return g;
+}
+
+/* ---- world -----------------------------------------------------------------------*/
+/* The links a world uses when its desc names none. */
+static const cc_link cc__link_intra_default = { 2.0, 1e-5 };    /* 100 GB/s */
+
+static const cc_link cc__link_inter_default = { 10.0, 8e-5 };   /* 12.5 GB/s */
+
+CONCERTO_API cc_world_desc cc_world_desc_default(void) {
+    cc_world_desc d;
+    memset(&d, 0, sizeof d);
+    d.n_ranks = 1;
+    return d;
+}
+
+CONCERTO_API cc_world_desc cc_world_query_defaults(const cc_world_desc* desc) {
+    cc_world_desc d = desc ? *desc : cc_world_desc_default();
+    if (!d.intra_node) d.intra_node = &cc__link_intra_default;
+    if (!d.inter_node) d.inter_node = &cc__link_inter_default;
+    if (d.timeout_s == 0) d.timeout_s = 30.0;
+    return d;
+}
+
+static int cc__world_bad_double(double x) { return !(x >= 0) || x - x != 0; }   /* negative, NaN or infinite */
+
+/* Every problem of a resolved desc in one message; problems[0] == 0 if none. */
+static void cc__world_desc_problems(const cc_world_desc* d, char* problems, size_t size) {
+    problems[0] = 0;
+#define CONCERTO__WORLD_PROBLEM(...) \
+    (cc__world_append(problems, size, "%s", problems[0] ? "; " : ""), cc__world_append(problems, size, __VA_ARGS__))
+    if (d->n_ranks < 1) CONCERTO__WORLD_PROBLEM("n_ranks must be >= 1, got %d", d->n_ranks);
+    if (d->ranks_per_node < 0) CONCERTO__WORLD_PROBLEM("ranks_per_node must be >= 0, got %d", d->ranks_per_node);
+    if (cc__world_bad_double(d->intra_node->alpha_us) || cc__world_bad_double(d->intra_node->us_per_byte))
+        CONCERTO__WORLD_PROBLEM("intra_node must have alpha_us and us_per_byte >= 0 and finite, got %g and %g",
+                                d->intra_node->alpha_us, d->intra_node->us_per_byte);
+    if (cc__world_bad_double(d->inter_node->alpha_us) || cc__world_bad_double(d->inter_node->us_per_byte))
+        CONCERTO__WORLD_PROBLEM("inter_node must have alpha_us and us_per_byte >= 0 and finite, got %g and %g",
+                                d->inter_node->alpha_us, d->inter_node->us_per_byte);
+    if (cc__world_bad_double(d->timeout_s)) CONCERTO__WORLD_PROBLEM("timeout_s must be >= 0 and finite, got %g", d->timeout_s);
+#undef CONCERTO__WORLD_PROBLEM
+}
+
+CONCERTO_API cc_result cc_world_create(cc_context* ctx, const cc_world_desc* desc, cc_world** out) {
+    cc_world_desc d;
+    cc_context_desc cd = cc_context_desc_default();
+    cc_context* wctx = NULL;
+    cc_world* w;
+    char problems[CONCERTO__MSG_MAX];
+    int i;
+    if (!ctx) return CC_ERR_INVALID_ARG;
+    if (!out) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_world_create: out is NULL");
+    *out = NULL;
+    d = cc_world_query_defaults(desc);
+    cc__world_desc_problems(&d, problems, sizeof problems);
+    if (problems[0]) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_world_create: %s", problems);
+    cd.allocator = ctx->alloc;
+    cd.logger = ctx->logger;
+    if (cc_context_create(&cd, &wctx) != CC_OK)
+        return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_world_create: out of memory for %d ranks", d.n_ranks);
+    w = (cc_world*)cc__calloc(wctx, 1, sizeof *w);
+    if (!w) goto oom;
+    w->ctx = wctx;
+    w->intra_node = *d.intra_node;
+    w->inter_node = *d.inter_node;
+    w->desc = d;
+    w->desc.intra_node = &w->intra_node;
+    w->desc.inter_node = &w->inter_node;
+    w->abort_rank = -1;
+    if (pthread_mutex_init(&w->mu, NULL) != 0) { cc__free(wctx, w); w = NULL; goto oom; }
+    w->ranks = (cc_rank*)cc__calloc(wctx, (size_t)d.n_ranks, sizeof *w->ranks);
+    if (!w->ranks) goto fail;
+    for (i = 0; i < d.n_ranks; i++) {
+        cc_context_desc rd = cd;
+        rd.rank = i;
+        w->ranks[i].world = w;
+        w->ranks[i].index = i;
+        if (cc_context_create(&rd, &w->ranks[i].ctx) != CC_OK) goto fail;
+    }
+    {
+        int* members = (int*)cc__alloc(wctx, (size_t)d.n_ranks * sizeof(int));
+        if (!members) goto fail;
+        for (i = 0; i < d.n_ranks; i++) members[i] = i;
+        w->world_group = cc__world_group_new(w, members, d.n_ranks);
+        cc__free(wctx, members);
+        if (!w->world_group) goto fail;
+    }
+    w->world_group->is_world = 1;
+    for (i = 0; i < d.n_ranks; i++) {
+        w->world_group->joined[i] = 1;
+        w->ranks[i].world_comm = &w->world_group->views[i];
+    }
+    *out = w;
+    return CC_OK;
+fail:
+    cc_world_destroy(w);   /* and wctx with it */
+    return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_world_create: out of memory for %d ranks", d.n_ranks);
+oom:
+    cc_context_destroy(wctx);
+    return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_world_create: out of memory for %d ranks", d.n_ranks);
+}
+
+CONCERTO_API void cc_world_destroy(cc_world* w) {
+    cc_context* wctx;
+    size_t k;
+    int i;
+    if (!w) return;
+    wctx = w->ctx;
+    for (k = 0; k < w->n_groups; k++) cc__world_group_free(wctx, w->groups[k]);
+    cc__free(wctx, w->groups);
+    cc__world_group_free(wctx, w->world_group);
+    if (w->ranks) {
+        for (i = 0; i < w->desc.n_ranks; i++) cc_context_destroy(w->ranks[i].ctx);
+        cc__free(wctx, w->ranks);
+    }
+    pthread_mutex_destroy(&w->mu);
+    cc__free(wctx, w);
+    cc_context_destroy(wctx);
+}
+
+CONCERTO_API const char* cc_world_error(const cc_world* world) { return world ? world->error : "no world"; }
+
+/* A rank failed: poison every communicator so that nobody waits for it. */
+static void cc__world_abort(cc_world* w, int rank, const char* why) {
+    size_t k;
+    char text[CONCERTO__MSG_MAX];
+    pthread_mutex_lock(&w->mu);
+    if (!w->aborted) { w->aborted = 1; w->abort_rank = rank; }
+    cc__world_msg(text, sizeof text, "rank %d failed: %s", rank, why);
+    for (k = 0; k <= w->n_groups; k++) {
+        cc__world_group* g = k < w->n_groups ? w->groups[k] : w->world_group;
+        pthread_mutex_lock(&g->mu);
+        cc__world_poison(g, CC_ERR_BACKEND, CONCERTO__WORLD_SITE_ABORT, 0, text);
+        pthread_mutex_unlock(&g->mu);
+    }
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void* cc__world_thread(void* arg) {
+    cc_rank* rank = (cc_rank*)arg;
+    cc_world* w = rank->world;
+    cc_result r = w->fn(rank, w->user_data);
+    rank->result = r;
+    if (r != CC_OK) {
+        const char* m = cc_last_error(rank->ctx);
+        if (m && m[0]) cc__world_msg(rank->error, sizeof rank->error, "%s", m);
+        else cc__world_msg(rank->error, sizeof rank->error, "rank %d returned %s with no message", rank->index,
+                      cc_result_description(r));
+        cc__world_abort(w, rank->index, rank->error);
+    }
+    return NULL;
+}
+
+CONCERTO_API cc_result cc_world_run(cc_world* w, cc_result (*fn)(cc_rank* rank, void* user_data), void* user_data) {
+    int i, n, n_started = 0, pick = -1;
+    cc_result r = CC_OK;
+    size_t k;
+    if (!w) return CC_ERR_INVALID_ARG;
+    n = w->desc.n_ranks;
+    if (!fn) {
+        r = CONCERTO__FAIL(w->ctx, CC_ERR_INVALID_ARG, "cc_world_run: fn is NULL");
+        cc__world_msg(w->error, sizeof w->error, "%s", cc_last_error(w->ctx));
+        return r;
+    }
+    pthread_mutex_lock(&w->mu);
+    if (w->running || w->aborted) {
+        int running = w->running, ar = w->abort_rank;
+        pthread_mutex_unlock(&w->mu);
+        if (running) r = CONCERTO__FAIL(w->ctx, CC_ERR_INVALID_ARG, "cc_world_run: the world is already running");
+        else r = CONCERTO__FAIL(w->ctx, CC_ERR_BACKEND, "cc_world_run: the world was aborted in an earlier run when rank %d "
+                          "failed; its communicators are unusable: create a new world", ar);
+        cc__world_msg(w->error, sizeof w->error, "%s", cc_last_error(w->ctx));
+        return r;
+    }
+    w->running = 1;
+    w->fn = fn;
+    w->user_data = user_data;
+    w->error[0] = 0;
+    pthread_mutex_unlock(&w->mu);
+    for (i = 0; i < n; i++) {
+        cc_clear_error(w->ranks[i].ctx);
+        w->ranks[i].result = CC_OK;
+        w->ranks[i].abort_hit = 0;
+        w->ranks[i].error[0] = 0;
+    }
+    for (i = 0; i < n; i++) {
+        if (pthread_create(&w->ranks[i].thread, NULL, cc__world_thread, &w->ranks[i]) != 0) break;
+        n_started++;
+    }
+    if (n_started < n) {
+        char why[96];
+        cc__world_msg(why, sizeof why, "cc_world_run could not start a thread for rank %d of %d", n_started, n);
+        cc__world_abort(w, n_started, why);
+    }
+    for (i = 0; i < n_started; i++) pthread_join(w->ranks[i].thread, NULL);
+    pthread_mutex_lock(&w->mu);
+    w->running = 0;
+    pthread_mutex_unlock(&w->mu);
+    if (n_started < n) {
+        r = CONCERTO__FAIL(w->ctx, CC_ERR_BACKEND, "cc_world_run: could not start a thread for rank %d of %d", n_started, n);
+        cc__world_msg(w->error, sizeof w->error, "%s", cc_last_error(w->ctx));
+        return r;
+    }
+    /* The first failed rank by index, preferring those whose failure is not
+       merely the abort caused by another rank's failure. */
+    for (i = 0; i < n && pick < 0; i++) {
+        int hit = w->ranks[i].abort_hit;
+        if (w->ranks[i].result == CC_OK) continue;
+        for (k = 0; k <= w->n_groups && !hit; k++) {
+            cc__world_group* g = k < w->n_groups ? w->groups[k] : w->world_group;
+            int m;
+            for (m = 0; m < g->n; m++) if (g->members[m] == i && g->abort_hit[m]) hit = 1;
+        }
+        if (!hit) pick = i;
+    }
+    for (i = 0; i < n && pick < 0; i++) if (w->ranks[i].result != CC_OK) pick = i;
+    if (pick < 0) return CC_OK;
+    {
+        char prefix[32];
+        cc__world_msg(prefix, sizeof prefix, "rank %d: ", pick);
+        if (strncmp(w->ranks[pick].error, prefix, strlen(prefix)) == 0)
+            cc__world_msg(w->error, sizeof w->error, "%s", w->ranks[pick].error);
+        else cc__world_msg(w->error, sizeof w->error, "%s%s", prefix, w->ranks[pick].error);
+    }
+    return w->ranks[pick].result;
+}
+
+CONCERTO_API int cc_rank_index(const cc_rank* rank) { return rank ? rank->index : -1; }
+
+CONCERTO_API int cc_rank_count(const cc_rank* rank) { return rank ? rank->world->desc.n_ranks : 0; }
+
+CONCERTO_API cc_context* cc_rank_context(cc_rank* rank) { return rank ? rank->ctx : NULL; }
+
+CONCERTO_API cc_comm* cc_rank_world_comm(cc_rank* rank) { return rank ? rank->world_comm : NULL; }
+
+CONCERTO_API int cc_comm_rank(const cc_comm* comm) { return comm ? comm->me : -1; }
+
+CONCERTO_API int cc_comm_size(const cc_comm* comm) { return comm ? comm->g->n : 0; }
+
+/* ---- communicators ------------------------------------------------------------
+   Creations are matched by key: the sorted member list and how many groups
+   of that list this rank created before. The first member to call creates
+   the group, the others join it; a member whose ordered list differs fails,
+   and poisons the group so that the others fail on their first collective. */
+CONCERTO_API cc_result cc_comm_create(cc_rank* rank, const int* members, int n, cc_comm** out) {
+    cc_world* w;
+    cc_context* ctx;
+    int i, j, me = -1, instance = 0, n_ranks;
+    int* sorted = NULL;
+    cc__world_group* g = NULL;
+    size_t k;
+    char list[96];
+    cc_result r = CC_OK;
+    if (out) *out = NULL;
+    if (!rank) return CC_ERR_INVALID_ARG;
+    w = rank->world;
+    ctx = rank->ctx;
+    n_ranks = w->desc.n_ranks;
+    if (!out) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_comm_create: out is NULL");
+    if (!members || n < 1)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_comm_create: %s", !members ? "members is NULL" : "n_members must be >= 1");
+    if (n > n_ranks)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_comm_create: %d members in a world of %d ranks", n, n_ranks);
+    list[0] = 0;
+    for (i = 0; i < n; i++) {
+        if (strlen(list) > sizeof list - 24) { cc__world_append(list, sizeof list, ",..."); break; }
+        cc__world_append(list, sizeof list, "%s%d", i ? "," : "{", members[i]);
+    }
+    cc__world_append(list, sizeof list, "}");
+    for (i = 0; i < n; i++) {
+        if (members[i] < 0 || members[i] >= n_ranks)
+            return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_comm_create %s: member %d is rank %d, outside the world's %d ranks",
+                            list, i, members[i], n_ranks);
+        for (j = 0; j < i; j++)
+            if (members[j] == members[i])
+                return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_comm_create %s: rank %d is listed twice (members %d and %d)",
+                                list, members[i], j, i);
+        if (members[i] == rank->index) me = i;
+    }
+    if (me < 0)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_comm_create %s: the calling rank %d is not among the members",
+                        list, rank->index);
+    sorted = (int*)cc__alloc(ctx, (size_t)n * sizeof(int));
+    if (!sorted) return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_comm_create %s: out of memory", list);
+    for (i = 0; i < n; i++) sorted[i] = members[i];
+    for (i = 1; i < n; i++)
+        for (j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) { int t = sorted[j]; sorted[j] = sorted[j - 1]; sorted[j - 1] = t; }
+
+    pthread_mutex_lock(&w->mu);
+    if (w->aborted) {
+        int ar = w->abort_rank;
+        rank->abort_hit = 1;
+        pthread_mutex_unlock(&w->mu);
+        cc__free(ctx, sorted);
+        return CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "cc_comm_create %s: the world was aborted (rank %d failed)", list, ar);
+    }
+    /* this rank's instance number for the member set: groups of the set it already joined */
+    for (k = 0; k < w->n_groups; k++) {
+        cc__world_group* h = w->groups[k];
+        int joined;
+        if (h->n != n || memcmp(h->sorted, sorted, (size_t)n * sizeof(int)) != 0) continue;
+        pthread_mutex_lock(&h->mu);
+        for (i = 0; i < n; i++) if (h->members[i] == rank->index) break;
+        joined = h->joined[i];
+        pthread_mutex_unlock(&h->mu);
+        if (joined) instance++;
+        else if (!g || h->instance < g->instance) g = h;   /* the oldest one not yet joined */
+    }
+    if (g && g->instance != instance) g = NULL;   /* cannot happen: instances are joined in order */
+    if (g) {
+        pthread_mutex_lock(&g->mu);
+        if (memcmp(g->members, members, (size_t)n * sizeof(int)) != 0) {
+            char text[CONCERTO__MSG_MAX];
+            int first = -1;
+            for (i = 0; i < n; i++) if (g->joined[i]) { first = g->members[i]; break; }
+            cc__world_msg(text, sizeof text, "cc_comm_create: rank %d gave members %s, rank %d gave %s for the same "
+                     "communicator (creation #%d of this set of ranks): every member must give the same list",
+                     rank->index, list, first, g->name, instance);
+            cc__world_poison(g, CC_ERR_COLL_MISMATCH, CONCERTO__WORLD_SITE_GROUP, (uint64_t)-1, text);
+            for (i = 0; i < n; i++)   /* this creation is used up: the rank's next one pairs with the next group */
+                if (g->members[i] == rank->index) g->joined[i] = 1;
+            pthread_mutex_unlock(&g->mu);
+            pthread_mutex_unlock(&w->mu);
+            cc__free(ctx, sorted);
+            return CONCERTO__FAIL(ctx, CC_ERR_COLL_MISMATCH, "%s", text);
+        }
+        for (i = 0; i < n; i++) if (g->members[i] == rank->index) break;
+        g->joined[i] = 1;
+        *out = &g->views[i];
+        pthread_mutex_unlock(&g->mu);
+    } else if (!CONCERTO__GROW(w->ctx, w->groups, w->cap_groups, w->n_groups + 1)) {
+        r = CC_ERR_OUT_OF_MEMORY;
+    } else {
+        g = cc__world_group_new(w, members, n);
+        if (!g) r = CC_ERR_OUT_OF_MEMORY;
+        else {
+            g->instance = instance;
+            g->joined[me] = 1;   /* nobody else can see it yet */
+            w->groups[w->n_groups++] = g;
+            *out = &g->views[me];
+        }
+    }
+    pthread_mutex_unlock(&w->mu);
+    cc__free(ctx, sorted);
+    if (r != CC_OK) return CONCERTO__FAIL(ctx, r, "cc_comm_create %s: out of memory", list);
+    return CC_OK;
+}
+
+CONCERTO_API cc_result cc_comm_run(cc_rank* rank, const cc_collective* coll) {
+    char msg[CONCERTO__MSG_MAX];
+    cc_result r;
+    if (!rank) return CC_ERR_INVALID_ARG;
+    if (!coll) return CONCERTO__FAIL(rank->ctx, CC_ERR_INVALID_ARG, "cc_comm_run: coll is NULL");
+    if (!coll->comm) return CONCERTO__FAIL(rank->ctx, CC_ERR_INVALID_ARG, "cc_comm_run %s: coll->comm is NULL",
+                                     cc__world_kind_name(coll->kind));
+    if (coll->comm->rank != rank)
+        return CONCERTO__FAIL(rank->ctx, CC_ERR_INVALID_ARG, "cc_comm_run %s: the communicator %s is rank %d's, not rank %d's",
+                        cc__world_kind_name(coll->kind), coll->comm->g->name, coll->comm->rank->index, rank->index);
+    r = cc__comm_collective(coll->comm, coll, msg, sizeof msg);
+    if (r != CC_OK) return CONCERTO__FAIL(rank->ctx, r, "%s", msg);
+    return CC_OK;
+}
+
 /* >>backend_cpu
    One worker thread per stream runs its queue in order. Events are
    counters: a record enqueued as the k-th record of an event sets its
@@ -7253,6 +7357,7 @@ done:
    it. After a failure the streams skip the remaining work but still pass
    records and timestamps, so no stream waits forever; synchronize reports
    the first failure. */
+
 enum { CC__CPU_FN, CC__CPU_COLL, CC__CPU_RECORD, CC__CPU_WAIT, CC__CPU_STAMP };
 
 typedef struct cc__cpu_event {
@@ -7270,6 +7375,7 @@ typedef struct cc__cpu_item {
 } cc__cpu_item;
 
 typedef struct cc__cpu_backend cc__cpu_backend;
+
 typedef struct cc__cpu_stream {
     cc__cpu_backend* be;
     pthread_t thread;
@@ -7413,6 +7519,7 @@ static cc_result cc__cpu_launch(void* self, void* stream, cc_op_fn fn, void* use
     it.kind = CC__CPU_FN; it.fn = fn; it.user_data = user_data;
     return cc__cpu_push((cc__cpu_backend*)self, stream, &it);
 }
+
 /* Only this rank's communicators: a collective on another rank's view
    would run as that rank. */
 static cc_result cc__cpu_collective(void* self, void* stream, const cc_collective* coll) {
@@ -7427,6 +7534,7 @@ static cc_result cc__cpu_collective(void* self, void* stream, const cc_collectiv
     it.kind = CC__CPU_COLL; it.coll = coll;
     return cc__cpu_push(be, stream, &it);
 }
+
 static cc_result cc__cpu_event_create(void* self, void** out) {
     cc__cpu_backend* be = (cc__cpu_backend*)self;
     cc__cpu_event* e = (cc__cpu_event*)cc__calloc(be->ctx, 1, sizeof *e);
@@ -7434,7 +7542,9 @@ static cc_result cc__cpu_event_create(void* self, void** out) {
     *out = e;
     return CC_OK;
 }
+
 static void cc__cpu_event_destroy(void* self, void* ev) { cc__free(((cc__cpu_backend*)self)->ctx, ev); }
+
 static cc_result cc__cpu_event_record(void* self, void* ev, void* stream) {
     cc__cpu_backend* be = (cc__cpu_backend*)self;
     cc__cpu_item it;
@@ -7445,6 +7555,7 @@ static cc_result cc__cpu_event_record(void* self, void* ev, void* stream) {
     pthread_mutex_unlock(&be->mu);
     return cc__cpu_push(be, stream, &it);
 }
+
 static cc_result cc__cpu_stream_wait_event(void* self, void* stream, void* ev) {
     cc__cpu_backend* be = (cc__cpu_backend*)self;
     cc__cpu_item it;
@@ -7455,12 +7566,14 @@ static cc_result cc__cpu_stream_wait_event(void* self, void* stream, void* ev) {
     pthread_mutex_unlock(&be->mu);
     return cc__cpu_push(be, stream, &it);
 }
+
 static cc_result cc__cpu_timestamp(void* self, void* stream, double* where) {
     cc__cpu_item it;
     memset(&it, 0, sizeof it);
     it.kind = CC__CPU_STAMP; it.where = where;
     return cc__cpu_push((cc__cpu_backend*)self, stream, &it);
 }
+
 static cc_result cc__cpu_synchronize(void* self) {
     cc__cpu_backend* be = (cc__cpu_backend*)self;
     cc_result rc;
@@ -7480,7 +7593,9 @@ static cc_result cc__cpu_synchronize(void* self) {
     if (rc != CC_OK) return CONCERTO__FAIL(be->ctx, rc, "%s", msg);
     return CC_OK;
 }
+
 static double cc__cpu_now_us(void* self) { (void)self; return cc__mono_us(); }
+
 static void cc__cpu_destroy(void* self) {
     cc__cpu_backend* be = (cc__cpu_backend*)self;
     int i;
@@ -7529,6 +7644,7 @@ CONCERTO_API cc_result cc_cpu_backend_create(cc_rank* rank, cc_backend* out) {
 }
 
 /* >>trace */
+
 typedef struct cc__tev {
     uint32_t name;             /* into strs */
     int pid, tid;
@@ -7573,7 +7689,6 @@ CONCERTO_API void cc_trace_destroy(cc_trace* t) {
     cc__free(t->ctx, t->ev); cc__free(t->ctx, t->strs); cc__free(t->ctx, t->procs);
     cc__free(t->ctx, t);
 }
-
 
 CONCERTO_API cc_result cc_trace_add(cc_trace* t, cc_graph* g, int pid, const char* process_name,
                                     const double* start_us, const double* end_us) {
@@ -7621,7 +7736,6 @@ static void cc__json_str(FILE* f, const char* s) {
         else fputc(c, f);
     }
 }
-
 
 CONCERTO_API cc_result cc_trace_write(cc_trace* t, const char* path) {
     FILE* f;
@@ -7696,7 +7810,6 @@ CONCERTO_API cc_result cc_graph_write_dot(cc_context* ctx, cc_graph* g, const ch
     if (fclose(f) != 0) return CONCERTO__FAIL(ctx, CC_ERR_IO, "error writing '%s'", path);
     return CC_OK;
 }
-
 #ifdef __cplusplus
 }
 #endif
