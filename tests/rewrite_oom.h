@@ -3,8 +3,9 @@
    refusing the k-th request (alone, or every one from it on) for every k a
    successful run makes, the rewrite returns CC_ERR_OUT_OF_MEMORY with a
    message and *out NULL, leaks nothing and leaves the input unchanged; the
-   same call then succeeds with the same result. Include after harness.h and
-   util.h. */
+   same call then succeeds with the same result. Candidates are judged by
+   one list pass (a sweep over every allocation of a run with the default
+   judging search would take minutes). Include after harness.h and util.h. */
 #ifndef TESTS_REWRITE_OOM_H
 #define TESTS_REWRITE_OOM_H
 
@@ -16,12 +17,14 @@ static void check_rewrite_oom(cc_context* ctx, tu_alloc* ta, cc_graph* g, rw_fn 
                               const char* what) {
     cc_graph* out = NULL;
     cc_rewrite_report rep;
+    cc_rewrite_desc rd = cc_rewrite_desc_default();
     long n_calls, base, k, bad_code = 0, bad_out = 0, leaks = 0, changed_input = 0;
     uint64_t fp0, fp_ok = 0;
+    rd.sched.method = CC_SCHED_LIST;
     cc_graph_validate(g);
     fp0 = tu_graph_fingerprint(g);
     base = ta->n_calls;
-    if (rw(ctx, g, NULL, &out, &rep) == CC_OK) { fp_ok = tu_graph_fingerprint(out); cc_graph_destroy(out); }
+    if (rw(ctx, g, &rd, &out, &rep) == CC_OK) { fp_ok = tu_graph_fingerprint(out); cc_graph_destroy(out); }
     n_calls = ta->n_calls - base;
     CHECK(fp_ok != 0 && ok(&rep), "the reference run %s", what);
     for (k = 1; k <= n_calls; k++) {
@@ -30,7 +33,7 @@ static void check_rewrite_oom(cc_context* ctx, tu_alloc* ta, cc_graph* g, rw_fn 
         ta->fail_at = ta->n_calls + k;
         ta->fail_after = (int)(k & 1);   /* odd k: every request from the k-th on; even k: only the k-th */
         out = (cc_graph*)&out;
-        r = rw(ctx, g, NULL, &out, &rep);
+        r = rw(ctx, g, &rd, &out, &rep);
         ta->fail_at = 0;
         if (r != CC_ERR_OUT_OF_MEMORY) { if (!bad_code++) NOTE("k = %ld: %s", k, tu_res_name(r)); }
         if (out != NULL) { bad_out++; if (r == CC_OK) cc_graph_destroy(out); }
@@ -43,7 +46,7 @@ static void check_rewrite_oom(cc_context* ctx, tu_alloc* ta, cc_graph* g, rw_fn 
     CHECK(changed_input == 0, "and the input unchanged (%ld runs changed it)", changed_input);
     CHECK(cc_last_result(ctx) == CC_ERR_OUT_OF_MEMORY && strlen(cc_last_error(ctx)) > 0, "with a message: %s", cc_last_error(ctx));
     out = NULL;
-    CHECK_RES(ctx, rw(ctx, g, NULL, &out, NULL), CC_OK, "afterwards the same call succeeds");
+    CHECK_RES(ctx, rw(ctx, g, &rd, &out, NULL), CC_OK, "afterwards the same call succeeds");
     CHECK(out && tu_graph_fingerprint(out) == fp_ok, "with the same result");
     cc_graph_destroy(out);
 }

@@ -66,8 +66,8 @@ static cc_graph* random_case(cc_context* ctx, tu_rng* rng, case_ctx* c) {
         for (tries = 0; tries < 4 && i > 0; tries++) {
             if (tu_randint(rng, 0, 2) == 0) continue;
             j = tu_randint(rng, i > 8 ? i - 8 : 0, i - 1);
-            if (nd > 0 && deps[nd - 1].id == (uint32_t)j + 1) continue;
-            deps[nd].id = (uint32_t)j + 1;
+            if (nd > 0 && cc_op_index(g, deps[nd - 1]) == j) continue;
+            deps[nd] = cc_graph_op(g, j);
             nd++;
             c->pred[np++] = j;
         }

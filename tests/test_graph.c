@@ -59,7 +59,7 @@ static void test_defaults(void) {
     CHECK_INT(cc_op_index(g, b), 1, "cc_op_index of the second op");
     CHECK(cc_graph_op(g, 1).id == b.id, "cc_graph_op(1) is the second op");
     {
-        cc_op bad = {0}, bogus = {12345};
+        cc_op bad = {0, 0}, bogus = {12345, 0};
         CHECK_INT(cc_op_index(g, bad), -1, "cc_op_index of id 0 is -1");
         CHECK_INT(cc_op_index(g, bogus), -1, "cc_op_index of an unknown id is -1");
     }
@@ -148,7 +148,7 @@ static void test_bad_input(void) {
     cc_graph_desc gd = cc_graph_desc_default();
     cc_op_desc d;
     cc_op a, out;
-    cc_buffer buf, b0 = {0}, b99 = {99};
+    cc_buffer buf, b0 = {0, 0}, b99 = {99, 0};
     cc_region reg;
     cc_schedule s;
     cc_sched_desc sd = cc_sched_desc_default();
@@ -215,7 +215,7 @@ static void test_bad_input(void) {
     CHECK_INT(cc_graph_n_ops(g), 2, "op count after the one good region op");
 
     {
-        cc_op missing = {4242}, zero = {0};
+        cc_op missing = {4242, 0}, zero = {0, 0};
         d = cc_op_desc_default();
         d.name = "after_ghost";
         d.duration_us = 1;
@@ -339,8 +339,7 @@ static void test_regions(void) {
     CHECK(cc_op_bytes(g, op[7], 0) == 200 && cc_op_bytes(g, op[7], 1) == 200, "cc_op_bytes: rw7 reads and writes 200 bytes");
     CHECK(cc_op_bytes(g, op[5], 0) == 100 && cc_op_bytes(g, op[5], 1) == 0, "cc_op_bytes: r5 reads 100 bytes of B");
     {
-        cc_op bad;
-        bad.id = 999;
+        cc_op bad = {999, 0};
         CHECK(cc_op_bytes(g, bad, 0) == 0, "cc_op_bytes of an unknown op is 0");
     }
     CHECK_RES(ctx, cc_graph_validate(g), CC_OK, "region graph validates");

@@ -43,6 +43,7 @@ static int solve_inst(const tu_inst* in, cc_exact ex, cc_sched_method meth, doub
     d.method = meth;
     d.exact = ex;
     d.lp_time_limit_s = lp_s;
+    d.lp_window_time_limit_s = lp_s;
     r = cc_sched_solve(ctx, g, &d, s);
     cc_graph_destroy(g);
     return r == CC_OK;
@@ -136,7 +137,7 @@ static void test_j30_sample(void) {
 static int run_graph_in(cc_context* c, cc_graph* g, cc_exact ex, int rounds, int window_ops, cc_schedule* s) {
     cc_sched_desc d = cc_sched_desc_default();
     memset(s, 0, sizeof *s);
-    d.method = CC_SCHED_ODD_EVEN; d.exact = ex; d.rounds = rounds; d.window_ops = window_ops; d.lp_time_limit_s = 0.5;
+    d.method = CC_SCHED_ODD_EVEN; d.exact = ex; d.rounds = rounds; d.window_ops = window_ops; d.lp_window_time_limit_s = 0.5;
     return cc_sched_solve(c, g, &d, s) == CC_OK;
 }
 

@@ -92,7 +92,7 @@ static void test_never_prints(void) {
     cc_sched_desc sd = cc_sched_desc_default();
     cc_op ops[4], junk;
     cc_op_desc d = cc_op_desc_default();
-    cc_buffer b, ghost = {77};
+    cc_buffer b, ghost = {77, 0};
     cc_region reg;
     double t[4] = {0, 0, 0, 0}, mk, cp, rb;
     int i;

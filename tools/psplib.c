@@ -15,7 +15,7 @@
    --improve     forward-backward improvement passes (default 2; 0 = none)
    --solver      the exact solver: the built-in branch and bound (default),
                  lp_solve's ILP (a build with CONCERTO_USE_LPSOLVE), or both
-   --lp-time-limit  seconds per lp_solve model (default 10)
+   --lp-time-limit  seconds per lp_solve model (default 10 for a whole graph, 1 for a window)
    The naive single-pass schedule: --method list --rule lft --sgs serial --improve 0
 
    One line per instance:
@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
             int v = atoi(argv[++a]);
             sd.improve_passes = v > 0 ? v : -1;
         } else if (!strcmp(opt, "--seed")) sd.seed = (uint64_t)strtoull(argv[++a], NULL, 10);
-        else if (!strcmp(opt, "--lp-time-limit")) sd.lp_time_limit_s = atof(argv[++a]);
+        else if (!strcmp(opt, "--lp-time-limit")) sd.lp_time_limit_s = sd.lp_window_time_limit_s = atof(argv[++a]);
         else if (!strcmp(opt, "--solver")) {
             const char* m = argv[++a];
             if (!strcmp(m, "bnb")) sd.exact = CC_EXACT_BNB;
