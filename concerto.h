@@ -1841,6 +1841,14 @@ static cc__time cc__prob_est(const cc__prob* p, int i, const cc__time* start) {
     return s;
 }
 
+/* The makespan of the starts s. */
+static cc__time cc__makespan(const cc__prob* p, const cc__time* s) {
+    cc__time mk = 0;
+    int i;
+    for (i = 0; i < p->n; i++) if (s[i] + p->dur[i] > mk) mk = s[i] + p->dur[i];
+    return mk;
+}
+
 /* Earliest starts and latest finishes ignoring resources, in topological
    order topo; lf may be NULL. Returns the critical-path length (release
    times respected). */
@@ -2700,6 +2708,7 @@ typedef struct cc__bnb {
     int n, k, nw;
     cc__time step;            /* grain on the lattice, else 1 */
     int* topo;
+    int n_topo;               /* its length: n unless there is a cycle */
     cc__time *rel, *tail, *dl_ls, *ls;
     int *pos_off, *pos_res;   /* CSR: resources with positive demand per job */
     /* resource profile: use[i*k + r] on [tp[i], tp[i+1]), tp[0] = -inf */
@@ -3119,71 +3128,55 @@ static void cc__bnb_free_all(cc__bnb* b) {
     cc__free(ctx, b->mset); cc__free(ctx, b->mst);
 }
 
-static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* best, int have_incumbent,
-                               int64_t node_budget, double time_limit_s, cc__bnb_result* res) {
-    cc__bnb bb, *b = &bb;
-    int n = p->n, k = p->k, i, j, q, x, nt, lattice = 1, infeasible = 0;
-    size_t mcap;
-    cc__time lb;
-    uint64_t* desc;
-    memset(b, 0, sizeof *b);
-    res->makespan = CONCERTO__TIME_MAX;
-    res->lower_bound = 0;
-    res->proven = 0;
-    res->nodes = 0;
-    if (n <= 0) {
-        res->makespan = 0;
-        res->proven = 1;
-        return CC_OK;
-    }
-    if (have_incumbent) {  /* reported even if the search cannot start */
-        res->makespan = -CONCERTO__TIME_MAX;
-        for (j = 0; j < n; j++) res->makespan = cc__bnb_max(res->makespan, best[j] + p->dur[j]);
-    }
-    b->ctx = ctx;
-    b->p = p;
-    b->n = n;
-    b->k = k;
-    b->nw = (n + 63) / 64;
-    b->best = best;
-    b->budget = node_budget;
-    b->t_end = time_limit_s > 0 ? cc__now_s() + time_limit_s : 0;
-    mcap = (size_t)2 * (size_t)n + (size_t)2 * (size_t)(p->n_busy > 0 ? p->n_busy : 0) + 2;
-    b->topo = (int*)cc__alloc(ctx, (size_t)n * sizeof(int));
-    b->rel = (cc__time*)cc__alloc(ctx, (size_t)n * sizeof(cc__time));
-    b->tail = (cc__time*)cc__alloc(ctx, (size_t)n * sizeof(cc__time));
-    b->dl_ls = (cc__time*)cc__alloc(ctx, (size_t)n * sizeof(cc__time));
-    b->ls = (cc__time*)cc__alloc(ctx, (size_t)n * sizeof(cc__time));
-    b->pos_off = (int*)cc__alloc(ctx, (size_t)(n + 1) * sizeof(int));
-    b->pos_res = (int*)cc__alloc(ctx, (size_t)n * (size_t)(k > 0 ? k : 1) * sizeof(int));
+/* The search's arrays; 0 when out of memory. */
+static int cc__bnb_alloc(cc__bnb* b) {
+    cc_context* ctx = b->ctx;
+    size_t n = (size_t)b->n, k1 = (size_t)(b->k > 0 ? b->k : 1);
+    size_t mcap = 2 * n + 2 * (size_t)(b->p->n_busy > 0 ? b->p->n_busy : 0) + 2;
+    b->topo = (int*)cc__alloc(ctx, n * sizeof(int));
+    b->rel = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
+    b->tail = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
+    b->dl_ls = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
+    b->ls = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
+    b->pos_off = (int*)cc__alloc(ctx, (n + 1) * sizeof(int));
+    b->pos_res = (int*)cc__alloc(ctx, n * k1 * sizeof(int));
     b->tp = (cc__time*)cc__alloc(ctx, mcap * sizeof(cc__time));
-    b->use = (int32_t*)cc__calloc(ctx, mcap * (size_t)(k > 0 ? k : 1), sizeof(int32_t));
-    b->done = (unsigned char*)cc__calloc(ctx, (size_t)n, 1);
-    b->npl = (int*)cc__alloc(ctx, (size_t)n * sizeof(int));
-    b->st = (cc__time*)cc__alloc(ctx, (size_t)n * sizeof(cc__time));
-    b->fin = (cc__time*)cc__alloc(ctx, (size_t)n * sizeof(cc__time));
-    b->h = (cc__time*)cc__alloc(ctx, (size_t)n * sizeof(cc__time));
-    b->sa = (cc__time*)cc__alloc(ctx, (size_t)n * sizeof(cc__time));
-    b->sb = (cc__time*)cc__alloc(ctx, (size_t)n * sizeof(cc__time));
+    b->use = (int32_t*)cc__calloc(ctx, mcap * k1, sizeof(int32_t));
+    b->done = (unsigned char*)cc__calloc(ctx, n, 1);
+    b->npl = (int*)cc__alloc(ctx, n * sizeof(int));
+    b->st = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
+    b->fin = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
+    b->h = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
+    b->sa = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
+    b->sb = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
     b->set = (uint64_t*)cc__calloc(ctx, (size_t)b->nw, sizeof(uint64_t));
-    b->conf = (uint64_t*)cc__calloc(ctx, (size_t)n * (size_t)b->nw, sizeof(uint64_t));
-    b->hj = (cc__time*)cc__alloc(ctx, (size_t)n * sizeof(cc__time));
-    if (!b->topo || !b->rel || !b->tail || !b->dl_ls || !b->ls || !b->pos_off || !b->pos_res || !b->tp ||
-        !b->use || !b->done || !b->npl || !b->st || !b->fin || !b->h || !b->sa || !b->sb || !b->set || !b->conf || !b->hj) {
-        cc__bnb_free_all(b);
-        return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "branch and bound: out of memory for %d jobs", n);
+    b->conf = (uint64_t*)cc__calloc(ctx, n * (size_t)b->nw, sizeof(uint64_t));
+    b->hj = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
+    return b->topo && b->rel && b->tail && b->dl_ls && b->ls && b->pos_off && b->pos_res && b->tp && b->use && b->done &&
+           b->npl && b->st && b->fin && b->h && b->sa && b->sb && b->set && b->conf && b->hj;
+}
+
+/* The time step: the grain when every duration, release, deadline and
+   busy time lies on its lattice (then every generated time does), else 1. */
+static cc__time cc__bnb_step(const cc__prob* p) {
+    cc__time g = p->grain > 0 ? p->grain : 1;
+    int j;
+    for (j = 0; j < p->n; j++) {
+        if (p->dur[j] % g) return 1;
+        if (p->release && p->release[j] % g) return 1;
+        if (p->deadline && p->deadline[j] < CONCERTO__TIME_MAX && p->deadline[j] % g) return 1;
     }
-    /* lattice: then every generated time is a multiple of grain */
-    b->step = p->grain > 0 ? p->grain : 1;
-    for (j = 0; j < n; j++) {
-        if (p->dur[j] % b->step) lattice = 0;
-        if (p->release && p->release[j] % b->step) lattice = 0;
-        if (p->deadline && p->deadline[j] < CONCERTO__TIME_MAX && p->deadline[j] % b->step) lattice = 0;
-    }
-    for (i = 0; i < p->n_busy; i++)
-        if (p->busy_start[i] % b->step || p->busy_end[i] % b->step) lattice = 0;
-    if (!lattice) b->step = 1;
-    /* resources with positive demand; a job above a capacity never fits */
+    for (j = 0; j < p->n_busy; j++)
+        if (p->busy_start[j] % g || p->busy_end[j] % g) return 1;
+    return g;
+}
+
+/* Resources with positive demand per job, releases, predecessor counts, a
+   topological order. Returns 1 if no schedule exists (a job above a
+   capacity, a cycle). */
+static int cc__bnb_structure(cc__bnb* b) {
+    const cc__prob* p = b->p;
+    int i, j, x, n = b->n, k = b->k, infeasible = 0;
     b->pos_off[0] = 0;
     for (j = 0, x = 0; j < n; j++) {
         for (i = 0; i < k; i++) {
@@ -3195,46 +3188,52 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
         }
         b->pos_off[j + 1] = x;
         b->rel[j] = p->release ? p->release[j] : 0;
-        b->npl[j] = p->pred_off[j + 1] - p->pred_off[j];
     }
-    nt = cc__topo_order(n, p->succ_off, p->succ, NULL, NULL, b->npl, b->topo);
-    if (nt < n) infeasible = 1;  /* a cycle */
+    b->n_topo = cc__topo_order(n, p->succ_off, p->succ, NULL, NULL, b->npl, b->topo);
+    if (b->n_topo < n) infeasible = 1;  /* a cycle */
     for (j = 0; j < n; j++) b->npl[j] = p->pred_off[j + 1] - p->pred_off[j];
-    /* tails (precedence and successors' energy) and deadline latest starts, backwards */
-    desc = (uint64_t*)cc__calloc(ctx, (size_t)n * (size_t)b->nw, sizeof(uint64_t));
-    if (!desc) {
-        cc__bnb_free_all(b);
-        return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "branch and bound: out of memory for %d jobs", n);
-    }
-    for (i = nt - 1; i >= 0; i--) {
-        cc__time tl = 0, lf = (p->deadline && p->deadline[b->topo[i]] < CONCERTO__TIME_MAX) ? p->deadline[b->topo[i]] : CONCERTO__TIME_MAX;
+    return infeasible;
+}
+
+/* Tails (the longest path to the end, and the successors' energy per
+   resource over its capacity) and latest starts from the deadlines,
+   backwards along the topological order. 0 when out of memory. */
+static int cc__bnb_tails(cc__bnb* b) {
+    const cc__prob* p = b->p;
+    int i, j, q, x, r, n = b->n, k = b->k, nw = b->nw;
+    uint64_t* desc = (uint64_t*)cc__calloc(b->ctx, (size_t)n * (size_t)nw, sizeof(uint64_t));   /* successors, transitively */
+    if (!desc) return 0;
+    for (i = b->n_topo - 1; i >= 0; i--) {
+        uint64_t* dj;
+        cc__time tl = 0, lf;
         j = b->topo[i];
+        lf = (p->deadline && p->deadline[j] < CONCERTO__TIME_MAX) ? p->deadline[j] : CONCERTO__TIME_MAX;
+        dj = desc + (size_t)j * nw;
         for (q = p->succ_off[j]; q < p->succ_off[j + 1]; q++) {
-            int s2 = p->succ[q];
+            int s2 = p->succ[q], w;
             tl = cc__bnb_max(tl, b->tail[s2]);
             if (b->dl_ls[s2] < lf) lf = b->dl_ls[s2];
+            for (w = 0; w < nw; w++) dj[w] |= desc[(size_t)s2 * nw + w];
+            dj[s2 >> 6] |= (uint64_t)1 << (s2 & 63);
         }
-        /* all successors run after j: their energy on each resource */
-        {
-            uint64_t* dj = desc + (size_t)j * b->nw;
-            int r;
-            for (q = p->succ_off[j]; q < p->succ_off[j + 1]; q++) {
-                int s2 = p->succ[q], w;
-                for (w = 0; w < b->nw; w++) dj[w] |= desc[(size_t)s2 * b->nw + w];
-                dj[s2 >> 6] |= (uint64_t)1 << (s2 & 63);
-            }
-            for (r = 0; r < k; r++) {
-                int64_t e = 0;
-                for (x = 0; x < n; x++)
-                    if (dj[x >> 6] >> (x & 63) & 1) e += (int64_t)p->dur[x] * p->dem[(size_t)x * k + r];
-                if (e > 0 && p->cap[r] > 0) tl = cc__bnb_max(tl, cc__bnb_ceil((e + p->cap[r] - 1) / p->cap[r], b->step));
-            }
+        for (r = 0; r < k; r++) {   /* all successors run after j */
+            int64_t e = 0;
+            for (x = 0; x < n; x++)
+                if (dj[x >> 6] >> (x & 63) & 1) e += (int64_t)p->dur[x] * p->dem[(size_t)x * k + r];
+            if (e > 0 && p->cap[r] > 0) tl = cc__bnb_max(tl, cc__bnb_ceil((e + p->cap[r] - 1) / p->cap[r], b->step));
         }
         b->tail[j] = tl + p->dur[j];
         b->dl_ls[j] = lf >= CONCERTO__TIME_MAX ? CONCERTO__TIME_MAX : lf - p->dur[j];
     }
-    cc__free(ctx, desc);
-    /* conflicts: jobs sharing a resource with positive demand, successors */
+    cc__free(b->ctx, desc);
+    return 1;
+}
+
+/* conf[j]: the jobs sharing a resource with positive demand with j, and
+   j's successors; the profile: the -inf sentinel plus the busy blocks. */
+static void cc__bnb_conflicts(cc__bnb* b) {
+    const cc__prob* p = b->p;
+    int i, j, q, n = b->n;
     for (j = 0; j < n; j++) {
         uint64_t* cj = b->conf + (size_t)j * b->nw;
         for (i = 0; i < n; i++) {
@@ -3246,32 +3245,49 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
         }
         for (q = p->succ_off[j]; q < p->succ_off[j + 1]; q++) cj[p->succ[q] >> 6] |= (uint64_t)1 << (p->succ[q] & 63);
     }
-    /* profile: -inf sentinel plus the busy blocks */
     b->tp[0] = -CONCERTO__TIME_MAX * 2;
     b->m = 1;
     for (i = 0; i < p->n_busy; i++)
         if (p->busy_end[i] > p->busy_start[i])
-            (void)cc__bnb_occupy(b, p->busy_start[i], p->busy_end[i], p->busy_dem + (size_t)i * k);
+            (void)cc__bnb_occupy(b, p->busy_start[i], p->busy_end[i], p->busy_dem + (size_t)i * b->k);
+}
+
+static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* best, int have_incumbent,
+                               int64_t node_budget, double time_limit_s, cc__bnb_result* res) {
+    cc__bnb bb, *b = &bb;
+    int infeasible;
+    cc__time lb;
+    memset(b, 0, sizeof *b);
+    res->makespan = have_incumbent ? cc__makespan(p, best) : CONCERTO__TIME_MAX;  /* even if the search cannot start */
+    res->lower_bound = 0;
+    res->proven = 0;
+    res->nodes = 0;
+    if (p->n <= 0) { res->makespan = 0; res->proven = 1; return CC_OK; }
+    b->ctx = ctx; b->p = p; b->n = p->n; b->k = p->k; b->nw = (p->n + 63) / 64;
+    b->best = best;
+    b->budget = node_budget;
+    b->t_end = time_limit_s > 0 ? cc__now_s() + time_limit_s : 0;
+    b->step = cc__bnb_step(p);
+    if (!cc__bnb_alloc(b)) goto oom;
+    infeasible = cc__bnb_structure(b);
+    if (!cc__bnb_tails(b)) goto oom;
+    cc__bnb_conflicts(b);
     /* root bound (deadline windows only), then the incumbent's target */
     b->U = CONCERTO__TIME_MAX;
     cc__bnb_set_target(b);
     lb = infeasible ? CONCERTO__TIME_MAX : cc__bnb_bound(b, -CONCERTO__TIME_MAX, -CONCERTO__TIME_MAX);
     if (lb < CONCERTO__TIME_MAX) lb = cc__bnb_ceil(lb, b->step);
-    if (have_incumbent) {
-        b->U = -CONCERTO__TIME_MAX;
-        for (j = 0; j < n; j++) b->U = cc__bnb_max(b->U, best[j] + p->dur[j]);
-    }
+    if (have_incumbent) b->U = cc__makespan(p, best);
     cc__bnb_set_target(b);
     b->root_lb = lb;
     if (lb < CONCERTO__TIME_MAX && b->U > lb) cc__bnb_dfs(b, -CONCERTO__TIME_MAX, -1, -CONCERTO__TIME_MAX);
     res->nodes = b->nodes;
     res->makespan = b->U;
+    cc__bnb_free_all(b);
     if (b->oom) {
         res->lower_bound = lb < b->U ? lb : b->U;
-        cc__bnb_free_all(b);
         return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "branch and bound: out of memory after %lld nodes", (long long)res->nodes);
     }
-    cc__bnb_free_all(b);
     if (b->stop == 1) {  /* budget or time: only the root bound is proven */
         res->lower_bound = lb < b->U ? lb : b->U;
         res->proven = b->U <= lb;
@@ -3280,8 +3296,11 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
     res->proven = 1;
     res->lower_bound = b->U;
     if (b->U >= CONCERTO__TIME_MAX)
-        return CONCERTO__FAIL(ctx, CC_ERR_INFEASIBLE, "branch and bound: no schedule of the %d jobs meets the constraints", n);
+        return CONCERTO__FAIL(ctx, CC_ERR_INFEASIBLE, "branch and bound: no schedule of the %d jobs meets the constraints", p->n);
     return CC_OK;
+oom:
+    cc__bnb_free_all(b);
+    return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "branch and bound: out of memory for %d jobs", p->n);
 }
 
 #ifdef CONCERTO_USE_LPSOLVE
@@ -3452,14 +3471,7 @@ static cc_result cc__lp_prepare(cc__lp* L) {
     for (j = 0; j < n; j++)
         for (r = 0; r < k; r++)
             if (p->dur[j] > 0 && p->dem[(size_t)j * k + r] > p->cap[r]) return CC_ERR_INFEASIBLE;
-    for (i = 0; i < n; i++) {
-        j = L->topo[i];
-        L->es[j] = p->release ? p->release[j] : 0;
-        for (e = p->pred_off[j]; e < p->pred_off[j + 1]; e++) {
-            int q = p->pred[e];
-            if (L->es[q] + p->dur[q] > L->es[j]) L->es[j] = L->es[q] + p->dur[q];
-        }
-    }
+    (void)cc__prob_times(p, L->topo, L->es, NULL);
     for (i = n - 1; i >= 0; i--) {
         j = L->topo[i];
         L->lf[j] = L->lim;
@@ -3582,25 +3594,18 @@ static void cc__lp_model_free(cc_context* ctx, cc__lp_model* m) {
 
 #define CONCERTO__LP_PUT(col, v) do { if (!cc__lp_put(L->ctx, w, (col), (v))) return CC_ERR_OUT_OF_MEMORY; } while (0)
 
-/* Disjunctive model. Returns CC_OK, CC_ERR_INFEASIBLE (proven by the
-   windows alone), CC_ERR_UNSUPPORTED (too large), CC_ERR_OUT_OF_MEMORY or
-   CC_ERR_BACKEND. */
-static cc_result cc__lp_build_disj(cc__lp* L, cc__lp_model* m, cc__lp_row* w) {
+/* A time in the disjunctive model's units. */
+static double cc__lp_u(const cc__lp_model* m, cc__time t) { return (double)(t - m->origin) / m->scale; }
+
+/* The pairs of jobs that share a resource and are not ordered by
+   precedence: a binary each where both orders fit the time windows, a
+   fixed order where one does. CC_ERR_INFEASIBLE if neither does. */
+static cc_result cc__lp_disj_pairs(cc__lp* L, cc__lp_model* m) {
     const cc__prob* p = L->p;
-    int n = L->n, i, j, e, q, nw = (n + 63) / 64, col;
-    cc__time o = CONCERTO__TIME_MAX, span;
-    double S;
-    uint64_t* reach;
-    for (j = 0; j < n; j++) if (L->es[j] < o) o = L->es[j];
-    span = L->lim - o;
-    S = (double)(p->grain > 0 ? p->grain : 1);
-    if ((double)span / S > 1e7) { S = (double)span / 1e7; m->exact = 0; }   /* numerics first */
-    m->scale = S; m->origin = o;
-#define CONCERTO__LP_U(t) ((double)((t) - o) / S)
-    m->lowb = (cc__time*)cc__alloc(L->ctx, (size_t)n * sizeof(cc__time));
-    reach = (uint64_t*)cc__calloc(L->ctx, (size_t)n * (size_t)nw, sizeof(uint64_t));
-    if (!m->lowb || !reach) { cc__free(L->ctx, reach); return CC_ERR_OUT_OF_MEMORY; }
-    for (j = 0; j < n; j++) m->lowb[j] = L->es[j];
+    int n = L->n, i, j, e, nw = (n + 63) / 64;
+    uint64_t* reach = (uint64_t*)cc__calloc(L->ctx, (size_t)n * (size_t)nw, sizeof(uint64_t));   /* successors, transitively */
+    cc_result rc = CC_OK;
+    if (!reach) return CC_ERR_OUT_OF_MEMORY;
     for (i = n - 1; i >= 0; i--) {
         int v = L->topo[i];
         uint64_t* rv = reach + (size_t)v * nw;
@@ -3610,30 +3615,36 @@ static cc_result cc__lp_build_disj(cc__lp* L, cc__lp_model* m, cc__lp_row* w) {
             rv[s2 >> 6] |= (uint64_t)1 << (s2 & 63);
         }
     }
-    /* pairs */
     m->npair = 0; m->nfix = 0;
-    for (i = 0; i < n; i++)
-        for (j = i + 1; j < n; j++) {
+    for (i = 0; i < n && rc == CC_OK; i++)
+        for (j = i + 1; j < n && rc == CC_OK; j++) {
             int ij, ji;
             if (!cc__lp_share(p, i, j)) continue;
             if ((reach[(size_t)i * nw + (j >> 6)] >> (j & 63) & 1) || (reach[(size_t)j * nw + (i >> 6)] >> (i & 63) & 1)) continue;
             ij = L->es[i] + p->dur[i] + p->dur[j] <= L->lf[j];   /* i before j possible */
             ji = L->es[j] + p->dur[j] + p->dur[i] <= L->lf[i];
-            if (!ij && !ji) { cc__free(L->ctx, reach); return CC_ERR_INFEASIBLE; }
-            if (ij && ji) {
+            if (!ij && !ji) rc = CC_ERR_INFEASIBLE;
+            else if (ij && ji) {
                 if (!CONCERTO__GROW(L->ctx, m->pi, m->cap_pi, (size_t)m->npair + 1) ||
-                    !CONCERTO__GROW(L->ctx, m->pj, m->cap_pj, (size_t)m->npair + 1)) { cc__free(L->ctx, reach); return CC_ERR_OUT_OF_MEMORY; }
-                m->pi[m->npair] = i; m->pj[m->npair] = j; m->npair++;
+                    !CONCERTO__GROW(L->ctx, m->pj, m->cap_pj, (size_t)m->npair + 1)) rc = CC_ERR_OUT_OF_MEMORY;
+                else { m->pi[m->npair] = i; m->pj[m->npair] = j; m->npair++; }
             } else {
                 if (!CONCERTO__GROW(L->ctx, m->fixa, m->cap_fa, (size_t)m->nfix + 1) ||
-                    !CONCERTO__GROW(L->ctx, m->fixb, m->cap_fb, (size_t)m->nfix + 1)) { cc__free(L->ctx, reach); return CC_ERR_OUT_OF_MEMORY; }
-                m->fixa[m->nfix] = ij ? i : j; m->fixb[m->nfix] = ij ? j : i; m->nfix++;
+                    !CONCERTO__GROW(L->ctx, m->fixb, m->cap_fb, (size_t)m->nfix + 1)) rc = CC_ERR_OUT_OF_MEMORY;
+                else { m->fixa[m->nfix] = ij ? i : j; m->fixb[m->nfix] = ij ? j : i; m->nfix++; }
             }
         }
     cc__free(L->ctx, reach);
-    /* intervals */
+    return rc;
+}
+
+/* The busy intervals a job cannot overlap: a binary each where the job
+   fits before and after it, a lower bound on its start where only after. */
+static cc_result cc__lp_disj_intervals(cc__lp* L, cc__lp_model* m) {
+    const cc__prob* p = L->p;
+    int j, q;
     m->nz = 0;
-    for (j = 0; j < n; j++)
+    for (j = 0; j < L->n; j++)
         for (q = L->fo[j]; q < L->fo[j + 1]; q++) {
             cc__time a = L->fa[q], b = L->fb[q];
             int before, after;
@@ -3646,8 +3657,16 @@ static cc_result cc__lp_build_disj(cc__lp* L, cc__lp_model* m, cc__lp_row* w) {
                     !CONCERTO__GROW(L->ctx, m->zint, m->cap_zi, (size_t)m->nz + 1)) return CC_ERR_OUT_OF_MEMORY;
                 m->zjob[m->nz] = j; m->zint[m->nz] = q; m->nz++;
             } else if (after && b > m->lowb[j]) m->lowb[j] = b;
-            /* only before: an upper bound on the start, added below */
+            /* only before: an upper bound on the start, in the columns */
         }
+    return CC_OK;
+}
+
+/* The columns: s_j = 1..n with their bounds, C = n+1, then the pair and
+   interval binaries; the objective min C. */
+static cc_result cc__lp_disj_columns(cc__lp* L, cc__lp_model* m, cc__lp_row* w) {
+    const cc__prob* p = L->p;
+    int n = L->n, j, q, col;
     m->ncols = n + 1 + m->npair + m->nz;
     if (m->ncols > CONCERTO__LP_MAX_DISJ_COLS) return CC_ERR_UNSUPPORTED;
     m->ycol = (int*)cc__alloc(L->ctx, ((size_t)m->npair + 1) * sizeof(int));
@@ -3656,7 +3675,6 @@ static cc_result cc__lp_build_disj(cc__lp* L, cc__lp_model* m, cc__lp_row* w) {
     m->lp = cc__lp_make_call(0, m->ncols);
     if (!m->lp) return CC_ERR_BACKEND;
     set_verbose(m->lp, NEUTRAL);
-    /* columns: s_j = 1..n, C = n+1, y, z */
     for (j = 0; j < n; j++) {
         cc__time ub = L->lf[j] - p->dur[j];
         for (q = L->fo[j]; q < L->fo[j + 1]; q++) {   /* before-only intervals */
@@ -3665,11 +3683,11 @@ static cc_result cc__lp_build_disj(cc__lp* L, cc__lp_model* m, cc__lp_row* w) {
             if (!(b + p->dur[j] <= L->lf[j]) && a - p->dur[j] < ub) ub = a - p->dur[j];
         }
         if (ub < m->lowb[j]) return CC_ERR_INFEASIBLE;
-        set_lowbo(m->lp, j + 1, CONCERTO__LP_U(m->lowb[j]));
-        set_upbo(m->lp, j + 1, CONCERTO__LP_U(ub));
+        set_lowbo(m->lp, j + 1, cc__lp_u(m, m->lowb[j]));
+        set_upbo(m->lp, j + 1, cc__lp_u(m, ub));
     }
     set_lowbo(m->lp, n + 1, 0);
-    set_upbo(m->lp, n + 1, CONCERTO__LP_U(L->lim));
+    set_upbo(m->lp, n + 1, cc__lp_u(m, L->lim));
     col = n + 2;
     for (q = 0; q < m->npair; q++) { m->ycol[q] = col; set_binary(m->lp, col, TRUE); col++; }
     for (q = 0; q < m->nz; q++) { m->zcol[q] = col; set_binary(m->lp, col, TRUE); col++; }
@@ -3677,6 +3695,15 @@ static cc_result cc__lp_build_disj(cc__lp* L, cc__lp_model* m, cc__lp_row* w) {
     if (!set_obj_fnex(m->lp, w->len, w->val, w->col)) return CC_ERR_BACKEND;
     w->len = 0;
     set_minim(m->lp);
+    return CC_OK;
+}
+
+/* The rows: precedence, the makespan, fixed orders, the big-M pairs and
+   the interval sides. */
+static cc_result cc__lp_disj_rows(cc__lp* L, cc__lp_model* m, cc__lp_row* w) {
+    const cc__prob* p = L->p;
+    double S = m->scale;
+    int n = L->n, j, e, q;
     set_add_rowmode(m->lp, TRUE);
     for (j = 0; j < n; j++) {
         for (e = p->succ_off[j]; e < p->succ_off[j + 1]; e++) {   /* s_succ - s_j >= d_j */
@@ -3707,13 +3734,33 @@ static cc_result cc__lp_build_disj(cc__lp* L, cc__lp_model* m, cc__lp_row* w) {
         cc__time a = L->fa[m->zint[q]], b = L->fb[m->zint[q]];
         /* z = 1: s >= b;  z = 0: s + d <= a */
         CONCERTO__LP_PUT(jj + 1, 1.0); CONCERTO__LP_PUT(m->zcol[q], -(double)(b - m->lowb[jj]) / S);
-        CONCERTO__LP_ROW(GE, CONCERTO__LP_U(m->lowb[jj]));
+        CONCERTO__LP_ROW(GE, cc__lp_u(m, m->lowb[jj]));
         CONCERTO__LP_PUT(jj + 1, 1.0); CONCERTO__LP_PUT(m->zcol[q], -(double)(L->lf[jj] - a) / S);
-        CONCERTO__LP_ROW(LE, CONCERTO__LP_U(a - p->dur[jj]));
+        CONCERTO__LP_ROW(LE, cc__lp_u(m, a - p->dur[jj]));
     }
     set_add_rowmode(m->lp, FALSE);
-#undef CONCERTO__LP_U
     return CC_OK;
+}
+
+/* Disjunctive model. Returns CC_OK, CC_ERR_INFEASIBLE (proven by the
+   windows alone), CC_ERR_UNSUPPORTED (too large), CC_ERR_OUT_OF_MEMORY or
+   CC_ERR_BACKEND. */
+static cc_result cc__lp_build_disj(cc__lp* L, cc__lp_model* m, cc__lp_row* w) {
+    const cc__prob* p = L->p;
+    int j;
+    cc__time o = CONCERTO__TIME_MAX;
+    cc_result rc;
+    for (j = 0; j < L->n; j++) if (L->es[j] < o) o = L->es[j];
+    m->origin = o;
+    m->scale = (double)(p->grain > 0 ? p->grain : 1);
+    if ((double)(L->lim - o) / m->scale > 1e7) { m->scale = (double)(L->lim - o) / 1e7; m->exact = 0; }   /* numerics first */
+    m->lowb = (cc__time*)cc__alloc(L->ctx, (size_t)L->n * sizeof(cc__time));
+    if (!m->lowb) return CC_ERR_OUT_OF_MEMORY;
+    for (j = 0; j < L->n; j++) m->lowb[j] = L->es[j];
+    if ((rc = cc__lp_disj_pairs(L, m)) != CC_OK) return rc;
+    if ((rc = cc__lp_disj_intervals(L, m)) != CC_OK) return rc;
+    if ((rc = cc__lp_disj_columns(L, m, w)) != CC_OK) return rc;
+    return cc__lp_disj_rows(L, m, w);
 }
 
 /* The exact schedule implied by the disjunctive solution v (1-based
@@ -3883,121 +3930,131 @@ static int cc__lp_extract_ti(cc__lp* L, cc__lp_model* m, const REAL* v, cc__time
 
 #undef CONCERTO__LP_PUT
 
+/* The latest finish a model allows: below the incumbent, or a safe
+   horizon (every job alone after everything). */
+static cc__time cc__lp_limit(const cc__prob* p, int have_incumbent, cc__time inc) {
+    cc__time hi = 0;
+    int j;
+    if (have_incumbent) return inc - 1;
+    for (j = 0; j < p->n; j++) if (p->release && p->release[j] > hi) hi = p->release[j];
+    for (j = 0; j < p->n_busy; j++) if (p->busy_end[j] > hi) hi = p->busy_end[j];
+    for (j = 0; j < p->n; j++) hi += p->dur[j];
+    return hi;
+}
+
+/* The message of a model that could not be built (rc not CC_OK). */
+static cc_result cc__lp_build_failed(cc_context* ctx, cc_result rc, const cc__lp_model* m, const char* what, int n) {
+    switch (rc) {
+        case CC_ERR_OUT_OF_MEMORY:
+            return CONCERTO__FAIL(ctx, rc, "lp_solve backend: out of memory for %d jobs", n);
+        case CC_ERR_UNSUPPORTED:
+            return CONCERTO__FAIL(ctx, rc, "lp_solve backend: the %s model of %d jobs is too large", what, n);
+        case CC_ERR_BACKEND:
+            if (!m->lp)
+                return CONCERTO__FAIL(ctx, rc, "lp_solve backend: make_lp(0, %d) returned NULL for the %s model of %d jobs "
+                                      "(lp_solve out of memory)", m->ncols, what, n);
+            return CONCERTO__FAIL(ctx, rc, "lp_solve backend: building the %s model of %d jobs failed", what, n);
+        default:
+            return rc;   /* CC_ERR_INFEASIBLE: the caller decides */
+    }
+}
+
+/* Solves the built model and takes a schedule it finds, checked exactly,
+   into best[] (res->makespan, res->proven). Returns CC_OK,
+   CC_ERR_INFEASIBLE (nothing finishes by L->lim), CC_ERR_TIMEOUT or
+   CC_ERR_BACKEND with a message, or CC_ERR_OUT_OF_MEMORY. */
+static cc_result cc__lp_run(cc__lp* L, cc__lp_model* m, cc__time* best, int have_incumbent, double t_limit, cc__bnb_result* res) {
+    cc_context* ctx = L->ctx;
+    const char* what = m->disj ? "disjunctive" : "time-indexed";
+    cc__time* s = (cc__time*)cc__alloc(ctx, (size_t)L->n * sizeof(cc__time));
+    REAL* v = (REAL*)cc__alloc(ctx, ((size_t)m->ncols + 1) * sizeof(REAL));
+    double left = L->t_end - cc__now_s();
+    cc__time mk = 0;
+    cc_result rc = CC_OK;
+    int ret;
+    if (!s || !v) { cc__free(ctx, s); cc__free(ctx, v); return CC_ERR_OUT_OF_MEMORY; }
+    set_outputfile(m->lp, (char*)"");
+    set_verbose(m->lp, NEUTRAL);
+    put_abortfunc(m->lp, cc__lp_abort, &L->t_end);
+    set_timeout(m->lp, (long)ceil(left > 0 ? left : 0) + 1);
+    set_bb_floorfirst(m->lp, BRANCH_CEILING);
+    /* gap selection finds improved solutions of the time-indexed model
+       where the default rule finds none in 10 s (J30) */
+    set_bb_rule(m->lp, NODE_GAPSELECT);
+    ret = cc__lp_solve_call(m->lp);
+    if (ret == OPTIMAL || ret == PRESOLVED || ret == SUBOPTIMAL ||
+        ((ret == TIMEOUT || ret == USERABORT) && get_solutioncount(m->lp) > 0)) {
+        if (!get_variables(m->lp, v))
+            rc = CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "lp_solve: get_variables failed after solve returned %s (%d)",
+                                cc__lp_status_name(ret), ret);
+        else if (!(m->disj ? cc__lp_extract_disj(L, m, v, s) : cc__lp_extract_ti(L, m, v, s)) ||
+                 !cc__lp_check(ctx, L->p, s, L->lim, &mk))
+            rc = CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "lp_solve (%s model, %d jobs): the solution (status %s) fails the "
+                                "exact check; the schedule is kept", what, L->n, cc__lp_status_name(ret));
+        else {
+            memcpy(best, s, (size_t)L->n * sizeof(cc__time));
+            res->makespan = mk;
+            if ((ret == OPTIMAL || ret == PRESOLVED) && m->exact) { res->proven = 1; res->lower_bound = mk; }
+        }
+    } else if (ret == INFEASIBLE) {
+        rc = CC_ERR_INFEASIBLE;
+    } else if (ret == TIMEOUT || ret == USERABORT) {
+        rc = CONCERTO__FAIL(ctx, CC_ERR_TIMEOUT, "lp_solve (%s model, %d jobs, %d columns): no %s schedule within %g s",
+                            what, L->n, m->ncols, have_incumbent ? "better" : "feasible", t_limit);
+    } else {
+        rc = CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "lp_solve (%s model, %d jobs, %d columns): solve returned %s (%d)", what, L->n,
+                            m->ncols, cc__lp_status_name(ret), ret);
+    }
+    cc__free(ctx, s);
+    cc__free(ctx, v);
+    return rc;
+}
+
 static cc_result cc__lp_solve(cc_context* ctx, const cc__prob* p, cc__time* best, int have_incumbent,
                               double time_limit_s, cc__bnb_result* res) {
     cc__lp L;
     cc__lp_model m;
     cc__lp_row w;
     cc_result rc;
-    cc__time inc = CONCERTO__TIME_MAX, mk = 0;
-    cc__time* s = NULL;
-    REAL* v = NULL;
-    int n = p->n, j, ret, got = 0, exact;
+    cc__time inc = have_incumbent ? cc__makespan(p, best) : CONCERTO__TIME_MAX;
+    int n = p->n, j;
     double t_limit = time_limit_s > 0 ? time_limit_s : 10.0;
     const char* what;
     memset(&L, 0, sizeof L);
     memset(&m, 0, sizeof m);
     memset(&w, 0, sizeof w);
-    res->makespan = CONCERTO__TIME_MAX;
+    res->makespan = inc;
     res->lower_bound = 0;
     res->proven = 0;
     res->nodes = 0;
     if (n <= 0) { res->makespan = 0; res->proven = 1; return CC_OK; }
-    if (have_incumbent) {
-        inc = -CONCERTO__TIME_MAX;
-        for (j = 0; j < n; j++) if (best[j] + p->dur[j] > inc) inc = best[j] + p->dur[j];
-        res->makespan = inc;
-    }
     L.ctx = ctx; L.p = p; L.n = n; L.k = p->k;
     L.t_end = cc__now_s() + t_limit;
-    if (have_incumbent) L.lim = inc - 1;
-    else {   /* every job alone after everything: a safe horizon */
-        cc__time hi = 0;
-        for (j = 0; j < n; j++) {
-            if (p->release && p->release[j] > hi) hi = p->release[j];
-        }
-        for (j = 0; j < p->n_busy; j++) if (p->busy_end[j] > hi) hi = p->busy_end[j];
-        for (j = 0; j < n; j++) hi += p->dur[j];
-        L.lim = hi;
-    }
-    rc = cc__lp_prepare(&L);
-    exact = 1;
-    if (rc == CC_OK) {
-        for (j = 0; j < n; j++) if (L.es[j] + p->dur[j] > L.lf[j]) rc = CC_ERR_INFEASIBLE;
-    }
+    L.lim = cc__lp_limit(p, have_incumbent, inc);
     m.exact = 1;
+    rc = cc__lp_prepare(&L);
+    for (j = 0; j < n && rc == CC_OK; j++) if (L.es[j] + p->dur[j] > L.lf[j]) rc = CC_ERR_INFEASIBLE;
     if (rc == CC_OK) {
         m.disj = cc__lp_disjunctive(p);
         rc = m.disj ? cc__lp_build_disj(&L, &m, &w) : cc__lp_build_ti(&L, &m, &w);
-        exact = m.exact;
     }
     what = m.disj ? "disjunctive" : "time-indexed";
     if (rc == CC_OK) {
-        s = (cc__time*)cc__alloc(ctx, (size_t)n * sizeof(cc__time));
-        v = (REAL*)cc__alloc(ctx, ((size_t)m.ncols + 1) * sizeof(REAL));
-        if (!s || !v) rc = CC_ERR_OUT_OF_MEMORY;
-    }
-    if (rc == CC_OK) {
-        double left = L.t_end - cc__now_s();
-        set_outputfile(m.lp, (char*)"");
-        set_verbose(m.lp, NEUTRAL);
-        put_abortfunc(m.lp, cc__lp_abort, &L.t_end);
-        set_timeout(m.lp, (long)ceil(left > 0 ? left : 0) + 1);
-        set_bb_floorfirst(m.lp, BRANCH_CEILING);
-        /* gap selection finds improved solutions of the time-indexed model
-           where the default rule finds none in 10 s (J30) */
-        set_bb_rule(m.lp, NODE_GAPSELECT);
-        ret = cc__lp_solve_call(m.lp);
-        if (ret == OPTIMAL || ret == PRESOLVED || ret == SUBOPTIMAL ||
-            ((ret == TIMEOUT || ret == USERABORT) && get_solutioncount(m.lp) > 0)) {
-            if (!get_variables(m.lp, v)) {
-                rc = CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "lp_solve: get_variables failed after solve returned %s (%d)",
-                                    cc__lp_status_name(ret), ret);
-            } else {
-                got = m.disj ? cc__lp_extract_disj(&L, &m, v, s) : cc__lp_extract_ti(&L, &m, v, s);
-                if (got) got = cc__lp_check(ctx, p, s, L.lim, &mk);
-                if (!got) {
-                    rc = CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "lp_solve (%s model, %d jobs): the solution (status %s) fails the "
-                                        "exact check; the schedule is kept", what, n, cc__lp_status_name(ret));
-                } else {
-                    memcpy(best, s, (size_t)n * sizeof(cc__time));
-                    res->makespan = mk;
-                    if ((ret == OPTIMAL || ret == PRESOLVED) && exact) { res->proven = 1; res->lower_bound = mk; }
-                }
-            }
-        } else if (ret == INFEASIBLE) {
-            rc = CC_ERR_INFEASIBLE;
-        } else if (ret == TIMEOUT || ret == USERABORT) {
-            rc = CONCERTO__FAIL(ctx, CC_ERR_TIMEOUT, "lp_solve (%s model, %d jobs, %d columns): no %s schedule within %g s",
-                                what, n, m.ncols, have_incumbent ? "better" : "feasible", t_limit);
-        } else {
-            rc = CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "lp_solve (%s model, %d jobs, %d columns): solve returned %s (%d)", what, n,
-                                m.ncols, cc__lp_status_name(ret), ret);
-        }
-    } else if (rc == CC_ERR_OUT_OF_MEMORY) {
-        rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "lp_solve backend: out of memory for %d jobs", n);
-    } else if (rc == CC_ERR_UNSUPPORTED) {
-        rc = CONCERTO__FAIL(ctx, CC_ERR_UNSUPPORTED, "lp_solve backend: the %s model of %d jobs is too large", what, n);
-    } else if (rc == CC_ERR_BACKEND && !m.lp) {
-        rc = CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "lp_solve backend: make_lp(0, %d) returned NULL for the %s model of %d jobs "
-                            "(lp_solve out of memory)", m.ncols, what, n);
-    } else if (rc == CC_ERR_BACKEND) {
-        rc = CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "lp_solve backend: building the %s model of %d jobs failed", what, n);
-    }
+        rc = cc__lp_run(&L, &m, best, have_incumbent, t_limit, res);
+        if (rc == CC_ERR_OUT_OF_MEMORY) rc = CONCERTO__FAIL(ctx, rc, "lp_solve backend: out of memory for %d jobs", n);
+    } else rc = cc__lp_build_failed(ctx, rc, &m, what, n);
     if (rc == CC_ERR_INFEASIBLE) {
         /* no schedule finishing by lim: with an incumbent, it is optimal
            when the model is exact */
         if (have_incumbent) {
             rc = CC_OK;
-            if (exact) { res->proven = 1; res->lower_bound = inc; }
+            if (m.exact) { res->proven = 1; res->lower_bound = inc; }
         } else {
-            res->proven = exact;
+            res->proven = m.exact;
             rc = CONCERTO__FAIL(ctx, CC_ERR_INFEASIBLE, "lp_solve (%s model): no schedule of the %d jobs meets the constraints%s",
-                                what, n, exact ? "" : " on the grid of the durations (not proven for off-grid times)");
+                                what, n, m.exact ? "" : " on the grid of the durations (not proven for off-grid times)");
         }
     }
-    cc__free(ctx, s);
-    cc__free(ctx, v);
     cc__lp_model_free(ctx, &m);
     cc__free(ctx, w.col);
     cc__free(ctx, w.val);
@@ -4120,201 +4177,249 @@ static void cc__exact_report(cc_schedule* out, const cc__exact_cfg* cfg) {
 
 typedef struct cc__window {
     int cap;                    /* jobs */
+    int m;                      /* jobs in the current window */
     int* glob;                  /* local -> global */
     int* loc;                   /* global -> local or -1 ([n] of the whole problem) */
     cc__time *dur, *rel, *dl, *start;
+    cc__time t0, t1;            /* the window's current span */
     int32_t* dem;
-    int *pred_off, *pred, *succ_off, *succ;
+    int *pred_off, *pred, *succ_off, *succ, *fill;
     size_t pred_cap, succ_cap;
+    int nb;                     /* busy blocks: jobs outside running in [t0, t1) */
     cc__time *bs, *be; int32_t* bd;
     size_t bs_cap, be_cap, bd_cap;
 } cc__window;
 
-static void cc__window_free(cc_context* ctx, cc__window* w) {
+/* The state of the odd-even improvement. */
+typedef struct cc__oe {
+    cc_context* ctx;
+    cc__heur* h;
+    const cc__prob* p;
+    cc__time* s;                /* the schedule being improved */
+    cc__window w;
+    int* order;                 /* jobs by start at the round's beginning */
+    cc__time* s0;               /* starts at the round's beginning */
+    int* moved;                 /* round + 1 if the job moved in this round */
+    int* moved_list;            /* those jobs, pruned as windows pass them */
+    size_t moved_cap;
+    int n_moved, round;
+    cc__time maxdur;
+    cc__exact_cfg* cfg;
+    int64_t nodes;
+} cc__oe;
+
+static void cc__oe_free(cc__oe* o) {
+    cc_context* ctx = o->ctx;
+    cc__window* w = &o->w;
+    cc__free(ctx, o->order); cc__free(ctx, o->s0); cc__free(ctx, o->moved); cc__free(ctx, o->moved_list);
     cc__free(ctx, w->glob); cc__free(ctx, w->loc); cc__free(ctx, w->dur); cc__free(ctx, w->rel);
     cc__free(ctx, w->dl); cc__free(ctx, w->start); cc__free(ctx, w->dem);
     cc__free(ctx, w->pred_off); cc__free(ctx, w->pred); cc__free(ctx, w->succ_off); cc__free(ctx, w->succ);
-    cc__free(ctx, w->bs); cc__free(ctx, w->be); cc__free(ctx, w->bd);
+    cc__free(ctx, w->fill); cc__free(ctx, w->bs); cc__free(ctx, w->be); cc__free(ctx, w->bd);
 }
 
-static cc_result cc__oddeven(cc_context* ctx, cc__heur* h, cc__time* s, cc__time* mk_io, int b, int rounds,
-                             cc__exact_cfg* cfg, double t_end, int64_t* nodes_out) {
+static int cc__oe_init(cc__oe* o, cc_context* ctx, cc__heur* h, cc__time* s, int b, cc__exact_cfg* cfg) {
     const cc__prob* p = h->p;
-    int n = p->n, k = p->k, round, i, e, quiet = 0;
-    char saved_msg[CONCERTO__MSG_MAX];
-    cc__window w;
-    cc__time maxdur = 0, mk = *mk_io;
-    int* order = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int));
-    cc__time* s0 = (cc__time*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(cc__time));
-    int* moved = (int*)cc__calloc(ctx, (size_t)n + 1, sizeof(int));
-    int* moved_list = NULL;
-    size_t moved_cap = 0;
-    int n_moved = 0;
-    int wsz = 2 * b;
-    memset(&w, 0, sizeof w);
-    w.cap = wsz;
-    w.glob = (int*)cc__alloc(ctx, (size_t)wsz * sizeof(int));
-    w.loc = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int));
-    w.dur = (cc__time*)cc__alloc(ctx, (size_t)wsz * sizeof(cc__time));
-    w.rel = (cc__time*)cc__alloc(ctx, (size_t)wsz * sizeof(cc__time));
-    w.dl = (cc__time*)cc__alloc(ctx, (size_t)wsz * sizeof(cc__time));
-    w.start = (cc__time*)cc__alloc(ctx, (size_t)wsz * sizeof(cc__time));
-    w.dem = (int32_t*)cc__alloc(ctx, (size_t)wsz * (size_t)(k ? k : 1) * sizeof(int32_t));
-    w.pred_off = (int*)cc__alloc(ctx, ((size_t)wsz + 1) * sizeof(int));
-    w.succ_off = (int*)cc__alloc(ctx, ((size_t)wsz + 1) * sizeof(int));
-    if (!order || !s0 || !moved || !w.glob || !w.loc || !w.dur || !w.rel || !w.dl || !w.start || !w.dem || !w.pred_off || !w.succ_off) {
-        goto oom;
+    cc__window* w = &o->w;
+    size_t n1 = (size_t)p->n + 1, wsz = 2 * (size_t)b;
+    int i;
+    memset(o, 0, sizeof *o);
+    o->ctx = ctx; o->h = h; o->p = p; o->s = s; o->cfg = cfg;
+    o->order = (int*)cc__alloc(ctx, n1 * sizeof(int));
+    o->s0 = (cc__time*)cc__alloc(ctx, n1 * sizeof(cc__time));
+    o->moved = (int*)cc__calloc(ctx, n1, sizeof(int));
+    w->cap = (int)wsz;
+    w->glob = (int*)cc__alloc(ctx, wsz * sizeof(int));
+    w->loc = (int*)cc__alloc(ctx, n1 * sizeof(int));
+    w->dur = (cc__time*)cc__alloc(ctx, wsz * sizeof(cc__time));
+    w->rel = (cc__time*)cc__alloc(ctx, wsz * sizeof(cc__time));
+    w->dl = (cc__time*)cc__alloc(ctx, wsz * sizeof(cc__time));
+    w->start = (cc__time*)cc__alloc(ctx, wsz * sizeof(cc__time));
+    w->dem = (int32_t*)cc__alloc(ctx, wsz * (size_t)(p->k ? p->k : 1) * sizeof(int32_t));
+    w->pred_off = (int*)cc__alloc(ctx, (wsz + 1) * sizeof(int));
+    w->succ_off = (int*)cc__alloc(ctx, (wsz + 1) * sizeof(int));
+    w->fill = (int*)cc__alloc(ctx, (wsz + 1) * sizeof(int));
+    if (!o->order || !o->s0 || !o->moved || !w->glob || !w->loc || !w->dur || !w->rel || !w->dl || !w->start || !w->dem ||
+        !w->pred_off || !w->succ_off || !w->fill)
+        return 0;
+    for (i = 0; i < p->n; i++) { w->loc[i] = -1; if (p->dur[i] > o->maxdur) o->maxdur = p->dur[i]; }
+    return 1;
+}
+
+/* Window jobs order[ws .. ws + m): their durations and demands, the
+   precedence among them, releases from the fixed predecessors, deadlines
+   from the fixed successors, and their current placement. */
+static int cc__oe_window_jobs(cc__oe* o, int ws, int m) {
+    const cc__prob* p = o->p;
+    cc__window* w = &o->w;
+    const cc__time* s = o->s;
+    int i, e, np = 0, k = p->k;
+    w->m = m; w->t0 = CONCERTO__TIME_MAX; w->t1 = 0;
+    for (i = 0; i < m; i++) {
+        int v = o->order[ws + i];
+        w->glob[i] = v; w->loc[v] = i;
+        if (s[v] < w->t0) w->t0 = s[v];
+        if (s[v] + p->dur[v] > w->t1) w->t1 = s[v] + p->dur[v];
     }
-    for (i = 0; i < n; i++) { w.loc[i] = -1; if (p->dur[i] > maxdur) maxdur = p->dur[i]; }
-    for (round = 0; round < rounds; round++) {
-        int ws, changed = 0;
-        cc__sort_jobs(p, s, h->rank, 0, h->tk, order);
-        memcpy(s0, s, (size_t)n * sizeof(cc__time));
-        n_moved = 0;
-        for (ws = (round % 2) ? b : 0; ws < n; ws += wsz) {
-            int m = n - ws < wsz ? n - ws : wsz, np = 0, ns = 0, lo, hi, nb = 0;
-            cc__time T0 = CONCERTO__TIME_MAX, T1 = 0;
-            cc__prob sub;
-            cc__bnb_result br;
-            cc_result rc;
-            if (m < 2) break;
-            if (t_end > 0 && cc__now_s() > t_end) break;
-            for (i = 0; i < m; i++) {
-                int v = order[ws + i];
-                w.glob[i] = v; w.loc[v] = i;
-                if (s[v] < T0) T0 = s[v];
-                if (s[v] + p->dur[v] > T1) T1 = s[v] + p->dur[v];
-            }
-            /* local structure, releases and deadlines */
-            for (i = 0; i < m; i++) {
-                int v = w.glob[i];
-                cc__time rel = T0, dl = CONCERTO__TIME_MAX;
-                w.dur[i] = p->dur[v];
-                memcpy(w.dem + (size_t)i * k, p->dem + (size_t)v * k, (size_t)k * sizeof(int32_t));
-                w.pred_off[i] = np;
-                for (e = p->pred_off[v]; e < p->pred_off[v + 1]; e++) {
-                    int q = p->pred[e];
-                    if (w.loc[q] >= 0) {
-                        if (!CONCERTO__GROW(ctx, w.pred, w.pred_cap, (size_t)np + 1)) goto oom;
-                        w.pred[np++] = w.loc[q];
-                    } else if (s[q] + p->dur[q] > rel) rel = s[q] + p->dur[q];
-                }
-                for (e = p->succ_off[v]; e < p->succ_off[v + 1]; e++) {
-                    int q = p->succ[e];
-                    if (w.loc[q] < 0 && s[q] < dl) dl = s[q];
-                }
-                w.rel[i] = rel; w.dl[i] = dl; w.start[i] = s[v];
-            }
-            w.pred_off[m] = np;
-            for (i = 0; i <= m; i++) w.succ_off[i] = 0;
-            for (i = 0; i < np; i++) w.succ_off[w.pred[i] + 1]++;
-            for (i = 0; i < m; i++) w.succ_off[i + 1] += w.succ_off[i];
-            if (!CONCERTO__GROW(ctx, w.succ, w.succ_cap, (size_t)np + 1)) goto oom;
-            {
-                int fill[2 * 4096 + 1], *f = fill;   /* wsz is capped at 8192 by the caller */
-                for (i = 0; i <= m; i++) f[i] = w.succ_off[i];
-                for (i = 0; i < m; i++)
-                    for (e = w.pred_off[i]; e < w.pred_off[i + 1]; e++) w.succ[f[w.pred[e]]++] = i;
-                ns = np;
-            }
-            /* fixed occupation: jobs outside the window running in [T0, T1).
-               Unmoved jobs are found by their start at the round's beginning
-               (s0, sorted along order); jobs moved earlier in this round are
-               on the moved list (pruned once they end before T0, since T0
-               grows along the round). */
-            {
-                int a = 0, z = n, mi, mw = 0;
-                cc__time from = T0 - maxdur;
-                while (a < z) { int mid = (a + z) / 2; if (s0[order[mid]] < from) a = mid + 1; else z = mid; }
-                lo = a;
-                for (hi = lo; hi <= n + n_moved; hi++) {
-                    int v;
-                    if (hi < n) {
-                        v = order[hi];
-                        if (s0[v] >= T1) { hi = n - 1; continue; }   /* jump to the moved list */
-                        if (moved[v] == round + 1) continue;
-                    } else if (hi == n) continue;
-                    else {
-                        mi = hi - n - 1;
-                        v = moved_list[mi];
-                        if (s[v] + p->dur[v] <= T0) continue;       /* dropped below */
-                        moved_list[mw++] = v;
-                    }
-                    if (w.loc[v] >= 0 || p->dur[v] == 0 || s[v] + p->dur[v] <= T0 || s[v] >= T1) continue;
-                    if (!CONCERTO__GROW(ctx, w.bs, w.bs_cap, (size_t)nb + 1) || !CONCERTO__GROW(ctx, w.be, w.be_cap, (size_t)nb + 1) ||
-                        !CONCERTO__GROW(ctx, w.bd, w.bd_cap, ((size_t)nb + 1) * (size_t)k)) goto oom;
-                    w.bs[nb] = s[v]; w.be[nb] = s[v] + p->dur[v];
-                    memcpy(w.bd + (size_t)nb * k, p->dem + (size_t)v * k, (size_t)k * sizeof(int32_t));
-                    nb++;
-                }
-                n_moved = mw;
-            }
-            memset(&sub, 0, sizeof sub);
-            sub.n = m; sub.k = k; sub.dur = w.dur; sub.dem = w.dem; sub.cap = p->cap;
-            sub.succ_off = w.succ_off; sub.succ = w.succ; sub.pred_off = w.pred_off; sub.pred = w.pred;
-            sub.release = w.rel; sub.deadline = w.dl;
-            sub.n_busy = nb; sub.busy_start = w.bs; sub.busy_end = w.be; sub.busy_dem = w.bd;
-            sub.grain = p->grain;
-            (void)ns;
-            {
-                /* a window that fails (time-out, solver error) keeps its
-                   schedule; it is not the caller's error: keep it out of the
-                   logger and the context's last error (cc__exact_solve
-                   counts it in cfg, for the schedule's exact_* fields) */
-                cc_logger saved_logger = ctx->logger;
-                cc_result saved_result = ctx->last_result;
-                memcpy(saved_msg, ctx->last_error, sizeof saved_msg);
-                ctx->logger.log_fn = NULL;
-                rc = cc__exact_solve(ctx, &sub, w.start, 1, cfg, &br);
-                ctx->logger = saved_logger;
-                ctx->last_result = saved_result;
-                memcpy(ctx->last_error, saved_msg, sizeof saved_msg);
-            }
-            *nodes_out += br.nodes;
-            if (rc == CC_ERR_OUT_OF_MEMORY) goto oom;
-            if (rc == CC_OK && br.makespan < T1) {
-                for (i = 0; i < m; i++) {
-                    int v = w.glob[i];
-                    if (s[v] == w.start[i]) continue;
-                    s[v] = w.start[i];
-                    changed = 1;
-                    if (moved[v] != round + 1) {
-                        if (!CONCERTO__GROW(ctx, moved_list, moved_cap, (size_t)n_moved + 1)) goto oom;
-                        moved[v] = round + 1;
-                        moved_list[n_moved++] = v;
-                    }
-                }
-            }
-            for (i = 0; i < m; i++) w.loc[w.glob[i]] = -1;
+    for (i = 0; i < m; i++) {
+        int v = w->glob[i];
+        cc__time rel = w->t0, dl = CONCERTO__TIME_MAX;
+        w->dur[i] = p->dur[v];
+        memcpy(w->dem + (size_t)i * k, p->dem + (size_t)v * k, (size_t)k * sizeof(int32_t));
+        w->pred_off[i] = np;
+        for (e = p->pred_off[v]; e < p->pred_off[v + 1]; e++) {
+            int q = p->pred[e];
+            if (w->loc[q] >= 0) {
+                if (!CONCERTO__GROW(o->ctx, w->pred, w->pred_cap, (size_t)np + 1)) return 0;
+                w->pred[np++] = w->loc[q];
+            } else if (s[q] + p->dur[q] > rel) rel = s[q] + p->dur[q];
         }
-        /* pass the gains on */
-        {
-            cc__time m2;
-            memcpy(h->tmp, s, (size_t)n * sizeof(cc__time));
-            m2 = cc__justify(h, p, h->fin, h->tmp, 0);
-            if (m2 == -2) goto oom;
-            if (m2 >= 0 && m2 <= mk) { memcpy(s, h->fin, (size_t)n * sizeof(cc__time)); mk = m2; }
-            else {
-                /* cannot happen for a feasible input (justification in start
-                   order never delays a job); recompute the makespan */
-                cc__time mm = 0;
-                for (i = 0; i < n; i++) if (s[i] + p->dur[i] > mm) mm = s[i] + p->dur[i];
-                mk = mm;
-            }
+        for (e = p->succ_off[v]; e < p->succ_off[v + 1]; e++) {
+            int q = p->succ[e];
+            if (w->loc[q] < 0 && s[q] < dl) dl = s[q];
         }
-        if (mk <= h->lb) break;
-        if (t_end > 0 && cc__now_s() > t_end) break;
+        w->rel[i] = rel; w->dl[i] = dl; w->start[i] = s[v];
+    }
+    w->pred_off[m] = np;
+    /* successors: the transposed CSR */
+    for (i = 0; i <= m; i++) w->succ_off[i] = 0;
+    for (i = 0; i < np; i++) w->succ_off[w->pred[i] + 1]++;
+    for (i = 0; i < m; i++) w->succ_off[i + 1] += w->succ_off[i];
+    if (!CONCERTO__GROW(o->ctx, w->succ, w->succ_cap, (size_t)np + 1)) return 0;
+    for (i = 0; i <= m; i++) w->fill[i] = w->succ_off[i];
+    for (i = 0; i < m; i++)
+        for (e = w->pred_off[i]; e < w->pred_off[i + 1]; e++) w->succ[w->fill[w->pred[e]]++] = i;
+    return 1;
+}
+
+/* The fixed occupation: jobs outside the window running in [t0, t1).
+   Unmoved jobs are found by their start at the round's beginning (s0,
+   sorted along order); jobs moved earlier in this round are on the moved
+   list (pruned once they end before t0, since t0 grows along the round). */
+static int cc__oe_window_busy(cc__oe* o) {
+    const cc__prob* p = o->p;
+    cc__window* w = &o->w;
+    const cc__time* s = o->s;
+    int a = 0, z = p->n, n = p->n, k = p->k, hi, mw = 0;
+    cc__time from = w->t0 - o->maxdur;
+    w->nb = 0;
+    while (a < z) { int mid = (a + z) / 2; if (o->s0[o->order[mid]] < from) a = mid + 1; else z = mid; }
+    for (hi = a; hi <= n + o->n_moved; hi++) {
+        int v;
+        if (hi < n) {
+            v = o->order[hi];
+            if (o->s0[v] >= w->t1) { hi = n - 1; continue; }   /* jump to the moved list */
+            if (o->moved[v] == o->round + 1) continue;
+        } else if (hi == n) continue;
+        else {
+            v = o->moved_list[hi - n - 1];
+            if (s[v] + p->dur[v] <= w->t0) continue;            /* dropped below */
+            o->moved_list[mw++] = v;
+        }
+        if (w->loc[v] >= 0 || p->dur[v] == 0 || s[v] + p->dur[v] <= w->t0 || s[v] >= w->t1) continue;
+        if (!CONCERTO__GROW(o->ctx, w->bs, w->bs_cap, (size_t)w->nb + 1) || !CONCERTO__GROW(o->ctx, w->be, w->be_cap, (size_t)w->nb + 1) ||
+            !CONCERTO__GROW(o->ctx, w->bd, w->bd_cap, ((size_t)w->nb + 1) * (size_t)k))
+            return 0;
+        w->bs[w->nb] = s[v]; w->be[w->nb] = s[v] + p->dur[v];
+        memcpy(w->bd + (size_t)w->nb * k, p->dem + (size_t)v * k, (size_t)k * sizeof(int32_t));
+        w->nb++;
+    }
+    o->n_moved = mw;
+    return 1;
+}
+
+/* Solves the current window exactly, keeps a better placement. A window
+   that fails (time-out, solver error) keeps its placement; it is not the
+   caller's error: it is kept out of the logger and the context's last
+   error, and counted in cfg for the schedule's exact_* fields. Returns
+   CC_OK or CC_ERR_OUT_OF_MEMORY; *changed is set if a job moved. */
+static cc_result cc__oe_window_solve(cc__oe* o, int* changed) {
+    cc_context* ctx = o->ctx;
+    cc__window* w = &o->w;
+    cc__prob sub;
+    cc__bnb_result br;
+    char saved_msg[CONCERTO__MSG_MAX];
+    cc_logger saved_logger = ctx->logger;
+    cc_result saved_result = ctx->last_result, rc;
+    int i;
+    memset(&sub, 0, sizeof sub);
+    sub.n = w->m; sub.k = o->p->k; sub.dur = w->dur; sub.dem = w->dem; sub.cap = o->p->cap;
+    sub.succ_off = w->succ_off; sub.succ = w->succ; sub.pred_off = w->pred_off; sub.pred = w->pred;
+    sub.release = w->rel; sub.deadline = w->dl;
+    sub.n_busy = w->nb; sub.busy_start = w->bs; sub.busy_end = w->be; sub.busy_dem = w->bd;
+    sub.grain = o->p->grain;
+    memcpy(saved_msg, ctx->last_error, sizeof saved_msg);
+    ctx->logger.log_fn = NULL;
+    rc = cc__exact_solve(ctx, &sub, w->start, 1, o->cfg, &br);
+    ctx->logger = saved_logger;
+    ctx->last_result = saved_result;
+    memcpy(ctx->last_error, saved_msg, sizeof saved_msg);
+    o->nodes += br.nodes;
+    if (rc == CC_ERR_OUT_OF_MEMORY) return rc;
+    if (rc != CC_OK || br.makespan >= w->t1) return CC_OK;
+    for (i = 0; i < w->m; i++) {
+        int v = w->glob[i];
+        if (o->s[v] == w->start[i]) continue;
+        o->s[v] = w->start[i];
+        *changed = 1;
+        if (o->moved[v] != o->round + 1) {
+            if (!CONCERTO__GROW(ctx, o->moved_list, o->moved_cap, (size_t)o->n_moved + 1)) return CC_ERR_OUT_OF_MEMORY;
+            o->moved[v] = o->round + 1;
+            o->moved_list[o->n_moved++] = v;
+        }
+    }
+    return CC_OK;
+}
+
+/* One round: windows of 2b jobs from offset 0 (even rounds) or b (odd). */
+static cc_result cc__oe_round(cc__oe* o, int b, double t_end, int* changed) {
+    const cc__prob* p = o->p;
+    int ws, i, n = p->n, wsz = 2 * b;
+    cc__sort_jobs(p, o->s, o->h->rank, 0, o->h->tk, o->order);
+    memcpy(o->s0, o->s, (size_t)n * sizeof(cc__time));
+    o->n_moved = 0;
+    for (ws = (o->round % 2) ? b : 0; ws < n; ws += wsz) {
+        int m = n - ws < wsz ? n - ws : wsz;
+        cc_result rc;
+        if (m < 2 || (t_end > 0 && cc__now_s() > t_end)) break;
+        if (!cc__oe_window_jobs(o, ws, m) || !cc__oe_window_busy(o)) return CC_ERR_OUT_OF_MEMORY;
+        if ((rc = cc__oe_window_solve(o, changed)) != CC_OK) return rc;
+        for (i = 0; i < m; i++) o->w.loc[o->w.glob[i]] = -1;
+    }
+    return CC_OK;
+}
+
+/* Improves s (makespan *mk_io) by at most rounds rounds of windows of 2b
+   jobs; stops early at the lower bound, the time limit, or after both
+   offsets changed nothing. Branch-and-bound nodes are added to *nodes. */
+static cc_result cc__oddeven(cc_context* ctx, cc__heur* h, cc__time* s, cc__time* mk_io, int b, int rounds,
+                             cc__exact_cfg* cfg, double t_end, int64_t* nodes) {
+    const cc__prob* p = h->p;
+    cc__oe o;
+    cc__time mk = *mk_io;
+    cc_result rc = CC_OK;
+    int quiet = 0;
+    if (!cc__oe_init(&o, ctx, h, s, b, cfg)) rc = CC_ERR_OUT_OF_MEMORY;
+    for (o.round = 0; o.round < rounds && rc == CC_OK; o.round++) {
+        int changed = 0;
+        cc__time m2;
+        if ((rc = cc__oe_round(&o, b, t_end, &changed)) != CC_OK) break;
+        /* pass the gains on: justification in start order never delays a job */
+        memcpy(h->tmp, s, (size_t)p->n * sizeof(cc__time));
+        m2 = cc__justify(h, p, h->fin, h->tmp, 0);
+        if (m2 == -2) { rc = CC_ERR_OUT_OF_MEMORY; break; }
+        CONCERTO_ASSERT(m2 >= 0 && m2 <= mk);
+        if (m2 >= 0 && m2 <= mk) { memcpy(s, h->fin, (size_t)p->n * sizeof(cc__time)); mk = m2; }
+        else mk = cc__makespan(p, s);
+        if (mk <= h->lb || (t_end > 0 && cc__now_s() > t_end)) break;
         quiet = changed ? 0 : quiet + 1;
         if (quiet >= 2) break;   /* both offsets tried without a change */
     }
+    *nodes += o.nodes;
     *mk_io = mk;
-    cc__free(ctx, order); cc__free(ctx, s0); cc__free(ctx, moved); cc__free(ctx, moved_list);
-    cc__window_free(ctx, &w);
-    return CC_OK;
-oom:
-    cc__free(ctx, order); cc__free(ctx, s0); cc__free(ctx, moved); cc__free(ctx, moved_list);
-    cc__window_free(ctx, &w);
-    return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "odd-even windows: out of memory");
+    cc__oe_free(&o);
+    if (rc == CC_ERR_OUT_OF_MEMORY) return CONCERTO__FAIL(ctx, rc, "odd-even windows: out of memory");
+    return rc;
 }
 
 /* >>sched
@@ -4878,146 +4983,202 @@ static int cc__colon_int(const cc__reader* R, long long* v) {
 }
 
 #define CONCERTO__PSP_MAX_JOBS 1000000
-
 #define CONCERTO__PSP_FIELDS 512
 
-CONCERTO_API cc_result cc_psplib_parse(cc_context* ctx, const char* text, size_t n_bytes, const char* name, cc_graph** out) {
+/* What the reader has of a .sm file so far. */
+typedef struct cc__psp {
+    cc_context* ctx;
     cc__reader R;
-    long long v[CONCERTO__PSP_FIELDS + 8];
-    long long nj = 0, nk = 0;
-    int* succ_off = NULL;
-    int* succ = NULL;
-    size_t succ_cap = 0, n_succ = 0;
-    long long* durs = NULL;
-    int* dems = NULL;
-    int* req_line = NULL;
+    const char* name;
+    long long nj, nk;           /* jobs, renewable resources */
+    int* succ_off;              /* [nj + 1] CSR of successors */
+    int* succ;
+    size_t succ_cap, n_succ;
+    long long* durs;            /* [nj] */
+    int* dems;                  /* [nj * nk] */
+    int* req_line;              /* [nj]: the line of each job's requests */
     int caps[CONCERTO_MAX_RESOURCES];
-    cc_graph* g = NULL;
-    cc_graph_desc gd;
-    cc_result rc = CC_OK;
+    long long v[CONCERTO__PSP_FIELDS + 8];   /* the current line's integers */
+} cc__psp;
+
+#define CONCERTO__PSP_ERR(P, ...) CONCERTO__FAIL((P)->ctx, CC_ERR_PARSE, __VA_ARGS__)
+
+/* The header: the number of jobs and of renewable resources; the arrays. */
+static cc_result cc__psp_header(cc__psp* P) {
+    cc__reader* R = &P->R;
+    if (!cc__seek(R, "jobs (incl. supersource/sink"))
+        return CONCERTO__PSP_ERR(P, "%s: no 'jobs (incl. supersource/sink )' line: not a single-mode PSPLIB file", P->name);
+    if (!cc__colon_int(R, &P->nj) || P->nj < 2 || P->nj > CONCERTO__PSP_MAX_JOBS)
+        return CONCERTO__PSP_ERR(P, "%s:%d: the number of jobs must be an integer 2..%d", P->name, R->line, CONCERTO__PSP_MAX_JOBS);
+    if (!cc__seek(R, "- renewable"))
+        return CONCERTO__PSP_ERR(P, "%s: no '- renewable' line after line %d", P->name, R->line);
+    if (!cc__colon_int(R, &P->nk) || P->nk < 1 || P->nk > CONCERTO_MAX_RESOURCES)
+        return CONCERTO__PSP_ERR(P, "%s:%d: the number of renewable resources must be an integer 1..%d", P->name, R->line,
+                                 CONCERTO_MAX_RESOURCES);
+    P->succ_off = (int*)cc__calloc(P->ctx, (size_t)P->nj + 1, sizeof(int));
+    P->durs = (long long*)cc__calloc(P->ctx, (size_t)P->nj, sizeof(long long));
+    P->req_line = (int*)cc__calloc(P->ctx, (size_t)P->nj, sizeof(int));
+    P->dems = (int*)cc__calloc(P->ctx, (size_t)P->nj * (size_t)P->nk, sizeof(int));
+    if (!P->succ_off || !P->durs || !P->dems || !P->req_line) return CONCERTO__FAIL(P->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", P->name);
+    return CC_OK;
+}
+
+/* PRECEDENCE RELATIONS: job number, modes (1), successor count, successors. */
+static cc_result cc__psp_precedence(cc__psp* P) {
+    cc__reader* R = &P->R;
+    long long* v = P->v;
+    int i, c;
+    if (!cc__seek(R, "PRECEDENCE RELATIONS")) return CONCERTO__PSP_ERR(P, "%s: no 'PRECEDENCE RELATIONS:' section", P->name);
+    for (i = 0; i < P->nj; i++) {
+        int ns;
+        if (!cc__next_data(R))
+            return CONCERTO__PSP_ERR(P, "%s:%d: precedence section ends after %d of %lld jobs", P->name, R->line, i, P->nj);
+        c = cc__line_ints(R, 0, v, CONCERTO__PSP_FIELDS);
+        if (c < 0) {
+            if (i == 0) { i--; continue; }   /* the column header line */
+            return CONCERTO__PSP_ERR(P, "%s:%d: precedence line of job %d has a field that is not an integer", P->name, R->line, i + 1);
+        }
+        if (c < 3) return CONCERTO__PSP_ERR(P, "%s:%d: precedence line needs job number, modes, successor count", P->name, R->line);
+        if (v[0] != i + 1) return CONCERTO__PSP_ERR(P, "%s:%d: expected job %d, found %lld", P->name, R->line, i + 1, v[0]);
+        if (v[1] != 1)
+            return CONCERTO__PSP_ERR(P, "%s:%d: job %d has %lld modes; only single-mode files are supported", P->name, R->line, i + 1, v[1]);
+        if (v[2] < 0 || v[2] != c - 3)
+            return CONCERTO__PSP_ERR(P, "%s:%d: job %d declares %lld successors but lists %d", P->name, R->line, i + 1, v[2], c - 3);
+        if (c > CONCERTO__PSP_FIELDS) return CONCERTO__PSP_ERR(P, "%s:%d: too many successors", P->name, R->line);
+        ns = c - 3;
+        if (!CONCERTO__GROW(P->ctx, P->succ, P->succ_cap, P->n_succ + (size_t)ns + 1))
+            return CONCERTO__FAIL(P->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", P->name);
+        for (c = 0; c < ns; c++) {
+            long long sj = v[3 + c];
+            if (sj < 1 || sj > P->nj)
+                return CONCERTO__PSP_ERR(P, "%s:%d: job %d names successor %lld, outside 1..%lld", P->name, R->line, i + 1, sj, P->nj);
+            if (sj == i + 1) return CONCERTO__PSP_ERR(P, "%s:%d: job %d is its own successor", P->name, R->line, i + 1);
+            P->succ[P->n_succ++] = (int)sj - 1;
+        }
+        P->succ_off[i + 1] = (int)P->n_succ;
+    }
+    return CC_OK;
+}
+
+/* REQUESTS/DURATIONS: job, mode, duration, a demand per resource. */
+static cc_result cc__psp_requests(cc__psp* P) {
+    cc__reader* R = &P->R;
+    long long* v = P->v;
     int i, c, r;
+    if (!cc__seek(R, "REQUESTS/DURATIONS"))
+        return CONCERTO__PSP_ERR(P, "%s: no 'REQUESTS/DURATIONS:' section after line %d", P->name, R->line);
+    for (i = 0; i < P->nj; i++) {
+        if (!cc__next_data(R))
+            return CONCERTO__PSP_ERR(P, "%s:%d: durations section ends after %d of %lld jobs", P->name, R->line, i, P->nj);
+        c = cc__line_ints(R, 0, v, CONCERTO__PSP_FIELDS);
+        if (c < 0) {
+            size_t t = 0;
+            while (t < R->n && (R->s[t] == ' ' || R->s[t] == '-')) t++;
+            if (i == 0 && (t == R->n || cc__line_has(R, "jobnr"))) { i--; continue; }   /* header, dashes */
+            return CONCERTO__PSP_ERR(P, "%s:%d: durations line of job %d has a field that is not an integer", P->name, R->line, i + 1);
+        }
+        if (c != 3 + P->nk)
+            return CONCERTO__PSP_ERR(P, "%s:%d: durations line of job %d needs %lld fields (job, mode, duration, %lld demands), found %d",
+                                     P->name, R->line, i + 1, 3 + P->nk, P->nk, c);
+        if (v[0] != i + 1) return CONCERTO__PSP_ERR(P, "%s:%d: expected job %d, found %lld", P->name, R->line, i + 1, v[0]);
+        if (v[2] < 0)
+            return CONCERTO__FAIL(P->ctx, CC_ERR_BAD_DURATION, "%s:%d: job %d has negative duration %lld", P->name, R->line, i + 1, v[2]);
+        P->durs[i] = v[2];
+        P->req_line[i] = R->line;
+        for (r = 0; r < P->nk; r++) {
+            if (v[3 + r] < 0 || v[3 + r] > 1000000000LL)
+                return CONCERTO__PSP_ERR(P, "%s:%d: job %d has demand %lld on resource %d", P->name, R->line, i + 1, v[3 + r], r + 1);
+            P->dems[(size_t)i * P->nk + r] = (int)v[3 + r];
+        }
+    }
+    return CC_OK;
+}
+
+/* RESOURCEAVAILABILITIES: a capacity per resource, no job above one. */
+static cc_result cc__psp_capacities(cc__psp* P) {
+    cc__reader* R = &P->R;
+    long long* v = P->v;
+    int i, c, r;
+    if (!cc__seek(R, "RESOURCEAVAILABILITIES"))
+        return CONCERTO__PSP_ERR(P, "%s: no 'RESOURCEAVAILABILITIES:' section after line %d", P->name, R->line);
+    for (;;) {
+        if (!cc__next_data(R)) return CONCERTO__PSP_ERR(P, "%s:%d: resource availabilities missing", P->name, R->line);
+        c = cc__line_ints(R, 0, v, CONCERTO__PSP_FIELDS);
+        if (c < 0 && cc__line_has(R, "R")) continue;   /* the 'R 1  R 2' header */
+        if (c != P->nk)
+            return CONCERTO__PSP_ERR(P, "%s:%d: expected %lld resource capacities, found %s", P->name, R->line, P->nk,
+                                     c < 0 ? "a non-integer" : "another count");
+        break;
+    }
+    for (r = 0; r < P->nk; r++) {
+        if (v[r] < 0 || v[r] > 1000000000LL)
+            return CONCERTO__PSP_ERR(P, "%s:%d: capacity %lld of resource %d is out of range", P->name, R->line, v[r], r + 1);
+        P->caps[r] = (int)v[r];
+    }
+    for (i = 0; i < P->nj; i++)
+        for (r = 0; r < P->nk; r++)
+            if (P->dems[(size_t)i * P->nk + r] > P->caps[r])
+                return CONCERTO__FAIL(P->ctx, CC_ERR_CAPACITY, "%s:%d: job %d demands %d of resource %d, above its capacity %d (line %d)",
+                                      P->name, P->req_line[i], i + 1, P->dems[(size_t)i * P->nk + r], r + 1, P->caps[r], R->line);
+    return CC_OK;
+}
+
+/* The graph of what was read: jobs "job<N>", their successors, validated. */
+static cc_result cc__psp_graph(cc__psp* P, cc_graph** out) {
+    cc_graph_desc gd = cc_graph_desc_default();
+    cc_graph* g = NULL;
+    cc_result rc;
+    int i, c;
+    gd.name = P->name;
+    gd.n_resources = (int)P->nk;
+    gd.capacities = P->caps;
+    if ((rc = cc_graph_create(P->ctx, &gd, &g)) != CC_OK) return rc;
+    for (i = 0; i < P->nj && rc == CC_OK; i++) {
+        cc_op_desc od = cc_op_desc_default();
+        char nm[32];
+        cc__fmt(nm, sizeof nm, "job%d", i + 1);
+        od.name = nm;
+        od.duration_us = (double)P->durs[i];
+        od.demands = P->dems + (size_t)i * P->nk;
+        rc = cc_graph_add_op(g, &od, NULL);
+    }
+    for (i = 0; i < P->nj && rc == CC_OK; i++)
+        for (c = P->succ_off[i]; c < P->succ_off[i + 1] && rc == CC_OK; c++)
+            rc = cc_graph_add_dep(g, cc_graph_op(g, i), cc_graph_op(g, P->succ[c]));
+    if (rc == CC_OK && (rc = cc_graph_validate(g)) != CC_OK) {
+        char msg[CONCERTO__MSG_MAX];
+        cc__copy_msg(msg, sizeof msg, P->ctx->last_error);
+        rc = CONCERTO__FAIL(P->ctx, rc, "%s: %s", P->name, msg);
+    }
+    if (rc != CC_OK) { cc_graph_destroy(g); return rc; }
+    *out = g;
+    return CC_OK;
+}
+
+CONCERTO_API cc_result cc_psplib_parse(cc_context* ctx, const char* text, size_t n_bytes, const char* name, cc_graph** out) {
+    cc__psp* P;
+    cc_result rc;
     if (!ctx) return CC_ERR_INVALID_ARG;
     if (!out || !text) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_psplib_parse: text or out is NULL");
     *out = NULL;
-    if (!name) name = "<text>";
-    memset(&R, 0, sizeof R);
-    R.text = text; R.len = n_bytes;
-#define CONCERTO__PERR(...) do { rc = CONCERTO__FAIL(ctx, CC_ERR_PARSE, __VA_ARGS__); goto done; } while (0)
-    if (!cc__seek(&R, "jobs (incl. supersource/sink"))
-        CONCERTO__PERR("%s: no 'jobs (incl. supersource/sink )' line: not a single-mode PSPLIB file", name);
-    if (!cc__colon_int(&R, &nj) || nj < 2 || nj > CONCERTO__PSP_MAX_JOBS)
-        CONCERTO__PERR("%s:%d: the number of jobs must be an integer 2..%d", name, R.line, CONCERTO__PSP_MAX_JOBS);
-    if (!cc__seek(&R, "- renewable"))
-        CONCERTO__PERR("%s: no '- renewable' line after line %d", name, R.line);
-    if (!cc__colon_int(&R, &nk) || nk < 1 || nk > CONCERTO_MAX_RESOURCES)
-        CONCERTO__PERR("%s:%d: the number of renewable resources must be an integer 1..%d", name, R.line, CONCERTO_MAX_RESOURCES);
-    succ_off = (int*)cc__calloc(ctx, (size_t)nj + 1, sizeof(int));
-    durs = (long long*)cc__calloc(ctx, (size_t)nj, sizeof(long long));
-    req_line = (int*)cc__calloc(ctx, (size_t)nj, sizeof(int));
-    dems = (int*)cc__calloc(ctx, (size_t)nj * (size_t)nk, sizeof(int));
-    if (!succ_off || !durs || !dems || !req_line) { rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", name); goto done; }
-    if (!cc__seek(&R, "PRECEDENCE RELATIONS"))
-        CONCERTO__PERR("%s: no 'PRECEDENCE RELATIONS:' section", name);
-    for (i = 0; i < nj; i++) {
-        int ns;
-        if (!cc__next_data(&R))
-            CONCERTO__PERR("%s:%d: precedence section ends after %d of %lld jobs", name, R.line, i, nj);
-        c = cc__line_ints(&R, 0, v, CONCERTO__PSP_FIELDS);
-        if (c < 0) {
-            if (i == 0) { i--; continue; }   /* the column header line */
-            CONCERTO__PERR("%s:%d: precedence line of job %d has a field that is not an integer", name, R.line, i + 1);
-        }
-        if (c < 3) CONCERTO__PERR("%s:%d: precedence line needs job number, modes, successor count", name, R.line);
-        if (v[0] != i + 1) CONCERTO__PERR("%s:%d: expected job %d, found %lld", name, R.line, i + 1, v[0]);
-        if (v[1] != 1) CONCERTO__PERR("%s:%d: job %d has %lld modes; only single-mode files are supported", name, R.line, i + 1, v[1]);
-        if (v[2] < 0 || v[2] != c - 3)
-            CONCERTO__PERR("%s:%d: job %d declares %lld successors but lists %d", name, R.line, i + 1, v[2], c - 3);
-        if (c > CONCERTO__PSP_FIELDS) CONCERTO__PERR("%s:%d: too many successors", name, R.line);
-        ns = c - 3;
-        if (!CONCERTO__GROW(ctx, succ, succ_cap, n_succ + (size_t)ns + 1)) { rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", name); goto done; }
-        for (c = 0; c < ns; c++) {
-            long long sj = v[3 + c];
-            if (sj < 1 || sj > nj) CONCERTO__PERR("%s:%d: job %d names successor %lld, outside 1..%lld", name, R.line, i + 1, sj, nj);
-            if (sj == i + 1) CONCERTO__PERR("%s:%d: job %d is its own successor", name, R.line, i + 1);
-            succ[n_succ++] = (int)sj - 1;
-        }
-        succ_off[i + 1] = (int)n_succ;
-    }
-    if (!cc__seek(&R, "REQUESTS/DURATIONS"))
-        CONCERTO__PERR("%s: no 'REQUESTS/DURATIONS:' section after line %d", name, R.line);
-    for (i = 0; i < nj; i++) {
-        if (!cc__next_data(&R))
-            CONCERTO__PERR("%s:%d: durations section ends after %d of %lld jobs", name, R.line, i, nj);
-        c = cc__line_ints(&R, 0, v, CONCERTO__PSP_FIELDS);
-        if (c < 0) {
-            size_t t = 0;
-            while (t < R.n && (R.s[t] == ' ' || R.s[t] == '-')) t++;
-            if (i == 0 && (t == R.n || cc__line_has(&R, "jobnr"))) { i--; continue; }   /* header, dashes */
-            CONCERTO__PERR("%s:%d: durations line of job %d has a field that is not an integer", name, R.line, i + 1);
-        }
-        if (c != 3 + nk)
-            CONCERTO__PERR("%s:%d: durations line of job %d needs %lld fields (job, mode, duration, %lld demands), found %d",
-                     name, R.line, i + 1, 3 + nk, nk, c);
-        if (v[0] != i + 1) CONCERTO__PERR("%s:%d: expected job %d, found %lld", name, R.line, i + 1, v[0]);
-        if (v[2] < 0) { rc = CONCERTO__FAIL(ctx, CC_ERR_BAD_DURATION, "%s:%d: job %d has negative duration %lld", name, R.line, i + 1, v[2]); goto done; }
-        durs[i] = v[2];
-        req_line[i] = R.line;
-        for (r = 0; r < nk; r++) {
-            if (v[3 + r] < 0 || v[3 + r] > 1000000000LL)
-                CONCERTO__PERR("%s:%d: job %d has demand %lld on resource %d", name, R.line, i + 1, v[3 + r], r + 1);
-            dems[(size_t)i * nk + r] = (int)v[3 + r];
-        }
-    }
-    if (!cc__seek(&R, "RESOURCEAVAILABILITIES"))
-        CONCERTO__PERR("%s: no 'RESOURCEAVAILABILITIES:' section after line %d", name, R.line);
-    for (;;) {
-        if (!cc__next_data(&R)) CONCERTO__PERR("%s:%d: resource availabilities missing", name, R.line);
-        c = cc__line_ints(&R, 0, v, CONCERTO__PSP_FIELDS);
-        if (c < 0 && cc__line_has(&R, "R")) continue;   /* the 'R 1  R 2' header */
-        if (c != nk) CONCERTO__PERR("%s:%d: expected %lld resource capacities, found %s", name, R.line, nk, c < 0 ? "a non-integer" : "another count");
-        break;
-    }
-    for (r = 0; r < nk; r++) {
-        if (v[r] < 0 || v[r] > 1000000000LL) CONCERTO__PERR("%s:%d: capacity %lld of resource %d is out of range", name, R.line, v[r], r + 1);
-        caps[r] = (int)v[r];
-    }
-    for (i = 0; i < nj; i++)
-        for (r = 0; r < nk; r++)
-            if (dems[(size_t)i * nk + r] > caps[r]) {
-                rc = CONCERTO__FAIL(ctx, CC_ERR_CAPACITY, "%s:%d: job %d demands %d of resource %d, above its capacity %d (line %d)",
-                              name, req_line[i], i + 1, dems[(size_t)i * nk + r], r + 1, caps[r], R.line);
-                goto done;
-            }
-    gd = cc_graph_desc_default();
-    gd.n_resources = (int)nk;
-    gd.capacities = caps;
-    if ((rc = cc_graph_create(ctx, &gd, &g)) != CC_OK) goto done;
-    for (i = 0; i < nj; i++) {
-        cc_op_desc od = cc_op_desc_default();
-        char nm[32];
-        snprintf(nm, sizeof nm, "job%d", i + 1);
-        od.name = nm;
-        od.duration_us = (double)durs[i];
-        od.demands = dems + (size_t)i * nk;
-        if ((rc = cc_graph_add_op(g, &od, NULL)) != CC_OK) goto done;
-    }
-    for (i = 0; i < nj; i++)
-        for (c = succ_off[i]; c < succ_off[i + 1]; c++)
-            if ((rc = cc_graph_add_dep(g, cc_graph_op(g, i), cc_graph_op(g, succ[c]))) != CC_OK) goto done;
-    if ((rc = cc_graph_validate(g)) != CC_OK) {
-        char msg[CONCERTO__MSG_MAX];
-        memcpy(msg, ctx->last_error, sizeof msg);
-        msg[sizeof msg - 1] = 0;
-        rc = CONCERTO__FAIL(ctx, rc, "%s: %s", name, msg);
-        goto done;
-    }
-#undef CONCERTO__PERR
-done:
-    cc__free(ctx, succ_off); cc__free(ctx, succ); cc__free(ctx, durs); cc__free(ctx, dems); cc__free(ctx, req_line);
-    if (rc != CC_OK) cc_graph_destroy(g);
-    else *out = g;
+    P = (cc__psp*)cc__calloc(ctx, 1, sizeof *P);
+    if (!P) return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", name ? name : "<text>");
+    P->ctx = ctx;
+    P->name = name ? name : "<text>";
+    P->R.text = text;
+    P->R.len = n_bytes;
+    rc = cc__psp_header(P);
+    if (rc == CC_OK) rc = cc__psp_precedence(P);
+    if (rc == CC_OK) rc = cc__psp_requests(P);
+    if (rc == CC_OK) rc = cc__psp_capacities(P);
+    if (rc == CC_OK) rc = cc__psp_graph(P, out);
+    cc__free(ctx, P->succ_off); cc__free(ctx, P->succ); cc__free(ctx, P->durs); cc__free(ctx, P->dems);
+    cc__free(ctx, P->req_line);
+    cc__free(ctx, P);
     return rc;
 }
+
+#undef CONCERTO__PSP_ERR
 
 CONCERTO_API cc_result cc_psplib_read(cc_context* ctx, const char* path, cc_graph** out) {
     FILE* f;
