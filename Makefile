@@ -38,11 +38,13 @@ SAN      ?=
 ALL_CFLAGS   = -std=c99 -Wall -Wextra -Werror -pedantic -pthread $(LPSOLVE_CFLAGS) $(CFLAGS) $(SAN) -MMD -MP
 ALL_CXXFLAGS = -std=c++11 -Wall -Wextra -Werror -pedantic -pthread $(LPSOLVE_CFLAGS) $(CXXFLAGS) $(SAN) -MMD -MP
 ALL_LDFLAGS  = -pthread $(SAN) $(LDFLAGS)
+# the scheduler alone (CONCERTO_NO_RUNTIME): strict C99, no POSIX, no threads
+STRICT_CFLAGS = -std=c99 -Wall -Wextra -Werror -pedantic $(CFLAGS) $(SAN) -MMD -MP
 LDLIBS       = $(LPSOLVE_LIBS) -lm
 
 T := $(BUILD)/tests
 UNIT_TESTS    := test_sched test_j30 test_alloc test_determinism test_graph test_check test_sim test_psplib test_misc test_world test_exec test_lpsolve test_fuse test_decompose
-COMPILE_TESTS := compile_c99 compile_cpp11 compile_static
+COMPILE_TESTS := compile_c99 compile_cpp11 compile_static compile_solver_only
 UNIT_BINS     := $(addprefix $(T)/,$(UNIT_TESTS))
 TEST_BINS     := $(UNIT_BINS) $(addprefix $(T)/,$(COMPILE_TESTS)) tests/test_psplib_tool.sh tests/test_gpt.sh
 PSPLIB_TOOL   := $(if $(wildcard tools/psplib.c),$(BUILD)/psplib)
@@ -170,6 +172,14 @@ $(T)/compile_cpp11: $(T)/compile_cpp11.o
 
 $(T)/compile_static: $(T)/compile_static_a.o $(T)/compile_static_b.o
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(LDLIBS) || { rm -f $@; exit 1; }
+
+$(T)/compile_solver_only.o: tests/compile_solver_only.c
+	@mkdir -p $(@D)
+	@echo "$(CC) $(STRICT_CFLAGS) -c $< -o $@"
+	@$(CC) $(STRICT_CFLAGS) -c $< -o $@ || { rm -f $@ $(T)/compile_solver_only; exit 1; }
+
+$(T)/compile_solver_only: $(T)/compile_solver_only.o
+	$(CC) $^ -o $@ $(SAN) $(LDFLAGS) -lm || { rm -f $@; exit 1; }
 
 # The J30 set is extracted into build/ (never into shared/).
 build/j30/.extracted: $(J30_TGZ)

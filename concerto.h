@@ -241,6 +241,10 @@ typedef struct cc_graph_desc {
                      in block i of its recv_buf (i = the sender)
    send_buf == recv_buf is allowed (in place) for ALL_REDUCE and BROADCAST. */
 typedef struct cc_comm cc_comm;
+/* A communicator's size and this rank's index in it; 0 and -1 for NULL (a
+   CONCERTO_NO_RUNTIME build has no communicators). */
+CONCERTO_API int cc_comm_rank(const cc_comm* comm);
+CONCERTO_API int cc_comm_size(const cc_comm* comm);
 
 typedef enum cc_coll_kind {
     CC_COLL_NONE = 0, CC_COLL_ALL_REDUCE, CC_COLL_REDUCE_SCATTER, CC_COLL_ALL_GATHER,
@@ -552,65 +556,24 @@ CONCERTO_API cc_result cc_graph_fuse(cc_context* ctx, cc_graph* graph, const cc_
 CONCERTO_API cc_result cc_graph_decompose(cc_context* ctx, cc_graph* graph, const cc_rewrite_desc* desc, cc_graph** out,
                                           cc_rewrite_report* report);
 
-/* ---- world: ranks as threads in one process ------------------------------
-   N ranks, each a thread with its own context, running fn; ranks are grouped
-   into nodes of ranks_per_node. Collectives between them move real data:
-   - reductions run in rank order in the element type, so every rank gets
-     bit-identical results (int32 sums wrap, int32 averages truncate);
-   - a rank's collectives on one communicator run in the order issued, from
-     any of its threads; send and recv pair by order per (source, destination);
-   - members that issue different collectives at the same position get
-     CC_ERR_COLL_MISMATCH (naming both), a member missing after timeout_s
-     gives CC_ERR_TIMEOUT; either makes the communicator unusable (later
-     calls fail at once, quoting the first error);
-   - a rank whose fn fails aborts the world: collectives waiting on it fail
-     with CC_ERR_BACKEND and the world cannot run again;
-   - with emulate_link a collective completes no earlier than the last
-     member's arrival plus cc_link_time_us, on intra_node if every member is
-     on one node (rank / ranks_per_node), else on inter_node.
-   The world and every rank's context use the allocator and logger of the
-   context it is created with; they are called from every rank's thread and
-   must be thread-safe. */
-typedef struct cc_world cc_world;
+/* ---- plan ----------------------------------------------------------------
+   A plan is, for each stream, the sequence of ops it issues and the fewest
+   cross-stream waits that enforce every dependency. */
+typedef struct cc_plan cc_plan;
+
+/* order: an issue order (a cc_schedule's order), or NULL for program order. */
+CONCERTO_API cc_result cc_plan_create(cc_context* ctx, cc_graph* graph, const cc_op* order, cc_plan** out);
+CONCERTO_API void      cc_plan_destroy(cc_plan* plan);
+CONCERTO_API uint64_t  cc_plan_hash(const cc_plan* plan);     /* ops, order, collectives */
+CONCERTO_API int       cc_plan_n_waits(const cc_plan* plan);
+
+#ifndef CONCERTO_NO_RUNTIME
+/* ========================================================================
+   The runtime: backends, the executor and its profiling, the in-process
+   world of ranks. Left out by CONCERTO_NO_RUNTIME (threads and clocks of
+   POSIX).
+   ======================================================================== */
 typedef struct cc_rank cc_rank;
-
-typedef struct cc_world_desc {
-    int n_ranks;               /* >= 1 (the default desc: 1) */
-    int ranks_per_node;        /* 0: all ranks on one node */
-    int emulate_link;          /* 1: a collective takes its modelled time (spent waiting) */
-    const cc_link* intra_node; /* copied; NULL: the default, 2 us + 100 GB/s. A link of zeros is free */
-    const cc_link* inter_node; /* copied; NULL: the default, 10 us + 12.5 GB/s */
-    double timeout_s;          /* a collective not complete after this fails; 0: 30 s */
-} cc_world_desc;
-
-/* n_ranks 1, every other field zero (its default). */
-CONCERTO_API cc_world_desc cc_world_desc_default(void);
-/* The desc as cc_world_create resolves it (NULL: the default desc): every
-   default filled in, the links pointing at the library's constant default
-   links where the desc had none. Nothing is checked. */
-CONCERTO_API cc_world_desc cc_world_query_defaults(const cc_world_desc* desc);
-/* desc may be NULL (one rank). Errors are recorded in ctx, whose allocator
-   and logger the world and its ranks use; the world does not keep ctx. */
-CONCERTO_API cc_result   cc_world_create(cc_context* ctx, const cc_world_desc* desc, cc_world** out);
-CONCERTO_API void        cc_world_destroy(cc_world* world);
-/* Runs fn on every rank, each on its own thread, and waits for them. Returns
-   the first non-CC_OK result of a rank (its message is in
-   cc_world_error), or CC_OK. */
-CONCERTO_API cc_result   cc_world_run(cc_world* world, cc_result (*fn)(cc_rank* rank, void* user_data), void* user_data);
-CONCERTO_API const char* cc_world_error(const cc_world* world);
-CONCERTO_API int         cc_rank_index(const cc_rank* rank);
-CONCERTO_API int         cc_rank_count(const cc_rank* rank);
-CONCERTO_API cc_context* cc_rank_context(cc_rank* rank);
-/* The communicator of all ranks (borrowed). */
-CONCERTO_API cc_comm*    cc_rank_world_comm(cc_rank* rank);
-/* A communicator of the given world ranks, in that order; every member calls
-   it with the same list (other ranks must not). Owned by the rank; freed
-   with the world. */
-CONCERTO_API cc_result   cc_comm_create(cc_rank* rank, const int* members, int n_members, cc_comm** out);
-CONCERTO_API int         cc_comm_rank(const cc_comm* comm);   /* this rank's index in the group */
-CONCERTO_API int         cc_comm_size(const cc_comm* comm);
-/* Runs a collective now, on the calling thread (blocking). */
-CONCERTO_API cc_result   cc_comm_run(cc_rank* rank, const cc_collective* coll);
 
 /* ---- backend interface --------------------------------------------------
    What the executor needs from a device: a table of functions, one per kind
@@ -656,21 +619,9 @@ typedef struct cc_backend {
 /* fns->destroy(self) where there is one; then *backend is zero. NULL and
    a zero backend are allowed. */
 CONCERTO_API void      cc_backend_destroy(cc_backend* backend);
-/* The CPU backend of a rank: one worker thread per stream; collectives on
-   the rank's communicators of the in-process world. */
-CONCERTO_API cc_result cc_cpu_backend_create(cc_rank* rank, cc_backend* out);
 
-/* ---- plan and executor --------------------------------------------------
-   A plan is, for each stream, the sequence of ops it issues and the fewest
-   cross-stream waits that enforce every dependency. */
-typedef struct cc_plan cc_plan;
+/* ---- executor --------------------------------------------------------------*/
 typedef struct cc_exec cc_exec;
-
-/* order: an issue order (a cc_schedule's order), or NULL for program order. */
-CONCERTO_API cc_result cc_plan_create(cc_context* ctx, cc_graph* graph, const cc_op* order, cc_plan** out);
-CONCERTO_API void      cc_plan_destroy(cc_plan* plan);
-CONCERTO_API uint64_t  cc_plan_hash(const cc_plan* plan);     /* ops, order, collectives */
-CONCERTO_API int       cc_plan_n_waits(const cc_plan* plan);
 
 /* The backend is copied (its fns and self), not owned: destroy it after
    the executor. */
@@ -693,6 +644,68 @@ CONCERTO_API cc_result cc_exec_timeline(cc_exec* exec, double* start_us, double*
    agree on the maximum of each duration (a collective through the
    backend), so they all compute the same schedule. */
 CONCERTO_API cc_result cc_exec_profile(cc_exec* exec, int repeats, cc_comm* comm);
+/* ---- world: ranks as threads in one process ------------------------------
+   N ranks, each a thread with its own context, running fn; ranks are grouped
+   into nodes of ranks_per_node. Collectives between them move real data:
+   - reductions run in rank order in the element type, so every rank gets
+     bit-identical results (int32 sums wrap, int32 averages truncate);
+   - a rank's collectives on one communicator run in the order issued, from
+     any of its threads; send and recv pair by order per (source, destination);
+   - members that issue different collectives at the same position get
+     CC_ERR_COLL_MISMATCH (naming both), a member missing after timeout_s
+     gives CC_ERR_TIMEOUT; either makes the communicator unusable (later
+     calls fail at once, quoting the first error);
+   - a rank whose fn fails aborts the world: collectives waiting on it fail
+     with CC_ERR_BACKEND and the world cannot run again;
+   - with emulate_link a collective completes no earlier than the last
+     member's arrival plus cc_link_time_us, on intra_node if every member is
+     on one node (rank / ranks_per_node), else on inter_node.
+   The world and every rank's context use the allocator and logger of the
+   context it is created with; they are called from every rank's thread and
+   must be thread-safe. */
+typedef struct cc_world cc_world;
+
+typedef struct cc_world_desc {
+    int n_ranks;               /* >= 1 (the default desc: 1) */
+    int ranks_per_node;        /* 0: all ranks on one node */
+    int emulate_link;          /* 1: a collective takes its modelled time (spent waiting) */
+    const cc_link* intra_node; /* copied; NULL: the default, 2 us + 100 GB/s. A link of zeros is free */
+    const cc_link* inter_node; /* copied; NULL: the default, 10 us + 12.5 GB/s */
+    double timeout_s;          /* a collective not complete after this fails; 0: 30 s */
+} cc_world_desc;
+
+/* n_ranks 1, every other field zero (its default). */
+CONCERTO_API cc_world_desc cc_world_desc_default(void);
+/* The desc as cc_world_create resolves it (NULL: the default desc): every
+   default filled in, the links pointing at the library's constant default
+   links where the desc had none. Nothing is checked. */
+CONCERTO_API cc_world_desc cc_world_query_defaults(const cc_world_desc* desc);
+/* desc may be NULL (one rank). Errors are recorded in ctx, whose allocator
+   and logger the world and its ranks use; the world does not keep ctx. */
+CONCERTO_API cc_result   cc_world_create(cc_context* ctx, const cc_world_desc* desc, cc_world** out);
+CONCERTO_API void        cc_world_destroy(cc_world* world);
+/* Runs fn on every rank, each on its own thread, and waits for them. Returns
+   the first non-CC_OK result of a rank (its message is in
+   cc_world_error), or CC_OK. */
+CONCERTO_API cc_result   cc_world_run(cc_world* world, cc_result (*fn)(cc_rank* rank, void* user_data), void* user_data);
+CONCERTO_API const char* cc_world_error(const cc_world* world);
+CONCERTO_API int         cc_rank_index(const cc_rank* rank);
+CONCERTO_API int         cc_rank_count(const cc_rank* rank);
+CONCERTO_API cc_context* cc_rank_context(cc_rank* rank);
+/* The communicator of all ranks (borrowed). */
+CONCERTO_API cc_comm*    cc_rank_world_comm(cc_rank* rank);
+/* A communicator of the given world ranks, in that order; every member calls
+   it with the same list (other ranks must not). Owned by the rank; freed
+   with the world. */
+CONCERTO_API cc_result   cc_comm_create(cc_rank* rank, const int* members, int n_members, cc_comm** out);
+/* Runs a collective now, on the calling thread (blocking). */
+CONCERTO_API cc_result   cc_comm_run(cc_rank* rank, const cc_collective* coll);
+
+/* The CPU backend of a rank: one worker thread per stream; collectives on
+   the rank's communicators of the in-process world. */
+CONCERTO_API cc_result cc_cpu_backend_create(cc_rank* rank, cc_backend* out);
+#endif /* CONCERTO_NO_RUNTIME */
+
 /* ---- trace ----------------------------------------------------------------
    Chrome trace event JSON (chrome://tracing, Perfetto): one process per
    rank, one track per stream, an event per op with its collective's kind
@@ -726,15 +739,19 @@ CONCERTO_API cc_result cc_graph_write_dot(cc_context* ctx, cc_graph* graph, cons
 #include <stdarg.h>
 #include <math.h>
 #include <time.h>
+#ifndef CONCERTO_NO_RUNTIME
 #include <errno.h>
 #include <pthread.h>
+#if !defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE < 200809L
+#error "concerto.h: the implementation needs POSIX 2008 (threads, clocks): compile it with -std=gnu99 or later, or #define _POSIX_C_SOURCE 200809L before any #include in that file (or define CONCERTO_NO_RUNTIME for the scheduler alone)"
+#endif
+#endif
 #ifdef CONCERTO_USE_LPSOLVE
 #include <lpsolve/lp_lib.h>
 #endif
-#if !defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE < 200809L
-#error "concerto.h: the implementation needs POSIX 2008 (threads, clocks): compile it with -std=gnu99 or later, or #define _POSIX_C_SOURCE 200809L before any #include in that file"
-#endif
 
+/* Invariants: what the code relies on and no input can break. Off by
+   default; the tests define it as assert(). */
 #ifndef CONCERTO_ASSERT
 #define CONCERTO_ASSERT(x) ((void)0)
 #endif
@@ -957,22 +974,13 @@ static int cc__strpool_add(cc_context* ctx, cc__strpool* pool, const char* str, 
     return 1;
 }
 
-/* ---- element types and collectives by name -------------------------------*/
+/* ---- element sizes, collectives by name ----------------------------------*/
 static size_t cc__dtype_size(cc_dtype dt) {
     switch (dt) {
         case CC_DTYPE_FLOAT32: return 4;
         case CC_DTYPE_FLOAT64: return 8;
         case CC_DTYPE_INT32: return 4;
         default: return 0;
-    }
-}
-
-static const char* cc__dtype_name(cc_dtype dt) {
-    switch (dt) {
-        case CC_DTYPE_FLOAT32: return "float32";
-        case CC_DTYPE_FLOAT64: return "float64";
-        case CC_DTYPE_INT32: return "int32";
-        default: return "(invalid dtype)";
     }
 }
 
@@ -987,15 +995,6 @@ static const char* cc__coll_name(cc_coll_kind kind) {
         case CC_COLL_RECV: return "recv";
         case CC_COLL_ALL_TO_ALL: return "all_to_all";
         default: return "(invalid kind)";
-    }
-}
-
-static const char* cc__reduce_name(cc_reduce_op op) {
-    switch (op) {
-        case CC_REDUCE_SUM: return "sum";
-        case CC_REDUCE_AVG: return "avg";
-        case CC_REDUCE_MAX: return "max";
-        default: return "(invalid op)";
     }
 }
 
@@ -4404,11 +4403,13 @@ static cc_result cc__oddeven(cc_context* ctx, cc__heur* h, cc__time* s, cc__time
         int changed = 0;
         cc__time m2;
         if ((rc = cc__oe_round(&o, b, t_end, &changed)) != CC_OK) break;
-        /* pass the gains on: justification in start order never delays a job */
+        /* pass the gains on: justification in start order never delays a
+           job of the RCPSP; on streams (the stream simulation of unary
+           problems) a zero-duration job inside another's interval waits its
+           turn and can end up later, and then the windows' schedule stays */
         memcpy(h->tmp, s, (size_t)p->n * sizeof(cc__time));
         m2 = cc__justify(h, p, h->fin, h->tmp, 0);
         if (m2 == -2) { rc = CC_ERR_OUT_OF_MEMORY; break; }
-        CONCERTO_ASSERT(m2 >= 0 && m2 <= mk);
         if (m2 >= 0 && m2 <= mk) { memcpy(s, h->fin, (size_t)p->n * sizeof(cc__time)); mk = m2; }
         else mk = cc__makespan(p, s);
         if (mk <= h->lb || (t_end > 0 && cc__now_s() > t_end)) break;
@@ -6393,6 +6394,7 @@ done:
     return rc;
 }
 
+#ifndef CONCERTO_NO_RUNTIME
 /* >>exec
    Running a plan: every step the ops of the plan in host order, each with
    its waits, timestamps and event record, all through the backend. */
@@ -6832,6 +6834,24 @@ static int cc__world_wait(cc__world_group* g, double t_s) {
     struct timespec ts = cc__world_timespec(t_s);
     int rc = pthread_cond_timedwait(&g->cv, &g->mu, &ts);
     return rc == ETIMEDOUT || cc__now_s() >= t_s;
+}
+
+static const char* cc__dtype_name(cc_dtype dt) {
+    switch (dt) {
+        case CC_DTYPE_FLOAT32: return "float32";
+        case CC_DTYPE_FLOAT64: return "float64";
+        case CC_DTYPE_INT32: return "int32";
+        default: return "(invalid dtype)";
+    }
+}
+
+static const char* cc__reduce_name(cc_reduce_op op) {
+    switch (op) {
+        case CC_REDUCE_SUM: return "sum";
+        case CC_REDUCE_AVG: return "avg";
+        case CC_REDUCE_MAX: return "max";
+        default: return "(invalid op)";
+    }
 }
 
 static int cc__world_reduces(cc_coll_kind kind) {
@@ -7676,7 +7696,8 @@ CONCERTO_API cc_result cc_comm_create(cc_rank* rank, const int* members, int n, 
         if (joined) instance++;
         else if (!g || h->instance < g->instance) g = h;   /* the oldest one not yet joined */
     }
-    if (g && g->instance != instance) g = NULL;   /* cannot happen: instances are joined in order */
+    CONCERTO_ASSERT(!g || g->instance == instance);   /* instances are joined in order */
+    if (g && g->instance != instance) g = NULL;
     if (g) {
         pthread_mutex_lock(&g->mu);
         if (memcmp(g->members, members, (size_t)n * sizeof(int)) != 0) {
@@ -8021,7 +8042,23 @@ CONCERTO_API cc_result cc_cpu_backend_create(cc_rank* rank, cc_backend* out) {
     return CC_OK;
 }
 
-/* >>trace */
+#else /* CONCERTO_NO_RUNTIME */
+/* No runtime, no communicators: nothing in this build can make one. */
+CONCERTO_API int cc_comm_rank(const cc_comm* comm) { (void)comm; return -1; }
+CONCERTO_API int cc_comm_size(const cc_comm* comm) { (void)comm; return 0; }
+#endif /* CONCERTO_NO_RUNTIME */
+
+/* >>trace
+   Chrome trace JSON and Graphviz DOT. cc_trace_add may be called from the
+   ranks' threads at once (a mutex; in a CONCERTO_NO_RUNTIME build, which
+   has no threads, none). */
+#ifdef CONCERTO_NO_RUNTIME
+#define CONCERTO__TRACE_LOCK(t) ((void)0)
+#define CONCERTO__TRACE_UNLOCK(t) ((void)0)
+#else
+#define CONCERTO__TRACE_LOCK(t) pthread_mutex_lock(&(t)->mu)
+#define CONCERTO__TRACE_UNLOCK(t) pthread_mutex_unlock(&(t)->mu)
+#endif
 
 typedef struct cc__tev {
     uint32_t name;             /* into names */
@@ -8033,7 +8070,9 @@ typedef struct cc__tev {
 
 struct cc_trace {
     cc_context* ctx;
+#ifndef CONCERTO_NO_RUNTIME
     pthread_mutex_t mu;
+#endif
     cc__tev* ev; size_t n_ev, ev_cap;
     cc__strpool names;
     struct { int pid; uint32_t name; int n_streams; uint32_t stream_name[CONCERTO_MAX_RESOURCES]; }* procs;
@@ -8051,14 +8090,18 @@ CONCERTO_API cc_result cc_trace_create(cc_context* ctx, cc_trace** out) {
     t = (cc_trace*)cc__calloc(ctx, 1, sizeof *t);
     if (!t) return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_trace_create: out of memory");
     t->ctx = ctx;
+#ifndef CONCERTO_NO_RUNTIME
     if (pthread_mutex_init(&t->mu, NULL) != 0) { cc__free(ctx, t); return CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "cc_trace_create: mutex"); }
+#endif
     *out = t;
     return CC_OK;
 }
 
 CONCERTO_API void cc_trace_destroy(cc_trace* t) {
     if (!t) return;
+#ifndef CONCERTO_NO_RUNTIME
     pthread_mutex_destroy(&t->mu);
+#endif
     cc__free(t->ctx, t->ev); cc__free(t->ctx, t->names.s); cc__free(t->ctx, t->procs);
     cc__free(t->ctx, t);
 }
@@ -8069,7 +8112,7 @@ CONCERTO_API cc_result cc_trace_add(cc_trace* t, cc_graph* g, int pid, const cha
     int i, r;
     if (!t) return CC_ERR_INVALID_ARG;
     if (!g || !start_us) return CONCERTO__FAIL(t->ctx, CC_ERR_INVALID_ARG, "cc_trace_add: graph or start_us is NULL");
-    pthread_mutex_lock(&t->mu);
+    CONCERTO__TRACE_LOCK(t);
     if (!CONCERTO__GROW(t->ctx, t->procs, t->procs_cap, t->n_procs + 1)) goto oom;
     t->procs[t->n_procs].pid = pid;
     t->procs[t->n_procs].n_streams = g->k;
@@ -8093,10 +8136,10 @@ CONCERTO_API cc_result cc_trace_add(cc_trace* t, cc_graph* g, int pid, const cha
         e->coll_bytes = c ? (uint64_t)c->n_elems * cc__dtype_size(c->dtype) : 0;
         t->n_ev++;
     }
-    pthread_mutex_unlock(&t->mu);
+    CONCERTO__TRACE_UNLOCK(t);
     return rc;
 oom:
-    pthread_mutex_unlock(&t->mu);
+    CONCERTO__TRACE_UNLOCK(t);
     return CONCERTO__FAIL(t->ctx, CC_ERR_OUT_OF_MEMORY, "cc_trace_add: out of memory");
 }
 
@@ -8118,7 +8161,7 @@ CONCERTO_API cc_result cc_trace_write(cc_trace* t, const char* path) {
     if (!path) return CONCERTO__FAIL(t->ctx, CC_ERR_INVALID_ARG, "cc_trace_write: path is NULL");
     f = fopen(path, "wb");
     if (!f) return CONCERTO__FAIL(t->ctx, CC_ERR_IO, "cannot open '%s' for writing", path);
-    pthread_mutex_lock(&t->mu);
+    CONCERTO__TRACE_LOCK(t);
     fprintf(f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
     for (i = 0; i < t->n_procs; i++) {
         fprintf(f, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"", first ? "" : ",\n", t->procs[i].pid);
@@ -8144,7 +8187,7 @@ CONCERTO_API cc_result cc_trace_write(cc_trace* t, const char* path) {
         fprintf(f, "}");
     }
     fprintf(f, "\n]}\n");
-    pthread_mutex_unlock(&t->mu);
+    CONCERTO__TRACE_UNLOCK(t);
     if (ferror(f)) { fclose(f); return CONCERTO__FAIL(t->ctx, CC_ERR_IO, "error writing '%s'", path); }
     if (fclose(f) != 0) return CONCERTO__FAIL(t->ctx, CC_ERR_IO, "error writing '%s'", path);
     return CC_OK;
@@ -8183,6 +8226,9 @@ CONCERTO_API cc_result cc_graph_write_dot(cc_context* ctx, cc_graph* g, const ch
     if (fclose(f) != 0) return CONCERTO__FAIL(ctx, CC_ERR_IO, "error writing '%s'", path);
     return CC_OK;
 }
+#undef CONCERTO__TRACE_LOCK
+#undef CONCERTO__TRACE_UNLOCK
+
 #ifdef __cplusplus
 }
 #endif

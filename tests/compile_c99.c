@@ -5,6 +5,7 @@
 #include <string.h>
 #include "../concerto.h"
 #include "../concerto.h"
+#include "invariants.h"
 #define CONCERTO_IMPLEMENTATION
 #include "../concerto.h"
 #include "../concerto.h"

@@ -2,6 +2,7 @@
 // -Werror -pedantic), declarations included once before the implementation.
 #include <cstring>
 #include "../concerto.h"
+#include "invariants.h"
 #define CONCERTO_IMPLEMENTATION
 #include "../concerto.h"
 #include "harness.h"

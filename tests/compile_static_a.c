@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L   /* the implementation needs POSIX threads and clocks */
 #include <string.h>
 #define CONCERTO_STATIC
+#include "invariants.h"
 #define CONCERTO_IMPLEMENTATION
 #include "../concerto.h"
 #define TH_PROGRAM "compile_static"

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L   /* the implementation needs POSIX threads and clocks */
 #include <string.h>
 #define CONCERTO_STATIC
+#include "invariants.h"
 #define CONCERTO_IMPLEMENTATION
 #include "../concerto.h"
 #include "compile_scenario.inc"

@@ -22,6 +22,7 @@
    are private to the implementation's translation unit.
    Skips, naming the package, when the backend is not compiled in. */
 #define _POSIX_C_SOURCE 200809L   /* the implementation needs POSIX threads and clocks */
+#include "invariants.h"
 #define CONCERTO_IMPLEMENTATION
 #include "../concerto.h"
 #include <math.h>
