@@ -219,7 +219,7 @@ enum {
 #define CONCERTO_MAX_RESOURCES 64
 
 typedef struct cc_graph_desc {
-    const char* name;                 /* copied, at most 31 characters; NULL: "graph<N>", the context's N-th */
+    const char* name;                 /* copied; NULL: "graph<N>", the context's N-th graph */
     /* Stream mode (n_resources == 0): n_streams streams of capacity 1;
        stream 0 is "compute", the others "comm", "comm1", ... (0: 2). */
     int n_streams;
@@ -1217,9 +1217,9 @@ static int cc__graph_names(cc_graph* g, const cc_graph_desc* d) {
     const char* const* names = g->stream_mode ? d->stream_names : d->resource_names;
     char buf[32];
     int r;
-    if (d->name) cc__fmt(buf, sizeof buf, "%.31s", d->name);
-    else cc__fmt(buf, sizeof buf, "graph%u", (unsigned)g->ctx->n_graphs);
-    if (!cc__strpool_add(g->ctx, &g->names, d->name ? d->name : buf, strlen(d->name ? d->name : buf), &g->gname)) return 0;
+    const char* gn = d->name;
+    if (!gn) { cc__fmt(buf, sizeof buf, "graph%u", (unsigned)g->ctx->n_graphs); gn = buf; }
+    if (!cc__strpool_add(g->ctx, &g->names, gn, strlen(gn), &g->gname)) return 0;
     for (r = 0; r < g->k; r++) {
         const char* nm = names && names[r] ? names[r] : buf;
         if (!(names && names[r])) {
@@ -4796,8 +4796,8 @@ CONCERTO_API cc_result cc_schedule_check(cc_context* ctx, cc_graph* g, const dou
     int i, e, r, n, k, m = 0;
     cc__time mk = 0;
     cc_result rc;
-    if (!ctx) return CC_ERR_INVALID_ARG;
-    if (!g || !start_us) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_schedule_check: graph or start_us is NULL");
+    if ((rc = cc__graph_args(ctx, g, "cc_schedule_check")) != CC_OK) return rc;
+    if (!start_us) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_schedule_check: start_us is NULL");
     if ((rc = cc_graph_validate(g)) != CC_OK) return rc;
     n = g->n; k = g->k;
     st = (cc__time*)cc__alloc(ctx, ((size_t)n + 1) * sizeof *st);
@@ -5215,8 +5215,8 @@ CONCERTO_API cc_result cc_psplib_write(cc_context* ctx, cc_graph* g, const char*
     long long* du = NULL;
     long long* ef = NULL;
     cc_result rc;
-    if (!ctx) return CC_ERR_INVALID_ARG;
-    if (!g || !path) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_psplib_write: graph or path is NULL");
+    if ((rc = cc__graph_args(ctx, g, "cc_psplib_write")) != CC_OK) return rc;
+    if (!path) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_psplib_write: path is NULL");
     if (!(unit_us > 0) || unit_us > 1e12) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_psplib_write: unit_us must be > 0, got %g", unit_us);
     if ((rc = cc_graph_validate(g)) != CC_OK) return rc;
     n = g->n; k = g->k;
@@ -5332,6 +5332,7 @@ typedef struct cc__rw_fit {          /* duration = a + b * bytes, per (kind, com
 typedef struct cc__rw {
     cc_context* ctx;
     const char* who;                 /* "cc_graph_fuse", "cc_graph_decompose" */
+    char out_name[96];               /* of every graph it makes: "fuse(<input>)", "decompose(<input>)" */
     cc_rewrite_desc d;               /* defaults resolved */
     cc__rw_fit* fits; size_t n_fits, fits_cap;
     int n_eval;                      /* candidate graphs judged */
@@ -5501,6 +5502,7 @@ static cc_result cc__rw_begin(cc__rw* w, const cc_graph* src, cc_graph** out) {
     cc_graph* g = NULL;
     cc_result rc;
     *out = NULL;
+    gd.name = w->out_name;
     for (r = 0; r < src->k; r++) { names[r] = src->names.s + src->res_name[r]; caps[r] = src->cap[r]; }
     if (src->stream_mode) {
         gd.n_streams = src->k;
@@ -5705,6 +5707,7 @@ static cc_result cc__rw_start(cc__rw* w, cc_context* ctx, const char* who, cc_gr
         return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: link alpha_us %g and us_per_byte %g must be finite and >= 0", who,
                               w->d.link->alpha_us, w->d.link->us_per_byte);
     cc__rewrite_resolve(&w->d);
+    cc__fmt(w->out_name, sizeof w->out_name, "%s(%s)", who + 9, cc_graph_name(g));   /* who without "cc_graph_" */
     if ((rc = cc_graph_validate(g)) != CC_OK) return rc;
     return cc__rw_fit_all(w, g);
 }
@@ -8197,8 +8200,8 @@ CONCERTO_API cc_result cc_graph_write_dot(cc_context* ctx, cc_graph* g, const ch
     FILE* f;
     int i, r, e;
     cc_result rc;
-    if (!ctx) return CC_ERR_INVALID_ARG;
-    if (!g || !path) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_graph_write_dot: graph or path is NULL");
+    if ((rc = cc__graph_args(ctx, g, "cc_graph_write_dot")) != CC_OK) return rc;
+    if (!path) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_graph_write_dot: path is NULL");
     if ((rc = cc_graph_validate(g)) != CC_OK) return rc;
     f = fopen(path, "wb");
     if (!f) return CONCERTO__FAIL(ctx, CC_ERR_IO, "cannot open '%s' for writing", path);

@@ -338,7 +338,7 @@ static void test_hash(void) {
 
 /* A backend whose launch fails: the error names the op, nothing hangs. It
    wraps the CPU backend: its own function table, the CPU one's instance. */
-typedef struct failing { cc_backend inner; int calls, fail_at; } failing;
+typedef struct failing { cc_backend inner; int calls, fail_at, n_coll; } failing;
 static cc_result failing_launch(void* self, void* stream, cc_op_fn fn, void* user) {
     failing* f = (failing*)self;
     if (++f->calls == f->fail_at) return CC_ERR_BACKEND;
@@ -661,6 +661,109 @@ static void test_trace_files(void) {
     cc_context_destroy(ctx);
 }
 
+/* The executor reaches collectives only through its backend: the plan
+   agreement and the profile's agreement on durations each call the
+   backend's collective entry (a wrapper that counts its calls and hands
+   them to the CPU backend); a backend without one cannot agree; the CPU
+   backend refuses a communicator of another rank. */
+static cc_result counting_collective(void* self, void* stream, const cc_collective* c) {
+    failing* f = (failing*)self;
+    f->n_coll++;
+    return f->inner.fns->collective(f->inner.self, stream, c);
+}
+static const cc_backend_fns counting_fns = {
+    "counting", failing_stream_create, failing_stream_destroy, failing_launch, counting_collective,
+    failing_event_create, failing_event_destroy, failing_event_record, failing_stream_wait_event,
+    failing_timestamp, failing_synchronize, failing_now, NULL
+};
+
+typedef struct through_arg {
+    cc_comm* world[2];
+    int n_agree, n_profile, no_entry_ok, foreign_ok, durations_ok;
+    char msg[400];
+} through_arg;
+
+static cc_result through_rank(cc_rank* rank, void* user) {
+    through_arg* A = (through_arg*)user;
+    cc_context* ctx = cc_rank_context(rank);
+    int me = cc_rank_index(rank), i;
+    cc_graph* g = NULL;
+    cc_plan* pl = NULL;
+    cc_exec *x = NULL, *x2 = NULL;
+    failing f;
+    cc_backend be;
+    rec recs[3];
+    cc_result r;
+    memset(recs, 0, sizeof recs);
+    memset(&f, 0, sizeof f);
+    f.fail_at = -1;
+    A->world[me] = cc_rank_world_comm(rank);
+    if ((r = cc_graph_create(ctx, NULL, &g)) != CC_OK) return r;
+    for (i = 0; i < 3; i++) {
+        cc_op_desc d = cc_op_desc_default();
+        recs[i].sleep_us = 100 * (i + 1);
+        d.duration_us = 1; d.fn = sleepy; d.user_data = &recs[i];
+        if ((r = cc_graph_add_op(g, &d, NULL)) != CC_OK) return r;
+    }
+    r = cc_plan_create(ctx, g, NULL, &pl);
+    if (r == CC_OK) r = cc_cpu_backend_create(rank, &f.inner);
+    be.fns = &counting_fns;
+    be.self = &f;
+    if (r == CC_OK) r = cc_exec_create(ctx, pl, &be, &x);
+    if (r == CC_OK) r = cc_exec_agree(x, cc_rank_world_comm(rank));
+    if (me == 0) A->n_agree = f.n_coll;
+    if (r == CC_OK) r = cc_exec_profile(x, 3, cc_rank_world_comm(rank));
+    if (me == 0) {
+        A->n_profile = f.n_coll - A->n_agree;
+        /* the ranks agreed on the maximum: every op at least its sleep */
+        A->durations_ok = r == CC_OK;
+        for (i = 0; i < 3; i++) A->durations_ok &= cc_op_duration_us(g, cc_graph_op(g, i)) >= 100.0 * (i + 1);
+    }
+    if (r == CC_OK && me == 0) {
+        /* a table without the collective entry */
+        cc_backend nb;
+        nb.fns = &failing_fns;
+        nb.self = &f;
+        if (cc_exec_create(ctx, pl, &nb, &x2) == CC_OK) {
+            cc_result r2 = cc_exec_agree(x2, cc_rank_world_comm(rank));
+            A->no_entry_ok = r2 == CC_ERR_UNSUPPORTED && strstr(cc_last_error(ctx), "failing") != NULL;
+            if (!A->no_entry_ok) snprintf(A->msg, sizeof A->msg, "no entry: %s", cc_last_error(ctx));
+            cc_exec_destroy(x2);
+        }
+        /* rank 1's communicator given to rank 0's backend (nothing waits:
+           the backend refuses it before it runs) */
+        {
+            cc_result r3 = cc_exec_agree(x, A->world[1]);
+            A->foreign_ok = r3 == CC_ERR_INVALID_ARG && strstr(cc_last_error(ctx), "not this rank's") != NULL;
+            if (!A->foreign_ok) snprintf(A->msg, sizeof A->msg, "foreign comm: %s", cc_last_error(ctx));
+        }
+    }
+    cc_exec_destroy(x);
+    cc_backend_destroy(&f.inner);
+    cc_plan_destroy(pl);
+    cc_graph_destroy(g);
+    return r;
+}
+
+static void test_through_backend(void) {
+    through_arg A;
+    cc_result rc;
+    char err[512];
+    cc_backend zero;
+    memset(&A, 0, sizeof A);
+    tu_run_world(2, through_rank, &A, &rc, err, sizeof err);
+    CHECK_RES(NULL, rc, CC_OK, "the world ran (%s)", err);
+    CHECK_INT(A.n_agree, 1, "cc_exec_agree: one call of the backend's collective entry");
+    CHECK_INT(A.n_profile, 1, "cc_exec_profile with a communicator: one more (the maximum of the durations)");
+    CHECK(A.durations_ok, "the profiled durations are at least what each op sleeps");
+    CHECK(A.no_entry_ok, "a backend without a collective entry cannot agree: CC_ERR_UNSUPPORTED naming it %s", A.msg);
+    CHECK(A.foreign_ok, "the CPU backend refuses another rank's communicator %s", A.msg);
+    memset(&zero, 0, sizeof zero);
+    cc_backend_destroy(NULL);
+    cc_backend_destroy(&zero);
+    CHECK(zero.fns == NULL && zero.self == NULL, "cc_backend_destroy takes NULL and a zero backend");
+}
+
 int main(void) {
     TH_RUN(test_same_numbers);
     TH_RUN(test_plan_mismatch);
@@ -669,5 +772,6 @@ int main(void) {
     TH_RUN(test_waits);
     TH_RUN(test_hash);
     TH_RUN(test_backend_failure);
+    TH_RUN(test_through_backend);
     return th_done();
 }

@@ -492,6 +492,122 @@ static void test_regions_random(void) {
     CHECK_INT(bad_sched, 0, "40 random region graphs x AUTO, LIST, ODD_EVEN: schedules respect every conflict and stream");
 }
 
+/* A handle of one graph given to another is refused, and the message names
+   both graphs; so is a handle of a destroyed graph, and one of the input
+   of a rewrite given to its output. */
+static void test_foreign_handles(void) {
+    cc_graph_desc gd = cc_graph_desc_default();
+    cc_graph *g1 = NULL, *g2 = NULL, *g3 = NULL;
+    cc_op a, x, order[2];
+    cc_buffer b1, b2;
+    cc_region reg;
+    cc_op_desc d;
+    cc_plan* pl = NULL;
+    double mk;
+    gd.name = "first";
+    CHECK_RES(ctx, cc_graph_create(ctx, &gd, &g1), CC_OK, "a graph named 'first'");
+    gd.name = "second";
+    CHECK_RES(ctx, cc_graph_create(ctx, &gd, &g2), CC_OK, "a graph named 'second'");
+    if (!g1 || !g2) { cc_graph_destroy(g1); cc_graph_destroy(g2); return; }
+    CHECK(!strcmp(cc_graph_name(g1), "first") && !strcmp(cc_graph_name(g2), "second"), "cc_graph_name gives the names");
+    a = add(g1, "a", 1, CC_STREAM_COMPUTE, NULL, 0);
+    x = add(g2, "x", 1, CC_STREAM_COMPUTE, NULL, 0);
+    cc_graph_add_buffer(g1, "buf1", 64, &b1);
+    cc_graph_add_buffer(g2, "buf2", 64, &b2);
+    CHECK(a.id == x.id, "both first ops have id 1 (%u, %u): only the graph tells them apart", (unsigned)a.id, (unsigned)x.id);
+
+    CHECK_RES(ctx, cc_graph_add_dep(g2, a, x), CC_ERR_UNKNOWN_OP, "cc_graph_add_dep with an op of another graph");
+    CHECK(strstr(cc_last_error(ctx), "'first'") && strstr(cc_last_error(ctx), "'second'"), "the message names both graphs: %s",
+          cc_last_error(ctx));
+    d = cc_op_desc_default();
+    d.name = "y"; d.duration_us = 1; d.deps = &a; d.n_deps = 1;
+    CHECK_RES(ctx, cc_graph_add_op(g2, &d, NULL), CC_ERR_UNKNOWN_OP, "a dependency on an op of another graph");
+    CHECK(strstr(cc_last_error(ctx), "'first'") && strstr(cc_last_error(ctx), "'second'") && strstr(cc_last_error(ctx), "deps[0]"),
+          "the message names both graphs and the field: %s", cc_last_error(ctx));
+    reg.buffer = b1; reg.offset_bytes = 0; reg.n_bytes = 8; reg.split_rows = 0;
+    d = cc_op_desc_default();
+    d.name = "z"; d.duration_us = 1; d.reads = &reg; d.n_reads = 1;
+    CHECK_RES(ctx, cc_graph_add_op(g2, &d, NULL), CC_ERR_UNKNOWN_BUFFER, "a region of a buffer of another graph");
+    CHECK(strstr(cc_last_error(ctx), "'first'") && strstr(cc_last_error(ctx), "'second'") && strstr(cc_last_error(ctx), "'z'"),
+          "the message names both graphs and the op: %s", cc_last_error(ctx));
+    CHECK_INT(cc_graph_n_ops(g2), 1, "the refused ops were not added");
+    CHECK_RES(ctx, cc_op_set_duration(g2, a, 5), CC_ERR_UNKNOWN_OP, "cc_op_set_duration with an op of another graph");
+    CHECK(cc_op_duration_us(g1, a) == 1 && cc_op_duration_us(g2, x) == 1, "no duration changed");
+    CHECK_INT(cc_op_index(g2, a), -1, "cc_op_index: -1 for an op of another graph");
+    CHECK(!strcmp(cc_op_name(g2, a), "<invalid op>"), "cc_op_name: the invalid op (%s)", cc_op_name(g2, a));
+    order[0] = a;
+    CHECK(cc_simulate(ctx, g2, order, 1, NULL, &mk) == CC_ERR_UNKNOWN_OP && strstr(cc_last_error(ctx), "'first'"),
+          "cc_simulate with an issue order of another graph: %s", cc_last_error(ctx));
+    CHECK(cc_plan_create(ctx, g2, order, &pl) == CC_ERR_UNKNOWN_OP && !pl, "cc_plan_create with an order of another graph");
+
+    /* the output of a rewrite is a new graph: the input's handles do not name its ops */
+    CHECK_RES(ctx, cc_graph_fuse(ctx, g1, NULL, &g3, NULL), CC_OK, "fuse (nothing to fuse: a copy)");
+    if (g3) {
+        CHECK(cc_op_index(g3, a) == -1 && cc_op_index(g3, cc_graph_op(g3, 0)) == 0, "the copy's ops have their own handles");
+        CHECK_RES(ctx, cc_op_set_duration(g3, a, 5), CC_ERR_UNKNOWN_OP, "an op of the input given to the rewritten graph");
+        CHECK(strstr(cc_last_error(ctx), "'first'") && strstr(cc_last_error(ctx), cc_graph_name(g3)),
+              "the message names the input and the output ('%s'): %s", cc_graph_name(g3), cc_last_error(ctx));
+    }
+    /* a destroyed graph's handle */
+    cc_graph_destroy(g1);
+    CHECK_RES(ctx, cc_graph_add_dep(g2, a, x), CC_ERR_UNKNOWN_OP, "an op of a destroyed graph");
+    CHECK_CONTAINS(cc_last_error(ctx), "destroyed", "the message says so: %s", cc_last_error(ctx));
+    cc_graph_destroy(g2);
+    cc_graph_destroy(g3);
+}
+
+/* Functions that take a context and a graph refuse a graph of another
+   context, with the message in the context they were given (and nothing
+   recorded in the graph's). */
+static void test_other_context(void) {
+    cc_context* other = NULL;
+    cc_graph* g = NULL;
+    cc_graph* out = NULL;
+    cc_schedule s;
+    cc_sched_desc sd = cc_sched_desc_default();
+    cc_plan* pl = NULL;
+    cc_op order[1];
+    double start[1] = {0}, mk, cp, rb;
+    cc_result r;
+    memset(&s, 0, sizeof s);
+    if (cc_context_create(NULL, &other) != CC_OK) { CHECK(0, "cc_context_create"); return; }
+    if (cc_graph_create(ctx, NULL, &g) != CC_OK) { cc_context_destroy(other); CHECK(0, "cc_graph_create"); return; }
+    add(g, "only", 1, CC_STREAM_COMPUTE, NULL, 0);
+    order[0] = cc_graph_op(g, 0);
+    cc_clear_error(ctx);
+#define OTHER(call, what) \
+    r = (call); \
+    CHECK(r == CC_ERR_INVALID_ARG && strstr(cc_last_error(other), "another context") && strstr(cc_last_error(other), what), \
+          "%s with a graph of another context: refused, in the context given (%s)", what, cc_last_error(other)); \
+    cc_clear_error(other)
+    OTHER(cc_sched_solve(other, g, &sd, &s), "cc_sched_solve");
+    OTHER(cc_lower_bounds(other, g, &cp, &rb), "cc_lower_bounds");
+    OTHER(cc_schedule_check(other, g, start, &mk), "cc_schedule_check");
+    OTHER(cc_simulate(other, g, order, 1, NULL, &mk), "cc_simulate");
+    OTHER(cc_plan_create(other, g, NULL, &pl), "cc_plan_create");
+    OTHER(cc_graph_fuse(other, g, NULL, &out, NULL), "cc_graph_fuse");
+    OTHER(cc_graph_decompose(other, g, NULL, &out, NULL), "cc_graph_decompose");
+#undef OTHER
+    CHECK(!pl && !out && s.n_ops == 0, "nothing was made");
+    CHECK_INT(cc_last_result(ctx), CC_OK, "the graph's own context recorded nothing");
+    CHECK_RES(ctx, cc_sched_solve(cc_graph_context(g), g, &sd, &s), CC_OK, "with cc_graph_context the solve runs");
+    cc_schedule_release(ctx, &s);
+    cc_graph_destroy(g);
+    cc_context_destroy(other);
+}
+
+/* cc_graph_query_defaults: what cc_graph_create makes of a desc. */
+static void test_graph_query(void) {
+    cc_graph_desc q = cc_graph_query_defaults(NULL), d = cc_graph_desc_default();
+    cc_graph* g = NULL;
+    CHECK(q.n_streams == 2 && q.n_resources == 0, "the default desc resolves to two streams (%d)", q.n_streams);
+    CHECK(d.n_streams == 0, "cc_graph_desc_default leaves n_streams 0 (its default)");
+    if (cc_graph_create(ctx, &d, &g) == CC_OK) {
+        CHECK_INT(cc_graph_n_resources(g), q.n_streams, "and a graph made from the default desc has them");
+        cc_graph_destroy(g);
+    }
+}
+
 int main(void) {
     if (cc_context_create(NULL, &ctx) != CC_OK) { CHECK(0, "context"); return th_done(); }
     TH_RUN(test_defaults);
@@ -499,6 +615,9 @@ int main(void) {
     TH_RUN(test_bad_input);
     TH_RUN(test_regions);
     TH_RUN(test_regions_random);
+    TH_RUN(test_foreign_handles);
+    TH_RUN(test_other_context);
+    TH_RUN(test_graph_query);
     cc_context_destroy(ctx);
     return th_done();
 }

@@ -429,12 +429,85 @@ static void test_grid(void) {
     cc_graph_destroy(g);
 }
 
+/* cc_sched_query_defaults returns what a solve uses: solving with the
+   resolved desc gives the same schedule, counts and bound as solving with
+   the zero desc, for every method on graphs below and above the sizes
+   where the defaults change (200 ops for AUTO's branch and bound); and the
+   resolved budgets are the ones the solve stops at. */
+static void test_query_defaults(void) {
+    static const cc_sched_method methods[] = { CC_SCHED_AUTO, CC_SCHED_LIST, CC_SCHED_SAMPLING, CC_SCHED_BNB, CC_SCHED_ODD_EVEN };
+    static const int sizes[] = { 12, 40, 230 };
+    tu_rng rng = {4242};
+    int si, mi, same = 0, cases = 0, filled = 1, nodes_ok = 1;
+    char first[300] = "";
+    for (si = 0; si < 3; si++) {
+        tu_gen gen;
+        tu_inst* in;
+        cc_graph* g = NULL;
+        gen.n_min = gen.n_max = sizes[si];
+        gen.k_min = 2; gen.k_max = 2; gen.streams = 1; gen.cap_max = 1; gen.dur_max = 30; gen.unit_us = 1.0;
+        gen.p_edge_max = 0.1; gen.p_no_stream = 0.0;
+        in = tu_random_inst(&rng, &gen);
+        if (tu_build_graph(ctx, in, &g) != CC_OK) { tu_inst_free(in); CHECK(0, "build"); continue; }
+        for (mi = 0; mi < 5; mi++) {
+            cc_sched_desc zero = cc_sched_desc_default(), q;
+            cc_schedule a, b;
+            int i, eq;
+            zero.method = methods[mi];
+            q = cc_sched_query_defaults(&zero, cc_graph_n_ops(g));
+            if (q.sgs == CC_SGS_DEFAULT || q.priority == CC_PRIO_DEFAULT || q.improve_passes == 0 || q.budget_schedules == 0 ||
+                q.bnb_nodes == 0 || q.window_ops == 0 || q.rounds == 0 || q.window_nodes == 0 || q.exact == CC_EXACT_DEFAULT ||
+                q.lp_time_limit_s == 0 || q.lp_window_time_limit_s == 0 || q.method != zero.method)
+                filled = 0;
+            memset(&a, 0, sizeof a);
+            memset(&b, 0, sizeof b);
+            if (cc_sched_solve(ctx, g, &zero, &a) != CC_OK || cc_sched_solve(ctx, g, &q, &b) != CC_OK) {
+                CHECK(0, "solve: %s", cc_last_error(ctx));
+                continue;
+            }
+            eq = a.makespan_us == b.makespan_us && a.lower_bound_us == b.lower_bound_us && a.n_schedules == b.n_schedules &&
+                 a.n_nodes == b.n_nodes && a.proven_optimal == b.proven_optimal;
+            for (i = 0; i < a.n_ops && eq; i++) eq = a.order[i].id == b.order[i].id && a.start_us[i] == b.start_us[i];
+            cases++;
+            if (eq) same++;
+            else if (!first[0])
+                snprintf(first, sizeof first, "%d ops, method %d: makespan %g vs %g, %lld vs %lld schedules, %lld vs %lld nodes",
+                         cc_graph_n_ops(g), (int)zero.method, a.makespan_us, b.makespan_us, (long long)a.n_schedules,
+                         (long long)b.n_schedules, (long long)a.n_nodes, (long long)b.n_nodes);
+            if (methods[mi] == CC_SCHED_BNB && a.n_nodes > q.bnb_nodes) nodes_ok = 0;
+            if (methods[mi] == CC_SCHED_SAMPLING && a.n_schedules > q.budget_schedules + 2 * 6 * (q.improve_passes + 1) + 64)
+                nodes_ok = 0;
+            cc_schedule_release(ctx, &a);
+            cc_schedule_release(ctx, &b);
+        }
+        cc_graph_destroy(g);
+        tu_inst_free(in);
+    }
+    CHECK(filled, "every field of the resolved desc is set (no zero left that means a default)");
+    th__check(same == cases && cases == 15, __FILE__, __LINE__, first,
+              "the resolved desc gives the zero desc's schedule, counts and bounds (%d of %d cases)", same, cases);
+    CHECK(nodes_ok, "branch and bound stays within the resolved bnb_nodes, sampling near the resolved budget");
+    {
+        cc_sched_desc z = cc_sched_desc_default(), small, large;
+        z.method = CC_SCHED_AUTO;
+        small = cc_sched_query_defaults(&z, 100);
+        large = cc_sched_query_defaults(&z, 1000);
+        CHECK(small.priority == CC_PRIO_LFT && large.priority == CC_PRIO_ALL,
+              "AUTO: one rule (LFT) up to 200 ops, every rule above (%d, %d)", (int)small.priority, (int)large.priority);
+        CHECK(small.bnb_nodes > large.bnb_nodes && large.bnb_nodes >= 1, "the default node budget shrinks with size (%lld, %lld)",
+              (long long)small.bnb_nodes, (long long)large.bnb_nodes);
+        z.bnb_nodes = -1;
+        CHECK(cc_sched_query_defaults(&z, 100).bnb_nodes == -1, "a set field (bnb_nodes -1: none) is kept");
+    }
+}
+
 int main(void) {
     if (cc_context_create(NULL, &ctx) != CC_OK) { CHECK(0, "context"); return th_done(); }
     TH_RUN(test_edge_cases);
     TH_RUN(test_grid);
     TH_RUN(test_brute_force);
     TH_RUN(test_larger);
+    TH_RUN(test_query_defaults);
     cc_context_destroy(ctx);
     return th_done();
 }
