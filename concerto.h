@@ -1,15 +1,18 @@
 /* concerto.h - automatic communication scheduling for distributed training steps
-   in plain C. Single header, no dependencies beyond the C standard library.
+   in plain C. Single header. The scheduler needs the C standard library
+   alone; the runtime (backends, executor, the in-process world) needs POSIX
+   threads and clocks.
 
    DO THIS in exactly one C or C++ file:
 
        #define CONCERTO_IMPLEMENTATION
        #include "concerto.h"
 
-   and include "concerto.h" without the define everywhere else. The
-   implementation uses POSIX threads and clocks: link with -pthread, and
-   compile that one file as gnu99/gnu11 (the compilers' default) or with
-   #define _POSIX_C_SOURCE 200809L before its first #include.
+   and include "concerto.h" without the define everywhere else. Link with
+   -pthread -lm, and compile that one file as gnu99/gnu11 (the compilers'
+   default) or with #define _POSIX_C_SOURCE 200809L before its first
+   #include. With CONCERTO_NO_RUNTIME (below) it is strict C99: no POSIX,
+   no threads.
 
    WHAT IT DOES
    A training step is described as a graph of operations. Each operation has a
@@ -21,70 +24,99 @@
    writes. The scheduler solves the resulting resource-constrained project
    scheduling problem (RCPSP) for a short makespan (step time):
 
-       cc_context* ctx;  cc_graph* g;  cc_schedule s;
+       cc_context* ctx;  cc_graph* g;  cc_schedule s;  cc_op op;
        cc_context_create(NULL, &ctx);
        cc_graph_create(ctx, NULL, &g);                 // streams "compute", "comm"
        cc_op_desc d = cc_op_desc_default();
        d.name = "matmul"; d.duration_us = 120; d.stream = CC_STREAM_COMPUTE;
        ...  cc_graph_add_op(g, &d, &op);
-       cc_sched_desc sd = cc_sched_desc_default();
+       cc_sched_desc sd = cc_sched_desc_default();     // zero: every default
        if (cc_sched_solve(ctx, g, &sd, &s) != CC_OK) puts(cc_last_error(ctx));
        ... s.start_us[i], s.order[], s.makespan_us, s.lower_bound_us ...
        cc_schedule_release(ctx, &s);
        cc_graph_destroy(g);  cc_context_destroy(ctx);
 
-   Before it is scheduled, two rewrites can make the step itself cheaper,
-   each judged by the scheduler: cc_graph_decompose splits a synchronous
-   all-reduce, with the ops that produce and consume its rows, into chunks
-   that overlap; cc_graph_fuse merges small all-reduces into buckets. The
-   pipeline: build graph -> profile -> decompose -> fuse -> schedule -> plan
-   -> execute.
+   THE PIPELINE, in the order of this file's sections:
+
+       build graph -> profile -> decompose -> fuse -> schedule -> plan -> execute
+                                                        (check, simulate)   (trace)
+
+   A trainer builds the graph of its step (cc_graph_*), measures each op on
+   its backend (cc_exec_profile), lets the library rewrite the step
+   (cc_graph_decompose splits a synchronous all-reduce, with the ops that
+   produce and consume its rows, into chunks that overlap; cc_graph_fuse
+   merges small all-reduces into buckets; each rewrite judged by the
+   scheduler), schedules it (cc_sched_solve), turns the schedule's order
+   into per-stream sequences with the fewest cross-stream waits
+   (cc_plan_create), and runs that plan every step (cc_exec_step).
 
    OPTIONS (define before including)
        CONCERTO_STATIC          all functions static: embed a private copy per
                                 translation unit (use with the implementation)
        CONCERTO_API             override the declaration prefix (default extern)
-       CONCERTO_ASSERT(x)       internal consistency checks (default: none)
+       CONCERTO_ASSERT(x)       the library's invariants, checked (default: not)
+       CONCERTO_NO_RUNTIME      the scheduler alone: leaves out backends, the
+                                executor and the world (their declarations
+                                too), so no POSIX and no threads are needed
        CONCERTO_USE_LPSOLVE     compile in the lp_solve 5.5 ILP backend
                                 (<lpsolve/lp_lib.h>; link -llpsolve55 -lcolamd
                                 -lm -ldl); without it CC_EXACT_LPSOLVE fails
                                 with CC_ERR_UNSUPPORTED
 
+   Descs: every create and solve takes a desc in which zero means "the
+   default" (a NULL desc: all defaults); cc_*_query_defaults says what a
+   desc resolves to.
+
    Errors: every function that can fail returns a cc_result (0 = CC_OK,
    negative ranges per area) and records a message naming the operation,
-   buffer or input line at fault in its context: cc_last_error(ctx). The
-   library never exits, aborts or prints; an optional logger receives the
-   messages. All memory goes through the context's allocator.
+   buffer or input line at fault in its context: cc_last_error(ctx). A
+   graph belongs to the context it was made in; functions that take both
+   refuse a graph of another context. Op and buffer handles carry their
+   graph: a handle of another graph is refused, naming both. The library
+   never exits, aborts or prints; an optional logger receives the messages.
+   All memory goes through the context's allocator.
 
    Time: durations are given in microseconds (double), rounded to the
    nearest nanosecond and scheduled on that integer grid, so schedules are
-   exact and the same on every machine.
+   exact and the same on every machine. Time limits, timeouts and
+   timestamps use one clock, the monotonic clock (processor time in a
+   CONCERTO_NO_RUNTIME build).
 
    Determinism: a solve depends only on the graph and the desc. Budgets are
    counted in schedules generated and search nodes, never in time, unless a
    time limit is set explicitly (then the result may depend on machine load).
 
    CONTENTS (grep for the markers)
-       >>api          public declarations
-       >>core         context, allocation, errors
-       >>graph        operations, buffers, derived dependencies, validation
-       >>prob         the internal RCPSP form of a graph, lower bounds
-       >>sgs          schedule-generation schemes, priority rules, improvement
+       >>api          public declarations, in the same order
+       >>core         context, allocation, errors; the clock, hashes, string
+                      pool, element sizes, byte ranges, heap, topological
+                      order, time ticks
+       >>graph        operations, buffers, handles, derived dependencies,
+                      validation
+       >>prob         the problem form the solvers share, its bounds, the
+                      stream simulation of an issue order
+       >>sgs          list scheduling: resource profiles, serial and parallel
+                      schedule generation, priority rules
+       >>improve      forward-backward justification, sampling and a genetic
+                      algorithm
+       >>bnb          exact branch and bound
+       >>lpsolve      the optional lp_solve ILP backend
+       >>exact        one exact solve: branch and bound, lp_solve or both
        >>oddeven      odd-even windows for large graphs
-       >>sched        cc_sched_solve: the strategy that ties them together
-       >>check        independent schedule checker
-       >>sim          stream simulator
+       >>sched        cc_sched_solve: defaults, the methods, the result
+       >>check        the independent schedule checker
+       >>sim          cc_simulate
        >>psplib       PSPLIB .sm reader and writer
-       >>bnb          (exact search, placed after the readers)
-       >>world        ranks as threads, communicators, collectives, link model
-       >>rewrite      graph rewrites judged by the scheduler: fusion of small
-                      all-reduces, decomposition of synchronous ones
+       >>rewrite      the collective cost model; decomposition, then fusion
        >>plan         per-stream sequences and the fewest cross-stream waits
-       >>exec         running a plan every step, profiling, rank agreement
+       >>exec         running a plan every step through a backend, agreement
+       >>profile      measuring every op, the ranks' maximum
+       >>world        ranks as threads, communicators, collectives, the link
+                      emulation
        >>backend_cpu  the CPU backend: a worker thread per stream
        >>trace        Chrome trace JSON, Graphviz DOT
 
-   RUNNING A STEP
+   RUNNING A STEP (the CPU backend on the in-process world)
        cc_world_create(ctx, &wd, &world);  cc_world_run(world, rank_main, arg);
        // in rank_main(cc_rank* rank, void* arg), on every rank:
        cc_cpu_backend_create(rank, &be);
@@ -95,9 +127,10 @@
        for (;;) cc_exec_step(exec);
        cc_exec_destroy(exec);  cc_backend_destroy(&be);
    With the rewrites: profile the graph (a program-order plan will do), then
-       cc_graph_decompose(ctx, graph, NULL, &g2, NULL);     // new graphs, the
-       cc_graph_fuse(ctx, g2, NULL, &g3, NULL);             // input unchanged
-   and schedule, plan and run g3 as above.
+       cc_graph_decompose(ctx, graph, &rd, &g2, NULL);      // new graphs, the
+       cc_graph_fuse(ctx, g2, &rd, &g3, NULL);              // input unchanged
+   with rd.sched the desc the step is scheduled with, and schedule, plan
+   and run g3 as above.
 */
 #ifndef CONCERTO_H_INCLUDED
 #define CONCERTO_H_INCLUDED
@@ -123,7 +156,8 @@ extern "C" {
 
 /* ---- results ------------------------------------------------------------
    0 is success; general errors are -1..-99, graph -100.., scheduler -200..,
-   files and parsing -300.. . cc_result_description() gives the text. */
+   files and parsing -300.., backends and collectives -400.. .
+   cc_result_description() gives the text. */
 #define CONCERTO__RESULTS(X) \
     X(CC_OK,                     0,    "success") \
     X(CC_ERR_INVALID_ARG,       -1,    "invalid argument") \
@@ -482,17 +516,23 @@ typedef struct cc_link {
 
 CONCERTO_API double cc_link_time_us(const cc_link* link, cc_coll_kind kind, size_t n_bytes_per_rank, int n_ranks);
 
-/* ---- rewrites: fusion and decomposition ----------------------------------
+/* ---- rewrites: decomposition and fusion ----------------------------------
    Graph-to-graph rewrites run after profiling and before scheduling:
 
        build graph -> profile -> cc_graph_decompose -> cc_graph_fuse -> schedule -> plan -> execute
 
    Each judges its candidates with the scheduler itself (desc.sched): a
-   rewrite is kept only if the judged makespan does not grow (fusion) or
-   shrinks (decomposition). Both are deterministic: the same graph and
+   rewrite is kept only if the judged makespan shrinks (decomposition) or
+   does not grow (fusion). Both are deterministic: the same graph and
    durations give the same new graph on every rank (fusion also looks at
    buffer addresses: ranks whose buffers are laid out differently can fuse
    differently, which cc_exec_agree then reports).
+
+   Decomposition splits a synchronous in-place all-reduce whose written
+   region has split_rows > 0, with the ops that produce and consume its rows,
+   into k chunks, so that chunk i's collective overlaps chunk i+1's compute.
+   To make an op decomposable give it a chunk_fn (besides fn) and say in
+   every region it reads or writes how it splits (split_rows).
 
    Fusion merges runs of small all-reduces into one (bucketing). Only
    CC_COLL_ALL_REDUCE is fused: concatenating the other kinds changes where
@@ -500,13 +540,7 @@ CONCERTO_API double cc_link_time_us(const cc_link* link, cc_coll_kind kind, size
    not that of their concatenation). Members must follow each other among the
    collectives of their stream, share communicator, element type and
    reduction, and their send ranges (and receive ranges) must form one
-   contiguous range, in place all or none.
-
-   Decomposition splits a synchronous in-place all-reduce whose written
-   region has split_rows > 0, with the ops that produce and consume its rows,
-   into k chunks, so that chunk i's collective overlaps chunk i+1's compute.
-   To make an op decomposable give it a chunk_fn (besides fn) and say in
-   every region it reads or writes how it splits (split_rows). */
+   contiguous range, in place all or none. */
 typedef struct cc_rewrite_desc {
     const cc_link* link;       /* cost of a resized collective: cc_link_time_us on this link with the
                                   communicator's size; NULL: a + b*bytes fitted (least squares, a, b >= 0)
@@ -533,28 +567,30 @@ CONCERTO_API cc_rewrite_desc cc_rewrite_desc_default(void);   /* every field zer
    left to cc_sched_solve (cc_sched_query_defaults). */
 CONCERTO_API cc_rewrite_desc cc_rewrite_query_defaults(const cc_rewrite_desc* desc);
 /* Both write a new graph into *out (the caller destroys it; the input is unchanged), report may be NULL.
-   The new graph keeps the stream/resource layout, buffers, program order, fn/user_data and collectives of
-   every op not rewritten; its durations are estimates (profile it again for measured ones).
+   The new graph, named "decompose(<input>)" or "fuse(<input>)", keeps the stream/resource layout,
+   buffers, program order, fn/user_data and collectives of every op not rewritten; its durations are
+   estimates (profile it again for measured ones); handles of the input name none of its ops.
    If the judged makespan cannot be improved, *out is an unchanged copy (n_changed 0). On failure *out is
    NULL and the report zero.
+   Decomposition: candidates are in-place all-reduces whose written regions all have split_rows > 0,
+   tried in program order, each on the graph as rewritten so far. An op with k chunks is replaced by k
+   ops at its place, "<name>#<i>/<k>", chained in chunk order; chunk i's regions are rows [i*R/k,
+   (i+1)*R/k) of the split regions and the whole of the others; a chunk collective covers elements
+   [i*n/k, (i+1)*n/k). The all-reduce's producers (the last writers of its rows) and consumers (readers
+   of its result up to the next writer) must all have a chunk_fn, and k must divide every split_rows
+   involved and the collective's n_elems; k = 2, 4, ..., max_chunks is tried and the best kept if
+   strictly better. Chunk ops call chunk_fn through a record the new graph owns (copies of the graph get
+   their own); they have no chunk_fn themselves, so a context is split once. cc_op_user_data of a chunk
+   op still gives the op's user_data.
    Fusion: the fused op sits at its last member's place in program order, named "<first>+<k-1>", with
    the members' regions and explicit edges, n_elems their sum and the lowest send/receive addresses.
    A bucket is refused if an op between its members touches the region of an earlier member or has an
    explicit edge to or from one, if its members touch each other's regions, or if a path through other
-   ops joins two members. Greedy, left to right per stream; ties are accepted (fewer collectives).
-   Decomposition: candidates are in-place all-reduces whose written regions all have split_rows > 0,
-   tried in program order, each on the graph as rewritten so far. An op with k chunks is replaced by k ops at its place, "<name>#<i>/<k>", chained in
-   chunk order; chunk i's regions are rows [i*R/k, (i+1)*R/k) of the split regions and the whole of the
-   others; a chunk collective covers elements [i*n/k, (i+1)*n/k). The all-reduce's producers (the last
-   writers of its rows) and consumers (readers of its result up to the next writer) must all have a
-   chunk_fn, and k must divide every split_rows involved and the collective's n_elems; k = 2, 4, ...,
-   max_chunks is tried and the best kept if strictly better. Chunk ops call chunk_fn through a record
-   the new graph owns (copies of the graph get their own); they have no chunk_fn themselves, so a
-   context is split once. cc_op_user_data of a chunk op still gives the op's user_data. */
-CONCERTO_API cc_result cc_graph_fuse(cc_context* ctx, cc_graph* graph, const cc_rewrite_desc* desc, cc_graph** out,
-                                     cc_rewrite_report* report);
+   ops joins two members. Greedy, left to right per stream; ties are accepted (fewer collectives). */
 CONCERTO_API cc_result cc_graph_decompose(cc_context* ctx, cc_graph* graph, const cc_rewrite_desc* desc, cc_graph** out,
                                           cc_rewrite_report* report);
+CONCERTO_API cc_result cc_graph_fuse(cc_context* ctx, cc_graph* graph, const cc_rewrite_desc* desc, cc_graph** out,
+                                     cc_rewrite_report* report);
 
 /* ---- plan ----------------------------------------------------------------
    A plan is, for each stream, the sequence of ops it issues and the fewest
@@ -1090,7 +1126,11 @@ typedef int64_t cc__time;
 
 static cc__time cc__gcd(cc__time a, cc__time b) { while (b) { cc__time t = a % b; a = b; b = t; } return a; }
 
-/* >>graph */
+/* >>graph
+   Operations (a structure of arrays), buffers and their accesses, explicit
+   edges, handles checked against their graph, and validation: the region
+   dependencies derived, both adjacency lists, a topological order, cycles
+   named. */
 
 typedef struct cc__access {
     uint32_t op, buffer;        /* indices */
@@ -2005,6 +2045,10 @@ CONCERTO_API cc_result cc_lower_bounds(cc_context* ctx, cc_graph* g, double* cp_
 }
 
 /* >>sgs
+   List scheduling: resource profiles, the serial and parallel
+   schedule-generation schemes, priority rules and activity lists, and fast
+   list scheduling of large stream graphs.
+
    Resource profile: breakpoints t[0] < t[1] < ... < t[m-1]; segment j is
    [t[j], t[j+1]) with use[j*k + r] units of resource r taken. t[0] is
    -infinity, the last segment runs to +infinity and is always empty. */
@@ -2677,7 +2721,7 @@ done:
    generated schedule lies on it, so bounds are rounded up to a multiple of
    grain and the target is incumbent - grain. */
 
-/* Result of an exact search (see >>bnb). */
+/* Result of an exact search (branch and bound or lp_solve). */
 typedef struct cc__bnb_result {
     cc__time makespan;          /* of best (CONCERTO__TIME_MAX if none found) */
     cc__time lower_bound;       /* proven lower bound on the optimum */
@@ -3306,8 +3350,10 @@ oom:
 
 /* >>lpsolve: the optional lp_solve 5.5 backend, compiled when
    CONCERTO_USE_LPSOLVE is defined (Debian: liblpsolve55-dev; link
-   -llpsolve55 -lcolamd -lm -ldl). It defines cc__lp_solve with the contract
-   declared in >>prob.
+   -llpsolve55 -lcolamd -lm -ldl). cc__lp_solve has cc__bnb_solve's
+   contract: best[] in and out, res->proven only for a proven optimum;
+   CC_ERR_UNSUPPORTED when it is not compiled in, CC_ERR_INFEASIBLE /
+   CC_ERR_TIMEOUT / CC_ERR_BACKEND reported as such, best[] never lost.
 
    Two ILP models of the same problem (a whole small graph, or one odd-even
    window with releases, deadlines and busy blocks from the fixed part):
@@ -4858,7 +4904,9 @@ done:
     return rc;
 }
 
-/* >>sim */
+/* >>sim
+   cc_simulate: the stream simulation (>>prob) of a caller's issue order,
+   with the order checked and a deadlock explained. */
 
 CONCERTO_API cc_result cc_simulate(cc_context* ctx, cc_graph* g, const cc_op* issue_order, int n_order,
                                    double* start_us, double* makespan_us) {
@@ -4897,7 +4945,9 @@ done:
     return rc;
 }
 
-/* >>psplib */
+/* >>psplib
+   Single-mode PSPLIB .sm files: a line reader, the four sections, and the
+   writer. Every error names the file and the line. */
 
 typedef struct cc__reader {
     const char* text; size_t len, pos;
@@ -5291,9 +5341,9 @@ CONCERTO_API cc_result cc_psplib_write(cc_context* ctx, cc_graph* g, const char*
     return CC_OK;
 }
 
-/* >>rewrite: graph-to-graph rewrites (fusion, decomposition) and what they
-   share: a new graph built from an old one op by op with some ops replaced,
-   the cost model of a resized collective, judging a graph with the
+/* >>rewrite: graph-to-graph rewrites (decomposition, then fusion) and what
+   they share: the alpha-beta cost model of a collective, a new graph built
+   from an old one op by op with some ops replaced, judging a graph with the
    scheduler.
 
    The input graph is only read (and validated). Every candidate is a whole
@@ -5304,8 +5354,6 @@ CONCERTO_API cc_result cc_psplib_write(cc_context* ctx, cc_graph* g, const char*
    contiguity, on this rank's buffer addresses). */
 
 /* ---- the alpha-beta cost model of a collective -------------------------*/
-
-/* ---- cost model -----------------------------------------------------------*/
 CONCERTO_API double cc_link_time_us(const cc_link* link, cc_coll_kind kind, size_t n_bytes_per_rank, int n_ranks) {
     double a, b, bytes = (double)n_bytes_per_rank, n = (double)n_ranks;
     if (!link || n_ranks <= 1) return 0;
@@ -5730,216 +5778,6 @@ static int cc__rw_overlap(const cc__access* x, const cc__access* y) {
     return x->buffer == y->buffer && cc__ranges_overlap(x->offset, x->n_bytes, y->offset, y->n_bytes);
 }
 
-/* ---- fusion ---------------------------------------------------------------
-   A fused op of the current graph remembers the input op of its first member
-   (for its name) and how many members it has. */
-typedef struct cc__fuse_info { int first, n; } cc__fuse_info;
-
-static int cc__fuse_candidate(const cc_graph* g, int i) {
-    const cc_collective* c = cc__op_coll(g, i);
-    return c && c->kind == CC_COLL_ALL_REDUCE && c->n_elems > 0;
-}
-
-/* 1 if ops f < c of the validated graph g (all-reduce candidates, next to
-   each other among the collectives of one stream) may become one op at c's
-   place. seen and queue: scratch of g->n. */
-static int cc__fuse_ok(const cc__rw* w, const cc__rw_src* s, int f, int c, char* seen, int* queue) {
-    const cc_graph* g = s->g;
-    const cc_collective* cf = cc__op_coll(g, f);
-    const cc_collective* cc = cc__op_coll(g, c);
-    size_t es = cc__dtype_size(cf->dtype), bf, bc, e, a, b;
-    uintptr_t sf = (uintptr_t)cf->send_buf, rf = (uintptr_t)cf->recv_buf;
-    uintptr_t sc = (uintptr_t)cc->send_buf, rcv = (uintptr_t)cc->recv_buf;
-    int in_place = sf == rf, y, head = 0, tail = 0;
-    if (cc->comm != cf->comm || cc->dtype != cf->dtype || cc->reduce != cf->reduce || (sc == rcv) != in_place) return 0;
-    bf = cf->n_elems * es;
-    bc = cc->n_elems * es;
-    if (w->d.max_bucket_bytes && (bf + bc > w->d.max_bucket_bytes || bf + bc < bf)) return 0;
-    /* one contiguous range, the same layout on the send and the receive side */
-    if (!((sf + bf == sc && rf + bf == rcv) || (sc + bc == sf && rcv + bc == rf))) return 0;
-    if (!in_place) {
-        uintptr_t s0 = sf < sc ? sf : sc, r0 = rf < rcv ? rf : rcv;
-        if (s0 < r0 + bf + bc && r0 < s0 + bf + bc) return 0;   /* the fused send range would overlap its receive range */
-    }
-    /* the members must not depend on each other through memory */
-    for (a = s->acc_off[f]; a < s->acc_off[f + 1]; a++)
-        for (b = s->acc_off[c]; b < s->acc_off[c + 1]; b++)
-            if ((g->acc[a].is_write || g->acc[b].is_write) && cc__rw_overlap(&g->acc[a], &g->acc[b])) return 0;
-    /* ops between: none may touch f's regions (f's effect moves past them) */
-    for (y = f + 1; y < c; y++)
-        for (a = s->acc_off[y]; a < s->acc_off[y + 1]; a++)
-            for (b = s->acc_off[f]; b < s->acc_off[f + 1]; b++)
-                if (cc__rw_overlap(&g->acc[a], &g->acc[b])) return 0;
-    /* ... nor have an explicit edge to or from a member */
-    for (e = 0; e < g->n_e; e++) {
-        int from = g->e_from[e], to = g->e_to[e];
-        if ((from == f || from == c) && to > f && to < c) return 0;
-        if ((to == f || to == c) && from > f && from < c) return 0;
-    }
-    /* no path from one member to the other through other ops (merging them
-       would close a cycle) */
-    memset(seen, 0, (size_t)g->n);
-    for (y = 0; y < 2; y++) {
-        int v = y ? c : f, q;
-        for (q = g->succ_off[v]; q < g->succ_off[v + 1]; q++) {
-            int u = g->succ[q];
-            if (u != f && u != c && !seen[u]) { seen[u] = 1; queue[tail++] = u; }
-        }
-    }
-    while (head < tail) {
-        int v = queue[head++], q;
-        for (q = g->succ_off[v]; q < g->succ_off[v + 1]; q++) {
-            int u = g->succ[q];
-            if (u == f || u == c) return 0;
-            if (!seen[u]) { seen[u] = 1; queue[tail++] = u; }
-        }
-    }
-    return 1;
-}
-
-/* The graph with ops f and c fused at c's place; *out_info its fuse_info. */
-static cc_result cc__fuse_build(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x, const cc_graph* input,
-                                const cc__fuse_info* info, int f, int c, cc_graph** out, cc__fuse_info** out_info) {
-    const cc_graph* g = s->g;
-    cc_graph* dst = NULL;
-    cc__fuse_info* ninfo = NULL;
-    int i, dem[CONCERTO_MAX_RESOURCES];
-    cc_result rc;
-    *out = NULL;
-    *out_info = NULL;
-    ninfo = (cc__fuse_info*)cc__calloc(w->ctx, (size_t)g->n, sizeof *ninfo);
-    if (!ninfo) return CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", w->who);
-    if ((rc = cc__rw_begin(w, g, &dst)) != CC_OK) goto done;
-    for (i = 0; i < g->n && rc == CC_OK; i++) {
-        cc_op_desc d;
-        cc_collective fc;   /* the fused op's, alive until it is added */
-        if (i == f) continue;
-        x->first[i] = dst->n;
-        x->count[i] = 1;
-        ninfo[dst->n] = info[i];
-        if (i != c) {
-            cc__rw_desc_of(s, i, dst, x->regs, dem, &d);
-        } else {
-            const cc_collective* cf = cc__op_coll(g, f);
-            const cc_collective* ccol = cc__op_coll(g, c);
-            int nr_f, nr_c, m_f, m_c, q, o = 0, members = info[f].n + info[c].n;
-            cc_region* r = x->regs;                          /* the fused op's */
-            cc_region* rf = x->regs + 2 * s->max_acc;        /* f's */
-            cc_region* rc2 = x->regs + 3 * s->max_acc;       /* c's */
-            cc__rw_desc_of(s, c, dst, rc2, dem, &d);         /* stream and the rest from c */
-            m_f = cc__rw_regions(s, f, dst, rf, &nr_f);
-            m_c = cc__rw_regions(s, c, dst, rc2, &nr_c);
-            /* f's reads, c's reads, f's writes, c's writes */
-            for (q = 0; q < nr_f; q++) r[o++] = rf[q];
-            for (q = 0; q < nr_c; q++) r[o++] = rc2[q];
-            for (q = nr_f; q < m_f; q++) r[o++] = rf[q];
-            for (q = nr_c; q < m_c; q++) r[o++] = rc2[q];
-            fc = *ccol;
-            fc.n_elems = cf->n_elems + ccol->n_elems;
-            if ((uintptr_t)cf->send_buf < (uintptr_t)ccol->send_buf) fc.send_buf = cf->send_buf;
-            if ((uintptr_t)cf->recv_buf < (uintptr_t)ccol->recv_buf) fc.recv_buf = cf->recv_buf;
-            d.reads = r; d.n_reads = nr_f + nr_c;
-            d.writes = r + nr_f + nr_c; d.n_writes = o - (nr_f + nr_c);
-            d.coll = &fc;
-            d.duration_us = cc__rw_coll_us(w, &fc, fc.n_elems);
-            snprintf(x->name, x->name_cap, "%s+%d", cc__name(input, info[f].first), members - 1);
-            d.name = x->name;
-            ninfo[dst->n].first = info[f].first;
-            ninfo[dst->n].n = members;
-        }
-        rc = cc__rw_add(w, dst, &d);
-    }
-    if (rc == CC_OK) {
-        x->first[f] = x->first[c];
-        x->count[f] = 1;
-        rc = cc__rw_edges(w, dst, g, x->first, x->count);
-    }
-done:
-    if (rc != CC_OK) {
-        cc_graph_destroy(dst);
-        cc__free(w->ctx, ninfo);
-        return rc;
-    }
-    *out = dst;
-    *out_info = ninfo;
-    return CC_OK;
-}
-
-CONCERTO_API cc_result cc_graph_fuse(cc_context* ctx, cc_graph* graph, const cc_rewrite_desc* desc, cc_graph** out,
-                                     cc_rewrite_report* report) {
-    cc__rw w;
-    cc__rw_src s;
-    cc__rw_scratch x;
-    cc_graph* cur = NULL;
-    cc_graph* cand = NULL;
-    cc__fuse_info* info = NULL;
-    cc__fuse_info* cinfo = NULL;
-    double mk0 = 0, mk = 0, cmk = 0;
-    int i, r, n_candidates = 0, n_changed = 0, stop = 0, indexed = 0;
-    cc_result rc;
-    memset(&s, 0, sizeof s);
-    memset(&x, 0, sizeof x);
-    if ((rc = cc__rw_start(&w, ctx, "cc_graph_fuse", graph, desc, out, report)) != CC_OK) {
-        if (ctx) cc__free(ctx, w.fits);
-        return rc;
-    }
-    for (i = 0; i < graph->n; i++) n_candidates += cc__fuse_candidate(graph, i);
-    if ((rc = cc__rw_copy(&w, graph, &cur)) != CC_OK) goto fail;
-    info = (cc__fuse_info*)cc__calloc(ctx, (size_t)graph->n + 1, sizeof *info);
-    if (!info) { rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_fuse: out of memory"); goto fail; }
-    for (i = 0; i < graph->n; i++) { info[i].first = i; info[i].n = 1; }
-    if ((rc = cc__rw_judge(&w, cur, &mk0)) != CC_OK) goto fail;
-    mk = mk0;
-    /* per stream, left to right: the open bucket is one op of the current
-       graph (fused or not); try to add the next collective to it */
-    for (r = 0; r < cur->k && !stop; r++) {
-        int open = -1;
-        for (i = 0; i < cur->n && !stop; i++) {
-            if (!cc__op_coll(cur, i) || !cur->dem[(size_t)i * cur->k + r]) continue;
-            if (!cc__fuse_candidate(cur, i)) { open = -1; continue; }
-            if (open < 0) { open = i; continue; }
-            if (w.n_eval >= w.d.max_evaluations) { stop = 1; break; }
-            /* the current graph is validated (it was judged); its index is
-               built again only when it changed */
-            if (!indexed && (rc = cc__rw_index(&w, cur, &s, &x)) != CC_OK) goto fail;
-            indexed = 1;
-            if (cc__fuse_ok(&w, &s, open, i, x.mark, x.queue)) {
-                if ((rc = cc__fuse_build(&w, &s, &x, graph, info, open, i, &cand, &cinfo)) != CC_OK) goto fail;
-                if ((rc = cc__rw_judge(&w, cand, &cmk)) != CC_OK) goto fail;
-                w.n_eval++;
-                if (cmk <= mk) {   /* ties too: one collective fewer */
-                    cc_graph_destroy(cur); cur = cand; cand = NULL;
-                    cc__free(ctx, info); info = cinfo; cinfo = NULL;
-                    mk = cmk;
-                    indexed = 0;
-                    i--;           /* the fused op took c's place, one index down */
-                    open = i;
-                } else {
-                    cc_graph_destroy(cand); cand = NULL;
-                    cc__free(ctx, cinfo); cinfo = NULL;
-                    open = i;
-                }
-            } else open = i;
-        }
-    }
-    cc__rw_scratch_free(&w, &x);
-    cc__rw_src_free(&w, &s);
-    for (i = 0; i < cur->n; i++) n_changed += info[i].n >= 2;
-    cc__rw_finish(&w, graph, cur, mk0, mk, n_candidates, n_changed, report);
-    cc__free(ctx, info);
-    cc__free(ctx, w.fits);
-    *out = cur;
-    return CC_OK;
-fail:
-    cc__rw_scratch_free(&w, &x);
-    cc__rw_src_free(&w, &s);
-    cc_graph_destroy(cand); cc__free(ctx, cinfo);
-    cc_graph_destroy(cur); cc__free(ctx, info);
-    cc__free(ctx, w.fits);
-    if (report) memset(report, 0, sizeof *report);
-    return rc;
-}
-
 /* ---- decomposition ------------------------------------------------------
    Byte intervals of buffers, to find an all-reduce's context: the last
    writers of what it accesses, and the readers of what it wrote. */
@@ -6202,6 +6040,216 @@ fail:
     cc__rw_scratch_free(&w, &x);
     cc__rw_src_free(&w, &s);
     cc_graph_destroy(cand); cc_graph_destroy(best); cc_graph_destroy(cur);
+    cc__free(ctx, w.fits);
+    if (report) memset(report, 0, sizeof *report);
+    return rc;
+}
+
+/* ---- fusion ---------------------------------------------------------------
+   A fused op of the current graph remembers the input op of its first member
+   (for its name) and how many members it has. */
+typedef struct cc__fuse_info { int first, n; } cc__fuse_info;
+
+static int cc__fuse_candidate(const cc_graph* g, int i) {
+    const cc_collective* c = cc__op_coll(g, i);
+    return c && c->kind == CC_COLL_ALL_REDUCE && c->n_elems > 0;
+}
+
+/* 1 if ops f < c of the validated graph g (all-reduce candidates, next to
+   each other among the collectives of one stream) may become one op at c's
+   place. seen and queue: scratch of g->n. */
+static int cc__fuse_ok(const cc__rw* w, const cc__rw_src* s, int f, int c, char* seen, int* queue) {
+    const cc_graph* g = s->g;
+    const cc_collective* cf = cc__op_coll(g, f);
+    const cc_collective* cc = cc__op_coll(g, c);
+    size_t es = cc__dtype_size(cf->dtype), bf, bc, e, a, b;
+    uintptr_t sf = (uintptr_t)cf->send_buf, rf = (uintptr_t)cf->recv_buf;
+    uintptr_t sc = (uintptr_t)cc->send_buf, rcv = (uintptr_t)cc->recv_buf;
+    int in_place = sf == rf, y, head = 0, tail = 0;
+    if (cc->comm != cf->comm || cc->dtype != cf->dtype || cc->reduce != cf->reduce || (sc == rcv) != in_place) return 0;
+    bf = cf->n_elems * es;
+    bc = cc->n_elems * es;
+    if (w->d.max_bucket_bytes && (bf + bc > w->d.max_bucket_bytes || bf + bc < bf)) return 0;
+    /* one contiguous range, the same layout on the send and the receive side */
+    if (!((sf + bf == sc && rf + bf == rcv) || (sc + bc == sf && rcv + bc == rf))) return 0;
+    if (!in_place) {
+        uintptr_t s0 = sf < sc ? sf : sc, r0 = rf < rcv ? rf : rcv;
+        if (s0 < r0 + bf + bc && r0 < s0 + bf + bc) return 0;   /* the fused send range would overlap its receive range */
+    }
+    /* the members must not depend on each other through memory */
+    for (a = s->acc_off[f]; a < s->acc_off[f + 1]; a++)
+        for (b = s->acc_off[c]; b < s->acc_off[c + 1]; b++)
+            if ((g->acc[a].is_write || g->acc[b].is_write) && cc__rw_overlap(&g->acc[a], &g->acc[b])) return 0;
+    /* ops between: none may touch f's regions (f's effect moves past them) */
+    for (y = f + 1; y < c; y++)
+        for (a = s->acc_off[y]; a < s->acc_off[y + 1]; a++)
+            for (b = s->acc_off[f]; b < s->acc_off[f + 1]; b++)
+                if (cc__rw_overlap(&g->acc[a], &g->acc[b])) return 0;
+    /* ... nor have an explicit edge to or from a member */
+    for (e = 0; e < g->n_e; e++) {
+        int from = g->e_from[e], to = g->e_to[e];
+        if ((from == f || from == c) && to > f && to < c) return 0;
+        if ((to == f || to == c) && from > f && from < c) return 0;
+    }
+    /* no path from one member to the other through other ops (merging them
+       would close a cycle) */
+    memset(seen, 0, (size_t)g->n);
+    for (y = 0; y < 2; y++) {
+        int v = y ? c : f, q;
+        for (q = g->succ_off[v]; q < g->succ_off[v + 1]; q++) {
+            int u = g->succ[q];
+            if (u != f && u != c && !seen[u]) { seen[u] = 1; queue[tail++] = u; }
+        }
+    }
+    while (head < tail) {
+        int v = queue[head++], q;
+        for (q = g->succ_off[v]; q < g->succ_off[v + 1]; q++) {
+            int u = g->succ[q];
+            if (u == f || u == c) return 0;
+            if (!seen[u]) { seen[u] = 1; queue[tail++] = u; }
+        }
+    }
+    return 1;
+}
+
+/* The graph with ops f and c fused at c's place; *out_info its fuse_info. */
+static cc_result cc__fuse_build(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x, const cc_graph* input,
+                                const cc__fuse_info* info, int f, int c, cc_graph** out, cc__fuse_info** out_info) {
+    const cc_graph* g = s->g;
+    cc_graph* dst = NULL;
+    cc__fuse_info* ninfo = NULL;
+    int i, dem[CONCERTO_MAX_RESOURCES];
+    cc_result rc;
+    *out = NULL;
+    *out_info = NULL;
+    ninfo = (cc__fuse_info*)cc__calloc(w->ctx, (size_t)g->n, sizeof *ninfo);
+    if (!ninfo) return CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", w->who);
+    if ((rc = cc__rw_begin(w, g, &dst)) != CC_OK) goto done;
+    for (i = 0; i < g->n && rc == CC_OK; i++) {
+        cc_op_desc d;
+        cc_collective fc;   /* the fused op's, alive until it is added */
+        if (i == f) continue;
+        x->first[i] = dst->n;
+        x->count[i] = 1;
+        ninfo[dst->n] = info[i];
+        if (i != c) {
+            cc__rw_desc_of(s, i, dst, x->regs, dem, &d);
+        } else {
+            const cc_collective* cf = cc__op_coll(g, f);
+            const cc_collective* ccol = cc__op_coll(g, c);
+            int nr_f, nr_c, m_f, m_c, q, o = 0, members = info[f].n + info[c].n;
+            cc_region* r = x->regs;                          /* the fused op's */
+            cc_region* rf = x->regs + 2 * s->max_acc;        /* f's */
+            cc_region* rc2 = x->regs + 3 * s->max_acc;       /* c's */
+            cc__rw_desc_of(s, c, dst, rc2, dem, &d);         /* stream and the rest from c */
+            m_f = cc__rw_regions(s, f, dst, rf, &nr_f);
+            m_c = cc__rw_regions(s, c, dst, rc2, &nr_c);
+            /* f's reads, c's reads, f's writes, c's writes */
+            for (q = 0; q < nr_f; q++) r[o++] = rf[q];
+            for (q = 0; q < nr_c; q++) r[o++] = rc2[q];
+            for (q = nr_f; q < m_f; q++) r[o++] = rf[q];
+            for (q = nr_c; q < m_c; q++) r[o++] = rc2[q];
+            fc = *ccol;
+            fc.n_elems = cf->n_elems + ccol->n_elems;
+            if ((uintptr_t)cf->send_buf < (uintptr_t)ccol->send_buf) fc.send_buf = cf->send_buf;
+            if ((uintptr_t)cf->recv_buf < (uintptr_t)ccol->recv_buf) fc.recv_buf = cf->recv_buf;
+            d.reads = r; d.n_reads = nr_f + nr_c;
+            d.writes = r + nr_f + nr_c; d.n_writes = o - (nr_f + nr_c);
+            d.coll = &fc;
+            d.duration_us = cc__rw_coll_us(w, &fc, fc.n_elems);
+            snprintf(x->name, x->name_cap, "%s+%d", cc__name(input, info[f].first), members - 1);
+            d.name = x->name;
+            ninfo[dst->n].first = info[f].first;
+            ninfo[dst->n].n = members;
+        }
+        rc = cc__rw_add(w, dst, &d);
+    }
+    if (rc == CC_OK) {
+        x->first[f] = x->first[c];
+        x->count[f] = 1;
+        rc = cc__rw_edges(w, dst, g, x->first, x->count);
+    }
+done:
+    if (rc != CC_OK) {
+        cc_graph_destroy(dst);
+        cc__free(w->ctx, ninfo);
+        return rc;
+    }
+    *out = dst;
+    *out_info = ninfo;
+    return CC_OK;
+}
+
+CONCERTO_API cc_result cc_graph_fuse(cc_context* ctx, cc_graph* graph, const cc_rewrite_desc* desc, cc_graph** out,
+                                     cc_rewrite_report* report) {
+    cc__rw w;
+    cc__rw_src s;
+    cc__rw_scratch x;
+    cc_graph* cur = NULL;
+    cc_graph* cand = NULL;
+    cc__fuse_info* info = NULL;
+    cc__fuse_info* cinfo = NULL;
+    double mk0 = 0, mk = 0, cmk = 0;
+    int i, r, n_candidates = 0, n_changed = 0, stop = 0, indexed = 0;
+    cc_result rc;
+    memset(&s, 0, sizeof s);
+    memset(&x, 0, sizeof x);
+    if ((rc = cc__rw_start(&w, ctx, "cc_graph_fuse", graph, desc, out, report)) != CC_OK) {
+        if (ctx) cc__free(ctx, w.fits);
+        return rc;
+    }
+    for (i = 0; i < graph->n; i++) n_candidates += cc__fuse_candidate(graph, i);
+    if ((rc = cc__rw_copy(&w, graph, &cur)) != CC_OK) goto fail;
+    info = (cc__fuse_info*)cc__calloc(ctx, (size_t)graph->n + 1, sizeof *info);
+    if (!info) { rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_fuse: out of memory"); goto fail; }
+    for (i = 0; i < graph->n; i++) { info[i].first = i; info[i].n = 1; }
+    if ((rc = cc__rw_judge(&w, cur, &mk0)) != CC_OK) goto fail;
+    mk = mk0;
+    /* per stream, left to right: the open bucket is one op of the current
+       graph (fused or not); try to add the next collective to it */
+    for (r = 0; r < cur->k && !stop; r++) {
+        int open = -1;
+        for (i = 0; i < cur->n && !stop; i++) {
+            if (!cc__op_coll(cur, i) || !cur->dem[(size_t)i * cur->k + r]) continue;
+            if (!cc__fuse_candidate(cur, i)) { open = -1; continue; }
+            if (open < 0) { open = i; continue; }
+            if (w.n_eval >= w.d.max_evaluations) { stop = 1; break; }
+            /* the current graph is validated (it was judged); its index is
+               built again only when it changed */
+            if (!indexed && (rc = cc__rw_index(&w, cur, &s, &x)) != CC_OK) goto fail;
+            indexed = 1;
+            if (cc__fuse_ok(&w, &s, open, i, x.mark, x.queue)) {
+                if ((rc = cc__fuse_build(&w, &s, &x, graph, info, open, i, &cand, &cinfo)) != CC_OK) goto fail;
+                if ((rc = cc__rw_judge(&w, cand, &cmk)) != CC_OK) goto fail;
+                w.n_eval++;
+                if (cmk <= mk) {   /* ties too: one collective fewer */
+                    cc_graph_destroy(cur); cur = cand; cand = NULL;
+                    cc__free(ctx, info); info = cinfo; cinfo = NULL;
+                    mk = cmk;
+                    indexed = 0;
+                    i--;           /* the fused op took c's place, one index down */
+                    open = i;
+                } else {
+                    cc_graph_destroy(cand); cand = NULL;
+                    cc__free(ctx, cinfo); cinfo = NULL;
+                    open = i;
+                }
+            } else open = i;
+        }
+    }
+    cc__rw_scratch_free(&w, &x);
+    cc__rw_src_free(&w, &s);
+    for (i = 0; i < cur->n; i++) n_changed += info[i].n >= 2;
+    cc__rw_finish(&w, graph, cur, mk0, mk, n_candidates, n_changed, report);
+    cc__free(ctx, info);
+    cc__free(ctx, w.fits);
+    *out = cur;
+    return CC_OK;
+fail:
+    cc__rw_scratch_free(&w, &x);
+    cc__rw_src_free(&w, &s);
+    cc_graph_destroy(cand); cc__free(ctx, cinfo);
+    cc_graph_destroy(cur); cc__free(ctx, info);
     cc__free(ctx, w.fits);
     if (report) memset(report, 0, sizeof *report);
     return rc;
@@ -6693,7 +6741,7 @@ done:
 }
 
 /* >>world: ranks as threads in one process, communicators, collectives with
-   real data, the alpha-beta link model and its emulation.
+   real data, and the emulation of the alpha-beta link model.
 
    Layout. A cc_world owns its own context (world-level memory), one cc_rank
    per rank (each with its own context) and every communicator. A
