@@ -7,8 +7,11 @@
    them). The gradient of each layer is reduce-scattered on the
    communication stream and the optimizer updates that layer's shard.
 
+   It needs the scheduler alone: CONCERTO_NO_RUNTIME leaves out the
+   executor, backends and threads, and the file is plain C99.
+
    build/schedule_step [LAYERS] [COMM_SCALE]                                 */
-#define _POSIX_C_SOURCE 200809L   /* the implementation needs POSIX threads and clocks */
+#define CONCERTO_NO_RUNTIME
 #define CONCERTO_IMPLEMENTATION
 #include "../concerto.h"
 
