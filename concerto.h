@@ -5774,6 +5774,73 @@ static void cc__rw_finish(cc__rw* w, const cc_graph* in, const cc_graph* out, do
     report->n_evaluations = w->n_eval;
 }
 
+/* A search in progress: the current graph (the input rewritten so far) and
+   its judged makespan, the index of the current graph (built again only
+   when it changed), and the counts of the report. */
+typedef struct cc__rw_search {
+    cc__rw w;
+    const cc_graph* input;
+    cc_graph* cur;
+    double mk0, mk;
+    cc__rw_src s;
+    cc__rw_scratch x;
+    int indexed;
+    int n_candidates, n_changed, stop;
+} cc__rw_search;
+
+/* Frees what the search holds. On success the current graph goes to *out
+   with the report; on failure it is destroyed, *out stays NULL and the
+   report zero. Returns rc. */
+static cc_result cc__rw_search_end(cc__rw_search* S, cc_result rc, cc_graph** out, cc_rewrite_report* report) {
+    cc__rw* w = &S->w;
+    cc__rw_scratch_free(w, &S->x);
+    cc__rw_src_free(w, &S->s);
+    if (rc == CC_OK) {
+        cc__rw_finish(w, S->input, S->cur, S->mk0, S->mk, S->n_candidates, S->n_changed, report);
+        *out = S->cur;
+    } else {
+        cc_graph_destroy(S->cur);
+        if (report) memset(report, 0, sizeof *report);
+    }
+    S->cur = NULL;
+    if (w->ctx) cc__free(w->ctx, w->fits);
+    return rc;
+}
+
+/* Arguments, defaults, the cost model; the input copied and judged. */
+static cc_result cc__rw_search_begin(cc__rw_search* S, cc_context* ctx, const char* who, cc_graph* g, const cc_rewrite_desc* desc,
+                                     cc_graph** out, cc_rewrite_report* report) {
+    cc_result rc;
+    memset(S, 0, sizeof *S);
+    S->input = g;
+    rc = cc__rw_start(&S->w, ctx, who, g, desc, out, report);
+    if (rc != CC_OK) {
+        if (ctx) cc__free(ctx, S->w.fits);
+        return rc;
+    }
+    if ((rc = cc__rw_copy(&S->w, g, &S->cur)) == CC_OK) rc = cc__rw_judge(&S->w, S->cur, &S->mk0);
+    S->mk = S->mk0;
+    if (rc != CC_OK) return cc__rw_search_end(S, rc, out, report);
+    return CC_OK;
+}
+
+/* The index of the current graph, built again only when it changed. */
+static cc_result cc__rw_search_index(cc__rw_search* S) {
+    cc_result rc;
+    if (S->indexed) return CC_OK;
+    if ((rc = cc__rw_index(&S->w, S->cur, &S->s, &S->x)) != CC_OK) return rc;
+    S->indexed = 1;
+    return CC_OK;
+}
+
+/* A candidate judged mk becomes the current graph. */
+static void cc__rw_search_take(cc__rw_search* S, cc_graph* cand, double mk) {
+    cc_graph_destroy(S->cur);
+    S->cur = cand;
+    S->mk = mk;
+    S->indexed = 0;
+}
+
 static int cc__rw_overlap(const cc__access* x, const cc__access* y) {
     return x->buffer == y->buffer && cc__ranges_overlap(x->offset, x->n_bytes, y->offset, y->n_bytes);
 }
@@ -5956,93 +6023,71 @@ static cc_result cc__dec_build(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x
     return CC_OK;
 }
 
+/* Tries k = 2, 4, ... max_chunks chunks for the context (role) of
+   all-reduce a of the current graph; the strictly best candidate (the
+   smaller k on ties) becomes the current graph, and map (input op -> op of
+   the current graph, -1 once split) follows it. */
+static cc_result cc__dec_try(cc__rw_search* S, int a, const char* role, int* map) {
+    cc__rw* w = &S->w;
+    cc_graph* best = NULL;
+    int* best_first = NULL;
+    double best_mk = S->mk, cmk = 0;
+    int i, k;
+    cc_result rc = CC_OK;
+    for (k = 2; k <= w->d.max_chunks && rc == CC_OK; k *= 2) {
+        cc_graph* cand = NULL;
+        if (cc__dec_fits(&S->s, role, a, k)) {
+            if (w->n_eval >= w->d.max_evaluations) { S->stop = 1; break; }
+            if ((rc = cc__dec_build(w, &S->s, &S->x, role, k, &cand)) != CC_OK) break;
+            if ((rc = cc__rw_judge(w, cand, &cmk)) != CC_OK) { cc_graph_destroy(cand); break; }
+            w->n_eval++;
+            if (cmk < best_mk) {   /* strictly better; the smaller k on ties */
+                if (!best_first && !(best_first = (int*)cc__alloc(w->ctx, ((size_t)S->cur->n + 1) * sizeof(int)))) {
+                    cc_graph_destroy(cand);
+                    rc = CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_decompose: out of memory");
+                    break;
+                }
+                memcpy(best_first, S->x.first, (size_t)S->cur->n * sizeof(int));
+                cc_graph_destroy(best);
+                best = cand;
+                best_mk = cmk;
+            } else cc_graph_destroy(cand);
+        }
+        if (k > w->d.max_chunks / 2) break;   /* k * 2 would pass max_chunks (or overflow) */
+    }
+    if (rc == CC_OK && best) {
+        for (i = 0; i < S->input->n; i++)
+            if (map[i] >= 0) map[i] = role[map[i]] ? -1 : best_first[map[i]];
+        cc__rw_search_take(S, best, best_mk);
+        best = NULL;
+        S->n_changed++;
+    }
+    cc_graph_destroy(best);
+    cc__free(w->ctx, best_first);
+    return rc;
+}
+
 CONCERTO_API cc_result cc_graph_decompose(cc_context* ctx, cc_graph* graph, const cc_rewrite_desc* desc, cc_graph** out,
                                           cc_rewrite_report* report) {
-    cc__rw w;
-    cc__rw_src s;
-    cc__rw_scratch x;
-    cc_graph* cur = NULL;
-    cc_graph* cand = NULL;
-    cc_graph* best = NULL;
-    int* map = NULL;          /* input op -> its op in the current graph, -1 once split */
-    int* best_first = NULL;
-    double mk0 = 0, mk = 0, cmk = 0, best_mk = 0;
-    int i, ia, n_candidates = 0, n_changed = 0, stop = 0, indexed = 0;
+    cc__rw_search S;
+    int* map;                 /* input op -> its op in the current graph, -1 once split */
+    int i, ia;
     cc_result rc;
-    memset(&s, 0, sizeof s);
-    memset(&x, 0, sizeof x);
-    if ((rc = cc__rw_start(&w, ctx, "cc_graph_decompose", graph, desc, out, report)) != CC_OK) {
-        if (ctx) cc__free(ctx, w.fits);
-        return rc;
-    }
-    if ((rc = cc__rw_copy(&w, graph, &cur)) != CC_OK) goto fail;
+    if ((rc = cc__rw_search_begin(&S, ctx, "cc_graph_decompose", graph, desc, out, report)) != CC_OK) return rc;
     map = (int*)cc__alloc(ctx, ((size_t)graph->n + 1) * sizeof *map);
-    if (!map) { rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_decompose: out of memory"); goto fail; }
+    if (!map) return cc__rw_search_end(&S, CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_decompose: out of memory"), out, report);
     for (i = 0; i < graph->n; i++) map[i] = i;
-    if ((rc = cc__rw_judge(&w, cur, &mk0)) != CC_OK) goto fail;
-    mk = mk0;
-    for (ia = 0; ia < graph->n; ia++) {
-        int a = map[ia], ok = 0, k;
-        char* role;   /* the context: x.mark */
-        if (a < 0 || !cc__op_coll(cur, a)) continue;
-        /* the index of the current graph, built again only when it changed */
-        if (!indexed && (rc = cc__rw_index(&w, cur, &s, &x)) != CC_OK) goto fail;
-        indexed = 1;
-        role = x.mark;
-        if (cc__dec_candidate(&s, a)) {
-            n_candidates++;
-            if ((rc = cc__dec_context(&w, &s, a, role, &ok)) != CC_OK) goto fail;
-        }
-        if (ok && !stop) {
-            best_mk = mk;
-            for (k = 2; k <= w.d.max_chunks; k *= 2) {
-                if (cc__dec_fits(&s, role, a, k)) {
-                    if (w.n_eval >= w.d.max_evaluations) { stop = 1; break; }
-                    if ((rc = cc__dec_build(&w, &s, &x, role, k, &cand)) != CC_OK) goto fail;
-                    if ((rc = cc__rw_judge(&w, cand, &cmk)) != CC_OK) goto fail;
-                    w.n_eval++;
-                    if (cmk < best_mk) {   /* strictly better; the smaller k on ties */
-                        if (!best_first && !(best_first = (int*)cc__alloc(ctx, ((size_t)cur->n + 1) * sizeof(int)))) {
-                            rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_decompose: out of memory");
-                            goto fail;
-                        }
-                        memcpy(best_first, x.first, (size_t)cur->n * sizeof(int));
-                        cc_graph_destroy(best);
-                        best = cand;
-                        best_mk = cmk;
-                    } else cc_graph_destroy(cand);
-                    cand = NULL;
-                }
-                if (k > w.d.max_chunks / 2) break;   /* k * 2 would pass max_chunks (or overflow) */
-            }
-            if (best) {
-                for (i = 0; i < graph->n; i++)
-                    if (map[i] >= 0) map[i] = role[map[i]] ? -1 : best_first[map[i]];
-                cc_graph_destroy(cur);
-                cur = best;
-                best = NULL;
-                mk = best_mk;
-                n_changed++;
-                indexed = 0;
-            }
-            cc__free(ctx, best_first); best_first = NULL;
-        }
+    for (ia = 0; ia < graph->n && rc == CC_OK; ia++) {
+        int a = map[ia], ok = 0;
+        if (a < 0 || !cc__op_coll(S.cur, a)) continue;
+        if ((rc = cc__rw_search_index(&S)) != CC_OK) break;
+        if (!cc__dec_candidate(&S.s, a)) continue;
+        S.n_candidates++;
+        if ((rc = cc__dec_context(&S.w, &S.s, a, S.x.mark, &ok)) != CC_OK) break;   /* the context: x.mark */
+        if (ok && !S.stop) rc = cc__dec_try(&S, a, S.x.mark, map);
     }
-    cc__rw_scratch_free(&w, &x);
-    cc__rw_src_free(&w, &s);
-    cc__rw_finish(&w, graph, cur, mk0, mk, n_candidates, n_changed, report);
     cc__free(ctx, map);
-    cc__free(ctx, w.fits);
-    *out = cur;
-    return CC_OK;
-fail:
-    cc__free(ctx, best_first); cc__free(ctx, map);
-    cc__rw_scratch_free(&w, &x);
-    cc__rw_src_free(&w, &s);
-    cc_graph_destroy(cand); cc_graph_destroy(best); cc_graph_destroy(cur);
-    cc__free(ctx, w.fits);
-    if (report) memset(report, 0, sizeof *report);
-    return rc;
+    return cc__rw_search_end(&S, rc, out, report);
 }
 
 /* ---- fusion ---------------------------------------------------------------
@@ -6182,77 +6227,47 @@ done:
 
 CONCERTO_API cc_result cc_graph_fuse(cc_context* ctx, cc_graph* graph, const cc_rewrite_desc* desc, cc_graph** out,
                                      cc_rewrite_report* report) {
-    cc__rw w;
-    cc__rw_src s;
-    cc__rw_scratch x;
-    cc_graph* cur = NULL;
-    cc_graph* cand = NULL;
-    cc__fuse_info* info = NULL;
+    cc__rw_search S;
+    cc__fuse_info* info;
     cc__fuse_info* cinfo = NULL;
-    double mk0 = 0, mk = 0, cmk = 0;
-    int i, r, n_candidates = 0, n_changed = 0, stop = 0, indexed = 0;
+    int i, r;
     cc_result rc;
-    memset(&s, 0, sizeof s);
-    memset(&x, 0, sizeof x);
-    if ((rc = cc__rw_start(&w, ctx, "cc_graph_fuse", graph, desc, out, report)) != CC_OK) {
-        if (ctx) cc__free(ctx, w.fits);
-        return rc;
-    }
-    for (i = 0; i < graph->n; i++) n_candidates += cc__fuse_candidate(graph, i);
-    if ((rc = cc__rw_copy(&w, graph, &cur)) != CC_OK) goto fail;
+    if ((rc = cc__rw_search_begin(&S, ctx, "cc_graph_fuse", graph, desc, out, report)) != CC_OK) return rc;
+    for (i = 0; i < graph->n; i++) S.n_candidates += cc__fuse_candidate(graph, i);
     info = (cc__fuse_info*)cc__calloc(ctx, (size_t)graph->n + 1, sizeof *info);
-    if (!info) { rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_fuse: out of memory"); goto fail; }
+    if (!info) return cc__rw_search_end(&S, CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_fuse: out of memory"), out, report);
     for (i = 0; i < graph->n; i++) { info[i].first = i; info[i].n = 1; }
-    if ((rc = cc__rw_judge(&w, cur, &mk0)) != CC_OK) goto fail;
-    mk = mk0;
     /* per stream, left to right: the open bucket is one op of the current
        graph (fused or not); try to add the next collective to it */
-    for (r = 0; r < cur->k && !stop; r++) {
+    for (r = 0; r < S.cur->k && !S.stop && rc == CC_OK; r++) {
         int open = -1;
-        for (i = 0; i < cur->n && !stop; i++) {
-            if (!cc__op_coll(cur, i) || !cur->dem[(size_t)i * cur->k + r]) continue;
-            if (!cc__fuse_candidate(cur, i)) { open = -1; continue; }
+        for (i = 0; i < S.cur->n && !S.stop && rc == CC_OK; i++) {
+            cc_graph* cand = NULL;
+            double cmk = 0;
+            if (!cc__op_coll(S.cur, i) || !S.cur->dem[(size_t)i * S.cur->k + r]) continue;
+            if (!cc__fuse_candidate(S.cur, i)) { open = -1; continue; }
             if (open < 0) { open = i; continue; }
-            if (w.n_eval >= w.d.max_evaluations) { stop = 1; break; }
-            /* the current graph is validated (it was judged); its index is
-               built again only when it changed */
-            if (!indexed && (rc = cc__rw_index(&w, cur, &s, &x)) != CC_OK) goto fail;
-            indexed = 1;
-            if (cc__fuse_ok(&w, &s, open, i, x.mark, x.queue)) {
-                if ((rc = cc__fuse_build(&w, &s, &x, graph, info, open, i, &cand, &cinfo)) != CC_OK) goto fail;
-                if ((rc = cc__rw_judge(&w, cand, &cmk)) != CC_OK) goto fail;
-                w.n_eval++;
-                if (cmk <= mk) {   /* ties too: one collective fewer */
-                    cc_graph_destroy(cur); cur = cand; cand = NULL;
-                    cc__free(ctx, info); info = cinfo; cinfo = NULL;
-                    mk = cmk;
-                    indexed = 0;
-                    i--;           /* the fused op took c's place, one index down */
-                    open = i;
-                } else {
-                    cc_graph_destroy(cand); cand = NULL;
-                    cc__free(ctx, cinfo); cinfo = NULL;
-                    open = i;
-                }
-            } else open = i;
+            if (S.w.n_eval >= S.w.d.max_evaluations) { S.stop = 1; break; }
+            if ((rc = cc__rw_search_index(&S)) != CC_OK) break;   /* the current graph is validated: it was judged */
+            if (!cc__fuse_ok(&S.w, &S.s, open, i, S.x.mark, S.x.queue)) { open = i; continue; }
+            if ((rc = cc__fuse_build(&S.w, &S.s, &S.x, graph, info, open, i, &cand, &cinfo)) != CC_OK) break;
+            if ((rc = cc__rw_judge(&S.w, cand, &cmk)) != CC_OK) { cc_graph_destroy(cand); break; }
+            S.w.n_eval++;
+            if (cmk <= S.mk) {   /* ties too: one collective fewer */
+                cc__rw_search_take(&S, cand, cmk);
+                cc__free(ctx, info); info = cinfo; cinfo = NULL;
+                i--;             /* the fused op took c's place, one index down */
+            } else {
+                cc_graph_destroy(cand);
+                cc__free(ctx, cinfo); cinfo = NULL;
+            }
+            open = i;
         }
     }
-    cc__rw_scratch_free(&w, &x);
-    cc__rw_src_free(&w, &s);
-    for (i = 0; i < cur->n; i++) n_changed += info[i].n >= 2;
-    cc__rw_finish(&w, graph, cur, mk0, mk, n_candidates, n_changed, report);
+    for (i = 0; rc == CC_OK && i < S.cur->n; i++) S.n_changed += info[i].n >= 2;
     cc__free(ctx, info);
-    cc__free(ctx, w.fits);
-    *out = cur;
-    return CC_OK;
-fail:
-    cc__rw_scratch_free(&w, &x);
-    cc__rw_src_free(&w, &s);
-    cc_graph_destroy(cand); cc__free(ctx, cinfo);
-    cc_graph_destroy(cur); cc__free(ctx, info);
-    cc__free(ctx, w.fits);
-    if (report) memset(report, 0, sizeof *report);
-    return rc;
+    cc__free(ctx, cinfo);
+    return cc__rw_search_end(&S, rc, out, report);
 }
 
 /* >>plan
@@ -8178,8 +8193,7 @@ CONCERTO_API cc_result cc_trace_add(cc_trace* t, cc_graph* g, int pid, const cha
         e = &t->ev[t->n_ev];
         if (!cc__trace_str(t, cc__name(g, i), &e->name)) goto oom;
         e->pid = pid;
-        e->tid = 0;
-        for (r = 0; r < g->k; r++) if (g->dem[(size_t)i * g->k + r]) { e->tid = r; break; }
+        e->tid = cc__op_stream(g, i) > 0 ? cc__op_stream(g, i) : 0;
         e->ts = start_us[i];
         e->dur = end_us ? end_us[i] - start_us[i] : g->dur_us[i];
         if (e->dur < 0) e->dur = 0;
@@ -8261,9 +8275,7 @@ CONCERTO_API cc_result cc_graph_write_dot(cc_context* ctx, cc_graph* g, const ch
             fprintf(f, "\";\n");
         }
         for (i = 0; i < g->n; i++) {
-            int res = -1, q;
-            for (q = 0; q < g->k; q++) if (g->dem[(size_t)i * g->k + q]) { res = q; break; }
-            if (res != r) continue;
+            if (cc__op_stream(g, i) != r) continue;
             fprintf(f, "    n%d [label=\"", i);
             cc__json_str(f, cc__name(g, i));
             fprintf(f, "\\n%.1f us\"%s];\n", g->dur_us[i], g->coll_of && cc__op_coll(g, i) ? ", style=filled, fillcolor=lightblue" : "");
