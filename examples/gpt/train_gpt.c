@@ -71,7 +71,8 @@ typedef struct options {
     const char *save, *save_init, *load, *dump_batches, *dump_grads, *losses, *trace;
     int eval_batches, sample_chars, profile_repeats, print_every, compare_steps;
     int decompose, fuse;      /* rewrites before scheduling (the library's order only) */
-    int budget;               /* schedules the scheduler may try; 0: the library's default */
+    int budget;               /* schedules the scheduler may try, for the step and for judging each
+                                 candidate rewrite; 0: the library's default */
 } options;
 
 static void usage(FILE* f) {
@@ -108,7 +109,8 @@ static void usage(FILE* f) {
             "                       emulated link), the same on every machine\n"
             "  --print-every N      print every Nth step (default 1)\n"
             "  --compare N          steps timed in each order side by side before training (default 5)\n"
-            "  --budget N           schedules the scheduler may try (default: the library's, 5000)\n");
+            "  --budget N           schedules the scheduler may try, for the step and for judging each\n"
+            "                       candidate rewrite (default 1000; 0: the library's default, 5000)\n");
 }
 
 /* ---- small utilities -------------------------------------------------- */
@@ -1318,8 +1320,6 @@ struct shared {
     int n_ops, n_colls;            /* the step as written */
     cc_rewrite_report dec, fus;    /* what decomposition and fusion did */
     int n_ops_run, n_colls_run;    /* the step the library's order runs */
-    double plain_ms, rewritten_ms; /* predicted: the step as written / rewritten, scheduled */
-    int rewrites_dropped;          /* its schedule was the shorter: rewrites not used */
     int moved, n_waits[2];
     double sched_ms, lower_bound_ms;
     double val_loss;
@@ -1450,21 +1450,17 @@ static cc_result profile_step(rank_state* s) {
 }
 
 /* Decomposition and fusion, judged by the library with the durations just
-   agreed on (the same on every rank, so every rank rewrites alike). The
-   rewritten step is profiled again (with --profile 0 it keeps the
-   library's estimates). */
-static cc_result rewrite_step(rank_state* s) {
+   agreed on (the same on every rank, so every rank rewrites alike) and the
+   schedule desc that will schedule the result. The rewritten step is
+   profiled again (with --profile 0 it keeps the library's estimates). */
+static cc_result rewrite_step(rank_state* s, const cc_sched_desc* sd) {
     cc_rewrite_desc rd = cc_rewrite_desc_default();
     cc_rewrite_report rep;
     cc_plan* plan = NULL;
     cc_exec* ex = NULL;
     cc_comm* world = cc_rank_world_comm(s->rank);
     cc_result rc;
-    /* candidates are judged by a short sampling search, closer to the
-       final schedule than one list pass (a rewrite that helps a list
-       schedule can hurt the optimised one) */
-    rd.sched.method = CC_SCHED_SAMPLING;
-    rd.sched.budget_schedules = s->o->budget > 0 && s->o->budget < 200 ? s->o->budget : 200;
+    rd.sched = *sd;
     s->run = s->train;
     if (s->o->decompose) {
         if ((rc = cc_graph_decompose(s->ctx, s->run, &rd, &s->decomposed, &rep)) != CC_OK) return rc;
@@ -1487,39 +1483,17 @@ static cc_result rewrite_step(rank_state* s) {
     return rc;
 }
 
-/* The rewritten step is kept only if its schedule is shorter than the one
-   of the step as written (with its own measured durations). */
-static cc_result keep_shorter(rank_state* s, const cc_sched_desc* sd) {
-    cc_schedule plain;
-    cc_result rc;
-    memset(&plain, 0, sizeof plain);
-    if ((rc = cc_sched_solve(s->ctx, s->train, sd, &plain)) != CC_OK) return rc;
-    if (s->me == 0) {
-        s->sh->plain_ms = plain.makespan_us / 1000.0;
-        s->sh->rewritten_ms = s->sched.makespan_us / 1000.0;
-    }
-    if (plain.makespan_us < s->sched.makespan_us) {
-        cc_schedule_release(s->ctx, &s->sched);
-        s->sched = plain;
-        s->run = s->train;
-        if (s->me == 0) s->sh->rewrites_dropped = 1;
-    } else cc_schedule_release(s->ctx, &plain);
-    return CC_OK;
-}
-
 /* The library's schedule of the step it runs, the same on every rank, and
    what rank 0 reports of it and of program order. */
 static cc_result schedule_step(rank_state* s, const cc_sched_desc* sd) {
     shared* sh = s->sh;
-    int i, n = cc_graph_n_ops(s->train), nx;
+    int i, n = cc_graph_n_ops(s->train), nx = cc_graph_n_ops(s->run);
     cc_op* prog = (cc_op*)malloc(sizeof(cc_op) * (size_t)n);
     double mk0 = 0;
     cc_result rc;
     if (!prog) return CC_ERR_OUT_OF_MEMORY;
     for (i = 0; i < n; i++) prog[i] = cc_graph_op(s->train, i);
     rc = cc_sched_solve(s->ctx, s->run, sd, &s->sched);
-    if (rc == CC_OK && s->run != s->train) rc = keep_shorter(s, sd);
-    nx = cc_graph_n_ops(s->run);
     if (rc == CC_OK) rc = cc_simulate(s->ctx, s->train, prog, n, NULL, &mk0);
     if (rc == CC_OK && s->me == 0) {
         sh->pred_ms[0] = mk0 / 1000.0;
@@ -1560,13 +1534,14 @@ static cc_result plan_steps(rank_state* s) {
     return s->op_start && s->op_end ? CC_OK : CC_ERR_OUT_OF_MEMORY;
 }
 
-/* The step made faster: profiled, rewritten, scheduled, planned. */
+/* The step made faster: profiled, rewritten, scheduled, planned. One
+   schedule desc judges the rewrites and schedules the step they give. */
 static cc_result optimise_step(rank_state* s) {
     cc_sched_desc sd = cc_sched_desc_default();
     cc_result rc;
     if (s->o->budget > 0) sd.budget_schedules = s->o->budget;
     rc = profile_step(s);
-    if (rc == CC_OK) rc = rewrite_step(s);
+    if (rc == CC_OK) rc = rewrite_step(s, &sd);
     if (rc == CC_OK) rc = schedule_step(s, &sd);
     if (rc == CC_OK) rc = plan_steps(s);
     return rc;
@@ -1783,7 +1758,7 @@ static int parse_args(int argc, char** argv, options* o) {
     o->batch = 8; o->tp = 1; o->dp = 1; o->steps = 100; o->lr = 3e-3; o->warmup = 10;
     o->order = 1; o->emulate = 1; o->link_alpha_us = 30; o->link_us_per_kib = 40;
     o->eval_batches = 8; o->sample_chars = 200; o->profile_repeats = 3; o->print_every = 1; o->compare_steps = 5;
-    o->decompose = 1; o->fuse = 1;
+    o->decompose = 1; o->fuse = 1; o->budget = 1000;
     for (i = 1; i < argc; i++) {
         const char* a = argv[i];
         const char* v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -1828,7 +1803,7 @@ static int parse_args(int argc, char** argv, options* o) {
         else if (!strcmp(a, "--profile")) ok = parse_int(a, v, 0, 1000, &o->profile_repeats);
         else if (!strcmp(a, "--print-every")) ok = parse_int(a, v, 0, 1 << 24, &o->print_every);
         else if (!strcmp(a, "--compare")) ok = parse_int(a, v, 0, 1000, &o->compare_steps);
-        else if (!strcmp(a, "--budget")) ok = parse_int(a, v, 1, 1 << 30, &o->budget);
+        else if (!strcmp(a, "--budget")) ok = parse_int(a, v, 0, 1 << 30, &o->budget);
         else { fprintf(stderr, "train_gpt: unknown option '%s' (--help lists them)\n", a); return 0; }
         if (!ok) return 0;
         if (takes) {
@@ -2031,8 +2006,9 @@ static double median_of(const double* v, int n) {
     return m;
 }
 
-/* What training gave, and what the library did to the step: its rewrites,
-   the schedule, predicted and measured times. */
+/* What training gave, and what the library did to the step: its rewrites
+   as their reports say (the makespans their judging schedules gave, before
+   and after), the schedule, predicted and measured times. */
 static void print_report(const shared* sh) {
     const options* o = &sh->o;
     const cc_rewrite_report *dec = &sh->dec, *fus = &sh->fus;
@@ -2047,16 +2023,15 @@ static void print_report(const shared* sh) {
     if (o->sample_chars > 0) printf("sample:\n%s\n", sh->sample);
     printf("\nwhat the library did to the step (%d ops, %d collectives as written):\n", sh->n_ops, sh->n_colls);
     if (o->decompose)
-        printf("  decomposed %d all-reduce(s) with the ops around them into chunks: %d -> %d ops (%d schedules judged)\n",
-               dec->n_changed, dec->n_ops_before, dec->n_ops_after, dec->n_evaluations);
+        printf("  decomposed %d all-reduce(s) with the ops around them into chunks: %d -> %d ops; judged step %.2f -> %.2f ms "
+               "(%d schedules judged)\n", dec->n_changed, dec->n_ops_before, dec->n_ops_after, dec->makespan_before_us / 1000.0,
+               dec->makespan_after_us / 1000.0, dec->n_evaluations);
     else printf("  decomposition: off\n");
     if (o->fuse)
-        printf("  fused collectives into %d bucket(s): %d -> %d collectives (%d schedules judged)\n", fus->n_changed,
-               fus->n_colls_before, fus->n_colls_after, fus->n_evaluations);
+        printf("  fused collectives into %d bucket(s): %d -> %d collectives, %d -> %d ops; judged step %.2f -> %.2f ms "
+               "(%d schedules judged)\n", fus->n_changed, fus->n_colls_before, fus->n_colls_after, fus->n_ops_before,
+               fus->n_ops_after, fus->makespan_before_us / 1000.0, fus->makespan_after_us / 1000.0, fus->n_evaluations);
     else printf("  fusion: off\n");
-    if (o->decompose || o->fuse)
-        printf("  %s: predicted %.2f ms scheduled with them, %.2f ms without\n",
-               sh->rewrites_dropped ? "rewrites not used" : "rewrites kept", sh->rewritten_ms, sh->plain_ms);
     printf("  scheduled %d ops (%d collectives) in %.1f ms: %d issued at another position, cross-stream waits %d -> %d\n",
            sh->n_ops_run, sh->n_colls_run, sh->sched_ms, sh->moved, sh->n_waits[0], sh->n_waits[1]);
     printf("  predicted step: %.2f ms in program order, %.2f ms scheduled (lower bound %.2f): %.2fx\n", sh->pred_ms[0], sh->pred_ms[1],
