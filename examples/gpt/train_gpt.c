@@ -245,7 +245,7 @@ typedef struct dataset {
 } dataset;
 
 /* A corpus with structure to learn when no file is given: sentences from a
-   small grammar, deterministic. */
+   small grammar, deterministic (FORMATS.md). */
 static char* generate_corpus(size_t* n_out) {
     static const char* subj[] = { "the cat", "a dog", "the old man", "my friend", "the bird", "a child", "the queen", "our king" };
     static const char* verb[] = { "sees", "likes", "follows", "finds", "hears", "helps", "calls", "loves" };
@@ -256,9 +256,14 @@ static char* generate_corpus(size_t* n_out) {
     uint64_t s = 12345;
     if (!text) return NULL;
     while (n < cap) {
-        int len = snprintf(text + n, 128, "%s %s %s%s%s", subj[rng_next(&s) % 8], verb[rng_next(&s) % 8], obj[rng_next(&s) % 8],
-                           tail[rng_next(&s) % 6], rng_next(&s) % 5 == 0 ? "\n" : " ");
-        n += (size_t)len;
+        /* one draw per word, in this order (not in an argument list, whose
+           order of evaluation C leaves open) */
+        const char* end = rng_next(&s) % 5 == 0 ? "\n" : " ";
+        const char* t = tail[rng_next(&s) % 6];
+        const char* o = obj[rng_next(&s) % 8];
+        const char* v = verb[rng_next(&s) % 8];
+        const char* su = subj[rng_next(&s) % 8];
+        n += (size_t)snprintf(text + n, 128, "%s %s %s%s%s", su, v, o, t, end);
     }
     *n_out = n;
     return text;
