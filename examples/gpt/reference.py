@@ -1,11 +1,22 @@
 #!/usr/bin/python3
 """Reference implementation of the example GPT character model in PyTorch.
 
-An independent implementation of the model, the loss and the optimizer
-described in FORMATS.md, used to check the C trainer (train_gpt.c).
-Everything is computed in float64.
+An independent implementation of what FORMATS.md describes -- the model,
+the loss and the optimizer (in float64), and how the trainer makes its
+batches and initial parameters -- used to check the C trainer
+(train_gpt.c).
 
 Subcommands:
+
+  batches TEXT OUT --steps S --batch B --seq T [--seed N] [--lr LR]
+                   [--warmup W]
+      The training batches and learning rates of S steps, as the trainer
+      makes them from TEXT ("-": the generated corpus), written to OUT in
+      the batch format.
+
+  init TEXT OUT --layers L --embd C --heads H --seq T [--seed N]
+      The initial parameters of a model on TEXT's vocabulary ("-": the
+      generated corpus), written to OUT as a checkpoint of 0 steps.
 
   grads CKPT BATCH OUT
       Loss and gradient of every parameter for the first step of BATCH at
@@ -125,6 +136,11 @@ def write_file(path, data):
         raise InputError(path, f"cannot write: {e.strerror}") from None
 
 
+def f32(x):
+    """x rounded to float32, as a Python float."""
+    return array("f", [x])[0]
+
+
 # ---------------------------------------------------------------------------
 # Model configuration and parameters
 # ---------------------------------------------------------------------------
@@ -199,6 +215,119 @@ def load_checkpoint(path):
     return Checkpoint(path, config, steps, vocab, params)
 
 
+def write_checkpoint(path, config, steps, vocab, flat_params):
+    """A checkpoint of float32 values flat_params (an array("f"), file order)."""
+    P = config.num_params()
+    assert len(flat_params) == P and len(vocab) == config.V
+    header = CKPT_HEADER.pack(CKPT_MAGIC, CKPT_VERSION, config.V, config.C, config.L, config.H,
+                              config.T, steps, 0, P)
+    values = array("f", flat_params)
+    if sys.byteorder != "little":
+        values.byteswap()
+    body = header + vocab + bytes((config.V + 3) // 4 * 4 - config.V) + values.tobytes()
+    write_file(path, body + struct.pack("<Q", fnv1a64(body)))
+
+
+# ---------------------------------------------------------------------------
+# The trainer's data and initialisation (FORMATS.md: Data, Initialisation)
+# ---------------------------------------------------------------------------
+
+MASK64 = 0xFFFFFFFFFFFFFFFF
+
+
+class SplitMix64:
+    """The trainer's random numbers: splitmix64 from a 64-bit state."""
+
+    def __init__(self, state):
+        self.state = state & MASK64
+
+    def next(self):
+        self.state = (self.state + 0x9E3779B97F4A7C15) & MASK64
+        z = self.state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+        return z ^ (z >> 31)
+
+    def unit(self):
+        return (self.next() >> 11) * 2.0 ** -53
+
+    def normal(self):
+        u1 = self.unit()
+        u2 = self.unit()
+        u1 = max(u1, 1e-300)
+        return math.sqrt(-2.0 * math.log(u1)) * math.cos(6.283185307179586 * u2)
+
+
+def generated_corpus():
+    """The text the trainer trains on without --data."""
+    rng = SplitMix64(12345)
+    tails = (".", " today.", " at night.", " again.", " in the garden.", " with joy.")
+    objects = ("the moon", "a red ball", "the river", "her brother", "the small house", "a song",
+               "the sea", "bread")
+    verbs = ("sees", "likes", "follows", "finds", "hears", "helps", "calls", "loves")
+    subjects = ("the cat", "a dog", "the old man", "my friend", "the bird", "a child", "the queen",
+                "our king")
+    parts, n = [], 0
+    while n < 200000:
+        end = "\n" if rng.next() % 5 == 0 else " "
+        tail = tails[rng.next() % 6]
+        obj = objects[rng.next() % 8]
+        verb = verbs[rng.next() % 8]
+        subject = subjects[rng.next() % 8]
+        sentence = f"{subject} {verb} {obj}{tail}{end}"
+        parts.append(sentence)
+        n += len(sentence)
+    return "".join(parts).encode()
+
+
+def read_text(path):
+    return generated_corpus() if path == "-" else read_file(path)
+
+
+def vocabulary(text):
+    """The byte values in the text, in increasing order: token i is the i-th."""
+    return bytes(sorted(set(text)))
+
+
+def learning_rate(step, lr, warmup, steps):
+    """The learning rate of a step (from 0), as the trainer uses it (float32)."""
+    if step < warmup:
+        return f32(lr * (step + 1) / warmup)
+    if steps <= warmup:
+        return f32(lr)
+    frac = (step - warmup) / (steps - warmup)
+    return f32(lr * (0.1 + 0.45 * (1.0 + math.cos(math.pi * frac))))
+
+
+def make_batch(tokens, lo, hi, seed, step, validation, B, T):
+    """Inputs and targets ([B*T] each, row-major [B][T]) of a step from tokens[lo:hi]."""
+    rng = SplitMix64(seed * 0x9E3779B97F4A7C15 + step * 0xD1B54A32D192ED03
+                     + (0x5555 if validation else 0))
+    inputs, targets = [], []
+    for _ in range(B):
+        off = lo + rng.next() % (hi - lo - T - 1)
+        inputs += tokens[off:off + T]
+        targets += tokens[off + 1:off + T + 1]
+    return inputs, targets
+
+
+def init_params(config, seed):
+    """The initial parameters, flat in file order, as an array("f")."""
+    rng = SplitMix64(seed * 0x2545F4914F6CDD1D + 17)
+    values = array("f")
+    for name, shape in config.param_specs():
+        leaf = name.split(".")[-1]
+        n = math.prod(shape)
+        if leaf.startswith("ln"):
+            values.extend([1.0 if leaf.endswith("_w") else 0.0] * n)
+        elif len(shape) == 1:
+            values.extend([0.0] * n)
+        else:
+            sd = 0.02 / math.sqrt(2 * config.L) if leaf in ("proj_w", "fcproj_w") else 0.02
+            values.extend(sd * rng.normal() for _ in range(n))
+    return values
+
+
 # ---------------------------------------------------------------------------
 # Batches
 # ---------------------------------------------------------------------------
@@ -246,6 +375,17 @@ def load_batch(path, config):
             raise InputError(path, f"step {s}: learning rate {lr} is not finite")
         steps.append(Step(lr, toks[0], toks[1]))
     return steps
+
+
+def write_batch(path, B, T, steps):
+    """steps: (lr, inputs, targets) per step, each [B*T]."""
+    out = [BATCH_HEADER.pack(BATCH_MAGIC, len(steps), B, T, 0)]
+    for lr, inputs, targets in steps:
+        toks = array("i", inputs + targets)
+        if sys.byteorder != "little":
+            toks.byteswap()
+        out.append(struct.pack("<d", lr) + toks.tobytes())
+    write_file(path, b"".join(out))
 
 
 # ---------------------------------------------------------------------------
@@ -335,6 +475,39 @@ def leaf_params(ckpt):
 # ---------------------------------------------------------------------------
 # Subcommands
 # ---------------------------------------------------------------------------
+
+def text_tokens(path, T):
+    """The text's vocabulary and tokens; the text must hold 10 (T + 1) bytes."""
+    text = read_text(path)
+    if len(text) < 10 * (T + 1):
+        raise InputError(path, f"{len(text)} bytes is too little text for a context of {T}")
+    vocab = vocabulary(text)
+    index = {byte: i for i, byte in enumerate(vocab)}
+    return vocab, [index[byte] for byte in text]
+
+
+def cmd_batches(args):
+    vocab, tokens = text_tokens(args.text, args.seq)
+    n_train = len(tokens) - len(tokens) // 10
+    steps = []
+    for s in range(args.steps):
+        inputs, targets = make_batch(tokens, 0, n_train, args.seed, s, False, args.batch, args.seq)
+        steps.append((learning_rate(s, args.lr, args.warmup, args.steps), inputs, targets))
+    write_batch(args.out, args.batch, args.seq, steps)
+    print(f"batches: {args.steps} steps of {args.batch} x {args.seq} tokens, vocabulary {len(vocab)} "
+          f"-> {args.out}")
+    return 0
+
+
+def cmd_init(args):
+    vocab, _ = text_tokens(args.text, args.seq)
+    if args.embd % args.heads:
+        raise InputError("--embd", f"the width {args.embd} does not divide into {args.heads} heads")
+    config = Config(len(vocab), args.embd, args.layers, args.heads, args.seq)
+    write_checkpoint(args.out, config, 0, vocab, init_params(config, args.seed))
+    print(f"init: {config.num_params()} parameters -> {args.out}")
+    return 0
+
 
 def cmd_grads(args):
     ckpt = load_checkpoint(args.ckpt)
@@ -447,6 +620,27 @@ def main(argv=None):
     parser = argparse.ArgumentParser(
         description="PyTorch reference for the example GPT trainer (float64).")
     sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("batches", help="the trainer's training batches of a text")
+    p.add_argument("text", metavar="TEXT", help='a text file, or "-" for the generated corpus')
+    p.add_argument("out", metavar="OUT", help="batch file to write")
+    p.add_argument("--steps", type=int, required=True)
+    p.add_argument("--batch", type=int, required=True, help="sequences per step")
+    p.add_argument("--seq", type=int, required=True, help="positions per sequence (T)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--lr", type=float, default=3e-3, help="peak learning rate")
+    p.add_argument("--warmup", type=int, default=10)
+    p.set_defaults(func=cmd_batches)
+
+    p = sub.add_parser("init", help="the trainer's initial parameters, as a checkpoint")
+    p.add_argument("text", metavar="TEXT", help='a text file, or "-" for the generated corpus')
+    p.add_argument("out", metavar="OUT", help="checkpoint to write")
+    p.add_argument("--layers", type=int, required=True)
+    p.add_argument("--embd", type=int, required=True)
+    p.add_argument("--heads", type=int, required=True)
+    p.add_argument("--seq", type=int, required=True)
+    p.add_argument("--seed", type=int, default=1)
+    p.set_defaults(func=cmd_init)
 
     p = sub.add_parser("grads", help="loss and gradients of the first step of a batch file")
     p.add_argument("ckpt", metavar="CKPT")
