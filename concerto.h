@@ -275,16 +275,17 @@ typedef struct cc_graph_desc {
                      in block i of its recv_buf (i = the sender)
    send_buf == recv_buf is allowed (in place) for ALL_REDUCE and BROADCAST. */
 typedef struct cc_comm cc_comm;
-/* A communicator's size and this rank's index in it; 0 and -1 for NULL (a
-   CONCERTO_NO_RUNTIME build has no communicators). */
-CONCERTO_API int cc_comm_rank(const cc_comm* comm);
-CONCERTO_API int cc_comm_size(const cc_comm* comm);
 
 typedef enum cc_coll_kind {
     CC_COLL_NONE = 0, CC_COLL_ALL_REDUCE, CC_COLL_REDUCE_SCATTER, CC_COLL_ALL_GATHER,
     CC_COLL_BROADCAST, CC_COLL_SEND, CC_COLL_RECV, CC_COLL_ALL_TO_ALL
 } cc_coll_kind;
-typedef enum cc_dtype { CC_DTYPE_FLOAT32 = 0, CC_DTYPE_FLOAT64, CC_DTYPE_INT32 } cc_dtype;
+/* FLOAT16 is IEEE binary16, BFLOAT16 the top half of a float32; both are
+   held as uint16_t bit patterns on the host. */
+typedef enum cc_dtype {
+    CC_DTYPE_FLOAT32 = 0, CC_DTYPE_FLOAT64, CC_DTYPE_INT32, CC_DTYPE_FLOAT16, CC_DTYPE_BFLOAT16
+} cc_dtype;
+#define CONCERTO_DTYPE_COUNT 5
 typedef enum cc_reduce_op { CC_REDUCE_SUM = 0, CC_REDUCE_AVG, CC_REDUCE_MAX } cc_reduce_op;
 
 typedef struct cc_collective {
@@ -297,6 +298,56 @@ typedef struct cc_collective {
     const void* send_buf;
     void* recv_buf;
 } cc_collective;
+
+/* ---- communicators ---------------------------------------------------------
+   A communicator is one rank's handle on a group of ranks. A family of
+   communicators makes it: the in-process world's (cc_rank_world_comm,
+   cc_comm_create), NCCL's (concerto_nccl.h), MPI's, or your own
+   (cc_comm_wrap). The graph, the cost model and the executor see only its
+   rank, size, name and family; its collectives run through the family's
+   table, on a stream of the backend that runs the plan, and a backend runs
+   only communicators whose stream kind is its own (cc_backend_fns.stream_kind),
+   so the same graph-building code serves every family. */
+typedef struct cc_comm_fns {
+    const char* family;        /* "world", "nccl", "mpi", ...: named in messages */
+    /* The streams collective() takes: "host" (a host thread; the collective
+       runs on the calling thread and returns when done) or "cuda" (a
+       cudaStream_t: it is enqueued there). */
+    const char* stream_kind;
+    /* Runs coll (coll->comm is this communicator) on native_stream, or, with
+       native_stream NULL, at once on the calling thread, returning when it is
+       done. On failure it writes a message into msg. Required. */
+    cc_result (*collective)(void* self, void* native_stream, const cc_collective* coll, char* msg, size_t msg_size);
+    /* A communicator of the members that give the same color, ordered by key
+       and then by rank; every member calls it; color < 0: *out NULL. Optional
+       (cc_comm_split fails with CC_ERR_UNSUPPORTED). */
+    cc_result (*split)(void* self, int color, int key, cc_comm** out);
+    /* Frees self (cc_comm_destroy of a wrapped communicator). Optional. */
+    void (*destroy)(void* self);
+} cc_comm_fns;
+
+/* A communicator of your own family: rank in 0..size-1; name copied (NULL:
+   "comm"); errors of cc_comm_run and cc_comm_split on it go to ctx. fns is
+   borrowed and must outlive it; cc_comm_destroy calls fns->destroy(self). */
+CONCERTO_API cc_result   cc_comm_wrap(cc_context* ctx, const cc_comm_fns* fns, void* self, int rank, int size,
+                                      const char* name, cc_comm** out);
+/* Destroys a communicator made by cc_comm_wrap or by a family that hands
+   ownership to the caller (NCCL's, cc_comm_split of one). Communicators of
+   the in-process world belong to the world and are left alone. NULL is allowed. */
+CONCERTO_API void        cc_comm_destroy(cc_comm* comm);
+/* This rank's index in the communicator and its size; -1 and 0 for NULL. */
+CONCERTO_API int         cc_comm_rank(const cc_comm* comm);
+CONCERTO_API int         cc_comm_size(const cc_comm* comm);
+CONCERTO_API const char* cc_comm_name(const cc_comm* comm);     /* "" for NULL */
+CONCERTO_API const char* cc_comm_family(const cc_comm* comm);   /* fns->family; "" for NULL */
+/* The family's own object if comm belongs to the family of fns, else NULL. */
+CONCERTO_API void*       cc_comm_self(const cc_comm* comm, const cc_comm_fns* fns);
+/* Splits comm (every member calls it): see cc_comm_fns.split. The new
+   communicator belongs to the same family; destroy it with cc_comm_destroy. */
+CONCERTO_API cc_result   cc_comm_split(cc_comm* comm, int color, int key, cc_comm** out);
+/* Runs a collective now, on the calling thread, blocking (coll->comm's
+   family on no stream). Errors are recorded in the communicator's context. */
+CONCERTO_API cc_result   cc_comm_run(const cc_collective* coll);
 
 /* Work of a compute op. The CPU backend calls it on the op's stream thread
    with its stream handle; the CUDA backend calls it on the host to enqueue
@@ -618,6 +669,10 @@ typedef struct cc_rank cc_rank;
    every step, the agreement of plans (cc_exec_agree) and the profiling of
    ops (cc_exec_profile) alike, so a backend that brings its own
    communicators serves all of them.
+   A backend's streams are of one kind (stream_kind: "host" for threads,
+   "cuda" for cudaStream_t); it runs the collectives of communicators whose
+   family takes that kind of stream, and cc_exec_create refuses a plan with
+   any other.
    Required entries: stream_create, stream_destroy, launch, synchronize;
    collective for plans with collectives and for cc_exec_agree /
    cc_exec_profile with a communicator. Optional, with their fallbacks:
@@ -626,11 +681,15 @@ typedef struct cc_rank cc_rank;
      timestamp    none: no measured timeline (cc_exec_timeline fails) and
                   profiling times each op with now_us around a synchronize
      now_us       none: profiling needs timestamp
+     mem_alloc, mem_free, mem_copy (all three or none): where the executor's
+                  own collectives (agreement, the durations' maximum) keep
+                  their buffers; none: host memory
      destroy      none: cc_backend_destroy frees nothing
    Every entry returns CC_OK or an error code; asynchronous errors surface
    from synchronize. */
 typedef struct cc_backend_fns {
     const char* name;
+    const char* stream_kind;   /* NULL: "host" */
     cc_result (*stream_create)(void* self, int index, void** stream);
     void      (*stream_destroy)(void* self, void* stream);
     cc_result (*launch)(void* self, void* stream, cc_op_fn fn, void* user_data);
@@ -644,6 +703,11 @@ typedef struct cc_backend_fns {
     cc_result (*timestamp)(void* self, void* stream, double* where_us);
     cc_result (*synchronize)(void* self);
     double    (*now_us)(void* self);
+    /* memory the backend's collectives can use, and a blocking copy in any
+       direction between it and host memory */
+    cc_result (*mem_alloc)(void* self, size_t n_bytes, void** ptr);
+    void      (*mem_free)(void* self, void* ptr);
+    cc_result (*mem_copy)(void* self, void* dst, const void* src, size_t n_bytes);
     void      (*destroy)(void* self);
 } cc_backend_fns;
 
@@ -685,6 +749,10 @@ CONCERTO_API cc_result cc_exec_profile(cc_exec* exec, int repeats, cc_comm* comm
    into nodes of ranks_per_node. Collectives between them move real data:
    - reductions run in rank order in the element type, so every rank gets
      bit-identical results (int32 sums wrap, int32 averages truncate);
+     float16 and bfloat16 are added in float and rounded to the element
+     type after every addition (to nearest, ties to even: the result of
+     exact arithmetic rounded once), and an average is that sum divided by
+     the number of members, rounded the same way;
    - a rank's collectives on one communicator run in the order issued, from
      any of its threads; send and recv pair by order per (source, destination);
    - members that issue different collectives at the same position get
@@ -707,7 +775,8 @@ typedef struct cc_world_desc {
     int emulate_link;          /* 1: a collective takes its modelled time (spent waiting) */
     const cc_link* intra_node; /* copied; NULL: the default, 2 us + 100 GB/s. A link of zeros is free */
     const cc_link* inter_node; /* copied; NULL: the default, 10 us + 12.5 GB/s */
-    double timeout_s;          /* a collective not complete after this fails; 0: 30 s */
+    double timeout_s;          /* seconds of the monotonic clock: a rank that has waited this
+                                  long for the other members of a collective fails it; 0: 30 s */
 } cc_world_desc;
 
 /* n_ranks 1, every other field zero (its default). */
@@ -731,11 +800,11 @@ CONCERTO_API cc_context* cc_rank_context(cc_rank* rank);
 /* The communicator of all ranks (borrowed). */
 CONCERTO_API cc_comm*    cc_rank_world_comm(cc_rank* rank);
 /* A communicator of the given world ranks, in that order; every member calls
-   it with the same list (other ranks must not). Owned by the rank; freed
-   with the world. */
+   it with the same list (other ranks must not). It belongs to the world
+   (freed with it), as do those cc_comm_split makes of world communicators.
+   The world's communicators are of the family "world" with stream kind
+   "host"; a collective on one must be issued from its own rank's threads. */
 CONCERTO_API cc_result   cc_comm_create(cc_rank* rank, const int* members, int n_members, cc_comm** out);
-/* Runs a collective now, on the calling thread (blocking). */
-CONCERTO_API cc_result   cc_comm_run(cc_rank* rank, const cc_collective* coll);
 
 /* The CPU backend of a rank: one worker thread per stream; collectives on
    the rank's communicators of the in-process world. */
@@ -1016,6 +1085,7 @@ static size_t cc__dtype_size(cc_dtype dt) {
         case CC_DTYPE_FLOAT32: return 4;
         case CC_DTYPE_FLOAT64: return 8;
         case CC_DTYPE_INT32: return 4;
+        case CC_DTYPE_FLOAT16: case CC_DTYPE_BFLOAT16: return 2;
         default: return 0;
     }
 }
@@ -1033,6 +1103,59 @@ static const char* cc__coll_name(cc_coll_kind kind) {
         default: return "(invalid kind)";
     }
 }
+
+#ifndef CONCERTO_NO_RUNTIME   /* names and conversions the runtime's collectives need */
+static const char* cc__dtype_name(cc_dtype dt) {
+    switch (dt) {
+        case CC_DTYPE_FLOAT32: return "float32";
+        case CC_DTYPE_FLOAT64: return "float64";
+        case CC_DTYPE_INT32: return "int32";
+        case CC_DTYPE_FLOAT16: return "float16";
+        case CC_DTYPE_BFLOAT16: return "bfloat16";
+        default: return "(invalid dtype)";
+    }
+}
+
+/* ---- half-precision numbers: bit patterns <-> float ------------------------
+   Conversions to float are exact; from float they round to nearest, ties to
+   even, overflow to infinity, and keep NaN a (quiet) NaN. */
+static float cc__bits_float(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+static uint32_t cc__float_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+
+static float cc__bf16_to_float(uint16_t h) { return cc__bits_float((uint32_t)h << 16); }
+
+static uint16_t cc__float_to_bf16(float f) {
+    uint32_t u = cc__float_bits(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x0040u);   /* NaN stays NaN */
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+static float cc__f16_to_float(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+    if (e == 0x1f) return cc__bits_float(sign | 0x7f800000u | (m << 13));   /* inf, NaN */
+    if (e == 0) {   /* zero and subnormals: m * 2^-24 is exact in float */
+        float v = (float)m * (1.0f / 16777216.0f);
+        return sign ? -v : v;
+    }
+    return cc__bits_float(sign | ((e + 112u) << 23) | (m << 13));
+}
+
+static uint16_t cc__float_to_f16(float f) {
+    uint32_t u = cc__float_bits(f), sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
+    if (a > 0x7f800000u) return (uint16_t)(sign | 0x7e00u | ((a >> 13) & 0x3ffu));   /* NaN */
+    if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);   /* rounds to 65536 or above: infinity */
+    if (a < 0x38800000u) {   /* below 2^-14: a subnormal (or zero), in units of 2^-24 */
+        uint32_t m = (a & 0x7fffffu) | 0x800000u, shift = 126u - (a >> 23), q, rest, half;
+        if (a < 0x33000000u) return (uint16_t)sign;   /* at most 2^-25: rounds to zero */
+        q = m >> shift; rest = m & ((1u << shift) - 1u); half = 1u << (shift - 1u);
+        if (rest > half || (rest == half && (q & 1u))) q++;
+        return (uint16_t)(sign | q);
+    }
+    a += 0xfffu + ((a >> 13) & 1u);   /* round the 13 dropped bits, ties to even */
+    return (uint16_t)(sign | (((a >> 23) - 112u) << 10) | ((a >> 13) & 0x3ffu));
+}
+#endif
 
 /* ---- byte ranges -----------------------------------------------------------*/
 /* 1 if [a, a + n_a) and [b, b + n_b) share a byte (an empty range shares none). */
@@ -1125,6 +1248,86 @@ typedef int64_t cc__time;
 #define CONCERTO__TICKS_PER_US 1000.0
 
 static cc__time cc__gcd(cc__time a, cc__time b) { while (b) { cc__time t = a % b; a = b; b = t; } return a; }
+
+/* ---- communicators: the part every family shares --------------------------
+   A family embeds a struct cc_comm in its own per-rank object (the world) or
+   has cc_comm_wrap allocate one (wrapped: cc_comm_destroy frees it). */
+struct cc_comm {
+    const cc_comm_fns* fns;
+    void* self;
+    cc_context* ctx;           /* errors of cc_comm_run and cc_comm_split */
+    int rank, size;
+    const char* name;
+    int wrapped;
+};
+
+static void cc__comm_init(cc_comm* c, const cc_comm_fns* fns, void* self, cc_context* ctx, int rank, int size,
+                          const char* name) {
+    c->fns = fns; c->self = self; c->ctx = ctx; c->rank = rank; c->size = size; c->name = name; c->wrapped = 0;
+}
+
+CONCERTO_API cc_result cc_comm_wrap(cc_context* ctx, const cc_comm_fns* fns, void* self, int rank, int size,
+                                    const char* name, cc_comm** out) {
+    cc_comm* c;
+    size_t len;
+    if (out) *out = NULL;
+    if (!ctx) return CC_ERR_INVALID_ARG;
+    if (!out) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_comm_wrap: out is NULL");
+    if (!fns || !fns->collective)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_comm_wrap: %s", fns ? "fns has no collective entry" : "fns is NULL");
+    if (size < 1 || rank < 0 || rank >= size)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_comm_wrap '%s': rank %d of size %d (need 0 <= rank < size)",
+                              name ? name : "comm", rank, size);
+    if (!name) name = "comm";
+    len = strlen(name);
+    c = (cc_comm*)cc__alloc(ctx, sizeof *c + len + 1);
+    if (!c) return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_comm_wrap '%s': out of memory", name);
+    memcpy((char*)(c + 1), name, len + 1);
+    cc__comm_init(c, fns, self, ctx, rank, size, (const char*)(c + 1));
+    c->wrapped = 1;
+    *out = c;
+    return CC_OK;
+}
+
+CONCERTO_API void cc_comm_destroy(cc_comm* c) {
+    if (!c || !c->wrapped) return;
+    if (c->fns->destroy) c->fns->destroy(c->self);
+    cc__free(c->ctx, c);
+}
+
+CONCERTO_API int cc_comm_rank(const cc_comm* c) { return c ? c->rank : -1; }
+
+CONCERTO_API int cc_comm_size(const cc_comm* c) { return c ? c->size : 0; }
+
+CONCERTO_API const char* cc_comm_name(const cc_comm* c) { return c ? c->name : ""; }
+
+CONCERTO_API const char* cc_comm_family(const cc_comm* c) { return c && c->fns->family ? c->fns->family : ""; }
+
+CONCERTO_API void* cc_comm_self(const cc_comm* c, const cc_comm_fns* fns) { return c && fns && c->fns == fns ? c->self : NULL; }
+
+#ifndef CONCERTO_NO_RUNTIME
+static const char* cc__comm_stream_kind(const cc_comm* c) { return c->fns->stream_kind ? c->fns->stream_kind : "host"; }
+#endif
+
+CONCERTO_API cc_result cc_comm_split(cc_comm* c, int color, int key, cc_comm** out) {
+    if (out) *out = NULL;
+    if (!c) return CC_ERR_INVALID_ARG;
+    if (!out) return CONCERTO__FAIL(c->ctx, CC_ERR_INVALID_ARG, "cc_comm_split %s: out is NULL", c->name);
+    if (!c->fns->split)
+        return CONCERTO__FAIL(c->ctx, CC_ERR_UNSUPPORTED, "cc_comm_split %s: the family '%s' cannot split communicators",
+                              c->name, cc_comm_family(c));
+    return c->fns->split(c->self, color, key, out);
+}
+
+CONCERTO_API cc_result cc_comm_run(const cc_collective* coll) {
+    char msg[CONCERTO__MSG_MAX];
+    cc_result r;
+    if (!coll || !coll->comm) return CC_ERR_INVALID_ARG;   /* no context to tell */
+    msg[0] = 0;
+    r = coll->comm->fns->collective(coll->comm->self, NULL, coll, msg, sizeof msg);
+    if (r != CC_OK) return CONCERTO__FAIL(coll->comm->ctx, r, "%s", msg[0] ? msg : cc_result_description(r));
+    return CC_OK;
+}
 
 /* >>graph
    Operations (a structure of arrays), buffers and their accesses, explicit
@@ -1522,7 +1725,7 @@ static cc_result cc__check_work(cc_graph* g, const cc_op_desc* d, const char* nm
     if (c) {
         if (c->kind <= CC_COLL_NONE || c->kind > CC_COLL_ALL_TO_ALL)
             return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "op '%s': unknown collective kind %d", nm, (int)c->kind);
-        if ((int)c->dtype < 0 || c->dtype > CC_DTYPE_INT32 || (int)c->reduce < 0 || c->reduce > CC_REDUCE_MAX)
+        if ((int)c->dtype < 0 || (int)c->dtype >= CONCERTO_DTYPE_COUNT || (int)c->reduce < 0 || c->reduce > CC_REDUCE_MAX)
             return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "op '%s': unknown element type %d or reduction %d", nm, (int)c->dtype, (int)c->reduce);
         if (!c->comm) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "op '%s': the collective has no communicator", nm);
         if (c->n_elems && ((c->kind != CC_COLL_RECV && !c->send_buf) || (c->kind != CC_COLL_SEND && !c->recv_buf)))
@@ -6501,8 +6704,15 @@ CONCERTO_API void cc_exec_destroy(cc_exec* x) {
     cc__free(x->ctx, x);
 }
 
+static const char* cc__backend_stream_kind(const cc_backend_fns* f) { return f->stream_kind ? f->stream_kind : "host"; }
+
+/* 1 if a backend with table f can run collectives on comm. */
+static int cc__exec_serves(const cc_backend_fns* f, const cc_comm* comm) {
+    return strcmp(cc__backend_stream_kind(f), cc__comm_stream_kind(comm)) == 0;
+}
+
 /* The backend's required entries are there, and the collective entry when
-   the plan needs it. */
+   the plan needs it, for the plan's communicators. */
 static cc_result cc__exec_check_backend(cc_context* ctx, const cc_plan* plan, const cc_backend* be, int* has_coll) {
     const cc_backend_fns* f = be->fns;
     const char* name = f && f->name ? f->name : "?";
@@ -6511,10 +6721,22 @@ static cc_result cc__exec_check_backend(cc_context* ctx, const cc_plan* plan, co
     if (!f->stream_create || !f->stream_destroy || !f->launch || !f->synchronize)
         return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_exec_create: backend '%s' lacks a required entry "
                               "(stream_create, stream_destroy, launch, synchronize)", name);
+    if ((f->mem_alloc || f->mem_free || f->mem_copy) && !(f->mem_alloc && f->mem_free && f->mem_copy))
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_exec_create: backend '%s' has some of mem_alloc, mem_free, "
+                              "mem_copy: all three or none", name);
     *has_coll = 0;
-    for (i = 0; i < plan->n_ops; i++) if (plan->op[i].coll.kind != CC_COLL_NONE) *has_coll = 1;
-    if (*has_coll && !f->collective)
-        return CONCERTO__FAIL(ctx, CC_ERR_UNSUPPORTED, "cc_exec_create: the plan has collectives and backend '%s' has none", name);
+    for (i = 0; i < plan->n_ops; i++) {
+        const cc_collective* c = &plan->op[i].coll;
+        if (c->kind == CC_COLL_NONE) continue;
+        *has_coll = 1;
+        if (!f->collective)
+            return CONCERTO__FAIL(ctx, CC_ERR_UNSUPPORTED, "cc_exec_create: the plan has collectives and backend '%s' has none", name);
+        if (!cc__exec_serves(f, c->comm))
+            return CONCERTO__FAIL(ctx, CC_ERR_UNSUPPORTED, "cc_exec_create: op '%s' runs on communicator %s of family '%s' "
+                                  "('%s' streams), which backend '%s' ('%s' streams) cannot run",
+                                  cc__name(plan->g, i), c->comm->name, cc_comm_family(c->comm),
+                                  cc__comm_stream_kind(c->comm), name, cc__backend_stream_kind(f));
+    }
     return CC_OK;
 }
 
@@ -6630,17 +6852,39 @@ CONCERTO_API cc_result cc_exec_timeline(cc_exec* x, double* start_us, double* en
     return CC_OK;
 }
 
-/* A collective on host memory now, through the backend: enqueued on the
-   plan's first stream, then synchronize. The errors are the backend's
-   (recorded in its context); what names the caller in the message. */
-static cc_result cc__exec_collective_now(cc_exec* x, const cc_collective* c, const char* what) {
+/* A collective of the executor's own, now, through the backend: enqueued on
+   the plan's first stream, then synchronize. c's buffers are host memory
+   (send_bytes and recv_bytes long); a backend with memory entries gets
+   copies in its memory. The errors are the backend's (recorded in its
+   context); what names the caller in the message. */
+static cc_result cc__exec_collective_now(cc_exec* x, const cc_collective* c, size_t send_bytes, size_t recv_bytes,
+                                         const char* what) {
     const cc_backend_fns* f = x->be.fns;
-    cc_result rc;
+    cc_collective d = *c;
+    void *dsend = NULL, *drecv = NULL;
+    int in_place = c->send_buf == (const void*)c->recv_buf;
+    cc_result rc = CC_OK;
     if (!f->collective)
         return CONCERTO__FAIL(x->ctx, CC_ERR_UNSUPPORTED, "%s: backend '%s' has no collective entry", what, x->be_name);
-    rc = f->collective(x->be.self, x->streams[0], c);
-    if (rc == CC_OK) rc = f->synchronize(x->be.self);
-    else (void)f->synchronize(x->be.self);
+    if (!cc__exec_serves(f, c->comm))
+        return CONCERTO__FAIL(x->ctx, CC_ERR_UNSUPPORTED, "%s: communicator %s of family '%s' runs on '%s' streams, "
+                              "backend '%s' has '%s' streams", what, c->comm->name, cc_comm_family(c->comm),
+                              cc__comm_stream_kind(c->comm), x->be_name, cc__backend_stream_kind(f));
+    if (f->mem_alloc) {
+        rc = f->mem_alloc(x->be.self, recv_bytes, &drecv);
+        if (rc == CC_OK && !in_place) rc = f->mem_alloc(x->be.self, send_bytes, &dsend);
+        if (rc == CC_OK) rc = f->mem_copy(x->be.self, in_place ? drecv : dsend, c->send_buf, send_bytes);
+        d.send_buf = in_place ? drecv : dsend;
+        d.recv_buf = drecv;
+    }
+    if (rc == CC_OK) {
+        rc = f->collective(x->be.self, x->streams[0], &d);
+        if (rc == CC_OK) rc = f->synchronize(x->be.self);
+        else (void)f->synchronize(x->be.self);
+    }
+    if (rc == CC_OK && f->mem_alloc) rc = f->mem_copy(x->be.self, c->recv_buf, drecv, recv_bytes);
+    if (dsend) f->mem_free(x->be.self, dsend);
+    if (drecv) f->mem_free(x->be.self, drecv);
     if (rc != CC_OK) {
         char msg[CONCERTO__MSG_MAX];
         cc__copy_msg(msg, sizeof msg, cc_last_error(x->ctx));
@@ -6669,7 +6913,7 @@ CONCERTO_API cc_result cc_exec_agree(cc_exec* x, cc_comm* comm) {
     c.comm = comm;
     c.send_buf = mine;
     c.recv_buf = all;
-    rc = cc__exec_collective_now(x, &c, "cc_exec_agree");
+    rc = cc__exec_collective_now(x, &c, sizeof mine, 2 * (size_t)n * sizeof(int32_t), "cc_exec_agree");
     if (rc == CC_OK)
         for (i = 0; i < n; i++)
             if (all[2 * i] != mine[0] || all[2 * i + 1] != mine[1]) {
@@ -6746,7 +6990,8 @@ CONCERTO_API cc_result cc_exec_profile(cc_exec* x, int repeats, cc_comm* comm) {
         memset(&c, 0, sizeof c);
         c.kind = CC_COLL_ALL_REDUCE; c.dtype = CC_DTYPE_FLOAT64; c.reduce = CC_REDUCE_MAX;
         c.n_elems = (size_t)pl->n_ops; c.comm = comm; c.send_buf = med; c.recv_buf = med;
-        if ((rc = cc__exec_collective_now(x, &c, "cc_exec_profile: agreeing on durations")) != CC_OK) goto done;
+        if ((rc = cc__exec_collective_now(x, &c, (size_t)pl->n_ops * sizeof(double), (size_t)pl->n_ops * sizeof(double),
+                                          "cc_exec_profile: agreeing on durations")) != CC_OK) goto done;
     }
     for (i = 0; i < pl->n_ops; i++)
         if ((rc = cc_op_set_duration(pl->g, cc_graph_op(pl->g, i), med[i])) != CC_OK) goto done;
@@ -6817,7 +7062,7 @@ typedef struct cc__world_group {
     int is_world;
     const cc_link* link;            /* intra_node if every member is on one node */
     char name[96];                  /* "{0,1,2,3}" */
-    struct cc_comm* views;          /* [n] the per-member handles */
+    struct cc__world_view* views;   /* [n] the per-member handles */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     /* everything below under mu */
@@ -6839,11 +7084,14 @@ typedef struct cc__world_group {
     size_t scratch_bytes;
 } cc__world_group;
 
-struct cc_comm {
+/* A member's handle: the communicator it is given (comm, whose self is the
+   view) and where it sits. */
+typedef struct cc__world_view {
+    cc_comm comm;
     cc__world_group* g;
     int me;                         /* index in the group */
     cc_rank* rank;
-};
+} cc__world_view;
 
 struct cc_rank {
     cc_world* world;
@@ -6900,15 +7148,6 @@ static int cc__world_wait(cc__world_group* g, double t_s) {
     struct timespec ts = cc__world_timespec(t_s);
     int rc = pthread_cond_timedwait(&g->cv, &g->mu, &ts);
     return rc == ETIMEDOUT || cc__now_s() >= t_s;
-}
-
-static const char* cc__dtype_name(cc_dtype dt) {
-    switch (dt) {
-        case CC_DTYPE_FLOAT32: return "float32";
-        case CC_DTYPE_FLOAT64: return "float64";
-        case CC_DTYPE_INT32: return "int32";
-        default: return "(invalid dtype)";
-    }
 }
 
 static const char* cc__reduce_name(cc_reduce_op op) {
@@ -6973,6 +7212,20 @@ static void cc__world_reduce_into(void* acc, const void* in, size_t n, cc_dtype 
             else for (i = 0; i < n; i++) a[i] = (int32_t)((uint32_t)a[i] + (uint32_t)x[i]);
             break;
         }
+        case CC_DTYPE_FLOAT16: case CC_DTYPE_BFLOAT16: {
+            /* In float, rounded back after every addition: float's 24 bits are
+               enough for that to round as exact arithmetic would. */
+            uint16_t* a = (uint16_t*)acc;
+            const uint16_t* x = (const uint16_t*)in;
+            int bf = dt == CC_DTYPE_BFLOAT16;
+            for (i = 0; i < n; i++) {
+                float fa = bf ? cc__bf16_to_float(a[i]) : cc__f16_to_float(a[i]);
+                float fx = bf ? cc__bf16_to_float(x[i]) : cc__f16_to_float(x[i]);
+                if (max) { if (fx > fa) a[i] = x[i]; }
+                else a[i] = bf ? cc__float_to_bf16(fa + fx) : cc__float_to_f16(fa + fx);
+            }
+            break;
+        }
         default: break;
     }
 }
@@ -6983,6 +7236,16 @@ static void cc__world_divide(void* acc, size_t n, cc_dtype dt, int count) {
         case CC_DTYPE_FLOAT32: { float* a = (float*)acc; for (i = 0; i < n; i++) a[i] /= (float)count; break; }
         case CC_DTYPE_FLOAT64: { double* a = (double*)acc; for (i = 0; i < n; i++) a[i] /= (double)count; break; }
         case CC_DTYPE_INT32: { int32_t* a = (int32_t*)acc; for (i = 0; i < n; i++) a[i] /= count; break; }
+        case CC_DTYPE_FLOAT16: {
+            uint16_t* a = (uint16_t*)acc;
+            for (i = 0; i < n; i++) a[i] = cc__float_to_f16(cc__f16_to_float(a[i]) / (float)count);
+            break;
+        }
+        case CC_DTYPE_BFLOAT16: {
+            uint16_t* a = (uint16_t*)acc;
+            for (i = 0; i < n; i++) a[i] = cc__float_to_bf16(cc__bf16_to_float(a[i]) / (float)count);
+            break;
+        }
         default: break;
     }
 }
@@ -7020,7 +7283,7 @@ static int cc__world_overlap(const void* a, const void* b, size_t n_a, size_t n_
     return cc__ranges_overlap((uint64_t)(uintptr_t)a, n_a, (uint64_t)(uintptr_t)b, n_b);
 }
 
-static cc_result cc__world_check(const cc_comm* comm, const cc_collective* c, char* msg, size_t msg_size) {
+static cc_result cc__world_check(const cc__world_view* comm, const cc_collective* c, char* msg, size_t msg_size) {
     const cc__world_group* g = comm->g;
     int n = g->n, me_rank = g->members[comm->me];
     const char* kind = cc__coll_name(c->kind);
@@ -7149,7 +7412,7 @@ static void cc__world_missing(const cc__world_group* g, uint64_t seq, char* buf,
     if (n_missing == 0) cc__fmt(buf, size, "(nobody)");
 }
 
-static cc_result cc__world_group_coll(cc_comm* comm, const cc_collective* c, char* msg, size_t msg_size) {
+static cc_result cc__world_group_coll(cc__world_view* comm, const cc_collective* c, char* msg, size_t msg_size) {
     cc__world_group* g = comm->g;
     cc_world* w = g->world;
     int me = comm->me, m;
@@ -7257,7 +7520,7 @@ static cc_result cc__world_group_coll(cc_comm* comm, const cc_collective* c, cha
 }
 
 /* ---- point to point ---------------------------------------------------------*/
-static cc_result cc__world_p2p(cc_comm* comm, const cc_collective* c, char* msg, size_t msg_size) {
+static cc_result cc__world_p2p(cc__world_view* comm, const cc_collective* c, char* msg, size_t msg_size) {
     cc__world_group* g = comm->g;
     cc_world* w = g->world;
     int me = comm->me, is_send = c->kind == CC_COLL_SEND;
@@ -7366,7 +7629,7 @@ static cc_result cc__world_p2p(cc_comm* comm, const cc_collective* c, char* msg,
 /* Runs a collective on the calling thread. Any thread may call it (the CPU
    backend's stream threads do); it touches no cc_context, and on failure
    writes the message into msg. comm is the calling rank's view. */
-static cc_result cc__comm_collective(cc_comm* comm, const cc_collective* c, char* msg, size_t msg_size) {
+static cc_result cc__comm_collective(cc__world_view* comm, const cc_collective* c, char* msg, size_t msg_size) {
     cc_result r;
     if (msg && msg_size) msg[0] = 0;
     if (!c) { cc__fmt(msg, msg_size, "collective: the descriptor is NULL"); return CC_ERR_INVALID_ARG; }
@@ -7379,6 +7642,49 @@ static cc_result cc__comm_collective(cc_comm* comm, const cc_collective* c, char
     if (c->kind == CC_COLL_SEND || c->kind == CC_COLL_RECV) return cc__world_p2p(comm, c, msg, msg_size);
     return cc__world_group_coll(comm, c, msg, msg_size);
 }
+
+/* ---- the world's family of communicators ------------------------------------*/
+static cc_result cc__world_comm_collective(void* self, void* native_stream, const cc_collective* c, char* msg,
+                                           size_t msg_size) {
+    (void)native_stream;   /* host streams: the calling thread is the stream */
+    return cc__comm_collective((cc__world_view*)self, c, msg, msg_size);
+}
+
+/* Every member's (color, key) through the parent, then cc_comm_create with
+   the members of this rank's color in (key, parent index) order. */
+static cc_result cc__world_comm_split(void* self, int color, int key, cc_comm** out) {
+    cc__world_view* v = (cc__world_view*)self;
+    cc_context* ctx = v->rank->ctx;
+    int n = v->g->n, i, j, m = 0;
+    int32_t mine[2];
+    int32_t* all = (int32_t*)cc__alloc(ctx, (size_t)n * 2 * sizeof(int32_t) + (size_t)n * sizeof(int));
+    int* members = all ? (int*)(all + 2 * n) : NULL;
+    cc_collective c;
+    char msg[CONCERTO__MSG_MAX];
+    cc_result r;
+    if (!all) return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_comm_split %s: out of memory", v->g->name);
+    mine[0] = color < 0 ? -1 : color; mine[1] = key;
+    memset(&c, 0, sizeof c);
+    c.kind = CC_COLL_ALL_GATHER; c.dtype = CC_DTYPE_INT32; c.n_elems = 2; c.comm = &v->comm;
+    c.send_buf = mine; c.recv_buf = all;
+    r = cc__comm_collective(v, &c, msg, sizeof msg);
+    if (r != CC_OK) { cc__free(ctx, all); return CONCERTO__FAIL(ctx, r, "cc_comm_split %s: %s", v->g->name, msg); }
+    if (color < 0) { cc__free(ctx, all); return CC_OK; }
+    for (i = 0; i < n; i++) {   /* insertion by (key, index in the parent) */
+        if (all[2 * i] != color) continue;
+        for (j = m; j > 0 && all[2 * (members[j - 1]) + 1] > all[2 * i + 1]; j--) members[j] = members[j - 1];
+        members[j] = i;
+        m++;
+    }
+    for (i = 0; i < m; i++) members[i] = v->g->members[members[i]];   /* parent index -> world rank */
+    r = cc_comm_create(v->rank, members, m, out);
+    cc__free(ctx, all);
+    return r;
+}
+
+static const cc_comm_fns cc__world_comm_fns = {
+    "world", "host", cc__world_comm_collective, cc__world_comm_split, NULL
+};
 
 /* ---- groups -------------------------------------------------------------------*/
 static void cc__world_group_free(cc_context* wctx, cc__world_group* g) {
@@ -7403,7 +7709,7 @@ static cc__world_group* cc__world_group_new(cc_world* w, const int* members, int
     CONCERTO__WORLD_CARVE(o_head, sizeof(cc__world_group));
     CONCERTO__WORLD_CARVE(o_members, nn * sizeof(int));
     CONCERTO__WORLD_CARVE(o_sorted, nn * sizeof(int));
-    CONCERTO__WORLD_CARVE(o_views, nn * sizeof(struct cc_comm));
+    CONCERTO__WORLD_CARVE(o_views, nn * sizeof(cc__world_view));
     CONCERTO__WORLD_CARVE(o_joined, nn);
     CONCERTO__WORLD_CARVE(o_hit, nn);
     CONCERTO__WORLD_CARVE(o_issued, nn * sizeof(uint64_t));
@@ -7419,7 +7725,7 @@ static cc__world_group* cc__world_group_new(cc_world* w, const int* members, int
     g->n = n;
     g->members = (int*)(base + o_members);
     g->sorted = (int*)(base + o_sorted);
-    g->views = (struct cc_comm*)(base + o_views);
+    g->views = (cc__world_view*)(base + o_views);
     g->joined = (unsigned char*)(base + o_joined);
     g->abort_hit = (unsigned char*)(base + o_hit);
     g->issued = (uint64_t*)(base + o_issued);
@@ -7440,6 +7746,7 @@ static cc__world_group* cc__world_group_new(cc_world* w, const int* members, int
         g->views[i].g = g;
         g->views[i].me = i;
         g->views[i].rank = &w->ranks[members[i]];
+        cc__comm_init(&g->views[i].comm, &cc__world_comm_fns, &g->views[i], w->ranks[members[i]].ctx, i, n, g->name);
     }
     for (i = 1; i < n; i++)   /* insertion sort: groups are small */
         for (j = i; j > 0 && g->sorted[j - 1] > g->sorted[j]; j--) {
@@ -7544,7 +7851,7 @@ CONCERTO_API cc_result cc_world_create(cc_context* ctx, const cc_world_desc* des
     w->world_group->is_world = 1;
     for (i = 0; i < d.n_ranks; i++) {
         w->world_group->joined[i] = 1;
-        w->ranks[i].world_comm = &w->world_group->views[i];
+        w->ranks[i].world_comm = &w->world_group->views[i].comm;
     }
     *out = w;
     return CC_OK;
@@ -7689,10 +7996,6 @@ CONCERTO_API cc_context* cc_rank_context(cc_rank* rank) { return rank ? rank->ct
 
 CONCERTO_API cc_comm* cc_rank_world_comm(cc_rank* rank) { return rank ? rank->world_comm : NULL; }
 
-CONCERTO_API int cc_comm_rank(const cc_comm* comm) { return comm ? comm->me : -1; }
-
-CONCERTO_API int cc_comm_size(const cc_comm* comm) { return comm ? comm->g->n : 0; }
-
 /* ---- communicators ------------------------------------------------------------
    Creations are matched by key: the sorted member list and how many groups
    of that list this rank created before. The first member to call creates
@@ -7783,7 +8086,7 @@ CONCERTO_API cc_result cc_comm_create(cc_rank* rank, const int* members, int n, 
         }
         for (i = 0; i < n; i++) if (g->members[i] == rank->index) break;
         g->joined[i] = 1;
-        *out = &g->views[i];
+        *out = &g->views[i].comm;
         pthread_mutex_unlock(&g->mu);
     } else if (!CONCERTO__GROW(w->ctx, w->groups, w->cap_groups, w->n_groups + 1)) {
         r = CC_ERR_OUT_OF_MEMORY;
@@ -7794,27 +8097,12 @@ CONCERTO_API cc_result cc_comm_create(cc_rank* rank, const int* members, int n, 
             g->instance = instance;
             g->joined[me] = 1;   /* nobody else can see it yet */
             w->groups[w->n_groups++] = g;
-            *out = &g->views[me];
+            *out = &g->views[me].comm;
         }
     }
     pthread_mutex_unlock(&w->mu);
     cc__free(ctx, sorted);
     if (r != CC_OK) return CONCERTO__FAIL(ctx, r, "cc_comm_create %s: out of memory", list);
-    return CC_OK;
-}
-
-CONCERTO_API cc_result cc_comm_run(cc_rank* rank, const cc_collective* coll) {
-    char msg[CONCERTO__MSG_MAX];
-    cc_result r;
-    if (!rank) return CC_ERR_INVALID_ARG;
-    if (!coll) return CONCERTO__FAIL(rank->ctx, CC_ERR_INVALID_ARG, "cc_comm_run: coll is NULL");
-    if (!coll->comm) return CONCERTO__FAIL(rank->ctx, CC_ERR_INVALID_ARG, "cc_comm_run %s: coll->comm is NULL",
-                                     cc__coll_name(coll->kind));
-    if (coll->comm->rank != rank)
-        return CONCERTO__FAIL(rank->ctx, CC_ERR_INVALID_ARG, "cc_comm_run %s: the communicator %s is rank %d's, not rank %d's",
-                        cc__coll_name(coll->kind), coll->comm->g->name, coll->comm->rank->index, rank->index);
-    r = cc__comm_collective(coll->comm, coll, msg, sizeof msg);
-    if (r != CC_OK) return CONCERTO__FAIL(rank->ctx, r, "%s", msg);
     return CC_OK;
 }
 
@@ -7900,7 +8188,7 @@ static void* cc__cpu_worker(void* arg) {
                 char msg[CONCERTO__MSG_MAX];
                 cc_result r;
                 msg[0] = 0;
-                r = cc__comm_collective(it.coll->comm, it.coll, msg, sizeof msg);
+                r = it.coll->comm->fns->collective(it.coll->comm->self, NULL, it.coll, msg, sizeof msg);
                 if (r != CC_OK) {
                     pthread_mutex_lock(&be->mu);
                     if (be->err == CC_OK) {
@@ -7985,16 +8273,22 @@ static cc_result cc__cpu_launch(void* self, void* stream, cc_op_fn fn, void* use
     return cc__cpu_push((cc__cpu_backend*)self, stream, &it);
 }
 
-/* Only this rank's communicators: a collective on another rank's view
-   would run as that rank. */
+/* Communicators whose collectives run on host threads; of the world's, only
+   this rank's (a collective on another rank's view would run as that rank). */
 static cc_result cc__cpu_collective(void* self, void* stream, const cc_collective* coll) {
     cc__cpu_backend* be = (cc__cpu_backend*)self;
     cc__cpu_item it;
+    const cc__world_view* v;
     if (!coll || !coll->comm)
         return CONCERTO__FAIL(be->ctx, CC_ERR_INVALID_ARG, "cpu backend: a collective %s", coll ? "without a communicator" : "descriptor is NULL");
-    if (coll->comm->rank != be->rank)
+    if (strcmp(cc__comm_stream_kind(coll->comm), "host") != 0)
+        return CONCERTO__FAIL(be->ctx, CC_ERR_UNSUPPORTED, "cpu backend: %s on communicator %s of family '%s', which runs on "
+                              "'%s' streams, not host threads", cc__coll_name(coll->kind), coll->comm->name,
+                              cc_comm_family(coll->comm), cc__comm_stream_kind(coll->comm));
+    v = (const cc__world_view*)cc_comm_self(coll->comm, &cc__world_comm_fns);
+    if (v && v->rank != be->rank)
         return CONCERTO__FAIL(be->ctx, CC_ERR_INVALID_ARG, "cpu backend of rank %d: %s on communicator %s of rank %d, not this rank's",
-                              be->rank->index, cc__coll_name(coll->kind), coll->comm->g->name, coll->comm->rank->index);
+                              be->rank->index, cc__coll_name(coll->kind), v->g->name, v->rank->index);
     memset(&it, 0, sizeof it);
     it.kind = CC__CPU_COLL; it.coll = coll;
     return cc__cpu_push(be, stream, &it);
@@ -8081,10 +8375,12 @@ static void cc__cpu_destroy(void* self) {
 }
 
 static const cc_backend_fns cc__cpu_backend_fns = {
-    "cpu",
+    "cpu", "host",
     cc__cpu_stream_create, cc__cpu_stream_destroy, cc__cpu_launch, cc__cpu_collective,
     cc__cpu_event_create, cc__cpu_event_destroy, cc__cpu_event_record, cc__cpu_stream_wait_event,
-    cc__cpu_timestamp, cc__cpu_synchronize, cc__cpu_now_us, cc__cpu_destroy
+    cc__cpu_timestamp, cc__cpu_synchronize, cc__cpu_now_us,
+    NULL, NULL, NULL,   /* host memory serves the executor's collectives */
+    cc__cpu_destroy
 };
 
 CONCERTO_API cc_result cc_cpu_backend_create(cc_rank* rank, cc_backend* out) {
@@ -8108,10 +8404,6 @@ CONCERTO_API cc_result cc_cpu_backend_create(cc_rank* rank, cc_backend* out) {
     return CC_OK;
 }
 
-#else /* CONCERTO_NO_RUNTIME */
-/* No runtime, no communicators: nothing in this build can make one. */
-CONCERTO_API int cc_comm_rank(const cc_comm* comm) { (void)comm; return -1; }
-CONCERTO_API int cc_comm_size(const cc_comm* comm) { (void)comm; return 0; }
 #endif /* CONCERTO_NO_RUNTIME */
 
 /* >>trace

@@ -355,9 +355,9 @@ static void failing_stream_destroy(void* self, void* s) { failing* f = (failing*
 static void failing_event_destroy(void* self, void* e) { failing* f = (failing*)self; f->inner.fns->event_destroy(f->inner.self, e); }
 static double failing_now(void* self) { failing* f = (failing*)self; return f->inner.fns->now_us(f->inner.self); }
 static const cc_backend_fns failing_fns = {
-    "failing", failing_stream_create, failing_stream_destroy, failing_launch, NULL,
+    "failing", "host", failing_stream_create, failing_stream_destroy, failing_launch, NULL,
     failing_event_create, failing_event_destroy, failing_event_record, failing_stream_wait_event,
-    failing_timestamp, failing_synchronize, failing_now, NULL
+    failing_timestamp, failing_synchronize, failing_now, NULL, NULL, NULL, NULL
 };
 
 static cc_result failing_rank(cc_rank* rank, void* user) {
@@ -610,6 +610,15 @@ static void test_plan_mismatch(void) {
 }
 
 /* Trace and DOT files: the structure a viewer needs. */
+/* A family whose collectives are never run: graphs and traces only look at
+   the communicator's size and name. */
+static cc_result idle_collective(void* self, void* stream, const cc_collective* c, char* msg, size_t msg_size) {
+    (void)self; (void)stream; (void)c;
+    snprintf(msg, msg_size, "the idle family runs nothing");
+    return CC_ERR_UNSUPPORTED;
+}
+static const cc_comm_fns idle_family = { "idle", "host", idle_collective, NULL, NULL };
+
 static void test_trace_files(void) {
     cc_context* ctx;
     cc_graph* g;
@@ -624,7 +633,8 @@ static void test_trace_files(void) {
     d.name = "matmul \"quoted\""; d.duration_us = 4;
     cc_graph_add_op(g, &d, NULL);
     memset(&c, 0, sizeof c);
-    c.kind = CC_COLL_ALL_REDUCE; c.n_elems = 256; c.comm = (cc_comm*)&c; c.send_buf = st; c.recv_buf = st;
+    c.kind = CC_COLL_ALL_REDUCE; c.n_elems = 256; c.send_buf = st; c.recv_buf = st;
+    CHECK_RES(ctx, cc_comm_wrap(ctx, &idle_family, NULL, 0, 2, "pair", &c.comm), CC_OK, "a communicator that never runs");
     d = cc_op_desc_default();
     d.name = "grad_allreduce"; d.duration_us = 4; d.stream = CC_STREAM_COMM; d.coll = &c;
     CHECK_RES(ctx, cc_graph_add_op(g, &d, NULL), CC_OK, "a collective op");
@@ -658,6 +668,7 @@ static void test_trace_files(void) {
     CHECK_RES(ctx, cc_trace_write(t, "/nonexistent-dir/x.json"), CC_ERR_IO, "an unwritable path");
     cc_trace_destroy(t);
     cc_graph_destroy(g);
+    cc_comm_destroy(c.comm);
     cc_context_destroy(ctx);
 }
 
@@ -672,9 +683,9 @@ static cc_result counting_collective(void* self, void* stream, const cc_collecti
     return f->inner.fns->collective(f->inner.self, stream, c);
 }
 static const cc_backend_fns counting_fns = {
-    "counting", failing_stream_create, failing_stream_destroy, failing_launch, counting_collective,
+    "counting", "host", failing_stream_create, failing_stream_destroy, failing_launch, counting_collective,
     failing_event_create, failing_event_destroy, failing_event_record, failing_stream_wait_event,
-    failing_timestamp, failing_synchronize, failing_now, NULL
+    failing_timestamp, failing_synchronize, failing_now, NULL, NULL, NULL, NULL
 };
 
 typedef struct through_arg {

@@ -211,7 +211,7 @@ static void run_case(const group_view* v, tally* t, cc_coll_kind kind, cc_dtype 
         default: break;
     }
     t->n_cases++;
-    r = cc_comm_run(v->rank, &c);
+    r = cc_comm_run(&c);
     if (r != CC_OK) {
         tally_bad(t, "rank %d %s(%d) of %d %s%s root %d: %s: %s", wr, kname(kind), (int)op, (int)cnt, dname(dt),
                   in_place ? " in place" : "", root, tu_res_name(r), cc_last_error(cc_rank_context(v->rank)));
@@ -261,7 +261,7 @@ static void run_p2p(const group_view* v, tally* t, cc_dtype dt, size_t cnt, unsi
                     c.recv_buf = buf;
                 }
                 t->n_cases++;
-                r = cc_comm_run(v->rank, &c);
+                r = cc_comm_run(&c);
                 if (r != CC_OK)
                     tally_bad(t, "rank %d %s of %d %s (%d->%d): %s: %s", v->members[v->me], kname(c.kind), (int)cnt,
                               dname(dt), a, b, tu_res_name(r), cc_last_error(cc_rank_context(v->rank)));
@@ -422,6 +422,7 @@ typedef struct mm_run {
 
 static cc_result coll_of(cc_rank* rank, cc_comm* comm, cc_coll_kind kind, size_t n, void* send, void* recv) {
     cc_collective c;
+    (void)rank;   /* the communicator is the rank's own */
     memset(&c, 0, sizeof c);
     c.kind = kind;
     c.dtype = CC_DTYPE_FLOAT32;
@@ -429,7 +430,7 @@ static cc_result coll_of(cc_rank* rank, cc_comm* comm, cc_coll_kind kind, size_t
     c.comm = comm;
     c.send_buf = send;
     c.recv_buf = recv;
-    return cc_comm_run(rank, &c);
+    return cc_comm_run(&c);
 }
 
 static cc_result mismatch_rank(cc_rank* rank, void* ud) {
@@ -464,7 +465,7 @@ static cc_result mismatch_rank(cc_rank* rank, void* ud) {
         c.comm = pair;
         c.send_buf = a;
         c.recv_buf = b;
-        M->p2p[r] = cc_comm_run(rank, &c);
+        M->p2p[r] = cc_comm_run(&c);
         snprintf(M->p2p_msg[r], 600, "%s", cc_last_error(cc_rank_context(rank)));
     }
     free(a);
@@ -667,7 +668,7 @@ static void test_link(void) {
 }
 
 /* ---- bad arguments --------------------------------------------------------------------*/
-typedef struct bad_run { cc_result res[MAXR][12]; char msg[MAXR][12][600]; cc_result after[MAXR]; } bad_run;
+typedef struct bad_run { cc_result res[MAXR][12]; char msg[MAXR][12][600]; cc_result after[MAXR], null_run[MAXR]; } bad_run;
 static cc_result bad_rank(cc_rank* rank, void* ud) {
     bad_run* B = (bad_run*)ud;
     int r = cc_rank_index(rank), k = 0;
@@ -681,15 +682,16 @@ static cc_result bad_rank(cc_rank* rank, void* ud) {
     BAD(coll_of(rank, world, CC_COLL_ALL_REDUCE, 4, NULL, b));                 /* 1 */
     memset(&col, 0, sizeof col);
     col.kind = CC_COLL_SEND; col.n_elems = 4; col.peer = 5; col.comm = world; col.send_buf = a;
-    BAD(cc_comm_run(rank, &col));                                              /* 2 */
+    BAD(cc_comm_run(&col));                                              /* 2 */
     col.peer = r;
-    BAD(cc_comm_run(rank, &col));                                              /* 3 send to itself */
+    BAD(cc_comm_run(&col));                                              /* 3 send to itself */
     BAD(cc_comm_create(rank, out_of_range, 2, &c));                            /* 4 */
     BAD(cc_comm_create(rank, dup, 2, &c));                                     /* 5 */
     BAD(cc_comm_create(rank, without_me, 1, &c));                              /* 6 */
     col.kind = CC_COLL_ALL_REDUCE; col.dtype = (cc_dtype)7; col.peer = 0; col.recv_buf = b;
-    BAD(cc_comm_run(rank, &col));                                              /* 7 */
-    BAD(cc_comm_run(rank, NULL));                                              /* 8 */
+    BAD(cc_comm_run(&col));                                              /* 7 */
+    BAD(cc_comm_split(world, 0, 0, NULL));                                     /* 8 */
+    B->null_run[r] = cc_comm_run(NULL);
     BAD(coll_of(rank, world, CC_COLL_ALL_GATHER, 2, a, a));                    /* 9 in place all_gather */
 #undef BAD
     /* none of that consumed a sequence number: a real collective still works */
@@ -708,7 +710,7 @@ static void test_bad_args(void) {
     int i;
     static const char* want[] = {"recv_buf is NULL", "send_buf is NULL", "destination 5, outside", "names itself",
                                  "rank 5, outside the world", "listed twice", "not among the members", "invalid dtype 7",
-                                 "coll is NULL", "overlap"};
+                                 "cc_comm_split {0,1}: out is NULL", "overlap"};
     memset(&lk, 0, sizeof lk);
     pthread_mutex_init(&lk.mu, NULL);
     d.n_ranks = 0;
@@ -744,6 +746,7 @@ static void test_bad_args(void) {
             CHECK_RES(NULL, B->res[i][k], CC_ERR_INVALID_ARG, "rank %d case %d: CC_ERR_INVALID_ARG", i, k);
             CHECK_CONTAINS(B->msg[i][k], want[k], "rank %d case %d: the message says why", i, k);
         }
+        CHECK_RES(NULL, B->null_run[i], CC_ERR_INVALID_ARG, "rank %d: cc_comm_run(NULL) is refused", i);
         CHECK_RES(NULL, B->after[i], CC_OK, "rank %d: the world comm still works after bad calls", i);
     }
     cc_world_destroy(w);

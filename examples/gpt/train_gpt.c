@@ -1402,7 +1402,7 @@ static cc_result model_durations(const rank_state* s, cc_graph* g) {
    communicators, the step's two graphs, the backend. */
 static cc_result rank_setup(rank_state* s, cc_rank* rank, shared* sh) {
     const options* o = &sh->o;
-    int p, i, members[256];
+    int p;
     cc_result rc;
     s->sh = sh; s->o = o; s->rank = rank; s->ctx = cc_rank_context(rank);
     s->me = cc_rank_index(rank);
@@ -1418,15 +1418,10 @@ static cc_result rank_setup(rank_state* s, cc_rank* rank, shared* sh) {
     s->batch_in = (int*)malloc(sizeof(int) * (size_t)o->batch * s->cfg.T);
     s->batch_tg = (int*)malloc(sizeof(int) * (size_t)o->batch * s->cfg.T);
     if (!s->batch_in || !s->batch_tg) return CC_ERR_OUT_OF_MEMORY;
-    /* communicators: the TP group (one node) and the DP group */
-    if (o->tp > 1) {
-        for (i = 0; i < o->tp; i++) members[i] = s->dp_rank * o->tp + i;
-        if ((rc = cc_comm_create(rank, members, o->tp, &s->tp_comm)) != CC_OK) return rc;
-    }
-    if (o->dp > 1) {
-        for (i = 0; i < o->dp; i++) members[i] = i * o->tp + s->tp_rank;
-        if ((rc = cc_comm_create(rank, members, o->dp, &s->dp_comm)) != CC_OK) return rc;
-    }
+    /* communicators, split from the world's: the TP group (consecutive
+       ranks, one node) and the DP group */
+    if (o->tp > 1 && (rc = cc_comm_split(cc_rank_world_comm(rank), s->dp_rank, s->tp_rank, &s->tp_comm)) != CC_OK) return rc;
+    if (o->dp > 1 && (rc = cc_comm_split(cc_rank_world_comm(rank), s->tp_rank, s->dp_rank, &s->dp_comm)) != CC_OK) return rc;
     if ((rc = build_graph(s, 1, &s->train, &s->train_ops)) != CC_OK) return rc;
     if ((rc = build_graph(s, 0, &s->eval, &s->eval_ops)) != CC_OK) return rc;
     if ((rc = cc_cpu_backend_create(rank, &s->be)) != CC_OK) return rc;
@@ -1701,6 +1696,8 @@ static void rank_free(rank_state* s) {
     cc_graph_destroy(s->eval);
     cc_graph_destroy(s->decomposed);
     cc_graph_destroy(s->fused);
+    cc_comm_destroy(s->tp_comm);
+    cc_comm_destroy(s->dp_comm);
     op_store_free(&s->train_ops);
     op_store_free(&s->eval_ops);
     snap_free(&s->snap);
