@@ -324,6 +324,13 @@ typedef struct cc_comm_fns {
     cc_result (*split)(void* self, int color, int key, cc_comm** out);
     /* Frees self (cc_comm_destroy of a wrapped communicator). Optional. */
     void (*destroy)(void* self);
+    /* Optional, for families whose collectives complete asynchronously (a
+       backend waiting for a step calls them): poll returns CC_OK or the
+       communicator's asynchronous error (message in msg); abort tears the
+       communicator down so that collectives waiting on it, on every member,
+       fail, and every later one fails with why. */
+    cc_result (*poll)(void* self, char* msg, size_t msg_size);
+    void (*abort)(void* self, const char* why);
 } cc_comm_fns;
 
 /* A communicator of your own family: rank in 0..size-1; name copied (NULL:
@@ -684,6 +691,12 @@ typedef struct cc_rank cc_rank;
      mem_alloc, mem_free, mem_copy (all three or none): where the executor's
                   own collectives (agreement, the durations' maximum) keep
                   their buffers; none: host memory
+     step_begin, step_end (both or none): around the ops of each step that
+                  cc_exec_launch issues (step_end's completed is 0 when an op
+                  failed and the rest were not issued; synchronize follows),
+                  e.g. to capture the step once and replay it; none: nothing
+     label        the name of the op whose entries follow, for messages;
+                  none: the executor alone names the op
      destroy      none: cc_backend_destroy frees nothing
    Every entry returns CC_OK or an error code; asynchronous errors surface
    from synchronize. */
@@ -708,6 +721,9 @@ typedef struct cc_backend_fns {
     cc_result (*mem_alloc)(void* self, size_t n_bytes, void** ptr);
     void      (*mem_free)(void* self, void* ptr);
     cc_result (*mem_copy)(void* self, void* dst, const void* src, size_t n_bytes);
+    cc_result (*step_begin)(void* self);
+    cc_result (*step_end)(void* self, int completed);
+    void      (*label)(void* self, const char* op_name);
     void      (*destroy)(void* self);
 } cc_backend_fns;
 
@@ -6724,6 +6740,9 @@ static cc_result cc__exec_check_backend(cc_context* ctx, const cc_plan* plan, co
     if ((f->mem_alloc || f->mem_free || f->mem_copy) && !(f->mem_alloc && f->mem_free && f->mem_copy))
         return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_exec_create: backend '%s' has some of mem_alloc, mem_free, "
                               "mem_copy: all three or none", name);
+    if (!f->step_begin != !f->step_end)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_exec_create: backend '%s' has one of step_begin and step_end: "
+                              "both or none", name);
     *has_coll = 0;
     for (i = 0; i < plan->n_ops; i++) {
         const cc_collective* c = &plan->op[i].coll;
@@ -6801,24 +6820,45 @@ static cc_result cc__exec_issue(cc_exec* x, int v, int with_waits) {
     return rc;
 }
 
+/* Records what failed, followed by the backend's own message where it left
+   one for this result in the executor's context. */
+static cc_result cc__exec_fail(cc_exec* x, cc_result rc, const char* fmt, const char* a, const char* b) {
+    char what[CONCERTO__MSG_MAX], why[CONCERTO__MSG_MAX];
+    why[0] = 0;
+    if (x->ctx->last_result == rc) cc__copy_msg(why, sizeof why, x->ctx->last_error);
+    cc__fmt(what, sizeof what, fmt, a, b);
+    return CONCERTO__FAIL(x->ctx, rc, "%s%s%s", what, why[0] ? ": " : "", why);
+}
+
 CONCERTO_API cc_result cc_exec_launch(cc_exec* x) {
     const cc_plan* pl;
+    const cc_backend_fns* f;
+    cc_result rc;
     int i;
     if (!x) return CC_ERR_INVALID_ARG;
     pl = x->plan;
+    f = x->be.fns;
     if (x->launched) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_launch: the previous step was not waited for");
     if (x->has_coll && !x->agreed)
         return CONCERTO__FAIL(x->ctx, CC_ERR_PLAN_MISMATCH, "cc_exec_launch: the plan has collectives: call cc_exec_agree "
                               "first, so that ranks with different plans never start");
-    x->t0 = x->be.fns->now_us ? x->be.fns->now_us(x->be.self) : 0;
+    x->t0 = f->now_us ? f->now_us(x->be.self) : 0;
+    if (f->step_begin && (rc = f->step_begin(x->be.self)) != CC_OK)
+        return cc__exec_fail(x, rc, "cc_exec_launch: backend '%s' could not begin the step", x->be_name, NULL);
     for (i = 0; i < pl->n_ops; i++) {
         int v = pl->issue[i];
-        cc_result rc = cc__exec_issue(x, v, 1);
-        if (rc != CC_OK) {
-            rc = CONCERTO__FAIL(x->ctx, rc, "cc_exec_launch: backend '%s' failed at op '%s'", x->be_name, cc__name(pl->g, v));
-            (void)x->be.fns->synchronize(x->be.self);   /* nothing of the step left running */
+        if (f->label) f->label(x->be.self, cc__name(pl->g, v));
+        if ((rc = cc__exec_issue(x, v, 1)) != CC_OK) {
+            rc = cc__exec_fail(x, rc, "cc_exec_launch: backend '%s' failed at op '%s'", x->be_name, cc__name(pl->g, v));
+            if (f->step_end) (void)f->step_end(x->be.self, 0);
+            (void)f->synchronize(x->be.self);   /* nothing of the step left running */
             return rc;
         }
+    }
+    if (f->step_end && (rc = f->step_end(x->be.self, 1)) != CC_OK) {
+        rc = cc__exec_fail(x, rc, "cc_exec_launch: backend '%s' could not end the step", x->be_name, NULL);
+        (void)f->synchronize(x->be.self);
+        return rc;
     }
     x->launched = 1;
     return CC_OK;
@@ -7683,7 +7723,7 @@ static cc_result cc__world_comm_split(void* self, int color, int key, cc_comm** 
 }
 
 static const cc_comm_fns cc__world_comm_fns = {
-    "world", "host", cc__world_comm_collective, cc__world_comm_split, NULL
+    "world", "host", cc__world_comm_collective, cc__world_comm_split, NULL, NULL, NULL
 };
 
 /* ---- groups -------------------------------------------------------------------*/
@@ -8380,6 +8420,7 @@ static const cc_backend_fns cc__cpu_backend_fns = {
     cc__cpu_event_create, cc__cpu_event_destroy, cc__cpu_event_record, cc__cpu_stream_wait_event,
     cc__cpu_timestamp, cc__cpu_synchronize, cc__cpu_now_us,
     NULL, NULL, NULL,   /* host memory serves the executor's collectives */
+    NULL, NULL, NULL,   /* no step hooks, no labels */
     cc__cpu_destroy
 };
 
