@@ -50,6 +50,12 @@
    into per-stream sequences with the fewest cross-stream waits
    (cc_plan_create), and runs that plan every step (cc_exec_step).
 
+   Collectives name a communicator of some family (the in-process world
+   here; NCCL in concerto_nccl.h; MPI; or one's own through cc_comm_wrap)
+   and run on a backend (the CPU one here; CUDA in concerto_cuda.h) whose
+   kind of stream the family takes: the graph-building code is the same on
+   all of them.
+
    OPTIONS (define before including)
        CONCERTO_STATIC          all functions static: embed a private copy per
                                 translation unit (use with the implementation)
