@@ -565,7 +565,7 @@ typedef struct rank_state {
     tensor* sumsq_slot;                    /* [np] slots of sumsq, one per parameter */
     tensor* normsq;                        /* [1] float64: the squared norm of the whole gradient */
     adamw_step step;                       /* set by the host before each step */
-    cc_comm *tp_comm, *dp_comm;
+    cc_comm *world_comm, *tp_comm, *dp_comm;
     /* the step */
     cc_graph* train;                       /* the training step as written (program order) */
     cc_graph* eval;                        /* the forward pass with the loss */
@@ -1418,15 +1418,16 @@ static cc_result rank_setup(rank_state* s, cc_rank* rank, shared* sh) {
     s->batch_in = (int*)malloc(sizeof(int) * (size_t)o->batch * s->cfg.T);
     s->batch_tg = (int*)malloc(sizeof(int) * (size_t)o->batch * s->cfg.T);
     if (!s->batch_in || !s->batch_tg) return CC_ERR_OUT_OF_MEMORY;
-    /* communicators, split from the world's: the TP group (consecutive
-       ranks, one node) and the DP group */
-    if (o->tp > 1 && (rc = cc_comm_split(cc_rank_world_comm(rank), s->dp_rank, s->tp_rank, &s->tp_comm)) != CC_OK) return rc;
-    if (o->dp > 1 && (rc = cc_comm_split(cc_rank_world_comm(rank), s->tp_rank, s->dp_rank, &s->dp_comm)) != CC_OK) return rc;
-    if ((rc = build_graph(s, 1, &s->train, &s->train_ops)) != CC_OK) return rc;
-    if ((rc = build_graph(s, 0, &s->eval, &s->eval_ops)) != CC_OK) return rc;
+    /* the backend and the communicators: the only lines that name the CPU
+       world; the TP group (consecutive ranks, one node) and the DP group
+       are split from the communicator of all ranks */
+    s->world_comm = cc_rank_world_comm(rank);
+    if (o->tp > 1 && (rc = cc_comm_split(s->world_comm, s->dp_rank, s->tp_rank, &s->tp_comm)) != CC_OK) return rc;
+    if (o->dp > 1 && (rc = cc_comm_split(s->world_comm, s->tp_rank, s->dp_rank, &s->dp_comm)) != CC_OK) return rc;
     if ((rc = cc_cpu_backend_create(rank, &s->be)) != CC_OK) return rc;
     s->have_be = 1;
-    return CC_OK;
+    if ((rc = build_graph(s, 1, &s->train, &s->train_ops)) != CC_OK) return rc;
+    return build_graph(s, 0, &s->eval, &s->eval_ops);
 }
 
 /* Program order, and the durations of its ops: each profiled alone
@@ -1434,7 +1435,7 @@ static cc_result rank_setup(rank_state* s, cc_rank* rank, shared* sh) {
    back afterwards, or from the model. The state before the first step is
    kept (the snapshot): every later phase starts from it. */
 static cc_result profile_step(rank_state* s) {
-    cc_comm* world = cc_rank_world_comm(s->rank);
+    cc_comm* world = s->world_comm;
     cc_result rc = cc_plan_create(s->ctx, s->train, NULL, &s->plan[0]);
     if (rc == CC_OK) rc = cc_exec_create(s->ctx, s->plan[0], &s->be, &s->ex[0]);
     if (rc == CC_OK) rc = cc_exec_agree(s->ex[0], world);
@@ -1458,7 +1459,7 @@ static cc_result rewrite_step(rank_state* s, const cc_sched_desc* sd) {
     cc_rewrite_report rep;
     cc_plan* plan = NULL;
     cc_exec* ex = NULL;
-    cc_comm* world = cc_rank_world_comm(s->rank);
+    cc_comm* world = s->world_comm;
     cc_result rc;
     rd.sched = *sd;
     s->run = s->train;
@@ -1516,7 +1517,7 @@ static cc_result schedule_step(rank_state* s, const cc_sched_desc* sd) {
 /* Executors of the scheduled step and of the forward pass, checked across
    ranks; room for a step's timeline. */
 static cc_result plan_steps(rank_state* s) {
-    cc_comm* world = cc_rank_world_comm(s->rank);
+    cc_comm* world = s->world_comm;
     int n = cc_graph_n_ops(s->run) > cc_graph_n_ops(s->train) ? cc_graph_n_ops(s->run) : cc_graph_n_ops(s->train);
     cc_result rc = cc_plan_create(s->ctx, s->run, s->sched.order, &s->plan[1]);
     if (rc == CC_OK) rc = cc_exec_create(s->ctx, s->plan[1], &s->be, &s->ex[1]);
