@@ -660,19 +660,20 @@ CONCERTO_API cc_result cc_nccl_id_exchange_file(cc_context* ctx, const char* pat
 }
 
 /* ---- the unique id: TCP ------------------------------------------------------------*/
-/* 1: fd is ready; 0: the deadline passed; -1: poll failed (errno). */
+/* 1: fd is ready; 0: the deadline passed; -1: poll failed (errno). Polls
+   at least once, so that what is ready already is seen after the deadline. */
 static int cc__nccl_fd_wait(int fd, short events, double deadline) {
     for (;;) {
         struct pollfd p;
         double left = deadline - cc__now_s();
         int r;
-        if (left <= 0) return 0;
         p.fd = fd;
         p.events = events;
         p.revents = 0;
-        r = poll(&p, 1, left > 1.0 ? 1000 : (int)(left * 1000.0) + 1);
+        r = poll(&p, 1, left <= 0 ? 0 : left > 1.0 ? 1000 : (int)(left * 1000.0) + 1);
         if (r > 0) return 1;
         if (r < 0 && errno != EINTR) return -1;
+        if (r == 0 && cc__now_s() >= deadline) return 0;
     }
 }
 
@@ -796,6 +797,7 @@ static cc_result cc__nccl_tcp_fetch(cc_context* ctx, const char* host, int port,
     struct addrinfo hints;
     unsigned char hello[16], reply[CONCERTO__NCCL_ID_BYTES];
     char portstr[16], last[160];
+    int reason = 0;            /* last holds a reason (not just a timeout) */
     memset(&hints, 0, sizeof hints);
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
@@ -810,12 +812,13 @@ static cc_result cc__nccl_tcp_fetch(cc_context* ctx, const char* host, int port,
         if (g != 0 && g != EAI_AGAIN)
             return CONCERTO__FAIL(ctx, CC_ERR_IO, "cc_nccl_id_exchange_tcp: rank %d cannot resolve '%s' (port %d): %s", rank, host,
                                   port, gai_strerror(g));
-        if (g != 0) cc__fmt(last, sizeof last, "resolving '%s': %s", host, gai_strerror(g));
+        if (g != 0) { cc__fmt(last, sizeof last, "resolving '%s': %s", host, gai_strerror(g)); reason = 1; }
         for (ai = g == 0 ? res : NULL; ai; ai = ai->ai_next) {
             double patience = cc__now_s() + 5.0;
             int fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol), err = 0;
+            const char* stage = "connect";
             if (patience > deadline) patience = deadline;
-            if (fd < 0) { cc__fmt(last, sizeof last, "socket: %s", strerror(errno)); continue; }
+            if (fd < 0) { cc__fmt(last, sizeof last, "socket: %s", strerror(errno)); reason = 1; continue; }
             if (!cc__nccl_nonblocking(fd)) err = errno;
             else if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
                 err = errno;
@@ -827,24 +830,25 @@ static cc_result cc__nccl_tcp_fetch(cc_context* ctx, const char* host, int port,
                     else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
                 }
             }
-            if (err) cc__fmt(last, sizeof last, "connect: %s", strerror(err));
-            else if ((err = cc__nccl_fd_io(fd, hello, sizeof hello, 1, patience)) != 0)
-                cc__fmt(last, sizeof last, "sending: %s", strerror(err));
-            else if ((err = cc__nccl_fd_io(fd, reply, sizeof reply, 0, patience)) != 0)
-                cc__fmt(last, sizeof last, "%s", err == ECONNRESET ? "rank 0 closed the connection without an id (is n_ranks "
-                        "the same on every rank?)" : strerror(err));
-            else if (memcmp(reply, CONCERTO__NCCL_ID_MAGIC, 8) != 0) {
-                close(fd);
+            if (!err) { stage = "sending"; err = cc__nccl_fd_io(fd, hello, sizeof hello, 1, patience); }
+            if (!err) { stage = "receiving"; err = cc__nccl_fd_io(fd, reply, sizeof reply, 0, patience); }
+            close(fd);
+            if (!err) {
                 freeaddrinfo(res);
-                return CONCERTO__FAIL(ctx, CC_ERR_PARSE, "cc_nccl_id_exchange_tcp: rank %d: %s:%d answered, but not with an id of "
-                                      "cc_nccl_id_exchange_tcp", rank, host, port);
-            } else {
-                close(fd);
-                freeaddrinfo(res);
+                if (memcmp(reply, CONCERTO__NCCL_ID_MAGIC, 8) != 0)
+                    return CONCERTO__FAIL(ctx, CC_ERR_PARSE, "cc_nccl_id_exchange_tcp: rank %d: %s:%d answered, but not with an "
+                                          "id of cc_nccl_id_exchange_tcp", rank, host, port);
                 memcpy(id, reply + 8, sizeof *id);
                 return CC_OK;
             }
-            close(fd);
+            /* an attempt cut short by the deadline does not hide an earlier reason */
+            if (err != ETIMEDOUT || !reason) {
+                if (err == ECONNRESET && strcmp(stage, "receiving") == 0)
+                    cc__fmt(last, sizeof last, "rank 0 closed the connection without an id (is n_ranks the same on every rank?)");
+                else
+                    cc__fmt(last, sizeof last, "%s: %s", stage, strerror(err));
+                reason = 1;
+            }
         }
         if (res) freeaddrinfo(res);
         if (cc__now_s() >= deadline)
