@@ -88,7 +88,7 @@
    ncclAllGather, ncclBroadcast, ncclSend, ncclRecv, ncclGroupStart,
    ncclGroupEnd, ncclGetErrorString, ncclGetLastError; CUDA: cudaGetDevice,
    cudaSetDevice, cudaStreamCreateWithFlags, cudaStreamDestroy,
-   cudaStreamQuery, cudaGetErrorString, cudaGetErrorName.
+   cudaStreamQuery, cudaGetLastError, cudaGetErrorString, cudaGetErrorName.
 */
 #ifndef CONCERTO_H_INCLUDED
 #error "concerto_nccl.h: include concerto.h first"

@@ -112,7 +112,7 @@ fail:
 }
 
 static int clear_outputs(void) {
-    return cudaMemset(dev_d, 0, N_BYTES) == cudaSuccess && cudaMemset(dev_e, 0, N_BYTES) == cudaSuccess &&
+    return cudaMemsetAsync(dev_d, 0, N_BYTES, 0) == cudaSuccess && cudaMemsetAsync(dev_e, 0, N_BYTES, 0) == cudaSuccess &&
            cudaDeviceSynchronize() == cudaSuccess;
 }
 
@@ -322,7 +322,7 @@ static void test_comm_run(void) {
     cc_comm* none = comm;
     cc_result r;
     memset(&c, 0, sizeof c);
-    if (!CHECK(cudaMemset(dev_a, 0x03, N_BYTES) == cudaSuccess && cudaDeviceSynchronize() == cudaSuccess, "a = bytes 0x03")) return;
+    if (!CHECK(cudaMemsetAsync(dev_a, 0x03, N_BYTES, 0) == cudaSuccess && cudaDeviceSynchronize() == cudaSuccess, "a = bytes 0x03")) return;
     c.kind = CC_COLL_ALL_REDUCE; c.dtype = CC_DTYPE_INT32; c.reduce = CC_REDUCE_MAX; c.n_elems = N_ELEMS;
     c.comm = comm; c.send_buf = dev_a; c.recv_buf = dev_d;
     CHECK(cc_comm_run(&c) == CC_OK, "cc_comm_run: an all-reduce on the communicator's own stream, waited for");
