@@ -7,13 +7,15 @@
 #                 "N passed, N failed[, N skipped]", exit status non-zero on a failure
 #   make asan     the tests again with -fsanitize=address,undefined (in build/asan)
 #   make tsan     the tests again with -fsanitize=thread (in build/tsan)
+#   make test-gpu build/tests/test_gpu: the CUDA backend and NCCL on a real GPU
+#                 (skips, saying so, without one)
 #   make bench    bench/run.sh, if there is one
 #   make demo     the example GPT trainer (examples/gpt) on 4 CPU ranks, in program
 #                 order and then scheduled by the library
 #   make clean
 #
-# Honours CC, CXX, CFLAGS, CXXFLAGS, LDFLAGS; NO_CUDA=1, NO_LPSOLVE=1 switch
-# the optional dependencies off; DATA (default ../shared/data) is where the
+# Honours CC, CXX, CFLAGS, CXXFLAGS, LDFLAGS; NO_CUDA=1, NO_NCCL=1, NO_LPSOLVE=1
+# switch the optional dependencies off (CUDA_HOME: where CUDA and NCCL are); DATA (default ../shared/data) is where the
 # PSPLIB files are; BUILD_JOBS (default: the cores) compiles in parallel. Test
 # variables: TEST_JOBS, TEST_TIMEOUT (tests/run.sh),
 # CI=true (a skipped test counts as a failure).
@@ -80,9 +82,7 @@ endif
 
 deps:
 	@echo "optional dependencies:"
-	@if [ "$(NO_CUDA)" = 1 ]; then echo "  ✗ CUDA: nvcc switched off (NO_CUDA=1)"; \
-	 elif [ "$(HAVE_CUDA)" = 1 ]; then echo "  ✓ CUDA: $(NVCC_PATH) (probe only: no CUDA backend yet)"; \
-	 else echo "  ✗ CUDA: no working nvcc under /usr/local/cuda/bin or on PATH"; fi
+	@$(GPU_DEPS)
 	@if [ "$(NO_LPSOLVE)" = 1 ]; then echo "  ✗ lp_solve: switched off (NO_LPSOLVE=1)"; \
 	 elif [ "$(HAVE_LPSOLVE)" = 1 ]; then echo "  ✓ lp_solve: <lpsolve/lp_lib.h>, -llpsolve55 ILP backend compiled in (CONCERTO_USE_LPSOLVE)"; \
 	 else echo "  ✗ lp_solve: <lpsolve/lp_lib.h> with -llpsolve55 not found (apt-get install liblpsolve55-dev)"; fi
@@ -180,6 +180,85 @@ $(T)/compile_solver_only.o: tests/compile_solver_only.c
 
 $(T)/compile_solver_only: $(T)/compile_solver_only.o
 	$(CC) $^ -o $@ $(SAN) $(LDFLAGS) -lm || { rm -f $@; exit 1; }
+
+# ==== GPU block: concerto_cuda.h, concerto_nccl.h ===========================
+# Probes, run once when first needed: the CUDA runtime for gcc
+# (cuda_runtime_api.h and -lcudart under CUDA_HOME; nvcc is HAVE_CUDA above)
+# and NCCL 2.18+ beside it (<nccl.h>, -lnccl). NO_CUDA=1 switches all of it
+# off, NO_NCCL=1 NCCL alone (the programs are then built without
+# concerto_nccl.h and say so).
+# Programs: compile_cuda (gcc, C11 -pedantic) and compile_cuda_nvcc (nvcc,
+# CUDA C++) from tests/compile_cuda.c, run by `make test`; test_gpu, built
+# by `make test` and run by `make test-gpu`. Where what one needs is
+# missing, it is a two-line program that runs tests/skip.sh with the reason
+# and how to get it. They are rebuilt when what was found changes
+# ($(T)/gpu-config).
+CUDA_HOME    ?= /usr/local/cuda
+CUDART_PROBE  = printf '\#include <cuda_runtime_api.h>\nint main(void) { int n = 0; return cudaGetDeviceCount(&n) == cudaSuccess ? 0 : 0; }\n' \
+                | $(CC) -x c -std=c11 -I$(CUDA_HOME)/include - -o /dev/null -L$(CUDA_HOME)/lib64 -lcudart >/dev/null 2>&1 && echo 1 || echo 0
+NCCL_PROBE    = printf '\#include <cuda_runtime_api.h>\n\#include <nccl.h>\n\#if NCCL_VERSION_CODE < 21800\n\#error old\n\#endif\nint main(void) { int v = 0; return ncclGetVersion(&v) != ncclSuccess; }\n' \
+                | $(CC) -x c -std=c11 -I$(CUDA_HOME)/include - -o /dev/null -L$(CUDA_HOME)/lib64 -lnccl -lcudart >/dev/null 2>&1 && echo 1 || echo 0
+HAVE_CUDART   = $(if $(filter 1,$(NO_CUDA)),0,$(call once,HAVE_CUDART,CUDART_PROBE))
+HAVE_NCCL     = $(if $(filter 1,$(NO_CUDA) $(NO_NCCL)),0,$(if $(filter 1,$(HAVE_CUDART)),$(call once,HAVE_NCCL,NCCL_PROBE),0))
+
+GPU_NCCL_FLAGS = $(if $(filter 1,$(HAVE_NCCL)),,-DCONCERTO_TEST_NO_NCCL)
+GPU_CFLAGS     = -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -pedantic -pthread -I$(CUDA_HOME)/include \
+                 $(GPU_NCCL_FLAGS) $(CFLAGS) $(SAN) -MMD -MP
+GPU_LIBS       = $(ALL_LDFLAGS) -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 $(if $(filter 1,$(HAVE_NCCL)),-lnccl) -lcudart -lm
+# nvcc: its front end's warnings are errors too, but for "set but never
+# used" (550): concerto.h has two (cc__stream_sim's first[], the world's
+# carving offset o_head), and gcc's -Wall checks that kind on the host code.
+NVCC_FLAGS     = -x cu -Werror all-warnings -diag-suppress 550 -Xcompiler -Wall,-Wextra,-Werror,-pthread \
+                 -I$(CUDA_HOME)/include $(GPU_NCCL_FLAGS)
+NVCC_LIBS      = -L$(CUDA_HOME)/lib64 -Xlinker -rpath,$(CUDA_HOME)/lib64 $(if $(filter 1,$(HAVE_NCCL)),-lnccl) -lm
+
+CUDA_HOWTO     = install the CUDA toolkit 12 or later (https://developer.nvidia.com/cuda-downloads) in $(CUDA_HOME), or set CUDA_HOME
+NCCL_HOWTO     = install NCCL 2.18 or later beside CUDA (libnccl-dev from the CUDA repository of NVIDIA, https://developer.nvidia.com/nccl)
+GPU_NO_CUDART  = $(if $(filter 1,$(NO_CUDA)),CUDA switched off with NO_CUDA=1,no CUDA runtime for $(CC) (cuda_runtime_api.h and -lcudart in $(CUDA_HOME)): $(CUDA_HOWTO))
+GPU_NO_NVCC    = $(if $(filter 1,$(NO_CUDA)),CUDA switched off with NO_CUDA=1,no working nvcc in $(CUDA_HOME)/bin or on PATH: $(CUDA_HOWTO))
+# $(call gpu_stub,NAME,REASON) in a recipe: $@ becomes a program that runs tests/skip.sh NAME REASON
+gpu_stub       = printf '\#!/bin/sh\nexec tests/skip.sh %s "%s"\n' '$1' '$2' >$@ && chmod +x $@
+
+# the lines of `make deps`
+GPU_DEPS = if [ "$(NO_CUDA)" = 1 ]; then echo "  ✗ CUDA: switched off (NO_CUDA=1)"; \
+    elif [ "$(HAVE_CUDA)$(HAVE_CUDART)" = 11 ]; then echo "  ✓ CUDA: $(NVCC_PATH), cuda_runtime_api.h and -lcudart in $(CUDA_HOME): concerto_cuda.h built by gcc and nvcc"; \
+    elif [ "$(HAVE_CUDART)" = 1 ]; then echo "  ✗ CUDA: no working nvcc (only gcc builds concerto_cuda.h): $(CUDA_HOWTO)"; \
+    else echo "  ✗ CUDA: no cuda_runtime_api.h with -lcudart in $(CUDA_HOME): $(CUDA_HOWTO)"; fi; \
+    if [ "$(NO_CUDA)" = 1 ] || [ "$(NO_NCCL)" = 1 ]; then echo "  ✗ NCCL: switched off (NO_$(if $(filter 1,$(NO_CUDA)),CUDA,NCCL)=1)"; \
+    elif [ "$(HAVE_NCCL)" = 1 ]; then echo "  ✓ NCCL: <nccl.h> and -lnccl (2.18+) in $(CUDA_HOME): concerto_nccl.h built and its id exchanges run"; \
+    elif [ "$(HAVE_CUDART)" = 1 ]; then echo "  ✗ NCCL: no <nccl.h> 2.18+ with -lnccl in $(CUDA_HOME): $(NCCL_HOWTO)"; \
+    else echo "  ✗ NCCL: needs CUDA first"; fi
+
+GPU_HEADERS := concerto.h concerto_cuda.h concerto_nccl.h tests/harness.h
+GPU_TESTS   := $(T)/compile_cuda $(T)/compile_cuda_nvcc
+TEST_BINS   += $(GPU_TESTS)
+
+.PHONY: test-gpu gpu-config-check
+tests-build: $(GPU_TESTS) $(T)/test_gpu
+
+test-gpu: deps
+	@$(MAKE) --no-print-directory $(T)/test_gpu
+	@TEST_BUILD="$(BUILD)" tests/run.sh $(BUILD)/gpu $(T)/test_gpu
+
+# What the GPU programs are built with; rewritten only when it changes.
+gpu-config-check:
+$(T)/gpu-config: gpu-config-check
+	@mkdir -p $(@D)
+	@echo "cuda=$(HAVE_CUDA) cudart=$(HAVE_CUDART) nccl=$(HAVE_NCCL) home=$(CUDA_HOME) nvcc=$(NVCC_PATH) san=$(SAN)" >$@.new; \
+	 if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
+
+$(T)/compile_cuda $(T)/test_gpu: $(T)/%: tests/%.c $(GPU_HEADERS) $(T)/gpu-config
+	@if [ "$(HAVE_CUDART)" = 1 ]; then \
+	    echo "$(CC) $(GPU_CFLAGS) $< -o $@ $(GPU_LIBS)"; \
+	    $(CC) $(GPU_CFLAGS) $< -o $@ $(GPU_LIBS) || { rm -f $@; exit 1; }; \
+	 else $(call gpu_stub,$*,$(GPU_NO_CUDART)); fi
+
+$(T)/compile_cuda_nvcc: tests/compile_cuda.c $(GPU_HEADERS) $(T)/gpu-config
+	@if [ "$(HAVE_CUDA)" = 1 ]; then \
+	    echo "$(NVCC_PATH) $(NVCC_FLAGS) $< -o $@ $(NVCC_LIBS)"; \
+	    "$(NVCC_PATH)" $(NVCC_FLAGS) -DTH_PROGRAM='"compile_cuda_nvcc"' $< -o $@ $(NVCC_LIBS) || { rm -f $@; exit 1; }; \
+	 else $(call gpu_stub,compile_cuda_nvcc,$(GPU_NO_NVCC)); fi
+# ==== end of the GPU block ===================================================
 
 # The J30 set is extracted into build/ (never into shared/).
 build/j30/.extracted: $(J30_TGZ)

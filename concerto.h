@@ -4670,7 +4670,7 @@ static cc_result cc__oddeven(cc_context* ctx, cc__heur* h, cc__time* s, cc__time
     cc_result rc = CC_OK;
     int quiet = 0;
     if (!cc__oe_init(&o, ctx, h, s, b, cfg)) rc = CC_ERR_OUT_OF_MEMORY;
-    for (o.round = 0; o.round < rounds && rc == CC_OK; o.round++) {
+    for (o.round = 0; rounds > o.round && rc == CC_OK; o.round++) {
         int changed = 0;
         cc__time m2;
         if ((rc = cc__oe_round(&o, b, t_end, &changed)) != CC_OK) break;
