@@ -6765,6 +6765,16 @@ static cc_result cc__exec_check_backend(cc_context* ctx, const cc_plan* plan, co
     return CC_OK;
 }
 
+/* Records what failed, followed by the backend's own message where it left
+   one for this result in the context. */
+static cc_result cc__exec_fail(cc_context* ctx, cc_result rc, const char* fmt, const char* a, const char* b) {
+    char what[CONCERTO__MSG_MAX], why[CONCERTO__MSG_MAX];
+    why[0] = 0;
+    if (ctx->last_result == rc) cc__copy_msg(why, sizeof why, ctx->last_error);
+    cc__fmt(what, sizeof what, fmt, a, b);
+    return CONCERTO__FAIL(ctx, rc, "%s%s%s", what, why[0] ? ": " : "", why);
+}
+
 CONCERTO_API cc_result cc_exec_create(cc_context* ctx, cc_plan* plan, const cc_backend* be, cc_exec** out) {
     cc_exec* x;
     const cc_backend_fns* f;
@@ -6786,16 +6796,21 @@ CONCERTO_API cc_result cc_exec_create(cc_context* ctx, cc_plan* plan, const cc_b
     if (!x->streams || !x->events || !x->t) { cc_exec_destroy(x); return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_create: out of memory"); }
     for (i = 0; i < plan->n_streams; i++)
         if ((rc = f->stream_create(be->self, i, &x->streams[i])) != CC_OK) {
+            char idx[16];
+            cc__fmt(idx, sizeof idx, "%d", i);
+            rc = cc__exec_fail(ctx, rc, "cc_exec_create: backend '%s' could not create stream %s", x->be_name, idx);
             x->streams[i] = NULL;
             cc_exec_destroy(x);
-            return CONCERTO__FAIL(ctx, rc, "cc_exec_create: backend '%s' could not create stream %d", f->name ? f->name : "?", i);
+            return rc;
         }
     if (x->has_events)
         for (i = 0; i < plan->n_ops; i++)
             if (plan->op[i].record && (rc = f->event_create(be->self, &x->events[i])) != CC_OK) {
+                rc = cc__exec_fail(ctx, rc, "cc_exec_create: backend '%s' could not create the event of op '%s'", x->be_name,
+                                   cc__name(plan->g, i));
                 x->events[i] = NULL;
                 cc_exec_destroy(x);
-                return CONCERTO__FAIL(ctx, rc, "cc_exec_create: backend '%s' could not create an event", f->name ? f->name : "?");
+                return rc;
             }
     *out = x;
     return CC_OK;
@@ -6826,16 +6841,6 @@ static cc_result cc__exec_issue(cc_exec* x, int v, int with_waits) {
     return rc;
 }
 
-/* Records what failed, followed by the backend's own message where it left
-   one for this result in the executor's context. */
-static cc_result cc__exec_fail(cc_exec* x, cc_result rc, const char* fmt, const char* a, const char* b) {
-    char what[CONCERTO__MSG_MAX], why[CONCERTO__MSG_MAX];
-    why[0] = 0;
-    if (x->ctx->last_result == rc) cc__copy_msg(why, sizeof why, x->ctx->last_error);
-    cc__fmt(what, sizeof what, fmt, a, b);
-    return CONCERTO__FAIL(x->ctx, rc, "%s%s%s", what, why[0] ? ": " : "", why);
-}
-
 CONCERTO_API cc_result cc_exec_launch(cc_exec* x) {
     const cc_plan* pl;
     const cc_backend_fns* f;
@@ -6850,19 +6855,19 @@ CONCERTO_API cc_result cc_exec_launch(cc_exec* x) {
                               "first, so that ranks with different plans never start");
     x->t0 = f->now_us ? f->now_us(x->be.self) : 0;
     if (f->step_begin && (rc = f->step_begin(x->be.self)) != CC_OK)
-        return cc__exec_fail(x, rc, "cc_exec_launch: backend '%s' could not begin the step", x->be_name, NULL);
+        return cc__exec_fail(x->ctx, rc, "cc_exec_launch: backend '%s' could not begin the step", x->be_name, NULL);
     for (i = 0; i < pl->n_ops; i++) {
         int v = pl->issue[i];
         if (f->label) f->label(x->be.self, cc__name(pl->g, v));
         if ((rc = cc__exec_issue(x, v, 1)) != CC_OK) {
-            rc = cc__exec_fail(x, rc, "cc_exec_launch: backend '%s' failed at op '%s'", x->be_name, cc__name(pl->g, v));
+            rc = cc__exec_fail(x->ctx, rc, "cc_exec_launch: backend '%s' failed at op '%s'", x->be_name, cc__name(pl->g, v));
             if (f->step_end) (void)f->step_end(x->be.self, 0);
             (void)f->synchronize(x->be.self);   /* nothing of the step left running */
             return rc;
         }
     }
     if (f->step_end && (rc = f->step_end(x->be.self, 1)) != CC_OK) {
-        rc = cc__exec_fail(x, rc, "cc_exec_launch: backend '%s' could not end the step", x->be_name, NULL);
+        rc = cc__exec_fail(x->ctx, rc, "cc_exec_launch: backend '%s' could not end the step", x->be_name, NULL);
         (void)f->synchronize(x->be.self);
         return rc;
     }

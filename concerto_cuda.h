@@ -61,8 +61,12 @@
    - Errors: every CUDA error becomes a cc_result recorded in the backend's
      context (CC_ERR_OUT_OF_MEMORY for cudaErrorMemoryAllocation, else
      CC_ERR_BACKEND), naming the CUDA call, cudaGetErrorString and
-     cudaGetErrorName, and the op (the executor's label entry). Nothing
-     exits, aborts or prints.
+     cudaGetErrorName, and the op (the executor's label entry). A CUDA or
+     NCCL call that fails in an entry is sticky like a failed step: the
+     communicators the batch used (and the failed collective's) are
+     aborted, so that peers waiting for a collective this rank will not
+     issue fail instead of hanging, and every later entry fails with the
+     same message. Nothing exits, aborts or prints.
 
    CUDA GRAPHS (use_graphs = 1)
    The first step is captured: cudaStreamBeginCapture on the backend's own
@@ -412,6 +416,32 @@ static cc_result cc__cuda_step_failed(cc__cuda_backend* be, cc_result code, cons
     return CONCERTO__FAIL(be->ctx, code, "%s", m);
 }
 
+/* An entry failed (a CUDA or NCCL call): the failure becomes sticky like
+   one found by synchronize, and the communicators of the batch (and of the
+   failed collective) are aborted, so that peers waiting in a collective this
+   rank will never issue fail instead of hanging. Bad arguments are not
+   sticky: nothing was enqueued. */
+static cc_result cc__cuda_entry_failed(cc__cuda_backend* be, cc_result code, const cc_collective* failed) {
+    char* m = be->sticky_msg;
+    const size_t n = sizeof be->sticky_msg;
+    cc_comm* seen[64];
+    int n_seen = 0, j;
+    size_t i;
+    if (code == CC_ERR_INVALID_ARG || be->sticky != CC_OK) return code;
+    cc__copy_msg(m, n, be->ctx->last_result == code ? be->ctx->last_error : cc_result_description(code));
+    for (i = 0; i <= be->n_colls; i++) {
+        cc_comm* c = i < be->n_colls ? be->colls[i].coll.comm : failed ? failed->comm : NULL;
+        int dup = 0;
+        for (j = 0; j < n_seen && !dup; j++) dup = seen[j] == c;
+        if (dup || !c || !c->fns->abort || n_seen == 64) continue;
+        seen[n_seen++] = c;
+        c->fns->abort(c->self, m);
+        cc__append(m, n, "%s'%s'", n_seen > 1 ? ", " : "; aborted the communicators ", c->name);
+    }
+    be->sticky = code;
+    return CONCERTO__FAIL(be->ctx, code, "%s", m);
+}
+
 /* Polls every communicator the batch used; the first asynchronous error
    fails the step. */
 static cc_result cc__cuda_poll_comms(cc__cuda_backend* be) {
@@ -650,9 +680,9 @@ static cc_result cc__cuda_capture_call(cc__cuda_backend* be, const cc__cuda_call
 
 /* Every entry of the executor goes through here. */
 static cc_result cc__cuda_entry(cc__cuda_backend* be, cc__cuda_call* c) {
+    cc_result rc;
     c->label = be->label_ptr;
     if (be->in_step && be->mode == CC__CUDA_REPLAY) {
-        cc_result rc;
         if (be->pos < be->n_calls && cc__cuda_same_call(&be->calls[be->pos], c)) {
             be->pos++;
             if (c->kind == CC__CUDA_STAMP) *c->where = (double)NAN;
@@ -660,8 +690,10 @@ static cc_result cc__cuda_entry(cc__cuda_backend* be, cc__cuda_call* c) {
         }
         if ((rc = cc__cuda_leave_replay(be, c)) != CC_OK) return rc;
     }
-    if (be->in_step && be->mode == CC__CUDA_CAPTURE) return cc__cuda_capture_call(be, c);
-    return cc__cuda_plain(be, c);
+    if (be->in_step && be->mode == CC__CUDA_CAPTURE) rc = cc__cuda_capture_call(be, c);
+    else rc = cc__cuda_plain(be, c);
+    if (rc != CC_OK) rc = cc__cuda_entry_failed(be, rc, c->kind == CC__CUDA_COLL ? c->coll : NULL);
+    return rc;
 }
 
 /* Captures from here: the plan's streams join the origin's capture. */
@@ -906,8 +938,9 @@ static cc_result cc__cuda_synchronize(void* self) {
         float ms = 0;
         cudaError_t e = cudaEventElapsedTime(&ms, be->base, be->stamps.ev[k]);
         if (e != cudaSuccess) {
+            rc = cc__cuda_entry_failed(be, cc__cuda_fail(be, e, "cudaEventElapsedTime", "cuda backend: a timestamp"), NULL);
             cc__cuda_batch_reset(be);
-            return cc__cuda_fail(be, e, "cudaEventElapsedTime", "cuda backend: a timestamp");
+            return rc;
         }
         *be->stamps.where[k] = be->base_us + 1e3 * (double)ms;
     }
