@@ -267,3 +267,45 @@ build/j30/.extracted: $(J30_TGZ)
 	@touch $@
 
 -include $(wildcard $(T)/*.d $(BUILD)/*.d)
+
+# ---- >>standin: a CPU stand-in for the CUDA runtime and NCCL (tests/standin/) ----
+# Compiled against the real cuda_runtime_api.h and nccl.h, linked in place of
+# -lcudart -lnccl by tests of the CUDA and NCCL backends: link a test with
+# $(STANDIN_OBJS) and compile it with $(STANDIN_CFLAGS) (C11: the CUDA headers
+# are not C99). Built only when both headers are under CUDA_INCLUDE and
+# NO_CUDA is not 1; otherwise test_standin reports a skip that says why.
+CUDA_INCLUDE ?= /usr/local/cuda/include
+HAVE_CUDA_HEADERS := $(if $(filter 1,$(NO_CUDA)),0,$(if $(and $(wildcard $(CUDA_INCLUDE)/cuda_runtime_api.h),$(wildcard $(CUDA_INCLUDE)/nccl.h)),1,0))
+STANDIN_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -pedantic -pthread -I$(CUDA_INCLUDE) -Itests \
+                 $(CFLAGS) $(SAN) -MMD -MP
+STANDIN_HEADERS := tests/standin/standin.h tests/standin/standin_internal.h
+STANDIN_OBJS := $(T)/standin/cuda_standin.o $(T)/standin/nccl_standin.o
+
+TEST_BINS += $(T)/test_standin
+tests-build: $(T)/test_standin
+
+ifeq ($(HAVE_CUDA_HEADERS),1)
+$(T)/standin/%.o: tests/standin/%.c $(STANDIN_HEADERS)
+	@mkdir -p $(@D)
+	@echo "$(CC) $(STANDIN_CFLAGS) -c $< -o $@"
+	@$(CC) $(STANDIN_CFLAGS) -c $< -o $@ || { rm -f $@ $(T)/test_standin; exit 1; }
+
+$(T)/test_standin.o: tests/test_standin.c $(STANDIN_HEADERS)
+	@mkdir -p $(@D)
+	@echo "$(CC) $(STANDIN_CFLAGS) -c $< -o $@"
+	@$(CC) $(STANDIN_CFLAGS) -c $< -o $@ || { rm -f $@ $(T)/test_standin; exit 1; }
+
+$(T)/test_standin: $(T)/test_standin.o $(STANDIN_OBJS)
+	$(CC) $^ -o $@ $(ALL_LDFLAGS) -lm || { rm -f $@; exit 1; }
+else
+# the same program, compiled to report the skip
+$(T)/test_standin_skip.o: tests/test_standin.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DSTANDIN_NO_HEADERS $(if $(filter 1,$(NO_CUDA)),-DSTANDIN_SWITCHED_OFF) -c $< -o $@
+
+$(T)/test_standin: $(T)/test_standin_skip.o
+	$(CC) $^ -o $@ $(ALL_LDFLAGS) || { rm -f $@; exit 1; }
+endif
+
+-include $(wildcard $(T)/standin/*.d)
+# ---- <<standin ----
