@@ -308,4 +308,20 @@ $(T)/test_standin: $(T)/test_standin_skip.o
 endif
 
 -include $(wildcard $(T)/standin/*.d)
+
+# The CUDA backend and the NCCL family on the stand-in (tests/test_cuda_standin.c):
+# the implementation, with both GPU headers, compiled into the test itself
+# and linked with the stand-in in place of -lcudart -lnccl.
+TEST_BINS += $(T)/test_cuda_standin
+tests-build: $(T)/test_cuda_standin
+ifeq ($(HAVE_CUDA_HEADERS),1)
+$(T)/test_cuda_standin: tests/test_cuda_standin.c $(GPU_HEADERS) $(STANDIN_HEADERS) $(STANDIN_OBJS)
+	@mkdir -p $(@D)
+	@echo "$(CC) $(STANDIN_CFLAGS) $(LPSOLVE_CFLAGS) $< $(STANDIN_OBJS) -o $@"
+	@$(CC) $(STANDIN_CFLAGS) $(LPSOLVE_CFLAGS) $< $(STANDIN_OBJS) -o $@ $(ALL_LDFLAGS) $(LDLIBS) || { rm -f $@; exit 1; }
+else
+$(T)/test_cuda_standin:
+	@mkdir -p $(@D)
+	@$(call gpu_stub,test_cuda_standin,$(if $(filter 1,$(NO_CUDA)),CUDA switched off with NO_CUDA=1,no cuda_runtime_api.h and nccl.h under $(CUDA_INCLUDE): $(CUDA_HOWTO)))
+endif
 # ---- <<standin ----

@@ -383,7 +383,7 @@ static void cc__cuda_batch_reset(cc__cuda_backend* be) {
 
 /* The step failed for good: names the collective it waits for, aborts every
    communicator the step used, and makes the failure sticky. */
-static cc_result cc__cuda_step_failed(cc__cuda_backend* be, cc_result code, const char* reason) {
+static cc_result cc__cuda_step_failed(cc__cuda_backend* be, cc_result code, const char* reason, const cc_comm* culprit) {
     char* m = be->sticky_msg;
     const size_t n = sizeof be->sticky_msg;
     char what[CONCERTO__MSG_MAX];
@@ -401,7 +401,15 @@ static cc_result cc__cuda_step_failed(cc__cuda_backend* be, cc_result code, cons
         cc__cuda_coll_text(what, sizeof what, &be->colls[0].coll, be->colls[0].label);
         cc__append(m, n, "; the step replays a CUDA graph, which does not tell which of its %lu collectives runs; the first: %s",
                    (unsigned long)be->n_colls, what);
-    } else cc__append(m, n, "; all %lu collectives of the step had completed", (unsigned long)be->n_colls);
+    } else {
+        long last = -1;
+        for (i = 0; i < be->n_colls; i++) if (be->colls[i].coll.comm == culprit) last = (long)i;
+        cc__append(m, n, "; all %lu collectives of the step had completed", (unsigned long)be->n_colls);
+        if (last >= 0) {
+            cc__cuda_coll_text(what, sizeof what, &be->colls[last].coll, be->colls[last].label);
+            cc__append(m, n, ", the last on '%s' being %s", culprit->name, what);
+        }
+    }
     (void)cudaGetLastError();
     for (i = 0; i < be->n_colls; i++) {
         cc_comm* c = be->colls[i].coll.comm;
@@ -457,7 +465,7 @@ static cc_result cc__cuda_poll_comms(cc__cuda_backend* be) {
         if ((r = c->fns->poll(c->self, msg, sizeof msg)) != CC_OK) {
             cc__fmt(reason, sizeof reason, "communicator '%s' (%s) reported an asynchronous error: %s", c->name,
                     cc_comm_family(c), msg[0] ? msg : cc_result_description(r));
-            return cc__cuda_step_failed(be, CC_ERR_BACKEND, reason);
+            return cc__cuda_step_failed(be, CC_ERR_BACKEND, reason, c);
         }
     }
     return CC_OK;
@@ -473,7 +481,7 @@ static cc_result cc__cuda_wait_origin(cc__cuda_backend* be, const char* what) {
         if (cc__now_s() >= deadline) {
             char reason[CONCERTO__MSG_MAX];
             cc__fmt(reason, sizeof reason, "%s did not finish within %g s", what, be->timeout_s);
-            return cc__cuda_step_failed(be, CC_ERR_TIMEOUT, reason);
+            return cc__cuda_step_failed(be, CC_ERR_TIMEOUT, reason, NULL);
         }
         cc__cuda_nap(nap);
         if (nap < 250) nap *= 2;
@@ -921,7 +929,7 @@ static cc_result cc__cuda_synchronize(void* self) {
                         i < 0 ? "backend's own" : cc__cuda_stream_role(be->streams[i]->index),
                         i < 0 && be->graph == CC__CUDA_GRAPH_READY ? " (the step's CUDA graph)" : "", cudaGetErrorString(e),
                         cudaGetErrorName(e));
-                return cc__cuda_step_failed(be, CC_ERR_BACKEND, reason);
+                return cc__cuda_step_failed(be, CC_ERR_BACKEND, reason, NULL);
             }
         }
         if ((rc = cc__cuda_poll_comms(be)) != CC_OK) return rc;
@@ -929,7 +937,7 @@ static cc_result cc__cuda_synchronize(void* self) {
         if (cc__now_s() >= deadline) {
             char reason[CONCERTO__MSG_MAX];
             cc__fmt(reason, sizeof reason, "the step did not finish within %g s (timeout_s)", be->timeout_s);
-            return cc__cuda_step_failed(be, CC_ERR_TIMEOUT, reason);
+            return cc__cuda_step_failed(be, CC_ERR_TIMEOUT, reason, NULL);
         }
         cc__cuda_nap(nap);
         if (nap < 250) nap *= 2;

@@ -261,14 +261,14 @@ static void cc__nccl_abort(void* self, const char* why) {
 }
 
 /* Waits for the communicator's own stream: polls it and NCCL's
-   asynchronous error; after timeout_s aborts. */
+   asynchronous error (also once it is done: a collective released by a
+   peer's abort completes with an error); after timeout_s aborts. */
 static cc_result cc__nccl_wait_own(cc__nccl_comm* k, const char* what, char* msg, size_t msg_size) {
     double deadline = cc__now_s() + k->timeout_s, nap = 20;
     for (;;) {
         ncclResult_t r, async = ncclSuccess;
         cudaError_t e = cudaStreamQuery(k->own);
-        if (e == cudaSuccess) return CC_OK;
-        if (e != cudaErrorNotReady) {
+        if (e != cudaSuccess && e != cudaErrorNotReady) {
             cc__fmt(msg, msg_size, "nccl: %s: cudaStreamQuery failed: %s (%s); aborted the communicator", what,
                     cudaGetErrorString(e), cudaGetErrorName(e));
             (void)cudaGetLastError();
@@ -283,6 +283,7 @@ static cc_result cc__nccl_wait_own(cc__nccl_comm* k, const char* what, char* msg
             cc__nccl_abort(k, msg);
             return CC_ERR_BACKEND;
         }
+        if (e == cudaSuccess) return CC_OK;   /* done, and no asynchronous error (a peer's abort included) */
         if (cc__now_s() >= deadline) {
             cc__fmt(msg, msg_size, "nccl: %s did not finish within %g s (timeout_s); aborted the communicator", what, k->timeout_s);
             cc__nccl_abort(k, msg);

@@ -1506,8 +1506,13 @@ static void standin__group_clear(void) {
 ncclResult_t ncclGroupEnd(void) {
     ncclResult_t r = ncclSuccess, r2;
     double deadline;
-    int i, j;
-    STANDIN__NENTER(ncclGroupEnd);
+    int i, j, injected;
+    if (standin__enter(standin__fn_ncclGroupEnd, &injected)) {
+        /* an injected failure ends the group all the same: its operations are
+           dropped (never issued), as after a real failed ncclGroupEnd */
+        if (standin__tl_group.depth > 0 && --standin__tl_group.depth == 0) standin__group_clear();
+        return standin__nerr(NULL, (ncclResult_t)injected, "ncclGroupEnd failed (injected by standin_fail_call)");
+    }
     if (standin__tl_group.depth == 0) {
         standin__violation("ncclGroupEnd without a matching ncclGroupStart");
         return standin__nerr(NULL, ncclInvalidUsage, "ncclGroupEnd without ncclGroupStart");
