@@ -750,6 +750,58 @@ static void test_rules_bite(void) {
     standin_reset();
 }
 
+/* ---- a step that cannot be captured falls back to plain launches ------------------------*/
+typedef struct fb_data { float* v; int n_calls; } fb_data;
+static void CUDART_CB fb_add(void* p) { fb_data* d = (fb_data*)p; d->v[0] += 1.0f; }
+/* Synchronises its own stream before enqueuing: not allowed while capturing. */
+static void fb_op(void* stream, void* p) {
+    fb_data* d = (fb_data*)p;
+    d->n_calls++;
+    (void)cudaStreamSynchronize((cudaStream_t)stream);
+    (void)cudaLaunchHostFunc((cudaStream_t)stream, fb_add, d);
+}
+static void test_graph_fallback(void) {
+    cc_context* ctx = NULL;
+    cc_graph* g = NULL;
+    cc_plan* plan = NULL;
+    cc_exec* x = NULL;
+    cc_backend be = { NULL, NULL };
+    cc_cuda_backend_desc bd = cc_cuda_backend_desc_default();
+    cc_op_desc d;
+    fb_data data;
+    const char* why = NULL;
+    int s, ok = 1;
+    standin_reset();
+    memset(&data, 0, sizeof data);
+    cc_context_create(NULL, &ctx);
+    if (cudaMalloc((void**)&data.v, sizeof(float)) != cudaSuccess) { CHECK(0, "cudaMalloc"); return; }
+    data.v[0] = 0;
+    cc_graph_create(ctx, NULL, &g);
+    d = cc_op_desc_default(); d.name = "syncs"; d.duration_us = 1; d.fn = fb_op; d.user_data = &data;
+    cc_graph_add_op(g, &d, NULL);
+    cc_plan_create(ctx, g, NULL, &plan);
+    bd.use_graphs = 1;
+    CHECK_OK(cc_cuda_backend_create(ctx, &bd, &be), "a backend with use_graphs");
+    CHECK_OK(cc_exec_create(ctx, plan, &be, &x), "an executor");
+    for (s = 0; s < 3 && ok; s++) {
+        cc_result rc = cc_exec_step(x);
+        if (rc != CC_OK) { ok = 0; CHECK(0, "step %d: %s", s, cc_last_error(ctx)); }
+    }
+    CHECK(ok && data.v[0] == 3.0f, "three steps add three, once each (%g)", ok ? (double)data.v[0] : -1.0);
+    CHECK_INT(cc_cuda_backend_graph_status(&be, &why), 0, "the steps do not replay a graph");
+    CHECK(why && strstr(why, "plain launches") && strstr(why, "syncs"), "the reason names the op that broke the capture (%s)",
+          why ? why : "(none)");
+    CHECK(standin_violation_count() >= 1, "the stand-in saw the host synchronisation inside the capture");
+    standin_clear_violations();
+    cc_exec_destroy(x);
+    cc_backend_destroy(&be);
+    cc_plan_destroy(plan);
+    cc_graph_destroy(g);
+    cudaFree(data.v);
+    cc_context_destroy(ctx);
+    expect_clean("graph fallback");
+}
+
 /* ---- stream priorities -----------------------------------------------------------------*/
 static int g_prio[2];
 static void prio_op(void* stream, void* p) { g_prio[*(int*)p] = standin_stream_priority((cudaStream_t)stream); }
@@ -792,6 +844,7 @@ int main(void) {
     TH_RUN(test_failures_across_ranks);
     TH_RUN(test_every_call_site);
     TH_RUN(test_rules_bite);
+    TH_RUN(test_graph_fallback);
     standin_reset();
     return th_done();
 }
