@@ -193,6 +193,10 @@ $(T)/compile_solver_only: $(T)/compile_solver_only.o
 # missing, it is a two-line program that runs tests/skip.sh with the reason
 # and how to get it. They are rebuilt when what was found changes
 # ($(T)/gpu-config).
+# build/bench_gpu (bench/gpu.cu, nvcc, NVCC_BENCH_FLAGS: default -O2, add
+# e.g. -arch=sm_90): the GPU benchmarks, built by `make` (not `make test`)
+# only where nvcc and NCCL are found; otherwise it is not built (an old one
+# is removed) and `bench/run.sh gpu` says why.
 CUDA_HOME    ?= /usr/local/cuda
 CUDART_PROBE  = printf '\#include <cuda_runtime_api.h>\nint main(void) { int n = 0; return cudaGetDeviceCount(&n) == cudaSuccess ? 0 : 0; }\n' \
                 | $(CC) -x c -std=c11 -I$(CUDA_HOME)/include - -o /dev/null -L$(CUDA_HOME)/lib64 -lcudart >/dev/null 2>&1 && echo 1 || echo 0
@@ -258,6 +262,15 @@ $(T)/compile_cuda_nvcc: tests/compile_cuda.c $(GPU_HEADERS) $(T)/gpu-config
 	    echo "$(NVCC_PATH) $(NVCC_FLAGS) $< -o $@ $(NVCC_LIBS)"; \
 	    "$(NVCC_PATH)" $(NVCC_FLAGS) -DTH_PROGRAM='"compile_cuda_nvcc"' $< -o $@ $(NVCC_LIBS) || { rm -f $@; exit 1; }; \
 	 else $(call gpu_stub,compile_cuda_nvcc,$(GPU_NO_NVCC)); fi
+
+NVCC_BENCH_FLAGS ?= -O2
+all: $(BUILD)/bench_gpu
+$(BUILD)/bench_gpu: bench/gpu.cu concerto.h concerto_cuda.h concerto_nccl.h $(T)/gpu-config
+	@if [ "$(HAVE_CUDA)$(HAVE_NCCL)" = 11 ]; then \
+	    mkdir -p $(@D); \
+	    echo "$(NVCC_PATH) $(NVCC_FLAGS) $(NVCC_BENCH_FLAGS) $< -o $@ $(NVCC_LIBS)"; \
+	    "$(NVCC_PATH)" $(NVCC_FLAGS) $(NVCC_BENCH_FLAGS) $< -o $@ $(NVCC_LIBS) || { rm -f $@; exit 1; }; \
+	 else rm -f $@; echo "note: $@ is not built: it needs nvcc and NCCL (see the CUDA and NCCL lines of make deps)"; fi
 # ==== end of the GPU block ===================================================
 
 # The J30 set is extracted into build/ (never into shared/).

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # make bench: the scheduler's benchmarks. Results go to stdout; the figures
 # in bench/RESULTS.md were taken with this script (see there for the machine).
-#   bench/run.sh [psplib|scale|exec|lp|gpt|all]      (default all)
+#   bench/run.sh [psplib|scale|exec|lp|gpt|gpu|all]      (default all)
 #   (gpt-throughput, gpt-orders, gpt-text: one part of gpt)
+# gpu: build/bench_gpu (bench/gpu.cu) on one GPU; it is built here only where
+# nvcc and NCCL are found (else this part says what is missing), and skips,
+# saying why, on a machine without a GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -147,5 +150,34 @@ if part text; then
         --eval 64 --sample 300 --compare 0 --print-every 100
   else
     echo "tinyshakespeare benchmark skipped: $text not found"
+  fi
+fi
+
+if [ "$what" = all ] || [ "$what" = gpu ]; then
+  echo
+  make -s "$BUILD/bench_gpu"
+  if [ ! -x "$BUILD/bench_gpu" ]; then
+    echo "GPU benchmarks skipped: $BUILD/bench_gpu was not built; it needs nvcc and NCCL 2.18+ (CUDA_HOME, default /usr/local/cuda):"
+    make -s deps | grep -E 'CUDA|NCCL'
+  else
+    dev=$("$BUILD/bench_gpu" device)
+    echo "$dev"
+    case "$dev" in
+      "GPU benchmarks skipped"*) ;;
+      *)
+        echo
+        echo "executor overhead on the CUDA backend (empty kernels, plain launches, no timestamps):"
+        "$BUILD/bench_gpu" overhead
+        echo
+        echo "plain launches vs CUDA-graph replay, the same plans:"
+        "$BUILD/bench_gpu" graphs
+        echo
+        echo "measured vs predicted step time, 12 layers of 512x512 matmuls, one-rank NCCL all-reduces:"
+        "$BUILD/bench_gpu" step
+        echo
+        echo "the same with device-to-device copies for communication:"
+        "$BUILD/bench_gpu" step --copies
+        ;;
+    esac
   fi
 fi
