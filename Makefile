@@ -136,7 +136,7 @@ $(BUILD)/overlap: examples/overlap.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 
-$(BUILD)/train_gpt: examples/gpt/train_gpt.c examples/gpt/gpt_kernels.h $(HEADERS)
+$(BUILD)/train_gpt: examples/gpt/train_gpt.c examples/gpt/gpt_kernels.h examples/gpt/gpt_common.h $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 

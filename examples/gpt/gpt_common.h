@@ -1,0 +1,596 @@
+/* gpt_common.h - what the example GPT trainers share, whatever runs their
+   kernels: the model's configuration and parameter layout, the options and
+   the command line, the data (vocabulary, splits, the generated corpus,
+   batches) and the files of FORMATS.md (checkpoints, batches, gradients).
+
+   Plain C99, host code only. Each trainer is one translation unit that
+   includes concerto.h and then this header; every function here is static.
+   Sections:
+     >>config    configuration, options, usage
+     >>util      splitmix64, medians, the clock
+     >>params    parameter shapes, order, sharding, initialisation
+     >>data      text, vocabulary, splits, batches, learning rate
+     >>files     checkpoints, batches, gradients
+     >>cmdline   parsing the options, checking the layout */
+#ifndef GPT_COMMON_H_INCLUDED
+#define GPT_COMMON_H_INCLUDED
+
+#ifndef CONCERTO_H_INCLUDED
+#error "include concerto.h first"
+#endif
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_LAYERS 64
+#define MAX_PARAMS (2 + 12 * MAX_LAYERS + 2)
+#define MAX_T 1024
+
+/* ---- >>config: configuration and options --------------------------------- */
+typedef struct config { int V, C, L, H, T; } config;
+
+typedef struct options {
+    const char* data;
+    config cfg;               /* V comes from the data */
+    int batch, tp, dp, steps;
+    uint64_t seed;
+    double lr;
+    int warmup;
+    int order;                /* 0 program, 1 concerto, 2 both (program first) */
+    int emulate;
+    double link_alpha_us, link_us_per_kib;
+    const char *save, *save_init, *load, *dump_batches, *dump_grads, *losses, *trace;
+    int eval_batches, sample_chars, profile_repeats, print_every, compare_steps;
+    int decompose, fuse;      /* rewrites before scheduling (the library's order only) */
+    int budget;               /* schedules the scheduler may try, for the step and for judging each
+                                 candidate rewrite; 0: the library's default */
+} options;
+
+static void usage(FILE* f) {
+    fprintf(f,
+            "usage: train_gpt [options]\n"
+            "  --data FILE          training text (default: a corpus generated here)\n"
+            "  --layers L           blocks (default 2)\n"
+            "  --embd C             embedding width (default 64)\n"
+            "  --heads H            attention heads (default 4)\n"
+            "  --seq T              context length (default 32)\n"
+            "  --batch B            global batch, sequences per step (default 8)\n"
+            "  --tp N, --dp N       tensor- and data-parallel degree (default 1, 1)\n"
+            "  --steps N            training steps (default 100)\n"
+            "  --lr X               peak learning rate (default 3e-3), --warmup N steps (default 10)\n"
+            "  --seed N             initialisation and batch order (default 1)\n"
+            "  --order program|concerto|both   issue order of the step (default concerto)\n"
+            "  --decompose on|off   let the library cut tensor-parallel all-reduces and the ops\n"
+            "                       around them into chunks (default on; the library's order only)\n"
+            "  --fuse on|off        let the library fuse gradient all-reduces into buckets (default on)\n"
+            "  --link US_PER_KIB    emulated inter-node link: microseconds per KiB (default 40);\n"
+            "                       the intra-node (TP) link is 4x faster\n"
+            "  --latency US         emulated link latency per step (default 30; intra-node: half)\n"
+            "  --no-link            collectives run at memory speed\n"
+            "  --load CKPT          start from a checkpoint (its configuration wins)\n"
+            "  --save CKPT          write the trained model; --save-init CKPT the initial one\n"
+            "  --dump-batches FILE  the batches of every step (FORMATS.md)\n"
+            "  --dump-grads FILE    the gradient of the first step, before clipping\n"
+            "  --losses FILE        the training loss of every step, one per line\n"
+            "  --trace FILE         Chrome trace of the last step (every rank)\n"
+            "  --eval N             validation batches at the end (default 8)\n"
+            "  --sample N           characters of generated text at the end (default 200)\n"
+            "  --profile N          repeats per op when profiling (default 3); 0: no profiling, durations\n"
+            "                       from a model (1 GB/s over the bytes an op touches; collectives on the\n"
+            "                       emulated link), the same on every machine\n"
+            "  --print-every N      print every Nth step (default 1)\n"
+            "  --compare N          steps timed in each order side by side before training (default 5)\n"
+            "  --budget N           schedules the scheduler may try, for the step and for judging each\n"
+            "                       candidate rewrite (default 1000; 0: the library's default, 5000)\n");
+}
+
+/* ---- >>util: small utilities ---------------------------------------------- */
+static uint64_t rng_next(uint64_t* s) {           /* splitmix64 */
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+static double rng_unit(uint64_t* s) { return (double)(rng_next(s) >> 11) * (1.0 / 9007199254740992.0); }
+static double rng_normal(uint64_t* s) {
+    double u1 = rng_unit(s), u2 = rng_unit(s);
+    if (u1 < 1e-300) u1 = 1e-300;
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+static int cmp_double(const void* a, const void* b) { double x = *(const double*)a, y = *(const double*)b; return (x > y) - (x < y); }
+static double median(double* v, int n) {
+    if (n <= 0) return 0;
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+static double wall_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- >>params: shapes, order, sharding ------------------------------------ */
+enum { SH_REPL = 0, SH_ROWS, SH_COLS };   /* replicated; rows split (per section); columns split */
+
+typedef struct pinfo {
+    char name[32];
+    int rows, cols;          /* global shape [rows][cols] (vectors: cols 1) */
+    int shard, sections;     /* SH_ROWS: rows in `sections` equal blocks, each split by TP */
+    int decay;               /* weight decay applies (2-D tensors) */
+    size_t offset;           /* in the global parameter vector */
+} pinfo;
+
+typedef struct model_layout { int n; pinfo p[MAX_PARAMS]; size_t total; } model_layout;
+
+static void add_param(model_layout* m, const char* name, int layer, int rows, int cols, int shard, int sections, int decay) {
+    pinfo* p = &m->p[m->n++];
+    if (layer >= 0) snprintf(p->name, sizeof p->name, "h%d.%s", layer, name);
+    else snprintf(p->name, sizeof p->name, "%s", name);
+    p->rows = rows; p->cols = cols; p->shard = shard; p->sections = sections; p->decay = decay;
+    p->offset = m->total;
+    m->total += (size_t)rows * (size_t)cols;
+}
+
+/* The order of FORMATS.md. */
+static void layout_model(const config* c, model_layout* m) {
+    int l, C = c->C;
+    memset(m, 0, sizeof *m);
+    add_param(m, "wte", -1, c->V, C, SH_REPL, 1, 1);
+    add_param(m, "wpe", -1, c->T, C, SH_REPL, 1, 1);
+    for (l = 0; l < c->L; l++) {
+        add_param(m, "ln1_w", l, C, 1, SH_REPL, 1, 0);
+        add_param(m, "ln1_b", l, C, 1, SH_REPL, 1, 0);
+        add_param(m, "attn_w", l, 3 * C, C, SH_ROWS, 3, 1);
+        add_param(m, "attn_b", l, 3 * C, 1, SH_ROWS, 3, 0);
+        add_param(m, "proj_w", l, C, C, SH_COLS, 1, 1);
+        add_param(m, "proj_b", l, C, 1, SH_REPL, 1, 0);
+        add_param(m, "ln2_w", l, C, 1, SH_REPL, 1, 0);
+        add_param(m, "ln2_b", l, C, 1, SH_REPL, 1, 0);
+        add_param(m, "fc_w", l, 4 * C, C, SH_ROWS, 1, 1);
+        add_param(m, "fc_b", l, 4 * C, 1, SH_ROWS, 1, 0);
+        add_param(m, "fcproj_w", l, C, 4 * C, SH_COLS, 1, 1);
+        add_param(m, "fcproj_b", l, C, 1, SH_REPL, 1, 0);
+    }
+    add_param(m, "lnf_w", -1, C, 1, SH_REPL, 1, 0);
+    add_param(m, "lnf_b", -1, C, 1, SH_REPL, 1, 0);
+}
+
+/* Elements of one TP rank's shard of parameter p. */
+static size_t shard_size(const pinfo* p, int tp) {
+    return (size_t)p->rows * (size_t)p->cols / (p->shard == SH_REPL ? 1u : (size_t)tp);
+}
+
+/* Copies between a global tensor g and rank t's shard s (to_shard: g -> s). */
+static void shard_copy(const pinfo* p, int tp, int t, float* g, float* s, int to_shard) {
+    int r, c;
+    if (p->shard == SH_REPL) {
+        if (to_shard) memcpy(s, g, sizeof(float) * shard_size(p, 1));
+        else memcpy(g, s, sizeof(float) * shard_size(p, 1));
+    } else if (p->shard == SH_ROWS) {
+        int sec_rows = p->rows / p->sections, part = sec_rows / tp, k, i = 0;
+        for (k = 0; k < p->sections; k++)
+            for (r = 0; r < part; r++, i++) {
+                float* grow = g + (size_t)(k * sec_rows + t * part + r) * (size_t)p->cols;
+                float* srow = s + (size_t)i * (size_t)p->cols;
+                if (to_shard) memcpy(srow, grow, sizeof(float) * (size_t)p->cols);
+                else memcpy(grow, srow, sizeof(float) * (size_t)p->cols);
+            }
+    } else {
+        int part = p->cols / tp;
+        for (r = 0; r < p->rows; r++)
+            for (c = 0; c < part; c++) {
+                float* gv = g + (size_t)r * (size_t)p->cols + (size_t)(t * part + c);
+                float* sv = s + (size_t)r * (size_t)part + (size_t)c;
+                if (to_shard) *sv = *gv;
+                else *gv = *sv;
+            }
+    }
+}
+
+/* GPT-2's initialisation: N(0, 0.02) for weights and embeddings, the
+   residual projections scaled by 1/sqrt(2L), zero biases, unit norms. */
+static void init_params(const config* c, const model_layout* m, float* w, uint64_t seed) {
+    int i;
+    uint64_t s = seed * 0x2545F4914F6CDD1Dull + 17;
+    for (i = 0; i < m->n; i++) {
+        const pinfo* p = &m->p[i];
+        size_t k, n = (size_t)p->rows * (size_t)p->cols;
+        const char* leaf = strchr(p->name, '.') ? strchr(p->name, '.') + 1 : p->name;
+        double sd = 0.02;
+        if (!strcmp(leaf, "proj_w") || !strcmp(leaf, "fcproj_w")) sd = 0.02 / sqrt(2.0 * c->L);
+        for (k = 0; k < n; k++) {
+            if (strstr(leaf, "ln") == leaf) w[p->offset + k] = strstr(leaf, "_w") ? 1.0f : 0.0f;
+            else if (p->cols == 1) w[p->offset + k] = 0.0f;
+            else w[p->offset + k] = (float)(sd * rng_normal(&s));
+        }
+    }
+}
+
+/* ---- >>data ----------------------------------------------------------------- */
+typedef struct dataset {
+    int V;
+    unsigned char vocab[256];  /* token -> byte */
+    int token_of[256];         /* byte -> token, -1 if absent */
+    int* tokens; size_t n;     /* the whole text, encoded */
+    size_t n_train;            /* the first 90% trains, the rest validates */
+} dataset;
+
+/* A corpus with structure to learn when no file is given: sentences from a
+   small grammar, deterministic (FORMATS.md). */
+static char* generate_corpus(size_t* n_out) {
+    static const char* subj[] = { "the cat", "a dog", "the old man", "my friend", "the bird", "a child", "the queen", "our king" };
+    static const char* verb[] = { "sees", "likes", "follows", "finds", "hears", "helps", "calls", "loves" };
+    static const char* obj[] = { "the moon", "a red ball", "the river", "her brother", "the small house", "a song", "the sea", "bread" };
+    static const char* tail[] = { ".", " today.", " at night.", " again.", " in the garden.", " with joy." };
+    size_t cap = 200000, n = 0;
+    char* text = (char*)malloc(cap + 128);
+    uint64_t s = 12345;
+    if (!text) return NULL;
+    while (n < cap) {
+        /* one draw per word, in this order (not in an argument list, whose
+           order of evaluation C leaves open) */
+        const char* end = rng_next(&s) % 5 == 0 ? "\n" : " ";
+        const char* t = tail[rng_next(&s) % 6];
+        const char* o = obj[rng_next(&s) % 8];
+        const char* v = verb[rng_next(&s) % 8];
+        const char* su = subj[rng_next(&s) % 8];
+        n += (size_t)snprintf(text + n, 128, "%s %s %s%s%s", su, v, o, t, end);
+    }
+    *n_out = n;
+    return text;
+}
+
+static int load_text(const char* path, char** text, size_t* n, char* err, size_t errn) {
+    FILE* f;
+    long len;
+    if (!path) {
+        *text = generate_corpus(n);
+        if (!*text) { snprintf(err, errn, "out of memory"); return 0; }
+        return 1;
+    }
+    f = fopen(path, "rb");
+    if (!f) { snprintf(err, errn, "cannot open data file '%s': %s", path, strerror(errno)); return 0; }
+    if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        snprintf(err, errn, "cannot read data file '%s'", path);
+        fclose(f);
+        return 0;
+    }
+    *text = (char*)malloc((size_t)len + 1);
+    if (!*text) { fclose(f); snprintf(err, errn, "out of memory for '%s' (%ld bytes)", path, len); return 0; }
+    if (fread(*text, 1, (size_t)len, f) != (size_t)len) {
+        snprintf(err, errn, "cannot read data file '%s'", path);
+        fclose(f);
+        free(*text);
+        return 0;
+    }
+    fclose(f);
+    *n = (size_t)len;
+    return 1;
+}
+
+/* Encodes text; with a fixed vocabulary (from a checkpoint) every byte
+   must be in it. Needs room for T+1 tokens in both splits. */
+static int make_dataset(dataset* d, const char* text, size_t n, const unsigned char* fixed_vocab, int fixed_V, int T,
+                        const char* what, char* err, size_t errn) {
+    size_t i;
+    int v;
+    memset(d, 0, sizeof *d);
+    for (v = 0; v < 256; v++) d->token_of[v] = -1;
+    if (fixed_vocab) {
+        d->V = fixed_V;
+        for (v = 0; v < fixed_V; v++) { d->vocab[v] = fixed_vocab[v]; d->token_of[fixed_vocab[v]] = v; }
+    } else {
+        int seen[256] = { 0 };
+        for (i = 0; i < n; i++) seen[(unsigned char)text[i]] = 1;
+        for (v = 0; v < 256; v++) if (seen[v]) { d->token_of[v] = d->V; d->vocab[d->V++] = (unsigned char)v; }
+    }
+    if (n < 10 * (size_t)(T + 1)) {
+        snprintf(err, errn, "%s: %zu characters is too little text for a context of %d (need at least %d)", what, n, T,
+                 10 * (T + 1));
+        return 0;
+    }
+    d->tokens = (int*)malloc(sizeof(int) * n);
+    if (!d->tokens) { snprintf(err, errn, "out of memory"); return 0; }
+    for (i = 0; i < n; i++) {
+        int t = d->token_of[(unsigned char)text[i]];
+        if (t < 0) {
+            snprintf(err, errn, "%s: byte %zu (0x%02x) is not in the checkpoint's vocabulary", what, i, (unsigned char)text[i]);
+            free(d->tokens);
+            d->tokens = NULL;
+            return 0;
+        }
+        d->tokens[i] = t;
+    }
+    d->n = n;
+    d->n_train = n - n / 10;
+    return 1;
+}
+
+/* The global batch of a step: B windows of T+1 tokens at random offsets of
+   one split, the same on every rank. */
+static void make_batch(const dataset* d, int val, uint64_t seed, int step, int B, int T, int* inputs, int* targets) {
+    uint64_t s = seed * 0x9E3779B97F4A7C15ull + (uint64_t)step * 0xD1B54A32D192ED03ull + (val ? 0x5555u : 0);
+    size_t lo = val ? d->n_train : 0, hi = val ? d->n : d->n_train, span = hi - lo - (size_t)T - 1;
+    int b, t;
+    for (b = 0; b < B; b++) {
+        size_t off = lo + (size_t)(rng_next(&s) % span);
+        for (t = 0; t < T; t++) {
+            inputs[b * T + t] = d->tokens[off + (size_t)t];
+            targets[b * T + t] = d->tokens[off + (size_t)t + 1];
+        }
+    }
+}
+
+static double lr_at(const options* o, int step) {   /* linear warm-up, then cosine to 10% */
+    double frac;
+    if (step < o->warmup) return o->lr * (step + 1) / o->warmup;
+    if (o->steps <= o->warmup) return o->lr;
+    frac = (double)(step - o->warmup) / (double)(o->steps - o->warmup);
+    return o->lr * (0.1 + 0.45 * (1.0 + cos(3.141592653589793 * frac)));
+}
+
+/* ---- >>files: checkpoints, batches, gradients (FORMATS.md) ------------------ */
+static uint64_t fnv1a(uint64_t h, const void* p, size_t n) {
+    const unsigned char* b = (const unsigned char*)p;
+    size_t i;
+    for (i = 0; i < n; i++) { h ^= b[i]; h *= 0x100000001B3ull; }
+    return h;
+}
+#define FNV_START 0xCBF29CE484222325ull
+
+typedef struct hwriter { FILE* f; uint64_t h; int ok; } hwriter;
+static void hw(hwriter* w, const void* p, size_t n) {
+    if (w->ok && fwrite(p, 1, n, w->f) != n) w->ok = 0;
+    w->h = fnv1a(w->h, p, n);
+}
+
+static int save_checkpoint(const char* path, const config* c, const dataset* d, int steps_done, const float* w, size_t P,
+                           char* err, size_t errn) {
+    hwriter wr;
+    uint32_t hdr[8];
+    uint64_t n64 = P;
+    unsigned char vocab[260];
+    size_t vpad = ((size_t)c->V + 3) / 4 * 4;
+    wr.f = fopen(path, "wb");
+    wr.h = FNV_START;
+    wr.ok = wr.f != NULL;
+    if (!wr.f) { snprintf(err, errn, "cannot write checkpoint '%s': %s", path, strerror(errno)); return 0; }
+    hdr[0] = 1; hdr[1] = (uint32_t)c->V; hdr[2] = (uint32_t)c->C; hdr[3] = (uint32_t)c->L; hdr[4] = (uint32_t)c->H;
+    hdr[5] = (uint32_t)c->T; hdr[6] = (uint32_t)steps_done; hdr[7] = 0;
+    memset(vocab, 0, sizeof vocab);
+    memcpy(vocab, d->vocab, (size_t)c->V);
+    hw(&wr, "CCGPTCK1", 8);
+    hw(&wr, hdr, sizeof hdr);
+    hw(&wr, &n64, 8);
+    hw(&wr, vocab, vpad);
+    hw(&wr, w, sizeof(float) * P);
+    {
+        uint64_t h = wr.h;
+        hw(&wr, &h, 8);
+    }
+    if (fclose(wr.f) != 0) wr.ok = 0;
+    if (!wr.ok) snprintf(err, errn, "writing checkpoint '%s' failed", path);
+    return wr.ok;
+}
+
+/* Reads a checkpoint: the configuration, vocabulary and parameters
+   (*w malloc'd). Every inconsistency is an error naming the file. */
+static int load_checkpoint(const char* path, config* c, unsigned char* vocab, int* steps_done, float** w, size_t* P,
+                           char* err, size_t errn) {
+    FILE* f = fopen(path, "rb");
+    unsigned char* buf = NULL;
+    long len;
+    uint32_t hdr[8];
+    uint64_t n64, h_file, h;
+    size_t vpad, need;
+    model_layout* m = NULL;
+    int ok = 0;
+    *w = NULL;
+    if (!f) { snprintf(err, errn, "cannot open checkpoint '%s': %s", path, strerror(errno)); return 0; }
+    if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        snprintf(err, errn, "cannot read checkpoint '%s'", path);
+        goto out;
+    }
+    if (len < 56) { snprintf(err, errn, "checkpoint '%s': %ld bytes is shorter than the 48-byte header", path, len); goto out; }
+    buf = (unsigned char*)malloc((size_t)len);
+    if (!buf) { snprintf(err, errn, "checkpoint '%s': out of memory", path); goto out; }
+    if (fread(buf, 1, (size_t)len, f) != (size_t)len) { snprintf(err, errn, "cannot read checkpoint '%s'", path); goto out; }
+    if (memcmp(buf, "CCGPTCK1", 8) != 0) { snprintf(err, errn, "'%s' is not a checkpoint (magic CCGPTCK1 missing)", path); goto out; }
+    memcpy(hdr, buf + 8, sizeof hdr);
+    memcpy(&n64, buf + 40, 8);
+    if (hdr[0] != 1) { snprintf(err, errn, "checkpoint '%s': format version %u, this program reads version 1", path, hdr[0]); goto out; }
+    c->V = (int)hdr[1]; c->C = (int)hdr[2]; c->L = (int)hdr[3]; c->H = (int)hdr[4]; c->T = (int)hdr[5];
+    if (c->V < 2 || c->V > 256 || c->C < 1 || c->C > 65536 || c->L < 1 || c->L > MAX_LAYERS || c->H < 1 || c->C % c->H ||
+        c->T < 2 || c->T > MAX_T) {
+        snprintf(err, errn, "checkpoint '%s': implausible configuration V=%d C=%d L=%d H=%d T=%d", path, c->V, c->C, c->L, c->H, c->T);
+        goto out;
+    }
+    m = (model_layout*)malloc(sizeof *m);
+    if (!m) { snprintf(err, errn, "out of memory"); goto out; }
+    layout_model(c, m);
+    if (n64 != m->total) {
+        snprintf(err, errn, "checkpoint '%s': %llu parameters in the header, the configuration has %zu", path,
+                 (unsigned long long)n64, m->total);
+        goto out;
+    }
+    vpad = ((size_t)c->V + 3) / 4 * 4;
+    need = 48 + vpad + sizeof(float) * m->total + 8;
+    if ((size_t)len != need) {
+        snprintf(err, errn, "checkpoint '%s': %ld bytes, the header implies %zu (%s)", path, len, need,
+                 (size_t)len < need ? "truncated" : "trailing bytes");
+        goto out;
+    }
+    h = fnv1a(FNV_START, buf, need - 8);
+    memcpy(&h_file, buf + need - 8, 8);
+    if (h != h_file) { snprintf(err, errn, "checkpoint '%s' is corrupt: its hash does not match its contents", path); goto out; }
+    memcpy(vocab, buf + 48, (size_t)c->V);
+    *steps_done = (int)hdr[6];
+    *P = m->total;
+    *w = (float*)malloc(sizeof(float) * m->total);
+    if (!*w) { snprintf(err, errn, "out of memory"); goto out; }
+    memcpy(*w, buf + 48 + vpad, sizeof(float) * m->total);
+    ok = 1;
+out:
+    if (f) fclose(f);
+    free(buf);
+    free(m);
+    return ok;
+}
+
+
+/* ---- >>cmdline: the command line ----------------------------------------------- */
+static int parse_int(const char* opt, const char* v, int lo, int hi, int* out) {
+    char* end;
+    long x;
+    errno = 0;
+    x = v ? strtol(v, &end, 10) : 0;
+    if (!v || errno || *end || x < lo || x > hi) {
+        fprintf(stderr, "train_gpt: %s needs an integer in %d..%d, got '%s'\n", opt, lo, hi, v ? v : "(nothing)");
+        return 0;
+    }
+    *out = (int)x;
+    return 1;
+}
+static int parse_double(const char* opt, const char* v, double lo, double hi, double* out) {
+    char* end;
+    double x;
+    errno = 0;
+    x = v ? strtod(v, &end) : 0;
+    if (!v || errno || *end || !(x >= lo && x <= hi)) {
+        fprintf(stderr, "train_gpt: %s needs a number in %g..%g, got '%s'\n", opt, lo, hi, v ? v : "(nothing)");
+        return 0;
+    }
+    *out = x;
+    return 1;
+}
+
+/* 1: run, 0: stop with status 2, -1: stop with status 0 (--help) */
+static int parse_args(int argc, char** argv, options* o) {
+    int i, seed = 1;
+    memset(o, 0, sizeof *o);
+    o->cfg.C = 64; o->cfg.L = 2; o->cfg.H = 4; o->cfg.T = 32;
+    o->batch = 8; o->tp = 1; o->dp = 1; o->steps = 100; o->lr = 3e-3; o->warmup = 10;
+    o->order = 1; o->emulate = 1; o->link_alpha_us = 30; o->link_us_per_kib = 40;
+    o->eval_batches = 8; o->sample_chars = 200; o->profile_repeats = 3; o->print_every = 1; o->compare_steps = 5;
+    o->decompose = 1; o->fuse = 1; o->budget = 1000;
+    for (i = 1; i < argc; i++) {
+        const char* a = argv[i];
+        const char* v = i + 1 < argc ? argv[i + 1] : NULL;
+        int ok = 1, takes = 1;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return -1; }
+        else if (!strcmp(a, "--data")) o->data = v;
+        else if (!strcmp(a, "--layers")) ok = parse_int(a, v, 1, MAX_LAYERS, &o->cfg.L);
+        else if (!strcmp(a, "--embd")) ok = parse_int(a, v, 1, 4096, &o->cfg.C);
+        else if (!strcmp(a, "--heads")) ok = parse_int(a, v, 1, 4096, &o->cfg.H);
+        else if (!strcmp(a, "--seq")) ok = parse_int(a, v, 2, MAX_T, &o->cfg.T);
+        else if (!strcmp(a, "--batch")) ok = parse_int(a, v, 1, 1 << 16, &o->batch);
+        else if (!strcmp(a, "--tp")) ok = parse_int(a, v, 1, 64, &o->tp);
+        else if (!strcmp(a, "--dp")) ok = parse_int(a, v, 1, 64, &o->dp);
+        else if (!strcmp(a, "--steps")) ok = parse_int(a, v, 0, 1 << 24, &o->steps);
+        else if (!strcmp(a, "--warmup")) ok = parse_int(a, v, 1, 1 << 24, &o->warmup);
+        else if (!strcmp(a, "--seed")) ok = parse_int(a, v, 0, 1 << 30, &seed);
+        else if (!strcmp(a, "--lr")) ok = parse_double(a, v, 0, 10, &o->lr);
+        else if (!strcmp(a, "--link")) ok = parse_double(a, v, 0, 1e6, &o->link_us_per_kib);
+        else if (!strcmp(a, "--latency")) ok = parse_double(a, v, 0, 1e6, &o->link_alpha_us);
+        else if (!strcmp(a, "--no-link")) { o->emulate = 0; takes = 0; }
+        else if (!strcmp(a, "--order")) {
+            if (v && !strcmp(v, "program")) o->order = 0;
+            else if (v && !strcmp(v, "concerto")) o->order = 1;
+            else if (v && !strcmp(v, "both")) o->order = 2;
+            else { fprintf(stderr, "train_gpt: --order takes program, concerto or both, got '%s'\n", v ? v : "(nothing)"); ok = 0; }
+        }
+        else if (!strcmp(a, "--decompose") || !strcmp(a, "--fuse")) {
+            int on = v && !strcmp(v, "on"), off = v && !strcmp(v, "off");
+            if (!on && !off) { fprintf(stderr, "train_gpt: %s takes on or off, got '%s'\n", a, v ? v : "(nothing)"); ok = 0; }
+            else if (!strcmp(a, "--fuse")) o->fuse = on;
+            else o->decompose = on;
+        }
+        else if (!strcmp(a, "--load")) o->load = v;
+        else if (!strcmp(a, "--save")) o->save = v;
+        else if (!strcmp(a, "--save-init")) o->save_init = v;
+        else if (!strcmp(a, "--dump-batches")) o->dump_batches = v;
+        else if (!strcmp(a, "--dump-grads")) o->dump_grads = v;
+        else if (!strcmp(a, "--losses")) o->losses = v;
+        else if (!strcmp(a, "--trace")) o->trace = v;
+        else if (!strcmp(a, "--eval")) ok = parse_int(a, v, 0, 1 << 20, &o->eval_batches);
+        else if (!strcmp(a, "--sample")) ok = parse_int(a, v, 0, 4000, &o->sample_chars);
+        else if (!strcmp(a, "--profile")) ok = parse_int(a, v, 0, 1000, &o->profile_repeats);
+        else if (!strcmp(a, "--print-every")) ok = parse_int(a, v, 0, 1 << 24, &o->print_every);
+        else if (!strcmp(a, "--compare")) ok = parse_int(a, v, 0, 1000, &o->compare_steps);
+        else if (!strcmp(a, "--budget")) ok = parse_int(a, v, 0, 1 << 30, &o->budget);
+        else { fprintf(stderr, "train_gpt: unknown option '%s' (--help lists them)\n", a); return 0; }
+        if (!ok) return 0;
+        if (takes) {
+            if (!v) { fprintf(stderr, "train_gpt: %s needs a value\n", a); return 0; }
+            i++;
+        }
+    }
+    o->seed = (uint64_t)seed;
+    return 1;
+}
+
+/* The configuration must split over the layout; says what does not. */
+static int check_layout(const options* o, const config* c) {
+    if (c->C % c->H) { fprintf(stderr, "train_gpt: the embedding width %d does not divide into %d heads\n", c->C, c->H); return 0; }
+    if (c->H % o->tp) {
+        fprintf(stderr, "train_gpt: %d heads do not divide by the tensor-parallel degree %d\n", c->H, o->tp);
+        return 0;
+    }
+    if ((4 * c->C) % o->tp) {
+        fprintf(stderr, "train_gpt: the MLP's hidden size %d does not divide by the tensor-parallel degree %d\n", 4 * c->C, o->tp);
+        return 0;
+    }
+    if (o->batch % o->dp) {
+        fprintf(stderr, "train_gpt: the global batch %d does not divide by the data-parallel degree %d\n", o->batch, o->dp);
+        return 0;
+    }
+    if (o->tp * o->dp > 256) { fprintf(stderr, "train_gpt: at most 256 ranks\n"); return 0; }
+    return 1;
+}
+
+static int write_batches(const char* path, const options* o, const dataset* d, int T, char* err, size_t errn) {
+    FILE* f = fopen(path, "wb");
+    uint32_t hdr[4];
+    int step, ok = f != NULL;
+    int* in = (int*)malloc(sizeof(int) * (size_t)o->batch * T);
+    int* tg = (int*)malloc(sizeof(int) * (size_t)o->batch * T);
+    if (!f || !in || !tg) {
+        snprintf(err, errn, "cannot write batches '%s': %s", path, f ? "out of memory" : strerror(errno));
+        if (f) fclose(f);
+        free(in); free(tg);
+        return 0;
+    }
+    hdr[0] = (uint32_t)o->steps; hdr[1] = (uint32_t)o->batch; hdr[2] = (uint32_t)T; hdr[3] = 0;
+    ok = fwrite("CCGPTBT1", 1, 8, f) == 8 && fwrite(hdr, sizeof hdr, 1, f) == 1;
+    for (step = 0; ok && step < o->steps; step++) {
+        double lr = lr_at(o, step);
+        float lr32 = (float)lr;
+        lr = lr32;              /* the trainer steps with the float32 value */
+        make_batch(d, 0, o->seed, step, o->batch, T, in, tg);
+        ok = fwrite(&lr, 8, 1, f) == 1 && fwrite(in, sizeof(int), (size_t)o->batch * T, f) == (size_t)o->batch * T &&
+             fwrite(tg, sizeof(int), (size_t)o->batch * T, f) == (size_t)o->batch * T;
+    }
+    if (fclose(f) != 0) ok = 0;
+    free(in); free(tg);
+    if (!ok) snprintf(err, errn, "writing batches '%s' failed", path);
+    return ok;
+}
+
+static int write_grads(const char* path, double loss, const float* g, size_t P, char* err, size_t errn) {
+    FILE* f = fopen(path, "wb");
+    uint64_t n = P;
+    int ok;
+    if (!f) { snprintf(err, errn, "cannot write gradients '%s': %s", path, strerror(errno)); return 0; }
+    ok = fwrite("CCGPTGR1", 1, 8, f) == 8 && fwrite(&loss, 8, 1, f) == 1 && fwrite(&n, 8, 1, f) == 1 &&
+         fwrite(g, sizeof(float), P, f) == P;
+    if (fclose(f) != 0) ok = 0;
+    if (!ok) snprintf(err, errn, "writing gradients '%s' failed", path);
+    return ok;
+}
+
+#endif /* GPT_COMMON_H_INCLUDED */
