@@ -17,6 +17,9 @@
 # - the same global batch on TP1xDP1, TP2xDP1, TP1xDP2, TP2xDP2, TP4xDP1
 #   gives the same losses within 1e-4 relative (reductions run in another
 #   order);
+# - the fingerprint of the step's graph (--graph-fingerprint, what a trainer
+#   on another backend must reproduce) is the same in two runs and differs
+#   for another model (--layers, --embd);
 # - 300 steps on the generated corpus bring the validation loss below
 #   0.6 ln V;
 # - bad input: a missing or empty data file, heads or batch that do not
@@ -90,6 +93,19 @@ for lay in "2 1" "1 2" "2 2" "4 1"; do
     if [ -f "$tmp/c1x1.txt" ] && [ -f "$tmp/l$1x$2.txt" ]; then
         out=$(close "$tmp/c1x1.txt" "$tmp/l$1x$2.txt" 1e-4); check $? "TP$1 x DP$2 losses match TP1 x DP1 within 1e-4" "$out"
     else fail "TP$1 x DP$2 run failed: $(tail -n 2 "$tmp/l$1x$2.log")"; fi
+done
+
+# ---- the step's graph fingerprint -----------------------------------------
+fingerprint() {   # "train eval", the two fingerprints rank 0 prints
+    timeout 120 "$gpt" "${small[@]}" --graph-fingerprint "$@" 2>&1 |
+        sed -n 's/^graph fingerprint: \([0-9a-f]\{16\}\) (training step), \([0-9a-f]\{16\}\) (evaluation)$/\1 \2/p'
+}
+f1=$(fingerprint --tp 2 --dp 2); f2=$(fingerprint --tp 2 --dp 2)
+[ -n "$f1" ] && [ "$f1" = "$f2" ]; check $? "TP2 x DP2: the graph fingerprint is the same in two runs ($f1)" "'$f1' vs '$f2'"
+for other in "--layers 3" "--embd 64"; do
+    f3=$(fingerprint --tp 2 --dp 2 $other)
+    [ -n "$f3" ] && [ "${f1% *}" != "${f3% *}" ] && [ "${f1#* }" != "${f3#* }" ]
+    check $? "TP2 x DP2: $other gives other fingerprints ($f3)" "'$f1' vs '$f3'"
 done
 
 # ---- training --------------------------------------------------------------

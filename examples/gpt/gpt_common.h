@@ -55,6 +55,7 @@ typedef struct options {
     int decompose, fuse;      /* rewrites before scheduling (the library's order only) */
     int budget;               /* schedules the scheduler may try, for the step and for judging each
                                  candidate rewrite; 0: the library's default */
+    int graph_fingerprint;    /* print the step's graph fingerprint (graph_fingerprint) and stop */
 } options;
 
 static void usage(FILE* f) {
@@ -92,7 +93,9 @@ static void usage(FILE* f) {
             "  --print-every N      print every Nth step (default 1)\n"
             "  --compare N          steps timed in each order side by side before training (default 5)\n"
             "  --budget N           schedules the scheduler may try, for the step and for judging each\n"
-            "                       candidate rewrite (default 1000; 0: the library's default, 5000)\n");
+            "                       candidate rewrite (default 1000; 0: the library's default, 5000)\n"
+            "  --graph-fingerprint  print the fingerprints of rank 0's graphs (training step, evaluation)\n"
+            "                       as built, and stop: the same model and layout give the same ones\n");
 }
 
 /* ---- >>util: small utilities ---------------------------------------------- */
@@ -504,6 +507,7 @@ static int parse_args(int argc, char** argv, options* o) {
         else if (!strcmp(a, "--link")) ok = parse_double(a, v, 0, 1e6, &o->link_us_per_kib);
         else if (!strcmp(a, "--latency")) ok = parse_double(a, v, 0, 1e6, &o->link_alpha_us);
         else if (!strcmp(a, "--no-link")) { o->emulate = 0; takes = 0; }
+        else if (!strcmp(a, "--graph-fingerprint")) { o->graph_fingerprint = 1; takes = 0; }
         else if (!strcmp(a, "--order")) {
             if (v && !strcmp(v, "program")) o->order = 0;
             else if (v && !strcmp(v, "concerto")) o->order = 1;

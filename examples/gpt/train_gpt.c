@@ -275,6 +275,7 @@ struct shared {
     double val_loss;
     char sample[4096];
     double train_s;
+    uint64_t fingerprint[2];       /* --graph-fingerprint: of the training step and of evaluation */
 };
 
 /* Shards of every parameter (or gradient) into a global vector; only the
@@ -657,6 +658,14 @@ static cc_result rank_main(cc_rank* rank, void* user) {
     cc_result rc;
     if (!s) return CC_ERR_OUT_OF_MEMORY;
     rc = rank_setup(s, rank, (shared*)user);
+    if (rc == CC_OK && s->o->graph_fingerprint) {
+        if (s->me == 0) {
+            s->sh->fingerprint[0] = s->train_ops.fingerprint;
+            s->sh->fingerprint[1] = s->eval_ops.fingerprint;
+        }
+        rank_free(s);
+        return CC_OK;
+    }
     if (rc == CC_OK) rc = optimise_step(s);
     if (rc == CC_OK && s->o->compare_steps > 0) rc = compare_orders(s);
     if (rc == CC_OK) rc = train(s);
@@ -720,7 +729,6 @@ static int prepare_model(shared* sh) {
    run. 0, or the exit status. */
 static int prepare_run(shared* sh) {
     const options* o = &sh->o;
-    const config* c = &sh->cfg;
     int k;
     sh->passes = o->order == 2 ? 2 : 1;
     sh->pass_order[0] = o->order == 2 ? 0 : o->order;
@@ -745,6 +753,13 @@ static int prepare_run(shared* sh) {
         fprintf(stderr, "train_gpt: %s\n", cc_last_error(sh->ctx));
         return 1;
     }
+    return 0;
+}
+
+/* What the run is: the model, the data, the layout and the link. */
+static void print_setup(const shared* sh) {
+    const options* o = &sh->o;
+    const config* c = &sh->cfg;
     printf("model: %d layers, width %d, %d heads, context %d, vocabulary %d: %zu parameters\n", c->L, c->C, c->H, c->T, c->V, sh->P);
     printf("data: %s, %zu characters (%zu train, %zu validation)\n", o->data ? o->data : "generated corpus", sh->data.n,
            sh->data.n_train, sh->data.n - sh->data.n_train);
@@ -754,7 +769,6 @@ static int prepare_run(shared* sh) {
                o->link_us_per_kib, o->link_alpha_us / 2, o->link_us_per_kib / 4);
     else printf("no link emulation\n");
     fflush(stdout);
-    return 0;
 }
 
 /* TP x DP ranks as threads, the TP group on one node; each runs rank_main.
@@ -908,8 +922,12 @@ int main(int argc, char** argv) {
     sh->o = o;
     status = prepare_model(sh);
     if (status == 0) status = prepare_run(sh);
+    if (status == 0 && !o.graph_fingerprint) print_setup(sh);
     if (status == 0) status = run_ranks(sh);
-    if (status == 0) {
+    if (status == 0 && o.graph_fingerprint)
+        printf("graph fingerprint: %016llx (training step), %016llx (evaluation)\n", (unsigned long long)sh->fingerprint[0],
+               (unsigned long long)sh->fingerprint[1]);
+    else if (status == 0) {
         print_report(sh);
         status = write_outputs(sh);
     }
