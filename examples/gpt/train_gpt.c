@@ -37,6 +37,11 @@
    all-reduces into buckets. Both keep every sum in the same order: the
    losses stay bit-identical to program order's.
 
+   What does not depend on where the kernels run (configuration, options,
+   data, files, a rank's tensors, the graph builder) is in gpt_common.h;
+   here are the CPU kernels as ops (the table cpu_kernels), the ranks as
+   threads of the CPU world, and the training loop.
+
    Run with --help for the options. */
 #define _POSIX_C_SOURCE 200809L
 #define CONCERTO_IMPLEMENTATION
