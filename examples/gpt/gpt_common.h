@@ -603,6 +603,7 @@ static int write_grads(const char* path, double loss, const float* g, size_t P, 
     return ok;
 }
 
+/* ---- >>model: a rank's tensors ------------------------------------------------- */
 /* Shapes on one rank: N = Bl * T rows of tokens (Bl = B/DP sequences of T
    positions), C the embedding width, V the vocabulary; this TP rank holds
    Hl = H/TP heads of size hs = C/H, Cl = C/TP = Hl * hs of the attention's
@@ -676,7 +677,9 @@ typedef struct op_store {
    every kind (each entry is required) and the memory its tensors live in.
    The graph builder below takes each op's work from it, so the CPU trainer
    and a GPU trainer build the same graph, op for op, with their own
-   kernels behind it. */
+   kernels behind it. Nothing in this header reads or writes the tensors'
+   memory: it only carves it and takes addresses and offsets in it, so the
+   memory may be a device's. */
 enum gpt_op_kind {
     GPT_OP_EMBED, GPT_OP_LAYERNORM, GPT_OP_MATMUL, GPT_OP_MATMUL_GELU, GPT_OP_ATTENTION, GPT_OP_RESIDUAL,
     GPT_OP_CROSSENTROPY, GPT_OP_MATMUL_BWD_W, GPT_OP_MATMUL_BWD_X, GPT_OP_MATMUL_GELU_BWD_X, GPT_OP_LAYERNORM_BWD,
