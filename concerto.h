@@ -1060,6 +1060,31 @@ static double cc__now_s(void) {
 #endif
 }
 
+#ifndef CONCERTO_NO_RUNTIME
+/* Helpers that only the backend headers (concerto_cuda.h, concerto_nccl.h)
+   call: a translation unit without them does not use them. */
+#if defined(__GNUC__) || defined(__clang__)
+#define CONCERTO__FOR_BACKENDS static __attribute__((unused))
+#else
+#define CONCERTO__FOR_BACKENDS static
+#endif
+
+CONCERTO__FOR_BACKENDS void cc__sleep_us(double us) {
+    struct timespec ts;
+    ts.tv_sec = (time_t)(us / 1e6);
+    ts.tv_nsec = (long)((us - 1e6 * (double)ts.tv_sec) * 1e3);
+    nanosleep(&ts, NULL);
+}
+
+/* For loops that poll what cannot be waited on (a device's stream, a
+   communicator's asynchronous error): sleeps *nap_us, then doubles it, up
+   to 250 us. */
+CONCERTO__FOR_BACKENDS void cc__nap(double* nap_us) {
+    cc__sleep_us(*nap_us);
+    if (*nap_us < 250) *nap_us *= 2;
+}
+#endif
+
 /* ---- random numbers and hashes --------------------------------------------*/
 /* 64-bit splitmix generator: the same stream on every platform. */
 static uint64_t cc__rng_next(uint64_t* s) {
@@ -1136,6 +1161,27 @@ static const char* cc__dtype_name(cc_dtype dt) {
         case CC_DTYPE_BFLOAT16: return "bfloat16";
         default: return "(invalid dtype)";
     }
+}
+
+static const char* cc__reduce_name(cc_reduce_op op) {
+    switch (op) {
+        case CC_REDUCE_SUM: return "sum";
+        case CC_REDUCE_AVG: return "avg";
+        case CC_REDUCE_MAX: return "max";
+        default: return "(invalid op)";
+    }
+}
+
+/* A collective for messages: "all_reduce of 1024 float32 (sum)", with the
+   root of a broadcast and the peer of a send or recv; the backends add the
+   communicator and the op. */
+static void cc__coll_text(char* buf, size_t size, const cc_collective* c) {
+    cc__fmt(buf, size, "%s of %llu %s", cc__coll_name(c->kind), (unsigned long long)c->n_elems, cc__dtype_name(c->dtype));
+    if (c->kind == CC_COLL_ALL_REDUCE || c->kind == CC_COLL_REDUCE_SCATTER)
+        cc__append(buf, size, " (%s)", cc__reduce_name(c->reduce));
+    if (c->kind == CC_COLL_BROADCAST) cc__append(buf, size, " from root %d", c->peer);
+    if (c->kind == CC_COLL_SEND) cc__append(buf, size, " to rank %d", c->peer);
+    if (c->kind == CC_COLL_RECV) cc__append(buf, size, " from rank %d", c->peer);
 }
 
 /* ---- half-precision numbers: bit patterns <-> float ------------------------
@@ -7201,29 +7247,17 @@ static int cc__world_wait(cc__world_group* g, double t_s) {
     return rc == ETIMEDOUT || cc__now_s() >= t_s;
 }
 
-static const char* cc__reduce_name(cc_reduce_op op) {
-    switch (op) {
-        case CC_REDUCE_SUM: return "sum";
-        case CC_REDUCE_AVG: return "avg";
-        case CC_REDUCE_MAX: return "max";
-        default: return "(invalid op)";
-    }
-}
-
 static int cc__world_reduces(cc_coll_kind kind) {
     return kind == CC_COLL_ALL_REDUCE || kind == CC_COLL_REDUCE_SCATTER;
 }
 
-/* "all_reduce(sum) of 1024 float32", "broadcast of 8 int32 from root 1 (rank 3)" */
+/* "all_reduce of 1024 float32 (sum)", "broadcast of 8 int32 from root 1 (rank 3)" */
 static void cc__world_describe(char* buf, size_t size, const cc__world_group* g, const cc__world_info* c) {
-    buf[0] = 0;
-    cc__append(buf, size, "%s", cc__coll_name(c->kind));
-    if (cc__world_reduces(c->kind)) cc__append(buf, size, "(%s)", cc__reduce_name(c->reduce));
-    cc__append(buf, size, " of %llu %s", (unsigned long long)c->n_elems, cc__dtype_name(c->dtype));
-    if (c->kind == CC_COLL_BROADCAST) {
-        if (c->peer >= 0 && c->peer < g->n) cc__append(buf, size, " from root %d (rank %d)", c->peer, g->members[c->peer]);
-        else cc__append(buf, size, " from root %d", c->peer);
-    }
+    cc_collective k;
+    memset(&k, 0, sizeof k);
+    k.kind = c->kind; k.dtype = c->dtype; k.reduce = c->reduce; k.n_elems = c->n_elems; k.peer = c->peer;
+    cc__coll_text(buf, size, &k);
+    if (c->kind == CC_COLL_BROADCAST && c->peer >= 0 && c->peer < g->n) cc__append(buf, size, " (rank %d)", g->members[c->peer]);
 }
 
 static int cc__world_same(const cc__world_info* a, const cc__world_info* b) {

@@ -192,7 +192,6 @@ CONCERTO_API int cc_cuda_backend_graph_status(const cc_backend* backend, const c
 
 #include <math.h>
 #include <string.h>
-#include <time.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -281,23 +280,9 @@ typedef struct cc__cuda_backend {
 /* ---- messages ---------------------------------------------------------------*/
 static const char* cc__cuda_stream_role(int index) { return index == 0 ? "compute" : "communication"; }
 
-static const char* cc__cuda_reduce_name(cc_reduce_op op) {
-    switch (op) {
-        case CC_REDUCE_SUM: return "sum";
-        case CC_REDUCE_AVG: return "avg";
-        case CC_REDUCE_MAX: return "max";
-        default: return "(invalid reduction)";
-    }
-}
-
 /* "all_reduce of 1024 float32 (sum) on communicator 'dp' (nccl)[ at op 'x']" */
 static void cc__cuda_coll_text(char* buf, size_t size, const cc_collective* c, const char* label) {
-    cc__fmt(buf, size, "%s of %llu %s", cc__coll_name(c->kind), (unsigned long long)c->n_elems, cc__dtype_name(c->dtype));
-    if (c->kind == CC_COLL_ALL_REDUCE || c->kind == CC_COLL_REDUCE_SCATTER)
-        cc__append(buf, size, " (%s)", cc__cuda_reduce_name(c->reduce));
-    if (c->kind == CC_COLL_BROADCAST) cc__append(buf, size, " from root %d", c->peer);
-    if (c->kind == CC_COLL_SEND) cc__append(buf, size, " to rank %d", c->peer);
-    if (c->kind == CC_COLL_RECV) cc__append(buf, size, " from rank %d", c->peer);
+    cc__coll_text(buf, size, c);
     if (c->comm) cc__append(buf, size, " on communicator '%s' (%s)", c->comm->name, cc_comm_family(c->comm));
     if (label && label[0]) cc__append(buf, size, " at op '%s'", label);
 }
@@ -319,13 +304,6 @@ static cc_result cc__cuda_sticky(cc__cuda_backend* be) {
 static void cc__cuda_set_label(cc__cuda_backend* be, const char* name) {
     be->label_ptr = name;
     cc__copy_msg(be->label, sizeof be->label, name ? name : "");
-}
-
-static void cc__cuda_nap(double us) {
-    struct timespec ts;
-    ts.tv_sec = (time_t)(us / 1e6);
-    ts.tv_nsec = (long)((us - 1e6 * (double)ts.tv_sec) * 1e3);
-    nanosleep(&ts, NULL);
 }
 
 /* The calling thread's current device is the backend's. */
@@ -483,8 +461,7 @@ static cc_result cc__cuda_wait_origin(cc__cuda_backend* be, const char* what) {
             cc__fmt(reason, sizeof reason, "%s did not finish within %g s", what, be->timeout_s);
             return cc__cuda_step_failed(be, CC_ERR_TIMEOUT, reason, NULL);
         }
-        cc__cuda_nap(nap);
-        if (nap < 250) nap *= 2;
+        cc__nap(&nap);
     }
 }
 
@@ -939,8 +916,7 @@ static cc_result cc__cuda_synchronize(void* self) {
             cc__fmt(reason, sizeof reason, "the step did not finish within %g s (timeout_s)", be->timeout_s);
             return cc__cuda_step_failed(be, CC_ERR_TIMEOUT, reason, NULL);
         }
-        cc__cuda_nap(nap);
-        if (nap < 250) nap *= 2;
+        cc__nap(&nap);
     }
     for (k = 0; k < be->stamps.n_used; k++) {
         float ms = 0;

@@ -177,7 +177,6 @@ CONCERTO_API cc_result cc_nccl_id_exchange_tcp(cc_context* ctx, const char* host
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -205,13 +204,6 @@ typedef struct cc__nccl_comm {
 } cc__nccl_comm;
 
 static const cc_comm_fns* cc__nccl_fns(void);   /* the table, defined after its entries */
-
-static void cc__nccl_nap(double us) {
-    struct timespec ts;
-    ts.tv_sec = (time_t)(us / 1e6);
-    ts.tv_nsec = (long)((us - 1e6 * (double)ts.tv_sec) * 1e3);
-    nanosleep(&ts, NULL);
-}
 
 static cc_result cc__nccl_code(ncclResult_t r) {
     return r == ncclInvalidArgument || r == ncclInvalidUsage ? CC_ERR_INVALID_ARG : CC_ERR_BACKEND;
@@ -241,13 +233,7 @@ static const char* cc__nccl_name(const cc__nccl_comm* k) { return k->handle ? cc
 
 /* "all_reduce of 1024 float32 (sum) on communicator 'dp' (rank 0 of 2)" */
 static void cc__nccl_coll_text(char* buf, size_t size, const cc__nccl_comm* k, const cc_collective* c) {
-    cc__fmt(buf, size, "%s of %llu %s", cc__coll_name(c->kind), (unsigned long long)c->n_elems, cc__dtype_name(c->dtype));
-    if (c->kind == CC_COLL_ALL_REDUCE || c->kind == CC_COLL_REDUCE_SCATTER)
-        cc__append(buf, size, " (%s)", c->reduce == CC_REDUCE_SUM ? "sum" : c->reduce == CC_REDUCE_AVG ? "avg" :
-                                       c->reduce == CC_REDUCE_MAX ? "max" : "invalid reduction");
-    if (c->kind == CC_COLL_BROADCAST) cc__append(buf, size, " from root %d", c->peer);
-    if (c->kind == CC_COLL_SEND) cc__append(buf, size, " to rank %d", c->peer);
-    if (c->kind == CC_COLL_RECV) cc__append(buf, size, " from rank %d", c->peer);
+    cc__coll_text(buf, size, c);
     cc__append(buf, size, " on communicator '%s' (rank %d of %d)", cc__nccl_name(k), cc_comm_rank(k->handle), cc_comm_size(k->handle));
 }
 
@@ -289,8 +275,7 @@ static cc_result cc__nccl_wait_own(cc__nccl_comm* k, const char* what, char* msg
             cc__nccl_abort(k, msg);
             return CC_ERR_TIMEOUT;
         }
-        cc__nccl_nap(nap);
-        if (nap < 250) nap *= 2;
+        cc__nap(&nap);
     }
 }
 
@@ -656,7 +641,7 @@ CONCERTO_API cc_result cc_nccl_id_exchange_file(cc_context* ctx, const char* pat
         if (cc__now_s() >= deadline)
             return CONCERTO__FAIL(ctx, CC_ERR_TIMEOUT, "cc_nccl_id_exchange_file: rank %d: no id in '%s' after %g s (rank 0 "
                                   "writes it: is it running, with the same path?)", rank, path, t);
-        cc__nccl_nap(20000);
+        cc__sleep_us(20000);
     }
 }
 
@@ -855,7 +840,7 @@ static cc_result cc__nccl_tcp_fetch(cc_context* ctx, const char* host, int port,
         if (cc__now_s() >= deadline)
             return CONCERTO__FAIL(ctx, CC_ERR_TIMEOUT, "cc_nccl_id_exchange_tcp: rank %d: no id from %s:%d within %g s (last "
                                   "attempt: %s)", rank, host, port, timeout_s, last);
-        cc__nccl_nap(100000);
+        cc__sleep_us(100000);
     }
 }
 

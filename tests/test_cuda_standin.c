@@ -593,7 +593,7 @@ static void test_failures_across_ranks(void) {
             CHECK(F.secs[r] < 15, "%s: rank %d does not hang (%.1f s)", what[mode], r, F.secs[r]);
             CHECK(strstr(F.first_msg[r], "all_reduce") != NULL, "%s: rank %d's message names the collective", what[mode], r);
             if (mode > 0 && !(mode == 1 && r == 1))
-                CHECK(strstr(F.first_msg[r], "ar") != NULL && strstr(F.first_msg[r], "'ar") != NULL,
+                CHECK(strstr(F.first_msg[r], "'ar") != NULL,
                       "%s: rank %d's message names the op (%s)", what[mode], r, F.first_msg[r]);
             CHECK(F.next[r] != CC_OK, "%s: rank %d: the next call is refused", what[mode], r);
             if (mode > 0 && r == 0) {

@@ -487,7 +487,7 @@ static void test_mismatch(void) {
     for (i = 0; i < 2; i++) {
         CHECK_RES(NULL, M->first[i], CC_ERR_COLL_MISMATCH, "rank %d: all_reduce vs all_gather at #0 is CC_ERR_COLL_MISMATCH", i);
         CHECK(M->secs[i] < 2.0, "rank %d: the mismatch is reported promptly (%.3f s, timeout 10 s)", i, M->secs[i]);
-        CHECK_CONTAINS(M->first_msg[i], "rank 0 issued all_reduce(sum) of 1024 float32", "rank %d: message names rank 0's collective", i);
+        CHECK_CONTAINS(M->first_msg[i], "rank 0 issued all_reduce of 1024 float32 (sum)", "rank %d: message names rank 0's collective", i);
         CHECK_CONTAINS(M->first_msg[i], "rank 1 issued all_gather of 512 float32", "rank %d: message names rank 1's collective", i);
         CHECK_CONTAINS(M->first_msg[i], "#0", "rank %d: message names the sequence number", i);
         CHECK_RES(NULL, M->later[i], CC_ERR_COLL_MISMATCH, "rank %d: a later collective on the poisoned comm fails at once", i);
