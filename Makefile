@@ -48,7 +48,7 @@ T := $(BUILD)/tests
 UNIT_TESTS    := test_sched test_j30 test_alloc test_determinism test_graph test_check test_sim test_psplib test_misc test_world test_exec test_lpsolve test_fuse test_decompose test_comm
 COMPILE_TESTS := compile_c99 compile_cpp11 compile_static compile_solver_only
 UNIT_BINS     := $(addprefix $(T)/,$(UNIT_TESTS))
-TEST_BINS     := $(UNIT_BINS) $(addprefix $(T)/,$(COMPILE_TESTS)) tests/test_psplib_tool.sh tests/test_gpt.sh
+TEST_BINS     := $(UNIT_BINS) $(addprefix $(T)/,$(COMPILE_TESTS)) tests/test_psplib_tool.sh tests/test_gpt.sh tests/test_gpt_cuda.sh
 PSPLIB_TOOL   := $(if $(wildcard tools/psplib.c),$(BUILD)/psplib)
 # other programs, built by `make` when their source is there so that they never rot
 PROGRAMS      := $(PSPLIB_TOOL) $(BUILD)/bench_scale $(BUILD)/bench_exec $(BUILD)/schedule_step $(BUILD)/overlap \
@@ -136,7 +136,7 @@ $(BUILD)/overlap: examples/overlap.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 
-$(BUILD)/train_gpt: examples/gpt/train_gpt.c examples/gpt/gpt_kernels.h examples/gpt/gpt_common.h $(HEADERS)
+$(BUILD)/train_gpt: examples/gpt/train_gpt.c examples/gpt/gpt_kernels.h examples/gpt/gpt_common.h examples/gpt/gpt_train.h $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 
@@ -204,6 +204,9 @@ NCCL_PROBE    = printf '\#include <cuda_runtime_api.h>\n\#include <nccl.h>\n\#if
                 | $(CC) -x c -std=c11 -I$(CUDA_HOME)/include - -o /dev/null -L$(CUDA_HOME)/lib64 -lnccl -lcudart >/dev/null 2>&1 && echo 1 || echo 0
 HAVE_CUDART   = $(if $(filter 1,$(NO_CUDA)),0,$(call once,HAVE_CUDART,CUDART_PROBE))
 HAVE_NCCL     = $(if $(filter 1,$(NO_CUDA) $(NO_NCCL)),0,$(if $(filter 1,$(HAVE_CUDART)),$(call once,HAVE_NCCL,NCCL_PROBE),0))
+CUBLAS_PROBE  = printf '\#include <cublas_v2.h>\nint main(void) { cublasHandle_t h; return cublasCreate(&h) == CUBLAS_STATUS_SUCCESS; }\n' \
+                | $(CC) -x c -std=c11 -I$(CUDA_HOME)/include - -o /dev/null -L$(CUDA_HOME)/lib64 -lcublas -lcudart >/dev/null 2>&1 && echo 1 || echo 0
+HAVE_CUBLAS   = $(if $(filter 1,$(NO_CUDA)),0,$(if $(filter 1,$(HAVE_CUDART)),$(call once,HAVE_CUBLAS,CUBLAS_PROBE),0))
 
 GPU_NCCL_FLAGS = $(if $(filter 1,$(HAVE_NCCL)),,-DCONCERTO_TEST_NO_NCCL)
 GPU_CFLAGS     = -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -pedantic -pthread -I$(CUDA_HOME)/include \
@@ -231,7 +234,10 @@ GPU_DEPS = if [ "$(NO_CUDA)" = 1 ]; then echo "  ✗ CUDA: switched off (NO_CUDA
     if [ "$(NO_CUDA)" = 1 ] || [ "$(NO_NCCL)" = 1 ]; then echo "  ✗ NCCL: switched off (NO_$(if $(filter 1,$(NO_CUDA)),CUDA,NCCL)=1)"; \
     elif [ "$(HAVE_NCCL)" = 1 ]; then echo "  ✓ NCCL: <nccl.h> and -lnccl (2.18+) in $(CUDA_HOME): concerto_nccl.h built and its id exchanges run"; \
     elif [ "$(HAVE_CUDART)" = 1 ]; then echo "  ✗ NCCL: no <nccl.h> 2.18+ with -lnccl in $(CUDA_HOME): $(NCCL_HOWTO)"; \
-    else echo "  ✗ NCCL: needs CUDA first"; fi
+    else echo "  ✗ NCCL: needs CUDA first"; fi; \
+    if [ "$(HAVE_CUDA)$(HAVE_NCCL)$(HAVE_CUBLAS)" = 111 ]; then echo "  ✓ CUDA trainer: nvcc, cuBLAS and NCCL: build/train_gpt_cuda ($(GPT_CUDA_SMS))"; \
+    elif [ "$(NO_CUDA)" = 1 ]; then echo "  ✗ CUDA trainer: switched off (NO_CUDA=1)"; \
+    else echo "  ✗ CUDA trainer: $(GPT_CUDA_MISSING)"; fi
 
 GPU_HEADERS := concerto.h concerto_cuda.h concerto_nccl.h tests/harness.h
 GPU_TESTS   := $(T)/compile_cuda $(T)/compile_cuda_nvcc
@@ -242,13 +248,14 @@ tests-build: $(GPU_TESTS) $(T)/test_gpu
 
 test-gpu: deps
 	@$(MAKE) --no-print-directory $(T)/test_gpu
-	@TEST_BUILD="$(BUILD)" tests/run.sh $(BUILD)/gpu $(T)/test_gpu
+	@$(MAKE) --no-print-directory $(BUILD)/train_gpt $(BUILD)/train_gpt_cuda
+	@TEST_BUILD="$(BUILD)" GPT_CUDA_GPU=1 tests/run.sh $(BUILD)/gpu $(T)/test_gpu tests/test_gpt_cuda.sh
 
 # What the GPU programs are built with; rewritten only when it changes.
 gpu-config-check:
 $(T)/gpu-config: gpu-config-check
 	@mkdir -p $(@D)
-	@echo "cuda=$(HAVE_CUDA) cudart=$(HAVE_CUDART) nccl=$(HAVE_NCCL) home=$(CUDA_HOME) nvcc=$(NVCC_PATH) san=$(SAN)" >$@.new; \
+	@echo "cuda=$(HAVE_CUDA) cudart=$(HAVE_CUDART) nccl=$(HAVE_NCCL) cublas=$(HAVE_CUBLAS) home=$(CUDA_HOME) nvcc=$(NVCC_PATH) san=$(SAN)" >$@.new; \
 	 if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
 
 $(T)/compile_cuda $(T)/test_gpu: $(T)/%: tests/%.c $(GPU_HEADERS) $(T)/gpu-config
@@ -271,6 +278,24 @@ $(BUILD)/bench_gpu: bench/gpu.cu concerto.h concerto_cuda.h concerto_nccl.h $(T)
 	    echo "$(NVCC_PATH) $(NVCC_FLAGS) $(NVCC_BENCH_FLAGS) $< -o $@ $(NVCC_LIBS)"; \
 	    "$(NVCC_PATH)" $(NVCC_FLAGS) $(NVCC_BENCH_FLAGS) $< -o $@ $(NVCC_LIBS) || { rm -f $@; exit 1; }; \
 	 else rm -f $@; echo "note: $@ is not built: it needs nvcc and NCCL (see the CUDA and NCCL lines of make deps)"; fi
+
+# build/train_gpt_cuda (examples/gpt/train_gpt.cu): the example trainer on
+# GPUs, built by `make` and `make test` where nvcc, cuBLAS and NCCL are
+# found, for the architectures in GPT_CUDA_ARCHS (default sm_80 and sm_90),
+# with warnings as errors; otherwise tests/test_gpt_cuda.sh says why not.
+GPT_CUDA_ARCHS   ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90
+GPT_CUDA_SMS      = $(patsubst arch=compute_%,sm_%,$(filter arch=%,$(subst $(comma), ,$(GPT_CUDA_ARCHS))))
+comma            := ,
+GPT_CUDA_MISSING  = needs $(if $(filter 1,$(HAVE_CUDA)),,nvcc )$(if $(filter 1,$(HAVE_NCCL)),,NCCL )$(if $(filter 1,$(HAVE_CUBLAS)),,cuBLAS )in $(CUDA_HOME): $(CUDA_HOWTO)$(if $(filter 1,$(HAVE_NCCL)),,; $(NCCL_HOWTO))
+all: $(BUILD)/train_gpt_cuda
+tests-build: $(BUILD)/train_gpt_cuda
+$(BUILD)/train_gpt_cuda: examples/gpt/train_gpt.cu examples/gpt/gpt_common.h examples/gpt/gpt_train.h concerto.h concerto_cuda.h \
+                         concerto_nccl.h $(T)/gpu-config
+	@mkdir -p $(@D)
+	@if [ "$(HAVE_CUDA)$(HAVE_NCCL)$(HAVE_CUBLAS)" = 111 ]; then \
+	    echo "$(NVCC_PATH) $(NVCC_FLAGS) -std=c++17 -O2 $(GPT_CUDA_ARCHS) $< -o $@ $(NVCC_LIBS) -lcublas"; \
+	    "$(NVCC_PATH)" $(NVCC_FLAGS) -std=c++17 -O2 $(GPT_CUDA_ARCHS) $< -o $@ $(NVCC_LIBS) -lcublas || { rm -f $@; exit 1; }; \
+	 else rm -f $@; echo "note: $@ is not built: it $(GPT_CUDA_MISSING)"; fi
 # ==== end of the GPU block ===================================================
 
 # The J30 set is extracted into build/ (never into shared/).

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # make bench: the scheduler's benchmarks. Results go to stdout; the figures
 # in bench/RESULTS.md were taken with this script (see there for the machine).
-#   bench/run.sh [psplib|scale|exec|lp|gpt|gpu|all]      (default all)
+#   bench/run.sh [psplib|scale|exec|lp|gpt|gpu|gpt-cuda|all]      (default all)
 #   (gpt-throughput, gpt-orders, gpt-text: one part of gpt)
 # gpu: build/bench_gpu (bench/gpu.cu) on one GPU; it is built here only where
 # nvcc and NCCL are found (else this part says what is missing), and skips,
 # saying why, on a machine without a GPU.
+# gpt-cuda: build/train_gpt_cuda on one GPU, a GPT-2-small-sized model
+# (12 layers, width 768, 12 heads, T 1024), float32 and bfloat16, plain and
+# as CUDA graphs, program order against the library's; skipped, saying why,
+# where it is not built or there is no GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -179,5 +183,27 @@ if [ "$what" = all ] || [ "$what" = gpu ]; then
         "$BUILD/bench_gpu" step --copies
         ;;
     esac
+  fi
+fi
+
+if [ "$what" = all ] || [ "$what" = gpt-cuda ]; then
+  echo
+  make -s "$BUILD/train_gpt_cuda" || true
+  cuda_probe=(--steps 0 --eval 0 --sample 0 --compare 0 --profile 0)
+  if [ ! -x "$BUILD/train_gpt_cuda" ]; then
+    echo "CUDA trainer benchmarks skipped: $BUILD/train_gpt_cuda was not built:"
+    make -s deps | grep 'CUDA trainer'
+  elif ! why=$("$BUILD/train_gpt_cuda" "${cuda_probe[@]}" 2>&1); then
+    echo "CUDA trainer benchmarks skipped: $(tail -n 1 <<<"$why")"
+  else
+    gpt2=(--layers 12 --embd 768 --heads 12 --seq 1024 --batch 8 --steps 20 --eval 0 --sample 0 --print-every 10 --compare 5
+          --order both)
+    for dt in f32 bf16; do
+      for g in off on; do
+        echo "CUDA trainer, GPT-2-small-sized, --dtype $dt, --cuda-graphs $g (median of 20 steps per order):"
+        "$BUILD/train_gpt_cuda" "${gpt2[@]}" --dtype "$dt" --cuda-graphs "$g" |
+          grep -E '^model:|identical|predicted step|measured side by side|training in'
+      done
+    done
   fi
 fi

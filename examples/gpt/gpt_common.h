@@ -38,7 +38,12 @@
 #define MAX_T 1024
 
 /* ---- >>config: configuration and options --------------------------------- */
+/* The program's name in messages: the trainer sets it. */
+static const char* gpt_program = "train_gpt";
+
 typedef struct config { int V, C, L, H, T; } config;
+
+enum { GPT_F32 = 0, GPT_BF16 = 1 };   /* options.dtype */
 
 typedef struct options {
     const char* data;
@@ -56,6 +61,8 @@ typedef struct options {
     int budget;               /* schedules the scheduler may try, for the step and for judging each
                                  candidate rewrite; 0: the library's default */
     int graph_fingerprint;    /* print the step's graph fingerprint (graph_fingerprint) and stop */
+    int dtype;                /* GPT_F32, or GPT_BF16: matmuls and collectives in bfloat16 (CUDA trainer) */
+    int cuda_graphs;          /* capture the step into a CUDA graph and replay it (CUDA trainer) */
 } options;
 
 static void usage(FILE* f) {
@@ -95,7 +102,11 @@ static void usage(FILE* f) {
             "  --budget N           schedules the scheduler may try, for the step and for judging each\n"
             "                       candidate rewrite (default 1000; 0: the library's default, 5000)\n"
             "  --graph-fingerprint  print the fingerprints of rank 0's graphs (training step, evaluation)\n"
-            "                       as built, and stop: the same model and layout give the same ones\n");
+            "                       as built, and stop: the same model and layout give the same ones\n"
+            "  --dtype f32|bf16     f32 (default); bf16 keeps float32 master weights and runs matmuls and\n"
+            "                       collectives in bfloat16 (train_gpt_cuda only)\n"
+            "  --cuda-graphs on|off capture the step once into a CUDA graph and replay it (train_gpt_cuda\n"
+            "                       only; default off)\n");
 }
 
 /* ---- >>util: small utilities ---------------------------------------------- */
@@ -459,7 +470,7 @@ static int parse_int(const char* opt, const char* v, int lo, int hi, int* out) {
     errno = 0;
     x = v ? strtol(v, &end, 10) : 0;
     if (!v || errno || *end || x < lo || x > hi) {
-        fprintf(stderr, "train_gpt: %s needs an integer in %d..%d, got '%s'\n", opt, lo, hi, v ? v : "(nothing)");
+        fprintf(stderr, "%s: %s needs an integer in %d..%d, got '%s'\n", gpt_program, opt, lo, hi, v ? v : "(nothing)");
         return 0;
     }
     *out = (int)x;
@@ -471,7 +482,7 @@ static int parse_double(const char* opt, const char* v, double lo, double hi, do
     errno = 0;
     x = v ? strtod(v, &end) : 0;
     if (!v || errno || *end || !(x >= lo && x <= hi)) {
-        fprintf(stderr, "train_gpt: %s needs a number in %g..%g, got '%s'\n", opt, lo, hi, v ? v : "(nothing)");
+        fprintf(stderr, "%s: %s needs a number in %g..%g, got '%s'\n", gpt_program, opt, lo, hi, v ? v : "(nothing)");
         return 0;
     }
     *out = x;
@@ -512,13 +523,19 @@ static int parse_args(int argc, char** argv, options* o) {
             if (v && !strcmp(v, "program")) o->order = 0;
             else if (v && !strcmp(v, "concerto")) o->order = 1;
             else if (v && !strcmp(v, "both")) o->order = 2;
-            else { fprintf(stderr, "train_gpt: --order takes program, concerto or both, got '%s'\n", v ? v : "(nothing)"); ok = 0; }
+            else { fprintf(stderr, "%s: --order takes program, concerto or both, got '%s'\n", gpt_program, v ? v : "(nothing)"); ok = 0; }
         }
-        else if (!strcmp(a, "--decompose") || !strcmp(a, "--fuse")) {
+        else if (!strcmp(a, "--decompose") || !strcmp(a, "--fuse") || !strcmp(a, "--cuda-graphs")) {
             int on = v && !strcmp(v, "on"), off = v && !strcmp(v, "off");
-            if (!on && !off) { fprintf(stderr, "train_gpt: %s takes on or off, got '%s'\n", a, v ? v : "(nothing)"); ok = 0; }
+            if (!on && !off) { fprintf(stderr, "%s: %s takes on or off, got '%s'\n", gpt_program, a, v ? v : "(nothing)"); ok = 0; }
             else if (!strcmp(a, "--fuse")) o->fuse = on;
+            else if (!strcmp(a, "--cuda-graphs")) o->cuda_graphs = on;
             else o->decompose = on;
+        }
+        else if (!strcmp(a, "--dtype")) {
+            if (v && !strcmp(v, "f32")) o->dtype = GPT_F32;
+            else if (v && !strcmp(v, "bf16")) o->dtype = GPT_BF16;
+            else { fprintf(stderr, "%s: --dtype takes f32 or bf16, got '%s'\n", gpt_program, v ? v : "(nothing)"); ok = 0; }
         }
         else if (!strcmp(a, "--load")) o->load = v;
         else if (!strcmp(a, "--save")) o->save = v;
@@ -533,10 +550,10 @@ static int parse_args(int argc, char** argv, options* o) {
         else if (!strcmp(a, "--print-every")) ok = parse_int(a, v, 0, 1 << 24, &o->print_every);
         else if (!strcmp(a, "--compare")) ok = parse_int(a, v, 0, 1000, &o->compare_steps);
         else if (!strcmp(a, "--budget")) ok = parse_int(a, v, 0, 1 << 30, &o->budget);
-        else { fprintf(stderr, "train_gpt: unknown option '%s' (--help lists them)\n", a); return 0; }
+        else { fprintf(stderr, "%s: unknown option '%s' (--help lists them)\n", gpt_program, a); return 0; }
         if (!ok) return 0;
         if (takes) {
-            if (!v) { fprintf(stderr, "train_gpt: %s needs a value\n", a); return 0; }
+            if (!v) { fprintf(stderr, "%s: %s needs a value\n", gpt_program, a); return 0; }
             i++;
         }
     }
@@ -546,20 +563,20 @@ static int parse_args(int argc, char** argv, options* o) {
 
 /* The configuration must split over the layout; says what does not. */
 static int check_layout(const options* o, const config* c) {
-    if (c->C % c->H) { fprintf(stderr, "train_gpt: the embedding width %d does not divide into %d heads\n", c->C, c->H); return 0; }
+    if (c->C % c->H) { fprintf(stderr, "%s: the embedding width %d does not divide into %d heads\n", gpt_program, c->C, c->H); return 0; }
     if (c->H % o->tp) {
-        fprintf(stderr, "train_gpt: %d heads do not divide by the tensor-parallel degree %d\n", c->H, o->tp);
+        fprintf(stderr, "%s: %d heads do not divide by the tensor-parallel degree %d\n", gpt_program, c->H, o->tp);
         return 0;
     }
     if ((4 * c->C) % o->tp) {
-        fprintf(stderr, "train_gpt: the MLP's hidden size %d does not divide by the tensor-parallel degree %d\n", 4 * c->C, o->tp);
+        fprintf(stderr, "%s: the MLP's hidden size %d does not divide by the tensor-parallel degree %d\n", gpt_program, 4 * c->C, o->tp);
         return 0;
     }
     if (o->batch % o->dp) {
-        fprintf(stderr, "train_gpt: the global batch %d does not divide by the data-parallel degree %d\n", o->batch, o->dp);
+        fprintf(stderr, "%s: the global batch %d does not divide by the data-parallel degree %d\n", gpt_program, o->batch, o->dp);
         return 0;
     }
-    if (o->tp * o->dp > 256) { fprintf(stderr, "train_gpt: at most 256 ranks\n"); return 0; }
+    if (o->tp * o->dp > 256) { fprintf(stderr, "%s: at most 256 ranks\n", gpt_program); return 0; }
     return 1;
 }
 
@@ -620,6 +637,8 @@ typedef struct tensor {
     size_t bytes;
     uint64_t rows;
     int id;                        /* index among the rank's tensors */
+    int bf16;                      /* its elements are bfloat16 (--dtype bf16: the tensors that are
+                                      all-reduced); else float32, or as its name says (tokens, norms) */
     const struct tensor* whole;    /* a slot: the tensor it is part of; else NULL */
 } tensor;
 
@@ -696,6 +715,13 @@ typedef struct gpt_kernel_table {
     gpt_kernel_fn run[GPT_OP_KINDS];          /* by enum gpt_op_kind */
     void* (*alloc_zeroed)(size_t n_bytes);     /* one group of tensors, zeroed; NULL: out of memory */
     void (*free_memory)(void* p);              /* what alloc_zeroed returned */
+    /* Copies between the host and that memory, complete when they return
+       (the host then reads or reuses its side); 1, or 0 on failure. */
+    int (*copy_in)(void* dst, const void* host_src, size_t n_bytes);
+    int (*copy_out)(void* host_dst, const void* src, size_t n_bytes);
+    /* What failed in a kernel or a copy of the calling thread since the
+       last call (then cleared), or NULL; may be NULL where nothing can. */
+    const char* (*error)(void);
 } gpt_kernel_table;
 
 /* A rank's part of the model: its sizes, its tensors (holding this rank's
@@ -726,7 +752,10 @@ typedef struct gpt_model {
     tensor* sumsq;                         /* [np] float64: each gradient's squared norm */
     tensor* sumsq_slot;                    /* [np] slots of sumsq, one per parameter */
     tensor* normsq;                        /* [1] float64: the squared norm of the whole gradient */
-    adamw_step step;                       /* set by the host before each step */
+    tensor* step_t;                        /* [1] adamw_step: AdamW's learning rate and step count */
+    adamw_step step;                       /* the host's copy of step_t, which it writes before each step */
+    int bf16;                              /* --dtype bf16: the all-reduced tensors are bfloat16 */
+    cc_dtype reduced;                      /* their type: CC_DTYPE_BFLOAT16, or CC_DTYPE_FLOAT32 */
     cc_comm *tp_comm, *dp_comm;            /* NULL where TP or DP is 1 */
 } gpt_model;
 
@@ -740,6 +769,8 @@ static void model_init(gpt_model* s, const gpt_kernel_table* k, cc_context* ctx,
     s->tp_rank = me % o->tp; s->dp_rank = me / o->tp;
     s->Bl = o->batch / o->dp; s->N = s->Bl * s->cfg.T;
     s->Cl = s->cfg.C / o->tp; s->F = 4 * s->cfg.C / o->tp; s->Hl = s->cfg.H / o->tp;
+    s->bf16 = o->dtype == GPT_BF16;
+    s->reduced = s->bf16 ? CC_DTYPE_BFLOAT16 : CC_DTYPE_FLOAT32;
     s->layout = layout; s->np = layout->n;
 }
 
@@ -752,6 +783,15 @@ static tensor* tensor_add(gpt_model* s, const char* name, size_t bytes, uint64_t
     t->id = s->n_tensors++;
     return t;
 }
+/* A tensor of n elements of the all-reduced type: bfloat16 with --dtype
+   bf16, else float32. */
+static tensor* tensor_add_reduced(gpt_model* s, const char* name, size_t n, uint64_t rows) {
+    tensor* t = tensor_add(s, name, n * (s->bf16 ? 2 : sizeof(float)), rows);
+    t->bf16 = s->bf16;
+    return t;
+}
+/* Elements of a tensor of floats (float32 or bfloat16). */
+static size_t tensor_elems(const tensor* t) { return t->bytes / (t->bf16 ? 2 : sizeof(float)); }
 
 /* Gives the tensors added since tensor `first` their memory: one zeroed
    allocation, carved in order without gaps (a group holds one element
@@ -799,7 +839,7 @@ static int create_weights(gpt_model* s) {
     for (p = 0; p < s->np; p++) tensor_add(s, s->layout->p[p].name, sizeof(float) * shard_size(&s->layout->p[p], s->TP), 0);
     if (!tensor_carve(s, s->param->id)) return 0;
     s->grad = &s->tensors[s->n_tensors];
-    for (p = 0; p < s->np; p++) tensor_add(s, "grad", s->param[p].bytes, 0);
+    for (p = 0; p < s->np; p++) tensor_add_reduced(s, "grad", s->param[p].bytes / sizeof(float), 0);
     if (!tensor_carve(s, s->grad->id)) return 0;
     first = s->n_tensors;
     s->adam_m = &s->tensors[s->n_tensors];
@@ -833,20 +873,20 @@ static int create_activations(gpt_model* s) {
         a->qkv = tensor_add(s, "qkv", f * N * 3 * Cl, N);
         a->att = tensor_add(s, "att", f * (size_t)s->Bl * (size_t)s->Hl * T * T, (uint64_t)s->Bl);
         a->atty = tensor_add(s, "attn_out", f * N * Cl, N);
-        a->proj = tensor_add(s, "proj_partial", f * N * C, N);
+        a->proj = tensor_add_reduced(s, "proj_partial", N * C, N);
         a->x1 = tensor_add(s, "x1", f * N * C, N);
         a->ln2 = tensor_add(s, "ln2", f * N * C, N);
         a->ln2_mean = tensor_add(s, "mean2", f * N, N);
         a->ln2_rstd = tensor_add(s, "rstd2", f * N, N);
         a->fch = tensor_add(s, "fc", f * N * F, N);
         a->fch_gelu = tensor_add(s, "gelu", f * N * F, N);
-        a->fcproj = tensor_add(s, "fcproj_partial", f * N * C, N);
+        a->fcproj = tensor_add_reduced(s, "fcproj_partial", N * C, N);
         a->dx1 = tensor_add(s, "dx1", f * N * C, N);
         a->dfch = tensor_add(s, "dfc", f * N * F, N);
-        a->dln2 = tensor_add(s, "dln2_partial", f * N * C, N);
+        a->dln2 = tensor_add_reduced(s, "dln2_partial", N * C, N);
         a->datty = tensor_add(s, "dattn_out", f * N * Cl, N);
         a->dqkv = tensor_add(s, "dqkv", f * N * 3 * Cl, N);
-        a->dln1 = tensor_add(s, "dln1_partial", f * N * C, N);
+        a->dln1 = tensor_add_reduced(s, "dln1_partial", N * C, N);
     }
     s->lnf = tensor_add(s, "lnf", f * N * C, N);
     s->lnf_mean = tensor_add(s, "meanf", f * N, N);
@@ -864,6 +904,7 @@ static int create_norms(gpt_model* s) {
     int p, first = s->n_tensors;
     s->sumsq = tensor_add(s, "sumsq", sizeof(double) * (size_t)s->np, 0);
     s->normsq = tensor_add(s, "normsq", sizeof(double), 0);
+    s->step_t = tensor_add(s, "adamw_step", sizeof(adamw_step), 0);
     if (!tensor_carve(s, first)) return 0;
     s->sumsq_slot = &s->tensors[s->n_tensors];
     for (p = 0; p < s->np; p++) {
@@ -893,8 +934,8 @@ static void model_free(gpt_model* s) {
    so a tensor that is not declared cannot reach a kernel, and every
    dependency the library derives is one the kernel has. NULL entries are
    absent optional arguments (a bias, a residual, the loss's gradient).
-   Besides tensors a record holds only sizes and flags, and for AdamW the
-   host's learning rate and step count. */
+   Besides tensors a record holds only sizes and flags (AdamW's learning
+   rate and step count are a tensor, which the host writes before a step). */
 #define OP_MAX_IN 6
 #define OP_MAX_OUT 3
 
@@ -922,7 +963,8 @@ struct op_args {
     size_t n;                      /* elements (the per-parameter ops) */
     int counted;                   /* sumsq: counts towards the norm on this rank */
     float weight_decay;            /* AdamW */
-    const adamw_step* step;        /* AdamW: the step's learning rate and count, set by the host */
+    int chunked;                   /* the library may run the op in chunks of rows (add_op's chunks): its
+                                      kernel must give each row the same result whatever the chunk */
 };
 
 static void* rows_of(const tensor* t, int chunk, int n_chunks) {
@@ -1065,7 +1107,7 @@ static void add_op(builder* b, const char* name, int l, int stream, op_args* a, 
     for (i = 0; i < OP_MAX_IN + OP_MAX_OUT; i++) {
         const tensor* t = i < OP_MAX_IN ? a->in[i] : a->out[i - OP_MAX_IN];
         if (chunks && t && t->rows > 0 && t->rows != (uint64_t)a->N) {
-            fprintf(stderr, "train_gpt: op '%s' runs in chunks of %d rows, but '%s' has %llu rows\n", full, a->N, t->name,
+            fprintf(stderr, "%s: op '%s' runs in chunks of %d rows, but '%s' has %llu rows\n", gpt_program, full, a->N, t->name,
                     (unsigned long long)t->rows);
             b->rc = CC_ERR_INVALID_ARG;
             return;
@@ -1073,6 +1115,7 @@ static void add_op(builder* b, const char* name, int l, int stream, op_args* a, 
     }
     for (i = 0; i < OP_MAX_IN; i++) if (a->in[i]) reads[d.n_reads++] = region_of(b, a->in[i]);
     for (i = 0; i < OP_MAX_OUT; i++) if (a->out[i]) writes[d.n_writes++] = region_of(b, a->out[i]);
+    a->chunked = chunks != 0;
     d.name = full;
     d.duration_us = 1;
     d.stream = stream;
@@ -1091,6 +1134,7 @@ static void add_op(builder* b, const char* name, int l, int stream, op_args* a, 
 /* An in-place all-reduce of tensor t, whole, on a communication stream. */
 static void add_allreduce(builder* b, const char* name, int l, tensor* t, cc_dtype dtype, cc_reduce_op reduce, cc_comm* comm,
                           int stream) {
+    size_t size = dtype == CC_DTYPE_FLOAT64 ? sizeof(double) : dtype == CC_DTYPE_BFLOAT16 ? 2 : sizeof(float);
     cc_collective co;
     op_args a;
     memset(&co, 0, sizeof co);
@@ -1100,7 +1144,7 @@ static void add_allreduce(builder* b, const char* name, int l, tensor* t, cc_dty
     co.kind = CC_COLL_ALL_REDUCE;
     co.dtype = dtype;
     co.reduce = reduce;
-    co.n_elems = t->bytes / (dtype == CC_DTYPE_FLOAT64 ? sizeof(double) : sizeof(float));
+    co.n_elems = t->bytes / size;
     co.comm = comm;
     co.send_buf = t->p;
     co.recv_buf = t->p;
@@ -1231,7 +1275,7 @@ static void add_sumsq(builder* b, const char* name, tensor* slot, const tensor* 
     if (!a) return;
     a->out[0] = slot;
     a->in[0] = g;
-    a->n = g->bytes / sizeof(float);
+    a->n = tensor_elems(g);
     a->counted = counted;
     add_op(b, name, -1, S_COMPUTE, a, WHOLE, NULL);
 }
@@ -1244,14 +1288,13 @@ static void add_grad_norm(builder* b, const char* name, tensor* normsq, const te
     add_op(b, name, -1, S_COMPUTE, a, WHOLE, NULL);
 }
 static void add_adamw(builder* b, const char* name, tensor* param, tensor* m, tensor* v, const tensor* g, const tensor* normsq,
-                      float weight_decay, const adamw_step* step) {
+                      float weight_decay, const tensor* step) {
     op_args* a = op_new(b, GPT_OP_ADAMW, 0);
     if (!a) return;
     a->out[0] = param; a->out[1] = m; a->out[2] = v;
-    a->in[0] = g; a->in[1] = normsq;
+    a->in[0] = g; a->in[1] = normsq; a->in[2] = step;
     a->n = param->bytes / sizeof(float);
     a->weight_decay = weight_decay;
-    a->step = step;
     add_op(b, name, -1, S_COMPUTE, a, WHOLE, NULL);
 }
 
@@ -1265,12 +1308,12 @@ static void forward_layer(builder* b, const gpt_model* s, int l) {
     add_matmul(b, "qkv", l, WHOLE, a->qkv, a->ln1, w->attn_w, w->attn_b, N, C, 3 * s->Cl);
     add_attention(b, "attn", l, a->atty, a->att, a->qkv, s->Bl, T, s->Hl, C / s->cfg.H);
     add_matmul(b, "proj", l, IN_CHUNKS, a->proj, a->atty, w->proj_w, NULL, N, s->Cl, C);
-    if (s->TP > 1) add_allreduce(b, "proj.allreduce", l, a->proj, CC_DTYPE_FLOAT32, CC_REDUCE_SUM, s->tp_comm, S_TP);
+    if (s->TP > 1) add_allreduce(b, "proj.allreduce", l, a->proj, s->reduced, CC_REDUCE_SUM, s->tp_comm, S_TP);
     add_residual(b, "resid1", l, IN_CHUNKS, a->x1, s->x[l], a->proj, w->proj_b, N, C);
     add_layernorm(b, "ln2", l, a->ln2, a->ln2_mean, a->ln2_rstd, a->x1, w->ln2_w, w->ln2_b, N, C);
     add_matmul_gelu(b, "fc", l, a->fch, a->fch_gelu, a->ln2, w->fc_w, w->fc_b, N, C, s->F);
     add_matmul(b, "fcproj", l, IN_CHUNKS, a->fcproj, a->fch_gelu, w->fcproj_w, NULL, N, s->F, C);
-    if (s->TP > 1) add_allreduce(b, "fcproj.allreduce", l, a->fcproj, CC_DTYPE_FLOAT32, CC_REDUCE_SUM, s->tp_comm, S_TP);
+    if (s->TP > 1) add_allreduce(b, "fcproj.allreduce", l, a->fcproj, s->reduced, CC_REDUCE_SUM, s->tp_comm, S_TP);
     add_residual(b, "resid2", l, IN_CHUNKS, s->x[l + 1], a->x1, a->fcproj, w->fcproj_b, N, C);
 }
 
@@ -1285,7 +1328,7 @@ static void backward_layer(builder* b, const gpt_model* s, int l) {
     add_matmul_gelu_bwd_x(b, "fcproj.bwd_x", l, a->dfch, s->dx[l + 1], w->fcproj_w, a->fch, N, s->F, C);
     add_matmul_bwd_w(b, "fc.bwd_w", l, dw->fc_w, dw->fc_b, a->dfch, a->ln2, N, C, s->F);
     add_matmul_bwd_x(b, "fc.bwd_x", l, IN_CHUNKS, a->dln2, a->dfch, w->fc_w, N, C, s->F);
-    if (s->TP > 1) add_allreduce(b, "fc.bwd.allreduce", l, a->dln2, CC_DTYPE_FLOAT32, CC_REDUCE_SUM, s->tp_comm, S_TP);
+    if (s->TP > 1) add_allreduce(b, "fc.bwd.allreduce", l, a->dln2, s->reduced, CC_REDUCE_SUM, s->tp_comm, S_TP);
     add_layernorm_bwd(b, "ln2.bwd", l, IN_CHUNKS, a->dx1, dw->ln2_w, dw->ln2_b, s->dx[l + 1], a->dln2, a->x1, a->ln2_mean,
                       a->ln2_rstd, w->ln2_w, N, C);
     add_matmul_bwd_w(b, "proj.bwd_w", l, dw->proj_w, dw->proj_b, a->dx1, a->atty, N, s->Cl, C);
@@ -1293,7 +1336,7 @@ static void backward_layer(builder* b, const gpt_model* s, int l) {
     add_attention_bwd(b, "attn.bwd", l, a->dqkv, a->datty, a->att, a->qkv, s->Bl, T, s->Hl, C / s->cfg.H);
     add_matmul_bwd_w(b, "qkv.bwd_w", l, dw->attn_w, dw->attn_b, a->dqkv, a->ln1, N, C, 3 * s->Cl);
     add_matmul_bwd_x(b, "qkv.bwd_x", l, IN_CHUNKS, a->dln1, a->dqkv, w->attn_w, N, C, 3 * s->Cl);
-    if (s->TP > 1) add_allreduce(b, "qkv.bwd.allreduce", l, a->dln1, CC_DTYPE_FLOAT32, CC_REDUCE_SUM, s->tp_comm, S_TP);
+    if (s->TP > 1) add_allreduce(b, "qkv.bwd.allreduce", l, a->dln1, s->reduced, CC_REDUCE_SUM, s->tp_comm, S_TP);
     add_layernorm_bwd(b, "ln1.bwd", l, IN_CHUNKS, s->dx[l], dw->ln1_w, dw->ln1_b, a->dx1, a->dln1, s->x[l], a->ln1_mean,
                       a->ln1_rstd, w->ln1_w, N, C);
 }
@@ -1325,7 +1368,7 @@ static void build_backward(builder* b, const gpt_model* s) {
         for (p = 0; p < s->np; p++) {
             char name[48];
             snprintf(name, sizeof name, "%s.grad.allreduce", s->layout->p[p].name);
-            add_allreduce(b, name, -1, &s->grad[p], CC_DTYPE_FLOAT32, CC_REDUCE_AVG, s->dp_comm, S_DP);
+            add_allreduce(b, name, -1, &s->grad[p], s->reduced, CC_REDUCE_AVG, s->dp_comm, S_DP);
         }
 }
 
@@ -1344,7 +1387,7 @@ static void build_update(builder* b, const gpt_model* s) {
     for (p = 0; p < s->np; p++) {
         const pinfo* pi = &s->layout->p[p];
         snprintf(name, sizeof name, "%s.adamw", pi->name);
-        add_adamw(b, name, &s->param[p], &s->adam_m[p], &s->adam_v[p], &s->grad[p], s->normsq, pi->decay ? 0.1f : 0.0f, &s->step);
+        add_adamw(b, name, &s->param[p], &s->adam_m[p], &s->adam_v[p], &s->grad[p], s->normsq, pi->decay ? 0.1f : 0.0f, s->step_t);
     }
 }
 

@@ -37,10 +37,12 @@
    all-reduces into buckets. Both keep every sum in the same order: the
    losses stay bit-identical to program order's.
 
-   What does not depend on where the kernels run (configuration, options,
-   data, files, a rank's tensors, the graph builder) is in gpt_common.h;
-   here are the CPU kernels as ops (the table cpu_kernels), the ranks as
-   threads of the CPU world, and the training loop.
+   What does not depend on where the kernels run is shared with the CUDA
+   trainer (train_gpt.cu): configuration, options, data, files, a
+   rank's tensors and the graph builder in gpt_common.h; a rank's life and
+   main's in gpt_train.h. Here are only the CPU kernels as ops (the table
+   cpu_kernels) and the ranks as threads of the library's in-process world
+   on its CPU backend (cpu_platform).
 
    Run with --help for the options. */
 #define _POSIX_C_SOURCE 200809L
@@ -48,6 +50,7 @@
 #include "../../concerto.h"
 #include "gpt_kernels.h"
 #include "gpt_common.h"
+#include "gpt_train.h"
 
 #include <errno.h>
 #include <math.h>
@@ -57,54 +60,6 @@
 #include <string.h>
 #include <time.h>
 
-/* ---- a rank's state ------------------------------------------------------------- */
-/* A snapshot holds a copy of every block of the rank's tensors. */
-typedef struct snapshot { void* copy[MAX_BLOCKS]; int n; } snapshot;
-
-typedef struct shared shared;
-
-typedef struct rank_state {
-    shared* sh;
-    const options* o;
-    cc_rank* rank;
-    int me;
-    gpt_model m;                           /* sizes, tensors, communicators: what the step's graph is built from */
-    cc_comm* world_comm;
-    /* the step */
-    cc_graph* train;                       /* the training step as written (program order) */
-    cc_graph* eval;                        /* the forward pass with the loss */
-    op_store train_ops, eval_ops;
-    cc_graph *decomposed, *fused;          /* the library's rewrites of train (NULL: off) */
-    cc_graph* run;                         /* the step the library's order runs: train, rewritten */
-    cc_backend be;
-    int have_be;
-    cc_schedule sched;                     /* of run */
-    cc_plan* plan[2];                      /* by order: 0 program (train), 1 the library's (run) */
-    cc_exec* ex[2];
-    cc_plan* eval_plan;
-    cc_exec* eval_ex;
-    snapshot snap;                         /* the state before the first step */
-    int *batch_in, *batch_tg;              /* [B][T] the global batch */
-    double *op_start, *op_end;             /* [ops] an executed step's timeline */
-} rank_state;
-
-static int snap_save(rank_state* s, snapshot* sn) {
-    for (sn->n = 0; sn->n < s->m.n_blocks; sn->n++) {
-        sn->copy[sn->n] = malloc(s->m.block_bytes[sn->n] ? s->m.block_bytes[sn->n] : 1);
-        if (!sn->copy[sn->n]) return 0;
-        memcpy(sn->copy[sn->n], s->m.block[sn->n], s->m.block_bytes[sn->n]);
-    }
-    return 1;
-}
-static void snap_restore(rank_state* s, const snapshot* sn) {
-    int i;
-    for (i = 0; i < sn->n; i++) memcpy(s->m.block[i], sn->copy[i], s->m.block_bytes[i]);
-}
-static void snap_free(snapshot* sn) {
-    int i;
-    for (i = 0; i < sn->n; i++) free(sn->copy[i]);
-    sn->n = 0;
-}
 
 /* ---- the kernels on the CPU ---------------------------------------------------- */
 /* Each kernel as an op: what in[] and out[] hold, in the record's sizes.
@@ -221,19 +176,24 @@ static void run_grad_norm(const op_args* a, const op_view* v) {
     for (i = 0; i < a->n; i++) sum += sumsq[i];
     normsq[0] = sum;
 }
-/* in: g [n], normsq [1] (the global one); out: param [n], m [n], v [n].
+/* in: g [n], normsq [1] (the global one), the step (adamw_step); out: param [n], m [n], v [n].
    The gradient is clipped to norm 1 by scaling. */
 static void run_adamw(const op_args* a, const op_view* v) {
     const double* normsq = v->in[1];
+    const adamw_step* st = (const adamw_step*)v->in[2];
     double norm = sqrt(normsq[0]), coef = 1.0 / (norm + 1e-6);
     float scale = (float)(coef < 1.0 ? coef : 1.0);
-    k_adamw(v->out[0], v->out[1], v->out[2], v->in[0], a->n, scale, a->step->lr, 0.9f, 0.95f, 1e-8f, a->weight_decay, a->step->t);
+    k_adamw(v->out[0], v->out[1], v->out[2], v->in[0], a->n, scale, st->lr, 0.9f, 0.95f, 1e-8f, a->weight_decay, st->t);
 }
 
-
 static void* cpu_alloc_zeroed(size_t n_bytes) { return calloc(n_bytes, 1); }
+static int cpu_copy(void* dst, const void* src, size_t n_bytes) {
+    memcpy(dst, src, n_bytes);
+    return 1;
+}
 
-/* This trainer's kernels, which the graph builder (gpt_common.h) gives the ops. */
+/* This trainer's kernels, which the graph builder (gpt_common.h) gives the
+   ops; its tensors are in the host's memory. */
 static const gpt_kernel_table cpu_kernels = {
     {
         [GPT_OP_EMBED] = run_embed, [GPT_OP_LAYERNORM] = run_layernorm, [GPT_OP_MATMUL] = run_matmul,
@@ -246,541 +206,29 @@ static const gpt_kernel_table cpu_kernels = {
     },
     cpu_alloc_zeroed,
     free,
+    cpu_copy,
+    cpu_copy,
+    NULL,
 };
 
-/* ---- a rank's life ------------------------------------------------------------ */
-/* What main sets up for the ranks, and what they hand back (rank 0 unless
-   stated). */
-struct shared {
-    options o;
-    config cfg;
-    model_layout layout;
-    dataset data;
-    char* text;
-    float* init_params;            /* [P] global, unsharded */
-    size_t P;
-    int steps_done;                /* by the checkpoint loaded */
-    cc_context* ctx;               /* the host's: the world, the trace */
-    cc_world* world;
-    cc_trace* trace;
-    float* final_params;           /* [P] written by the ranks of DP rank 0 */
-    float* grads0;                 /* [P] the first step's gradient (--dump-grads), same ranks */
-    double loss0;
-    int passes, pass_order[2];     /* the orders trained, in turn: 0 program, 1 the library's */
-    double* losses[2];             /* [steps] per pass */
-    double* step_ms[2];            /* [steps] per pass, measured */
-    double* exposed_ms[2];
-    double pred_ms[2], pred_exposed_ms[2];  /* by order */
-    double cal_ms[2], cal_exposed_ms[2];    /* side by side: medians by order */
-    int n_ops, n_colls;            /* the step as written */
-    cc_rewrite_report dec, fus;    /* what decomposition and fusion did */
-    int n_ops_run, n_colls_run;    /* the step the library's order runs */
-    int moved, n_waits[2];
-    double sched_ms, lower_bound_ms;
-    double val_loss;
-    char sample[4096];
-    double train_s;
-    uint64_t fingerprint[2];       /* --graph-fingerprint: of the training step and of evaluation */
-};
-
-/* Shards of every parameter (or gradient) into a global vector; only the
-   ranks of DP rank 0 write, replicated tensors only TP rank 0. */
-static void unshard_all(const rank_state* s, const tensor* local, float* global) {
-    int p;
-    if (s->m.dp_rank != 0) return;
-    for (p = 0; p < s->m.np; p++) {
-        const pinfo* pi = &s->m.layout->p[p];
-        if (pi->shard == SH_REPL && s->m.tp_rank != 0) continue;
-        shard_copy(pi, s->m.TP, s->m.tp_rank, global + pi->offset, (float*)local[p].p, 0);
-    }
-}
-
-/* This rank's sequences of the global batch of a step (val: of the validation split). */
-static void set_batch(rank_state* s, int val, int step) {
-    const options* o = s->o;
-    make_batch(&s->sh->data, val, o->seed, step, o->batch, s->m.cfg.T, s->batch_in, s->batch_tg);
-    memcpy(s->m.inputs->p, s->batch_in + (size_t)s->m.dp_rank * s->m.N, sizeof(int) * (size_t)s->m.N);
-    memcpy(s->m.targets->p, s->batch_tg + (size_t)s->m.dp_rank * s->m.N, sizeof(int) * (size_t)s->m.N);
-}
-
-/* Step time (launch to the last op's end) and the part of it the compute
-   stream was idle: the communication it could not hide. */
-static cc_result measure_step(rank_state* s, cc_exec* x, cc_graph* g, double* step_ms, double* exposed_ms) {
-    int i, n = cc_graph_n_ops(g);
-    double end = 0, busy = 0;
-    cc_result r = cc_exec_timeline(x, s->op_start, s->op_end);
-    if (r != CC_OK) return r;
-    for (i = 0; i < n; i++) {
-        if (s->op_end[i] > end) end = s->op_end[i];
-        if (cc_op_demand(g, cc_graph_op(g, i), S_COMPUTE)) busy += s->op_end[i] - s->op_start[i];
-    }
-    *step_ms = end / 1000.0;
-    *exposed_ms = (end - busy) / 1000.0;
-    return CC_OK;
-}
-
-static double predicted_exposed(cc_graph* g, double makespan_us) {
-    int i;
-    double busy = 0;
-    for (i = 0; i < cc_graph_n_ops(g); i++)
-        if (cc_op_demand(g, cc_graph_op(g, i), S_COMPUTE)) busy += cc_op_duration_us(g, cc_graph_op(g, i));
-    return (makespan_us - busy) / 1000.0;
-}
-
-/* Durations without measuring (--profile 0): a compute op moves the bytes
-   of its regions at 1 GB/s; a collective takes the emulated link's time
-   (intra-node for the TP group, inter-node for DP). Deterministic. */
-static cc_result model_durations(const rank_state* s, cc_graph* g) {
-    const options* o = s->o;
-    int i, n = cc_graph_n_ops(g);
-    cc_link intra, inter;
-    intra.alpha_us = o->link_alpha_us / 2; intra.us_per_byte = o->link_us_per_kib / 4 / 1024.0;
-    inter.alpha_us = o->link_alpha_us; inter.us_per_byte = o->link_us_per_kib / 1024.0;
-    for (i = 0; i < n; i++) {
-        cc_op op = cc_graph_op(g, i);
-        int tp = cc_op_demand(g, op, S_TP);
-        double us;
-        cc_result r;
-        if (tp || cc_op_demand(g, op, S_DP))   /* the step's collectives are all-reduces of the region they write */
-            us = cc_link_time_us(tp ? &intra : &inter, CC_COLL_ALL_REDUCE, (size_t)cc_op_bytes(g, op, 1), tp ? s->m.TP : s->m.DP);
-        else us = (double)(cc_op_bytes(g, op, 0) + cc_op_bytes(g, op, 1)) / 1000.0;
-        if ((r = cc_op_set_duration(g, op, us)) != CC_OK) return r;
-    }
-    return CC_OK;
-}
-
-/* Sizes, tensors (holding this rank's shards of the initial parameters),
-   communicators, the step's two graphs, the backend. */
-static cc_result rank_setup(rank_state* s, cc_rank* rank, shared* sh) {
-    const options* o = &sh->o;
-    int p;
-    cc_result rc;
-    s->sh = sh; s->o = o; s->rank = rank;
-    s->me = cc_rank_index(rank);
-    model_init(&s->m, &cpu_kernels, cc_rank_context(rank), o, &sh->cfg, &sh->layout, s->me);
-    if (!model_create_tensors(&s->m)) return CC_ERR_OUT_OF_MEMORY;
-    for (p = 0; p < s->m.np; p++)
-        shard_copy(&s->m.layout->p[p], s->m.TP, s->m.tp_rank, sh->init_params + s->m.layout->p[p].offset, (float*)s->m.param[p].p, 1);
-    s->batch_in = (int*)malloc(sizeof(int) * (size_t)o->batch * s->m.cfg.T);
-    s->batch_tg = (int*)malloc(sizeof(int) * (size_t)o->batch * s->m.cfg.T);
-    if (!s->batch_in || !s->batch_tg) return CC_ERR_OUT_OF_MEMORY;
-    /* the backend and the communicators: the only lines that name the CPU
-       world; the TP group (consecutive ranks, one node) and the DP group
-       are split from the communicator of all ranks */
-    s->world_comm = cc_rank_world_comm(rank);
-    if (o->tp > 1 && (rc = cc_comm_split(s->world_comm, s->m.dp_rank, s->m.tp_rank, &s->m.tp_comm)) != CC_OK) return rc;
-    if (o->dp > 1 && (rc = cc_comm_split(s->world_comm, s->m.tp_rank, s->m.dp_rank, &s->m.dp_comm)) != CC_OK) return rc;
-    if ((rc = cc_cpu_backend_create(rank, &s->be)) != CC_OK) return rc;
-    s->have_be = 1;
-    if ((rc = build_graph(&s->m, 1, &s->train, &s->train_ops)) != CC_OK) return rc;
-    return build_graph(&s->m, 0, &s->eval, &s->eval_ops);
-}
-
-/* Program order, and the durations of its ops: each profiled alone
-   (agreeing on the slowest rank's time) on a copy of the state that is put
-   back afterwards, or from the model. The state before the first step is
-   kept (the snapshot): every later phase starts from it. */
-static cc_result profile_step(rank_state* s) {
-    cc_comm* world = s->world_comm;
-    cc_result rc = cc_plan_create(s->m.ctx, s->train, NULL, &s->plan[0]);
-    if (rc == CC_OK) rc = cc_exec_create(s->m.ctx, s->plan[0], &s->be, &s->ex[0]);
-    if (rc == CC_OK) rc = cc_exec_agree(s->ex[0], world);
+/* ---- the ranks ------------------------------------------------------------------ */
+/* A rank of the in-process world: the world's context and communicator,
+   the CPU backend. */
+static cc_result cpu_rank(cc_rank* rank, void* user) {
+    cc_backend be;
+    cc_result rc = cc_cpu_backend_create(rank, &be);
     if (rc != CC_OK) return rc;
-    if (!snap_save(s, &s->snap)) return CC_ERR_OUT_OF_MEMORY;
-    set_batch(s, 0, 0);
-    s->m.step.lr = 0;
-    s->m.step.t = 1;
-    if (s->o->profile_repeats > 0) rc = cc_exec_profile(s->ex[0], s->o->profile_repeats, world);
-    else rc = model_durations(s, s->train);
-    snap_restore(s, &s->snap);
+    rc = gpt_rank_main((shared*)user, cc_rank_context(rank), cc_rank_world_comm(rank), &be, cc_rank_index(rank));
+    cc_backend_destroy(&be);
     return rc;
 }
 
-/* Decomposition and fusion, judged by the library with the durations just
-   agreed on (the same on every rank, so every rank rewrites alike) and the
-   schedule desc that will schedule the result. The rewritten step is
-   profiled again (with --profile 0 it keeps the library's estimates). */
-static cc_result rewrite_step(rank_state* s, const cc_sched_desc* sd) {
-    cc_rewrite_desc rd = cc_rewrite_desc_default();
-    cc_rewrite_report rep;
-    cc_plan* plan = NULL;
-    cc_exec* ex = NULL;
-    cc_comm* world = s->world_comm;
-    cc_result rc;
-    rd.sched = *sd;
-    s->run = s->train;
-    if (s->o->decompose) {
-        if ((rc = cc_graph_decompose(s->m.ctx, s->run, &rd, &s->decomposed, &rep)) != CC_OK) return rc;
-        if (s->me == 0) s->sh->dec = rep;
-        s->run = s->decomposed;
-    }
-    if (s->o->fuse) {
-        if ((rc = cc_graph_fuse(s->m.ctx, s->run, &rd, &s->fused, &rep)) != CC_OK) return rc;
-        if (s->me == 0) s->sh->fus = rep;
-        s->run = s->fused;
-    }
-    if (s->run == s->train) return CC_OK;
-    rc = cc_plan_create(s->m.ctx, s->run, NULL, &plan);
-    if (rc == CC_OK) rc = cc_exec_create(s->m.ctx, plan, &s->be, &ex);
-    if (rc == CC_OK) rc = cc_exec_agree(ex, world);
-    if (rc == CC_OK && s->o->profile_repeats > 0) rc = cc_exec_profile(ex, s->o->profile_repeats, world);
-    cc_exec_destroy(ex);
-    cc_plan_destroy(plan);
-    snap_restore(s, &s->snap);
-    return rc;
-}
-
-/* The library's schedule of the step it runs, the same on every rank, and
-   what rank 0 reports of it and of program order. */
-static cc_result schedule_step(rank_state* s, const cc_sched_desc* sd) {
-    shared* sh = s->sh;
-    int i, n = cc_graph_n_ops(s->train), nx = cc_graph_n_ops(s->run);
-    cc_op* prog = (cc_op*)malloc(sizeof(cc_op) * (size_t)n);
-    double mk0 = 0;
-    cc_result rc;
-    if (!prog) return CC_ERR_OUT_OF_MEMORY;
-    for (i = 0; i < n; i++) prog[i] = cc_graph_op(s->train, i);
-    rc = cc_sched_solve(s->m.ctx, s->run, sd, &s->sched);
-    if (rc == CC_OK) rc = cc_simulate(s->m.ctx, s->train, prog, n, NULL, &mk0);
-    if (rc == CC_OK && s->me == 0) {
-        sh->pred_ms[0] = mk0 / 1000.0;
-        sh->pred_ms[1] = s->sched.makespan_us / 1000.0;
-        sh->pred_exposed_ms[0] = predicted_exposed(s->train, mk0);
-        sh->pred_exposed_ms[1] = predicted_exposed(s->run, s->sched.makespan_us);
-        sh->sched_ms = s->sched.solve_ms;
-        sh->lower_bound_ms = s->sched.lower_bound_us / 1000.0;
-        sh->n_ops = n;
-        sh->n_ops_run = nx;
-        for (i = 0; i < n; i++) if (!cc_op_demand(s->train, prog[i], S_COMPUTE)) sh->n_colls++;
-        for (i = 0; i < nx; i++) if (!cc_op_demand(s->run, cc_graph_op(s->run, i), S_COMPUTE)) sh->n_colls_run++;
-        /* ops issued at another position than in program order (of the graph that runs) */
-        for (i = 0; i < nx; i++) if (cc_op_index(s->run, s->sched.order[i]) != i) sh->moved++;
-    }
-    free(prog);
-    return rc;
-}
-
-/* Executors of the scheduled step and of the forward pass, checked across
-   ranks; room for a step's timeline. */
-static cc_result plan_steps(rank_state* s) {
-    cc_comm* world = s->world_comm;
-    int n = cc_graph_n_ops(s->run) > cc_graph_n_ops(s->train) ? cc_graph_n_ops(s->run) : cc_graph_n_ops(s->train);
-    cc_result rc = cc_plan_create(s->m.ctx, s->run, s->sched.order, &s->plan[1]);
-    if (rc == CC_OK) rc = cc_exec_create(s->m.ctx, s->plan[1], &s->be, &s->ex[1]);
-    if (rc == CC_OK) rc = cc_exec_agree(s->ex[1], world);
-    if (rc == CC_OK) rc = cc_plan_create(s->m.ctx, s->eval, NULL, &s->eval_plan);
-    if (rc == CC_OK) rc = cc_exec_create(s->m.ctx, s->eval_plan, &s->be, &s->eval_ex);
-    if (rc == CC_OK) rc = cc_exec_agree(s->eval_ex, world);
-    if (rc != CC_OK) return rc;
-    if (s->me == 0) {
-        s->sh->n_waits[0] = cc_plan_n_waits(s->plan[0]);
-        s->sh->n_waits[1] = cc_plan_n_waits(s->plan[1]);
-    }
-    s->op_start = (double*)malloc(sizeof(double) * (size_t)n);
-    s->op_end = (double*)malloc(sizeof(double) * (size_t)n);
-    return s->op_start && s->op_end ? CC_OK : CC_ERR_OUT_OF_MEMORY;
-}
-
-/* The step made faster: profiled, rewritten, scheduled, planned. One
-   schedule desc judges the rewrites and schedules the step they give. */
-static cc_result optimise_step(rank_state* s) {
-    cc_sched_desc sd = cc_sched_desc_default();
-    cc_result rc;
-    if (s->o->budget > 0) sd.budget_schedules = s->o->budget;
-    rc = profile_step(s);
-    if (rc == CC_OK) rc = rewrite_step(s, &sd);
-    if (rc == CC_OK) rc = schedule_step(s, &sd);
-    if (rc == CC_OK) rc = plan_steps(s);
-    return rc;
-}
-
-/* Side by side: the two orders alternately on the same state, each step
-   from the snapshot; the median step time of each. */
-static cc_result compare_orders(rank_state* s) {
-    int n = s->o->compare_steps, step, k;
-    cc_graph* graph[2];
-    double* ms = (double*)malloc(sizeof(double) * 4 * (size_t)n);   /* [order][step, exposed][n] */
-    cc_result rc = ms ? CC_OK : CC_ERR_OUT_OF_MEMORY;
-    graph[0] = s->train;
-    graph[1] = s->run;
-    for (step = 0; step < n && rc == CC_OK; step++)
-        for (k = 0; k < 2 && rc == CC_OK; k++) {
-            snap_restore(s, &s->snap);
-            set_batch(s, 0, step);
-            s->m.step.lr = 0;
-            s->m.step.t = 1;
-            rc = cc_exec_step(s->ex[k]);
-            if (rc == CC_OK) rc = measure_step(s, s->ex[k], graph[k], &ms[(2 * k) * n + step], &ms[(2 * k + 1) * n + step]);
-        }
-    if (rc == CC_OK && s->me == 0)
-        for (k = 0; k < 2; k++) {
-            s->sh->cal_ms[k] = median(&ms[(2 * k) * n], n);
-            s->sh->cal_exposed_ms[k] = median(&ms[(2 * k + 1) * n], n);
-        }
-    free(ms);
-    snap_restore(s, &s->snap);
-    return rc;
-}
-
-/* One training run in one order (0 program, 1 the library's) from the
-   snapshot; the trace of its last step if asked for. */
-static cc_result train_pass(rank_state* s, int pass) {
-    shared* sh = s->sh;
-    const options* o = s->o;
-    int k = sh->pass_order[pass], step;
-    cc_graph* graph = k ? s->run : s->train;
-    double t0 = wall_s();
-    cc_result rc = CC_OK;
-    snap_restore(s, &s->snap);
-    if (s->me == 0 && sh->passes > 1) printf("--- training in %s order ---\n", k ? "the library's" : "program");
-    for (step = 0; step < o->steps; step++) {
-        double ms, exposed, loss;
-        set_batch(s, 0, step);
-        s->m.step.lr = (float)lr_at(o, step);
-        s->m.step.t = step + 1;
-        if ((rc = cc_exec_step(s->ex[k])) != CC_OK) return rc;
-        if ((rc = measure_step(s, s->ex[k], graph, &ms, &exposed)) != CC_OK) return rc;
-        loss = ((const float*)s->m.loss->p)[0];
-        if (s->me == 0) {
-            sh->losses[pass][step] = loss;
-            sh->step_ms[pass][step] = ms;
-            sh->exposed_ms[pass][step] = exposed;
-            if (o->print_every > 0 && (step % o->print_every == 0 || step == o->steps - 1))
-                printf("step %4d  loss %.4f  lr %.2e  step %7.2f ms (predicted %7.2f)  exposed comm %6.2f ms (predicted %6.2f)\n",
-                       step + 1, loss, s->m.step.lr, ms, sh->pred_ms[k], exposed, sh->pred_exposed_ms[k]);
-        }
-        if (step == 0 && pass == 0) {
-            unshard_all(s, s->m.grad, sh->grads0);
-            if (s->me == 0) sh->loss0 = loss;
-        }
-    }
-    if (s->me == 0) sh->train_s = wall_s() - t0;
-    if (pass == sh->passes - 1 && sh->trace) {
-        char name[48];
-        snprintf(name, sizeof name, "rank %d (tp %d, dp %d)", s->me, s->m.tp_rank, s->m.dp_rank);
-        rc = cc_exec_timeline(s->ex[k], s->op_start, s->op_end);
-        if (rc == CC_OK) rc = cc_trace_add(sh->trace, graph, s->me, name, s->op_start, s->op_end);
-    }
-    return rc;
-}
-
-/* Training, once per order asked for, from the same start. */
-static cc_result train(rank_state* s) {
-    int pass;
-    cc_result rc = CC_OK;
-    for (pass = 0; pass < s->sh->passes && rc == CC_OK; pass++) rc = train_pass(s, pass);
-    return rc;
-}
-
-/* The mean loss of --eval validation batches, with the forward pass. */
-static cc_result evaluate(rank_state* s) {
-    double sum = 0;
-    int i;
-    for (i = 0; i < s->o->eval_batches; i++) {
-        cc_result rc;
-        set_batch(s, 1, i);
-        if ((rc = cc_exec_step(s->eval_ex)) != CC_OK) return rc;
-        sum += ((const float*)s->m.loss->p)[0];
-    }
-    if (s->me == 0) s->sh->val_loss = sum / s->o->eval_batches;
-    return CC_OK;
-}
-
-/* --sample characters of text, each drawn from the softmax of the logits
-   at the last position of the context (which starts as a newline), with
-   the forward pass; every sequence of the batch holds the context. */
-static cc_result sample_text(rank_state* s) {
-    shared* sh = s->sh;
-    int T = s->m.cfg.T, V = s->m.cfg.V, ctx_len = 1, n, i, b, v;
-    int* context = (int*)calloc((size_t)T, sizeof(int));
-    int *inputs = (int*)s->m.inputs->p, *targets = (int*)s->m.targets->p;
-    uint64_t rs = s->o->seed ^ 0xA5A5A5A5ull;
-    cc_result rc = CC_OK;
-    if (!context) return CC_ERR_OUT_OF_MEMORY;
-    context[0] = sh->data.token_of['\n'] >= 0 ? sh->data.token_of['\n'] : 0;
-    for (n = 0; n < s->o->sample_chars && n < (int)sizeof sh->sample - 1; n++) {
-        const float* lg;
-        double mx = -1e30, sum = 0, r;
-        int pick = 0;
-        for (b = 0; b < s->m.Bl; b++)
-            for (i = 0; i < T; i++) {
-                inputs[b * T + i] = i < ctx_len ? context[i] : 0;
-                targets[b * T + i] = 0;
-            }
-        if ((rc = cc_exec_step(s->eval_ex)) != CC_OK) break;
-        lg = (const float*)s->m.logits->p + (size_t)(ctx_len - 1) * V;
-        for (v = 0; v < V; v++) if (lg[v] > mx) mx = lg[v];
-        for (v = 0; v < V; v++) sum += exp(lg[v] - mx);
-        r = rng_unit(&rs) * sum;
-        for (v = 0; v < V; v++) {
-            r -= exp(lg[v] - mx);
-            pick = v;
-            if (r <= 0) break;
-        }
-        if (s->me == 0) sh->sample[n] = (char)sh->data.vocab[pick];
-        if (ctx_len == T) {
-            memmove(context, context + 1, sizeof(int) * (size_t)(T - 1));
-            ctx_len--;
-        }
-        context[ctx_len++] = pick;
-    }
-    if (s->me == 0) sh->sample[n] = 0;
-    free(context);
-    return rc;
-}
-
-static void rank_free(rank_state* s) {
-    int i;
-    cc_exec_destroy(s->eval_ex);
-    cc_plan_destroy(s->eval_plan);
-    for (i = 0; i < 2; i++) {
-        cc_exec_destroy(s->ex[i]);
-        cc_plan_destroy(s->plan[i]);
-    }
-    if (s->have_be) cc_backend_destroy(&s->be);
-    cc_schedule_release(s->m.ctx, &s->sched);
-    cc_graph_destroy(s->train);
-    cc_graph_destroy(s->eval);
-    cc_graph_destroy(s->decomposed);
-    cc_graph_destroy(s->fused);
-    cc_comm_destroy(s->m.tp_comm);
-    cc_comm_destroy(s->m.dp_comm);
-    op_store_free(&s->train_ops);
-    op_store_free(&s->eval_ops);
-    snap_free(&s->snap);
-    free(s->batch_in);
-    free(s->batch_tg);
-    free(s->op_start);
-    free(s->op_end);
-    model_free(&s->m);
-    free(s);
-}
-
-/* One rank: set up, make the step faster, compare the orders, train,
-   evaluate, sample; the final parameters to the host. */
-static cc_result rank_main(cc_rank* rank, void* user) {
-    rank_state* s = (rank_state*)calloc(1, sizeof *s);
-    cc_result rc;
-    if (!s) return CC_ERR_OUT_OF_MEMORY;
-    rc = rank_setup(s, rank, (shared*)user);
-    if (rc == CC_OK && s->o->graph_fingerprint) {
-        if (s->me == 0) {
-            s->sh->fingerprint[0] = s->train_ops.fingerprint;
-            s->sh->fingerprint[1] = s->eval_ops.fingerprint;
-        }
-        rank_free(s);
-        return CC_OK;
-    }
-    if (rc == CC_OK) rc = optimise_step(s);
-    if (rc == CC_OK && s->o->compare_steps > 0) rc = compare_orders(s);
-    if (rc == CC_OK) rc = train(s);
-    if (rc == CC_OK && s->o->eval_batches > 0) rc = evaluate(s);
-    if (rc == CC_OK && s->o->sample_chars > 0) rc = sample_text(s);
-    if (rc == CC_OK) unshard_all(s, s->m.param, s->sh->final_params);
-    rank_free(s);
-    return rc;
-}
-
-/* ---- main -------------------------------------------------------------------- */
-/* The model and its data: from the checkpoint or freshly initialised, the
-   text encoded; the files asked for before training. 0, or the exit
-   status. */
-static int prepare_model(shared* sh) {
-    const options* o = &sh->o;
-    char err[512];
-    unsigned char ck_vocab[256];
-    size_t n_text = 0, P = 0;
-    sh->cfg = o->cfg;
-    if (o->load && !load_checkpoint(o->load, &sh->cfg, ck_vocab, &sh->steps_done, &sh->init_params, &P, err, sizeof err)) {
-        fprintf(stderr, "train_gpt: %s\n", err);
-        return 1;
-    }
-    if (!check_layout(o, &sh->cfg)) return 2;
-    if (!load_text(o->data, &sh->text, &n_text, err, sizeof err)) {
-        fprintf(stderr, "train_gpt: %s\n", err);
-        return 1;
-    }
-    if (n_text == 0) {
-        fprintf(stderr, "train_gpt: data file '%s' is empty\n", o->data);
-        return 1;
-    }
-    if (!make_dataset(&sh->data, sh->text, n_text, o->load ? ck_vocab : NULL, sh->cfg.V, sh->cfg.T,
-                      o->data ? o->data : "the generated corpus", err, sizeof err)) {
-        fprintf(stderr, "train_gpt: %s\n", err);
-        return 1;
-    }
-    sh->cfg.V = sh->data.V;
-    layout_model(&sh->cfg, &sh->layout);
-    sh->P = sh->layout.total;
-    if (!sh->init_params) {
-        if (!(sh->init_params = (float*)malloc(sizeof(float) * sh->P))) {
-            fprintf(stderr, "train_gpt: out of memory\n");
-            return 1;
-        }
-        init_params(&sh->cfg, &sh->layout, sh->init_params, o->seed);
-    }
-    if (o->save_init && !save_checkpoint(o->save_init, &sh->cfg, &sh->data, sh->steps_done, sh->init_params, sh->P, err, sizeof err)) {
-        fprintf(stderr, "train_gpt: %s\n", err);
-        return 1;
-    }
-    if (o->dump_batches && !write_batches(o->dump_batches, o, &sh->data, sh->cfg.T, err, sizeof err)) {
-        fprintf(stderr, "train_gpt: %s\n", err);
-        return 1;
-    }
-    return 0;
-}
-
-/* What the ranks fill in, the host's context and trace; says what will
-   run. 0, or the exit status. */
-static int prepare_run(shared* sh) {
-    const options* o = &sh->o;
-    int k;
-    sh->passes = o->order == 2 ? 2 : 1;
-    sh->pass_order[0] = o->order == 2 ? 0 : o->order;
-    sh->pass_order[1] = 1;
-    sh->final_params = (float*)calloc(sh->P, sizeof(float));
-    sh->grads0 = (float*)calloc(sh->P, sizeof(float));
-    for (k = 0; k < sh->passes; k++) {
-        sh->losses[k] = (double*)calloc((size_t)o->steps + 1, sizeof(double));
-        sh->step_ms[k] = (double*)calloc((size_t)o->steps + 1, sizeof(double));
-        sh->exposed_ms[k] = (double*)calloc((size_t)o->steps + 1, sizeof(double));
-        if (!sh->losses[k] || !sh->step_ms[k] || !sh->exposed_ms[k]) break;
-    }
-    if (k < sh->passes || !sh->final_params || !sh->grads0) {
-        fprintf(stderr, "train_gpt: out of memory\n");
-        return 1;
-    }
-    if (cc_context_create(NULL, &sh->ctx) != CC_OK) {
-        fprintf(stderr, "train_gpt: cannot create a context\n");
-        return 1;
-    }
-    if (o->trace && cc_trace_create(sh->ctx, &sh->trace) != CC_OK) {
-        fprintf(stderr, "train_gpt: %s\n", cc_last_error(sh->ctx));
-        return 1;
-    }
-    return 0;
-}
-
-/* What the run is: the model, the data, the layout and the link. */
-static void print_setup(const shared* sh) {
-    const options* o = &sh->o;
-    const config* c = &sh->cfg;
-    printf("model: %d layers, width %d, %d heads, context %d, vocabulary %d: %zu parameters\n", c->L, c->C, c->H, c->T, c->V, sh->P);
-    printf("data: %s, %zu characters (%zu train, %zu validation)\n", o->data ? o->data : "generated corpus", sh->data.n,
-           sh->data.n_train, sh->data.n - sh->data.n_train);
-    printf("ranks: %d = TP %d x DP %d; global batch %d x %d tokens; ", o->tp * o->dp, o->tp, o->dp, o->batch, c->T);
-    if (o->emulate)
-        printf("emulated link: %.0f us + %.1f us/KiB between nodes, %.0f us + %.1f us/KiB within\n", o->link_alpha_us,
-               o->link_us_per_kib, o->link_alpha_us / 2, o->link_us_per_kib / 4);
-    else printf("no link emulation\n");
-    fflush(stdout);
-}
-
-/* TP x DP ranks as threads, the TP group on one node; each runs rank_main.
-   0, or the exit status. */
-static int run_ranks(shared* sh) {
+/* TP x DP ranks as threads, the TP group on one node, over the emulated
+   link. 0, or the exit status. */
+static int cpu_run_ranks(shared* sh) {
     const options* o = &sh->o;
     cc_world_desc wd = cc_world_desc_default();
+    cc_world* world = NULL;
     cc_link intra, inter;
     cc_result r;
     wd.n_ranks = o->tp * o->dp;
@@ -793,149 +241,19 @@ static int run_ranks(shared* sh) {
     wd.inter_node = &inter;
     wd.intra_node = &intra;
     wd.timeout_s = 120;
-    if (cc_world_create(sh->ctx, &wd, &sh->world) != CC_OK) {
+    if (cc_world_create(sh->ctx, &wd, &world) != CC_OK) {
         fprintf(stderr, "train_gpt: %s\n", cc_last_error(sh->ctx));
         return 1;
     }
-    r = cc_world_run(sh->world, rank_main, sh);
+    r = cc_world_run(world, cpu_rank, sh);
     if (r != CC_OK) {
-        const char* m = cc_world_error(sh->world);
+        const char* m = cc_world_error(world);
         fprintf(stderr, "train_gpt: %s\n", m && *m ? m : cc_result_description(r));
-        return 1;
     }
-    return 0;
+    cc_world_destroy(world);
+    return r == CC_OK ? 0 : 1;
 }
 
-/* Median of the first n of v, which stays as it is. */
-static double median_of(const double* v, int n) {
-    double* tmp = (double*)malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
-    double m = 0;
-    if (tmp) {
-        memcpy(tmp, v, sizeof(double) * (size_t)n);
-        m = median(tmp, n);
-    }
-    free(tmp);
-    return m;
-}
+static const gpt_platform cpu_platform = { "train_gpt", &cpu_kernels, 0, 0, 1, cpu_run_ranks };
 
-/* What training gave, and what the library did to the step: its rewrites
-   as their reports say (the makespans their judging schedules gave, before
-   and after), the schedule, predicted and measured times. */
-static void print_report(const shared* sh) {
-    const options* o = &sh->o;
-    const cc_rewrite_report *dec = &sh->dec, *fus = &sh->fus;
-    int i, k;
-    if (sh->passes == 2) {
-        int same = 1;
-        for (i = 0; i < o->steps; i++) if (sh->losses[0][i] != sh->losses[1][i]) same = 0;
-        printf("losses of all %d steps identical in program order and the library's order: %s\n", o->steps, same ? "yes" : "NO");
-    }
-    if (o->steps > 0) printf("trained %d steps in %.1f s\n", o->steps, sh->train_s);
-    if (o->eval_batches > 0) printf("validation loss: %.4f (ln V = %.4f)\n", sh->val_loss, log((double)sh->cfg.V));
-    if (o->sample_chars > 0) printf("sample:\n%s\n", sh->sample);
-    printf("\nwhat the library did to the step (%d ops, %d collectives as written):\n", sh->n_ops, sh->n_colls);
-    if (o->decompose)
-        printf("  decomposed %d all-reduce(s) with the ops around them into chunks: %d -> %d ops; judged step %.2f -> %.2f ms "
-               "(%d schedules judged)\n", dec->n_changed, dec->n_ops_before, dec->n_ops_after, dec->makespan_before_us / 1000.0,
-               dec->makespan_after_us / 1000.0, dec->n_evaluations);
-    else printf("  decomposition: off\n");
-    if (o->fuse)
-        printf("  fused collectives into %d bucket(s): %d -> %d collectives, %d -> %d ops; judged step %.2f -> %.2f ms "
-               "(%d schedules judged)\n", fus->n_changed, fus->n_colls_before, fus->n_colls_after, fus->n_ops_before,
-               fus->n_ops_after, fus->makespan_before_us / 1000.0, fus->makespan_after_us / 1000.0, fus->n_evaluations);
-    else printf("  fusion: off\n");
-    printf("  scheduled %d ops (%d collectives) in %.1f ms: %d issued at another position, cross-stream waits %d -> %d\n",
-           sh->n_ops_run, sh->n_colls_run, sh->sched_ms, sh->moved, sh->n_waits[0], sh->n_waits[1]);
-    printf("  predicted step: %.2f ms in program order, %.2f ms scheduled (lower bound %.2f): %.2fx\n", sh->pred_ms[0], sh->pred_ms[1],
-           sh->lower_bound_ms, sh->pred_ms[1] > 0 ? sh->pred_ms[0] / sh->pred_ms[1] : 0);
-    printf("  predicted exposed communication: %.2f ms -> %.2f ms\n", sh->pred_exposed_ms[0], sh->pred_exposed_ms[1]);
-    if (o->compare_steps > 0)
-        printf("  measured side by side (median of %d steps each): %.2f ms -> %.2f ms: %.2fx; exposed communication %.2f -> %.2f ms\n",
-               o->compare_steps, sh->cal_ms[0], sh->cal_ms[1], sh->cal_ms[1] > 0 ? sh->cal_ms[0] / sh->cal_ms[1] : 0,
-               sh->cal_exposed_ms[0], sh->cal_exposed_ms[1]);
-    for (k = 0; k < sh->passes && o->steps > 0; k++) {
-        double ms = median_of(sh->step_ms[k], o->steps);
-        printf("  training in %s order: median step %.2f ms, exposed communication %.2f ms, %.0f tokens/s\n",
-               sh->pass_order[k] ? "the library's" : "program", ms, median_of(sh->exposed_ms[k], o->steps),
-               (double)o->batch * sh->cfg.T / (ms / 1000.0));
-    }
-}
-
-/* The files asked for after training: losses, gradients, checkpoint,
-   trace. 0, or the exit status. */
-static int write_outputs(const shared* sh) {
-    const options* o = &sh->o;
-    char err[512];
-    int i;
-    if (o->losses) {
-        FILE* f = fopen(o->losses, "w");
-        if (!f) {
-            fprintf(stderr, "train_gpt: cannot write '%s': %s\n", o->losses, strerror(errno));
-            return 1;
-        }
-        for (i = 0; i < o->steps; i++) fprintf(f, "%.9g\n", sh->losses[sh->passes - 1][i]);
-        if (fclose(f) != 0) {
-            fprintf(stderr, "train_gpt: writing '%s' failed\n", o->losses);
-            return 1;
-        }
-    }
-    if (o->dump_grads && o->steps > 0 && !write_grads(o->dump_grads, sh->loss0, sh->grads0, sh->P, err, sizeof err)) {
-        fprintf(stderr, "train_gpt: %s\n", err);
-        return 1;
-    }
-    if (o->save && !save_checkpoint(o->save, &sh->cfg, &sh->data, sh->steps_done + o->steps, sh->final_params, sh->P, err, sizeof err)) {
-        fprintf(stderr, "train_gpt: %s\n", err);
-        return 1;
-    }
-    if (sh->trace) {
-        if (cc_trace_write(sh->trace, o->trace) != CC_OK) {
-            fprintf(stderr, "train_gpt: %s\n", cc_last_error(sh->ctx));
-            return 1;
-        }
-        printf("trace of the last step: %s\n", o->trace);
-    }
-    return 0;
-}
-
-static void shared_free(shared* sh) {
-    int k;
-    if (sh->world) cc_world_destroy(sh->world);
-    if (sh->trace) cc_trace_destroy(sh->trace);
-    if (sh->ctx) cc_context_destroy(sh->ctx);
-    for (k = 0; k < 2; k++) {
-        free(sh->losses[k]);
-        free(sh->step_ms[k]);
-        free(sh->exposed_ms[k]);
-    }
-    free(sh->final_params);
-    free(sh->grads0);
-    free(sh->init_params);
-    free(sh->text);
-    free(sh->data.tokens);
-    free(sh);
-}
-
-int main(int argc, char** argv) {
-    options o;
-    shared* sh;
-    int status, pr = parse_args(argc, argv, &o);
-    if (pr <= 0) return pr < 0 ? 0 : 2;
-    if (!(sh = (shared*)calloc(1, sizeof *sh))) {
-        fprintf(stderr, "train_gpt: out of memory\n");
-        return 1;
-    }
-    sh->o = o;
-    status = prepare_model(sh);
-    if (status == 0) status = prepare_run(sh);
-    if (status == 0 && !o.graph_fingerprint) print_setup(sh);
-    if (status == 0) status = run_ranks(sh);
-    if (status == 0 && o.graph_fingerprint)
-        printf("graph fingerprint: %016llx (training step), %016llx (evaluation)\n", (unsigned long long)sh->fingerprint[0],
-               (unsigned long long)sh->fingerprint[1]);
-    else if (status == 0) {
-        print_report(sh);
-        status = write_outputs(sh);
-    }
-    shared_free(sh);
-    return status;
-}
+int main(int argc, char** argv) { return gpt_main(argc, argv, &cpu_platform); }

@@ -1,0 +1,800 @@
+/* train_gpt.cu - the example GPT trainer on NVIDIA GPUs: the same model,
+   graph, command line and files as train_gpt.c, with its kernels on the
+   GPU, its collectives through NCCL, and the step scheduled by Concerto-C.
+
+   Everything but the kernels and the ranks' set-up is the CPU trainer's:
+   gpt_common.h (configuration, options, data, checkpoints, a rank's
+   tensors, the graph builder) and gpt_train.h (a rank's life, main). The
+   graph of the step is built by the same code from the same records; only
+   the table of kernels behind its ops (cuda_kernels) differs, and the
+   tensors live in device memory (cudaMalloc). --graph-fingerprint prints
+   the same fingerprints as train_gpt for the same model and layout.
+
+   Ranks: one process drives TP x DP GPUs, a host thread per GPU (rank r
+   on device r), each with its own context, CUDA backend (concerto_cuda.h)
+   and NCCL communicator of all ranks (concerto_nccl.h, one unique id
+   shared in memory), from which the TP and DP groups are split.
+
+   Kernels, on the op's stream (the backend's cudaStream_t):
+   - matmuls through cuBLAS (cublasGemmEx, compute in float32: no TF32),
+     except the ops the library may cut into chunks of rows (op_args
+     .chunked: proj, fcproj and the input gradients of fc and attn), which
+     run a tiled kernel of this file whose every output element is one
+     sum in a fixed order, so that a chunk's rows come out bit-identical to
+     the whole op's and the library's rewrites change no number;
+   - this file's kernels for the embedding, layer norm, attention (plain
+     causal attention, a warp per query row with the probabilities kept, as
+     the CPU's k_attention; not a fused flash kernel), GELU, softmax
+     cross-entropy, the gradient's squared norm and AdamW.
+   No kernel uses atomics: every sum runs in a fixed order, so a step
+   gives the same bits every run, in either order and replayed as a CUDA
+   graph (--cuda-graphs on).
+
+   --dtype bf16: float32 master weights, AdamW's moments, activations; the
+   matmuls' operands are rounded to bfloat16 (cuBLAS with bfloat16 inputs
+   and float32 accumulation; the tiled kernel rounds its loads), and the
+   tensors that are all-reduced (the tensor-parallel partial sums and the
+   gradients) are bfloat16, so the collectives move bfloat16.
+
+   Built by `make` when nvcc, cuBLAS and NCCL are found (build/train_gpt_cuda).
+   Run with --help for the options. */
+#define CONCERTO_IMPLEMENTATION
+#include "../../concerto.h"
+#include "../../concerto_cuda.h"
+#include "../../concerto_nccl.h"
+#include "gpt_common.h"
+#include "gpt_train.h"
+
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <pthread.h>
+
+typedef __nv_bfloat16 bf16;
+
+/* ---- a rank's GPU state ------------------------------------------------------ */
+/* Each rank is one host thread; what its kernels need besides the op's
+   tensors is here, made before its first step (nothing is allocated while
+   a step may be captured into a CUDA graph). */
+typedef struct gpu_rank {
+    cublasHandle_t blas;
+    void* blas_ws;                 /* cuBLAS's workspace: fixed, as CUDA graphs need */
+    bf16 *opa, *opb;               /* [scratch] a matmul's operands rounded to bfloat16 */
+    size_t scratch;                /* elements of each */
+    double* rowloss;               /* [N] cross-entropy per row, summed in order */
+    float* dots;                   /* [Bl][Hl][T] attention backward: sum of p * dp per query row */
+    int bf16;                      /* --dtype bf16 */
+    char err[512];                 /* the first failure since error() was asked */
+} gpu_rank;
+
+static thread_local gpu_rank* g_rank;
+
+static void note(const char* fmt, const char* what, const char* detail) {
+    if (g_rank && !g_rank->err[0]) snprintf(g_rank->err, sizeof g_rank->err, fmt, what, detail);
+}
+static int cuda_ok(cudaError_t e, const char* what) {
+    if (e == cudaSuccess) return 1;
+    note("%s failed: %s", what, cudaGetErrorString(e));
+    return 0;
+}
+static int blas_ok(cublasStatus_t st, const char* what) {
+    if (st == CUBLAS_STATUS_SUCCESS) return 1;
+    note("%s failed: %s", what, cublasGetStatusString(st));
+    return 0;
+}
+
+/* ---- device helpers ---------------------------------------------------------- */
+__device__ __forceinline__ float ld(const void* p, size_t i, int bf) {
+    return bf ? __bfloat162float(((const bf16*)p)[i]) : ((const float*)p)[i];
+}
+__device__ __forceinline__ void st(void* p, size_t i, int bf, float x) {
+    if (bf) ((bf16*)p)[i] = __float2bfloat16(x);
+    else ((float*)p)[i] = x;
+}
+__device__ __forceinline__ float round_bf16(float x) { return __bfloat162float(__float2bfloat16(x)); }
+
+template <typename F> __device__ __forceinline__ F warp_sum(F v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+__device__ __forceinline__ float warp_max(float v) {
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+/* The sum over the block (blockDim.x a multiple of 32), in a fixed order,
+   to every thread; sh holds 33 values. */
+template <typename F> __device__ F block_sum(F v, F* sh) {
+    int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    v = warp_sum(v);
+    if (lane == 0) sh[w] = v;
+    __syncthreads();
+    if (w == 0) {
+        F x = lane < nw ? sh[lane] : F(0);
+        x = warp_sum(x);
+        if (lane == 0) sh[32] = x;
+    }
+    __syncthreads();
+    F r = sh[32];
+    __syncthreads();
+    return r;
+}
+__device__ float block_max(float v, float* sh) {
+    int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    v = warp_max(v);
+    if (lane == 0) sh[w] = v;
+    __syncthreads();
+    if (w == 0) {
+        float x = lane < nw ? sh[lane] : -INFINITY;
+        x = warp_max(x);
+        if (lane == 0) sh[32] = x;
+    }
+    __syncthreads();
+    float r = sh[32];
+    __syncthreads();
+    return r;
+}
+
+#define GELU_S 0.7978845608028654f   /* sqrt(2 / pi) */
+#define THREADS 256
+static unsigned blocks_for(size_t n) { return (unsigned)((n + THREADS - 1) / THREADS); }
+
+/* ---- kernels ------------------------------------------------------------------ */
+/* x[N][C] = wte[tokens[n]] + wpe[n % T] */
+__global__ void embed_kernel(float* x, const float* wte, const float* wpe, const int* tokens, int N, int T, int C) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (size_t)N * C) return;
+    int n = (int)(i / C), k = (int)(i % C);
+    x[i] = wte[(size_t)tokens[n] * C + k] + wpe[(size_t)(n % T) * C + k];
+}
+
+/* A block per row: y = (x - mean) * rstd * w + b; biased variance, eps 1e-5. */
+__global__ void layernorm_kernel(float* y, float* mean, float* rstd, const float* x, const float* w, const float* b, int C) {
+    __shared__ float sh[33];
+    const float* xr = x + (size_t)blockIdx.x * C;
+    float* yr = y + (size_t)blockIdx.x * C;
+    float s = 0, v = 0;
+    for (int c = threadIdx.x; c < C; c += blockDim.x) s += xr[c];
+    float m = block_sum(s, sh) / (float)C;
+    for (int c = threadIdx.x; c < C; c += blockDim.x) v += (xr[c] - m) * (xr[c] - m);
+    float rs = 1.0f / sqrtf(block_sum(v, sh) / (float)C + 1e-5f);
+    for (int c = threadIdx.x; c < C; c += blockDim.x) yr[c] = (xr[c] - m) * rs * w[c] + b[c];
+    if (threadIdx.x == 0) { mean[blockIdx.x] = m; rstd[blockIdx.x] = rs; }
+}
+
+/* A block per row: dx = (resid or 0) + the norm's input gradient of dy
+   (dy may be bfloat16). */
+__global__ void layernorm_bwd_x_kernel(float* dx, const float* resid, const void* dy, int dy_bf, const float* x, const float* mean,
+                                       const float* rstd, const float* w, int C) {
+    __shared__ float sh[33];
+    size_t row = (size_t)blockIdx.x * C;
+    float m = mean[blockIdx.x], rs = rstd[blockIdx.x], s1 = 0, s2 = 0;
+    for (int c = threadIdx.x; c < C; c += blockDim.x) {
+        float norm = (x[row + c] - m) * rs, dn = ld(dy, row + c, dy_bf) * w[c];
+        s1 += dn;
+        s2 += dn * norm;
+    }
+    float sum_dn = block_sum(s1, sh) / (float)C, sum_dn_norm = block_sum(s2, sh) / (float)C;
+    for (int c = threadIdx.x; c < C; c += blockDim.x) {
+        float norm = (x[row + c] - m) * rs, dn = ld(dy, row + c, dy_bf) * w[c];
+        dx[row + c] = (resid ? resid[row + c] : 0.0f) + rs * (dn - sum_dn - norm * sum_dn_norm);
+    }
+}
+
+/* A thread per column: dw[c] (+)= sum over rows of dy * norm, db[c] (+)= sum of dy,
+   rows in order (chunks after the first add to what the first wrote). */
+__global__ void layernorm_bwd_w_kernel(void* dw, void* db, int g_bf, const void* dy, int dy_bf, const float* x, const float* mean,
+                                       const float* rstd, int N, int C, int accumulate) {
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= C) return;
+    float sw = accumulate ? ld(dw, c, g_bf) : 0.0f, sb = accumulate ? ld(db, c, g_bf) : 0.0f;
+    for (int n = 0; n < N; n++) {
+        float g = ld(dy, (size_t)n * C + c, dy_bf);
+        sw += g * ((x[(size_t)n * C + c] - mean[n]) * rstd[n]);
+        sb += g;
+    }
+    st(dw, c, g_bf, sw);
+    st(db, c, g_bf, sb);
+}
+
+/* y[n][j] = sum over k of x[n][k] * W(j, k) (+ bias[j]), W(j, k) = w[j][k]
+   (trans_w 0) or w[k][j] (trans_w 1; w then has J columns). 64 x 64 tiles,
+   each thread 4 x 4 outputs; every output is one sum over k in increasing
+   order, whatever N, so a chunk of rows gives the whole op's bits. With
+   round_in, operands are rounded to bfloat16 first. */
+#define TM 64
+#define TK 16
+__global__ void matmul_tiled_kernel(void* y, int y_bf, const float* x, const float* w, const float* bias, int N, int K, int J,
+                                    int trans_w, int round_in) {
+    __shared__ float xs[TK][TM + 1];
+    __shared__ float ws[TK][TM + 1];
+    int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+    int n0 = blockIdx.y * TM, j0 = blockIdx.x * TM;
+    float acc[4][4] = { { 0 } };
+    for (int k0 = 0; k0 < K; k0 += TK) {
+        for (int i = threadIdx.x; i < TM * TK; i += 256) {
+            int r = i / TK, kk = i % TK, n = n0 + r, k = k0 + kk;
+            float xv = n < N && k < K ? x[(size_t)n * K + k] : 0.0f;
+            int j = j0 + r;
+            float wv = 0.0f;
+            if (j < J && k < K) wv = trans_w ? w[(size_t)k * J + j] : w[(size_t)j * K + k];
+            if (round_in) { xv = round_bf16(xv); wv = round_bf16(wv); }
+            xs[kk][r] = xv;
+            ws[kk][r] = wv;
+        }
+        __syncthreads();
+        for (int kk = 0; kk < TK; kk++)
+            for (int a = 0; a < 4; a++)
+                for (int b = 0; b < 4; b++) acc[a][b] += xs[kk][ty * 4 + a] * ws[kk][tx * 4 + b];
+        __syncthreads();
+    }
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 4; b++) {
+            int n = n0 + ty * 4 + a, j = j0 + tx * 4 + b;
+            if (n < N && j < J) st(y, (size_t)n * J + j, y_bf, acc[a][b] + (bias ? bias[j] : 0.0f));
+        }
+}
+
+/* y[n][j] += bias[j] (y float32) */
+__global__ void add_bias_kernel(float* y, const float* bias, int N, int J) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < (size_t)N * J) y[i] += bias[i % J];
+}
+/* h += bias; u = gelu(h) (tanh approximation) */
+__global__ void bias_gelu_kernel(float* h, float* u, const float* bias, int N, int J) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (size_t)N * J) return;
+    float x = h[i] + bias[i % J];
+    h[i] = x;
+    u[i] = 0.5f * x * (1.0f + tanhf(GELU_S * (x + 0.044715f * x * x * x)));
+}
+/* d = d * gelu'(h) */
+__global__ void gelu_bwd_kernel(float* d, const float* h, size_t n) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float x = h[i], u = GELU_S * (x + 0.044715f * x * x * x), t = tanhf(u);
+    d[i] *= 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * GELU_S * (1.0f + 3.0f * 0.044715f * x * x);
+}
+/* A thread per column: dbias[j] = sum over rows of dy[n][j], in order. */
+__global__ void bias_grad_kernel(void* dbias, int g_bf, const float* dy, int N, int J) {
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= J) return;
+    float s = 0;
+    for (int n = 0; n < N; n++) s += dy[(size_t)n * J + j];
+    st(dbias, j, g_bf, s);
+}
+/* float32 to bfloat16 */
+__global__ void to_bf16_kernel(bf16* out, const float* in, size_t n) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = __float2bfloat16(in[i]);
+}
+
+/* A warp per query row (b, h, t): the probabilities att[b][h][t][0..T) (zero
+   past t) and y = sum over t2 <= t of att * v. qkv[B T][3 W], W = NH HS. */
+__global__ void attention_kernel(float* y, float* att, const float* qkv, int B, int T, int NH, int HS) {
+    int lane = threadIdx.x & 31;
+    size_t row = (size_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    if (row >= (size_t)B * NH * T) return;
+    int t = (int)(row % T), h = (int)(row / T % NH), b = (int)(row / T / NH), W = NH * HS;
+    float scale = 1.0f / sqrtf((float)HS);
+    const float* q = qkv + ((size_t)b * T + t) * 3 * W + h * HS;
+    float* a = att + row * T;
+    float mx = -INFINITY, sum = 0;
+    for (int t2 = lane; t2 <= t; t2 += 32) {
+        const float* k = qkv + ((size_t)b * T + t2) * 3 * W + W + h * HS;
+        float s = 0;
+        for (int d = 0; d < HS; d++) s += q[d] * k[d];
+        a[t2] = s * scale;
+        mx = fmaxf(mx, s * scale);
+    }
+    mx = warp_max(mx);
+    for (int t2 = lane; t2 <= t; t2 += 32) {
+        float e = expf(a[t2] - mx);
+        a[t2] = e;
+        sum += e;
+    }
+    sum = warp_sum(sum);
+    for (int t2 = lane; t2 < T; t2 += 32) a[t2] = t2 <= t ? a[t2] / sum : 0.0f;
+    __syncwarp();
+    for (int d = lane; d < HS; d += 32) {
+        float o = 0;
+        for (int t2 = 0; t2 <= t; t2++) o += a[t2] * qkv[((size_t)b * T + t2) * 3 * W + 2 * W + h * HS + d];
+        y[((size_t)b * T + t) * W + h * HS + d] = o;
+    }
+}
+
+/* Attention backward, first half: a warp per query row t: dp[t2] = dy_t . v_t2,
+   dot = sum of att * dp, ds = att (dp - dot) scale; dq_t = sum ds k_t2.
+   dot goes to dots for the second half. */
+#define ATT_WARPS 8
+__global__ void attention_bwd_q_kernel(float* dqkv, float* dots, const float* dy, const float* att, const float* qkv, int B, int T,
+                                       int NH, int HS) {
+    __shared__ float ds_all[ATT_WARPS][MAX_T];
+    int lane = threadIdx.x & 31, wi = threadIdx.x / 32;
+    size_t row = (size_t)blockIdx.x * ATT_WARPS + wi;
+    if (row >= (size_t)B * NH * T) return;
+    int t = (int)(row % T), h = (int)(row / T % NH), b = (int)(row / T / NH), W = NH * HS;
+    float scale = 1.0f / sqrtf((float)HS), dot = 0;
+    const float* a = att + row * T;
+    const float* g = dy + ((size_t)b * T + t) * W + h * HS;
+    float* ds = ds_all[wi];
+    for (int t2 = lane; t2 <= t; t2 += 32) {
+        const float* v = qkv + ((size_t)b * T + t2) * 3 * W + 2 * W + h * HS;
+        float s = 0;
+        for (int d = 0; d < HS; d++) s += g[d] * v[d];
+        ds[t2] = s;
+        dot += a[t2] * s;
+    }
+    dot = warp_sum(dot);
+    for (int t2 = lane; t2 <= t; t2 += 32) ds[t2] = a[t2] * (ds[t2] - dot) * scale;
+    __syncwarp();
+    for (int d = lane; d < HS; d += 32) {
+        float o = 0;
+        for (int t2 = 0; t2 <= t; t2++) o += ds[t2] * qkv[((size_t)b * T + t2) * 3 * W + W + h * HS + d];
+        dqkv[((size_t)b * T + t) * 3 * W + h * HS + d] = o;
+    }
+    if (lane == 0) dots[row] = dot;
+}
+/* Second half: a warp per key row t2: dk_t2 = sum over t >= t2 of ds[t][t2] q_t,
+   dv_t2 = sum of att[t][t2] dy_t, t in increasing order. HS <= 128. */
+__global__ void attention_bwd_kv_kernel(float* dqkv, const float* dots, const float* dy, const float* att, const float* qkv, int B,
+                                        int T, int NH, int HS) {
+    int lane = threadIdx.x & 31;
+    size_t row = (size_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    if (row >= (size_t)B * NH * T) return;
+    int t2 = (int)(row % T), h = (int)(row / T % NH), b = (int)(row / T / NH), W = NH * HS;
+    float scale = 1.0f / sqrtf((float)HS), dk[4] = { 0, 0, 0, 0 }, dv[4] = { 0, 0, 0, 0 }, vv[4];
+    const float* v = qkv + ((size_t)b * T + t2) * 3 * W + 2 * W + h * HS;
+    for (int i = 0; i < 4; i++) vv[i] = lane + 32 * i < HS ? v[lane + 32 * i] : 0.0f;
+    for (int t = t2; t < T; t++) {
+        size_t qrow = (size_t)b * T + t;
+        float p = att[(((size_t)b * NH + h) * T + t) * T + t2], s = 0;
+        const float* g = dy + qrow * W + h * HS;
+        for (int i = 0; i < 4; i++) if (lane + 32 * i < HS) s += g[lane + 32 * i] * vv[i];
+        s = warp_sum(s);
+        float ds = p * (s - dots[((size_t)b * NH + h) * T + t]) * scale;
+        const float* q = qkv + qrow * 3 * W + h * HS;
+        for (int i = 0; i < 4; i++)
+            if (lane + 32 * i < HS) {
+                dk[i] += ds * q[lane + 32 * i];
+                dv[i] += p * g[lane + 32 * i];
+            }
+    }
+    float* out = dqkv + ((size_t)b * T + t2) * 3 * W + h * HS;
+    for (int i = 0; i < 4; i++)
+        if (lane + 32 * i < HS) {
+            out[W + lane + 32 * i] = dk[i];
+            out[2 * W + lane + 32 * i] = dv[i];
+        }
+}
+
+/* y = x + (part + bias) (part may be bfloat16) */
+__global__ void residual_kernel(float* y, const float* x, const void* part, int part_bf, const float* bias, int N, int C) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < (size_t)N * C) y[i] = x[i] + (ld(part, i, part_bf) + bias[i % C]);
+}
+
+/* A block per row: its loss (double) and, with dlogits, (softmax - onehot) / N. */
+__global__ void crossentropy_kernel(double* rowloss, float* dlogits, const float* logits, const int* targets, int N, int V) {
+    __shared__ float sh[33];
+    const float* l = logits + (size_t)blockIdx.x * V;
+    float mx = -INFINITY, s = 0;
+    for (int v = threadIdx.x; v < V; v += blockDim.x) mx = fmaxf(mx, l[v]);
+    mx = block_max(mx, sh);
+    for (int v = threadIdx.x; v < V; v += blockDim.x) s += expf(l[v] - mx);
+    float sum = block_sum(s, sh);
+    int tg = targets[blockIdx.x];
+    if (threadIdx.x == 0) rowloss[blockIdx.x] = (double)(logf(sum) + mx - l[tg]);
+    if (dlogits) {
+        float inv = 1.0f / sum;
+        float* dl = dlogits + (size_t)blockIdx.x * V;
+        for (int v = threadIdx.x; v < V; v += blockDim.x) dl[v] = expf(l[v] - mx) * inv / (float)N - (v == tg ? 1.0f / (float)N : 0.0f);
+    }
+}
+/* One block: loss[0] = the mean of rowloss, summed in a fixed order. */
+__global__ void mean_loss_kernel(float* loss, const double* rowloss, int N) {
+    __shared__ double sh[33];
+    double s = 0;
+    for (int n = threadIdx.x; n < N; n += blockDim.x) s += rowloss[n];
+    s = block_sum(s, sh);
+    if (threadIdx.x == 0) loss[0] = (float)(s / N);
+}
+
+/* A thread per column k: dwte[tokens[n]][k] += dx[n][k], n in order (one
+   thread owns a column: no two threads write one element). */
+__global__ void embed_bwd_wte_kernel(void* dwte, int g_bf, const float* dx, const int* tokens, int N, int C) {
+    int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= C) return;
+    for (int n = 0; n < N; n++) {
+        size_t i = (size_t)tokens[n] * C + k;
+        st(dwte, i, g_bf, ld(dwte, i, g_bf) + dx[(size_t)n * C + k]);
+    }
+}
+/* dwpe[t][k] = sum over b of dx[b T + t][k] */
+__global__ void embed_bwd_wpe_kernel(void* dwpe, int g_bf, const float* dx, int B, int T, int C) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (size_t)T * C) return;
+    float s = 0;
+    for (int b = 0; b < B; b++) s += dx[(size_t)b * T * C + i];
+    st(dwpe, i, g_bf, s);
+}
+
+/* One block: slot[0] = the squared norm of g (double), or 0 where it does not count. */
+__global__ void sumsq_kernel(double* slot, const void* g, int g_bf, size_t n, int counted) {
+    __shared__ double sh[33];
+    double s = 0;
+    if (counted)
+        for (size_t i = threadIdx.x; i < n; i += blockDim.x) {
+            double x = ld(g, i, g_bf);
+            s += x * x;
+        }
+    s = block_sum(s, sh);
+    if (threadIdx.x == 0) slot[0] = s;
+}
+/* One thread: normsq[0] = the sum of sumsq, in order. */
+__global__ void grad_norm_kernel(double* normsq, const double* sumsq, size_t n) {
+    double s = 0;
+    for (size_t i = 0; i < n; i++) s += sumsq[i];
+    normsq[0] = s;
+}
+/* AdamW as the CPU's k_adamw, the gradient clipped to norm 1; the learning
+   rate and step count read from device memory (a replayed graph sees the
+   host's latest). */
+__global__ void adamw_kernel(float* p, float* m, float* v, const void* g, int g_bf, const double* normsq, const adamw_step* step,
+                             size_t n, float wd) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    double norm = sqrt(normsq[0]), coef = 1.0 / (norm + 1e-6);
+    float scale = (float)(coef < 1.0 ? coef : 1.0), lr = step->lr, beta1 = 0.9f, beta2 = 0.95f, eps = 1e-8f;
+    float bc1 = 1.0f - powf(beta1, (float)step->t), bc2 = 1.0f - powf(beta2, (float)step->t), sqrt_bc2 = sqrtf(bc2);
+    float gi = ld(g, i, g_bf) * scale;
+    m[i] = beta1 * m[i] + (1.0f - beta1) * gi;
+    v[i] = beta2 * v[i] + (1.0f - beta2) * gi * gi;
+    p[i] *= 1.0f - lr * wd;
+    p[i] -= lr / bc1 * m[i] / (sqrtf(v[i]) / sqrt_bc2 + eps);
+}
+
+/* ---- matmuls ------------------------------------------------------------------ */
+/* Column-major C[m][n] = op(A) op(B) (beta 0) with cuBLAS on stream s; with
+   --dtype bf16 the float32 operands go through the rank's bfloat16 scratch. */
+static void gemm(cudaStream_t s, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const float* A, size_t a_elems,
+                 int lda, const float* B, size_t b_elems, int ldb, void* C, int c_bf, int ldc) {
+    gpu_rank* r = g_rank;
+    const float one = 1.0f, zero = 0.0f;
+    const void *a = A, *b = B;
+    cudaDataType_t in = CUDA_R_32F;
+    if (!blas_ok(cublasSetStream(r->blas, s), "cublasSetStream")) return;
+    if (r->bf16) {
+        if (a_elems > r->scratch || b_elems > r->scratch) {
+            note("%s: %s", "a matmul", "operands larger than the bfloat16 scratch");
+            return;
+        }
+        to_bf16_kernel<<<blocks_for(a_elems), THREADS, 0, s>>>(r->opa, A, a_elems);
+        to_bf16_kernel<<<blocks_for(b_elems), THREADS, 0, s>>>(r->opb, B, b_elems);
+        a = r->opa;
+        b = r->opb;
+        in = CUDA_R_16BF;
+    }
+    blas_ok(cublasGemmEx(r->blas, ta, tb, m, n, k, &one, a, in, lda, b, in, ldb, &zero, C, c_bf ? CUDA_R_16BF : CUDA_R_32F, ldc,
+                         CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+            "cublasGemmEx");
+}
+/* y[N][OC] = x[N][C] w[OC][C]^T (no bias) */
+static void matmul_fwd(cudaStream_t s, void* y, int y_bf, const float* x, const float* w, int N, int C, int OC) {
+    gemm(s, CUBLAS_OP_T, CUBLAS_OP_N, OC, N, C, w, (size_t)OC * C, C, x, (size_t)N * C, C, y, y_bf, OC);
+}
+/* dx[N][C] = dy[N][OC] w[OC][C] */
+static void matmul_bwd_x(cudaStream_t s, void* dx, int dx_bf, const float* dy, const float* w, int N, int C, int OC) {
+    gemm(s, CUBLAS_OP_N, CUBLAS_OP_N, C, N, OC, w, (size_t)OC * C, C, dy, (size_t)N * OC, OC, dx, dx_bf, C);
+}
+static dim3 tiles(int N, int J) { return dim3((unsigned)((J + TM - 1) / TM), (unsigned)((N + TM - 1) / TM)); }
+
+/* ---- the kernels as ops ----------------------------------------------------------- */
+/* Each op's tensors as the CPU trainer's kernels take them (train_gpt.c gives
+   the shapes); v->stream is the op's cudaStream_t. */
+#define STREAM(v) ((cudaStream_t)(v)->stream)
+static int bf_of(const tensor* t) { return t ? t->bf16 : 0; }
+
+static void run_embed(const op_args* a, const op_view* v) {
+    embed_kernel<<<blocks_for((size_t)v->N * a->C), THREADS, 0, STREAM(v)>>>((float*)v->out[0], (const float*)v->in[0],
+                                                                              (const float*)v->in[1], (const int*)v->in[2], v->N, a->T,
+                                                                              a->C);
+}
+static void run_layernorm(const op_args* a, const op_view* v) {
+    if (v->N > 0)
+        layernorm_kernel<<<v->N, THREADS, 0, STREAM(v)>>>((float*)v->out[0], (float*)v->out[1], (float*)v->out[2],
+                                                           (const float*)v->in[0], (const float*)v->in[1], (const float*)v->in[2], a->C);
+}
+/* in: x, w, bias or NULL; out: y (bfloat16 for the partial sums with --dtype bf16) */
+static void run_matmul(const op_args* a, const op_view* v) {
+    int y_bf = bf_of(a->out[0]);
+    if (v->N <= 0) return;
+    if (a->chunked) {          /* the same bits for a chunk's rows as for the whole op's */
+        matmul_tiled_kernel<<<tiles(v->N, a->OC), THREADS, 0, STREAM(v)>>>(v->out[0], y_bf, (const float*)v->in[0],
+                                                                         (const float*)v->in[1], (const float*)v->in[2], v->N, a->C,
+                                                                         a->OC, 0, g_rank->bf16);
+        return;
+    }
+    matmul_fwd(STREAM(v), v->out[0], y_bf, (const float*)v->in[0], (const float*)v->in[1], v->N, a->C, a->OC);
+    if (v->in[2]) add_bias_kernel<<<blocks_for((size_t)v->N * a->OC), THREADS, 0, STREAM(v)>>>((float*)v->out[0], (const float*)v->in[2], v->N, a->OC);
+}
+static void run_matmul_gelu(const op_args* a, const op_view* v) {
+    matmul_fwd(STREAM(v), v->out[0], 0, (const float*)v->in[0], (const float*)v->in[1], v->N, a->C, a->OC);
+    bias_gelu_kernel<<<blocks_for((size_t)v->N * a->OC), THREADS, 0, STREAM(v)>>>((float*)v->out[0], (float*)v->out[1],
+                                                                                 (const float*)v->in[2], v->N, a->OC);
+}
+static void run_attention(const op_args* a, const op_view* v) {
+    size_t rows = (size_t)a->B * a->NH * a->T;
+    attention_kernel<<<(unsigned)((rows + 7) / 8), THREADS, 0, STREAM(v)>>>((float*)v->out[0], (float*)v->out[1],
+                                                                           (const float*)v->in[0], a->B, a->T, a->NH, a->HS);
+}
+static void run_residual(const op_args* a, const op_view* v) {
+    residual_kernel<<<blocks_for((size_t)v->N * a->C), THREADS, 0, STREAM(v)>>>((float*)v->out[0], (const float*)v->in[0], v->in[1],
+                                                                                bf_of(a->in[1]), (const float*)v->in[2], v->N, a->C);
+}
+static void run_crossentropy(const op_args* a, const op_view* v) {
+    crossentropy_kernel<<<v->N, THREADS, 0, STREAM(v)>>>(g_rank->rowloss, (float*)v->out[1], (const float*)v->in[0],
+                                                         (const int*)v->in[1], v->N, a->V);
+    mean_loss_kernel<<<1, THREADS, 0, STREAM(v)>>>((float*)v->out[0], g_rank->rowloss, v->N);
+}
+/* in: dy [N][OC], x [N][C]; out: dw [OC][C], dbias [OC] or NULL (gradients: bfloat16 with --dtype bf16) */
+static void run_matmul_bwd_w(const op_args* a, const op_view* v) {
+    int g_bf = bf_of(a->out[0]);
+    gemm(STREAM(v), CUBLAS_OP_N, CUBLAS_OP_T, a->C, a->OC, v->N, (const float*)v->in[1], (size_t)v->N * a->C, a->C,
+         (const float*)v->in[0], (size_t)v->N * a->OC, a->OC, v->out[0], g_bf, a->C);
+    if (v->out[1])
+        bias_grad_kernel<<<blocks_for((size_t)a->OC), THREADS, 0, STREAM(v)>>>(v->out[1], bf_of(a->out[1]), (const float*)v->in[0], v->N,
+                                                                               a->OC);
+}
+static void run_matmul_bwd_x(const op_args* a, const op_view* v) {
+    int dx_bf = bf_of(a->out[0]);
+    if (v->N <= 0) return;
+    if (a->chunked) {
+        matmul_tiled_kernel<<<tiles(v->N, a->C), THREADS, 0, STREAM(v)>>>(v->out[0], dx_bf, (const float*)v->in[0],
+                                                                        (const float*)v->in[1], NULL, v->N, a->OC, a->C, 1, g_rank->bf16);
+        return;
+    }
+    matmul_bwd_x(STREAM(v), v->out[0], dx_bf, (const float*)v->in[0], (const float*)v->in[1], v->N, a->C, a->OC);
+}
+static void run_matmul_gelu_bwd_x(const op_args* a, const op_view* v) {
+    matmul_bwd_x(STREAM(v), v->out[0], 0, (const float*)v->in[0], (const float*)v->in[1], v->N, a->C, a->OC);
+    gelu_bwd_kernel<<<blocks_for((size_t)v->N * a->C), THREADS, 0, STREAM(v)>>>((float*)v->out[0], (const float*)v->in[2],
+                                                                                (size_t)v->N * a->C);
+}
+/* in: resid or NULL, dy, x, mean, rstd, w; out: dx, dw, db (chunks after the first add to dw and db) */
+static void run_layernorm_bwd(const op_args* a, const op_view* v) {
+    if (v->N <= 0) return;
+    layernorm_bwd_x_kernel<<<v->N, THREADS, 0, STREAM(v)>>>((float*)v->out[0], (const float*)v->in[0], v->in[1], bf_of(a->in[1]),
+                                                             (const float*)v->in[2], (const float*)v->in[3], (const float*)v->in[4],
+                                                             (const float*)v->in[5], a->C);
+    layernorm_bwd_w_kernel<<<blocks_for((size_t)a->C), THREADS, 0, STREAM(v)>>>(v->out[1], v->out[2], bf_of(a->out[1]), v->in[1],
+                                                                               bf_of(a->in[1]), (const float*)v->in[2],
+                                                                               (const float*)v->in[3], (const float*)v->in[4], v->N,
+                                                                               a->C, !v->first);
+}
+static void run_attention_bwd(const op_args* a, const op_view* v) {
+    size_t rows = (size_t)a->B * a->NH * a->T;
+    attention_bwd_q_kernel<<<(unsigned)((rows + ATT_WARPS - 1) / ATT_WARPS), 32 * ATT_WARPS, 0, STREAM(v)>>>(
+        (float*)v->out[0], g_rank->dots, (const float*)v->in[0], (const float*)v->in[1], (const float*)v->in[2], a->B, a->T, a->NH,
+        a->HS);
+    attention_bwd_kv_kernel<<<(unsigned)((rows + 7) / 8), THREADS, 0, STREAM(v)>>>((float*)v->out[0], g_rank->dots,
+                                                                                  (const float*)v->in[0], (const float*)v->in[1],
+                                                                                  (const float*)v->in[2], a->B, a->T, a->NH, a->HS);
+}
+static void run_embed_bwd(const op_args* a, const op_view* v) {
+    embed_bwd_wte_kernel<<<blocks_for((size_t)a->C), THREADS, 0, STREAM(v)>>>(v->out[0], bf_of(a->out[0]), (const float*)v->in[0],
+                                                                              (const int*)v->in[1], a->B * a->T, a->C);
+    embed_bwd_wpe_kernel<<<blocks_for((size_t)a->T * a->C), THREADS, 0, STREAM(v)>>>(v->out[1], bf_of(a->out[1]),
+                                                                                    (const float*)v->in[0], a->B, a->T, a->C);
+}
+static void run_sumsq(const op_args* a, const op_view* v) {
+    sumsq_kernel<<<1, THREADS, 0, STREAM(v)>>>((double*)v->out[0], v->in[0], bf_of(a->in[0]), a->n, a->counted);
+}
+static void run_grad_norm(const op_args* a, const op_view* v) {
+    grad_norm_kernel<<<1, 1, 0, STREAM(v)>>>((double*)v->out[0], (const double*)v->in[0], a->n);
+}
+static void run_adamw(const op_args* a, const op_view* v) {
+    adamw_kernel<<<blocks_for(a->n), THREADS, 0, STREAM(v)>>>((float*)v->out[0], (float*)v->out[1], (float*)v->out[2], v->in[0],
+                                                              bf_of(a->in[0]), (const double*)v->in[1], (const adamw_step*)v->in[2],
+                                                              a->n, a->weight_decay);
+}
+
+/* ---- memory ------------------------------------------------------------------------ */
+static void* gpu_alloc_zeroed(size_t n_bytes) {
+    void* p = NULL;
+    if (!cuda_ok(cudaMalloc(&p, n_bytes), "cudaMalloc")) return NULL;
+    if (!cuda_ok(cudaMemset(p, 0, n_bytes), "cudaMemset")) {
+        cudaFree(p);
+        return NULL;
+    }
+    return p;
+}
+static void gpu_free(void* p) { cudaFree(p); }
+/* Host to device, complete on return (the device idle after it: a pageable
+   copy may return before its DMA ends, and the backend's streams do not
+   wait for the legacy stream). */
+static int gpu_copy_in(void* dst, const void* src, size_t n) {
+    return cuda_ok(cudaMemcpy(dst, src, n, cudaMemcpyHostToDevice), "cudaMemcpy to the device") &&
+           cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize after a copy");
+}
+static int gpu_copy_out(void* dst, const void* src, size_t n) {
+    return cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize before a copy") &&
+           cuda_ok(cudaMemcpy(dst, src, n, cudaMemcpyDeviceToHost), "cudaMemcpy to the host");
+}
+static const char* gpu_error(void) {
+    static thread_local char taken[512];
+    if (!g_rank || !g_rank->err[0]) return NULL;
+    memcpy(taken, g_rank->err, sizeof taken);
+    g_rank->err[0] = 0;
+    return taken;
+}
+
+static gpt_kernel_table make_cuda_kernels(void) {
+    gpt_kernel_table k;
+    memset(&k, 0, sizeof k);
+    k.run[GPT_OP_EMBED] = run_embed;
+    k.run[GPT_OP_LAYERNORM] = run_layernorm;
+    k.run[GPT_OP_MATMUL] = run_matmul;
+    k.run[GPT_OP_MATMUL_GELU] = run_matmul_gelu;
+    k.run[GPT_OP_ATTENTION] = run_attention;
+    k.run[GPT_OP_RESIDUAL] = run_residual;
+    k.run[GPT_OP_CROSSENTROPY] = run_crossentropy;
+    k.run[GPT_OP_MATMUL_BWD_W] = run_matmul_bwd_w;
+    k.run[GPT_OP_MATMUL_BWD_X] = run_matmul_bwd_x;
+    k.run[GPT_OP_MATMUL_GELU_BWD_X] = run_matmul_gelu_bwd_x;
+    k.run[GPT_OP_LAYERNORM_BWD] = run_layernorm_bwd;
+    k.run[GPT_OP_ATTENTION_BWD] = run_attention_bwd;
+    k.run[GPT_OP_EMBED_BWD] = run_embed_bwd;
+    k.run[GPT_OP_SUMSQ] = run_sumsq;
+    k.run[GPT_OP_GRAD_NORM] = run_grad_norm;
+    k.run[GPT_OP_ADAMW] = run_adamw;
+    k.alloc_zeroed = gpu_alloc_zeroed;
+    k.free_memory = gpu_free;
+    k.copy_in = gpu_copy_in;
+    k.copy_out = gpu_copy_out;
+    k.error = gpu_error;
+    return k;
+}
+static const gpt_kernel_table cuda_kernels = make_cuda_kernels();
+
+/* ---- the ranks ---------------------------------------------------------------------- */
+/* The rank's cuBLAS handle, workspace and scratch, sized for the model. */
+static int gpu_rank_init(gpu_rank* r, const shared* sh) {
+    const options* o = &sh->o;
+    size_t T = (size_t)sh->cfg.T, C = (size_t)sh->cfg.C, V = (size_t)sh->cfg.V;
+    size_t N = (size_t)(o->batch / o->dp) * T, need = N * V;
+    size_t ws = 32u << 20;
+    if (V * C > need) need = V * C;
+    if (N * 4 * C > need) need = N * 4 * C;
+    if (4 * C * C > need) need = 4 * C * C;
+    r->bf16 = o->dtype == GPT_BF16;
+    r->scratch = r->bf16 ? need : 0;
+    if (!blas_ok(cublasCreate(&r->blas), "cublasCreate")) return 0;
+    if (!cuda_ok(cudaMalloc(&r->blas_ws, ws), "cudaMalloc (cuBLAS workspace)") ||
+        !blas_ok(cublasSetWorkspace(r->blas, r->blas_ws, ws), "cublasSetWorkspace") ||
+        !blas_ok(cublasSetMathMode(r->blas, CUBLAS_DEFAULT_MATH), "cublasSetMathMode"))
+        return 0;
+    if (r->bf16 && (!cuda_ok(cudaMalloc((void**)&r->opa, sizeof(bf16) * need), "cudaMalloc (bfloat16 scratch)") ||
+                    !cuda_ok(cudaMalloc((void**)&r->opb, sizeof(bf16) * need), "cudaMalloc (bfloat16 scratch)")))
+        return 0;
+    return cuda_ok(cudaMalloc((void**)&r->rowloss, sizeof(double) * N), "cudaMalloc (row losses)") &&
+           cuda_ok(cudaMalloc((void**)&r->dots, sizeof(float) * N * (size_t)sh->cfg.H), "cudaMalloc (attention scratch)");
+}
+static void gpu_rank_free(gpu_rank* r) {
+    if (r->blas) cublasDestroy(r->blas);
+    cudaFree(r->blas_ws);
+    cudaFree(r->opa);
+    cudaFree(r->opb);
+    cudaFree(r->rowloss);
+    cudaFree(r->dots);
+}
+
+typedef struct cuda_rank_arg {
+    shared* sh;
+    const ncclUniqueId* id;
+    int me, n;
+    int status;                    /* 0, or 1 when the rank failed (it said why) */
+} cuda_rank_arg;
+
+/* Rank me on device me: its context, NCCL communicator of all ranks, CUDA
+   backend and GPU state, then the shared rank's life. */
+static void* cuda_rank(void* p) {
+    cuda_rank_arg* ra = (cuda_rank_arg*)p;
+    const options* o = &ra->sh->o;
+    gpu_rank r;
+    cc_context* ctx = NULL;
+    cc_comm* world = NULL;
+    cc_backend be;
+    int have_be = 0;
+    cc_result rc = CC_OK;
+    memset(&r, 0, sizeof r);
+    g_rank = &r;
+    if (!cuda_ok(cudaSetDevice(ra->me), "cudaSetDevice") || !gpu_rank_init(&r, ra->sh)) rc = CC_ERR_BACKEND;
+    if (rc == CC_OK && (rc = cc_context_create(NULL, &ctx)) != CC_OK) snprintf(r.err, sizeof r.err, "cannot create a context");
+    if (rc == CC_OK) {
+        cc_nccl_desc nd = cc_nccl_desc_default();
+        cc_cuda_backend_desc bd = cc_cuda_backend_desc_default();
+        nd.name = "world";
+        nd.timeout_s = 120;
+        bd.use_graphs = o->cuda_graphs;
+        bd.timeout_s = 120;
+        rc = cc_nccl_comm_init_rank(ctx, ra->id, ra->n, ra->me, &nd, &world);
+        if (rc == CC_OK && (rc = cc_cuda_backend_create(ctx, &bd, &be)) == CC_OK) have_be = 1;
+        if (rc == CC_OK) rc = gpt_rank_main(ra->sh, ctx, world, &be, ra->me);
+    }
+    if (rc != CC_OK) {
+        const char* why = r.err[0] ? r.err : ctx && *cc_last_error(ctx) ? cc_last_error(ctx) : cc_result_description(rc);
+        fprintf(stderr, "%s: rank %d: %s\n", gpt_program, ra->me, why);
+        ra->status = 1;
+    }
+    if (have_be) cc_backend_destroy(&be);
+    cc_comm_destroy(world);
+    if (ctx) cc_context_destroy(ctx);
+    gpu_rank_free(&r);
+    g_rank = NULL;
+    return NULL;
+}
+
+/* TP x DP ranks, one per GPU, as threads of this process. 0, or the exit status. */
+static int cuda_run_ranks(shared* sh) {
+    const options* o = &sh->o;
+    int n = o->tp * o->dp, count = 0, i, status = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    ncclUniqueId id;
+    ncclResult_t nr;
+    pthread_t* th;
+    cuda_rank_arg* args;
+    if (e != cudaSuccess) {
+        fprintf(stderr, "%s: no usable CUDA device: %s (%s)\n", gpt_program, cudaGetErrorString(e), cudaGetErrorName(e));
+        return 1;
+    }
+    if (count < n) {
+        fprintf(stderr, "%s: TP %d x DP %d needs %d GPUs (a rank per GPU); this machine has %d\n", gpt_program, o->tp, o->dp, n, count);
+        return 1;
+    }
+    if ((nr = ncclGetUniqueId(&id)) != ncclSuccess) {
+        fprintf(stderr, "%s: ncclGetUniqueId failed: %s\n", gpt_program, ncclGetErrorString(nr));
+        return 1;
+    }
+    th = (pthread_t*)calloc((size_t)n, sizeof *th);
+    args = (cuda_rank_arg*)calloc((size_t)n, sizeof *args);
+    if (!th || !args) {
+        fprintf(stderr, "%s: out of memory\n", gpt_program);
+        free(th);
+        free(args);
+        return 1;
+    }
+    for (i = 0; i < n; i++) {
+        args[i].sh = sh;
+        args[i].id = &id;
+        args[i].me = i;
+        args[i].n = n;
+        if (pthread_create(&th[i], NULL, cuda_rank, &args[i]) != 0) {
+            fprintf(stderr, "%s: cannot start the thread of rank %d\n", gpt_program, i);
+            args[i].status = -1;
+            status = 1;
+            break;
+        }
+    }
+    for (i = 0; i < n; i++) {
+        if (args[i].status == -1) break;
+        pthread_join(th[i], NULL);
+        if (args[i].status) status = 1;
+    }
+    free(th);
+    free(args);
+    return status;
+}
+
+/* The CUDA trainer refuses what its kernels do not handle before any rank starts. */
+static int cuda_run_checked(shared* sh) {
+    int hs = sh->cfg.C / sh->cfg.H;
+    if (hs > 128) {
+        fprintf(stderr, "%s: heads of size %d: the attention kernels take at most 128 (use more heads)\n", gpt_program, hs);
+        return 2;
+    }
+    return cuda_run_ranks(sh);
+}
+
+static const gpt_platform cuda_platform = { "train_gpt_cuda", &cuda_kernels, 1, 1, 0, cuda_run_checked };
+
+int main(int argc, char** argv) { return gpt_main(argc, argv, &cuda_platform); }
