@@ -794,19 +794,24 @@ static tensor* tensor_add_reduced(gpt_model* s, const char* name, size_t n, uint
 static size_t tensor_elems(const tensor* t) { return t->bytes / (t->bf16 ? 2 : sizeof(float)); }
 
 /* Gives the tensors added since tensor `first` their memory: one zeroed
-   allocation, carved in order without gaps (a group holds one element
-   type). */
-static int tensor_carve(gpt_model* s, int first) {
+   allocation, carved in order, each tensor starting at a multiple of
+   `align` bytes after the group's start (1: back to back, as the gradients
+   must be for the library to fuse their all-reduces; 16 where float32 and
+   bfloat16 tensors alternate, so that every tensor is aligned for any
+   element type and for vector loads). */
+static size_t carve_offset(size_t at, size_t align) { return (at + align - 1) / align * align; }
+static int tensor_carve(gpt_model* s, int first, size_t align) {
     size_t total = 0;
     char* p;
     int i;
-    for (i = first; i < s->n_tensors; i++) total += s->tensors[i].bytes;
+    for (i = first; i < s->n_tensors; i++) total = carve_offset(total, align) + s->tensors[i].bytes;
     if (s->n_blocks == MAX_BLOCKS || !(p = (char*)s->kernels->alloc_zeroed(total ? total : 1))) return 0;
     s->block[s->n_blocks] = p;
     s->block_bytes[s->n_blocks++] = total;
-    for (i = first; i < s->n_tensors; i++) {
-        s->tensors[i].p = p;
-        p += s->tensors[i].bytes;
+    for (i = first, total = 0; i < s->n_tensors; i++) {
+        total = carve_offset(total, align);
+        s->tensors[i].p = p + total;
+        total += s->tensors[i].bytes;
     }
     return 1;
 }
@@ -837,16 +842,16 @@ static int create_weights(gpt_model* s) {
     int p, first;
     s->param = &s->tensors[s->n_tensors];
     for (p = 0; p < s->np; p++) tensor_add(s, s->layout->p[p].name, sizeof(float) * shard_size(&s->layout->p[p], s->TP), 0);
-    if (!tensor_carve(s, s->param->id)) return 0;
+    if (!tensor_carve(s, s->param->id, 1)) return 0;
     s->grad = &s->tensors[s->n_tensors];
     for (p = 0; p < s->np; p++) tensor_add_reduced(s, "grad", s->param[p].bytes / sizeof(float), 0);
-    if (!tensor_carve(s, s->grad->id)) return 0;
+    if (!tensor_carve(s, s->grad->id, 1)) return 0;
     first = s->n_tensors;
     s->adam_m = &s->tensors[s->n_tensors];
     for (p = 0; p < s->np; p++) tensor_add(s, "adam_m", s->param[p].bytes, 0);
     s->adam_v = &s->tensors[s->n_tensors];
     for (p = 0; p < s->np; p++) tensor_add(s, "adam_v", s->param[p].bytes, 0);
-    if (!tensor_carve(s, first)) return 0;
+    if (!tensor_carve(s, first, 16)) return 0;
     name_weights(&s->w, s->param, s->cfg.L);
     name_weights(&s->dw, s->grad, s->cfg.L);
     return 1;
@@ -859,7 +864,7 @@ static int create_activations(gpt_model* s) {
     int l, L = s->cfg.L, first = s->n_tensors;
     s->inputs = tensor_add(s, "inputs", sizeof(int) * N, N);
     s->targets = tensor_add(s, "targets", sizeof(int) * N, N);
-    if (!tensor_carve(s, first)) return 0;
+    if (!tensor_carve(s, first, 16)) return 0;
     first = s->n_tensors;
     for (l = 0; l <= L; l++) {
         s->x[l] = tensor_add(s, "x", f * N * C, N);
@@ -895,7 +900,7 @@ static int create_activations(gpt_model* s) {
     s->dlogits = tensor_add(s, "dlogits", f * N * V, N);
     s->dlnf = tensor_add(s, "dlnf", f * N * C, N);
     s->loss = tensor_add(s, "loss", f, 0);
-    return tensor_carve(s, first);
+    return tensor_carve(s, first, 16);
 }
 
 /* The squared norms of the gradients: one float64 slot per parameter, and
@@ -905,7 +910,7 @@ static int create_norms(gpt_model* s) {
     s->sumsq = tensor_add(s, "sumsq", sizeof(double) * (size_t)s->np, 0);
     s->normsq = tensor_add(s, "normsq", sizeof(double), 0);
     s->step_t = tensor_add(s, "adamw_step", sizeof(adamw_step), 0);
-    if (!tensor_carve(s, first)) return 0;
+    if (!tensor_carve(s, first, 16)) return 0;
     s->sumsq_slot = &s->tensors[s->n_tensors];
     for (p = 0; p < s->np; p++) {
         tensor* t = tensor_add(s, "sumsq", sizeof(double), 0);
@@ -1324,12 +1329,16 @@ static void backward_layer(builder* b, const gpt_model* s, int l) {
     const layer_weights* dw = &s->dw.h[l];
     const layer_acts* a = &s->acts[l];
     int N = s->N, C = s->cfg.C, T = s->cfg.T;
+    /* the layer norms' weight gradients sum over rows: in chunks, each
+       chunk adds to what the one before stored, which in bfloat16 would
+       round once per chunk; so with --dtype bf16 they run whole */
+    int ln_chunks = s->bf16 ? WHOLE : IN_CHUNKS;
     add_matmul_bwd_w(b, "fcproj.bwd_w", l, dw->fcproj_w, dw->fcproj_b, s->dx[l + 1], a->fch_gelu, N, s->F, C);
     add_matmul_gelu_bwd_x(b, "fcproj.bwd_x", l, a->dfch, s->dx[l + 1], w->fcproj_w, a->fch, N, s->F, C);
     add_matmul_bwd_w(b, "fc.bwd_w", l, dw->fc_w, dw->fc_b, a->dfch, a->ln2, N, C, s->F);
     add_matmul_bwd_x(b, "fc.bwd_x", l, IN_CHUNKS, a->dln2, a->dfch, w->fc_w, N, C, s->F);
     if (s->TP > 1) add_allreduce(b, "fc.bwd.allreduce", l, a->dln2, s->reduced, CC_REDUCE_SUM, s->tp_comm, S_TP);
-    add_layernorm_bwd(b, "ln2.bwd", l, IN_CHUNKS, a->dx1, dw->ln2_w, dw->ln2_b, s->dx[l + 1], a->dln2, a->x1, a->ln2_mean,
+    add_layernorm_bwd(b, "ln2.bwd", l, ln_chunks, a->dx1, dw->ln2_w, dw->ln2_b, s->dx[l + 1], a->dln2, a->x1, a->ln2_mean,
                       a->ln2_rstd, w->ln2_w, N, C);
     add_matmul_bwd_w(b, "proj.bwd_w", l, dw->proj_w, dw->proj_b, a->dx1, a->atty, N, s->Cl, C);
     add_matmul_bwd_x(b, "proj.bwd_x", l, WHOLE, a->datty, a->dx1, w->proj_w, N, s->Cl, C);
@@ -1337,7 +1346,7 @@ static void backward_layer(builder* b, const gpt_model* s, int l) {
     add_matmul_bwd_w(b, "qkv.bwd_w", l, dw->attn_w, dw->attn_b, a->dqkv, a->ln1, N, C, 3 * s->Cl);
     add_matmul_bwd_x(b, "qkv.bwd_x", l, IN_CHUNKS, a->dln1, a->dqkv, w->attn_w, N, C, 3 * s->Cl);
     if (s->TP > 1) add_allreduce(b, "qkv.bwd.allreduce", l, a->dln1, s->reduced, CC_REDUCE_SUM, s->tp_comm, S_TP);
-    add_layernorm_bwd(b, "ln1.bwd", l, IN_CHUNKS, s->dx[l], dw->ln1_w, dw->ln1_b, a->dx1, a->dln1, s->x[l], a->ln1_mean,
+    add_layernorm_bwd(b, "ln1.bwd", l, ln_chunks, s->dx[l], dw->ln1_w, dw->ln1_b, a->dx1, a->dln1, s->x[l], a->ln1_mean,
                       a->ln1_rstd, w->ln1_w, N, C);
 }
 

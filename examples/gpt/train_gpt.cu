@@ -28,13 +28,20 @@
      cross-entropy, the gradient's squared norm and AdamW.
    No kernel uses atomics: every sum runs in a fixed order, so a step
    gives the same bits every run, in either order and replayed as a CUDA
-   graph (--cuda-graphs on).
+   graph (--cuda-graphs on). The collectives are NCCL's: with 3 or more
+   ranks in a group, an all-reduce cut into chunks or fused into a bucket
+   may sum an element in another order than whole (NCCL's ring splits the
+   buffer by position), so the library's order and program order are then
+   equal within rounding rather than bit for bit; with one or two ranks
+   per group they are bit-identical.
 
    --dtype bf16: float32 master weights, AdamW's moments, activations; the
    matmuls' operands are rounded to bfloat16 (cuBLAS with bfloat16 inputs
    and float32 accumulation; the tiled kernel rounds its loads), and the
    tensors that are all-reduced (the tensor-parallel partial sums and the
-   gradients) are bfloat16, so the collectives move bfloat16.
+   gradients) are bfloat16, so the collectives move bfloat16. Sums into a
+   bfloat16 gradient run in float32 and round once (the layer norms'
+   backward ops are then not cut into chunks: gpt_common.h).
 
    Built by `make` when nvcc, cuBLAS and NCCL are found (build/train_gpt_cuda).
    Run with --help for the options. */
@@ -59,6 +66,7 @@ typedef __nv_bfloat16 bf16;
 typedef struct gpu_rank {
     cublasHandle_t blas;
     void* blas_ws;                 /* cuBLAS's workspace: fixed, as CUDA graphs need */
+    size_t blas_ws_bytes;
     bf16 *opa, *opb;               /* [scratch] a matmul's operands rounded to bfloat16 */
     size_t scratch;                /* elements of each */
     double* rowloss;               /* [N] cross-entropy per row, summed in order */
@@ -399,15 +407,17 @@ __global__ void mean_loss_kernel(float* loss, const double* rowloss, int N) {
     if (threadIdx.x == 0) loss[0] = (float)(s / N);
 }
 
-/* A thread per column k: dwte[tokens[n]][k] += dx[n][k], n in order (one
-   thread owns a column: no two threads write one element). */
-__global__ void embed_bwd_wte_kernel(void* dwte, int g_bf, const float* dx, const int* tokens, int N, int C) {
-    int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= C) return;
-    for (int n = 0; n < N; n++) {
-        size_t i = (size_t)tokens[n] * C + k;
-        st(dwte, i, g_bf, ld(dwte, i, g_bf) + dx[(size_t)n * C + k]);
-    }
+/* A thread per element (v, k) of dwte: what is there plus dx[n][k] for
+   every n with tokens[n] == v, n in order, summed in float32 and stored
+   once (the CPU's order; one rounding to bfloat16). */
+__global__ void embed_bwd_wte_kernel(void* dwte, int g_bf, const float* dx, const int* tokens, int N, int V, int C) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (size_t)V * C) return;
+    int v = (int)(i / C), k = (int)(i % C);
+    float s = ld(dwte, i, g_bf);
+    for (int n = 0; n < N; n++)
+        if (tokens[n] == v) s += dx[(size_t)n * C + k];
+    st(dwte, i, g_bf, s);
 }
 /* dwpe[t][k] = sum over b of dx[b T + t][k] */
 __global__ void embed_bwd_wpe_kernel(void* dwpe, int g_bf, const float* dx, int B, int T, int C) {
@@ -462,7 +472,10 @@ static void gemm(cudaStream_t s, cublasOperation_t ta, cublasOperation_t tb, int
     const float one = 1.0f, zero = 0.0f;
     const void *a = A, *b = B;
     cudaDataType_t in = CUDA_R_32F;
-    if (!blas_ok(cublasSetStream(r->blas, s), "cublasSetStream")) return;
+    /* cublasSetStream resets the workspace to cuBLAS's pool: set ours again */
+    if (!blas_ok(cublasSetStream(r->blas, s), "cublasSetStream") ||
+        !blas_ok(cublasSetWorkspace(r->blas, r->blas_ws, r->blas_ws_bytes), "cublasSetWorkspace"))
+        return;
     if (r->bf16) {
         if (a_elems > r->scratch || b_elems > r->scratch) {
             note("%s: %s", "a matmul", "operands larger than the bfloat16 scratch");
@@ -581,8 +594,9 @@ static void run_attention_bwd(const op_args* a, const op_view* v) {
                                                                                   (const float*)v->in[2], a->B, a->T, a->NH, a->HS);
 }
 static void run_embed_bwd(const op_args* a, const op_view* v) {
-    embed_bwd_wte_kernel<<<blocks_for((size_t)a->C), THREADS, 0, STREAM(v)>>>(v->out[0], bf_of(a->out[0]), (const float*)v->in[0],
-                                                                              (const int*)v->in[1], a->B * a->T, a->C);
+    size_t V = tensor_elems(a->out[0]) / (size_t)a->C;
+    embed_bwd_wte_kernel<<<blocks_for(V * a->C), THREADS, 0, STREAM(v)>>>(v->out[0], bf_of(a->out[0]), (const float*)v->in[0],
+                                                                          (const int*)v->in[1], a->B * a->T, (int)V, a->C);
     embed_bwd_wpe_kernel<<<blocks_for((size_t)a->T * a->C), THREADS, 0, STREAM(v)>>>(v->out[1], bf_of(a->out[1]),
                                                                                     (const float*)v->in[0], a->B, a->T, a->C);
 }
@@ -662,7 +676,7 @@ static int gpu_rank_init(gpu_rank* r, const shared* sh) {
     const options* o = &sh->o;
     size_t T = (size_t)sh->cfg.T, C = (size_t)sh->cfg.C, V = (size_t)sh->cfg.V;
     size_t N = (size_t)(o->batch / o->dp) * T, need = N * V;
-    size_t ws = 32u << 20;
+    size_t ws = r->blas_ws_bytes = 32u << 20;
     if (V * C > need) need = V * C;
     if (N * 4 * C > need) need = N * 4 * C;
     if (4 * C * C > need) need = 4 * C * C;
@@ -688,9 +702,38 @@ static void gpu_rank_free(gpu_rank* r) {
     cudaFree(r->dots);
 }
 
+/* Where the ranks meet before NCCL's set-up, which waits for every rank
+   with no time limit: a rank that failed before it (or a thread that was
+   never started) stops them all there instead. */
+typedef struct start_gate {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int n, ready, failed;
+} start_gate;
+
+/* 1 when every rank arrived ready; ok: this rank is. */
+static int gate_pass(start_gate* g, int ok) {
+    int go;
+    pthread_mutex_lock(&g->mu);
+    g->ready++;
+    if (!ok) g->failed = 1;
+    pthread_cond_broadcast(&g->cv);
+    while (g->ready < g->n && !g->failed) pthread_cond_wait(&g->cv, &g->mu);
+    go = !g->failed;
+    pthread_mutex_unlock(&g->mu);
+    return go;
+}
+static void gate_fail(start_gate* g) {
+    pthread_mutex_lock(&g->mu);
+    g->failed = 1;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+}
+
 typedef struct cuda_rank_arg {
     shared* sh;
     const ncclUniqueId* id;
+    start_gate* gate;
     int me, n;
     int status;                    /* 0, or 1 when the rank failed (it said why) */
 } cuda_rank_arg;
@@ -710,6 +753,10 @@ static void* cuda_rank(void* p) {
     g_rank = &r;
     if (!cuda_ok(cudaSetDevice(ra->me), "cudaSetDevice") || !gpu_rank_init(&r, ra->sh)) rc = CC_ERR_BACKEND;
     if (rc == CC_OK && (rc = cc_context_create(NULL, &ctx)) != CC_OK) snprintf(r.err, sizeof r.err, "cannot create a context");
+    if (!gate_pass(ra->gate, rc == CC_OK) && rc == CC_OK) {
+        rc = CC_ERR_BACKEND;       /* another rank failed: it says why */
+        ra->status = 2;
+    }
     if (rc == CC_OK) {
         cc_nccl_desc nd = cc_nccl_desc_default();
         cc_cuda_backend_desc bd = cc_cuda_backend_desc_default();
@@ -721,7 +768,7 @@ static void* cuda_rank(void* p) {
         if (rc == CC_OK && (rc = cc_cuda_backend_create(ctx, &bd, &be)) == CC_OK) have_be = 1;
         if (rc == CC_OK) rc = gpt_rank_main(ra->sh, ctx, world, &be, ra->me);
     }
-    if (rc != CC_OK) {
+    if (rc != CC_OK && ra->status != 2) {
         const char* why = r.err[0] ? r.err : ctx && *cc_last_error(ctx) ? cc_last_error(ctx) : cc_result_description(rc);
         fprintf(stderr, "%s: rank %d: %s\n", gpt_program, ra->me, why);
         ra->status = 1;
@@ -743,6 +790,7 @@ static int cuda_run_ranks(shared* sh) {
     ncclResult_t nr;
     pthread_t* th;
     cuda_rank_arg* args;
+    start_gate gate;
     if (e != cudaSuccess) {
         fprintf(stderr, "%s: no usable CUDA device: %s (%s)\n", gpt_program, cudaGetErrorString(e), cudaGetErrorName(e));
         return 1;
@@ -763,15 +811,21 @@ static int cuda_run_ranks(shared* sh) {
         free(args);
         return 1;
     }
+    pthread_mutex_init(&gate.mu, NULL);
+    pthread_cond_init(&gate.cv, NULL);
+    gate.n = n;
+    gate.ready = gate.failed = 0;
     for (i = 0; i < n; i++) {
         args[i].sh = sh;
         args[i].id = &id;
+        args[i].gate = &gate;
         args[i].me = i;
         args[i].n = n;
         if (pthread_create(&th[i], NULL, cuda_rank, &args[i]) != 0) {
             fprintf(stderr, "%s: cannot start the thread of rank %d\n", gpt_program, i);
             args[i].status = -1;
             status = 1;
+            gate_fail(&gate);
             break;
         }
     }
@@ -780,6 +834,8 @@ static int cuda_run_ranks(shared* sh) {
         pthread_join(th[i], NULL);
         if (args[i].status) status = 1;
     }
+    pthread_cond_destroy(&gate.cv);
+    pthread_mutex_destroy(&gate.mu);
     free(th);
     free(args);
     return status;
