@@ -383,4 +383,14 @@ $(T)/test_mpi: tests/test_mpi.c concerto.h concerto_mpi.h $(T)/mpi-config
 	    echo "$(MPICC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)"; \
 	    $(MPICC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS) || { rm -f $@; exit 1; }; \
 	 else rm -f $@; echo "no $(MPICC) that builds an MPI 3 program, or no mpirun: $(MPI_HOWTO)" >$@.skip; fi
+# compile_cuda_mpi: tests/compile_cuda.c with CONCERTO_NCCL_WITH_MPI, built
+# by $(MPICC) with the GPU block's flags where CUDA, NCCL and MPI are all
+# found (cc_nccl_id_exchange_mpi); tests/test_mpi.sh runs it under mpirun -np 2.
+tests-build: $(T)/compile_cuda_mpi
+$(T)/compile_cuda_mpi: tests/compile_cuda.c $(GPU_HEADERS) $(T)/gpu-config $(T)/mpi-config
+	@mkdir -p $(@D)
+	@if [ "$(HAVE_CUDART)$(HAVE_NCCL)$(HAVE_MPI)" = 111 ] && [ -z "$(MPI_TSAN)" ]; then \
+	    echo "$(MPICC) $(GPU_CFLAGS) -DCONCERTO_NCCL_WITH_MPI $< -o $@ $(GPU_LIBS)"; \
+	    $(MPICC) $(GPU_CFLAGS) -DCONCERTO_NCCL_WITH_MPI -DTH_PROGRAM='"compile_cuda_mpi"' $< -o $@ $(GPU_LIBS) || { rm -f $@; exit 1; }; \
+	 else rm -f $@; fi
 # ==== <<mpi ======================================================================

@@ -59,6 +59,20 @@ for np in 2 4; do
     else fail "mpirun -np $np exits $rc (log: $tmp/np$np.log)"; fi
 done
 
+# ---- concerto_nccl.h's id through MPI (compile_cuda_mpi) ---------------------
+cm="$build/tests/compile_cuda_mpi"
+if [ -x "$cm" ]; then
+    timeout -k 5 120 mpirun "${mpiargs[@]}" -np 2 "$cm" >"$tmp/compile_cuda_mpi.log" 2>&1
+    rc=$?
+    grep -E "^FAIL" "$tmp/compile_cuda_mpi.log"
+    n=$(grep -cE "^# compile_cuda_mpi: [0-9]+ passed, 0 failed" "$tmp/compile_cuda_mpi.log")
+    if [ "$rc" -eq 0 ] && [ "$n" -eq 2 ] && grep -q "^ok   test_id_mpi: every one of the 2 ranks has the root's id" "$tmp/compile_cuda_mpi.log"
+    then ok "mpirun -np 2 compile_cuda_mpi: cc_nccl_id_exchange_mpi gives both ranks the root's NCCL id"
+    else fail "mpirun -np 2 compile_cuda_mpi exits $rc (log: $tmp/compile_cuda_mpi.log)"; fi
+else
+    skip "$cm was not built: cc_nccl_id_exchange_mpi needs CUDA and NCCL beside MPI (see make deps)"
+fi
+
 # ---- faults ----------------------------------------------------------------------
 # run_fault MODE: runs the scenario; sets rc, secs, out (stdout and stderr)
 limit=40
