@@ -11,7 +11,8 @@
 #   report the error (naming the collective and the communicator), and no
 #   test process may be left behind (pgrep on a token of the run).
 # Skips (saying why) where MPI was not found or was switched off; under
-# ThreadSanitizer the Makefile builds a program that skips (see there).
+# ThreadSanitizer it says why it does not run and counts nothing (see the
+# Makefile's MPI block).
 set -u
 build=${TEST_BUILD:-build}
 tmp=${TEST_TMPDIR:-$build/tmp}/mpi
@@ -26,6 +27,7 @@ skip() {
 summary() { echo "# test_mpi: $passed passed, $failed failed, $skipped skipped"; [ "$failed" -eq 0 ]; exit; }
 
 if [ -f "$prog.skip" ]; then skip "$(cat "$prog.skip")"; summary; fi
+if [ -f "$prog.note" ]; then echo "     test_mpi: $(cat "$prog.note")"; summary; fi
 if [ ! -x "$prog" ]; then fail "$prog was not built from tests/test_mpi.c"; summary; fi
 if ! command -v mpirun >/dev/null 2>&1; then skip "no mpirun on PATH (apt-get install openmpi-bin)"; summary; fi
 rm -rf "$tmp" && mkdir -p "$tmp"
