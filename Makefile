@@ -14,8 +14,8 @@
 #                 order and then scheduled by the library
 #   make clean
 #
-# Honours CC, CXX, CFLAGS, CXXFLAGS, LDFLAGS; NO_CUDA=1, NO_NCCL=1, NO_LPSOLVE=1
-# switch the optional dependencies off (CUDA_HOME: where CUDA and NCCL are); DATA (default ../shared/data) is where the
+# Honours CC, CXX, CFLAGS, CXXFLAGS, LDFLAGS, MPICC; NO_CUDA=1, NO_NCCL=1, NO_LPSOLVE=1,
+# NO_MPI=1 switch the optional dependencies off (CUDA_HOME: where CUDA and NCCL are); DATA (default ../shared/data) is where the
 # PSPLIB files are; BUILD_JOBS (default: the cores) compiles in parallel. Test
 # variables: TEST_JOBS, TEST_TIMEOUT (tests/run.sh),
 # CI=true (a skipped test counts as a failure).
@@ -83,6 +83,7 @@ endif
 deps:
 	@echo "optional dependencies:"
 	@$(GPU_DEPS)
+	@$(MPI_DEPS)
 	@if [ "$(NO_LPSOLVE)" = 1 ]; then echo "  ✗ lp_solve: switched off (NO_LPSOLVE=1)"; \
 	 elif [ "$(HAVE_LPSOLVE)" = 1 ]; then echo "  ✓ lp_solve: <lpsolve/lp_lib.h>, -llpsolve55 ILP backend compiled in (CONCERTO_USE_LPSOLVE)"; \
 	 else echo "  ✗ lp_solve: <lpsolve/lp_lib.h> with -llpsolve55 not found (apt-get install liblpsolve55-dev)"; fi
@@ -363,3 +364,59 @@ $(T)/test_cuda_standin:
 	@$(call gpu_stub,test_cuda_standin,$(if $(filter 1,$(NO_CUDA)),CUDA switched off with NO_CUDA=1,no cuda_runtime_api.h and nccl.h under $(CUDA_INCLUDE): $(CUDA_HOWTO)))
 endif
 # ---- <<standin ----
+
+# ==== >>mpi: concerto_mpi.h ====================================================
+# Probe, run once when first needed: $(MPICC) (default mpicc) builds and
+# links an MPI 3 program (MPI_Iallreduce) and mpirun is on PATH. NO_MPI=1
+# switches it off. build/tests/test_mpi (tests/test_mpi.c, by $(MPICC) with
+# the usual flags) is what tests/test_mpi.sh runs under mpirun -np 2 and -np 4
+# (with --oversubscribe, and --allow-run-as-root as root). Where it cannot be
+# built, $(T)/test_mpi.skip says why and the script reports one skip (MPI
+# missing or switched off), or $(T)/test_mpi.note says why and the script
+# prints it without counting anything (a choice, not a missing input):
+# - ThreadSanitizer (make tsan): Open MPI is not built with it, so TSan sees
+#   neither the locks nor the lock-free shared-memory queues inside libmpi
+#   and its progress engine, and reports races between our stream threads
+#   through MPI that are MPI's own synchronisation; suppressing them all would
+#   hide ours as well. make asan runs the MPI tests (LeakSanitizer told to skip
+#   what Open MPI keeps until exit: tests/lsan_mpi.supp).
+MPICC     ?= mpicc
+MPI_PROBE  = printf '\#include <mpi.h>\nint main(int c, char** v) { MPI_Request r; int x = 0; MPI_Init(&c, &v); MPI_Iallreduce(MPI_IN_PLACE, &x, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r); MPI_Finalize(); return 0; }\n' \
+             | $(MPICC) -x c - -o /dev/null >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1 && echo 1 || echo 0
+HAVE_MPI   = $(if $(filter 1,$(NO_MPI)),0,$(call once,HAVE_MPI,MPI_PROBE))
+MPI_HOWTO  = apt-get install libopenmpi-dev openmpi-bin
+MPI_TSAN   = $(findstring -fsanitize=thread,$(SAN))
+MPI_DEPS   = if [ "$(NO_MPI)" = 1 ]; then echo "  ✗ MPI: switched off (NO_MPI=1)"; \
+    elif [ "$(HAVE_MPI)" = 1 ]; then echo "  ✓ MPI: $(MPICC) builds MPI 3 programs and mpirun is there: concerto_mpi.h's tests run under mpirun -np 2 and -np 4"; \
+    else echo "  ✗ MPI: no $(MPICC) that builds an MPI 3 program, or no mpirun ($(MPI_HOWTO))"; fi
+
+TEST_BINS += tests/test_mpi.sh
+tests-build: $(T)/test_mpi
+.PHONY: mpi-config-check
+mpi-config-check:
+$(T)/mpi-config: mpi-config-check
+	@mkdir -p $(@D)
+	@echo "mpi=$(HAVE_MPI) mpicc=$(MPICC) san=$(SAN) cflags=$(ALL_CFLAGS)" >$@.new; \
+	 if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
+
+$(T)/test_mpi: tests/test_mpi.c concerto.h concerto_mpi.h $(T)/mpi-config
+	@mkdir -p $(@D)
+	@rm -f $@.skip $@.note
+	@if [ "$(NO_MPI)" = 1 ]; then rm -f $@; echo "MPI switched off (NO_MPI=1)" >$@.skip; \
+	 elif [ -n "$(MPI_TSAN)" ]; then rm -f $@; \
+	    echo "not run under ThreadSanitizer: Open MPI is not instrumented, so TSan reports its internal synchronisation as races (see the Makefile's MPI block); make test and make asan run it" >$@.note; \
+	 elif [ "$(HAVE_MPI)" = 1 ]; then \
+	    echo "$(MPICC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)"; \
+	    $(MPICC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS) || { rm -f $@; exit 1; }; \
+	 else rm -f $@; echo "no $(MPICC) that builds an MPI 3 program, or no mpirun: $(MPI_HOWTO)" >$@.skip; fi
+# compile_cuda_mpi: tests/compile_cuda.c with CONCERTO_NCCL_WITH_MPI, built
+# by $(MPICC) with the GPU block's flags where CUDA, NCCL and MPI are all
+# found (cc_nccl_id_exchange_mpi); tests/test_mpi.sh runs it under mpirun -np 2.
+tests-build: $(T)/compile_cuda_mpi
+$(T)/compile_cuda_mpi: tests/compile_cuda.c $(GPU_HEADERS) $(T)/gpu-config $(T)/mpi-config
+	@mkdir -p $(@D)
+	@if [ "$(HAVE_CUDART)$(HAVE_NCCL)$(HAVE_MPI)" = 111 ] && [ -z "$(MPI_TSAN)" ]; then \
+	    echo "$(MPICC) $(GPU_CFLAGS) -DCONCERTO_NCCL_WITH_MPI $< -o $@ $(GPU_LIBS)"; \
+	    $(MPICC) $(GPU_CFLAGS) -DCONCERTO_NCCL_WITH_MPI -DTH_PROGRAM='"compile_cuda_mpi"' $< -o $@ $(GPU_LIBS) || { rm -f $@; exit 1; }; \
+	 else rm -f $@; fi
+# ==== <<mpi ======================================================================

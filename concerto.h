@@ -132,6 +132,9 @@
        cc_exec_profile(exec, 5, comm);                      // optional: measured durations
        for (;;) cc_exec_step(exec);
        cc_exec_destroy(exec);  cc_backend_destroy(&be);
+   A process that is one rank of a job (mpirun) makes its backend with
+   cc_cpu_backend_create_ctx(ctx, &be) and its communicators with
+   concerto_mpi.h; the rest is the same.
    With the rewrites: profile the graph (a program-order plan will do), then
        cc_graph_decompose(ctx, graph, &rd, &g2, NULL);      // new graphs, the
        cc_graph_fuse(ctx, g2, &rd, &g3, NULL);              // input unchanged
@@ -829,8 +832,18 @@ CONCERTO_API cc_comm*    cc_rank_world_comm(cc_rank* rank);
 CONCERTO_API cc_result   cc_comm_create(cc_rank* rank, const int* members, int n_members, cc_comm** out);
 
 /* The CPU backend of a rank: one worker thread per stream; collectives on
-   the rank's communicators of the in-process world. */
+   the rank's communicators of the in-process world, and on communicators of
+   any other family with "host" streams (MPI's in concerto_mpi.h, your own).
+   A collective that fails on a stream calls its family's abort entry, where
+   there is one, so that peers waiting for this rank fail too (the world has
+   none: its collectives fail on every member by themselves). */
 CONCERTO_API cc_result cc_cpu_backend_create(cc_rank* rank, cc_backend* out);
+/* The same backend for a process that is one rank of a job (under mpirun,
+   say), from its context alone: its errors go to ctx, whose allocator must
+   then be thread-safe (the stream threads use it). It runs collectives of
+   host-stream families other than the world, whose communicators belong to
+   a cc_rank (those are refused). */
+CONCERTO_API cc_result cc_cpu_backend_create_ctx(cc_context* ctx, cc_backend* out);
 #endif /* CONCERTO_NO_RUNTIME */
 
 /* ---- trace ----------------------------------------------------------------
@@ -8281,6 +8294,9 @@ static void* cc__cpu_worker(void* arg) {
                         memcpy(be->err_msg, msg, sizeof msg);
                     }
                     pthread_mutex_unlock(&be->mu);
+                    /* peers may be waiting in a collective this rank will not
+                       issue: a family that can abort its communicator does */
+                    if (it.coll->comm->fns->abort) it.coll->comm->fns->abort(it.coll->comm->self, msg);
                 }
             }
             pthread_mutex_lock(&be->mu);
@@ -8371,6 +8387,10 @@ static cc_result cc__cpu_collective(void* self, void* stream, const cc_collectiv
                               "'%s' streams, not host threads", cc__coll_name(coll->kind), coll->comm->name,
                               cc_comm_family(coll->comm), cc__comm_stream_kind(coll->comm));
     v = (const cc__world_view*)cc_comm_self(coll->comm, &cc__world_comm_fns);
+    if (v && !be->rank)
+        return CONCERTO__FAIL(be->ctx, CC_ERR_INVALID_ARG, "cpu backend made by cc_cpu_backend_create_ctx: %s on communicator "
+                              "%s of the in-process world (rank %d): make the backend with cc_cpu_backend_create(rank)",
+                              cc__coll_name(coll->kind), v->g->name, v->rank->index);
     if (v && v->rank != be->rank)
         return CONCERTO__FAIL(be->ctx, CC_ERR_INVALID_ARG, "cpu backend of rank %d: %s on communicator %s of rank %d, not this rank's",
                               be->rank->index, cc__coll_name(coll->kind), v->g->name, v->rank->index);
@@ -8469,25 +8489,34 @@ static const cc_backend_fns cc__cpu_backend_fns = {
     cc__cpu_destroy
 };
 
-CONCERTO_API cc_result cc_cpu_backend_create(cc_rank* rank, cc_backend* out) {
-    cc_context* ctx;
+/* rank: NULL for a backend of a process that is one rank (no world). */
+static cc_result cc__cpu_backend_make(cc_context* ctx, cc_rank* rank, const char* what, cc_backend* out) {
     cc__cpu_backend* be;
-    if (!rank || !out) return CC_ERR_INVALID_ARG;
-    ctx = cc_rank_context(rank);
     memset(out, 0, sizeof *out);
     be = (cc__cpu_backend*)cc__calloc(ctx, 1, sizeof *be);
-    if (!be) return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_cpu_backend_create: out of memory");
+    if (!be) return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", what);
     be->rank = rank;
     be->ctx = ctx;
-    if (pthread_mutex_init(&be->mu, NULL) != 0) { cc__free(ctx, be); return CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "cc_cpu_backend_create: mutex"); }
+    if (pthread_mutex_init(&be->mu, NULL) != 0) { cc__free(ctx, be); return CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "%s: mutex", what); }
     if (pthread_cond_init(&be->cv, NULL) != 0) {
         pthread_mutex_destroy(&be->mu);
         cc__free(ctx, be);
-        return CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "cc_cpu_backend_create: condition variable");
+        return CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "%s: condition variable", what);
     }
     out->fns = &cc__cpu_backend_fns;
     out->self = be;
     return CC_OK;
+}
+
+CONCERTO_API cc_result cc_cpu_backend_create(cc_rank* rank, cc_backend* out) {
+    if (!rank || !out) return CC_ERR_INVALID_ARG;
+    return cc__cpu_backend_make(cc_rank_context(rank), rank, "cc_cpu_backend_create", out);
+}
+
+CONCERTO_API cc_result cc_cpu_backend_create_ctx(cc_context* ctx, cc_backend* out) {
+    if (!ctx) return CC_ERR_INVALID_ARG;
+    if (!out) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_cpu_backend_create_ctx: out is NULL");
+    return cc__cpu_backend_make(ctx, NULL, "cc_cpu_backend_create_ctx", out);
 }
 
 #endif /* CONCERTO_NO_RUNTIME */

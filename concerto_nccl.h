@@ -74,6 +74,18 @@
    Set-up is not covered: ncclCommInitRank waits for every rank as long as
    NCCL's own bootstrap allows; the id exchanges below have timeouts.
 
+   STARTING UNDER MPI (how most multi-node trainers start)
+   Where MPI is there, cc_nccl_id_exchange_mpi shares the id with
+   MPI_Bcast: root creates it, every member of the MPI communicator gets it.
+   It is compiled when <mpi.h> was included before this header, or when
+   CONCERTO_NCCL_WITH_MPI is defined (this header then includes <mpi.h>);
+   otherwise concerto_nccl.h never needs MPI. MPI_Bcast blocks like the rest
+   of MPI's start-up: there is no timeout, and its errors follow the MPI
+   communicator's error handler (MPI_ERRORS_ARE_FATAL unless you set one).
+       MPI_Init(&argc, &argv);  MPI_Comm_rank(MPI_COMM_WORLD, &rank);  ...
+       cc_nccl_id_exchange_mpi(ctx, MPI_COMM_WORLD, 0, &id);
+       cc_nccl_comm_init_rank(ctx, &id, n_ranks, rank, &nd, &world);
+
    WHAT IS VERIFIED WITHOUT A GPU
    Built in every `make test` as C11 and as CUDA C++ and linked against the
    real libnccl and libcudart; run there as far as needs no GPU: the
@@ -101,6 +113,9 @@
 #define CONCERTO_NCCL_H_INCLUDED
 #include <cuda_runtime_api.h>
 #include <nccl.h>
+#ifdef CONCERTO_NCCL_WITH_MPI
+#include <mpi.h>
+#endif
 
 #if !defined(NCCL_VERSION_CODE) || NCCL_VERSION_CODE < 21800
 #error "concerto_nccl.h: needs NCCL 2.18 or later (ncclCommSplit)"
@@ -159,6 +174,14 @@ CONCERTO_API cc_result cc_nccl_id_exchange_file(cc_context* ctx, const char* pat
    naming the ranks that did not come). Rank 0 ignores host. */
 CONCERTO_API cc_result cc_nccl_id_exchange_tcp(cc_context* ctx, const char* host, int port, int rank, int n_ranks,
                                                double timeout_s, ncclUniqueId* id);
+#if defined(MPI_VERSION) && !defined(CONCERTO__NCCL_MPI_DECLARED)
+#define CONCERTO__NCCL_MPI_DECLARED
+/* The unique id through MPI (see STARTING UNDER MPI): rank root of comm
+   creates it (ncclGetUniqueId) and MPI_Bcast gives it to every member of
+   comm, which all call this. CC_ERR_INVALID_ARG for a root outside comm;
+   CC_ERR_BACKEND, naming the call, when ncclGetUniqueId or MPI fails. */
+CONCERTO_API cc_result cc_nccl_id_exchange_mpi(cc_context* ctx, MPI_Comm comm, int root, ncclUniqueId* id);
+#endif
 
 #ifdef __cplusplus
 }
@@ -861,6 +884,34 @@ CONCERTO_API cc_result cc_nccl_id_exchange_tcp(cc_context* ctx, const char* host
     if ((rc = cc__nccl_new_id(ctx, "cc_nccl_id_exchange_tcp", id)) != CC_OK) return rc;
     return n_ranks == 1 ? CC_OK : cc__nccl_tcp_serve(ctx, port, n_ranks, t, id);
 }
+
+/* ---- the unique id: MPI ------------------------------------------------------------*/
+#ifdef MPI_VERSION
+CONCERTO_API cc_result cc_nccl_id_exchange_mpi(cc_context* ctx, MPI_Comm comm, int root, ncclUniqueId* id) {
+    char s[MPI_MAX_ERROR_STRING];
+    int rank = -1, size = 0, e, len = 0;
+    cc_result rc;
+    if (!ctx) return CC_ERR_INVALID_ARG;
+    if (!id || comm == MPI_COMM_NULL)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_nccl_id_exchange_mpi: %s", !id ? "id is NULL" : "comm is MPI_COMM_NULL");
+    if ((e = MPI_Comm_rank(comm, &rank)) == MPI_SUCCESS) e = MPI_Comm_size(comm, &size);
+    if (e != MPI_SUCCESS) {
+        if (MPI_Error_string(e, s, &len) != MPI_SUCCESS) len = 0;
+        return CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "cc_nccl_id_exchange_mpi: MPI_Comm_rank/MPI_Comm_size failed: %.*s", len, s);
+    }
+    if (root < 0 || root >= size)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_nccl_id_exchange_mpi (rank %d of %d): root %d is outside the communicator",
+                              rank, size, root);
+    if (rank == root && (rc = cc__nccl_new_id(ctx, "cc_nccl_id_exchange_mpi", id)) != CC_OK) return rc;
+    /* a failed ncclGetUniqueId on root leaves the others in MPI_Bcast: as with any start-up failure, end the job */
+    if ((e = MPI_Bcast(id, (int)sizeof *id, MPI_BYTE, root, comm)) != MPI_SUCCESS) {
+        if (MPI_Error_string(e, s, &len) != MPI_SUCCESS) len = 0;
+        return CONCERTO__FAIL(ctx, CC_ERR_BACKEND, "cc_nccl_id_exchange_mpi (rank %d of %d, root %d): MPI_Bcast failed: %.*s", rank,
+                              size, root, len, s);
+    }
+    return CC_OK;
+}
+#endif
 
 #ifdef __cplusplus
 }

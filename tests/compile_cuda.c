@@ -18,7 +18,12 @@
      and over TCP between threads, every rank gets rank 0's id; their
      timeouts, a foreign file, a mismatched n_ranks and bad arguments fail
      with the right result and a message naming the file or host:port.
-   CONCERTO_TEST_NO_NCCL: CUDA without NCCL (the NCCL part is skipped). */
+   CONCERTO_TEST_NO_NCCL: CUDA without NCCL (the NCCL part is skipped).
+   CONCERTO_NCCL_WITH_MPI: the MPI variant (compile_cuda_mpi, built by
+   mpicc where MPI is found): concerto_nccl.h also declares and builds
+   cc_nccl_id_exchange_mpi, which tests/test_mpi.sh runs under mpirun -np 2:
+   every rank gets the root's id, and a root outside the communicator is
+   refused. */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
@@ -424,7 +429,45 @@ static void test_id_tcp(void) {
 }
 #endif /* CONCERTO_TEST_NO_NCCL */
 
+#if defined(CONCERTO_NCCL_WITH_MPI) && defined(CONCERTO_TEST_NO_NCCL)
+#error "compile_cuda.c: the MPI variant tests concerto_nccl.h: it needs NCCL"
+#endif
+#ifdef CONCERTO_NCCL_WITH_MPI
+static void test_id_mpi(void) {
+    cc_context* ctx = NULL;
+    ncclUniqueId id;
+    unsigned char* all;
+    int rank = 0, size = 1, i, same = 1, nonzero = 0;
+    cc_result r;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (!CHECK(cc_context_create(NULL, &ctx) == CC_OK, "a context")) return;
+    memset(&id, 0, sizeof id);
+    r = cc_nccl_id_exchange_mpi(ctx, MPI_COMM_WORLD, size - 1, &id);
+    CHECK(r == CC_OK, "cc_nccl_id_exchange_mpi from root %d of %d: %s", size - 1, size, r == CC_OK ? "" : cc_last_error(ctx));
+    all = (unsigned char*)malloc(sizeof id * (size_t)size);
+    if (all) {
+        MPI_Allgather(&id, (int)sizeof id, MPI_BYTE, all, (int)sizeof id, MPI_BYTE, MPI_COMM_WORLD);
+        for (i = 1; i < size; i++) same = same && memcmp(all, all + i * sizeof id, sizeof id) == 0;
+        for (i = 0; i < (int)sizeof id; i++) nonzero = nonzero || all[i] != 0;
+        free(all);
+    }
+    CHECK(all && same && nonzero, "every one of the %d ranks has the root's id (and it is not all zeros)", size);
+    r = cc_nccl_id_exchange_mpi(ctx, MPI_COMM_WORLD, size, &id);
+    CHECK(r == CC_ERR_INVALID_ARG && strstr(cc_last_error(ctx), "root"), "a root outside the communicator is refused: %s",
+          cc_last_error(ctx));
+    CHECK(cc_nccl_id_exchange_mpi(ctx, MPI_COMM_WORLD, 0, NULL) == CC_ERR_INVALID_ARG, "a NULL id is refused");
+    cc_context_destroy(ctx);
+}
+#endif
+
 int main(void) {
+#ifdef CONCERTO_NCCL_WITH_MPI
+    int mpi_rank = 0;
+    MPI_Init(NULL, NULL);
+    MPI_Comm_rank(MPI_COMM_WORLD, &mpi_rank);
+    if (mpi_rank == 0) {   /* the other ranks only take part in the MPI test (the TCP test's ports are the same) */
+#endif
     TH_RUN(test_versions);
     TH_RUN(test_cuda_desc);
     TH_RUN(test_cuda_table);
@@ -435,10 +478,17 @@ int main(void) {
     TH_RUN(test_nccl_init);
     TH_RUN(test_id_file);
     TH_RUN(test_id_tcp);
+#ifdef CONCERTO_NCCL_WITH_MPI
+    }
+    TH_RUN(test_id_mpi);
+#endif
 #else
     th__test = "test_nccl";
     SKIP("built without NCCL (no <nccl.h> with -lnccl beside CUDA, or NO_NCCL=1): concerto_nccl.h is untested; install NCCL "
          "2.18 or later (libnccl-dev from NVIDIA's CUDA repository, or https://developer.nvidia.com/nccl)");
+#endif
+#ifdef CONCERTO_NCCL_WITH_MPI
+    MPI_Finalize();
 #endif
     return th_done();
 }

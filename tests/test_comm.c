@@ -7,6 +7,9 @@
    - cc_comm_split of world communicators, checked by gathering world ranks;
    - a family of the test's own (cc_comm_wrap) run by the CPU backend, its
      agreement and profiling included; split refused for it;
+   - the CPU backend made from a context alone (cc_cpu_backend_create_ctx):
+     it runs a host family's collectives, calls the family's abort entry
+     when one fails, and refuses a communicator of the in-process world;
    - a family on "cuda" streams refused by the CPU backend at cc_exec_create;
    - a backend with memory entries: the executor's own collectives use its
      memory, every allocation is freed.
@@ -390,6 +393,68 @@ static void test_own_family(void) {
     pthread_mutex_destroy(&L.fam.mu);
 }
 
+/* ---- the CPU backend of a process that is one rank (cc_cpu_backend_create_ctx) ----
+   A host family whose collective fails when asked to (send), with an abort
+   entry that records why: the backend runs the family's collectives without
+   a world, calls abort when one fails in a step, and refuses a communicator
+   of the in-process world. */
+typedef struct abort_fam { loop_fam loop; int n_aborts; char why[600]; } abort_fam;
+static cc_result abort_collective(void* self, void* stream, const cc_collective* c, char* msg, size_t msg_size) {
+    return loop_collective(&((abort_fam*)self)->loop, stream, c, msg, msg_size);
+}
+static void abort_abort(void* self, const char* why) {
+    abort_fam* f = (abort_fam*)self;
+    f->n_aborts++;
+    snprintf(f->why, sizeof f->why, "%s", why);
+}
+static const cc_comm_fns abort_family = { "aborting", "host", abort_collective, NULL, NULL, NULL, abort_abort };
+
+static cc_result world_comm_rank(cc_rank* rank, void* ud) { *(cc_comm**)ud = cc_rank_world_comm(rank); return CC_OK; }
+
+static void test_backend_ctx(void) {
+    abort_fam fam;
+    cc_context* ctx = NULL;
+    cc_backend be = { NULL, NULL };
+    cc_comm *comm = NULL, *wcomm = NULL;
+    cc_world* w = NULL;
+    cc_collective c;
+    float x[4] = { 1, 2, 3, 4 }, y[4] = { 0, 0, 0, 0 };
+    void* st = NULL;
+    cc_result r;
+    memset(&fam, 0, sizeof fam);
+    pthread_mutex_init(&fam.loop.mu, NULL);
+    if (!CHECK(cc_context_create(NULL, &ctx) == CC_OK, "a context")) return;
+    CHECK_RES(ctx, cc_cpu_backend_create_ctx(ctx, &be), CC_OK, "cc_cpu_backend_create_ctx from a context alone");
+    CHECK_RES(ctx, cc_cpu_backend_create_ctx(ctx, NULL), CC_ERR_INVALID_ARG, "out NULL is refused");
+    CHECK_RES(NULL, cc_cpu_backend_create_ctx(NULL, &be), CC_ERR_INVALID_ARG, "ctx NULL is refused");
+    CHECK_RES(ctx, cc_comm_wrap(ctx, &abort_family, &fam, 0, 1, "solo", &comm), CC_OK, "a host family of one's own");
+    CHECK_RES(ctx, be.fns->stream_create(be.self, 1, &st), CC_OK, "a stream");
+    memset(&c, 0, sizeof c);
+    c.kind = CC_COLL_ALL_GATHER; c.dtype = CC_DTYPE_FLOAT32; c.n_elems = 4; c.comm = comm; c.send_buf = x; c.recv_buf = y;
+    CHECK_RES(ctx, be.fns->collective(be.self, st, &c), CC_OK, "a collective is enqueued");
+    CHECK_RES(ctx, be.fns->synchronize(be.self), CC_OK, "and runs");
+    CHECK(y[3] == 4.0f && fam.n_aborts == 0, "the family's collective ran on the stream (y[3] = %g), no abort", (double)y[3]);
+    c.kind = CC_COLL_SEND; c.peer = 0;
+    CHECK_RES(ctx, be.fns->collective(be.self, st, &c), CC_OK, "a failing collective is enqueued");
+    r = be.fns->synchronize(be.self);
+    CHECK_RES(ctx, r, CC_ERR_INVALID_ARG, "synchronize reports its failure");
+    CHECK_CONTAINS(cc_last_error(ctx), "no peer", "with the family's message");
+    CHECK_INT(fam.n_aborts, 1, "the backend called the family's abort entry once");
+    CHECK_CONTAINS(fam.why, "no peer", "with the failure as the reason");
+    if (cc_world_create(g_ctx, NULL, &w) == CC_OK && cc_world_run(w, world_comm_rank, &wcomm) == CC_OK) {
+        c.comm = wcomm; c.kind = CC_COLL_ALL_GATHER;
+        r = be.fns->collective(be.self, st, &c);
+        CHECK_RES(ctx, r, CC_ERR_INVALID_ARG, "a communicator of the in-process world is refused");
+        CHECK_CONTAINS(cc_last_error(ctx), "cc_cpu_backend_create(rank)", "saying which backend to make");
+    } else
+        CHECK(0, "an in-process world");
+    cc_world_destroy(w);
+    cc_backend_destroy(&be);
+    cc_comm_destroy(comm);
+    cc_context_destroy(ctx);
+    pthread_mutex_destroy(&fam.loop.mu);
+}
+
 /* ---- a family on CUDA streams is refused by the CPU backend --------------------*/
 static cc_result never_collective(void* self, void* stream, const cc_collective* c, char* msg, size_t msg_size) {
     (void)self; (void)stream; (void)c;
@@ -589,6 +654,7 @@ int main(void) {
     TH_RUN(test_half_brute_force);
     TH_RUN(test_split);
     TH_RUN(test_own_family);
+    TH_RUN(test_backend_ctx);
     TH_RUN(test_stream_kind);
     TH_RUN(test_backend_memory);
     cc_context_destroy(g_ctx);
