@@ -409,6 +409,24 @@ $(T)/test_mpi: tests/test_mpi.c concerto.h concerto_mpi.h $(T)/mpi-config
 	    echo "$(MPICC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)"; \
 	    $(MPICC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS) || { rm -f $@; exit 1; }; \
 	 else rm -f $@; echo "no $(MPICC) that builds an MPI 3 program, or no mpirun: $(MPI_HOWTO)" >$@.skip; fi
+# build/train_gpt_mpi: the example trainer (examples/gpt/train_gpt.c with
+# GPT_MPI) as one rank per process under mpirun, by $(MPICC); built by make
+# and make test where MPI is found, with a .skip or .note beside it (as
+# test_mpi's) that tests/test_gpt_mpi.sh reports otherwise.
+all: $(BUILD)/train_gpt_mpi
+tests-build: $(BUILD)/train_gpt_mpi
+TEST_BINS += tests/test_gpt_mpi.sh
+$(BUILD)/train_gpt_mpi: examples/gpt/train_gpt.c examples/gpt/gpt_kernels.h examples/gpt/gpt_common.h examples/gpt/gpt_train.h \
+                        concerto.h concerto_mpi.h $(T)/mpi-config
+	@mkdir -p $(@D)
+	@rm -f $@.skip $@.note
+	@if [ "$(NO_MPI)" = 1 ]; then rm -f $@; echo "MPI switched off (NO_MPI=1)" >$@.skip; \
+	 elif [ -n "$(MPI_TSAN)" ]; then rm -f $@; \
+	    echo "not run under ThreadSanitizer: Open MPI is not instrumented (see the Makefile's MPI block); make test and make asan run it" >$@.note; \
+	 elif [ "$(HAVE_MPI)" = 1 ]; then \
+	    echo "$(MPICC) $(ALL_CFLAGS) -DGPT_MPI $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)"; \
+	    $(MPICC) $(ALL_CFLAGS) -DGPT_MPI $< -o $@ $(ALL_LDFLAGS) $(LDLIBS) || { rm -f $@; exit 1; }; \
+	 else rm -f $@; echo "no $(MPICC) that builds an MPI 3 program, or no mpirun: $(MPI_HOWTO)" >$@.skip; fi
 # compile_cuda_mpi: tests/compile_cuda.c with CONCERTO_NCCL_WITH_MPI, built
 # by $(MPICC) with the GPU block's flags where CUDA, NCCL and MPI are all
 # found (cc_nccl_id_exchange_mpi); tests/test_mpi.sh runs it under mpirun -np 2.

@@ -2,7 +2,7 @@
 # make bench: the scheduler's benchmarks. Results go to stdout; the figures
 # in bench/RESULTS.md were taken with this script (see there for the machine).
 #   bench/run.sh [psplib|scale|exec|lp|gpt|gpu|gpt-cuda|all]      (default all)
-#   (gpt-throughput, gpt-orders, gpt-text: one part of gpt)
+#   (gpt-throughput, gpt-orders, gpt-text, gpt-mpi: one part of gpt)
 # gpu: build/bench_gpu (bench/gpu.cu) on one GPU; it is built here only where
 # nvcc and NCCL are found (else this part says what is missing), and skips,
 # saying why, on a machine without a GPU.
@@ -96,7 +96,7 @@ if [ "$what" = all ] || [ "$what" = lp ]; then
 fi
 
 part() { [ "$what" = all ] || [ "$what" = gpt ] || [ "$what" = "gpt-$1" ]; }
-if part throughput || part orders || part text; then
+if part throughput || part orders || part text || part mpi; then
   # The example trainer (examples/gpt). Timings need an otherwise idle machine.
   gpt="$BUILD/train_gpt"
   quiet=(--eval 0 --sample 0 --print-every 0)
@@ -144,6 +144,39 @@ if part orders; then
       for run in 1 2 3; do orders_row $lay 40 $rw $run; done
     done
   done
+fi
+if part mpi; then
+  echo
+  make -s "$BUILD/train_gpt_mpi" || true
+  if [ ! -x "$BUILD/train_gpt_mpi" ]; then
+    echo "MPI benchmarks skipped: $BUILD/train_gpt_mpi was not built:"; make -s deps | grep 'MPI'
+  else
+    mpirun_=(mpirun --oversubscribe --mca btl_vader_single_copy_mechanism none)
+    [ "$(id -u)" -eq 0 ] && mpirun_+=(--allow-run-as-root)
+    # one run: where layout model -> a table row
+    mpi_row() {
+      local where=$1 tp=$2 dp=$3 model=$4 run=$5 out pred meas
+      if [ "$where" = mpi ]; then
+        out=$("${mpirun_[@]}" -np $((tp * dp)) "$BUILD/train_gpt_mpi" --tp "$tp" --dp "$dp" $model "${quiet[@]}" --steps 0 --compare 9)
+      else
+        out=$("$gpt" --tp "$tp" --dp "$dp" $model "${quiet[@]}" --steps 0 --compare 9 --no-link)
+      fi
+      pred=$(echo "$out" | sed -n 's/.*predicted step: \([0-9.]*\) ms in program order, \([0-9.]*\) ms scheduled.*: \([0-9.]*x\)/\1 | \2 | \3/p')
+      meas=$(echo "$out" | sed -n 's/.*each): \([0-9.]*\) ms -> \([0-9.]*\) ms: \([0-9.]*x\).*/\1 | \2 | \3/p')
+      echo "| $where | TP$tp x DP$dp | $model | $run | $pred | $meas |"
+    }
+    echo "the trainer as processes (mpirun, collectives through Open MPI between processes) and as threads of"
+    echo "the in-process world (no link emulation), program order vs the library's plan side by side (median of 9 steps each):"
+    echo "| ranks as | layout | model | run | predicted program ms | predicted plan ms | predicted speed-up | measured program ms | measured plan ms | measured speed-up |"
+    echo "|---|---|---|---|---|---|---|---|---|---|"
+    for model in "--embd 64 --layers 2" "--embd 128 --layers 4 --seq 64"; do
+      for lay in "2 1" "1 2" "2 2"; do
+        for where in mpi world; do
+          for run in 1 2 3; do mpi_row $where $lay "$model" $run; done
+        done
+      done
+    done
+  fi
 fi
 if part text; then
   text=../shared/data/text/tinyshakespeare.txt

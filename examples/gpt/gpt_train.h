@@ -31,6 +31,16 @@ typedef struct gpt_platform {
     int bf16;                              /* --dtype bf16 is supported */
     int graphs;                            /* --cuda-graphs is supported */
     int emulates_link;                     /* its collectives run over the emulated link (--link, --latency) */
+    /* A process per rank (mpirun): before anything else, start says
+       whether this process speaks (sh->quiet = 0 on world rank 0 only:
+       the setup, the report and every file) and may fail (the exit status,
+       else 0); run_ranks then runs this process's rank alone, and the
+       final parameters and gradients are summed over all ranks (each
+       element has one writer) so that rank 0 holds them. NULL for a
+       process that holds every rank. finish: after the report (NULL:
+       nothing). */
+    int (*start)(shared* sh);
+    void (*finish)(shared* sh);
     /* Starts the o.tp x o.dp ranks (world rank r = dp_rank * TP + tp_rank)
        and runs gpt_rank_main on each, with the rank's context, the
        communicator of all ranks and the rank's backend; says what failed.
@@ -131,6 +141,7 @@ struct shared {
     char sample[4096];
     double train_s;
     uint64_t fingerprint[2];       /* --graph-fingerprint: of the training step and of evaluation */
+    int quiet;                     /* a process that is not world rank 0's: prints and writes nothing */
 };
 
 /* Shards of every parameter (or gradient) into a global vector; only the
@@ -561,8 +572,22 @@ static void rank_free(rank_state* s) {
     free(s);
 }
 
-/* One rank: set up, make the step faster, compare the orders, train,
-   evaluate, sample; the final parameters to the host. */
+/* A process per rank: v (P floats, zero where this rank wrote nothing)
+   summed over all ranks, which gives every rank the whole vector: every
+   element has exactly one writer (unshard_all). */
+static cc_result gather_on_all(rank_state* s, float* v) {
+    cc_collective co;
+    memset(&co, 0, sizeof co);
+    co.kind = CC_COLL_ALL_REDUCE;
+    co.dtype = CC_DTYPE_FLOAT32;
+    co.reduce = CC_REDUCE_SUM;
+    co.n_elems = s->sh->P;
+    co.comm = s->world_comm;
+    co.send_buf = v;
+    co.recv_buf = v;
+    return cc_comm_run(&co);
+}
+
 /* One rank, world rank `me`, as the platform started it: its context, the
    communicator of all ranks and its backend (the platform's, which outlive
    the call). Set up, make the step faster, compare the orders, train,
@@ -579,6 +604,8 @@ static cc_result gpt_rank_main(shared* sh, cc_context* ctx, cc_comm* world, cc_b
     if (rc == CC_OK && s->o->eval_batches > 0) rc = evaluate(s);
     if (rc == CC_OK && s->o->sample_chars > 0) rc = sample_text(s);
     if (rc == CC_OK) rc = unshard_all(s, s->m.param, s->sh->final_params);
+    if (rc == CC_OK && sh->pf->start) rc = gather_on_all(s, sh->final_params);
+    if (rc == CC_OK && sh->pf->start && s->o->dump_grads && s->o->steps > 0) rc = gather_on_all(s, sh->grads0);
     rank_free(s);
     return rc;
 }
@@ -669,11 +696,11 @@ static int prepare_model(shared* sh) {
         }
         init_params(&sh->cfg, &sh->layout, sh->init_params, o->seed);
     }
-    if (o->save_init && !save_checkpoint(o->save_init, &sh->cfg, &sh->data, sh->steps_done, sh->init_params, sh->P, err, sizeof err)) {
+    if (o->save_init && !sh->quiet && !save_checkpoint(o->save_init, &sh->cfg, &sh->data, sh->steps_done, sh->init_params, sh->P, err, sizeof err)) {
         fprintf(stderr, "%s: %s\n", gpt_program, err);
         return 1;
     }
-    if (o->dump_batches && !write_batches(o->dump_batches, o, &sh->data, sh->cfg.T, err, sizeof err)) {
+    if (o->dump_batches && !sh->quiet && !write_batches(o->dump_batches, o, &sh->data, sh->cfg.T, err, sizeof err)) {
         fprintf(stderr, "%s: %s\n", gpt_program, err);
         return 1;
     }
@@ -860,17 +887,19 @@ static int gpt_main(int argc, char** argv, const gpt_platform* pf) {
     }
     sh->o = o;
     sh->pf = pf;
-    status = prepare_model(sh);
+    status = pf->start ? pf->start(sh) : 0;
+    if (status == 0) status = prepare_model(sh);
     if (status == 0) status = prepare_run(sh);
-    if (status == 0 && !o.graph_fingerprint) print_setup(sh);
+    if (status == 0 && !o.graph_fingerprint && !sh->quiet) print_setup(sh);
     if (status == 0) status = o.graph_fingerprint ? fingerprint_ranks(sh) : pf->run_ranks(sh);
-    if (status == 0 && o.graph_fingerprint)
+    if (status == 0 && o.graph_fingerprint && !sh->quiet)
         printf("graph fingerprint: %016llx (training step), %016llx (evaluation)\n", (unsigned long long)sh->fingerprint[0],
                (unsigned long long)sh->fingerprint[1]);
-    else if (status == 0) {
+    else if (status == 0 && !o.graph_fingerprint && !sh->quiet) {
         print_report(sh);
         status = write_outputs(sh);
     }
+    if (pf->finish) pf->finish(sh);
     shared_free(sh);
     return status;
 }

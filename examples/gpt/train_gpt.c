@@ -42,7 +42,9 @@
    rank's tensors and the graph builder in gpt_common.h; a rank's life and
    main's in gpt_train.h. Here are only the CPU kernels as ops (the table
    cpu_kernels) and the ranks as threads of the library's in-process world
-   on its CPU backend (cpu_platform).
+   on its CPU backend (cpu_platform); built with GPT_MPI (by mpicc:
+   build/train_gpt_mpi), one rank per process under mpirun, on MPI
+   communicators (mpi_platform).
 
    Run with --help for the options. */
 #define _POSIX_C_SOURCE 200809L
@@ -211,6 +213,7 @@ static const gpt_kernel_table cpu_kernels = {
     NULL,
 };
 
+#ifndef GPT_MPI
 /* ---- the ranks ------------------------------------------------------------------ */
 /* A rank of the in-process world: the world's context and communicator,
    the CPU backend. */
@@ -254,6 +257,79 @@ static int cpu_run_ranks(shared* sh) {
     return r == CC_OK ? 0 : 1;
 }
 
-static const gpt_platform cpu_platform = { "train_gpt", &cpu_kernels, 0, 0, 1, cpu_run_ranks };
+static const gpt_platform cpu_platform = { "train_gpt", &cpu_kernels, 0, 0, 1, NULL, NULL, cpu_run_ranks };
 
 int main(int argc, char** argv) { return gpt_main(argc, argv, &cpu_platform); }
+#else
+/* ---- a process per rank (build/train_gpt_mpi: GPT_MPI, built by mpicc) ------------- */
+/* Under mpirun -np TP*DP: each process is world rank MPI_COMM_WORLD's rank,
+   on the CPU backend made from its context, its communicators MPI's
+   (concerto_mpi.h: reductions in rank order, so the losses are the
+   in-process world's bit for bit); rank 0 prints and writes the files. */
+#include "../../concerto_mpi.h"
+
+static cc_context* mpi_ctx;        /* this process's rank's */
+static cc_comm* mpi_world;
+static int mpi_rank;
+
+static int mpi_start(shared* sh) {
+    cc_mpi_desc md = cc_mpi_desc_default();
+    int size = 0, want = sh->o.tp * sh->o.dp;
+    if (cc_context_create(NULL, &mpi_ctx) != CC_OK) {
+        fprintf(stderr, "train_gpt_mpi: cannot create a context\n");
+        return 1;
+    }
+    if (cc_mpi_init(mpi_ctx, NULL, NULL) != CC_OK) {
+        fprintf(stderr, "train_gpt_mpi: %s\n", cc_last_error(mpi_ctx));
+        return 1;
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &mpi_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    sh->quiet = mpi_rank != 0;
+    if (size != want) {
+        if (!sh->quiet)
+            fprintf(stderr, "train_gpt_mpi: TP %d x DP %d is %d ranks: start it with mpirun -np %d (this job has %d processes)\n",
+                    sh->o.tp, sh->o.dp, want, want, size);
+        return 2;
+    }
+    md.name = "world";
+    md.timeout_s = 120;
+    if (cc_mpi_comm_create(mpi_ctx, MPI_COMM_WORLD, &md, &mpi_world) != CC_OK) {
+        fprintf(stderr, "train_gpt_mpi: rank %d: %s\n", mpi_rank, cc_last_error(mpi_ctx));
+        return 1;
+    }
+    return 0;
+}
+
+/* This process's rank. A failure ends the job: peers may be waiting in a
+   collective this rank will not issue. */
+static int mpi_run_ranks(shared* sh) {
+    cc_backend be;
+    cc_result rc = cc_cpu_backend_create_ctx(mpi_ctx, &be);
+    if (rc == CC_OK) {
+        rc = gpt_rank_main(sh, mpi_ctx, mpi_world, &be, mpi_rank);
+        cc_backend_destroy(&be);
+    }
+    if (rc != CC_OK) {
+        const char* m = cc_last_error(mpi_ctx);
+        fprintf(stderr, "train_gpt_mpi: rank %d: %s\n", mpi_rank, m && *m ? m : cc_result_description(rc));
+        fflush(stderr);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+        return 1;
+    }
+    return 0;
+}
+
+static void mpi_finish(shared* sh) {
+    int inited = 0;
+    (void)sh;
+    cc_comm_destroy(mpi_world);
+    MPI_Initialized(&inited);
+    if (inited) MPI_Finalize();
+    cc_context_destroy(mpi_ctx);
+}
+
+static const gpt_platform mpi_platform = { "train_gpt_mpi", &cpu_kernels, 0, 0, 0, mpi_start, mpi_finish, mpi_run_ranks };
+
+int main(int argc, char** argv) { return gpt_main(argc, argv, &mpi_platform); }
+#endif

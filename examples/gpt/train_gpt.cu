@@ -851,6 +851,6 @@ static int cuda_run_checked(shared* sh) {
     return cuda_run_ranks(sh);
 }
 
-static const gpt_platform cuda_platform = { "train_gpt_cuda", &cuda_kernels, 1, 1, 0, cuda_run_checked };
+static const gpt_platform cuda_platform = { "train_gpt_cuda", &cuda_kernels, 1, 1, 0, NULL, NULL, cuda_run_checked };
 
 int main(int argc, char** argv) { return gpt_main(argc, argv, &cuda_platform); }
