@@ -3033,6 +3033,8 @@ typedef struct cc__bnb {
     unsigned char* done;
     int* npl;                 /* unplaced predecessors */
     cc__time *st, *fin, *h, *sa, *sb;
+    cc__time *lt, *cs, *ce;     /* time-tabling: latest starts, compulsory parts */
+    int *cfl, *cjob;
     uint64_t* set;
     int n_done;
     /* child records of all nodes on the current path */
@@ -3169,6 +3171,123 @@ static void cc__bnb_unplace(cc__bnb* b, int j, int fl) {
     for (q = p->succ_off[j]; q < p->succ_off[j + 1]; q++) b->npl[p->succ[q]]++;
 }
 
+/* ---- time-tabling: compulsory parts against the target makespan ----
+   With the target T, an unplaced job u of every completion that ends by T
+   starts in [h[u], lt[u]] (lt from T - tail and the deadlines), so it
+   occupies [lt[u], h[u] + d[u]) whenever that is not empty (its compulsory
+   part). The placed jobs plus these parts are a lower envelope of the
+   resource use of every such completion: u can start only where it fits
+   that envelope without its own part (h moves right, lt left), and an
+   envelope above a capacity leaves no completion. Heads and latest starts
+   then move along the precedence edges, and the parts are rebuilt, a few
+   rounds. */
+
+/* Does job j fit segment i of the profile, its own part [cs, ce) taken out? */
+static int cc__bnb_seg_fits(const cc__bnb* b, int j, int i, cc__time cs, cc__time ce) {
+    const int32_t* dem = b->p->dem + (size_t)j * (size_t)b->k;
+    const int32_t* u = b->use + (size_t)i * (size_t)b->k;
+    int own = b->tp[i] >= cs && b->tp[i] < ce, q;
+    for (q = b->pos_off[j]; q < b->pos_off[j + 1]; q++) {
+        int r = b->pos_res[q];
+        if ((int64_t)u[r] - (own ? dem[r] : 0) + dem[r] > b->p->cap[r]) return 0;
+    }
+    return 1;
+}
+
+/* Earliest start >= lo where j fits (its own part out), or > hi if none <= hi. */
+static cc__time cc__bnb_fit_first(const cc__bnb* b, int j, cc__time lo, cc__time hi, cc__time cs, cc__time ce) {
+    const cc__time d = b->p->dur[j];
+    cc__time s = lo;
+    int i = cc__bnb_find(b, s);
+    while (i < b->m && b->tp[i] < s + d && s <= hi) {
+        int ok = cc__bnb_seg_fits(b, j, i, cs, ce);
+        i++;
+        if (!ok) s = b->tp[i];  /* the last segment is always empty */
+    }
+    return s;
+}
+
+/* Latest start <= hi where j fits (its own part out); < lo if none >= lo. */
+static cc__time cc__bnb_fit_last(const cc__bnb* b, int j, cc__time lo, cc__time hi, cc__time cs, cc__time ce) {
+    const cc__time d = b->p->dur[j];
+    cc__time s = hi;
+    int i = cc__bnb_find(b, s + d - 1);
+    while (i > 0 && s >= lo) {
+        cc__time se = i + 1 < b->m ? b->tp[i + 1] : CONCERTO__TIME_MAX;
+        if (se <= s) break;          /* the segments left of s do not matter */
+        if (!cc__bnb_seg_fits(b, j, i, cs, ce)) {
+            s = b->tp[i] - d;
+            i = cc__bnb_find(b, s + d - 1);
+            continue;
+        }
+        i--;
+    }
+    return s;
+}
+
+#define CONCERTO__BNB_TT_ROUNDS 8
+
+/* Time-tabling of the unplaced jobs against the target, from the heads in
+   h[] (updated in place, as are the latest starts lt[]). Returns 0 when no
+   completion ends by the target. */
+static int cc__bnb_timetable(cc__bnb* b) {
+    const cc__prob* p = b->p;
+    int x, q, round, nc, ok = 1;
+    for (x = 0; x < b->n; x++) b->lt[x] = b->ls[x];
+    for (round = 0; round < CONCERTO__BNB_TT_ROUNDS && ok; round++) {
+        int changed = 0, i, r;
+        /* the compulsory parts into the profile */
+        nc = 0;
+        for (x = 0; x < b->n; x++) {
+            cc__time cs = b->lt[x], ce = b->h[x] + p->dur[x];
+            b->cs[x] = b->ce[x] = 0;
+            if (b->done[x] || b->pos_off[x] == b->pos_off[x + 1] || cs >= ce) continue;
+            b->cs[x] = cs; b->ce[x] = ce;
+            b->cfl[x] = cc__bnb_occupy(b, cs, ce, p->dem + (size_t)x * (size_t)b->k);
+            b->cjob[nc++] = x;
+        }
+        if (nc == 0) break;
+        for (i = 1; i < b->m && ok; i++)
+            for (r = 0; r < b->k; r++)
+                if (b->use[(size_t)i * b->k + r] > p->cap[r]) { ok = 0; break; }
+        for (x = 0; x < b->n && ok; x++) {
+            cc__time nh, nl;
+            if (b->done[x] || b->pos_off[x] == b->pos_off[x + 1]) continue;
+            nh = cc__bnb_fit_first(b, x, b->h[x], b->lt[x], b->cs[x], b->ce[x]);
+            if (nh > b->lt[x]) { ok = 0; break; }
+            nl = cc__bnb_fit_last(b, x, nh, b->lt[x], b->cs[x], b->ce[x]);
+            if (nh != b->h[x] || nl != b->lt[x]) changed = 1;
+            b->h[x] = nh;
+            b->lt[x] = nl;
+        }
+        while (nc > 0) {  /* in reverse, so that every breakpoint goes with its maker */
+            x = b->cjob[--nc];
+            cc__bnb_release(b, b->cs[x], b->ce[x], p->dem + (size_t)x * (size_t)b->k, b->cfl[x]);
+        }
+        if (!ok || !changed) break;
+        /* along the precedence edges */
+        for (i = 0; i < b->n_topo && ok; i++) {
+            int u = b->topo[i];
+            if (b->done[u]) continue;
+            for (q = p->pred_off[u]; q < p->pred_off[u + 1]; q++) {
+                int v = p->pred[q];
+                if (!b->done[v]) b->h[u] = cc__bnb_max(b->h[u], b->h[v] + p->dur[v]);
+            }
+            if (b->h[u] > b->lt[u]) ok = 0;
+        }
+        for (i = b->n_topo - 1; i >= 0 && ok; i--) {
+            int u = b->topo[i];
+            if (b->done[u]) continue;
+            for (q = p->succ_off[u]; q < p->succ_off[u + 1]; q++) {
+                int v = p->succ[q];
+                if (b->lt[v] - p->dur[u] < b->lt[u]) b->lt[u] = b->lt[v] - p->dur[u];
+            }
+            if (b->h[u] > b->lt[u]) ok = 0;
+        }
+    }
+    return ok;
+}
+
 /* Lower bound on the makespan of every completion of the current partial
    schedule whose jobs start at or after t; CONCERTO__TIME_MAX when no completion
    meets the latest starts ls[]. Leaves the heads in h[]. */
@@ -3214,6 +3333,11 @@ static cc__time cc__bnb_bound(cc__bnb* b, cc__time t, cc__time maxfin) {
             i++;
         }
         lb = cc__bnb_max(lb, end);
+    }
+    if (b->target < CONCERTO__TIME_MAX && cc__bnb_ceil(lb, b->step) <= b->target) {
+        if (!cc__bnb_timetable(b)) return CONCERTO__TIME_MAX;
+        for (x = 0; x < b->n; x++)
+            if (!b->done[x]) lb = cc__bnb_max(lb, b->h[x] + b->tail[x]);
     }
     return lb;
 }
@@ -3437,6 +3561,7 @@ static void cc__bnb_free_all(cc__bnb* b) {
     cc__free(ctx, b->topo); cc__free(ctx, b->rel); cc__free(ctx, b->tail); cc__free(ctx, b->dl_ls);
     cc__free(ctx, b->ls); cc__free(ctx, b->pos_off); cc__free(ctx, b->pos_res); cc__free(ctx, b->tp);
     cc__free(ctx, b->use); cc__free(ctx, b->done); cc__free(ctx, b->npl); cc__free(ctx, b->st);
+    cc__free(ctx, b->lt); cc__free(ctx, b->cs); cc__free(ctx, b->ce); cc__free(ctx, b->cfl); cc__free(ctx, b->cjob);
     cc__free(ctx, b->fin); cc__free(ctx, b->h); cc__free(ctx, b->sa); cc__free(ctx, b->sb);
     cc__free(ctx, b->set); cc__free(ctx, b->conf); cc__free(ctx, b->hj); cc__free(ctx, b->ch); cc__free(ctx, b->bucket); cc__free(ctx, b->ent);
     cc__free(ctx, b->mset); cc__free(ctx, b->mst);
@@ -3461,13 +3586,18 @@ static int cc__bnb_alloc(cc__bnb* b) {
     b->st = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
     b->fin = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
     b->h = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
+    b->lt = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
+    b->cs = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
+    b->ce = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
+    b->cfl = (int*)cc__alloc(ctx, n * sizeof(int));
+    b->cjob = (int*)cc__alloc(ctx, n * sizeof(int));
     b->sa = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
     b->sb = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
     b->set = (uint64_t*)cc__calloc(ctx, (size_t)b->nw, sizeof(uint64_t));
     b->conf = (uint64_t*)cc__calloc(ctx, n * (size_t)b->nw, sizeof(uint64_t));
     b->hj = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
     return b->topo && b->rel && b->tail && b->dl_ls && b->ls && b->pos_off && b->pos_res && b->tp && b->use && b->done &&
-           b->npl && b->st && b->fin && b->h && b->sa && b->sb && b->set && b->conf && b->hj;
+           b->npl && b->st && b->fin && b->h && b->lt && b->cs && b->ce && b->cfl && b->cjob && b->sa && b->sb && b->set && b->conf && b->hj;
 }
 
 /* The time step: the grain when every duration, release, deadline and
