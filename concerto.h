@@ -3054,10 +3054,12 @@ typedef struct cc__bnb {
     cc__time* best;
     cc__time U, target, root_lb;
     uint64_t* conf;           /* [n*nw]: jobs sharing a resource with j, or successors of j */
+    uint64_t* dis;            /* [n*nw]: jobs that cannot overlap j (together above a capacity) */
     cc__time* hj;             /* memo check: per job, lazily, min head over conf[j] */
     int64_t nodes, budget;
     double t_end;
     int stop;                 /* 1: budget or time, 2: incumbent meets the bound */
+    int energetic;            /* the bound also runs energetic reasoning */
     int oom;
 } cc__bnb;
 
@@ -3264,6 +3266,27 @@ static int cc__bnb_timetable(cc__bnb* b) {
             x = b->cjob[--nc];
             cc__bnb_release(b, b->cs[x], b->ce[x], p->dem + (size_t)x * (size_t)b->k, b->cfl[x]);
         }
+        /* pairs that cannot overlap (together above a capacity): when one
+           order leaves no room, the other holds */
+        for (x = 0; x < b->n && ok; x++) {
+            const uint64_t* dx = b->dis + (size_t)x * b->nw;
+            int y;
+            if (b->done[x] || b->pos_off[x] == b->pos_off[x + 1]) continue;
+            for (y = x + 1; y < b->n; y++) {
+                int y_after, x_after;
+                if (b->done[y] || !(dx[y >> 6] >> (y & 63) & 1)) continue;
+                y_after = b->lt[y] >= b->h[x] + p->dur[x];
+                x_after = b->lt[x] >= b->h[y] + p->dur[y];
+                if (y_after && x_after) continue;
+                if (!y_after && !x_after) { ok = 0; break; }
+                {
+                    int f = y_after ? x : y, s2 = y_after ? y : x;   /* f before s2 */
+                    if (b->h[f] + p->dur[f] > b->h[s2]) { b->h[s2] = b->h[f] + p->dur[f]; changed = 1; }
+                    if (b->lt[s2] - p->dur[f] < b->lt[f]) { b->lt[f] = b->lt[s2] - p->dur[f]; changed = 1; }
+                }
+                if (b->h[x] > b->lt[x] || b->h[y] > b->lt[y]) { ok = 0; break; }
+            }
+        }
         if (!ok || !changed) break;
         /* along the precedence edges */
         for (i = 0; i < b->n_topo && ok; i++) {
@@ -3286,6 +3309,50 @@ static int cc__bnb_timetable(cc__bnb* b) {
         }
     }
     return ok;
+}
+
+/* Energetic reasoning against the target: in every interval [t1, t2)
+   each unplaced job j needs at least dem * min(d, t2 - t1, h + d - t1,
+   t2 - lt) of each resource (its part that cannot leave the interval), and
+   the placed jobs and busy blocks take what the profile says; more than the
+   capacity leaves no completion. Intervals from the heads and latest starts
+   and their ends. Returns 0 when some interval is overloaded. */
+static int cc__bnb_energetic(cc__bnb* b) {
+    const cc__prob* p = b->p;
+    int n = b->n, a, c, x, r;
+    for (a = 0; a < 2 * n; a++) {
+        int ja = a % n;
+        cc__time t1 = a < n ? b->h[ja] : b->lt[ja];
+        if (b->done[ja] || b->pos_off[ja] == b->pos_off[ja + 1]) continue;
+        for (c = 0; c < 2 * n; c++) {
+            int jc = c % n;
+            cc__time t2 = c < n ? b->h[jc] + p->dur[jc] : b->lt[jc] + p->dur[jc];
+            if (b->done[jc] || b->pos_off[jc] == b->pos_off[jc + 1] || t2 <= t1) continue;
+            for (r = 0; r < b->k; r++) {
+                int64_t need = 0, avail;
+                int i;
+                for (x = 0; x < n; x++) {
+                    cc__time mi;
+                    int32_t d = p->dem[(size_t)x * b->k + r];
+                    if (b->done[x] || d <= 0) continue;
+                    mi = p->dur[x];
+                    if (t2 - t1 < mi) mi = t2 - t1;
+                    if (b->h[x] + p->dur[x] - t1 < mi) mi = b->h[x] + p->dur[x] - t1;
+                    if (t2 - b->lt[x] < mi) mi = t2 - b->lt[x];
+                    if (mi > 0) need += (int64_t)d * mi;
+                }
+                if (need == 0) continue;
+                avail = (int64_t)p->cap[r] * (t2 - t1);
+                for (i = cc__bnb_find(b, t1); i < b->m && b->tp[i] < t2; i++) {
+                    cc__time s0 = b->tp[i] > t1 ? b->tp[i] : t1;
+                    cc__time s1 = i + 1 < b->m && b->tp[i + 1] < t2 ? b->tp[i + 1] : t2;
+                    avail -= (int64_t)b->use[(size_t)i * b->k + r] * (s1 - s0);
+                }
+                if (need > avail) return 0;
+            }
+        }
+    }
+    return 1;
 }
 
 /* Lower bound on the makespan of every completion of the current partial
@@ -3336,6 +3403,7 @@ static cc__time cc__bnb_bound(cc__bnb* b, cc__time t, cc__time maxfin) {
     }
     if (b->target < CONCERTO__TIME_MAX && cc__bnb_ceil(lb, b->step) <= b->target) {
         if (!cc__bnb_timetable(b)) return CONCERTO__TIME_MAX;
+        if (b->energetic && !cc__bnb_energetic(b)) return CONCERTO__TIME_MAX;
         for (x = 0; x < b->n; x++)
             if (!b->done[x]) lb = cc__bnb_max(lb, b->h[x] + b->tail[x]);
     }
@@ -3556,6 +3624,27 @@ static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin) 
     b->ch_n = base;
 }
 
+/* A destructive lower bound at the root: a target T that the bound with
+   its time-tabling refutes proves the optimum above T, so a binary search
+   between lb and the incumbent's target finds a refuted T as high as it
+   can (lattice steps). b->U is the incumbent's makespan; b->target is left
+   for the caller to set again. */
+static cc__time cc__bnb_destructive(cc__bnb* b, cc__time lb) {
+    cc__time lo = lb, hi = b->U - b->step, U = b->U;   /* is some T in [lo, hi] refuted? */
+    b->energetic = 1;
+    while (lo <= hi) {
+        cc__time mid = lo + ((hi - lo) / b->step / 2) * b->step, r;
+        b->U = mid + b->step;
+        cc__bnb_set_target(b);
+        r = cc__bnb_bound(b, -CONCERTO__TIME_MAX, -CONCERTO__TIME_MAX);
+        if (r >= CONCERTO__TIME_MAX || cc__bnb_ceil(r, b->step) > mid) { lb = mid + b->step; lo = mid + b->step; }
+        else hi = mid - b->step;
+    }
+    b->U = U;
+    b->energetic = 0;
+    return lb;
+}
+
 static void cc__bnb_free_all(cc__bnb* b) {
     cc_context* ctx = b->ctx;
     cc__free(ctx, b->topo); cc__free(ctx, b->rel); cc__free(ctx, b->tail); cc__free(ctx, b->dl_ls);
@@ -3563,7 +3652,7 @@ static void cc__bnb_free_all(cc__bnb* b) {
     cc__free(ctx, b->use); cc__free(ctx, b->done); cc__free(ctx, b->npl); cc__free(ctx, b->st);
     cc__free(ctx, b->lt); cc__free(ctx, b->cs); cc__free(ctx, b->ce); cc__free(ctx, b->cfl); cc__free(ctx, b->cjob);
     cc__free(ctx, b->fin); cc__free(ctx, b->h); cc__free(ctx, b->sa); cc__free(ctx, b->sb);
-    cc__free(ctx, b->set); cc__free(ctx, b->conf); cc__free(ctx, b->hj); cc__free(ctx, b->ch); cc__free(ctx, b->bucket); cc__free(ctx, b->ent);
+    cc__free(ctx, b->set); cc__free(ctx, b->conf); cc__free(ctx, b->dis); cc__free(ctx, b->hj); cc__free(ctx, b->ch); cc__free(ctx, b->bucket); cc__free(ctx, b->ent);
     cc__free(ctx, b->mset); cc__free(ctx, b->mst);
 }
 
@@ -3595,9 +3684,10 @@ static int cc__bnb_alloc(cc__bnb* b) {
     b->sb = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
     b->set = (uint64_t*)cc__calloc(ctx, (size_t)b->nw, sizeof(uint64_t));
     b->conf = (uint64_t*)cc__calloc(ctx, n * (size_t)b->nw, sizeof(uint64_t));
+    b->dis = (uint64_t*)cc__calloc(ctx, n * (size_t)b->nw, sizeof(uint64_t));
     b->hj = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
     return b->topo && b->rel && b->tail && b->dl_ls && b->ls && b->pos_off && b->pos_res && b->tp && b->use && b->done &&
-           b->npl && b->st && b->fin && b->h && b->lt && b->cs && b->ce && b->cfl && b->cjob && b->sa && b->sb && b->set && b->conf && b->hj;
+           b->npl && b->st && b->fin && b->h && b->lt && b->cs && b->ce && b->cfl && b->cjob && b->sa && b->sb && b->set && b->conf && b->dis && b->hj;
 }
 
 /* The time step: the grain when every duration, release, deadline and
@@ -3686,6 +3776,13 @@ static void cc__bnb_conflicts(cc__bnb* b) {
                 for (c = b->pos_off[i]; c < b->pos_off[i + 1]; c++)
                     if (b->pos_res[a] == b->pos_res[c]) { hit = 1; break; }
             if (hit) cj[i >> 6] |= (uint64_t)1 << (i & 63);
+            for (a = b->pos_off[j]; a < b->pos_off[j + 1] && hit && i != j; a++) {
+                int r = b->pos_res[a];
+                if ((int64_t)p->dem[(size_t)j * b->k + r] + p->dem[(size_t)i * b->k + r] > p->cap[r] && p->dur[i] > 0) {
+                    b->dis[(size_t)j * b->nw + (i >> 6)] |= (uint64_t)1 << (i & 63);
+                    break;
+                }
+            }
         }
         for (q = p->succ_off[j]; q < p->succ_off[j + 1]; q++) cj[p->succ[q] >> 6] |= (uint64_t)1 << (p->succ[q] & 63);
     }
@@ -3722,6 +3819,7 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
     lb = infeasible ? CONCERTO__TIME_MAX : cc__bnb_bound(b, -CONCERTO__TIME_MAX, -CONCERTO__TIME_MAX);
     if (lb < CONCERTO__TIME_MAX) lb = cc__bnb_ceil(lb, b->step);
     if (have_incumbent) b->U = cc__makespan(p, best);
+    if (lb < CONCERTO__TIME_MAX && b->U < CONCERTO__TIME_MAX) lb = cc__bnb_destructive(b, lb);
     cc__bnb_set_target(b);
     b->root_lb = lb;
     if (lb < CONCERTO__TIME_MAX && b->U > lb) cc__bnb_dfs(b, -CONCERTO__TIME_MAX, -1, -CONCERTO__TIME_MAX);
