@@ -3060,6 +3060,7 @@ typedef struct cc__bnb {
     double t_end;
     int stop;                 /* 1: budget or time, 2: incumbent meets the bound */
     int energetic;            /* the bound also runs energetic reasoning */
+    int tt;                   /* the bound runs time-tabling (not for the memory's heads) */
     int oom;
 } cc__bnb;
 
@@ -3229,86 +3230,104 @@ static cc__time cc__bnb_fit_last(const cc__bnb* b, int j, cc__time lo, cc__time 
 
 #define CONCERTO__BNB_TT_ROUNDS 8
 
-/* Time-tabling of the unplaced jobs against the target, from the heads in
-   h[] (updated in place, as are the latest starts lt[]). Returns 0 when no
-   completion ends by the target. */
+/* One time-tabling pass: the compulsory parts of the unplaced jobs (from
+   h[] and lt[]) join the profile; then every unplaced job's head moves to
+   the first start where it fits, its latest start to the last one, its own
+   part taken out. Sets *changed when a head or latest start moved. Returns
+   0 when the parts overload a resource or a job fits nowhere in its window. */
+static int cc__bnb_tt_pass(cc__bnb* b, int* changed) {
+    const cc__prob* p = b->p;
+    int x, i, r, nc = 0, ok = 1;
+    for (x = 0; x < b->n; x++) {
+        cc__time cs = b->lt[x], ce = b->h[x] + p->dur[x];
+        b->cs[x] = b->ce[x] = 0;
+        if (b->done[x] || b->pos_off[x] == b->pos_off[x + 1] || cs >= ce) continue;
+        b->cs[x] = cs; b->ce[x] = ce;
+        b->cfl[x] = cc__bnb_occupy(b, cs, ce, p->dem + (size_t)x * (size_t)b->k);
+        b->cjob[nc++] = x;
+    }
+    if (nc == 0) return 1;   /* the placed jobs alone: the heads already fit them */
+    for (i = 1; i < b->m && ok; i++)
+        for (r = 0; r < b->k; r++)
+            if (b->use[(size_t)i * b->k + r] > p->cap[r]) { ok = 0; break; }
+    for (x = 0; x < b->n && ok; x++) {
+        cc__time nh, nl;
+        if (b->done[x] || b->pos_off[x] == b->pos_off[x + 1]) continue;
+        nh = cc__bnb_fit_first(b, x, b->h[x], b->lt[x], b->cs[x], b->ce[x]);
+        if (nh > b->lt[x]) { ok = 0; break; }
+        nl = cc__bnb_fit_last(b, x, nh, b->lt[x], b->cs[x], b->ce[x]);
+        if (nh != b->h[x] || nl != b->lt[x]) *changed = 1;
+        b->h[x] = nh;
+        b->lt[x] = nl;
+    }
+    while (nc > 0) {  /* in reverse, so that every breakpoint goes with its maker */
+        x = b->cjob[--nc];
+        cc__bnb_release(b, b->cs[x], b->ce[x], p->dem + (size_t)x * (size_t)b->k, b->cfl[x]);
+    }
+    return ok;
+}
+
+/* Pairs of unplaced jobs that cannot overlap (together above a capacity,
+   dis[]): when one order leaves no room in the windows [h, lt], the other
+   holds, and the first job's head and the second's latest start move.
+   Sets *changed; returns 0 when neither order fits. */
+static int cc__bnb_pairs(cc__bnb* b, int* changed) {
+    const cc__prob* p = b->p;
+    int x, y;
+    for (x = 0; x < b->n; x++) {
+        const uint64_t* dx = b->dis + (size_t)x * b->nw;
+        if (b->done[x] || b->pos_off[x] == b->pos_off[x + 1]) continue;
+        for (y = x + 1; y < b->n; y++) {
+            int y_after, x_after, f, s2;
+            if (b->done[y] || !(dx[y >> 6] >> (y & 63) & 1)) continue;
+            y_after = b->lt[y] >= b->h[x] + p->dur[x];
+            x_after = b->lt[x] >= b->h[y] + p->dur[y];
+            if (y_after && x_after) continue;
+            if (!y_after && !x_after) return 0;
+            f = y_after ? x : y;   /* f before s2 */
+            s2 = y_after ? y : x;
+            if (b->h[f] + p->dur[f] > b->h[s2]) { b->h[s2] = b->h[f] + p->dur[f]; *changed = 1; }
+            if (b->lt[s2] - p->dur[f] < b->lt[f]) { b->lt[f] = b->lt[s2] - p->dur[f]; *changed = 1; }
+            if (b->h[x] > b->lt[x] || b->h[y] > b->lt[y]) return 0;
+        }
+    }
+    return 1;
+}
+
+/* Time-tabling and pairs of the unplaced jobs against the target, from the
+   heads in h[] (updated in place, as are the latest starts lt[], which
+   start from ls[]), with the precedence edges between passes, until
+   nothing moves or CONCERTO__BNB_TT_ROUNDS. Returns 0 when no completion
+   ends by the target. */
 static int cc__bnb_timetable(cc__bnb* b) {
     const cc__prob* p = b->p;
-    int x, q, round, nc, ok = 1;
+    int x, q, i, round;
     for (x = 0; x < b->n; x++) b->lt[x] = b->ls[x];
-    for (round = 0; round < CONCERTO__BNB_TT_ROUNDS && ok; round++) {
-        int changed = 0, i, r;
-        /* the compulsory parts into the profile */
-        nc = 0;
-        for (x = 0; x < b->n; x++) {
-            cc__time cs = b->lt[x], ce = b->h[x] + p->dur[x];
-            b->cs[x] = b->ce[x] = 0;
-            if (b->done[x] || b->pos_off[x] == b->pos_off[x + 1] || cs >= ce) continue;
-            b->cs[x] = cs; b->ce[x] = ce;
-            b->cfl[x] = cc__bnb_occupy(b, cs, ce, p->dem + (size_t)x * (size_t)b->k);
-            b->cjob[nc++] = x;
-        }
-        if (nc == 0) break;
-        for (i = 1; i < b->m && ok; i++)
-            for (r = 0; r < b->k; r++)
-                if (b->use[(size_t)i * b->k + r] > p->cap[r]) { ok = 0; break; }
-        for (x = 0; x < b->n && ok; x++) {
-            cc__time nh, nl;
-            if (b->done[x] || b->pos_off[x] == b->pos_off[x + 1]) continue;
-            nh = cc__bnb_fit_first(b, x, b->h[x], b->lt[x], b->cs[x], b->ce[x]);
-            if (nh > b->lt[x]) { ok = 0; break; }
-            nl = cc__bnb_fit_last(b, x, nh, b->lt[x], b->cs[x], b->ce[x]);
-            if (nh != b->h[x] || nl != b->lt[x]) changed = 1;
-            b->h[x] = nh;
-            b->lt[x] = nl;
-        }
-        while (nc > 0) {  /* in reverse, so that every breakpoint goes with its maker */
-            x = b->cjob[--nc];
-            cc__bnb_release(b, b->cs[x], b->ce[x], p->dem + (size_t)x * (size_t)b->k, b->cfl[x]);
-        }
-        /* pairs that cannot overlap (together above a capacity): when one
-           order leaves no room, the other holds */
-        for (x = 0; x < b->n && ok; x++) {
-            const uint64_t* dx = b->dis + (size_t)x * b->nw;
-            int y;
-            if (b->done[x] || b->pos_off[x] == b->pos_off[x + 1]) continue;
-            for (y = x + 1; y < b->n; y++) {
-                int y_after, x_after;
-                if (b->done[y] || !(dx[y >> 6] >> (y & 63) & 1)) continue;
-                y_after = b->lt[y] >= b->h[x] + p->dur[x];
-                x_after = b->lt[x] >= b->h[y] + p->dur[y];
-                if (y_after && x_after) continue;
-                if (!y_after && !x_after) { ok = 0; break; }
-                {
-                    int f = y_after ? x : y, s2 = y_after ? y : x;   /* f before s2 */
-                    if (b->h[f] + p->dur[f] > b->h[s2]) { b->h[s2] = b->h[f] + p->dur[f]; changed = 1; }
-                    if (b->lt[s2] - p->dur[f] < b->lt[f]) { b->lt[f] = b->lt[s2] - p->dur[f]; changed = 1; }
-                }
-                if (b->h[x] > b->lt[x] || b->h[y] > b->lt[y]) { ok = 0; break; }
-            }
-        }
-        if (!ok || !changed) break;
+    for (round = 0; round < CONCERTO__BNB_TT_ROUNDS; round++) {
+        int changed = 0;
+        if (!cc__bnb_tt_pass(b, &changed) || !cc__bnb_pairs(b, &changed)) return 0;
+        if (!changed) break;
         /* along the precedence edges */
-        for (i = 0; i < b->n_topo && ok; i++) {
+        for (i = 0; i < b->n_topo; i++) {
             int u = b->topo[i];
             if (b->done[u]) continue;
             for (q = p->pred_off[u]; q < p->pred_off[u + 1]; q++) {
                 int v = p->pred[q];
                 if (!b->done[v]) b->h[u] = cc__bnb_max(b->h[u], b->h[v] + p->dur[v]);
             }
-            if (b->h[u] > b->lt[u]) ok = 0;
+            if (b->h[u] > b->lt[u]) return 0;
         }
-        for (i = b->n_topo - 1; i >= 0 && ok; i--) {
+        for (i = b->n_topo - 1; i >= 0; i--) {
             int u = b->topo[i];
             if (b->done[u]) continue;
             for (q = p->succ_off[u]; q < p->succ_off[u + 1]; q++) {
                 int v = p->succ[q];
                 if (b->lt[v] - p->dur[u] < b->lt[u]) b->lt[u] = b->lt[v] - p->dur[u];
             }
-            if (b->h[u] > b->lt[u]) ok = 0;
+            if (b->h[u] > b->lt[u]) return 0;
         }
     }
-    return ok;
+    return 1;
 }
 
 /* Energetic reasoning against the target: in every interval [t1, t2)
@@ -3401,7 +3420,7 @@ static cc__time cc__bnb_bound(cc__bnb* b, cc__time t, cc__time maxfin) {
         }
         lb = cc__bnb_max(lb, end);
     }
-    if (b->target < CONCERTO__TIME_MAX && cc__bnb_ceil(lb, b->step) <= b->target) {
+    if (b->tt && b->target < CONCERTO__TIME_MAX && cc__bnb_ceil(lb, b->step) <= b->target) {
         if (!cc__bnb_timetable(b)) return CONCERTO__TIME_MAX;
         if (b->energetic && !cc__bnb_energetic(b)) return CONCERTO__TIME_MAX;
         for (x = 0; x < b->n; x++)
@@ -3570,7 +3589,10 @@ static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin) 
     if (b->stop) return;
     if (b->n_done > 0) {
         uint64_t hsh;
-        cc__time lbB = cc__bnb_bound(b, t_prev, maxfin), hmin = CONCERTO__TIME_MAX;
+        cc__time lbB, hmin = CONCERTO__TIME_MAX;
+        b->tt = 0;
+        lbB = cc__bnb_bound(b, t_prev, maxfin);
+        b->tt = 1;
         if (lbB >= CONCERTO__TIME_MAX || cc__bnb_ceil(lbB, b->step) > b->target) return;
         for (u = 0; u < b->n; u++)
             if (!b->done[u] && b->h[u] < hmin) hmin = b->h[u];
@@ -3809,6 +3831,7 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
     b->budget = node_budget;
     b->t_end = time_limit_s > 0 ? cc__now_s() + time_limit_s : 0;
     b->step = cc__bnb_step(p);
+    b->tt = 1;
     if (!cc__bnb_alloc(b)) goto oom;
     infeasible = cc__bnb_structure(b);
     if (!cc__bnb_tails(b)) goto oom;
