@@ -2960,6 +2960,19 @@ done:
      h_u exceed the latest start from the deadlines; an energy bound per
      resource fills the remaining work into the free capacity after the
      earliest head.
+   - propagation against the target T (incumbent minus one step): every
+     unplaced job starts in [head, T - tail]; time-tabling puts the
+     compulsory parts of these windows beside the placed jobs and moves each
+     window to where the job fits; a pair that cannot overlap (together
+     above a capacity) is ordered when one order leaves no room; windows move
+     along the precedence edges; a few rounds. An empty window or an
+     overloaded resource drops the node; the moved heads raise the bound.
+     Every completion that ends by T keeps its jobs in these windows, so no
+     completion better than the incumbent is lost.
+   - root: a destructive bound (the propagation above plus energetic
+     reasoning refute targets between the bound and the incumbent, by
+     binary search), so that an incumbent at the bound stops the search at
+     once.
    - look-ahead: a child is dropped at once when an unplaced job with all
      predecessors placed fits entirely before s (it could only be placed
      later, where the left-shift rule would drop it).
