@@ -2973,6 +2973,19 @@ done:
      h_u exceed the latest start from the deadlines; an energy bound per
      resource fills the remaining work into the free capacity after the
      earliest head.
+   - propagation against the target T (incumbent minus one step): every
+     unplaced job starts in [head, T - tail]; time-tabling puts the
+     compulsory parts of these windows beside the placed jobs and moves each
+     window to where the job fits; a pair that cannot overlap (together
+     above a capacity) is ordered when one order leaves no room; windows move
+     along the precedence edges; a few rounds. An empty window or an
+     overloaded resource drops the node; the moved heads raise the bound.
+     Every completion that ends by T keeps its jobs in these windows, so no
+     completion better than the incumbent is lost.
+   - root: a destructive bound (the propagation above plus energetic
+     reasoning refute targets between the bound and the incumbent, by
+     binary search), so that an incumbent at the bound stops the search at
+     once.
    - look-ahead: a child is dropped at once when an unplaced job with all
      predecessors placed fits entirely before s (it could only be placed
      later, where the left-shift rule would drop it).
@@ -3046,6 +3059,8 @@ typedef struct cc__bnb {
     unsigned char* done;
     int* npl;                 /* unplaced predecessors */
     cc__time *st, *fin, *h, *sa, *sb;
+    cc__time *lt, *cs, *ce;     /* time-tabling: latest starts, compulsory parts */
+    int *cfl, *cjob;
     uint64_t* set;
     int n_done;
     /* child records of all nodes on the current path */
@@ -3065,10 +3080,13 @@ typedef struct cc__bnb {
     cc__time* best;
     cc__time U, target, root_lb;
     uint64_t* conf;           /* [n*nw]: jobs sharing a resource with j, or successors of j */
+    uint64_t* dis;            /* [n*nw]: jobs that cannot overlap j (together above a capacity) */
     cc__time* hj;             /* memo check: per job, lazily, min head over conf[j] */
     int64_t nodes, budget;
     double t_end;
     int stop;                 /* 1: budget or time, 2: incumbent meets the bound */
+    int energetic;            /* the bound also runs energetic reasoning */
+    int tt;                   /* the bound runs time-tabling (not for the memory's heads) */
     int oom;
 } cc__bnb;
 
@@ -3182,6 +3200,206 @@ static void cc__bnb_unplace(cc__bnb* b, int j, int fl) {
     for (q = p->succ_off[j]; q < p->succ_off[j + 1]; q++) b->npl[p->succ[q]]++;
 }
 
+/* ---- time-tabling: compulsory parts against the target makespan ----
+   With the target T, an unplaced job u of every completion that ends by T
+   starts in [h[u], lt[u]] (lt from T - tail and the deadlines), so it
+   occupies [lt[u], h[u] + d[u]) whenever that is not empty (its compulsory
+   part). The placed jobs plus these parts are a lower envelope of the
+   resource use of every such completion: u can start only where it fits
+   that envelope without its own part (h moves right, lt left), and an
+   envelope above a capacity leaves no completion. Heads and latest starts
+   then move along the precedence edges, and the parts are rebuilt, a few
+   rounds. */
+
+/* Does job j fit segment i of the profile, its own part [cs, ce) taken out? */
+static int cc__bnb_seg_fits(const cc__bnb* b, int j, int i, cc__time cs, cc__time ce) {
+    const int32_t* dem = b->p->dem + (size_t)j * (size_t)b->k;
+    const int32_t* u = b->use + (size_t)i * (size_t)b->k;
+    int own = b->tp[i] >= cs && b->tp[i] < ce, q;
+    for (q = b->pos_off[j]; q < b->pos_off[j + 1]; q++) {
+        int r = b->pos_res[q];
+        if ((int64_t)u[r] - (own ? dem[r] : 0) + dem[r] > b->p->cap[r]) return 0;
+    }
+    return 1;
+}
+
+/* Earliest start >= lo where j fits (its own part out), or > hi if none <= hi. */
+static cc__time cc__bnb_fit_first(const cc__bnb* b, int j, cc__time lo, cc__time hi, cc__time cs, cc__time ce) {
+    const cc__time d = b->p->dur[j];
+    cc__time s = lo;
+    int i = cc__bnb_find(b, s);
+    while (i < b->m && b->tp[i] < s + d && s <= hi) {
+        int ok = cc__bnb_seg_fits(b, j, i, cs, ce);
+        i++;
+        if (!ok) s = b->tp[i];  /* the last segment is always empty */
+    }
+    return s;
+}
+
+/* Latest start <= hi where j fits (its own part out); < lo if none >= lo. */
+static cc__time cc__bnb_fit_last(const cc__bnb* b, int j, cc__time lo, cc__time hi, cc__time cs, cc__time ce) {
+    const cc__time d = b->p->dur[j];
+    cc__time s = hi;
+    int i = cc__bnb_find(b, s + d - 1);
+    while (i > 0 && s >= lo) {
+        cc__time se = i + 1 < b->m ? b->tp[i + 1] : CONCERTO__TIME_MAX;
+        if (se <= s) break;          /* the segments left of s do not matter */
+        if (!cc__bnb_seg_fits(b, j, i, cs, ce)) {
+            s = b->tp[i] - d;
+            i = cc__bnb_find(b, s + d - 1);
+            continue;
+        }
+        i--;
+    }
+    return s;
+}
+
+#define CONCERTO__BNB_TT_ROUNDS 8
+
+/* One time-tabling pass: the compulsory parts of the unplaced jobs (from
+   h[] and lt[]) join the profile; then every unplaced job's head moves to
+   the first start where it fits, its latest start to the last one, its own
+   part taken out. Sets *changed when a head or latest start moved. Returns
+   0 when the parts overload a resource or a job fits nowhere in its window. */
+static int cc__bnb_tt_pass(cc__bnb* b, int* changed) {
+    const cc__prob* p = b->p;
+    int x, i, r, nc = 0, ok = 1;
+    for (x = 0; x < b->n; x++) {
+        cc__time cs = b->lt[x], ce = b->h[x] + p->dur[x];
+        b->cs[x] = b->ce[x] = 0;
+        if (b->done[x] || b->pos_off[x] == b->pos_off[x + 1] || cs >= ce) continue;
+        b->cs[x] = cs; b->ce[x] = ce;
+        b->cfl[x] = cc__bnb_occupy(b, cs, ce, p->dem + (size_t)x * (size_t)b->k);
+        b->cjob[nc++] = x;
+    }
+    if (nc == 0) return 1;   /* the placed jobs alone: the heads already fit them */
+    for (i = 1; i < b->m && ok; i++)
+        for (r = 0; r < b->k; r++)
+            if (b->use[(size_t)i * b->k + r] > p->cap[r]) { ok = 0; break; }
+    for (x = 0; x < b->n && ok; x++) {
+        cc__time nh, nl;
+        if (b->done[x] || b->pos_off[x] == b->pos_off[x + 1]) continue;
+        nh = cc__bnb_fit_first(b, x, b->h[x], b->lt[x], b->cs[x], b->ce[x]);
+        if (nh > b->lt[x]) { ok = 0; break; }
+        nl = cc__bnb_fit_last(b, x, nh, b->lt[x], b->cs[x], b->ce[x]);
+        if (nh != b->h[x] || nl != b->lt[x]) *changed = 1;
+        b->h[x] = nh;
+        b->lt[x] = nl;
+    }
+    while (nc > 0) {  /* in reverse, so that every breakpoint goes with its maker */
+        x = b->cjob[--nc];
+        cc__bnb_release(b, b->cs[x], b->ce[x], p->dem + (size_t)x * (size_t)b->k, b->cfl[x]);
+    }
+    return ok;
+}
+
+/* Pairs of unplaced jobs that cannot overlap (together above a capacity,
+   dis[]): when one order leaves no room in the windows [h, lt], the other
+   holds, and the first job's head and the second's latest start move.
+   Sets *changed; returns 0 when neither order fits. */
+static int cc__bnb_pairs(cc__bnb* b, int* changed) {
+    const cc__prob* p = b->p;
+    int x, y;
+    for (x = 0; x < b->n; x++) {
+        const uint64_t* dx = b->dis + (size_t)x * b->nw;
+        if (b->done[x] || b->pos_off[x] == b->pos_off[x + 1]) continue;
+        for (y = x + 1; y < b->n; y++) {
+            int y_after, x_after, f, s2;
+            if (b->done[y] || !(dx[y >> 6] >> (y & 63) & 1)) continue;
+            y_after = b->lt[y] >= b->h[x] + p->dur[x];
+            x_after = b->lt[x] >= b->h[y] + p->dur[y];
+            if (y_after && x_after) continue;
+            if (!y_after && !x_after) return 0;
+            f = y_after ? x : y;   /* f before s2 */
+            s2 = y_after ? y : x;
+            if (b->h[f] + p->dur[f] > b->h[s2]) { b->h[s2] = b->h[f] + p->dur[f]; *changed = 1; }
+            if (b->lt[s2] - p->dur[f] < b->lt[f]) { b->lt[f] = b->lt[s2] - p->dur[f]; *changed = 1; }
+            if (b->h[x] > b->lt[x] || b->h[y] > b->lt[y]) return 0;
+        }
+    }
+    return 1;
+}
+
+/* Time-tabling and pairs of the unplaced jobs against the target, from the
+   heads in h[] (updated in place, as are the latest starts lt[], which
+   start from ls[]), with the precedence edges between passes, until
+   nothing moves or CONCERTO__BNB_TT_ROUNDS. Returns 0 when no completion
+   ends by the target. */
+static int cc__bnb_timetable(cc__bnb* b) {
+    const cc__prob* p = b->p;
+    int x, q, i, round;
+    for (x = 0; x < b->n; x++) b->lt[x] = b->ls[x];
+    for (round = 0; round < CONCERTO__BNB_TT_ROUNDS; round++) {
+        int changed = 0;
+        if (!cc__bnb_tt_pass(b, &changed) || !cc__bnb_pairs(b, &changed)) return 0;
+        if (!changed) break;
+        /* along the precedence edges */
+        for (i = 0; i < b->n_topo; i++) {
+            int u = b->topo[i];
+            if (b->done[u]) continue;
+            for (q = p->pred_off[u]; q < p->pred_off[u + 1]; q++) {
+                int v = p->pred[q];
+                if (!b->done[v]) b->h[u] = cc__bnb_max(b->h[u], b->h[v] + p->dur[v]);
+            }
+            if (b->h[u] > b->lt[u]) return 0;
+        }
+        for (i = b->n_topo - 1; i >= 0; i--) {
+            int u = b->topo[i];
+            if (b->done[u]) continue;
+            for (q = p->succ_off[u]; q < p->succ_off[u + 1]; q++) {
+                int v = p->succ[q];
+                if (b->lt[v] - p->dur[u] < b->lt[u]) b->lt[u] = b->lt[v] - p->dur[u];
+            }
+            if (b->h[u] > b->lt[u]) return 0;
+        }
+    }
+    return 1;
+}
+
+/* Energetic reasoning against the target: in every interval [t1, t2)
+   each unplaced job j needs at least dem * min(d, t2 - t1, h + d - t1,
+   t2 - lt) of each resource (its part that cannot leave the interval), and
+   the placed jobs and busy blocks take what the profile says; more than the
+   capacity leaves no completion. Intervals from the heads and latest starts
+   and their ends. Returns 0 when some interval is overloaded. */
+static int cc__bnb_energetic(cc__bnb* b) {
+    const cc__prob* p = b->p;
+    int n = b->n, a, c, x, r;
+    for (a = 0; a < 2 * n; a++) {
+        int ja = a % n;
+        cc__time t1 = a < n ? b->h[ja] : b->lt[ja];
+        if (b->done[ja] || b->pos_off[ja] == b->pos_off[ja + 1]) continue;
+        for (c = 0; c < 2 * n; c++) {
+            int jc = c % n;
+            cc__time t2 = c < n ? b->h[jc] + p->dur[jc] : b->lt[jc] + p->dur[jc];
+            if (b->done[jc] || b->pos_off[jc] == b->pos_off[jc + 1] || t2 <= t1) continue;
+            for (r = 0; r < b->k; r++) {
+                int64_t need = 0, avail;
+                int i;
+                for (x = 0; x < n; x++) {
+                    cc__time mi;
+                    int32_t d = p->dem[(size_t)x * b->k + r];
+                    if (b->done[x] || d <= 0) continue;
+                    mi = p->dur[x];
+                    if (t2 - t1 < mi) mi = t2 - t1;
+                    if (b->h[x] + p->dur[x] - t1 < mi) mi = b->h[x] + p->dur[x] - t1;
+                    if (t2 - b->lt[x] < mi) mi = t2 - b->lt[x];
+                    if (mi > 0) need += (int64_t)d * mi;
+                }
+                if (need == 0) continue;
+                avail = (int64_t)p->cap[r] * (t2 - t1);
+                for (i = cc__bnb_find(b, t1); i < b->m && b->tp[i] < t2; i++) {
+                    cc__time s0 = b->tp[i] > t1 ? b->tp[i] : t1;
+                    cc__time s1 = i + 1 < b->m && b->tp[i + 1] < t2 ? b->tp[i + 1] : t2;
+                    avail -= (int64_t)b->use[(size_t)i * b->k + r] * (s1 - s0);
+                }
+                if (need > avail) return 0;
+            }
+        }
+    }
+    return 1;
+}
+
 /* Lower bound on the makespan of every completion of the current partial
    schedule whose jobs start at or after t; CONCERTO__TIME_MAX when no completion
    meets the latest starts ls[]. Leaves the heads in h[]. */
@@ -3227,6 +3445,12 @@ static cc__time cc__bnb_bound(cc__bnb* b, cc__time t, cc__time maxfin) {
             i++;
         }
         lb = cc__bnb_max(lb, end);
+    }
+    if (b->tt && b->target < CONCERTO__TIME_MAX && cc__bnb_ceil(lb, b->step) <= b->target) {
+        if (!cc__bnb_timetable(b)) return CONCERTO__TIME_MAX;
+        if (b->energetic && !cc__bnb_energetic(b)) return CONCERTO__TIME_MAX;
+        for (x = 0; x < b->n; x++)
+            if (!b->done[x]) lb = cc__bnb_max(lb, b->h[x] + b->tail[x]);
     }
     return lb;
 }
@@ -3391,7 +3615,10 @@ static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin) 
     if (b->stop) return;
     if (b->n_done > 0) {
         uint64_t hsh;
-        cc__time lbB = cc__bnb_bound(b, t_prev, maxfin), hmin = CONCERTO__TIME_MAX;
+        cc__time lbB, hmin = CONCERTO__TIME_MAX;
+        b->tt = 0;
+        lbB = cc__bnb_bound(b, t_prev, maxfin);
+        b->tt = 1;
         if (lbB >= CONCERTO__TIME_MAX || cc__bnb_ceil(lbB, b->step) > b->target) return;
         for (u = 0; u < b->n; u++)
             if (!b->done[u] && b->h[u] < hmin) hmin = b->h[u];
@@ -3445,13 +3672,35 @@ static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin) 
     b->ch_n = base;
 }
 
+/* A destructive lower bound at the root: a target T that the bound with
+   its time-tabling refutes proves the optimum above T, so a binary search
+   between lb and the incumbent's target finds a refuted T as high as it
+   can (lattice steps). b->U is the incumbent's makespan; b->target is left
+   for the caller to set again. */
+static cc__time cc__bnb_destructive(cc__bnb* b, cc__time lb) {
+    cc__time lo = lb, hi = b->U - b->step, U = b->U;   /* is some T in [lo, hi] refuted? */
+    b->energetic = 1;
+    while (lo <= hi) {
+        cc__time mid = lo + ((hi - lo) / b->step / 2) * b->step, r;
+        b->U = mid + b->step;
+        cc__bnb_set_target(b);
+        r = cc__bnb_bound(b, -CONCERTO__TIME_MAX, -CONCERTO__TIME_MAX);
+        if (r >= CONCERTO__TIME_MAX || cc__bnb_ceil(r, b->step) > mid) { lb = mid + b->step; lo = mid + b->step; }
+        else hi = mid - b->step;
+    }
+    b->U = U;
+    b->energetic = 0;
+    return lb;
+}
+
 static void cc__bnb_free_all(cc__bnb* b) {
     cc_context* ctx = b->ctx;
     cc__free(ctx, b->topo); cc__free(ctx, b->rel); cc__free(ctx, b->tail); cc__free(ctx, b->dl_ls);
     cc__free(ctx, b->ls); cc__free(ctx, b->pos_off); cc__free(ctx, b->pos_res); cc__free(ctx, b->tp);
     cc__free(ctx, b->use); cc__free(ctx, b->done); cc__free(ctx, b->npl); cc__free(ctx, b->st);
+    cc__free(ctx, b->lt); cc__free(ctx, b->cs); cc__free(ctx, b->ce); cc__free(ctx, b->cfl); cc__free(ctx, b->cjob);
     cc__free(ctx, b->fin); cc__free(ctx, b->h); cc__free(ctx, b->sa); cc__free(ctx, b->sb);
-    cc__free(ctx, b->set); cc__free(ctx, b->conf); cc__free(ctx, b->hj); cc__free(ctx, b->ch); cc__free(ctx, b->bucket); cc__free(ctx, b->ent);
+    cc__free(ctx, b->set); cc__free(ctx, b->conf); cc__free(ctx, b->dis); cc__free(ctx, b->hj); cc__free(ctx, b->ch); cc__free(ctx, b->bucket); cc__free(ctx, b->ent);
     cc__free(ctx, b->mset); cc__free(ctx, b->mst);
 }
 
@@ -3474,13 +3723,19 @@ static int cc__bnb_alloc(cc__bnb* b) {
     b->st = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
     b->fin = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
     b->h = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
+    b->lt = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
+    b->cs = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
+    b->ce = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
+    b->cfl = (int*)cc__alloc(ctx, n * sizeof(int));
+    b->cjob = (int*)cc__alloc(ctx, n * sizeof(int));
     b->sa = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
     b->sb = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
     b->set = (uint64_t*)cc__calloc(ctx, (size_t)b->nw, sizeof(uint64_t));
     b->conf = (uint64_t*)cc__calloc(ctx, n * (size_t)b->nw, sizeof(uint64_t));
+    b->dis = (uint64_t*)cc__calloc(ctx, n * (size_t)b->nw, sizeof(uint64_t));
     b->hj = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
     return b->topo && b->rel && b->tail && b->dl_ls && b->ls && b->pos_off && b->pos_res && b->tp && b->use && b->done &&
-           b->npl && b->st && b->fin && b->h && b->sa && b->sb && b->set && b->conf && b->hj;
+           b->npl && b->st && b->fin && b->h && b->lt && b->cs && b->ce && b->cfl && b->cjob && b->sa && b->sb && b->set && b->conf && b->dis && b->hj;
 }
 
 /* The time step: the grain when every duration, release, deadline and
@@ -3569,6 +3824,13 @@ static void cc__bnb_conflicts(cc__bnb* b) {
                 for (c = b->pos_off[i]; c < b->pos_off[i + 1]; c++)
                     if (b->pos_res[a] == b->pos_res[c]) { hit = 1; break; }
             if (hit) cj[i >> 6] |= (uint64_t)1 << (i & 63);
+            for (a = b->pos_off[j]; a < b->pos_off[j + 1] && hit && i != j; a++) {
+                int r = b->pos_res[a];
+                if ((int64_t)p->dem[(size_t)j * b->k + r] + p->dem[(size_t)i * b->k + r] > p->cap[r] && p->dur[i] > 0) {
+                    b->dis[(size_t)j * b->nw + (i >> 6)] |= (uint64_t)1 << (i & 63);
+                    break;
+                }
+            }
         }
         for (q = p->succ_off[j]; q < p->succ_off[j + 1]; q++) cj[p->succ[q] >> 6] |= (uint64_t)1 << (p->succ[q] & 63);
     }
@@ -3595,6 +3857,7 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
     b->budget = node_budget;
     b->t_end = time_limit_s > 0 ? cc__now_s() + time_limit_s : 0;
     b->step = cc__bnb_step(p);
+    b->tt = 1;
     if (!cc__bnb_alloc(b)) goto oom;
     infeasible = cc__bnb_structure(b);
     if (!cc__bnb_tails(b)) goto oom;
@@ -3605,6 +3868,7 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
     lb = infeasible ? CONCERTO__TIME_MAX : cc__bnb_bound(b, -CONCERTO__TIME_MAX, -CONCERTO__TIME_MAX);
     if (lb < CONCERTO__TIME_MAX) lb = cc__bnb_ceil(lb, b->step);
     if (have_incumbent) b->U = cc__makespan(p, best);
+    if (lb < CONCERTO__TIME_MAX && b->U < CONCERTO__TIME_MAX) lb = cc__bnb_destructive(b, lb);
     cc__bnb_set_target(b);
     b->root_lb = lb;
     if (lb < CONCERTO__TIME_MAX && b->U > lb) cc__bnb_dfs(b, -CONCERTO__TIME_MAX, -1, -CONCERTO__TIME_MAX);
