@@ -3616,9 +3616,10 @@ static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin) 
     if (b->n_done > 0) {
         uint64_t hsh;
         cc__time lbB, hmin = CONCERTO__TIME_MAX;
+        int tt = b->tt;
         b->tt = 0;
         lbB = cc__bnb_bound(b, t_prev, maxfin);
-        b->tt = 1;
+        b->tt = tt;
         if (lbB >= CONCERTO__TIME_MAX || cc__bnb_ceil(lbB, b->step) > b->target) return;
         for (u = 0; u < b->n; u++)
             if (!b->done[u] && b->h[u] < hmin) hmin = b->h[u];
@@ -3844,7 +3845,7 @@ static void cc__bnb_conflicts(cc__bnb* b) {
 static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* best, int have_incumbent,
                                int64_t node_budget, double time_limit_s, cc__bnb_result* res) {
     cc__bnb bb, *b = &bb;
-    int infeasible;
+    int infeasible, i;
     cc__time lb;
     memset(b, 0, sizeof *b);
     res->makespan = have_incumbent ? cc__makespan(p, best) : CONCERTO__TIME_MAX;  /* even if the search cannot start */
@@ -3857,7 +3858,13 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
     b->budget = node_budget;
     b->t_end = time_limit_s > 0 ? cc__now_s() + time_limit_s : 0;
     b->step = cc__bnb_step(p);
-    b->tt = 1;
+    /* the propagation (time-tabling, pairs, the destructive root bound)
+       where some resource is cumulative: on unary resources alone (a
+       training step's streams) its compulsory parts rarely prune, and it
+       made a node several times dearer there for no better schedule */
+    b->tt = 0;
+    for (i = 0; i < p->k; i++)
+        if (p->cap[i] > 1) b->tt = 1;
     if (!cc__bnb_alloc(b)) goto oom;
     infeasible = cc__bnb_structure(b);
     if (!cc__bnb_tails(b)) goto oom;
@@ -3868,7 +3875,7 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
     lb = infeasible ? CONCERTO__TIME_MAX : cc__bnb_bound(b, -CONCERTO__TIME_MAX, -CONCERTO__TIME_MAX);
     if (lb < CONCERTO__TIME_MAX) lb = cc__bnb_ceil(lb, b->step);
     if (have_incumbent) b->U = cc__makespan(p, best);
-    if (lb < CONCERTO__TIME_MAX && b->U < CONCERTO__TIME_MAX) lb = cc__bnb_destructive(b, lb);
+    if (b->tt && lb < CONCERTO__TIME_MAX && b->U < CONCERTO__TIME_MAX) lb = cc__bnb_destructive(b, lb);
     cc__bnb_set_target(b);
     b->root_lb = lb;
     if (lb < CONCERTO__TIME_MAX && b->U > lb) cc__bnb_dfs(b, -CONCERTO__TIME_MAX, -1, -CONCERTO__TIME_MAX);
