@@ -427,6 +427,16 @@ $(BUILD)/train_gpt_mpi: examples/gpt/train_gpt.c examples/gpt/gpt_kernels.h exam
 	    echo "$(MPICC) $(ALL_CFLAGS) -DGPT_MPI $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)"; \
 	    $(MPICC) $(ALL_CFLAGS) -DGPT_MPI $< -o $@ $(ALL_LDFLAGS) $(LDLIBS) || { rm -f $@; exit 1; }; \
 	 else rm -f $@; echo "no $(MPICC) that builds an MPI 3 program, or no mpirun: $(MPI_HOWTO)" >$@.skip; fi
+# build/bench_mpi_overlap (bench/mpi_overlap.c, by $(MPICC)): how much of
+# an MPI all-reduce hides behind compute; built by make where MPI is found
+# (bench/run.sh gpt-mpi runs it).
+all: $(BUILD)/bench_mpi_overlap
+$(BUILD)/bench_mpi_overlap: bench/mpi_overlap.c concerto.h concerto_mpi.h $(T)/mpi-config
+	@mkdir -p $(@D)
+	@if [ "$(HAVE_MPI)" = 1 ] && [ -z "$(MPI_TSAN)" ]; then \
+	    echo "$(MPICC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)"; \
+	    $(MPICC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS) || { rm -f $@; exit 1; }; \
+	 else rm -f $@; echo "note: $@ is not built: it needs MPI ($(MPI_HOWTO))"; fi
 # compile_cuda_mpi: tests/compile_cuda.c with CONCERTO_NCCL_WITH_MPI, built
 # by $(MPICC) with the GPU block's flags where CUDA, NCCL and MPI are all
 # found (cc_nccl_id_exchange_mpi); tests/test_mpi.sh runs it under mpirun -np 2.

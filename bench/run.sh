@@ -165,6 +165,12 @@ if part mpi; then
       meas=$(echo "$out" | sed -n 's/.*each): \([0-9.]*\) ms -> \([0-9.]*\) ms: \([0-9.]*x\).*/\1 | \2 | \3/p')
       echo "| $where | TP$tp x DP$dp | $model | $run | $pred | $meas |"
     }
+    make -s "$BUILD/bench_mpi_overlap" || true
+    if [ -x "$BUILD/bench_mpi_overlap" ]; then
+      echo "an all-reduce beside a compute loop on the CPU backend over MPI (bench/mpi_overlap.c; median of 21 steps):"
+      for np in 2 4; do "${mpirun_[@]}" -np $np "$BUILD/bench_mpi_overlap" 21 20 256 2048 8192 | { [ $np = 2 ] && cat || tail -n +3; }; done
+      echo
+    fi
     echo "the trainer as processes (mpirun, collectives through Open MPI between processes) and as threads of"
     echo "the in-process world (no link emulation), program order vs the library's plan side by side (median of 9 steps each):"
     echo "| ranks as | layout | model | run | predicted program ms | predicted plan ms | predicted speed-up | measured program ms | measured plan ms | measured speed-up |"
