@@ -407,6 +407,37 @@ CONCERTO_API cc_result cc_graph_add_buffer(cc_graph* graph, const char* name, ui
 CONCERTO_API cc_result cc_graph_add_op(cc_graph* graph, const cc_op_desc* desc, cc_op* out);
 CONCERTO_API cc_result cc_graph_add_dep(cc_graph* graph, cc_op before, cc_op after);
 CONCERTO_API cc_result cc_op_set_duration(cc_graph* graph, cc_op op, double duration_us);
+/* What running a step costs on an executor besides its ops' own time:
+   - launch_us: per op, on its stream, from the end of the op before to
+     its start (the executor's and the backend's own work: a queue, a
+     thread picking it up, a kernel launch);
+   - wait_us: a cross-stream wait that blocks, from the event's record on
+     one stream to the waiting stream's next op (a thread's wake-up on the
+     CPU backend; cudaStreamWaitEvent on a GPU).
+   The stream simulation (cc_simulate, the schedule of a stream graph, and
+   with it every judgement of a rewrite) adds launch_us to every op and
+   wait_us to every op whose start is set by a dependency on another
+   stream that ends after the op's own stream is free; so a plan with more
+   waits is predicted slower. cc_exec_profile measures both on its backend
+   and sets them; a rewrite copies them. Zero by default; NULL costs: zero;
+   each must be >= 0 and finite, at most 1e6 us. */
+typedef struct cc_exec_costs {
+    double launch_us;
+    double wait_us;
+} cc_exec_costs;
+CONCERTO_API cc_result     cc_graph_set_exec_costs(cc_graph* graph, const cc_exec_costs* costs);
+CONCERTO_API cc_exec_costs cc_graph_exec_costs(const cc_graph* graph);   /* zero for NULL */
+/* A collective's fixed cost on a communicator: the time of a one-element
+   all-reduce on it, whatever the link's latency, the rendezvous of the
+   ranks and the backend add (cc_exec_profile measures it for every
+   communicator of the plan). The rewrites' cost of a resized collective
+   starts from it: a chunk of a collective costs this plus its share of
+   the rest, so splitting a collective into k is never predicted free. Up
+   to CONCERTO_MAX_STARTUPS (16) communicators per graph (more: ignored);
+   copied by the rewrites. us >= 0 and finite. */
+#define CONCERTO_MAX_STARTUPS 16
+CONCERTO_API cc_result cc_graph_set_coll_startup(cc_graph* graph, const cc_comm* comm, double us);
+CONCERTO_API double    cc_graph_coll_startup(const cc_graph* graph, const cc_comm* comm);   /* -1: not set */
 /* Derives region dependencies and checks the graph (cycles name the
    operations on them). Solvers call it themselves; it is cheap when nothing
    changed. */
@@ -553,6 +584,14 @@ CONCERTO_API cc_result cc_schedule_check(cc_context* ctx, cc_graph* graph, const
    start_us (by op index) may be NULL. */
 CONCERTO_API cc_result cc_simulate(cc_context* ctx, cc_graph* graph, const cc_op* issue_order, int n,
                                    double* start_us, double* makespan_us);
+/* Exposed communication of a timeline of the graph's ops (start_us[i],
+   end_us[i] by op index: a step's cc_exec_timeline, or a prediction's
+   starts with each op's duration added, end_us NULL): the time during
+   which some communication op (one with a collective) runs and no compute
+   op (one without) does. The one definition of it, for what was measured
+   and what was predicted alike. Zero for a graph without collectives. */
+CONCERTO_API cc_result cc_exposed_comm_us(cc_context* ctx, cc_graph* graph, const double* start_us, const double* end_us,
+                                          double* exposed_us);
 
 /* ---- PSPLIB -------------------------------------------------------------
    Single-mode .sm files. Jobs become ops named "job<N>" (N as in the file,
@@ -767,7 +806,10 @@ CONCERTO_API cc_result cc_exec_timeline(cc_exec* exec, double* start_us, double*
    repeats times each (in plan order, so ranks issue collectives alike), and
    sets its duration to the median. With comm, the members of comm then
    agree on the maximum of each duration (a collective through the
-   backend), so they all compute the same schedule. */
+   backend), so they all compute the same schedule. It also measures the
+   executor's own costs on the backend (an op's launch, a cross-stream wait
+   that blocks: cc_exec_costs), agreed the same way, and sets them on the
+   graph, so that predictions and judgements include them. */
 CONCERTO_API cc_result cc_exec_profile(cc_exec* exec, int repeats, cc_comm* comm);
 /* ---- world: ranks as threads in one process ------------------------------
    N ranks, each a thread with its own context, running fn; ranks are grouped
@@ -1465,6 +1507,9 @@ struct cc_graph {
     /* buffers */
     uint64_t* buf_bytes; uint32_t* buf_name; int n_buf; size_t buf_cap, buf_name_cap;
     cc__strpool names;          /* of ops, buffers, resources */
+    cc_exec_costs costs;        /* cc_graph_set_exec_costs */
+    struct { const cc_comm* comm; double us; } startup[CONCERTO_MAX_STARTUPS];   /* cc_graph_set_coll_startup */
+    int n_startup;
     /* chunk records of decomposed ops, each its own allocation (stable addresses) */
     cc__chunk_rec** recs; size_t n_recs, recs_cap;
     /* derived after validate */
@@ -1939,6 +1984,48 @@ CONCERTO_API cc_result cc_op_set_duration(cc_graph* g, cc_op op, double duration
     return CC_OK;   /* structure unchanged: stays valid */
 }
 
+CONCERTO_API cc_result cc_graph_set_exec_costs(cc_graph* g, const cc_exec_costs* costs) {
+    cc_exec_costs c;
+    if (!g) return CC_ERR_INVALID_ARG;
+    memset(&c, 0, sizeof c);
+    if (costs) c = *costs;
+    if (!(c.launch_us >= 0 && c.launch_us <= 1e6) || !(c.wait_us >= 0 && c.wait_us <= 1e6))
+        return CONCERTO__FAIL(g->ctx, CC_ERR_BAD_DURATION, "cc_graph_set_exec_costs: graph '%s': launch %g us, wait %g us: each must "
+                              "be 0..1e6 and not NaN", cc_graph_name(g), c.launch_us, c.wait_us);
+    g->costs = c;
+    return CC_OK;
+}
+
+CONCERTO_API cc_exec_costs cc_graph_exec_costs(const cc_graph* g) {
+    cc_exec_costs c;
+    memset(&c, 0, sizeof c);
+    return g ? g->costs : c;
+}
+
+CONCERTO_API cc_result cc_graph_set_coll_startup(cc_graph* g, const cc_comm* comm, double us) {
+    int i;
+    if (!g) return CC_ERR_INVALID_ARG;
+    if (!comm) return CONCERTO__FAIL(g->ctx, CC_ERR_INVALID_ARG, "cc_graph_set_coll_startup: graph '%s': comm is NULL", cc_graph_name(g));
+    if (!(us >= 0 && us <= 1e12))
+        return CONCERTO__FAIL(g->ctx, CC_ERR_BAD_DURATION, "cc_graph_set_coll_startup: graph '%s': %g us must be 0..1e12 and not NaN",
+                              cc_graph_name(g), us);
+    for (i = 0; i < g->n_startup; i++)
+        if (g->startup[i].comm == comm) break;
+    if (i == CONCERTO_MAX_STARTUPS) return CC_OK;
+    if (i == g->n_startup) g->n_startup++;
+    g->startup[i].comm = comm;
+    g->startup[i].us = us;
+    return CC_OK;
+}
+
+CONCERTO_API double cc_graph_coll_startup(const cc_graph* g, const cc_comm* comm) {
+    int i;
+    if (!g) return -1;
+    for (i = 0; i < g->n_startup; i++)
+        if (g->startup[i].comm == comm) return g->startup[i].us;
+    return -1;
+}
+
 /* Sorting helpers (deterministic, no qsort_r portability issues). */
 typedef struct cc__edge { int from, to; } cc__edge;
 
@@ -2137,6 +2224,7 @@ typedef struct cc__prob {
     const cc__time* busy_end;
     const int32_t* busy_dem;
     cc__time grain;             /* every duration is a multiple of grain (>= 1) */
+    cc__time launch, wait;      /* the executor's costs (cc_exec_costs), for the stream simulation only */
 } cc__prob;
 
 /* The problem of a whole validated graph (borrows the graph's arrays). */
@@ -2150,6 +2238,8 @@ static void cc__prob_of_graph(const cc_graph* g, cc__prob* p) {
     p->grain = 0;
     for (i = 0; i < g->n; i++) p->grain = cc__gcd(p->grain, g->dur[i]);
     if (p->grain < 1) p->grain = 1;
+    p->launch = (cc__time)llround(g->costs.launch_us * CONCERTO__TICKS_PER_US);
+    p->wait = (cc__time)llround(g->costs.wait_us * CONCERTO__TICKS_PER_US);
 }
 
 /* The earliest start of job i after its predecessors, which start at
@@ -2247,8 +2337,11 @@ static int cc__prob_shape(const cc__prob* p, int* single, int* unary) {
 
 /* The stream simulation of an issue order on a unary problem. Each
    resource runs its jobs in the order's sequence; a job starts when its
-   predecessors are done and it is at the head of every resource it uses.
-   O(n + e). Returns the makespan, -1 on a deadlock (blocked[0] then holds a
+   predecessors are done and it is at the head of every resource it uses,
+   after the executor's costs: p->launch before every job on a stream, and
+   p->wait more where a predecessor on another stream (or on none) ends
+   after the job's own stream and same-stream predecessors let it start:
+   the stream blocked in a wait. O(n + e). Returns the makespan, -1 on a deadlock (blocked[0] then holds a
    job that never became ready, blocked[1] the dependency it waits for),
    -2 when out of memory. */
 static cc__time cc__stream_sim(cc_context* ctx, const cc__prob* p, const int* order, cc__time* start, int* blocked) {
@@ -2258,11 +2351,17 @@ static cc__time cc__stream_sim(cc_context* ctx, const cc__prob* p, const int* or
     int* q = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int));
     int* heads = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int)); /* resources still ahead of it */
     cc__time* ready = (cc__time*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(cc__time));
+    cc__time* ready_x = (cc__time*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(cc__time));   /* from other streams */
+    int* res_of = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int));                  /* its stream, or -1 */
     int first[CONCERTO_MAX_RESOURCES], last[CONCERTO_MAX_RESOURCES];
     cc__time free_at[CONCERTO_MAX_RESOURCES], mk = 0;
-    if (!next || !left || !q || !heads || !ready) { mk = -2; goto done; }
+    if (!next || !left || !q || !heads || !ready || !ready_x || !res_of) { mk = -2; goto done; }
     for (r = 0; r < k; r++) { first[r] = last[r] = -1; free_at[r] = 0; }
-    for (i = 0; i < n; i++) heads[i] = 0;
+    for (i = 0; i < n; i++) {
+        heads[i] = 0;
+        res_of[i] = -1;
+        for (r = 0; r < k && res_of[i] < 0; r++) if (p->dem[(size_t)i * k + r]) res_of[i] = r;
+    }
     for (i = 0; i < n; i++) {
         int v = order[i];
         for (r = 0; r < k; r++) {
@@ -2274,13 +2373,15 @@ static cc__time cc__stream_sim(cc_context* ctx, const cc__prob* p, const int* or
     }
     for (i = 0; i < n; i++) {
         left[i] = p->pred_off[i + 1] - p->pred_off[i];
-        ready[i] = 0;
+        ready[i] = ready_x[i] = 0;
         if (!left[i] && !heads[i]) q[tail_q++] = i;
     }
     while (head_q < tail_q) {
         int v = q[head_q++];
         cc__time s = ready[v];
         for (r = 0; r < k; r++) if (p->dem[(size_t)v * k + r] && free_at[r] > s) s = free_at[r];
+        if (res_of[v] >= 0) s += p->launch;
+        if (ready_x[v] > s) s = ready_x[v] + (res_of[v] >= 0 ? p->wait : 0);
         start[v] = s;
         done++;
         heads[v] = -1;   /* processed */
@@ -2294,7 +2395,8 @@ static cc__time cc__stream_sim(cc_context* ctx, const cc__prob* p, const int* or
         }
         for (e = p->succ_off[v]; e < p->succ_off[v + 1]; e++) {
             int w = p->succ[e];
-            if (s + p->dur[v] > ready[w]) ready[w] = s + p->dur[v];
+            cc__time* rw = res_of[w] >= 0 && res_of[w] == res_of[v] ? &ready[w] : &ready_x[w];
+            if (s + p->dur[v] > *rw) *rw = s + p->dur[v];
             if (--left[w] == 0 && heads[w] == 0) q[tail_q++] = w;
         }
     }
@@ -2312,6 +2414,7 @@ static cc__time cc__stream_sim(cc_context* ctx, const cc__prob* p, const int* or
     (void)first;
 done:
     cc__free(ctx, next); cc__free(ctx, left); cc__free(ctx, q); cc__free(ctx, heads); cc__free(ctx, ready);
+    cc__free(ctx, ready_x); cc__free(ctx, res_of);
     return mk;
 }
 
@@ -5463,6 +5566,48 @@ done:
    cc_simulate: the stream simulation (>>prob) of a caller's issue order,
    with the order checked and a deadlock explained. */
 
+/* An endpoint of an op's interval: +1 at its start, -1 at its end; comm:
+   the op has a collective. Sorted by time, ends before starts. */
+typedef struct cc__span_pt { double t; int delta, comm; } cc__span_pt;
+static int cc__span_cmp(const void* a, const void* b) {
+    const cc__span_pt* x = (const cc__span_pt*)a;
+    const cc__span_pt* y = (const cc__span_pt*)b;
+    if (x->t != y->t) return x->t < y->t ? -1 : 1;
+    return x->delta - y->delta;
+}
+
+CONCERTO_API cc_result cc_exposed_comm_us(cc_context* ctx, cc_graph* g, const double* start_us, const double* end_us,
+                                          double* exposed_us) {
+    cc__span_pt* pt;
+    int i, n, m = 0, comm = 0, compute = 0;
+    double exposed = 0;
+    cc_result rc;
+    if ((rc = cc__graph_args(ctx, g, "cc_exposed_comm_us")) != CC_OK) return rc;
+    if (!start_us || !exposed_us) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_exposed_comm_us: start_us or exposed_us is NULL");
+    n = g->n;
+    if (!(pt = (cc__span_pt*)cc__alloc(ctx, (2 * (size_t)n + 1) * sizeof *pt)))
+        return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_exposed_comm_us: out of memory");
+    for (i = 0; i < n; i++) {
+        double s = start_us[i], e = end_us ? end_us[i] : start_us[i] + g->dur_us[i];
+        if (!(s == s) || !(e == e) || e < s) {
+            cc__free(ctx, pt);
+            return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_exposed_comm_us: op '%s' runs from %g to %g us: not an interval",
+                                  cc__name(g, i), s, e);
+        }
+        if (e == s) continue;
+        pt[m].t = s; pt[m].delta = 1; pt[m++].comm = g->coll_of[i] >= 0;
+        pt[m].t = e; pt[m].delta = -1; pt[m++].comm = g->coll_of[i] >= 0;
+    }
+    qsort(pt, (size_t)m, sizeof *pt, cc__span_cmp);
+    for (i = 0; i < m; i++) {
+        if (i > 0 && comm > 0 && compute == 0) exposed += pt[i].t - pt[i - 1].t;
+        if (pt[i].comm) comm += pt[i].delta; else compute += pt[i].delta;
+    }
+    cc__free(ctx, pt);
+    *exposed_us = exposed;
+    return CC_OK;
+}
+
 CONCERTO_API cc_result cc_simulate(cc_context* ctx, cc_graph* g, const cc_op* issue_order, int n_order,
                                    double* start_us, double* makespan_us) {
     cc__prob p;
@@ -5999,8 +6144,12 @@ static void cc__rw_fit_one(const cc_graph* g, cc__rw_fit* f) {
     if (n == 0) { f->a_us = f->b_us_per_byte = 0; return; }
     mx /= n; my /= n;
     if (!distinct) {
-        f->a_us = x0 > 0 ? 0 : my;
-        f->b_us_per_byte = x0 > 0 ? my / x0 : 0;
+        /* one size: the communicator's fixed cost where it was measured,
+           the rest by the byte */
+        double s = cc_graph_coll_startup(g, f->comm);
+        s = s < 0 ? 0 : s < my ? s : my;
+        f->a_us = x0 > 0 ? s : my;
+        f->b_us_per_byte = x0 > 0 ? (my - s) / x0 : 0;
         return;
     }
     for (j = 0; j < g->n; j++) {
@@ -6116,6 +6265,9 @@ static cc_result cc__rw_begin(cc__rw* w, const cc_graph* src, cc_graph** out) {
         gd.resource_names = names;
     }
     if ((rc = cc_graph_create(w->ctx, &gd, &g)) != CC_OK) return rc;
+    g->costs = src->costs;
+    memcpy(g->startup, src->startup, sizeof g->startup);
+    g->n_startup = src->n_startup;
     for (b = 0; b < src->n_buf; b++)
         if ((rc = cc_graph_add_buffer(g, src->names.s + src->buf_name[b], src->buf_bytes[b], NULL)) != CC_OK) {
             cc_graph_destroy(g);
@@ -7341,10 +7493,121 @@ static cc_result cc__profile_samples(cc_exec* x, int repeats, double* samples) {
     return CC_OK;
 }
 
+static void cc__profile_empty(void* stream, void* user) { (void)stream; (void)user; }
+static void cc__profile_nap(void* stream, void* user) { (void)stream; cc__sleep_us(*(const double*)user); }
+
+static double cc__median_of(double* v, int n) {
+    qsort(v, (size_t)n, sizeof(double), cc__dbl_cmp);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* The executor's costs on this backend (cc_exec_costs), medians of
+   `repeats` (at least 5) measurements with the executor's streams:
+   launch: from a timestamp to the next on stream 0 with an empty op
+   between them; wait (two streams or more, with events): stream 1 waits
+   for an event that stream 0 records after a nap of 1 ms, from the
+   timestamp just before the record to the one just after the wait. On a
+   backend whose op functions run at enqueue (the CUDA backend), the nap
+   delays the host, not the stream: the wait then measures a
+   cudaStreamWaitEvent on an event already complete. */
+/* A collective's fixed cost on each communicator of the plan, in plan
+   order of first use (the same on every rank): a one-element float32
+   all-reduce on the stream of the communicator's first op, between two
+   timestamps, median of n. comms[]/us[]: at most CONCERTO_MAX_STARTUPS. */
+static cc_result cc__profile_startups(cc_exec* x, int n, const cc_comm** comms, double* us, int* n_comms, double* v) {
+    const cc_backend_fns* f = x->be.fns;
+    const cc_plan* pl = x->plan;
+    void* self = x->be.self;
+    int i, c, rep;
+    cc_result rc = CC_OK;
+    *n_comms = 0;
+    if (!f->collective || !f->timestamp) return CC_OK;
+    for (i = 0; i < pl->n_ops && rc == CC_OK && *n_comms < CONCERTO_MAX_STARTUPS; i++) {
+        const cc__plan_op* po = &pl->op[pl->issue[i]];
+        float host[2] = { 0, 0 };
+        void* dev = NULL;
+        cc_collective d;
+        double ts[2];
+        if (po->coll.kind == CC_COLL_NONE || !po->coll.comm || !cc__exec_serves(f, po->coll.comm)) continue;
+        for (c = 0; c < *n_comms; c++) if (comms[c] == po->coll.comm) break;
+        if (c < *n_comms) continue;
+        memset(&d, 0, sizeof d);
+        d.kind = CC_COLL_ALL_REDUCE; d.dtype = CC_DTYPE_FLOAT32; d.reduce = CC_REDUCE_SUM; d.n_elems = 1;
+        d.comm = po->coll.comm; d.send_buf = host; d.recv_buf = host;
+        if (f->mem_alloc) {
+            if ((rc = f->mem_alloc(self, sizeof host, &dev)) != CC_OK) break;
+            d.send_buf = dev; d.recv_buf = dev;
+        }
+        for (rep = 0; rep < n && rc == CC_OK; rep++) {
+            rc = f->timestamp(self, x->streams[po->stream], &ts[0]);
+            if (rc == CC_OK) rc = f->collective(self, x->streams[po->stream], &d);
+            if (rc == CC_OK) rc = f->timestamp(self, x->streams[po->stream], &ts[1]);
+            if (rc == CC_OK) rc = f->synchronize(self);
+            else (void)f->synchronize(self);
+            v[rep] = ts[1] - ts[0];
+        }
+        if (dev) f->mem_free(self, dev);
+        if (rc == CC_OK) {
+            comms[*n_comms] = po->coll.comm;
+            us[(*n_comms)++] = cc__median_of(v, n) > 0 ? cc__median_of(v, n) : 0;
+        }
+    }
+    return rc;
+}
+
+static cc_result cc__profile_costs(cc_exec* x, int repeats, cc_exec_costs* out, const cc_comm** comms, double* startups,
+                                   int* n_comms) {
+    const cc_backend_fns* f = x->be.fns;
+    void* self = x->be.self;
+    double* v = NULL;
+    double ts[3], nap_us = 1000;
+    void* ev = NULL;
+    int rep, n = repeats < 5 ? 5 : repeats;
+    cc_result rc = CC_OK;
+    memset(out, 0, sizeof *out);
+    *n_comms = 0;
+    if (!f->timestamp) return CC_OK;
+    if (!(v = (double*)cc__alloc(x->ctx, 2 * (size_t)n * sizeof(double)))) return CC_ERR_OUT_OF_MEMORY;
+    for (rep = 0; rep < n && rc == CC_OK; rep++) {
+        rc = f->timestamp(self, x->streams[0], &ts[0]);
+        if (rc == CC_OK) rc = f->launch(self, x->streams[0], cc__profile_empty, NULL);
+        if (rc == CC_OK) rc = f->timestamp(self, x->streams[0], &ts[1]);
+        if (rc == CC_OK) rc = f->synchronize(self);
+        v[rep] = ts[1] - ts[0];
+    }
+    if (rc == CC_OK) out->launch_us = cc__median_of(v, n) > 0 ? cc__median_of(v, n) : 0;
+    if (rc == CC_OK && x->plan->n_streams >= 2 && x->has_events) {
+        rc = f->event_create(self, &ev);
+        for (rep = 0; rep < n && rc == CC_OK; rep++) {
+            rc = f->launch(self, x->streams[0], cc__profile_nap, &nap_us);
+            if (rc == CC_OK) rc = f->timestamp(self, x->streams[0], &ts[0]);
+            if (rc == CC_OK) rc = f->event_record(self, ev, x->streams[0]);
+            if (rc == CC_OK) rc = f->stream_wait_event(self, x->streams[1], ev);
+            if (rc == CC_OK) rc = f->timestamp(self, x->streams[1], &ts[1]);
+            if (rc == CC_OK) rc = f->synchronize(self);
+            v[n + rep] = ts[1] - ts[0];
+        }
+        if (rc == CC_OK) out->wait_us = cc__median_of(v + n, n) > 0 ? cc__median_of(v + n, n) : 0;
+        if (ev) f->event_destroy(self, ev);
+    }
+    if (rc == CC_OK) rc = cc__profile_startups(x, n, comms, startups, n_comms, v);
+    cc__free(x->ctx, v);
+    if (rc != CC_OK) {
+        char msg[CONCERTO__MSG_MAX];
+        cc__copy_msg(msg, sizeof msg, cc_last_error(x->ctx));
+        return CONCERTO__FAIL(x->ctx, rc, "cc_exec_profile: measuring the executor's costs on backend '%s': %s", x->be_name, msg);
+    }
+    return CC_OK;
+}
+
 CONCERTO_API cc_result cc_exec_profile(cc_exec* x, int repeats, cc_comm* comm) {
     const cc_plan* pl;
     double* samples = NULL;
     double* med = NULL;
+    cc_exec_costs costs;
+    const cc_comm* comms[CONCERTO_MAX_STARTUPS];
+    double startups[CONCERTO_MAX_STARTUPS];
+    int n_comms = 0, k;
     int i;
     cc_result rc = CC_OK;
     if (!x) return CC_ERR_INVALID_ARG;
@@ -7357,9 +7620,10 @@ CONCERTO_API cc_result cc_exec_profile(cc_exec* x, int repeats, cc_comm* comm) {
         return CONCERTO__FAIL(x->ctx, CC_ERR_UNSUPPORTED, "cc_exec_profile: backend '%s' has neither timestamps nor a clock",
                               x->be_name);
     samples = (double*)cc__alloc(x->ctx, (size_t)pl->n_ops * (size_t)repeats * sizeof(double) + 1);
-    med = (double*)cc__alloc(x->ctx, ((size_t)pl->n_ops + 1) * sizeof(double));
+    med = (double*)cc__alloc(x->ctx, ((size_t)pl->n_ops + 2 + CONCERTO_MAX_STARTUPS) * sizeof(double));
     if (!samples || !med) { rc = CONCERTO__FAIL(x->ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_profile: out of memory"); goto done; }
     if ((rc = cc__profile_samples(x, repeats, samples)) != CC_OK) goto done;
+    if ((rc = cc__profile_costs(x, repeats, &costs, comms, startups, &n_comms)) != CC_OK) goto done;
     for (i = 0; i < pl->n_ops; i++) {
         double* sv = samples + (size_t)i * repeats;
         qsort(sv, (size_t)repeats, sizeof(double), cc__dbl_cmp);
@@ -7369,13 +7633,25 @@ CONCERTO_API cc_result cc_exec_profile(cc_exec* x, int repeats, cc_comm* comm) {
     if (comm) {
         cc_collective c;
         memset(&c, 0, sizeof c);
+        size_t m = (size_t)pl->n_ops + 2 + CONCERTO_MAX_STARTUPS;
+        med[pl->n_ops] = costs.launch_us;
+        med[pl->n_ops + 1] = costs.wait_us;
+        for (k = 0; k < CONCERTO_MAX_STARTUPS; k++) med[pl->n_ops + 2 + k] = k < n_comms ? startups[k] : 0;
         c.kind = CC_COLL_ALL_REDUCE; c.dtype = CC_DTYPE_FLOAT64; c.reduce = CC_REDUCE_MAX;
-        c.n_elems = (size_t)pl->n_ops; c.comm = comm; c.send_buf = med; c.recv_buf = med;
-        if ((rc = cc__exec_collective_now(x, &c, (size_t)pl->n_ops * sizeof(double), (size_t)pl->n_ops * sizeof(double),
-                                          "cc_exec_profile: agreeing on durations")) != CC_OK) goto done;
+        c.n_elems = m; c.comm = comm; c.send_buf = med; c.recv_buf = med;
+        if ((rc = cc__exec_collective_now(x, &c, m * sizeof(double), m * sizeof(double), "cc_exec_profile: agreeing on durations")) !=
+            CC_OK)
+            goto done;
+        costs.launch_us = med[pl->n_ops];
+        costs.wait_us = med[pl->n_ops + 1];
+        for (k = 0; k < n_comms; k++) startups[k] = med[pl->n_ops + 2 + k];
     }
     for (i = 0; i < pl->n_ops; i++)
         if ((rc = cc_op_set_duration(pl->g, cc_graph_op(pl->g, i), med[i])) != CC_OK) goto done;
+    if (costs.launch_us > 1e6) costs.launch_us = 1e6;
+    if (costs.wait_us > 1e6) costs.wait_us = 1e6;
+    rc = cc_graph_set_exec_costs(pl->g, &costs);
+    for (k = 0; k < n_comms && rc == CC_OK; k++) rc = cc_graph_set_coll_startup(pl->g, comms[k], startups[k] < 1e12 ? startups[k] : 1e12);
 done:
     cc__free(x->ctx, samples); cc__free(x->ctx, med);
     return rc;

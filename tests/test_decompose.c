@@ -643,7 +643,63 @@ static void test_records_survive_copies(void) {
           calls[1]);
 }
 
+/* The executor's cost of a cross-stream wait changes the decision: the
+   layers of build_tp (matmul 100 us, all-reduce 200 us, norm and weight
+   gradient 40 us) gain from chunks when waits are free, and every chunk
+   adds waits; at 150 us per blocking wait the chunks lose. */
+/* The executor's costs change the decision: the layers of build_tp
+   (matmul 100 us, all-reduce 200 us, norm and weight gradient 40 us) gain
+   from chunks when an op costs nothing to launch; every chunk is one more
+   op on the compute stream, and at 100 us per launch the chunks lose. (A
+   blocking wait alone does not flip it: a chunked layer blocks about as
+   often on its critical path as a whole one, the model's and the
+   scheduler's count agree on that.) */
+static void test_exec_costs_decide(void) {
+    cc_context* ctx;
+    static tp m;
+    static tjob jobs[3 * L];
+    int dummy_comm;
+    cc_graph *g = NULL, *dg = NULL;
+    cc_rewrite_report rep;
+    cc_exec_costs c;
+    cc_context_create(NULL, &ctx);
+    init_tp(&m, 0);
+    CHECK_RES(ctx, build_tp(ctx, &m, jobs, (cc_comm*)&dummy_comm, DEF_NONE, &g), CC_OK, "the step");
+    if (g) {
+        CHECK_RES(ctx, cc_graph_decompose(ctx, g, NULL, &dg, &rep), CC_OK, "decompose with free launches");
+        CHECK(rep.n_changed == L, "free launches and waits: every layer decomposed (%d of %d; judged %.0f -> %.0f us)", rep.n_changed, L,
+              rep.makespan_before_us, rep.makespan_after_us);
+        cc_graph_destroy(dg);
+        dg = NULL;
+        memset(&c, 0, sizeof c);
+        c.launch_us = 100;
+        c.wait_us = 20;
+        CHECK_RES(ctx, cc_graph_set_exec_costs(g, &c), CC_OK, "100 us per launch, 20 per blocking wait");
+        CHECK_RES(ctx, cc_graph_decompose(ctx, g, NULL, &dg, &rep), CC_OK, "decompose with costly launches");
+        CHECK(rep.n_changed == 0, "100 us per launch: nothing decomposed (%d; judged %.0f -> %.0f us)", rep.n_changed,
+              rep.makespan_before_us, rep.makespan_after_us);
+        CHECK(dg && cc_graph_exec_costs(dg).launch_us == 100 && cc_graph_exec_costs(dg).wait_us == 20,
+              "the rewritten graph keeps the costs");
+        cc_graph_destroy(dg);
+        dg = NULL;
+        /* a collective's fixed cost: chunks of an all-reduce whose 200 us are
+           mostly start-up cost nearly as much each, and do not pay */
+        memset(&c, 0, sizeof c);
+        CHECK_RES(ctx, cc_graph_set_exec_costs(g, &c), CC_OK, "costs back to zero");
+        CHECK_RES(ctx, cc_graph_set_coll_startup(g, (cc_comm*)&dummy_comm, 190), CC_OK, "a start-up of 190 us");
+        CHECK(cc_graph_coll_startup(g, (cc_comm*)&dummy_comm) == 190 && cc_graph_coll_startup(g, (cc_comm*)&m) == -1,
+              "the start-up is kept per communicator");
+        CHECK_RES(ctx, cc_graph_decompose(ctx, g, NULL, &dg, &rep), CC_OK, "decompose with a costly start-up");
+        CHECK(rep.n_changed == 0, "190 of 200 us start-up: nothing decomposed (%d; judged %.0f -> %.0f us)", rep.n_changed,
+              rep.makespan_before_us, rep.makespan_after_us);
+        cc_graph_destroy(dg);
+        cc_graph_destroy(g);
+    }
+    cc_context_destroy(ctx);
+}
+
 int main(void) {
+    TH_RUN(test_exec_costs_decide);
     TH_RUN(test_world_decompose);
     TH_RUN(test_left_alone);
     TH_RUN(test_bad_args);

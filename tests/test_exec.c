@@ -775,7 +775,89 @@ static void test_through_backend(void) {
     CHECK(zero.fns == NULL && zero.self == NULL, "cc_backend_destroy takes NULL and a zero backend");
 }
 
+/* cc_exec_profile measures the executor's costs: a cross-stream wait that
+   blocks costs a thread's wake-up (more than nothing, far less than a
+   second), and a one-element all-reduce on 2 ranks over an emulated link of
+   latency 2000 us costs at least the ring's 2 (n - 1) steps of it (4000 us,
+   the link model by hand). */
+typedef struct costs_arg { cc_exec_costs costs; double startup, compute_us; } costs_arg;
+static float costs_buf[2][64];
+static cc_result costs_rank(cc_rank* rank, void* user) {
+    costs_arg* A = (costs_arg*)user;
+    cc_context* ctx = cc_rank_context(rank);
+    int me = cc_rank_index(rank);
+    cc_comm* world = cc_rank_world_comm(rank);
+    cc_graph* g = NULL;
+    cc_plan* pl = NULL;
+    cc_exec* x = NULL;
+    cc_backend be;
+    cc_buffer b;
+    cc_region reg;
+    cc_collective co;
+    cc_op_desc d = cc_op_desc_default();
+    rec r0;
+    cc_result r;
+    memset(&r0, 0, sizeof r0);
+    memset(&be, 0, sizeof be);
+    r0.sleep_us = 200;
+    if ((r = cc_graph_create(ctx, NULL, &g)) != CC_OK) return r;
+    cc_graph_add_buffer(g, "b", sizeof costs_buf[0], &b);
+    memset(&reg, 0, sizeof reg);
+    reg.buffer = b; reg.n_bytes = sizeof costs_buf[0];
+    d.duration_us = 1; d.fn = sleepy; d.user_data = &r0;
+    r = cc_graph_add_op(g, &d, NULL);
+    memset(&co, 0, sizeof co);
+    co.kind = CC_COLL_ALL_REDUCE; co.dtype = CC_DTYPE_FLOAT32; co.reduce = CC_REDUCE_SUM; co.n_elems = 64; co.comm = world;
+    co.send_buf = costs_buf[me]; co.recv_buf = costs_buf[me];
+    d = cc_op_desc_default();
+    d.duration_us = 1; d.stream = CC_STREAM_COMM; d.coll = &co; d.reads = &reg; d.n_reads = 1; d.writes = &reg; d.n_writes = 1;
+    if (r == CC_OK) r = cc_graph_add_op(g, &d, NULL);
+    if (r == CC_OK) r = cc_plan_create(ctx, g, NULL, &pl);
+    if (r == CC_OK) r = cc_cpu_backend_create(rank, &be);
+    if (r == CC_OK) r = cc_exec_create(ctx, pl, &be, &x);
+    if (r == CC_OK) r = cc_exec_agree(x, world);
+    if (r == CC_OK) r = cc_exec_profile(x, 3, world);
+    if (r == CC_OK && me == 0) {
+        A->costs = cc_graph_exec_costs(g);
+        A->startup = cc_graph_coll_startup(g, world);
+        A->compute_us = cc_op_duration_us(g, cc_graph_op(g, 0));
+    }
+    cc_exec_destroy(x);
+    cc_backend_destroy(&be);
+    cc_plan_destroy(pl);
+    cc_graph_destroy(g);
+    return r;
+}
+
+static void test_profiled_costs(void) {
+    cc_world_desc wd = cc_world_desc_default();
+    cc_link slow;
+    cc_world* w = NULL;
+    cc_context* ctx = NULL;
+    costs_arg A;
+    cc_result rc;
+    memset(&A, 0, sizeof A);
+    slow.alpha_us = 2000;
+    slow.us_per_byte = 0;
+    wd.n_ranks = 2;
+    wd.emulate_link = 1;
+    wd.intra_node = &slow;
+    wd.inter_node = &slow;
+    cc_context_create(NULL, &ctx);
+    rc = cc_world_create(ctx, &wd, &w);
+    if (rc == CC_OK) rc = cc_world_run(w, costs_rank, &A);
+    CHECK_RES(ctx, rc, CC_OK, "profiling a step of a compute op and an all-reduce on 2 ranks (%s)", w ? cc_world_error(w) : "");
+    CHECK(A.costs.wait_us > 0 && A.costs.wait_us < 1e6, "a blocking cross-stream wait is measured: %.1f us", A.costs.wait_us);
+    CHECK(A.costs.launch_us >= 0 && A.costs.launch_us < 1e6, "an op's launch is measured: %.1f us", A.costs.launch_us);
+    CHECK(A.startup >= 4000 && A.startup < 4000 + 1e6, "a one-element all-reduce on the 2000 us link: %.0f us >= 2 (n-1) alpha = 4000",
+          A.startup);
+    CHECK(A.compute_us >= 200, "the compute op's duration is at least its sleep (%.0f us)", A.compute_us);
+    cc_world_destroy(w);
+    cc_context_destroy(ctx);
+}
+
 int main(void) {
+    TH_RUN(test_profiled_costs);
     TH_RUN(test_same_numbers);
     TH_RUN(test_plan_mismatch);
     TH_RUN(test_trace_files);

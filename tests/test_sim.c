@@ -208,8 +208,116 @@ static void test_deadlock(void) {
     }
 }
 
+/* A compute op a (10 us) on stream 0, the all-reduce b (10 us) of what a
+   wrote on stream 1, then compute c (10 us) on stream 0 reading it; d
+   (4 us) on stream 0 independent of b, issued before c. */
+static float sendbuf[16];
+static cc_graph* chain_graph(cc_op* ops) {
+    cc_graph* g = NULL;
+    cc_buffer x;
+    cc_region r;
+    cc_collective co;
+    cc_op_desc d;
+    int dummy = 0;
+    cc_graph_create(ctx, NULL, &g);
+    cc_graph_add_buffer(g, "x", 64, &x);
+    memset(&r, 0, sizeof r);
+    r.buffer = x; r.n_bytes = 64;
+    memset(&co, 0, sizeof co);
+    co.kind = CC_COLL_ALL_REDUCE; co.dtype = CC_DTYPE_FLOAT32; co.reduce = CC_REDUCE_SUM; co.n_elems = 16;
+    co.comm = (cc_comm*)&dummy;
+    co.send_buf = sendbuf; co.recv_buf = sendbuf;
+    d = cc_op_desc_default(); d.name = "a"; d.duration_us = 10; d.writes = &r; d.n_writes = 1;
+    cc_graph_add_op(g, &d, &ops[0]);
+    d = cc_op_desc_default(); d.name = "b"; d.duration_us = 10; d.stream = 1; d.coll = &co;
+    d.reads = &r; d.n_reads = 1; d.writes = &r; d.n_writes = 1;
+    CHECK_RES(ctx, cc_graph_add_op(g, &d, &ops[1]), CC_OK, "the all-reduce is added");
+    d = cc_op_desc_default(); d.name = "d"; d.duration_us = 4;
+    cc_graph_add_op(g, &d, &ops[2]);
+    d = cc_op_desc_default(); d.name = "c"; d.duration_us = 10; d.reads = &r; d.n_reads = 1;
+    cc_graph_add_op(g, &d, &ops[3]);
+    return g;
+}
+
+/* The executor's costs in the simulation, by hand: launch 1 us before every
+   op; a wait of 3 us where a dependency on the other stream ends after the
+   op's stream is free. a: 1-11; b: its stream free at 1, a ends at 11:
+   11 + 3 = 14-24; d: 11 + 1 = 12-16; c: stream free at 16 + 1 = 17, b ends
+   at 24: 24 + 3 = 27-37. Without costs: a 0-10, b 10-20, d 10-14, c 20-30. */
+static void test_exec_costs(void) {
+    cc_op ops[4];
+    cc_graph* g = chain_graph(ops);
+    cc_exec_costs c = cc_graph_exec_costs(g), bad;
+    double st[4], mk = -1;
+    CHECK(c.launch_us == 0 && c.wait_us == 0, "a new graph's executor costs are zero");
+    CHECK_RES(ctx, cc_simulate(ctx, g, ops, 4, st, &mk), CC_OK, "simulate without costs");
+    CHECK(mk == 30 && st[0] == 0 && st[1] == 10 && st[2] == 10 && st[3] == 20, "without costs: 0, 10, 10, 20; makespan 30 (%g)", mk);
+    c.launch_us = 1; c.wait_us = 3;
+    CHECK_RES(ctx, cc_graph_set_exec_costs(g, &c), CC_OK, "set the costs");
+    CHECK_RES(ctx, cc_simulate(ctx, g, ops, 4, st, &mk), CC_OK, "simulate with costs");
+    CHECK(fabs(mk - 37) < 1e-9 && fabs(st[0] - 1) < 1e-9 && fabs(st[1] - 14) < 1e-9 && fabs(st[2] - 12) < 1e-9 &&
+              fabs(st[3] - 27) < 1e-9,
+          "with launch 1 and wait 3: starts 1, 14, 12, 27 and makespan 37 as computed by hand (%g %g %g %g, %g)", st[0], st[1], st[2],
+          st[3], mk);
+    {   /* the schedule of the graph reports the simulation of its order, costs included */
+        cc_schedule s;
+        CHECK_RES(ctx, cc_sched_solve(ctx, g, NULL, &s), CC_OK, "schedule with costs");
+        CHECK(s.makespan_us >= 37 - 1e-9, "the schedule's makespan includes the costs (%g >= 37)", s.makespan_us);
+        cc_schedule_release(ctx, &s);
+    }
+    bad = c; bad.wait_us = NAN;
+    CHECK_RES(ctx, cc_graph_set_exec_costs(g, &bad), CC_ERR_BAD_DURATION, "a NaN wait cost is refused");
+    bad = c; bad.launch_us = -1;
+    CHECK_RES(ctx, cc_graph_set_exec_costs(g, &bad), CC_ERR_BAD_DURATION, "a negative launch cost is refused");
+    c = cc_graph_exec_costs(g);
+    CHECK(c.launch_us == 1 && c.wait_us == 3, "a refused setting leaves the costs as they were");
+    CHECK_RES(ctx, cc_graph_set_exec_costs(g, NULL), CC_OK, "NULL resets");
+    c = cc_graph_exec_costs(g);
+    CHECK(c.launch_us == 0 && c.wait_us == 0, "NULL: zero");
+    cc_graph_destroy(g);
+}
+
+/* Exposed communication: by hand on the chain's timelines, and zero for a
+   step without collectives. */
+static void test_exposed(void) {
+    cc_op ops[4];
+    cc_graph* g = chain_graph(ops);
+    double st[4] = { 0, 10, 10, 20 }, en[4] = { 10, 20, 14, 30 }, ex = -1;
+    CHECK_RES(ctx, cc_exposed_comm_us(ctx, g, st, en, &ex), CC_OK, "exposure of a timeline");
+    CHECK(fabs(ex - 6) < 1e-9, "b runs 10-20, d covers 10-14: 6 us exposed (%g)", ex);
+    CHECK_RES(ctx, cc_exposed_comm_us(ctx, g, st, NULL, &ex), CC_OK, "exposure of starts with durations");
+    CHECK(fabs(ex - 6) < 1e-9, "the same from the starts and the durations (%g)", ex);
+    {   /* overlapping compute from both sides, and an all-reduce fully hidden */
+        double s2[4] = { 0, 5, 12, 18 }, e2[4] = { 10, 20, 16, 28 };
+        CHECK_RES(ctx, cc_exposed_comm_us(ctx, g, s2, e2, &ex), CC_OK, "exposure, partly hidden");
+        CHECK(fabs(ex - 4) < 1e-9, "b 5-20 against compute 0-10, 12-16, 18-28: 10-12 and 16-18 exposed, 4 us (%g)", ex);
+        s2[1] = 2; e2[1] = 9;
+        CHECK_RES(ctx, cc_exposed_comm_us(ctx, g, s2, e2, &ex), CC_OK, "exposure, hidden");
+        CHECK(ex == 0, "b inside a's interval: nothing exposed (%g)", ex);
+    }
+    st[1] = NAN;
+    CHECK_RES(ctx, cc_exposed_comm_us(ctx, g, st, en, &ex), CC_ERR_INVALID_ARG, "a NaN start is refused, naming the op");
+    CHECK(strstr(cc_last_error(ctx), "'b'") != NULL, "the message names op 'b': %s", cc_last_error(ctx));
+    cc_graph_destroy(g);
+    {   /* no collectives: zero, whatever the gaps */
+        cc_graph* h = NULL;
+        cc_op_desc d = cc_op_desc_default();
+        double s3[2] = { 0, 50 }, e3[2] = { 10, 60 };
+        cc_graph_create(ctx, NULL, &h);
+        d.duration_us = 10;
+        cc_graph_add_op(h, &d, NULL);
+        d.stream = 1;
+        cc_graph_add_op(h, &d, NULL);
+        CHECK_RES(ctx, cc_exposed_comm_us(ctx, h, s3, e3, &ex), CC_OK, "exposure without collectives");
+        CHECK(ex == 0, "a step without collectives exposes nothing, gaps and all (%g)", ex);
+        cc_graph_destroy(h);
+    }
+}
+
 int main(void) {
     if (cc_context_create(NULL, &ctx) != CC_OK) { CHECK(0, "context"); return th_done(); }
+    TH_RUN(test_exec_costs);
+    TH_RUN(test_exposed);
     TH_RUN(test_deadlock);
     TH_RUN(test_schedule_order);
     TH_RUN(test_random_issue);

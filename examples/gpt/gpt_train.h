@@ -75,6 +75,7 @@ typedef struct rank_state {
     snapshot snap;                         /* the state before the first step */
     int *batch_in, *batch_tg;              /* [B][T] the global batch */
     double *op_start, *op_end;             /* [ops] an executed step's timeline */
+    double* pred_start[2];                 /* [ops] the predicted starts, by order (0 program: train; 1: run) */
     double wall_ms;                        /* of the last step, from the host */
     float* host;                           /* [the largest parameter shard, or V] the host's side of a copy */
 } rank_state;
@@ -131,6 +132,9 @@ struct shared {
     double* step_ms[2];            /* [steps] per pass, measured */
     double* exposed_ms[2];
     double pred_ms[2], pred_exposed_ms[2];  /* by order */
+    int dropped;                   /* the rewrites were dropped: the step as written runs in the library's order */
+    double pred_rewritten_ms, pred_plain_ms;  /* the scheduled step with its rewrites and as written */
+    cc_exec_costs costs;           /* the executor's, as profiled */
     double cal_ms[2], cal_exposed_ms[2];    /* side by side: medians by order */
     int n_ops, n_colls;            /* the step as written */
     cc_rewrite_report dec, fus;    /* what decomposition and fusion did */
@@ -213,11 +217,11 @@ static cc_result read_loss(rank_state* s, double* loss) {
     return rc;
 }
 
-/* Step time (launch to the last op's end) and the part of it the compute
-   stream was idle: the communication it could not hide. */
+/* Step time (launch to the last op's end) and its exposed communication
+   (cc_exposed_comm_us: some collective runs and no compute op does). */
 static cc_result measure_step(rank_state* s, cc_exec* x, cc_graph* g, double* step_ms, double* exposed_ms) {
     int i, n = cc_graph_n_ops(g);
-    double end = 0, busy = 0;
+    double end = 0, exposed = 0;
     cc_result r = cc_exec_timeline(x, s->op_start, s->op_end);
     if (r != CC_OK) return r;
     if (n > 0 && isnan(s->op_end[0])) {     /* a replayed CUDA graph: no times per op */
@@ -225,21 +229,19 @@ static cc_result measure_step(rank_state* s, cc_exec* x, cc_graph* g, double* st
         *exposed_ms = NAN;
         return CC_OK;
     }
-    for (i = 0; i < n; i++) {
+    for (i = 0; i < n; i++)
         if (s->op_end[i] > end) end = s->op_end[i];
-        if (cc_op_demand(g, cc_graph_op(g, i), S_COMPUTE)) busy += s->op_end[i] - s->op_start[i];
-    }
     *step_ms = end / 1000.0;
-    *exposed_ms = (end - busy) / 1000.0;
+    if ((r = cc_exposed_comm_us(s->m.ctx, g, s->op_start, s->op_end, &exposed)) != CC_OK) return r;
+    *exposed_ms = exposed / 1000.0;
     return CC_OK;
 }
 
-static double predicted_exposed(cc_graph* g, double makespan_us) {
-    int i;
-    double busy = 0;
-    for (i = 0; i < cc_graph_n_ops(g); i++)
-        if (cc_op_demand(g, cc_graph_op(g, i), S_COMPUTE)) busy += cc_op_duration_us(g, cc_graph_op(g, i));
-    return (makespan_us - busy) / 1000.0;
+/* The exposed communication of a predicted timeline (the starts, each op
+   for its duration), as measure_step defines it. */
+static double predicted_exposed(cc_context* ctx, cc_graph* g, const double* start_us) {
+    double us = 0;
+    return cc_exposed_comm_us(ctx, g, start_us, NULL, &us) == CC_OK ? us / 1000.0 : NAN;
 }
 
 /* Durations without measuring (--profile 0): a compute op moves the bytes
@@ -329,18 +331,22 @@ static cc_result rewrite_step(rank_state* s, const cc_sched_desc* sd) {
     if (s->o->decompose) {
         if ((rc = cc_graph_decompose(s->m.ctx, s->run, &rd, &s->decomposed, &rep)) != CC_OK) return rc;
         if (s->me == 0) s->sh->dec = rep;
-        s->run = s->decomposed;
+        if (rep.n_changed > 0) s->run = s->decomposed;   /* else a copy of the step: run the step itself */
     }
     if (s->o->fuse) {
         if ((rc = cc_graph_fuse(s->m.ctx, s->run, &rd, &s->fused, &rep)) != CC_OK) return rc;
         if (s->me == 0) s->sh->fus = rep;
-        s->run = s->fused;
+        if (rep.n_changed > 0) s->run = s->fused;
     }
     if (s->run == s->train) return CC_OK;
     rc = cc_plan_create(s->m.ctx, s->run, NULL, &plan);
     if (rc == CC_OK) rc = cc_exec_create(s->m.ctx, plan, s->be, &ex);
     if (rc == CC_OK) rc = cc_exec_agree(ex, world);
     if (rc == CC_OK && s->o->profile_repeats > 0) rc = cc_exec_profile(ex, s->o->profile_repeats, world);
+    /* --profile 0: the rewritten step's ops from the same model (a chunk of
+       a collective pays the link's latency, which the rewrites' estimate of
+       a resized collective does not know without profiling) */
+    else if (rc == CC_OK) rc = model_durations(s, s->run);
     cc_exec_destroy(ex);
     cc_plan_destroy(plan);
     if (rc == CC_OK) rc = snap_restore(s, &s->snap);
@@ -351,19 +357,51 @@ static cc_result rewrite_step(rank_state* s, const cc_sched_desc* sd) {
    what rank 0 reports of it and of program order. */
 static cc_result schedule_step(rank_state* s, const cc_sched_desc* sd) {
     shared* sh = s->sh;
-    int i, n = cc_graph_n_ops(s->train), nx = cc_graph_n_ops(s->run);
+    int i, n = cc_graph_n_ops(s->train), nx;
     cc_op* prog = (cc_op*)malloc(sizeof(cc_op) * (size_t)n);
+    double* st0 = (double*)malloc(sizeof(double) * (size_t)n);
     double mk0 = 0;
+    cc_schedule plain;
     cc_result rc;
-    if (!prog) return CC_ERR_OUT_OF_MEMORY;
+    memset(&plain, 0, sizeof plain);
+    if (!prog || !st0) {
+        free(prog);
+        free(st0);
+        return CC_ERR_OUT_OF_MEMORY;
+    }
     for (i = 0; i < n; i++) prog[i] = cc_graph_op(s->train, i);
     rc = cc_sched_solve(s->m.ctx, s->run, sd, &s->sched);
-    if (rc == CC_OK) rc = cc_simulate(s->m.ctx, s->train, prog, n, NULL, &mk0);
+    /* The rewrites were judged with the durations of the step as written;
+       profiled itself, the rewritten step may be predicted slower than the
+       step as written, scheduled: then that one runs. Every rank decides
+       alike (the durations are agreed). */
+    if (rc == CC_OK && s->run != s->train && (rc = cc_sched_solve(s->m.ctx, s->train, sd, &plain)) == CC_OK) {
+        if (s->me == 0) {
+            sh->pred_rewritten_ms = s->sched.makespan_us / 1000.0;
+            sh->pred_plain_ms = plain.makespan_us / 1000.0;
+        }
+        if (plain.makespan_us < s->sched.makespan_us) {
+            cc_schedule_release(s->m.ctx, &s->sched);
+            s->sched = plain;
+            memset(&plain, 0, sizeof plain);
+            s->run = s->train;
+            if (s->me == 0) sh->dropped = 1;
+        }
+        cc_schedule_release(s->m.ctx, &plain);
+    }
+    nx = cc_graph_n_ops(s->run);
+    s->pred_start[0] = (double*)malloc(sizeof(double) * (size_t)n);
+    s->pred_start[1] = (double*)malloc(sizeof(double) * (size_t)nx);
+    if (rc == CC_OK && (!s->pred_start[0] || !s->pred_start[1])) rc = CC_ERR_OUT_OF_MEMORY;
+    if (rc == CC_OK) rc = cc_simulate(s->m.ctx, s->train, prog, n, st0, &mk0);
+    if (rc == CC_OK) memcpy(s->pred_start[0], st0, sizeof(double) * (size_t)n);
+    if (rc == CC_OK) memcpy(s->pred_start[1], s->sched.start_us, sizeof(double) * (size_t)nx);
     if (rc == CC_OK && s->me == 0) {
         sh->pred_ms[0] = mk0 / 1000.0;
         sh->pred_ms[1] = s->sched.makespan_us / 1000.0;
-        sh->pred_exposed_ms[0] = predicted_exposed(s->train, mk0);
-        sh->pred_exposed_ms[1] = predicted_exposed(s->run, s->sched.makespan_us);
+        sh->pred_exposed_ms[0] = predicted_exposed(s->m.ctx, s->train, st0);
+        sh->pred_exposed_ms[1] = predicted_exposed(s->m.ctx, s->run, s->sched.start_us);
+        sh->costs = cc_graph_exec_costs(s->run);
         sh->sched_ms = s->sched.solve_ms;
         sh->lower_bound_ms = s->sched.lower_bound_us / 1000.0;
         sh->n_ops = n;
@@ -374,6 +412,7 @@ static cc_result schedule_step(rank_state* s, const cc_sched_desc* sd) {
         for (i = 0; i < nx; i++) if (cc_op_index(s->run, s->sched.order[i]) != i) sh->moved++;
     }
     free(prog);
+    free(st0);
     return rc;
 }
 
@@ -471,6 +510,10 @@ static cc_result train_pass(rank_state* s, int pass) {
         snprintf(name, sizeof name, "rank %d (tp %d, dp %d)", s->me, s->m.tp_rank, s->m.dp_rank);
         rc = cc_exec_timeline(s->ex[k], s->op_start, s->op_end);
         if (rc == CC_OK) rc = cc_trace_add(sh->trace, graph, s->me, name, s->op_start, s->op_end);
+        /* the prediction of the same step, on the same time axis (from the
+           step's launch): a process of its own below the ranks' */
+        snprintf(name, sizeof name, "rank %d predicted", s->me);
+        if (rc == CC_OK) rc = cc_trace_add(sh->trace, graph, 1000 + s->me, name, s->pred_start[k], NULL);
     }
     return rc;
 }
@@ -566,6 +609,8 @@ static void rank_free(rank_state* s) {
     free(s->batch_in);
     free(s->batch_tg);
     free(s->op_start);
+    free(s->pred_start[0]);
+    free(s->pred_start[1]);
     free(s->op_end);
     free(s->host);
     model_free(&s->m);
@@ -783,13 +828,23 @@ static void print_report(const shared* sh) {
     if (o->eval_batches > 0) printf("validation loss: %.4f (ln V = %.4f)\n", sh->val_loss, log((double)sh->cfg.V));
     if (o->sample_chars > 0) printf("sample:\n%s\n", sh->sample);
     printf("\nwhat the library did to the step (%d ops, %d collectives as written):\n", sh->n_ops, sh->n_colls);
+    /* first what ran, then what was tried */
+    if (sh->dropped)
+        printf("  ran the step as written, reordered: %d ops, %d collectives; its rewrites were dropped: with its own durations "
+               "the rewritten step was predicted at %.2f ms, the step as written at %.2f ms\n", sh->n_ops_run, sh->n_colls_run,
+               sh->pred_rewritten_ms, sh->pred_plain_ms);
+    else if (sh->n_ops_run == sh->n_ops && sh->n_colls_run == sh->n_colls)
+        printf("  ran the step as written, reordered: %d ops, %d collectives (no rewrite paid)\n", sh->n_ops_run, sh->n_colls_run);
+    else
+        printf("  ran the rewritten step, reordered: %d ops, %d collectives (%d all-reduce(s) decomposed, %d fusion bucket(s))\n",
+               sh->n_ops_run, sh->n_colls_run, o->decompose ? dec->n_changed : 0, o->fuse ? fus->n_changed : 0);
     if (o->decompose)
-        printf("  decomposed %d all-reduce(s) with the ops around them into chunks: %d -> %d ops; judged step %.2f -> %.2f ms "
+        printf("  tried: decomposed %d all-reduce(s) with the ops around them into chunks: %d -> %d ops; judged step %.2f -> %.2f ms "
                "(%d schedules judged)\n", dec->n_changed, dec->n_ops_before, dec->n_ops_after, dec->makespan_before_us / 1000.0,
                dec->makespan_after_us / 1000.0, dec->n_evaluations);
     else printf("  decomposition: off\n");
     if (o->fuse)
-        printf("  fused collectives into %d bucket(s): %d -> %d collectives, %d -> %d ops; judged step %.2f -> %.2f ms "
+        printf("  tried: fused collectives into %d bucket(s): %d -> %d collectives, %d -> %d ops; judged step %.2f -> %.2f ms "
                "(%d schedules judged)\n", fus->n_changed, fus->n_colls_before, fus->n_colls_after, fus->n_ops_before,
                fus->n_ops_after, fus->makespan_before_us / 1000.0, fus->makespan_after_us / 1000.0, fus->n_evaluations);
     else printf("  fusion: off\n");
@@ -798,6 +853,8 @@ static void print_report(const shared* sh) {
     printf("  predicted step: %.2f ms in program order, %.2f ms scheduled (lower bound %.2f): %.2fx\n", sh->pred_ms[0], sh->pred_ms[1],
            sh->lower_bound_ms, sh->pred_ms[1] > 0 ? sh->pred_ms[0] / sh->pred_ms[1] : 0);
     printf("  predicted exposed communication: %.2f ms -> %.2f ms\n", sh->pred_exposed_ms[0], sh->pred_exposed_ms[1]);
+    printf("  executor costs in the predictions (profiled): %.1f us per op, %.1f us per cross-stream wait that blocks\n",
+           sh->costs.launch_us, sh->costs.wait_us);
     if (o->compare_steps > 0)
         printf("  measured side by side (median of %d steps each): %.2f ms -> %.2f ms: %.2fx; exposed communication %.2f -> %.2f ms\n",
                o->compare_steps, sh->cal_ms[0], sh->cal_ms[1], sh->cal_ms[1] > 0 ? sh->cal_ms[0] / sh->cal_ms[1] : 0,
