@@ -3080,8 +3080,11 @@ done:
      unplaced job starts in [head, T - tail]; time-tabling puts the
      compulsory parts of these windows beside the placed jobs and moves each
      window to where the job fits; a pair that cannot overlap (together
-     above a capacity) is ordered when one order leaves no room; windows move
-     along the precedence edges; a few rounds. An empty window or an
+     above a capacity) is ordered when one order leaves no room; on cliques
+     of jobs no two of which overlap (pairs above a capacity or on a path of
+     precedence edges, built once) edge-finding orders a job after or
+     before a whole set; windows move along the precedence edges; a few
+     rounds. An empty window or an
      overloaded resource drops the node; the moved heads raise the bound.
      Every completion that ends by T keeps its jobs in these windows, so no
      completion better than the incumbent is lost.
@@ -3184,6 +3187,12 @@ typedef struct cc__bnb {
     cc__time U, target, root_lb;
     uint64_t* conf;           /* [n*nw]: jobs sharing a resource with j, or successors of j */
     uint64_t* dis;            /* [n*nw]: jobs that cannot overlap j (together above a capacity) */
+    uint64_t* desc;           /* [n*nw]: successors of j, transitively */
+    int *clq, *clq_off, n_clq;   /* cliques of jobs no two of which overlap (CSR) */
+    cc__time *ef_est, *ef_lct, *ef_lb, *ef_c;   /* edge-finding scratch, [n] each */
+    int *ef_ord, *ef_job;
+    cc__time* ef_snap;          /* per clique member: h and lt after the clique's last run */
+    unsigned char* ef_fresh;    /* per clique: its snapshot is from this propagation */
     cc__time* hj;             /* memo check: per job, lazily, min head over conf[j] */
     int64_t nodes, budget;
     double t_end;
@@ -3359,6 +3368,8 @@ static cc__time cc__bnb_fit_last(const cc__bnb* b, int j, cc__time lo, cc__time 
 
 #define CONCERTO__BNB_TT_ROUNDS 8
 
+#define CONCERTO__BNB_CLIQUES 32     /* cliques kept for edge-finding */
+
 /* One time-tabling pass: the compulsory parts of the unplaced jobs (from
    h[] and lt[]) join the profile; then every unplaced job's head moves to
    the first start where it fits, its latest start to the last one, its own
@@ -3423,6 +3434,129 @@ static int cc__bnb_pairs(cc__bnb* b, int* changed) {
     return 1;
 }
 
+/* ---- edge-finding on cliques of jobs no two of which overlap ----
+   A clique (built once: jobs that pairwise share too little capacity or
+   are ordered by precedence) behaves as one unary resource. Its unplaced
+   jobs lie in [h, lt + d], its placed ones at [st, fin]. For every set O
+   of the clique and job i outside it, if min(est of O and i) + p(O) + p_i
+   > max lct of O, then i cannot precede or meet any job of O, so it starts
+   after all of O: est_i >= est(O') + p(O') for every O' in O (edge-finding,
+   O(c^2) per clique with the sets {est >= est_m, lct <= lct_k} of
+   Baptiste, Le Pape and Nuijten); a set whose jobs do not fit between
+   their est and lct leaves no completion. The same on mirrored time moves
+   the latest starts. */
+
+/* Edge-finding on the c tasks ef_job[0..c) with windows ef_est/ef_lct
+   (durations p->dur), est in increasing order in ef_ord; raises the
+   heads into ef_lb. Returns 0 on an overload. */
+static int cc__bnb_ef_run(cc__bnb* b, int c) {
+    const cc__prob* p = b->p;
+    int a, i, kk;
+    for (a = 0; a < c; a++) b->ef_lb[a] = b->ef_est[a];
+    for (kk = 0; kk < c; kk++) {
+        cc__time lk = b->ef_lct[kk], P = 0, C = -CONCERTO__TIME_MAX, H = -CONCERTO__TIME_MAX;
+        for (a = c - 1; a >= 0; a--) {
+            i = b->ef_ord[a];
+            if (b->ef_lct[i] <= lk) {
+                P += p->dur[b->ef_job[i]];
+                if (b->ef_est[i] + P > C) C = b->ef_est[i] + P;
+                if (C > lk) return 0;
+            }
+            b->ef_c[i] = C;
+        }
+        for (a = 0; a < c; a++) {
+            cc__time pi;
+            i = b->ef_ord[a];
+            pi = p->dur[b->ef_job[i]];
+            if (b->ef_lct[i] <= lk) {
+                if (b->ef_est[i] + P > H) H = b->ef_est[i] + P;
+                P -= pi;
+            } else {
+                if (b->ef_est[i] + P + pi > lk && b->ef_c[i] > b->ef_lb[i]) b->ef_lb[i] = b->ef_c[i];
+                if (H + pi > lk && C > b->ef_lb[i]) b->ef_lb[i] = C;
+            }
+        }
+    }
+    return 1;
+}
+
+/* Sorts ef_ord[0..c) by ef_est (insertion sort; c is small). */
+static void cc__bnb_ef_sort(cc__bnb* b, int c) {
+    int a, x;
+    for (a = 0; a < c; a++) b->ef_ord[a] = a;
+    for (a = 1; a < c; a++) {
+        int v = b->ef_ord[a];
+        for (x = a; x > 0 && b->ef_est[b->ef_ord[x - 1]] > b->ef_est[v]; x--) b->ef_ord[x] = b->ef_ord[x - 1];
+        b->ef_ord[x] = v;
+    }
+}
+
+/* Edge-finding on every clique, both directions; moves h[] and lt[] of
+   the unplaced jobs. Sets *changed; returns 0 when no completion exists. */
+static int cc__bnb_edgefind(cc__bnb* b, int* changed) {
+    const cc__prob* p = b->p;
+    int q, a;
+    for (q = 0; q < b->n_clq; q++) {
+        int c = 0, same = b->ef_fresh[q];
+        cc__time e0 = CONCERTO__TIME_MAX, *snap = b->ef_snap + 2 * (size_t)b->clq_off[q];
+        for (a = b->clq_off[q]; a < b->clq_off[q + 1]; a++) {
+            int j = b->clq[a];
+            if (b->done[j]) continue;
+            if (b->h[j] < e0) e0 = b->h[j];
+            if (same && (snap[2 * (a - b->clq_off[q])] != b->h[j] || snap[2 * (a - b->clq_off[q]) + 1] != b->lt[j])) same = 0;
+        }
+        if (same || e0 == CONCERTO__TIME_MAX) continue;   /* nothing moved since its last run, or nothing left */
+        for (a = b->clq_off[q]; a < b->clq_off[q + 1]; a++) {
+            int j = b->clq[a];
+            b->ef_job[c] = j;
+            if (b->done[j]) {
+                if (b->fin[j] <= e0) continue;   /* before every unplaced job: no set gains from it */
+                b->ef_est[c] = b->st[j]; b->ef_lct[c] = b->fin[j];
+            } else { b->ef_est[c] = b->h[j]; b->ef_lct[c] = b->lt[j] + p->dur[j]; }
+            c++;
+        }
+        if (c < 2) continue;
+        /* heads */
+        cc__bnb_ef_sort(b, c);
+        if (!cc__bnb_ef_run(b, c)) return 0;
+        for (a = 0; a < c; a++) {
+            int j = b->ef_job[a];
+            if (b->ef_lb[a] <= b->ef_est[a]) continue;
+            if (b->done[j]) return 0;   /* a placed job would have to move */
+            b->h[j] = b->ef_lb[a];
+            if (b->h[j] > b->lt[j]) return 0;
+            *changed = 1;
+        }
+        /* latest starts: the same on mirrored time */
+        for (a = 0; a < c; a++) {
+            int j = b->ef_job[a];
+            cc__time e = b->done[j] ? b->st[j] : b->h[j];
+            cc__time l = b->done[j] ? b->fin[j] : b->lt[j] + p->dur[j];
+            b->ef_est[a] = -l;
+            b->ef_lct[a] = -e;
+        }
+        cc__bnb_ef_sort(b, c);
+        if (!cc__bnb_ef_run(b, c)) return 0;
+        for (a = 0; a < c; a++) {
+            int j = b->ef_job[a];
+            cc__time nl;
+            if (b->ef_lb[a] <= b->ef_est[a]) continue;
+            if (b->done[j]) return 0;
+            nl = -b->ef_lb[a] - p->dur[j];
+            b->lt[j] = nl;
+            if (b->h[j] > b->lt[j]) return 0;
+            *changed = 1;
+        }
+        for (a = b->clq_off[q]; a < b->clq_off[q + 1]; a++) {
+            int j = b->clq[a];
+            snap[2 * (a - b->clq_off[q])] = b->h[j];
+            snap[2 * (a - b->clq_off[q]) + 1] = b->lt[j];
+        }
+        b->ef_fresh[q] = 1;
+    }
+    return 1;
+}
+
 /* Time-tabling and pairs of the unplaced jobs against the target, from the
    heads in h[] (updated in place, as are the latest starts lt[], which
    start from ls[]), with the precedence edges between passes, until
@@ -3432,9 +3566,10 @@ static int cc__bnb_timetable(cc__bnb* b) {
     const cc__prob* p = b->p;
     int x, q, i, round;
     for (x = 0; x < b->n; x++) b->lt[x] = b->ls[x];
+    for (x = 0; x < b->n_clq; x++) b->ef_fresh[x] = 0;
     for (round = 0; round < CONCERTO__BNB_TT_ROUNDS; round++) {
         int changed = 0;
-        if (!cc__bnb_tt_pass(b, &changed) || !cc__bnb_pairs(b, &changed)) return 0;
+        if (!cc__bnb_tt_pass(b, &changed) || !cc__bnb_pairs(b, &changed) || !cc__bnb_edgefind(b, &changed)) return 0;
         if (!changed) break;
         /* along the precedence edges */
         for (i = 0; i < b->n_topo; i++) {
@@ -3806,6 +3941,9 @@ static void cc__bnb_free_all(cc__bnb* b) {
     cc__free(ctx, b->fin); cc__free(ctx, b->h); cc__free(ctx, b->sa); cc__free(ctx, b->sb);
     cc__free(ctx, b->set); cc__free(ctx, b->conf); cc__free(ctx, b->dis); cc__free(ctx, b->hj); cc__free(ctx, b->ch); cc__free(ctx, b->bucket); cc__free(ctx, b->ent);
     cc__free(ctx, b->mset); cc__free(ctx, b->mst);
+    cc__free(ctx, b->desc); cc__free(ctx, b->clq); cc__free(ctx, b->clq_off); cc__free(ctx, b->ef_est);
+    cc__free(ctx, b->ef_lct); cc__free(ctx, b->ef_lb); cc__free(ctx, b->ef_c); cc__free(ctx, b->ef_ord); cc__free(ctx, b->ef_job);
+    cc__free(ctx, b->ef_snap); cc__free(ctx, b->ef_fresh);
 }
 
 /* The search's arrays; 0 when out of memory. */
@@ -3838,6 +3976,18 @@ static int cc__bnb_alloc(cc__bnb* b) {
     b->conf = (uint64_t*)cc__calloc(ctx, n * (size_t)b->nw, sizeof(uint64_t));
     b->dis = (uint64_t*)cc__calloc(ctx, n * (size_t)b->nw, sizeof(uint64_t));
     b->hj = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
+    b->desc = (uint64_t*)cc__calloc(ctx, n * (size_t)b->nw, sizeof(uint64_t));
+    b->clq = (int*)cc__alloc(ctx, n * CONCERTO__BNB_CLIQUES * sizeof(int));
+    b->clq_off = (int*)cc__alloc(ctx, (CONCERTO__BNB_CLIQUES + 1) * sizeof(int));
+    b->ef_est = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
+    b->ef_lct = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
+    b->ef_lb = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
+    b->ef_c = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
+    b->ef_ord = (int*)cc__alloc(ctx, n * sizeof(int));
+    b->ef_job = (int*)cc__alloc(ctx, n * sizeof(int));
+    b->ef_snap = (cc__time*)cc__alloc(ctx, 2 * n * CONCERTO__BNB_CLIQUES * sizeof(cc__time));
+    b->ef_fresh = (unsigned char*)cc__calloc(ctx, CONCERTO__BNB_CLIQUES, 1);
+    if (!(b->ef_snap && b->ef_fresh && b->desc && b->clq && b->clq_off && b->ef_est && b->ef_lct && b->ef_lb && b->ef_c && b->ef_ord && b->ef_job)) return 0;
     return b->topo && b->rel && b->tail && b->dl_ls && b->ls && b->pos_off && b->pos_res && b->tp && b->use && b->done &&
            b->npl && b->st && b->fin && b->h && b->lt && b->cs && b->ce && b->cfl && b->cjob && b->sa && b->sb && b->set && b->conf && b->dis && b->hj;
 }
@@ -3887,8 +4037,7 @@ static int cc__bnb_structure(cc__bnb* b) {
 static int cc__bnb_tails(cc__bnb* b) {
     const cc__prob* p = b->p;
     int i, j, q, x, r, n = b->n, k = b->k, nw = b->nw;
-    uint64_t* desc = (uint64_t*)cc__calloc(b->ctx, (size_t)n * (size_t)nw, sizeof(uint64_t));   /* successors, transitively */
-    if (!desc) return 0;
+    uint64_t* desc = b->desc;   /* successors, transitively */
     for (i = b->n_topo - 1; i >= 0; i--) {
         uint64_t* dj;
         cc__time tl = 0, lf;
@@ -3911,7 +4060,6 @@ static int cc__bnb_tails(cc__bnb* b) {
         b->tail[j] = tl + p->dur[j];
         b->dl_ls[j] = lf >= CONCERTO__TIME_MAX ? CONCERTO__TIME_MAX : lf - p->dur[j];
     }
-    cc__free(b->ctx, desc);
     return 1;
 }
 
@@ -3945,6 +4093,54 @@ static void cc__bnb_conflicts(cc__bnb* b) {
             (void)cc__bnb_occupy(b, p->busy_start[i], p->busy_end[i], p->busy_dem + (size_t)i * b->k);
 }
 
+/* Cliques for edge-finding: from each job with a duration (longest
+   first), greedily the longest jobs that overlap none of those taken
+   (dis[] or a path of precedence edges); sets of 3 or more, each once, at
+   most CONCERTO__BNB_CLIQUES. */
+static void cc__bnb_cliques(cc__bnb* b) {
+    const cc__prob* p = b->p;
+    int n = b->n, nw = b->nw, a, c, x, q, tried = 0;
+    int* ord = b->ef_job;   /* scratch: jobs by decreasing duration, then id */
+    int m = 0;
+    b->n_clq = 0;
+    b->clq_off[0] = 0;
+    for (x = 0; x < n; x++)
+        if (p->dur[x] > 0) ord[m++] = x;
+    for (a = 1; a < m; a++) {
+        int v = ord[a];
+        for (x = a; x > 0 && p->dur[ord[x - 1]] < p->dur[v]; x--) ord[x] = ord[x - 1];
+        ord[x] = v;
+    }
+    for (a = 0; a < m && b->n_clq < CONCERTO__BNB_CLIQUES && tried < 4 * CONCERTO__BNB_CLIQUES; a++) {
+        int* cl = b->clq + b->clq_off[b->n_clq];
+        int len = 0, dup = 0;
+        tried++;
+        cl[len++] = ord[a];
+        for (c = 0; c < m; c++) {
+            int y = ord[c], ok = 1;
+            if (y == ord[a]) continue;
+            for (x = 0; x < len && ok; x++) {
+                int z = cl[x];
+                ok = (b->dis[(size_t)z * nw + (y >> 6)] >> (y & 63) & 1) || (b->desc[(size_t)z * nw + (y >> 6)] >> (y & 63) & 1) ||
+                     (b->desc[(size_t)y * nw + (z >> 6)] >> (z & 63) & 1);
+            }
+            if (ok) cl[len++] = y;
+        }
+        if (len < 3) continue;
+        for (x = 1; x < len; x++) {   /* by id, to compare with the cliques kept */
+            int v = cl[x], y;
+            for (y = x; y > 0 && cl[y - 1] > v; y--) cl[y] = cl[y - 1];
+            cl[y] = v;
+        }
+        for (q = 0; q < b->n_clq && !dup; q++)
+            dup = b->clq_off[q + 1] - b->clq_off[q] == len &&
+                  !memcmp(b->clq + b->clq_off[q], cl, (size_t)len * sizeof *cl);
+        if (dup) continue;
+        b->n_clq++;
+        b->clq_off[b->n_clq] = b->clq_off[b->n_clq - 1] + len;
+    }
+}
+
 static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* best, int have_incumbent,
                                int64_t node_budget, double time_limit_s, cc__bnb_result* res) {
     cc__bnb bb, *b = &bb;
@@ -3972,6 +4168,7 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
     infeasible = cc__bnb_structure(b);
     if (!cc__bnb_tails(b)) goto oom;
     cc__bnb_conflicts(b);
+    if (b->tt) cc__bnb_cliques(b);
     /* root bound (deadline windows only), then the incumbent's target */
     b->U = CONCERTO__TIME_MAX;
     cc__bnb_set_target(b);

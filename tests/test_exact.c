@@ -1,15 +1,17 @@
 /* tests/test_exact.c - the exact method (branch and bound) and its pruning
    rules:
-   - against the test's own brute force on 1,200 random instances of 2-10
+   - against the test's own brute force on 1,500 random instances of 2-10
      ops: cumulative resources, tight capacities (many pairs that cannot
-     overlap), unary resources of capacity 1 and stream graphs; branch and
+     overlap), unary resources of capacity 1, stream graphs, and sets of
+     jobs that pairwise cannot overlap (cliques for edge-finding); branch and
      bound must prove the brute-force optimum, also when it starts from a
      poor incumbent (program order, no improvement) so that the rules have
      optimal schedules to lose, and its lower bound never exceeds the
      optimum;
    - each propagation rule on hand-made cases where it must and must not
      prune: time-tabling of compulsory parts, ordering of pairs that cannot
-     overlap, energetic reasoning, and the destructive bound at the root.
+     overlap, edge-finding on cliques, energetic reasoning, and the
+     destructive bound at the root.
    This program compiles the implementation itself to reach the rules,
    which are private to the implementation's translation unit. */
 #define _POSIX_C_SOURCE 200809L   /* the implementation needs POSIX threads and clocks */
@@ -26,7 +28,7 @@ static cc_context* ctx;
 /* ---- brute force ---------------------------------------------------------*/
 static void test_brute_force(void) {
     tu_rng rng = {20250615};
-    int trial, n_trials = 1200, bad_solve = 0, bad_valid = 0, bad_opt = 0, bad_lb = 0, bad_poor = 0, n_unary = 0, n_stream = 0;
+    int trial, n_trials = 1500, bad_solve = 0, bad_valid = 0, bad_opt = 0, bad_lb = 0, bad_poor = 0, n_unary = 0, n_stream = 0, n_clique = 0;
     long sizes[11] = {0};
     for (trial = 0; trial < n_trials; trial++) {
         tu_gen gen;
@@ -34,7 +36,7 @@ static void test_brute_force(void) {
         cc_graph* g = NULL;
         double opt, mk = -1;
         long nodes = 0;
-        int v, kind = trial % 4;
+        int v, kind = trial < 1200 ? trial % 4 : 4;
         char msg[300];
         gen.n_min = 2; gen.n_max = 10;
         gen.k_min = 1; gen.k_max = 3;
@@ -55,10 +57,21 @@ static void test_brute_force(void) {
             }
             n_unary++;
         }
+        if (kind == 4) {   /* cliques: on resource 0 (capacity 3) most jobs need 2 or 3, so they pairwise
+                              cannot overlap; the others need 1 and fit beside one of them */
+            int i;
+            in->cap[0] = 3;
+            for (i = 0; i < in->n; i++) in->dem[i * in->k] = (i % 4 == 3) ? 1 : tu_randint(&rng, 2, 3);
+            n_clique++;
+        }
         n_stream += in->streams;
         sizes[in->n]++;
         opt = tu_brute_force(in, 1.0, &nodes);
-        if (tu_build_graph(ctx, in, &g) != CC_OK) { bad_solve++; tu_inst_free(in); continue; }
+        if (tu_build_graph(ctx, in, &g) != CC_OK) {
+            if (bad_solve++ < 3) NOTE("trial %d: graph: %s", trial, cc_last_error(ctx));
+            tu_inst_free(in);
+            continue;
+        }
         for (v = 0; v < 2; v++) {
             cc_sched_desc d = cc_sched_desc_default();
             cc_schedule s;
@@ -86,8 +99,9 @@ static void test_brute_force(void) {
         cc_graph_destroy(g);
         tu_inst_free(in);
     }
-    NOTE("%d instances (%d with unary resources beside a cumulative one, %d stream graphs); sizes 2..10: %ld %ld %ld %ld %ld %ld %ld %ld %ld",
-         n_trials, n_unary, n_stream, sizes[2], sizes[3], sizes[4], sizes[5], sizes[6], sizes[7], sizes[8], sizes[9], sizes[10]);
+    NOTE("%d instances (%d with unary resources beside a cumulative one, %d stream graphs, %d built around cliques); "
+         "sizes 2..10: %ld %ld %ld %ld %ld %ld %ld %ld %ld",
+         n_trials, n_unary, n_stream, n_clique, sizes[2], sizes[3], sizes[4], sizes[5], sizes[6], sizes[7], sizes[8], sizes[9], sizes[10]);
     CHECK_INT(bad_solve, 0, "every solve returns CC_OK");
     CHECK_INT(bad_valid, 0, "every schedule is valid (own checker and cc_schedule_check)");
     CHECK_INT(bad_opt, 0, "branch and bound proves the brute-force optimum, from a good and from a poor incumbent (%d x 2 solves)", n_trials);
@@ -118,6 +132,7 @@ static int hand_init(hand* h, int n, int cap, const int* dur, const int* dem, cc
     if (!cc__bnb_alloc(&h->b)) return 0;
     if (cc__bnb_structure(&h->b) || !cc__bnb_tails(&h->b)) return 0;
     cc__bnb_conflicts(&h->b);
+    cc__bnb_cliques(&h->b);
     h->b.U = target + 1;
     cc__bnb_set_target(&h->b);
     for (i = 0; i < n; i++) { h->b.h[i] = 0; h->b.lt[i] = h->b.ls[i]; }
@@ -192,6 +207,58 @@ static void test_pairs(void) {
     hand_free(&h);
 }
 
+/* Edge-finding skips a clique whose windows did not move since its last
+   run in the same propagation; a hand-made case starts a new one. */
+static void ef_forget(hand* h) {
+    int q;
+    for (q = 0; q < h->b.n_clq; q++) h->b.ef_fresh[q] = 0;
+}
+
+static void test_edgefind(void) {
+    /* capacity 3, every job needs 2: no two overlap, one clique of three */
+    static const int dur[3] = {2, 2, 1}, dem[3] = {2, 2, 2};
+    static const int dur3[3] = {2, 2, 2};
+    hand h;
+    int changed = 0;
+    CHECK(hand_init(&h, 3, 3, dur, dem, 20), "set up");
+    CHECK(h.b.n_clq == 1 && h.b.clq_off[1] == 3, "the three jobs form one clique (%d cliques)", h.b.n_clq);
+    /* A, B (2 each) in [0, 2]: together they fill [0, 4); C (1) in [0, 10]
+       fits before or after either one (the pairs move nothing), but not
+       before or between both */
+    h.b.lt[0] = 2; h.b.lt[1] = 2; h.b.lt[2] = 10;
+    CHECK(cc__bnb_pairs(&h.b, &changed) == 1 && !changed, "the pairs alone move nothing");
+    CHECK(cc__bnb_edgefind(&h.b, &changed) == 1 && changed && h.b.h[2] == 4, "C after A and B: head 4 (got %lld)",
+          (long long)h.b.h[2]);
+    CHECK(h.b.h[0] == 0 && h.b.h[1] == 0 && h.b.lt[0] == 2 && h.b.lt[1] == 2, "A and B keep [0, 2]");
+    /* mirrored: A, B in [6, 8] fill [6, 10); C must end by 6 */
+    h.b.h[0] = 6; h.b.h[1] = 6; h.b.lt[0] = 8; h.b.lt[1] = 8; h.b.h[2] = 0; h.b.lt[2] = 9;
+    changed = 0;
+    CHECK(cc__bnb_timetable(&h.b) == 1, "not refuted");
+    h.b.h[0] = 6; h.b.h[1] = 6; h.b.lt[0] = 8; h.b.lt[1] = 8; h.b.h[2] = 0; h.b.lt[2] = 9;
+    ef_forget(&h);
+    changed = 0;
+    CHECK(cc__bnb_edgefind(&h.b, &changed) == 1 && changed && h.b.lt[2] == 5, "C before A and B: latest start 5 (got %lld)",
+          (long long)h.b.lt[2]);
+    /* C already after them: nothing moves */
+    h.b.h[0] = 0; h.b.h[1] = 0; h.b.lt[0] = 2; h.b.lt[1] = 2; h.b.h[2] = 4; h.b.lt[2] = 10;
+    ef_forget(&h);
+    changed = 0;
+    CHECK(cc__bnb_edgefind(&h.b, &changed) == 1 && !changed, "C in [4, 10]: nothing is pruned or moved");
+    hand_free(&h);
+    /* three jobs of 2 in [0, 2] (all within [0, 4)): every pair fits, the three do not */
+    CHECK(hand_init(&h, 3, 3, dur3, dem, 20), "set up");
+    h.b.lt[0] = h.b.lt[1] = h.b.lt[2] = 2;
+    changed = 0;
+    CHECK(cc__bnb_pairs(&h.b, &changed) == 1, "the pairs do not refute it");
+    CHECK(cc__bnb_edgefind(&h.b, &changed) == 0, "edge-finding does: 6 units of work in [0, 4)");
+    h.b.lt[2] = 4;
+    ef_forget(&h);
+    changed = 0;
+    CHECK(cc__bnb_edgefind(&h.b, &changed) == 1 && h.b.h[2] == 4, "with the third in [0, 4] it goes last (head %lld)",
+          (long long)h.b.h[2]);
+    hand_free(&h);
+}
+
 static void test_energetic(void) {
     /* capacity 2: A (4 units, demand 1) fixed at [0, 4); B (2 units,
        demand 2) in [1, 2] needs 2 of [1, 4) in full: 3 + 4 > 2 * 3 */
@@ -235,6 +302,7 @@ int main(void) {
     cc_context_create(NULL, &ctx);
     TH_RUN(test_timetabling);
     TH_RUN(test_pairs);
+    TH_RUN(test_edgefind);
     TH_RUN(test_energetic);
     TH_RUN(test_destructive);
     TH_RUN(test_brute_force);
