@@ -418,12 +418,20 @@ CONCERTO_API cc_result cc_op_set_duration(cc_graph* graph, cc_op op, double dura
    with it every judgement of a rewrite) adds launch_us to every op and
    wait_us to every op whose start is set by a dependency on another
    stream that ends after the op's own stream is free; so a plan with more
-   waits is predicted slower. cc_exec_profile measures both on its backend
-   and sets them; a rewrite copies them. Zero by default; NULL costs: zero;
-   each must be >= 0 and finite, at most 1e6 us. */
+   waits is predicted slower; and it stretches the overlapped part of an op
+   by its class's overlap slowdown. cc_exec_profile measures them all on
+   its backend and sets them; a rewrite copies them. Zero by default; NULL
+   costs: zero; launch and wait must be 0..1e6 us, the slowdowns 0..10. */
 typedef struct cc_exec_costs {
     double launch_us;
     double wait_us;
+    /* Slowdowns of ops that overlap ops of the other class (compute beside
+       communication): a compute op runs compute_overlap times as long for
+       the part of it that overlaps a collective, and a collective
+       comm_overlap times for the part that overlaps compute (the paper's
+       alpha on a GPU, where both share the SMs; on the CPU backend, ranks'
+       threads sharing the cores). 0 or 1: none; at most 10. */
+    double compute_overlap, comm_overlap;
 } cc_exec_costs;
 CONCERTO_API cc_result     cc_graph_set_exec_costs(cc_graph* graph, const cc_exec_costs* costs);
 CONCERTO_API cc_exec_costs cc_graph_exec_costs(const cc_graph* graph);   /* zero for NULL */
@@ -1992,6 +2000,9 @@ CONCERTO_API cc_result cc_graph_set_exec_costs(cc_graph* g, const cc_exec_costs*
     if (!(c.launch_us >= 0 && c.launch_us <= 1e6) || !(c.wait_us >= 0 && c.wait_us <= 1e6))
         return CONCERTO__FAIL(g->ctx, CC_ERR_BAD_DURATION, "cc_graph_set_exec_costs: graph '%s': launch %g us, wait %g us: each must "
                               "be 0..1e6 and not NaN", cc_graph_name(g), c.launch_us, c.wait_us);
+    if (!(c.compute_overlap >= 0 && c.compute_overlap <= 10) || !(c.comm_overlap >= 0 && c.comm_overlap <= 10))
+        return CONCERTO__FAIL(g->ctx, CC_ERR_BAD_DURATION, "cc_graph_set_exec_costs: graph '%s': overlap slowdowns %g and %g must be "
+                              "0..10 and not NaN", cc_graph_name(g), c.compute_overlap, c.comm_overlap);
     g->costs = c;
     return CC_OK;
 }
@@ -2225,6 +2236,8 @@ typedef struct cc__prob {
     const int32_t* busy_dem;
     cc__time grain;             /* every duration is a multiple of grain (>= 1) */
     cc__time launch, wait;      /* the executor's costs (cc_exec_costs), for the stream simulation only */
+    double slow[2];             /* overlap slowdowns by class: [0] compute, [1] communication (1: none) */
+    const int* coll_of;         /* [n] >= 0: a communication job (with slow[]), or NULL */
 } cc__prob;
 
 /* The problem of a whole validated graph (borrows the graph's arrays). */
@@ -2240,6 +2253,9 @@ static void cc__prob_of_graph(const cc_graph* g, cc__prob* p) {
     if (p->grain < 1) p->grain = 1;
     p->launch = (cc__time)llround(g->costs.launch_us * CONCERTO__TICKS_PER_US);
     p->wait = (cc__time)llround(g->costs.wait_us * CONCERTO__TICKS_PER_US);
+    p->slow[0] = g->costs.compute_overlap > 1 ? g->costs.compute_overlap : 1;
+    p->slow[1] = g->costs.comm_overlap > 1 ? g->costs.comm_overlap : 1;
+    p->coll_of = g->coll_of;
 }
 
 /* The earliest start of job i after its predecessors, which start at
@@ -2341,10 +2357,15 @@ static int cc__prob_shape(const cc__prob* p, int* single, int* unary) {
    after the executor's costs: p->launch before every job on a stream, and
    p->wait more where a predecessor on another stream (or on none) ends
    after the job's own stream and same-stream predecessors let it start:
-   the stream blocked in a wait. O(n + e). Returns the makespan, -1 on a deadlock (blocked[0] then holds a
+   the stream blocked in a wait; and a job that overlaps the job last
+   placed on another stream of the other class (compute beside
+   communication) runs the overlapped part p->slow[class] times as long.
+   The stretched jobs' durations go to dur_out (by job; may be NULL).
+   O(n k + e). Returns the makespan, -1 on a deadlock (blocked[0] then holds a
    job that never became ready, blocked[1] the dependency it waits for),
    -2 when out of memory. */
-static cc__time cc__stream_sim(cc_context* ctx, const cc__prob* p, const int* order, cc__time* start, int* blocked) {
+static cc__time cc__stream_sim_d(cc_context* ctx, const cc__prob* p, const int* order, cc__time* start, int* blocked,
+                                 cc__time* dur_out) {
     int n = p->n, k = p->k, i, e, r, head_q = 0, tail_q = 0, done = 0;
     int* next = (int*)cc__alloc(ctx, (size_t)(n + 1) * (size_t)(k ? k : 1) * sizeof(int));
     int* left = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int));
@@ -2353,10 +2374,11 @@ static cc__time cc__stream_sim(cc_context* ctx, const cc__prob* p, const int* or
     cc__time* ready = (cc__time*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(cc__time));
     cc__time* ready_x = (cc__time*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(cc__time));   /* from other streams */
     int* res_of = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int));                  /* its stream, or -1 */
-    int first[CONCERTO_MAX_RESOURCES], last[CONCERTO_MAX_RESOURCES];
-    cc__time free_at[CONCERTO_MAX_RESOURCES], mk = 0;
+    int first[CONCERTO_MAX_RESOURCES], last[CONCERTO_MAX_RESOURCES], cls_at[CONCERTO_MAX_RESOURCES];
+    cc__time free_at[CONCERTO_MAX_RESOURCES], from_at[CONCERTO_MAX_RESOURCES], mk = 0;
+    int slowed = p->coll_of && (p->slow[0] > 1 || p->slow[1] > 1);
     if (!next || !left || !q || !heads || !ready || !ready_x || !res_of) { mk = -2; goto done; }
-    for (r = 0; r < k; r++) { first[r] = last[r] = -1; free_at[r] = 0; }
+    for (r = 0; r < k; r++) { first[r] = last[r] = -1; free_at[r] = from_at[r] = 0; cls_at[r] = -1; }
     for (i = 0; i < n; i++) {
         heads[i] = 0;
         res_of[i] = -1;
@@ -2380,23 +2402,39 @@ static cc__time cc__stream_sim(cc_context* ctx, const cc__prob* p, const int* or
         int v = q[head_q++];
         cc__time s = ready[v];
         for (r = 0; r < k; r++) if (p->dem[(size_t)v * k + r] && free_at[r] > s) s = free_at[r];
+        cc__time d = p->dur[v];
         if (res_of[v] >= 0) s += p->launch;
         if (ready_x[v] > s) s = ready_x[v] + (res_of[v] >= 0 ? p->wait : 0);
+        if (slowed && res_of[v] >= 0 && d > 0) {   /* the part beside the other class, stretched */
+            int cls = p->coll_of[v] >= 0;
+            cc__time over = 0;
+            for (r = 0; r < k; r++) {
+                cc__time a, z;
+                if (r == res_of[v] || cls_at[r] < 0 || cls_at[r] == cls) continue;
+                a = from_at[r] > s ? from_at[r] : s;
+                z = free_at[r] < s + d ? free_at[r] : s + d;
+                if (z - a > over) over = z - a;
+            }
+            if (over > 0) d += (cc__time)llround((double)over * (p->slow[cls] - 1));
+        }
+        if (dur_out) dur_out[v] = d;
         start[v] = s;
         done++;
         heads[v] = -1;   /* processed */
-        if (s + p->dur[v] > mk) mk = s + p->dur[v];
+        if (s + d > mk) mk = s + d;
         for (r = 0; r < k; r++) {
             int w;
             if (!p->dem[(size_t)v * k + r]) continue;
-            free_at[r] = s + p->dur[v];
+            from_at[r] = s;
+            cls_at[r] = p->coll_of ? p->coll_of[v] >= 0 : 0;
+            free_at[r] = s + d;
             w = next[(size_t)v * k + r];
             if (w >= 0 && --heads[w] == 0 && left[w] == 0) q[tail_q++] = w;
         }
         for (e = p->succ_off[v]; e < p->succ_off[v + 1]; e++) {
             int w = p->succ[e];
             cc__time* rw = res_of[w] >= 0 && res_of[w] == res_of[v] ? &ready[w] : &ready_x[w];
-            if (s + p->dur[v] > *rw) *rw = s + p->dur[v];
+            if (s + d > *rw) *rw = s + d;
             if (--left[w] == 0 && heads[w] == 0) q[tail_q++] = w;
         }
     }
@@ -2416,6 +2454,10 @@ done:
     cc__free(ctx, next); cc__free(ctx, left); cc__free(ctx, q); cc__free(ctx, heads); cc__free(ctx, ready);
     cc__free(ctx, ready_x); cc__free(ctx, res_of);
     return mk;
+}
+
+static cc__time cc__stream_sim(cc_context* ctx, const cc__prob* p, const int* order, cc__time* start, int* blocked) {
+    return cc__stream_sim_d(ctx, p, order, start, blocked, NULL);
 }
 
 CONCERTO_API cc_result cc_lower_bounds(cc_context* ctx, cc_graph* g, double* cp_us, double* res_us) {
@@ -7797,6 +7839,49 @@ static cc_result cc__profile_costs(cc_exec* x, int repeats, cc_exec_costs* out, 
     return CC_OK;
 }
 
+/* The overlap slowdowns (cc_exec_costs): the longest compute op and the
+   longest collective of the plan (by the agreed durations med, so every
+   rank picks the same two) issued together on their streams, max(repeats,
+   3) times; each one's median time over its time alone, within 1..10. */
+static cc_result cc__profile_overlap(cc_exec* x, int repeats, const double* med, cc_exec_costs* costs) {
+    const cc_plan* pl = x->plan;
+    const cc_backend_fns* f = x->be.fns;
+    int i, vc = -1, vm = -1, rep, n = repeats < 3 ? 3 : repeats;
+    double* t;
+    cc_result rc = CC_OK;
+    costs->compute_overlap = costs->comm_overlap = 1;
+    if (!f->timestamp) return CC_OK;
+    for (i = 0; i < pl->n_ops; i++) {
+        const cc__plan_op* o = &pl->op[i];
+        if (o->coll.kind == CC_COLL_NONE) {
+            if (o->fn && (vc < 0 || med[i] > med[vc])) vc = i;
+        } else if (vm < 0 || med[i] > med[vm]) vm = i;
+    }
+    if (vc < 0 || vm < 0 || pl->op[vc].stream == pl->op[vm].stream || !(med[vc] > 0) || !(med[vm] > 0)) return CC_OK;
+    if (!(t = (double*)cc__alloc(x->ctx, 2 * (size_t)n * sizeof(double)))) return CC_ERR_OUT_OF_MEMORY;
+    for (rep = 0; rep < n && rc == CC_OK; rep++) {
+        rc = cc__exec_issue(x, vc, 0);
+        if (rc == CC_OK) rc = cc__exec_issue(x, vm, 0);
+        if (rc == CC_OK) rc = f->synchronize(x->be.self);
+        else (void)f->synchronize(x->be.self);
+        t[rep] = x->t[2 * vc + 1] - x->t[2 * vc];
+        t[n + rep] = x->t[2 * vm + 1] - x->t[2 * vm];
+    }
+    if (rc == CC_OK) {
+        double a = cc__median_of(t, n) / med[vc], c = cc__median_of(t + n, n) / med[vm];
+        costs->compute_overlap = a > 1 ? (a < 10 ? a : 10) : 1;
+        costs->comm_overlap = c > 1 ? (c < 10 ? c : 10) : 1;
+    }
+    cc__free(x->ctx, t);
+    if (rc != CC_OK) {
+        char msg[CONCERTO__MSG_MAX];
+        cc__copy_msg(msg, sizeof msg, cc_last_error(x->ctx));
+        return CONCERTO__FAIL(x->ctx, rc, "cc_exec_profile: measuring ops '%s' and '%s' together: %s", cc__name(pl->g, vc),
+                              cc__name(pl->g, vm), msg);
+    }
+    return CC_OK;
+}
+
 CONCERTO_API cc_result cc_exec_profile(cc_exec* x, int repeats, cc_comm* comm) {
     const cc_plan* pl;
     double* samples = NULL;
@@ -7842,6 +7927,20 @@ CONCERTO_API cc_result cc_exec_profile(cc_exec* x, int repeats, cc_comm* comm) {
         costs.launch_us = med[pl->n_ops];
         costs.wait_us = med[pl->n_ops + 1];
         for (k = 0; k < n_comms; k++) startups[k] = med[pl->n_ops + 2 + k];
+    }
+    if ((rc = cc__profile_overlap(x, repeats, med, &costs)) != CC_OK) goto done;
+    if (comm && x->has_coll) {   /* the slowdowns agreed: the largest (without collectives there are none) */
+        cc_collective c;
+        double two[2];
+        memset(&c, 0, sizeof c);
+        two[0] = costs.compute_overlap;
+        two[1] = costs.comm_overlap;
+        c.kind = CC_COLL_ALL_REDUCE; c.dtype = CC_DTYPE_FLOAT64; c.reduce = CC_REDUCE_MAX;
+        c.n_elems = 2; c.comm = comm; c.send_buf = two; c.recv_buf = two;
+        if ((rc = cc__exec_collective_now(x, &c, sizeof two, sizeof two, "cc_exec_profile: agreeing on the overlap slowdowns")) != CC_OK)
+            goto done;
+        costs.compute_overlap = two[0];
+        costs.comm_overlap = two[1];
     }
     for (i = 0; i < pl->n_ops; i++)
         if ((rc = cc_op_set_duration(pl->g, cc_graph_op(pl->g, i), med[i])) != CC_OK) goto done;

@@ -852,6 +852,9 @@ static void test_profiled_costs(void) {
     CHECK(A.startup >= 4000 && A.startup < 4000 + 1e6, "a one-element all-reduce on the 2000 us link: %.0f us >= 2 (n-1) alpha = 4000",
           A.startup);
     CHECK(A.compute_us >= 200, "the compute op's duration is at least its sleep (%.0f us)", A.compute_us);
+    CHECK(A.costs.compute_overlap >= 1 && A.costs.compute_overlap <= 10 && A.costs.comm_overlap >= 1 && A.costs.comm_overlap <= 10,
+          "the overlap slowdowns are measured within 1..10 (compute %.2f, collective %.2f)", A.costs.compute_overlap,
+          A.costs.comm_overlap);
     cc_world_destroy(w);
     cc_context_destroy(ctx);
 }

@@ -265,6 +265,29 @@ static void test_exec_costs(void) {
         CHECK(s.makespan_us >= 37 - 1e-9, "the schedule's makespan includes the costs (%g >= 37)", s.makespan_us);
         cc_schedule_release(ctx, &s);
     }
+    {   /* overlap slowdowns, by hand. Order a, b, d, c with compute 2x beside a
+           collective: a 0-10, b 10-20, d beside b for all its 4 us: 8 us, 10-18,
+           c 20-30. Order a, d, b, c with collectives 1.5x beside compute: a 0-10,
+           d 10-14, b beside d for 4 us: 12 us, 10-22, c 22-32. */
+        cc_exec_costs o;
+        cc_op o2[4];
+        memset(&o, 0, sizeof o);
+        o.compute_overlap = 2;
+        CHECK_RES(ctx, cc_graph_set_exec_costs(g, &o), CC_OK, "a compute slowdown of 2");
+        CHECK_RES(ctx, cc_simulate(ctx, g, ops, 4, st, &mk), CC_OK, "simulate with it");
+        CHECK(fabs(mk - 30) < 1e-9 && fabs(st[2] - 10) < 1e-9 && fabs(st[3] - 20) < 1e-9,
+              "compute 2x beside a collective: d 10-18, c 20-30, makespan 30 by hand (%g, %g, %g)", st[2], st[3], mk);
+        o.compute_overlap = 1;
+        o.comm_overlap = 1.5;
+        CHECK_RES(ctx, cc_graph_set_exec_costs(g, &o), CC_OK, "a collective slowdown of 1.5");
+        o2[0] = ops[0]; o2[1] = ops[2]; o2[2] = ops[1]; o2[3] = ops[3];
+        CHECK_RES(ctx, cc_simulate(ctx, g, o2, 4, st, &mk), CC_OK, "simulate a, d, b, c");
+        CHECK(fabs(mk - 32) < 1e-9 && fabs(st[1] - 10) < 1e-9 && fabs(st[3] - 22) < 1e-9,
+              "a collective 1.5x beside compute: b 10-22, c 22-32, makespan 32 by hand (%g, %g, %g)", st[1], st[3], mk);
+        o.comm_overlap = 11;
+        CHECK_RES(ctx, cc_graph_set_exec_costs(g, &o), CC_ERR_BAD_DURATION, "a slowdown above 10 is refused");
+        CHECK_RES(ctx, cc_graph_set_exec_costs(g, &c), CC_OK, "back to launch 1, wait 3");
+    }
     bad = c; bad.wait_us = NAN;
     CHECK_RES(ctx, cc_graph_set_exec_costs(g, &bad), CC_ERR_BAD_DURATION, "a NaN wait cost is refused");
     bad = c; bad.launch_us = -1;

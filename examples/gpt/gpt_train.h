@@ -853,8 +853,9 @@ static void print_report(const shared* sh) {
     printf("  predicted step: %.2f ms in program order, %.2f ms scheduled (lower bound %.2f): %.2fx\n", sh->pred_ms[0], sh->pred_ms[1],
            sh->lower_bound_ms, sh->pred_ms[1] > 0 ? sh->pred_ms[0] / sh->pred_ms[1] : 0);
     printf("  predicted exposed communication: %.2f ms -> %.2f ms\n", sh->pred_exposed_ms[0], sh->pred_exposed_ms[1]);
-    printf("  executor costs in the predictions (profiled): %.1f us per op, %.1f us per cross-stream wait that blocks\n",
-           sh->costs.launch_us, sh->costs.wait_us);
+    printf("  executor costs in the predictions (profiled): %.1f us per op, %.1f us per cross-stream wait that blocks; "
+           "overlapped, compute %.2fx and collectives %.2fx as long\n", sh->costs.launch_us, sh->costs.wait_us,
+           sh->costs.compute_overlap > 1 ? sh->costs.compute_overlap : 1, sh->costs.comm_overlap > 1 ? sh->costs.comm_overlap : 1);
     if (o->compare_steps > 0)
         printf("  measured side by side (median of %d steps each): %.2f ms -> %.2f ms: %.2fx; exposed communication %.2f -> %.2f ms\n",
                o->compare_steps, sh->cal_ms[0], sh->cal_ms[1], sh->cal_ms[1] > 0 ? sh->cal_ms[0] / sh->cal_ms[1] : 0,
