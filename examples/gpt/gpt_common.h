@@ -91,7 +91,7 @@ static void usage(FILE* f) {
             "  --dump-batches FILE  the batches of every step (FORMATS.md)\n"
             "  --dump-grads FILE    the gradient of the first step, before clipping\n"
             "  --losses FILE        the training loss of every step, one per line\n"
-            "  --trace FILE         Chrome trace of the last step (every rank)\n"
+            "  --trace FILE         Chrome trace of the last step (every rank, measured and predicted)\n"
             "  --eval N             validation batches at the end (default 8)\n"
             "  --sample N           characters of generated text at the end (default 200)\n"
             "  --profile N          repeats per op when profiling (default 3); 0: no profiling, durations\n"
