@@ -48,7 +48,7 @@ T := $(BUILD)/tests
 UNIT_TESTS    := test_sched test_exact test_j30 test_alloc test_determinism test_graph test_check test_sim test_psplib test_misc test_world test_exec test_lpsolve test_fuse test_decompose test_comm
 COMPILE_TESTS := compile_c99 compile_cpp11 compile_static compile_solver_only
 UNIT_BINS     := $(addprefix $(T)/,$(UNIT_TESTS))
-TEST_BINS     := $(UNIT_BINS) $(addprefix $(T)/,$(COMPILE_TESTS)) tests/test_psplib_tool.sh tests/test_gpt.sh tests/test_gpt_cuda.sh
+TEST_BINS     := $(UNIT_BINS) $(addprefix $(T)/,$(COMPILE_TESTS)) tests/test_psplib_tool.sh tests/test_gpt.sh
 PSPLIB_TOOL   := $(if $(wildcard tools/psplib.c),$(BUILD)/psplib)
 # other programs, built by `make` when their source is there so that they never rot
 PROGRAMS      := $(PSPLIB_TOOL) $(BUILD)/bench_scale $(BUILD)/bench_exec $(BUILD)/schedule_step $(BUILD)/overlap \
@@ -284,12 +284,18 @@ $(BUILD)/bench_gpu: bench/gpu.cu concerto.h concerto_cuda.h concerto_nccl.h $(T)
 # GPUs, built by `make` and `make test` where nvcc, cuBLAS and NCCL are
 # found, for the architectures in GPT_CUDA_ARCHS (default sm_80 and sm_90),
 # with warnings as errors; otherwise tests/test_gpt_cuda.sh says why not.
+# Not in the sanitized runs (make asan, make tsan): nvcc builds the same
+# unsanitized program there, and the graph it is compared with is checked
+# sanitized by test_gpt.sh.
 GPT_CUDA_ARCHS   ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90
 GPT_CUDA_SMS      = $(patsubst arch=compute_%,sm_%,$(filter arch=%,$(subst $(comma), ,$(GPT_CUDA_ARCHS))))
 comma            := ,
 GPT_CUDA_MISSING  = needs $(if $(filter 1,$(HAVE_CUDA)),,nvcc )$(if $(filter 1,$(HAVE_NCCL)),,NCCL )$(if $(filter 1,$(HAVE_CUBLAS)),,cuBLAS )in $(CUDA_HOME): $(CUDA_HOWTO)$(if $(filter 1,$(HAVE_NCCL)),,; $(NCCL_HOWTO))
 all: $(BUILD)/train_gpt_cuda
+ifeq ($(SAN),)
+TEST_BINS += tests/test_gpt_cuda.sh
 tests-build: $(BUILD)/train_gpt_cuda
+endif
 $(BUILD)/train_gpt_cuda: examples/gpt/train_gpt.cu examples/gpt/gpt_common.h examples/gpt/gpt_train.h concerto.h concerto_cuda.h \
                          concerto_nccl.h $(T)/gpu-config
 	@mkdir -p $(@D)

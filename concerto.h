@@ -7839,25 +7839,50 @@ static cc_result cc__profile_costs(cc_exec* x, int repeats, cc_exec_costs* out, 
     return CC_OK;
 }
 
+/* 1 if ops a and b of g may not run at the same time: an explicit edge
+   between them, or regions of one buffer that overlap where either writes. */
+static int cc__ops_conflict(const cc_graph* g, int a, int b) {
+    size_t i, j;
+    for (i = 0; i < g->n_e; i++)
+        if ((g->e_from[i] == a && g->e_to[i] == b) || (g->e_from[i] == b && g->e_to[i] == a)) return 1;
+    for (i = 0; i < g->n_acc; i++) {
+        const cc__access* p = &g->acc[i];
+        if ((int)p->op != a) continue;
+        for (j = 0; j < g->n_acc; j++) {
+            const cc__access* q = &g->acc[j];
+            if ((int)q->op == b && q->buffer == p->buffer && (p->is_write || q->is_write) &&
+                cc__ranges_overlap(p->offset, p->n_bytes, q->offset, q->n_bytes))
+                return 1;
+        }
+    }
+    return 0;
+}
+
 /* The overlap slowdowns (cc_exec_costs): the longest compute op and the
-   longest collective of the plan (by the agreed durations med, so every
-   rank picks the same two) issued together on their streams, max(repeats,
-   3) times; each one's median time over its time alone, within 1..10. */
+   longest collective of the plan that touch no common memory and are not
+   ordered by an explicit edge (by the agreed durations med, so every rank
+   picks the same two) issued together on their streams, max(repeats, 3)
+   times; each one's median time over its time alone, within 1..10. None
+   such: no slowdown is measured (1). */
 static cc_result cc__profile_overlap(cc_exec* x, int repeats, const double* med, cc_exec_costs* costs) {
     const cc_plan* pl = x->plan;
     const cc_backend_fns* f = x->be.fns;
-    int i, vc = -1, vm = -1, rep, n = repeats < 3 ? 3 : repeats;
+    int i, j, vc = -1, vm = -1, rep, n = repeats < 3 ? 3 : repeats;
     double* t;
     cc_result rc = CC_OK;
     costs->compute_overlap = costs->comm_overlap = 1;
     if (!f->timestamp) return CC_OK;
-    for (i = 0; i < pl->n_ops; i++) {
-        const cc__plan_op* o = &pl->op[i];
-        if (o->coll.kind == CC_COLL_NONE) {
-            if (o->fn && (vc < 0 || med[i] > med[vc])) vc = i;
-        } else if (vm < 0 || med[i] > med[vm]) vm = i;
+    for (i = 0; i < pl->n_ops; i++) {   /* the pair with the longest shorter member */
+        if (pl->op[i].coll.kind != CC_COLL_NONE || !pl->op[i].fn) continue;
+        for (j = 0; j < pl->n_ops; j++) {
+            double best = vc < 0 ? -1 : (med[vc] < med[vm] ? med[vc] : med[vm]), here = med[i] < med[j] ? med[i] : med[j];
+            if (pl->op[j].coll.kind == CC_COLL_NONE || pl->op[j].stream == pl->op[i].stream || here <= best) continue;
+            if (cc__ops_conflict(pl->g, i, j)) continue;
+            vc = i;
+            vm = j;
+        }
     }
-    if (vc < 0 || vm < 0 || pl->op[vc].stream == pl->op[vm].stream || !(med[vc] > 0) || !(med[vm] > 0)) return CC_OK;
+    if (vc < 0 || !(med[vc] > 0) || !(med[vm] > 0)) return CC_OK;
     if (!(t = (double*)cc__alloc(x->ctx, 2 * (size_t)n * sizeof(double)))) return CC_ERR_OUT_OF_MEMORY;
     for (rep = 0; rep < n && rc == CC_OK; rep++) {
         rc = cc__exec_issue(x, vc, 0);
