@@ -3125,8 +3125,10 @@ done:
      above a capacity) is ordered when one order leaves no room; on cliques
      of jobs no two of which overlap (pairs above a capacity or on a path of
      precedence edges, built once) edge-finding orders a job after or
-     before a whole set; windows move along the precedence edges; a few
-     rounds. An empty window or an
+     before a whole set, in a round where the cheaper rules moved nothing;
+     windows move along the precedence edges; a few rounds. A child's
+     propagation starts from the windows its parent's left (they hold for
+     every completion of the parent, so of the child). An empty window or an
      overloaded resource drops the node; the moved heads raise the bound.
      Every completion that ends by T keeps its jobs in these windows, so no
      completion better than the incumbent is lost.
@@ -3180,6 +3182,8 @@ typedef struct cc__bnb_result {
 
 typedef struct cc__bnb_child {
     int job;
+    int win;                  /* its windows are kept (slot in cc__bnb.win) */
+    size_t slot;
     cc__time s, lb;
 } cc__bnb_child;
 
@@ -3214,6 +3218,12 @@ typedef struct cc__bnb {
     /* child records of all nodes on the current path */
     cc__bnb_child* ch;
     size_t ch_cap, ch_n;
+    /* per child record: the heads and latest starts its propagation left
+       ([2n] per slot), where the propagation of its own children starts */
+    cc__time* win;
+    size_t win_cap;
+    const cc__time* pw;       /* the parent's windows for the next bound, or NULL */
+    int tt_ran;               /* the last bound propagated (h[] and lt[] are its windows) */
     /* cutset memory */
     int* bucket;
     size_t n_bucket;          /* power of two */
@@ -3602,16 +3612,28 @@ static int cc__bnb_edgefind(cc__bnb* b, int* changed) {
 /* Time-tabling and pairs of the unplaced jobs against the target, from the
    heads in h[] (updated in place, as are the latest starts lt[], which
    start from ls[]), with the precedence edges between passes, until
-   nothing moves or CONCERTO__BNB_TT_ROUNDS. Returns 0 when no completion
-   ends by the target. */
+   nothing moves or CONCERTO__BNB_TT_ROUNDS; edge-finding on the cliques
+   in a round where those moved nothing (and in the last round). Returns 0
+   when no completion ends by the target. */
 static int cc__bnb_timetable(cc__bnb* b) {
     const cc__prob* p = b->p;
     int x, q, i, round;
     for (x = 0; x < b->n; x++) b->lt[x] = b->ls[x];
+    if (b->pw) {   /* the parent's windows hold for every completion of this node */
+        const cc__time *ph = b->pw, *pl = b->pw + b->n;
+        for (x = 0; x < b->n; x++) {
+            if (b->done[x]) continue;
+            if (ph[x] > b->h[x]) b->h[x] = ph[x];
+            if (pl[x] < b->lt[x]) b->lt[x] = pl[x];
+            if (b->h[x] > b->lt[x]) return 0;
+        }
+    }
     for (x = 0; x < b->n_clq; x++) b->ef_fresh[x] = 0;
     for (round = 0; round < CONCERTO__BNB_TT_ROUNDS; round++) {
         int changed = 0;
-        if (!cc__bnb_tt_pass(b, &changed) || !cc__bnb_pairs(b, &changed) || !cc__bnb_edgefind(b, &changed)) return 0;
+        if (!cc__bnb_tt_pass(b, &changed) || !cc__bnb_pairs(b, &changed)) return 0;
+        /* edge-finding, the dearest rule, once the cheaper ones are still */
+        if ((!changed || round == CONCERTO__BNB_TT_ROUNDS - 1) && !cc__bnb_edgefind(b, &changed)) return 0;
         if (!changed) break;
         /* along the precedence edges */
         for (i = 0; i < b->n_topo; i++) {
@@ -3687,6 +3709,7 @@ static cc__time cc__bnb_bound(cc__bnb* b, cc__time t, cc__time maxfin) {
     const cc__prob* p = b->p;
     cc__time lb = maxfin, t0 = CONCERTO__TIME_MAX;
     int x, q, r;
+    b->tt_ran = 0;
     for (x = 0; x < b->n; x++) {
         int u = b->topo[x];
         cc__time hu;
@@ -3728,6 +3751,7 @@ static cc__time cc__bnb_bound(cc__bnb* b, cc__time t, cc__time maxfin) {
     }
     if (b->tt && b->target < CONCERTO__TIME_MAX && cc__bnb_ceil(lb, b->step) <= b->target) {
         if (!cc__bnb_timetable(b)) return CONCERTO__TIME_MAX;
+        b->tt_ran = 1;
         if (b->energetic && !cc__bnb_energetic(b)) return CONCERTO__TIME_MAX;
         for (x = 0; x < b->n; x++)
             if (!b->done[x]) lb = cc__bnb_max(lb, b->h[x] + b->tail[x]);
@@ -3876,9 +3900,9 @@ static int cc__bnb_dead(const cc__bnb* b, cc__time t) {
     return 0;
 }
 
-static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin) {
+static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin, size_t pslot) {
     const cc__prob* p = b->p;
-    size_t base, c, e;
+    size_t base, c, e, n2 = 2 * (size_t)b->n;
     int u, q;
     b->nodes++;
     if (b->budget > 0 && b->nodes >= b->budget) b->stop = 1;
@@ -3920,12 +3944,21 @@ static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin) 
         if (elo < t_prev && cc__bnb_earliest(b, u, elo) < s) continue;          /* left shift */
         if (last >= 0 && s == t_prev && u < last && !cc__bnb_is_pred(p, last, u)) continue;  /* single enumeration */
         fl = cc__bnb_place(b, u, s);
+        b->pw = pslot != (size_t)-1 ? b->win + pslot * n2 : NULL;
         lb = cc__bnb_dead(b, s) ? CONCERTO__TIME_MAX : cc__bnb_bound(b, s, cc__bnb_max(maxfin, b->fin[u]));
+        b->pw = NULL;
         cc__bnb_unplace(b, u, fl);
         if (lb >= CONCERTO__TIME_MAX) continue;
         lb = cc__bnb_ceil(lb, b->step);
         if (lb > b->target) continue;
         if (!CONCERTO__GROW(b->ctx, b->ch, b->ch_cap, b->ch_n + 1)) { b->oom = 1; b->stop = 1; b->ch_n = base; return; }
+        b->ch[b->ch_n].win = b->tt_ran;
+        b->ch[b->ch_n].slot = b->ch_n;
+        if (b->tt_ran) {
+            if (!CONCERTO__GROW(b->ctx, b->win, b->win_cap, (b->ch_n + 1) * n2)) { b->oom = 1; b->stop = 1; b->ch_n = base; return; }
+            memcpy(b->win + b->ch_n * n2, b->h, (size_t)b->n * sizeof *b->h);
+            memcpy(b->win + b->ch_n * n2 + b->n, b->lt, (size_t)b->n * sizeof *b->lt);
+        }
         b->ch[b->ch_n].job = u;
         b->ch[b->ch_n].s = s;
         b->ch[b->ch_n].lb = lb;
@@ -3947,7 +3980,7 @@ static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin) 
         int fl;
         if (ch.lb > b->target || ch.s > b->ls[ch.job]) continue;  /* the target may have dropped */
         fl = cc__bnb_place(b, ch.job, ch.s);
-        cc__bnb_dfs(b, ch.s, ch.job, cc__bnb_max(maxfin, b->fin[ch.job]));
+        cc__bnb_dfs(b, ch.s, ch.job, cc__bnb_max(maxfin, b->fin[ch.job]), ch.win ? ch.slot : (size_t)-1);
         cc__bnb_unplace(b, ch.job, fl);
     }
     b->ch_n = base;
@@ -3981,7 +4014,7 @@ static void cc__bnb_free_all(cc__bnb* b) {
     cc__free(ctx, b->use); cc__free(ctx, b->done); cc__free(ctx, b->npl); cc__free(ctx, b->st);
     cc__free(ctx, b->lt); cc__free(ctx, b->cs); cc__free(ctx, b->ce); cc__free(ctx, b->cfl); cc__free(ctx, b->cjob);
     cc__free(ctx, b->fin); cc__free(ctx, b->h); cc__free(ctx, b->sa); cc__free(ctx, b->sb);
-    cc__free(ctx, b->set); cc__free(ctx, b->conf); cc__free(ctx, b->dis); cc__free(ctx, b->hj); cc__free(ctx, b->ch); cc__free(ctx, b->bucket); cc__free(ctx, b->ent);
+    cc__free(ctx, b->set); cc__free(ctx, b->conf); cc__free(ctx, b->dis); cc__free(ctx, b->hj); cc__free(ctx, b->ch); cc__free(ctx, b->win); cc__free(ctx, b->bucket); cc__free(ctx, b->ent);
     cc__free(ctx, b->mset); cc__free(ctx, b->mst);
     cc__free(ctx, b->desc); cc__free(ctx, b->clq); cc__free(ctx, b->clq_off); cc__free(ctx, b->ef_est);
     cc__free(ctx, b->ef_lct); cc__free(ctx, b->ef_lb); cc__free(ctx, b->ef_c); cc__free(ctx, b->ef_ord); cc__free(ctx, b->ef_job);
@@ -4220,7 +4253,7 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
     if (b->tt && lb < CONCERTO__TIME_MAX && b->U < CONCERTO__TIME_MAX) lb = cc__bnb_destructive(b, lb);
     cc__bnb_set_target(b);
     b->root_lb = lb;
-    if (lb < CONCERTO__TIME_MAX && b->U > lb) cc__bnb_dfs(b, -CONCERTO__TIME_MAX, -1, -CONCERTO__TIME_MAX);
+    if (lb < CONCERTO__TIME_MAX && b->U > lb) cc__bnb_dfs(b, -CONCERTO__TIME_MAX, -1, -CONCERTO__TIME_MAX, (size_t)-1);
     res->nodes = b->nodes;
     res->makespan = b->U;
     cc__bnb_free_all(b);
