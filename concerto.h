@@ -3151,7 +3151,11 @@ done:
      head in B of the unplaced jobs that share a resource with j or follow it
      (capped by B's bound; so every completion of B also completes A)
      and either t_A < t_B, or t_A == t_B with the same last job and A's starts,
-     sorted in decreasing order, lexicographically <= B's.
+     sorted in decreasing order, lexicographically <= B's. Where the
+     propagation runs, a child meets the memory before its propagation (a
+     child the memory drops costs no propagation and is not a node), and
+     meets it again as a node only if entries were added meanwhile (the
+     memory only grows, so what dropped it as a child drops it as a node).
 
    Why the rules combine: among the optimal schedules take those whose start
    vector sorted in decreasing order is lexicographically least (M). Such a
@@ -3183,7 +3187,7 @@ typedef struct cc__bnb_result {
 typedef struct cc__bnb_child {
     int job;
     int win;                  /* its windows are kept (slot in cc__bnb.win) */
-    size_t slot;
+    size_t slot, n_ent;       /* n_ent: the memory's size when it passed the memory's check */
     cc__time s, lb;
 } cc__bnb_child;
 
@@ -3702,6 +3706,21 @@ static int cc__bnb_energetic(cc__bnb* b) {
     return 1;
 }
 
+/* The propagation's part of the bound: from the heads in h[] and the bound
+   lb without it, the bound with it (CONCERTO__TIME_MAX when it leaves no
+   completion); sets tt_ran when it ran. */
+static cc__time cc__bnb_bound_prop(cc__bnb* b, cc__time lb) {
+    int x;
+    b->tt_ran = 0;
+    if (lb >= CONCERTO__TIME_MAX || b->target >= CONCERTO__TIME_MAX || cc__bnb_ceil(lb, b->step) > b->target) return lb;
+    if (!cc__bnb_timetable(b)) return CONCERTO__TIME_MAX;
+    b->tt_ran = 1;
+    if (b->energetic && !cc__bnb_energetic(b)) return CONCERTO__TIME_MAX;
+    for (x = 0; x < b->n; x++)
+        if (!b->done[x]) lb = cc__bnb_max(lb, b->h[x] + b->tail[x]);
+    return lb;
+}
+
 /* Lower bound on the makespan of every completion of the current partial
    schedule whose jobs start at or after t; CONCERTO__TIME_MAX when no completion
    meets the latest starts ls[]. Leaves the heads in h[]. */
@@ -3749,14 +3768,7 @@ static cc__time cc__bnb_bound(cc__bnb* b, cc__time t, cc__time maxfin) {
         }
         lb = cc__bnb_max(lb, end);
     }
-    if (b->tt && b->target < CONCERTO__TIME_MAX && cc__bnb_ceil(lb, b->step) <= b->target) {
-        if (!cc__bnb_timetable(b)) return CONCERTO__TIME_MAX;
-        b->tt_ran = 1;
-        if (b->energetic && !cc__bnb_energetic(b)) return CONCERTO__TIME_MAX;
-        for (x = 0; x < b->n; x++)
-            if (!b->done[x]) lb = cc__bnb_max(lb, b->h[x] + b->tail[x]);
-    }
-    return lb;
+    return b->tt ? cc__bnb_bound_prop(b, lb) : lb;
 }
 
 /* Latest starts from the deadlines and the target makespan. */
@@ -3900,7 +3912,18 @@ static int cc__bnb_dead(const cc__bnb* b, cc__time t) {
     return 0;
 }
 
-static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin, size_t pslot) {
+static cc__time cc__bnb_hmin(const cc__bnb* b) {
+    cc__time hmin = CONCERTO__TIME_MAX;
+    int u;
+    for (u = 0; u < b->n; u++)
+        if (!b->done[u] && b->h[u] < hmin) hmin = b->h[u];
+    return hmin;
+}
+
+/* pslot: the slot of the parent's windows ((size_t)-1: none); n_ent: the
+   memory's size when this node passed its check as a child ((size_t)-1:
+   not checked), so that an unchanged memory is not searched again. */
+static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin, size_t pslot, size_t n_ent) {
     const cc__prob* p = b->p;
     size_t base, c, e, n2 = 2 * (size_t)b->n;
     int u, q;
@@ -3918,17 +3941,16 @@ static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin, 
     }
     if (b->stop) return;
     if (b->n_done > 0) {
-        uint64_t hsh;
-        cc__time lbB, hmin = CONCERTO__TIME_MAX;
-        int tt = b->tt;
-        b->tt = 0;
-        lbB = cc__bnb_bound(b, t_prev, maxfin);
-        b->tt = tt;
-        if (lbB >= CONCERTO__TIME_MAX || cc__bnb_ceil(lbB, b->step) > b->target) return;
-        for (u = 0; u < b->n; u++)
-            if (!b->done[u] && b->h[u] < hmin) hmin = b->h[u];
-        hsh = cc__bnb_hash(b);
-        if (cc__bnb_memo_hit(b, hsh, t_prev, last, hmin, lbB)) return;
+        uint64_t hsh = cc__bnb_hash(b);
+        if (n_ent != b->n_ent) {   /* entries were added since the check as a child */
+            cc__time lbB;
+            int tt = b->tt;
+            b->tt = 0;
+            lbB = cc__bnb_bound(b, t_prev, maxfin);
+            b->tt = tt;
+            if (lbB >= CONCERTO__TIME_MAX || cc__bnb_ceil(lbB, b->step) > b->target) return;
+            if (cc__bnb_memo_hit(b, hsh, t_prev, last, cc__bnb_hmin(b), lbB)) return;
+        }
         cc__bnb_memo_add(b, hsh, t_prev, last);
     }
     /* children: every eligible job at its earliest start >= t_prev */
@@ -3945,7 +3967,16 @@ static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin, 
         if (last >= 0 && s == t_prev && u < last && !cc__bnb_is_pred(p, last, u)) continue;  /* single enumeration */
         fl = cc__bnb_place(b, u, s);
         b->pw = pslot != (size_t)-1 ? b->win + pslot * n2 : NULL;
-        lb = cc__bnb_dead(b, s) ? CONCERTO__TIME_MAX : cc__bnb_bound(b, s, cc__bnb_max(maxfin, b->fin[u]));
+        if (cc__bnb_dead(b, s)) lb = CONCERTO__TIME_MAX;
+        else {   /* the bound without the propagation, the memory (where it propagates), then the propagation */
+            int tt = b->tt;
+            b->tt = 0;
+            lb = cc__bnb_bound(b, s, cc__bnb_max(maxfin, b->fin[u]));
+            b->tt = tt;
+            if (b->tt && lb < CONCERTO__TIME_MAX && cc__bnb_ceil(lb, b->step) <= b->target &&
+                cc__bnb_memo_hit(b, cc__bnb_hash(b), s, u, cc__bnb_hmin(b), lb)) lb = CONCERTO__TIME_MAX;
+            if (b->tt) lb = cc__bnb_bound_prop(b, lb);
+        }
         b->pw = NULL;
         cc__bnb_unplace(b, u, fl);
         if (lb >= CONCERTO__TIME_MAX) continue;
@@ -3959,6 +3990,7 @@ static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin, 
             memcpy(b->win + b->ch_n * n2, b->h, (size_t)b->n * sizeof *b->h);
             memcpy(b->win + b->ch_n * n2 + b->n, b->lt, (size_t)b->n * sizeof *b->lt);
         }
+        b->ch[b->ch_n].n_ent = b->tt ? b->n_ent : (size_t)-1;
         b->ch[b->ch_n].job = u;
         b->ch[b->ch_n].s = s;
         b->ch[b->ch_n].lb = lb;
@@ -3980,7 +4012,7 @@ static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin, 
         int fl;
         if (ch.lb > b->target || ch.s > b->ls[ch.job]) continue;  /* the target may have dropped */
         fl = cc__bnb_place(b, ch.job, ch.s);
-        cc__bnb_dfs(b, ch.s, ch.job, cc__bnb_max(maxfin, b->fin[ch.job]), ch.win ? ch.slot : (size_t)-1);
+        cc__bnb_dfs(b, ch.s, ch.job, cc__bnb_max(maxfin, b->fin[ch.job]), ch.win ? ch.slot : (size_t)-1, ch.n_ent);
         cc__bnb_unplace(b, ch.job, fl);
     }
     b->ch_n = base;
@@ -4253,7 +4285,7 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
     if (b->tt && lb < CONCERTO__TIME_MAX && b->U < CONCERTO__TIME_MAX) lb = cc__bnb_destructive(b, lb);
     cc__bnb_set_target(b);
     b->root_lb = lb;
-    if (lb < CONCERTO__TIME_MAX && b->U > lb) cc__bnb_dfs(b, -CONCERTO__TIME_MAX, -1, -CONCERTO__TIME_MAX, (size_t)-1);
+    if (lb < CONCERTO__TIME_MAX && b->U > lb) cc__bnb_dfs(b, -CONCERTO__TIME_MAX, -1, -CONCERTO__TIME_MAX, (size_t)-1, (size_t)-1);
     res->nodes = b->nodes;
     res->makespan = b->U;
     cc__bnb_free_all(b);
