@@ -3184,6 +3184,16 @@ typedef struct cc__bnb_result {
 
 #define CONCERTO__BNB_MEMO_SCAN 48                   /* entries compared per lookup */
 
+/* The node budget counts work: a node is one unit plus its propagation
+   steps (cc__bnb.work) over this many, times (n / 32)^2 above 32 jobs
+   (where the budget itself is smaller by (32 / n)^3 while a step costs
+   more), so that a search whose nodes propagate much stops sooner.
+   Steps, not time: the same search on every machine. Unary-only problems
+   do not propagate, so there a node is one unit as before. */
+#ifndef CONCERTO__BNB_WORK_PER_NODE
+#define CONCERTO__BNB_WORK_PER_NODE 100
+#endif
+
 typedef struct cc__bnb_child {
     int job;
     int win;                  /* its windows are kept (slot in cc__bnb.win) */
@@ -3251,6 +3261,8 @@ typedef struct cc__bnb {
     unsigned char* ef_fresh;    /* per clique: its snapshot is from this propagation */
     cc__time* hj;             /* memo check: per job, lazily, min head over conf[j] */
     int64_t nodes, budget;
+    int64_t work;             /* propagation steps: jobs through a rule's pass, clique members through edge-finding */
+    int64_t work_unit;        /* steps that count as one node of the budget */
     double t_end;
     int stop;                 /* 1: budget or time, 2: incumbent meets the bound */
     int energetic;            /* the bound also runs energetic reasoning */
@@ -3442,6 +3454,7 @@ static int cc__bnb_tt_pass(cc__bnb* b, int* changed) {
         b->cfl[x] = cc__bnb_occupy(b, cs, ce, p->dem + (size_t)x * (size_t)b->k);
         b->cjob[nc++] = x;
     }
+    b->work += b->n - b->n_done;
     if (nc == 0) return 1;   /* the placed jobs alone: the heads already fit them */
     for (i = 1; i < b->m && ok; i++)
         for (r = 0; r < b->k; r++)
@@ -3470,6 +3483,7 @@ static int cc__bnb_tt_pass(cc__bnb* b, int* changed) {
 static int cc__bnb_pairs(cc__bnb* b, int* changed) {
     const cc__prob* p = b->p;
     int x, y;
+    b->work += b->n - b->n_done;
     for (x = 0; x < b->n; x++) {
         const uint64_t* dx = b->dis + (size_t)x * b->nw;
         if (b->done[x] || b->pos_off[x] == b->pos_off[x + 1]) continue;
@@ -3572,6 +3586,7 @@ static int cc__bnb_edgefind(cc__bnb* b, int* changed) {
             c++;
         }
         if (c < 2) continue;
+        b->work += 2 * c;
         /* heads */
         cc__bnb_ef_sort(b, c);
         if (!cc__bnb_ef_run(b, c)) return 0;
@@ -3639,6 +3654,7 @@ static int cc__bnb_timetable(cc__bnb* b) {
         /* edge-finding, the dearest rule, once the cheaper ones are still */
         if ((!changed || round == CONCERTO__BNB_TT_ROUNDS - 1) && !cc__bnb_edgefind(b, &changed)) return 0;
         if (!changed) break;
+        b->work += b->n - b->n_done;
         /* along the precedence edges */
         for (i = 0; i < b->n_topo; i++) {
             int u = b->topo[i];
@@ -3928,7 +3944,7 @@ static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin, 
     size_t base, c, e, n2 = 2 * (size_t)b->n;
     int u, q;
     b->nodes++;
-    if (b->budget > 0 && b->nodes >= b->budget) b->stop = 1;
+    if (b->budget > 0 && b->nodes + b->work / b->work_unit >= b->budget) b->stop = 1;
     if (b->t_end > 0 && (b->nodes & 255) == 0 && cc__now_s() > b->t_end) b->stop = 1;
     if (b->n_done == b->n) {  /* leaf: a complete schedule better than the target */
         if (maxfin < b->U) {
@@ -4262,6 +4278,8 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
     b->ctx = ctx; b->p = p; b->n = p->n; b->k = p->k; b->nw = (p->n + 63) / 64;
     b->best = best;
     b->budget = node_budget;
+    b->work_unit = CONCERTO__BNB_WORK_PER_NODE;
+    if (p->n > 32) b->work_unit = (int64_t)((double)b->work_unit * ((double)p->n / 32.0) * ((double)p->n / 32.0));
     b->t_end = time_limit_s > 0 ? cc__now_s() + time_limit_s : 0;
     b->step = cc__bnb_step(p);
     /* the propagation (time-tabling, pairs, the destructive root bound)
