@@ -3185,7 +3185,7 @@ typedef struct cc__bnb_result {
 #define CONCERTO__BNB_MEMO_SCAN 48                   /* entries compared per lookup */
 
 /* The node budget counts work: a node is one unit plus its propagation
-   steps (cc__bnb.work) over this many, times (n / 32)^2 above 32 jobs
+   steps (cc__bnb.work) over this many, times (n / 32)^2.5 above 32 jobs
    (where the budget itself is smaller by (32 / n)^3 while a step costs
    more), so that a search whose nodes propagate much stops sooner.
    Steps, not time: the same search on every machine. Unary-only problems
@@ -4279,7 +4279,7 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
     b->best = best;
     b->budget = node_budget;
     b->work_unit = CONCERTO__BNB_WORK_PER_NODE;
-    if (p->n > 32) b->work_unit = (int64_t)((double)b->work_unit * ((double)p->n / 32.0) * ((double)p->n / 32.0));
+    if (p->n > 32) b->work_unit = (int64_t)((double)b->work_unit * pow((double)p->n / 32.0, 2.5));
     b->t_end = time_limit_s > 0 ? cc__now_s() + time_limit_s : 0;
     b->step = cc__bnb_step(p);
     /* the propagation (time-tabling, pairs, the destructive root bound)
