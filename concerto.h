@@ -4279,7 +4279,10 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
     b->best = best;
     b->budget = node_budget;
     b->work_unit = CONCERTO__BNB_WORK_PER_NODE;
-    if (p->n > 32) b->work_unit = (int64_t)((double)b->work_unit * pow((double)p->n / 32.0, 2.5));
+    if (p->n > 32) {   /* (n/32)^2.5 by IEEE's exactly rounded operations, so the same on every machine */
+        double r = (double)p->n / 32.0;
+        b->work_unit = (int64_t)((double)b->work_unit * r * r * sqrt(r));
+    }
     b->t_end = time_limit_s > 0 ? cc__now_s() + time_limit_s : 0;
     b->step = cc__bnb_step(p);
     /* the propagation (time-tabling, pairs, the destructive root bound)
