@@ -3125,8 +3125,10 @@ done:
      above a capacity) is ordered when one order leaves no room; on cliques
      of jobs no two of which overlap (pairs above a capacity or on a path of
      precedence edges, built once) edge-finding orders a job after or
-     before a whole set; windows move along the precedence edges; a few
-     rounds. An empty window or an
+     before a whole set, in a round where the cheaper rules moved nothing;
+     windows move along the precedence edges; a few rounds. A child's
+     propagation starts from the windows its parent's left (they hold for
+     every completion of the parent, so of the child). An empty window or an
      overloaded resource drops the node; the moved heads raise the bound.
      Every completion that ends by T keeps its jobs in these windows, so no
      completion better than the incumbent is lost.
@@ -3149,7 +3151,11 @@ done:
      head in B of the unplaced jobs that share a resource with j or follow it
      (capped by B's bound; so every completion of B also completes A)
      and either t_A < t_B, or t_A == t_B with the same last job and A's starts,
-     sorted in decreasing order, lexicographically <= B's.
+     sorted in decreasing order, lexicographically <= B's. Where the
+     propagation runs, a child meets the memory before its propagation (a
+     child the memory drops costs no propagation and is not a node), and
+     meets it again as a node only if entries were added meanwhile (the
+     memory only grows, so what dropped it as a child drops it as a node).
 
    Why the rules combine: among the optimal schedules take those whose start
    vector sorted in decreasing order is lexicographically least (M). Such a
@@ -3178,8 +3184,20 @@ typedef struct cc__bnb_result {
 
 #define CONCERTO__BNB_MEMO_SCAN 48                   /* entries compared per lookup */
 
+/* The node budget counts work: a node is one unit plus its propagation
+   steps (cc__bnb.work) over this many, times (n / 32)^2.5 above 32 jobs
+   (where the budget itself is smaller by (32 / n)^3 while a step costs
+   more), so that a search whose nodes propagate much stops sooner.
+   Steps, not time: the same search on every machine. Unary-only problems
+   do not propagate, so there a node is one unit as before. */
+#ifndef CONCERTO__BNB_WORK_PER_NODE
+#define CONCERTO__BNB_WORK_PER_NODE 100
+#endif
+
 typedef struct cc__bnb_child {
     int job;
+    int win;                  /* its windows are kept (slot in cc__bnb.win) */
+    size_t slot, n_ent;       /* n_ent: the memory's size when it passed the memory's check */
     cc__time s, lb;
 } cc__bnb_child;
 
@@ -3214,6 +3232,12 @@ typedef struct cc__bnb {
     /* child records of all nodes on the current path */
     cc__bnb_child* ch;
     size_t ch_cap, ch_n;
+    /* per child record: the heads and latest starts its propagation left
+       ([2n] per slot), where the propagation of its own children starts */
+    cc__time* win;
+    size_t win_cap;
+    const cc__time* pw;       /* the parent's windows for the next bound, or NULL */
+    int tt_ran;               /* the last bound propagated (h[] and lt[] are its windows) */
     /* cutset memory */
     int* bucket;
     size_t n_bucket;          /* power of two */
@@ -3237,6 +3261,8 @@ typedef struct cc__bnb {
     unsigned char* ef_fresh;    /* per clique: its snapshot is from this propagation */
     cc__time* hj;             /* memo check: per job, lazily, min head over conf[j] */
     int64_t nodes, budget;
+    int64_t work;             /* propagation steps: jobs through a rule's pass, clique members through edge-finding */
+    int64_t work_unit;        /* steps that count as one node of the budget */
     double t_end;
     int stop;                 /* 1: budget or time, 2: incumbent meets the bound */
     int energetic;            /* the bound also runs energetic reasoning */
@@ -3428,6 +3454,7 @@ static int cc__bnb_tt_pass(cc__bnb* b, int* changed) {
         b->cfl[x] = cc__bnb_occupy(b, cs, ce, p->dem + (size_t)x * (size_t)b->k);
         b->cjob[nc++] = x;
     }
+    b->work += b->n - b->n_done;
     if (nc == 0) return 1;   /* the placed jobs alone: the heads already fit them */
     for (i = 1; i < b->m && ok; i++)
         for (r = 0; r < b->k; r++)
@@ -3456,6 +3483,7 @@ static int cc__bnb_tt_pass(cc__bnb* b, int* changed) {
 static int cc__bnb_pairs(cc__bnb* b, int* changed) {
     const cc__prob* p = b->p;
     int x, y;
+    b->work += b->n - b->n_done;
     for (x = 0; x < b->n; x++) {
         const uint64_t* dx = b->dis + (size_t)x * b->nw;
         if (b->done[x] || b->pos_off[x] == b->pos_off[x + 1]) continue;
@@ -3558,6 +3586,7 @@ static int cc__bnb_edgefind(cc__bnb* b, int* changed) {
             c++;
         }
         if (c < 2) continue;
+        b->work += 2 * c;
         /* heads */
         cc__bnb_ef_sort(b, c);
         if (!cc__bnb_ef_run(b, c)) return 0;
@@ -3602,17 +3631,30 @@ static int cc__bnb_edgefind(cc__bnb* b, int* changed) {
 /* Time-tabling and pairs of the unplaced jobs against the target, from the
    heads in h[] (updated in place, as are the latest starts lt[], which
    start from ls[]), with the precedence edges between passes, until
-   nothing moves or CONCERTO__BNB_TT_ROUNDS. Returns 0 when no completion
-   ends by the target. */
+   nothing moves or CONCERTO__BNB_TT_ROUNDS; edge-finding on the cliques
+   in a round where those moved nothing (and in the last round). Returns 0
+   when no completion ends by the target. */
 static int cc__bnb_timetable(cc__bnb* b) {
     const cc__prob* p = b->p;
     int x, q, i, round;
     for (x = 0; x < b->n; x++) b->lt[x] = b->ls[x];
+    if (b->pw) {   /* the parent's windows hold for every completion of this node */
+        const cc__time *ph = b->pw, *pl = b->pw + b->n;
+        for (x = 0; x < b->n; x++) {
+            if (b->done[x]) continue;
+            if (ph[x] > b->h[x]) b->h[x] = ph[x];
+            if (pl[x] < b->lt[x]) b->lt[x] = pl[x];
+            if (b->h[x] > b->lt[x]) return 0;
+        }
+    }
     for (x = 0; x < b->n_clq; x++) b->ef_fresh[x] = 0;
     for (round = 0; round < CONCERTO__BNB_TT_ROUNDS; round++) {
         int changed = 0;
-        if (!cc__bnb_tt_pass(b, &changed) || !cc__bnb_pairs(b, &changed) || !cc__bnb_edgefind(b, &changed)) return 0;
+        if (!cc__bnb_tt_pass(b, &changed) || !cc__bnb_pairs(b, &changed)) return 0;
+        /* edge-finding, the dearest rule, once the cheaper ones are still */
+        if ((!changed || round == CONCERTO__BNB_TT_ROUNDS - 1) && !cc__bnb_edgefind(b, &changed)) return 0;
         if (!changed) break;
+        b->work += b->n - b->n_done;
         /* along the precedence edges */
         for (i = 0; i < b->n_topo; i++) {
             int u = b->topo[i];
@@ -3680,6 +3722,21 @@ static int cc__bnb_energetic(cc__bnb* b) {
     return 1;
 }
 
+/* The propagation's part of the bound: from the heads in h[] and the bound
+   lb without it, the bound with it (CONCERTO__TIME_MAX when it leaves no
+   completion); sets tt_ran when it ran. */
+static cc__time cc__bnb_bound_prop(cc__bnb* b, cc__time lb) {
+    int x;
+    b->tt_ran = 0;
+    if (lb >= CONCERTO__TIME_MAX || b->target >= CONCERTO__TIME_MAX || cc__bnb_ceil(lb, b->step) > b->target) return lb;
+    if (!cc__bnb_timetable(b)) return CONCERTO__TIME_MAX;
+    b->tt_ran = 1;
+    if (b->energetic && !cc__bnb_energetic(b)) return CONCERTO__TIME_MAX;
+    for (x = 0; x < b->n; x++)
+        if (!b->done[x]) lb = cc__bnb_max(lb, b->h[x] + b->tail[x]);
+    return lb;
+}
+
 /* Lower bound on the makespan of every completion of the current partial
    schedule whose jobs start at or after t; CONCERTO__TIME_MAX when no completion
    meets the latest starts ls[]. Leaves the heads in h[]. */
@@ -3687,6 +3744,7 @@ static cc__time cc__bnb_bound(cc__bnb* b, cc__time t, cc__time maxfin) {
     const cc__prob* p = b->p;
     cc__time lb = maxfin, t0 = CONCERTO__TIME_MAX;
     int x, q, r;
+    b->tt_ran = 0;
     for (x = 0; x < b->n; x++) {
         int u = b->topo[x];
         cc__time hu;
@@ -3726,13 +3784,7 @@ static cc__time cc__bnb_bound(cc__bnb* b, cc__time t, cc__time maxfin) {
         }
         lb = cc__bnb_max(lb, end);
     }
-    if (b->tt && b->target < CONCERTO__TIME_MAX && cc__bnb_ceil(lb, b->step) <= b->target) {
-        if (!cc__bnb_timetable(b)) return CONCERTO__TIME_MAX;
-        if (b->energetic && !cc__bnb_energetic(b)) return CONCERTO__TIME_MAX;
-        for (x = 0; x < b->n; x++)
-            if (!b->done[x]) lb = cc__bnb_max(lb, b->h[x] + b->tail[x]);
-    }
-    return lb;
+    return b->tt ? cc__bnb_bound_prop(b, lb) : lb;
 }
 
 /* Latest starts from the deadlines and the target makespan. */
@@ -3876,12 +3928,23 @@ static int cc__bnb_dead(const cc__bnb* b, cc__time t) {
     return 0;
 }
 
-static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin) {
+static cc__time cc__bnb_hmin(const cc__bnb* b) {
+    cc__time hmin = CONCERTO__TIME_MAX;
+    int u;
+    for (u = 0; u < b->n; u++)
+        if (!b->done[u] && b->h[u] < hmin) hmin = b->h[u];
+    return hmin;
+}
+
+/* pslot: the slot of the parent's windows ((size_t)-1: none); n_ent: the
+   memory's size when this node passed its check as a child ((size_t)-1:
+   not checked), so that an unchanged memory is not searched again. */
+static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin, size_t pslot, size_t n_ent) {
     const cc__prob* p = b->p;
-    size_t base, c, e;
+    size_t base, c, e, n2 = 2 * (size_t)b->n;
     int u, q;
     b->nodes++;
-    if (b->budget > 0 && b->nodes >= b->budget) b->stop = 1;
+    if (b->budget > 0 && b->nodes + b->work / b->work_unit >= b->budget) b->stop = 1;
     if (b->t_end > 0 && (b->nodes & 255) == 0 && cc__now_s() > b->t_end) b->stop = 1;
     if (b->n_done == b->n) {  /* leaf: a complete schedule better than the target */
         if (maxfin < b->U) {
@@ -3894,17 +3957,16 @@ static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin) 
     }
     if (b->stop) return;
     if (b->n_done > 0) {
-        uint64_t hsh;
-        cc__time lbB, hmin = CONCERTO__TIME_MAX;
-        int tt = b->tt;
-        b->tt = 0;
-        lbB = cc__bnb_bound(b, t_prev, maxfin);
-        b->tt = tt;
-        if (lbB >= CONCERTO__TIME_MAX || cc__bnb_ceil(lbB, b->step) > b->target) return;
-        for (u = 0; u < b->n; u++)
-            if (!b->done[u] && b->h[u] < hmin) hmin = b->h[u];
-        hsh = cc__bnb_hash(b);
-        if (cc__bnb_memo_hit(b, hsh, t_prev, last, hmin, lbB)) return;
+        uint64_t hsh = cc__bnb_hash(b);
+        if (n_ent != b->n_ent) {   /* entries were added since the check as a child */
+            cc__time lbB;
+            int tt = b->tt;
+            b->tt = 0;
+            lbB = cc__bnb_bound(b, t_prev, maxfin);
+            b->tt = tt;
+            if (lbB >= CONCERTO__TIME_MAX || cc__bnb_ceil(lbB, b->step) > b->target) return;
+            if (cc__bnb_memo_hit(b, hsh, t_prev, last, cc__bnb_hmin(b), lbB)) return;
+        }
         cc__bnb_memo_add(b, hsh, t_prev, last);
     }
     /* children: every eligible job at its earliest start >= t_prev */
@@ -3920,12 +3982,31 @@ static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin) 
         if (elo < t_prev && cc__bnb_earliest(b, u, elo) < s) continue;          /* left shift */
         if (last >= 0 && s == t_prev && u < last && !cc__bnb_is_pred(p, last, u)) continue;  /* single enumeration */
         fl = cc__bnb_place(b, u, s);
-        lb = cc__bnb_dead(b, s) ? CONCERTO__TIME_MAX : cc__bnb_bound(b, s, cc__bnb_max(maxfin, b->fin[u]));
+        b->pw = pslot != (size_t)-1 ? b->win + pslot * n2 : NULL;
+        if (cc__bnb_dead(b, s)) lb = CONCERTO__TIME_MAX;
+        else {   /* the bound without the propagation, the memory (where it propagates), then the propagation */
+            int tt = b->tt;
+            b->tt = 0;
+            lb = cc__bnb_bound(b, s, cc__bnb_max(maxfin, b->fin[u]));
+            b->tt = tt;
+            if (b->tt && lb < CONCERTO__TIME_MAX && cc__bnb_ceil(lb, b->step) <= b->target &&
+                cc__bnb_memo_hit(b, cc__bnb_hash(b), s, u, cc__bnb_hmin(b), lb)) lb = CONCERTO__TIME_MAX;
+            if (b->tt) lb = cc__bnb_bound_prop(b, lb);
+        }
+        b->pw = NULL;
         cc__bnb_unplace(b, u, fl);
         if (lb >= CONCERTO__TIME_MAX) continue;
         lb = cc__bnb_ceil(lb, b->step);
         if (lb > b->target) continue;
         if (!CONCERTO__GROW(b->ctx, b->ch, b->ch_cap, b->ch_n + 1)) { b->oom = 1; b->stop = 1; b->ch_n = base; return; }
+        b->ch[b->ch_n].win = b->tt_ran;
+        b->ch[b->ch_n].slot = b->ch_n;
+        if (b->tt_ran) {
+            if (!CONCERTO__GROW(b->ctx, b->win, b->win_cap, (b->ch_n + 1) * n2)) { b->oom = 1; b->stop = 1; b->ch_n = base; return; }
+            memcpy(b->win + b->ch_n * n2, b->h, (size_t)b->n * sizeof *b->h);
+            memcpy(b->win + b->ch_n * n2 + b->n, b->lt, (size_t)b->n * sizeof *b->lt);
+        }
+        b->ch[b->ch_n].n_ent = b->tt ? b->n_ent : (size_t)-1;
         b->ch[b->ch_n].job = u;
         b->ch[b->ch_n].s = s;
         b->ch[b->ch_n].lb = lb;
@@ -3947,7 +4028,7 @@ static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin) 
         int fl;
         if (ch.lb > b->target || ch.s > b->ls[ch.job]) continue;  /* the target may have dropped */
         fl = cc__bnb_place(b, ch.job, ch.s);
-        cc__bnb_dfs(b, ch.s, ch.job, cc__bnb_max(maxfin, b->fin[ch.job]));
+        cc__bnb_dfs(b, ch.s, ch.job, cc__bnb_max(maxfin, b->fin[ch.job]), ch.win ? ch.slot : (size_t)-1, ch.n_ent);
         cc__bnb_unplace(b, ch.job, fl);
     }
     b->ch_n = base;
@@ -3981,7 +4062,7 @@ static void cc__bnb_free_all(cc__bnb* b) {
     cc__free(ctx, b->use); cc__free(ctx, b->done); cc__free(ctx, b->npl); cc__free(ctx, b->st);
     cc__free(ctx, b->lt); cc__free(ctx, b->cs); cc__free(ctx, b->ce); cc__free(ctx, b->cfl); cc__free(ctx, b->cjob);
     cc__free(ctx, b->fin); cc__free(ctx, b->h); cc__free(ctx, b->sa); cc__free(ctx, b->sb);
-    cc__free(ctx, b->set); cc__free(ctx, b->conf); cc__free(ctx, b->dis); cc__free(ctx, b->hj); cc__free(ctx, b->ch); cc__free(ctx, b->bucket); cc__free(ctx, b->ent);
+    cc__free(ctx, b->set); cc__free(ctx, b->conf); cc__free(ctx, b->dis); cc__free(ctx, b->hj); cc__free(ctx, b->ch); cc__free(ctx, b->win); cc__free(ctx, b->bucket); cc__free(ctx, b->ent);
     cc__free(ctx, b->mset); cc__free(ctx, b->mst);
     cc__free(ctx, b->desc); cc__free(ctx, b->clq); cc__free(ctx, b->clq_off); cc__free(ctx, b->ef_est);
     cc__free(ctx, b->ef_lct); cc__free(ctx, b->ef_lb); cc__free(ctx, b->ef_c); cc__free(ctx, b->ef_ord); cc__free(ctx, b->ef_job);
@@ -4197,6 +4278,11 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
     b->ctx = ctx; b->p = p; b->n = p->n; b->k = p->k; b->nw = (p->n + 63) / 64;
     b->best = best;
     b->budget = node_budget;
+    b->work_unit = CONCERTO__BNB_WORK_PER_NODE;
+    if (p->n > 32) {   /* (n/32)^2.5 by IEEE's exactly rounded operations, so the same on every machine */
+        double r = (double)p->n / 32.0;
+        b->work_unit = (int64_t)((double)b->work_unit * r * r * sqrt(r));
+    }
     b->t_end = time_limit_s > 0 ? cc__now_s() + time_limit_s : 0;
     b->step = cc__bnb_step(p);
     /* the propagation (time-tabling, pairs, the destructive root bound)
@@ -4220,7 +4306,7 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
     if (b->tt && lb < CONCERTO__TIME_MAX && b->U < CONCERTO__TIME_MAX) lb = cc__bnb_destructive(b, lb);
     cc__bnb_set_target(b);
     b->root_lb = lb;
-    if (lb < CONCERTO__TIME_MAX && b->U > lb) cc__bnb_dfs(b, -CONCERTO__TIME_MAX, -1, -CONCERTO__TIME_MAX);
+    if (lb < CONCERTO__TIME_MAX && b->U > lb) cc__bnb_dfs(b, -CONCERTO__TIME_MAX, -1, -CONCERTO__TIME_MAX, (size_t)-1, (size_t)-1);
     res->nodes = b->nodes;
     res->makespan = b->U;
     cc__bnb_free_all(b);

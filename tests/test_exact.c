@@ -11,7 +11,10 @@
    - each propagation rule on hand-made cases where it must and must not
      prune: time-tabling of compulsory parts, ordering of pairs that cannot
      overlap, edge-finding on cliques, energetic reasoning, and the
-     destructive bound at the root.
+     destructive bound at the root; the parent's windows a child's
+     propagation starts from;
+   - the node budget that counts the propagation's work (cumulative) and
+     nodes alone (unary), the same search every run.
    This program compiles the implementation itself to reach the rules,
    which are private to the implementation's translation unit. */
 #define _POSIX_C_SOURCE 200809L   /* the implementation needs POSIX threads and clocks */
@@ -312,6 +315,90 @@ static void test_destructive(void) {
     tu_inst_free(in);
 }
 
+static void test_parent_windows(void) {
+    /* unary, A (3) and B (2), target 10: from scratch nothing moves; from a
+       parent's windows that hold A in [0, 1], A's part [1, 3) moves B to 3 */
+    static const int dur[2] = {3, 2}, dem[2] = {1, 1};
+    cc__time pw[4];
+    hand h;
+    int rc;
+    CHECK(hand_init(&h, 2, 1, dur, dem, 10), "set up");
+    CHECK(cc__bnb_timetable(&h.b) == 1 && h.b.h[1] == 0 && h.b.lt[0] == 7, "without the parent's windows nothing moves");
+    hand_free(&h);
+    CHECK(hand_init(&h, 2, 1, dur, dem, 10), "set up");
+    pw[0] = 0; pw[1] = 0; pw[2] = 1; pw[3] = 100;   /* heads, then latest starts */
+    h.b.pw = pw;
+    rc = cc__bnb_timetable(&h.b);
+    CHECK(rc == 1 && h.b.lt[0] == 1 && h.b.h[1] == 3 && h.b.lt[1] == 8,
+          "the parent's window of A moves B's head to 3 (got %lld); B's latest start stays 8 from the target, not 100 (got %lld)",
+          (long long)h.b.h[1], (long long)h.b.lt[1]);
+    hand_free(&h);
+    CHECK(hand_init(&h, 2, 1, dur, dem, 10), "set up");
+    pw[0] = 5; pw[1] = 0; pw[2] = 4; pw[3] = 100;   /* A's parent window is empty */
+    h.b.pw = pw;
+    CHECK(cc__bnb_timetable(&h.b) == 0, "an empty parent window refutes the node");
+    hand_free(&h);
+}
+
+/* The node budget counts the propagation's work where it runs (some
+   resource cumulative): the search stops before as many nodes, the same
+   way every run; unary-only problems count nodes alone. */
+static void test_work_budget(void) {
+    tu_rng rng = {777};
+    tu_gen gen;
+    int kind;
+    gen.n_min = 30; gen.n_max = 30;
+    gen.k_min = 2; gen.k_max = 2;
+    gen.cap_max = 4;
+    gen.dur_max = 9;
+    gen.unit_us = 1.0;
+    gen.p_edge_max = 0.05;
+    gen.p_no_stream = 0.0;
+    gen.streams = 0;
+    for (kind = 0; kind < 2; kind++) {
+        long long nodes[2] = {0, 0};
+        double mk[2] = {0, 0};
+        int v, stopped = 1, i, r, budget = kind == 0 ? 300 : 10;
+        tu_inst* in;
+        cc_graph* g = NULL;
+        in = tu_random_inst(&rng, &gen);
+        if (kind == 0) {   /* cumulative: capacity 4, demands 1..3 */
+            for (r = 0; r < in->k; r++) {
+                in->cap[r] = 4;
+                for (i = 0; i < in->n; i++) in->dem[i * in->k + r] = 1 + (i + r) % 3;
+            }
+        } else {   /* unary: capacity 1, demands 0 or 1 */
+            for (r = 0; r < in->k; r++) {
+                in->cap[r] = 1;
+                for (i = 0; i < in->n; i++) in->dem[i * in->k + r] = (i + r) % 2;
+            }
+        }
+        CHECK_RES(ctx, tu_build_graph(ctx, in, &g), CC_OK, "graph");
+        for (v = 0; v < 2; v++) {
+            cc_sched_desc d = cc_sched_desc_default();
+            cc_schedule s;
+            char msg[300];
+            memset(&s, 0, sizeof s);
+            d.method = CC_SCHED_BNB;
+            d.priority = CC_PRIO_PROGRAM_ORDER;
+            d.improve_passes = -1;
+            d.bnb_nodes = budget;
+            CHECK_RES(ctx, cc_sched_solve(ctx, g, &d, &s), CC_OK, "solve");
+            CHECK(tu_check(in, s.start_us, &mk[v], msg, sizeof msg), "valid: %s", msg);
+            nodes[v] = (long long)s.n_nodes;
+            stopped = stopped && !s.proven_optimal;
+            cc_schedule_release(ctx, &s);
+        }
+        CHECK(nodes[0] == nodes[1] && mk[0] == mk[1], "%s: the same search twice (%lld nodes, makespan %g)", kind ? "unary" : "cumulative",
+              nodes[0], mk[0]);
+        if (!stopped) NOTE("%s: proven within the budget; nothing to compare", kind ? "unary" : "cumulative");
+        else if (kind == 0) CHECK(nodes[0] < budget, "cumulative: the budget of %d ends after %lld nodes (their propagation counts)", budget, nodes[0]);
+        else CHECK(nodes[0] == budget, "unary: the budget of %d is %d nodes (got %lld)", budget, budget, nodes[0]);
+        cc_graph_destroy(g);
+        tu_inst_free(in);
+    }
+}
+
 int main(void) {
     cc_context_create(NULL, &ctx);
     TH_RUN(test_timetabling);
@@ -319,6 +406,8 @@ int main(void) {
     TH_RUN(test_edgefind);
     TH_RUN(test_energetic);
     TH_RUN(test_destructive);
+    TH_RUN(test_parent_windows);
+    TH_RUN(test_work_budget);
     TH_RUN(test_brute_force);
     cc_context_destroy(ctx);
     return th_done();
