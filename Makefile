@@ -299,10 +299,12 @@ endif
 $(BUILD)/train_gpt_cuda: examples/gpt/train_gpt.cu examples/gpt/gpt_common.h examples/gpt/gpt_train.h concerto.h concerto_cuda.h \
                          concerto_nccl.h $(T)/gpu-config
 	@mkdir -p $(@D)
+	@rm -f $@.skip
 	@if [ "$(HAVE_CUDA)$(HAVE_NCCL)$(HAVE_CUBLAS)" = 111 ]; then \
 	    echo "$(NVCC_PATH) $(NVCC_FLAGS) -std=c++17 -O2 $(GPT_CUDA_ARCHS) $< -o $@ $(NVCC_LIBS) -lcublas"; \
 	    "$(NVCC_PATH)" $(NVCC_FLAGS) -std=c++17 -O2 $(GPT_CUDA_ARCHS) $< -o $@ $(NVCC_LIBS) -lcublas || { rm -f $@; exit 1; }; \
-	 else rm -f $@; echo "note: $@ is not built: it $(GPT_CUDA_MISSING)"; fi
+	 else rm -f $@; why="$(if $(filter 1,$(NO_CUDA)),CUDA switched off (NO_CUDA=1),it $(GPT_CUDA_MISSING))"; \
+	    echo "$$why" >$@.skip; echo "note: $@ is not built: $$why"; fi
 # ==== end of the GPU block ===================================================
 
 # The J30 set is extracted into build/ (never into shared/).

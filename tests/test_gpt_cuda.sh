@@ -47,7 +47,7 @@ mkdir -p "$tmp"
 
 if [ ! -x "$cpu" ]; then fail "$cpu was not built"; finish; fi
 if [ ! -x "$gpu" ]; then
-    why=$(make --no-print-directory -s deps 2>/dev/null | sed -n 's/^ *✗ CUDA trainer: //p')
+    why=$(cat "$gpu.skip" 2>/dev/null)
     skip "$gpu is not built: ${why:-see the CUDA trainer line of make deps}"
     finish
 fi
