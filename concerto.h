@@ -8018,9 +8018,7 @@ CONCERTO_API cc_result cc_exec_profile(cc_exec* x, int repeats, cc_comm* comm) {
     if ((rc = cc__profile_samples(x, repeats, samples)) != CC_OK) goto done;
     if ((rc = cc__profile_costs(x, repeats, &costs, comms, startups, &n_comms)) != CC_OK) goto done;
     for (i = 0; i < pl->n_ops; i++) {
-        double* sv = samples + (size_t)i * repeats;
-        qsort(sv, (size_t)repeats, sizeof(double), cc__dbl_cmp);
-        med[i] = repeats % 2 ? sv[repeats / 2] : 0.5 * (sv[repeats / 2 - 1] + sv[repeats / 2]);
+        med[i] = cc__median_of(samples + (size_t)i * repeats, repeats);
         if (med[i] < 0) med[i] = 0;
     }
     if (comm) {

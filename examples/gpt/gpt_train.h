@@ -659,9 +659,10 @@ static cc_result gpt_rank_main(shared* sh, cc_context* ctx, cc_comm* world, cc_b
    them, with this trainer's kernel table, on ranks of the library's
    in-process world (their communicators have the layout's sizes) and in
    host memory, so that no device is needed; nothing runs. Rank 0's
-   fingerprints to the host. */
-static void* fp_alloc_zeroed(size_t n_bytes) { return calloc(n_bytes, 1); }
-static int fp_copy(void* dst, const void* src, size_t n_bytes) {
+   fingerprints to the host. Host memory for a kernel table: the CPU
+   trainer's, and the graphs' here. */
+static void* host_alloc_zeroed(size_t n_bytes) { return calloc(n_bytes, 1); }
+static int host_copy(void* dst, const void* src, size_t n_bytes) {
     memcpy(dst, src, n_bytes);
     return 1;
 }
@@ -671,10 +672,10 @@ static cc_result fingerprint_rank(cc_rank* rank, void* user) {
     rank_state* s = (rank_state*)calloc(1, sizeof *s);
     cc_result rc;
     if (!s) return CC_ERR_OUT_OF_MEMORY;
-    host.alloc_zeroed = fp_alloc_zeroed;
+    host.alloc_zeroed = host_alloc_zeroed;
     host.free_memory = free;
-    host.copy_in = fp_copy;
-    host.copy_out = fp_copy;
+    host.copy_in = host_copy;
+    host.copy_out = host_copy;
     rc = rank_setup(s, sh, &host, cc_rank_context(rank), cc_rank_world_comm(rank), cc_rank_index(rank));
     if (rc == CC_OK && s->me == 0) {
         sh->fingerprint[0] = s->train_ops.fingerprint;

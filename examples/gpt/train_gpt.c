@@ -188,11 +188,6 @@ static void run_adamw(const op_args* a, const op_view* v) {
     k_adamw(v->out[0], v->out[1], v->out[2], v->in[0], a->n, scale, st->lr, 0.9f, 0.95f, 1e-8f, a->weight_decay, st->t);
 }
 
-static void* cpu_alloc_zeroed(size_t n_bytes) { return calloc(n_bytes, 1); }
-static int cpu_copy(void* dst, const void* src, size_t n_bytes) {
-    memcpy(dst, src, n_bytes);
-    return 1;
-}
 
 /* This trainer's kernels, which the graph builder (gpt_common.h) gives the
    ops; its tensors are in the host's memory. */
@@ -206,10 +201,10 @@ static const gpt_kernel_table cpu_kernels = {
         [GPT_OP_EMBED_BWD] = run_embed_bwd, [GPT_OP_SUMSQ] = run_sumsq, [GPT_OP_GRAD_NORM] = run_grad_norm,
         [GPT_OP_ADAMW] = run_adamw,
     },
-    cpu_alloc_zeroed,
+    host_alloc_zeroed,   /* gpt_train.h's host memory */
     free,
-    cpu_copy,
-    cpu_copy,
+    host_copy,
+    host_copy,
     NULL,
 };
 
