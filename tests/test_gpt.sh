@@ -98,6 +98,13 @@ ran=$(sed -n 's/.*scheduled \([0-9]*\) ops (.*/\1/p' "$tmp/drop.log")
 grep -q "^  ran the step as written, reordered: .*its rewrites were dropped" <<<"$first" && [ -n "$ran" ] && [ "$ran" = "$written" ] &&
     grep -q "tried: decomposed [1-9]" "$tmp/drop.log"
 check $? "a rewrite dropped: the summary's first line says the step as written ran ($first)" "$first; ran $ran of $written"
+# a step without collectives gains nothing from another order: the library
+# keeps program order, and the summary says so first
+run keep --order concerto
+first=$(sed -n '/^what the library did/{n;p;}' "$tmp/keep.log")
+grep -q "^  kept program order: the library's schedule of the step was predicted no faster" <<<"$first" &&
+    grep -q "scheduled .*: 0 issued at another position" "$tmp/keep.log"
+check $? "no collectives: program order kept, and the summary's first line says so ($first)" "$first"
 for lay in "2 1" "1 2" "2 2" "4 1"; do
     set -- $lay
     run "l$1x$2" --tp "$1" --dp "$2"

@@ -76,6 +76,7 @@ typedef struct rank_state {
     int *batch_in, *batch_tg;              /* [B][T] the global batch */
     double *op_start, *op_end;             /* [ops] an executed step's timeline */
     double* pred_start[2];                 /* [ops] the predicted starts, by order (0 program: train; 1: run) */
+    int program_kept;                      /* the library's order is program order (shared.kept) */
     double wall_ms;                        /* of the last step, from the host */
     float* host;                           /* [the largest parameter shard, or V] the host's side of a copy */
 } rank_state;
@@ -131,8 +132,11 @@ struct shared {
     double* losses[2];             /* [steps] per pass */
     double* step_ms[2];            /* [steps] per pass, measured */
     double* exposed_ms[2];
-    double pred_ms[2], pred_exposed_ms[2];  /* by order */
+    double pred_ms[2], pred_exposed_ms[2];  /* by order (the library's: what it runs) */
+    double pred_sched_ms;          /* the library's schedule, whether it runs or not */
     int dropped;                   /* the rewrites were dropped: the step as written runs in the library's order */
+    int kept;                      /* the library kept program order: 1 its schedule was predicted no faster,
+                                      2 its plan measured slower side by side */
     double pred_rewritten_ms, pred_plain_ms;  /* the scheduled step with its rewrites and as written */
     cc_exec_costs costs;           /* the executor's, as profiled */
     double cal_ms[2], cal_exposed_ms[2];    /* side by side: medians by order */
@@ -389,18 +393,28 @@ static cc_result schedule_step(rank_state* s, const cc_sched_desc* sd) {
         }
         cc_schedule_release(s->m.ctx, &plain);
     }
+    if (rc == CC_OK) rc = cc_simulate(s->m.ctx, s->train, prog, n, st0, &mk0);
+    /* Where the library's step is predicted no faster than program order,
+       program order runs as the library's too (the same on every rank:
+       the durations are agreed). */
+    if (rc == CC_OK && s->sched.makespan_us >= mk0) {
+        s->run = s->train;
+        s->program_kept = 1;
+        if (s->me == 0) sh->kept = 1;
+    }
     nx = cc_graph_n_ops(s->run);
     s->pred_start[0] = (double*)malloc(sizeof(double) * (size_t)n);
     s->pred_start[1] = (double*)malloc(sizeof(double) * (size_t)nx);
     if (rc == CC_OK && (!s->pred_start[0] || !s->pred_start[1])) rc = CC_ERR_OUT_OF_MEMORY;
-    if (rc == CC_OK) rc = cc_simulate(s->m.ctx, s->train, prog, n, st0, &mk0);
     if (rc == CC_OK) memcpy(s->pred_start[0], st0, sizeof(double) * (size_t)n);
-    if (rc == CC_OK) memcpy(s->pred_start[1], s->sched.start_us, sizeof(double) * (size_t)nx);
+    if (rc == CC_OK) memcpy(s->pred_start[1], s->program_kept ? st0 : s->sched.start_us, sizeof(double) * (size_t)nx);
     if (rc == CC_OK && s->me == 0) {
         sh->pred_ms[0] = mk0 / 1000.0;
-        sh->pred_ms[1] = s->sched.makespan_us / 1000.0;
+        sh->pred_ms[1] = s->program_kept ? mk0 / 1000.0 : s->sched.makespan_us / 1000.0;
+        sh->pred_sched_ms = s->sched.makespan_us / 1000.0;
         sh->pred_exposed_ms[0] = predicted_exposed(s->m.ctx, s->train, st0);
-        sh->pred_exposed_ms[1] = predicted_exposed(s->m.ctx, s->run, s->sched.start_us);
+        sh->pred_exposed_ms[1] = sh->pred_exposed_ms[0];
+        if (!s->program_kept) sh->pred_exposed_ms[1] = predicted_exposed(s->m.ctx, s->run, s->sched.start_us);
         sh->costs = cc_graph_exec_costs(s->run);
         sh->sched_ms = s->sched.solve_ms;
         sh->lower_bound_ms = s->sched.lower_bound_us / 1000.0;
@@ -409,7 +423,8 @@ static cc_result schedule_step(rank_state* s, const cc_sched_desc* sd) {
         for (i = 0; i < n; i++) if (!cc_op_demand(s->train, prog[i], S_COMPUTE)) sh->n_colls++;
         for (i = 0; i < nx; i++) if (!cc_op_demand(s->run, cc_graph_op(s->run, i), S_COMPUTE)) sh->n_colls_run++;
         /* ops issued at another position than in program order (of the graph that runs) */
-        for (i = 0; i < nx; i++) if (cc_op_index(s->run, s->sched.order[i]) != i) sh->moved++;
+        if (!s->program_kept)
+            for (i = 0; i < nx; i++) if (cc_op_index(s->run, s->sched.order[i]) != i) sh->moved++;
     }
     free(prog);
     free(st0);
@@ -421,7 +436,7 @@ static cc_result schedule_step(rank_state* s, const cc_sched_desc* sd) {
 static cc_result plan_steps(rank_state* s) {
     cc_comm* world = s->world_comm;
     int n = cc_graph_n_ops(s->run) > cc_graph_n_ops(s->train) ? cc_graph_n_ops(s->run) : cc_graph_n_ops(s->train);
-    cc_result rc = cc_plan_create(s->m.ctx, s->run, s->sched.order, &s->plan[1]);
+    cc_result rc = cc_plan_create(s->m.ctx, s->run, s->program_kept ? NULL : s->sched.order, &s->plan[1]);
     if (rc == CC_OK) rc = cc_exec_create(s->m.ctx, s->plan[1], s->be, &s->ex[1]);
     if (rc == CC_OK) rc = cc_exec_agree(s->ex[1], world);
     if (rc == CC_OK) rc = cc_plan_create(s->m.ctx, s->eval, NULL, &s->eval_plan);
@@ -465,11 +480,30 @@ static cc_result compare_orders(rank_state* s) {
             if (rc == CC_OK) rc = run_step(s, s->ex[k], 0, step, 0, 1);
             if (rc == CC_OK) rc = measure_step(s, s->ex[k], graph[k], &ms[(2 * k) * n + step], &ms[(2 * k + 1) * n + step]);
         }
-    if (rc == CC_OK && s->me == 0)
-        for (k = 0; k < 2; k++) {
-            s->sh->cal_ms[k] = median(&ms[(2 * k) * n], n);
-            s->sh->cal_exposed_ms[k] = median(&ms[(2 * k + 1) * n], n);
+    if (rc == CC_OK) {
+        /* the library's plan measured slower than program order on some
+           rank: program order trains as the library's (every rank alike) */
+        cc_collective co;
+        int32_t slower = median(&ms[2 * n], n) > median(&ms[0], n);
+        if (s->me == 0)
+            for (k = 0; k < 2; k++) {
+                s->sh->cal_ms[k] = median(&ms[(2 * k) * n], n);
+                s->sh->cal_exposed_ms[k] = median(&ms[(2 * k + 1) * n], n);
+            }
+        memset(&co, 0, sizeof co);
+        co.kind = CC_COLL_ALL_REDUCE;
+        co.dtype = CC_DTYPE_INT32;
+        co.reduce = CC_REDUCE_MAX;
+        co.n_elems = 1;
+        co.comm = s->world_comm;
+        co.send_buf = &slower;
+        co.recv_buf = &slower;
+        if (cc_comm_size(s->world_comm) > 1) rc = cc_comm_run(&co);
+        if (rc == CC_OK && slower && !s->program_kept) {
+            s->program_kept = 2;
+            if (s->me == 0) s->sh->kept = 2;
         }
+    }
     free(ms);
     if (rc == CC_OK) rc = snap_restore(s, &s->snap);
     return rc;
@@ -481,11 +515,15 @@ static cc_result train_pass(rank_state* s, int pass) {
     shared* sh = s->sh;
     const options* o = s->o;
     int k = sh->pass_order[pass], step;
-    cc_graph* graph = k ? s->run : s->train;
+    cc_graph* graph;
+    if (k && s->program_kept == 2) k = 0;   /* measured slower: program order runs as the library's */
+    graph = k ? s->run : s->train;
     double t0 = wall_s();
     cc_result rc = snap_restore(s, &s->snap);
     if (rc != CC_OK) return rc;
-    if (s->me == 0 && sh->passes > 1) printf("--- training in %s order ---\n", k ? "the library's" : "program");
+    if (s->me == 0 && sh->passes > 1)
+        printf("--- training in %s order%s ---\n", sh->pass_order[pass] ? "the library's" : "program",
+               sh->pass_order[pass] && s->program_kept ? " (which kept program order)" : "");
     for (step = 0; step < o->steps; step++) {
         double ms, exposed, loss;
         if ((rc = run_step(s, s->ex[k], 0, step, lr_at(o, step), step + 1)) != CC_OK) return rc;
@@ -830,15 +868,25 @@ static void print_report(const shared* sh) {
     if (o->sample_chars > 0) printf("sample:\n%s\n", sh->sample);
     printf("\nwhat the library did to the step (%d ops, %d collectives as written):\n", sh->n_ops, sh->n_colls);
     /* first what ran, then what was tried */
-    if (sh->dropped)
-        printf("  ran the step as written, reordered: %d ops, %d collectives; its rewrites were dropped: with its own durations "
-               "the rewritten step was predicted at %.2f ms, the step as written at %.2f ms\n", sh->n_ops_run, sh->n_colls_run,
-               sh->pred_rewritten_ms, sh->pred_plain_ms);
-    else if (sh->n_ops_run == sh->n_ops && sh->n_colls_run == sh->n_colls)
-        printf("  ran the step as written, reordered: %d ops, %d collectives (no rewrite paid)\n", sh->n_ops_run, sh->n_colls_run);
-    else
-        printf("  ran the rewritten step, reordered: %d ops, %d collectives (%d all-reduce(s) decomposed, %d fusion bucket(s))\n",
-               sh->n_ops_run, sh->n_colls_run, o->decompose ? dec->n_changed : 0, o->fuse ? fus->n_changed : 0);
+    if (sh->kept == 1)
+        printf("  kept program order: the library's schedule of the step was predicted no faster (%.2f ms against %.2f ms "
+               "in program order)\n", sh->pred_sched_ms, sh->pred_ms[0]);
+    else if (sh->kept == 2)
+        printf("  kept program order: the library's plan measured slower side by side (%.2f ms against %.2f ms in program "
+               "order), so program order trained as the library's; its plan was:\n", sh->cal_ms[1], sh->cal_ms[0]);
+    if (sh->kept != 1) {
+        const char* ran = sh->kept == 2 ? "    the" : "  ran the";
+        if (sh->dropped)
+            printf("%s step as written, reordered: %d ops, %d collectives; its rewrites were dropped: with its own durations "
+                   "the rewritten step was predicted at %.2f ms, the step as written at %.2f ms\n", ran, sh->n_ops_run,
+                   sh->n_colls_run, sh->pred_rewritten_ms, sh->pred_plain_ms);
+        else if (sh->n_ops_run == sh->n_ops && sh->n_colls_run == sh->n_colls)
+            printf("%s step as written, reordered: %d ops, %d collectives (no rewrite paid)\n", ran, sh->n_ops_run,
+                   sh->n_colls_run);
+        else
+            printf("%s rewritten step, reordered: %d ops, %d collectives (%d all-reduce(s) decomposed, %d fusion bucket(s))\n",
+                   ran, sh->n_ops_run, sh->n_colls_run, o->decompose ? dec->n_changed : 0, o->fuse ? fus->n_changed : 0);
+    }
     if (o->decompose)
         printf("  tried: decomposed %d all-reduce(s) with the ops around them into chunks: %d -> %d ops; judged step %.2f -> %.2f ms "
                "(%d schedules judged)\n", dec->n_changed, dec->n_ops_before, dec->n_ops_after, dec->makespan_before_us / 1000.0,
@@ -851,8 +899,8 @@ static void print_report(const shared* sh) {
     else printf("  fusion: off\n");
     printf("  scheduled %d ops (%d collectives) in %.1f ms: %d issued at another position, cross-stream waits %d -> %d\n",
            sh->n_ops_run, sh->n_colls_run, sh->sched_ms, sh->moved, sh->n_waits[0], sh->n_waits[1]);
-    printf("  predicted step: %.2f ms in program order, %.2f ms scheduled (lower bound %.2f): %.2fx\n", sh->pred_ms[0], sh->pred_ms[1],
-           sh->lower_bound_ms, sh->pred_ms[1] > 0 ? sh->pred_ms[0] / sh->pred_ms[1] : 0);
+    printf("  predicted step: %.2f ms in program order, %.2f ms scheduled (lower bound %.2f): %.2fx\n", sh->pred_ms[0],
+           sh->pred_sched_ms, sh->lower_bound_ms, sh->pred_sched_ms > 0 ? sh->pred_ms[0] / sh->pred_sched_ms : 0);
     printf("  predicted exposed communication: %.2f ms -> %.2f ms\n", sh->pred_exposed_ms[0], sh->pred_exposed_ms[1]);
     printf("  executor costs in the predictions (profiled): %.1f us per op, %.1f us per cross-stream wait that blocks; "
            "overlapped, compute %.2fx and collectives %.2fx as long\n", sh->costs.launch_us, sh->costs.wait_us,
