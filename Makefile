@@ -45,13 +45,13 @@ STRICT_CFLAGS = -std=c99 -Wall -Wextra -Werror -pedantic $(CFLAGS) $(SAN) -MMD -
 LDLIBS       = $(LPSOLVE_LIBS) -lm
 
 T := $(BUILD)/tests
-UNIT_TESTS    := test_sched test_exact test_j30 test_alloc test_determinism test_graph test_check test_sim test_psplib test_misc test_world test_exec test_lpsolve test_fuse test_decompose test_comm
+UNIT_TESTS    := test_sched test_exact test_j30 test_alloc test_determinism test_graph test_check test_sim test_psplib test_misc test_world test_exec test_lpsolve test_fuse test_decompose test_comm test_cluster
 COMPILE_TESTS := compile_c99 compile_cpp11 compile_static compile_solver_only
 UNIT_BINS     := $(addprefix $(T)/,$(UNIT_TESTS))
 TEST_BINS     := $(UNIT_BINS) $(addprefix $(T)/,$(COMPILE_TESTS)) tests/test_psplib_tool.sh tests/test_gpt.sh
 PSPLIB_TOOL   := $(if $(wildcard tools/psplib.c),$(BUILD)/psplib)
 # other programs, built by `make` when their source is there so that they never rot
-PROGRAMS      := $(PSPLIB_TOOL) $(BUILD)/bench_scale $(BUILD)/bench_exec $(BUILD)/schedule_step $(BUILD)/overlap \
+PROGRAMS      := $(PSPLIB_TOOL) $(BUILD)/bench_scale $(BUILD)/bench_exec $(BUILD)/bench_cluster $(BUILD)/schedule_step $(BUILD)/overlap \
                  $(BUILD)/train_gpt
 
 J30_TGZ   := $(DATA)/psplib/j30.tar.gz
@@ -126,6 +126,11 @@ $(BUILD)/psplib: tools/psplib.c $(HEADERS)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 
 $(BUILD)/bench_%: bench/%.c $(wildcard bench/*.h) $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
+
+# the cluster cost model against published NCCL figures (bench/run.sh cluster)
+$(BUILD)/bench_cluster: bench/cluster_validate.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 

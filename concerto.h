@@ -112,6 +112,8 @@
        >>sched        cc_sched_solve: defaults, the methods, the result
        >>check        the independent schedule checker
        >>sim          cc_simulate
+       >>cluster      the cluster cost model: presets, collectives' algorithms on
+                      intra- and inter-node links, the compute roofline
        >>psplib       PSPLIB .sm reader and writer
        >>rewrite      the collective cost model; decomposition, then fusion
        >>plan         per-stream sequences and the fewest cross-stream waits
@@ -629,6 +631,150 @@ typedef struct cc_link {
 } cc_link;
 
 CONCERTO_API double cc_link_time_us(const cc_link* link, cc_coll_kind kind, size_t n_bytes_per_rank, int n_ranks);
+
+/* ---- cluster cost model ---------------------------------------------------
+   What a step costs on a cluster that exists only as a description: compute
+   from FLOPs and bytes against a device's peaks, collectives from the
+   algorithms NCCL uses, placed on the link they cross. Pure arithmetic
+   (a CONCERTO_NO_RUNTIME build has it); every figure it gives is a model.
+
+   Units. Bandwidths are GB/s = 1e9 bytes/s = 1e3 bytes/us, per GPU and one
+   direction (NVIDIA quotes NVLink as the total of both directions: NVLink3
+   on the A100 is "600 GB/s", 300 GB/s each way; a NIC is quoted in Gb/s:
+   200 Gb/s = 25 GB/s). A link of line rate G GB/s and efficiency e moves
+   bytes at b = e * G GB/s; latencies are per algorithm step.
+
+   Collectives. n = group.n_ranks, r = group.ranks_per_node (members in one
+   node), k = n / r nodes. S = n_bytes as in cc_link_time_us: n_elems times
+   the element size, n_elems as in cc_collective (the whole buffer of an
+   all-reduce or broadcast, one rank's block of a reduce-scatter, all-gather
+   or all-to-all). bi, li: the intra link's rate and latency; be, le: the
+   inter link's (each GPU's share of its node's NICs). k == 1 uses the
+   intra link alone; r == 1 the inter link alone.
+
+   RING (NCCL's rings; across nodes one ring per GPU of a node, each leaving
+   the node through another GPU's NIC, so a node's r NICs carry the traffic
+   together and NVLink hops run at the same time as network hops):
+       the per-byte cost of a ring step
+           c = 1/bi                                   k == 1
+           c = max((r-1)/(r bi), 1/(r be))            k > 1 (pipelined: the slower side)
+       and a step's latency L = li (k == 1), else the mean over the ring's
+       hops (k le + (n-k) li) / n.
+       ALL_REDUCE       2(n-1) L + 2(n-1)/n S c
+       REDUCE_SCATTER,
+       ALL_GATHER        (n-1) L +  (n-1)   S c
+       BROADCAST         (n-1) L +          S c       (pipelined chain)
+   TREE, ALL_REDUCE only: NCCL's double binary tree (Sanders, Speck and
+   Traeff, "Two-tree algorithms for full bandwidth broadcast, reduction and
+   scan", Parallel Computing 2009; in NCCL since 2.4): a chain inside each
+   node, two binary trees across the k nodes, each carrying half the data,
+   reduce up and broadcast down pipelined. Latency grows with the depth:
+       2 ((r-1) li + ceil(log2 k) le)
+       + S max(2/bi if r > 1,  V/(r be) if k > 1)
+   where V, the bytes a node sends over the network, is 2S (a node is inner
+   in one tree: S/2 up and S/2 to each of two children; a leaf in the other:
+   S/2 up), and S when k == 2 (each node is the other's root and leaf: S/2
+   each way). That is why a two-node tree's bus bandwidth can pass the
+   network's (NVIDIA's nccl-tests issue 196).
+   HIERARCHICAL, k > 1 and r > 1: the intra-node phase, then the
+   inter-node one among the k members of each rail (same local index), each
+   on its own NIC, as rings:
+       ALL_REDUCE       RS_intra(S) + AR_inter(S/r) + AG_intra(S)
+                        = 2[(r-1) li + (r-1)/r S/bi] + 2(k-1) le + 2(k-1)/k (S/r)/be
+       REDUCE_SCATTER   (r-1)(li + k S/bi) + (k-1)(le + S/be)
+                        (intra reduce-scatter of the n S bytes, then across nodes on k S)
+       ALL_GATHER       (k-1)(le + S/be) + (r-1)(li + k S/bi)   (the reverse)
+   The sum of its phases: nothing pipelines between them, so it loses to the
+   ring on bandwidth where NVLink is not much faster than r NICs, and wins
+   on latency (2(r-1) + 2(k-1) steps against 2(n-1)).
+   ALL_TO_ALL (direct exchange, every peer at once):
+       (k > 1 ? le : li) + max((r-1) S/bi, (n-r) S/be)
+   SEND / RECV: le + S/be, or li + S/bi where the group lies in one node
+       (r == n); the group is the communicator, usually the two peers.
+   AUTO: the fastest algorithm that applies to the kind and the shape (ring
+   and, for ALL_REDUCE, tree; hierarchical where k > 1 and r > 1); it
+   always answers. An algorithm that does not apply (TREE for anything but
+   ALL_REDUCE; HIERARCHICAL for one node, one member per node, broadcast,
+   all-to-all or send/recv; anything but AUTO for send/recv and all-to-all)
+   is CC_ERR_UNSUPPORTED, naming both. n_ranks == 1 costs 0.
+   Not modelled: NVLink SHARP (NVLS) and in-network (CollNet/SHARP)
+   reductions, NCCL's protocols (LL, LL128, Simple: folded into the
+   efficiencies), congestion between groups sharing links, and the
+   compute a reduction does.
+
+   Compute (cc_cluster_compute_us): a roofline plus a launch,
+       launch_us + max(flops / (peak e_f), bytes / (mem_gbps e_m)) ,
+   peak = fp16_tflops for half precision (fp16/bf16 tensor cores), else
+   fp32_tflops. Compute that overlaps communication runs overlap_slowdown
+   times slower (the Concerto paper's alpha): the caller applies it where
+   it models overlap. */
+typedef struct cc_device_spec {      /* one accelerator */
+    const char* name;
+    double fp32_tflops, fp16_tflops; /* dense peaks, TFLOP/s (fp16: fp16/bf16 tensor cores) */
+    double mem_gbps;                 /* HBM bandwidth, GB/s */
+    double flops_efficiency;         /* fraction of the peak a large matmul reaches; 0: 0.7 */
+    double mem_efficiency;           /* fraction of mem_gbps a streaming kernel reaches; 0: 0.8 */
+    double launch_us;                /* per kernel, >= 0 */
+} cc_device_spec;
+
+typedef struct cc_link_spec {
+    double latency_us;               /* per algorithm step, >= 0 */
+    double gbps;                     /* line rate, GB/s per GPU, one direction, > 0 */
+    double efficiency;               /* fraction of gbps a collective moves data at (protocol
+                                        overheads), in (0, 1]; 0: 1 */
+} cc_link_spec;
+
+typedef struct cc_cluster_spec {
+    const char* name;
+    cc_device_spec device;
+    int gpus_per_node;               /* >= 1 */
+    cc_link_spec intra;              /* inside a node: NVLink/NVSwitch or PCIe */
+    cc_link_spec inter;              /* between nodes: each GPU's share of its node's NICs */
+    double overlap_slowdown;         /* compute beside communication runs this many times slower
+                                        (the paper's alpha), >= 1; 0: 1.2 */
+} cc_cluster_spec;
+
+/* A collective's group: n_ranks members, ranks_per_node of them in each
+   node it spans (ranks_per_node divides n_ranks and is at most the node's
+   GPUs; 0: packed, min(n_ranks, gpus_per_node)). */
+typedef struct cc_group_shape { int n_ranks; int ranks_per_node; } cc_group_shape;
+
+typedef enum cc_coll_algo {
+    CC_ALGO_AUTO = 0, CC_ALGO_RING, CC_ALGO_TREE, CC_ALGO_HIERARCHICAL
+} cc_coll_algo;
+
+/* A named preset ("a800", "a100", "h100"; case-insensitive) into *out
+   (name borrowed, static). Unknown: CC_ERR_INVALID_ARG naming it and the
+   known names. ctx may be NULL (no message is recorded then). */
+CONCERTO_API cc_result cc_cluster_preset(cc_context* ctx, const char* name, cc_cluster_spec* out);
+/* The names of the presets, NULL-terminated (static). */
+CONCERTO_API const char* const* cc_cluster_preset_names(void);
+/* CC_OK, or CC_ERR_INVALID_ARG naming the first field that is zero,
+   negative, NaN or infinite where it must not be (peaks, bandwidths,
+   gpus_per_node; negative latencies or launch; efficiencies outside
+   [0, 1]; overlap_slowdown below 1 and not 0). ctx may be NULL. */
+CONCERTO_API cc_result cc_cluster_check(cc_context* ctx, const cc_cluster_spec* spec);
+/* The modelled time of one collective, in us (see above). Checks the spec
+   and the group (CC_ERR_INVALID_ARG, naming the field) and the algorithm
+   (CC_ERR_UNSUPPORTED). *us is 0 on failure. ctx may be NULL. */
+CONCERTO_API cc_result cc_cluster_coll_us(cc_context* ctx, const cc_cluster_spec* spec, cc_coll_kind kind,
+                                          uint64_t n_bytes, cc_group_shape group, cc_coll_algo algo, double* us);
+/* The algorithm AUTO picks for this collective (CC_ALGO_RING where the
+   kind has one algorithm); CC_ALGO_AUTO for n_ranks <= 1 or a bad input. */
+CONCERTO_API cc_coll_algo cc_cluster_coll_algo(const cc_cluster_spec* spec, cc_coll_kind kind, uint64_t n_bytes,
+                                               cc_group_shape group);
+/* The roofline time of a compute op, in us (see above); flops and bytes
+   >= 0, half_precision nonzero for fp16/bf16. A spec that fails
+   cc_cluster_check, or negative or NaN counts, give -1. */
+CONCERTO_API double cc_cluster_compute_us(const cc_cluster_spec* spec, double flops, double bytes, int half_precision);
+/* overlap_slowdown as resolved (0: the default 1.2). */
+CONCERTO_API double cc_cluster_overlap_slowdown(const cc_cluster_spec* spec);
+/* nccl-tests' bus bandwidth, GB/s, of a collective of kind on n ranks
+   that took us: algbw = total bytes / time with the total as nccl-tests
+   counts it (the buffer for all-reduce and broadcast, n times the block
+   for reduce-scatter and all-gather), times 2(n-1)/n for all-reduce,
+   (n-1)/n for reduce-scatter and all-gather, 1 otherwise. */
+CONCERTO_API double cc_busbw_gbps(cc_coll_kind kind, uint64_t n_bytes, int n_ranks, double us);
 
 /* ---- rewrites: decomposition and fusion ----------------------------------
    Graph-to-graph rewrites run after profiling and before scheduling:
@@ -5969,6 +6115,295 @@ done:
     cc__free(ctx, order); cc__free(ctx, st);
     return rc;
 }
+
+/* >>cluster
+   The cluster cost model: presets, checks, the collectives' algorithms and
+   the compute roofline. Arithmetic only; the formulas are stated with the
+   declarations (>>api, "cluster cost model"). */
+
+#define CONCERTO__FLOPS_EFF_DEFAULT 0.7     /* an assumption: a large matmul's share of the dense peak */
+#define CONCERTO__MEM_EFF_DEFAULT 0.8       /* an assumption: a streaming kernel's share of HBM bandwidth */
+#define CONCERTO__OVERLAP_DEFAULT 1.2       /* the Concerto paper's alpha */
+
+/* Presets. Device figures: dense peaks (no sparsity), HBM bandwidth.
+   Links: GB/s per GPU and direction. Link efficiency: NCCL's protocol
+   overhead; an NCCL maintainer puts it at ~20% on NVLink ("450GB/s is the
+   line rate ... NCCL can get an effective NVLink bandwidth of 370GB/s",
+   NVIDIA/nccl-tests issue 212), 370/450 = 0.82, and NVIDIA's engineers
+   expect "46-48GB/s per NIC" of NDR's 50 GB/s (NVIDIA/nccl-tests issue 290),
+   47/50 = 0.94. Per-step latencies: NCCL's tuning model (src/graph/tuning.cc)
+   puts a ring step at 0.4 (LL) to 5.7 us (Simple) on NVLink and 0.9 to 6.6
+   us on the network; the presets take 1 us inside a node and 3 us between
+   nodes, the small-message protocols' range plus a switch hop. launch_us 4
+   is an assumption (a CUDA kernel launch costs a few us). */
+static const cc_cluster_spec cc__cluster_presets[] = {
+    {   /* The Concerto paper's node: 8 x A800-80GB SXM, NVLink 400 GB/s, 800 Gb/s between nodes.
+           The A800 is the A100 with NVLink capped at 400 GB/s (both directions): its compute and
+           HBM are the A100-80GB SXM's (NVIDIA A100 datasheet: FP32 19.5 TFLOPS, FP16/BF16 tensor
+           312 TFLOPS dense, HBM2e 2,039 GB/s). 800 Gb/s per node, 8 GPUs: 100 Gb/s = 12.5 GB/s
+           each (the paper gives the node's total; read as 4 x 200 Gb/s HDR). */
+        "a800", { "A800-80GB-SXM", 19.5, 312.0, 2039.0, CONCERTO__FLOPS_EFF_DEFAULT, CONCERTO__MEM_EFF_DEFAULT, 4.0 },
+        8, { 1.0, 200.0, 0.82 }, { 3.0, 12.5, 0.94 }, CONCERTO__OVERLAP_DEFAULT },
+    {   /* DGX A100: 8 x A100-80GB SXM (NVIDIA A100 datasheet: FP32 19.5, FP16/BF16 tensor 312 TFLOPS
+           dense, HBM2e 2,039 GB/s; NVLink3 600 GB/s both directions = 300 each way), 8 x 200 Gb/s
+           HDR ConnectX-6 for compute traffic (DGX A100 user guide): 25 GB/s per GPU. */
+        "a100", { "A100-80GB-SXM", 19.5, 312.0, 2039.0, CONCERTO__FLOPS_EFF_DEFAULT, CONCERTO__MEM_EFF_DEFAULT, 4.0 },
+        8, { 1.0, 300.0, 0.82 }, { 3.0, 25.0, 0.94 }, CONCERTO__OVERLAP_DEFAULT },
+    {   /* DGX H100: 8 x H100-SXM5-80GB (NVIDIA H100 datasheet/whitepaper: FP32 66.9 TFLOPS, FP16/BF16
+           tensor 989.4 TFLOPS dense (1,979 with sparsity), HBM3 3,350 GB/s; NVLink4 900 GB/s both
+           directions = 450 each way), 8 x 400 Gb/s NDR ConnectX-7: 50 GB/s per GPU. */
+        "h100", { "H100-SXM-80GB", 66.9, 989.4, 3350.0, CONCERTO__FLOPS_EFF_DEFAULT, CONCERTO__MEM_EFF_DEFAULT, 4.0 },
+        8, { 1.0, 450.0, 0.82 }, { 3.0, 50.0, 0.94 }, CONCERTO__OVERLAP_DEFAULT },
+};
+#define CONCERTO__N_CLUSTER_PRESETS ((int)(sizeof cc__cluster_presets / sizeof cc__cluster_presets[0]))
+
+CONCERTO_API const char* const* cc_cluster_preset_names(void) {
+    static const char* const names[] = { "a800", "a100", "h100", NULL };
+    return names;
+}
+
+static int cc__ieq(const char* a, const char* b) {
+    for (; *a && *b; a++, b++) {
+        int x = *a >= 'A' && *a <= 'Z' ? *a - 'A' + 'a' : *a, y = *b >= 'A' && *b <= 'Z' ? *b - 'A' + 'a' : *b;
+        if (x != y) return 0;
+    }
+    return *a == *b;
+}
+
+CONCERTO_API cc_result cc_cluster_preset(cc_context* ctx, const char* name, cc_cluster_spec* out) {
+    int i;
+    if (!out) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_cluster_preset: out is NULL");
+    memset(out, 0, sizeof *out);
+    if (!name) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_cluster_preset: no name given (known: a800, a100, h100)");
+    for (i = 0; i < CONCERTO__N_CLUSTER_PRESETS; i++)
+        if (cc__ieq(name, cc__cluster_presets[i].name)) { *out = cc__cluster_presets[i]; return CC_OK; }
+    return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_cluster_preset: unknown cluster '%s' (known: a800, a100, h100)", name);
+}
+
+/* x is a finite number > 0 (positive) or >= 0 */
+static int cc__finite(double x) { return x == x && x < HUGE_VAL && x > -HUGE_VAL; }
+
+CONCERTO_API cc_result cc_cluster_check(cc_context* ctx, const cc_cluster_spec* s) {
+    const char* who = "cc_cluster_check";
+    const char* nm;
+    int i;
+    struct { const char* field; double v; } f[5];
+    if (!s) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: spec is NULL", who);
+    nm = s->name ? s->name : "(unnamed)";
+    if (s->gpus_per_node < 1)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: cluster '%s': gpus_per_node must be >= 1, got %d", who, nm, s->gpus_per_node);
+    /* must be > 0 */
+    f[0].field = "device.fp32_tflops"; f[0].v = s->device.fp32_tflops;
+    f[1].field = "device.fp16_tflops"; f[1].v = s->device.fp16_tflops;
+    f[2].field = "device.mem_gbps";    f[2].v = s->device.mem_gbps;
+    f[3].field = "intra.gbps";         f[3].v = s->intra.gbps;
+    f[4].field = "inter.gbps";         f[4].v = s->inter.gbps;
+    for (i = 0; i < 5; i++)
+        if (!cc__finite(f[i].v) || f[i].v <= 0)
+            return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: cluster '%s': %s must be a finite number > 0, got %g", who, nm,
+                                  f[i].field, f[i].v);
+    /* must be >= 0 */
+    f[0].field = "device.launch_us";   f[0].v = s->device.launch_us;
+    f[1].field = "intra.latency_us";   f[1].v = s->intra.latency_us;
+    f[2].field = "inter.latency_us";   f[2].v = s->inter.latency_us;
+    for (i = 0; i < 3; i++)
+        if (!cc__finite(f[i].v) || f[i].v < 0)
+            return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: cluster '%s': %s must be a finite number >= 0, got %g", who, nm,
+                                  f[i].field, f[i].v);
+    /* fractions in [0, 1], 0 meaning the default */
+    f[0].field = "device.flops_efficiency"; f[0].v = s->device.flops_efficiency;
+    f[1].field = "device.mem_efficiency";   f[1].v = s->device.mem_efficiency;
+    f[2].field = "intra.efficiency";        f[2].v = s->intra.efficiency;
+    f[3].field = "inter.efficiency";        f[3].v = s->inter.efficiency;
+    for (i = 0; i < 4; i++)
+        if (!(f[i].v >= 0 && f[i].v <= 1))
+            return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: cluster '%s': %s must be in [0, 1] (0: the default), got %g", who,
+                                  nm, f[i].field, f[i].v);
+    if (!(s->overlap_slowdown == 0 || (s->overlap_slowdown >= 1 && cc__finite(s->overlap_slowdown))))
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: cluster '%s': overlap_slowdown must be >= 1 (0: the default %g), got %g",
+                              who, nm, CONCERTO__OVERLAP_DEFAULT, s->overlap_slowdown);
+    return CC_OK;
+}
+
+CONCERTO_API double cc_cluster_overlap_slowdown(const cc_cluster_spec* s) {
+    return !s || s->overlap_slowdown == 0 ? CONCERTO__OVERLAP_DEFAULT : s->overlap_slowdown;
+}
+
+/* A link's rate in bytes per us (1 GB/s = 1e3 bytes/us). */
+static double cc__link_rate(const cc_link_spec* l) { return l->gbps * (l->efficiency > 0 ? l->efficiency : 1.0) * 1e3; }
+
+static const char* cc__algo_name(cc_coll_algo a) {
+    switch (a) {
+        case CC_ALGO_AUTO: return "auto";
+        case CC_ALGO_RING: return "ring";
+        case CC_ALGO_TREE: return "tree";
+        case CC_ALGO_HIERARCHICAL: return "hierarchical";
+        default: return "unknown";
+    }
+}
+
+static const char* cc__coll_kind_name(cc_coll_kind k) {
+    switch (k) {
+        case CC_COLL_ALL_REDUCE: return "all_reduce";
+        case CC_COLL_REDUCE_SCATTER: return "reduce_scatter";
+        case CC_COLL_ALL_GATHER: return "all_gather";
+        case CC_COLL_BROADCAST: return "broadcast";
+        case CC_COLL_SEND: return "send";
+        case CC_COLL_RECV: return "recv";
+        case CC_COLL_ALL_TO_ALL: return "all_to_all";
+        default: return "none";
+    }
+}
+
+/* The time of kind with algorithm algo (not AUTO) on the group, or -1
+   where algo does not apply. n >= 2, r resolved and valid. */
+static double cc__cluster_algo_us(const cc_cluster_spec* s, cc_coll_kind kind, double S, int n, int r, cc_coll_algo algo) {
+    int k = n / r;
+    double bi = cc__link_rate(&s->intra), be = cc__link_rate(&s->inter);
+    double li = s->intra.latency_us, le = s->inter.latency_us;
+    double c, L, nn = (double)n, rr = (double)r, kk = (double)k;
+    switch (kind) {
+        case CC_COLL_SEND:
+        case CC_COLL_RECV:
+            if (algo != CC_ALGO_RING) return -1;
+            return k == 1 ? li + S / bi : le + S / be;
+        case CC_COLL_ALL_TO_ALL: {
+            double t_in = (rr - 1) * S / bi, t_out = (nn - rr) * S / be;
+            if (algo != CC_ALGO_RING) return -1;
+            return (k > 1 ? le : li) + (t_in > t_out ? t_in : t_out);
+        }
+        default: break;
+    }
+    if (algo == CC_ALGO_RING) {
+        if (k == 1) { c = 1.0 / bi; L = li; }
+        else {
+            double a = (rr - 1) / (rr * bi), b = 1.0 / (rr * be);
+            c = a > b ? a : b;
+            L = (kk * le + (nn - kk) * li) / nn;
+        }
+        switch (kind) {
+            case CC_COLL_ALL_REDUCE: return 2 * (nn - 1) * L + 2 * (nn - 1) / nn * S * c;
+            case CC_COLL_REDUCE_SCATTER:
+            case CC_COLL_ALL_GATHER: return (nn - 1) * L + (nn - 1) * S * c;
+            case CC_COLL_BROADCAST: return (nn - 1) * L + S * c;
+            default: return -1;
+        }
+    }
+    if (algo == CC_ALGO_TREE) {
+        double depth = 0, t_in = 0, t_out = 0;
+        if (kind != CC_COLL_ALL_REDUCE) return -1;
+        while ((1 << (int)depth) < k) depth += 1;          /* ceil(log2 k) */
+        if (r > 1) t_in = 2 * S / bi;
+        if (k > 1) t_out = (k == 2 ? S : 2 * S) / (rr * be);
+        return 2 * ((rr - 1) * li + depth * le) + (t_in > t_out ? t_in : t_out);
+    }
+    if (algo == CC_ALGO_HIERARCHICAL) {
+        if (k == 1 || r == 1) return -1;
+        switch (kind) {
+            case CC_COLL_ALL_REDUCE:
+                return 2 * ((rr - 1) * li + (rr - 1) / rr * S / bi) + 2 * (kk - 1) * le + 2 * (kk - 1) / kk * (S / rr) / be;
+            case CC_COLL_REDUCE_SCATTER:
+            case CC_COLL_ALL_GATHER:
+                return (rr - 1) * (li + kk * S / bi) + (kk - 1) * (le + S / be);
+            default: return -1;
+        }
+    }
+    return -1;
+}
+
+/* Checks the group against the spec and resolves ranks_per_node into *r. */
+static cc_result cc__cluster_group(cc_context* ctx, const cc_cluster_spec* s, cc_group_shape g, int* r) {
+    const char* nm = s->name ? s->name : "(unnamed)";
+    int rr = g.ranks_per_node;
+    if (g.n_ranks < 1)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_cluster_coll_us: group.n_ranks must be >= 1, got %d", g.n_ranks);
+    if (rr == 0) rr = g.n_ranks < s->gpus_per_node ? g.n_ranks : s->gpus_per_node;
+    if (rr < 1 || rr > g.n_ranks || g.n_ranks % rr != 0)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG,
+                              "cc_cluster_coll_us: group.ranks_per_node must divide group.n_ranks (%d) and be in 1..n_ranks, got %d",
+                              g.n_ranks, rr);
+    if (rr > s->gpus_per_node)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG,
+                              "cc_cluster_coll_us: group.ranks_per_node %d is more than cluster '%s' has in a node (gpus_per_node %d)",
+                              rr, nm, s->gpus_per_node);
+    *r = rr;
+    return CC_OK;
+}
+
+/* The fastest applicable algorithm and its time; n >= 2. */
+static cc_coll_algo cc__cluster_best(const cc_cluster_spec* s, cc_coll_kind kind, double S, int n, int r, double* us) {
+    static const cc_coll_algo algos[] = { CC_ALGO_RING, CC_ALGO_TREE, CC_ALGO_HIERARCHICAL };
+    cc_coll_algo best = CC_ALGO_AUTO;
+    double bt = -1;
+    int i;
+    for (i = 0; i < 3; i++) {
+        double t = cc__cluster_algo_us(s, kind, S, n, r, algos[i]);
+        if (t >= 0 && (bt < 0 || t < bt)) { bt = t; best = algos[i]; }
+    }
+    *us = bt;
+    return best;
+}
+
+CONCERTO_API cc_result cc_cluster_coll_us(cc_context* ctx, const cc_cluster_spec* s, cc_coll_kind kind, uint64_t n_bytes,
+                                          cc_group_shape group, cc_coll_algo algo, double* us) {
+    cc_result rc;
+    int r;
+    double t;
+    if (!us) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_cluster_coll_us: us is NULL");
+    *us = 0;
+    if ((rc = cc_cluster_check(ctx, s)) != CC_OK) return rc;
+    if (kind < CC_COLL_ALL_REDUCE || kind > CC_COLL_ALL_TO_ALL)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_cluster_coll_us: kind %d is not a collective", (int)kind);
+    if (algo < CC_ALGO_AUTO || algo > CC_ALGO_HIERARCHICAL)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_cluster_coll_us: algo %d is not an algorithm", (int)algo);
+    if ((rc = cc__cluster_group(ctx, s, group, &r)) != CC_OK) return rc;
+    if ((kind == CC_COLL_SEND || kind == CC_COLL_RECV || kind == CC_COLL_ALL_TO_ALL) && algo != CC_ALGO_AUTO)
+        return CONCERTO__FAIL(ctx, CC_ERR_UNSUPPORTED, "cc_cluster_coll_us: %s has one algorithm: pass CC_ALGO_AUTO, not %s",
+                              cc__coll_kind_name(kind), cc__algo_name(algo));
+    if (group.n_ranks == 1) return CC_OK;
+    if (algo == CC_ALGO_AUTO) cc__cluster_best(s, kind, (double)n_bytes, group.n_ranks, r, &t);
+    else t = cc__cluster_algo_us(s, kind, (double)n_bytes, group.n_ranks, r, algo);
+    if (t < 0)
+        return CONCERTO__FAIL(ctx, CC_ERR_UNSUPPORTED,
+                              "cc_cluster_coll_us: algorithm %s does not apply to %s on %d ranks, %d per node (tree: all_reduce "
+                              "only; hierarchical: all_reduce, reduce_scatter, all_gather across nodes with several per node)",
+                              cc__algo_name(algo), cc__coll_kind_name(kind), group.n_ranks, r);
+    *us = t;
+    return CC_OK;
+}
+
+CONCERTO_API cc_coll_algo cc_cluster_coll_algo(const cc_cluster_spec* s, cc_coll_kind kind, uint64_t n_bytes, cc_group_shape group) {
+    int r;
+    double t;
+    if (cc_cluster_check(NULL, s) != CC_OK || kind < CC_COLL_ALL_REDUCE || kind > CC_COLL_ALL_TO_ALL) return CC_ALGO_AUTO;
+    if (cc__cluster_group(NULL, s, group, &r) != CC_OK || group.n_ranks <= 1) return CC_ALGO_AUTO;
+    return cc__cluster_best(s, kind, (double)n_bytes, group.n_ranks, r, &t);
+}
+
+CONCERTO_API double cc_cluster_compute_us(const cc_cluster_spec* s, double flops, double bytes, int half_precision) {
+    double peak, mem, ef, em, t_c, t_m;
+    if (cc_cluster_check(NULL, s) != CC_OK || !(flops >= 0) || !(bytes >= 0)) return -1;
+    ef = s->device.flops_efficiency > 0 ? s->device.flops_efficiency : CONCERTO__FLOPS_EFF_DEFAULT;
+    em = s->device.mem_efficiency > 0 ? s->device.mem_efficiency : CONCERTO__MEM_EFF_DEFAULT;
+    peak = (half_precision ? s->device.fp16_tflops : s->device.fp32_tflops) * ef * 1e6;   /* flops per us */
+    mem = s->device.mem_gbps * em * 1e3;                                                  /* bytes per us */
+    t_c = flops / peak;
+    t_m = bytes / mem;
+    return s->device.launch_us + (t_c > t_m ? t_c : t_m);
+}
+
+CONCERTO_API double cc_busbw_gbps(cc_coll_kind kind, uint64_t n_bytes, int n_ranks, double us) {
+    double n = (double)n_ranks, total = (double)n_bytes, f = 1;
+    if (n_ranks < 1 || !(us > 0)) return 0;
+    switch (kind) {
+        case CC_COLL_ALL_REDUCE: f = 2 * (n - 1) / n; break;
+        case CC_COLL_REDUCE_SCATTER:
+        case CC_COLL_ALL_GATHER: total *= n; f = (n - 1) / n; break;
+        default: break;
+    }
+    return total / us * 1e-3 * f;   /* bytes/us = 1e-3 GB/s */
+}
+
 
 /* >>psplib
    Single-mode PSPLIB .sm files: a line reader, the four sections, and the

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make bench: the scheduler's benchmarks. Results go to stdout; the figures
 # in bench/RESULTS.md were taken with this script (see there for the machine).
-#   bench/run.sh [psplib|scale|exec|lp|gpt|gpu|gpt-cuda|all]      (default all)
+#   bench/run.sh [psplib|scale|exec|lp|gpt|gpu|gpt-cuda|cluster|all]      (default all)
 #   (gpt-throughput, gpt-orders, gpt-text, gpt-mpi: one part of gpt)
 # gpu: build/bench_gpu (bench/gpu.cu) on one GPU; it is built here only where
 # nvcc and NCCL are found (else this part says what is missing), and skips,
@@ -10,6 +10,8 @@
 # (12 layers, width 768, 12 heads, T 1024), float32 and bfloat16, plain and
 # as CUDA graphs, program order against the library's; skipped, saying why,
 # where it is not built or there is no GPU.
+# cluster: build/bench_cluster (bench/cluster_validate.c), the cluster cost
+# model's bus bandwidths (simulated) beside NCCL's published figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -245,4 +247,10 @@ if [ "$what" = all ] || [ "$what" = gpt-cuda ]; then
       done
     done
   fi
+fi
+
+if [ "$what" = all ] || [ "$what" = cluster ]; then
+  echo
+  make -s "$BUILD/bench_cluster"
+  "$BUILD/bench_cluster"
 fi
