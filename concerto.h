@@ -463,6 +463,9 @@ CONCERTO_API const char* cc_op_name(const cc_graph* graph, cc_op op);    /* borr
 CONCERTO_API double      cc_op_duration_us(const cc_graph* graph, cc_op op);
 CONCERTO_API int         cc_op_demand(const cc_graph* graph, cc_op op, int resource);
 CONCERTO_API void*       cc_op_user_data(const cc_graph* graph, cc_op op);
+/* The op's collective (borrowed, valid while the graph lives), or NULL for a
+   compute op and an invalid op. */
+CONCERTO_API const cc_collective* cc_op_collective(const cc_graph* graph, cc_op op);
 /* The bytes of the regions the op reads (writes == 0) or writes (writes != 0),
    summed (overlaps counted twice); 0 for an invalid op. Scans the graph's
    accesses: linear in their number. */
@@ -1924,6 +1927,11 @@ CONCERTO_API void* cc_op_user_data(const cc_graph* g, cc_op op) {
     if (i < 0) return NULL;
     if (g->fn[i] == cc__chunk_trampoline) return ((const cc__chunk_rec*)g->user_data[i])->user_data;
     return g->user_data[i];
+}
+
+CONCERTO_API const cc_collective* cc_op_collective(const cc_graph* g, cc_op op) {
+    int i = cc_op_index(g, op);
+    return i < 0 ? NULL : cc__op_coll(g, i);
 }
 
 CONCERTO_API uint64_t cc_op_bytes(const cc_graph* g, cc_op op, int writes) {
