@@ -48,10 +48,11 @@ T := $(BUILD)/tests
 UNIT_TESTS    := test_sched test_exact test_j30 test_alloc test_determinism test_graph test_check test_sim test_psplib test_misc test_world test_exec test_lpsolve test_fuse test_decompose test_comm test_cluster test_peers
 COMPILE_TESTS := compile_c99 compile_cpp11 compile_static compile_solver_only
 UNIT_BINS     := $(addprefix $(T)/,$(UNIT_TESTS))
-TEST_BINS     := $(UNIT_BINS) $(addprefix $(T)/,$(COMPILE_TESTS)) tests/test_psplib_tool.sh tests/test_gpt.sh
+TEST_BINS     := $(UNIT_BINS) $(addprefix $(T)/,$(COMPILE_TESTS)) tests/test_psplib_tool.sh tests/test_plan.sh tests/test_gpt.sh
 PSPLIB_TOOL   := $(if $(wildcard tools/psplib.c),$(BUILD)/psplib)
+PLAN_TOOL     := $(if $(wildcard tools/plan.c),$(BUILD)/plan)
 # other programs, built by `make` when their source is there so that they never rot
-PROGRAMS      := $(PSPLIB_TOOL) $(BUILD)/bench_scale $(BUILD)/bench_exec $(BUILD)/bench_cluster $(BUILD)/schedule_step $(BUILD)/overlap \
+PROGRAMS      := $(PSPLIB_TOOL) $(PLAN_TOOL) $(BUILD)/bench_scale $(BUILD)/bench_exec $(BUILD)/bench_cluster $(BUILD)/schedule_step $(BUILD)/overlap \
                  $(BUILD)/train_gpt
 
 J30_TGZ   := $(DATA)/psplib/j30.tar.gz
@@ -122,6 +123,11 @@ clean:
 HEADERS := concerto.h
 
 $(BUILD)/psplib: tools/psplib.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
+
+# the planner: the step described once (examples/gpt/gpt_step.h) and the peers' policies
+$(BUILD)/plan: tools/plan.c tools/peers.h examples/gpt/gpt_step.h $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 

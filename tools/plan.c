@@ -1,0 +1,1020 @@
+/* plan - what the library would do to a GPT training step on a cluster you
+   do not have, and what the systems in use today would do: every figure is
+   simulated from the cluster cost model in concerto.h (cc_cluster_*), none
+   is measured.
+
+   build/plan [--model gpt-1.3b|gpt-13b|gpt-175b] [--layers L] [--hidden C]
+              [--heads H] [--seq T] [--vocab V] [--micro-batch B]
+              [--micro-batches M] [--tp N] [--dp N] [--pp N] [--zero 0|1|2|3]
+              [--sp] [--dtype fp16|bf16|fp32] [--cluster a800|a100|h100]
+              [--nodes N] [--gpus-per-node G] [--intra-gbps X] [--inter-gbps X]
+              [--alpha A] [--alpha-true A] [--noise F] [--seed N]
+              [--budget N] [--json] [--trace FILE] [--sm FILE] [--quiet]
+
+   The step is one rank's graph (pipeline stage 0, TP and DP rank 0) with
+   its micro-batches, built by the same code as the example trainers' steps
+   (examples/gpt/gpt_step.h) with buffers that are only sizes. Its ops get
+   durations from the cost model: a compute op from its FLOPs and bytes
+   against the device's peaks, a collective from NCCL's algorithms on the
+   links its group spans. Ranks are laid out TP innermost, then DP, then PP
+   (Megatron-LM's order), so a TP group of at most a node's GPUs stays
+   inside one node.
+
+   Then, each predicted with the stream simulator (cc_simulate, which
+   stretches compute that overlaps communication by --alpha):
+     program    the step as a framework issues it: every collective where
+                the program puts it, one per tensor
+     peers      each peer's policy (tools/peers.h): its buckets, where it
+                launches them, its order
+     S          the library's schedule of the step (cc_sched_solve)
+     S+F        with fusion (cc_graph_fuse) before scheduling
+     S+AD       with decomposition, then fusion, before scheduling
+   with the lower bound (cc_lower_bounds and the solver's own), the exposed
+   communication (cc_exposed_comm_us) and the planning time of each.
+
+   --noise F / --alpha-true A: plan with durations perturbed by up to F
+   (uniform, seeded) or with alpha A' = --alpha, then report the chosen
+   order's step under the true durations (the unperturbed ones, alpha
+   --alpha-true): how much planning under the wrong numbers costs.
+
+   --json prints one JSON object: program_us, peers {name: us}, s_us,
+   sf_us, sad_us, lower_bound_us, plan_s and the rest. Progress goes to
+   standard error. Exit status: 0, 1 on a failure of the library, 2 on bad
+   usage (the message names the option). */
+#define _POSIX_C_SOURCE 200809L
+#define CONCERTO_IMPLEMENTATION
+#include "../concerto.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../examples/gpt/gpt_step.h"
+#include "peers.h"
+
+/* ---- options ---------------------------------------------------------------- */
+/* Model presets: GPT-3's sizes (Brown et al. 2020, Table 2.1) with a head
+   size of 128 (the 1.3B model with 16 heads, as Megatron-LM's GPT
+   configurations use; 13B at width 5120, the table's 5140 being
+   indivisible by its 40 heads), context 2048, and GPT-2's vocabulary of
+   50257 padded to 51200 (Megatron-LM pads it to a multiple of 128 x TP). */
+typedef struct model_preset { const char* name; int L, C, H, T, V; } model_preset;
+static const model_preset presets[] = {
+    { "gpt-1.3b", 24, 2048, 16, 2048, 51200 },
+    { "gpt-13b", 40, 5120, 40, 2048, 51200 },
+    { "gpt-175b", 96, 12288, 96, 2048, 51200 },
+};
+#define N_PRESETS ((int)(sizeof presets / sizeof presets[0]))
+
+typedef struct options {
+    const char* model;
+    config cfg;
+    int micro_batch, n_micro;
+    int tp, dp, pp, zero, sp;
+    int half;                      /* fp16 / bf16 (1) or fp32 (0) */
+    cc_dtype dtype;
+    const char* cluster;
+    int nodes, gpus_per_node;
+    double intra_gbps, inter_gbps; /* overrides; 0: the preset's */
+    double alpha, alpha_true;      /* overlap slowdown planned with, and the true one (0: the same) */
+    double noise;                  /* relative noise on every duration the plan is chosen with */
+    uint64_t seed;
+    int64_t budget;
+    int json, quiet;
+    const char* trace;
+    const char* sm;
+} options;
+
+static const char* program_name = "plan";
+
+static void usage(FILE* f) {
+    fprintf(f,
+            "usage: %s [--model gpt-1.3b|gpt-13b|gpt-175b] [--layers L] [--hidden C] [--heads H] [--seq T] [--vocab V]\n"
+            "            [--micro-batch B] [--micro-batches M] [--tp N] [--dp N] [--pp N] [--zero 0|1|2|3] [--sp]\n"
+            "            [--dtype fp16|bf16|fp32] [--cluster a800|a100|h100] [--nodes N] [--gpus-per-node G]\n"
+            "            [--intra-gbps X] [--inter-gbps X] [--alpha A] [--alpha-true A] [--noise F] [--seed N]\n"
+            "            [--budget N] [--json] [--trace FILE] [--sm FILE] [--quiet]\n"
+            "Predicts one training step of a GPT model on a cluster from a cost model (every figure is simulated):\n"
+            "program order, the peers' policies, and the library's schedule alone (S), with fusion (S+F) and with\n"
+            "decomposition as well (S+AD). See the comment at the top of tools/plan.c.\n",
+            program_name);
+}
+
+static int bad(const char* fmt, const char* opt, const char* val) {
+    fprintf(stderr, "%s: ", program_name);
+    fprintf(stderr, fmt, opt, val ? val : "(missing)");
+    fprintf(stderr, "\n");
+    return 0;
+}
+
+static int parse_int(const char* opt, const char* v, long lo, long hi, int* out) {
+    char* end;
+    long x;
+    if (!v) return bad("%s needs a value %s", opt, NULL);
+    x = strtol(v, &end, 10);
+    if (*v == 0 || *end || x < lo || x > hi) {
+        fprintf(stderr, "%s: %s must be an integer from %ld to %ld, got '%s'\n", program_name, opt, lo, hi, v);
+        return 0;
+    }
+    *out = (int)x;
+    return 1;
+}
+
+static int parse_double(const char* opt, const char* v, double lo, double hi, double* out) {
+    char* end;
+    double x;
+    if (!v) return bad("%s needs a value %s", opt, NULL);
+    x = strtod(v, &end);
+    if (*v == 0 || *end || !(x >= lo && x <= hi)) {
+        fprintf(stderr, "%s: %s must be a number from %g to %g, got '%s'\n", program_name, opt, lo, hi, v);
+        return 0;
+    }
+    *out = x;
+    return 1;
+}
+
+/* 1, or 0 after saying what is wrong (the option named). */
+static int parse_args(int argc, char** argv, options* o) {
+    int i, seed = 1, budget = 0, have_dp = 0;
+    config given;
+    memset(o, 0, sizeof *o);
+    memset(&given, 0, sizeof given);
+    o->model = "gpt-1.3b";
+    o->micro_batch = 1;
+    o->tp = o->pp = 1;
+    o->half = 1;
+    o->dtype = CC_DTYPE_FLOAT16;
+    o->cluster = "a100";
+    o->nodes = 1;
+    o->gpus_per_node = 8;
+    for (i = 1; i < argc; i++) {
+        const char* a = argv[i];
+        const char* v = i + 1 < argc ? argv[i + 1] : NULL;
+        int ok = 1, takes = 1;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); exit(0); }
+        else if (!strcmp(a, "--model")) { if (!v) ok = bad("%s needs a value %s", a, v); else o->model = v; }
+        else if (!strcmp(a, "--layers")) ok = parse_int(a, v, 1, 100000, &given.L);
+        else if (!strcmp(a, "--hidden") || !strcmp(a, "--embd")) ok = parse_int(a, v, 1, 1 << 20, &given.C);
+        else if (!strcmp(a, "--heads")) ok = parse_int(a, v, 1, 1 << 16, &given.H);
+        else if (!strcmp(a, "--seq")) ok = parse_int(a, v, 1, 1 << 22, &given.T);
+        else if (!strcmp(a, "--vocab")) ok = parse_int(a, v, 1, 1 << 24, &given.V);
+        else if (!strcmp(a, "--micro-batch")) ok = parse_int(a, v, 1, 1 << 16, &o->micro_batch);
+        else if (!strcmp(a, "--micro-batches")) ok = parse_int(a, v, 1, 1 << 16, &o->n_micro);
+        else if (!strcmp(a, "--tp")) ok = parse_int(a, v, 1, 1 << 16, &o->tp);
+        else if (!strcmp(a, "--dp")) { ok = parse_int(a, v, 1, 1 << 20, &o->dp); have_dp = 1; }
+        else if (!strcmp(a, "--pp")) ok = parse_int(a, v, 1, 1 << 16, &o->pp);
+        else if (!strcmp(a, "--zero")) ok = parse_int(a, v, 0, 3, &o->zero);
+        else if (!strcmp(a, "--sp")) { o->sp = 1; takes = 0; }
+        else if (!strcmp(a, "--dtype")) {
+            if (v && !strcmp(v, "fp16")) { o->half = 1; o->dtype = CC_DTYPE_FLOAT16; }
+            else if (v && !strcmp(v, "bf16")) { o->half = 1; o->dtype = CC_DTYPE_BFLOAT16; }
+            else if (v && !strcmp(v, "fp32")) { o->half = 0; o->dtype = CC_DTYPE_FLOAT32; }
+            else ok = bad("%s must be fp16, bf16 or fp32, got '%s'", a, v);
+        }
+        else if (!strcmp(a, "--cluster")) { if (!v) ok = bad("%s needs a value %s", a, v); else o->cluster = v; }
+        else if (!strcmp(a, "--nodes")) ok = parse_int(a, v, 1, 1 << 16, &o->nodes);
+        else if (!strcmp(a, "--gpus-per-node")) ok = parse_int(a, v, 1, 1024, &o->gpus_per_node);
+        else if (!strcmp(a, "--intra-gbps")) ok = parse_double(a, v, 1e-9, 1e9, &o->intra_gbps);
+        else if (!strcmp(a, "--inter-gbps")) ok = parse_double(a, v, 1e-9, 1e9, &o->inter_gbps);
+        else if (!strcmp(a, "--alpha")) ok = parse_double(a, v, 1, 10, &o->alpha);
+        else if (!strcmp(a, "--alpha-true")) ok = parse_double(a, v, 1, 10, &o->alpha_true);
+        else if (!strcmp(a, "--noise")) ok = parse_double(a, v, 0, 0.9, &o->noise);
+        else if (!strcmp(a, "--seed")) ok = parse_int(a, v, 0, 2147483647, &seed);
+        else if (!strcmp(a, "--budget")) ok = parse_int(a, v, 1, 100000000, &budget);
+        else if (!strcmp(a, "--json")) { o->json = 1; takes = 0; }
+        else if (!strcmp(a, "--quiet")) { o->quiet = 1; takes = 0; }
+        else if (!strcmp(a, "--trace")) { if (!v) ok = bad("%s needs a value %s", a, v); else o->trace = v; }
+        else if (!strcmp(a, "--sm")) { if (!v) ok = bad("%s needs a value %s", a, v); else o->sm = v; }
+        else {
+            fprintf(stderr, "%s: unknown option '%s' (--help lists them)\n", program_name, a);
+            return 0;
+        }
+        if (!ok) return 0;
+        i += takes;
+    }
+    o->seed = (uint64_t)seed;
+    o->budget = budget;
+    for (i = 0; i < N_PRESETS; i++)
+        if (!strcmp(presets[i].name, o->model)) break;
+    if (i == N_PRESETS) {
+        fprintf(stderr, "%s: --model '%s' is not a preset (gpt-1.3b, gpt-13b, gpt-175b)\n", program_name, o->model);
+        return 0;
+    }
+    o->cfg.L = given.L ? given.L : presets[i].L;
+    o->cfg.C = given.C ? given.C : presets[i].C;
+    o->cfg.H = given.H ? given.H : presets[i].H;
+    o->cfg.T = given.T ? given.T : presets[i].T;
+    o->cfg.V = given.V ? given.V : presets[i].V;
+    if (!o->n_micro) o->n_micro = o->pp > 1 ? 4 * o->pp : 1;
+    {
+        long world = (long)o->nodes * o->gpus_per_node, inner = (long)o->tp * o->pp;
+        if (!have_dp) {
+            if (world % inner) {
+                fprintf(stderr, "%s: --tp %d x --pp %d does not divide the %ld GPUs of --nodes %d x --gpus-per-node %d\n", program_name,
+                        o->tp, o->pp, world, o->nodes, o->gpus_per_node);
+                return 0;
+            }
+            o->dp = (int)(world / inner);
+        } else if (inner * o->dp != world) {
+            fprintf(stderr, "%s: --tp %d x --dp %d x --pp %d = %ld GPUs, but --nodes %d x --gpus-per-node %d = %ld\n", program_name,
+                    o->tp, o->dp, o->pp, inner * o->dp, o->nodes, o->gpus_per_node, world);
+            return 0;
+        }
+    }
+    if (o->tp > o->gpus_per_node ? o->tp % o->gpus_per_node : o->gpus_per_node % o->tp) {
+        fprintf(stderr, "%s: --tp %d must divide --gpus-per-node %d or be a multiple of it\n", program_name, o->tp, o->gpus_per_node);
+        return 0;
+    }
+    if (!o->alpha_true) o->alpha_true = o->alpha;
+    return 1;
+}
+
+/* ---- the cluster and the costs ----------------------------------------------- */
+/* Ranks are laid out TP innermost, then DP, then PP (Megatron-LM's order):
+   a TP group fills a node or a part of one (or spans whole nodes); a DP
+   group's members are TP ranks apart; neighbouring stages are TP x DP ranks
+   apart. */
+typedef struct planner {
+    options o;
+    cc_context* ctx;
+    cc_cluster_spec spec;
+    cc_group_shape tp_shape, dp_shape, pp_shape;
+    double progress_t0;
+} planner;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void progress(const planner* P, const char* fmt, const char* what, int n) {
+    if (P->o.quiet) return;
+    fprintf(stderr, "%s: [%6.1f s] ", program_name, now_s() - P->progress_t0);
+    fprintf(stderr, fmt, what, n);
+    fprintf(stderr, "\n");
+}
+
+static int min_int(int a, int b) { return a < b ? a : b; }
+
+/* 1, or 0 after saying what is wrong. */
+static int planner_setup(planner* P, const options* o) {
+    int g = o->gpus_per_node;
+    cc_result r;
+    memset(P, 0, sizeof *P);
+    P->o = *o;
+    P->progress_t0 = now_s();
+    if ((r = cc_context_create(NULL, &P->ctx)) != CC_OK) {
+        fprintf(stderr, "%s: %s\n", program_name, cc_result_description(r));
+        return 0;
+    }
+    if (cc_cluster_preset(P->ctx, o->cluster, &P->spec) != CC_OK) {
+        fprintf(stderr, "%s: --cluster: %s\n", program_name, cc_last_error(P->ctx));
+        return 0;
+    }
+    P->spec.gpus_per_node = g;
+    if (o->intra_gbps > 0) P->spec.intra.gbps = o->intra_gbps;
+    if (o->inter_gbps > 0) P->spec.inter.gbps = o->inter_gbps;
+    if (o->alpha > 0) P->spec.overlap_slowdown = o->alpha;
+    P->o.alpha = cc_cluster_overlap_slowdown(&P->spec);
+    if (!(o->alpha_true > 0)) P->o.alpha_true = P->o.alpha;
+    if (cc_cluster_check(P->ctx, &P->spec) != CC_OK) {
+        fprintf(stderr, "%s: the cluster (--cluster %s with the overrides): %s\n", program_name, o->cluster, cc_last_error(P->ctx));
+        return 0;
+    }
+    P->tp_shape.n_ranks = o->tp;
+    P->tp_shape.ranks_per_node = min_int(o->tp, g);
+    P->dp_shape.n_ranks = o->dp;
+    P->dp_shape.ranks_per_node = o->tp >= g ? 1 : min_int(o->dp, g / o->tp);
+    while (o->dp % P->dp_shape.ranks_per_node) P->dp_shape.ranks_per_node--;
+    /* a stage's neighbour: in the same node where TP x DP ranks fit in half a node */
+    P->pp_shape.n_ranks = 2;
+    P->pp_shape.ranks_per_node = (long)o->tp * o->dp * 2 <= g ? 2 : 1;
+    return 1;
+}
+
+/* xorshift64*: the noise of --noise, seeded, the same on every machine. */
+static double uniform_pm1(uint64_t* s) {
+    uint64_t x = *s;
+    x ^= x >> 12; x ^= x << 25; x ^= x >> 27;
+    *s = x;
+    return (double)((x * 0x2545F4914F6CDD1Dull) >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+}
+
+static const cc_group_shape* shape_of(const planner* P, int group) {
+    return group == GPT_GROUP_TP ? &P->tp_shape : group == GPT_GROUP_DP ? &P->dp_shape : &P->pp_shape;
+}
+
+/* Every op's duration from the cost model (times 1 + noise u, u uniform in
+   [-1, 1], where noise > 0), the stand-ins for the other pipeline stages
+   from this stage's own ops, and the overlap slowdown alpha. */
+static cc_result cost_graph(const planner* P, cc_graph* g, const op_store* st, double noise, uint64_t* seed, double alpha) {
+    int i, n = cc_graph_n_ops(g), m, M = P->o.n_micro;
+    double *fwd = NULL, *bwd = NULL, p2p = 0;
+    cc_exec_costs costs;
+    cc_result r = CC_OK;
+    if (n != st->n_info) {
+        fprintf(stderr, "%s: the step has %d ops but %d descriptions\n", program_name, n, st->n_info);
+        return CC_ERR_INVALID_ARG;
+    }
+    fwd = (double*)calloc((size_t)M, sizeof(double));
+    bwd = (double*)calloc((size_t)M, sizeof(double));
+    if (!fwd || !bwd) { free(fwd); free(bwd); return CC_ERR_OUT_OF_MEMORY; }
+    for (i = 0; i < n && r == CC_OK; i++) {
+        const gpt_step_op_info* in = &st->info[i];
+        cc_op op = cc_graph_op(g, i);
+        double us = 0;
+        if (in->kind >= 0) us = cc_cluster_compute_us(&P->spec, in->flops, in->bytes, P->o.half);
+        else if (in->coll != CC_COLL_NONE) {
+            const cc_collective* co = cc_op_collective(g, op);
+            uint64_t bytes = (uint64_t)in->n_elems * (uint64_t)gpt_step_dtype_bytes(co ? co->dtype : P->o.dtype);
+            r = cc_cluster_coll_us(P->ctx, &P->spec, in->coll, bytes, *shape_of(P, in->group), CC_ALGO_AUTO, &us);
+            if (in->group == GPT_GROUP_PP && us > p2p) p2p = us;
+        } else continue;   /* the other stages: below */
+        if (noise > 0) us *= 1.0 + noise * uniform_pm1(seed);
+        if (r == CC_OK) r = cc_op_set_duration(g, op, us);
+        if (in->micro >= 0 && in->micro < M && (in->kind >= 0 || in->group == GPT_GROUP_TP))
+            (in->phase == GPT_PHASE_FORWARD ? fwd : bwd)[in->micro] += us;
+    }
+    /* The later stages spend on micro-batch m its forward and backward on
+       each of them, and the hops between them (this stage's own send and
+       receive are ops of the graph): every stage taken as this one. The
+       earlier stages (none for stage 0, which is the one planned) deliver
+       micro-batch m after their forwards of it. */
+    for (i = 0; i < n && r == CC_OK; i++) {
+        const gpt_step_op_info* in = &st->info[i];
+        int later = P->o.pp - 1 - 0, earlier = 0;
+        double us;
+        if (in->kind >= 0 || in->coll != CC_COLL_NONE || in->other_stages == GPT_OTHER_NONE) continue;
+        m = in->micro < 0 ? 0 : in->micro;
+        if (in->other_stages == GPT_OTHER_LATER)
+            us = later * (fwd[m] + bwd[m]) + (later > 1 ? 2.0 * (later - 1) * p2p : 0);
+        else
+            us = earlier * (fwd[m] + p2p) + m * fwd[m];
+        r = cc_op_set_duration(g, cc_graph_op(g, i), us);
+    }
+    free(fwd);
+    free(bwd);
+    memset(&costs, 0, sizeof costs);
+    costs.compute_overlap = alpha;
+    if (r == CC_OK) r = cc_graph_set_exec_costs(g, &costs);
+    return r;
+}
+
+/* A collective's time on the cluster: its kind, elements and type, on the
+   group its communicator is (by the name the step builder gives it). */
+static cc_result coll_us(const planner* P, const cc_collective* co, double* us) {
+    const char* name = cc_comm_name(co->comm);
+    int group = !strcmp(name, "tp") ? GPT_GROUP_TP : !strcmp(name, "dp") ? GPT_GROUP_DP : GPT_GROUP_PP;
+    uint64_t bytes = (uint64_t)co->n_elems * (uint64_t)gpt_step_dtype_bytes(co->dtype);
+    return cc_cluster_coll_us(P->ctx, &P->spec, co->kind, bytes, *shape_of(P, group), CC_ALGO_AUTO, us);
+}
+
+/* A rewritten graph (its collectives resized, its compute cut in chunks):
+   every collective costed again on the cluster; compute keeps the rewrite's
+   share of the op it came from. */
+static cc_result recost_collectives(const planner* P, cc_graph* g) {
+    int i, n = cc_graph_n_ops(g);
+    cc_result r = CC_OK;
+    for (i = 0; i < n && r == CC_OK; i++) {
+        cc_op op = cc_graph_op(g, i);
+        const cc_collective* co = cc_op_collective(g, op);
+        double us;
+        if (!co) continue;
+        if ((r = coll_us(P, co, &us)) == CC_OK) r = cc_op_set_duration(g, op, us);
+    }
+    return r;
+}
+
+/* Each communicator's start-up (a one-element collective on its group),
+   so that the rewrites price a resized collective with it. */
+static cc_result set_startups(const planner* P, cc_graph* g, const gpt_model* m) {
+    cc_comm* comms[3];
+    int i;
+    cc_result r = CC_OK;
+    comms[0] = m->tp_comm; comms[1] = m->dp_comm; comms[2] = m->pp_comm;
+    for (i = 0; i < 3 && r == CC_OK; i++) {
+        cc_collective co;
+        double us;
+        if (!comms[i]) continue;
+        memset(&co, 0, sizeof co);
+        co.kind = i == 2 ? CC_COLL_SEND : CC_COLL_ALL_REDUCE;
+        co.dtype = P->o.dtype;
+        co.n_elems = 1;
+        co.comm = comms[i];
+        if ((r = coll_us(P, &co, &us)) == CC_OK) r = cc_graph_set_coll_startup(g, comms[i], us);
+    }
+    return r;
+}
+
+/* ---- the step ---------------------------------------------------------------- */
+/* A built step: its model, what each op is, its graph (costed with the
+   numbers the plan is chosen with) and the true durations (without
+   --noise, with --alpha-true). */
+typedef struct step { gpt_model m; op_store st; cc_graph* g; double* truth; } step;
+
+static void step_free(step* s) {
+    cc_graph_destroy(s->g);
+    free(s->truth);
+    op_store_free(&s->st);
+    model_free(&s->m);
+    memset(s, 0, sizeof *s);
+}
+
+static gpt_step_desc step_desc(const planner* P) {
+    gpt_step_desc d;
+    memset(&d, 0, sizeof d);
+    d.cfg = P->o.cfg;
+    d.micro_batch = P->o.micro_batch;
+    d.n_micro = P->o.n_micro;
+    d.tp = P->o.tp; d.dp = P->o.dp; d.pp = P->o.pp;
+    d.sp = P->o.sp;
+    d.zero = P->o.zero;
+    d.coll_dtype = P->o.dtype;
+    d.act_bytes = d.param_bytes = P->o.half ? 2 : 4;
+    d.chunk_stubs = 1;
+    return d;
+}
+
+/* Stage 0's rank's step with these buckets (NULL: one per parameter),
+   costed. 1, or 0 after saying what is wrong. */
+static int step_build(const planner* P, const int* bucket_of, int n_bucket_of, int grad_sync, step* s) {
+    gpt_step_desc d = step_desc(P);
+    cc_result r;
+    uint64_t seed = P->o.seed * 0x9E3779B97F4A7C15ull + 1;
+    memset(s, 0, sizeof *s);
+    d.bucket_of = bucket_of;
+    d.n_bucket_of = n_bucket_of;
+    d.grad_sync = grad_sync;
+    r = gpt_model_create(&s->m, &d, NULL, P->ctx);
+    if (r == CC_OK) r = gpt_step_plan_comms(&s->m);
+    if (r == CC_OK) r = build_graph(&s->m, 1, &s->g, &s->st);
+    if (r == CC_OK) r = cost_graph(P, s->g, &s->st, 0, &seed, P->o.alpha_true);
+    if (r == CC_OK && !(s->truth = (double*)malloc(sizeof(double) * (size_t)(cc_graph_n_ops(s->g) + 1)))) r = CC_ERR_OUT_OF_MEMORY;
+    if (r == CC_OK) {
+        int i;
+        for (i = 0; i < cc_graph_n_ops(s->g); i++) s->truth[i] = cc_op_duration_us(s->g, cc_graph_op(s->g, i));
+    }
+    if (r == CC_OK && (P->o.noise > 0 || P->o.alpha != P->o.alpha_true)) r = cost_graph(P, s->g, &s->st, P->o.noise, &seed, P->o.alpha);
+    if (r == CC_OK) r = set_startups(P, s->g, &s->m);
+    if (r != CC_OK) {
+        fprintf(stderr, "%s: %s\n", program_name, s->m.error[0] ? s->m.error : cc_last_error(P->ctx));
+        step_free(s);
+        return 0;
+    }
+    return 1;
+}
+
+/* The step time of an issue order of s->g under the true durations. */
+static cc_result true_makespan(const planner* P, step* s, const cc_op* order, double* us) {
+    int i, n = cc_graph_n_ops(s->g);
+    double* keep = (double*)malloc(sizeof(double) * (size_t)(n + 1));
+    cc_exec_costs c = cc_graph_exec_costs(s->g), t = c;
+    cc_result r = keep ? CC_OK : CC_ERR_OUT_OF_MEMORY;
+    for (i = 0; i < n && r == CC_OK; i++) {
+        keep[i] = cc_op_duration_us(s->g, cc_graph_op(s->g, i));
+        r = cc_op_set_duration(s->g, cc_graph_op(s->g, i), s->truth[i]);
+    }
+    t.compute_overlap = P->o.alpha_true;
+    if (r == CC_OK) r = cc_graph_set_exec_costs(s->g, &t);
+    if (r == CC_OK) r = cc_simulate(P->ctx, s->g, order, n, NULL, us);
+    for (i = 0; i < n && keep; i++) cc_op_set_duration(s->g, cc_graph_op(s->g, i), keep[i]);
+    cc_graph_set_exec_costs(s->g, &c);
+    free(keep);
+    return r;
+}
+
+/* ---- what each way of running the step gives ---------------------------------- */
+typedef struct outcome {
+    char name[32];             /* "program", a peer's name, "S", "S+F", "S+AD" */
+    double us;                 /* the predicted step (the numbers it was planned with) */
+    double true_us;            /* its order under the true numbers (NAN: not evaluated) */
+    double exposed_us;         /* cc_exposed_comm_us of its timeline */
+    double plan_s;             /* wall-clock seconds to plan it */
+    int n_ops, n_colls;
+    int valid;                 /* its timeline passed cc_schedule_check */
+    char what[400];            /* what it changed */
+    step s;                    /* the step it ran, where it built its own */
+    cc_graph* g;               /* the graph of its timeline (s.g, or a rewrite it owns with own_g) */
+    int own_g;
+    double* start;             /* [n_ops] its timeline */
+} outcome;
+
+static void outcome_free(outcome* o) {
+    if (o->own_g) cc_graph_destroy(o->g);
+    step_free(&o->s);
+    free(o->start);
+    memset(o, 0, sizeof *o);
+}
+
+static int count_colls(cc_graph* g) {
+    int i, k = 0;
+    for (i = 0; i < cc_graph_n_ops(g); i++) k += cc_op_collective(g, cc_graph_op(g, i)) != NULL;
+    return k;
+}
+
+/* Takes the timeline (start, owned) of g: checks it, measures exposure. */
+static cc_result settle(const planner* P, cc_graph* g, double* start, double makespan_us, outcome* o) {
+    double mk = 0;
+    cc_result r;
+    o->g = g;
+    o->start = start;
+    o->us = makespan_us;
+    o->n_ops = cc_graph_n_ops(g);
+    o->n_colls = count_colls(g);
+    o->valid = cc_schedule_check(P->ctx, g, start, &mk) == CC_OK;
+    if (!o->valid) fprintf(stderr, "%s: %s: the timeline fails the checker: %s\n", program_name, o->name, cc_last_error(P->ctx));
+    r = cc_exposed_comm_us(P->ctx, g, start, NULL, &o->exposed_us);
+    return r;
+}
+
+static cc_op* program_order(cc_graph* g) {
+    int i, n = cc_graph_n_ops(g);
+    cc_op* order = (cc_op*)malloc(sizeof(cc_op) * (size_t)(n + 1));
+    for (i = 0; order && i < n; i++) order[i] = cc_graph_op(g, i);
+    return order;
+}
+
+/* The step in an issue order (NULL: program order), simulated. */
+static cc_result simulate_order(const planner* P, step* s, const cc_op* order_in, outcome* o) {
+    int n = cc_graph_n_ops(s->g);
+    cc_op* own = order_in ? NULL : program_order(s->g);
+    const cc_op* order = order_in ? order_in : own;
+    double* start = (double*)malloc(sizeof(double) * (size_t)(n + 1));
+    double mk = 0;
+    cc_result r = order && start ? CC_OK : CC_ERR_OUT_OF_MEMORY;
+    if (r == CC_OK) r = cc_simulate(P->ctx, s->g, order, n, start, &mk);
+    if (r == CC_OK) r = true_makespan(P, s, order, &o->true_us);
+    free(own);
+    if (r != CC_OK) { free(start); return r; }
+    return settle(P, s->g, start, mk, o);
+}
+
+static cc_sched_desc sched_desc(const planner* P) {
+    cc_sched_desc d = cc_sched_desc_default();
+    if (P->o.budget > 0) d.budget_schedules = P->o.budget;
+    return d;
+}
+
+/* The library's schedule of g; start and makespan into o (g borrowed). */
+static cc_result schedule(const planner* P, cc_graph* g, outcome* o, double* lower_bound_us, cc_op** order_out) {
+    cc_sched_desc d = sched_desc(P);
+    cc_schedule sch;
+    double* start;
+    cc_result r;
+    int n = cc_graph_n_ops(g);
+    memset(&sch, 0, sizeof sch);
+    if ((r = cc_sched_solve(P->ctx, g, &d, &sch)) != CC_OK) return r;
+    if (lower_bound_us) *lower_bound_us = sch.lower_bound_us;
+    start = (double*)malloc(sizeof(double) * (size_t)(n + 1));
+    if (!start) r = CC_ERR_OUT_OF_MEMORY;
+    else memcpy(start, sch.start_us, sizeof(double) * (size_t)n);
+    if (r == CC_OK && order_out) {
+        if ((*order_out = (cc_op*)malloc(sizeof(cc_op) * (size_t)(n + 1))) != NULL) memcpy(*order_out, sch.order, sizeof(cc_op) * (size_t)n);
+        else r = CC_ERR_OUT_OF_MEMORY;
+    }
+    if (r == CC_OK) r = settle(P, g, start, sch.makespan_us, o);
+    else free(start);
+    cc_schedule_release(P->ctx, &sch);
+    return r;
+}
+
+/* ---- the peers ------------------------------------------------------------------ */
+/* Buckets of consecutive parameters with a peer's numbering, made valid
+   for the step builder: a parameter a rule leaves out (-1: never gathered)
+   joins the bucket before it (or after, at the start). */
+static void fill_unbucketed(int* b, int n) {
+    int i, last = -1;
+    for (i = 0; i < n; i++) {
+        if (b[i] >= 0) last = b[i];
+        else if (last >= 0) b[i] = last;
+    }
+    for (i = n - 1, last = -1; i >= 0; i--) {
+        if (b[i] >= 0) last = b[i];
+        else b[i] = last >= 0 ? last : 0;
+    }
+}
+
+/* Buckets as the step builder takes them, runs of consecutive parameters
+   numbered 0..: each maximal run of one bucket of the rule's becomes one
+   (a bucket of parameters that are not neighbours, as llm.c's of wte, wpe
+   and the final norm, is one bucket per run: the builder's flat buffers
+   hold a bucket in one range). The number of buckets. */
+static int runs_of(int* b, int n) {
+    int i, k = -1, prev = -2;
+    for (i = 0; i < n; i++) {
+        if (b[i] != prev) k++;
+        prev = b[i];
+        b[i] = k;
+    }
+    return k + 1;
+}
+
+static cc_result run_peer(const planner* P, const peer_policy* pol, outcome* o) {
+    gpt_step_desc d = step_desc(P);
+    model_layout lay;
+    peer_param* params = NULL;
+    peer_knobs k = peer_knobs_default();
+    peer_plan pl;
+    int i, n, *grad = NULL, *gfwd = NULL, *gbwd = NULL, *use, ready = 0, n_edges = 0;
+    peer_when* when = NULL;
+    cc_op* order = NULL;
+    char err[512];
+    cc_result r = CC_OK;
+    double t0 = now_s();
+    memset(&lay, 0, sizeof lay);
+    memset(&pl, 0, sizeof pl);
+    snprintf(o->name, sizeof o->name, "%s", pol->name);
+    if (!gpt_step_stage_params(&d, &lay)) return CC_ERR_OUT_OF_MEMORY;
+    n = lay.n;
+    params = (peer_param*)calloc((size_t)n, sizeof *params);
+    grad = (int*)malloc(sizeof(int) * (size_t)n);
+    gfwd = (int*)malloc(sizeof(int) * (size_t)n);
+    gbwd = (int*)malloc(sizeof(int) * (size_t)n);
+    when = (peer_when*)malloc(sizeof(peer_when) * (size_t)n);
+    if (!params || !grad || !gfwd || !gbwd || !when) r = CC_ERR_OUT_OF_MEMORY;
+    for (i = 0; r == CC_OK && i < n; i++) {
+        params[i].n_elems = shard_size(&lay.p[i], P->o.tp);
+        params[i].n_bytes = params[i].n_elems * (uint64_t)gpt_step_dtype_bytes(P->o.dtype);
+        params[i].layer = lay.p[i].layer;
+    }
+    k.dp = P->o.dp; k.tp = P->o.tp; k.gpus_per_node = P->o.gpus_per_node;
+    k.sequence_parallel = P->o.sp; k.zero_stage = P->o.zero;
+    pl.grad_bucket = grad; pl.grad_when = when; pl.gather_bucket_fwd = gfwd; pl.gather_bucket_bwd = gbwd;
+    if (r == CC_OK && (r = pol->buckets(params, n, &k, &pl, err, sizeof err)) != CC_OK)
+        fprintf(stderr, "%s: peer %s: %s\n", program_name, pol->name, err);
+    /* the step builder has one bucketing for the gradients' reductions
+       and ZeRO-3's gathers: a ZeRO-3 peer's gather buckets (the finer) */
+    use = P->o.zero == 3 && pl.n_gather_fwd > 0 ? gfwd : grad;
+    if (r == CC_OK) {
+        fill_unbucketed(use, n);
+        runs_of(use, n);
+    }
+    for (i = 0; r == CC_OK && i < pl.n_grad_buckets; i++) ready += when[i] == PEER_WHEN_READY;
+    if (r == CC_OK && !step_build(P, use, n, 2 * ready >= pl.n_grad_buckets ? GPT_SYNC_WHEN_READY : GPT_SYNC_AFTER_BACKWARD, &o->s))
+        r = CC_ERR_INVALID_ARG;
+    if (r == CC_OK && pol->order) {
+        if (!(order = (cc_op*)malloc(sizeof(cc_op) * (size_t)(cc_graph_n_ops(o->s.g) + 1)))) r = CC_ERR_OUT_OF_MEMORY;
+        else if ((r = pol->order(o->s.g, 1, order, &n_edges, err, sizeof err)) != CC_OK)
+            fprintf(stderr, "%s: peer %s: %s\n", program_name, pol->name, err);
+    }
+    if (r == CC_OK) r = simulate_order(P, &o->s, order, o);
+    if (r == CC_OK) {
+        int nb = 0;
+        for (i = 0; i < n; i++) if (use[i] + 1 > nb) nb = use[i] + 1;
+        snprintf(o->what, sizeof o->what, "%d bucket(s) of %d parameter tensors%s; %s", nb, n,
+                 pol->order ? ", its own order" : ", program order", pl.rule ? pl.rule : "");
+    }
+    o->plan_s = now_s() - t0;
+    free(order); free(params); free(grad); free(gfwd); free(gbwd); free(when);
+    layout_free(&lay);
+    return r;
+}
+
+/* ---- the library ------------------------------------------------------------------ */
+static cc_rewrite_desc rewrite_desc(const planner* P, int n_ops) {
+    cc_rewrite_desc rd = cc_rewrite_desc_default();
+    rd.sched = sched_desc(P);
+    /* large steps: candidates judged by one list pass each (the schedule
+       of the result is still the full one) */
+    if (n_ops > 3000) rd.sched.method = CC_SCHED_LIST;
+    return rd;
+}
+
+/* o takes over from a better earlier outcome: the same timeline. */
+static cc_result keep_earlier(const outcome* from, outcome* o, const char* why) {
+    double* start = (double*)malloc(sizeof(double) * (size_t)(from->n_ops + 1));
+    if (!start) return CC_ERR_OUT_OF_MEMORY;
+    memcpy(start, from->start, sizeof(double) * (size_t)from->n_ops);
+    if (o->own_g) cc_graph_destroy(o->g);
+    free(o->start);
+    o->g = from->g;
+    o->own_g = 0;
+    o->start = start;
+    o->us = from->us;
+    o->true_us = from->true_us;
+    o->exposed_us = from->exposed_us;
+    o->n_ops = from->n_ops;
+    o->n_colls = from->n_colls;
+    o->valid = from->valid;
+    snprintf(o->what, sizeof o->what, "%s", why);
+    return CC_OK;
+}
+
+/* S: the step as written, scheduled. */
+static cc_result run_s(const planner* P, step* prog, outcome* o, double* lb) {
+    cc_op* order = NULL;
+    double t0 = now_s();
+    cc_result r;
+    snprintf(o->name, sizeof o->name, "S");
+    r = schedule(P, prog->g, o, lb, &order);
+    if (r == CC_OK) r = true_makespan(P, prog, order, &o->true_us);
+    if (r == CC_OK) snprintf(o->what, sizeof o->what, "reordered; %d collectives", o->n_colls);
+    free(order);
+    o->plan_s = now_s() - t0;
+    return r;
+}
+
+/* Buckets of about cap bytes of gradient, in reverse parameter order (the
+   order gradients complete), as runs; cap 0: one per layer (the
+   parameters outside the layers each their own). */
+static int cap_buckets(const planner* P, const model_layout* lay, uint64_t cap, int* b) {
+    int i, k = 0, open = 0, prev_layer = -2;
+    uint64_t in = 0, esize = (uint64_t)gpt_step_dtype_bytes(P->o.dtype);
+    for (i = lay->n - 1; i >= 0; i--) {
+        uint64_t bytes = (uint64_t)shard_size(&lay->p[i], P->o.tp) * esize;
+        int layer = lay->p[i].layer;
+        if (open && (cap ? in + bytes > cap : layer != prev_layer || layer < 0)) { k++; in = 0; }
+        b[i] = k;
+        open = 1;
+        in += bytes;
+        prev_layer = layer;
+    }
+    return runs_of(b, lay->n);
+}
+
+/* S+F: the library's fusion judged by its scheduler. Two kinds of
+   candidate: cc_graph_fuse of the step as written (all-reduces merged
+   where their buffers allow), and the step built with gradient (and ZeRO-3
+   gather) buckets of 1 to 256 MiB or one per layer, each scheduled; the
+   best is kept, S where none pays. *base: the graph S+AD decomposes (the
+   best candidate before fusion; prog's or one owned by *base_step). */
+static cc_result run_sf(const planner* P, step* prog, const outcome* s, outcome* o, step* base_step, cc_graph** base, double* lb) {
+    static const double caps_mib[] = { 0, 1, 4, 16, 64, 256 };
+    cc_rewrite_desc rd = rewrite_desc(P, cc_graph_n_ops(prog->g));
+    cc_rewrite_report rep;
+    cc_graph* fused = NULL;
+    gpt_step_desc d = step_desc(P);
+    model_layout lay;
+    int* b = NULL;
+    double t0 = now_s(), cp = 0, res = 0;
+    size_t c;
+    cc_result r;
+    char what[200];
+    snprintf(o->name, sizeof o->name, "S+F");
+    *base = prog->g;
+    what[0] = 0;
+    r = cc_graph_fuse(P->ctx, prog->g, &rd, &fused, &rep);
+    if (r == CC_OK) r = recost_collectives(P, fused);
+    if (r == CC_OK) {
+        o->own_g = 1;
+        r = schedule(P, fused, o, NULL, NULL);
+        o->g = fused;
+        snprintf(what, sizeof what, "fused %d all-reduce bucket(s) (cc_graph_fuse): %d -> %d collectives", rep.n_changed,
+                 rep.n_colls_before, rep.n_colls_after);
+        if (rep.n_changed == 0) o->us = INFINITY;
+    } else cc_graph_destroy(fused);
+    memset(&lay, 0, sizeof lay);
+    if (r == CC_OK && (!gpt_step_stage_params(&d, &lay) || !(b = (int*)malloc(sizeof(int) * (size_t)(lay.n + 1)))))
+        r = CC_ERR_OUT_OF_MEMORY;
+    for (c = 0; r == CC_OK && c < sizeof caps_mib / sizeof caps_mib[0]; c++) {
+        step cand;
+        outcome try_;
+        int nb = cap_buckets(P, &lay, (uint64_t)(caps_mib[c] * 1048576.0), b);
+        memset(&try_, 0, sizeof try_);
+        if (!step_build(P, b, lay.n, GPT_SYNC_AFTER_BACKWARD, &cand)) { r = CC_ERR_INVALID_ARG; break; }
+        if ((r = schedule(P, cand.g, &try_, NULL, NULL)) == CC_OK && cc_lower_bounds(P->ctx, cand.g, &cp, &res) == CC_OK) {
+            if (res > cp) cp = res;
+            if (cp < *lb) *lb = cp;   /* the smallest over the graphs planned */
+        }
+        if (r == CC_OK && try_.us < o->us) {
+            /* the candidate wins: o takes its timeline, base_step its step */
+            if (o->own_g) cc_graph_destroy(o->g);
+            free(o->start);
+            step_free(base_step);
+            *base_step = cand;
+            *base = cand.g;
+            o->g = cand.g;
+            o->own_g = 0;
+            o->start = try_.start;
+            o->us = try_.us;
+            o->exposed_us = try_.exposed_us;
+            o->n_ops = try_.n_ops;
+            o->n_colls = try_.n_colls;
+            o->valid = try_.valid;
+            if (caps_mib[c] > 0)
+                snprintf(what, sizeof what, "gradient%s buckets of %g MiB: %d bucket(s)", P->o.zero == 3 ? " and gather" : "", caps_mib[c], nb);
+            else snprintf(what, sizeof what, "gradient%s buckets of one layer: %d bucket(s)", P->o.zero == 3 ? " and gather" : "", nb);
+        } else {
+            free(try_.start);
+            step_free(&cand);
+        }
+    }
+    free(b);
+    layout_free(&lay);
+    o->true_us = NAN;
+    if (r == CC_OK) {
+        if (o->us >= s->us) {
+            char why[260];
+            snprintf(why, sizeof why, "no fusion paid (best: %s, %.3f ms): as S", what[0] ? what : "none", o->us / 1000.0);
+            *base = prog->g;
+            r = keep_earlier(s, o, why);
+        } else snprintf(o->what, sizeof o->what, "%s; reordered", what);
+    }
+    o->plan_s = now_s() - t0;
+    return r;
+}
+
+/* S+AD: decomposition of S+F's step (before its fusion), then fusion,
+   each judged by the scheduler, the collectives costed again, scheduled;
+   S+F where it does not pay. */
+static cc_result run_sad(const planner* P, cc_graph* base, const outcome* sf, outcome* o) {
+    cc_rewrite_desc rd = rewrite_desc(P, cc_graph_n_ops(base));
+    cc_rewrite_report dec, fus;
+    cc_graph *split = NULL, *fused = NULL;
+    double t0 = now_s();
+    cc_result r;
+    snprintf(o->name, sizeof o->name, "S+AD");
+    r = cc_graph_decompose(P->ctx, base, &rd, &split, &dec);
+    if (r == CC_OK) r = recost_collectives(P, split);
+    if (r == CC_OK) r = cc_graph_fuse(P->ctx, split, &rd, &fused, &fus);
+    cc_graph_destroy(split);
+    if (r == CC_OK) r = recost_collectives(P, fused);
+    if (r == CC_OK) {
+        o->own_g = 1;
+        r = schedule(P, fused, o, NULL, NULL);
+        o->g = fused;
+    } else cc_graph_destroy(fused);
+    o->true_us = NAN;
+    if (r == CC_OK) {
+        if (dec.n_changed == 0 || o->us >= sf->us) {
+            char why[200];
+            snprintf(why, sizeof why, "decomposition did not pay (%d split, %.3f ms): as S+F", dec.n_changed, o->us / 1000.0);
+            r = keep_earlier(sf, o, why);
+        } else
+            snprintf(o->what, sizeof o->what, "decomposed %d all-reduce(s) with their neighbours (%d -> %d ops), fused %d bucket(s); "
+                     "reordered", dec.n_changed, dec.n_ops_before, dec.n_ops_after, fus.n_changed);
+    }
+    o->plan_s = now_s() - t0;
+    return r;
+}
+
+/* ---- output ------------------------------------------------------------------------ */
+static void json_str(const char* s) {
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') printf("\\%c", *s);
+        else if ((unsigned char)*s < 0x20) printf("\\u%04x", *s);
+        else putchar(*s);
+    }
+    putchar('"');
+}
+
+static void json_num(double v) {
+    if (isnan(v) || isinf(v)) printf("null");
+    else printf("%.3f", v);
+}
+
+static void print_json(const planner* P, outcome* out, int n_out, int n_peers, double lb_us, double plan_s, int n_ops) {
+    const options* o = &P->o;
+    int i;
+    printf("{\"simulated\": true, \"model\": ");
+    json_str(o->model);
+    printf(", \"layers\": %d, \"hidden\": %d, \"heads\": %d, \"seq\": %d, \"vocab\": %d, \"micro_batch\": %d, \"micro_batches\": %d",
+           o->cfg.L, o->cfg.C, o->cfg.H, o->cfg.T, o->cfg.V, o->micro_batch, o->n_micro);
+    printf(", \"tp\": %d, \"dp\": %d, \"pp\": %d, \"zero\": %d, \"sp\": %d, \"dtype\": \"%s\", \"cluster\": ", o->tp, o->dp, o->pp,
+           o->zero, o->sp, o->dtype == CC_DTYPE_FLOAT32 ? "fp32" : o->dtype == CC_DTYPE_BFLOAT16 ? "bf16" : "fp16");
+    json_str(P->spec.name ? P->spec.name : o->cluster);
+    printf(", \"nodes\": %d, \"gpus_per_node\": %d, \"gpus\": %d, \"alpha\": %.3f, \"alpha_true\": %.3f, \"noise\": %.3f, \"seed\": %llu",
+           o->nodes, o->gpus_per_node, o->nodes * o->gpus_per_node, o->alpha, o->alpha_true, o->noise, (unsigned long long)o->seed);
+    printf(", \"n_ops\": %d, \"program_us\": ", n_ops);
+    json_num(out[0].us);
+    printf(", \"peers\": {");
+    for (i = 1; i <= n_peers; i++) {
+        if (i > 1) printf(", ");
+        json_str(out[i].name);
+        printf(": ");
+        json_num(out[i].us);
+    }
+    printf("}, \"s_us\": ");
+    json_num(out[n_peers + 1].us);
+    printf(", \"sf_us\": ");
+    json_num(out[n_peers + 2].us);
+    printf(", \"sad_us\": ");
+    json_num(out[n_peers + 3].us);
+    printf(", \"lower_bound_us\": ");
+    json_num(lb_us);
+    printf(", \"plan_s\": ");
+    json_num(plan_s);
+    printf(", \"variants\": [");
+    for (i = 0; i < n_out; i++) {
+        outcome* v = &out[i];
+        if (i) printf(", ");
+        printf("{\"name\": ");
+        json_str(v->name);
+        printf(", \"us\": ");
+        json_num(v->us);
+        printf(", \"true_us\": ");
+        json_num(v->true_us);
+        printf(", \"exposed_us\": ");
+        json_num(v->exposed_us);
+        printf(", \"plan_s\": ");
+        json_num(v->plan_s);
+        printf(", \"n_ops\": %d, \"n_colls\": %d, \"valid\": %s, \"what\": ", v->n_ops, v->n_colls, v->valid ? "true" : "false");
+        json_str(v->what);
+        printf("}");
+    }
+    printf("]}\n");
+}
+
+static void print_text(const planner* P, outcome* out, int n_out, double lb_us, double plan_s, int n_ops) {
+    const options* o = &P->o;
+    int i;
+    printf("%s: L=%d C=%d H=%d T=%d V=%d, micro-batch %d x %d, tp %d x dp %d x pp %d, zero %d%s, %s\n", o->model, o->cfg.L, o->cfg.C,
+           o->cfg.H, o->cfg.T, o->cfg.V, o->micro_batch, o->n_micro, o->tp, o->dp, o->pp, o->zero, o->sp ? ", sp" : "",
+           o->dtype == CC_DTYPE_FLOAT32 ? "fp32" : o->dtype == CC_DTYPE_BFLOAT16 ? "bf16" : "fp16");
+    printf("cluster: %s, %d node(s) x %d GPUs; overlapped compute %.2fx as long (alpha)\n", P->spec.name ? P->spec.name : o->cluster,
+           o->nodes, o->gpus_per_node, o->alpha);
+    printf("the step of stage 0's rank: %d ops; every figure below is SIMULATED from the cost model\n\n", n_ops);
+    printf("%-16s %12s %8s %12s %10s  %s\n", "", "step ms", "vs prog", "exposed ms", "plan s", "what");
+    for (i = 0; i < n_out; i++) {
+        const outcome* v = &out[i];
+        printf("%-16s %12.3f %7.3fx %12.3f %10.3f  %s%s\n", v->name, v->us / 1000.0, v->us > 0 ? out[0].us / v->us : 0,
+               v->exposed_us / 1000.0, v->plan_s, v->what, v->valid ? "" : " [TIMELINE INVALID]");
+        if ((o->noise > 0 || o->alpha_true != o->alpha) && !isnan(v->true_us))
+            printf("%-16s %12.3f   (its order under the true numbers)\n", "", v->true_us / 1000.0);
+    }
+    printf("%-16s %12.3f\n", "lower bound", lb_us / 1000.0);
+    printf("planned in %.2f s\n", plan_s);
+}
+
+/* ---- main ---------------------------------------------------------------------------- */
+int main(int argc, char** argv) {
+    options o;
+    planner P;
+    outcome out[3 + PEER_N_POLICIES + 1];
+    int i, n_out = 0, n_peers = 0, rc = 0;
+    double lb = 0, t0 = now_s();
+    cc_graph* base = NULL;
+    cc_result r = CC_OK;
+    memset(out, 0, sizeof out);
+    if (!parse_args(argc, argv, &o)) return 2;
+    if (!planner_setup(&P, &o)) { cc_context_destroy(P.ctx); return 2; }
+    /* program order: one collective per tensor where the program puts it */
+    snprintf(out[0].name, sizeof out[0].name, "program");
+    progress(&P, "%s: building and costing the step%.0d", "program", 0);
+    if (!step_build(&P, NULL, 0, GPT_SYNC_AFTER_BACKWARD, &out[0].s)) { cc_context_destroy(P.ctx); return 2; }
+    r = simulate_order(&P, &out[0].s, NULL, &out[0]);
+    snprintf(out[0].what, sizeof out[0].what, "as issued: %d collectives, gradients reduced after the backward", out[0].n_colls);
+    n_out = 1;
+    for (i = 0; i < PEER_N_POLICIES && r == CC_OK; i++) {
+        progress(&P, "peer %s (%d)", peer_policies[i].name, i + 1);
+        r = run_peer(&P, &peer_policies[i], &out[n_out]);
+        n_out++;
+        n_peers++;
+    }
+    if (r == CC_OK) {
+        progress(&P, "%s: scheduling %d ops", "S", cc_graph_n_ops(out[0].s.g));
+        r = run_s(&P, &out[0].s, &out[n_out], &lb);
+        n_out++;
+    }
+    if (r == CC_OK) {
+        progress(&P, "%s: fusion%.0d", "S+F", 0);
+        r = run_sf(&P, &out[0].s, &out[n_out - 1], &out[n_out], &out[n_out].s, &base, &lb);
+        n_out++;
+    }
+    if (r == CC_OK) {
+        progress(&P, "%s: decomposition, fusion%.0d", "S+AD", 0);
+        r = run_sad(&P, base, &out[n_out - 1], &out[n_out]);
+        n_out++;
+    }
+    /* the bound: the smallest over every graph planned (a peer's buckets
+       make another graph, with its own bound) */
+    for (i = 1; i <= n_peers && r == CC_OK; i++) {
+        double cp = 0, res = 0;
+        if ((r = cc_lower_bounds(P.ctx, out[i].s.g, &cp, &res)) == CC_OK) {
+            if (res > cp) cp = res;
+            if (cp < lb) lb = cp;
+        }
+    }
+    for (i = 0; i < n_out; i++)
+        if (isnan(out[i].true_us) && o.noise == 0 && P.o.alpha_true == P.o.alpha) out[i].true_us = out[i].us;
+    if (r == CC_OK && o.sm) {
+        r = cc_psplib_write(P.ctx, out[0].s.g, o.sm, 1.0);
+        if (r != CC_OK) fprintf(stderr, "%s: --sm %s: %s\n", program_name, o.sm, cc_last_error(P.ctx));
+    }
+    if (r == CC_OK && o.trace) {
+        cc_trace* tr = NULL;
+        r = cc_trace_create(P.ctx, &tr);
+        for (i = 0; i < n_out && r == CC_OK; i++) r = cc_trace_add(tr, out[i].g, i, out[i].name, out[i].start, NULL);
+        if (r == CC_OK) r = cc_trace_write(tr, o.trace);
+        if (r != CC_OK) fprintf(stderr, "%s: --trace %s: %s\n", program_name, o.trace, cc_last_error(P.ctx));
+        cc_trace_destroy(tr);
+    }
+    if (r == CC_OK) {
+        double plan_s = now_s() - t0;
+        progress(&P, "%s in %d variants", "done", n_out);
+        if (o.json) print_json(&P, out, n_out, n_peers, lb, plan_s, cc_graph_n_ops(out[0].s.g));
+        else print_text(&P, out, n_out, lb, plan_s, cc_graph_n_ops(out[0].s.g));
+        for (i = 0; i < n_out; i++)
+            if (!out[i].valid) rc = 1;
+    } else {
+        fprintf(stderr, "%s: %s\n", program_name, cc_last_error(P.ctx)[0] ? cc_last_error(P.ctx) : cc_result_description(r));
+        rc = 1;
+    }
+    for (i = n_out - 1; i >= 0; i--) outcome_free(&out[i]);
+    cc_context_destroy(P.ctx);
+    return rc;
+}
