@@ -137,7 +137,7 @@ $(BUILD)/overlap: examples/overlap.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 
-$(BUILD)/train_gpt: examples/gpt/train_gpt.c examples/gpt/gpt_kernels.h examples/gpt/gpt_common.h examples/gpt/gpt_train.h $(HEADERS)
+$(BUILD)/train_gpt: examples/gpt/train_gpt.c examples/gpt/gpt_kernels.h examples/gpt/gpt_common.h examples/gpt/gpt_step.h examples/gpt/gpt_train.h $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 
@@ -296,7 +296,7 @@ ifeq ($(SAN),)
 TEST_BINS += tests/test_gpt_cuda.sh
 tests-build: $(BUILD)/train_gpt_cuda
 endif
-$(BUILD)/train_gpt_cuda: examples/gpt/train_gpt.cu examples/gpt/gpt_common.h examples/gpt/gpt_train.h concerto.h concerto_cuda.h \
+$(BUILD)/train_gpt_cuda: examples/gpt/train_gpt.cu examples/gpt/gpt_common.h examples/gpt/gpt_step.h examples/gpt/gpt_train.h concerto.h concerto_cuda.h \
                          concerto_nccl.h $(T)/gpu-config
 	@mkdir -p $(@D)
 	@rm -f $@.skip
@@ -424,7 +424,7 @@ $(T)/test_mpi: tests/test_mpi.c concerto.h concerto_mpi.h $(T)/mpi-config
 all: $(BUILD)/train_gpt_mpi
 tests-build: $(BUILD)/train_gpt_mpi
 TEST_BINS += tests/test_gpt_mpi.sh
-$(BUILD)/train_gpt_mpi: examples/gpt/train_gpt.c examples/gpt/gpt_kernels.h examples/gpt/gpt_common.h examples/gpt/gpt_train.h \
+$(BUILD)/train_gpt_mpi: examples/gpt/train_gpt.c examples/gpt/gpt_kernels.h examples/gpt/gpt_common.h examples/gpt/gpt_step.h examples/gpt/gpt_train.h \
                         concerto.h concerto_mpi.h $(T)/mpi-config
 	@mkdir -p $(@D)
 	@rm -f $@.skip $@.note
