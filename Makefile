@@ -45,7 +45,7 @@ STRICT_CFLAGS = -std=c99 -Wall -Wextra -Werror -pedantic $(CFLAGS) $(SAN) -MMD -
 LDLIBS       = $(LPSOLVE_LIBS) -lm
 
 T := $(BUILD)/tests
-UNIT_TESTS    := test_sched test_exact test_j30 test_alloc test_determinism test_graph test_check test_sim test_psplib test_misc test_world test_exec test_lpsolve test_fuse test_decompose test_comm
+UNIT_TESTS    := test_sched test_exact test_j30 test_alloc test_determinism test_graph test_check test_sim test_psplib test_misc test_world test_exec test_lpsolve test_fuse test_decompose test_comm test_step
 COMPILE_TESTS := compile_c99 compile_cpp11 compile_static compile_solver_only
 UNIT_BINS     := $(addprefix $(T)/,$(UNIT_TESTS))
 TEST_BINS     := $(UNIT_BINS) $(addprefix $(T)/,$(COMPILE_TESTS)) tests/test_psplib_tool.sh tests/test_gpt.sh
