@@ -12,7 +12,8 @@
      layouts; building twice gives identical graphs and op descriptions;
    - a 96-layer model of GPT-3 175B's shape builds in little memory;
    - bad input is refused with a message naming the option;
-   - a planning communicator refuses to run a collective. */
+   - a planning communicator refuses to run a collective;
+   - the library's decomposition and fusion rewrite a sizes-only step. */
 #include <string.h>
 #include <sys/resource.h>
 #include "util.h"
@@ -495,6 +496,45 @@ static void test_bad_input(void) {
     refused(d, "2 or 4", "3-byte activations");
 }
 
+/* ---- the library's rewrites on a sizes-only step --------------------------------- */
+/* With chunk_stubs the ops around the TP all-reduces may be cut into
+   chunks, so decomposition has something to split; the gradient
+   all-reduces lie back to back in the flat gradient buffer, so fusion
+   may merge them. Durations from the CPU trainer's model of a slow link
+   (gpt_train.h's model_durations with --link 50 --latency 10): compute
+   1 us per 1000 bytes touched; DP collectives 10 us + 50 us per KiB, TP
+   collectives 5 us + 12.5 us per KiB. */
+static void test_rewrites(void) {
+    gpt_step_desc d = small_desc(2, 2);
+    built* b;
+    int i;
+    d.chunk_stubs = 1;
+    b = build(&d, 1);
+    if (CHECK(b && b->rc == CC_OK, "TP2 x DP2 with chunk stubs builds")) {
+        cc_graph *dg = NULL, *fg = NULL;
+        cc_rewrite_report rep;
+        for (i = 0; i < cc_graph_n_ops(b->g); i++) {
+            const gpt_step_op_info* in = &b->ops.info[i];
+            double us = in->group == GPT_GROUP_TP ? 5 + in->bytes * 50.0 / 4096 : in->group == GPT_GROUP_DP ? 10 + in->bytes * 50.0 / 1024
+                      : in->bytes / 1000;
+            cc_op_set_duration(b->g, cc_graph_op(b->g, i), us);
+        }
+        cc_result r;
+        memset(&rep, 0, sizeof rep);
+        r = cc_graph_decompose(g_ctx, b->g, NULL, &dg, &rep);
+        CHECK(r == CC_OK && rep.n_changed > 0, "decomposition splits TP all-reduces of the sizes-only step (%d of %d)", rep.n_changed,
+              rep.n_candidates);
+        if (r != CC_OK) NOTE("%s", cc_last_error(g_ctx));
+        memset(&rep, 0, sizeof rep);
+        r = cc_graph_fuse(g_ctx, b->g, NULL, &fg, &rep);
+        CHECK(r == CC_OK && rep.n_changed > 0, "fusion merges gradient all-reduces of the sizes-only step (%d buckets of %d candidates)",
+              rep.n_changed, rep.n_candidates);
+        cc_graph_destroy(dg);
+        cc_graph_destroy(fg);
+    }
+    unbuild(b);
+}
+
 /* ---- planning communicators ---------------------------------------------------- */
 static void test_plan_comm(void) {
     gpt_step_desc d = small_desc(2, 1);
@@ -525,6 +565,7 @@ int main(void) {
     TH_RUN(test_same_graph);
     TH_RUN(test_bad_input);
     TH_RUN(test_plan_comm);
+    TH_RUN(test_rewrites);
     TH_RUN(test_large);
     cc_context_destroy(g_ctx);
     return th_done();

@@ -1548,6 +1548,22 @@ GPT_STEP_FN void add_other_stages(builder* b, const char* name, int which, const
     add_op(b, name, -1, CC_NO_STREAM, &a, WHOLE, NULL, after, after ? 1 : 0);
 }
 
+/* A RECV into t from stage `from` on the "pp" stream, after op `after`. */
+GPT_STEP_FN void add_recv(builder* b, const char* name, tensor* t, int from, const cc_op* after) {
+    cc_collective co;
+    op_args a;
+    memset(&co, 0, sizeof co);
+    memset(&a, 0, sizeof a);
+    a.out[0] = t;
+    co.kind = CC_COLL_RECV;
+    co.dtype = t->dtype;
+    co.n_elems = tensor_elems(t);
+    co.comm = b->s->pp_comm;
+    co.peer = from;
+    co.recv_buf = t->p;
+    add_op(b, name, -1, S_PP, &a, WHOLE, &co, after, 1);
+}
+
 /* Micro-batch m's forward pass on the stage, with the loss (with train,
    also its gradient) on the last; the boundary activations received and
    sent. */
@@ -1567,16 +1583,7 @@ GPT_STEP_FN void forward_micro(builder* b, int m, int train) {
         add_other_stages(b, "pp.prev_stages", GPT_OTHER_EARLIER, NULL);
         prev = b->last;
         if (b->rc != CC_OK) return;
-        {
-            cc_collective co;
-            op_args a;
-            memset(&co, 0, sizeof co);
-            memset(&a, 0, sizeof a);
-            a.out[0] = mb->x[0];
-            co.kind = CC_COLL_RECV; co.dtype = mb->x[0]->dtype; co.n_elems = tensor_elems(mb->x[0]);
-            co.comm = s->pp_comm; co.peer = s->pp_rank - 1; co.recv_buf = mb->x[0]->p;
-            add_op(b, "pp.recv_act", -1, S_PP, &a, WHOLE, &co, &prev, 1);
-        }
+        add_recv(b, "pp.recv_act", mb->x[0], s->pp_rank - 1, &prev);
     }
     for (l = 0; l < L; l++) forward_layer(b, mb, l);
     if (s->last_stage) {
@@ -1615,16 +1622,7 @@ GPT_STEP_FN void backward_micro(builder* b, int m) {
         add_matmul_bwd_x(b, "head.bwd_x", -1, WHOLE, mb->dlnf, mb->dlogits, w->head, Ns, C, s->cfg.V);
         add_layernorm_bwd(b, "lnf.bwd", -1, WHOLE, mb->dx[L], dw->lnf_w, dw->lnf_b, NULL, mb->dlnf, mb->x[L], mb->lnf_mean,
                           mb->lnf_rstd, w->lnf_w, Ns, C);
-    } else {
-        cc_collective co;
-        op_args a;
-        memset(&co, 0, sizeof co);
-        memset(&a, 0, sizeof a);
-        a.out[0] = mb->dx[L];
-        co.kind = CC_COLL_RECV; co.dtype = mb->dx[L]->dtype; co.n_elems = tensor_elems(mb->dx[L]);
-        co.comm = s->pp_comm; co.peer = s->pp_rank + 1; co.recv_buf = mb->dx[L]->p;
-        add_op(b, "pp.recv_grad", -1, S_PP, &a, WHOLE, &co, &b->other[m], 1);
-    }
+    } else add_recv(b, "pp.recv_grad", mb->dx[L], s->pp_rank + 1, &b->other[m]);
     for (l = L - 1; l >= 0; l--) backward_layer(b, mb, l);
     if (s->first_stage)
         add_embed_bwd(b, "embed.bwd", dw->wte, dw->wpe, mb->dx[0], mb->inputs, s->Bl, s->cfg.T, C, Ns);
