@@ -45,7 +45,7 @@ STRICT_CFLAGS = -std=c99 -Wall -Wextra -Werror -pedantic $(CFLAGS) $(SAN) -MMD -
 LDLIBS       = $(LPSOLVE_LIBS) -lm
 
 T := $(BUILD)/tests
-UNIT_TESTS    := test_sched test_exact test_j30 test_alloc test_determinism test_graph test_check test_sim test_psplib test_misc test_world test_exec test_lpsolve test_fuse test_decompose test_comm test_cluster test_peers
+UNIT_TESTS    := test_sched test_exact test_j30 test_alloc test_determinism test_graph test_check test_sim test_psplib test_misc test_world test_exec test_lpsolve test_fuse test_decompose test_comm test_cluster test_peers test_step
 COMPILE_TESTS := compile_c99 compile_cpp11 compile_static compile_solver_only
 UNIT_BINS     := $(addprefix $(T)/,$(UNIT_TESTS))
 TEST_BINS     := $(UNIT_BINS) $(addprefix $(T)/,$(COMPILE_TESTS)) tests/test_psplib_tool.sh tests/test_plan.sh tests/test_gpt.sh
@@ -148,7 +148,7 @@ $(BUILD)/overlap: examples/overlap.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 
-$(BUILD)/train_gpt: examples/gpt/train_gpt.c examples/gpt/gpt_kernels.h examples/gpt/gpt_common.h examples/gpt/gpt_train.h $(HEADERS)
+$(BUILD)/train_gpt: examples/gpt/train_gpt.c examples/gpt/gpt_kernels.h examples/gpt/gpt_common.h examples/gpt/gpt_step.h examples/gpt/gpt_train.h $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 
@@ -308,7 +308,7 @@ ifeq ($(SAN),)
 TEST_BINS += tests/test_gpt_cuda.sh
 tests-build: $(BUILD)/train_gpt_cuda
 endif
-$(BUILD)/train_gpt_cuda: examples/gpt/train_gpt.cu examples/gpt/gpt_common.h examples/gpt/gpt_train.h concerto.h concerto_cuda.h \
+$(BUILD)/train_gpt_cuda: examples/gpt/train_gpt.cu examples/gpt/gpt_common.h examples/gpt/gpt_step.h examples/gpt/gpt_train.h concerto.h concerto_cuda.h \
                          concerto_nccl.h $(T)/gpu-config
 	@mkdir -p $(@D)
 	@rm -f $@.skip
@@ -436,7 +436,7 @@ $(T)/test_mpi: tests/test_mpi.c concerto.h concerto_mpi.h $(T)/mpi-config
 all: $(BUILD)/train_gpt_mpi
 tests-build: $(BUILD)/train_gpt_mpi
 TEST_BINS += tests/test_gpt_mpi.sh
-$(BUILD)/train_gpt_mpi: examples/gpt/train_gpt.c examples/gpt/gpt_kernels.h examples/gpt/gpt_common.h examples/gpt/gpt_train.h \
+$(BUILD)/train_gpt_mpi: examples/gpt/train_gpt.c examples/gpt/gpt_kernels.h examples/gpt/gpt_common.h examples/gpt/gpt_step.h examples/gpt/gpt_train.h \
                         concerto.h concerto_mpi.h $(T)/mpi-config
 	@mkdir -p $(@D)
 	@rm -f $@.skip $@.note

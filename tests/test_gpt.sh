@@ -19,7 +19,9 @@
 #   order);
 # - the fingerprint of the step's graph (--graph-fingerprint, what a trainer
 #   on another backend must reproduce) is the same in two runs and differs
-#   for another model (--layers, --embd);
+#   for another model (--layers, --embd), and the graph a planner builds
+#   from the same description with sizes only (gpt_step.h) has the same
+#   fingerprints, for several TP x DP layouts in float32 and bfloat16;
 # - 300 steps on the generated corpus bring the validation loss below
 #   0.6 ln V;
 # - bad input: a missing or empty data file, heads or batch that do not
@@ -124,6 +126,19 @@ for other in "--layers 3" "--embd 64"; do
     f3=$(fingerprint --tp 2 --dp 2 $other)
     [ -n "$f3" ] && [ "${f1% *}" != "${f3% *}" ] && [ "${f1#* }" != "${f3#* }" ]
     check $? "TP2 x DP2: $other gives other fingerprints ($f3)" "'$f1' vs '$f3'"
+done
+
+# the trainer's graph (real memory, kernels, the world's communicators) and
+# the graph a planner builds from the same description (gpt_step.h: sizes
+# only, no kernels, planning communicators) are the same graph
+planned() {
+    timeout 120 "$gpt" "${small[@]}" --graph-fingerprint "$@" 2>&1 |
+        sed -n 's/^planned graph fingerprint: \([0-9a-f]\{16\}\) (training step), \([0-9a-f]\{16\}\) (evaluation)$/\1 \2/p'
+}
+for layout in "--tp 1 --dp 1" "--tp 2 --dp 1" "--tp 1 --dp 2" "--tp 2 --dp 2" "--tp 4 --dp 2" "--tp 2 --dp 2 --dtype bf16" \
+              "--tp 4 --dp 1 --dtype bf16 --layers 3"; do
+    f=$(fingerprint $layout); p=$(planned $layout)
+    [ -n "$f" ] && [ "$f" = "$p" ]; check $? "$layout: the planner's sizes-only graph has the trainer's fingerprints ($p)" "'$f' vs '$p'"
 done
 
 # ---- training --------------------------------------------------------------

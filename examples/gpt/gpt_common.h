@@ -1,23 +1,20 @@
 /* gpt_common.h - what the example GPT trainers share, whatever runs their
-   kernels: the model's configuration and parameter layout, the options and
-   the command line, the data (vocabulary, splits, the generated corpus,
-   batches), the files of FORMATS.md (checkpoints, batches, gradients), a
-   rank's tensors, and the construction of the step's graph: ops, their
-   regions and their streams, with each op's work taken from the trainer's
-   table of kernels (gpt_kernel_table).
+   kernels, besides the step itself (gpt_step.h, included here: the
+   parameter layout, a rank's tensors and the step's graph): the options
+   and the command line, the data (vocabulary, splits, the generated
+   corpus, batches), the files of FORMATS.md (checkpoints, batches,
+   gradients), and the step's description for a trainer's rank.
 
    Plain C99, host code only. Each trainer is one translation unit that
    includes concerto.h and then this header; every function here is static.
    Sections:
-     >>config    configuration, options, usage
+     >>config    options, usage
      >>util      splitmix64, medians, the clock
-     >>params    parameter shapes, order, sharding, initialisation
+     >>params    sharding, initialisation
      >>data      text, vocabulary, splits, batches, learning rate
      >>files     checkpoints, batches, gradients
      >>cmdline   parsing the options, checking the layout
-     >>model     a rank's tensors; the table of kernels (gpt_kernel_table)
-     >>ops       the op records: what each op's kernel reads and writes
-     >>graph     building the step's graph from the records, its fingerprint */
+     >>model     a trainer rank's step (gpt_step_desc) */
 #ifndef GPT_COMMON_H_INCLUDED
 #define GPT_COMMON_H_INCLUDED
 
@@ -33,15 +30,15 @@
 #include <string.h>
 #include <time.h>
 
+#include "gpt_step.h"
+
+/* The trainers' bounds (the step's description has none). */
 #define MAX_LAYERS 64
-#define MAX_PARAMS (2 + 12 * MAX_LAYERS + 2)
 #define MAX_T 1024
 
-/* ---- >>config: configuration and options --------------------------------- */
+/* ---- >>config: options ------------------------------------------------------ */
 /* The program's name in messages: the trainer sets it. */
 static const char* gpt_program = "train_gpt";
-
-typedef struct config { int V, C, L, H, T; } config;
 
 enum { GPT_F32 = 0, GPT_BF16 = 1 };   /* options.dtype */
 
@@ -102,7 +99,8 @@ static void usage(FILE* f) {
             "  --budget N           schedules the scheduler may try, for the step and for judging each\n"
             "                       candidate rewrite (default 1000; 0: the library's default, 5000)\n"
             "  --graph-fingerprint  print the fingerprints of rank 0's graphs (training step, evaluation)\n"
-            "                       as built, and stop: the same model and layout give the same ones\n"
+            "                       as built, and as a planner builds them with sizes only (gpt_step.h),\n"
+            "                       and stop: the same model and layout give the same ones\n"
             "  --dtype f32|bf16     f32 (default); bf16 keeps float32 master weights and runs matmuls and\n"
             "                       collectives in bfloat16 (train_gpt_cuda only)\n"
             "  --cuda-graphs on|off capture the step once into a CUDA graph and replay it (train_gpt_cuda\n"
@@ -134,57 +132,7 @@ static double wall_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* ---- >>params: shapes, order, sharding ------------------------------------ */
-enum { SH_REPL = 0, SH_ROWS, SH_COLS };   /* replicated; rows split (per section); columns split */
-
-typedef struct pinfo {
-    char name[32];
-    int rows, cols;          /* global shape [rows][cols] (vectors: cols 1) */
-    int shard, sections;     /* SH_ROWS: rows in `sections` equal blocks, each split by TP */
-    int decay;               /* weight decay applies (2-D tensors) */
-    size_t offset;           /* in the global parameter vector */
-} pinfo;
-
-typedef struct model_layout { int n; pinfo p[MAX_PARAMS]; size_t total; } model_layout;
-
-static void add_param(model_layout* m, const char* name, int layer, int rows, int cols, int shard, int sections, int decay) {
-    pinfo* p = &m->p[m->n++];
-    if (layer >= 0) snprintf(p->name, sizeof p->name, "h%d.%s", layer, name);
-    else snprintf(p->name, sizeof p->name, "%s", name);
-    p->rows = rows; p->cols = cols; p->shard = shard; p->sections = sections; p->decay = decay;
-    p->offset = m->total;
-    m->total += (size_t)rows * (size_t)cols;
-}
-
-/* The order of FORMATS.md. */
-static void layout_model(const config* c, model_layout* m) {
-    int l, C = c->C;
-    memset(m, 0, sizeof *m);
-    add_param(m, "wte", -1, c->V, C, SH_REPL, 1, 1);
-    add_param(m, "wpe", -1, c->T, C, SH_REPL, 1, 1);
-    for (l = 0; l < c->L; l++) {
-        add_param(m, "ln1_w", l, C, 1, SH_REPL, 1, 0);
-        add_param(m, "ln1_b", l, C, 1, SH_REPL, 1, 0);
-        add_param(m, "attn_w", l, 3 * C, C, SH_ROWS, 3, 1);
-        add_param(m, "attn_b", l, 3 * C, 1, SH_ROWS, 3, 0);
-        add_param(m, "proj_w", l, C, C, SH_COLS, 1, 1);
-        add_param(m, "proj_b", l, C, 1, SH_REPL, 1, 0);
-        add_param(m, "ln2_w", l, C, 1, SH_REPL, 1, 0);
-        add_param(m, "ln2_b", l, C, 1, SH_REPL, 1, 0);
-        add_param(m, "fc_w", l, 4 * C, C, SH_ROWS, 1, 1);
-        add_param(m, "fc_b", l, 4 * C, 1, SH_ROWS, 1, 0);
-        add_param(m, "fcproj_w", l, C, 4 * C, SH_COLS, 1, 1);
-        add_param(m, "fcproj_b", l, C, 1, SH_REPL, 1, 0);
-    }
-    add_param(m, "lnf_w", -1, C, 1, SH_REPL, 1, 0);
-    add_param(m, "lnf_b", -1, C, 1, SH_REPL, 1, 0);
-}
-
-/* Elements of one TP rank's shard of parameter p. */
-static size_t shard_size(const pinfo* p, int tp) {
-    return (size_t)p->rows * (size_t)p->cols / (p->shard == SH_REPL ? 1u : (size_t)tp);
-}
-
+/* ---- >>params: sharding and initialisation (the layout: gpt_step.h) ------- */
 /* Copies between a global tensor g and rank t's shard s (to_shard: g -> s). */
 static void shard_copy(const pinfo* p, int tp, int t, float* g, float* s, int to_shard) {
     int r, c;
@@ -355,13 +303,6 @@ static double lr_at(const options* o, int step) {   /* linear warm-up, then cosi
 }
 
 /* ---- >>files: checkpoints, batches, gradients (FORMATS.md) ------------------ */
-static uint64_t fnv1a(uint64_t h, const void* p, size_t n) {
-    const unsigned char* b = (const unsigned char*)p;
-    size_t i;
-    for (i = 0; i < n; i++) { h ^= b[i]; h *= 0x100000001B3ull; }
-    return h;
-}
-#define FNV_START 0xCBF29CE484222325ull
 
 typedef struct hwriter { FILE* f; uint64_t h; int ok; } hwriter;
 static void hw(hwriter* w, const void* p, size_t n) {
@@ -430,9 +371,8 @@ static int load_checkpoint(const char* path, config* c, unsigned char* vocab, in
         snprintf(err, errn, "checkpoint '%s': implausible configuration V=%d C=%d L=%d H=%d T=%d", path, c->V, c->C, c->L, c->H, c->T);
         goto out;
     }
-    m = (model_layout*)malloc(sizeof *m);
-    if (!m) { snprintf(err, errn, "out of memory"); goto out; }
-    layout_model(c, m);
+    m = (model_layout*)calloc(1, sizeof *m);
+    if (!m || !layout_model(c, m)) { snprintf(err, errn, "out of memory"); goto out; }
     if (n64 != m->total) {
         snprintf(err, errn, "checkpoint '%s': %llu parameters in the header, the configuration has %zu", path,
                  (unsigned long long)n64, m->total);
@@ -458,6 +398,7 @@ static int load_checkpoint(const char* path, config* c, unsigned char* vocab, in
 out:
     if (f) fclose(f);
     free(buf);
+    if (m) layout_free(m);
     free(m);
     return ok;
 }
@@ -620,814 +561,21 @@ static int write_grads(const char* path, double loss, const float* g, size_t P, 
     return ok;
 }
 
-/* ---- >>model: a rank's tensors ------------------------------------------------- */
-/* Shapes on one rank: N = Bl * T rows of tokens (Bl = B/DP sequences of T
-   positions), C the embedding width, V the vocabulary; this TP rank holds
-   Hl = H/TP heads of size hs = C/H, Cl = C/TP = Hl * hs of the attention's
-   width and F = 4C/TP of the MLP's hidden units. */
-
-/* A tensor of the rank, which the graph knows as a buffer. rows > 0: its
-   leading dimension is the batch (rows of tokens, or of sequences), along
-   which the library may cut the ops that use it into chunks
-   (decomposition). A slot is a part of another tensor (`whole`): its
-   region of that tensor's buffer. */
-typedef struct tensor {
-    const char* name;
-    void* p;
-    size_t bytes;
-    uint64_t rows;
-    int id;                        /* index among the rank's tensors */
-    int bf16;                      /* its elements are bfloat16 (--dtype bf16: the tensors that are
-                                      all-reduced); else float32, or as its name says (tokens, norms) */
-    const struct tensor* whole;    /* a slot: the tensor it is part of; else NULL */
-} tensor;
-
-/* One block's parameters (or their gradients): this TP rank's shards. */
-typedef struct layer_weights {
-    tensor *ln1_w, *ln1_b;         /* [C] */
-    tensor *attn_w, *attn_b;       /* [3 Cl][C], [3 Cl]: this rank's rows of q, k and v */
-    tensor *proj_w, *proj_b;       /* [C][Cl], [C] */
-    tensor *ln2_w, *ln2_b;         /* [C] */
-    tensor *fc_w, *fc_b;           /* [F][C], [F] */
-    tensor *fcproj_w, *fcproj_b;   /* [C][F], [C] */
-} layer_weights;
-
-typedef struct model_weights {
-    tensor* wte;                   /* [V][C] */
-    tensor* wpe;                   /* [T][C] */
-    layer_weights h[MAX_LAYERS];
-    tensor *lnf_w, *lnf_b;         /* [C] */
-} model_weights;
-
-/* One block's activations and their gradients. */
-typedef struct layer_acts {
-    tensor *ln1, *ln1_mean, *ln1_rstd;   /* [N][C], [N], [N] */
-    tensor* qkv;                         /* [N][3 Cl] */
-    tensor* att;                         /* [Bl][Hl][T][T] softmax probabilities (rows: sequences) */
-    tensor* atty;                        /* [N][Cl] attention output, heads side by side */
-    tensor* proj;                        /* [N][C] partial projection, all-reduced over TP */
-    tensor* x1;                          /* [N][C] residual stream after attention */
-    tensor *ln2, *ln2_mean, *ln2_rstd;   /* [N][C], [N], [N] */
-    tensor *fch, *fch_gelu;              /* [N][F] before and after GELU */
-    tensor* fcproj;                      /* [N][C] partial MLP output, all-reduced over TP */
-    tensor* dx1;                         /* [N][C] */
-    tensor* dfch;                        /* [N][F] */
-    tensor* dln2;                        /* [N][C] partial, all-reduced */
-    tensor* datty;                       /* [N][Cl] */
-    tensor* dqkv;                        /* [N][3 Cl] */
-    tensor* dln1;                        /* [N][C] partial, all-reduced */
-} layer_acts;
-
-/* Parameters, gradients, two moments and one squared-norm slot per
-   parameter; per block 20 activations; the residual streams; 13 more. */
-#define MAX_TENSORS (5 * MAX_PARAMS + 22 * MAX_LAYERS + 16)
-#define MAX_BLOCKS 8
-
-typedef struct adamw_step { float lr; int t; } adamw_step;   /* t counts from 1 */
-
-/* Each op's record (below): the graph's ops point at them. */
-typedef struct op_args op_args;
-typedef struct op_store {
-    op_args** ops; int n, cap;
-    uint64_t fingerprint;          /* of the graph built with these records (graph_fingerprint) */
-} op_store;
-
-/* The kernels, by the kind of op. A trainer gives one table: the work of
-   every kind (each entry is required) and the memory its tensors live in.
-   The graph builder below takes each op's work from it, so the CPU trainer
-   and a GPU trainer build the same graph, op for op, with their own
-   kernels behind it. Nothing in this header reads or writes the tensors'
-   memory: it only carves it and takes addresses and offsets in it, so the
-   memory may be a device's. */
-enum gpt_op_kind {
-    GPT_OP_EMBED, GPT_OP_LAYERNORM, GPT_OP_MATMUL, GPT_OP_MATMUL_GELU, GPT_OP_ATTENTION, GPT_OP_RESIDUAL,
-    GPT_OP_CROSSENTROPY, GPT_OP_MATMUL_BWD_W, GPT_OP_MATMUL_BWD_X, GPT_OP_MATMUL_GELU_BWD_X, GPT_OP_LAYERNORM_BWD,
-    GPT_OP_ATTENTION_BWD, GPT_OP_EMBED_BWD, GPT_OP_SUMSQ, GPT_OP_GRAD_NORM, GPT_OP_ADAMW,
-    GPT_OP_KINDS
-};
-
-typedef struct op_view op_view;
-/* The work of one op (or of one chunk of it, v's rows): a's tensors as v
-   gives them, on v's stream. */
-typedef void (*gpt_kernel_fn)(const op_args* a, const op_view* v);
-
-typedef struct gpt_kernel_table {
-    gpt_kernel_fn run[GPT_OP_KINDS];          /* by enum gpt_op_kind */
-    void* (*alloc_zeroed)(size_t n_bytes);     /* one group of tensors, zeroed; NULL: out of memory */
-    void (*free_memory)(void* p);              /* what alloc_zeroed returned */
-    /* Copies between the host and that memory, complete when they return
-       (the host then reads or reuses its side); 1, or 0 on failure. */
-    int (*copy_in)(void* dst, const void* host_src, size_t n_bytes);
-    int (*copy_out)(void* host_dst, const void* src, size_t n_bytes);
-    /* What failed in a kernel or a copy of the calling thread since the
-       last call (then cleared), or NULL; may be NULL where nothing can. */
-    const char* (*error)(void);
-} gpt_kernel_table;
-
-/* A rank's part of the model: its sizes, its tensors (holding this rank's
-   shards), its communicators. The graph of the step is built from this
-   alone (build_graph). */
-typedef struct gpt_model {
-    const gpt_kernel_table* kernels;
-    cc_context* ctx;
-    int tp_rank, dp_rank;
-    config cfg;
-    int TP, DP, Bl, N, Cl, F, Hl;
-    const model_layout* layout;
-    int np;                                /* parameter tensors */
-    /* the tensors, and their memory: one allocation per group */
-    tensor tensors[MAX_TENSORS]; int n_tensors;
-    void* block[MAX_BLOCKS]; size_t block_bytes[MAX_BLOCKS]; int n_blocks;
-    tensor *param, *grad, *adam_m, *adam_v;  /* [np] each, in parameter order */
-    model_weights w, dw;                   /* the parameters and their gradients by name */
-    tensor* inputs;                        /* [N] tokens */
-    tensor* targets;                       /* [N] */
-    tensor* x[MAX_LAYERS + 1];             /* [N][C] the residual stream into block l (x[L]: out of the last) */
-    tensor* dx[MAX_LAYERS + 1];            /* [N][C] its gradient */
-    layer_acts acts[MAX_LAYERS];
-    tensor *lnf, *lnf_mean, *lnf_rstd;     /* [N][C], [N], [N] */
-    tensor *logits, *dlogits;              /* [N][V] */
-    tensor* dlnf;                          /* [N][C] */
-    tensor* loss;                          /* [1] the mean over the global batch */
-    tensor* sumsq;                         /* [np] float64: each gradient's squared norm */
-    tensor* sumsq_slot;                    /* [np] slots of sumsq, one per parameter */
-    tensor* normsq;                        /* [1] float64: the squared norm of the whole gradient */
-    tensor* step_t;                        /* [1] adamw_step: AdamW's learning rate and step count */
-    adamw_step step;                       /* the host's copy of step_t, which it writes before each step */
-    int bf16;                              /* --dtype bf16: the all-reduced tensors are bfloat16 */
-    cc_dtype reduced;                      /* their type: CC_DTYPE_BFLOAT16, or CC_DTYPE_FLOAT32 */
-    cc_comm *tp_comm, *dp_comm;            /* NULL where TP or DP is 1 */
-} gpt_model;
-
-/* World rank `me` of the layout o: its sizes (rows of tokens, shards). */
-static void model_init(gpt_model* s, const gpt_kernel_table* k, cc_context* ctx, const options* o, const config* cfg,
-                       const model_layout* layout, int me) {
-    s->kernels = k;
-    s->ctx = ctx;
-    s->cfg = *cfg;
-    s->TP = o->tp; s->DP = o->dp;
-    s->tp_rank = me % o->tp; s->dp_rank = me / o->tp;
-    s->Bl = o->batch / o->dp; s->N = s->Bl * s->cfg.T;
-    s->Cl = s->cfg.C / o->tp; s->F = 4 * s->cfg.C / o->tp; s->Hl = s->cfg.H / o->tp;
-    s->bf16 = o->dtype == GPT_BF16;
-    s->reduced = s->bf16 ? CC_DTYPE_BFLOAT16 : CC_DTYPE_FLOAT32;
-    s->layout = layout; s->np = layout->n;
-}
-
-static tensor* tensor_add(gpt_model* s, const char* name, size_t bytes, uint64_t rows) {
-    tensor* t = &s->tensors[s->n_tensors];
-    memset(t, 0, sizeof *t);
-    t->name = name;
-    t->bytes = bytes;
-    t->rows = rows;
-    t->id = s->n_tensors++;
-    return t;
-}
-/* A tensor of n elements of the all-reduced type: bfloat16 with --dtype
-   bf16, else float32. */
-static tensor* tensor_add_reduced(gpt_model* s, const char* name, size_t n, uint64_t rows) {
-    tensor* t = tensor_add(s, name, n * (s->bf16 ? 2 : sizeof(float)), rows);
-    t->bf16 = s->bf16;
-    return t;
-}
-/* Elements of a tensor of floats (float32 or bfloat16). */
-static size_t tensor_elems(const tensor* t) { return t->bytes / (t->bf16 ? 2 : sizeof(float)); }
-
-/* Gives the tensors added since tensor `first` their memory: one zeroed
-   allocation, carved in order, each tensor starting at a multiple of
-   `align` bytes after the group's start (1: back to back, as the gradients
-   must be for the library to fuse their all-reduces; 16 where float32 and
-   bfloat16 tensors alternate, so that every tensor is aligned for any
-   element type and for vector loads). */
-static size_t carve_offset(size_t at, size_t align) { return (at + align - 1) / align * align; }
-static int tensor_carve(gpt_model* s, int first, size_t align) {
-    size_t total = 0;
-    char* p;
-    int i;
-    for (i = first; i < s->n_tensors; i++) total = carve_offset(total, align) + s->tensors[i].bytes;
-    if (s->n_blocks == MAX_BLOCKS || !(p = (char*)s->kernels->alloc_zeroed(total ? total : 1))) return 0;
-    s->block[s->n_blocks] = p;
-    s->block_bytes[s->n_blocks++] = total;
-    for (i = first, total = 0; i < s->n_tensors; i++) {
-        total = carve_offset(total, align);
-        s->tensors[i].p = p + total;
-        total += s->tensors[i].bytes;
-    }
-    return 1;
-}
-
-/* Points the names of w at t[0..], one tensor per parameter in the order of
-   FORMATS.md. */
-static void name_weights(model_weights* w, tensor* t, int L) {
-    int l;
-    w->wte = t++;
-    w->wpe = t++;
-    for (l = 0; l < L; l++) {
-        layer_weights* h = &w->h[l];
-        h->ln1_w = t++; h->ln1_b = t++;
-        h->attn_w = t++; h->attn_b = t++;
-        h->proj_w = t++; h->proj_b = t++;
-        h->ln2_w = t++; h->ln2_b = t++;
-        h->fc_w = t++; h->fc_b = t++;
-        h->fcproj_w = t++; h->fcproj_b = t++;
-    }
-    w->lnf_w = t++;
-    w->lnf_b = t;
-}
-
-/* Parameters, gradients and AdamW's moments: this rank's shards. The
-   gradients lie back to back in parameter order, so that the library can
-   fuse their all-reduces into buckets. */
-static int create_weights(gpt_model* s) {
-    int p, first;
-    s->param = &s->tensors[s->n_tensors];
-    for (p = 0; p < s->np; p++) tensor_add(s, s->layout->p[p].name, sizeof(float) * shard_size(&s->layout->p[p], s->TP), 0);
-    if (!tensor_carve(s, s->param->id, 1)) return 0;
-    s->grad = &s->tensors[s->n_tensors];
-    for (p = 0; p < s->np; p++) tensor_add_reduced(s, "grad", s->param[p].bytes / sizeof(float), 0);
-    if (!tensor_carve(s, s->grad->id, 1)) return 0;
-    first = s->n_tensors;
-    s->adam_m = &s->tensors[s->n_tensors];
-    for (p = 0; p < s->np; p++) tensor_add(s, "adam_m", s->param[p].bytes, 0);
-    s->adam_v = &s->tensors[s->n_tensors];
-    for (p = 0; p < s->np; p++) tensor_add(s, "adam_v", s->param[p].bytes, 0);
-    if (!tensor_carve(s, first, 16)) return 0;
-    name_weights(&s->w, s->param, s->cfg.L);
-    name_weights(&s->dw, s->grad, s->cfg.L);
-    return 1;
-}
-
-/* Activations, rows of tokens (N) unless stated. */
-static int create_activations(gpt_model* s) {
-    size_t f = sizeof(float), N = (size_t)s->N, C = (size_t)s->cfg.C, Cl = (size_t)s->Cl, F = (size_t)s->F;
-    size_t T = (size_t)s->cfg.T, V = (size_t)s->cfg.V;
-    int l, L = s->cfg.L, first = s->n_tensors;
-    s->inputs = tensor_add(s, "inputs", sizeof(int) * N, N);
-    s->targets = tensor_add(s, "targets", sizeof(int) * N, N);
-    if (!tensor_carve(s, first, 16)) return 0;
-    first = s->n_tensors;
-    for (l = 0; l <= L; l++) {
-        s->x[l] = tensor_add(s, "x", f * N * C, N);
-        s->dx[l] = tensor_add(s, "dx", f * N * C, N);
-    }
-    for (l = 0; l < L; l++) {
-        layer_acts* a = &s->acts[l];
-        a->ln1 = tensor_add(s, "ln1", f * N * C, N);
-        a->ln1_mean = tensor_add(s, "mean1", f * N, N);
-        a->ln1_rstd = tensor_add(s, "rstd1", f * N, N);
-        a->qkv = tensor_add(s, "qkv", f * N * 3 * Cl, N);
-        a->att = tensor_add(s, "att", f * (size_t)s->Bl * (size_t)s->Hl * T * T, (uint64_t)s->Bl);
-        a->atty = tensor_add(s, "attn_out", f * N * Cl, N);
-        a->proj = tensor_add_reduced(s, "proj_partial", N * C, N);
-        a->x1 = tensor_add(s, "x1", f * N * C, N);
-        a->ln2 = tensor_add(s, "ln2", f * N * C, N);
-        a->ln2_mean = tensor_add(s, "mean2", f * N, N);
-        a->ln2_rstd = tensor_add(s, "rstd2", f * N, N);
-        a->fch = tensor_add(s, "fc", f * N * F, N);
-        a->fch_gelu = tensor_add(s, "gelu", f * N * F, N);
-        a->fcproj = tensor_add_reduced(s, "fcproj_partial", N * C, N);
-        a->dx1 = tensor_add(s, "dx1", f * N * C, N);
-        a->dfch = tensor_add(s, "dfc", f * N * F, N);
-        a->dln2 = tensor_add_reduced(s, "dln2_partial", N * C, N);
-        a->datty = tensor_add(s, "dattn_out", f * N * Cl, N);
-        a->dqkv = tensor_add(s, "dqkv", f * N * 3 * Cl, N);
-        a->dln1 = tensor_add_reduced(s, "dln1_partial", N * C, N);
-    }
-    s->lnf = tensor_add(s, "lnf", f * N * C, N);
-    s->lnf_mean = tensor_add(s, "meanf", f * N, N);
-    s->lnf_rstd = tensor_add(s, "rstdf", f * N, N);
-    s->logits = tensor_add(s, "logits", f * N * V, N);
-    s->dlogits = tensor_add(s, "dlogits", f * N * V, N);
-    s->dlnf = tensor_add(s, "dlnf", f * N * C, N);
-    s->loss = tensor_add(s, "loss", f, 0);
-    return tensor_carve(s, first, 16);
-}
-
-/* The squared norms of the gradients: one float64 slot per parameter, and
-   their sum. */
-static int create_norms(gpt_model* s) {
-    int p, first = s->n_tensors;
-    s->sumsq = tensor_add(s, "sumsq", sizeof(double) * (size_t)s->np, 0);
-    s->normsq = tensor_add(s, "normsq", sizeof(double), 0);
-    s->step_t = tensor_add(s, "adamw_step", sizeof(adamw_step), 0);
-    if (!tensor_carve(s, first, 16)) return 0;
-    s->sumsq_slot = &s->tensors[s->n_tensors];
-    for (p = 0; p < s->np; p++) {
-        tensor* t = tensor_add(s, "sumsq", sizeof(double), 0);
-        t->p = (double*)s->sumsq->p + p;
-        t->whole = s->sumsq;
-    }
-    return 1;
-}
-
-/* Every tensor of the rank, in groups: 1, or 0 when out of memory. */
-static int model_create_tensors(gpt_model* s) {
-    return create_weights(s) && create_activations(s) && create_norms(s);
-}
-
-static void model_free(gpt_model* s) {
-    int i;
-    for (i = 0; i < s->n_blocks; i++) s->kernels->free_memory(s->block[i]);
-    s->n_blocks = 0;
-}
-
-/* ---- >>ops: the op records --------------------------------------------------- */
-/* An op's record is the one place its tensors are named: the tensors its
-   kernel reads (in) and writes (out), in the kernel's argument order, and
-   the sizes it needs. The graph learns the op's read and write regions from
-   the record (add_op), and the op's work gets the record and nothing else,
-   so a tensor that is not declared cannot reach a kernel, and every
-   dependency the library derives is one the kernel has. NULL entries are
-   absent optional arguments (a bias, a residual, the loss's gradient).
-   Besides tensors a record holds only sizes and flags (AdamW's learning
-   rate and step count are a tensor, which the host writes before a step). */
-#define OP_MAX_IN 6
-#define OP_MAX_OUT 3
-
-/* An op's tensors for one chunk: rows [c R/n, (c+1) R/n) of each tensor of
-   R rows (the rows the library gives the chunk's regions), all of a tensor
-   without rows; N, the rows of tokens of the chunk. The whole op is chunk 0
-   of 1. */
-struct op_view {
-    void* stream;                  /* the op's stream (the backend's): where a device kernel runs */
-    int N;
-    int first;                     /* chunk 0: outputs summed over rows are overwritten, not added to */
-    const void* in[OP_MAX_IN];
-    void* out[OP_MAX_OUT];
-};
-
-struct op_args {
-    int kind;                      /* enum gpt_op_kind */
-    gpt_kernel_fn run;             /* the trainer's kernel of that kind */
-    const tensor* in[OP_MAX_IN];   /* read */
-    tensor* out[OP_MAX_OUT];       /* written */
-    int N;                         /* rows of tokens */
-    int C, OC;                     /* widths: a matmul's input and output; a norm's or residual's C */
-    int B, T, NH, HS;              /* sequences, positions, heads and head size (attention, embeddings) */
-    int V;                         /* vocabulary (cross-entropy) */
-    size_t n;                      /* elements (the per-parameter ops) */
-    int counted;                   /* sumsq: counts towards the norm on this rank */
-    float weight_decay;            /* AdamW */
-    int chunked;                   /* the library may run the op in chunks of rows (add_op's chunks): its
-                                      kernel must give each row the same result whatever the chunk */
-};
-
-static void* rows_of(const tensor* t, int chunk, int n_chunks) {
-    if (!t) return NULL;
-    if (t->rows == 0) return t->p;
-    return (char*)t->p + t->bytes / t->rows * (size_t)(t->rows * (uint64_t)chunk / (uint64_t)n_chunks);
-}
-
-static op_view view_of(const op_args* a, int chunk, int n_chunks) {
-    op_view v;
-    int i;
-    v.stream = NULL;
-    v.N = (int)((int64_t)a->N * (chunk + 1) / n_chunks - (int64_t)a->N * chunk / n_chunks);
-    v.first = chunk == 0;
-    for (i = 0; i < OP_MAX_IN; i++) v.in[i] = rows_of(a->in[i], chunk, n_chunks);
-    for (i = 0; i < OP_MAX_OUT; i++) v.out[i] = rows_of(a->out[i], chunk, n_chunks);
-    return v;
-}
-
-/* The work of a compute op (cc_op_fn) and of one of its chunks (cc_op_chunk_fn):
-   the record's kernel. */
-static void op_whole(void* stream, void* user_data) {
-    const op_args* a = (const op_args*)user_data;
-    op_view v = view_of(a, 0, 1);
-    v.stream = stream;
-    a->run(a, &v);
-}
-static void op_chunk(void* stream, void* user_data, int chunk, int n_chunks) {
-    const op_args* a = (const op_args*)user_data;
-    op_view v = view_of(a, chunk, n_chunks);
-    v.stream = stream;
-    a->run(a, &v);
-}
-
-/* ---- >>graph: building the step's graph --------------------------------------- */
-enum { S_COMPUTE = 0, S_TP = 1, S_DP = 2 };   /* streams */
-enum { WHOLE = 0, IN_CHUNKS = 1 };            /* add_op: the library may cut the op into chunks */
-
-typedef struct builder {
-    cc_graph* g;
-    cc_buffer* buf;                /* [tensor id]: the tensor's buffer in g (id 0: not added yet) */
-    op_store* store;
-    const gpt_kernel_table* kernels;
-    uint64_t fingerprint;          /* graph_fingerprint: of the ops added so far */
-    cc_result rc;
-} builder;
-
-/* A new record for an op of this kernel, zeroed, owned by the store. */
-static op_args* op_new(builder* b, int kind, int N) {
-    op_store* st = b->store;
-    op_args* a;
-    if (b->rc != CC_OK) return NULL;
-    if (st->n == st->cap) {
-        int cap = st->cap ? 2 * st->cap : 256;
-        op_args** grown = (op_args**)realloc(st->ops, sizeof(op_args*) * (size_t)cap);
-        if (!grown) { b->rc = CC_ERR_OUT_OF_MEMORY; return NULL; }
-        st->ops = grown;
-        st->cap = cap;
-    }
-    if (!(a = (op_args*)calloc(1, sizeof *a))) { b->rc = CC_ERR_OUT_OF_MEMORY; return NULL; }
-    st->ops[st->n++] = a;
-    a->kind = kind;
-    a->run = b->kernels->run[kind];
-    a->N = N;
-    return a;
-}
-
-static void op_store_free(op_store* st) {
-    int i;
-    for (i = 0; i < st->n; i++) free(st->ops[i]);
-    free(st->ops);
-    memset(st, 0, sizeof *st);
-}
-
-static cc_region region_of(builder* b, const tensor* t) {
-    const tensor* whole = t->whole ? t->whole : t;
-    cc_region r;
-    memset(&r, 0, sizeof r);
-    if (b->buf[whole->id].id == 0 && b->rc == CC_OK) b->rc = cc_graph_add_buffer(b->g, whole->name, whole->bytes, &b->buf[whole->id]);
-    r.buffer = b->buf[whole->id];
-    r.offset_bytes = (uint64_t)((const char*)t->p - (const char*)whole->p);
-    r.n_bytes = t->bytes;
-    r.split_rows = t->rows;
-    return r;
-}
-
-/* The graph's fingerprint: FNV-1a over its ops in program order, each by
-   its name, stream, duration (as added: deterministic), whether it may run
-   in chunks, its kind or its collective (kind, dtype, reduction, elements,
-   the communicator's size) and its regions, read then written (the
-   buffer's name and size, the region's offset, bytes and rows). The same
-   model, layout and rank give the same fingerprint whatever runs the
-   kernels: no addresses, no timings. */
-static void fingerprint_u64(builder* b, uint64_t v) { b->fingerprint = fnv1a(b->fingerprint, &v, sizeof v); }
-static void fingerprint_str(builder* b, const char* str) { b->fingerprint = fnv1a(b->fingerprint, str, strlen(str) + 1); }
-
-static void fingerprint_tensor(builder* b, const tensor* t) {
-    const tensor* whole = t->whole ? t->whole : t;
-    fingerprint_str(b, whole->name);
-    fingerprint_u64(b, whole->bytes);
-    fingerprint_u64(b, (uint64_t)((const char*)t->p - (const char*)whole->p));
-    fingerprint_u64(b, t->bytes);
-    fingerprint_u64(b, t->rows);
-}
-
-static void fingerprint_op(builder* b, const cc_op_desc* d, const op_args* a, int chunks) {
-    const cc_collective* co = d->coll;
-    uint64_t duration;
-    int i;
-    memcpy(&duration, &d->duration_us, sizeof duration);
-    fingerprint_str(b, d->name);
-    fingerprint_u64(b, (uint64_t)d->stream);
-    fingerprint_u64(b, duration);
-    fingerprint_u64(b, (uint64_t)chunks);
-    if (co) {
-        fingerprint_u64(b, 1000 + (uint64_t)co->kind);
-        fingerprint_u64(b, (uint64_t)co->dtype);
-        fingerprint_u64(b, (uint64_t)co->reduce);
-        fingerprint_u64(b, (uint64_t)co->n_elems);
-        fingerprint_u64(b, (uint64_t)cc_comm_size(co->comm));
-    } else fingerprint_u64(b, (uint64_t)a->kind);
-    fingerprint_u64(b, (uint64_t)d->n_reads);
-    for (i = 0; i < OP_MAX_IN; i++) if (a->in[i]) fingerprint_tensor(b, a->in[i]);
-    fingerprint_u64(b, (uint64_t)d->n_writes);
-    for (i = 0; i < OP_MAX_OUT; i++) if (a->out[i]) fingerprint_tensor(b, a->out[i]);
-}
-
-/* Adds the op of record a (or the collective coll on a's one tensor): its
-   regions are a's tensors, read then written, in a's order. With chunks,
-   every tensor with rows must have the op's N rows: the library cuts them
-   as view_of does. */
-static void add_op(builder* b, const char* name, int l, int stream, op_args* a, int chunks, const cc_collective* coll) {
-    cc_op_desc d = cc_op_desc_default();
-    cc_region reads[OP_MAX_IN], writes[OP_MAX_OUT];
-    char full[64];
-    int i;
-    if (b->rc != CC_OK) return;
-    if (l >= 0) snprintf(full, sizeof full, "h%d.%s", l, name);
-    else snprintf(full, sizeof full, "%s", name);
-    for (i = 0; i < OP_MAX_IN + OP_MAX_OUT; i++) {
-        const tensor* t = i < OP_MAX_IN ? a->in[i] : a->out[i - OP_MAX_IN];
-        if (chunks && t && t->rows > 0 && t->rows != (uint64_t)a->N) {
-            fprintf(stderr, "%s: op '%s' runs in chunks of %d rows, but '%s' has %llu rows\n", gpt_program, full, a->N, t->name,
-                    (unsigned long long)t->rows);
-            b->rc = CC_ERR_INVALID_ARG;
-            return;
-        }
-    }
-    for (i = 0; i < OP_MAX_IN; i++) if (a->in[i]) reads[d.n_reads++] = region_of(b, a->in[i]);
-    for (i = 0; i < OP_MAX_OUT; i++) if (a->out[i]) writes[d.n_writes++] = region_of(b, a->out[i]);
-    a->chunked = chunks != 0;
-    d.name = full;
-    d.duration_us = 1;
-    d.stream = stream;
-    d.reads = reads;
-    d.writes = writes;
-    d.coll = coll;
-    if (a->run) {
-        d.fn = op_whole;
-        d.user_data = a;
-        if (chunks) d.chunk_fn = op_chunk;
-    }
-    fingerprint_op(b, &d, a, chunks);
-    if (b->rc == CC_OK) b->rc = cc_graph_add_op(b->g, &d, NULL);
-}
-
-/* An in-place all-reduce of tensor t, whole, on a communication stream. */
-static void add_allreduce(builder* b, const char* name, int l, tensor* t, cc_dtype dtype, cc_reduce_op reduce, cc_comm* comm,
-                          int stream) {
-    size_t size = dtype == CC_DTYPE_FLOAT64 ? sizeof(double) : dtype == CC_DTYPE_BFLOAT16 ? 2 : sizeof(float);
-    cc_collective co;
-    op_args a;
-    memset(&co, 0, sizeof co);
-    memset(&a, 0, sizeof a);
-    a.in[0] = t;
-    a.out[0] = t;
-    co.kind = CC_COLL_ALL_REDUCE;
-    co.dtype = dtype;
-    co.reduce = reduce;
-    co.n_elems = t->bytes / size;
-    co.comm = comm;
-    co.send_buf = t->p;
-    co.recv_buf = t->p;
-    add_op(b, name, l, stream, &a, WHOLE, &co);
-}
-
-/* One function per kernel: the op's tensors in the kernel's argument order. */
-static void add_embed(builder* b, const char* name, tensor* x, const tensor* wte, const tensor* wpe, const tensor* tokens, int N,
-                      int T, int C) {
-    op_args* a = op_new(b, GPT_OP_EMBED, N);
-    if (!a) return;
-    a->out[0] = x;
-    a->in[0] = wte; a->in[1] = wpe; a->in[2] = tokens;
-    a->T = T; a->C = C;
-    add_op(b, name, -1, S_COMPUTE, a, WHOLE, NULL);
-}
-static void add_layernorm(builder* b, const char* name, int l, tensor* y, tensor* mean, tensor* rstd, const tensor* x,
-                          const tensor* w, const tensor* bias, int N, int C) {
-    op_args* a = op_new(b, GPT_OP_LAYERNORM, N);
-    if (!a) return;
-    a->out[0] = y; a->out[1] = mean; a->out[2] = rstd;
-    a->in[0] = x; a->in[1] = w; a->in[2] = bias;
-    a->C = C;
-    add_op(b, name, l, S_COMPUTE, a, WHOLE, NULL);
-}
-static void add_matmul(builder* b, const char* name, int l, int chunks, tensor* y, const tensor* x, const tensor* w,
-                       const tensor* bias, int N, int C, int OC) {
-    op_args* a = op_new(b, GPT_OP_MATMUL, N);
-    if (!a) return;
-    a->out[0] = y;
-    a->in[0] = x; a->in[1] = w; a->in[2] = bias;
-    a->C = C; a->OC = OC;
-    add_op(b, name, l, S_COMPUTE, a, chunks, NULL);
-}
-static void add_matmul_gelu(builder* b, const char* name, int l, tensor* h, tensor* u, const tensor* x, const tensor* w,
-                            const tensor* bias, int N, int C, int OC) {
-    op_args* a = op_new(b, GPT_OP_MATMUL_GELU, N);
-    if (!a) return;
-    a->out[0] = h; a->out[1] = u;
-    a->in[0] = x; a->in[1] = w; a->in[2] = bias;
-    a->C = C; a->OC = OC;
-    add_op(b, name, l, S_COMPUTE, a, WHOLE, NULL);
-}
-static void add_attention(builder* b, const char* name, int l, tensor* y, tensor* att, const tensor* qkv, int B, int T, int NH,
-                          int HS) {
-    op_args* a = op_new(b, GPT_OP_ATTENTION, B * T);
-    if (!a) return;
-    a->out[0] = y; a->out[1] = att;
-    a->in[0] = qkv;
-    a->B = B; a->T = T; a->NH = NH; a->HS = HS;
-    add_op(b, name, l, S_COMPUTE, a, WHOLE, NULL);
-}
-static void add_residual(builder* b, const char* name, int l, int chunks, tensor* y, const tensor* x, const tensor* part,
-                         const tensor* bias, int N, int C) {
-    op_args* a = op_new(b, GPT_OP_RESIDUAL, N);
-    if (!a) return;
-    a->out[0] = y;
-    a->in[0] = x; a->in[1] = part; a->in[2] = bias;
-    a->C = C;
-    add_op(b, name, l, S_COMPUTE, a, chunks, NULL);
-}
-static void add_crossentropy(builder* b, const char* name, tensor* loss, tensor* dlogits, const tensor* logits,
-                             const tensor* targets, int N, int V) {
-    op_args* a = op_new(b, GPT_OP_CROSSENTROPY, N);
-    if (!a) return;
-    a->out[0] = loss; a->out[1] = dlogits;
-    a->in[0] = logits; a->in[1] = targets;
-    a->V = V;
-    add_op(b, name, -1, S_COMPUTE, a, WHOLE, NULL);
-}
-static void add_matmul_bwd_w(builder* b, const char* name, int l, tensor* dw, tensor* dbias, const tensor* dy, const tensor* x,
-                             int N, int C, int OC) {
-    op_args* a = op_new(b, GPT_OP_MATMUL_BWD_W, N);
-    if (!a) return;
-    a->out[0] = dw; a->out[1] = dbias;
-    a->in[0] = dy; a->in[1] = x;
-    a->C = C; a->OC = OC;
-    add_op(b, name, l, S_COMPUTE, a, WHOLE, NULL);
-}
-static void add_matmul_bwd_x(builder* b, const char* name, int l, int chunks, tensor* dx, const tensor* dy, const tensor* w, int N,
-                             int C, int OC) {
-    op_args* a = op_new(b, GPT_OP_MATMUL_BWD_X, N);
-    if (!a) return;
-    a->out[0] = dx;
-    a->in[0] = dy; a->in[1] = w;
-    a->C = C; a->OC = OC;
-    add_op(b, name, l, S_COMPUTE, a, chunks, NULL);
-}
-static void add_matmul_gelu_bwd_x(builder* b, const char* name, int l, tensor* dh, const tensor* dy, const tensor* w,
-                                  const tensor* h, int N, int C, int OC) {
-    op_args* a = op_new(b, GPT_OP_MATMUL_GELU_BWD_X, N);
-    if (!a) return;
-    a->out[0] = dh;
-    a->in[0] = dy; a->in[1] = w; a->in[2] = h;
-    a->C = C; a->OC = OC;
-    add_op(b, name, l, S_COMPUTE, a, WHOLE, NULL);
-}
-static void add_layernorm_bwd(builder* b, const char* name, int l, int chunks, tensor* dx, tensor* dw, tensor* dbias,
-                              const tensor* resid, const tensor* dy, const tensor* x, const tensor* mean, const tensor* rstd,
-                              const tensor* w, int N, int C) {
-    op_args* a = op_new(b, GPT_OP_LAYERNORM_BWD, N);
-    if (!a) return;
-    a->out[0] = dx; a->out[1] = dw; a->out[2] = dbias;
-    a->in[0] = resid; a->in[1] = dy; a->in[2] = x; a->in[3] = mean; a->in[4] = rstd; a->in[5] = w;
-    a->C = C;
-    add_op(b, name, l, S_COMPUTE, a, chunks, NULL);
-}
-static void add_attention_bwd(builder* b, const char* name, int l, tensor* dqkv, const tensor* dy, const tensor* att,
-                              const tensor* qkv, int B, int T, int NH, int HS) {
-    op_args* a = op_new(b, GPT_OP_ATTENTION_BWD, B * T);
-    if (!a) return;
-    a->out[0] = dqkv;
-    a->in[0] = dy; a->in[1] = att; a->in[2] = qkv;
-    a->B = B; a->T = T; a->NH = NH; a->HS = HS;
-    add_op(b, name, l, S_COMPUTE, a, WHOLE, NULL);
-}
-static void add_embed_bwd(builder* b, const char* name, tensor* dwte, tensor* dwpe, const tensor* dx, const tensor* tokens, int B,
-                          int T, int C) {
-    op_args* a = op_new(b, GPT_OP_EMBED_BWD, B * T);
-    if (!a) return;
-    a->out[0] = dwte; a->out[1] = dwpe;
-    a->in[0] = dx; a->in[1] = tokens; a->in[2] = dwte;
-    a->B = B; a->T = T; a->C = C;
-    add_op(b, name, -1, S_COMPUTE, a, WHOLE, NULL);
-}
-static void add_sumsq(builder* b, const char* name, tensor* slot, const tensor* g, int counted) {
-    op_args* a = op_new(b, GPT_OP_SUMSQ, 0);
-    if (!a) return;
-    a->out[0] = slot;
-    a->in[0] = g;
-    a->n = tensor_elems(g);
-    a->counted = counted;
-    add_op(b, name, -1, S_COMPUTE, a, WHOLE, NULL);
-}
-static void add_grad_norm(builder* b, const char* name, tensor* normsq, const tensor* sumsq) {
-    op_args* a = op_new(b, GPT_OP_GRAD_NORM, 0);
-    if (!a) return;
-    a->out[0] = normsq;
-    a->in[0] = sumsq;
-    a->n = sumsq->bytes / sizeof(double);
-    add_op(b, name, -1, S_COMPUTE, a, WHOLE, NULL);
-}
-static void add_adamw(builder* b, const char* name, tensor* param, tensor* m, tensor* v, const tensor* g, const tensor* normsq,
-                      float weight_decay, const tensor* step) {
-    op_args* a = op_new(b, GPT_OP_ADAMW, 0);
-    if (!a) return;
-    a->out[0] = param; a->out[1] = m; a->out[2] = v;
-    a->in[0] = g; a->in[1] = normsq; a->in[2] = step;
-    a->n = param->bytes / sizeof(float);
-    a->weight_decay = weight_decay;
-    add_op(b, name, -1, S_COMPUTE, a, WHOLE, NULL);
-}
-
-/* Block l's forward pass: Megatron's tensor parallelism, an all-reduce
-   after each row-parallel projection. */
-static void forward_layer(builder* b, const gpt_model* s, int l) {
-    const layer_weights* w = &s->w.h[l];
-    const layer_acts* a = &s->acts[l];
-    int N = s->N, C = s->cfg.C, T = s->cfg.T;
-    add_layernorm(b, "ln1", l, a->ln1, a->ln1_mean, a->ln1_rstd, s->x[l], w->ln1_w, w->ln1_b, N, C);
-    add_matmul(b, "qkv", l, WHOLE, a->qkv, a->ln1, w->attn_w, w->attn_b, N, C, 3 * s->Cl);
-    add_attention(b, "attn", l, a->atty, a->att, a->qkv, s->Bl, T, s->Hl, C / s->cfg.H);
-    add_matmul(b, "proj", l, IN_CHUNKS, a->proj, a->atty, w->proj_w, NULL, N, s->Cl, C);
-    if (s->TP > 1) add_allreduce(b, "proj.allreduce", l, a->proj, s->reduced, CC_REDUCE_SUM, s->tp_comm, S_TP);
-    add_residual(b, "resid1", l, IN_CHUNKS, a->x1, s->x[l], a->proj, w->proj_b, N, C);
-    add_layernorm(b, "ln2", l, a->ln2, a->ln2_mean, a->ln2_rstd, a->x1, w->ln2_w, w->ln2_b, N, C);
-    add_matmul_gelu(b, "fc", l, a->fch, a->fch_gelu, a->ln2, w->fc_w, w->fc_b, N, C, s->F);
-    add_matmul(b, "fcproj", l, IN_CHUNKS, a->fcproj, a->fch_gelu, w->fcproj_w, NULL, N, s->F, C);
-    if (s->TP > 1) add_allreduce(b, "fcproj.allreduce", l, a->fcproj, s->reduced, CC_REDUCE_SUM, s->tp_comm, S_TP);
-    add_residual(b, "resid2", l, IN_CHUNKS, s->x[l + 1], a->x1, a->fcproj, w->fcproj_b, N, C);
-}
-
-/* Block l's backward pass: for each matmul the weight gradient, then the
-   input gradient; an all-reduce after each column-parallel one. */
-static void backward_layer(builder* b, const gpt_model* s, int l) {
-    const layer_weights* w = &s->w.h[l];
-    const layer_weights* dw = &s->dw.h[l];
-    const layer_acts* a = &s->acts[l];
-    int N = s->N, C = s->cfg.C, T = s->cfg.T;
-    /* the layer norms' weight gradients sum over rows: in chunks, each
-       chunk adds to what the one before stored, which in bfloat16 would
-       round once per chunk; so with --dtype bf16 they run whole */
-    int ln_chunks = s->bf16 ? WHOLE : IN_CHUNKS;
-    add_matmul_bwd_w(b, "fcproj.bwd_w", l, dw->fcproj_w, dw->fcproj_b, s->dx[l + 1], a->fch_gelu, N, s->F, C);
-    add_matmul_gelu_bwd_x(b, "fcproj.bwd_x", l, a->dfch, s->dx[l + 1], w->fcproj_w, a->fch, N, s->F, C);
-    add_matmul_bwd_w(b, "fc.bwd_w", l, dw->fc_w, dw->fc_b, a->dfch, a->ln2, N, C, s->F);
-    add_matmul_bwd_x(b, "fc.bwd_x", l, IN_CHUNKS, a->dln2, a->dfch, w->fc_w, N, C, s->F);
-    if (s->TP > 1) add_allreduce(b, "fc.bwd.allreduce", l, a->dln2, s->reduced, CC_REDUCE_SUM, s->tp_comm, S_TP);
-    add_layernorm_bwd(b, "ln2.bwd", l, ln_chunks, a->dx1, dw->ln2_w, dw->ln2_b, s->dx[l + 1], a->dln2, a->x1, a->ln2_mean,
-                      a->ln2_rstd, w->ln2_w, N, C);
-    add_matmul_bwd_w(b, "proj.bwd_w", l, dw->proj_w, dw->proj_b, a->dx1, a->atty, N, s->Cl, C);
-    add_matmul_bwd_x(b, "proj.bwd_x", l, WHOLE, a->datty, a->dx1, w->proj_w, N, s->Cl, C);
-    add_attention_bwd(b, "attn.bwd", l, a->dqkv, a->datty, a->att, a->qkv, s->Bl, T, s->Hl, C / s->cfg.H);
-    add_matmul_bwd_w(b, "qkv.bwd_w", l, dw->attn_w, dw->attn_b, a->dqkv, a->ln1, N, C, 3 * s->Cl);
-    add_matmul_bwd_x(b, "qkv.bwd_x", l, IN_CHUNKS, a->dln1, a->dqkv, w->attn_w, N, C, 3 * s->Cl);
-    if (s->TP > 1) add_allreduce(b, "qkv.bwd.allreduce", l, a->dln1, s->reduced, CC_REDUCE_SUM, s->tp_comm, S_TP);
-    add_layernorm_bwd(b, "ln1.bwd", l, ln_chunks, s->dx[l], dw->ln1_w, dw->ln1_b, a->dx1, a->dln1, s->x[l], a->ln1_mean,
-                      a->ln1_rstd, w->ln1_w, N, C);
-}
-
-/* The forward pass and the loss (with train, also its gradient). */
-static void build_forward(builder* b, const gpt_model* s, int train) {
-    const model_weights* w = &s->w;
-    int l, N = s->N, C = s->cfg.C, L = s->cfg.L;
-    add_embed(b, "embed", s->x[0], w->wte, w->wpe, s->inputs, N, s->cfg.T, C);
-    for (l = 0; l < L; l++) forward_layer(b, s, l);
-    add_layernorm(b, "lnf", -1, s->lnf, s->lnf_mean, s->lnf_rstd, s->x[L], w->lnf_w, w->lnf_b, N, C);
-    add_matmul(b, "head", -1, WHOLE, s->logits, s->lnf, w->wte, NULL, N, C, s->cfg.V);
-    add_crossentropy(b, "loss", s->loss, train ? s->dlogits : NULL, s->logits, s->targets, N, s->cfg.V);
-    if (s->DP > 1) add_allreduce(b, "loss.allreduce", -1, s->loss, CC_DTYPE_FLOAT32, CC_REDUCE_AVG, s->dp_comm, S_DP);
-}
-
-/* The backward pass, then the gradients averaged over the data-parallel
-   group in parameter order. */
-static void build_backward(builder* b, const gpt_model* s) {
-    const model_weights *w = &s->w, *dw = &s->dw;
-    int l, p, N = s->N, C = s->cfg.C, L = s->cfg.L;
-    add_matmul_bwd_w(b, "head.bwd_w", -1, dw->wte, NULL, s->dlogits, s->lnf, N, C, s->cfg.V);
-    add_matmul_bwd_x(b, "head.bwd_x", -1, WHOLE, s->dlnf, s->dlogits, w->wte, N, C, s->cfg.V);
-    add_layernorm_bwd(b, "lnf.bwd", -1, WHOLE, s->dx[L], dw->lnf_w, dw->lnf_b, NULL, s->dlnf, s->x[L], s->lnf_mean, s->lnf_rstd,
-                      w->lnf_w, N, C);
-    for (l = L - 1; l >= 0; l--) backward_layer(b, s, l);
-    add_embed_bwd(b, "embed.bwd", dw->wte, dw->wpe, s->dx[0], s->inputs, s->Bl, s->cfg.T, C);
-    if (s->DP > 1)
-        for (p = 0; p < s->np; p++) {
-            char name[48];
-            snprintf(name, sizeof name, "%s.grad.allreduce", s->layout->p[p].name);
-            add_allreduce(b, name, -1, &s->grad[p], s->reduced, CC_REDUCE_AVG, s->dp_comm, S_DP);
-        }
-}
-
-/* Clipping by the global norm (each gradient's squared norm into its own
-   slot of sumsq, the sum over the TP group), then AdamW. */
-static void build_update(builder* b, const gpt_model* s) {
-    int p;
-    char name[48];
-    for (p = 0; p < s->np; p++) {
-        const pinfo* pi = &s->layout->p[p];
-        snprintf(name, sizeof name, "%s.sumsq", pi->name);
-        add_sumsq(b, name, &s->sumsq_slot[p], &s->grad[p], pi->shard != SH_REPL || s->tp_rank == 0);
-    }
-    add_grad_norm(b, "grad_norm", s->normsq, s->sumsq);
-    if (s->TP > 1) add_allreduce(b, "grad_norm.allreduce", -1, s->normsq, CC_DTYPE_FLOAT64, CC_REDUCE_SUM, s->tp_comm, S_TP);
-    for (p = 0; p < s->np; p++) {
-        const pinfo* pi = &s->layout->p[p];
-        snprintf(name, sizeof name, "%s.adamw", pi->name);
-        add_adamw(b, name, &s->param[p], &s->adam_m[p], &s->adam_v[p], &s->grad[p], s->normsq, pi->decay ? 0.1f : 0.0f, s->step_t);
-    }
-}
-
-/* The training step (train = 1) or the forward pass with the loss (0),
-   on three streams; its op records go to *store. */
-static cc_result build_graph(const gpt_model* s, int train, cc_graph** out, op_store* store) {
-    static const char* const stream_names[] = { "compute", "tp", "dp" };
-    cc_graph_desc gd = cc_graph_desc_default();
-    builder b;
-    memset(&b, 0, sizeof b);
-    b.store = store;
-    b.kernels = s->kernels;
-    b.fingerprint = FNV_START;
-    gd.n_streams = 3;
-    gd.stream_names = stream_names;
-    if (!(b.buf = (cc_buffer*)calloc((size_t)s->n_tensors, sizeof(cc_buffer)))) return CC_ERR_OUT_OF_MEMORY;
-    b.rc = cc_graph_create(s->ctx, &gd, &b.g);
-    build_forward(&b, s, train);
-    if (train) {
-        build_backward(&b, s);
-        build_update(&b, s);
-    }
-    if (b.rc == CC_OK) b.rc = cc_graph_validate(b.g);
-    free(b.buf);
-    if (b.rc != CC_OK) {
-        cc_graph_destroy(b.g);
-        return b.rc;
-    }
-    store->fingerprint = b.fingerprint;
-    *out = b.g;
-    return CC_OK;
+/* ---- >>model: a rank's model ----------------------------------------------- */
+/* The step of world rank `me` of the layout o (world rank r = dp_rank * TP
+   + tp_rank): one stage, one micro-batch of B/DP sequences, the
+   communicated tensors in bfloat16 with --dtype bf16. */
+static gpt_step_desc model_desc(const options* o, const config* cfg, int me) {
+    gpt_step_desc d;
+    memset(&d, 0, sizeof d);
+    d.cfg = *cfg;
+    d.micro_batch = o->batch / o->dp;
+    d.tp = o->tp;
+    d.dp = o->dp;
+    d.tp_rank = me % o->tp;
+    d.dp_rank = me / o->tp;
+    d.coll_dtype = o->dtype == GPT_BF16 ? CC_DTYPE_BFLOAT16 : CC_DTYPE_FLOAT32;
+    return d;
 }
 
 #endif /* GPT_COMMON_H_INCLUDED */

@@ -52,7 +52,7 @@ static cc_result gpt_rank_main(shared* sh, cc_context* ctx, cc_comm* world, cc_b
 
 /* ---- a rank's state ------------------------------------------------------------- */
 /* A snapshot holds a copy of every block of the rank's tensors. */
-typedef struct snapshot { void* copy[MAX_BLOCKS]; int n; } snapshot;
+typedef struct snapshot { void** copy; int n; } snapshot;
 
 typedef struct rank_state {
     shared* sh;
@@ -91,6 +91,7 @@ static cc_result from_tensor(const rank_state* s, void* dst, const void* src, si
 }
 
 static cc_result snap_save(rank_state* s, snapshot* sn) {
+    if (!(sn->copy = (void**)calloc((size_t)s->m.n_blocks + 1, sizeof(void*)))) return CC_ERR_OUT_OF_MEMORY;
     for (sn->n = 0; sn->n < s->m.n_blocks; sn->n++) {
         sn->copy[sn->n] = malloc(s->m.block_bytes[sn->n] ? s->m.block_bytes[sn->n] : 1);
         if (!sn->copy[sn->n]) return CC_ERR_OUT_OF_MEMORY;
@@ -107,6 +108,8 @@ static cc_result snap_restore(rank_state* s, const snapshot* sn) {
 static void snap_free(snapshot* sn) {
     int i;
     for (i = 0; i < sn->n; i++) free(sn->copy[i]);
+    free(sn->copy);
+    sn->copy = NULL;
     sn->n = 0;
 }
 
@@ -149,21 +152,22 @@ struct shared {
     char sample[4096];
     double train_s;
     uint64_t fingerprint[2];       /* --graph-fingerprint: of the training step and of evaluation */
+    uint64_t planned[2];           /* the same graphs built with sizes only (gpt_step.h, as a planner builds them) */
     int quiet;                     /* a process that is not world rank 0's: prints and writes nothing */
 };
 
 /* Shards of every parameter (or gradient) into a global vector; only the
    ranks of DP rank 0 write, replicated tensors only TP rank 0. */
-static cc_result unshard_all(const rank_state* s, const tensor* local, float* global) {
+static cc_result unshard_all(const rank_state* s, tensor* const* local, float* global) {
     int p;
     if (s->m.dp_rank != 0) return CC_OK;
     for (p = 0; p < s->m.np; p++) {
         const pinfo* pi = &s->m.layout->p[p];
         if (pi->shard == SH_REPL && s->m.tp_rank != 0) continue;
-        if (from_tensor(s, s->host, local[p].p, local[p].bytes) != CC_OK) return CC_ERR_BACKEND;
-        if (local[p].bf16) {                /* widen in place, from the end */
+        if (from_tensor(s, s->host, local[p]->p, local[p]->bytes) != CC_OK) return CC_ERR_BACKEND;
+        if (local[p]->bf16) {                /* widen in place, from the end */
             const uint16_t* h = (const uint16_t*)s->host;
-            size_t i = tensor_elems(&local[p]);
+            size_t i = tensor_elems(local[p]);
             while (i-- > 0) {
                 uint32_t u = (uint32_t)h[i] << 16;
                 memcpy(&s->host[i], &u, sizeof u);
@@ -275,20 +279,23 @@ static cc_result model_durations(const rank_state* s, cc_graph* g) {
 static cc_result rank_setup(rank_state* s, shared* sh, const gpt_kernel_table* k, cc_context* ctx, cc_comm* world, int me) {
     const options* o = &sh->o;
     size_t most = (size_t)sh->cfg.V;
+    gpt_step_desc d = model_desc(o, &sh->cfg, me);
     int p;
     cc_result rc;
     s->sh = sh; s->o = o; s->me = me;
-    model_init(&s->m, k, ctx, o, &sh->cfg, &sh->layout, s->me);
-    if (!model_create_tensors(&s->m)) return CC_ERR_OUT_OF_MEMORY;
+    if ((rc = gpt_model_create(&s->m, &d, k, ctx)) != CC_OK) {
+        fprintf(stderr, "%s: rank %d: %s\n", gpt_program, me, s->m.error);
+        return rc;
+    }
     for (p = 0; p < s->m.np; p++)
-        if (s->m.param[p].bytes / sizeof(float) > most) most = s->m.param[p].bytes / sizeof(float);
+        if (s->m.param[p]->bytes / sizeof(float) > most) most = s->m.param[p]->bytes / sizeof(float);
     s->host = (float*)malloc(sizeof(float) * most);
     s->batch_in = (int*)malloc(sizeof(int) * (size_t)o->batch * s->m.cfg.T);
     s->batch_tg = (int*)malloc(sizeof(int) * (size_t)o->batch * s->m.cfg.T);
     if (!s->host || !s->batch_in || !s->batch_tg) return CC_ERR_OUT_OF_MEMORY;
     for (p = 0; p < s->m.np; p++) {
         shard_copy(&s->m.layout->p[p], s->m.TP, s->m.tp_rank, sh->init_params + s->m.layout->p[p].offset, s->host, 1);
-        if ((rc = to_tensor(s, s->m.param[p].p, s->host, s->m.param[p].bytes)) != CC_OK) return rc;
+        if ((rc = to_tensor(s, s->m.param[p]->p, s->host, s->m.param[p]->bytes)) != CC_OK) return rc;
     }
     /* the communicators: the TP group (consecutive ranks, one node) and the
        DP group are split from the communicator of all ranks, whatever its
@@ -704,6 +711,33 @@ static int host_copy(void* dst, const void* src, size_t n_bytes) {
     memcpy(dst, src, n_bytes);
     return 1;
 }
+/* Rank 0's graphs as a planner builds them: the same description, no
+   memory, no kernels, planning communicators. */
+static cc_result fingerprint_planned(shared* sh, cc_context* ctx) {
+    gpt_step_desc d = model_desc(&sh->o, &sh->cfg, 0);
+    gpt_model* m = (gpt_model*)calloc(1, sizeof *m);
+    op_store ops[2];
+    cc_graph* g = NULL;
+    cc_result rc;
+    int k;
+    if (!m) return CC_ERR_OUT_OF_MEMORY;
+    memset(ops, 0, sizeof ops);
+    rc = gpt_model_create(m, &d, NULL, ctx);
+    if (rc == CC_OK) rc = gpt_step_plan_comms(m);
+    for (k = 0; k < 2 && rc == CC_OK; k++) {
+        rc = build_graph(m, k == 0, &g, &ops[k]);
+        cc_graph_destroy(g);
+        g = NULL;
+        sh->planned[k] = ops[k].fingerprint;
+    }
+    if (rc != CC_OK) fprintf(stderr, "%s: the planned graph: %s\n", gpt_program, m->error[0] ? m->error : cc_last_error(ctx));
+    op_store_free(&ops[0]);
+    op_store_free(&ops[1]);
+    model_free(m);
+    free(m);
+    return rc;
+}
+
 static cc_result fingerprint_rank(cc_rank* rank, void* user) {
     shared* sh = (shared*)user;
     gpt_kernel_table host = *sh->pf->kernels;
@@ -718,6 +752,7 @@ static cc_result fingerprint_rank(cc_rank* rank, void* user) {
     if (rc == CC_OK && s->me == 0) {
         sh->fingerprint[0] = s->train_ops.fingerprint;
         sh->fingerprint[1] = s->eval_ops.fingerprint;
+        rc = fingerprint_planned(sh, cc_rank_context(rank));
     }
     rank_free(s);
     return rc;
@@ -771,7 +806,10 @@ static int prepare_model(shared* sh) {
         return 1;
     }
     sh->cfg.V = sh->data.V;
-    layout_model(&sh->cfg, &sh->layout);
+    if (!layout_model(&sh->cfg, &sh->layout)) {
+        fprintf(stderr, "%s: out of memory\n", gpt_program);
+        return 1;
+    }
     sh->P = sh->layout.total;
     if (!sh->init_params) {
         if (!(sh->init_params = (float*)malloc(sizeof(float) * sh->P))) {
@@ -967,6 +1005,7 @@ static void shared_free(shared* sh) {
     free(sh->init_params);
     free(sh->text);
     free(sh->data.tokens);
+    layout_free(&sh->layout);
     free(sh);
 }
 
@@ -999,9 +1038,12 @@ static int gpt_main(int argc, char** argv, const gpt_platform* pf) {
     if (status == 0) status = prepare_run(sh);
     if (status == 0 && !o.graph_fingerprint && !sh->quiet) print_setup(sh);
     if (status == 0) status = o.graph_fingerprint ? fingerprint_ranks(sh) : pf->run_ranks(sh);
-    if (status == 0 && o.graph_fingerprint && !sh->quiet)
+    if (status == 0 && o.graph_fingerprint && !sh->quiet) {
         printf("graph fingerprint: %016llx (training step), %016llx (evaluation)\n", (unsigned long long)sh->fingerprint[0],
                (unsigned long long)sh->fingerprint[1]);
+        printf("planned graph fingerprint: %016llx (training step), %016llx (evaluation)\n", (unsigned long long)sh->planned[0],
+               (unsigned long long)sh->planned[1]);
+    }
     else if (status == 0 && !o.graph_fingerprint && !sh->quiet) {
         print_report(sh);
         status = write_outputs(sh);
