@@ -677,9 +677,12 @@ static cc_result run_peer(const planner* P, const peer_policy* pol, outcome* o) 
 static cc_rewrite_desc rewrite_desc(const planner* P, int n_ops) {
     cc_rewrite_desc rd = cc_rewrite_desc_default();
     rd.sched = sched_desc(P);
-    /* large steps: candidates judged by one list pass each (the schedule
-       of the result is still the full one) */
-    if (n_ops > 3000) rd.sched.method = CC_SCHED_LIST;
+    /* large steps: candidates judged by one list pass each, at most 96
+       (the result is still scheduled in full) */
+    if (n_ops > 3000) {
+        rd.sched.method = CC_SCHED_LIST;
+        rd.max_evaluations = 96;
+    }
     return rd;
 }
 

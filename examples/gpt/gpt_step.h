@@ -1678,16 +1678,58 @@ GPT_STEP_FN void build_update(builder* b) {
     }
 }
 
+/* The first compute op added at or after op index from (-1: none), and
+   the last one before op index to. */
+GPT_STEP_FN int first_compute(const builder* b, int from, int to) {
+    int i;
+    for (i = from; i < to; i++) if (b->store->info[i].kind >= 0) return i;
+    return -1;
+}
+GPT_STEP_FN int last_compute(const builder* b, int from, int to) {
+    int i;
+    for (i = to - 1; i >= from; i--) if (b->store->info[i].kind >= 0) return i;
+    return -1;
+}
+
+/* Micro-batch m's training forward (backward); the index of its first
+   (last) compute op, or -1. */
+GPT_STEP_FN int forward_at(builder* b, int m) {
+    int at = cc_graph_n_ops(b->g);
+    forward_micro(b, m, 1);
+    return b->rc == CC_OK ? first_compute(b, at, cc_graph_n_ops(b->g)) : -1;
+}
+GPT_STEP_FN int backward_at(builder* b, int m) {
+    int at = cc_graph_n_ops(b->g);
+    backward_micro(b, m);
+    return b->rc == CC_OK ? last_compute(b, at, cc_graph_n_ops(b->g)) : -1;
+}
+
 /* The micro-batches in 1F1B order: min(pp - 1 - stage, M) forwards, then
    a forward and a backward in turn, then the remaining backwards; the
-   gradient reductions left for after the backward, in parameter order. */
+   gradient reductions left for after the backward, in parameter order.
+   1F1B's memory bound is an edge: micro-batch m's forward (m > warm-up)
+   starts after micro-batch m - warm-up - 1's backward compute is done, so
+   a scheduler may move communication but never holds more micro-batches'
+   activations than 1F1B does (with pp = 1: accumulation, one at a time). */
 GPT_STEP_FN void build_train(builder* b) {
     const gpt_model* s = b->s;
-    int warm = s->PP - 1 - s->pp_rank, f = 0, k = 0, p;
+    int warm = s->PP - 1 - s->pp_rank, f = 0, k = 0, p, m;
+    int *f_first = (int*)malloc(sizeof(int) * (size_t)s->M), *b_last = (int*)malloc(sizeof(int) * (size_t)s->M);
+    if (!f_first || !b_last) {
+        if (b->rc == CC_OK) b->rc = CC_ERR_OUT_OF_MEMORY;
+        free(f_first);
+        free(b_last);
+        return;
+    }
     if (warm > s->M) warm = s->M;
-    while (f < warm) forward_micro(b, f++, 1);
-    while (f < s->M) { forward_micro(b, f++, 1); backward_micro(b, k++); }
-    while (k < s->M) backward_micro(b, k++);
+    while (f < warm) { f_first[f] = forward_at(b, f); f++; }
+    while (f < s->M) { f_first[f] = forward_at(b, f); f++; b_last[k] = backward_at(b, k); k++; }
+    while (k < s->M) { b_last[k] = backward_at(b, k); k++; }
+    for (m = warm + 1; m < s->M && b->rc == CC_OK; m++)
+        if (b_last[m - warm - 1] >= 0 && f_first[m] >= 0)
+            b->rc = cc_graph_add_dep(b->g, cc_graph_op(b->g, b_last[m - warm - 1]), cc_graph_op(b->g, f_first[m]));
+    free(f_first);
+    free(b_last);
     b->micro = -1;
     if (s->DP > 1 && s->grad_sync == GPT_SYNC_AFTER_BACKWARD)
         for (p = 0; p < s->np; p++)
