@@ -968,6 +968,23 @@ CONCERTO_API cc_result cc_exec_timeline(cc_exec* exec, double* start_us, double*
    that blocks: cc_exec_costs), agreed the same way, and sets them on the
    graph, so that predictions and judgements include them. */
 CONCERTO_API cc_result cc_exec_profile(cc_exec* exec, int repeats, cc_comm* comm);
+/* Profiles the plan in the concurrency its step really has: runs the whole
+   step `steps` times (1..1000; cc_exec_step) and sets each op's duration to
+   the median of its start-to-end times in them (cc_exec_timeline), the
+   members of comm agreeing on the maximum as in cc_exec_profile. Alone, an
+   op runs with nothing beside it; in the step it shares what the step
+   shares: a compute op the cores with the other ranks' threads (ranks of
+   one process) or the SMs with a collective beside it, a collective waits
+   for its last member to arrive. So the overlap slowdowns of the graph's
+   cc_exec_costs are set to none (the durations hold them) and its launch
+   and wait costs are kept (the gaps between ops are not in any op's time:
+   profile them with cc_exec_profile first). A prediction of this plan from
+   these durations is made under the conditions it was measured in; another
+   order of the same graph shares other things (profile it in its own
+   steps). The steps run on the state as it is and may change it. Needs
+   per-op timestamps: CC_ERR_UNSUPPORTED without them (a backend with none,
+   a replayed CUDA graph). */
+CONCERTO_API cc_result cc_exec_profile_steps(cc_exec* exec, int steps, cc_comm* comm);
 /* ---- world: ranks as threads in one process ------------------------------
    N ranks, each a thread with its own context, running fn; ranks are grouped
    into nodes of ranks_per_node. Collectives between them move real data:
@@ -8502,6 +8519,61 @@ CONCERTO_API cc_result cc_exec_profile(cc_exec* x, int repeats, cc_comm* comm) {
     for (k = 0; k < n_comms && rc == CC_OK; k++) rc = cc_graph_set_coll_startup(pl->g, comms[k], startups[k] < 1e12 ? startups[k] : 1e12);
 done:
     cc__free(x->ctx, samples); cc__free(x->ctx, med);
+    return rc;
+}
+
+CONCERTO_API cc_result cc_exec_profile_steps(cc_exec* x, int steps, cc_comm* comm) {
+    const cc_plan* pl;
+    double *samples = NULL, *med = NULL, *start = NULL, *end = NULL;
+    cc_exec_costs costs;
+    int i, k;
+    cc_result rc = CC_OK;
+    if (!x) return CC_ERR_INVALID_ARG;
+    pl = x->plan;
+    if (steps < 1 || steps > 1000)
+        return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile_steps: steps must be 1..1000, got %d", steps);
+    if (x->launched) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile_steps: wait for the step first");
+    if (!x->be.fns->timestamp)
+        return CONCERTO__FAIL(x->ctx, CC_ERR_UNSUPPORTED, "cc_exec_profile_steps: backend '%s' has no timestamps", x->be_name);
+    samples = (double*)cc__alloc(x->ctx, (size_t)pl->n_ops * (size_t)steps * sizeof(double) + 1);
+    med = (double*)cc__alloc(x->ctx, (size_t)pl->n_ops * sizeof(double) + 1);
+    start = (double*)cc__alloc(x->ctx, (size_t)pl->n_ops * sizeof(double) + 1);
+    end = (double*)cc__alloc(x->ctx, (size_t)pl->n_ops * sizeof(double) + 1);
+    if (!samples || !med || !start || !end) {
+        rc = CONCERTO__FAIL(x->ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_profile_steps: out of memory");
+        goto done;
+    }
+    for (k = 0; k < steps && rc == CC_OK; k++) {
+        if ((rc = cc_exec_step(x)) != CC_OK || (rc = cc_exec_timeline(x, start, end)) != CC_OK) break;
+        for (i = 0; i < pl->n_ops; i++) {
+            double d = end[i] - start[i];
+            if (!(d == d)) {
+                rc = CONCERTO__FAIL(x->ctx, CC_ERR_UNSUPPORTED, "cc_exec_profile_steps: op '%s' has no time in the step on backend "
+                                    "'%s' (a replayed graph times only the whole step)", cc__name(pl->g, i), x->be_name);
+                break;
+            }
+            samples[(size_t)i * steps + k] = d > 0 ? d : 0;
+        }
+    }
+    if (rc != CC_OK) goto done;
+    for (i = 0; i < pl->n_ops; i++) med[i] = cc__median_of(samples + (size_t)i * steps, steps);
+    if (comm) {
+        cc_collective c;
+        memset(&c, 0, sizeof c);
+        c.kind = CC_COLL_ALL_REDUCE; c.dtype = CC_DTYPE_FLOAT64; c.reduce = CC_REDUCE_MAX;
+        c.n_elems = (size_t)pl->n_ops; c.comm = comm; c.send_buf = med; c.recv_buf = med;
+        if (pl->n_ops > 0 &&
+            (rc = cc__exec_collective_now(x, &c, (size_t)pl->n_ops * sizeof(double), (size_t)pl->n_ops * sizeof(double),
+                                          "cc_exec_profile_steps: agreeing on durations")) != CC_OK)
+            goto done;
+    }
+    for (i = 0; i < pl->n_ops; i++)
+        if ((rc = cc_op_set_duration(pl->g, cc_graph_op(pl->g, i), med[i])) != CC_OK) goto done;
+    costs = cc_graph_exec_costs(pl->g);
+    costs.compute_overlap = costs.comm_overlap = 1;
+    rc = cc_graph_set_exec_costs(pl->g, &costs);
+done:
+    cc__free(x->ctx, samples); cc__free(x->ctx, med); cc__free(x->ctx, start); cc__free(x->ctx, end);
     return rc;
 }
 

@@ -859,8 +859,167 @@ static void test_profiled_costs(void) {
     cc_context_destroy(ctx);
 }
 
+/* cc_exec_profile_steps: an op's time in the step, with what the step runs
+   beside it. Op A (compute stream) sleeps 500 us, then 3500 us more if op
+   C (another stream, 6000 us) is running, else 500 us: alone it takes
+   about 1000 us, in the step (C started with it) about 4000 us; C takes
+   6000 us either way. So profiled alone the step is predicted at about
+   6000 us with A at 1000; profiled in its steps, A at 4000 or more and the
+   prediction (cc_simulate of the same order) near the measured step. */
+static pthread_mutex_t c_mu = PTHREAD_MUTEX_INITIALIZER;
+static int c_running;
+static void set_c_running(int v) {
+    pthread_mutex_lock(&c_mu);
+    c_running = v;
+    pthread_mutex_unlock(&c_mu);
+}
+static void op_c(void* stream, void* user) {
+    struct timespec ts = { 0, 6000 * 1000L };
+    (void)stream; (void)user;
+    set_c_running(1);
+    nanosleep(&ts, NULL);
+    set_c_running(0);
+}
+static void op_a(void* stream, void* user) {
+    struct timespec ts = { 0, 500 * 1000L }, more = { 0, 3500 * 1000L };
+    int beside;
+    (void)stream; (void)user;
+    nanosleep(&ts, NULL);
+    pthread_mutex_lock(&c_mu);
+    beside = c_running;
+    pthread_mutex_unlock(&c_mu);
+    nanosleep(beside ? &more : &ts, NULL);
+}
+
+static void test_profile_steps(void) {
+    cc_context* ctx = NULL;
+    cc_graph* g = NULL;
+    cc_plan* pl = NULL;
+    cc_exec* x = NULL;
+    cc_backend be;
+    cc_op_desc d = cc_op_desc_default();
+    cc_exec_costs costs;
+    double alone_a = 0, step_a = 0, pred = 0, start[2], end[2], measured;
+    cc_op order[2];
+    cc_result r;
+    memset(&be, 0, sizeof be);
+    cc_context_create(NULL, &ctx);
+    r = cc_graph_create(ctx, NULL, &g);
+    d.name = "A"; d.duration_us = 1; d.fn = op_a;
+    if (r == CC_OK) r = cc_graph_add_op(g, &d, NULL);
+    d.name = "C"; d.stream = CC_STREAM_COMM; d.fn = op_c;
+    if (r == CC_OK) r = cc_graph_add_op(g, &d, NULL);
+    if (r == CC_OK) r = cc_plan_create(ctx, g, NULL, &pl);
+    if (r == CC_OK) r = cc_cpu_backend_create_ctx(ctx, &be);
+    if (r == CC_OK) r = cc_exec_create(ctx, pl, &be, &x);
+    if (r == CC_OK) r = cc_exec_profile(x, 3, NULL);
+    alone_a = cc_op_duration_us(g, cc_graph_op(g, 0));
+    costs = cc_graph_exec_costs(g);
+    CHECK_RES(ctx, cc_exec_profile_steps(x, 0, NULL), CC_ERR_INVALID_ARG, "cc_exec_profile_steps refuses 0 steps");
+    CHECK(strstr(cc_last_error(ctx), "steps") != NULL, "and says so: %s", cc_last_error(ctx));
+    if (r == CC_OK) r = cc_exec_profile_steps(x, 5, NULL);
+    CHECK_RES(ctx, r, CC_OK, "profiling a step of two ops on two streams, alone and in 5 steps");
+    step_a = cc_op_duration_us(g, cc_graph_op(g, 0));
+    CHECK(alone_a >= 900 && alone_a < 3000, "alone, A takes about 1000 us (%.0f)", alone_a);
+    CHECK(step_a >= 3800, "in the step, beside C, A takes about 4000 us (%.0f)", step_a);
+    CHECK(cc_op_duration_us(g, cc_graph_op(g, 1)) >= 5800, "C takes its 6000 us (%.0f)", cc_op_duration_us(g, cc_graph_op(g, 1)));
+    {
+        cc_exec_costs now = cc_graph_exec_costs(g);
+        CHECK(now.compute_overlap == 1 && now.comm_overlap == 1 && now.launch_us == costs.launch_us && now.wait_us == costs.wait_us,
+              "the overlap slowdowns are none (the durations hold them), the launch and wait costs kept (%.1f, %.1f us)",
+              now.launch_us, now.wait_us);
+    }
+    if (r == CC_OK) r = cc_exec_step(x);
+    if (r == CC_OK) r = cc_exec_timeline(x, start, end);
+    order[0] = cc_graph_op(g, 0);
+    order[1] = cc_graph_op(g, 1);
+    if (r == CC_OK) r = cc_simulate(ctx, g, order, 2, NULL, &pred);
+    measured = end[0] > end[1] ? end[0] : end[1];
+    CHECK_RES(ctx, r, CC_OK, "another step, and its prediction");
+    CHECK(pred >= 0.8 * measured && pred <= 1.25 * measured, "the prediction of the step from its own profile, %.0f us, is near "
+          "the measured %.0f us", pred, measured);
+    cc_exec_destroy(x);
+    cc_backend_destroy(&be);
+    cc_plan_destroy(pl);
+    cc_graph_destroy(g);
+    cc_context_destroy(ctx);
+}
+
+/* With a communicator the ranks agree on the maximum: rank 1's op sleeps
+   3000 us, rank 0's 500 us; both end with at least rank 1's time, and
+   rank 0's all-reduce after it waits for rank 1 in the step. */
+typedef struct steps_arg { double a[2], b[2]; } steps_arg;
+static float steps_buf[2][16];
+static cc_result steps_rank(cc_rank* rank, void* user) {
+    steps_arg* A = (steps_arg*)user;
+    cc_context* ctx = cc_rank_context(rank);
+    int me = cc_rank_index(rank);
+    cc_comm* world = cc_rank_world_comm(rank);
+    cc_graph* g = NULL;
+    cc_plan* pl = NULL;
+    cc_exec* x = NULL;
+    cc_backend be;
+    cc_buffer b;
+    cc_region reg;
+    cc_collective co;
+    cc_op_desc d = cc_op_desc_default();
+    rec r0;
+    cc_result r;
+    memset(&r0, 0, sizeof r0);
+    memset(&be, 0, sizeof be);
+    r0.sleep_us = me == 1 ? 3000 : 500;
+    if ((r = cc_graph_create(ctx, NULL, &g)) != CC_OK) return r;
+    cc_graph_add_buffer(g, "b", sizeof steps_buf[0], &b);
+    memset(&reg, 0, sizeof reg);
+    reg.buffer = b; reg.n_bytes = sizeof steps_buf[0];
+    d.duration_us = 1; d.fn = sleepy; d.user_data = &r0; d.writes = &reg; d.n_writes = 1;
+    r = cc_graph_add_op(g, &d, NULL);
+    memset(&co, 0, sizeof co);
+    co.kind = CC_COLL_ALL_REDUCE; co.dtype = CC_DTYPE_FLOAT32; co.reduce = CC_REDUCE_SUM; co.n_elems = 16; co.comm = world;
+    co.send_buf = steps_buf[me]; co.recv_buf = steps_buf[me];
+    d = cc_op_desc_default();
+    d.duration_us = 1; d.stream = CC_STREAM_COMM; d.coll = &co; d.reads = &reg; d.n_reads = 1; d.writes = &reg; d.n_writes = 1;
+    if (r == CC_OK) r = cc_graph_add_op(g, &d, NULL);
+    if (r == CC_OK) r = cc_plan_create(ctx, g, NULL, &pl);
+    if (r == CC_OK) r = cc_cpu_backend_create(rank, &be);
+    if (r == CC_OK) r = cc_exec_create(ctx, pl, &be, &x);
+    if (r == CC_OK) r = cc_exec_agree(x, world);
+    if (r == CC_OK) r = cc_exec_profile_steps(x, 3, world);
+    if (r == CC_OK) {
+        A->a[me] = cc_op_duration_us(g, cc_graph_op(g, 0));
+        A->b[me] = cc_op_duration_us(g, cc_graph_op(g, 1));
+    }
+    cc_exec_destroy(x);
+    cc_backend_destroy(&be);
+    cc_plan_destroy(pl);
+    cc_graph_destroy(g);
+    return r;
+}
+
+static void test_profile_steps_agree(void) {
+    cc_world_desc wd = cc_world_desc_default();
+    cc_world* w = NULL;
+    cc_context* ctx = NULL;
+    steps_arg A;
+    cc_result rc;
+    memset(&A, 0, sizeof A);
+    wd.n_ranks = 2;
+    cc_context_create(NULL, &ctx);
+    rc = cc_world_create(ctx, &wd, &w);
+    if (rc == CC_OK) rc = cc_world_run(w, steps_rank, &A);
+    CHECK_RES(ctx, rc, CC_OK, "profiling a compute op and an all-reduce in 3 steps on 2 ranks (%s)", w ? cc_world_error(w) : "");
+    CHECK(A.a[0] == A.a[1] && A.b[0] == A.b[1], "the ranks agree on every duration (%.0f %.0f, %.0f %.0f)", A.a[0], A.a[1], A.b[0],
+          A.b[1]);
+    CHECK(A.a[0] >= 3000, "the compute op: the slower rank's 3000 us (%.0f)", A.a[0]);
+    CHECK(A.b[0] >= 2000, "the all-reduce: rank 0 waits about 2500 us in it for rank 1 (%.0f)", A.b[0]);
+    cc_world_destroy(w);
+    cc_context_destroy(ctx);
+}
+
 int main(void) {
     TH_RUN(test_profiled_costs);
+    TH_RUN(test_profile_steps);
+    TH_RUN(test_profile_steps_agree);
     TH_RUN(test_same_numbers);
     TH_RUN(test_plan_mismatch);
     TH_RUN(test_trace_files);
