@@ -3154,8 +3154,8 @@ done:
      sorted in decreasing order, lexicographically <= B's. Where the
      propagation runs, a child meets the memory before its propagation (a
      child the memory drops costs no propagation and is not a node), and
-     meets it again as a node only if entries were added meanwhile (the
-     memory only grows, so what dropped it as a child drops it as a node).
+     not again as a node: what was stored meanwhile lies in the subtrees of
+     its siblings searched before it, whose sets hold a job its set lacks.
 
    Why the rules combine: among the optimal schedules take those whose start
    vector sorted in decreasing order is lexicographically least (M). Such a
@@ -3197,7 +3197,8 @@ typedef struct cc__bnb_result {
 typedef struct cc__bnb_child {
     int job;
     int win;                  /* its windows are kept (slot in cc__bnb.win) */
-    size_t slot, n_ent;       /* n_ent: the memory's size when it passed the memory's check */
+    int checked;              /* it passed the memory's check as a child */
+    size_t slot;
     cc__time s, lb;
 } cc__bnb_child;
 
@@ -3936,10 +3937,12 @@ static cc__time cc__bnb_hmin(const cc__bnb* b) {
     return hmin;
 }
 
-/* pslot: the slot of the parent's windows ((size_t)-1: none); n_ent: the
-   memory's size when this node passed its check as a child ((size_t)-1:
-   not checked), so that an unchanged memory is not searched again. */
-static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin, size_t pslot, size_t n_ent) {
+/* pslot: the slot of the parent's windows ((size_t)-1: none); checked:
+   this node passed the memory's check as a child. It is then not checked
+   again: the entries stored since are nodes of the subtrees of the
+   siblings searched before it, each of which holds that sibling's job,
+   which this node's set lacks, so none of them has its set. */
+static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin, size_t pslot, int checked) {
     const cc__prob* p = b->p;
     size_t base, c, e, n2 = 2 * (size_t)b->n;
     int u, q;
@@ -3958,7 +3961,7 @@ static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin, 
     if (b->stop) return;
     if (b->n_done > 0) {
         uint64_t hsh = cc__bnb_hash(b);
-        if (n_ent != b->n_ent) {   /* entries were added since the check as a child */
+        if (!checked) {
             cc__time lbB;
             int tt = b->tt;
             b->tt = 0;
@@ -4006,7 +4009,7 @@ static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin, 
             memcpy(b->win + b->ch_n * n2, b->h, (size_t)b->n * sizeof *b->h);
             memcpy(b->win + b->ch_n * n2 + b->n, b->lt, (size_t)b->n * sizeof *b->lt);
         }
-        b->ch[b->ch_n].n_ent = b->tt ? b->n_ent : (size_t)-1;
+        b->ch[b->ch_n].checked = b->tt;
         b->ch[b->ch_n].job = u;
         b->ch[b->ch_n].s = s;
         b->ch[b->ch_n].lb = lb;
@@ -4028,7 +4031,7 @@ static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin, 
         int fl;
         if (ch.lb > b->target || ch.s > b->ls[ch.job]) continue;  /* the target may have dropped */
         fl = cc__bnb_place(b, ch.job, ch.s);
-        cc__bnb_dfs(b, ch.s, ch.job, cc__bnb_max(maxfin, b->fin[ch.job]), ch.win ? ch.slot : (size_t)-1, ch.n_ent);
+        cc__bnb_dfs(b, ch.s, ch.job, cc__bnb_max(maxfin, b->fin[ch.job]), ch.win ? ch.slot : (size_t)-1, ch.checked);
         cc__bnb_unplace(b, ch.job, fl);
     }
     b->ch_n = base;
@@ -4306,7 +4309,7 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
     if (b->tt && lb < CONCERTO__TIME_MAX && b->U < CONCERTO__TIME_MAX) lb = cc__bnb_destructive(b, lb);
     cc__bnb_set_target(b);
     b->root_lb = lb;
-    if (lb < CONCERTO__TIME_MAX && b->U > lb) cc__bnb_dfs(b, -CONCERTO__TIME_MAX, -1, -CONCERTO__TIME_MAX, (size_t)-1, (size_t)-1);
+    if (lb < CONCERTO__TIME_MAX && b->U > lb) cc__bnb_dfs(b, -CONCERTO__TIME_MAX, -1, -CONCERTO__TIME_MAX, (size_t)-1, 0);
     res->nodes = b->nodes;
     res->makespan = b->U;
     cc__bnb_free_all(b);
