@@ -3273,6 +3273,17 @@ typedef struct cc__bnb {
 
 static cc__time cc__bnb_max(cc__time a, cc__time b) { return a > b ? a : b; }
 
+/* Index of the lowest set bit of m (m != 0). */
+static int cc__bnb_ctz(uint64_t m) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_ctzll(m);
+#else
+    int i = 0;
+    while (!(m & 1)) { m >>= 1; i++; }
+    return i;
+#endif
+}
+
 /* Smallest multiple of g that is >= x. */
 static cc__time cc__bnb_ceil(cc__time x, cc__time g) {
     cc__time q = x / g;
@@ -3483,14 +3494,18 @@ static int cc__bnb_tt_pass(cc__bnb* b, int* changed) {
    Sets *changed; returns 0 when neither order fits. */
 static int cc__bnb_pairs(cc__bnb* b, int* changed) {
     const cc__prob* p = b->p;
-    int x, y;
+    int x, y, w;
     b->work += b->n - b->n_done;
     for (x = 0; x < b->n; x++) {
         const uint64_t* dx = b->dis + (size_t)x * b->nw;
         if (b->done[x] || b->pos_off[x] == b->pos_off[x + 1]) continue;
-        for (y = x + 1; y < b->n; y++) {
+        for (w = (x + 1) >> 6; w < b->nw; w++) {
+          /* the unplaced jobs y > x of dx's word w, lowest first */
+          uint64_t m = dx[w] & ~b->set[w];
+          if (w == (x + 1) >> 6) m &= ~(uint64_t)0 << ((x + 1) & 63);
+          for (; m; m &= m - 1) {
             int y_after, x_after, f, s2;
-            if (b->done[y] || !(dx[y >> 6] >> (y & 63) & 1)) continue;
+            y = 64 * w + cc__bnb_ctz(m);
             y_after = b->lt[y] >= b->h[x] + p->dur[x];
             x_after = b->lt[x] >= b->h[y] + p->dur[y];
             if (y_after && x_after) continue;
@@ -3500,6 +3515,7 @@ static int cc__bnb_pairs(cc__bnb* b, int* changed) {
             if (b->h[f] + p->dur[f] > b->h[s2]) { b->h[s2] = b->h[f] + p->dur[f]; *changed = 1; }
             if (b->lt[s2] - p->dur[f] < b->lt[f]) { b->lt[f] = b->lt[s2] - p->dur[f]; *changed = 1; }
             if (b->h[x] > b->lt[x] || b->h[y] > b->lt[y]) return 0;
+          }
         }
     }
     return 1;
