@@ -3191,7 +3191,7 @@ typedef struct cc__bnb_result {
    Steps, not time: the same search on every machine. Unary-only problems
    do not propagate, so there a node is one unit as before. */
 #ifndef CONCERTO__BNB_WORK_PER_NODE
-#define CONCERTO__BNB_WORK_PER_NODE 100
+#define CONCERTO__BNB_WORK_PER_NODE 115
 #endif
 
 typedef struct cc__bnb_child {
