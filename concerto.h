@@ -3325,8 +3325,8 @@ done:
      sorted in decreasing order, lexicographically <= B's. Where the
      propagation runs, a child meets the memory before its propagation (a
      child the memory drops costs no propagation and is not a node), and
-     meets it again as a node only if entries were added meanwhile (the
-     memory only grows, so what dropped it as a child drops it as a node).
+     not again as a node: what was stored meanwhile lies in the subtrees of
+     its siblings searched before it, whose sets hold a job its set lacks.
 
    Why the rules combine: among the optimal schedules take those whose start
    vector sorted in decreasing order is lexicographically least (M). Such a
@@ -3362,13 +3362,14 @@ typedef struct cc__bnb_result {
    Steps, not time: the same search on every machine. Unary-only problems
    do not propagate, so there a node is one unit as before. */
 #ifndef CONCERTO__BNB_WORK_PER_NODE
-#define CONCERTO__BNB_WORK_PER_NODE 100
+#define CONCERTO__BNB_WORK_PER_NODE 115
 #endif
 
 typedef struct cc__bnb_child {
     int job;
     int win;                  /* its windows are kept (slot in cc__bnb.win) */
-    size_t slot, n_ent;       /* n_ent: the memory's size when it passed the memory's check */
+    int checked;              /* it passed the memory's check as a child */
+    size_t slot;
     cc__time s, lb;
 } cc__bnb_child;
 
@@ -3442,6 +3443,17 @@ typedef struct cc__bnb {
 } cc__bnb;
 
 static cc__time cc__bnb_max(cc__time a, cc__time b) { return a > b ? a : b; }
+
+/* Index of the lowest set bit of m (m != 0). */
+static int cc__bnb_ctz(uint64_t m) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_ctzll(m);
+#else
+    int i = 0;
+    while (!(m & 1)) { m >>= 1; i++; }
+    return i;
+#endif
+}
 
 /* Smallest multiple of g that is >= x. */
 static cc__time cc__bnb_ceil(cc__time x, cc__time g) {
@@ -3653,14 +3665,18 @@ static int cc__bnb_tt_pass(cc__bnb* b, int* changed) {
    Sets *changed; returns 0 when neither order fits. */
 static int cc__bnb_pairs(cc__bnb* b, int* changed) {
     const cc__prob* p = b->p;
-    int x, y;
+    int x, y, w;
     b->work += b->n - b->n_done;
     for (x = 0; x < b->n; x++) {
         const uint64_t* dx = b->dis + (size_t)x * b->nw;
         if (b->done[x] || b->pos_off[x] == b->pos_off[x + 1]) continue;
-        for (y = x + 1; y < b->n; y++) {
+        for (w = (x + 1) >> 6; w < b->nw; w++) {
+          /* the unplaced jobs y > x of dx's word w, lowest first */
+          uint64_t m = dx[w] & ~b->set[w];
+          if (w == (x + 1) >> 6) m &= ~(uint64_t)0 << ((x + 1) & 63);
+          for (; m; m &= m - 1) {
             int y_after, x_after, f, s2;
-            if (b->done[y] || !(dx[y >> 6] >> (y & 63) & 1)) continue;
+            y = 64 * w + cc__bnb_ctz(m);
             y_after = b->lt[y] >= b->h[x] + p->dur[x];
             x_after = b->lt[x] >= b->h[y] + p->dur[y];
             if (y_after && x_after) continue;
@@ -3670,6 +3686,7 @@ static int cc__bnb_pairs(cc__bnb* b, int* changed) {
             if (b->h[f] + p->dur[f] > b->h[s2]) { b->h[s2] = b->h[f] + p->dur[f]; *changed = 1; }
             if (b->lt[s2] - p->dur[f] < b->lt[f]) { b->lt[f] = b->lt[s2] - p->dur[f]; *changed = 1; }
             if (b->h[x] > b->lt[x] || b->h[y] > b->lt[y]) return 0;
+          }
         }
     }
     return 1;
@@ -4107,10 +4124,12 @@ static cc__time cc__bnb_hmin(const cc__bnb* b) {
     return hmin;
 }
 
-/* pslot: the slot of the parent's windows ((size_t)-1: none); n_ent: the
-   memory's size when this node passed its check as a child ((size_t)-1:
-   not checked), so that an unchanged memory is not searched again. */
-static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin, size_t pslot, size_t n_ent) {
+/* pslot: the slot of the parent's windows ((size_t)-1: none); checked:
+   this node passed the memory's check as a child. It is then not checked
+   again: the entries stored since are nodes of the subtrees of the
+   siblings searched before it, each of which holds that sibling's job,
+   which this node's set lacks, so none of them has its set. */
+static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin, size_t pslot, int checked) {
     const cc__prob* p = b->p;
     size_t base, c, e, n2 = 2 * (size_t)b->n;
     int u, q;
@@ -4129,7 +4148,7 @@ static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin, 
     if (b->stop) return;
     if (b->n_done > 0) {
         uint64_t hsh = cc__bnb_hash(b);
-        if (n_ent != b->n_ent) {   /* entries were added since the check as a child */
+        if (!checked) {
             cc__time lbB;
             int tt = b->tt;
             b->tt = 0;
@@ -4177,7 +4196,7 @@ static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin, 
             memcpy(b->win + b->ch_n * n2, b->h, (size_t)b->n * sizeof *b->h);
             memcpy(b->win + b->ch_n * n2 + b->n, b->lt, (size_t)b->n * sizeof *b->lt);
         }
-        b->ch[b->ch_n].n_ent = b->tt ? b->n_ent : (size_t)-1;
+        b->ch[b->ch_n].checked = b->tt;
         b->ch[b->ch_n].job = u;
         b->ch[b->ch_n].s = s;
         b->ch[b->ch_n].lb = lb;
@@ -4199,7 +4218,7 @@ static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin, 
         int fl;
         if (ch.lb > b->target || ch.s > b->ls[ch.job]) continue;  /* the target may have dropped */
         fl = cc__bnb_place(b, ch.job, ch.s);
-        cc__bnb_dfs(b, ch.s, ch.job, cc__bnb_max(maxfin, b->fin[ch.job]), ch.win ? ch.slot : (size_t)-1, ch.n_ent);
+        cc__bnb_dfs(b, ch.s, ch.job, cc__bnb_max(maxfin, b->fin[ch.job]), ch.win ? ch.slot : (size_t)-1, ch.checked);
         cc__bnb_unplace(b, ch.job, fl);
     }
     b->ch_n = base;
@@ -4477,7 +4496,7 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
     if (b->tt && lb < CONCERTO__TIME_MAX && b->U < CONCERTO__TIME_MAX) lb = cc__bnb_destructive(b, lb);
     cc__bnb_set_target(b);
     b->root_lb = lb;
-    if (lb < CONCERTO__TIME_MAX && b->U > lb) cc__bnb_dfs(b, -CONCERTO__TIME_MAX, -1, -CONCERTO__TIME_MAX, (size_t)-1, (size_t)-1);
+    if (lb < CONCERTO__TIME_MAX && b->U > lb) cc__bnb_dfs(b, -CONCERTO__TIME_MAX, -1, -CONCERTO__TIME_MAX, (size_t)-1, 0);
     res->nodes = b->nodes;
     res->makespan = b->U;
     cc__bnb_free_all(b);

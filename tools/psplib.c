@@ -19,15 +19,15 @@
    The naive single-pass schedule: --method list --rule lft --sgs serial --improve 0
 
    One line per instance:
-       <file-basename> makespan=<int> lb=<int> optimal=<0|1> valid=<0|1> ms=<float>
+       <file-basename> makespan=<int> lb=<int> optimal=<0|1> valid=<0|1> ms=<float> nodes=<int>
    followed by " exact=<timeout|backend|unsupported|out_of_memory|CODE>
    exact_failures=<int>" when the exact solver failed or timed out (the
    schedule is then the best found without it; the first failure's message
    goes to stderr), then a summary line (exact_failed: instances with such
    a failure). valid comes from the independent checker; ms is the
-   wall-clock time of the solve. Exit status: 0 if every instance was read,
-   solved and valid, 1 otherwise (an exact solver's failure alone is not an
-   error). */
+   wall-clock time of the solve, nodes the branch-and-bound nodes. Exit
+   status: 0 if every instance was read, solved and valid, 1 otherwise (an
+   exact solver's failure alone is not an error). */
 #define _POSIX_C_SOURCE 200809L
 #define CONCERTO_IMPLEMENTATION
 #include "../concerto.h"
@@ -151,8 +151,8 @@ int main(int argc, char** argv) {
         ms = now_ms() - t0;
         valid = cc_schedule_check(ctx, g, s.start_us, &mk_checked) == CC_OK && mk_checked == s.makespan_us;
         if (!valid) fprintf(stderr, "psplib: %s: invalid schedule: %s\n", name, cc_last_error(ctx));
-        printf("%s makespan=%.0f lb=%.0f optimal=%d valid=%d ms=%.3f", name, s.makespan_us, s.lower_bound_us,
-               s.proven_optimal, valid, ms);
+        printf("%s makespan=%.0f lb=%.0f optimal=%d valid=%d ms=%.3f nodes=%lld", name, s.makespan_us, s.lower_bound_us,
+               s.proven_optimal, valid, ms, (long long)s.n_nodes);
         if (s.exact_status != CC_OK) {
             char code[16];
             printf(" exact=%s exact_failures=%lld", exact_word(s.exact_status, code, sizeof code), (long long)s.exact_failures);
