@@ -137,9 +137,13 @@ struct shared {
     double* exposed_ms[2];
     double pred_ms[2], pred_exposed_ms[2];  /* by order (the library's: what it runs) */
     double pred_sched_ms;          /* the library's schedule, whether it runs or not */
+    int in_place;                  /* the predictions are from ops profiled in place (profile_in_place) */
+    double alone_ms[2];            /* the first predictions, from ops profiled alone, by order */
+    double in_place_ms[2];         /* from ops profiled in place, by order (the library's plan even where kept) */
     int dropped;                   /* the rewrites were dropped: the step as written runs in the library's order */
     int kept;                      /* the library kept program order: 1 its schedule was predicted no faster,
-                                      2 its plan measured slower side by side */
+                                      2 its plan measured slower side by side, 3 its plan predicted slower
+                                      once each order's ops were profiled in place */
     double pred_rewritten_ms, pred_plain_ms;  /* the scheduled step with its rewrites and as written */
     cc_exec_costs costs;           /* the executor's, as profiled */
     double cal_ms[2], cal_exposed_ms[2];    /* side by side: medians by order */
@@ -459,6 +463,55 @@ static cc_result plan_steps(rank_state* s) {
     return s->op_start && s->op_end ? CC_OK : CC_ERR_OUT_OF_MEMORY;
 }
 
+/* The predictions again, each order from its ops profiled in place: a few
+   steps of it (cc_exec_profile_steps), so that they count what the step
+   shares, on CPU ranks the cores with the other ranks' threads and a
+   collective's wait for its last member, which ops profiled alone do not
+   see and which differ between orders. The first predictions are kept for
+   the report. Where the library's plan is now predicted no faster than
+   program order, program order trains as the library's. The same on every
+   rank (the durations are agreed). Not with replayed CUDA graphs: they
+   time only whole steps. */
+static cc_result profile_in_place(rank_state* s) {
+    shared* sh = s->sh;
+    cc_comm* world = s->world_comm;
+    int i, n = cc_graph_n_ops(s->train), nx = cc_graph_n_ops(s->run), k = s->o->profile_steps;
+    double mk0 = 0, mk1 = 0;
+    cc_op* prog;
+    cc_result rc;
+    if (k <= 0 || s->o->profile_repeats <= 0 || s->o->cuda_graphs) return CC_OK;
+    if (!(prog = (cc_op*)malloc(sizeof(cc_op) * (size_t)n))) return CC_ERR_OUT_OF_MEMORY;
+    for (i = 0; i < n; i++) prog[i] = cc_graph_op(s->train, i);
+    rc = set_batch(s, 0, 0);
+    if (rc == CC_OK) rc = set_step(s, 0, 1);
+    if (rc == CC_OK) rc = cc_exec_profile_steps(s->ex[0], k, world);
+    if (rc == CC_OK) rc = cc_simulate(s->m.ctx, s->train, prog, n, s->pred_start[0], &mk0);
+    if (rc == CC_OK && !s->program_kept) {
+        if ((rc = cc_exec_profile_steps(s->ex[1], k, world)) == CC_OK)
+            rc = cc_simulate(s->m.ctx, s->run, s->sched.order, nx, s->pred_start[1], &mk1);
+    } else if (rc == CC_OK) {
+        mk1 = mk0;
+        memcpy(s->pred_start[1], s->pred_start[0], sizeof(double) * (size_t)n);
+    }
+    free(prog);
+    if (rc == CC_OK) rc = snap_restore(s, &s->snap);
+    if (rc != CC_OK) return rc;
+    if (!s->program_kept && mk1 >= mk0) s->program_kept = 3;
+    if (s->me == 0) {
+        sh->in_place = 1;
+        sh->alone_ms[0] = sh->pred_ms[0];
+        sh->alone_ms[1] = sh->pred_sched_ms;
+        sh->pred_ms[0] = mk0 / 1000.0;
+        sh->pred_ms[1] = (s->program_kept >= 2 ? mk0 : mk1) / 1000.0;
+        sh->pred_exposed_ms[0] = predicted_exposed(s->m.ctx, s->train, s->pred_start[0]);
+        sh->pred_exposed_ms[1] = s->program_kept >= 2 ? sh->pred_exposed_ms[0] : predicted_exposed(s->m.ctx, s->run, s->pred_start[1]);
+        sh->in_place_ms[0] = mk0 / 1000.0;
+        sh->in_place_ms[1] = mk1 / 1000.0;
+        if (s->program_kept == 3) sh->kept = 3;
+    }
+    return CC_OK;
+}
+
 /* The step made faster: profiled, rewritten, scheduled, planned. One
    schedule desc judges the rewrites and schedules the step they give. */
 static cc_result optimise_step(rank_state* s) {
@@ -469,6 +522,31 @@ static cc_result optimise_step(rank_state* s) {
     if (rc == CC_OK) rc = rewrite_step(s, &sd);
     if (rc == CC_OK) rc = schedule_step(s, &sd);
     if (rc == CC_OK) rc = plan_steps(s);
+    if (rc == CC_OK) rc = profile_in_place(s);
+    return rc;
+}
+
+/* v[0..n) summed over all ranks, through the communicator of all ranks,
+   in the kernels' memory (a device's, for a GPU trainer). */
+static cc_result sum_over_ranks(rank_state* s, double* v, int n) {
+    size_t bytes = sizeof(double) * (size_t)n;
+    cc_collective co;
+    void* d;
+    cc_result rc;
+    if (cc_comm_size(s->world_comm) <= 1) return CC_OK;
+    if (!(d = s->m.kernels->alloc_zeroed(bytes))) return CC_ERR_OUT_OF_MEMORY;
+    memset(&co, 0, sizeof co);
+    co.kind = CC_COLL_ALL_REDUCE;
+    co.dtype = CC_DTYPE_FLOAT64;
+    co.reduce = CC_REDUCE_SUM;
+    co.n_elems = (size_t)n;
+    co.comm = s->world_comm;
+    co.send_buf = d;
+    co.recv_buf = d;
+    rc = to_tensor(s, d, v, bytes);
+    if (rc == CC_OK) rc = cc_comm_run(&co);
+    if (rc == CC_OK) rc = from_tensor(s, v, d, bytes);
+    s->m.kernels->free_memory(d);
     return rc;
 }
 
@@ -488,25 +566,23 @@ static cc_result compare_orders(rank_state* s) {
             if (rc == CC_OK) rc = measure_step(s, s->ex[k], graph[k], &ms[(2 * k) * n + step], &ms[(2 * k + 1) * n + step]);
         }
     if (rc == CC_OK) {
-        /* the library's plan measured slower than program order on some
-           rank: program order trains as the library's (every rank alike) */
-        cc_collective co;
-        int32_t slower = median(&ms[2 * n], n) > median(&ms[0], n);
-        if (s->me == 0)
+        /* the library's plan measured slower than program order (the
+           medians averaged over the ranks, so every rank decides alike):
+           program order trains as the library's */
+        double med[4];
+        int size = cc_comm_size(s->world_comm) > 0 ? cc_comm_size(s->world_comm) : 1;
+        for (k = 0; k < 2; k++) {
+            med[2 * k] = median(&ms[(2 * k) * n], n);
+            med[2 * k + 1] = median(&ms[(2 * k + 1) * n], n);
+        }
+        rc = sum_over_ranks(s, med, 4);
+        for (k = 0; k < 4; k++) med[k] /= size;
+        if (rc == CC_OK && s->me == 0)
             for (k = 0; k < 2; k++) {
-                s->sh->cal_ms[k] = median(&ms[(2 * k) * n], n);
-                s->sh->cal_exposed_ms[k] = median(&ms[(2 * k + 1) * n], n);
+                s->sh->cal_ms[k] = med[2 * k];
+                s->sh->cal_exposed_ms[k] = med[2 * k + 1];
             }
-        memset(&co, 0, sizeof co);
-        co.kind = CC_COLL_ALL_REDUCE;
-        co.dtype = CC_DTYPE_INT32;
-        co.reduce = CC_REDUCE_MAX;
-        co.n_elems = 1;
-        co.comm = s->world_comm;
-        co.send_buf = &slower;
-        co.recv_buf = &slower;
-        if (cc_comm_size(s->world_comm) > 1) rc = cc_comm_run(&co);
-        if (rc == CC_OK && slower && !s->program_kept) {
+        if (rc == CC_OK && med[2] > med[0] && !s->program_kept) {
             s->program_kept = 2;
             if (s->me == 0) s->sh->kept = 2;
         }
@@ -523,7 +599,7 @@ static cc_result train_pass(rank_state* s, int pass) {
     const options* o = s->o;
     int k = sh->pass_order[pass], step;
     cc_graph* graph;
-    if (k && s->program_kept == 2) k = 0;   /* measured slower: program order runs as the library's */
+    if (k && s->program_kept >= 2) k = 0;   /* found slower: program order runs as the library's */
     graph = k ? s->run : s->train;
     double t0 = wall_s();
     cc_result rc = snap_restore(s, &s->snap);
@@ -909,11 +985,15 @@ static void print_report(const shared* sh) {
     if (sh->kept == 1)
         printf("  kept program order: the library's schedule of the step was predicted no faster (%.2f ms against %.2f ms "
                "in program order)\n", sh->pred_sched_ms, sh->pred_ms[0]);
+    else if (sh->kept == 3)
+        printf("  kept program order: with each order's ops profiled in place the library's plan was predicted no faster (%.2f ms "
+               "against %.2f ms in program order), so program order trained as the library's; its plan was:\n",
+               sh->in_place_ms[1], sh->in_place_ms[0]);
     else if (sh->kept == 2)
         printf("  kept program order: the library's plan measured slower side by side (%.2f ms against %.2f ms in program "
                "order), so program order trained as the library's; its plan was:\n", sh->cal_ms[1], sh->cal_ms[0]);
     if (sh->kept != 1) {
-        const char* ran = sh->kept == 2 ? "    the" : "  ran the";
+        const char* ran = sh->kept >= 2 ? "    the" : "  ran the";
         if (sh->dropped)
             printf("%s step as written, reordered: %d ops, %d collectives; its rewrites were dropped: with its own durations "
                    "the rewritten step was predicted at %.2f ms, the step as written at %.2f ms\n", ran, sh->n_ops_run,
@@ -937,14 +1017,21 @@ static void print_report(const shared* sh) {
     else printf("  fusion: off\n");
     printf("  scheduled %d ops (%d collectives) in %.1f ms: %d issued at another position, cross-stream waits %d -> %d\n",
            sh->n_ops_run, sh->n_colls_run, sh->sched_ms, sh->moved, sh->n_waits[0], sh->n_waits[1]);
-    printf("  predicted step: %.2f ms in program order, %.2f ms scheduled (lower bound %.2f): %.2fx\n", sh->pred_ms[0],
-           sh->pred_sched_ms, sh->lower_bound_ms, sh->pred_sched_ms > 0 ? sh->pred_ms[0] / sh->pred_sched_ms : 0);
+    if (sh->in_place) {
+        printf("  predicted step, ops profiled alone: %.2f ms in program order, %.2f ms scheduled (lower bound %.2f): %.2fx\n",
+               sh->alone_ms[0], sh->alone_ms[1], sh->lower_bound_ms, sh->alone_ms[1] > 0 ? sh->alone_ms[0] / sh->alone_ms[1] : 0);
+        printf("  predicted step, ops profiled in place (%d steps of each order): %.2f ms in program order, %.2f ms in the "
+               "library's plan: %.2fx\n", o->profile_steps, sh->in_place_ms[0], sh->in_place_ms[1],
+               sh->in_place_ms[1] > 0 ? sh->in_place_ms[0] / sh->in_place_ms[1] : 0);
+    } else
+        printf("  predicted step: %.2f ms in program order, %.2f ms scheduled (lower bound %.2f): %.2fx\n", sh->pred_ms[0],
+               sh->pred_sched_ms, sh->lower_bound_ms, sh->pred_sched_ms > 0 ? sh->pred_ms[0] / sh->pred_sched_ms : 0);
     printf("  predicted exposed communication: %.2f ms -> %.2f ms\n", sh->pred_exposed_ms[0], sh->pred_exposed_ms[1]);
     printf("  executor costs in the predictions (profiled): %.1f us per op, %.1f us per cross-stream wait that blocks; "
            "overlapped, compute %.2fx and collectives %.2fx as long\n", sh->costs.launch_us, sh->costs.wait_us,
            sh->costs.compute_overlap > 1 ? sh->costs.compute_overlap : 1, sh->costs.comm_overlap > 1 ? sh->costs.comm_overlap : 1);
     if (o->compare_steps > 0)
-        printf("  measured side by side (median of %d steps each): %.2f ms -> %.2f ms: %.2fx; exposed communication %.2f -> %.2f ms\n",
+        printf("  measured side by side (median of %d steps each, mean over the ranks): %.2f ms -> %.2f ms: %.2fx; exposed communication %.2f -> %.2f ms\n",
                o->compare_steps, sh->cal_ms[0], sh->cal_ms[1], sh->cal_ms[1] > 0 ? sh->cal_ms[0] / sh->cal_ms[1] : 0,
                sh->cal_exposed_ms[0], sh->cal_exposed_ms[1]);
     for (k = 0; k < sh->passes && o->steps > 0; k++) {
