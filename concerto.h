@@ -118,7 +118,7 @@
        >>rewrite      the collective cost model; decomposition, then fusion
        >>plan         per-stream sequences and the fewest cross-stream waits
        >>exec         running a plan every step through a backend, agreement
-       >>profile      measuring every op, the ranks' maximum
+       >>profile      measuring every op alone or in whole steps, the ranks' maximum
        >>world        ranks as threads, communicators, collectives, the link
                       emulation
        >>backend_cpu  the CPU backend: a worker thread per stream
@@ -8268,7 +8268,9 @@ CONCERTO_API cc_result cc_exec_agree(cc_exec* x, cc_comm* comm) {
 /* >>profile
    Every op alone on the backend, repeats times, in plan order (so ranks
    issue their collectives alike); the median of each becomes its duration,
-   after the ranks of a communicator agreed on the maximum. */
+   after the ranks of a communicator agreed on the maximum. Or every op in
+   whole steps of the plan (cc_exec_profile_steps): the median of its times
+   there, agreed the same way. */
 
 static int cc__dbl_cmp(const void* a, const void* b) {
     double x = *(const double*)a, y = *(const double*)b;
