@@ -107,6 +107,16 @@ first=$(sed -n '/^what the library did/{n;p;}' "$tmp/keep.log")
 grep -q "^  kept program order: the library's schedule of the step was predicted no faster" <<<"$first" &&
     grep -q "scheduled .*: 0 issued at another position" "$tmp/keep.log"
 check $? "no collectives: program order kept, and the summary's first line says so ($first)" "$first"
+# profiled in place: each order predicted again from a few of its own steps,
+# beside the first prediction; --profile-steps 0 leaves only the first
+run inplace --tp 2 --profile-steps 2 --order concerto
+line=$(grep "ops profiled in place (2 steps of each order)" "$tmp/inplace.log")
+grep -q "predicted step, ops profiled alone: " "$tmp/inplace.log" && [ -n "$line" ] &&
+    awk '{ for (i = 1; i <= NF; i++) if ($i == "ms" && $(i - 1) + 0 <= 0) bad = 1 } END { exit bad }' <<<"$line"
+check $? "--profile-steps 2: both predictions in the summary ($line)" "$(grep 'predicted step' "$tmp/inplace.log")"
+run noinplace --tp 2 --profile-steps 0 --order concerto
+! grep -q "profiled in place" "$tmp/noinplace.log" && grep -q "^  predicted step: " "$tmp/noinplace.log"
+check $? "--profile-steps 0: one prediction, from ops profiled alone" "$(grep 'predicted step' "$tmp/noinplace.log")"
 for lay in "2 1" "1 2" "2 2" "4 1"; do
     set -- $lay
     run "l$1x$2" --tp "$1" --dp "$2"
