@@ -6286,19 +6286,6 @@ static const char* cc__algo_name(cc_coll_algo a) {
     }
 }
 
-static const char* cc__coll_kind_name(cc_coll_kind k) {
-    switch (k) {
-        case CC_COLL_ALL_REDUCE: return "all_reduce";
-        case CC_COLL_REDUCE_SCATTER: return "reduce_scatter";
-        case CC_COLL_ALL_GATHER: return "all_gather";
-        case CC_COLL_BROADCAST: return "broadcast";
-        case CC_COLL_SEND: return "send";
-        case CC_COLL_RECV: return "recv";
-        case CC_COLL_ALL_TO_ALL: return "all_to_all";
-        default: return "none";
-    }
-}
-
 /* The time of kind with algorithm algo (not AUTO) on the group, or -1
    where algo does not apply. n >= 2, r resolved and valid. */
 static double cc__cluster_algo_us(const cc_cluster_spec* s, cc_coll_kind kind, double S, int n, int r, cc_coll_algo algo) {
@@ -6403,7 +6390,7 @@ CONCERTO_API cc_result cc_cluster_coll_us(cc_context* ctx, const cc_cluster_spec
     if ((rc = cc__cluster_group(ctx, s, group, &r)) != CC_OK) return rc;
     if ((kind == CC_COLL_SEND || kind == CC_COLL_RECV || kind == CC_COLL_ALL_TO_ALL) && algo != CC_ALGO_AUTO)
         return CONCERTO__FAIL(ctx, CC_ERR_UNSUPPORTED, "cc_cluster_coll_us: %s has one algorithm: pass CC_ALGO_AUTO, not %s",
-                              cc__coll_kind_name(kind), cc__algo_name(algo));
+                              cc__coll_name(kind), cc__algo_name(algo));
     if (group.n_ranks == 1) return CC_OK;
     if (algo == CC_ALGO_AUTO) cc__cluster_best(s, kind, (double)n_bytes, group.n_ranks, r, &t);
     else t = cc__cluster_algo_us(s, kind, (double)n_bytes, group.n_ranks, r, algo);
@@ -6411,7 +6398,7 @@ CONCERTO_API cc_result cc_cluster_coll_us(cc_context* ctx, const cc_cluster_spec
         return CONCERTO__FAIL(ctx, CC_ERR_UNSUPPORTED,
                               "cc_cluster_coll_us: algorithm %s does not apply to %s on %d ranks, %d per node (tree: all_reduce "
                               "only; hierarchical: all_reduce, reduce_scatter, all_gather across nodes with several per node)",
-                              cc__algo_name(algo), cc__coll_kind_name(kind), group.n_ranks, r);
+                              cc__algo_name(algo), cc__coll_name(kind), group.n_ranks, r);
     *us = t;
     return CC_OK;
 }

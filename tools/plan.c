@@ -686,22 +686,28 @@ static cc_rewrite_desc rewrite_desc(const planner* P, int n_ops) {
     return rd;
 }
 
+/* o takes src's figures and the timeline start of graph g (owned by o
+   with own_g), dropping its own. */
+static void take(outcome* o, const outcome* src, cc_graph* g, int own_g, double* start) {
+    if (o->own_g && o->g != g) cc_graph_destroy(o->g);
+    free(o->start);
+    o->g = g;
+    o->own_g = own_g;
+    o->start = start;
+    o->us = src->us;
+    o->true_us = src->true_us;
+    o->exposed_us = src->exposed_us;
+    o->n_ops = src->n_ops;
+    o->n_colls = src->n_colls;
+    o->valid = src->valid;
+}
+
 /* o takes over from a better earlier outcome: the same timeline. */
 static cc_result keep_earlier(const outcome* from, outcome* o, const char* why) {
     double* start = (double*)malloc(sizeof(double) * (size_t)(from->n_ops + 1));
     if (!start) return CC_ERR_OUT_OF_MEMORY;
     memcpy(start, from->start, sizeof(double) * (size_t)from->n_ops);
-    if (o->own_g) cc_graph_destroy(o->g);
-    free(o->start);
-    o->g = from->g;
-    o->own_g = 0;
-    o->start = start;
-    o->us = from->us;
-    o->true_us = from->true_us;
-    o->exposed_us = from->exposed_us;
-    o->n_ops = from->n_ops;
-    o->n_colls = from->n_colls;
-    o->valid = from->valid;
+    take(o, from, from->g, 0, start);
     snprintf(o->what, sizeof o->what, "%s", why);
     return CC_OK;
 }
@@ -784,19 +790,10 @@ static cc_result run_sf(const planner* P, step* prog, const outcome* s, outcome*
         }
         if (r == CC_OK && try_.us < o->us) {
             /* the candidate wins: o takes its timeline, base_step its step */
-            if (o->own_g) cc_graph_destroy(o->g);
-            free(o->start);
             step_free(base_step);
             *base_step = cand;
             *base = cand.g;
-            o->g = cand.g;
-            o->own_g = 0;
-            o->start = try_.start;
-            o->us = try_.us;
-            o->exposed_us = try_.exposed_us;
-            o->n_ops = try_.n_ops;
-            o->n_colls = try_.n_colls;
-            o->valid = try_.valid;
+            take(o, &try_, cand.g, 0, try_.start);
             if (caps_mib[c] > 0)
                 snprintf(what, sizeof what, "gradient%s buckets of %g MiB: %d bucket(s)", P->o.zero == 3 ? " and gather" : "", caps_mib[c], nb);
             else snprintf(what, sizeof what, "gradient%s buckets of one layer: %d bucket(s)", P->o.zero == 3 ? " and gather" : "", nb);
