@@ -5378,12 +5378,10 @@ static cc_result cc__lp_build_ti(cc__lp* L, cc__lp_model* m, cc__lp_row* w, cons
         }
     }
     cc__free(L->ctx, avail);
-#if CONCERTO_LP_CLIQUES
-    {
+    if (CONCERTO_LP_CLIQUES) {
         cc_result rq = cc__lp_ti_cliques(L, m, w, ncell);
         if (rq != CC_OK) return rq;
     }
-#endif
     set_add_rowmode(m->lp, FALSE);
     return CC_OK;
 }
