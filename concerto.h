@@ -4542,10 +4542,16 @@ oom:
      rounding never leaks into it.
    - time-indexed otherwise (cumulative resources, PSPLIB): binaries
      x_{j,m} = "job j starts at origin + m * grain", assignment rows,
-     aggregated precedence rows, one capacity row per resource and grid cell
-     (a cell's free capacity is the least over the cell, so off-grain busy
-     blocks only make the model stricter), releases rounded up and deadlines
-     down. A model whose releases, deadlines and busy times all lie on the
+     disaggregated precedence rows, one capacity row per resource and grid
+     cell (a cell's free capacity is the least over the cell, so off-grain
+     busy blocks only make the model stricter), clique rows (jobs no two of
+     which can overlap run one at a time), releases rounded up and
+     deadlines down. Only the starts inside time windows propagated at the
+     model's horizon (precedence and time-tabling, cc__lp_win_prop) get a
+     binary. The least horizon propagation does not refute is a lower
+     bound; from it, feasibility models at rising horizons (each proven
+     infeasible raises the bound; the first feasible one is optimal) share
+     the time limit (CONCERTO_LP_SEQUENCE; 0: one model minimising C). A model whose releases, deadlines and busy times all lie on the
      grid is exact; otherwise it is a restriction and never claims a proof.
      Models above CONCERTO__LP_MAX_TI_COLS binaries are refused
      (CC_ERR_UNSUPPORTED).
@@ -5021,37 +5027,298 @@ done:
     return ok;
 }
 
-/* Time-indexed model on the grid origin + m * grain. */
-static cc_result cc__lp_build_ti(cc__lp* L, cc__lp_model* m, cc__lp_row* w) {
+/* Time windows of the time-indexed model, by propagation on its grid
+   (cells of one grain from the origin): every job j starts in a cell of
+   [a_j, b_j] and runs D_j cells; every job finishes by the horizon h.
+   Precedence moves a_j forward and b_j backward (the critical path both
+   ways); time-tabling (Le Pape 1994; Baptiste, Le Pape and Nuijten,
+   "Constraint-Based Scheduling", 2001, ch. 2) takes the compulsory part
+   [b_j, a_j + D_j) of every job whose window is narrower than twice its
+   duration into a profile, and moves a_j and b_j past the cells where the
+   job no longer fits beside the others' compulsory parts and the busy
+   blocks. Each rule removes only starts that no schedule of the model at
+   horizon h uses, so an empty window proves the model infeasible at h,
+   and the fixpoint at h is contained in the one at h + 1 (propagation is
+   monotone): the least h that survives is a lower bound, found by
+   bisection. The same profile removes the starts inside a window where
+   the job does not fit (holes), so the model has fewer binaries and a
+   tighter relaxation. */
+typedef struct cc__lp_win {
+    cc__time ncell;           /* cells in the profile: the largest horizon */
+    cc__time *a, *b, *D;      /* [n] first and last start cell, duration in cells */
+    int32_t* free_cap;        /* [ncell*k] capacity left by the busy blocks (least over the cell) */
+    int32_t* cp;              /* [ncell*k] compulsory usage */
+    cc__time o, g;            /* origin, grain */
+    int on;                   /* 0: the profile is too large, precedence only */
+} cc__lp_win;
+
+#ifndef CONCERTO_LP_CLIQUES
+#define CONCERTO_LP_CLIQUES 1    /* 1: clique rows in the time-indexed model */
+#endif
+
+#define CONCERTO__LP_MAX_PROFILE (1 << 22)   /* cells x resources of the time-tabling profile at most */
+
+static void cc__lp_win_free(cc_context* ctx, cc__lp_win* W) {
+    cc__free(ctx, W->a); cc__free(ctx, W->b); cc__free(ctx, W->D); cc__free(ctx, W->free_cap); cc__free(ctx, W->cp);
+}
+
+/* Allocates the windows for horizons up to hmax cells and the busy profile. */
+static cc_result cc__lp_win_init(cc__lp* L, cc__lp_win* W, cc__time o, cc__time g, cc__time hmax) {
+    const cc__prob* p = L->p;
+    int n = L->n, k = L->k, i, j, r;
+    memset(W, 0, sizeof *W);
+    W->o = o; W->g = g;
+    W->ncell = hmax > 0 ? hmax : 0;
+    W->a = (cc__time*)cc__alloc(L->ctx, ((size_t)n + 1) * sizeof(cc__time));
+    W->b = (cc__time*)cc__alloc(L->ctx, ((size_t)n + 1) * sizeof(cc__time));
+    W->D = (cc__time*)cc__alloc(L->ctx, ((size_t)n + 1) * sizeof(cc__time));
+    if (!W->a || !W->b || !W->D) return CC_ERR_OUT_OF_MEMORY;
+    for (j = 0; j < n; j++) W->D[j] = p->dur[j] / g;
+    W->on = k > 0 && W->ncell > 0 && (double)W->ncell * (double)k <= (double)CONCERTO__LP_MAX_PROFILE;
+    if (!W->on) return CC_OK;
+    W->free_cap = (int32_t*)cc__alloc(L->ctx, (size_t)W->ncell * (size_t)k * sizeof(int32_t));
+    W->cp = (int32_t*)cc__alloc(L->ctx, (size_t)W->ncell * (size_t)k * sizeof(int32_t));
+    if (!W->free_cap || !W->cp) return CC_ERR_OUT_OF_MEMORY;
+    for (i = 0; i < (int)W->ncell; i++) for (r = 0; r < k; r++) W->free_cap[(size_t)i * k + r] = p->cap[r];
+    for (i = 0; i + 1 < L->nbt; i++) {
+        cc__time c0 = cc__lp_floordiv(L->bt[i] - o, g), c1 = cc__lp_ceildiv(L->bt[i + 1] - o, g), c;
+        if (c0 < 0) c0 = 0;
+        if (c1 > W->ncell) c1 = W->ncell;
+        for (r = 0; r < k; r++) {
+            int32_t u = L->bu[(size_t)i * k + r], f = p->cap[r] - u;
+            if (u <= 0) continue;
+            if (f < 0) f = 0;
+            for (c = c0; c < c1; c++) if (f < W->free_cap[(size_t)c * k + r]) W->free_cap[(size_t)c * k + r] = f;
+        }
+    }
+    return CC_OK;
+}
+
+/* Adds (sign 1) or removes (-1) job j's compulsory part; 0 if adding it
+   overloads a cell. */
+static int cc__lp_win_cp(const cc__lp* L, cc__lp_win* W, int j, int sign) {
+    int k = L->k, r, ok = 1;
+    cc__time c;
+    if (W->D[j] <= 0 || W->b[j] >= W->a[j] + W->D[j]) return 1;
+    for (c = W->b[j]; c < W->a[j] + W->D[j]; c++)
+        for (r = 0; r < k; r++) {
+            int32_t d = L->p->dem[(size_t)j * k + r];
+            if (d <= 0) continue;
+            W->cp[(size_t)c * k + r] += sign * d;
+            if (sign > 0 && W->cp[(size_t)c * k + r] > W->free_cap[(size_t)c * k + r]) ok = 0;
+        }
+    return ok;
+}
+
+/* 1 if job j cannot run in cell c beside the others' compulsory parts. */
+static int cc__lp_win_clash(const cc__lp* L, const cc__lp_win* W, int j, cc__time c) {
+    int k = L->k, r, own = c >= W->b[j] && c < W->a[j] + W->D[j];
+    if (c < 0 || c >= W->ncell) return 1;
+    for (r = 0; r < k; r++) {
+        int32_t d = L->p->dem[(size_t)j * k + r];
+        if (d > 0 && (int64_t)W->cp[(size_t)c * k + r] - (own ? d : 0) + d > W->free_cap[(size_t)c * k + r]) return 1;
+    }
+    return 0;
+}
+
+/* The fixpoint of precedence and time-tabling at horizon h (cells). 1 if
+   every window is non-empty, 0 if the model is infeasible at h. */
+static int cc__lp_win_prop(const cc__lp* L, cc__lp_win* W, cc__time h) {
+    const cc__prob* p = L->p;
+    int n = L->n, i, j, e, pass, changed = 1, tt = W->on && h <= W->ncell;
+    cc__time o = W->o, g = W->g, c, t;
+    for (j = 0; j < n; j++) {
+        cc__time lfin = o + h * g;
+        if (p->deadline && p->deadline[j] < lfin) lfin = p->deadline[j];
+        W->a[j] = cc__lp_ceildiv(L->es[j] - o, g);
+        W->b[j] = cc__lp_floordiv(lfin - p->dur[j] - o, g);
+    }
+    for (pass = 0; changed && pass < 4 * n + 16; pass++) {
+        changed = 0;
+        for (i = 0; i < n; i++) {   /* precedence, both ways */
+            j = L->topo[i];
+            for (e = p->succ_off[j]; e < p->succ_off[j + 1]; e++)
+                if (W->a[j] + W->D[j] > W->a[p->succ[e]]) { W->a[p->succ[e]] = W->a[j] + W->D[j]; changed = 1; }
+        }
+        for (i = n - 1; i >= 0; i--) {
+            j = L->topo[i];
+            for (e = p->succ_off[j]; e < p->succ_off[j + 1]; e++)
+                if (W->b[p->succ[e]] - W->D[j] < W->b[j]) { W->b[j] = W->b[p->succ[e]] - W->D[j]; changed = 1; }
+        }
+        for (j = 0; j < n; j++) if (W->a[j] > W->b[j]) return 0;
+        if (!tt) break;
+        memset(W->cp, 0, (size_t)W->ncell * (size_t)L->k * sizeof(int32_t));
+        for (j = 0; j < n; j++) if (!cc__lp_win_cp(L, W, j, 1)) return 0;
+        for (j = 0; j < n; j++) {   /* time-tabling */
+            cc__time na, nb;
+            if (W->D[j] <= 0) continue;
+            for (t = W->a[j]; t <= W->b[j]; ) {   /* earliest start: past the last clash */
+                cc__time bad = -1;
+                for (c = t + W->D[j] - 1; c >= t; c--) if (cc__lp_win_clash(L, W, j, c)) { bad = c; break; }
+                if (bad < 0) break;
+                t = bad + 1;
+            }
+            na = t;
+            if (na > W->b[j]) return 0;
+            for (t = W->b[j]; t >= na; ) {        /* latest start: before the first clash */
+                cc__time bad = -1;
+                for (c = t; c < t + W->D[j]; c++) if (cc__lp_win_clash(L, W, j, c)) { bad = c; break; }
+                if (bad < 0) break;
+                t = bad - W->D[j];
+            }
+            nb = t;
+            if (nb < na) return 0;
+            if (na != W->a[j] || nb != W->b[j]) {
+                (void)cc__lp_win_cp(L, W, j, -1);
+                W->a[j] = na; W->b[j] = nb;
+                if (!cc__lp_win_cp(L, W, j, 1)) return 0;
+                changed = 1;
+            }
+        }
+    }
+    return 1;
+}
+
+/* Clique rows of the time-indexed model: a set K of jobs no two of which
+   can overlap (on some resource their demands together exceed the
+   capacity, or one precedes the other, transitively) runs at most one job
+   in every cell t: sum over j in K of the x_{j,m} with m <= t < m + D_j is
+   at most 1. The capacity rows allow fractions of such jobs side by side
+   (three jobs of demand 6 on a capacity of 10 fill 10/18 each); the clique
+   row does not, so the relaxation is tighter (the clique inequalities of
+   the time-indexed RCPSP model; Christofides, Alvarez-Valdes and Tamarit,
+   EJOR 29, 1987, derive the same kind of cut from incompatible sets). One
+   greedy maximal clique per job (the others in decreasing order of their
+   largest demand share), each kept once. */
+static cc_result cc__lp_ti_cliques(cc__lp* L, cc__lp_model* m, cc__lp_row* w, int ncell) {
+    const cc__prob* p = L->p;
+    int n = L->n, k = L->k, nw = (n + 63) / 64, i, j, e, r, q, nk = 0, sz;
+    uint64_t *inc = (uint64_t*)cc__calloc(L->ctx, (size_t)n * (size_t)nw, sizeof(uint64_t));   /* incompatible pairs */
+    uint64_t *kept = (uint64_t*)cc__calloc(L->ctx, (size_t)n * (size_t)nw, sizeof(uint64_t));  /* the cliques kept */
+    uint64_t *cur = (uint64_t*)cc__calloc(L->ctx, (size_t)nw, sizeof(uint64_t));
+    int* ord = (int*)cc__alloc(L->ctx, ((size_t)n + 1) * sizeof(int));
+    double* share = (double*)cc__calloc(L->ctx, (size_t)n + 1, sizeof(double));
+    cc_result rc = CC_OK;
+    cc__time t;
+    if (!inc || !kept || !cur || !ord || !share) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
+    /* precedence, transitively: inc[v] holds v's successors, then symmetrised */
+    for (i = n - 1; i >= 0; i--) {
+        int v = L->topo[i], x;
+        for (e = p->succ_off[v]; e < p->succ_off[v + 1]; e++) {
+            int s2 = p->succ[e];
+            for (x = 0; x < nw; x++) inc[(size_t)v * nw + x] |= inc[(size_t)s2 * nw + x];
+            inc[(size_t)v * nw + (s2 >> 6)] |= (uint64_t)1 << (s2 & 63);
+        }
+    }
+    for (i = 0; i < n; i++)
+        for (j = 0; j < n; j++)
+            if (inc[(size_t)i * nw + (j >> 6)] >> (j & 63) & 1) inc[(size_t)j * nw + (i >> 6)] |= (uint64_t)1 << (i & 63);
+    for (i = 0; i < n; i++)
+        for (j = i + 1; j < n; j++)
+            for (r = 0; r < k; r++)
+                if ((int64_t)p->dem[(size_t)i * k + r] + p->dem[(size_t)j * k + r] > p->cap[r] && p->dem[(size_t)i * k + r] > 0 &&
+                    p->dem[(size_t)j * k + r] > 0) {
+                    inc[(size_t)i * nw + (j >> 6)] |= (uint64_t)1 << (j & 63);
+                    inc[(size_t)j * nw + (i >> 6)] |= (uint64_t)1 << (i & 63);
+                    break;
+                }
+    for (j = 0; j < n; j++) {
+        ord[j] = j;
+        for (r = 0; r < k; r++)
+            if (p->cap[r] > 0 && (double)p->dem[(size_t)j * k + r] / p->cap[r] > share[j]) share[j] = (double)p->dem[(size_t)j * k + r] / p->cap[r];
+    }
+    for (i = 1; i < n; i++) {   /* insertion sort by share, descending; index breaks ties */
+        int v = ord[i];
+        for (j = i - 1; j >= 0 && share[ord[j]] < share[v]; j--) ord[j + 1] = ord[j];
+        ord[j + 1] = v;
+    }
+    for (i = 0; i < n; i++) {
+        int seed = ord[i], dup = 0;
+        if (p->dur[seed] <= 0) continue;
+        memset(cur, 0, (size_t)nw * sizeof(uint64_t));
+        cur[seed >> 6] |= (uint64_t)1 << (seed & 63);
+        sz = 1;
+        for (q = 0; q < n; q++) {
+            int v = ord[q], ok = 1, x;
+            if (v == seed || p->dur[v] <= 0) continue;
+            for (x = 0; x < nw && ok; x++) if ((cur[x] & ~inc[(size_t)v * nw + x]) != 0) ok = 0;
+            if (ok) { cur[v >> 6] |= (uint64_t)1 << (v & 63); sz++; }
+        }
+        if (sz < 2) continue;
+        for (q = 0; q < nk && !dup; q++) dup = !memcmp(kept + (size_t)q * nw, cur, (size_t)nw * sizeof(uint64_t));
+        if (dup) continue;
+        memcpy(kept + (size_t)nk * nw, cur, (size_t)nw * sizeof(uint64_t));
+        nk++;
+        for (t = 0; t < ncell; t++) {
+            int jobs = 0;
+            w->len = 0;
+            for (j = 0; j < n; j++) {
+                cc__time D = p->dur[j] / (p->grain > 0 ? p->grain : 1);
+                int any = 0, a;
+                if (!(cur[j >> 6] >> (j & 63) & 1)) continue;
+                for (a = m->c0[j]; a < m->c0[j + 1]; a++)
+                    if (m->cm[a] <= t && t < m->cm[a] + D) {
+                        if (!cc__lp_put(L->ctx, w, a + 1, 1.0)) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
+                        any = 1;
+                    }
+                jobs += any;
+            }
+            if (jobs < 2) continue;
+            if (!add_constraintex(m->lp, w->len, w->val, w->col, LE, 1.0)) { rc = CC_ERR_BACKEND; goto done; }
+        }
+    }
+done:
+    w->len = 0;
+    cc__free(L->ctx, inc); cc__free(L->ctx, kept); cc__free(L->ctx, cur); cc__free(L->ctx, ord); cc__free(L->ctx, share);
+    return rc;
+}
+
+/* 1 if the time-indexed model on the grid o + m * g is exact: releases,
+   deadlines and busy times all on the grid (durations always are). */
+static int cc__lp_ti_exact(const cc__lp* L, cc__time o, cc__time g) {
+    const cc__prob* p = L->p;
+    int i, j;
+    for (j = 0; j < L->n; j++) {
+        if (p->release && (p->release[j] - o) % g) return 0;
+        if (p->deadline && p->deadline[j] < CONCERTO__TIME_MAX && (p->deadline[j] - o) % g) return 0;
+    }
+    for (i = 0; i < L->nbt; i++) if ((L->bt[i] - o) % g) return 0;
+    return 1;
+}
+
+/* Time-indexed model on the grid origin W->o + m * grain, with the starts
+   of W's windows (propagated at the model's horizon) where the job fits
+   the busy blocks and, where W has a profile, the others' compulsory
+   parts; the makespan C >= c_lo cells. */
+static cc_result cc__lp_build_ti(cc__lp* L, cc__lp_model* m, cc__lp_row* w, const cc__lp_win* W, cc__time c_lo) {
     const cc__prob* p = L->p;
     int n = L->n, k = L->k, i, j, e, q, r, col, ncell;
-    cc__time o = CONCERTO__TIME_MAX, g = p->grain > 0 ? p->grain : 1, mmax = 0, t;
+    cc__time o = W->o, g = W->g, mmax = 0, t;
     int32_t* avail = NULL;
-    for (j = 0; j < n; j++) if (L->es[j] < o) o = L->es[j];
     m->origin = o; m->scale = (double)g;
-    m->exact = 1;
-    for (j = 0; j < n; j++) {
-        if (p->release && (p->release[j] - o) % g) m->exact = 0;
-        if (p->deadline && p->deadline[j] < CONCERTO__TIME_MAX && (p->deadline[j] - o) % g) m->exact = 0;
-    }
-    for (i = 0; i < L->nbt; i++) if ((L->bt[i] - o) % g) m->exact = 0;
+    m->exact = cc__lp_ti_exact(L, o, g);
     m->c0 = (int*)cc__alloc(L->ctx, ((size_t)n + 1) * sizeof(int));
     if (!m->c0) return CC_ERR_OUT_OF_MEMORY;
-    /* columns: allowed grid starts of every job (the job alone fits the busy profile) */
+    /* columns: allowed grid starts of every job */
     col = 0;
     for (j = 0; j < n; j++) {
-        cc__time a = cc__lp_ceildiv(L->es[j] - o, g), b = cc__lp_floordiv(L->lf[j] - p->dur[j] - o, g), x;
+        cc__time a = W->a[j], b = W->b[j], x, D = W->D[j], nclash = 0;
+        int holes = W->on && D > 0 && b + D <= W->ncell;
         m->c0[j] = col;
         if (b - a > CONCERTO__LP_MAX_TI_COLS) return CC_ERR_UNSUPPORTED;
+        /* nclash: cells of [x, x + D) where j clashes with the compulsory profile */
+        if (holes) for (t = a; t < a + D; t++) nclash += cc__lp_win_clash(L, W, j, t);
         for (x = a; x <= b; x++) {
             cc__time s0 = o + x * g, s1 = s0 + p->dur[j];
             int bad = 0;
+            if (holes && x > a) nclash += cc__lp_win_clash(L, W, j, x + D - 1) - cc__lp_win_clash(L, W, j, x - 1);
+            if (nclash > 0) continue;
             for (q = L->fo[j]; q < L->fo[j + 1] && !bad; q++) if (L->fa[q] < s1 && s0 < L->fb[q]) bad = 1;
             if (bad) continue;
             if (col >= CONCERTO__LP_MAX_TI_COLS) return CC_ERR_UNSUPPORTED;
             if (!CONCERTO__GROW(L->ctx, m->cm, m->cap_cm, (size_t)col + 1)) return CC_ERR_OUT_OF_MEMORY;
             m->cm[col++] = x;
-            if (x + p->dur[j] / g > mmax) mmax = x + p->dur[j] / g;
+            if (x + D > mmax) mmax = x + D;
         }
         if (col == m->c0[j]) return CC_ERR_INFEASIBLE;   /* on the grid */
     }
@@ -5062,7 +5329,7 @@ static cc_result cc__lp_build_ti(cc__lp* L, cc__lp_model* m, cc__lp_row* w) {
     if (!m->lp) return CC_ERR_BACKEND;
     set_verbose(m->lp, NEUTRAL);
     for (i = 1; i <= col; i++) set_binary(m->lp, i, TRUE);
-    set_lowbo(m->lp, col + 1, 0);
+    set_lowbo(m->lp, col + 1, (double)(c_lo < mmax ? c_lo : mmax));
     set_upbo(m->lp, col + 1, (double)mmax);
     CONCERTO__LP_PUT(col + 1, 1.0);
     if (!set_obj_fnex(m->lp, w->len, w->val, w->col)) return CC_ERR_BACKEND;
@@ -5128,6 +5395,10 @@ static cc_result cc__lp_build_ti(cc__lp* L, cc__lp_model* m, cc__lp_row* w) {
         }
     }
     cc__free(L->ctx, avail);
+    if (CONCERTO_LP_CLIQUES) {
+        cc_result rq = cc__lp_ti_cliques(L, m, w, ncell);
+        if (rq != CC_OK) return rq;
+    }
     set_add_rowmode(m->lp, FALSE);
     return CC_OK;
 }
@@ -5228,6 +5499,69 @@ static cc_result cc__lp_run(cc__lp* L, cc__lp_model* m, cc__time* best, int have
     return rc;
 }
 
+#ifndef CONCERTO_LP_SEQUENCE
+#define CONCERTO_LP_SEQUENCE 1   /* 1: feasibility models at rising horizons; 0: one model minimising C */
+#endif
+
+/* The time-indexed model from the incumbent. The windows are propagated
+   (cc__lp_win_prop) and the least horizon h_lb that propagation does not
+   refute is a lower bound. Then either one model at the horizon
+   incumbent - 1 minimises C >= h_lb, or (CONCERTO_LP_SEQUENCE) models at
+   h_lb, h_lb + 1, ... each ask for any schedule finishing by h, with
+   windows propagated at h: one proven infeasible raises the bound, the
+   first feasible one is optimal. Models share the time limit (L->t_end).
+   On return m holds the last model (freed by the caller), L->lim its
+   horizon; the return codes are cc__lp_run's, CC_ERR_INFEASIBLE when
+   nothing finishes by incumbent - 1 (m->exact: proven). */
+static cc_result cc__lp_ti_solve(cc__lp* L, cc__lp_model* m, cc__lp_row* w, cc__time* best, int have_incumbent,
+                                 double t_limit, cc__bnb_result* res) {
+    const cc__prob* p = L->p;
+    cc__lp_win W;
+    cc__time o = CONCERTO__TIME_MAX, g = p->grain > 0 ? p->grain : 1, lo = 0, hi, h, top, x;
+    int j, exact;
+    cc_result rc = CC_OK;
+    for (j = 0; j < L->n; j++) if (L->es[j] < o) o = L->es[j];
+    for (j = 0; j < L->n; j++) {
+        x = cc__lp_ceildiv(L->es[j] + p->dur[j] - o, g);
+        if (x > lo) lo = x;
+    }
+    top = cc__lp_floordiv(L->lim - o, g);
+    exact = cc__lp_ti_exact(L, o, g);
+    m->exact = exact;
+    if (top < lo) return CC_ERR_INFEASIBLE;
+    if ((rc = cc__lp_win_init(L, &W, o, g, top)) != CC_OK) { cc__lp_win_free(L->ctx, &W); return cc__lp_build_failed(L->ctx, rc, m, "time-indexed", L->n); }
+    /* the least horizon propagation does not refute (monotone: bisection) */
+    if (!cc__lp_win_prop(L, &W, top)) { cc__lp_win_free(L->ctx, &W); return CC_ERR_INFEASIBLE; }
+    hi = top;
+    while (lo < hi) {
+        h = lo + (hi - lo) / 2;
+        if (cc__lp_win_prop(L, &W, h)) hi = h; else lo = h + 1;
+    }
+    if (exact && o + lo * g > res->lower_bound) res->lower_bound = o + lo * g;
+    for (h = CONCERTO_LP_SEQUENCE ? lo : top; h <= top; h++) {
+        if (!cc__lp_win_prop(L, &W, h)) continue;   /* not for h >= lo (monotone); the windows at h */
+        cc__lp_model_free(L->ctx, m);
+        memset(m, 0, sizeof *m);
+        L->lim = o + h * g;
+        rc = cc__lp_build_ti(L, m, w, &W, CONCERTO_LP_SEQUENCE ? h : lo);
+        if (rc == CC_OK) {
+            rc = cc__lp_run(L, m, best, have_incumbent, t_limit, res);
+            if (rc == CC_ERR_OUT_OF_MEMORY) rc = CONCERTO__FAIL(L->ctx, rc, "lp_solve backend: out of memory for %d jobs", L->n);
+        } else if (rc != CC_ERR_INFEASIBLE) rc = cc__lp_build_failed(L->ctx, rc, m, "time-indexed", L->n);
+        m->exact = exact;
+        if (rc != CC_ERR_INFEASIBLE) break;
+        if (exact && L->lim + g > res->lower_bound) res->lower_bound = L->lim + g;
+        if (h < top && cc__now_s() > L->t_end) {
+            rc = CONCERTO__FAIL(L->ctx, CC_ERR_TIMEOUT, "lp_solve (time-indexed models, %d jobs): no %s schedule within %g s "
+                                "(none finishes by %lld)", L->n, have_incumbent ? "better" : "feasible", t_limit, (long long)L->lim);
+            break;
+        }
+    }
+    if (rc == CC_OK && exact && res->makespan <= res->lower_bound) res->proven = 1;
+    cc__lp_win_free(L->ctx, &W);
+    return rc;
+}
+
 static cc_result cc__lp_solve(cc_context* ctx, const cc__prob* p, cc__time* best, int have_incumbent,
                               double time_limit_s, cc__bnb_result* res) {
     cc__lp L;
@@ -5252,15 +5586,17 @@ static cc_result cc__lp_solve(cc_context* ctx, const cc__prob* p, cc__time* best
     m.exact = 1;
     rc = cc__lp_prepare(&L);
     for (j = 0; j < n && rc == CC_OK; j++) if (L.es[j] + p->dur[j] > L.lf[j]) rc = CC_ERR_INFEASIBLE;
-    if (rc == CC_OK) {
-        m.disj = cc__lp_disjunctive(p);
-        rc = m.disj ? cc__lp_build_disj(&L, &m, &w) : cc__lp_build_ti(&L, &m, &w);
-    }
+    if (rc == CC_OK) m.disj = cc__lp_disjunctive(p);
     what = m.disj ? "disjunctive" : "time-indexed";
-    if (rc == CC_OK) {
-        rc = cc__lp_run(&L, &m, best, have_incumbent, t_limit, res);
-        if (rc == CC_ERR_OUT_OF_MEMORY) rc = CONCERTO__FAIL(ctx, rc, "lp_solve backend: out of memory for %d jobs", n);
-    } else rc = cc__lp_build_failed(ctx, rc, &m, what, n);
+    if (rc == CC_OK && !m.disj) {
+        rc = cc__lp_ti_solve(&L, &m, &w, best, have_incumbent, t_limit, res);
+    } else if (rc == CC_OK) {
+        rc = cc__lp_build_disj(&L, &m, &w);
+        if (rc == CC_OK) {
+            rc = cc__lp_run(&L, &m, best, have_incumbent, t_limit, res);
+            if (rc == CC_ERR_OUT_OF_MEMORY) rc = CONCERTO__FAIL(ctx, rc, "lp_solve backend: out of memory for %d jobs", n);
+        } else rc = cc__lp_build_failed(ctx, rc, &m, what, n);
+    }
     if (rc == CC_ERR_INFEASIBLE) {
         /* no schedule finishing by lim: with an incumbent, it is optimal
            when the model is exact */

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # make bench: the scheduler's benchmarks. Results go to stdout; the figures
 # in bench/RESULTS.md were taken with this script (see there for the machine).
-#   bench/run.sh [psplib|scale|exec|lp|gpt|gpu|gpt-cuda|cluster|all]      (default all)
+#   bench/run.sh [psplib|scale|exec|lp|lp48|gpt|gpu|gpt-cuda|cluster|all]      (default all)
 #   (gpt-throughput, gpt-orders, gpt-text, gpt-mpi: one part of gpt)
+# lp48: bench/lp48.sh, the lp_solve backend alone on one J30 instance of each
+# of the 48 parameter sets (build/psplib --solver lp --time-limit 5).
 # gpu: build/bench_gpu (bench/gpu.cu) on one GPU; it is built here only where
 # nvcc and NCCL are found (else this part says what is missing), and skips,
 # saying why, on a machine without a GPU.
@@ -95,6 +97,12 @@ if [ "$what" = all ] || [ "$what" = lp ]; then
   echo
   echo "odd-even windows on a training step (bench/stepgraph.h), 2 rounds:"
   "$BUILD/bench_lp"
+fi
+
+if [ "$what" = all ] || [ "$what" = lp48 ]; then
+  echo
+  echo "lp_solve backend: 48 J30 parameter sets (bench/lp48.sh):"
+  if [ -d "$DATA" ]; then BUILD="$BUILD" DATA="$DATA" bash bench/lp48.sh | tail -n 4; else echo "skipped: $DATA not found"; fi
 fi
 
 part() { [ "$what" = all ] || [ "$what" = gpt ] || [ "$what" = "gpt-$1" ]; }

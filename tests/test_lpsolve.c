@@ -12,6 +12,11 @@
    - an instance whose heuristic schedule is optimal but above every lower
      bound (the model at incumbent - 1 is infeasible: proven, exact_status
      CC_OK), a time-out (valid schedule, not proven, CC_ERR_TIMEOUT);
+   - the time-indexed model's windows (precedence and time-tabling) on a
+     hand instance where they must be what the comment works out, and must
+     not move; a model infeasible at horizon 5 and feasible at 6; random
+     cumulative instances where lp_solve's proven optimum equals brute
+     force and propagation never refutes the optimum as a horizon;
    - lp_solve failing (solve returning NUMFAILURE or NOMEMORY, make_lp
      returning NULL, through the implementation's fault-injection hooks) on
      whole graphs and in odd-even windows: cc_sched_solve still returns
@@ -318,6 +323,180 @@ static tu_inst* six_inst(int model) {
     return in;
 }
 
+/* ---- the time-indexed model's windows and horizons --------------------- */
+
+/* The internals of one instance: its graph, problem and the lp state
+   (earliest starts, busy profile) with room for horizons up to hmax cells. */
+typedef struct win_case { cc_graph* g; cc__prob p; cc__lp L; cc__lp_win W; } win_case;
+
+static int win_open(const tu_inst* in, cc__time hmax, win_case* c) {
+    memset(c, 0, sizeof *c);
+    if (tu_build_graph(ctx, in, &c->g) != CC_OK || cc_graph_validate(c->g) != CC_OK) return 0;
+    cc__prob_of_graph(c->g, &c->p);
+    c->L.ctx = ctx; c->L.p = &c->p; c->L.n = c->p.n; c->L.k = c->p.k;
+    c->L.lim = hmax * c->p.grain;
+    if (cc__lp_prepare(&c->L) != CC_OK) return 0;
+    return cc__lp_win_init(&c->L, &c->W, 0, c->p.grain, hmax) == CC_OK;
+}
+
+static void win_close(win_case* c) {
+    cc__lp_win_free(ctx, &c->W);
+    cc__lp_free_all(&c->L);
+    cc_graph_destroy(c->g);
+}
+
+/* The model at horizon h (cells): -1 refuted by propagation, 0 infeasible
+   (lp_solve), 1 a schedule (start_us, from the model's columns). */
+static int win_model_at(win_case* c, cc__time h, double* start_us) {
+    cc__lp_model m;
+    cc__lp_row w;
+    cc__time s[16];
+    int ret, j, out = 0;
+    memset(&m, 0, sizeof m);
+    memset(&w, 0, sizeof w);
+    if (!cc__lp_win_prop(&c->L, &c->W, h)) return -1;
+    c->L.lim = h * c->p.grain;
+    if (cc__lp_build_ti(&c->L, &m, &w, &c->W, h) == CC_OK) {
+        set_verbose(m.lp, NEUTRAL);
+        ret = solve(m.lp);
+        if (ret == OPTIMAL || ret == SUBOPTIMAL) {
+            REAL* v = (REAL*)malloc(sizeof(REAL) * ((size_t)m.ncols + 1));
+            get_variables(m.lp, v);
+            out = c->p.n <= 16 && cc__lp_extract_ti(&c->L, &m, v, s) ? 1 : -2;
+            for (j = 0; out == 1 && j < c->p.n; j++) start_us[j] = (double)s[j] / CONCERTO__TICKS_PER_US;
+            free(v);
+        } else if (ret != INFEASIBLE) out = -2;
+    }
+    cc__lp_model_free(ctx, &m);
+    cc__free(ctx, w.col);
+    cc__free(ctx, w.val);
+    return out;
+}
+
+/* Three jobs, one resource of capacity 1: A (3 us, demand 1) before C
+   (1 us, no demand), B (2 us, demand 1). One cell is 1 us.
+   Horizon 5, by hand: C finishes by 5, so A starts by 5 - 1 - 3 = 1; A's
+   window [0,1] has the compulsory part [1,3). B (window [0,3]) clashes
+   with it at cells 1 and 2: its first start that misses them is 3, so B
+   is [3,3] with compulsory part [3,5), and A, which may not reach cell 3,
+   is [0,0]; C follows A: [3,4].
+   Horizon 6: A [0,2] (compulsory part [2,3)), B [0,4] with no part, C
+   [3,5]: no window moves, but B's starts 1 and 2 cover cell 2 (holes):
+   B starts at 0, 3 or 4.
+   Horizon 4: A and B need 3 + 2 = 5 cells of the one unit: refuted.
+   The least horizon propagation accepts is 5, the optimum (A, then B
+   beside C). */
+static void test_windows_hand(void) {
+    tu_inst* in = tu_inst_new(3, 1, 0);
+    win_case c;
+    cc__time x;
+    char holes[64] = "";
+    in->cap[0] = 1;
+    in->dur[0] = 3; in->dur[1] = 2; in->dur[2] = 1;
+    in->dem[0] = 1; in->dem[1] = 1; in->dem[2] = 0;
+    in->adj[0 * 3 + 2] = 1;
+    if (!win_open(in, 8, &c)) { CHECK(0, "set-up: %s", cc_last_error(ctx)); tu_inst_free(in); return; }
+    {
+        long long w5[6], w6[6];
+        int p5 = cc__lp_win_prop(&c.L, &c.W, 5), i;
+        for (i = 0; i < 3; i++) { w5[2 * i] = c.W.a[i]; w5[2 * i + 1] = c.W.b[i]; }
+        CHECK(p5 && w5[0] == 0 && w5[1] == 0 && w5[2] == 3 && w5[3] == 3 && w5[4] == 3 && w5[5] == 4,
+              "horizon 5: windows A [%lld,%lld] (0,0), B [%lld,%lld] (3,3), C [%lld,%lld] (3,4)", w5[0], w5[1], w5[2], w5[3],
+              w5[4], w5[5]);
+        p5 = cc__lp_win_prop(&c.L, &c.W, 6);
+        for (i = 0; i < 3; i++) { w6[2 * i] = c.W.a[i]; w6[2 * i + 1] = c.W.b[i]; }
+        CHECK(p5 && w6[0] == 0 && w6[1] == 2 && w6[2] == 0 && w6[3] == 4 && w6[4] == 3 && w6[5] == 5,
+              "horizon 6: nothing to prune: A [%lld,%lld] (0,2), B [%lld,%lld] (0,4), C [%lld,%lld] (3,5)", w6[0], w6[1], w6[2],
+              w6[3], w6[4], w6[5]);
+    }
+    for (x = c.W.a[1]; x <= c.W.b[1]; x++)
+        if (!cc__lp_win_clash(&c.L, &c.W, 1, x) && !cc__lp_win_clash(&c.L, &c.W, 1, x + 1))
+            snprintf(holes + strlen(holes), sizeof holes - strlen(holes), "%s%lld", holes[0] ? "," : "", (long long)x);
+    CHECK(!strcmp(holes, "0,3,4"), "horizon 6: B's starts beside A's compulsory part: %s (0,3,4)", holes);
+    CHECK(!cc__lp_win_prop(&c.L, &c.W, 4), "horizon 4 is refuted (A and B need 5 cells of one unit)");
+    {
+        double st[3] = { -1, -1, -1 }, mk = -1;
+        char msg[200];
+        int r4 = win_model_at(&c, 4, st), r5 = win_model_at(&c, 5, st);
+        int v = r5 == 1 && tu_check(in, st, &mk, msg, sizeof msg);
+        CHECK(r4 == -1 && v && mk == 5.0,
+              "the model: refuted at 4 (%d), a valid schedule of makespan 5 at 5 (%d, makespan %g)", r4, r5, mk);
+    }
+    win_close(&c);
+    tu_inst_free(in);
+}
+
+/* The instance of test_incumbent_optimal, time-indexed (capacity 3, three
+   jobs of 2 us with demand 2, one of 1 us with demand 1). Propagation
+   accepts horizon 5 (every 2-us job has the window [0,3]: no compulsory
+   part), but no two of the demand-2 jobs fit side by side, so they need
+   3 x 2 = 6 cells: the model at 5 must be infeasible, the one at 6
+   feasible (the three in a row, the short one beside any). */
+static void test_model_horizons(void) {
+    tu_inst* in = six_inst(0);
+    win_case c;
+    double st[4] = { -1, -1, -1, -1 }, mk = -1;
+    char msg[200] = "";
+    int r5, r6, p5;
+    if (!win_open(in, 8, &c)) { CHECK(0, "set-up: %s", cc_last_error(ctx)); tu_inst_free(in); return; }
+    p5 = cc__lp_win_prop(&c.L, &c.W, 5);
+    r5 = win_model_at(&c, 5, st);
+    r6 = win_model_at(&c, 6, st);
+    CHECK(p5 == 1 && r5 == 0, "horizon 5: propagation does not refute it (%d), the model is infeasible (%d, want 0)", p5, r5);
+    p5 = r6 == 1 && tu_check(in, st, &mk, msg, sizeof msg);
+    CHECK(p5 && mk == 6.0,
+          "horizon 6: the model has a schedule (%d), valid with makespan %g (6) %s", r6, mk, msg);
+    win_close(&c);
+    tu_inst_free(in);
+}
+
+/* Random cumulative instances (up to 9 jobs, capacities 1..4): lp_solve's
+   proven makespan equals the test's brute force, and propagation accepts
+   the brute-force optimum as a horizon (it never prunes every schedule
+   that finishes by the optimum) with the least accepted horizon at most
+   the optimum. */
+static void test_random_cumulative(void) {
+    tu_rng rng = { 977 };
+    int trial, n_proven = 0, n_bad = 0, n_lb_tight = 0;
+    for (trial = 0; trial < 300; trial++) {
+        tu_gen gen;
+        tu_inst* in;
+        cc_schedule sl;
+        win_case c;
+        double mk = -1, opt;
+        char msg[300];
+        memset(&gen, 0, sizeof gen);
+        gen.n_min = 4; gen.n_max = 9; gen.k_min = 1; gen.k_max = 3; gen.streams = 0; gen.cap_max = 4; gen.dur_max = 5;
+        gen.unit_us = 1.0; gen.p_edge_max = 0.3;
+        in = tu_random_inst(&rng, &gen);
+        opt = tu_brute_force(in, 1.0, NULL);
+        if (!solve_inst(in, CC_EXACT_LPSOLVE, CC_SCHED_BNB, 2.0, &sl)) {
+            n_bad++;
+            if (n_bad < 4) NOTE("trial %d: solve failed: %s", trial, cc_last_error(ctx));
+        } else {
+            if (!tu_check(in, sl.start_us, &mk, msg, sizeof msg)) { n_bad++; if (n_bad < 4) NOTE("trial %d: %s", trial, msg); }
+            if (sl.proven_optimal) {
+                n_proven++;
+                if (fabs(mk - opt) > 1e-6) { n_bad++; if (n_bad < 4) NOTE("trial %d: lp %g != brute force %g", trial, mk, opt); }
+            }
+            if (mk < opt - 1e-6) { n_bad++; if (n_bad < 4) NOTE("trial %d: lp %g below brute force %g", trial, mk, opt); }
+        }
+        cc_schedule_release(ctx, &sl);
+        if (opt > 0 && win_open(in, (cc__time)llround(opt) + 2, &c)) {
+            /* cells of one grain: the optimum in cells */
+            cc__time hopt = (cc__time)llround(opt * CONCERTO__TICKS_PER_US) / c.p.grain, h = 0;
+            if (!cc__lp_win_prop(&c.L, &c.W, hopt)) { n_bad++; if (n_bad < 4) NOTE("trial %d: optimum %g refuted", trial, opt); }
+            while (h < hopt && !cc__lp_win_prop(&c.L, &c.W, h)) h++;
+            n_lb_tight += h == hopt;
+            win_close(&c);
+        }
+        tu_inst_free(in);
+    }
+    CHECK(n_bad == 0 && n_proven >= 250, "300 random cumulative instances: lp_solve proves %d, each == brute force; "
+          "propagation never refutes the optimum (its least horizon is the optimum on %d); %d problems", n_proven,
+          n_lb_tight, n_bad);
+}
+
 /* Whole graphs (CC_SCHED_BNB with lp_solve alone): the two fixed instances
    and random small ones (general and stream graphs), every fault. Where the
    exact solver ran (the heuristic above its bounds) it failed once: CC_OK,
@@ -490,6 +669,9 @@ static void test_fault_windows(void) {
 int main(void) {
     cc_context_create(NULL, &ctx);
     TH_RUN(test_incumbent_optimal);
+    TH_RUN(test_windows_hand);
+    TH_RUN(test_model_horizons);
+    TH_RUN(test_random_cumulative);
     TH_RUN(test_random_small);
     TH_RUN(test_j30_sample);
     TH_RUN(test_windows_stepgraph);
