@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make bench: the scheduler's benchmarks. Results go to stdout; the figures
 # in bench/RESULTS.md were taken with this script (see there for the machine).
-#   bench/run.sh [psplib|scale|exec|lp|gpt|gpu|gpt-cuda|cluster|all]      (default all)
+#   bench/run.sh [psplib|scale|exec|lp|cpsat|gpt|gpu|gpt-cuda|cluster|all]      (default all)
 #   (gpt-throughput, gpt-orders, gpt-text, gpt-mpi: one part of gpt)
 # gpu: build/bench_gpu (bench/gpu.cu) on one GPU; it is built here only where
 # nvcc and NCCL are found (else this part says what is missing), and skips,
@@ -10,6 +10,14 @@
 # (12 layers, width 768, 12 heads, T 1024), float32 and bfloat16, plain and
 # as CUDA graphs, program order against the library's; skipped, saying why,
 # where it is not built or there is no GPU.
+# cpsat: the scheduler beside OR-tools CP-SAT (bench/cpsat_ref.py) on synthetic
+# training steps of about 1k to 20k ops written as .sm files (build/bench_step_sm):
+# CP-SAT on the whole graph (60 s, 2 workers) and by the paper's odd-even
+# windows of 2x125 ops, 4 rounds; ours by default and with the same windows.
+# CP-SAT comes from a virtual environment (CPSAT_PYTHON, default
+# build/venv/bin/python); where OR-tools is absent that part is skipped with
+# the commands that install it. CPSAT_LAYERS, CPSAT_TIME_LIMIT and
+# CPSAT_WINDOW_TIME_LIMIT change the sizes and limits.
 # cluster: build/bench_cluster (bench/cluster_validate.c), the cluster cost
 # model's bus bandwidths (simulated) beside NCCL's published figures.
 set -euo pipefail
@@ -95,6 +103,50 @@ if [ "$what" = all ] || [ "$what" = lp ]; then
   echo
   echo "odd-even windows on a training step (bench/stepgraph.h), 2 rounds:"
   "$BUILD/bench_lp"
+fi
+
+if [ "$what" = all ] || [ "$what" = cpsat ]; then
+  make -s "$BUILD/bench_step_sm"
+  py=${CPSAT_PYTHON:-$BUILD/venv/bin/python}
+  have_cpsat=1
+  if ! { [ -x "$py" ] && "$py" -c 'import ortools.sat.python.cp_model' 2>/dev/null; }; then
+    have_cpsat=0
+    echo
+    echo "CP-SAT skipped: OR-tools not found for $py; install it (a reference, never a dependency) with"
+    echo "  python3 -m venv $BUILD/venv && $BUILD/venv/bin/pip install ortools"
+  else
+    echo "OR-tools: $("$py" -c 'import ortools; print(ortools.__version__)')"
+  fi
+  tl=${CPSAT_TIME_LIMIT:-60}; wtl=${CPSAT_WINDOW_TIME_LIMIT:-2}
+  mkdir -p "$BUILD/cpsat"
+  echo
+  echo "synthetic training steps (bench/stepgraph.h, comm ratio 2.0) as .sm: ours (build/psplib: default; --method oddeven"
+  echo "--window 125 --rounds 4, windows of 2x125 ops) beside CP-SAT on the whole graph (${tl} s, 2 workers) and CP-SAT in"
+  echo "odd-even windows of 2x125 ops, 4 rounds (${wtl} s per window, 2 workers), from the same list schedule; ratios are CP-SAT / ours:"
+  echo "| ops | lower bound | ours mk | ours s | ours 2x125 mk | ours 2x125 s | CP-SAT whole mk | s | status | CP-SAT odd-even mk | s | windows proven | mk ratio whole | mk ratio odd-even | time ratio whole | time ratio odd-even |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  field() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1; }
+  for layers in ${CPSAT_LAYERS:-45 227 455 909}; do
+    f="$BUILD/cpsat/step$layers.sm"
+    ops=$("$BUILD/bench_step_sm" "$layers" 2.0 "$f" | sed -n 's/^ops=\([0-9]*\).*/\1/p')
+    a=$("$BUILD/psplib" "$f" | head -n 1)
+    b=$("$BUILD/psplib" --method oddeven --window 125 --rounds 4 "$f" | head -n 1)
+    mk=$(field "$a" makespan); ms=$(field "$a" ms); mk2=$(field "$b" makespan); ms2=$(field "$b" ms)
+    lb=$(field "$a" lb)
+    if [ $have_cpsat = 1 ]; then
+      w=$("$py" bench/cpsat_ref.py --method whole --time-limit "$tl" "$f")
+      o=$("$py" bench/cpsat_ref.py --method oddeven --window-time-limit "$wtl" "$f")
+      cw=$(field "$w" makespan); sw=$(field "$w" seconds); st=$(field "$w" status)
+      co=$(field "$o" makespan); so=$(field "$o" seconds)
+      wo="$(field "$o" windows_optimal)/$(field "$o" windows)"
+      [ "$(field "$w" valid)$(field "$o" valid)" = 11 ] || st="$st INVALID"
+      r=$(awk -v a="$mk" -v cw="$cw" -v co="$co" -v t="$ms" -v sw="$sw" -v so="$so" \
+          'BEGIN { printf "%.4f | %.4f | %.0f | %.0f", cw / a, co / a, sw * 1000 / t, so * 1000 / t }')
+    else
+      cw=-; sw=-; st=skipped; co=-; so=-; wo=-; r="- | - | - | -"
+    fi
+    echo "| $ops | $lb | $mk | $(awk -v t="$ms" 'BEGIN { printf "%.3f", t / 1000 }') | $mk2 | $(awk -v t="$ms2" 'BEGIN { printf "%.3f", t / 1000 }') | $cw | $sw | $st | $co | $so | $wo | $r |"
+  done
 fi
 
 part() { [ "$what" = all ] || [ "$what" = gpt ] || [ "$what" = "gpt-$1" ]; }
