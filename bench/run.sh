@@ -123,16 +123,17 @@ if [ "$what" = all ] || [ "$what" = cpsat ]; then
   echo "synthetic training steps (bench/stepgraph.h, comm ratio 2.0) as .sm: ours (build/psplib: default; --method oddeven"
   echo "--window 125 --rounds 4, windows of 2x125 ops) beside CP-SAT on the whole graph (${tl} s, 2 workers) and CP-SAT in"
   echo "odd-even windows of 2x125 ops, 4 rounds (${wtl} s per window, 2 workers), from the same list schedule; ratios are CP-SAT / ours:"
-  echo "| ops | lower bound | ours mk | ours s | ours 2x125 mk | ours 2x125 s | CP-SAT whole mk | s | status | CP-SAT odd-even mk | s | windows proven | mk ratio whole | mk ratio odd-even | time ratio whole | time ratio odd-even |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-  field() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1; }
+  echo "| ops | lower bound | ours mk | ours s | ours 2x125 mk | ours 2x125 s | ours 2x125 windows proven | max gap | max ms per window | CP-SAT whole mk | s | status | CP-SAT odd-even mk | s | windows proven | mk ratio whole | mk ratio odd-even | time ratio whole | time ratio odd-even |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  field() { echo "$1" | tr ' ' '\n' | awk -v k="$2=" 'index($0, k) == 1 && !done { print substr($0, length(k) + 1); done = 1 }'; }
   for layers in ${CPSAT_LAYERS:-45 227 455 909}; do
     f="$BUILD/cpsat/step$layers.sm"
     ops=$("$BUILD/bench_step_sm" "$layers" 2.0 "$f" | sed -n 's/^ops=\([0-9]*\).*/\1/p')
-    a=$("$BUILD/psplib" "$f" | head -n 1)
-    b=$("$BUILD/psplib" --method oddeven --window 125 --rounds 4 "$f" | head -n 1)
+    a=$("$BUILD/psplib" "$f" | sed -n 1p)
+    b=$("$BUILD/psplib" --method oddeven --window 125 --rounds 4 "$f" | sed -n 1p)
     mk=$(field "$a" makespan); ms=$(field "$a" ms); mk2=$(field "$b" makespan); ms2=$(field "$b" ms)
     lb=$(field "$a" lb)
+    ow="$(field "$b" windows_proven)/$(field "$b" windows) | $(field "$b" window_gap_max) | $(field "$b" window_ms_max)"
     if [ $have_cpsat = 1 ]; then
       w=$("$py" bench/cpsat_ref.py --method whole --time-limit "$tl" "$f")
       o=$("$py" bench/cpsat_ref.py --method oddeven --window-time-limit "$wtl" "$f")
@@ -145,7 +146,7 @@ if [ "$what" = all ] || [ "$what" = cpsat ]; then
     else
       cw=-; sw=-; st=skipped; co=-; so=-; wo=-; r="- | - | - | -"
     fi
-    echo "| $ops | $lb | $mk | $(awk -v t="$ms" 'BEGIN { printf "%.3f", t / 1000 }') | $mk2 | $(awk -v t="$ms2" 'BEGIN { printf "%.3f", t / 1000 }') | $cw | $sw | $st | $co | $so | $wo | $r |"
+    echo "| $ops | $lb | $mk | $(awk -v t="$ms" 'BEGIN { printf "%.3f", t / 1000 }') | $mk2 | $(awk -v t="$ms2" 'BEGIN { printf "%.3f", t / 1000 }') | $ow | $cw | $sw | $st | $co | $so | $wo | $r |"
   done
 fi
 
