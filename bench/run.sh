@@ -11,7 +11,7 @@
 # as CUDA graphs, program order against the library's; skipped, saying why,
 # where it is not built or there is no GPU.
 # cpsat: the scheduler beside OR-tools CP-SAT (bench/cpsat_ref.py) on synthetic
-# training steps of about 1k to 20k ops written as .sm files (build/bench_step_sm):
+# training steps of about 1k to 10k ops written as .sm files (build/bench_step_sm):
 # CP-SAT on the whole graph (60 s, 2 workers) and by the paper's odd-even
 # windows of 2x125 ops, 4 rounds; ours by default and with the same windows.
 # CP-SAT comes from a virtual environment (CPSAT_PYTHON, default
@@ -126,7 +126,7 @@ if [ "$what" = all ] || [ "$what" = cpsat ]; then
   echo "| ops | lower bound | ours mk | ours s | ours 2x125 mk | ours 2x125 s | ours 2x125 windows proven | max gap | max ms per window | CP-SAT whole mk | s | status | CP-SAT odd-even mk | s | windows proven | mk ratio whole | mk ratio odd-even | time ratio whole | time ratio odd-even |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   field() { echo "$1" | tr ' ' '\n' | awk -v k="$2=" 'index($0, k) == 1 && !done { print substr($0, length(k) + 1); done = 1 }'; }
-  for layers in ${CPSAT_LAYERS:-45 227 455 909}; do
+  for layers in ${CPSAT_LAYERS:-45 227 455}; do
     f="$BUILD/cpsat/step$layers.sm"
     ops=$("$BUILD/bench_step_sm" "$layers" 2.0 "$f" | sed -n 's/^ops=\([0-9]*\).*/\1/p')
     a=$("$BUILD/psplib" "$f" | sed -n 1p)
