@@ -52,7 +52,7 @@ TEST_BINS     := $(UNIT_BINS) $(addprefix $(T)/,$(COMPILE_TESTS)) tests/test_psp
 PSPLIB_TOOL   := $(if $(wildcard tools/psplib.c),$(BUILD)/psplib)
 PLAN_TOOL     := $(if $(wildcard tools/plan.c),$(BUILD)/plan)
 # other programs, built by `make` when their source is there so that they never rot
-PROGRAMS      := $(PSPLIB_TOOL) $(PLAN_TOOL) $(BUILD)/bench_scale $(BUILD)/bench_exec $(BUILD)/bench_cluster $(BUILD)/schedule_step $(BUILD)/overlap \
+PROGRAMS      := $(PSPLIB_TOOL) $(PLAN_TOOL) $(BUILD)/bench_scale $(BUILD)/bench_step_sm $(BUILD)/bench_exec $(BUILD)/bench_cluster $(BUILD)/schedule_step $(BUILD)/overlap \
                  $(BUILD)/train_gpt
 
 J30_TGZ   := $(DATA)/psplib/j30.tar.gz

@@ -565,6 +565,15 @@ typedef struct cc_schedule {
                                    under CC_EXACT_BOTH (elsewhere that fails the solve) */
     int64_t exact_failures;   /* failed runs */
     char exact_message[256];  /* the first failure's message ("" if none) */
+    /* The odd-even windows (ODD_EVEN, and AUTO above 200 ops): each is an
+       exact solve of its jobs with every other job fixed, minimising the
+       end of the window's last job. */
+    int64_t n_windows;        /* windows solved */
+    int64_t n_windows_proven; /* of those, ended with a proven optimum of the window */
+    double window_gap_max;    /* the largest gap of an unproven window that ended normally:
+                                 (its end - its proven lower bound) / (its end - its first
+                                 start); 0 when every such window was proven */
+    double window_ms_max;     /* the slowest window's solve, in ms on the clock of time_limit_s */
 } cc_schedule;
 
 CONCERTO_API cc_sched_desc cc_sched_desc_default(void);   /* every field zero: its default */
@@ -5645,6 +5654,8 @@ typedef struct cc__exact_cfg {
     int64_t failures;           /* solver runs that returned an error */
     cc_result status;           /* the first of those errors, CC_OK if none */
     char message[256];          /* its message */
+    int64_t windows, windows_proven;   /* odd-even windows: the cc_schedule fields */
+    double window_gap_max, window_ms_max;
 } cc__exact_cfg;
 
 /* Counts a solver run that returned an error; the first one's code and
@@ -5713,6 +5724,10 @@ static cc_result cc__exact_solve(cc_context* ctx, const cc__prob* p, cc__time* b
    schedule's exact_* fields; the first failure's code and message stay. */
 static void cc__exact_report(cc_schedule* out, const cc__exact_cfg* cfg) {
     out->exact_failures += cfg->failures;
+    out->n_windows += cfg->windows;
+    out->n_windows_proven += cfg->windows_proven;
+    if (cfg->window_gap_max > out->window_gap_max) out->window_gap_max = cfg->window_gap_max;
+    if (cfg->window_ms_max > out->window_ms_max) out->window_ms_max = cfg->window_ms_max;
     if (out->exact_status == CC_OK && cfg->status != CC_OK) {
         out->exact_status = cfg->status;
         cc__copy_msg(out->exact_message, sizeof out->exact_message, cfg->message);
@@ -5882,6 +5897,20 @@ static int cc__oe_window_busy(cc__oe* o) {
     return 1;
 }
 
+/* Counts a window's solve in cfg: proven or its gap (for a run that ended
+   normally), and its time in ms. The window's jobs start at or after t0. */
+static void cc__oe_window_note(cc__exact_cfg* cfg, cc_result rc, const cc__bnb_result* br, cc__time t0, double ms) {
+    cfg->windows++;
+    if (ms > cfg->window_ms_max) cfg->window_ms_max = ms;
+    if (rc != CC_OK) return;
+    if (br->proven) { cfg->windows_proven++; return; }
+    if (br->makespan > t0 && br->makespan < CONCERTO__TIME_MAX) {
+        cc__time lb = br->lower_bound > t0 ? br->lower_bound : t0;
+        double gap = lb >= br->makespan ? 0.0 : (double)(br->makespan - lb) / (double)(br->makespan - t0);
+        if (gap > cfg->window_gap_max) cfg->window_gap_max = gap;
+    }
+}
+
 /* Solves the current window exactly, keeps a better placement. A window
    that fails (time-out, solver error) keeps its placement; it is not the
    caller's error: it is kept out of the logger and the context's last
@@ -5895,6 +5924,7 @@ static cc_result cc__oe_window_solve(cc__oe* o, int* changed) {
     char saved_msg[CONCERTO__MSG_MAX];
     cc_logger saved_logger = ctx->logger;
     cc_result saved_result = ctx->last_result, rc;
+    double t_start;
     int i;
     memset(&sub, 0, sizeof sub);
     sub.n = w->m; sub.k = o->p->k; sub.dur = w->dur; sub.dem = w->dem; sub.cap = o->p->cap;
@@ -5904,7 +5934,9 @@ static cc_result cc__oe_window_solve(cc__oe* o, int* changed) {
     sub.grain = o->p->grain;
     memcpy(saved_msg, ctx->last_error, sizeof saved_msg);
     ctx->logger.log_fn = NULL;
+    t_start = cc__now_s();
     rc = cc__exact_solve(ctx, &sub, w->start, 1, o->cfg, &br);
+    cc__oe_window_note(o->cfg, rc, &br, w->t0, 1e3 * (cc__now_s() - t_start));
     ctx->logger = saved_logger;
     ctx->last_result = saved_result;
     memcpy(ctx->last_error, saved_msg, sizeof saved_msg);

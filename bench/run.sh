@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make bench: the scheduler's benchmarks. Results go to stdout; the figures
 # in bench/RESULTS.md were taken with this script (see there for the machine).
-#   bench/run.sh [psplib|scale|exec|lp|lp48|gpt|gpu|gpt-cuda|cluster|all]      (default all)
+#   bench/run.sh [psplib|scale|exec|lp|lp48|cpsat|gpt|gpu|gpt-cuda|cluster|all]      (default all)
 #   (gpt-throughput, gpt-orders, gpt-text, gpt-mpi: one part of gpt)
 # lp48: bench/lp48.sh, the lp_solve backend alone on one J30 instance of each
 # of the 48 parameter sets (build/psplib --solver lp --time-limit 5).
@@ -12,6 +12,14 @@
 # (12 layers, width 768, 12 heads, T 1024), float32 and bfloat16, plain and
 # as CUDA graphs, program order against the library's; skipped, saying why,
 # where it is not built or there is no GPU.
+# cpsat: the scheduler beside OR-tools CP-SAT (bench/cpsat_ref.py) on synthetic
+# training steps of about 1k to 10k ops written as .sm files (build/bench_step_sm):
+# CP-SAT on the whole graph (60 s, 2 workers) and by the paper's odd-even
+# windows of 2x125 ops, 4 rounds; ours by default and with the same windows.
+# CP-SAT comes from a virtual environment (CPSAT_PYTHON, default
+# build/venv/bin/python); where OR-tools is absent that part is skipped with
+# the commands that install it. CPSAT_LAYERS, CPSAT_TIME_LIMIT and
+# CPSAT_WINDOW_TIME_LIMIT change the sizes and limits.
 # cluster: build/bench_cluster (bench/cluster_validate.c), the cluster cost
 # model's bus bandwidths (simulated) beside NCCL's published figures.
 set -euo pipefail
@@ -103,6 +111,51 @@ if [ "$what" = all ] || [ "$what" = lp48 ]; then
   echo
   echo "lp_solve backend: 48 J30 parameter sets (bench/lp48.sh):"
   if [ -d "$DATA" ]; then BUILD="$BUILD" DATA="$DATA" bash bench/lp48.sh | tail -n 4; else echo "skipped: $DATA not found"; fi
+fi
+
+if [ "$what" = all ] || [ "$what" = cpsat ]; then
+  make -s "$BUILD/bench_step_sm"
+  py=${CPSAT_PYTHON:-$BUILD/venv/bin/python}
+  have_cpsat=1
+  if ! { [ -x "$py" ] && "$py" -c 'import ortools.sat.python.cp_model' 2>/dev/null; }; then
+    have_cpsat=0
+    echo
+    echo "CP-SAT skipped: OR-tools not found for $py; install it (a reference, never a dependency) with"
+    echo "  python3 -m venv $BUILD/venv && $BUILD/venv/bin/pip install ortools"
+  else
+    echo "OR-tools: $("$py" -c 'import ortools; print(ortools.__version__)')"
+  fi
+  tl=${CPSAT_TIME_LIMIT:-60}; wtl=${CPSAT_WINDOW_TIME_LIMIT:-2}
+  mkdir -p "$BUILD/cpsat"
+  echo
+  echo "synthetic training steps (bench/stepgraph.h, comm ratio 2.0) as .sm: ours (build/psplib: default; --method oddeven"
+  echo "--window 125 --rounds 4, windows of 2x125 ops) beside CP-SAT on the whole graph (${tl} s, 2 workers) and CP-SAT in"
+  echo "odd-even windows of 2x125 ops, 4 rounds (${wtl} s per window, 2 workers), from the same list schedule; ratios are CP-SAT / ours:"
+  echo "| ops | lower bound | ours mk | ours s | ours 2x125 mk | ours 2x125 s | ours 2x125 windows proven | max gap | max ms per window | CP-SAT whole mk | s | status | CP-SAT odd-even mk | s | windows proven | mk ratio whole | mk ratio odd-even | time ratio whole | time ratio odd-even |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  field() { echo "$1" | tr ' ' '\n' | awk -v k="$2=" 'index($0, k) == 1 && !done { print substr($0, length(k) + 1); done = 1 }'; }
+  for layers in ${CPSAT_LAYERS:-45 227 455}; do
+    f="$BUILD/cpsat/step$layers.sm"
+    ops=$("$BUILD/bench_step_sm" "$layers" 2.0 "$f" | sed -n 's/^ops=\([0-9]*\).*/\1/p')
+    a=$("$BUILD/psplib" "$f" | sed -n 1p)
+    b=$("$BUILD/psplib" --method oddeven --window 125 --rounds 4 "$f" | sed -n 1p)
+    mk=$(field "$a" makespan); ms=$(field "$a" ms); mk2=$(field "$b" makespan); ms2=$(field "$b" ms)
+    lb=$(field "$a" lb)
+    ow="$(field "$b" windows_proven)/$(field "$b" windows) | $(field "$b" window_gap_max) | $(field "$b" window_ms_max)"
+    if [ $have_cpsat = 1 ]; then
+      w=$("$py" bench/cpsat_ref.py --method whole --time-limit "$tl" "$f")
+      o=$("$py" bench/cpsat_ref.py --method oddeven --window-time-limit "$wtl" "$f")
+      cw=$(field "$w" makespan); sw=$(field "$w" seconds); st=$(field "$w" status)
+      co=$(field "$o" makespan); so=$(field "$o" seconds)
+      wo="$(field "$o" windows_optimal)/$(field "$o" windows)"
+      [ "$(field "$w" valid)$(field "$o" valid)" = 11 ] || st="$st INVALID"
+      r=$(awk -v a="$mk" -v cw="$cw" -v co="$co" -v t="$ms" -v sw="$sw" -v so="$so" \
+          'BEGIN { printf "%.4f | %.4f | %.0f | %.0f", cw / a, co / a, sw * 1000 / t, so * 1000 / t }')
+    else
+      cw=-; sw=-; st=skipped; co=-; so=-; wo=-; r="- | - | - | -"
+    fi
+    echo "| $ops | $lb | $mk | $(awk -v t="$ms" 'BEGIN { printf "%.3f", t / 1000 }') | $mk2 | $(awk -v t="$ms2" 'BEGIN { printf "%.3f", t / 1000 }') | $ow | $cw | $sw | $st | $co | $so | $wo | $r |"
+  done
 fi
 
 part() { [ "$what" = all ] || [ "$what" = gpt ] || [ "$what" = "gpt-$1" ]; }

@@ -501,6 +501,79 @@ static void test_query_defaults(void) {
     }
 }
 
+/* The odd-even windows' report (n_windows, n_windows_proven,
+   window_gap_max, window_ms_max).
+   A two-machine flow shop on the compute and the communication stream:
+   job 1 computes 1 us then sends 4 us, job 2 computes 4 then sends 1. The
+   simple bounds give 5 (each stream's load 5, each chain 5); by Johnson's
+   rule (job 1 first: compute 0-1, 1-5; send 1-5, 5-6) the optimum is 6.
+   Windows are cut from the 4 ops by start: with b = 2 and one round, one
+   window of all 4 ops (offset 0); with b = 1, windows of ops 0-1 and 2-3.
+   Windows of at most 4 ops are searched to the end within 300 nodes, so
+   every window is proven and the gap is 0. A flow shop of 20 such jobs
+   (40 ops) in one window with a budget of 1 node leaves the window
+   unproven and so reports a gap in (0, 1]. */
+static void test_window_report(void) {
+    cc_graph* g = NULL;
+    cc_op c1, c2, s1, s2;
+    cc_op_desc d = cc_op_desc_default();
+    cc_sched_desc sd;
+    cc_schedule s;
+    int b;
+    if (cc_graph_create(ctx, NULL, &g) != CC_OK) return;
+    d.name = "c1"; d.duration_us = 1; d.stream = CC_STREAM_COMPUTE; cc_graph_add_op(g, &d, &c1);
+    d.name = "c2"; d.duration_us = 4; cc_graph_add_op(g, &d, &c2);
+    d.name = "s1"; d.duration_us = 4; d.stream = CC_STREAM_COMM; d.deps = &c1; d.n_deps = 1; cc_graph_add_op(g, &d, &s1);
+    d.name = "s2"; d.duration_us = 1; d.deps = &c2; cc_graph_add_op(g, &d, &s2);
+    for (b = 1; b <= 2; b++) {
+        sd = cc_sched_desc_default();
+        sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = b; sd.rounds = 1;
+        memset(&s, 0, sizeof s);
+        if (!CHECK(cc_sched_solve(ctx, g, &sd, &s) == CC_OK, "flow shop, b = %d: solves", b)) continue;
+        CHECK(fabs(s.makespan_us - 6) < EPS, "flow shop, b = %d: Johnson's optimum 6 (got %g)", b, s.makespan_us);
+        if (CHECK(s.lower_bound_us < 6 - EPS, "flow shop: the solve's bound is below 6 (got %g), so the windows run",
+                  s.lower_bound_us)) {
+            CHECK_INT((int)s.n_windows, b == 1 ? 2 : 1, "flow shop, b = %d, one round: windows", b);
+            CHECK_INT((int)s.n_windows_proven, (int)s.n_windows, "flow shop, b = %d: every window proven", b);
+            CHECK(s.window_gap_max == 0 && s.window_ms_max >= 0, "flow shop, b = %d: gap 0 (got %g), time >= 0 (got %g)", b,
+                  s.window_gap_max, s.window_ms_max);
+        }
+        cc_schedule_release(ctx, &s);
+    }
+    sd = cc_sched_desc_default();
+    sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = 2; sd.rounds = -1;
+    memset(&s, 0, sizeof s);
+    if (CHECK(cc_sched_solve(ctx, g, &sd, &s) == CC_OK, "flow shop, no rounds: solves")) {
+        CHECK(s.n_windows == 0 && s.n_windows_proven == 0 && s.window_gap_max == 0 && s.window_ms_max == 0,
+              "flow shop, no rounds: no window reported (got %lld)", (long long)s.n_windows);
+        cc_schedule_release(ctx, &s);
+    }
+    cc_graph_destroy(g);
+    /* 20 such jobs, compute 1 + 7i mod 9, send 1 + 5i mod 9 */
+    if (cc_graph_create(ctx, NULL, &g) != CC_OK) return;
+    for (b = 0; b < 20; b++) {
+        cc_op c;
+        d = cc_op_desc_default();
+        d.name = "c"; d.duration_us = 1 + (7 * b) % 9; d.stream = CC_STREAM_COMPUTE; cc_graph_add_op(g, &d, &c);
+        d.name = "s"; d.duration_us = 1 + (5 * b) % 9; d.stream = CC_STREAM_COMM; d.deps = &c; d.n_deps = 1;
+        cc_graph_add_op(g, &d, NULL);
+    }
+    sd = cc_sched_desc_default();
+    sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = 20; sd.rounds = 1; sd.window_nodes = 1;
+    memset(&s, 0, sizeof s);
+    if (CHECK(cc_sched_solve(ctx, g, &sd, &s) == CC_OK, "40-op flow shop, one window, 1 node: solves")) {
+        if (CHECK(s.makespan_us > s.lower_bound_us + EPS, "40-op flow shop: above the bound (%g > %g), so the window runs",
+                  s.makespan_us, s.lower_bound_us)) {
+            CHECK_INT((int)s.n_windows, 1, "40 ops, b = 20, one round: one window");
+            CHECK(s.n_windows_proven == 0 && s.window_gap_max > 0 && s.window_gap_max <= 1,
+                  "40 ops, 1 node: the window unproven (%lld proven), gap in (0, 1] (got %g)", (long long)s.n_windows_proven,
+                  s.window_gap_max);
+        }
+        cc_schedule_release(ctx, &s);
+    }
+    cc_graph_destroy(g);
+}
+
 int main(void) {
     if (cc_context_create(NULL, &ctx) != CC_OK) { CHECK(0, "context"); return th_done(); }
     TH_RUN(test_edge_cases);
@@ -508,6 +581,7 @@ int main(void) {
     TH_RUN(test_brute_force);
     TH_RUN(test_larger);
     TH_RUN(test_query_defaults);
+    TH_RUN(test_window_report);
     cc_context_destroy(ctx);
     return th_done();
 }
