@@ -6893,7 +6893,6 @@ static int cc__colon_int(const cc__reader* R, long long* v) {
 }
 
 #define CONCERTO__PSP_MAX_JOBS 1000000
-#define CONCERTO__PSP_FIELDS 512
 
 /* What the reader has of a .sm file so far. */
 typedef struct cc__psp {
@@ -6908,7 +6907,8 @@ typedef struct cc__psp {
     int* dems;                  /* [nj * nk] */
     int* req_line;              /* [nj]: the line of each job's requests */
     int caps[CONCERTO_MAX_RESOURCES];
-    long long v[CONCERTO__PSP_FIELDS + 8];   /* the current line's integers */
+    long long* v;               /* [n_fields + 8] the current line's integers */
+    int n_fields;               /* the most a line may hold: a job's successors and three, or a job's demands and three */
 } cc__psp;
 
 #define CONCERTO__PSP_ERR(P, ...) CONCERTO__FAIL((P)->ctx, CC_ERR_PARSE, __VA_ARGS__)
@@ -6929,7 +6929,10 @@ static cc_result cc__psp_header(cc__psp* P) {
     P->durs = (long long*)cc__calloc(P->ctx, (size_t)P->nj, sizeof(long long));
     P->req_line = (int*)cc__calloc(P->ctx, (size_t)P->nj, sizeof(int));
     P->dems = (int*)cc__calloc(P->ctx, (size_t)P->nj * (size_t)P->nk, sizeof(int));
-    if (!P->succ_off || !P->durs || !P->dems || !P->req_line) return CONCERTO__FAIL(P->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", P->name);
+    P->n_fields = (int)(P->nj + 3 > P->nk + 3 ? P->nj + 3 : P->nk + 3);
+    P->v = (long long*)cc__calloc(P->ctx, (size_t)P->n_fields + 8, sizeof(long long));
+    if (!P->succ_off || !P->durs || !P->dems || !P->req_line || !P->v)
+        return CONCERTO__FAIL(P->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", P->name);
     return CC_OK;
 }
 
@@ -6943,7 +6946,7 @@ static cc_result cc__psp_precedence(cc__psp* P) {
         int ns;
         if (!cc__next_data(R))
             return CONCERTO__PSP_ERR(P, "%s:%d: precedence section ends after %d of %lld jobs", P->name, R->line, i, P->nj);
-        c = cc__line_ints(R, 0, v, CONCERTO__PSP_FIELDS);
+        c = cc__line_ints(R, 0, v, P->n_fields);
         if (c < 0) {
             if (i == 0) { i--; continue; }   /* the column header line */
             return CONCERTO__PSP_ERR(P, "%s:%d: precedence line of job %d has a field that is not an integer", P->name, R->line, i + 1);
@@ -6954,7 +6957,7 @@ static cc_result cc__psp_precedence(cc__psp* P) {
             return CONCERTO__PSP_ERR(P, "%s:%d: job %d has %lld modes; only single-mode files are supported", P->name, R->line, i + 1, v[1]);
         if (v[2] < 0 || v[2] != c - 3)
             return CONCERTO__PSP_ERR(P, "%s:%d: job %d declares %lld successors but lists %d", P->name, R->line, i + 1, v[2], c - 3);
-        if (c > CONCERTO__PSP_FIELDS) return CONCERTO__PSP_ERR(P, "%s:%d: too many successors", P->name, R->line);
+        if (c > P->n_fields) return CONCERTO__PSP_ERR(P, "%s:%d: too many successors", P->name, R->line);
         ns = c - 3;
         if (!CONCERTO__GROW(P->ctx, P->succ, P->succ_cap, P->n_succ + (size_t)ns + 1))
             return CONCERTO__FAIL(P->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", P->name);
@@ -6980,7 +6983,7 @@ static cc_result cc__psp_requests(cc__psp* P) {
     for (i = 0; i < P->nj; i++) {
         if (!cc__next_data(R))
             return CONCERTO__PSP_ERR(P, "%s:%d: durations section ends after %d of %lld jobs", P->name, R->line, i, P->nj);
-        c = cc__line_ints(R, 0, v, CONCERTO__PSP_FIELDS);
+        c = cc__line_ints(R, 0, v, P->n_fields);
         if (c < 0) {
             size_t t = 0;
             while (t < R->n && (R->s[t] == ' ' || R->s[t] == '-')) t++;
@@ -7013,7 +7016,7 @@ static cc_result cc__psp_capacities(cc__psp* P) {
         return CONCERTO__PSP_ERR(P, "%s: no 'RESOURCEAVAILABILITIES:' section after line %d", P->name, R->line);
     for (;;) {
         if (!cc__next_data(R)) return CONCERTO__PSP_ERR(P, "%s:%d: resource availabilities missing", P->name, R->line);
-        c = cc__line_ints(R, 0, v, CONCERTO__PSP_FIELDS);
+        c = cc__line_ints(R, 0, v, P->n_fields);
         if (c < 0 && cc__line_has(R, "R")) continue;   /* the 'R 1  R 2' header */
         if (c != P->nk)
             return CONCERTO__PSP_ERR(P, "%s:%d: expected %lld resource capacities, found %s", P->name, R->line, P->nk,
@@ -7083,7 +7086,7 @@ CONCERTO_API cc_result cc_psplib_parse(cc_context* ctx, const char* text, size_t
     if (rc == CC_OK) rc = cc__psp_capacities(P);
     if (rc == CC_OK) rc = cc__psp_graph(P, out);
     cc__free(ctx, P->succ_off); cc__free(ctx, P->succ); cc__free(ctx, P->durs); cc__free(ctx, P->dems);
-    cc__free(ctx, P->req_line);
+    cc__free(ctx, P->req_line); cc__free(ctx, P->v);
     cc__free(ctx, P);
     return rc;
 }

@@ -395,6 +395,34 @@ static void test_round_trip(void) {
     }
 }
 
+/* A graph of 2000 independent ops is written with a source job of 2000
+   successors on one line; the reader takes it back whole (2002 jobs, the
+   ops' durations in order). */
+static void test_wide_line(void) {
+    char path[600];
+    cc_graph* g = NULL;
+    cc_graph* back = NULL;
+    int i, same = 1;
+    cc_result r;
+    snprintf(path, sizeof path, "%s/wide.sm", tu_tmp_dir());
+    r = cc_graph_create(ctx, NULL, &g);
+    for (i = 0; i < 2000 && r == CC_OK; i++) {
+        cc_op_desc d = cc_op_desc_default();
+        d.duration_us = 1 + i % 7;
+        d.stream = i % 2;
+        r = cc_graph_add_op(g, &d, NULL);
+    }
+    if (r == CC_OK) r = cc_psplib_write(ctx, g, path, 1.0);
+    if (r == CC_OK) r = cc_psplib_read(ctx, path, &back);
+    CHECK_RES(ctx, r, CC_OK, "2000 independent ops written and read back (a line of 2000 successors)");
+    CHECK(back && cc_graph_n_ops(back) == 2002, "2002 jobs read back (%d)", back ? cc_graph_n_ops(back) : -1);
+    for (i = 0; back && i < 2000 && i + 1 < cc_graph_n_ops(back); i++)
+        if (cc_op_duration_us(back, cc_graph_op(back, i + 1)) != 1 + i % 7) same = 0;
+    CHECK(same, "every op's duration is back in its place");
+    cc_graph_destroy(g);
+    cc_graph_destroy(back);
+}
+
 int main(void) {
     if (cc_context_create(NULL, &ctx) != CC_OK) { CHECK(0, "context"); return th_done(); }
     snprintf(sample_path, sizeof sample_path, "%s/psplib/samples/j301_1.sm", tu_data_dir());
@@ -402,6 +430,7 @@ int main(void) {
     TH_RUN(test_read_sample);
     TH_RUN(test_malformed);
     TH_RUN(test_round_trip);
+    TH_RUN(test_wide_line);
     free(sample_text);
     cc_context_destroy(ctx);
     return th_done();
