@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make bench: the scheduler's benchmarks. Results go to stdout; the figures
 # in bench/RESULTS.md were taken with this script (see there for the machine).
-#   bench/run.sh [psplib|scale|exec|lp|gpt|gpu|gpt-cuda|cluster|all]      (default all)
+#   bench/run.sh [psplib|scale|exec|lp|gpt|gpu|gpt-cuda|cluster|plan|all]      (default all)
 #   (gpt-throughput, gpt-orders, gpt-text, gpt-mpi: one part of gpt)
 # gpu: build/bench_gpu (bench/gpu.cu) on one GPU; it is built here only where
 # nvcc and NCCL are found (else this part says what is missing), and skips,
@@ -12,6 +12,12 @@
 # where it is not built or there is no GPU.
 # cluster: build/bench_cluster (bench/cluster_validate.c), the cluster cost
 # model's bus bandwidths (simulated) beside NCCL's published figures.
+# plan: build/plan (tools/plan.c) through bench/plan_tables.py: the Concerto
+# paper's cases, a grid of GPT 1.3B/13B/175B layouts on 8-1,024 GPUs of each
+# cluster preset against the peers' policies and the lower bound, the
+# sensitivity to alpha and to noise, and planning time against ops per rank.
+# Every step time it prints is simulated. About half an hour on 2 cores.
+# (plan-paper, plan-grid, plan-sensitivity: one part of plan)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -253,4 +259,11 @@ if [ "$what" = all ] || [ "$what" = cluster ]; then
   echo
   make -s "$BUILD/bench_cluster"
   "$BUILD/bench_cluster"
+fi
+
+if [ "$what" = all ] || [ "$what" = plan ] || [ "${what#plan-}" != "$what" ]; then
+  echo
+  make -s "$BUILD/plan"
+  case "$what" in plan-*) parts=${what#plan-} ;; *) parts=all ;; esac
+  python3 bench/plan_tables.py --plan "$BUILD/plan" $parts
 fi
