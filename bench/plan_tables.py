@@ -239,11 +239,11 @@ def sensitivity():
                 ex.append(100.0 * (variant(j, "S")["true_us"] / clean["s_us"] - 1))
             rows.append([label, "+-%d%%" % round(f * 100), len(SEEDS), ms(clean["s_us"]), "%s (%s)" % (ms(o_clean), which),
                          "%+.2f%%" % (sum(ex) / len(ex)), "%+.2f%%" % max(ex), "%+.2f%%" % min(ex)])
+    table(["configuration", "noise F", "seeds", "S noiseless ms", "ours noiseless ms",
+           "S under noise: mean excess", "max", "min"], rows)
     print()
     print("(Only program order, the peers and S are judged under the true numbers by build/plan; "
           "a negative excess: the plan chosen under noise happens to be better than the noiseless one.)")
-    table(["configuration", "noise F", "seeds", "S noiseless ms", "ours noiseless ms",
-           "S under noise: mean excess", "max", "min"], rows)
 
 
 def main(argv):
