@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make bench: the scheduler's benchmarks. Results go to stdout; the figures
 # in bench/RESULTS.md were taken with this script (see there for the machine).
-#   bench/run.sh [psplib|scale|exec|lp|lp48|cpsat|gpt|gpu|gpt-cuda|cluster|all]      (default all)
+#   bench/run.sh [psplib|scale|exec|lp|lp48|cpsat|gpt|gpu|gpt-cuda|cluster|plan|all]      (default all)
 #   (gpt-throughput, gpt-orders, gpt-text, gpt-mpi: one part of gpt)
 # lp48: bench/lp48.sh, the lp_solve backend alone on one J30 instance of each
 # of the 48 parameter sets (build/psplib --solver lp --time-limit 5).
@@ -22,6 +22,12 @@
 # CPSAT_WINDOW_TIME_LIMIT change the sizes and limits.
 # cluster: build/bench_cluster (bench/cluster_validate.c), the cluster cost
 # model's bus bandwidths (simulated) beside NCCL's published figures.
+# plan: build/plan (tools/plan.c) through bench/plan_tables.py: the Concerto
+# paper's cases, a grid of GPT 1.3B/13B/175B layouts on 8-1,024 GPUs of each
+# cluster preset against the peers' policies and the lower bound, the
+# sensitivity to alpha and to noise, and planning time against ops per rank.
+# Every step time it prints is simulated. About half an hour on 2 cores.
+# (plan-paper, plan-grid, plan-sensitivity: one part of plan)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -320,4 +326,11 @@ if [ "$what" = all ] || [ "$what" = cluster ]; then
   echo
   make -s "$BUILD/bench_cluster"
   "$BUILD/bench_cluster"
+fi
+
+if [ "$what" = all ] || [ "$what" = plan ] || [ "${what#plan-}" != "$what" ]; then
+  echo
+  make -s "$BUILD/plan"
+  case "$what" in plan-*) parts=${what#plan-} ;; *) parts=all ;; esac
+  python3 bench/plan_tables.py --plan "$BUILD/plan" $parts
 fi
