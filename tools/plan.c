@@ -744,14 +744,18 @@ static int cap_buckets(const planner* P, const model_layout* lay, uint64_t cap, 
     return runs_of(b, lay->n);
 }
 
-/* S+F: the library's fusion judged by its scheduler. Two kinds of
-   candidate: cc_graph_fuse of the step as written (all-reduces merged
-   where their buffers allow), and the step built with gradient (and ZeRO-3
-   gather) buckets of 1 to 256 MiB or one per layer, each scheduled; the
-   best is kept, S where none pays. *base: the graph S+AD decomposes (the
-   best candidate before fusion; prog's or one owned by *base_step). */
-static cc_result run_sf(const planner* P, step* prog, const outcome* s, outcome* o, step* base_step, cc_graph** base, double* lb) {
-    static const double caps_mib[] = { 0, 1, 4, 16, 64, 256 };
+/* S+F: the library's fusion judged by its scheduler. Three kinds of
+   candidate, each scheduled: cc_graph_fuse of the step as written
+   (all-reduces merged where their buffers allow); the step built with
+   gradient (and ZeRO-3 gather) buckets of 1 MiB to 4 GiB, one per layer,
+   or one for everything; and the peers' bucketings (each peer's graph, as
+   its rule builds it). The best is kept, S where none pays. *base: the
+   graph S+AD decomposes (the best candidate before fusion: prog's, one
+   owned by *base_step, or a peer's). */
+static cc_result run_sf(const planner* P, step* prog, const outcome* s, outcome* peers, int n_peers, outcome* o, step* base_step,
+                        cc_graph** base, double* lb) {
+    /* MiB; 0: one per layer; the last: one bucket for everything */
+    static const double caps_mib[] = { 0, 1, 4, 16, 64, 256, 1024, 4096, 1e9 };
     cc_rewrite_desc rd = rewrite_desc(P, cc_graph_n_ops(prog->g));
     cc_rewrite_report rep;
     cc_graph* fused = NULL;
@@ -794,13 +798,26 @@ static cc_result run_sf(const planner* P, step* prog, const outcome* s, outcome*
             *base_step = cand;
             *base = cand.g;
             take(o, &try_, cand.g, 0, try_.start);
-            if (caps_mib[c] > 0)
+            if (caps_mib[c] >= 1e9)
+                snprintf(what, sizeof what, "gradient%s buckets: one for all: %d bucket(s)", P->o.zero == 3 ? " and gather" : "", nb);
+            else if (caps_mib[c] > 0)
                 snprintf(what, sizeof what, "gradient%s buckets of %g MiB: %d bucket(s)", P->o.zero == 3 ? " and gather" : "", caps_mib[c], nb);
             else snprintf(what, sizeof what, "gradient%s buckets of one layer: %d bucket(s)", P->o.zero == 3 ? " and gather" : "", nb);
         } else {
             free(try_.start);
             step_free(&cand);
         }
+    }
+    /* the peers' bucketings (their graphs, with their placements), scheduled by the library */
+    for (c = 0; r == CC_OK && c < (size_t)n_peers; c++) {
+        outcome try_;
+        if (!peers[c].s.g) continue;
+        memset(&try_, 0, sizeof try_);
+        if ((r = schedule(P, peers[c].s.g, &try_, NULL, NULL)) == CC_OK && try_.us < o->us) {
+            *base = peers[c].s.g;
+            take(o, &try_, peers[c].s.g, 0, try_.start);
+            snprintf(what, sizeof what, "the buckets of %s's rule: %d collectives", peers[c].name, try_.n_colls);
+        } else free(try_.start);
     }
     free(b);
     layout_free(&lay);
@@ -972,7 +989,7 @@ int main(int argc, char** argv) {
     }
     if (r == CC_OK) {
         progress(&P, "%s: fusion%.0d", "S+F", 0);
-        r = run_sf(&P, &out[0].s, &out[n_out - 1], &out[n_out], &out[n_out].s, &base, &lb);
+        r = run_sf(&P, &out[0].s, &out[n_out - 1], &out[1], n_peers, &out[n_out], &out[n_out].s, &base, &lb);
         n_out++;
     }
     if (r == CC_OK) {
