@@ -467,22 +467,72 @@ static int step_build(const planner* P, const int* bucket_of, int n_bucket_of, i
     return 1;
 }
 
-/* The step time of an issue order of s->g under the true durations. */
-static cc_result true_makespan(const planner* P, step* s, const cc_op* order, double* us) {
-    int i, n = cc_graph_n_ops(s->g);
-    double* keep = (double*)malloc(sizeof(double) * (size_t)(n + 1));
-    cc_exec_costs c = cc_graph_exec_costs(s->g), t = c;
-    cc_result r = keep ? CC_OK : CC_ERR_OUT_OF_MEMORY;
+/* The true durations (without --noise) of the ops of g, src's graph or a
+   rewrite of it: src's own where g is its graph; else a collective's from
+   the cost model (which has no noise), a compute op's from src's op of its
+   name, a chunk "<name>#<i>/<k>" its 1/k share, and what src does not name
+   keeps its duration. */
+typedef struct named { const char* name; double us; } named;
+static int named_cmp(const void* a, const void* b) { return strcmp(((const named*)a)->name, ((const named*)b)->name); }
+
+static cc_result true_durations(const planner* P, const step* src, cc_graph* g, double* out) {
+    int i, n = cc_graph_n_ops(g), ns = cc_graph_n_ops(src->g);
+    named* tab;
+    cc_result r = CC_OK;
+    if (g == src->g) {
+        memcpy(out, src->truth, sizeof(double) * (size_t)n);
+        return CC_OK;
+    }
+    if (!(tab = (named*)malloc(sizeof(named) * (size_t)(ns + 1)))) return CC_ERR_OUT_OF_MEMORY;
+    for (i = 0; i < ns; i++) {
+        tab[i].name = cc_op_name(src->g, cc_graph_op(src->g, i));
+        tab[i].us = src->truth[i];
+    }
+    qsort(tab, (size_t)ns, sizeof *tab, named_cmp);
     for (i = 0; i < n && r == CC_OK; i++) {
-        keep[i] = cc_op_duration_us(s->g, cc_graph_op(s->g, i));
-        r = cc_op_set_duration(s->g, cc_graph_op(s->g, i), s->truth[i]);
+        cc_op op = cc_graph_op(g, i);
+        const cc_collective* co = cc_op_collective(g, op);
+        const char* name = cc_op_name(g, op);
+        const char* hash = strchr(name, '#');
+        char base[128];
+        named key, *hit;
+        int k = 1;
+        out[i] = cc_op_duration_us(g, op);
+        if (co) { r = coll_us(P, co, &out[i]); continue; }
+        if (hash && (size_t)(hash - name) < sizeof base) {
+            const char* slash = strchr(hash, '/');
+            memcpy(base, name, (size_t)(hash - name));
+            base[hash - name] = 0;
+            if (slash) k = atoi(slash + 1);
+            if (k < 1) k = 1;
+            key.name = base;
+        } else key.name = name;
+        if ((hit = (named*)bsearch(&key, tab, (size_t)ns, sizeof *tab, named_cmp)) != NULL) out[i] = hit->us / k;
+    }
+    free(tab);
+    return r;
+}
+
+/* The step time of an issue order of g (src's graph or a rewrite of it)
+   under the true numbers: the true durations and alpha --alpha-true. */
+static cc_result true_makespan(const planner* P, const step* src, cc_graph* g, const cc_op* order, double* us) {
+    int i, n = cc_graph_n_ops(g), set = 0;
+    double* keep = (double*)malloc(sizeof(double) * (size_t)(n + 1));
+    double* truth = (double*)malloc(sizeof(double) * (size_t)(n + 1));
+    cc_exec_costs c = cc_graph_exec_costs(g), t = c;
+    cc_result r = keep && truth ? CC_OK : CC_ERR_OUT_OF_MEMORY;
+    if (r == CC_OK) r = true_durations(P, src, g, truth);
+    for (i = 0; i < n && r == CC_OK; i++, set++) {
+        keep[i] = cc_op_duration_us(g, cc_graph_op(g, i));
+        r = cc_op_set_duration(g, cc_graph_op(g, i), truth[i]);
     }
     t.compute_overlap = P->o.alpha_true;
-    if (r == CC_OK) r = cc_graph_set_exec_costs(s->g, &t);
-    if (r == CC_OK) r = cc_simulate(P->ctx, s->g, order, n, NULL, us);
-    for (i = 0; i < n && keep; i++) cc_op_set_duration(s->g, cc_graph_op(s->g, i), keep[i]);
-    cc_graph_set_exec_costs(s->g, &c);
+    if (r == CC_OK) r = cc_graph_set_exec_costs(g, &t);
+    if (r == CC_OK) r = cc_simulate(P->ctx, g, order, n, NULL, us);
+    for (i = 0; i < set; i++) cc_op_set_duration(g, cc_graph_op(g, i), keep[i]);
+    cc_graph_set_exec_costs(g, &c);
     free(keep);
+    free(truth);
     return r;
 }
 
@@ -546,7 +596,7 @@ static cc_result simulate_order(const planner* P, step* s, const cc_op* order_in
     double mk = 0;
     cc_result r = order && start ? CC_OK : CC_ERR_OUT_OF_MEMORY;
     if (r == CC_OK) r = cc_simulate(P->ctx, s->g, order, n, start, &mk);
-    if (r == CC_OK) r = true_makespan(P, s, order, &o->true_us);
+    if (r == CC_OK) r = true_makespan(P, s, s->g, order, &o->true_us);
     free(own);
     if (r != CC_OK) { free(start); return r; }
     return settle(P, s->g, start, mk, o);
@@ -719,7 +769,7 @@ static cc_result run_s(const planner* P, step* prog, outcome* o, double* lb) {
     cc_result r;
     snprintf(o->name, sizeof o->name, "S");
     r = schedule(P, prog->g, o, lb, &order);
-    if (r == CC_OK) r = true_makespan(P, prog, order, &o->true_us);
+    if (r == CC_OK) r = true_makespan(P, prog, prog->g, order, &o->true_us);
     if (r == CC_OK) snprintf(o->what, sizeof o->what, "reordered; %d collectives", o->n_colls);
     free(order);
     o->plan_s = now_s() - t0;
@@ -752,8 +802,18 @@ static int cap_buckets(const planner* P, const model_layout* lay, uint64_t cap, 
    its rule builds it). The best is kept, S where none pays. *base: the
    graph S+AD decomposes (the best candidate before fusion: prog's, one
    owned by *base_step, or a peer's). */
+/* Where a candidate wins: its order (owned) and the step its ops' true
+   durations come from. */
+typedef struct winner { cc_op* order; const step* src; } winner;
+
+static void win(winner* w, cc_op* order, const step* src) {
+    free(w->order);
+    w->order = order;
+    w->src = src;
+}
+
 static cc_result run_sf(const planner* P, step* prog, const outcome* s, outcome* peers, int n_peers, outcome* o, step* base_step,
-                        cc_graph** base, double* lb) {
+                        cc_graph** base, const step** base_src, double* lb) {
     /* MiB; 0: one per layer; the last: one bucket for everything */
     static const double caps_mib[] = { 0, 1, 4, 16, 64, 256, 1024, 4096, 1e9 };
     cc_rewrite_desc rd = rewrite_desc(P, cc_graph_n_ops(prog->g));
@@ -761,6 +821,7 @@ static cc_result run_sf(const planner* P, step* prog, const outcome* s, outcome*
     cc_graph* fused = NULL;
     gpt_step_desc d = step_desc(P);
     model_layout lay;
+    winner w = { NULL, NULL };
     int* b = NULL;
     double t0 = now_s(), cp = 0, res = 0;
     size_t c;
@@ -768,13 +829,16 @@ static cc_result run_sf(const planner* P, step* prog, const outcome* s, outcome*
     char what[200];
     snprintf(o->name, sizeof o->name, "S+F");
     *base = prog->g;
+    *base_src = prog;
     what[0] = 0;
     r = cc_graph_fuse(P->ctx, prog->g, &rd, &fused, &rep);
     if (r == CC_OK) r = recost_collectives(P, fused);
     if (r == CC_OK) {
+        cc_op* order = NULL;
         o->own_g = 1;
-        r = schedule(P, fused, o, NULL, NULL);
+        r = schedule(P, fused, o, NULL, &order);
         o->g = fused;
+        win(&w, order, prog);
         snprintf(what, sizeof what, "fused %d all-reduce bucket(s) (cc_graph_fuse): %d -> %d collectives", rep.n_changed,
                  rep.n_colls_before, rep.n_colls_after);
         if (rep.n_changed == 0) o->us = INFINITY;
@@ -785,10 +849,11 @@ static cc_result run_sf(const planner* P, step* prog, const outcome* s, outcome*
     for (c = 0; r == CC_OK && c < sizeof caps_mib / sizeof caps_mib[0]; c++) {
         step cand;
         outcome try_;
+        cc_op* order = NULL;
         int nb = cap_buckets(P, &lay, (uint64_t)(caps_mib[c] * 1048576.0), b);
         memset(&try_, 0, sizeof try_);
         if (!step_build(P, b, lay.n, GPT_SYNC_AFTER_BACKWARD, &cand)) { r = CC_ERR_INVALID_ARG; break; }
-        if ((r = schedule(P, cand.g, &try_, NULL, NULL)) == CC_OK && cc_lower_bounds(P->ctx, cand.g, &cp, &res) == CC_OK) {
+        if ((r = schedule(P, cand.g, &try_, NULL, &order)) == CC_OK && cc_lower_bounds(P->ctx, cand.g, &cp, &res) == CC_OK) {
             if (res > cp) cp = res;
             if (cp < *lb) *lb = cp;   /* the smallest over the graphs planned */
         }
@@ -796,8 +861,10 @@ static cc_result run_sf(const planner* P, step* prog, const outcome* s, outcome*
             /* the candidate wins: o takes its timeline, base_step its step */
             step_free(base_step);
             *base_step = cand;
-            *base = cand.g;
-            take(o, &try_, cand.g, 0, try_.start);
+            *base = base_step->g;
+            *base_src = base_step;
+            take(o, &try_, base_step->g, 0, try_.start);
+            win(&w, order, base_step);
             if (caps_mib[c] >= 1e9)
                 snprintf(what, sizeof what, "gradient%s buckets: one for all: %d bucket(s)", P->o.zero == 3 ? " and gather" : "", nb);
             else if (caps_mib[c] > 0)
@@ -805,19 +872,26 @@ static cc_result run_sf(const planner* P, step* prog, const outcome* s, outcome*
             else snprintf(what, sizeof what, "gradient%s buckets of one layer: %d bucket(s)", P->o.zero == 3 ? " and gather" : "", nb);
         } else {
             free(try_.start);
+            free(order);
             step_free(&cand);
         }
     }
     /* the peers' bucketings (their graphs, with their placements), scheduled by the library */
     for (c = 0; r == CC_OK && c < (size_t)n_peers; c++) {
         outcome try_;
+        cc_op* order = NULL;
         if (!peers[c].s.g) continue;
         memset(&try_, 0, sizeof try_);
-        if ((r = schedule(P, peers[c].s.g, &try_, NULL, NULL)) == CC_OK && try_.us < o->us) {
+        if ((r = schedule(P, peers[c].s.g, &try_, NULL, &order)) == CC_OK && try_.us < o->us) {
             *base = peers[c].s.g;
+            *base_src = &peers[c].s;
             take(o, &try_, peers[c].s.g, 0, try_.start);
+            win(&w, order, &peers[c].s);
             snprintf(what, sizeof what, "the buckets of %s's rule: %d collectives", peers[c].name, try_.n_colls);
-        } else free(try_.start);
+        } else {
+            free(try_.start);
+            free(order);
+        }
     }
     free(b);
     layout_free(&lay);
@@ -827,9 +901,14 @@ static cc_result run_sf(const planner* P, step* prog, const outcome* s, outcome*
             char why[260];
             snprintf(why, sizeof why, "no fusion paid (best: %s, %.3f ms): as S", what[0] ? what : "none", o->us / 1000.0);
             *base = prog->g;
+            *base_src = prog;
             r = keep_earlier(s, o, why);
-        } else snprintf(o->what, sizeof o->what, "%s; reordered", what);
+        } else {
+            snprintf(o->what, sizeof o->what, "%s; reordered", what);
+            if (w.order && w.src) r = true_makespan(P, w.src, o->g, w.order, &o->true_us);
+        }
     }
+    win(&w, NULL, NULL);
     o->plan_s = now_s() - t0;
     return r;
 }
@@ -837,10 +916,11 @@ static cc_result run_sf(const planner* P, step* prog, const outcome* s, outcome*
 /* S+AD: decomposition of S+F's step (before its fusion), then fusion,
    each judged by the scheduler, the collectives costed again, scheduled;
    S+F where it does not pay. */
-static cc_result run_sad(const planner* P, cc_graph* base, const outcome* sf, outcome* o) {
+static cc_result run_sad(const planner* P, cc_graph* base, const step* base_src, const outcome* sf, outcome* o) {
     cc_rewrite_desc rd = rewrite_desc(P, cc_graph_n_ops(base));
     cc_rewrite_report dec, fus;
     cc_graph *split = NULL, *fused = NULL;
+    cc_op* order = NULL;
     double t0 = now_s();
     cc_result r;
     snprintf(o->name, sizeof o->name, "S+AD");
@@ -851,7 +931,7 @@ static cc_result run_sad(const planner* P, cc_graph* base, const outcome* sf, ou
     if (r == CC_OK) r = recost_collectives(P, fused);
     if (r == CC_OK) {
         o->own_g = 1;
-        r = schedule(P, fused, o, NULL, NULL);
+        r = schedule(P, fused, o, NULL, &order);
         o->g = fused;
     } else cc_graph_destroy(fused);
     o->true_us = NAN;
@@ -860,10 +940,13 @@ static cc_result run_sad(const planner* P, cc_graph* base, const outcome* sf, ou
             char why[200];
             snprintf(why, sizeof why, "decomposition did not pay (%d split, %.3f ms): as S+F", dec.n_changed, o->us / 1000.0);
             r = keep_earlier(sf, o, why);
-        } else
+        } else {
             snprintf(o->what, sizeof o->what, "decomposed %d all-reduce(s) with their neighbours (%d -> %d ops), fused %d bucket(s); "
                      "reordered", dec.n_changed, dec.n_ops_before, dec.n_ops_after, fus.n_changed);
+            r = true_makespan(P, base_src, o->g, order, &o->true_us);
+        }
     }
+    free(order);
     o->plan_s = now_s() - t0;
     return r;
 }
@@ -965,6 +1048,7 @@ int main(int argc, char** argv) {
     int i, n_out = 0, n_peers = 0, rc = 0;
     double lb = 0, t0 = now_s();
     cc_graph* base = NULL;
+    const step* base_src = NULL;
     cc_result r = CC_OK;
     memset(out, 0, sizeof out);
     if (!parse_args(argc, argv, &o)) return 2;
@@ -989,12 +1073,12 @@ int main(int argc, char** argv) {
     }
     if (r == CC_OK) {
         progress(&P, "%s: fusion%.0d", "S+F", 0);
-        r = run_sf(&P, &out[0].s, &out[n_out - 1], &out[1], n_peers, &out[n_out], &out[n_out].s, &base, &lb);
+        r = run_sf(&P, &out[0].s, &out[n_out - 1], &out[1], n_peers, &out[n_out], &out[n_out].s, &base, &base_src, &lb);
         n_out++;
     }
     if (r == CC_OK) {
         progress(&P, "%s: decomposition, fusion%.0d", "S+AD", 0);
-        r = run_sad(&P, base, &out[n_out - 1], &out[n_out]);
+        r = run_sad(&P, base, base_src, &out[n_out - 1], &out[n_out]);
         n_out++;
     }
     /* the bound: the smallest over every graph planned (a peer's buckets
@@ -1006,8 +1090,6 @@ int main(int argc, char** argv) {
             if (cp < lb) lb = cp;
         }
     }
-    for (i = 0; i < n_out; i++)
-        if (isnan(out[i].true_us) && o.noise == 0 && P.o.alpha_true == P.o.alpha) out[i].true_us = out[i].us;
     if (r == CC_OK && o.sm) {
         r = cc_psplib_write(P.ctx, out[0].s.g, o.sm, 1.0);
         if (r != CC_OK) fprintf(stderr, "%s: --sm %s: %s\n", program_name, o.sm, cc_last_error(P.ctx));
