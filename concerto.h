@@ -6274,7 +6274,9 @@ static cc_result cc__solve_improve(cc__solve* S) {
    simulation of that order, which is what an executor runs. It is never
    later than the schedule, except where a zero-duration op sits inside
    another op's interval on its stream (free in the RCPSP, not on a
-   stream): then the simulation is what is reported. */
+   stream): then the simulation is what is reported. Nor is it later than
+   program order's simulation: where that is shorter (a large graph's
+   parallel scheme, the executor's costs), program order is the result. */
 static cc_result cc__solve_output(cc__solve* S, double t0) {
     cc__heur* h = &S->h;
     cc_schedule* out = S->out;
@@ -6283,15 +6285,25 @@ static cc_result cc__solve_output(cc__solve* S, double t0) {
     cc_result rc;
     if ((rc = cc__output_order(S->ctx, &S->p, h->best, h->tk, h->list)) != CC_OK) return rc;
     if (h->unary) {
-        cc__time m2 = cc__stream_sim(S->ctx, &S->p, h->list, h->cur, NULL);
+        cc__time m2 = cc__stream_sim(S->ctx, &S->p, h->list, h->cur, NULL), mp;
         if (m2 == -2) return CC_ERR_OUT_OF_MEMORY;
         CONCERTO_ASSERT(m2 >= 0);   /* the order respects every dependency */
         if (m2 >= 0) {
             if (m2 > mk) S->proven = 0;
             memcpy(h->best, h->cur, (size_t)n * sizeof(cc__time));
             mk = m2;
-            if ((rc = cc__output_order(S->ctx, &S->p, h->best, h->tk, h->list)) != CC_OK) return rc;
         }
+        /* never later than the step as written: program order's own
+           simulation, where it is an order of the graph (its explicit
+           edges may point backwards) */
+        for (i = 0; i < n; i++) h->list[i] = i;
+        if ((mp = cc__stream_sim(S->ctx, &S->p, h->list, h->cur, NULL)) == -2) return CC_ERR_OUT_OF_MEMORY;
+        if (mp >= 0 && (m2 < 0 || mp < mk)) {
+            memcpy(h->best, h->cur, (size_t)n * sizeof(cc__time));
+            if (mp > lb) S->proven = 0;
+            mk = mp;
+        }
+        if ((rc = cc__output_order(S->ctx, &S->p, h->best, h->tk, h->list)) != CC_OK) return rc;
     }
     for (i = 0; i < n; i++) {
         out->start_us[i] = (double)h->best[i] / CONCERTO__TICKS_PER_US;

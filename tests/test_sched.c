@@ -574,6 +574,59 @@ static void test_window_report(void) {
     cc_graph_destroy(g);
 }
 
+/* The schedule of a stream graph is never predicted later than the step as
+   written: on graphs whose program order is an order of the graph, with
+   the executor's costs (a launch per op, a wait per blocking cross-stream
+   dependency, which favour orders with few waits, such as program order),
+   from 60 to 6000 ops (above 5000 the parallel scheme), cc_sched_solve's
+   makespan is at most cc_simulate's of program order, and the checker
+   passes its starts. */
+static void test_never_worse_than_program(void) {
+    static const int sizes[] = { 60, 300, 1500, 6000 };
+    tu_rng rng = { 99 };
+    int t, trial;
+    for (t = 0; t < 4; t++)
+        for (trial = 0; trial < (sizes[t] > 2000 ? 2 : 5); trial++) {
+            cc_graph_desc gd = cc_graph_desc_default();
+            cc_graph* g = NULL;
+            cc_exec_costs costs;
+            cc_schedule sch;
+            cc_op* ops;
+            double prog = 0, mk = 0;
+            int i, n = sizes[t];
+            cc_result r;
+            memset(&sch, 0, sizeof sch);
+            memset(&costs, 0, sizeof costs);
+            gd.n_streams = 3;
+            r = cc_graph_create(ctx, &gd, &g);
+            ops = (cc_op*)malloc(sizeof(cc_op) * (size_t)n);
+            for (i = 0; i < n && r == CC_OK; i++) {
+                cc_op_desc d = cc_op_desc_default();
+                cc_op deps[3];
+                int j, nd = 0;
+                for (j = 0; j < 3 && i > 0; j++)
+                    if (tu_unit(&rng) < 0.6) deps[nd++] = ops[i - 1 - tu_randint(&rng, 0, i - 1 < 8 ? i - 1 : 8)];
+                d.duration_us = 1 + tu_randint(&rng, 0, 40);
+                d.stream = tu_randint(&rng, 0, 9) < 6 ? 0 : tu_randint(&rng, 1, 2);
+                d.deps = deps;
+                d.n_deps = nd;
+                r = cc_graph_add_op(g, &d, &ops[i]);
+            }
+            costs.launch_us = 2;
+            costs.wait_us = 15 + 10 * trial;
+            if (r == CC_OK) r = cc_graph_set_exec_costs(g, &costs);
+            if (r == CC_OK) r = cc_simulate(ctx, g, ops, n, NULL, &prog);
+            if (r == CC_OK) r = cc_sched_solve(ctx, g, NULL, &sch);
+            if (r == CC_OK) r = cc_schedule_check(ctx, g, sch.start_us, &mk);
+            CHECK_RES(ctx, r, CC_OK, "%d ops, trial %d: program order simulated, the graph scheduled and checked", n, trial);
+            CHECK(r != CC_OK || sch.makespan_us <= prog + 1e-9, "%d ops, trial %d: scheduled %.0f us <= program order's %.0f us", n,
+                  trial, sch.makespan_us, prog);
+            cc_schedule_release(ctx, &sch);
+            cc_graph_destroy(g);
+            free(ops);
+        }
+}
+
 int main(void) {
     if (cc_context_create(NULL, &ctx) != CC_OK) { CHECK(0, "context"); return th_done(); }
     TH_RUN(test_edge_cases);
@@ -582,6 +635,7 @@ int main(void) {
     TH_RUN(test_larger);
     TH_RUN(test_query_defaults);
     TH_RUN(test_window_report);
+    TH_RUN(test_never_worse_than_program);
     cc_context_destroy(ctx);
     return th_done();
 }
