@@ -12,7 +12,12 @@
      prune: time-tabling of compulsory parts, ordering of pairs that cannot
      overlap, edge-finding on cliques, energetic reasoning, and the
      destructive bound at the root; the parent's windows a child's
-     propagation starts from;
+     propagation starts from; the unary streams' rules (overload,
+     edge-finding, detectable precedences, not-last, busy blocks, the root
+     bound of two streams);
+   - the streams' rules against a brute force of their own on 600
+     unary-only problems with chains, releases, deadlines (some
+     infeasible) and busy blocks, as odd-even windows have them;
    - the node budget that counts the propagation's work (cumulative) and
      nodes alone (unary), the same search every run.
    This program compiles the implementation itself to reach the rules,
