@@ -3312,7 +3312,9 @@ done:
      precedence edges; a few rounds. Where every resource is unary, the
      streams' rules run alone (without time-tabling, pairs and cliques),
      in every node of a problem of up to CONCERTO__BNB_UNARY_NODES_N jobs
-     and in the root bound of larger ones. A child's
+     (there a child propagates when it is searched, from its parent's
+     windows, and is dropped then if refuted) and in the root bound of
+     larger ones. A child's
      propagation starts from the windows its parent's left (they hold for
      every completion of the parent, so of the child). An empty window or an
      overloaded resource drops the node; the moved heads raise the bound.
@@ -3459,6 +3461,7 @@ typedef struct cc__bnb {
     cc__time *t_sp, *t_ect, *t_spb, *t_ectb;   /* the theta-lambda tree, [2 * u_np] */
     int *t_rsp, *t_rect, u_np;
     int uo;                   /* unary streams alone: the propagation runs their rules and the edges only */
+    int lazy;                 /* a child propagates when it is searched, not when it is generated */
     cc__time* hj;             /* memo check: per job, lazily, min head over conf[j] */
     int64_t nodes, budget;
     int64_t work;             /* propagation steps: jobs through a rule's pass, clique members through edge-finding */
@@ -3649,12 +3652,15 @@ static cc__time cc__bnb_fit_last(const cc__bnb* b, int j, cc__time lo, cc__time 
 
 /* Problems of unary streams alone (a training step's streams, its
    odd-even windows) run the streams' rules in the destructive root bound,
-   and in every node up to this many jobs. On odd-even windows of a training
-   step (bench/RESULTS.md) the nodes' propagation proves every window of
-   2x8 ops, in fewer nodes and no more time; at 2x16 more proofs and a
-   better makespan for three times the time; from 2x32 ops on it made the
-   windows 6-15 times slower for at most two more proofs, while the root
-   bound alone halves their largest gap at about the cost of before. */
+   and up to this many jobs in every node searched (lazily: a child
+   propagates when it is searched, not when it is generated, so a node
+   costs one propagation, not one per child). On odd-even windows of a
+   training step (bench/RESULTS.md) the nodes' propagation proves every
+   window of 2x8 ops in fewer nodes and no more time, and at 2x16 more
+   windows and a better makespan in about twice the time; from 2x32 ops on
+   a node of two streams of 32+ tasks cost 5-10 times more for at most a
+   better makespan at 2x32, while the root bound alone halves the largest
+   gap at about the cost of before. */
 #ifndef CONCERTO__BNB_UNARY_NODES_N
 #define CONCERTO__BNB_UNARY_NODES_N 32
 #endif
@@ -4441,7 +4447,7 @@ static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin, 
             b->tt = tt;
             if (b->tt && lb < CONCERTO__TIME_MAX && cc__bnb_ceil(lb, b->step) <= b->target &&
                 cc__bnb_memo_hit(b, cc__bnb_hash(b), s, u, cc__bnb_hmin(b), lb)) lb = CONCERTO__TIME_MAX;
-            if (b->tt) lb = cc__bnb_bound_prop(b, lb);
+            if (b->tt && !b->lazy) lb = cc__bnb_bound_prop(b, lb);
         }
         b->pw = NULL;
         cc__bnb_unplace(b, u, fl);
@@ -4478,6 +4484,23 @@ static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin, 
         int fl;
         if (ch.lb > b->target || ch.s > b->ls[ch.job]) continue;  /* the target may have dropped */
         fl = cc__bnb_place(b, ch.job, ch.s);
+        if (b->lazy && b->tt) {   /* its propagation now, from this node's windows */
+            cc__time lb;
+            b->pw = pslot != (size_t)-1 ? b->win + pslot * n2 : NULL;
+            b->tt = 0;
+            lb = cc__bnb_bound(b, ch.s, cc__bnb_max(maxfin, b->fin[ch.job]));
+            b->tt = 1;
+            lb = cc__bnb_bound_prop(b, lb);
+            b->pw = NULL;
+            if (lb >= CONCERTO__TIME_MAX || cc__bnb_ceil(lb, b->step) > b->target) { cc__bnb_unplace(b, ch.job, fl); continue; }
+            ch.win = b->tt_ran;
+            ch.slot = c;   /* free: this node's children's records lie below e, their own above */
+            if (ch.win) {
+                if (!CONCERTO__GROW(b->ctx, b->win, b->win_cap, (c + 1) * n2)) { b->oom = 1; b->stop = 1; cc__bnb_unplace(b, ch.job, fl); break; }
+                memcpy(b->win + c * n2, b->h, (size_t)b->n * sizeof *b->h);
+                memcpy(b->win + c * n2 + b->n, b->lt, (size_t)b->n * sizeof *b->lt);
+            }
+        }
         cc__bnb_dfs(b, ch.s, ch.job, cc__bnb_max(maxfin, b->fin[ch.job]), ch.win ? ch.slot : (size_t)-1, ch.checked);
         cc__bnb_unplace(b, ch.job, fl);
     }
@@ -4846,6 +4869,7 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
     if (have_incumbent) b->U = cc__makespan(p, best);
     if (b->tt && lb < CONCERTO__TIME_MAX && b->U < CONCERTO__TIME_MAX) lb = cc__bnb_destructive(b, lb);
     if (b->uo && p->n > CONCERTO__BNB_UNARY_NODES_N) b->tt = 0;   /* larger: the root bound alone */
+    b->lazy = b->uo;
     cc__bnb_set_target(b);
     b->root_lb = lb;
     if (lb < CONCERTO__TIME_MAX && b->U > lb) cc__bnb_dfs(b, -CONCERTO__TIME_MAX, -1, -CONCERTO__TIME_MAX, (size_t)-1, 0);
