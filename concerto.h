@@ -3306,7 +3306,15 @@ done:
      of jobs no two of which overlap (pairs above a capacity or on a path of
      precedence edges, built once) edge-finding orders a job after or
      before a whole set, in a round where the cheaper rules moved nothing;
-     windows move along the precedence edges; a few rounds. A child's
+     on each unary stream (a resource of capacity 1) overload checking,
+     edge-finding, detectable precedences and not-first/not-last in
+     O(c log c) (Vilim's theta-lambda tree); windows move along the
+     precedence edges; a few rounds. Where every resource is unary, the
+     streams' rules run alone (without time-tabling, pairs and cliques),
+     in every node of a problem of up to CONCERTO__BNB_UNARY_NODES_N jobs
+     (there a child propagates when it is searched, from its parent's
+     windows, and is dropped then if refuted) and in the root bound of
+     larger ones. A child's
      propagation starts from the windows its parent's left (they hold for
      every completion of the parent, so of the child). An empty window or an
      overloaded resource drops the node; the moved heads raise the bound.
@@ -3368,8 +3376,10 @@ typedef struct cc__bnb_result {
    steps (cc__bnb.work) over this many, times (n / 32)^2.5 above 32 jobs
    (where the budget itself is smaller by (32 / n)^3 while a step costs
    more), so that a search whose nodes propagate much stops sooner.
-   Steps, not time: the same search on every machine. Unary-only problems
-   do not propagate, so there a node is one unit as before. */
+   Steps, not time: the same search on every machine. The streams' rules
+   count two steps per task and stream; unary-only problems above
+   CONCERTO__BNB_UNARY_NODES_N jobs do not propagate in their nodes, so
+   there a node is one unit. */
 #ifndef CONCERTO__BNB_WORK_PER_NODE
 #define CONCERTO__BNB_WORK_PER_NODE 115
 #endif
@@ -3440,6 +3450,18 @@ typedef struct cc__bnb {
     int *ef_ord, *ef_job;
     cc__time* ef_snap;          /* per clique member: h and lt after the clique's last run */
     unsigned char* ef_fresh;    /* per clique: its snapshot is from this propagation */
+    /* unary streams (resources of capacity 1): their jobs (CSR) and the
+       busy blocks on them, merged where they overlap or touch (CSR) */
+    int n_str, str_max;       /* streams with 2+ tasks; most tasks of one */
+    int *str_off, *str_job, *bz_off;
+    cc__time *bz_s, *bz_e;
+    cc__time *u_est, *u_lct, *u_p, *u_ne, *u_nl, *u_key;   /* [str_max]: one stream's tasks */
+    int *u_id, *u_oe, *u_ol, *u_os, *u_oc, *u_tmp, *u_pos;
+    unsigned char* u_in;
+    cc__time *t_sp, *t_ect, *t_spb, *t_ectb;   /* the theta-lambda tree, [2 * u_np] */
+    int *t_rsp, *t_rect, u_np;
+    int uo;                   /* unary streams alone: the propagation runs their rules and the edges only */
+    int lazy;                 /* a child propagates when it is searched, not when it is generated */
     cc__time* hj;             /* memo check: per job, lazily, min head over conf[j] */
     int64_t nodes, budget;
     int64_t work;             /* propagation steps: jobs through a rule's pass, clique members through edge-finding */
@@ -3627,6 +3649,21 @@ static cc__time cc__bnb_fit_last(const cc__bnb* b, int j, cc__time lo, cc__time 
 }
 
 #define CONCERTO__BNB_TT_ROUNDS 8
+
+/* Problems of unary streams alone (a training step's streams, its
+   odd-even windows) run the streams' rules in the destructive root bound,
+   and up to this many jobs in every node searched (lazily: a child
+   propagates when it is searched, not when it is generated, so a node
+   costs one propagation, not one per child). On odd-even windows of a
+   training step (bench/RESULTS.md) the nodes' propagation proves every
+   window of 2x8 ops in fewer nodes and no more time, and at 2x16 more
+   windows and a better makespan in about twice the time; from 2x32 ops on
+   a node of two streams of 32+ tasks cost 5-10 times more for at most a
+   better makespan at 2x32, while the root bound alone halves the largest
+   gap at about the cost of before. */
+#ifndef CONCERTO__BNB_UNARY_NODES_N
+#define CONCERTO__BNB_UNARY_NODES_N 32
+#endif
 
 #define CONCERTO__BNB_CLIQUES 32     /* cliques kept for edge-finding */
 
@@ -3825,6 +3862,225 @@ static int cc__bnb_edgefind(cc__bnb* b, int* changed) {
     return 1;
 }
 
+/* ---- disjunctive reasoning on unary streams ----
+   On a resource of capacity 1 (a stream) no two jobs overlap. Its unplaced
+   jobs lie in [h, lt + d] (est, lct), its placed jobs and the busy blocks
+   on it (merged where they overlap or touch) are fixed intervals. With a
+   theta-lambda tree (Vilim, "Filtering algorithms for the unary resource
+   constraint", 2007/2008: a balanced tree over the tasks in est order whose
+   nodes keep, for a set Theta of white leaves, the sum of durations P and
+   ECT(Theta) = max over O in Theta of est(O) + p(O), and the same with at
+   most one gray leaf of a second set Lambda added, with the gray leaf that
+   achieves it), each rule costs O(c log c) for c tasks:
+   - overload: ECT(Theta) > lct_j for Theta = the tasks with lct <= lct_j
+     leaves no completion;
+   - edge-finding: a gray task i with ECT(Theta + i) > lct(Theta) cannot end
+     before a job of Theta ends (all of Theta + i would then end by
+     lct(Theta)), so it ends last and starts at or after ECT(Theta);
+   - detectable precedences: when lst_j < ect_i, j cannot start after i
+     ends, so it precedes i; i starts at or after ECT of all such j;
+   - not-last: i cannot end last among O = {j != i: lst_j < lct_i} when
+     ECT(O) > lst_i; then some j of O starts after i ends, so i ends by the
+     largest lst of O.
+   The same on mirrored time (t -> -t) moves the latest ends (and gives
+   not-first). A fixed task that a rule would move, or a window that
+   empties, leaves no completion. Every completion that ends by the target
+   keeps its jobs in the windows, so no completion better than the
+   incumbent is lost. */
+
+#define CONCERTO__UNY_NEG (-CONCERTO__TIME_MAX)
+
+/* Sorts ord[0..c) (filled here with 0..c-1) by key, ties by index
+   (a merge sort; tmp has c entries). */
+static void cc__uny_sort(int* ord, const cc__time* key, int c, int* tmp) {
+    int w, i;
+    for (i = 0; i < c; i++) ord[i] = i;
+    for (w = 1; w < c; w *= 2) {
+        for (i = 0; i < c; i += 2 * w) {
+            int a = i, m = i + w < c ? i + w : c, z = i + 2 * w < c ? i + 2 * w : c, x = a, y = m, o = a;
+            while (x < m && y < z) tmp[o++] = key[ord[y]] < key[ord[x]] ? ord[y++] : ord[x++];
+            while (x < m) tmp[o++] = ord[x++];
+            while (y < z) tmp[o++] = ord[y++];
+        }
+        memcpy(ord, tmp, (size_t)c * sizeof *ord);
+    }
+}
+
+/* Node v of the tree from its children. */
+static void cc__uny_pull(cc__bnb* b, int v) {
+    int l = 2 * v, r = 2 * v + 1;
+    cc__time a, c2, d;
+    b->t_sp[v] = b->t_sp[l] + b->t_sp[r];
+    b->t_ect[v] = cc__bnb_max(b->t_ect[r], b->t_ect[l] + b->t_sp[r]);
+    a = b->t_spb[l] + b->t_sp[r]; c2 = b->t_sp[l] + b->t_spb[r];
+    if (a >= c2) { b->t_spb[v] = a; b->t_rsp[v] = b->t_rsp[l]; } else { b->t_spb[v] = c2; b->t_rsp[v] = b->t_rsp[r]; }
+    a = b->t_ectb[r]; c2 = b->t_ect[l] + b->t_spb[r]; d = b->t_ectb[l] + b->t_sp[r];
+    if (a >= c2 && a >= d) { b->t_ectb[v] = a; b->t_rect[v] = b->t_rect[r]; }
+    else if (c2 >= d) { b->t_ectb[v] = c2; b->t_rect[v] = b->t_rsp[r]; }
+    else { b->t_ectb[v] = d; b->t_rect[v] = b->t_rect[l]; }
+}
+
+/* Leaf of task i (est rank u_pos[i]): 0 empty, 1 white (in Theta), 2 gray
+   (in Lambda); up: recompute the path to the root. */
+static void cc__uny_leaf(cc__bnb* b, int i, int state, int up) {
+    int v = b->u_np + b->u_pos[i];
+    cc__time e = b->u_est[i] + b->u_p[i];
+    b->t_sp[v] = state == 1 ? b->u_p[i] : 0;
+    b->t_ect[v] = state == 1 ? e : CONCERTO__UNY_NEG;
+    b->t_spb[v] = state ? b->u_p[i] : 0;
+    b->t_ectb[v] = state ? e : CONCERTO__UNY_NEG;
+    b->t_rsp[v] = b->t_rect[v] = state == 2 ? i : -1;
+    if (up)
+        for (v /= 2; v >= 1; v /= 2) cc__uny_pull(b, v);
+}
+
+/* The same for a tree of white leaves alone (P and ECT only). */
+static void cc__uny_leaf_white(cc__bnb* b, int i, int in) {
+    int v = b->u_np + b->u_pos[i];
+    b->t_sp[v] = in ? b->u_p[i] : 0;
+    b->t_ect[v] = in ? b->u_est[i] + b->u_p[i] : CONCERTO__UNY_NEG;
+    for (v /= 2; v >= 1; v /= 2) {
+        int l = 2 * v, r = 2 * v + 1;
+        b->t_sp[v] = b->t_sp[l] + b->t_sp[r];
+        b->t_ect[v] = cc__bnb_max(b->t_ect[r], b->t_ect[l] + b->t_sp[r]);
+    }
+}
+
+/* Every leaf in state (0 or 1), the tree built bottom-up. */
+static void cc__uny_fill(cc__bnb* b, int c, int state) {
+    int v;
+    for (v = b->u_np; v < 2 * b->u_np; v++) {
+        b->t_sp[v] = b->t_spb[v] = 0;
+        b->t_ect[v] = b->t_ectb[v] = CONCERTO__UNY_NEG;
+        b->t_rsp[v] = b->t_rect[v] = -1;
+    }
+    if (state)
+        for (v = 0; v < c; v++) cc__uny_leaf(b, v, state, 0);
+    for (v = b->u_np - 1; v >= 1; v--) cc__uny_pull(b, v);
+}
+
+/* The rules on the c tasks u_est/u_lct/u_p: new heads into u_ne
+   (edge-finding, detectable precedences) and new latest ends into u_nl
+   (not-last), both from the windows as given. Returns 0 on an overload. */
+static int cc__uny_side(cc__bnb* b, int c) {
+    cc__time* lst = b->u_key;
+    int a, q, i, j;
+    for (i = 0; i < c; i++) { b->u_ne[i] = b->u_est[i]; b->u_nl[i] = b->u_lct[i]; }
+    for (b->u_np = 1; b->u_np < c; b->u_np *= 2) {}
+    cc__uny_sort(b->u_oe, b->u_est, c, b->u_tmp);
+    for (a = 0; a < c; a++) b->u_pos[b->u_oe[a]] = a;
+    cc__uny_sort(b->u_ol, b->u_lct, c, b->u_tmp);
+    for (i = 0; i < c; i++) lst[i] = b->u_lct[i] - b->u_p[i];
+    cc__uny_sort(b->u_os, lst, c, b->u_tmp);
+    /* overload and edge-finding: Theta = the tasks of lct <= lct_j, by decreasing lct */
+    cc__uny_fill(b, c, 1);
+    for (a = c - 1; a >= 0; a--) {
+        j = b->u_ol[a];
+        if (b->t_ect[1] > b->u_lct[j]) return 0;
+        cc__uny_leaf(b, j, 2, 1);
+        if (a == 0) break;
+        j = b->u_ol[a - 1];
+        while (b->t_ectb[1] > b->u_lct[j]) {
+            i = b->t_rect[1];
+            if (i < 0) return 0;   /* Theta alone overloaded */
+            if (b->t_ect[1] > b->u_ne[i]) b->u_ne[i] = b->t_ect[1];
+            cc__uny_leaf(b, i, 0, 1);
+        }
+    }
+    /* detectable precedences, by increasing ect (u_key reused after the lst order) */
+    for (i = 0; i < c; i++) b->u_in[i] = 0;
+    {
+        int* oc = b->u_oc;
+        cc__time* ect = b->u_nl;   /* scratch until not-last: u_nl is set again below */
+        for (i = 0; i < c; i++) ect[i] = b->u_est[i] + b->u_p[i];
+        cc__uny_sort(oc, ect, c, b->u_tmp);
+        cc__uny_fill(b, c, 0);
+        for (a = 0, q = 0; a < c; a++) {
+            cc__time e;
+            i = oc[a];
+            while (q < c && lst[b->u_os[q]] < ect[i]) { b->u_in[b->u_os[q]] = 1; cc__uny_leaf_white(b, b->u_os[q], 1); q++; }
+            if (b->u_in[i]) { cc__uny_leaf_white(b, i, 0); e = b->t_ect[1]; cc__uny_leaf_white(b, i, 1); }
+            else e = b->t_ect[1];
+            if (e > b->u_ne[i]) b->u_ne[i] = e;
+        }
+        for (i = 0; i < c; i++) b->u_nl[i] = b->u_lct[i];
+    }
+    /* not-last, by increasing lct */
+    for (i = 0; i < c; i++) b->u_in[i] = 0;
+    cc__uny_fill(b, c, 0);
+    for (a = 0, q = 0; a < c; a++) {
+        cc__time e;
+        i = b->u_ol[a];
+        while (q < c && b->u_lct[i] > lst[b->u_os[q]]) { b->u_in[b->u_os[q]] = 1; cc__uny_leaf_white(b, b->u_os[q], 1); q++; }
+        if (q == 0) continue;
+        if (b->u_in[i]) { cc__uny_leaf_white(b, i, 0); e = b->t_ect[1]; cc__uny_leaf_white(b, i, 1); }
+        else e = b->t_ect[1];
+        if (e > lst[i]) {
+            /* the largest lst of O: the last task added, or the one before it when that is i */
+            int k2 = b->u_os[q - 1] != i ? q - 1 : q - 2;
+            if (k2 >= 0 && lst[b->u_os[k2]] < b->u_nl[i]) b->u_nl[i] = lst[b->u_os[k2]];
+        }
+    }
+    return 1;
+}
+
+/* The stream rules on every stream, both directions; moves h[] and lt[]
+   of the unplaced jobs. Sets *changed; returns 0 when no completion
+   exists. */
+static int cc__bnb_unary(cc__bnb* b, int* changed) {
+    const cc__prob* p = b->p;
+    int s, a, c, pass;
+    for (s = 0; s < b->n_str; s++) {
+        cc__time e0 = CONCERTO__TIME_MAX, l1 = -CONCERTO__TIME_MAX;
+        for (a = b->str_off[s]; a < b->str_off[s + 1]; a++) {
+            int j = b->str_job[a];
+            if (b->done[j]) continue;
+            if (b->h[j] < e0) e0 = b->h[j];
+            if (b->lt[j] + p->dur[j] > l1) l1 = b->lt[j] + p->dur[j];
+        }
+        if (e0 == CONCERTO__TIME_MAX) continue;
+        /* the fixed tasks that can meet an unplaced window: ending after e0, starting before l1 */
+        c = 0;
+        for (a = b->str_off[s]; a < b->str_off[s + 1]; a++) {
+            int j = b->str_job[a];
+            if (b->done[j]) {
+                if (b->fin[j] <= e0 || b->st[j] >= l1) continue;
+                b->u_est[c] = b->st[j]; b->u_lct[c] = b->fin[j]; b->u_id[c] = -1;
+            } else { b->u_est[c] = b->h[j]; b->u_lct[c] = b->lt[j] + p->dur[j]; b->u_id[c] = j; }
+            b->u_p[c] = p->dur[j];
+            c++;
+        }
+        for (a = b->bz_off[s]; a < b->bz_off[s + 1]; a++) {
+            if (b->bz_e[a] <= e0 || b->bz_s[a] >= l1) continue;
+            b->u_est[c] = b->bz_s[a]; b->u_lct[c] = b->bz_e[a]; b->u_p[c] = b->bz_e[a] - b->bz_s[a]; b->u_id[c] = -1;
+            c++;
+        }
+        if (c < 2) continue;
+        b->work += 2 * c;
+        for (pass = 0; pass < 2; pass++) {   /* heads, then latest ends on mirrored time */
+            if (!cc__uny_side(b, c)) return 0;
+            for (a = 0; a < c; a++) {
+                cc__time ne = b->u_ne[a], nl = b->u_nl[a];
+                if (ne == b->u_est[a] && nl == b->u_lct[a]) continue;
+                if (b->u_id[a] < 0 || ne + b->u_p[a] > nl) return 0;   /* a fixed task would move, or the window empties */
+                b->u_est[a] = ne; b->u_lct[a] = nl;
+                *changed = 1;
+            }
+            for (a = 0; a < c; a++) {   /* mirror */
+                cc__time e = b->u_est[a];
+                b->u_est[a] = -b->u_lct[a]; b->u_lct[a] = -e;
+            }
+        }
+        for (a = 0; a < c; a++) {
+            int j = b->u_id[a];
+            if (j < 0) continue;
+            b->h[j] = b->u_est[a];
+            b->lt[j] = b->u_lct[a] - p->dur[j];
+        }
+    }
+    return 1;
+}
+
 /* Time-tabling and pairs of the unplaced jobs against the target, from the
    heads in h[] (updated in place, as are the latest starts lt[], which
    start from ls[]), with the precedence edges between passes, until
@@ -3847,9 +4103,10 @@ static int cc__bnb_timetable(cc__bnb* b) {
     for (x = 0; x < b->n_clq; x++) b->ef_fresh[x] = 0;
     for (round = 0; round < CONCERTO__BNB_TT_ROUNDS; round++) {
         int changed = 0;
-        if (!cc__bnb_tt_pass(b, &changed) || !cc__bnb_pairs(b, &changed)) return 0;
+        if (!b->uo && (!cc__bnb_tt_pass(b, &changed) || !cc__bnb_pairs(b, &changed))) return 0;
+        if (b->n_str > 0 && !cc__bnb_unary(b, &changed)) return 0;
         /* edge-finding, the dearest rule, once the cheaper ones are still */
-        if ((!changed || round == CONCERTO__BNB_TT_ROUNDS - 1) && !cc__bnb_edgefind(b, &changed)) return 0;
+        if (!b->uo && (!changed || round == CONCERTO__BNB_TT_ROUNDS - 1) && !cc__bnb_edgefind(b, &changed)) return 0;
         if (!changed) break;
         b->work += b->n - b->n_done;
         /* along the precedence edges */
@@ -4190,7 +4447,7 @@ static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin, 
             b->tt = tt;
             if (b->tt && lb < CONCERTO__TIME_MAX && cc__bnb_ceil(lb, b->step) <= b->target &&
                 cc__bnb_memo_hit(b, cc__bnb_hash(b), s, u, cc__bnb_hmin(b), lb)) lb = CONCERTO__TIME_MAX;
-            if (b->tt) lb = cc__bnb_bound_prop(b, lb);
+            if (b->tt && !b->lazy) lb = cc__bnb_bound_prop(b, lb);
         }
         b->pw = NULL;
         cc__bnb_unplace(b, u, fl);
@@ -4227,6 +4484,23 @@ static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin, 
         int fl;
         if (ch.lb > b->target || ch.s > b->ls[ch.job]) continue;  /* the target may have dropped */
         fl = cc__bnb_place(b, ch.job, ch.s);
+        if (b->lazy && b->tt) {   /* its propagation now, from this node's windows */
+            cc__time lb;
+            b->pw = pslot != (size_t)-1 ? b->win + pslot * n2 : NULL;
+            b->tt = 0;
+            lb = cc__bnb_bound(b, ch.s, cc__bnb_max(maxfin, b->fin[ch.job]));
+            b->tt = 1;
+            lb = cc__bnb_bound_prop(b, lb);
+            b->pw = NULL;
+            if (lb >= CONCERTO__TIME_MAX || cc__bnb_ceil(lb, b->step) > b->target) { cc__bnb_unplace(b, ch.job, fl); continue; }
+            ch.win = b->tt_ran;
+            ch.slot = c;   /* free: this node's children's records lie below e, their own above */
+            if (ch.win) {
+                if (!CONCERTO__GROW(b->ctx, b->win, b->win_cap, (c + 1) * n2)) { b->oom = 1; b->stop = 1; cc__bnb_unplace(b, ch.job, fl); break; }
+                memcpy(b->win + c * n2, b->h, (size_t)b->n * sizeof *b->h);
+                memcpy(b->win + c * n2 + b->n, b->lt, (size_t)b->n * sizeof *b->lt);
+            }
+        }
         cc__bnb_dfs(b, ch.s, ch.job, cc__bnb_max(maxfin, b->fin[ch.job]), ch.win ? ch.slot : (size_t)-1, ch.checked);
         cc__bnb_unplace(b, ch.job, fl);
     }
@@ -4240,7 +4514,7 @@ static void cc__bnb_dfs(cc__bnb* b, cc__time t_prev, int last, cc__time maxfin, 
    for the caller to set again. */
 static cc__time cc__bnb_destructive(cc__bnb* b, cc__time lb) {
     cc__time lo = lb, hi = b->U - b->step, U = b->U;   /* is some T in [lo, hi] refuted? */
-    b->energetic = 1;
+    b->energetic = !b->uo;
     while (lo <= hi) {
         cc__time mid = lo + ((hi - lo) / b->step / 2) * b->step, r;
         b->U = mid + b->step;
@@ -4266,6 +4540,12 @@ static void cc__bnb_free_all(cc__bnb* b) {
     cc__free(ctx, b->desc); cc__free(ctx, b->clq); cc__free(ctx, b->clq_off); cc__free(ctx, b->ef_est);
     cc__free(ctx, b->ef_lct); cc__free(ctx, b->ef_lb); cc__free(ctx, b->ef_c); cc__free(ctx, b->ef_ord); cc__free(ctx, b->ef_job);
     cc__free(ctx, b->ef_snap); cc__free(ctx, b->ef_fresh);
+    cc__free(ctx, b->str_off); cc__free(ctx, b->str_job); cc__free(ctx, b->bz_off); cc__free(ctx, b->bz_s); cc__free(ctx, b->bz_e);
+    cc__free(ctx, b->u_est); cc__free(ctx, b->u_lct); cc__free(ctx, b->u_p); cc__free(ctx, b->u_ne); cc__free(ctx, b->u_nl);
+    cc__free(ctx, b->u_key); cc__free(ctx, b->u_id); cc__free(ctx, b->u_oe); cc__free(ctx, b->u_ol); cc__free(ctx, b->u_os);
+    cc__free(ctx, b->u_oc); cc__free(ctx, b->u_tmp); cc__free(ctx, b->u_pos); cc__free(ctx, b->u_in);
+    cc__free(ctx, b->t_sp); cc__free(ctx, b->t_ect); cc__free(ctx, b->t_spb); cc__free(ctx, b->t_ectb);
+    cc__free(ctx, b->t_rsp); cc__free(ctx, b->t_rect);
 }
 
 /* The search's arrays; 0 when out of memory. */
@@ -4415,6 +4695,88 @@ static void cc__bnb_conflicts(cc__bnb* b) {
             (void)cc__bnb_occupy(b, p->busy_start[i], p->busy_end[i], p->busy_dem + (size_t)i * b->k);
 }
 
+/* The unary streams: for each resource of capacity 1, its jobs with a
+   duration and the busy blocks on it, sorted by start and merged where
+   they overlap or touch (one fixed interval each); a stream with fewer
+   than two tasks, or no job, is left out. Scratch for its rules. 0 when
+   out of memory. */
+static int cc__bnb_streams(cc__bnb* b) {
+    cc_context* ctx = b->ctx;
+    const cc__prob* p = b->p;
+    int r, j, a, x, x2, np2, nj = 0, nz = 0, k = b->k;
+    size_t m;
+    b->n_str = 0; b->str_max = 0;
+    for (r = 0; r < k; r++) {
+        if (p->cap[r] != 1) continue;
+        for (j = 0; j < b->n; j++)
+            for (a = b->pos_off[j]; a < b->pos_off[j + 1]; a++) nj += b->pos_res[a] == r;
+        for (j = 0; j < p->n_busy; j++) nz += p->busy_dem[(size_t)j * k + r] > 0 && p->busy_end[j] > p->busy_start[j];
+    }
+    if (nj == 0) return 1;
+    b->str_off = (int*)cc__alloc(ctx, ((size_t)k + 1) * sizeof(int));
+    b->bz_off = (int*)cc__alloc(ctx, ((size_t)k + 1) * sizeof(int));
+    b->str_job = (int*)cc__alloc(ctx, (size_t)nj * sizeof(int));
+    b->bz_s = (cc__time*)cc__alloc(ctx, ((size_t)nz + 1) * sizeof(cc__time));
+    b->bz_e = (cc__time*)cc__alloc(ctx, ((size_t)nz + 1) * sizeof(cc__time));
+    if (!b->str_off || !b->bz_off || !b->str_job || !b->bz_s || !b->bz_e) return 0;
+    b->str_off[0] = b->bz_off[0] = 0;
+    for (r = 0; r < k; r++) {
+        int s = b->n_str, j0 = b->str_off[s], z0 = b->bz_off[s], c;
+        if (p->cap[r] != 1) continue;
+        x = j0;
+        for (j = 0; j < b->n; j++)
+            for (a = b->pos_off[j]; a < b->pos_off[j + 1]; a++)
+                if (b->pos_res[a] == r) b->str_job[x++] = j;
+        c = z0;
+        for (j = 0; j < p->n_busy; j++) {   /* by start (insertion: few blocks), then merged */
+            int y;
+            cc__time bs = p->busy_start[j], be = p->busy_end[j];
+            if (p->busy_dem[(size_t)j * k + r] <= 0 || be <= bs) continue;
+            for (y = c; y > z0 && b->bz_s[y - 1] > bs; y--) { b->bz_s[y] = b->bz_s[y - 1]; b->bz_e[y] = b->bz_e[y - 1]; }
+            b->bz_s[y] = bs; b->bz_e[y] = be;
+            c++;
+        }
+        x2 = z0;
+        for (a = z0; a < c; a++) {
+            if (x2 > z0 && b->bz_s[a] <= b->bz_e[x2 - 1]) {
+                if (b->bz_e[a] > b->bz_e[x2 - 1]) b->bz_e[x2 - 1] = b->bz_e[a];
+            } else { b->bz_s[x2] = b->bz_s[a]; b->bz_e[x2] = b->bz_e[a]; x2++; }
+        }
+        c = x2;
+        if (x == j0 || (x - j0) + (c - z0) < 2) continue;
+        b->str_off[s + 1] = x;
+        b->bz_off[s + 1] = c;
+        if ((x - j0) + (c - z0) > b->str_max) b->str_max = (x - j0) + (c - z0);
+        b->n_str++;
+    }
+    if (b->n_str == 0) return 1;
+    m = (size_t)b->str_max;
+    for (np2 = 1; np2 < b->str_max; np2 *= 2) {}
+    b->u_est = (cc__time*)cc__alloc(ctx, m * sizeof(cc__time));
+    b->u_lct = (cc__time*)cc__alloc(ctx, m * sizeof(cc__time));
+    b->u_p = (cc__time*)cc__alloc(ctx, m * sizeof(cc__time));
+    b->u_ne = (cc__time*)cc__alloc(ctx, m * sizeof(cc__time));
+    b->u_nl = (cc__time*)cc__alloc(ctx, m * sizeof(cc__time));
+    b->u_key = (cc__time*)cc__alloc(ctx, m * sizeof(cc__time));
+    b->u_id = (int*)cc__alloc(ctx, m * sizeof(int));
+    b->u_oe = (int*)cc__alloc(ctx, m * sizeof(int));
+    b->u_ol = (int*)cc__alloc(ctx, m * sizeof(int));
+    b->u_os = (int*)cc__alloc(ctx, m * sizeof(int));
+    b->u_oc = (int*)cc__alloc(ctx, m * sizeof(int));
+    b->u_tmp = (int*)cc__alloc(ctx, m * sizeof(int));
+    b->u_pos = (int*)cc__alloc(ctx, m * sizeof(int));
+    b->u_in = (unsigned char*)cc__alloc(ctx, m);
+    m = 2 * (size_t)np2;
+    b->t_sp = (cc__time*)cc__alloc(ctx, m * sizeof(cc__time));
+    b->t_ect = (cc__time*)cc__alloc(ctx, m * sizeof(cc__time));
+    b->t_spb = (cc__time*)cc__alloc(ctx, m * sizeof(cc__time));
+    b->t_ectb = (cc__time*)cc__alloc(ctx, m * sizeof(cc__time));
+    b->t_rsp = (int*)cc__alloc(ctx, m * sizeof(int));
+    b->t_rect = (int*)cc__alloc(ctx, m * sizeof(int));
+    return b->u_est && b->u_lct && b->u_p && b->u_ne && b->u_nl && b->u_key && b->u_id && b->u_oe && b->u_ol && b->u_os &&
+           b->u_oc && b->u_tmp && b->u_pos && b->u_in && b->t_sp && b->t_ect && b->t_spb && b->t_ectb && b->t_rsp && b->t_rect;
+}
+
 /* Cliques for edge-finding: from each job with a duration (longest
    first), greedily the longest jobs that overlap none of those taken
    (dis[] or a path of precedence edges); sets of 3 or more, each once, at
@@ -4484,10 +4846,11 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
     }
     b->t_end = time_limit_s > 0 ? cc__now_s() + time_limit_s : 0;
     b->step = cc__bnb_step(p);
-    /* the propagation (time-tabling, pairs, the destructive root bound)
-       where some resource is cumulative: on unary resources alone (a
-       training step's streams) its compulsory parts rarely prune, and it
-       made a node several times dearer there for no better schedule */
+    /* the propagation (time-tabling, pairs, cliques, the destructive root
+       bound) where some resource is cumulative; on unary resources alone (a
+       training step's streams) compulsory parts rarely prune and made a
+       node several times dearer for no better schedule, so there the
+       streams' rules run instead (below) */
     b->tt = 0;
     for (i = 0; i < p->k; i++)
         if (p->cap[i] > 1) b->tt = 1;
@@ -4495,7 +4858,9 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
     infeasible = cc__bnb_structure(b);
     if (!cc__bnb_tails(b)) goto oom;
     cc__bnb_conflicts(b);
+    if (!cc__bnb_streams(b)) goto oom;
     if (b->tt) cc__bnb_cliques(b);
+    else if (b->n_str > 0) b->tt = b->uo = 1;   /* streams alone: their rules */
     /* root bound (deadline windows only), then the incumbent's target */
     b->U = CONCERTO__TIME_MAX;
     cc__bnb_set_target(b);
@@ -4503,6 +4868,8 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
     if (lb < CONCERTO__TIME_MAX) lb = cc__bnb_ceil(lb, b->step);
     if (have_incumbent) b->U = cc__makespan(p, best);
     if (b->tt && lb < CONCERTO__TIME_MAX && b->U < CONCERTO__TIME_MAX) lb = cc__bnb_destructive(b, lb);
+    if (b->uo && p->n > CONCERTO__BNB_UNARY_NODES_N) b->tt = 0;   /* larger: the root bound alone */
+    b->lazy = b->uo;
     cc__bnb_set_target(b);
     b->root_lb = lb;
     if (lb < CONCERTO__TIME_MAX && b->U > lb) cc__bnb_dfs(b, -CONCERTO__TIME_MAX, -1, -CONCERTO__TIME_MAX, (size_t)-1, 0);

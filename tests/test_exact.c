@@ -12,7 +12,12 @@
      prune: time-tabling of compulsory parts, ordering of pairs that cannot
      overlap, edge-finding on cliques, energetic reasoning, and the
      destructive bound at the root; the parent's windows a child's
-     propagation starts from;
+     propagation starts from; the unary streams' rules (overload,
+     edge-finding, detectable precedences, not-last, busy blocks, the root
+     bound of two streams);
+   - the streams' rules against a brute force of their own on 600
+     unary-only problems with chains, releases, deadlines (some
+     infeasible) and busy blocks, as odd-even windows have them;
    - the node budget that counts the propagation's work (cumulative) and
      nodes alone (unary), the same search every run.
    This program compiles the implementation itself to reach the rules,
@@ -340,9 +345,289 @@ static void test_parent_windows(void) {
     hand_free(&h);
 }
 
+/* ---- unary streams: the rules, and brute force on windows ---------------*/
+/* A problem of n jobs (n <= 10) on k unary resources, with chains,
+   releases, deadlines and busy blocks, as an odd-even window has them. */
+typedef struct uprob {
+    cc__prob p;
+    cc__time dur[10], rel[10], dl[10], bs[6], be[6];
+    int32_t dem[20], cap[2], bd[12];
+    int succ_off[11], pred_off[11], succ[45], pred[45];
+} uprob;
+
+/* Edges as (from, to) pairs, from < to; CSR both ways. */
+static void uprob_edges(uprob* u, int n, const int* e, int ne) {
+    int i, x;
+    for (i = 0; i <= n; i++) u->succ_off[i] = u->pred_off[i] = 0;
+    for (x = 0; x < ne; x++) { u->succ_off[e[2 * x] + 1]++; u->pred_off[e[2 * x + 1] + 1]++; }
+    for (i = 0; i < n; i++) { u->succ_off[i + 1] += u->succ_off[i]; u->pred_off[i + 1] += u->pred_off[i]; }
+    {
+        int fs[11], fp[11];
+        for (i = 0; i < n; i++) { fs[i] = u->succ_off[i]; fp[i] = u->pred_off[i]; }
+        for (x = 0; x < ne; x++) { u->succ[fs[e[2 * x]]++] = e[2 * x + 1]; u->pred[fp[e[2 * x + 1]]++] = e[2 * x]; }
+    }
+    u->p.succ_off = u->succ_off; u->p.succ = u->succ; u->p.pred_off = u->pred_off; u->p.pred = u->pred;
+}
+
+static void uprob_init(uprob* u, int n, int k) {
+    int i;
+    memset(u, 0, sizeof *u);
+    u->p.n = n; u->p.k = k; u->p.dur = u->dur; u->p.dem = u->dem; u->p.cap = u->cap;
+    u->cap[0] = u->cap[1] = 1;
+    for (i = 0; i < n; i++) u->dl[i] = CONCERTO__TIME_MAX;
+    u->p.release = u->rel; u->p.deadline = u->dl;
+    u->p.busy_start = u->bs; u->p.busy_end = u->be; u->p.busy_dem = u->bd;
+    u->p.grain = 1;
+    uprob_edges(u, n, NULL, 0);
+}
+
+/* The search state of a problem with its streams, the target set. */
+static int ubnb_init(cc__bnb* b, const cc__prob* p, cc__time target) {
+    int i;
+    memset(b, 0, sizeof *b);
+    b->ctx = ctx; b->p = p; b->n = p->n; b->k = p->k; b->nw = 1; b->step = 1; b->tt = b->uo = 1;
+    if (!cc__bnb_alloc(b)) return 0;
+    if (cc__bnb_structure(b) || !cc__bnb_tails(b)) return 0;
+    cc__bnb_conflicts(b);
+    if (!cc__bnb_streams(b)) return 0;
+    b->U = target + 1;
+    cc__bnb_set_target(b);
+    for (i = 0; i < p->n; i++) { b->h[i] = b->rel[i]; b->lt[i] = b->ls[i]; }
+    return 1;
+}
+
+/* cc__uny_side on c tasks given as (est, lct, p) triples. */
+static int uside(cc__bnb* b, int c, const int* t) {
+    int i;
+    for (i = 0; i < c; i++) { b->u_est[i] = t[3 * i]; b->u_lct[i] = t[3 * i + 1]; b->u_p[i] = t[3 * i + 2]; }
+    return cc__uny_side(b, c);
+}
+
+static void test_unary_rules(void) {
+    uprob u;
+    cc__bnb b;
+    int i, ok;
+    /* the rules' scratch comes from a stream of 4 jobs */
+    uprob_init(&u, 4, 1);
+    for (i = 0; i < 4; i++) { u.dur[i] = 1; u.dem[i] = 1; }
+    CHECK(ubnb_init(&b, &u.p, 100) && b.n_str == 1 && b.str_max == 4, "set up: one stream of 4 jobs");
+    {   /* overload: 2 + 3 units in [0, 4] */
+        int t1[] = {0, 4, 2, 0, 4, 3}, t2[] = {0, 5, 2, 0, 5, 3};
+        ok = uside(&b, 2, t1);
+        CHECK(ok == 0, "overload: A (2) and B (3) in [0, 4] leave no completion");
+        ok = uside(&b, 2, t2);
+        CHECK(ok == 1 && b.u_ne[0] == 0 && b.u_ne[1] == 0 && b.u_nl[0] == 5 && b.u_nl[1] == 5,
+              "in [0, 5] they fit, and none of the windows moves (est %lld %lld, lct %lld %lld)",
+              (long long)b.u_ne[0], (long long)b.u_ne[1], (long long)b.u_nl[0], (long long)b.u_nl[1]);
+    }
+    {   /* edge-finding: A, B (2 each) in [0, 5], C (2) in [0, 10]: A + B + C = 6 units cannot end by 5,
+           so C ends after both and starts at ECT(A, B) = 4; detectable precedences see nothing (lst 3 >= ect_C 2) */
+        int t1[] = {0, 5, 2, 0, 5, 2, 0, 10, 2}, t2[] = {0, 6, 2, 0, 6, 2, 0, 10, 2};
+        ok = uside(&b, 3, t1);
+        CHECK(ok == 1 && b.u_ne[2] == 4 && b.u_ne[0] == 0 && b.u_ne[1] == 0,
+              "edge-finding: C after A and B, head 4 (got %lld)", (long long)b.u_ne[2]);
+        ok = uside(&b, 3, t2);
+        CHECK(ok == 1 && b.u_ne[2] == 0, "with A and B in [0, 6] all three fit by 6: C stays at 0 (got %lld)",
+              (long long)b.u_ne[2]);
+    }
+    {   /* detectable precedences: A (3) in [0, 5] has lst 2 < ect_C = 2 + 2, so A precedes C: head 3.
+           Edge-finding sees nothing: min est 0 + 3 + 2 = 5 is not above lct_A 5 */
+        int t1[] = {0, 5, 3, 2, 20, 2}, t2[] = {0, 5, 3, 0, 20, 2};
+        ok = uside(&b, 2, t1);
+        CHECK(ok == 1 && b.u_ne[1] == 3, "detectable precedence: A before C, head of C 3 (got %lld)",
+              (long long)b.u_ne[1]);
+        ok = uside(&b, 2, t2);
+        CHECK(ok == 1 && b.u_ne[1] == 0 && b.u_ne[0] == 0,
+              "with C from 0 (ect 2, not above lst_A 2) nothing moves (got %lld)", (long long)b.u_ne[1]);
+    }
+    {   /* not-last: A (5) and B (4) in [0, 12] (lst 7, 8), C (3) in [0, 11], lst 8: O = {A, B} (lst < 11)
+           has ECT 9 > 8, so C is not last and ends by max lst of O = 8 */
+        int t1[] = {0, 12, 5, 0, 12, 4, 0, 11, 3}, t2[] = {0, 12, 5, 0, 12, 4, 0, 11, 2};
+        ok = uside(&b, 3, t1);
+        CHECK(ok == 1 && b.u_nl[2] == 8 && b.u_nl[0] == 12 && b.u_nl[1] == 12 && b.u_ne[2] == 0,
+              "not-last: C ends by 8 (got %lld), A and B keep 12", (long long)b.u_nl[2]);
+        ok = uside(&b, 3, t2);
+        CHECK(ok == 1 && b.u_nl[2] == 11, "with C of 2 (lst 9, not below ECT 9) it keeps 11 (got %lld)",
+              (long long)b.u_nl[2]);
+    }
+    cc__bnb_free_all(&b);
+    {   /* a busy block [2, 5) on the stream: a job of 3 in [0, 20] does not fit before it, so it starts at 5;
+           a job of 2 does and keeps its head 0 */
+        uprob_init(&u, 2, 1);
+        u.dur[0] = 3; u.dur[1] = 1; u.dem[0] = 1; u.dem[1] = 1;
+        u.p.n_busy = 1; u.bs[0] = 2; u.be[0] = 5; u.bd[0] = 1;
+        CHECK(ubnb_init(&b, &u.p, 20), "set up: a busy block");
+        {
+            int ch = 0;
+            ok = cc__bnb_unary(&b, &ch);
+            CHECK(ok == 1 && ch && b.h[0] == 5, "a job of 3 starts after the block: head 5 (got %lld)", (long long)b.h[0]);
+        }
+        cc__bnb_free_all(&b);
+        u.dur[0] = 2;
+        CHECK(ubnb_init(&b, &u.p, 20), "set up");
+        {
+            int ch = 0;
+            CHECK(cc__bnb_unary(&b, &ch) == 1 && !ch && b.h[0] == 0 && b.h[1] == 0, "a job of 2 fits before it: nothing moves");
+        }
+        cc__bnb_free_all(&b);
+        u.dur[0] = 3; u.dl[0] = 7;   /* and must end by 7: [5, 8) is too late, [0, 3) overlaps the block */
+        CHECK(ubnb_init(&b, &u.p, 20), "set up");
+        {
+            int ch = 0;
+            CHECK(cc__bnb_unary(&b, &ch) == 0, "a job of 3 that must end by 7 fits neither side of [2, 5): refuted");
+        }
+        cc__bnb_free_all(&b);
+    }
+    {   /* the root bound on two streams: J1a (3, stream 0) -> J1b (1, stream 1), J2a (1, stream 0) -> J2b (3,
+           stream 1). The critical path and each stream's load are 4. For target 4, J1a ends by 3 and J2a
+           by 1 (J2b needs 3 after it), both on stream 0 in [0, 3]: 4 units, overloaded; so the optimum is
+           at least 5, and 5 it is (J2a, J1a | J2b, J1b). With a budget of one node and a poor incumbent
+           of 7 the bound is what the root proved. */
+        int e[] = {0, 1, 2, 3};
+        cc__time best[4] = {0, 3, 3, 4};
+        cc__bnb_result res;
+        uprob_init(&u, 4, 2);
+        uprob_edges(&u, 4, e, 2);
+        u.dur[0] = 3; u.dur[1] = 1; u.dur[2] = 1; u.dur[3] = 3;
+        u.dem[0 * 2 + 0] = 1; u.dem[1 * 2 + 1] = 1; u.dem[2 * 2 + 0] = 1; u.dem[3 * 2 + 1] = 1;
+        CHECK_RES(ctx, cc__bnb_solve(ctx, &u.p, best, 1, 1, 0, &res), CC_OK, "solve, one node");
+        CHECK(res.lower_bound == 5, "the root bound is 5 (got %lld; critical path and load 4)", (long long)res.lower_bound);
+        best[0] = 0; best[1] = 3; best[2] = 3; best[3] = 4;
+        CHECK_RES(ctx, cc__bnb_solve(ctx, &u.p, best, 1, 0, 0, &res), CC_OK, "solve");
+        CHECK(res.proven && res.makespan == 5, "makespan 5 proven (got %lld, proven %d)", (long long)res.makespan, res.proven);
+    }
+}
+
+/* Brute force on a unary-only problem: every precedence-feasible order
+   through the serial generation (each job at its earliest start after its
+   predecessors, its release and the jobs and busy blocks on its streams).
+   On unary resources the orders by start of an optimal schedule give a
+   schedule no job of which is later, so the least makespan over all orders
+   is the optimum (deadlines checked at the end). CONCERTO__TIME_MAX when
+   no order meets the deadlines. */
+static cc__time ubrute_rec(const uprob* u, int depth, unsigned used, cc__time* st, cc__time mk) {
+    const cc__prob* p = &u->p;
+    int n = p->n, k = p->k, j, q, r, x;
+    cc__time best = CONCERTO__TIME_MAX;
+    if (depth == n) return mk;
+    for (j = 0; j < n; j++) {
+        cc__time s, f;
+        int moved = 1, ok = 1;
+        if (used >> j & 1) continue;
+        for (q = p->pred_off[j]; q < p->pred_off[j + 1]; q++) ok = ok && (used >> p->pred[q] & 1);
+        if (!ok) continue;
+        s = p->release[j];
+        for (q = p->pred_off[j]; q < p->pred_off[j + 1]; q++) if (st[p->pred[q]] + p->dur[p->pred[q]] > s) s = st[p->pred[q]] + p->dur[p->pred[q]];
+        while (moved && p->dur[j] > 0) {
+            moved = 0;
+            for (r = 0; r < k; r++) {
+                if (!p->dem[j * k + r]) continue;
+                for (x = 0; x < n; x++)
+                    if ((used >> x & 1) && p->dem[x * k + r] && p->dur[x] > 0 && st[x] < s + p->dur[j] && s < st[x] + p->dur[x]) { s = st[x] + p->dur[x]; moved = 1; }
+                for (x = 0; x < p->n_busy; x++)
+                    if (p->busy_dem[x * k + r] && p->busy_start[x] < s + p->dur[j] && s < p->busy_end[x]) { s = p->busy_end[x]; moved = 1; }
+            }
+        }
+        f = s + p->dur[j];
+        if (f > p->deadline[j]) continue;   /* later orders only start it later */
+        st[j] = s;
+        f = ubrute_rec(u, depth + 1, used | 1u << j, st, mk > f ? mk : f);
+        if (f < best) best = f;
+    }
+    return best;
+}
+
+static void test_unary_brute(void) {
+    tu_rng rng = {4242};
+    int trial, n_trials = 600, bad = 0, bad_lb = 0, n_inf = 0, n_busy = 0, n_big = 0;
+    for (trial = 0; trial < n_trials; trial++) {
+        uprob u;
+        cc__time st[10], best[10], opt, slack;
+        cc__bnb_result res;
+        cc_result rc;
+        int n = tu_randint(&rng, 3, 8), k = tu_randint(&rng, 1, 2), e[90], ne = 0, i, j, r;
+        uprob_init(&u, n, k);
+        for (i = 0; i < n; i++) {
+            u.dur[i] = tu_randint(&rng, 1, trial % 3 == 0 ? 9 : 4);
+            for (r = 0; r < k; r++) u.dem[i * k + r] = k == 1 || tu_randint(&rng, 0, 2) == r;   /* most on one stream */
+        }
+        for (i = 0; i < n; i++)   /* chains and crossings between the streams */
+            for (j = i + 1; j < n; j++)
+                if (tu_unit(&rng) < (trial % 2 ? 0.35 : 0.15)) { e[2 * ne] = i; e[2 * ne + 1] = j; ne++; }
+        uprob_edges(&u, n, e, ne);
+        if (trial % 4 >= 2) {   /* releases and busy blocks, as a window has them */
+            for (i = 0; i < n; i++) u.rel[i] = tu_randint(&rng, 0, 6);
+            u.p.n_busy = tu_randint(&rng, 1, 3);
+            for (i = 0; i < u.p.n_busy; i++) {
+                u.bs[i] = tu_randint(&rng, 0, 15);
+                u.be[i] = u.bs[i] + tu_randint(&rng, 1, 5);
+                for (r = 0; r < k; r++) u.bd[i * k + r] = tu_randint(&rng, 0, 1);
+            }
+            n_busy++;
+        }
+        /* deadlines: a feasible schedule's ends plus a little slack, or tighter (then perhaps infeasible) */
+        for (i = 0; i < n; i++) u.dl[i] = CONCERTO__TIME_MAX;
+        opt = ubrute_rec(&u, 0, 0, st, 0);
+        if (trial % 3 == 1 && opt < CONCERTO__TIME_MAX) {
+            int* order = e;
+            slack = tu_randint(&rng, -1, 2);
+            for (i = 0; i < n; i++) order[i] = i;
+            for (i = 0; i < n; i++) if (tu_unit(&rng) < 0.5) u.dl[i] = opt - tu_randint(&rng, 0, 3) + slack;
+            opt = ubrute_rec(&u, 0, 0, st, 0);
+        }
+        n_big += opt < CONCERTO__TIME_MAX && opt > 20;
+        rc = cc__bnb_solve(ctx, &u.p, best, 0, 0, 0, &res);
+        if (opt >= CONCERTO__TIME_MAX) {
+            n_inf++;
+            if (rc != CC_ERR_INFEASIBLE && bad++ < 3) NOTE("trial %d: infeasible by brute force, branch and bound says %d (makespan %lld)", trial, (int)rc, (long long)res.makespan);
+            continue;
+        }
+        if ((rc != CC_OK || !res.proven || res.makespan != opt) && bad++ < 3)
+            NOTE("trial %d (n=%d, k=%d): rc %d, makespan %lld proven %d, brute force %lld", trial, n, k, (int)rc, (long long)res.makespan, res.proven, (long long)opt);
+        /* from a poor incumbent: the serial schedule of 0..n-1 where it meets the deadlines */
+        {
+            cc__time mk = 0;
+            int okd = 1;
+            for (i = 0; i < n; i++) st[i] = -1;
+            for (i = 0; i < n; i++) {
+                cc__time s = u.rel[i];
+                int q, x, moved = 1;
+                for (q = u.pred_off[i]; q < u.pred_off[i + 1]; q++) if (st[u.pred[q]] + u.dur[u.pred[q]] > s) s = st[u.pred[q]] + u.dur[u.pred[q]];
+                while (moved) {
+                    moved = 0;
+                    for (r = 0; r < k; r++) {
+                        if (!u.dem[i * k + r]) continue;
+                        for (x = 0; x < i; x++)
+                            if (u.dem[x * k + r] && st[x] < s + u.dur[i] && s < st[x] + u.dur[x]) { s = st[x] + u.dur[x]; moved = 1; }
+                        for (x = 0; x < u.p.n_busy; x++)
+                            if (u.bd[x * k + r] && u.bs[x] < s + u.dur[i] && s < u.be[x]) { s = u.be[x]; moved = 1; }
+                    }
+                }
+                st[i] = s;
+                if (s + u.dur[i] > u.dl[i]) okd = 0;
+                if (s + u.dur[i] > mk) mk = s + u.dur[i];
+            }
+            if (okd) {
+                memcpy(best, st, sizeof st);
+                rc = cc__bnb_solve(ctx, &u.p, best, 1, 0, 0, &res);
+                if ((rc != CC_OK || !res.proven || res.makespan != opt) && bad++ < 3)
+                    NOTE("trial %d (n=%d, k=%d, poor incumbent %lld): makespan %lld proven %d, brute force %lld", trial, n, k, (long long)mk,
+                         (long long)res.makespan, res.proven, (long long)opt);
+                rc = cc__bnb_solve(ctx, &u.p, best, 1, 1, 0, &res);   /* one node: the root bound alone */
+                if (res.lower_bound > opt && bad_lb++ < 3) NOTE("trial %d: root bound %lld above the optimum %lld", trial, (long long)res.lower_bound, (long long)opt);
+            }
+        }
+    }
+    NOTE("%d unary-only problems of 3-8 jobs on 1-2 streams (%d with releases and busy blocks, %d infeasible, %d above 20)",
+         n_trials, n_busy, n_inf, n_big);
+    CHECK_INT(bad, 0, "branch and bound with the streams' rules proves the brute-force optimum (or infeasibility)");
+    CHECK_INT(bad_lb, 0, "the root bound never exceeds the optimum");
+}
+
 /* The node budget counts the propagation's work where it runs (some
    resource cumulative): the search stops before as many nodes, the same
-   way every run; unary-only problems count nodes alone. */
+   way every run; unary-only problems above CONCERTO__BNB_UNARY_NODES_N
+   jobs, whose nodes do not propagate, count nodes alone. */
 static void test_work_budget(void) {
     tu_rng rng = {777};
     tu_gen gen;
@@ -355,12 +640,14 @@ static void test_work_budget(void) {
     gen.p_edge_max = 0.05;
     gen.p_no_stream = 0.0;
     gen.streams = 0;
-    for (kind = 0; kind < 2; kind++) {
+    for (kind = 0; kind < 3; kind++) {
         long long nodes[2] = {0, 0};
         double mk[2] = {0, 0};
         int v, stopped = 1, i, r, budget = kind == 0 ? 300 : 10;
+        const char* name = kind == 0 ? "cumulative" : kind == 1 ? "unary, 30 jobs" : "unary, 40 jobs";
         tu_inst* in;
         cc_graph* g = NULL;
+        gen.n_min = gen.n_max = kind == 2 ? 40 : 30;   /* 40 > CONCERTO__BNB_UNARY_NODES_N: nodes do not propagate */
         in = tu_random_inst(&rng, &gen);
         if (kind == 0) {   /* cumulative: capacity 4, demands 1..3 */
             for (r = 0; r < in->k; r++) {
@@ -389,11 +676,10 @@ static void test_work_budget(void) {
             stopped = stopped && !s.proven_optimal;
             cc_schedule_release(ctx, &s);
         }
-        CHECK(nodes[0] == nodes[1] && mk[0] == mk[1], "%s: the same search twice (%lld nodes, makespan %g)", kind ? "unary" : "cumulative",
-              nodes[0], mk[0]);
-        if (!stopped) NOTE("%s: proven within the budget; nothing to compare", kind ? "unary" : "cumulative");
-        else if (kind == 0) CHECK(nodes[0] < budget, "cumulative: the budget of %d ends after %lld nodes (their propagation counts)", budget, nodes[0]);
-        else CHECK(nodes[0] == budget, "unary: the budget of %d is %d nodes (got %lld)", budget, budget, nodes[0]);
+        CHECK(nodes[0] == nodes[1] && mk[0] == mk[1], "%s: the same search twice (%lld nodes, makespan %g)", name, nodes[0], mk[0]);
+        if (!stopped) NOTE("%s: proven within the budget; nothing to compare", name);
+        else if (kind < 2) CHECK(nodes[0] < budget, "%s: the budget of %d ends after %lld nodes (their propagation counts)", name, budget, nodes[0]);
+        else CHECK(nodes[0] == budget, "%s: the budget of %d is %d nodes (got %lld)", name, budget, budget, nodes[0]);
         cc_graph_destroy(g);
         tu_inst_free(in);
     }
@@ -407,6 +693,8 @@ int main(void) {
     TH_RUN(test_energetic);
     TH_RUN(test_destructive);
     TH_RUN(test_parent_windows);
+    TH_RUN(test_unary_rules);
+    TH_RUN(test_unary_brute);
     TH_RUN(test_work_budget);
     TH_RUN(test_brute_force);
     cc_context_destroy(ctx);
