@@ -979,20 +979,28 @@ CONCERTO_API cc_result cc_exec_timeline(cc_exec* exec, double* start_us, double*
 CONCERTO_API cc_result cc_exec_profile(cc_exec* exec, int repeats, cc_comm* comm);
 /* Profiles the plan in the concurrency its step really has: runs the whole
    step `steps` times (1..1000; cc_exec_step) and sets each op's duration to
-   the median of its start-to-end times in them (cc_exec_timeline), the
-   members of comm agreeing on the maximum as in cc_exec_profile. Alone, an
-   op runs with nothing beside it; in the step it shares what the step
-   shares: a compute op the cores with the other ranks' threads (ranks of
-   one process) or the SMs with a collective beside it, a collective waits
-   for its last member to arrive. So the overlap slowdowns of the graph's
-   cc_exec_costs are set to none (the durations hold them) and its launch
-   and wait costs are kept (the gaps between ops are not in any op's time:
-   profile them with cc_exec_profile first). A prediction of this plan from
-   these durations is made under the conditions it was measured in; another
-   order of the same graph shares other things (profile it in its own
-   steps). The steps run on the state as it is and may change it. Needs
-   per-op timestamps: CC_ERR_UNSUPPORTED without them (a backend with none,
-   a replayed CUDA graph). */
+   the mean of its start-to-end times in them (cc_exec_timeline), and the
+   executor's launch and wait costs to the mean gaps the timelines show (an
+   op's start after its stream let it go; after the other-stream
+   dependency it waited for), the members of comm agreeing on the mean over
+   them. The mean, not cc_exec_profile's maximum: in a step the members of
+   a collective end it together, each after waiting for the last, so the
+   mean of their times runs from their mean arrival to that end, which is
+   where a prediction from the mean durations of the ops before it puts
+   them; the maximum would count the wait of the earliest member on top of
+   the latest's arrival. Alone, an op runs with nothing beside it; in the
+   step it shares what the step shares: a compute op the cores with the
+   other ranks' threads (ranks of one process) or the SMs with a collective
+   beside it, a collective waits for its last member to arrive, a thread
+   woken for the next op waits for a core. So the overlap slowdowns of the
+   graph's cc_exec_costs are set to none (the durations hold them). Means,
+   not medians: a step's time is a sum of its ops' and gaps' times, stalls
+   included. A prediction of this plan from these durations is made under
+   the conditions it was measured in; another order of the same graph
+   shares other things (profile it in its own steps). The steps run on the
+   state as it is and may change it. Needs per-op timestamps:
+   CC_ERR_UNSUPPORTED without them (a backend with none, a replayed CUDA
+   graph). */
 CONCERTO_API cc_result cc_exec_profile_steps(cc_exec* exec, int steps, cc_comm* comm);
 /* ---- world: ranks as threads in one process ------------------------------
    N ranks, each a thread with its own context, running fn; ranks are grouped
@@ -9280,11 +9288,35 @@ done:
     return rc;
 }
 
+/* The executor's costs as one step showed them (start, end by op): an op
+   whose other-stream dependencies (and ops on no stream) were done before
+   its stream let it start shows a launch, start - that time; one that
+   waited for them shows a wait, start - when they ended (the stream
+   simulation's launch_us and wait_us). Sums and counts go to acc: launch
+   gaps, then wait gaps. */
+static void cc__profile_gaps(const cc_plan* pl, const double* start, const double* end, double* acc) {
+    const cc_graph* g = pl->g;
+    int v, e;
+    for (v = 0; v < pl->n_ops; v++) {
+        const cc__plan_op* o = &pl->op[v];
+        double base = 0, other = -1;
+        if (o->stream < 0) continue;
+        if (o->pos > 0) base = end[pl->seq[pl->seq_off[o->stream] + o->pos - 1]];
+        for (e = g->pred_off[v]; e < g->pred_off[v + 1]; e++) {
+            int u = g->pred[e];
+            if (pl->op[u].stream != o->stream && end[u] > other) other = end[u];
+            if (pl->op[u].stream == o->stream && end[u] > base) base = end[u];
+        }
+        if (other > base) { acc[2] += start[v] - other; acc[3] += 1; }
+        else { acc[0] += start[v] - base; acc[1] += 1; }
+    }
+}
+
 CONCERTO_API cc_result cc_exec_profile_steps(cc_exec* x, int steps, cc_comm* comm) {
     const cc_plan* pl;
-    double *samples = NULL, *med = NULL, *start = NULL, *end = NULL;
+    double *sum = NULL, *start = NULL, *end = NULL, acc[4] = { 0, 0, 0, 0 };
     cc_exec_costs costs;
-    int i, k;
+    int i, k, m;
     cc_result rc = CC_OK;
     if (!x) return CC_ERR_INVALID_ARG;
     pl = x->plan;
@@ -9293,11 +9325,11 @@ CONCERTO_API cc_result cc_exec_profile_steps(cc_exec* x, int steps, cc_comm* com
     if (x->launched) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile_steps: wait for the step first");
     if (!x->be.fns->timestamp)
         return CONCERTO__FAIL(x->ctx, CC_ERR_UNSUPPORTED, "cc_exec_profile_steps: backend '%s' has no timestamps", x->be_name);
-    samples = (double*)cc__alloc(x->ctx, (size_t)pl->n_ops * (size_t)steps * sizeof(double) + 1);
-    med = (double*)cc__alloc(x->ctx, (size_t)pl->n_ops * sizeof(double) + 1);
+    m = pl->n_ops + 2;
+    sum = (double*)cc__calloc(x->ctx, (size_t)m + 1, sizeof(double));
     start = (double*)cc__alloc(x->ctx, (size_t)pl->n_ops * sizeof(double) + 1);
     end = (double*)cc__alloc(x->ctx, (size_t)pl->n_ops * sizeof(double) + 1);
-    if (!samples || !med || !start || !end) {
+    if (!sum || !start || !end) {
         rc = CONCERTO__FAIL(x->ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_profile_steps: out of memory");
         goto done;
     }
@@ -9310,28 +9342,35 @@ CONCERTO_API cc_result cc_exec_profile_steps(cc_exec* x, int steps, cc_comm* com
                                     "'%s' (a replayed graph times only the whole step)", cc__name(pl->g, i), x->be_name);
                 break;
             }
-            samples[(size_t)i * steps + k] = d > 0 ? d : 0;
+            sum[i] += d > 0 ? d : 0;
         }
+        if (rc == CC_OK) cc__profile_gaps(pl, start, end, acc);
     }
     if (rc != CC_OK) goto done;
-    for (i = 0; i < pl->n_ops; i++) med[i] = cc__median_of(samples + (size_t)i * steps, steps);
+    /* means: a step's time is a sum of its ops' times and gaps, and a
+       stall in one of them is part of what a step costs */
+    for (i = 0; i < pl->n_ops; i++) sum[i] /= steps;
+    sum[pl->n_ops] = acc[1] > 0 ? acc[0] / acc[1] : 0;
+    sum[pl->n_ops + 1] = acc[3] > 0 ? acc[2] / acc[3] : 0;
     if (comm) {
         cc_collective c;
         memset(&c, 0, sizeof c);
-        c.kind = CC_COLL_ALL_REDUCE; c.dtype = CC_DTYPE_FLOAT64; c.reduce = CC_REDUCE_MAX;
-        c.n_elems = (size_t)pl->n_ops; c.comm = comm; c.send_buf = med; c.recv_buf = med;
-        if (pl->n_ops > 0 &&
-            (rc = cc__exec_collective_now(x, &c, (size_t)pl->n_ops * sizeof(double), (size_t)pl->n_ops * sizeof(double),
+        c.kind = CC_COLL_ALL_REDUCE; c.dtype = CC_DTYPE_FLOAT64; c.reduce = CC_REDUCE_SUM;
+        c.n_elems = (size_t)m; c.comm = comm; c.send_buf = sum; c.recv_buf = sum;
+        if ((rc = cc__exec_collective_now(x, &c, (size_t)m * sizeof(double), (size_t)m * sizeof(double),
                                           "cc_exec_profile_steps: agreeing on durations")) != CC_OK)
             goto done;
+        for (i = 0; i < m; i++) sum[i] /= cc_comm_size(comm) > 0 ? cc_comm_size(comm) : 1;
     }
     for (i = 0; i < pl->n_ops; i++)
-        if ((rc = cc_op_set_duration(pl->g, cc_graph_op(pl->g, i), med[i])) != CC_OK) goto done;
+        if ((rc = cc_op_set_duration(pl->g, cc_graph_op(pl->g, i), sum[i])) != CC_OK) goto done;
     costs = cc_graph_exec_costs(pl->g);
+    costs.launch_us = sum[pl->n_ops] < 0 ? 0 : sum[pl->n_ops] < 1e6 ? sum[pl->n_ops] : 1e6;
+    costs.wait_us = sum[pl->n_ops + 1] < 0 ? 0 : sum[pl->n_ops + 1] < 1e6 ? sum[pl->n_ops + 1] : 1e6;
     costs.compute_overlap = costs.comm_overlap = 1;
     rc = cc_graph_set_exec_costs(pl->g, &costs);
 done:
-    cc__free(x->ctx, samples); cc__free(x->ctx, med); cc__free(x->ctx, start); cc__free(x->ctx, end);
+    cc__free(x->ctx, sum); cc__free(x->ctx, start); cc__free(x->ctx, end);
     return rc;
 }
 
