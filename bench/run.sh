@@ -206,7 +206,7 @@ if part orders; then
   }
   echo "default model, emulated link: program order vs the library's plan, without and with decomposition and fusion,"
   echo "side by side in one process (median of 9 steps each, mean over the ranks); predicted first from ops profiled"
-  echo "alone, then from each order's ops profiled in 5 of its own steps; 'trains' is what the library then runs:"
+  echo "alone, then from each order's ops profiled in 20 of its own steps; 'trains' is what the library then runs:"
   echo "| layout | inter-node us/KiB | decomposed / fused | run | predicted speed-up (alone) | predicted program ms | predicted plan ms | predicted speed-up | measured program ms | measured plan ms | measured speed-up | predicted exposed ms | measured exposed ms | trains |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   for link in 10 20 40 80; do

@@ -96,7 +96,7 @@ static void usage(FILE* f) {
             "                       from a model (1 GB/s over the bytes an op touches; collectives on the\n"
             "                       emulated link), the same on every machine\n"
             "  --profile-steps N    steps of each order run to profile its ops in place, with what the step\n"
-            "                       runs beside them, for the predictions (default 5; 0: ops profiled alone)\n"
+            "                       runs beside them, for the predictions (default 20; 0: ops profiled alone)\n"
             "  --print-every N      print every Nth step (default 1)\n"
             "  --compare N          steps timed in each order side by side before training (default 5)\n"
             "  --budget N           schedules the scheduler may try, for the step and for judging each\n"
@@ -441,7 +441,7 @@ static int parse_args(int argc, char** argv, options* o) {
     o->batch = 8; o->tp = 1; o->dp = 1; o->steps = 100; o->lr = 3e-3; o->warmup = 10;
     o->order = 1; o->emulate = 1; o->link_alpha_us = 30; o->link_us_per_kib = 40;
     o->eval_batches = 8; o->sample_chars = 200; o->profile_repeats = 3; o->print_every = 1; o->compare_steps = 5;
-    o->profile_steps = 5;
+    o->profile_steps = 20;
     o->decompose = 1; o->fuse = 1; o->budget = 1000;
     for (i = 1; i < argc; i++) {
         const char* a = argv[i];
