@@ -775,6 +775,43 @@ static void test_through_backend(void) {
     CHECK(zero.fns == NULL && zero.self == NULL, "cc_backend_destroy takes NULL and a zero backend");
 }
 
+/* A rank's step of two ops, issued as written: a compute op (sleepy with
+   r0, writing buf's region where compute_writes) and an in-place all-reduce
+   of buf (n floats) over all ranks after it; planned, on the CPU backend,
+   agreed. The caller profiles it, reads the graph, and frees all four. */
+typedef struct two_ops { cc_graph* g; cc_plan* pl; cc_exec* x; cc_backend be; cc_collective co; } two_ops;
+static cc_result two_ops_make(cc_rank* rank, rec* r0, float* buf, size_t n, int compute_writes, two_ops* t) {
+    cc_context* ctx = cc_rank_context(rank);
+    cc_buffer b;
+    cc_region reg;
+    cc_op_desc d = cc_op_desc_default();
+    cc_result r;
+    memset(t, 0, sizeof *t);
+    if ((r = cc_graph_create(ctx, NULL, &t->g)) != CC_OK) return r;
+    cc_graph_add_buffer(t->g, "b", n * sizeof(float), &b);
+    memset(&reg, 0, sizeof reg);
+    reg.buffer = b; reg.n_bytes = n * sizeof(float);
+    d.duration_us = 1; d.fn = sleepy; d.user_data = r0;
+    if (compute_writes) { d.writes = &reg; d.n_writes = 1; }
+    r = cc_graph_add_op(t->g, &d, NULL);
+    t->co.kind = CC_COLL_ALL_REDUCE; t->co.dtype = CC_DTYPE_FLOAT32; t->co.reduce = CC_REDUCE_SUM; t->co.n_elems = n;
+    t->co.comm = cc_rank_world_comm(rank); t->co.send_buf = buf; t->co.recv_buf = buf;
+    d = cc_op_desc_default();
+    d.duration_us = 1; d.stream = CC_STREAM_COMM; d.coll = &t->co; d.reads = &reg; d.n_reads = 1; d.writes = &reg; d.n_writes = 1;
+    if (r == CC_OK) r = cc_graph_add_op(t->g, &d, NULL);
+    if (r == CC_OK) r = cc_plan_create(ctx, t->g, NULL, &t->pl);
+    if (r == CC_OK) r = cc_cpu_backend_create(rank, &t->be);
+    if (r == CC_OK) r = cc_exec_create(ctx, t->pl, &t->be, &t->x);
+    if (r == CC_OK) r = cc_exec_agree(t->x, cc_rank_world_comm(rank));
+    return r;
+}
+static void two_ops_free(two_ops* t) {
+    cc_exec_destroy(t->x);
+    cc_backend_destroy(&t->be);
+    cc_plan_destroy(t->pl);
+    cc_graph_destroy(t->g);
+}
+
 /* cc_exec_profile measures the executor's costs: a cross-stream wait that
    blocks costs a thread's wake-up (more than nothing, far less than a
    second), and a one-element all-reduce on 2 ranks over an emulated link of
@@ -784,48 +821,20 @@ typedef struct costs_arg { cc_exec_costs costs; double startup, compute_us; } co
 static float costs_buf[2][64];
 static cc_result costs_rank(cc_rank* rank, void* user) {
     costs_arg* A = (costs_arg*)user;
-    cc_context* ctx = cc_rank_context(rank);
     int me = cc_rank_index(rank);
-    cc_comm* world = cc_rank_world_comm(rank);
-    cc_graph* g = NULL;
-    cc_plan* pl = NULL;
-    cc_exec* x = NULL;
-    cc_backend be;
-    cc_buffer b;
-    cc_region reg;
-    cc_collective co;
-    cc_op_desc d = cc_op_desc_default();
+    two_ops t;
     rec r0;
     cc_result r;
     memset(&r0, 0, sizeof r0);
-    memset(&be, 0, sizeof be);
     r0.sleep_us = 200;
-    if ((r = cc_graph_create(ctx, NULL, &g)) != CC_OK) return r;
-    cc_graph_add_buffer(g, "b", sizeof costs_buf[0], &b);
-    memset(&reg, 0, sizeof reg);
-    reg.buffer = b; reg.n_bytes = sizeof costs_buf[0];
-    d.duration_us = 1; d.fn = sleepy; d.user_data = &r0;
-    r = cc_graph_add_op(g, &d, NULL);
-    memset(&co, 0, sizeof co);
-    co.kind = CC_COLL_ALL_REDUCE; co.dtype = CC_DTYPE_FLOAT32; co.reduce = CC_REDUCE_SUM; co.n_elems = 64; co.comm = world;
-    co.send_buf = costs_buf[me]; co.recv_buf = costs_buf[me];
-    d = cc_op_desc_default();
-    d.duration_us = 1; d.stream = CC_STREAM_COMM; d.coll = &co; d.reads = &reg; d.n_reads = 1; d.writes = &reg; d.n_writes = 1;
-    if (r == CC_OK) r = cc_graph_add_op(g, &d, NULL);
-    if (r == CC_OK) r = cc_plan_create(ctx, g, NULL, &pl);
-    if (r == CC_OK) r = cc_cpu_backend_create(rank, &be);
-    if (r == CC_OK) r = cc_exec_create(ctx, pl, &be, &x);
-    if (r == CC_OK) r = cc_exec_agree(x, world);
-    if (r == CC_OK) r = cc_exec_profile(x, 3, world);
+    r = two_ops_make(rank, &r0, costs_buf[me], 64, 0, &t);
+    if (r == CC_OK) r = cc_exec_profile(t.x, 3, cc_rank_world_comm(rank));
     if (r == CC_OK && me == 0) {
-        A->costs = cc_graph_exec_costs(g);
-        A->startup = cc_graph_coll_startup(g, world);
-        A->compute_us = cc_op_duration_us(g, cc_graph_op(g, 0));
+        A->costs = cc_graph_exec_costs(t.g);
+        A->startup = cc_graph_coll_startup(t.g, cc_rank_world_comm(rank));
+        A->compute_us = cc_op_duration_us(t.g, cc_graph_op(t.g, 0));
     }
-    cc_exec_destroy(x);
-    cc_backend_destroy(&be);
-    cc_plan_destroy(pl);
-    cc_graph_destroy(g);
+    two_ops_free(&t);
     return r;
 }
 
@@ -954,48 +963,20 @@ typedef struct steps_arg { double a[2], b[2], wait[2]; } steps_arg;
 static float steps_buf[2][16];
 static cc_result steps_rank(cc_rank* rank, void* user) {
     steps_arg* A = (steps_arg*)user;
-    cc_context* ctx = cc_rank_context(rank);
     int me = cc_rank_index(rank);
-    cc_comm* world = cc_rank_world_comm(rank);
-    cc_graph* g = NULL;
-    cc_plan* pl = NULL;
-    cc_exec* x = NULL;
-    cc_backend be;
-    cc_buffer b;
-    cc_region reg;
-    cc_collective co;
-    cc_op_desc d = cc_op_desc_default();
+    two_ops t;
     rec r0;
     cc_result r;
     memset(&r0, 0, sizeof r0);
-    memset(&be, 0, sizeof be);
     r0.sleep_us = me == 1 ? 3000 : 500;
-    if ((r = cc_graph_create(ctx, NULL, &g)) != CC_OK) return r;
-    cc_graph_add_buffer(g, "b", sizeof steps_buf[0], &b);
-    memset(&reg, 0, sizeof reg);
-    reg.buffer = b; reg.n_bytes = sizeof steps_buf[0];
-    d.duration_us = 1; d.fn = sleepy; d.user_data = &r0; d.writes = &reg; d.n_writes = 1;
-    r = cc_graph_add_op(g, &d, NULL);
-    memset(&co, 0, sizeof co);
-    co.kind = CC_COLL_ALL_REDUCE; co.dtype = CC_DTYPE_FLOAT32; co.reduce = CC_REDUCE_SUM; co.n_elems = 16; co.comm = world;
-    co.send_buf = steps_buf[me]; co.recv_buf = steps_buf[me];
-    d = cc_op_desc_default();
-    d.duration_us = 1; d.stream = CC_STREAM_COMM; d.coll = &co; d.reads = &reg; d.n_reads = 1; d.writes = &reg; d.n_writes = 1;
-    if (r == CC_OK) r = cc_graph_add_op(g, &d, NULL);
-    if (r == CC_OK) r = cc_plan_create(ctx, g, NULL, &pl);
-    if (r == CC_OK) r = cc_cpu_backend_create(rank, &be);
-    if (r == CC_OK) r = cc_exec_create(ctx, pl, &be, &x);
-    if (r == CC_OK) r = cc_exec_agree(x, world);
-    if (r == CC_OK) r = cc_exec_profile_steps(x, 3, world);
+    r = two_ops_make(rank, &r0, steps_buf[me], 16, 1, &t);
+    if (r == CC_OK) r = cc_exec_profile_steps(t.x, 3, cc_rank_world_comm(rank));
     if (r == CC_OK) {
-        A->a[me] = cc_op_duration_us(g, cc_graph_op(g, 0));
-        A->b[me] = cc_op_duration_us(g, cc_graph_op(g, 1));
-        A->wait[me] = cc_graph_exec_costs(g).wait_us;
+        A->a[me] = cc_op_duration_us(t.g, cc_graph_op(t.g, 0));
+        A->b[me] = cc_op_duration_us(t.g, cc_graph_op(t.g, 1));
+        A->wait[me] = cc_graph_exec_costs(t.g).wait_us;
     }
-    cc_exec_destroy(x);
-    cc_backend_destroy(&be);
-    cc_plan_destroy(pl);
-    cc_graph_destroy(g);
+    two_ops_free(&t);
     return r;
 }
 
