@@ -582,7 +582,10 @@ CONCERTO_API cc_sched_desc cc_sched_desc_default(void);   /* every field zero: i
    uses. Passing the result to cc_sched_solve gives the same schedule. */
 CONCERTO_API cc_sched_desc cc_sched_query_defaults(const cc_sched_desc* desc, int n_ops);
 /* Fills *out (owned by the caller: cc_schedule_release). On failure *out is
-   left empty. The graph is validated first.
+   left empty. The graph is validated first. On a stream graph the result is
+   the stream simulation of its order (cc_simulate, with the graph's
+   executor costs), and never later than program order's where program
+   order is an order of the graph.
    An exact solver that fails or times out is not a failure of the solve: it
    returns CC_OK with the best schedule found (never worse than the
    heuristic's), proven_optimal 0 unless something else proved it, and says
