@@ -46,6 +46,7 @@
 #include "../concerto.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,10 +251,13 @@ static double now_s(void) {
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void progress(const planner* P, const char* fmt, const char* what, int n) {
+static void progress(const planner* P, const char* fmt, ...) {
+    va_list ap;
     if (P->o.quiet) return;
     fprintf(stderr, "%s: [%6.1f s] ", program_name, now_s() - P->progress_t0);
-    fprintf(stderr, fmt, what, n);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
     fprintf(stderr, "\n");
 }
 
@@ -341,19 +345,13 @@ static cc_result cost_graph(const planner* P, cc_graph* g, const op_store* st, d
     /* The later stages spend on micro-batch m its forward and backward on
        each of them, and the hops between them (this stage's own send and
        receive are ops of the graph): every stage taken as this one. The
-       earlier stages (none for stage 0, which is the one planned) deliver
-       micro-batch m after their forwards of it. */
+       planned rank is stage 0's, so no op stands for earlier stages. */
     for (i = 0; i < n && r == CC_OK; i++) {
         const gpt_step_op_info* in = &st->info[i];
-        int later = P->o.pp - 1 - 0, earlier = 0;
-        double us;
-        if (in->kind >= 0 || in->coll != CC_COLL_NONE || in->other_stages == GPT_OTHER_NONE) continue;
+        int later = P->o.pp - 1;
+        if (in->other_stages != GPT_OTHER_LATER) continue;
         m = in->micro < 0 ? 0 : in->micro;
-        if (in->other_stages == GPT_OTHER_LATER)
-            us = later * (fwd[m] + bwd[m]) + (later > 1 ? 2.0 * (later - 1) * p2p : 0);
-        else
-            us = earlier * (fwd[m] + p2p) + m * fwd[m];
-        r = cc_op_set_duration(g, cc_graph_op(g, i), us);
+        r = cc_op_set_duration(g, cc_graph_op(g, i), later * (fwd[m] + bwd[m]) + (later > 1 ? 2.0 * (later - 1) * p2p : 0));
     }
     free(fwd);
     free(bwd);
@@ -1055,7 +1053,7 @@ int main(int argc, char** argv) {
     if (!planner_setup(&P, &o)) { cc_context_destroy(P.ctx); return 2; }
     /* program order: one collective per tensor where the program puts it */
     snprintf(out[0].name, sizeof out[0].name, "program");
-    progress(&P, "%s: building and costing the step%.0d", "program", 0);
+    progress(&P, "program: building and costing the step");
     if (!step_build(&P, NULL, 0, GPT_SYNC_AFTER_BACKWARD, &out[0].s)) { cc_context_destroy(P.ctx); return 2; }
     r = simulate_order(&P, &out[0].s, NULL, &out[0]);
     snprintf(out[0].what, sizeof out[0].what, "as issued: %d collectives, gradients reduced after the backward", out[0].n_colls);
@@ -1067,17 +1065,17 @@ int main(int argc, char** argv) {
         n_peers++;
     }
     if (r == CC_OK) {
-        progress(&P, "%s: scheduling %d ops", "S", cc_graph_n_ops(out[0].s.g));
+        progress(&P, "S: scheduling %d ops", cc_graph_n_ops(out[0].s.g));
         r = run_s(&P, &out[0].s, &out[n_out], &lb);
         n_out++;
     }
     if (r == CC_OK) {
-        progress(&P, "%s: fusion%.0d", "S+F", 0);
+        progress(&P, "S+F: fusion");
         r = run_sf(&P, &out[0].s, &out[n_out - 1], &out[1], n_peers, &out[n_out], &out[n_out].s, &base, &base_src, &lb);
         n_out++;
     }
     if (r == CC_OK) {
-        progress(&P, "%s: decomposition, fusion%.0d", "S+AD", 0);
+        progress(&P, "S+AD: decomposition, fusion");
         r = run_sad(&P, base, base_src, &out[n_out - 1], &out[n_out]);
         n_out++;
     }
@@ -1104,7 +1102,7 @@ int main(int argc, char** argv) {
     }
     if (r == CC_OK) {
         double plan_s = now_s() - t0;
-        progress(&P, "%s in %d variants", "done", n_out);
+        progress(&P, "done in %d variants", n_out);
         if (o.json) print_json(&P, out, n_out, n_peers, lb, plan_s, cc_graph_n_ops(out[0].s.g));
         else print_text(&P, out, n_out, lb, plan_s, cc_graph_n_ops(out[0].s.g));
         for (i = 0; i < n_out; i++)
