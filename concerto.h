@@ -530,6 +530,11 @@ typedef struct cc_sched_desc {
     cc_exact exact;           /* the exact solver for whole small graphs and windows; 0: CC_EXACT_BNB */
     double lp_time_limit_s;   /* per lp_solve model of a whole graph, on the monotonic clock; 0: 10 s */
     double lp_window_time_limit_s;   /* per lp_solve model of an odd-even window; 0: 1 s */
+    int window_max_ops;       /* deeper odd-even windows: after the rounds of block size window_ops,
+                                 rounds of blocks 1.5 and 4/3 times larger in turn (12, 16, 24, 32,
+                                 48, 64 from 8) up to this size, each size until both offsets change
+                                 nothing. Better schedules for 10-30 times the time (64 on 1k-5k ops);
+                                 0 or <= window_ops: none */
 } cc_sched_desc;
 
 typedef struct cc_schedule {
@@ -6474,6 +6479,7 @@ static void cc__sched_resolve(cc_sched_desc* d, int n) {
     if (d->window_ops == 0) d->window_ops = 8;
     if (d->rounds == 0) d->rounds = 4;
     if (d->window_nodes == 0) d->window_nodes = 300;
+    if (d->window_max_ops < d->window_ops) d->window_max_ops = d->window_ops;
     if (d->exact == CC_EXACT_DEFAULT) d->exact = CC_EXACT_BNB;
     if (d->lp_time_limit_s == 0) d->lp_time_limit_s = 10.0;
     if (d->lp_window_time_limit_s == 0) d->lp_window_time_limit_s = 1.0;
@@ -6508,9 +6514,10 @@ static cc_result cc__sched_check(cc_context* ctx, const cc_sched_desc* d) {
         return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: unknown priority rule %d", (int)d->priority);
     if ((int)d->sgs < 0 || d->sgs > CC_SGS_PARALLEL)
         return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: unknown schedule-generation scheme %d", (int)d->sgs);
-    if (!(d->time_limit_s >= 0) || d->window_ops < 0 || d->window_ops > 4096 || d->window_nodes < 0)
-        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: time_limit_s must be >= 0, window_ops 0..4096, "
-                              "window_nodes >= 0");
+    if (!(d->time_limit_s >= 0) || d->window_ops < 0 || d->window_ops > 4096 || d->window_nodes < 0 ||
+        d->window_max_ops < 0 || d->window_max_ops > 4096)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: time_limit_s must be >= 0, window_ops and "
+                              "window_max_ops 0..4096, window_nodes >= 0");
     if ((int)d->exact < 0 || d->exact > CC_EXACT_BOTH || !(d->lp_time_limit_s >= 0) || !(d->lp_window_time_limit_s >= 0))
         return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: unknown exact solver %d or a negative lp_time_limit_s "
                               "or lp_window_time_limit_s", (int)d->exact);
@@ -6593,17 +6600,32 @@ static cc_result cc__solve_exact(cc__solve* S) {
     return CC_OK;
 }
 
-/* Odd-even windows over the incumbent. */
+/* The next block size of the deepening: 1.5 times a power of two, else
+   4/3 times (8, 12, 16, 24, 32, 48, 64, ...); always larger. */
+static int cc__oe_next_block(int b) {
+    int next = (b & (b - 1)) == 0 ? b + b / 2 : b + b / 3;
+    return next > b ? next : b + 1;
+}
+
+/* Odd-even windows over the incumbent, deepened up to window_max_ops. */
 static cc_result cc__solve_windows(cc__solve* S) {
     cc__exact_cfg cfg;
     cc__time mk = S->h.best_mk;
     cc_result rc;
+    int b;
     if (S->h.best_mk <= S->lb || S->d.rounds <= 0) return CC_OK;
     memcpy(S->h.cur, S->h.best, (size_t)S->p.n * sizeof(cc__time));
     memset(&cfg, 0, sizeof cfg);
     cfg.which = S->d.exact; cfg.nodes = S->d.window_nodes;
     cfg.lp_time_limit_s = S->d.lp_window_time_limit_s;
     rc = cc__oddeven(S->ctx, &S->h, S->h.cur, &mk, S->d.window_ops, S->d.rounds, &cfg, S->t_end, &S->nodes);
+    /* deepening: larger blocks move what the smaller ones could not (a
+       whole micro-batch's ops past another's); each size runs its rounds
+       until both offsets change nothing */
+    for (b = cc__oe_next_block(S->d.window_ops); rc == CC_OK && b <= S->d.window_max_ops; b = cc__oe_next_block(b)) {
+        if (mk <= S->lb || cc__solve_out_of_time(S)) break;
+        rc = cc__oddeven(S->ctx, &S->h, S->h.cur, &mk, b, S->d.rounds, &cfg, S->t_end, &S->nodes);
+    }
     S->wins[0] += cfg.wins[0]; S->wins[1] += cfg.wins[1];
     if (rc != CC_OK) return rc;
     cc__exact_report(S->out, &cfg);

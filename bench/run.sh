@@ -134,18 +134,37 @@ if [ "$what" = all ] || [ "$what" = cpsat ]; then
   tl=${CPSAT_TIME_LIMIT:-60}; wtl=${CPSAT_WINDOW_TIME_LIMIT:-2}
   mkdir -p "$BUILD/cpsat"
   echo
-  echo "synthetic training steps (bench/stepgraph.h, comm ratio 2.0) as .sm: ours (build/psplib: default; --method oddeven"
-  echo "--window 125 --rounds 4, windows of 2x125 ops) beside CP-SAT on the whole graph (${tl} s, 2 workers) and CP-SAT in"
-  echo "odd-even windows of 2x125 ops, 4 rounds (${wtl} s per window, 2 workers), from the same list schedule; ratios are CP-SAT / ours:"
-  echo "| ops | lower bound | ours mk | ours s | ours 2x125 mk | ours 2x125 s | ours 2x125 windows proven | max gap | max ms per window | CP-SAT whole mk | s | status | CP-SAT odd-even mk | s | windows proven | mk ratio whole | mk ratio odd-even | time ratio whole | time ratio odd-even |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "training steps as .sm: the synthetic ones of bench/stepgraph.h (comm ratio 2.0) and the planner's (build/plan --sm:"
+  echo "stage 0's rank of the configuration named, 3-4 streams, durations in us from the cost model). Ours: build/psplib"
+  echo "default; --window-max 64 (deeper windows up to 2x64 ops); --method oddeven --window 125 --rounds 4 (windows of 2x125"
+  echo "ops). CP-SAT: the whole graph (${tl} s, 2 workers) and odd-even windows of 2x125 ops, 4 rounds (${wtl} s per window,"
+  echo "2 workers), from the same list schedule. Ratios are CP-SAT / ours (makespan: against ours deeper; time: against"
+  echo "ours deeper):"
+  echo "| graph | ops | lower bound | ours mk | ours s | ours deeper mk | ours deeper s | ours 2x125 mk | ours 2x125 s | ours 2x125 windows proven | max gap | max ms per window | CP-SAT whole mk | s | status | CP-SAT odd-even mk | s | windows proven | mk ratio whole | mk ratio odd-even | time ratio whole | time ratio odd-even |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   field() { echo "$1" | tr ' ' '\n' | awk -v k="$2=" 'index($0, k) == 1 && !done { print substr($0, length(k) + 1); done = 1 }'; }
-  for layers in ${CPSAT_LAYERS:-45 227 455}; do
+  graphs=()
+  for layers in ${CPSAT_LAYERS:-45 227 455 909}; do
     f="$BUILD/cpsat/step$layers.sm"
-    ops=$("$BUILD/bench_step_sm" "$layers" 2.0 "$f" | sed -n 's/^ops=\([0-9]*\).*/\1/p')
+    "$BUILD/bench_step_sm" "$layers" 2.0 "$f" > /dev/null
+    graphs+=("synthetic, $layers layers|$f")
+  done
+  make -s "$BUILD/plan"
+  IFS=';' read -r -a plans <<< "${CPSAT_PLANS:---model gpt-1.3b --tp 8 --dp 4 --nodes 4;--model gpt-13b --tp 8 --dp 4 --pp 4 --micro-batches 8 --nodes 16;--model gpt-175b --tp 8 --dp 4 --pp 8 --micro-batches 16 --zero 1 --nodes 32}"
+  for i in "${!plans[@]}"; do
+    f="$BUILD/cpsat/plan$i.sm"
+    # shellcheck disable=SC2086
+    "$BUILD/plan" ${plans[$i]} --quiet --sm "$f" > /dev/null
+    graphs+=("plan ${plans[$i]}|$f")
+  done
+  for gf in "${graphs[@]}"; do
+    label=${gf%%|*}; f=${gf#*|}
+    ops=$(( $(sed -n 's/^jobs (incl. supersource\/sink ): *\([0-9]*\).*/\1/p' "$f") - 2 ))
     a=$("$BUILD/psplib" "$f" | sed -n 1p)
+    d=$("$BUILD/psplib" --window-max 64 "$f" | sed -n 1p)
     b=$("$BUILD/psplib" --method oddeven --window 125 --rounds 4 "$f" | sed -n 1p)
-    mk=$(field "$a" makespan); ms=$(field "$a" ms); mk2=$(field "$b" makespan); ms2=$(field "$b" ms)
+    mk=$(field "$a" makespan); ms=$(field "$a" ms); mkd=$(field "$d" makespan); msd=$(field "$d" ms)
+    mk2=$(field "$b" makespan); ms2=$(field "$b" ms)
     lb=$(field "$a" lb)
     ow="$(field "$b" windows_proven)/$(field "$b" windows) | $(field "$b" window_gap_max) | $(field "$b" window_ms_max)"
     if [ $have_cpsat = 1 ]; then
@@ -155,12 +174,13 @@ if [ "$what" = all ] || [ "$what" = cpsat ]; then
       co=$(field "$o" makespan); so=$(field "$o" seconds)
       wo="$(field "$o" windows_optimal)/$(field "$o" windows)"
       [ "$(field "$w" valid)$(field "$o" valid)" = 11 ] || st="$st INVALID"
-      r=$(awk -v a="$mk" -v cw="$cw" -v co="$co" -v t="$ms" -v sw="$sw" -v so="$so" \
+      r=$(awk -v a="$mkd" -v cw="$cw" -v co="$co" -v t="$msd" -v sw="$sw" -v so="$so" \
           'BEGIN { printf "%.4f | %.4f | %.0f | %.0f", cw / a, co / a, sw * 1000 / t, so * 1000 / t }')
     else
       cw=-; sw=-; st=skipped; co=-; so=-; wo=-; r="- | - | - | -"
     fi
-    echo "| $ops | $lb | $mk | $(awk -v t="$ms" 'BEGIN { printf "%.3f", t / 1000 }') | $mk2 | $(awk -v t="$ms2" 'BEGIN { printf "%.3f", t / 1000 }') | $ow | $cw | $sw | $st | $co | $so | $wo | $r |"
+    sec() { awk -v t="$1" 'BEGIN { printf "%.3f", t / 1000 }'; }
+    echo "| $label | $ops | $lb | $mk | $(sec "$ms") | $mkd | $(sec "$msd") | $mk2 | $(sec "$ms2") | $ow | $cw | $sw | $st | $co | $so | $wo | $r |"
   done
 fi
 

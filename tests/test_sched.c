@@ -63,6 +63,12 @@ static int make_methods(method* m, uint64_t seed) {
     n++;
     m[n].desc = cc_sched_desc_default();
     m[n].desc.method = CC_SCHED_ODD_EVEN;
+    m[n].desc.window_ops = 1;
+    m[n].desc.window_max_ops = 6;
+    snprintf(m[n].name, sizeof m[n].name, "ODD_EVEN/b=1, deeper to 6");
+    n++;
+    m[n].desc = cc_sched_desc_default();
+    m[n].desc.method = CC_SCHED_ODD_EVEN;
     m[n].desc.rounds = -1;
     snprintf(m[n].name, sizeof m[n].name, "ODD_EVEN/rounds=-1 (none)");
     n++;
@@ -574,6 +580,77 @@ static void test_window_report(void) {
     cc_graph_destroy(g);
 }
 
+/* Deeper odd-even windows (window_max_ops) on random stream graphs of 6-9
+   ops, 2-3 streams, durations 1-6 us, against the test's brute force:
+   from windows of 2 ops (b = 1) the blocks grow 2, 3, 4, 6; at b = 6 the
+   window of 12 ops holds the whole graph and its search (100,000 nodes,
+   enough to finish on 9 ops) makes the schedule optimal. Without the
+   deepening (window_max_ops 0) the windows of 2 ops leave some graphs above
+   the optimum, so the test sees the deepening do something. Never worse
+   than without it, and valid. A window_max_ops outside 0..4096 is refused,
+   naming it. */
+static void test_deeper_windows(void) {
+    tu_rng rng = { 4242 };
+    int trial, n_improved = 0, n_above = 0, n_bad_opt = 0, n_worse = 0, n_invalid = 0, n_trials = 150;
+    for (trial = 0; trial < n_trials; trial++) {
+        tu_gen gen;
+        tu_inst* in;
+        cc_graph* g = NULL;
+        double opt, mk[2] = { 0, 0 };
+        long nodes = 0;
+        int v, i, zero = 0;
+        gen.n_min = 6; gen.n_max = 9; gen.k_min = 2; gen.k_max = 3; gen.streams = 1; gen.cap_max = 1;
+        gen.dur_max = 6; gen.unit_us = 1.0; gen.p_edge_max = 0.4; gen.p_no_stream = 0;
+        in = tu_random_inst(&rng, &gen);
+        for (i = 0; i < in->n; i++) zero |= in->dur[i] <= 0;   /* zero durations: stream rules of their own */
+        if (zero || tu_build_graph(ctx, in, &g) != CC_OK) { tu_inst_free(in); cc_graph_destroy(g); continue; }
+        opt = tu_brute_force(in, 1.0, &nodes);
+        for (v = 0; v < 2; v++) {
+            cc_sched_desc sd = cc_sched_desc_default();
+            cc_schedule s;
+            char msg[300];
+            double m2 = 0;
+            sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = 1; sd.window_nodes = 100000;
+            sd.window_max_ops = v ? 6 : 0;
+            memset(&s, 0, sizeof s);
+            if (cc_sched_solve(ctx, g, &sd, &s) != CC_OK || !tu_check(in, s.start_us, &m2, msg, sizeof msg)) {
+                if (n_invalid++ < 3) NOTE("trial %d, deeper %d: %s", trial, v, cc_last_error(ctx));
+                mk[v] = 1e30;
+            } else mk[v] = s.makespan_us;
+            cc_schedule_release(ctx, &s);
+        }
+        if (mk[0] > opt + EPS) n_above++;
+        if (mk[1] < mk[0] - EPS) n_improved++;
+        if (mk[1] > mk[0] + EPS) n_worse++;
+        if (fabs(mk[1] - opt) > EPS && n_bad_opt++ < 3)
+            NOTE("trial %d (n=%d, k=%d): deeper windows %g, brute force %g", trial, in->n, in->k, mk[1], opt);
+        cc_graph_destroy(g);
+        tu_inst_free(in);
+    }
+    CHECK_INT(n_invalid, 0, "deeper windows: every solve returns a valid schedule");
+    CHECK_INT(n_bad_opt, 0, "deeper windows up to the whole graph reach the brute-force optimum");
+    CHECK_INT(n_worse, 0, "deeper windows are never worse than the windows of 2 ops alone");
+    CHECK(n_above > 0 && n_improved == n_above, "windows of 2 ops leave %d graphs above the optimum; the deepening improves %d",
+          n_above, n_improved);
+    {
+        cc_graph* g = NULL;
+        cc_op_desc d = cc_op_desc_default();
+        cc_schedule s;
+        int bad_v[2] = { -1, 4097 }, t;
+        if (cc_graph_create(ctx, NULL, &g) != CC_OK) return;
+        d.name = "a"; d.duration_us = 1; d.stream = CC_STREAM_COMPUTE; cc_graph_add_op(g, &d, NULL);
+        for (t = 0; t < 2; t++) {
+            cc_sched_desc sd = cc_sched_desc_default();
+            sd.window_max_ops = bad_v[t];
+            memset(&s, 0, sizeof s);
+            CHECK(cc_sched_solve(ctx, g, &sd, &s) == CC_ERR_INVALID_ARG && strstr(cc_last_error(ctx), "window_max_ops"),
+                  "window_max_ops %d refused, naming it (%s)", bad_v[t], cc_last_error(ctx));
+            cc_schedule_release(ctx, &s);
+        }
+        cc_graph_destroy(g);
+    }
+}
+
 /* The schedule of a stream graph is never predicted later than the step as
    written: on graphs whose program order is an order of the graph, with
    the executor's costs (a launch per op, a wait per blocking cross-stream
@@ -636,6 +713,7 @@ int main(void) {
     TH_RUN(test_query_defaults);
     TH_RUN(test_window_report);
     TH_RUN(test_never_worse_than_program);
+    TH_RUN(test_deeper_windows);
     cc_context_destroy(ctx);
     return th_done();
 }
