@@ -535,6 +535,9 @@ typedef struct cc_sched_desc {
                                  48, 64 from 8) up to this size, each size until both offsets change
                                  nothing. Better schedules for 10-30 times the time (64 on 1k-5k ops);
                                  0 or <= window_ops: none */
+    int64_t lp_warm_nodes;    /* CC_EXACT_LPSOLVE on a whole graph: branch-and-bound nodes run before
+                                 lp_solve, for its incumbent and lower bound (a proof there ends the
+                                 solve); 0: bnb_nodes / 4; < 0 none (lp_solve alone) */
 } cc_sched_desc;
 
 typedef struct cc_schedule {
@@ -4941,7 +4944,10 @@ oom:
      deadlines down. Only the starts inside time windows propagated at the
      model's horizon (precedence and time-tabling, cc__lp_win_prop) get a
      binary. The least horizon propagation does not refute is a lower
-     bound; from it, feasibility models at rising horizons (each proven
+     bound, raised to branch and bound's root bound where that is higher
+     (its time-tabling, energetic reasoning and edge-finding by bisection
+     below the incumbent, cc__lp_root_bound; or the bound the caller
+     passes: a short branch and bound's before lp_solve alone); from it, feasibility models at rising horizons (each proven
      infeasible raises the bound; the first feasible one is optimal) share
      the time limit (CONCERTO_LP_SEQUENCE; 0: one model minimising C). A model whose releases, deadlines and busy times all lie on the
      grid is exact; otherwise it is a restriction and never claims a proof.
@@ -4985,6 +4991,25 @@ static make_lp_func* cc__lp_make_call = make_lp;
 
 static solve_func* cc__lp_solve_call = solve;
 
+/* lp_solve's branch-and-bound settings (lp_lib.h): which branch first, the
+   node selection rule, presolve, improve and scaling (-1: lp_solve's
+   default). Measured on J30 in bench/RESULTS.md. */
+#ifndef CONCERTO_LP_FLOOR
+#define CONCERTO_LP_FLOOR BRANCH_CEILING
+#endif
+#ifndef CONCERTO_LP_BB_RULE
+#define CONCERTO_LP_BB_RULE NODE_GAPSELECT
+#endif
+#ifndef CONCERTO_LP_PRESOLVE
+#define CONCERTO_LP_PRESOLVE PRESOLVE_NONE
+#endif
+#ifndef CONCERTO_LP_IMPROVE
+#define CONCERTO_LP_IMPROVE (-1)
+#endif
+#ifndef CONCERTO_LP_SCALING
+#define CONCERTO_LP_SCALING (-1)
+#endif
+
 /* The name of an lp_solve status (solve's return value). */
 static const char* cc__lp_status_name(int ret) {
     switch (ret) {
@@ -5013,6 +5038,7 @@ typedef struct cc__lp {
     cc__time *fa, *fb;
     size_t f_cap_a, f_cap_b;
     double t_end;             /* wall clock */
+    cc__time known_lb;        /* a lower bound from the caller; < 0: branch and bound's root bound */
 } cc__lp;
 
 
@@ -5858,10 +5884,13 @@ static cc_result cc__lp_run(cc__lp* L, cc__lp_model* m, cc__time* best, int have
     set_verbose(m->lp, NEUTRAL);
     put_abortfunc(m->lp, cc__lp_abort, &L->t_end);
     set_timeout(m->lp, (long)ceil(left > 0 ? left : 0) + 1);
-    set_bb_floorfirst(m->lp, BRANCH_CEILING);
+    set_bb_floorfirst(m->lp, CONCERTO_LP_FLOOR);
     /* gap selection finds improved solutions of the time-indexed model
        where the default rule finds none in 10 s (J30) */
-    set_bb_rule(m->lp, NODE_GAPSELECT);
+    set_bb_rule(m->lp, CONCERTO_LP_BB_RULE);
+    if (CONCERTO_LP_PRESOLVE) set_presolve(m->lp, CONCERTO_LP_PRESOLVE, get_presolveloops(m->lp));
+    if (CONCERTO_LP_IMPROVE >= 0) set_improve(m->lp, CONCERTO_LP_IMPROVE);
+    if (CONCERTO_LP_SCALING >= 0) set_scaling(m->lp, CONCERTO_LP_SCALING);
     ret = cc__lp_solve_call(m->lp);
     if (ret == OPTIMAL || ret == PRESOLVED || ret == SUBOPTIMAL ||
         ((ret == TIMEOUT || ret == USERABORT) && get_solutioncount(m->lp) > 0)) {
@@ -5889,6 +5918,26 @@ static cc_result cc__lp_run(cc__lp* L, cc__lp_model* m, cc__time* best, int have
     cc__free(ctx, s);
     cc__free(ctx, v);
     return rc;
+}
+
+#ifndef CONCERTO_LP_ROOT_BOUND
+#define CONCERTO_LP_ROOT_BOUND 1   /* 1: the time-indexed models start at branch and bound's root bound */
+#endif
+
+/* The lower bound of branch and bound's root (cc__bnb_solve with a budget of
+   one node, from a copy of the incumbent best[]): its propagation, reused
+   rather than repeated here. CC_OK with *lb, or CC_ERR_OUT_OF_MEMORY with
+   the message recorded. */
+static cc_result cc__lp_root_bound(cc__lp* L, const cc__time* best, cc__time* lb) {
+    cc__bnb_result br;
+    cc__time* tmp = (cc__time*)cc__alloc(L->ctx, ((size_t)L->n + 1) * sizeof(cc__time));
+    cc_result rc;
+    if (!tmp) return CONCERTO__FAIL(L->ctx, CC_ERR_OUT_OF_MEMORY, "lp_solve backend: out of memory for %d jobs", L->n);
+    memcpy(tmp, best, (size_t)L->n * sizeof(cc__time));
+    rc = cc__bnb_solve(L->ctx, L->p, tmp, 1, 1, 0.0, &br);
+    cc__free(L->ctx, tmp);
+    *lb = rc == CC_OK ? br.lower_bound : 0;
+    return rc == CC_ERR_OUT_OF_MEMORY ? rc : CC_OK;
 }
 
 #ifndef CONCERTO_LP_SEQUENCE
@@ -5920,6 +5969,16 @@ static cc_result cc__lp_ti_solve(cc__lp* L, cc__lp_model* m, cc__lp_row* w, cc__
     top = cc__lp_floordiv(L->lim - o, g);
     exact = cc__lp_ti_exact(L, o, g);
     m->exact = exact;
+    if (CONCERTO_LP_ROOT_BOUND && have_incumbent && top >= lo) {
+        /* branch and bound's root bound (time-tabling, energetic reasoning,
+           edge-finding, by bisection below the incumbent), without a search:
+           a bound of the problem, so of the model too (the model is the
+           problem or a restriction of it) */
+        cc__time b_lo = L->known_lb;
+        if (b_lo < 0 && (rc = cc__lp_root_bound(L, best, &b_lo)) != CC_OK) return rc;
+        x = cc__lp_ceildiv(b_lo - o, g);
+        if (x > lo) lo = x;
+    }
     if (top < lo) return CC_ERR_INFEASIBLE;
     if ((rc = cc__lp_win_init(L, &W, o, g, top)) != CC_OK) { cc__lp_win_free(L->ctx, &W); return cc__lp_build_failed(L->ctx, rc, m, "time-indexed", L->n); }
     /* the least horizon propagation does not refute (monotone: bisection) */
@@ -5955,7 +6014,7 @@ static cc_result cc__lp_ti_solve(cc__lp* L, cc__lp_model* m, cc__lp_row* w, cc__
 }
 
 static cc_result cc__lp_solve(cc_context* ctx, const cc__prob* p, cc__time* best, int have_incumbent,
-                              double time_limit_s, cc__bnb_result* res) {
+                              double time_limit_s, cc__time known_lb, cc__bnb_result* res) {
     cc__lp L;
     cc__lp_model m;
     cc__lp_row w;
@@ -5973,6 +6032,7 @@ static cc_result cc__lp_solve(cc_context* ctx, const cc__prob* p, cc__time* best
     res->nodes = 0;
     if (n <= 0) { res->makespan = 0; res->proven = 1; return CC_OK; }
     L.ctx = ctx; L.p = p; L.n = n; L.k = p->k;
+    L.known_lb = known_lb;
     L.t_end = cc__now_s() + t_limit;
     L.lim = cc__lp_limit(p, have_incumbent, inc);
     m.exact = 1;
@@ -6013,8 +6073,8 @@ static cc_result cc__lp_solve(cc_context* ctx, const cc__prob* p, cc__time* best
 #ifndef CONCERTO_USE_LPSOLVE
 
 static cc_result cc__lp_solve(cc_context* ctx, const cc__prob* p, cc__time* best, int have_incumbent,
-                              double time_limit_s, cc__bnb_result* res) {
-    (void)p; (void)best; (void)have_incumbent; (void)time_limit_s;
+                              double time_limit_s, cc__time known_lb, cc__bnb_result* res) {
+    (void)p; (void)best; (void)have_incumbent; (void)time_limit_s; (void)known_lb;
     res->makespan = CONCERTO__TIME_MAX; res->lower_bound = 0; res->proven = 0; res->nodes = 0;
     return CONCERTO__FAIL(ctx, CC_ERR_UNSUPPORTED, "lp_solve was not compiled in: define CONCERTO_USE_LPSOLVE and link "
                           "-llpsolve55 -lcolamd -lm -ldl (Debian: liblpsolve55-dev)");
@@ -6031,6 +6091,7 @@ static cc_result cc__lp_solve(cc_context* ctx, const cc__prob* p, cc__time* best
 typedef struct cc__exact_cfg {
     cc_exact which;
     int64_t nodes;
+    int64_t lp_warm_nodes;      /* LPSOLVE: branch and bound's nodes before lp_solve (0: none) */
     double time_limit_s;        /* branch and bound (0: none) */
     double lp_time_limit_s;     /* per lp_solve model */
     int64_t wins[2];            /* bnb, lp */
@@ -6055,7 +6116,9 @@ static void cc__exact_note(cc_context* ctx, cc__exact_cfg* cfg, cc_result rc, co
 
 /* One exact solve by the configured solver(s). BOTH runs each from the
    incumbent and keeps the better (ties: branch and bound); a failure of
-   one never loses the other's schedule or the incumbent. Every run that
+   one never loses the other's schedule or the incumbent. LPSOLVE with
+   cfg->lp_warm_nodes runs that many nodes of branch and bound first (its
+   proof ends the solve), then lp_solve from its schedule and bound. Every run that
    returns an error is noted in cfg (cc__exact_note). */
 static cc_result cc__exact_solve(cc_context* ctx, const cc__prob* p, cc__time* best, int have_inc, cc__exact_cfg* cfg,
                                  cc__bnb_result* res) {
@@ -6072,9 +6135,25 @@ static cc_result cc__exact_solve(cc_context* ctx, const cc__prob* p, cc__time* b
         }
     }
     if (cfg->which == CC_EXACT_LPSOLVE) {
-        rl = cc__lp_solve(ctx, p, best, have_inc, cfg->lp_time_limit_s, &l);
+        int warm = 0;
+        if (cfg->lp_warm_nodes > 0) {
+            /* a short branch and bound first: its search finds the schedules
+               that lp_solve's models do not reach from above in their time
+               (J30: j3013_1 61 -> 59, j3021_1 86 -> 84); a proof ends it */
+            rb = cc__bnb_solve(ctx, p, best, have_inc, cfg->lp_warm_nodes, cfg->time_limit_s, &b);
+            cc__exact_note(ctx, cfg, rb, "branch and bound");
+            if (rb == CC_ERR_OUT_OF_MEMORY) { *res = b; return rb; }
+            if (rb == CC_OK && b.proven) { *res = b; cfg->wins[0]++; return rb; }
+            warm = rb == CC_OK && b.makespan < CONCERTO__TIME_MAX;
+        }
+        rl = cc__lp_solve(ctx, p, best, have_inc || warm, cfg->lp_time_limit_s, warm ? b.lower_bound : -1, &l);
         cc__exact_note(ctx, cfg, rl, "lp_solve");
         *res = l;
+        if (warm) {
+            if (b.lower_bound > res->lower_bound) res->lower_bound = b.lower_bound;
+            if (res->makespan <= res->lower_bound) res->proven = 1;
+            res->nodes = b.nodes;
+        }
         if (rl == CC_OK && l.makespan < CONCERTO__TIME_MAX) cfg->wins[1]++;
         return rl;
     }
@@ -6086,7 +6165,8 @@ static cc_result cc__exact_solve(cc_context* ctx, const cc__prob* p, cc__time* b
            same incumbent branch and bound started from when there was one */
         memcpy(alt, best, (size_t)p->n * sizeof(cc__time));
     }
-    rl = cc__lp_solve(ctx, p, alt, have_inc || b.makespan < CONCERTO__TIME_MAX, cfg->lp_time_limit_s, &l);
+    /* lp_solve's own models here (known bound 0), beside branch and bound's */
+    rl = cc__lp_solve(ctx, p, alt, have_inc || b.makespan < CONCERTO__TIME_MAX, cfg->lp_time_limit_s, 0, &l);
     cc__exact_note(ctx, cfg, rl, "lp_solve");
     *res = b;
     if (rl == CC_OK && l.makespan < b.makespan) {
@@ -6483,6 +6563,7 @@ static void cc__sched_resolve(cc_sched_desc* d, int n) {
     if (d->exact == CC_EXACT_DEFAULT) d->exact = CC_EXACT_BNB;
     if (d->lp_time_limit_s == 0) d->lp_time_limit_s = 10.0;
     if (d->lp_window_time_limit_s == 0) d->lp_window_time_limit_s = 1.0;
+    if (d->lp_warm_nodes == 0) d->lp_warm_nodes = d->bnb_nodes > 0 ? d->bnb_nodes / 4 : -1;
 }
 
 CONCERTO_API cc_sched_desc cc_sched_query_defaults(const cc_sched_desc* desc, int n_ops) {
@@ -6589,6 +6670,7 @@ static cc_result cc__solve_exact(cc__solve* S) {
     memset(&cfg, 0, sizeof cfg);
     cfg.which = S->d.exact; cfg.nodes = S->d.bnb_nodes; cfg.time_limit_s = S->t_end > 0 ? left : 0.0;
     cfg.lp_time_limit_s = S->d.lp_time_limit_s;
+    cfg.lp_warm_nodes = S->d.lp_warm_nodes > 0 ? S->d.lp_warm_nodes : 0;
     rc = cc__exact_solve(S->ctx, &S->p, S->h.cur, 1, &cfg, &br);
     S->wins[0] += cfg.wins[0]; S->wins[1] += cfg.wins[1];
     if (rc == CC_ERR_OUT_OF_MEMORY) return rc;

@@ -17,6 +17,10 @@
      not move; a model infeasible at horizon 5 and feasible at 6; random
      cumulative instances where lp_solve's proven optimum equals brute
      force and propagation never refutes the optimum as a horizon;
+   - lp_solve after a short branch and bound (lp_warm_nodes) and alone from
+     branch and bound's root bound, on random cumulative instances: proofs
+     == brute force, bounds never above it, never worse than branch and
+     bound with the same nodes;
    - lp_solve failing (solve returning NUMFAILURE or NOMEMORY, make_lp
      returning NULL, through the implementation's fault-injection hooks) on
      whole graphs and in odd-even windows: cc_sched_solve still returns
@@ -50,6 +54,7 @@ static int solve_inst(const tu_inst* in, cc_exact ex, cc_sched_method meth, doub
     d.exact = ex;
     d.lp_time_limit_s = lp_s;
     d.lp_window_time_limit_s = lp_s;
+    d.lp_warm_nodes = -1;   /* lp_solve alone */
     r = cc_sched_solve(ctx, g, &d, s);
     cc_graph_destroy(g);
     return r == CC_OK;
@@ -123,7 +128,7 @@ static void test_j30_sample(void) {
         free(text);
         if (!ref) { SKIP("%s not found: make test extracts j30.tar.gz into build/", path); continue; }
         memset(&s, 0, sizeof s);
-        d.method = CC_SCHED_BNB; d.exact = CC_EXACT_LPSOLVE; d.lp_time_limit_s = 1.5;
+        d.method = CC_SCHED_BNB; d.exact = CC_EXACT_LPSOLVE; d.lp_time_limit_s = 1.5; d.lp_warm_nodes = -1;
         if (cc_psplib_read(ctx, path, &g) != CC_OK || cc_sched_solve(ctx, g, &d, &s) != CC_OK) {
             CHECK(0, "%s: read and solve: %s", names[i], cc_last_error(ctx));
         } else {
@@ -259,7 +264,7 @@ static void test_timeout(void) {
     free(text);
     if (!ref) { SKIP("%s not found: make test extracts j30.tar.gz into build/", path); return; }
     memset(&s, 0, sizeof s);
-    d.method = CC_SCHED_BNB; d.exact = CC_EXACT_LPSOLVE; d.lp_time_limit_s = 0.05;
+    d.method = CC_SCHED_BNB; d.exact = CC_EXACT_LPSOLVE; d.lp_time_limit_s = 0.05; d.lp_warm_nodes = -1;
     cc_clear_error(ctx);
     if (cc_psplib_read(ctx, path, &g) != CC_OK || cc_sched_solve(ctx, g, &d, &s) != CC_OK) {
         CHECK(0, "read and solve: %s", cc_last_error(ctx));
@@ -497,6 +502,66 @@ static void test_random_cumulative(void) {
           n_lb_tight, n_bad);
 }
 
+/* lp_solve after a short branch and bound (lp_warm_nodes) and lp_solve
+   alone from branch and bound's root bound, on random cumulative instances
+   (up to 10 jobs): every schedule valid by the test's checker and never
+   below the test's brute force; a proven makespan equals it; every lower
+   bound is at most it; with the warm start the makespan is never above
+   branch and bound's alone with the same node budget from the same first
+   schedule (lp_solve only takes strict improvements of its incumbent). */
+static void test_warm_start(void) {
+    tu_rng rng = { 4243 };
+    int trial, n_bad = 0, n_proven_w = 0, n_proven_l = 0, n_better = 0;
+    for (trial = 0; trial < 120; trial++) {
+        tu_gen gen;
+        tu_inst* in;
+        cc_graph* g = NULL;
+        cc_schedule sw, sb, sl;
+        cc_sched_desc d = cc_sched_desc_default();
+        double opt, mw = -1, mb = -1, ml = -1;
+        char msg[300];
+        int ok;
+        memset(&gen, 0, sizeof gen);
+        gen.n_min = 5; gen.n_max = 10; gen.k_min = 1; gen.k_max = 3; gen.streams = 0; gen.cap_max = 5; gen.dur_max = 6;
+        gen.unit_us = 1.0; gen.p_edge_max = 0.25;
+        in = tu_random_inst(&rng, &gen);
+        opt = tu_brute_force(in, 1.0, NULL);
+        memset(&sw, 0, sizeof sw); memset(&sb, 0, sizeof sb); memset(&sl, 0, sizeof sl);
+        ok = tu_build_graph(ctx, in, &g) == CC_OK;
+        d.method = CC_SCHED_BNB; d.lp_time_limit_s = 2.0;
+        d.exact = CC_EXACT_LPSOLVE; d.lp_warm_nodes = 20;
+        ok = ok && cc_sched_solve(ctx, g, &d, &sw) == CC_OK;
+        d.exact = CC_EXACT_BNB; d.bnb_nodes = 20;
+        ok = ok && cc_sched_solve(ctx, g, &d, &sb) == CC_OK;
+        d.exact = CC_EXACT_LPSOLVE; d.lp_warm_nodes = -1; d.bnb_nodes = 0;
+        ok = ok && cc_sched_solve(ctx, g, &d, &sl) == CC_OK;
+        if (!ok) { n_bad++; if (n_bad < 4) NOTE("trial %d: solve failed: %s", trial, cc_last_error(ctx)); }
+        else if (!tu_check(in, sw.start_us, &mw, msg, sizeof msg) || !tu_check(in, sb.start_us, &mb, msg, sizeof msg) ||
+                 !tu_check(in, sl.start_us, &ml, msg, sizeof msg)) {
+            n_bad++; if (n_bad < 4) NOTE("trial %d: %s", trial, msg);
+        } else {
+            int bad = mw < opt - 1e-6 || ml < opt - 1e-6 || mw > mb + 1e-6 ||
+                      (sw.proven_optimal && fabs(mw - opt) > 1e-6) || (sl.proven_optimal && fabs(ml - opt) > 1e-6) ||
+                      sw.lower_bound_us > opt + 1e-6 || sl.lower_bound_us > opt + 1e-6;
+            if (bad) {
+                n_bad++;
+                if (n_bad < 4) NOTE("trial %d: optimum %g; warm %g (lb %g, proven %d), bnb alone %g, lp alone %g (lb %g, proven %d)",
+                                    trial, opt, mw, sw.lower_bound_us, sw.proven_optimal, mb, ml, sl.lower_bound_us, sl.proven_optimal);
+            }
+            n_proven_w += sw.proven_optimal;
+            n_proven_l += sl.proven_optimal;
+            n_better += mw < mb - 1e-6;
+        }
+        cc_schedule_release(ctx, &sw); cc_schedule_release(ctx, &sb); cc_schedule_release(ctx, &sl);
+        cc_graph_destroy(g);
+        tu_inst_free(in);
+    }
+    CHECK(n_bad == 0 && n_proven_w >= 100 && n_proven_l >= 100,
+          "120 random cumulative instances: lp_solve after 20 nodes of branch and bound proves %d, lp_solve alone "
+          "from the root bound %d, each == brute force, every bound <= it, never above branch and bound's 20 nodes "
+          "(below on %d); %d problems", n_proven_w, n_proven_l, n_better, n_bad);
+}
+
 /* Whole graphs (CC_SCHED_BNB with lp_solve alone): the two fixed instances
    and random small ones (general and stream graphs), every fault. Where the
    exact solver ran (the heuristic above its bounds) it failed once: CC_OK,
@@ -677,6 +742,7 @@ int main(void) {
     TH_RUN(test_windows_stepgraph);
     TH_RUN(test_windows_random);
     TH_RUN(test_timeout);
+    TH_RUN(test_warm_start);
     TH_RUN(test_fault_whole_graph);
     TH_RUN(test_fault_both);
     TH_RUN(test_fault_windows);
