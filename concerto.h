@@ -3337,9 +3337,12 @@ done:
      Every completion that ends by T keeps its jobs in these windows, so no
      completion better than the incumbent is lost.
    - root: a destructive bound (the propagation above plus energetic
-     reasoning refute targets between the bound and the incumbent, by
-     binary search), so that an incumbent at the bound stops the search at
-     once.
+     reasoning and, where some resource is cumulative, shaving: each end of
+     each job's window is tried and cut where the propagation refutes it,
+     refute targets between the bound and the incumbent, by binary search),
+     so that an incumbent at the bound stops the search at once. The nodes
+     shave too only below CONCERTO__BNB_SHAVE_DEPTH placed jobs (0 by
+     default).
    - look-ahead: a child is dropped at once when an unplaced job with all
      predecessors placed fits entirely before s (it could only be placed
      later, where the left-shift rule would drop it).
