@@ -3340,9 +3340,12 @@ done:
      Every completion that ends by T keeps its jobs in these windows, so no
      completion better than the incumbent is lost.
    - root: a destructive bound (the propagation above plus energetic
-     reasoning refute targets between the bound and the incumbent, by
-     binary search), so that an incumbent at the bound stops the search at
-     once.
+     reasoning and, where some resource is cumulative, shaving: each end of
+     each job's window is tried and cut where the propagation refutes it,
+     refute targets between the bound and the incumbent, by binary search),
+     so that an incumbent at the bound stops the search at once. The nodes
+     shave too only below CONCERTO__BNB_SHAVE_DEPTH placed jobs (0 by
+     default).
    - look-ahead: a child is dropped at once when an unplaced job with all
      predecessors placed fits entirely before s (it could only be placed
      later, where the left-shift rule would drop it).
@@ -3426,6 +3429,7 @@ typedef struct cc__bnb {
     int* topo;
     int n_topo;               /* its length: n unless there is a cycle */
     cc__time *rel, *tail, *dl_ls, *ls;
+    cc__time* hd;             /* heads of the bound: rel, raised by the root's shaving */
     int *pos_off, *pos_res;   /* CSR: resources with positive demand per job */
     /* resource profile: use[i*k + r] on [tp[i], tp[i+1]), tp[0] = -inf */
     cc__time* tp;
@@ -3489,6 +3493,9 @@ typedef struct cc__bnb {
     int stop;                 /* 1: budget or time, 2: incumbent meets the bound */
     int energetic;            /* the bound also runs energetic reasoning */
     int tt;                   /* the bound runs time-tabling (not for the memory's heads) */
+    int probing;              /* the shaving's probes run (the cliques' snapshots are of this node) */
+    int shave;                /* nodes of fewer than this many placed jobs shave their windows (0: none) */
+    cc__time *sh_w, *sh_pv;   /* shaving: the windows, a probe's windows ([2n] each) */
     int oom;
 } cc__bnb;
 
@@ -3685,6 +3692,24 @@ static cc__time cc__bnb_fit_last(const cc__bnb* b, int j, cc__time lo, cc__time 
 #endif
 
 #define CONCERTO__BNB_CLIQUES 32     /* cliques kept for edge-finding */
+
+/* Where some resource is cumulative, the destructive bound at the root
+   shaves its windows (cc__bnb_shave), and so do the nodes of fewer than
+   this many placed jobs, whose search then starts from the root's shaved
+   windows; 0: the search does not shave. Shaving every node (a depth
+   above n) cuts the nodes of the hardest J30 proofs 8-36 times, but a
+   node then costs 50-200 times more (bench/RESULTS.md), so by default the
+   search does not. */
+#ifndef CONCERTO__BNB_SHAVE_DEPTH
+#define CONCERTO__BNB_SHAVE_DEPTH 0
+#endif
+
+/* The root shaves only where the node budget is unlimited or at least this
+   many (odd-even windows search 300 nodes: the root's shaving made them
+   25% slower on J60 for no better makespan). */
+#ifndef CONCERTO__BNB_SHAVE_MIN_NODES
+#define CONCERTO__BNB_SHAVE_MIN_NODES 10000
+#endif
 
 /* One time-tabling pass: the compulsory parts of the unplaced jobs (from
    h[] and lt[]) join the profile; then every unplaced job's head moves to
@@ -4119,7 +4144,8 @@ static int cc__bnb_timetable(cc__bnb* b) {
             if (b->h[x] > b->lt[x]) return 0;
         }
     }
-    for (x = 0; x < b->n_clq; x++) b->ef_fresh[x] = 0;
+    if (!b->probing)   /* a probe of the shaving is at the same node: the snapshots hold */
+        for (x = 0; x < b->n_clq; x++) b->ef_fresh[x] = 0;
     for (round = 0; round < CONCERTO__BNB_TT_ROUNDS; round++) {
         int changed = 0;
         if (!b->uo && (!cc__bnb_tt_pass(b, &changed) || !cc__bnb_pairs(b, &changed))) return 0;
@@ -4195,6 +4221,83 @@ static int cc__bnb_energetic(cc__bnb* b) {
     return 1;
 }
 
+/* Shaving (Martin & Shmoys 1996; for the RCPSP the destructive bounds of
+   Klein & Scholl 1999 and Baptiste & Demassey 2004): a job's window is cut
+   at either end where holding the job to that end lets the propagation
+   refute every completion. cc__bnb_probe propagates from the windows w
+   (heads, then latest starts: [2n]) with job j held in [lo, hi]; 1 when it
+   leaves a completion (its windows then in h[] and lt[]). */
+static int cc__bnb_probe(cc__bnb* b, const cc__time* w, int j, cc__time lo, cc__time hi) {
+    size_t n = (size_t)b->n;
+    const cc__time* pw = b->pw;
+    int ok;
+    memcpy(b->sh_pv, w, 2 * n * sizeof *w);
+    if (lo > b->sh_pv[j]) b->sh_pv[j] = lo;
+    if (hi < b->sh_pv[n + (size_t)j]) b->sh_pv[n + (size_t)j] = hi;
+    memcpy(b->h, b->sh_pv, n * sizeof *b->h);
+    b->pw = b->sh_pv;
+    b->probing = 1;
+    ok = cc__bnb_timetable(b);
+    b->probing = 0;
+    b->pw = pw;
+    return ok;
+}
+
+/* Shaves the windows h[] and lt[] (propagated) of the unplaced jobs:
+   where holding job j to its head alone is refuted, a binary search finds
+   a longer refuted piece [head, z] and the head moves to z + step (the
+   latest start likewise), then the propagation runs again from the new
+   windows; up to CONCERTO__BNB_SHAVE_PASSES passes over the jobs while
+   some window moves. Every completion that ends by the target keeps its
+   jobs in the shaved windows. Returns 0 when a window empties (no
+   completion), else 1 with the windows in h[] and lt[]. */
+#ifndef CONCERTO__BNB_SHAVE_PASSES
+#define CONCERTO__BNB_SHAVE_PASSES 3
+#endif
+static int cc__bnb_shave(cc__bnb* b) {
+    size_t n = (size_t)b->n;
+    cc__time* w = b->sh_w;
+    cc__time g = b->step;
+    int pass, j, moved = 1;
+    memcpy(w, b->h, n * sizeof *w);
+    memcpy(w + n, b->lt, n * sizeof *w);
+    for (pass = 0; pass < CONCERTO__BNB_SHAVE_PASSES && moved; pass++) {
+        moved = 0;
+        for (j = 0; j < b->n; j++) {
+            cc__time lo, hi, a, z;
+            int side;
+            for (side = 0; side < 2; side++) {
+                if (b->done[j]) break;
+                lo = w[j]; hi = w[n + (size_t)j];
+                if (lo >= hi) break;
+                if (side == 0 ? cc__bnb_probe(b, w, j, lo, lo) : cc__bnb_probe(b, w, j, hi, hi)) continue;
+                /* the end is refuted (a); the whole window is not known to be (z) */
+                if (side == 0) {
+                    for (a = lo, z = hi; z - a > g;) {
+                        cc__time mid = a + ((z - a) / g / 2) * g;
+                        if (cc__bnb_probe(b, w, j, lo, mid)) z = mid; else a = mid;
+                    }
+                    w[j] = a + g;
+                } else {
+                    for (a = hi, z = lo; a - z > g;) {
+                        cc__time mid = z + ((a - z) / g / 2) * g;
+                        if (cc__bnb_probe(b, w, j, mid, hi)) z = mid; else a = mid;
+                    }
+                    w[n + (size_t)j] = a - g;
+                }
+                moved = 1;
+                /* the propagation from the cut window */
+                if (w[j] > w[n + (size_t)j] || !cc__bnb_probe(b, w, j, w[j], w[n + (size_t)j])) return 0;
+                memcpy(w, b->h, n * sizeof *w);
+                memcpy(w + n, b->lt, n * sizeof *w);
+            }
+        }
+    }
+    memcpy(b->h, w, n * sizeof *w);
+    memcpy(b->lt, w + n, n * sizeof *w);
+    return 1;
+}
+
 /* The propagation's part of the bound: from the heads in h[] and the bound
    lb without it, the bound with it (CONCERTO__TIME_MAX when it leaves no
    completion); sets tt_ran when it ran. */
@@ -4205,6 +4308,12 @@ static cc__time cc__bnb_bound_prop(cc__bnb* b, cc__time lb) {
     if (!cc__bnb_timetable(b)) return CONCERTO__TIME_MAX;
     b->tt_ran = 1;
     if (b->energetic && !cc__bnb_energetic(b)) return CONCERTO__TIME_MAX;
+    if (b->shave > b->n_done) {
+        int64_t w0 = b->work;
+        int ok = cc__bnb_shave(b);
+        if (b->n_done == 0) b->work = w0;   /* the root's shaving: bounded on its own, not the search's budget */
+        if (!ok) return CONCERTO__TIME_MAX;
+    }
     for (x = 0; x < b->n; x++)
         if (!b->done[x]) lb = cc__bnb_max(lb, b->h[x] + b->tail[x]);
     return lb;
@@ -4222,7 +4331,7 @@ static cc__time cc__bnb_bound(cc__bnb* b, cc__time t, cc__time maxfin) {
         int u = b->topo[x];
         cc__time hu;
         if (b->done[u]) continue;
-        hu = cc__bnb_max(t, b->rel[u]);
+        hu = cc__bnb_max(t, b->hd[u]);
         for (q = p->pred_off[u]; q < p->pred_off[u + 1]; q++) {
             int v = p->pred[q];
             hu = cc__bnb_max(hu, b->done[v] ? b->fin[v] : b->h[v] + p->dur[v]);
@@ -4549,6 +4658,7 @@ static cc__time cc__bnb_destructive(cc__bnb* b, cc__time lb) {
 
 static void cc__bnb_free_all(cc__bnb* b) {
     cc_context* ctx = b->ctx;
+    cc__free(ctx, b->hd); cc__free(ctx, b->sh_w); cc__free(ctx, b->sh_pv);
     cc__free(ctx, b->topo); cc__free(ctx, b->rel); cc__free(ctx, b->tail); cc__free(ctx, b->dl_ls);
     cc__free(ctx, b->ls); cc__free(ctx, b->pos_off); cc__free(ctx, b->pos_res); cc__free(ctx, b->tp);
     cc__free(ctx, b->use); cc__free(ctx, b->done); cc__free(ctx, b->npl); cc__free(ctx, b->st);
@@ -4574,6 +4684,10 @@ static int cc__bnb_alloc(cc__bnb* b) {
     size_t mcap = 2 * n + 2 * (size_t)(b->p->n_busy > 0 ? b->p->n_busy : 0) + 2;
     b->topo = (int*)cc__alloc(ctx, n * sizeof(int));
     b->rel = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
+    b->hd = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
+    b->sh_w = (cc__time*)cc__alloc(ctx, 2 * n * sizeof(cc__time));
+    b->sh_pv = (cc__time*)cc__alloc(ctx, 2 * n * sizeof(cc__time));
+    if (!(b->hd && b->sh_w && b->sh_pv)) return 0;
     b->tail = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
     b->dl_ls = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
     b->ls = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
@@ -4644,7 +4758,7 @@ static int cc__bnb_structure(cc__bnb* b) {
             }
         }
         b->pos_off[j + 1] = x;
-        b->rel[j] = p->release ? p->release[j] : 0;
+        b->rel[j] = b->hd[j] = p->release ? p->release[j] : 0;
     }
     b->n_topo = cc__topo_order(n, p->succ_off, p->succ, NULL, NULL, b->npl, b->topo);
     if (b->n_topo < n) infeasible = 1;  /* a cycle */
@@ -4886,7 +5000,24 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
     lb = infeasible ? CONCERTO__TIME_MAX : cc__bnb_bound(b, -CONCERTO__TIME_MAX, -CONCERTO__TIME_MAX);
     if (lb < CONCERTO__TIME_MAX) lb = cc__bnb_ceil(lb, b->step);
     if (have_incumbent) b->U = cc__makespan(p, best);
+    /* the root bound shaves, but not in a search of a few hundred nodes
+       (an odd-even window), where it would cost more than the search */
+    b->shave = b->tt && !b->uo && (node_budget <= 0 || node_budget >= CONCERTO__BNB_SHAVE_MIN_NODES);
     if (b->tt && lb < CONCERTO__TIME_MAX && b->U < CONCERTO__TIME_MAX) lb = cc__bnb_destructive(b, lb);
+    if (b->shave) b->shave = CONCERTO__BNB_SHAVE_DEPTH;
+    if (b->shave > 0 && lb < CONCERTO__TIME_MAX && lb < b->U && b->U < CONCERTO__TIME_MAX) {
+        /* the root's windows against the incumbent's target, shaved, become
+           the heads and latest starts of every node's bound */
+        cc__time r;
+        cc__bnb_set_target(b);
+        r = cc__bnb_bound(b, -CONCERTO__TIME_MAX, -CONCERTO__TIME_MAX);
+        if (r >= CONCERTO__TIME_MAX || cc__bnb_ceil(r, b->step) > b->target) lb = b->U;
+        else if (b->tt_ran)
+            for (i = 0; i < p->n; i++) {
+                b->hd[i] = cc__bnb_max(b->hd[i], b->h[i]);
+                if (b->lt[i] < b->dl_ls[i]) b->dl_ls[i] = b->lt[i];
+            }
+    }
     if (b->uo && p->n > CONCERTO__BNB_UNARY_NODES_N) b->tt = 0;   /* larger: the root bound alone */
     b->lazy = b->uo;
     cc__bnb_set_target(b);

@@ -320,6 +320,119 @@ static void test_destructive(void) {
     tu_inst_free(in);
 }
 
+/* Shaving. Capacity 2, target 4 (every job ends by 4): D (4 units,
+   demand 1) is held at [0, 0], so one unit is left over [0, 4); A, B, C
+   (2 units, demand 1 each) lie in [0, 2]. No job has a compulsory part
+   and no pair is above the capacity, so time-tabling, the pairs and the
+   cliques move nothing. Shaving holds A at 0: its part [0, 2) fills the
+   capacity there, so B and C go to [2, 2] and overload [2, 4) (1 + 1 + 1 >
+   2); A at 1 (part [1, 2)) leaves B and C nowhere but 2, the same; A at 2
+   is the mirror: so A has no start and the node is refuted (by hand: three
+   jobs of 2 units in one unit of capacity over 4 units of time cannot fit).
+   Without C: A at 0 leaves B at 2, A at 2 leaves B at 0, so both ends of
+   every window stand (A at 1 fits nowhere, but shaving cuts only ends). */
+static void test_shave(void) {
+    static const int dur[4] = {2, 2, 2, 4}, dem[4] = {1, 1, 1, 1};
+    static const int dur2[3] = {2, 2, 4}, dem2[3] = {1, 1, 1};
+    hand h;
+    int rc;
+    CHECK(hand_init(&h, 4, 2, dur, dem, 4), "set up");
+    h.b.h[3] = 0; h.b.lt[3] = 0;
+    rc = cc__bnb_timetable(&h.b);
+    CHECK(rc == 1 && h.b.h[0] == 0 && h.b.lt[0] == 2 && h.b.h[1] == 0 && h.b.lt[2] == 2,
+          "three jobs beside D: time-tabling, pairs and cliques move nothing (rc %d, A in [%lld, %lld])", rc,
+          (long long)h.b.h[0], (long long)h.b.lt[0]);
+    CHECK(cc__bnb_shave(&h.b) == 0, "shaving refutes it: A fits neither at 0 nor at 2");
+    hand_free(&h);
+    CHECK(hand_init(&h, 3, 2, dur2, dem2, 4), "set up");
+    h.b.h[2] = 0; h.b.lt[2] = 0;
+    rc = cc__bnb_timetable(&h.b);
+    CHECK(rc == 1 && cc__bnb_shave(&h.b) == 1, "two jobs beside D: not refuted");
+    CHECK(h.b.h[0] == 0 && h.b.lt[0] == 2 && h.b.h[1] == 0 && h.b.lt[1] == 2 && h.b.h[2] == 0 && h.b.lt[2] == 0,
+          "and no window moves: A [%lld, %lld], B [%lld, %lld]", (long long)h.b.h[0], (long long)h.b.lt[0],
+          (long long)h.b.h[1], (long long)h.b.lt[1]);
+    hand_free(&h);
+}
+
+/* Shaving against brute force: 400 problems of 3-5 jobs on one resource
+   of capacity 2-4 with a tight target (between the larger of the longest
+   job and the energy bound, and that plus 2), about half of the jobs held
+   to a random part of [0, target - dur] (the windows a node's parent
+   leaves), most of which no propagation settles alone. The brute force
+   enumerates every start vector in the windows; where some schedule ends by the target,
+   shaving must not refute it and every job's earliest and latest feasible
+   start must stay in its shaved window. Shaving must also refute or cut
+   where time-tabling did not, on some of them. */
+static void test_shave_brute(void) {
+    tu_rng rng = {20261123};
+    int trial, bad_sound = 0, bad_window = 0, n_refute = 0, n_cut = 0, n_feasible = 0;
+    for (trial = 0; trial < 400; trial++) {
+        int n = tu_randint(&rng, 3, 5), cap = tu_randint(&rng, 2, 4), dur[5], dem[5], i, T, energy = 0, longest = 0;
+        cc__time fmin[5], fmax[5], h0[5], l0[5];
+        int st[5], lo[5], hi[5], any = 0, rc, cut = 0;
+        cc__time pw[10];
+        hand h;
+        for (i = 0; i < n; i++) {
+            dur[i] = tu_randint(&rng, 1, 4);
+            dem[i] = tu_randint(&rng, 1, cap);
+            energy += dur[i] * dem[i];
+            if (dur[i] > longest) longest = dur[i];
+        }
+        T = (energy + cap - 1) / cap;
+        if (T < longest) T = longest;
+        T += tu_randint(&rng, 0, 2);
+        if (T > 10) T = 10;
+        if (T < longest) T = longest;
+        for (i = 0; i < n; i++) {
+            lo[i] = 0; hi[i] = T - dur[i];
+            if (tu_randint(&rng, 0, 1)) { lo[i] = tu_randint(&rng, 0, hi[i]); hi[i] = tu_randint(&rng, lo[i], hi[i]); }
+            fmin[i] = 1000; fmax[i] = -1; st[i] = lo[i];
+        }
+        for (;;) {   /* every start vector, as an odometer */
+            int t, ok = 1;
+            for (t = 0; t < T && ok; t++) {
+                int use = 0;
+                for (i = 0; i < n; i++)
+                    if (st[i] <= t && t < st[i] + dur[i]) use += dem[i];
+                if (use > cap) ok = 0;
+            }
+            if (ok) {
+                any = 1;
+                for (i = 0; i < n; i++) {
+                    if (st[i] < fmin[i]) fmin[i] = st[i];
+                    if (st[i] > fmax[i]) fmax[i] = st[i];
+                }
+            }
+            for (i = 0; i < n && ++st[i] > hi[i]; i++) st[i] = lo[i];
+            if (i == n) break;
+        }
+        n_feasible += any;
+        if (!hand_init(&h, n, cap, dur, dem, T)) { bad_sound++; continue; }
+        for (i = 0; i < n; i++) { pw[i] = lo[i]; pw[n + i] = hi[i]; }
+        h.b.pw = pw;
+        rc = cc__bnb_timetable(&h.b);
+        for (i = 0; i < n; i++) { h0[i] = h.b.h[i]; l0[i] = h.b.lt[i]; }
+        if (rc) {
+            rc = cc__bnb_shave(&h.b);
+            if (!rc) n_refute++;
+            else
+                for (i = 0; i < n; i++) cut |= h.b.h[i] > h0[i] || h.b.lt[i] < l0[i];
+            n_cut += cut;
+        }
+        if (any && !rc && bad_sound++ < 3) NOTE("trial %d (n=%d, cap %d, T %d): refuted, but a schedule exists", trial, n, cap, T);
+        if (any && rc)
+            for (i = 0; i < n; i++)
+                if ((h.b.h[i] > fmin[i] || h.b.lt[i] < fmax[i]) && bad_window++ < 3)
+                    NOTE("trial %d: job %d's window [%lld, %lld] loses a feasible start (%lld..%lld)", trial, i,
+                         (long long)h.b.h[i], (long long)h.b.lt[i], (long long)fmin[i], (long long)fmax[i]);
+        hand_free(&h);
+    }
+    NOTE("400 problems, %d with a schedule; shaving refuted %d and cut a window of %d that time-tabling left", n_feasible, n_refute, n_cut);
+    CHECK_INT(bad_sound, 0, "shaving never refutes a problem that has a schedule");
+    CHECK_INT(bad_window, 0, "shaving never cuts a feasible start");
+    CHECK(n_refute > 0 && n_cut > 0, "shaving refutes (%d) and cuts (%d) beyond time-tabling", n_refute, n_cut);
+}
+
 static void test_parent_windows(void) {
     /* unary, A (3) and B (2), target 10: from scratch nothing moves; from a
        parent's windows that hold A in [0, 1], A's part [1, 3) moves B to 3 */
@@ -693,6 +806,8 @@ int main(void) {
     TH_RUN(test_energetic);
     TH_RUN(test_destructive);
     TH_RUN(test_parent_windows);
+    TH_RUN(test_shave);
+    TH_RUN(test_shave_brute);
     TH_RUN(test_unary_rules);
     TH_RUN(test_unary_brute);
     TH_RUN(test_work_budget);
