@@ -477,7 +477,9 @@ CONCERTO_API int         cc_op_preds(const cc_graph* graph, cc_op op, cc_op* out
 /* ---- scheduler ----------------------------------------------------------*/
 typedef enum cc_sched_method {
     CC_SCHED_AUTO = 0,    /* up to 200 ops: a short evolution (1000 schedules),
-                             branch and bound, then the rest of the budget;
+                             branch and bound, then the rest of the budget, and
+                             where a resource is cumulative the restarts with
+                             their neighbourhood searches (see restarts);
                              above: every priority rule once, each improved,
                              then odd-even windows */
     CC_SCHED_LIST,        /* one pass of the priority rule (+ improvement) */
