@@ -463,7 +463,7 @@ static void test_query_defaults(void) {
             q = cc_sched_query_defaults(&zero, cc_graph_n_ops(g));
             if (q.sgs == CC_SGS_DEFAULT || q.priority == CC_PRIO_DEFAULT || q.improve_passes == 0 || q.budget_schedules == 0 ||
                 q.bnb_nodes == 0 || q.window_ops == 0 || q.rounds == 0 || q.window_nodes == 0 || q.exact == CC_EXACT_DEFAULT ||
-                q.lp_time_limit_s == 0 || q.lp_window_time_limit_s == 0 || q.method != zero.method)
+                q.lp_time_limit_s == 0 || q.lp_window_time_limit_s == 0 || q.restarts == 0 || q.method != zero.method)
                 filled = 0;
             memset(&a, 0, sizeof a);
             memset(&b, 0, sizeof b);
@@ -704,6 +704,90 @@ static void test_never_worse_than_program(void) {
         }
 }
 
+/* AUTO's restarts and neighbourhood search (desc.restarts) on graphs with
+   cumulative resources. With the branch and bound off and the same seed,
+   the first evolution is the same with and without them, and they only
+   ever offer a better schedule: so restarts = 1 (the neighbourhood search
+   on the incumbent alone) and the default 8 are never worse than -1 (none),
+   never below the brute-force optimum, valid by the test's own checker and
+   by cc_schedule_check, and the same on a second solve. Larger graphs (no
+   optimum known) the same but for the optimum. */
+static void test_restarts(void) {
+    tu_rng rng = {777};
+    int trial, n_trials = 300, n_big = 30, n_lns_better = 0, n_rs_better = 0, n_rs_opt = 0, n_none_opt = 0;
+    tally t_solve = {"solve returns CC_OK", 0, 0};
+    tally t_valid = {"schedule valid, makespan and bounds consistent (own checker)", 0, 0};
+    tally t_check = {"cc_schedule_check accepts", 0, 0};
+    tally t_worse = {"restarts and neighbourhood search never worse than none", 0, 0};
+    tally t_below = {"never below the brute-force optimum", 0, 0};
+    tally t_same = {"a second solve gives the same start times", 0, 0};
+    for (trial = 0; trial < n_trials + n_big; trial++) {
+        int big = trial >= n_trials, v, i;
+        tu_gen gen;
+        tu_inst* in;
+        cc_graph* g = NULL;
+        double opt = -1, cp, rb, mk[3] = {-1, -1, -1};
+        static const int rs[3] = {-1, 1, 0};
+        gen.n_min = big ? 25 : 5; gen.n_max = big ? 40 : 9;
+        gen.k_min = 2; gen.k_max = 3; gen.streams = 0; gen.cap_max = 4; gen.dur_max = 6; gen.unit_us = 1.0;
+        gen.p_edge_max = big ? 0.15 : 0.4; gen.p_no_stream = 0.0;
+        in = tu_random_inst(&rng, &gen);
+        if (!big) { long nodes = 0; opt = tu_brute_force(in, gen.unit_us, &nodes); }
+        cp = tu_critical_path(in);
+        rb = tu_resource_bound(in);
+        if (tu_build_graph(ctx, in, &g) != CC_OK) { bad(&t_solve, "trial %d: build: %s", trial, cc_last_error(ctx)); tu_inst_free(in); continue; }
+        for (v = 0; v < 3; v++) {
+            cc_sched_desc d = cc_sched_desc_default();
+            cc_schedule s, s2;
+            char where[160];
+            double mc = -1;
+            d.method = CC_SCHED_AUTO;
+            d.bnb_nodes = -1;
+            d.budget_schedules = big ? 60 : 20;
+            d.seed = (uint64_t)trial;
+            d.restarts = rs[v];
+            snprintf(where, sizeof where, "trial %d (n=%d, k=%d) restarts=%d", trial, in->n, in->k, rs[v]);
+            memset(&s, 0, sizeof s);
+            memset(&s2, 0, sizeof s2);
+            t_solve.n_seen++;
+            if (cc_sched_solve(ctx, g, &d, &s) != CC_OK || cc_sched_solve(ctx, g, &d, &s2) != CC_OK) {
+                bad(&t_solve, "%s: %s", where, cc_last_error(ctx));
+                cc_schedule_release(ctx, &s); cc_schedule_release(ctx, &s2);
+                continue;
+            }
+            mk[v] = judge(&t_valid, where, in, &s, cp, rb);
+            if (mk[v] >= 0) {
+                if (cc_schedule_check(ctx, g, s.start_us, &mc) != CC_OK || fabs(mc - mk[v]) > EPS)
+                    bad(&t_check, "%s: makespan %g (own %g): %s", where, mc, mk[v], cc_last_error(ctx));
+                if (opt >= 0 && mk[v] < opt - EPS) bad(&t_below, "%s: makespan %g below the optimum %g", where, mk[v], opt);
+                for (i = 0; i < in->n; i++)
+                    if (s.start_us[i] != s2.start_us[i]) { bad(&t_same, "%s: j%d starts at %g, then %g", where, i, s.start_us[i], s2.start_us[i]); break; }
+            }
+            cc_schedule_release(ctx, &s);
+            cc_schedule_release(ctx, &s2);
+        }
+        if (mk[0] >= 0 && mk[1] >= 0 && mk[2] >= 0) {
+            if (mk[1] > mk[0] + EPS || mk[2] > mk[0] + EPS)
+                bad(&t_worse, "trial %d: none %g, neighbourhood search %g, restarts %g", trial, mk[0], mk[1], mk[2]);
+            n_lns_better += mk[1] < mk[0] - EPS;
+            n_rs_better += mk[2] < mk[0] - EPS;
+            if (!big) { n_none_opt += fabs(mk[0] - opt) <= EPS; n_rs_opt += fabs(mk[2] - opt) <= EPS; }
+        }
+        cc_graph_destroy(g);
+        tu_inst_free(in);
+    }
+    NOTE("%d small instances: at the optimum %d without, %d with restarts; better than none: neighbourhood search alone %d, "
+         "restarts %d (of %d)", n_trials, n_none_opt, n_rs_opt, n_lns_better, n_rs_better, n_trials + n_big);
+    CHECK_INT(t_solve.n_bad, 0, "%s (%d solves)", t_solve.what, t_solve.n_seen);
+    CHECK_INT(t_valid.n_bad, 0, "%s", t_valid.what);
+    CHECK_INT(t_check.n_bad, 0, "%s", t_check.what);
+    CHECK_INT(t_worse.n_bad, 0, "%s", t_worse.what);
+    CHECK_INT(t_below.n_bad, 0, "%s", t_below.what);
+    CHECK_INT(t_same.n_bad, 0, "%s", t_same.what);
+    CHECK(n_rs_better > 0 && n_lns_better > 0, "restarts (%d) and the neighbourhood search alone (%d) each improve some "
+          "instance over one evolution", n_rs_better, n_lns_better);
+}
+
 int main(void) {
     if (cc_context_create(NULL, &ctx) != CC_OK) { CHECK(0, "context"); return th_done(); }
     TH_RUN(test_edge_cases);
@@ -714,6 +798,7 @@ int main(void) {
     TH_RUN(test_window_report);
     TH_RUN(test_never_worse_than_program);
     TH_RUN(test_deeper_windows);
+    TH_RUN(test_restarts);
     cc_context_destroy(ctx);
     return th_done();
 }
