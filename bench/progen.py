@@ -4,7 +4,8 @@ ProGen made the J30 and J60 sets, for any number of jobs.
 
     progen.py gen --jobs N --out DIR [--per-set K] [--seed S] [--prefix P]
                   [--sets LIST] [--nc LIST] [--rf LIST] [--rs LIST]
-    progen.py stats [--lft RESULTS.txt] [--label L] FILE.sm...
+    progen.py stats [--lft RESULTS.txt] [--label L] [--by nc|rf|rs] FILE.sm...
+    progen.py check [--label L] [--verbose] FILE.sm...
 
 The generator follows the definitions of R. Kolisch, A. Sprecher and
 A. Drexl, "Characterization and generation of a general class of
@@ -57,6 +58,13 @@ RESULTS.txt (lines of build/psplib, e.g. with --method list --rule lft
 --sgs serial --improve 0) from the critical-path bound. With --by nc|rf|rs
 it prints one row per value of that parameter, taken from the set number
 in the file name (files named <letters><30|60|90|120><p>_<i>.sm).
+
+check recomputes, for files named that way, each definition above from the
+file alone (reachability by search, the earliest-start profile one time
+unit at a time) and says how many files meet each; exit status 1 if any
+file misses one. The resource factor is reported as a distance from
+round(RF * 4 * jobs) pairs rather than checked: ProGen allowed a tolerance
+there, and the real J30/J60 files use it.
 """
 import argparse
 import os
@@ -398,6 +406,82 @@ def cmd_stats(a):
     return 0
 
 
+def check_file(path, n_jobs, nc, rf, rs):
+    """The definitions above, checked on one file without the generator's
+    own bookkeeping: a dict property -> bool, and the number of (job,
+    resource) pairs in use minus round(rf * 4 * n_jobs)."""
+    succ_lists, dur, dem, cap = read_sm(path)
+    n = len(dur)
+    pred_count = [0] * n
+    for i in range(n):
+        for j in succ_lists[i]:
+            pred_count[j] += 1
+
+    def reaches(a, b, skip):
+        """Whether b can be reached from a by a path that does not use the
+        arc a -> skip as its first step."""
+        stack, seen = [x for x in succ_lists[a] if x != skip], set()
+        while stack:
+            x = stack.pop()
+            if x == b:
+                return True
+            if x not in seen:
+                seen.add(x)
+                stack.extend(succ_lists[x])
+        return False
+
+    jobs = range(1, n - 1)
+    # resource profile of the earliest-start schedule, one time unit at a time
+    es = [0] * n
+    changed = True
+    while changed:
+        changed = False
+        for i in range(n):
+            for j in succ_lists[i]:
+                if es[j] < es[i] + dur[i]:
+                    es[j], changed = es[i] + dur[i], True
+    kmax = [max(sum(dem[j][k] for j in jobs if es[j] <= t < es[j] + dur[j]) for t in range(es[n - 1] + 1))
+            for k in range(K)]
+    kmin = [max(dem[j][k] for j in jobs) for k in range(K)]
+    pairs = sum(1 for j in jobs for k in range(K) if dem[j][k] > 0)
+    props = {
+        "jobs": n == n_jobs + 2,
+        "topological": all(j > i for i in range(n) for j in succ_lists[i]),
+        "3 start, 3 finish": sorted(succ_lists[0]) == list(range(1, N_START + 1)) and pred_count[n - 1] == N_FINISH,
+        "<= 3 successors and predecessors": all(len(succ_lists[j]) <= MAX_SUCC and pred_count[j] <= MAX_PRED
+                                                for j in jobs),
+        "no redundant arc": not any(reaches(i, j, j) for i in range(n) for j in succ_lists[i]),
+        "arcs = ceil(NC * nodes)": sum(len(x) for x in succ_lists) == -(-int(round(nc * n * 1000)) // 1000),
+        "durations 1..10": all(1 <= dur[j] <= 10 for j in jobs) and dur[0] == dur[n - 1] == 0,
+        "demands 1..10, one or more per job": all(0 <= dem[j][k] <= 10 for j in jobs for k in range(K))
+                                              and all(any(dem[j]) for j in jobs),
+        "capacities by RS": all(cap[k] == kmin[k] + int(round(rs * (kmax[k] - kmin[k]) + 1e-9)) for k in range(K)),
+    }
+    return props, pairs - int(round(rf * K * n_jobs))
+
+
+def cmd_check(a):
+    grid = param_sets(NC_GRID, RF_GRID, RS_GRID)
+    passed, rf_off, n_files = {}, [], 0
+    for path in a.files:
+        m = NAME.match(os.path.basename(path)[:-3])
+        if not m:
+            sys.stderr.write("progen.py check: needs names like j305_1.sm: %s\n" % path)
+            return 1
+        nc, rf, rs = grid[int(m.group(2)) - 1]
+        props, off = check_file(path, int(m.group(1)), nc, rf, rs)
+        n_files += 1
+        rf_off.append(abs(off))
+        for key, ok in props.items():
+            passed[key] = passed.get(key, 0) + ok
+            if not ok and a.verbose:
+                print("%s: not %s" % (path, key))
+    print("%s: %d files; %s; resource pairs - round(RF * 4 * jobs): max |.| %d, mean |.| %.2f" % (
+        a.label, n_files, ", ".join("%s %d" % (k, v) for k, v in passed.items()), max(rf_off),
+        statistics.mean(rf_off)))
+    return 0 if all(v == n_files for v in passed.values()) else 1
+
+
 def floats(s):
     return [float(x) for x in s.split(",")]
 
@@ -420,6 +504,10 @@ def main():
     s.add_argument("--label", default="instances")
     s.add_argument("--by", choices=["nc", "rf", "rs"])
     s.add_argument("files", nargs="+")
+    c = sub.add_parser("check")
+    c.add_argument("--label", default="instances")
+    c.add_argument("--verbose", action="store_true")
+    c.add_argument("files", nargs="+")
     a = ap.parse_args()
     if a.cmd == "gen":
         if a.jobs < N_START + N_FINISH + 1:
@@ -428,6 +516,8 @@ def main():
         return cmd_gen(a)
     if a.cmd == "stats":
         return cmd_stats(a)
+    if a.cmd == "check":
+        return cmd_check(a)
     ap.print_help()
     return 2
 
