@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Larger instances of J30/J60's generator, and whether the scheduler keeps
 # its quality per second on them (bench/RESULTS.md has the figures).
-#   bench/larger.sh            (about 10-15 minutes on 2 cores)
+#   bench/larger.sh            (about 7 minutes on 2 cores; 25 with LARGER_LONG_LIMIT=30)
 #
 # 1. Is bench/progen.py's generator the one that made J30/J60? It makes 480
 #    J30-like and 480 J60-like instances (10 per parameter set, as the real

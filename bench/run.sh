@@ -8,7 +8,7 @@
 # larger: bench/larger.sh, instances of J30/J60's generator (bench/progen.py)
 # first against the real sets' statistics, then with 30, 60, 90 and 120 jobs
 # beside CP-SAT (10 s, 2 workers; skipped with the commands that install it
-# where OR-tools is absent), 24 parameter sets per size. About 10-15 minutes.
+# where OR-tools is absent), 24 parameter sets x 2 per size. About 7 minutes.
 # gpu: build/bench_gpu (bench/gpu.cu) on one GPU; it is built here only where
 # nvcc and NCCL are found (else this part says what is missing), and skips,
 # saying why, on a machine without a GPU.
