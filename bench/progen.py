@@ -69,6 +69,9 @@ RESULTS.txt (lines of build/psplib, e.g. with --method list --rule lft
 it prints one row per value of that parameter, taken from the set number
 in the file name (files named <letters><30|60|90|120><p>_<i>.sm).
 
+stats --by and check read the parameters from the set number in the name,
+so they assume the default grid (not one given with --nc, --rf or --rs).
+
 check recomputes, for files named that way, each definition above from the
 file alone (reachability by search, the earliest-start profile one time
 unit at a time) and says how many files meet each; exit status 1 if any
