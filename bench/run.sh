@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # make bench: the scheduler's benchmarks. Results go to stdout; the figures
 # in bench/RESULTS.md were taken with this script (see there for the machine).
-#   bench/run.sh [psplib|scale|exec|lp|lp48|cpsat|gpt|gpu|gpt-cuda|cluster|plan|all]      (default all)
+#   bench/run.sh [psplib|scale|exec|lp|lp48|larger|cpsat|gpt|gpu|gpt-cuda|cluster|plan|all]      (default all)
 #   (gpt-throughput, gpt-orders, gpt-text, gpt-mpi: one part of gpt)
 # lp48: bench/lp48.sh, the lp_solve backend alone on one J30 instance of each
 # of the 48 parameter sets (build/psplib --solver lp --time-limit 5).
+# larger: bench/larger.sh, instances of J30/J60's generator (bench/progen.py)
+# first against the real sets' statistics, then with 30, 60, 90 and 120 jobs
+# beside CP-SAT (10 s, 2 workers; skipped with the commands that install it
+# where OR-tools is absent), 24 parameter sets x 2 per size. About 7 minutes.
 # gpu: build/bench_gpu (bench/gpu.cu) on one GPU; it is built here only where
 # nvcc and NCCL are found (else this part says what is missing), and skips,
 # saying why, on a machine without a GPU.
@@ -117,6 +121,13 @@ if [ "$what" = all ] || [ "$what" = lp48 ]; then
   echo
   echo "lp_solve backend: 48 J30 parameter sets (bench/lp48.sh):"
   if [ -d "$DATA" ]; then BUILD="$BUILD" DATA="$DATA" bash bench/lp48.sh | tail -n 4; else echo "skipped: $DATA not found"; fi
+fi
+
+if [ "$what" = all ] || [ "$what" = larger ]; then
+  echo
+  echo "larger PSPLIB-like instances beside CP-SAT (bench/larger.sh):"
+  if [ -d "$DATA" ]; then BUILD="$BUILD" DATA="$DATA" CPSAT_PYTHON="${CPSAT_PYTHON:-$BUILD/venv/bin/python}" bash bench/larger.sh
+  else echo "skipped: $DATA not found"; fi
 fi
 
 if [ "$what" = all ] || [ "$what" = cpsat ]; then
