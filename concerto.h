@@ -536,7 +536,8 @@ typedef struct cc_sched_desc {
     int window_max_ops;       /* deeper odd-even windows: after the rounds of block size window_ops,
                                  rounds of blocks 1.5 and 4/3 times larger in turn (12, 16, 24, 32,
                                  48, 64 from 8) up to this size, each size until both offsets change
-                                 nothing. Better schedules for 10-30 times the time (64 on 1k-5k ops);
+                                 nothing; the sizes again while that shortens the schedule (at most 4
+                                 passes). Better schedules for 10-50 times the time (64 on 1k-10k ops);
                                  0 or <= window_ops: none */
     int64_t lp_warm_nodes;    /* CC_EXACT_LPSOLVE on a whole graph: branch-and-bound nodes run before
                                  lp_solve, for its incumbent and lower bound (a proof there ends the
@@ -6828,6 +6829,8 @@ static cc_result cc__solve_exact(cc__solve* S) {
     return CC_OK;
 }
 
+#define CONCERTO__OE_DEEP_PASSES 4   /* passes of the deepening over its block sizes, at most */
+
 /* The next block size of the deepening: 1.5 times a power of two, else
    4/3 times (8, 12, 16, 24, 32, 48, 64, ...); always larger. */
 static int cc__oe_next_block(int b) {
@@ -6840,7 +6843,7 @@ static cc_result cc__solve_windows(cc__solve* S) {
     cc__exact_cfg cfg;
     cc__time mk = S->h.best_mk;
     cc_result rc;
-    int b;
+    int b, pass;
     if (S->h.best_mk <= S->lb || S->d.rounds <= 0) return CC_OK;
     memcpy(S->h.cur, S->h.best, (size_t)S->p.n * sizeof(cc__time));
     memset(&cfg, 0, sizeof cfg);
@@ -6849,10 +6852,18 @@ static cc_result cc__solve_windows(cc__solve* S) {
     rc = cc__oddeven(S->ctx, &S->h, S->h.cur, &mk, S->d.window_ops, S->d.rounds, &cfg, S->t_end, &S->nodes);
     /* deepening: larger blocks move what the smaller ones could not (a
        whole micro-batch's ops past another's); each size runs its rounds
-       until both offsets change nothing */
-    for (b = cc__oe_next_block(S->d.window_ops); rc == CC_OK && b <= S->d.window_max_ops; b = cc__oe_next_block(b)) {
-        if (mk <= S->lb || cc__solve_out_of_time(S)) break;
-        rc = cc__oddeven(S->ctx, &S->h, S->h.cur, &mk, b, S->d.rounds, &cfg, S->t_end, &S->nodes);
+       until both offsets change nothing; then the sizes again from
+       window_ops (what the large blocks moved opens room for small ones),
+       while a pass over them shortens the schedule, at most
+       CONCERTO__OE_DEEP_PASSES passes */
+    for (pass = 0; rc == CC_OK && S->d.window_max_ops > S->d.window_ops && pass < CONCERTO__OE_DEEP_PASSES; pass++) {
+        cc__time before = mk;
+        b = pass ? S->d.window_ops : cc__oe_next_block(S->d.window_ops);
+        for (; rc == CC_OK && b <= S->d.window_max_ops; b = cc__oe_next_block(b)) {
+            if (mk <= S->lb || cc__solve_out_of_time(S)) break;
+            rc = cc__oddeven(S->ctx, &S->h, S->h.cur, &mk, b, S->d.rounds, &cfg, S->t_end, &S->nodes);
+        }
+        if (mk >= before) break;
     }
     S->wins[0] += cfg.wins[0]; S->wins[1] += cfg.wins[1];
     if (rc != CC_OK) return rc;

@@ -24,7 +24,7 @@
    --window-nodes   branch-and-bound nodes per odd-even window (default 300)
    --window-max  deeper odd-even windows: after the rounds of --window, blocks 1.5 and
                  4/3 times larger in turn up to this size (default: none; 64 is a
-                 good choice on 1k-5k jobs, 10-30 times slower, better schedules)
+                 good choice on 1k-10k jobs, 10-50 times slower, better schedules)
    --restarts    method auto: evolutions of --budget schedules each, every one
                  followed by a large-neighbourhood search of exact windows
                  (default 4; 0 = one evolution and no neighbourhood search)
