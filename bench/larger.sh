@@ -88,16 +88,14 @@ for nci in 0 1 2; do
 done
 sets_csv=$(IFS=,; echo "${sets[*]}")
 
-have_cpsat=1
-if ! { [ -x "$py" ] && "$py" -c 'import ortools.sat.python.cp_model' 2>/dev/null; }; then
-  have_cpsat=0
-fi
+# shellcheck source=cpsat_probe.sh
+. "$(dirname "$0")/cpsat_probe.sh"
+cpsat_probe "$py"
 echo
 echo "2. build/psplib (default settings) and CP-SAT (whole model, ${T} s, 2 workers) on parameter sets ${sets_csv},"
 echo "   instance 1..$INST of each:"
 if [ $have_cpsat = 0 ]; then
-  echo "CP-SAT skipped: OR-tools not found for $py; install it (a reference, never a dependency) with"
-  echo "  python3 -m venv $BUILD/venv && $BUILD/venv/bin/pip install ortools"
+  cpsat_skip_message "$py" "$BUILD"
 else
   echo "   OR-tools $("$py" -c 'import ortools; print(ortools.__version__)')"
 fi

@@ -133,12 +133,12 @@ fi
 if [ "$what" = all ] || [ "$what" = cpsat ]; then
   make -s "$BUILD/bench_step_sm"
   py=${CPSAT_PYTHON:-$BUILD/venv/bin/python}
-  have_cpsat=1
-  if ! { [ -x "$py" ] && "$py" -c 'import ortools.sat.python.cp_model' 2>/dev/null; }; then
-    have_cpsat=0
+  # shellcheck source=cpsat_probe.sh
+  . "$(dirname "$0")/cpsat_probe.sh"
+  cpsat_probe "$py"
+  if [ $have_cpsat = 0 ]; then
     echo
-    echo "CP-SAT skipped: OR-tools not found for $py; install it (a reference, never a dependency) with"
-    echo "  python3 -m venv $BUILD/venv && $BUILD/venv/bin/pip install ortools"
+    cpsat_skip_message "$py" "$BUILD"
   else
     echo "OR-tools: $("$py" -c 'import ortools; print(ortools.__version__)')"
   fi
