@@ -6838,69 +6838,56 @@ static int cc__oe_next_block(int b) {
     return next > b ? next : b + 1;
 }
 
-/* Odd-even windows over the incumbent, deepened up to window_max_ops. */
-static cc_result cc__solve_windows(cc__solve* S) {
+/* Odd-even windows over h's incumbent (>>oddeven: windows of 2b
+   consecutive jobs by start, re-solved exactly with the rest fixed as
+   releases, deadlines and resource occupation), with `nodes` per window:
+   a pass runs the block sizes from b0 to b_max (cc__oe_next_block), each
+   for up to `rounds` rounds or until both offsets change nothing; the
+   passes repeat, at most `passes` of them, while one shortens the
+   schedule (what the large blocks moved opens room for small ones). Never
+   worse than the incumbent (every window starts from its placement;
+   justification is kept only where it is no later); the budget is in
+   branch-and-bound work, not time. */
+static cc_result cc__solve_windows_of(cc__solve* S, cc__heur* h, int b0, int b_max, int rounds, int64_t nodes, int passes) {
     cc__exact_cfg cfg;
-    cc__time mk = S->h.best_mk;
-    cc_result rc;
+    cc__time mk = h->best_mk;
+    cc_result rc = CC_OK;
     int b, pass;
-    if (S->h.best_mk <= S->lb || S->d.rounds <= 0) return CC_OK;
-    memcpy(S->h.cur, S->h.best, (size_t)S->p.n * sizeof(cc__time));
+    if (mk >= CONCERTO__TIME_MAX || mk <= S->lb || rounds <= 0) return CC_OK;
+    memcpy(h->cur, h->best, (size_t)S->p.n * sizeof(cc__time));
     memset(&cfg, 0, sizeof cfg);
-    cfg.which = S->d.exact; cfg.nodes = S->d.window_nodes;
+    cfg.which = S->d.exact; cfg.nodes = nodes;
     cfg.lp_time_limit_s = S->d.lp_window_time_limit_s;
-    rc = cc__oddeven(S->ctx, &S->h, S->h.cur, &mk, S->d.window_ops, S->d.rounds, &cfg, S->t_end, &S->nodes);
-    /* deepening: larger blocks move what the smaller ones could not (a
-       whole micro-batch's ops past another's); each size runs its rounds
-       until both offsets change nothing; then the sizes again from
-       window_ops (what the large blocks moved opens room for small ones),
-       while a pass over them shortens the schedule, at most
-       CONCERTO__OE_DEEP_PASSES passes */
-    for (pass = 0; rc == CC_OK && S->d.window_max_ops > S->d.window_ops && pass < CONCERTO__OE_DEEP_PASSES; pass++) {
+    for (pass = 0; rc == CC_OK && pass < passes; pass++) {
         cc__time before = mk;
-        b = pass ? S->d.window_ops : cc__oe_next_block(S->d.window_ops);
-        for (; rc == CC_OK && b <= S->d.window_max_ops; b = cc__oe_next_block(b)) {
+        for (b = b0; rc == CC_OK && b <= b_max; b = cc__oe_next_block(b)) {
             if (mk <= S->lb || cc__solve_out_of_time(S)) break;
-            rc = cc__oddeven(S->ctx, &S->h, S->h.cur, &mk, b, S->d.rounds, &cfg, S->t_end, &S->nodes);
+            rc = cc__oddeven(S->ctx, h, h->cur, &mk, b, rounds, &cfg, S->t_end, &S->nodes);
         }
         if (mk >= before) break;
     }
     S->wins[0] += cfg.wins[0]; S->wins[1] += cfg.wins[1];
     if (rc != CC_OK) return rc;
     cc__exact_report(S->out, &cfg);
-    cc__heur_offer(&S->h, S->h.cur, mk);
+    cc__heur_offer(h, h->cur, mk);
     return CC_OK;
 }
 
-/* Large-neighbourhood search on h's incumbent: odd-even windows of 2b
-   consecutive jobs (by start) re-solved exactly with the rest fixed as
-   releases, deadlines and resource occupation (>>oddeven), b from b0
-   deepened to b_max, each size up to CONCERTO__LNS_ROUNDS rounds or until
-   both offsets change nothing; nodes per window. Never worse than the
-   incumbent (every window starts from its placement; justification is
-   kept only where it is no later). The budget is in branch-and-bound work,
-   not time. */
+/* The odd-even method: windows of window_ops, deepened up to
+   window_max_ops (larger blocks move what the smaller ones could not: a
+   whole micro-batch's ops past another's). */
+static cc_result cc__solve_windows(cc__solve* S) {
+    int deep = S->d.window_max_ops > S->d.window_ops;
+    return cc__solve_windows_of(S, &S->h, S->d.window_ops, S->d.window_max_ops, S->d.rounds, S->d.window_nodes,
+                                deep ? CONCERTO__OE_DEEP_PASSES : 1);
+}
+
+/* The large-neighbourhood search of the restarts: windows of 2b jobs, b
+   from b0 to b_max, one pass of CONCERTO__LNS_ROUNDS rounds a size. */
 #define CONCERTO__LNS_ROUNDS 4
 
 static cc_result cc__solve_lns(cc__solve* S, cc__heur* h, int b0, int b_max, int64_t nodes) {
-    cc__exact_cfg cfg;
-    cc__time mk = h->best_mk;
-    cc_result rc = CC_OK;
-    int b;
-    if (mk >= CONCERTO__TIME_MAX || mk <= S->lb) return CC_OK;
-    memcpy(h->cur, h->best, (size_t)S->p.n * sizeof(cc__time));
-    memset(&cfg, 0, sizeof cfg);
-    cfg.which = S->d.exact; cfg.nodes = nodes;
-    cfg.lp_time_limit_s = S->d.lp_window_time_limit_s;
-    for (b = b0; rc == CC_OK && b <= b_max; b = cc__oe_next_block(b)) {
-        if (mk <= S->lb || cc__solve_out_of_time(S)) break;
-        rc = cc__oddeven(S->ctx, h, h->cur, &mk, b, CONCERTO__LNS_ROUNDS, &cfg, S->t_end, &S->nodes);
-    }
-    S->wins[0] += cfg.wins[0]; S->wins[1] += cfg.wins[1];
-    if (rc != CC_OK) return rc;
-    cc__exact_report(S->out, &cfg);
-    cc__heur_offer(h, h->cur, mk);
-    return CC_OK;
+    return cc__solve_windows_of(S, h, b0, b_max, CONCERTO__LNS_ROUNDS, nodes, 1);
 }
 
 /* The restarts of AUTO on small graphs with a cumulative resource: the
