@@ -1025,8 +1025,36 @@ CONCERTO_API cc_result cc_exec_profile(cc_exec* exec, int repeats, cc_comm* comm
    shares other things (profile it in its own steps). The steps run on the
    state as it is and may change it. Needs per-op timestamps:
    CC_ERR_UNSUPPORTED without them (a backend with none, a replayed CUDA
-   graph). */
+   graph). It starts afresh: steps added before (cc_exec_profile_add) are
+   dropped. */
 CONCERTO_API cc_result cc_exec_profile_steps(cc_exec* exec, int steps, cc_comm* comm);
+/* The same profile from steps the caller runs, where it runs them: steps
+   run back to back (cc_exec_profile_steps) are not the steps of a training
+   loop, which does host work between them (the next batch, the loss read
+   back, a log line), and the ranks' starts drift apart differently there;
+   a prediction for that loop comes true only if profiled in it.
+   cc_exec_profile_add, after a step's cc_exec_wait (or cc_exec_step),
+   adds that step's timeline to the executor's profile; once per step (a
+   second call before the next step is CC_ERR_INVALID_ARG), and a step
+   without per-op times adds nothing and is CC_ERR_UNSUPPORTED.
+   cc_exec_profile_apply then sets the graph's durations and executor
+   costs from the steps added, as cc_exec_profile_steps does (the members
+   of comm agreeing, each having added its steps), and starts the profile
+   afresh; with none added it is CC_ERR_INVALID_ARG and changes nothing. */
+CONCERTO_API cc_result cc_exec_profile_add(cc_exec* exec);
+CONCERTO_API cc_result cc_exec_profile_apply(cc_exec* exec, cc_comm* comm);
+/* The plan's step as the last profile of whole steps predicts it, step by
+   step: each step profiled, simulated in the plan's order from its own op
+   times and launch and wait gaps (the members of comm agreeing on the mean
+   over them, step by step, so they need the same number of steps); the
+   median and the mean of those makespans (either may be NULL). Steps vary,
+   and a step ends with whichever path was slowest in it, so these exceed
+   cc_simulate's makespan from the mean durations (a makespan is a maximum
+   over paths, and the mean of a maximum is at least the maximum of the
+   means); the more paths run side by side, the more (an overlapped plan
+   more than program order). CC_ERR_INVALID_ARG before a profile of whole
+   steps was applied. */
+CONCERTO_API cc_result cc_exec_profile_makespan(cc_exec* exec, double* median_us, double* mean_us);
 /* ---- world: ranks as threads in one process ------------------------------
    N ranks, each a thread with its own context, running fn; ranks are grouped
    into nodes of ranks_per_node. Collectives between them move real data:
@@ -9051,6 +9079,8 @@ done:
    Running a plan: every step the ops of the plan in host order, each with
    its waits, timestamps and event record, all through the backend. */
 
+#define CONCERTO__PROFILE_MAX_STEPS 1000   /* steps cc_exec_profile_add takes before an apply */
+
 struct cc_exec {
     cc_context* ctx;
     cc_plan* plan;
@@ -9064,6 +9094,14 @@ struct cc_exec {
     int launched;
     int has_coll;              /* the plan issues collectives */
     int agreed;                /* cc_exec_agree succeeded */
+    int ran;                   /* a step ended since the last cc_exec_profile_add */
+    int prof_steps;            /* steps added since the last cc_exec_profile_apply */
+    double* prof;              /* [n_ops + 4]: their ops' times summed, launch gaps (sum,
+                                  count), wait gaps (sum, count) */
+    double* prof_mk;           /* [CONCERTO__PROFILE_MAX_STEPS]: each added step simulated from
+                                  its own times (us) */
+    double prof_med, prof_mean; /* of those, as the last apply agreed them; -1: none */
+    cc__time* prof_dur;        /* [2 n_ops]: scratch, one step's times in ticks, its simulated starts */
 };
 
 CONCERTO_API void cc_backend_destroy(cc_backend* be) {
@@ -9083,7 +9121,8 @@ CONCERTO_API void cc_exec_destroy(cc_exec* x) {
         for (i = 0; i < x->plan->n_ops; i++) if (x->events[i]) f->event_destroy(x->be.self, x->events[i]);
     if (x->streams)
         for (i = 0; i < x->plan->n_streams; i++) if (x->streams[i]) f->stream_destroy(x->be.self, x->streams[i]);
-    cc__free(x->ctx, x->events); cc__free(x->ctx, x->streams); cc__free(x->ctx, x->t);
+    cc__free(x->ctx, x->events); cc__free(x->ctx, x->streams); cc__free(x->ctx, x->t); cc__free(x->ctx, x->prof);
+    cc__free(x->ctx, x->prof_mk); cc__free(x->ctx, x->prof_dur);
     cc__free(x->ctx, x);
 }
 
@@ -9154,7 +9193,11 @@ CONCERTO_API cc_result cc_exec_create(cc_context* ctx, cc_plan* plan, const cc_b
     x->streams = (void**)cc__calloc(ctx, (size_t)plan->n_streams + 1, sizeof(void*));
     x->events = (void**)cc__calloc(ctx, (size_t)plan->n_ops + 1, sizeof(void*));
     x->t = (double*)cc__calloc(ctx, 2 * (size_t)plan->n_ops + 1, sizeof(double));
-    if (!x->streams || !x->events || !x->t) { cc_exec_destroy(x); return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_create: out of memory"); }
+    x->prof = (double*)cc__calloc(ctx, (size_t)plan->n_ops + 4, sizeof(double));
+    x->prof_mk = (double*)cc__calloc(ctx, CONCERTO__PROFILE_MAX_STEPS, sizeof(double));
+    x->prof_dur = (cc__time*)cc__calloc(ctx, 2 * (size_t)plan->n_ops + 1, sizeof(cc__time));
+    x->prof_med = x->prof_mean = -1;
+    if (!x->streams || !x->events || !x->t || !x->prof || !x->prof_mk || !x->prof_dur) { cc_exec_destroy(x); return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_create: out of memory"); }
     for (i = 0; i < plan->n_streams; i++)
         if ((rc = f->stream_create(be->self, i, &x->streams[i])) != CC_OK) {
             char idx[16];
@@ -9214,6 +9257,7 @@ CONCERTO_API cc_result cc_exec_launch(cc_exec* x) {
     if (x->has_coll && !x->agreed)
         return CONCERTO__FAIL(x->ctx, CC_ERR_PLAN_MISMATCH, "cc_exec_launch: the plan has collectives: call cc_exec_agree "
                               "first, so that ranks with different plans never start");
+    x->ran = 0;
     x->t0 = f->now_us ? f->now_us(x->be.self) : 0;
     if (f->step_begin && (rc = f->step_begin(x->be.self)) != CC_OK)
         return cc__exec_fail(x->ctx, rc, "cc_exec_launch: backend '%s' could not begin the step", x->be_name, NULL);
@@ -9242,6 +9286,7 @@ CONCERTO_API cc_result cc_exec_wait(cc_exec* x) {
     if (!x->launched) return CC_OK;
     rc = x->be.fns->synchronize(x->be.self);
     x->launched = 0;
+    x->ran = rc == CC_OK;
     return rc;
 }
 
@@ -9624,84 +9669,157 @@ done:
    waited for them shows a wait, start - when they ended (the stream
    simulation's launch_us and wait_us). Sums and counts go to acc: launch
    gaps, then wait gaps. */
-static void cc__profile_gaps(const cc_plan* pl, const double* start, const double* end, double* acc) {
+static void cc__profile_gaps(const cc_plan* pl, const double* t, double t0, double* acc) {
     const cc_graph* g = pl->g;
     int v, e;
     for (v = 0; v < pl->n_ops; v++) {
         const cc__plan_op* o = &pl->op[v];
-        double base = 0, other = -1;
+        double base = t0, other = t0 - 1;
         if (o->stream < 0) continue;
-        if (o->pos > 0) base = end[pl->seq[pl->seq_off[o->stream] + o->pos - 1]];
+        if (o->pos > 0) base = t[2 * pl->seq[pl->seq_off[o->stream] + o->pos - 1] + 1];
         for (e = g->pred_off[v]; e < g->pred_off[v + 1]; e++) {
             int u = g->pred[e];
-            if (pl->op[u].stream != o->stream && end[u] > other) other = end[u];
-            if (pl->op[u].stream == o->stream && end[u] > base) base = end[u];
+            if (pl->op[u].stream != o->stream && t[2 * u + 1] > other) other = t[2 * u + 1];
+            if (pl->op[u].stream == o->stream && t[2 * u + 1] > base) base = t[2 * u + 1];
         }
-        if (other > base) { acc[2] += start[v] - other; acc[3] += 1; }
-        else { acc[0] += start[v] - base; acc[1] += 1; }
+        if (other > base) { acc[2] += t[2 * v] - other; acc[3] += 1; }
+        else { acc[0] += t[2 * v] - base; acc[1] += 1; }
     }
 }
 
-CONCERTO_API cc_result cc_exec_profile_steps(cc_exec* x, int steps, cc_comm* comm) {
+CONCERTO_API cc_result cc_exec_profile_add(cc_exec* x) {
     const cc_plan* pl;
-    double *sum = NULL, *start = NULL, *end = NULL, acc[4] = { 0, 0, 0, 0 };
+    double gaps[4];
+    cc__prob p;
+    cc__time mk;
+    int i, blocked[2];
+    if (!x) return CC_ERR_INVALID_ARG;
+    pl = x->plan;
+    if (!x->be.fns->timestamp)
+        return CONCERTO__FAIL(x->ctx, CC_ERR_UNSUPPORTED, "cc_exec_profile_add: backend '%s' has no timestamps", x->be_name);
+    if (x->launched) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile_add: wait for the step first");
+    if (!x->ran)
+        return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile_add: no step has ended since the last one added "
+                              "(run one with cc_exec_step, or cc_exec_launch and cc_exec_wait)");
+    if (x->prof_steps >= CONCERTO__PROFILE_MAX_STEPS)
+        return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile_add: %d steps added already, the most it takes: "
+                              "apply them first", x->prof_steps);
+    for (i = 0; i < pl->n_ops; i++)   /* checked first: a step that cannot be added adds nothing */
+        if (!(x->t[2 * i + 1] - x->t[2 * i] == x->t[2 * i + 1] - x->t[2 * i]))
+            return CONCERTO__FAIL(x->ctx, CC_ERR_UNSUPPORTED, "cc_exec_profile_add: op '%s' has no time in the step on backend "
+                                  "'%s' (a replayed graph times only the whole step)", cc__name(pl->g, i), x->be_name);
+    memset(gaps, 0, sizeof gaps);
+    cc__profile_gaps(pl, x->t, x->t0, gaps);
+    for (i = 0; i < pl->n_ops; i++) {
+        double d = x->t[2 * i + 1] - x->t[2 * i];
+        x->prof[i] += d > 0 ? d : 0;
+        x->prof_dur[i] = (cc__time)llround((d > 0 ? (d < 1e12 ? d : 1e12) : 0) * CONCERTO__TICKS_PER_US);
+    }
+    for (i = 0; i < 4; i++) x->prof[pl->n_ops + i] += gaps[i];
+    /* the step again, simulated in the plan's order from its own times and
+       gaps: where steps vary, the mean of these is what a step costs, and
+       it exceeds a step simulated from the mean times (each step ends with
+       its own slowest path) */
+    cc__prob_of_graph(pl->g, &p);
+    p.dur = x->prof_dur;
+    p.grain = 1;
+    p.launch = (cc__time)llround((gaps[1] > 0 && gaps[0] > 0 ? gaps[0] / gaps[1] : 0) * CONCERTO__TICKS_PER_US);
+    p.wait = (cc__time)llround((gaps[3] > 0 && gaps[2] > 0 ? gaps[2] / gaps[3] : 0) * CONCERTO__TICKS_PER_US);
+    p.slow[0] = p.slow[1] = 1;
+    mk = cc__stream_sim(x->ctx, &p, pl->issue, x->prof_dur + pl->n_ops, blocked);
+    if (mk < 0)
+        return CONCERTO__FAIL(x->ctx, mk == -2 ? CC_ERR_OUT_OF_MEMORY : CC_ERR_DEADLOCK, "cc_exec_profile_add: simulating the step "
+                              "from its times: %s", mk == -2 ? "out of memory" : "the plan's order contradicts its dependencies");
+    x->prof_mk[x->prof_steps] = (double)mk / CONCERTO__TICKS_PER_US;
+    x->prof_steps++;
+    x->ran = 0;
+    return CC_OK;
+}
+
+CONCERTO_API cc_result cc_exec_profile_apply(cc_exec* x, cc_comm* comm) {
+    const cc_plan* pl;
+    const double* acc;
+    double* mean;
     cc_exec_costs costs;
-    int i, k, m;
+    int i, m;
     cc_result rc = CC_OK;
     if (!x) return CC_ERR_INVALID_ARG;
     pl = x->plan;
+    if (x->prof_steps < 1)
+        return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile_apply: no step added (cc_exec_profile_add after "
+                              "each step to profile)");
+    m = pl->n_ops + 2 + x->prof_steps;   /* the means, then each step's simulated makespan */
+    acc = x->prof + pl->n_ops;
+    if (!(mean = (double*)cc__alloc(x->ctx, (size_t)m * sizeof(double))))
+        return CONCERTO__FAIL(x->ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_profile_apply: out of memory");
+    memcpy(mean + pl->n_ops + 2, x->prof_mk, (size_t)x->prof_steps * sizeof(double));
+    /* means: a step's time is a sum of its ops' times and gaps, and a
+       stall in one of them is part of what a step costs */
+    for (i = 0; i < pl->n_ops; i++) mean[i] = x->prof[i] / x->prof_steps;
+    mean[pl->n_ops] = acc[1] > 0 ? acc[0] / acc[1] : 0;
+    mean[pl->n_ops + 1] = acc[3] > 0 ? acc[2] / acc[3] : 0;
+    if (comm) {
+        cc_collective c;
+        memset(&c, 0, sizeof c);
+        c.kind = CC_COLL_ALL_REDUCE; c.dtype = CC_DTYPE_FLOAT64; c.reduce = CC_REDUCE_SUM;
+        c.n_elems = (size_t)m; c.comm = comm; c.send_buf = mean; c.recv_buf = mean;
+        if ((rc = cc__exec_collective_now(x, &c, (size_t)m * sizeof(double), (size_t)m * sizeof(double),
+                                          "cc_exec_profile_apply: agreeing on durations")) != CC_OK)
+            goto done;
+        for (i = 0; i < m; i++) mean[i] /= cc_comm_size(comm) > 0 ? cc_comm_size(comm) : 1;
+    }
+    for (i = 0; i < pl->n_ops; i++)
+        if (!(mean[i] >= 0 && mean[i] <= 1e12)) {   /* checked before any is set: the graph is changed whole or not at all */
+            rc = CONCERTO__FAIL(x->ctx, CC_ERR_BACKEND, "cc_exec_profile_apply: op '%s' has a mean time of %g us on backend '%s'",
+                                cc__name(pl->g, i), mean[i], x->be_name);
+            goto done;
+        }
+    for (i = 0; i < pl->n_ops; i++)
+        if ((rc = cc_op_set_duration(pl->g, cc_graph_op(pl->g, i), mean[i])) != CC_OK) goto done;
+    costs = cc_graph_exec_costs(pl->g);
+    costs.launch_us = mean[pl->n_ops] < 0 ? 0 : mean[pl->n_ops] < 1e6 ? mean[pl->n_ops] : 1e6;
+    costs.wait_us = mean[pl->n_ops + 1] < 0 ? 0 : mean[pl->n_ops + 1] < 1e6 ? mean[pl->n_ops + 1] : 1e6;
+    costs.compute_overlap = costs.comm_overlap = 1;
+    if ((rc = cc_graph_set_exec_costs(pl->g, &costs)) != CC_OK) goto done;
+    {
+        double* mk = mean + pl->n_ops + 2;
+        int n = x->prof_steps;
+        x->prof_mean = 0;
+        for (i = 0; i < n; i++) x->prof_mean += mk[i] / n;
+        qsort(mk, (size_t)n, sizeof(double), cc__dbl_cmp);
+        x->prof_med = n % 2 ? mk[n / 2] : (mk[n / 2 - 1] + mk[n / 2]) / 2;
+    }
+    memset(x->prof, 0, ((size_t)pl->n_ops + 4) * sizeof(double));
+    x->prof_steps = 0;
+done:
+    cc__free(x->ctx, mean);
+    return rc;
+}
+
+CONCERTO_API cc_result cc_exec_profile_makespan(cc_exec* x, double* median_us, double* mean_us) {
+    if (!x) return CC_ERR_INVALID_ARG;
+    if (x->prof_med < 0)
+        return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile_makespan: no profile of whole steps applied yet "
+                              "(cc_exec_profile_steps, or cc_exec_profile_add and cc_exec_profile_apply)");
+    if (median_us) *median_us = x->prof_med;
+    if (mean_us) *mean_us = x->prof_mean;
+    return CC_OK;
+}
+
+CONCERTO_API cc_result cc_exec_profile_steps(cc_exec* x, int steps, cc_comm* comm) {
+    int k;
+    cc_result rc = CC_OK;
+    if (!x) return CC_ERR_INVALID_ARG;
     if (steps < 1 || steps > 1000)
         return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile_steps: steps must be 1..1000, got %d", steps);
     if (x->launched) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile_steps: wait for the step first");
     if (!x->be.fns->timestamp)
         return CONCERTO__FAIL(x->ctx, CC_ERR_UNSUPPORTED, "cc_exec_profile_steps: backend '%s' has no timestamps", x->be_name);
-    m = pl->n_ops + 2;
-    sum = (double*)cc__calloc(x->ctx, (size_t)m + 1, sizeof(double));
-    start = (double*)cc__alloc(x->ctx, (size_t)pl->n_ops * sizeof(double) + 1);
-    end = (double*)cc__alloc(x->ctx, (size_t)pl->n_ops * sizeof(double) + 1);
-    if (!sum || !start || !end) {
-        rc = CONCERTO__FAIL(x->ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_profile_steps: out of memory");
-        goto done;
-    }
-    for (k = 0; k < steps && rc == CC_OK; k++) {
-        if ((rc = cc_exec_step(x)) != CC_OK || (rc = cc_exec_timeline(x, start, end)) != CC_OK) break;
-        for (i = 0; i < pl->n_ops; i++) {
-            double d = end[i] - start[i];
-            if (!(d == d)) {
-                rc = CONCERTO__FAIL(x->ctx, CC_ERR_UNSUPPORTED, "cc_exec_profile_steps: op '%s' has no time in the step on backend "
-                                    "'%s' (a replayed graph times only the whole step)", cc__name(pl->g, i), x->be_name);
-                break;
-            }
-            sum[i] += d > 0 ? d : 0;
-        }
-        if (rc == CC_OK) cc__profile_gaps(pl, start, end, acc);
-    }
-    if (rc != CC_OK) goto done;
-    /* means: a step's time is a sum of its ops' times and gaps, and a
-       stall in one of them is part of what a step costs */
-    for (i = 0; i < pl->n_ops; i++) sum[i] /= steps;
-    sum[pl->n_ops] = acc[1] > 0 ? acc[0] / acc[1] : 0;
-    sum[pl->n_ops + 1] = acc[3] > 0 ? acc[2] / acc[3] : 0;
-    if (comm) {
-        cc_collective c;
-        memset(&c, 0, sizeof c);
-        c.kind = CC_COLL_ALL_REDUCE; c.dtype = CC_DTYPE_FLOAT64; c.reduce = CC_REDUCE_SUM;
-        c.n_elems = (size_t)m; c.comm = comm; c.send_buf = sum; c.recv_buf = sum;
-        if ((rc = cc__exec_collective_now(x, &c, (size_t)m * sizeof(double), (size_t)m * sizeof(double),
-                                          "cc_exec_profile_steps: agreeing on durations")) != CC_OK)
-            goto done;
-        for (i = 0; i < m; i++) sum[i] /= cc_comm_size(comm) > 0 ? cc_comm_size(comm) : 1;
-    }
-    for (i = 0; i < pl->n_ops; i++)
-        if ((rc = cc_op_set_duration(pl->g, cc_graph_op(pl->g, i), sum[i])) != CC_OK) goto done;
-    costs = cc_graph_exec_costs(pl->g);
-    costs.launch_us = sum[pl->n_ops] < 0 ? 0 : sum[pl->n_ops] < 1e6 ? sum[pl->n_ops] : 1e6;
-    costs.wait_us = sum[pl->n_ops + 1] < 0 ? 0 : sum[pl->n_ops + 1] < 1e6 ? sum[pl->n_ops + 1] : 1e6;
-    costs.compute_overlap = costs.comm_overlap = 1;
-    rc = cc_graph_set_exec_costs(pl->g, &costs);
-done:
-    cc__free(x->ctx, sum); cc__free(x->ctx, start); cc__free(x->ctx, end);
-    return rc;
+    memset(x->prof, 0, ((size_t)x->plan->n_ops + 4) * sizeof(double));   /* its own steps alone */
+    x->prof_steps = 0;
+    for (k = 0; k < steps && rc == CC_OK; k++)
+        if ((rc = cc_exec_step(x)) == CC_OK) rc = cc_exec_profile_add(x);
+    return rc == CC_OK ? cc_exec_profile_apply(x, comm) : rc;
 }
 
 /* >>world: ranks as threads in one process, communicators, collectives with

@@ -228,7 +228,7 @@ if part orders; then
     local tp=$1 dp=$2 link=$3 rw=$4 run=$5 out alone pred pexp meas m1 m2 dec fus ran
     out=$("$gpt" --tp "$tp" --dp "$dp" "${quiet[@]}" --steps 0 --compare 9 --link "$link" --decompose "$rw" --fuse "$rw")
     alone=$(echo "$out" | sed -n 's/.*ops profiled alone: .*: \([0-9.]*x\)$/\1/p')
-    pred=$(echo "$out" | sed -n 's/.*ops profiled in place ([0-9]* steps of each order): \([0-9.]*\) ms in program order, \([0-9.]*\) ms in the library.s plan: \([0-9.]*x\)/\1 | \2 | \3/p')
+    pred=$(echo "$out" | sed -n 's/.*ops profiled in place ([0-9]* steps of each order): \([0-9.]*\) ms in program order, \([0-9.]*\) ms in the library.s plan: \([0-9.]*x\).*/\1 | \2 | \3/p')
     pexp=$(echo "$out" | sed -n 's/.*predicted exposed communication: \([0-9.]*\) ms -> \([0-9.]*\) ms/\1 -> \2/p')
     meas=$(echo "$out" | sed -n 's/.*over the ranks): \([0-9.]*\) ms -> \([0-9.]*\) ms: \([0-9.]*x\); exposed communication \([0-9.]*\) -> \([0-9.]*\) ms/\1 | \2 | \3 | \4 -> \5/p')
     m1=$(echo "$meas" | cut -d'|' -f1-3); m2=$(echo "$meas" | cut -d'|' -f4)

@@ -1005,10 +1005,147 @@ static void test_profile_steps_agree(void) {
     cc_context_destroy(ctx);
 }
 
+/* cc_exec_profile_add / cc_exec_profile_apply: the steps the caller runs,
+   with its own work between them. Op B sleeps what the caller set before
+   the step: 1000, 1000, 1000 and 9000 us, so the mean over the four steps
+   is (1000 + 1000 + 1000 + 9000) / 4 = 3000 us by hand; the last step
+   alone would give 9000, and the last step added twice (21000 / 5) 4200.
+   The margin above 3000 allows for sleeps that overrun on a loaded
+   machine. */
+static long b_sleep_us;
+static void op_b(void* stream, void* user) {
+    struct timespec ts;
+    (void)stream; (void)user;
+    ts.tv_sec = b_sleep_us / 1000000;
+    ts.tv_nsec = (b_sleep_us % 1000000) * 1000L;
+    nanosleep(&ts, NULL);
+}
+
+static void test_profile_add(void) {
+    static const long sleeps[4] = { 1000, 1000, 1000, 9000 };
+    cc_context* ctx = NULL;
+    cc_graph* g = NULL;
+    cc_plan* pl = NULL;
+    cc_exec* x = NULL;
+    cc_backend be;
+    cc_op_desc d = cc_op_desc_default();
+    double before, mean;
+    cc_result r;
+    int k;
+    memset(&be, 0, sizeof be);
+    cc_context_create(NULL, &ctx);
+    r = cc_graph_create(ctx, NULL, &g);
+    d.name = "B"; d.duration_us = 77; d.fn = op_b;
+    if (r == CC_OK) r = cc_graph_add_op(g, &d, NULL);
+    if (r == CC_OK) r = cc_plan_create(ctx, g, NULL, &pl);
+    if (r == CC_OK) r = cc_cpu_backend_create_ctx(ctx, &be);
+    if (r == CC_OK) r = cc_exec_create(ctx, pl, &be, &x);
+    CHECK_RES(ctx, r, CC_OK, "a one-op plan on the CPU backend");
+    if (r != CC_OK) goto done;
+    CHECK_RES(ctx, cc_exec_profile_makespan(x, NULL, NULL), CC_ERR_INVALID_ARG, "no makespans before a profile of steps");
+    CHECK_RES(ctx, cc_exec_profile_add(x), CC_ERR_INVALID_ARG, "cc_exec_profile_add before any step is refused");
+    CHECK(strstr(cc_last_error(ctx), "no step") != NULL, "and says why: %s", cc_last_error(ctx));
+    CHECK_RES(ctx, cc_exec_profile_apply(x, NULL), CC_ERR_INVALID_ARG, "cc_exec_profile_apply with no step added is refused");
+    CHECK(strstr(cc_last_error(ctx), "no step added") != NULL, "and says why: %s", cc_last_error(ctx));
+    before = cc_op_duration_us(g, cc_graph_op(g, 0));
+    CHECK(before == 77, "and changes nothing (B keeps its 77 us: %.0f)", before);
+    for (k = 0; k < 4 && r == CC_OK; k++) {
+        b_sleep_us = sleeps[k];   /* the caller's work between steps */
+        if ((r = cc_exec_step(x)) == CC_OK) r = cc_exec_profile_add(x);
+    }
+    CHECK_RES(ctx, r, CC_OK, "four steps, each added");
+    CHECK_RES(ctx, cc_exec_profile_add(x), CC_ERR_INVALID_ARG, "adding the last step again is refused");
+    if (r == CC_OK) r = cc_exec_profile_apply(x, NULL);
+    CHECK_RES(ctx, r, CC_OK, "applying the four");
+    mean = cc_op_duration_us(g, cc_graph_op(g, 0));
+    CHECK(mean >= 3000 && mean < 4000, "B's duration is the mean of the four steps, 3000 us by hand (%.0f; 9000 would be the "
+          "last step, 4200 the last added twice)", mean);
+    {
+        double med = -1, avg = -1;
+        CHECK_RES(ctx, cc_exec_profile_makespan(x, &med, &avg), CC_OK, "the steps' makespans after the apply");
+        CHECK(med >= 1000 && med < 1900, "their median: the median of 1000, 1000, 1000 and 9000 us (%.0f)", med);
+        CHECK(avg >= 3000 && avg < 4000, "their mean: 3000 us (%.0f)", avg);
+    }
+    CHECK_RES(ctx, cc_exec_profile_apply(x, NULL), CC_ERR_INVALID_ARG, "after applying the profile starts afresh");
+    CHECK(cc_op_duration_us(g, cc_graph_op(g, 0)) == mean, "and the refused apply leaves B as it was");
+    b_sleep_us = 2000;
+    if (r == CC_OK) r = cc_exec_step(x);
+    if (r == CC_OK) r = cc_exec_profile_add(x);
+    if (r == CC_OK) r = cc_exec_profile_apply(x, NULL);
+    CHECK_RES(ctx, r, CC_OK, "one more step, added and applied");
+    CHECK(cc_op_duration_us(g, cc_graph_op(g, 0)) >= 2000 && cc_op_duration_us(g, cc_graph_op(g, 0)) < 3000,
+          "B is that step's 2000 us alone (%.0f): the earlier four were dropped", cc_op_duration_us(g, cc_graph_op(g, 0)));
+done:
+    cc_exec_destroy(x);
+    cc_backend_destroy(&be);
+    cc_plan_destroy(pl);
+    cc_graph_destroy(g);
+    cc_context_destroy(ctx);
+}
+
+/* The steps' makespans against the makespan of their mean durations. Op
+   P (compute stream) and op Q (communication stream) run side by side,
+   each sleeping what the caller set: in one step P 1000 us and Q 5000 us,
+   in the next the other way round. Each step takes 5000 us, so both the
+   median and the mean of the steps' makespans are 5000 us by hand; the
+   mean durations are 3000 us each, and a step simulated from them ends at
+   3000 us. */
+static long p_sleep_us, q_sleep_us;
+static void sleep_for(long us) {
+    struct timespec ts;
+    ts.tv_sec = us / 1000000;
+    ts.tv_nsec = (us % 1000000) * 1000L;
+    nanosleep(&ts, NULL);
+}
+static void op_p(void* stream, void* user) { (void)stream; (void)user; sleep_for(p_sleep_us); }
+static void op_q(void* stream, void* user) { (void)stream; (void)user; sleep_for(q_sleep_us); }
+
+static void test_profile_makespan(void) {
+    cc_context* ctx = NULL;
+    cc_graph* g = NULL;
+    cc_plan* pl = NULL;
+    cc_exec* x = NULL;
+    cc_backend be;
+    cc_op_desc d = cc_op_desc_default();
+    cc_op order[2];
+    double med = 0, avg = 0, of_means = 0;
+    cc_result r;
+    int k;
+    memset(&be, 0, sizeof be);
+    cc_context_create(NULL, &ctx);
+    r = cc_graph_create(ctx, NULL, &g);
+    d.name = "P"; d.duration_us = 1; d.fn = op_p;
+    if (r == CC_OK) r = cc_graph_add_op(g, &d, &order[0]);
+    d.name = "Q"; d.stream = CC_STREAM_COMM; d.fn = op_q;
+    if (r == CC_OK) r = cc_graph_add_op(g, &d, &order[1]);
+    if (r == CC_OK) r = cc_plan_create(ctx, g, NULL, &pl);
+    if (r == CC_OK) r = cc_cpu_backend_create_ctx(ctx, &be);
+    if (r == CC_OK) r = cc_exec_create(ctx, pl, &be, &x);
+    for (k = 0; k < 4 && r == CC_OK; k++) {
+        p_sleep_us = k % 2 ? 5000 : 1000;
+        q_sleep_us = k % 2 ? 1000 : 5000;
+        if ((r = cc_exec_step(x)) == CC_OK) r = cc_exec_profile_add(x);
+    }
+    if (r == CC_OK) r = cc_exec_profile_apply(x, NULL);
+    if (r == CC_OK) r = cc_exec_profile_makespan(x, &med, &avg);
+    if (r == CC_OK) r = cc_simulate(ctx, g, order, 2, NULL, &of_means);
+    CHECK_RES(ctx, r, CC_OK, "four steps of two ops side by side, profiled and simulated");
+    CHECK(med >= 5000 && med < 5900 && avg >= 5000 && avg < 5900, "every step takes 5000 us, and so do the median (%.0f) and "
+          "the mean (%.0f) of the steps simulated one by one", med, avg);
+    CHECK(of_means >= 3000 && of_means < 3900, "the step from the mean durations ends at 3000 us (%.0f): below every step", of_means);
+    cc_exec_destroy(x);
+    cc_backend_destroy(&be);
+    cc_plan_destroy(pl);
+    cc_graph_destroy(g);
+    cc_context_destroy(ctx);
+}
+
 int main(void) {
     TH_RUN(test_profiled_costs);
     TH_RUN(test_profile_steps);
     TH_RUN(test_profile_steps_agree);
+    TH_RUN(test_profile_add);
+    TH_RUN(test_profile_makespan);
     TH_RUN(test_same_numbers);
     TH_RUN(test_plan_mismatch);
     TH_RUN(test_trace_files);

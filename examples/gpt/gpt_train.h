@@ -139,7 +139,9 @@ struct shared {
     double pred_sched_ms;          /* the library's schedule, whether it runs or not */
     int in_place;                  /* the predictions are from ops profiled in place (profile_in_place) */
     double alone_ms[2];            /* the first predictions, from ops profiled alone, by order */
-    double in_place_ms[2];         /* from ops profiled in place, by order (the library's plan even where kept) */
+    double in_place_ms[2];         /* from ops profiled in place, by order (the library's plan even where kept):
+                                      the median of the profiled steps simulated one by one */
+    double in_place_mean_ms[2];    /* the same orders simulated from the profile's mean durations */
     int dropped;                   /* the rewrites were dropped: the step as written runs in the library's order */
     int kept;                      /* the library kept program order: 1 its schedule was predicted no faster,
                                       2 its plan measured slower side by side, 3 its plan predicted slower
@@ -463,34 +465,61 @@ static cc_result plan_steps(rank_state* s) {
     return s->op_start && s->op_end ? CC_OK : CC_ERR_OUT_OF_MEMORY;
 }
 
+/* Executor k's order profiled in steps run as train_pass runs them (the
+   batch and AdamW's step set, the step, its time and loss read back), each
+   added to its profile (cc_exec_profile_add), then applied, the ranks
+   agreeing. Not cc_exec_profile_steps: steps back to back, with no host
+   work between them, let the ranks drift apart otherwise than in training
+   (a rank that ends its step early starts the next at once and waits in
+   its first collective), and a profile of them predicts other steps than
+   the ones that train. A first step, not added, warms what the plan's
+   first run touches. With a learning rate of 0; the caller restores the
+   state. */
+static cc_result profile_order(rank_state* s, int k, int steps) {
+    cc_graph* g = k ? s->run : s->train;
+    double ms, exposed, loss;
+    int step;
+    cc_result rc = CC_OK;
+    for (step = 0; step <= steps && rc == CC_OK; step++) {
+        rc = run_step(s, s->ex[k], 0, step, 0, 1);
+        if (rc == CC_OK) rc = measure_step(s, s->ex[k], g, &ms, &exposed);
+        if (rc == CC_OK) rc = read_loss(s, &loss);
+        if (rc == CC_OK && step > 0) rc = cc_exec_profile_add(s->ex[k]);
+    }
+    return rc == CC_OK ? cc_exec_profile_apply(s->ex[k], s->world_comm) : rc;
+}
+
 /* The predictions again, each order from its ops profiled in place: a few
-   steps of it (cc_exec_profile_steps), so that they count what the step
-   shares, on CPU ranks the cores with the other ranks' threads and a
-   collective's wait for its last member, which ops profiled alone do not
-   see and which differ between orders. The first predictions are kept for
-   the report. Where the library's plan is now predicted no faster than
-   program order, program order trains as the library's. The same on every
-   rank (the durations are agreed). Not with replayed CUDA graphs: they
-   time only whole steps. */
+   steps of it (profile_order), so that they count what the step shares, on
+   CPU ranks the cores with the other ranks' threads and a collective's
+   wait for its last member, which ops profiled alone do not see and which
+   differ between orders. The first predictions are kept for the report.
+   Where the library's plan is now predicted no faster than program order,
+   program order trains as the library's. The same on every rank (the
+   durations are agreed). Not with replayed CUDA graphs: they time only
+   whole steps. */
 static cc_result profile_in_place(rank_state* s) {
     shared* sh = s->sh;
-    cc_comm* world = s->world_comm;
     int i, n = cc_graph_n_ops(s->train), nx = cc_graph_n_ops(s->run), k = s->o->profile_steps;
-    double mk0 = 0, mk1 = 0;
+    double mk0 = 0, mk1 = 0, mean0 = 0, mean1 = 0;
     cc_op* prog;
     cc_result rc;
     if (k <= 0 || s->o->profile_repeats <= 0 || s->o->cuda_graphs) return CC_OK;
     if (!(prog = (cc_op*)malloc(sizeof(cc_op) * (size_t)n))) return CC_ERR_OUT_OF_MEMORY;
     for (i = 0; i < n; i++) prog[i] = cc_graph_op(s->train, i);
-    rc = set_batch(s, 0, 0);
-    if (rc == CC_OK) rc = set_step(s, 0, 1);
-    if (rc == CC_OK) rc = cc_exec_profile_steps(s->ex[0], k, world);
-    if (rc == CC_OK) rc = cc_simulate(s->m.ctx, s->train, prog, n, s->pred_start[0], &mk0);
+    /* each order: the median of its steps simulated one by one (what a
+       step costs, its variation included), and the timeline from its mean
+       durations (the trace's prediction) */
+    rc = profile_order(s, 0, k);
+    if (rc == CC_OK) rc = cc_simulate(s->m.ctx, s->train, prog, n, s->pred_start[0], &mean0);
+    if (rc == CC_OK) rc = cc_exec_profile_makespan(s->ex[0], &mk0, NULL);
     if (rc == CC_OK && !s->program_kept) {
-        if ((rc = cc_exec_profile_steps(s->ex[1], k, world)) == CC_OK)
-            rc = cc_simulate(s->m.ctx, s->run, s->sched.order, nx, s->pred_start[1], &mk1);
+        if ((rc = profile_order(s, 1, k)) == CC_OK)
+            rc = cc_simulate(s->m.ctx, s->run, s->sched.order, nx, s->pred_start[1], &mean1);
+        if (rc == CC_OK) rc = cc_exec_profile_makespan(s->ex[1], &mk1, NULL);
     } else if (rc == CC_OK) {
         mk1 = mk0;
+        mean1 = mean0;
         memcpy(s->pred_start[1], s->pred_start[0], sizeof(double) * (size_t)n);
     }
     free(prog);
@@ -507,6 +536,8 @@ static cc_result profile_in_place(rank_state* s) {
         sh->pred_exposed_ms[1] = s->program_kept >= 2 ? sh->pred_exposed_ms[0] : predicted_exposed(s->m.ctx, s->run, s->pred_start[1]);
         sh->in_place_ms[0] = mk0 / 1000.0;
         sh->in_place_ms[1] = mk1 / 1000.0;
+        sh->in_place_mean_ms[0] = mean0 / 1000.0;
+        sh->in_place_mean_ms[1] = mean1 / 1000.0;
         if (s->program_kept == 3) sh->kept = 3;
     }
     return CC_OK;
@@ -1021,8 +1052,10 @@ static void print_report(const shared* sh) {
         printf("  predicted step, ops profiled alone: %.2f ms in program order, %.2f ms scheduled (lower bound %.2f): %.2fx\n",
                sh->alone_ms[0], sh->alone_ms[1], sh->lower_bound_ms, sh->alone_ms[1] > 0 ? sh->alone_ms[0] / sh->alone_ms[1] : 0);
         printf("  predicted step, ops profiled in place (%d steps of each order): %.2f ms in program order, %.2f ms in the "
-               "library's plan: %.2fx\n", o->profile_steps, sh->in_place_ms[0], sh->in_place_ms[1],
-               sh->in_place_ms[1] > 0 ? sh->in_place_ms[0] / sh->in_place_ms[1] : 0);
+               "library's plan: %.2fx (the median of the steps, each simulated from its own times; from the mean times "
+               "%.2f and %.2f ms)\n", o->profile_steps, sh->in_place_ms[0], sh->in_place_ms[1],
+               sh->in_place_ms[1] > 0 ? sh->in_place_ms[0] / sh->in_place_ms[1] : 0, sh->in_place_mean_ms[0],
+               sh->in_place_mean_ms[1]);
     } else
         printf("  predicted step: %.2f ms in program order, %.2f ms scheduled (lower bound %.2f): %.2fx\n", sh->pred_ms[0],
                sh->pred_sched_ms, sh->lower_bound_ms, sh->pred_sched_ms > 0 ? sh->pred_ms[0] / sh->pred_sched_ms : 0);
