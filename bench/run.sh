@@ -225,25 +225,31 @@ if part orders; then
   echo
   # one run: layout link rewrites -> a table row
   orders_row() {
-    local tp=$1 dp=$2 link=$3 rw=$4 run=$5 out alone pred pexp meas m1 m2 dec fus ran
-    out=$("$gpt" --tp "$tp" --dp "$dp" "${quiet[@]}" --steps 0 --compare 9 --link "$link" --decompose "$rw" --fuse "$rw")
+    local tp=$1 dp=$2 link=$3 rw=$4 run=$5 out alone pred pexp meas side t0 t1 e0 e1 m1 m2 dec fus ran
+    out=$("$gpt" --tp "$tp" --dp "$dp" "${quiet[@]}" --steps 60 --order both --compare 9 --link "$link" --decompose "$rw" --fuse "$rw")
     alone=$(echo "$out" | sed -n 's/.*ops profiled alone: .*: \([0-9.]*x\)$/\1/p')
     pred=$(echo "$out" | sed -n 's/.*ops profiled in place ([0-9]* steps of each order): \([0-9.]*\) ms in program order, \([0-9.]*\) ms in the library.s plan: \([0-9.]*x\).*/\1 | \2 | \3/p')
     pexp=$(echo "$out" | sed -n 's/.*predicted exposed communication: \([0-9.]*\) ms -> \([0-9.]*\) ms/\1 -> \2/p')
-    meas=$(echo "$out" | sed -n 's/.*over the ranks): \([0-9.]*\) ms -> \([0-9.]*\) ms: \([0-9.]*x\); exposed communication \([0-9.]*\) -> \([0-9.]*\) ms/\1 | \2 | \3 | \4 -> \5/p')
-    m1=$(echo "$meas" | cut -d'|' -f1-3); m2=$(echo "$meas" | cut -d'|' -f4)
+    side=$(echo "$out" | sed -n 's/.*over the ranks): [0-9.]* ms -> [0-9.]* ms: \([0-9.]*x\);.*/\1/p')
+    t0=$(echo "$out" | sed -n 's/.*training in program order: median step \([0-9.]*\) ms.*/\1/p')
+    t1=$(echo "$out" | sed -n 's/.*training in the library.s order: median step \([0-9.]*\) ms.*/\1/p')
+    e0=$(echo "$out" | sed -n 's/.*training in program order: .*, exposed communication \([0-9.]*\) ms.*/\1/p')
+    e1=$(echo "$out" | sed -n 's/.*training in the library.s order: .*, exposed communication \([0-9.]*\) ms.*/\1/p')
+    m1="$t0 | $t1 | $(awk -v a="$t0" -v b="$t1" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }')"
+    m2="$e0 -> $e1"
     dec=$(echo "$out" | sed -n 's/.*decomposed \([0-9]*\) all-reduce.*/\1/p'); fus=$(echo "$out" | sed -n 's/.*into \([0-9]*\) bucket.*/\1/p')
     ran="plan"
     if echo "$out" | grep -q "kept program order: the library's schedule"; then ran="program (no gain predicted)"
     elif echo "$out" | grep -q "kept program order: with each order's ops profiled in place"; then ran="program (predicted slower in place)"
     elif echo "$out" | grep -q "kept program order: the library's plan measured slower"; then ran="program (measured slower)"; fi
-    echo "| TP$tp x DP$dp | $link | ${dec:--} / ${fus:--} | $run | ${alone:--} | $pred | $m1 | $pexp | $m2 | $ran |"
+    echo "| TP$tp x DP$dp | $link | ${dec:--} / ${fus:--} | $run | ${alone:--} | $pred | $m1 | ${side:--} | $pexp | $m2 | $ran |"
   }
-  echo "default model, emulated link: program order vs the library's plan, without and with decomposition and fusion,"
-  echo "side by side in one process (median of 9 steps each, mean over the ranks); predicted first from ops profiled"
-  echo "alone, then from each order's ops profiled in 20 of its own steps; 'trains' is what the library then runs:"
-  echo "| layout | inter-node us/KiB | decomposed / fused | run | predicted speed-up (alone) | predicted program ms | predicted plan ms | predicted speed-up | measured program ms | measured plan ms | measured speed-up | predicted exposed ms | measured exposed ms | trains |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "default model, emulated link: program order vs the library's plan, without and with decomposition and fusion;"
+  echo "predicted first from ops profiled alone, then from each order's ops profiled in 20 of its own steps (after 20"
+  echo "not profiled); measured: 60 training steps of each order, the median (rank 0), and side by side before"
+  echo "training (9 steps each, alternating, mean over the ranks); 'trains' is what the library then runs:"
+  echo "| layout | inter-node us/KiB | decomposed / fused | run | predicted speed-up (alone) | predicted program ms | predicted plan ms | predicted speed-up | measured program ms | measured plan ms | measured speed-up | side by side speed-up | predicted exposed ms | measured exposed ms | trains |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   for link in 10 20 40 80; do
     for rw in off on; do
       for run in 1 2 3; do orders_row 2 2 $link $rw $run; done

@@ -55,6 +55,7 @@ typedef struct options {
     const char *save, *save_init, *load, *dump_batches, *dump_grads, *losses, *trace;
     int eval_batches, sample_chars, profile_repeats, print_every, compare_steps;
     int profile_steps;             /* steps of each order profiled in place (cc_exec_profile_add, run as training runs them); 0: none */
+    int profile_warmup;            /* steps of each order run before those, not profiled */
     int decompose, fuse;      /* rewrites before scheduling (the library's order only) */
     int budget;               /* schedules the scheduler may try, for the step and for judging each
                                  candidate rewrite; 0: the library's default */
@@ -97,6 +98,8 @@ static void usage(FILE* f) {
             "                       emulated link), the same on every machine\n"
             "  --profile-steps N    steps of each order run to profile its ops in place, with what the step\n"
             "                       runs beside them, for the predictions (default 20; 0: ops profiled alone)\n"
+            "  --profile-warmup N   steps of each order run before those and not profiled (default 20: on a\n"
+            "                       shared machine the first steps after a change of work run faster)\n"
             "  --print-every N      print every Nth step (default 1)\n"
             "  --compare N          steps timed in each order side by side before training (default 5)\n"
             "  --budget N           schedules the scheduler may try, for the step and for judging each\n"
@@ -442,6 +445,7 @@ static int parse_args(int argc, char** argv, options* o) {
     o->order = 1; o->emulate = 1; o->link_alpha_us = 30; o->link_us_per_kib = 40;
     o->eval_batches = 8; o->sample_chars = 200; o->profile_repeats = 3; o->print_every = 1; o->compare_steps = 5;
     o->profile_steps = 20;
+    o->profile_warmup = 20;
     o->decompose = 1; o->fuse = 1; o->budget = 1000;
     for (i = 1; i < argc; i++) {
         const char* a = argv[i];
@@ -493,6 +497,7 @@ static int parse_args(int argc, char** argv, options* o) {
         else if (!strcmp(a, "--sample")) ok = parse_int(a, v, 0, 4000, &o->sample_chars);
         else if (!strcmp(a, "--profile")) ok = parse_int(a, v, 0, 1000, &o->profile_repeats);
         else if (!strcmp(a, "--profile-steps")) ok = parse_int(a, v, 0, 1000, &o->profile_steps);
+        else if (!strcmp(a, "--profile-warmup")) ok = parse_int(a, v, 0, 1000, &o->profile_warmup);
         else if (!strcmp(a, "--print-every")) ok = parse_int(a, v, 0, 1 << 24, &o->print_every);
         else if (!strcmp(a, "--compare")) ok = parse_int(a, v, 0, 1000, &o->compare_steps);
         else if (!strcmp(a, "--budget")) ok = parse_int(a, v, 0, 1 << 30, &o->budget);
