@@ -1045,15 +1045,17 @@ CONCERTO_API cc_result cc_exec_profile_add(cc_exec* exec);
 CONCERTO_API cc_result cc_exec_profile_apply(cc_exec* exec, cc_comm* comm);
 /* The plan's step as the last profile of whole steps predicts it, step by
    step: each step profiled, simulated in the plan's order from its own op
-   times and launch and wait gaps (the members of comm agreeing on the mean
-   over them, step by step, so they need the same number of steps); the
-   median and the mean of those makespans (either may be NULL). Steps vary,
-   and a step ends with whichever path was slowest in it, so these exceed
-   cc_simulate's makespan from the mean durations (a makespan is a maximum
-   over paths, and the mean of a maximum is at least the maximum of the
-   means); the more paths run side by side, the more (an overlapped plan
-   more than program order). CC_ERR_INVALID_ARG before a profile of whole
-   steps was applied. */
+   times and each op's own launch or wait gap, so that it ends where it was
+   measured to (the members of comm agreeing on the mean over them, step
+   by step, so they need the same number of steps); the median and the
+   mean of those makespans (either may be NULL). Steps vary, and a step
+   ends with whichever path was slowest in it, so these exceed
+   cc_simulate's makespan from the mean durations and costs (a makespan is
+   a maximum over paths, and the mean of a maximum is at least the maximum
+   of the means; a long gap, a thread woken on a busy core, counts where it
+   fell, on its path): the more paths run side by side, the more (an
+   overlapped plan more than program order). CC_ERR_INVALID_ARG before a
+   profile of whole steps was applied. */
 CONCERTO_API cc_result cc_exec_profile_makespan(cc_exec* exec, double* median_us, double* mean_us);
 /* ---- world: ranks as threads in one process ------------------------------
    N ranks, each a thread with its own context, running fn; ranks are grouped
@@ -1088,6 +1090,18 @@ typedef struct cc_world_desc {
     const cc_link* inter_node; /* copied; NULL: the default, 10 us + 12.5 GB/s */
     double timeout_s;          /* seconds of the monotonic clock: a rank that has waited this
                                   long for the other members of a collective fails it; 0: 30 s */
+    /* NULL: none. Called on every thread of a rank as it starts, before
+       it runs anything of the rank's: the rank's own thread (stream -1)
+       and each stream worker of a CPU backend made for the rank
+       (cc_cpu_backend_create; the stream's index). Where an application
+       places threads on cores: ranks of one process share the machine's
+       cores, and where the operating system moves their threads between
+       cores a step's time jumps between regimes (on 2 cores, 22 or 35 ms
+       for the same step of two ranks), which no profile predicts; a rank
+       kept to its own cores runs its steps alike. The library sets no
+       affinity itself (that is not portable C). */
+    void (*thread_start)(int rank, int stream, void* user);
+    void* thread_start_user;
 } cc_world_desc;
 
 /* n_ranks 1, every other field zero (its default). */
@@ -2477,6 +2491,8 @@ typedef struct cc__prob {
     const int32_t* busy_dem;
     cc__time grain;             /* every duration is a multiple of grain (>= 1) */
     cc__time launch, wait;      /* the executor's costs (cc_exec_costs), for the stream simulation only */
+    const cc__time* launch_of;  /* [n] or NULL: job v's own launch and wait costs in place of launch */
+    const cc__time* wait_of;    /* and wait (a step replayed from its timeline) */
     double slow[2];             /* overlap slowdowns by class: [0] compute, [1] communication (1: none) */
     const int* coll_of;         /* [n] >= 0: a communication job (with slow[]), or NULL */
 } cc__prob;
@@ -2644,8 +2660,8 @@ static cc__time cc__stream_sim_d(cc_context* ctx, const cc__prob* p, const int* 
         cc__time s = ready[v];
         for (r = 0; r < k; r++) if (p->dem[(size_t)v * k + r] && free_at[r] > s) s = free_at[r];
         cc__time d = p->dur[v];
-        if (res_of[v] >= 0) s += p->launch;
-        if (ready_x[v] > s) s = ready_x[v] + (res_of[v] >= 0 ? p->wait : 0);
+        if (res_of[v] >= 0) s += p->launch_of ? p->launch_of[v] : p->launch;
+        if (ready_x[v] > s) s = ready_x[v] + (res_of[v] >= 0 ? (p->wait_of ? p->wait_of[v] : p->wait) : 0);
         if (slowed && res_of[v] >= 0 && d > 0) {   /* the part beside the other class, stretched */
             int cls = p->coll_of[v] >= 0;
             cc__time over = 0;
@@ -9101,7 +9117,8 @@ struct cc_exec {
     double* prof_mk;           /* [CONCERTO__PROFILE_MAX_STEPS]: each added step simulated from
                                   its own times (us) */
     double prof_med, prof_mean; /* of those, as the last apply agreed them; -1: none */
-    cc__time* prof_dur;        /* [2 n_ops]: scratch, one step's times in ticks, its simulated starts */
+    cc__time* prof_dur;        /* [4 n_ops]: scratch, one step's times in ticks, its simulated starts,
+                                  each op's launch and wait gaps in ticks */
 };
 
 CONCERTO_API void cc_backend_destroy(cc_backend* be) {
@@ -9195,7 +9212,7 @@ CONCERTO_API cc_result cc_exec_create(cc_context* ctx, cc_plan* plan, const cc_b
     x->t = (double*)cc__calloc(ctx, 2 * (size_t)plan->n_ops + 1, sizeof(double));
     x->prof = (double*)cc__calloc(ctx, (size_t)plan->n_ops + 4, sizeof(double));
     x->prof_mk = (double*)cc__calloc(ctx, CONCERTO__PROFILE_MAX_STEPS, sizeof(double));
-    x->prof_dur = (cc__time*)cc__calloc(ctx, 2 * (size_t)plan->n_ops + 1, sizeof(cc__time));
+    x->prof_dur = (cc__time*)cc__calloc(ctx, 4 * (size_t)plan->n_ops + 1, sizeof(cc__time));
     x->prof_med = x->prof_mean = -1;
     if (!x->streams || !x->events || !x->t || !x->prof || !x->prof_mk || !x->prof_dur) { cc_exec_destroy(x); return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_create: out of memory"); }
     for (i = 0; i < plan->n_streams; i++)
@@ -9669,12 +9686,14 @@ done:
    waited for them shows a wait, start - when they ended (the stream
    simulation's launch_us and wait_us). Sums and counts go to acc: launch
    gaps, then wait gaps. */
-static void cc__profile_gaps(const cc_plan* pl, const double* t, double t0, double* acc) {
+static void cc__profile_gaps(const cc_plan* pl, const double* t, double t0, double* acc, cc__time* launch_of,
+                             cc__time* wait_of) {
     const cc_graph* g = pl->g;
     int v, e;
     for (v = 0; v < pl->n_ops; v++) {
         const cc__plan_op* o = &pl->op[v];
-        double base = t0, other = t0 - 1;
+        double base = t0, other = t0 - 1, gap;
+        if (launch_of) launch_of[v] = wait_of[v] = 0;
         if (o->stream < 0) continue;
         if (o->pos > 0) base = t[2 * pl->seq[pl->seq_off[o->stream] + o->pos - 1] + 1];
         for (e = g->pred_off[v]; e < g->pred_off[v + 1]; e++) {
@@ -9682,8 +9701,13 @@ static void cc__profile_gaps(const cc_plan* pl, const double* t, double t0, doub
             if (pl->op[u].stream != o->stream && t[2 * u + 1] > other) other = t[2 * u + 1];
             if (pl->op[u].stream == o->stream && t[2 * u + 1] > base) base = t[2 * u + 1];
         }
-        if (other > base) { acc[2] += t[2 * v] - other; acc[3] += 1; }
-        else { acc[0] += t[2 * v] - base; acc[1] += 1; }
+        gap = t[2 * v] - (other > base ? other : base);
+        if (other > base) { acc[2] += gap; acc[3] += 1; }
+        else { acc[0] += gap; acc[1] += 1; }
+        if (launch_of) {
+            cc__time ticks = (cc__time)llround((gap > 0 ? (gap < 1e12 ? gap : 1e12) : 0) * CONCERTO__TICKS_PER_US);
+            if (other > base) wait_of[v] = ticks; else launch_of[v] = ticks;
+        }
     }
 }
 
@@ -9709,22 +9733,24 @@ CONCERTO_API cc_result cc_exec_profile_add(cc_exec* x) {
             return CONCERTO__FAIL(x->ctx, CC_ERR_UNSUPPORTED, "cc_exec_profile_add: op '%s' has no time in the step on backend "
                                   "'%s' (a replayed graph times only the whole step)", cc__name(pl->g, i), x->be_name);
     memset(gaps, 0, sizeof gaps);
-    cc__profile_gaps(pl, x->t, x->t0, gaps);
+    cc__profile_gaps(pl, x->t, x->t0, gaps, x->prof_dur + 2 * (size_t)pl->n_ops, x->prof_dur + 3 * (size_t)pl->n_ops);
     for (i = 0; i < pl->n_ops; i++) {
         double d = x->t[2 * i + 1] - x->t[2 * i];
         x->prof[i] += d > 0 ? d : 0;
         x->prof_dur[i] = (cc__time)llround((d > 0 ? (d < 1e12 ? d : 1e12) : 0) * CONCERTO__TICKS_PER_US);
     }
     for (i = 0; i < 4; i++) x->prof[pl->n_ops + i] += gaps[i];
-    /* the step again, simulated in the plan's order from its own times and
-       gaps: where steps vary, the mean of these is what a step costs, and
-       it exceeds a step simulated from the mean times (each step ends with
-       its own slowest path) */
+    /* the step again, simulated in the plan's order from its own op times
+       and each op's own launch or wait gap: where steps vary, the mean of
+       these is what a step costs, and it exceeds a step simulated from the
+       mean times (each step ends with its own slowest path); and the gaps
+       fall where they fell (a thread woken on a busy core waits longer
+       than the mean gap, on whichever path it is) */
     cc__prob_of_graph(pl->g, &p);
     p.dur = x->prof_dur;
     p.grain = 1;
-    p.launch = (cc__time)llround((gaps[1] > 0 && gaps[0] > 0 ? gaps[0] / gaps[1] : 0) * CONCERTO__TICKS_PER_US);
-    p.wait = (cc__time)llround((gaps[3] > 0 && gaps[2] > 0 ? gaps[2] / gaps[3] : 0) * CONCERTO__TICKS_PER_US);
+    p.launch_of = x->prof_dur + 2 * (size_t)pl->n_ops;
+    p.wait_of = x->prof_dur + 3 * (size_t)pl->n_ops;
     p.slow[0] = p.slow[1] = 1;
     mk = cc__stream_sim(x->ctx, &p, pl->issue, x->prof_dur + pl->n_ops, blocked);
     if (mk < 0)
@@ -10712,7 +10738,9 @@ static void cc__world_abort(cc_world* w, int rank, const char* why) {
 static void* cc__world_thread(void* arg) {
     cc_rank* rank = (cc_rank*)arg;
     cc_world* w = rank->world;
-    cc_result r = w->fn(rank, w->user_data);
+    cc_result r;
+    if (w->desc.thread_start) w->desc.thread_start(rank->index, -1, w->desc.thread_start_user);
+    r = w->fn(rank, w->user_data);
     rank->result = r;
     if (r != CC_OK) {
         const char* m = cc_last_error(rank->ctx);
@@ -10946,6 +10974,7 @@ typedef struct cc__cpu_backend cc__cpu_backend;
 
 typedef struct cc__cpu_stream {
     cc__cpu_backend* be;
+    int index;                 /* the executor's stream index */
     pthread_t thread;
     int started;
     cc__cpu_item* ring;
@@ -10970,6 +10999,8 @@ struct cc__cpu_backend {
 static void* cc__cpu_worker(void* arg) {
     cc__cpu_stream* s = (cc__cpu_stream*)arg;
     cc__cpu_backend* be = s->be;
+    if (be->rank && be->rank->world->desc.thread_start)
+        be->rank->world->desc.thread_start(be->rank->index, s->index, be->rank->world->desc.thread_start_user);
     pthread_mutex_lock(&be->mu);
     for (;;) {
         cc__cpu_item it;
@@ -11044,9 +11075,9 @@ static cc_result cc__cpu_push(cc__cpu_backend* be, void* stream, const cc__cpu_i
 static cc_result cc__cpu_stream_create(void* self, int index, void** out) {
     cc__cpu_backend* be = (cc__cpu_backend*)self;
     cc__cpu_stream* s = (cc__cpu_stream*)cc__calloc(be->ctx, 1, sizeof *s);
-    (void)index;
     if (!s) return CC_ERR_OUT_OF_MEMORY;
     s->be = be;
+    s->index = index;
     s->cap = 256;
     s->ring = (cc__cpu_item*)cc__alloc(be->ctx, s->cap * sizeof *s->ring);
     if (!s->ring) { cc__free(be->ctx, s); return CC_ERR_OUT_OF_MEMORY; }

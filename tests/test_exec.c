@@ -1133,11 +1133,78 @@ static void test_profile_makespan(void) {
     CHECK(med >= 5000 && med < 5900 && avg >= 5000 && avg < 5900, "every step takes 5000 us, and so do the median (%.0f) and "
           "the mean (%.0f) of the steps simulated one by one", med, avg);
     CHECK(of_means >= 3000 && of_means < 3900, "the step from the mean durations ends at 3000 us (%.0f): below every step", of_means);
+    {
+        /* one step alone: its simulation from its own op times and gaps
+           ends where its timeline measured (within rounding to ticks) */
+        double st[2], en[2], measured;
+        p_sleep_us = 2000;
+        q_sleep_us = 700;
+        if (r == CC_OK) r = cc_exec_step(x);
+        if (r == CC_OK) r = cc_exec_timeline(x, st, en);
+        if (r == CC_OK) r = cc_exec_profile_add(x);
+        if (r == CC_OK) r = cc_exec_profile_apply(x, NULL);
+        if (r == CC_OK) r = cc_exec_profile_makespan(x, &med, NULL);
+        measured = en[0] > en[1] ? en[0] : en[1];
+        CHECK_RES(ctx, r, CC_OK, "one more step, profiled alone");
+        CHECK(fabs(med - measured) < 0.01, "the step simulated from its own times ends where it was measured to (%.3f us against "
+              "%.3f us)", med, measured);
+    }
     cc_exec_destroy(x);
     cc_backend_destroy(&be);
     cc_plan_destroy(pl);
     cc_graph_destroy(g);
     cc_context_destroy(ctx);
+}
+
+/* cc_world_desc.thread_start: called on each rank's thread (stream -1) and
+   on each stream worker of a CPU backend made for the rank (its stream
+   index), with the user pointer. Two ranks, each with a plan of two
+   streams: by hand, (rank, -1), (rank, 0) and (rank, 1) once each for
+   both ranks, six calls. */
+typedef struct start_log { pthread_mutex_t mu; int calls[2][3]; int other; } start_log;
+static void on_thread_start(int rank, int stream, void* user) {
+    start_log* L = (start_log*)user;
+    pthread_mutex_lock(&L->mu);
+    if (rank >= 0 && rank < 2 && stream >= -1 && stream < 2) L->calls[rank][stream + 1]++;
+    else L->other++;
+    pthread_mutex_unlock(&L->mu);
+}
+static float start_buf[2][8];
+static cc_result start_rank(cc_rank* rank, void* user) {
+    two_ops t;
+    rec r0;
+    cc_result r;
+    (void)user;
+    memset(&r0, 0, sizeof r0);
+    r = two_ops_make(rank, &r0, start_buf[cc_rank_index(rank)], 8, 1, &t);
+    if (r == CC_OK) r = cc_exec_step(t.x);   /* both workers have run an op: they have started */
+    two_ops_free(&t);
+    return r;
+}
+static void test_thread_start(void) {
+    cc_world_desc wd = cc_world_desc_default();
+    cc_world* w = NULL;
+    cc_context* ctx = NULL;
+    start_log L;
+    cc_result rc;
+    int i, j, once = 1;
+    memset(&L, 0, sizeof L);
+    pthread_mutex_init(&L.mu, NULL);
+    wd.n_ranks = 2;
+    wd.thread_start = on_thread_start;
+    wd.thread_start_user = &L;
+    cc_context_create(NULL, &ctx);
+    rc = cc_world_create(ctx, &wd, &w);
+    if (rc == CC_OK) rc = cc_world_run(w, start_rank, NULL);
+    CHECK_RES(ctx, rc, CC_OK, "a step of two streams on two ranks with a thread_start hook (%s)", w ? cc_world_error(w) : "");
+    for (i = 0; i < 2; i++)
+        for (j = 0; j < 3; j++) if (L.calls[i][j] != 1) once = 0;
+    CHECK(once && L.other == 0, "called once on each rank's thread and once on each of its two stream workers, nothing else "
+          "(rank 0: %d %d %d, rank 1: %d %d %d, other %d)", L.calls[0][0], L.calls[0][1], L.calls[0][2], L.calls[1][0],
+          L.calls[1][1], L.calls[1][2], L.other);
+    cc_world_destroy(w);
+    cc_context_destroy(ctx);
+    pthread_mutex_destroy(&L.mu);
 }
 
 int main(void) {
@@ -1146,6 +1213,7 @@ int main(void) {
     TH_RUN(test_profile_steps_agree);
     TH_RUN(test_profile_add);
     TH_RUN(test_profile_makespan);
+    TH_RUN(test_thread_start);
     TH_RUN(test_same_numbers);
     TH_RUN(test_plan_mismatch);
     TH_RUN(test_trace_files);

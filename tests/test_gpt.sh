@@ -109,7 +109,7 @@ grep -q "^  kept program order: the library's schedule of the step was predicted
 check $? "no collectives: program order kept, and the summary's first line says so ($first)" "$first"
 # profiled in place: each order predicted again from a few of its own steps,
 # beside the first prediction; --profile-steps 0 leaves only the first
-run inplace --tp 2 --profile-steps 2 --order concerto
+run inplace --tp 2 --profile-steps 2 --profile-warmup 3 --order concerto
 line=$(grep "ops profiled in place (2 steps of each order)" "$tmp/inplace.log")
 grep -q "predicted step, ops profiled alone: " "$tmp/inplace.log" && [ -n "$line" ] &&
     awk '{ for (i = 1; i <= NF; i++) if ($i == "ms" && $(i - 1) + 0 <= 0) bad = 1 } END { exit bad }' <<<"$line"
@@ -177,6 +177,7 @@ expect_error "heads not divisible by TP" "do not divide by the tensor-parallel d
 expect_error "batch not divisible by DP" "does not divide by the data-parallel degree" --batch 6 --dp 4
 expect_error "unknown option" "unknown option" --frobnicate
 expect_error "bad number" "--steps needs an integer" --steps many
+expect_error "profile warm-up out of range" "--profile-warmup needs an integer in 0..1000" --profile-warmup -1
 if timeout 120 "$gpt" "${small[@]}" --steps 1 --save "$tmp/good.ckpt" >/dev/null 2>&1 && [ -s "$tmp/good.ckpt" ]; then
     ok "a checkpoint is written"
     timeout 120 "$gpt" "${small[@]}" --steps 1 --load "$tmp/good.ckpt" >/dev/null 2>&1

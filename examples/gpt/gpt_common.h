@@ -56,6 +56,7 @@ typedef struct options {
     int eval_batches, sample_chars, profile_repeats, print_every, compare_steps;
     int profile_steps;             /* steps of each order profiled in place (cc_exec_profile_add, run as training runs them); 0: none */
     int profile_warmup;            /* steps of each order run before those, not profiled */
+    int pin;                       /* CPU ranks as threads: each rank's threads kept to one core (Linux) */
     int decompose, fuse;      /* rewrites before scheduling (the library's order only) */
     int budget;               /* schedules the scheduler may try, for the step and for judging each
                                  candidate rewrite; 0: the library's default */
@@ -85,6 +86,9 @@ static void usage(FILE* f) {
             "                       the intra-node (TP) link is 4x faster\n"
             "  --latency US         emulated link latency per step (default 30; intra-node: half)\n"
             "  --no-link            collectives run at memory speed\n"
+            "  --pin on|off         ranks as threads (build/train_gpt): keep each rank's threads on one\n"
+            "                       core, rank r on the r-th core the process may use, cycling (default\n"
+            "                       on; Linux only, elsewhere the option does nothing)\n"
             "  --load CKPT          start from a checkpoint (its configuration wins)\n"
             "  --save CKPT          write the trained model; --save-init CKPT the initial one\n"
             "  --dump-batches FILE  the batches of every step (FORMATS.md)\n"
@@ -446,7 +450,7 @@ static int parse_args(int argc, char** argv, options* o) {
     o->eval_batches = 8; o->sample_chars = 200; o->profile_repeats = 3; o->print_every = 1; o->compare_steps = 5;
     o->profile_steps = 20;
     o->profile_warmup = 20;
-    o->decompose = 1; o->fuse = 1; o->budget = 1000;
+    o->decompose = 1; o->fuse = 1; o->budget = 1000; o->pin = 1;
     for (i = 1; i < argc; i++) {
         const char* a = argv[i];
         const char* v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -474,10 +478,11 @@ static int parse_args(int argc, char** argv, options* o) {
             else if (v && !strcmp(v, "both")) o->order = 2;
             else { fprintf(stderr, "%s: --order takes program, concerto or both, got '%s'\n", gpt_program, v ? v : "(nothing)"); ok = 0; }
         }
-        else if (!strcmp(a, "--decompose") || !strcmp(a, "--fuse") || !strcmp(a, "--cuda-graphs")) {
+        else if (!strcmp(a, "--decompose") || !strcmp(a, "--fuse") || !strcmp(a, "--cuda-graphs") || !strcmp(a, "--pin")) {
             int on = v && !strcmp(v, "on"), off = v && !strcmp(v, "off");
             if (!on && !off) { fprintf(stderr, "%s: %s takes on or off, got '%s'\n", gpt_program, a, v ? v : "(nothing)"); ok = 0; }
             else if (!strcmp(a, "--fuse")) o->fuse = on;
+            else if (!strcmp(a, "--pin")) o->pin = on;
             else if (!strcmp(a, "--cuda-graphs")) o->cuda_graphs = on;
             else o->decompose = on;
         }
