@@ -240,7 +240,7 @@ if part orders; then
     dec=$(echo "$out" | sed -n 's/.*decomposed \([0-9]*\) all-reduce.*/\1/p'); fus=$(echo "$out" | sed -n 's/.*into \([0-9]*\) bucket.*/\1/p')
     ran="plan"
     if echo "$out" | grep -q "kept program order: the library's schedule"; then ran="program (no gain predicted)"
-    elif echo "$out" | grep -q "kept program order: with each order's ops profiled in place"; then ran="program (predicted slower in place)"
+    elif echo "$out" | grep -q "kept program order: with each order's ops profiled in place"; then ran="program (predicted under 3% faster in place)"
     elif echo "$out" | grep -q "kept program order: the library's plan measured slower"; then ran="program (measured slower)"; fi
     echo "| TP$tp x DP$dp | $link | ${dec:--} / ${fus:--} | $run | ${alone:--} | $pred | $m1 | ${side:--} | $pexp | $m2 | $ran |"
   }

@@ -178,6 +178,7 @@ expect_error "batch not divisible by DP" "does not divide by the data-parallel d
 expect_error "unknown option" "unknown option" --frobnicate
 expect_error "bad number" "--steps needs an integer" --steps many
 expect_error "profile warm-up out of range" "--profile-warmup needs an integer in 0..1000" --profile-warmup -1
+expect_error "bad --pin" "--pin takes on or off" --pin maybe
 if timeout 120 "$gpt" "${small[@]}" --steps 1 --save "$tmp/good.ckpt" >/dev/null 2>&1 && [ -s "$tmp/good.ckpt" ]; then
     ok "a checkpoint is written"
     timeout 120 "$gpt" "${small[@]}" --steps 1 --load "$tmp/good.ckpt" >/dev/null 2>&1

@@ -502,6 +502,8 @@ static cc_result profile_order(rank_state* s, int k, int warmup, int steps) {
    program order trains as the library's. The same on every rank (the
    durations are agreed). Not with replayed CUDA graphs: they time only
    whole steps. */
+#define GPT_MIN_GAIN 0.03   /* the least predicted gain, as a fraction of program order's step, worth reordering for */
+
 static cc_result profile_in_place(rank_state* s) {
     shared* sh = s->sh;
     int i, n = cc_graph_n_ops(s->train), nx = cc_graph_n_ops(s->run), k = s->o->profile_steps;
@@ -529,7 +531,9 @@ static cc_result profile_in_place(rank_state* s) {
     free(prog);
     if (rc == CC_OK) rc = snap_restore(s, &s->snap);
     if (rc != CC_OK) return rc;
-    if (!s->program_kept && mk1 >= mk0) s->program_kept = 3;
+    /* a gain below what the predictions can tell (they land within a few
+       percent of the steps that follow: bench/RESULTS.md) is no gain */
+    if (!s->program_kept && mk1 > (1.0 - GPT_MIN_GAIN) * mk0) s->program_kept = 3;
     if (s->me == 0) {
         sh->in_place = 1;
         sh->alone_ms[0] = sh->pred_ms[0];
@@ -1021,9 +1025,9 @@ static void print_report(const shared* sh) {
         printf("  kept program order: the library's schedule of the step was predicted no faster (%.2f ms against %.2f ms "
                "in program order)\n", sh->pred_sched_ms, sh->pred_ms[0]);
     else if (sh->kept == 3)
-        printf("  kept program order: with each order's ops profiled in place the library's plan was predicted no faster (%.2f ms "
-               "against %.2f ms in program order), so program order trained as the library's; its plan was:\n",
-               sh->in_place_ms[1], sh->in_place_ms[0]);
+        printf("  kept program order: with each order's ops profiled in place the library's plan was predicted less than %.0f%% "
+               "faster (%.2f ms against %.2f ms in program order), so program order trained as the library's; its plan was:\n",
+               100 * GPT_MIN_GAIN, sh->in_place_ms[1], sh->in_place_ms[0]);
     else if (sh->kept == 2)
         printf("  kept program order: the library's plan measured slower side by side (%.2f ms against %.2f ms in program "
                "order), so program order trained as the library's; its plan was:\n", sh->cal_ms[1], sh->cal_ms[0]);
