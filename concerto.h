@@ -1047,16 +1047,23 @@ CONCERTO_API cc_result cc_exec_profile_apply(cc_exec* exec, cc_comm* comm);
    step: each step profiled, simulated in the plan's order from its own op
    times and each op's own launch or wait gap, so that it ends where it was
    measured to (the members of comm agreeing on the mean over them, step
-   by step, so they need the same number of steps); the median and the
-   mean of those makespans (either may be NULL). Steps vary, and a step
-   ends with whichever path was slowest in it, so these exceed
+   by step, so they need the same number of steps). Steps vary, and a step
+   ends with whichever path was slowest in it, so these makespans exceed
    cc_simulate's makespan from the mean durations and costs (a makespan is
    a maximum over paths, and the mean of a maximum is at least the maximum
    of the means; a long gap, a thread woken on a busy core, counts where it
    fell, on its path): the more paths run side by side, the more (an
-   overlapped plan more than program order). CC_ERR_INVALID_ARG before a
-   profile of whole steps was applied. */
-CONCERTO_API cc_result cc_exec_profile_makespan(cc_exec* exec, double* median_us, double* mean_us);
+   overlapped plan more than program order). Likewise the exposed
+   communication of each step (cc_exposed_comm_us of its timeline), which a
+   timeline from the mean durations puts where no step had it.
+   CC_ERR_INVALID_ARG before a profile of whole steps was applied. */
+typedef struct cc_steps_profile {
+    int steps;                  /* in the profile */
+    double makespan_median_us;  /* of the steps, each simulated as above */
+    double makespan_mean_us;
+    double exposed_median_us;   /* of the steps' exposed communication */
+} cc_steps_profile;
+CONCERTO_API cc_result cc_exec_steps_profile(cc_exec* exec, cc_steps_profile* out);
 /* ---- world: ranks as threads in one process ------------------------------
    N ranks, each a thread with its own context, running fn; ranks are grouped
    into nodes of ranks_per_node. Collectives between them move real data:
@@ -9114,9 +9121,10 @@ struct cc_exec {
     int prof_steps;            /* steps added since the last cc_exec_profile_apply */
     double* prof;              /* [n_ops + 4]: their ops' times summed, launch gaps (sum,
                                   count), wait gaps (sum, count) */
-    double* prof_mk;           /* [CONCERTO__PROFILE_MAX_STEPS]: each added step simulated from
-                                  its own times (us) */
-    double prof_med, prof_mean; /* of those, as the last apply agreed them; -1: none */
+    double* prof_mk;           /* [2 CONCERTO__PROFILE_MAX_STEPS]: each added step simulated from
+                                  its own times (us), then each one's exposed communication */
+    double* prof_se;           /* [2 n_ops]: scratch, one step's starts and ends */
+    cc_steps_profile prof_last; /* as the last apply agreed it; steps 0: none */
     cc__time* prof_dur;        /* [4 n_ops]: scratch, one step's times in ticks, its simulated starts,
                                   each op's launch and wait gaps in ticks */
 };
@@ -9139,7 +9147,7 @@ CONCERTO_API void cc_exec_destroy(cc_exec* x) {
     if (x->streams)
         for (i = 0; i < x->plan->n_streams; i++) if (x->streams[i]) f->stream_destroy(x->be.self, x->streams[i]);
     cc__free(x->ctx, x->events); cc__free(x->ctx, x->streams); cc__free(x->ctx, x->t); cc__free(x->ctx, x->prof);
-    cc__free(x->ctx, x->prof_mk); cc__free(x->ctx, x->prof_dur);
+    cc__free(x->ctx, x->prof_mk); cc__free(x->ctx, x->prof_dur); cc__free(x->ctx, x->prof_se);
     cc__free(x->ctx, x);
 }
 
@@ -9211,10 +9219,10 @@ CONCERTO_API cc_result cc_exec_create(cc_context* ctx, cc_plan* plan, const cc_b
     x->events = (void**)cc__calloc(ctx, (size_t)plan->n_ops + 1, sizeof(void*));
     x->t = (double*)cc__calloc(ctx, 2 * (size_t)plan->n_ops + 1, sizeof(double));
     x->prof = (double*)cc__calloc(ctx, (size_t)plan->n_ops + 4, sizeof(double));
-    x->prof_mk = (double*)cc__calloc(ctx, CONCERTO__PROFILE_MAX_STEPS, sizeof(double));
+    x->prof_mk = (double*)cc__calloc(ctx, 2 * CONCERTO__PROFILE_MAX_STEPS, sizeof(double));
+    x->prof_se = (double*)cc__calloc(ctx, 2 * (size_t)plan->n_ops + 1, sizeof(double));
     x->prof_dur = (cc__time*)cc__calloc(ctx, 4 * (size_t)plan->n_ops + 1, sizeof(cc__time));
-    x->prof_med = x->prof_mean = -1;
-    if (!x->streams || !x->events || !x->t || !x->prof || !x->prof_mk || !x->prof_dur) { cc_exec_destroy(x); return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_create: out of memory"); }
+    if (!x->streams || !x->events || !x->t || !x->prof || !x->prof_mk || !x->prof_dur || !x->prof_se) { cc_exec_destroy(x); return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_create: out of memory"); }
     for (i = 0; i < plan->n_streams; i++)
         if ((rc = f->stream_create(be->self, i, &x->streams[i])) != CC_OK) {
             char idx[16];
@@ -9713,9 +9721,10 @@ static void cc__profile_gaps(const cc_plan* pl, const double* t, double t0, doub
 
 CONCERTO_API cc_result cc_exec_profile_add(cc_exec* x) {
     const cc_plan* pl;
-    double gaps[4];
+    double gaps[4], exposed = 0;
     cc__prob p;
     cc__time mk;
+    cc_result rc;
     int i, blocked[2];
     if (!x) return CC_ERR_INVALID_ARG;
     pl = x->plan;
@@ -9732,14 +9741,17 @@ CONCERTO_API cc_result cc_exec_profile_add(cc_exec* x) {
         if (!(x->t[2 * i + 1] - x->t[2 * i] == x->t[2 * i + 1] - x->t[2 * i]))
             return CONCERTO__FAIL(x->ctx, CC_ERR_UNSUPPORTED, "cc_exec_profile_add: op '%s' has no time in the step on backend "
                                   "'%s' (a replayed graph times only the whole step)", cc__name(pl->g, i), x->be_name);
+    for (i = 0; i < pl->n_ops; i++) {
+        x->prof_se[i] = x->t[2 * i];
+        x->prof_se[pl->n_ops + i] = x->t[2 * i + 1];
+    }
+    if ((rc = cc_exposed_comm_us(x->ctx, pl->g, x->prof_se, x->prof_se + pl->n_ops, &exposed)) != CC_OK) return rc;
     memset(gaps, 0, sizeof gaps);
     cc__profile_gaps(pl, x->t, x->t0, gaps, x->prof_dur + 2 * (size_t)pl->n_ops, x->prof_dur + 3 * (size_t)pl->n_ops);
     for (i = 0; i < pl->n_ops; i++) {
         double d = x->t[2 * i + 1] - x->t[2 * i];
-        x->prof[i] += d > 0 ? d : 0;
         x->prof_dur[i] = (cc__time)llround((d > 0 ? (d < 1e12 ? d : 1e12) : 0) * CONCERTO__TICKS_PER_US);
     }
-    for (i = 0; i < 4; i++) x->prof[pl->n_ops + i] += gaps[i];
     /* the step again, simulated in the plan's order from its own op times
        and each op's own launch or wait gap: where steps vary, the mean of
        these is what a step costs, and it exceeds a step simulated from the
@@ -9756,7 +9768,13 @@ CONCERTO_API cc_result cc_exec_profile_add(cc_exec* x) {
     if (mk < 0)
         return CONCERTO__FAIL(x->ctx, mk == -2 ? CC_ERR_OUT_OF_MEMORY : CC_ERR_DEADLOCK, "cc_exec_profile_add: simulating the step "
                               "from its times: %s", mk == -2 ? "out of memory" : "the plan's order contradicts its dependencies");
+    for (i = 0; i < pl->n_ops; i++) {   /* nothing fails from here: the step is added whole */
+        double d = x->t[2 * i + 1] - x->t[2 * i];
+        x->prof[i] += d > 0 ? d : 0;
+    }
+    for (i = 0; i < 4; i++) x->prof[pl->n_ops + i] += gaps[i];
     x->prof_mk[x->prof_steps] = (double)mk / CONCERTO__TICKS_PER_US;
+    x->prof_mk[CONCERTO__PROFILE_MAX_STEPS + x->prof_steps] = exposed;
     x->prof_steps++;
     x->ran = 0;
     return CC_OK;
@@ -9774,11 +9792,12 @@ CONCERTO_API cc_result cc_exec_profile_apply(cc_exec* x, cc_comm* comm) {
     if (x->prof_steps < 1)
         return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile_apply: no step added (cc_exec_profile_add after "
                               "each step to profile)");
-    m = pl->n_ops + 2 + x->prof_steps;   /* the means, then each step's simulated makespan */
+    m = pl->n_ops + 2 + 2 * x->prof_steps;   /* the means, then each step's simulated makespan, its exposure */
     acc = x->prof + pl->n_ops;
     if (!(mean = (double*)cc__alloc(x->ctx, (size_t)m * sizeof(double))))
         return CONCERTO__FAIL(x->ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_profile_apply: out of memory");
     memcpy(mean + pl->n_ops + 2, x->prof_mk, (size_t)x->prof_steps * sizeof(double));
+    memcpy(mean + pl->n_ops + 2 + x->prof_steps, x->prof_mk + CONCERTO__PROFILE_MAX_STEPS, (size_t)x->prof_steps * sizeof(double));
     /* means: a step's time is a sum of its ops' times and gaps, and a
        stall in one of them is part of what a step costs */
     for (i = 0; i < pl->n_ops; i++) mean[i] = x->prof[i] / x->prof_steps;
@@ -9808,12 +9827,15 @@ CONCERTO_API cc_result cc_exec_profile_apply(cc_exec* x, cc_comm* comm) {
     costs.compute_overlap = costs.comm_overlap = 1;
     if ((rc = cc_graph_set_exec_costs(pl->g, &costs)) != CC_OK) goto done;
     {
-        double* mk = mean + pl->n_ops + 2;
+        double *mk = mean + pl->n_ops + 2, *ex = mk + x->prof_steps;
         int n = x->prof_steps;
-        x->prof_mean = 0;
-        for (i = 0; i < n; i++) x->prof_mean += mk[i] / n;
+        x->prof_last.steps = n;
+        x->prof_last.makespan_mean_us = 0;
+        for (i = 0; i < n; i++) x->prof_last.makespan_mean_us += mk[i] / n;
         qsort(mk, (size_t)n, sizeof(double), cc__dbl_cmp);
-        x->prof_med = n % 2 ? mk[n / 2] : (mk[n / 2 - 1] + mk[n / 2]) / 2;
+        qsort(ex, (size_t)n, sizeof(double), cc__dbl_cmp);
+        x->prof_last.makespan_median_us = n % 2 ? mk[n / 2] : (mk[n / 2 - 1] + mk[n / 2]) / 2;
+        x->prof_last.exposed_median_us = n % 2 ? ex[n / 2] : (ex[n / 2 - 1] + ex[n / 2]) / 2;
     }
     memset(x->prof, 0, ((size_t)pl->n_ops + 4) * sizeof(double));
     x->prof_steps = 0;
@@ -9822,13 +9844,13 @@ done:
     return rc;
 }
 
-CONCERTO_API cc_result cc_exec_profile_makespan(cc_exec* x, double* median_us, double* mean_us) {
+CONCERTO_API cc_result cc_exec_steps_profile(cc_exec* x, cc_steps_profile* out) {
     if (!x) return CC_ERR_INVALID_ARG;
-    if (x->prof_med < 0)
-        return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile_makespan: no profile of whole steps applied yet "
+    if (!out) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_steps_profile: out is NULL");
+    if (x->prof_last.steps < 1)
+        return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_steps_profile: no profile of whole steps applied yet "
                               "(cc_exec_profile_steps, or cc_exec_profile_add and cc_exec_profile_apply)");
-    if (median_us) *median_us = x->prof_med;
-    if (mean_us) *mean_us = x->prof_mean;
+    *out = x->prof_last;
     return CC_OK;
 }
 

@@ -960,7 +960,7 @@ static void test_profile_steps(void) {
    maximum would be 20000; the margins allow for a loaded machine); rank
    0's all-reduce after it waits about 19500 us for rank 1, rank 1's
    hardly at all, so both get about 9750 us. */
-typedef struct steps_arg { double a[2], b[2], wait[2]; } steps_arg;
+typedef struct steps_arg { double a[2], b[2], wait[2], hand[2], exposed[2]; } steps_arg;
 static float steps_buf[2][16];
 static cc_result steps_rank(cc_rank* rank, void* user) {
     steps_arg* A = (steps_arg*)user;
@@ -976,6 +976,22 @@ static cc_result steps_rank(cc_rank* rank, void* user) {
         A->a[me] = cc_op_duration_us(t.g, cc_graph_op(t.g, 0));
         A->b[me] = cc_op_duration_us(t.g, cc_graph_op(t.g, 1));
         A->wait[me] = cc_graph_exec_costs(t.g).wait_us;
+    }
+    /* one more step, added and applied: the all-reduce runs after the
+       compute op it depends on, beside no compute, so all of its time is
+       exposed; by hand, its end - start in this rank's timeline */
+    if (r == CC_OK) {
+        double st[2], en[2];
+        cc_steps_profile sp;
+        r = cc_exec_step(t.x);
+        if (r == CC_OK) r = cc_exec_timeline(t.x, st, en);
+        if (r == CC_OK) r = cc_exec_profile_add(t.x);
+        if (r == CC_OK) r = cc_exec_profile_apply(t.x, cc_rank_world_comm(rank));
+        if (r == CC_OK) r = cc_exec_steps_profile(t.x, &sp);
+        if (r == CC_OK) {
+            A->hand[me] = en[1] - st[1];
+            A->exposed[me] = sp.exposed_median_us;
+        }
     }
     two_ops_free(&t);
     return r;
@@ -1001,6 +1017,9 @@ static void test_profile_steps_agree(void) {
           "rank 1's none (%.0f)", A.b[0]);
     CHECK(A.wait[0] == A.wait[1] && A.wait[0] > 0 && A.wait[0] < 5000,
           "the all-reduce waits for the compute op on the other stream: a wait cost, agreed (%.1f us)", A.wait[0]);
+    CHECK(A.exposed[0] == A.exposed[1] && fabs(A.exposed[0] - (A.hand[0] + A.hand[1]) / 2) < 0.01,
+          "a step's exposed communication, agreed: the mean over the ranks of the all-reduce's time in their timelines, "
+          "%.1f us by hand (%.1f, %.1f)", (A.hand[0] + A.hand[1]) / 2, A.exposed[0], A.exposed[1]);
     cc_world_destroy(w);
     cc_context_destroy(ctx);
 }
@@ -1042,7 +1061,10 @@ static void test_profile_add(void) {
     if (r == CC_OK) r = cc_exec_create(ctx, pl, &be, &x);
     CHECK_RES(ctx, r, CC_OK, "a one-op plan on the CPU backend");
     if (r != CC_OK) goto done;
-    CHECK_RES(ctx, cc_exec_profile_makespan(x, NULL, NULL), CC_ERR_INVALID_ARG, "no makespans before a profile of steps");
+    {
+        cc_steps_profile none;
+        CHECK_RES(ctx, cc_exec_steps_profile(x, &none), CC_ERR_INVALID_ARG, "no makespans before a profile of steps");
+    }
     CHECK_RES(ctx, cc_exec_profile_add(x), CC_ERR_INVALID_ARG, "cc_exec_profile_add before any step is refused");
     CHECK(strstr(cc_last_error(ctx), "no step") != NULL, "and says why: %s", cc_last_error(ctx));
     CHECK_RES(ctx, cc_exec_profile_apply(x, NULL), CC_ERR_INVALID_ARG, "cc_exec_profile_apply with no step added is refused");
@@ -1061,8 +1083,13 @@ static void test_profile_add(void) {
     CHECK(mean >= 3000 && mean < 4000, "B's duration is the mean of the four steps, 3000 us by hand (%.0f; 9000 would be the "
           "last step, 4200 the last added twice)", mean);
     {
+        cc_steps_profile sp;
         double med = -1, avg = -1;
-        CHECK_RES(ctx, cc_exec_profile_makespan(x, &med, &avg), CC_OK, "the steps' makespans after the apply");
+        CHECK_RES(ctx, cc_exec_steps_profile(x, &sp), CC_OK, "the steps' makespans after the apply");
+        med = sp.makespan_median_us;
+        avg = sp.makespan_mean_us;
+        CHECK(sp.steps == 4 && sp.exposed_median_us == 0, "of 4 steps, none with a collective exposed (%d, %.0f us)", sp.steps,
+              sp.exposed_median_us);
         CHECK(med >= 1000 && med < 1900, "their median: the median of 1000, 1000, 1000 and 9000 us (%.0f)", med);
         CHECK(avg >= 3000 && avg < 4000, "their mean: 3000 us (%.0f)", avg);
     }
@@ -1109,9 +1136,11 @@ static void test_profile_makespan(void) {
     cc_op_desc d = cc_op_desc_default();
     cc_op order[2];
     double med = 0, avg = 0, of_means = 0;
+    cc_steps_profile sp;
     cc_result r;
     int k;
     memset(&be, 0, sizeof be);
+    memset(&sp, 0, sizeof sp);
     cc_context_create(NULL, &ctx);
     r = cc_graph_create(ctx, NULL, &g);
     d.name = "P"; d.duration_us = 1; d.fn = op_p;
@@ -1127,7 +1156,9 @@ static void test_profile_makespan(void) {
         if ((r = cc_exec_step(x)) == CC_OK) r = cc_exec_profile_add(x);
     }
     if (r == CC_OK) r = cc_exec_profile_apply(x, NULL);
-    if (r == CC_OK) r = cc_exec_profile_makespan(x, &med, &avg);
+    if (r == CC_OK) r = cc_exec_steps_profile(x, &sp);
+    med = sp.makespan_median_us;
+    avg = sp.makespan_mean_us;
     if (r == CC_OK) r = cc_simulate(ctx, g, order, 2, NULL, &of_means);
     CHECK_RES(ctx, r, CC_OK, "four steps of two ops side by side, profiled and simulated");
     CHECK(med >= 5000 && med < 5900 && avg >= 5000 && avg < 5900, "every step takes 5000 us, and so do the median (%.0f) and "
@@ -1143,11 +1174,12 @@ static void test_profile_makespan(void) {
         if (r == CC_OK) r = cc_exec_timeline(x, st, en);
         if (r == CC_OK) r = cc_exec_profile_add(x);
         if (r == CC_OK) r = cc_exec_profile_apply(x, NULL);
-        if (r == CC_OK) r = cc_exec_profile_makespan(x, &med, NULL);
+        if (r == CC_OK) r = cc_exec_steps_profile(x, &sp);
         measured = en[0] > en[1] ? en[0] : en[1];
         CHECK_RES(ctx, r, CC_OK, "one more step, profiled alone");
-        CHECK(fabs(med - measured) < 0.01, "the step simulated from its own times ends where it was measured to (%.3f us against "
-              "%.3f us)", med, measured);
+        CHECK(fabs(sp.makespan_median_us - measured) < 0.01, "the step simulated from its own times ends where it was measured "
+              "to (%.3f us against %.3f us)", sp.makespan_median_us, measured);
+        CHECK(sp.exposed_median_us == 0, "no collective, no exposed communication (%.3f us)", sp.exposed_median_us);
     }
     cc_exec_destroy(x);
     cc_backend_destroy(&be);

@@ -508,9 +508,11 @@ static cc_result profile_in_place(rank_state* s) {
     shared* sh = s->sh;
     int i, n = cc_graph_n_ops(s->train), nx = cc_graph_n_ops(s->run), k = s->o->profile_steps;
     double mk0 = 0, mk1 = 0, mean0 = 0, mean1 = 0;
+    cc_steps_profile sp[2];
     cc_op* prog;
     cc_result rc;
     if (k <= 0 || s->o->profile_repeats <= 0 || s->o->cuda_graphs) return CC_OK;
+    memset(sp, 0, sizeof sp);
     if (!(prog = (cc_op*)malloc(sizeof(cc_op) * (size_t)n))) return CC_ERR_OUT_OF_MEMORY;
     for (i = 0; i < n; i++) prog[i] = cc_graph_op(s->train, i);
     /* each order: the median of its steps simulated one by one (what a
@@ -518,14 +520,17 @@ static cc_result profile_in_place(rank_state* s) {
        durations (the trace's prediction) */
     rc = profile_order(s, 0, s->o->profile_warmup, k);
     if (rc == CC_OK) rc = cc_simulate(s->m.ctx, s->train, prog, n, s->pred_start[0], &mean0);
-    if (rc == CC_OK) rc = cc_exec_profile_makespan(s->ex[0], &mk0, NULL);
+    if (rc == CC_OK) rc = cc_exec_steps_profile(s->ex[0], &sp[0]);
+    mk0 = sp[0].makespan_median_us;
     if (rc == CC_OK && !s->program_kept) {
         if ((rc = profile_order(s, 1, s->o->profile_warmup, k)) == CC_OK)
             rc = cc_simulate(s->m.ctx, s->run, s->sched.order, nx, s->pred_start[1], &mean1);
-        if (rc == CC_OK) rc = cc_exec_profile_makespan(s->ex[1], &mk1, NULL);
+        if (rc == CC_OK) rc = cc_exec_steps_profile(s->ex[1], &sp[1]);
+        mk1 = sp[1].makespan_median_us;
     } else if (rc == CC_OK) {
         mk1 = mk0;
         mean1 = mean0;
+        sp[1] = sp[0];
         memcpy(s->pred_start[1], s->pred_start[0], sizeof(double) * (size_t)n);
     }
     free(prog);
@@ -540,8 +545,8 @@ static cc_result profile_in_place(rank_state* s) {
         sh->alone_ms[1] = sh->pred_sched_ms;
         sh->pred_ms[0] = mk0 / 1000.0;
         sh->pred_ms[1] = (s->program_kept >= 2 ? mk0 : mk1) / 1000.0;
-        sh->pred_exposed_ms[0] = predicted_exposed(s->m.ctx, s->train, s->pred_start[0]);
-        sh->pred_exposed_ms[1] = s->program_kept >= 2 ? sh->pred_exposed_ms[0] : predicted_exposed(s->m.ctx, s->run, s->pred_start[1]);
+        sh->pred_exposed_ms[0] = sp[0].exposed_median_us / 1000.0;
+        sh->pred_exposed_ms[1] = (s->program_kept >= 2 ? sp[0] : sp[1]).exposed_median_us / 1000.0;
         sh->in_place_ms[0] = mk0 / 1000.0;
         sh->in_place_ms[1] = mk1 / 1000.0;
         sh->in_place_mean_ms[0] = mean0 / 1000.0;
