@@ -838,10 +838,23 @@ static cc_result costs_rank(cc_rank* rank, void* user) {
     return r;
 }
 
+/* fn on every rank of a world made from wd; the world's error, if any, in
+   err. */
+static cc_result run_world(cc_context* ctx, const cc_world_desc* wd, cc_result (*fn)(cc_rank*, void*), void* user, char* err,
+                           size_t n) {
+    cc_world* w = NULL;
+    cc_result rc = cc_world_create(ctx, wd, &w);
+    err[0] = 0;
+    if (rc == CC_OK) rc = cc_world_run(w, fn, user);
+    if (w) snprintf(err, n, "%s", cc_world_error(w));
+    cc_world_destroy(w);
+    return rc;
+}
+
 static void test_profiled_costs(void) {
     cc_world_desc wd = cc_world_desc_default();
     cc_link slow;
-    cc_world* w = NULL;
+    char err[512];
     cc_context* ctx = NULL;
     costs_arg A;
     cc_result rc;
@@ -853,9 +866,8 @@ static void test_profiled_costs(void) {
     wd.intra_node = &slow;
     wd.inter_node = &slow;
     cc_context_create(NULL, &ctx);
-    rc = cc_world_create(ctx, &wd, &w);
-    if (rc == CC_OK) rc = cc_world_run(w, costs_rank, &A);
-    CHECK_RES(ctx, rc, CC_OK, "profiling a step of a compute op and an all-reduce on 2 ranks (%s)", w ? cc_world_error(w) : "");
+    rc = run_world(ctx, &wd, costs_rank, &A, err, sizeof err);
+    CHECK_RES(ctx, rc, CC_OK, "profiling a step of a compute op and an all-reduce on 2 ranks (%s)", err);
     CHECK(A.costs.wait_us > 0 && A.costs.wait_us < 1e6, "a blocking cross-stream wait is measured: %.1f us", A.costs.wait_us);
     CHECK(A.costs.launch_us >= 0 && A.costs.launch_us < 1e6, "an op's launch is measured: %.1f us", A.costs.launch_us);
     CHECK(A.startup >= 4000 && A.startup < 4000 + 1e6, "a one-element all-reduce on the 2000 us link: %.0f us >= 2 (n-1) alpha = 4000",
@@ -864,7 +876,6 @@ static void test_profiled_costs(void) {
     CHECK(A.costs.compute_overlap >= 1 && A.costs.compute_overlap <= 10 && A.costs.comm_overlap >= 1 && A.costs.comm_overlap <= 10,
           "the overlap slowdowns are measured within 1..10 (compute %.2f, collective %.2f)", A.costs.compute_overlap,
           A.costs.comm_overlap);
-    cc_world_destroy(w);
     cc_context_destroy(ctx);
 }
 
@@ -999,16 +1010,15 @@ static cc_result steps_rank(cc_rank* rank, void* user) {
 
 static void test_profile_steps_agree(void) {
     cc_world_desc wd = cc_world_desc_default();
-    cc_world* w = NULL;
+    char err[512];
     cc_context* ctx = NULL;
     steps_arg A;
     cc_result rc;
     memset(&A, 0, sizeof A);
     wd.n_ranks = 2;
     cc_context_create(NULL, &ctx);
-    rc = cc_world_create(ctx, &wd, &w);
-    if (rc == CC_OK) rc = cc_world_run(w, steps_rank, &A);
-    CHECK_RES(ctx, rc, CC_OK, "profiling a compute op and an all-reduce in 3 steps on 2 ranks (%s)", w ? cc_world_error(w) : "");
+    rc = run_world(ctx, &wd, steps_rank, &A, err, sizeof err);
+    CHECK_RES(ctx, rc, CC_OK, "profiling a compute op and an all-reduce in 3 steps on 2 ranks (%s)", err);
     CHECK(A.a[0] == A.a[1] && A.b[0] == A.b[1], "the ranks agree on every duration (%.0f %.0f, %.0f %.0f)", A.a[0], A.a[1], A.b[0],
           A.b[1]);
     CHECK(A.a[0] >= 10250 && A.a[0] < 16000, "the compute op: the mean of the ranks' 500 and 20000 us, not the maximum (%.0f)",
@@ -1020,7 +1030,6 @@ static void test_profile_steps_agree(void) {
     CHECK(A.exposed[0] == A.exposed[1] && fabs(A.exposed[0] - (A.hand[0] + A.hand[1]) / 2) < 0.01,
           "a step's exposed communication, agreed: the mean over the ranks of the all-reduce's time in their timelines, "
           "%.1f us by hand (%.1f, %.1f)", (A.hand[0] + A.hand[1]) / 2, A.exposed[0], A.exposed[1]);
-    cc_world_destroy(w);
     cc_context_destroy(ctx);
 }
 
@@ -1215,7 +1224,7 @@ static cc_result start_rank(cc_rank* rank, void* user) {
 }
 static void test_thread_start(void) {
     cc_world_desc wd = cc_world_desc_default();
-    cc_world* w = NULL;
+    char err[512];
     cc_context* ctx = NULL;
     start_log L;
     cc_result rc;
@@ -1226,15 +1235,13 @@ static void test_thread_start(void) {
     wd.thread_start = on_thread_start;
     wd.thread_start_user = &L;
     cc_context_create(NULL, &ctx);
-    rc = cc_world_create(ctx, &wd, &w);
-    if (rc == CC_OK) rc = cc_world_run(w, start_rank, NULL);
-    CHECK_RES(ctx, rc, CC_OK, "a step of two streams on two ranks with a thread_start hook (%s)", w ? cc_world_error(w) : "");
+    rc = run_world(ctx, &wd, start_rank, NULL, err, sizeof err);
+    CHECK_RES(ctx, rc, CC_OK, "a step of two streams on two ranks with a thread_start hook (%s)", err);
     for (i = 0; i < 2; i++)
         for (j = 0; j < 3; j++) if (L.calls[i][j] != 1) once = 0;
     CHECK(once && L.other == 0, "called once on each rank's thread and once on each of its two stream workers, nothing else "
           "(rank 0: %d %d %d, rank 1: %d %d %d, other %d)", L.calls[0][0], L.calls[0][1], L.calls[0][2], L.calls[1][0],
           L.calls[1][1], L.calls[1][2], L.other);
-    cc_world_destroy(w);
     cc_context_destroy(ctx);
     pthread_mutex_destroy(&L.mu);
 }
