@@ -246,7 +246,7 @@ if part orders; then
   }
   echo "default model, emulated link: program order vs the library's plan, without and with decomposition and fusion;"
   echo "predicted first from ops profiled alone, then from each order's ops profiled in 20 of its own steps (after 20"
-  echo "not profiled); measured: 60 training steps of each order, the median (rank 0), and side by side before"
+  echo "not profiled; the orders alternating step by step); measured: 60 training steps of each order, the median (rank 0), and side by side before"
   echo "training (9 steps each, alternating, mean over the ranks); 'trains' is what the library then runs:"
   echo "| layout | inter-node us/KiB | decomposed / fused | run | predicted speed-up (alone) | predicted program ms | predicted plan ms | predicted speed-up | measured program ms | measured plan ms | measured speed-up | side by side speed-up | predicted exposed ms | measured exposed ms | trains |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"

@@ -1035,11 +1035,13 @@ static void test_profile_steps_agree(void) {
 
 /* cc_exec_profile_add / cc_exec_profile_apply: the steps the caller runs,
    with its own work between them. Op B sleeps what the caller set before
-   the step: 1000, 1000, 1000 and 9000 us, so the mean over the four steps
-   is (1000 + 1000 + 1000 + 9000) / 4 = 3000 us by hand; the last step
-   alone would give 9000, and the last step added twice (21000 / 5) 4200.
-   The margin above 3000 allows for sleeps that overrun on a loaded
-   machine. */
+   the step: 5000, 5000, 5000 and 45000 us, so the mean over the four
+   steps is (5000 + 5000 + 5000 + 45000) / 4 = 15000 us by hand and their
+   median 5000; the last step alone would give 45000, and the last step
+   added twice (105000 / 5) 21000. The margins above allow for sleeps that
+   overrun on a loaded machine (a millisecond or two each). A fifth step of
+   30000 us is then alone in a fresh profile: 30000, where the four before
+   it, kept, would give (60000 + 30000) / 5 = 18000. */
 static long b_sleep_us;
 static void op_b(void* stream, void* user) {
     struct timespec ts;
@@ -1050,7 +1052,7 @@ static void op_b(void* stream, void* user) {
 }
 
 static void test_profile_add(void) {
-    static const long sleeps[4] = { 1000, 1000, 1000, 9000 };
+    static const long sleeps[4] = { 5000, 5000, 5000, 45000 };
     cc_context* ctx = NULL;
     cc_graph* g = NULL;
     cc_plan* pl = NULL;
@@ -1089,8 +1091,8 @@ static void test_profile_add(void) {
     if (r == CC_OK) r = cc_exec_profile_apply(x, NULL);
     CHECK_RES(ctx, r, CC_OK, "applying the four");
     mean = cc_op_duration_us(g, cc_graph_op(g, 0));
-    CHECK(mean >= 3000 && mean < 4000, "B's duration is the mean of the four steps, 3000 us by hand (%.0f; 9000 would be the "
-          "last step, 4200 the last added twice)", mean);
+    CHECK(mean >= 15000 && mean < 20000, "B's duration is the mean of the four steps, 15000 us by hand (%.0f; 45000 would be "
+          "the last step, 21000 the last added twice)", mean);
     {
         cc_steps_profile sp;
         double med = -1, avg = -1;
@@ -1099,18 +1101,19 @@ static void test_profile_add(void) {
         avg = sp.makespan_mean_us;
         CHECK(sp.steps == 4 && sp.exposed_median_us == 0, "of 4 steps, none with a collective exposed (%d, %.0f us)", sp.steps,
               sp.exposed_median_us);
-        CHECK(med >= 1000 && med < 1900, "their median: the median of 1000, 1000, 1000 and 9000 us (%.0f)", med);
-        CHECK(avg >= 3000 && avg < 4000, "their mean: 3000 us (%.0f)", avg);
+        CHECK(med >= 5000 && med < 9500, "their median: the median of 5000, 5000, 5000 and 45000 us (%.0f)", med);
+        CHECK(avg >= 15000 && avg < 20000, "their mean: 15000 us (%.0f)", avg);
     }
     CHECK_RES(ctx, cc_exec_profile_apply(x, NULL), CC_ERR_INVALID_ARG, "after applying the profile starts afresh");
     CHECK(cc_op_duration_us(g, cc_graph_op(g, 0)) == mean, "and the refused apply leaves B as it was");
-    b_sleep_us = 2000;
+    b_sleep_us = 30000;
     if (r == CC_OK) r = cc_exec_step(x);
     if (r == CC_OK) r = cc_exec_profile_add(x);
     if (r == CC_OK) r = cc_exec_profile_apply(x, NULL);
     CHECK_RES(ctx, r, CC_OK, "one more step, added and applied");
-    CHECK(cc_op_duration_us(g, cc_graph_op(g, 0)) >= 2000 && cc_op_duration_us(g, cc_graph_op(g, 0)) < 3000,
-          "B is that step's 2000 us alone (%.0f): the earlier four were dropped", cc_op_duration_us(g, cc_graph_op(g, 0)));
+    CHECK(cc_op_duration_us(g, cc_graph_op(g, 0)) >= 30000 && cc_op_duration_us(g, cc_graph_op(g, 0)) < 35000,
+          "B is that step's 30000 us alone (%.0f; 18000 with the earlier four kept): they were dropped",
+          cc_op_duration_us(g, cc_graph_op(g, 0)));
 done:
     cc_exec_destroy(x);
     cc_backend_destroy(&be);

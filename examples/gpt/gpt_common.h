@@ -105,7 +105,7 @@ static void usage(FILE* f) {
             "  --profile-warmup N   steps of each order run before those and not profiled (default 20: on a\n"
             "                       shared machine the first steps after a change of work run faster)\n"
             "  --print-every N      print every Nth step (default 1)\n"
-            "  --compare N          steps timed in each order side by side before training (default 5)\n"
+            "  --compare N          steps timed in each order side by side, alternating, before training (default 20)\n"
             "  --budget N           schedules the scheduler may try, for the step and for judging each\n"
             "                       candidate rewrite (default 1000; 0: the library's default, 5000)\n"
             "  --graph-fingerprint  print the fingerprints of rank 0's graphs (training step, evaluation)\n"
@@ -447,7 +447,7 @@ static int parse_args(int argc, char** argv, options* o) {
     o->cfg.C = 64; o->cfg.L = 2; o->cfg.H = 4; o->cfg.T = 32;
     o->batch = 8; o->tp = 1; o->dp = 1; o->steps = 100; o->lr = 3e-3; o->warmup = 10;
     o->order = 1; o->emulate = 1; o->link_alpha_us = 30; o->link_us_per_kib = 40;
-    o->eval_batches = 8; o->sample_chars = 200; o->profile_repeats = 3; o->print_every = 1; o->compare_steps = 5;
+    o->eval_batches = 8; o->sample_chars = 200; o->profile_repeats = 3; o->print_every = 1; o->compare_steps = 20;
     o->profile_steps = 20;
     o->profile_warmup = 20;
     o->decompose = 1; o->fuse = 1; o->budget = 1000; o->pin = 1;

@@ -465,7 +465,7 @@ static cc_result plan_steps(rank_state* s) {
     return s->op_start && s->op_end ? CC_OK : CC_ERR_OUT_OF_MEMORY;
 }
 
-/* Executor k's order profiled in steps run as train_pass runs them (the
+/* Each order profiled in steps run as train_pass runs them (the
    batch and AdamW's step set, the step, its time and loss read back), each
    added to its profile (cc_exec_profile_add), then applied, the ranks
    agreeing. Not cc_exec_profile_steps: steps back to back, with no host
@@ -477,24 +477,32 @@ static cc_result plan_steps(rank_state* s) {
    first steps after a change of work run 5-10% faster than the steps
    that follow, and a profile of them predicts steps that never come; and
    the plan's first run touches memory for the first time. With a
-   learning rate of 0; the caller restores the state. */
-static cc_result profile_order(rank_state* s, int k, int warmup, int steps) {
-    cc_graph* g = k ? s->run : s->train;
+   learning rate of 0; the caller restores the state. The orders (the
+   first n_orders of program order and the library's) alternate step by
+   step: this kind of machine also runs faster or slower for tens of
+   seconds at a time (a step's median moved by up to 14% between the
+   profile and the training that followed, in one of eight runs of `make
+   demo`), and orders profiled one after the other would each see another
+   stretch of it, which the predicted gain would take for the orders'. */
+static cc_result profile_orders(rank_state* s, int n_orders, int warmup, int steps) {
     double ms, exposed, loss;
-    int step;
+    int step, k;
     cc_result rc = CC_OK;
     if (warmup < 1) warmup = 1;
-    for (step = 0; step < warmup + steps && rc == CC_OK; step++) {
-        rc = run_step(s, s->ex[k], 0, step, 0, 1);
-        if (rc == CC_OK) rc = measure_step(s, s->ex[k], g, &ms, &exposed);
-        if (rc == CC_OK) rc = read_loss(s, &loss);
-        if (rc == CC_OK && step >= warmup) rc = cc_exec_profile_add(s->ex[k]);
-    }
-    return rc == CC_OK ? cc_exec_profile_apply(s->ex[k], s->world_comm) : rc;
+    for (step = 0; step < warmup + steps && rc == CC_OK; step++)
+        for (k = 0; k < n_orders && rc == CC_OK; k++) {
+            cc_graph* g = k ? s->run : s->train;
+            rc = run_step(s, s->ex[k], 0, step, 0, 1);
+            if (rc == CC_OK) rc = measure_step(s, s->ex[k], g, &ms, &exposed);
+            if (rc == CC_OK) rc = read_loss(s, &loss);
+            if (rc == CC_OK && step >= warmup) rc = cc_exec_profile_add(s->ex[k]);
+        }
+    for (k = 0; k < n_orders && rc == CC_OK; k++) rc = cc_exec_profile_apply(s->ex[k], s->world_comm);
+    return rc;
 }
 
 /* The predictions again, each order from its ops profiled in place: a few
-   steps of it (profile_order), so that they count what the step shares, on
+   steps of it (profile_orders), so that they count what the step shares, on
    CPU ranks the cores with the other ranks' threads and a collective's
    wait for its last member, which ops profiled alone do not see and which
    differ between orders. The first predictions are kept for the report.
@@ -518,13 +526,12 @@ static cc_result profile_in_place(rank_state* s) {
     /* each order: the median of its steps simulated one by one (what a
        step costs, its variation included), and the timeline from its mean
        durations (the trace's prediction) */
-    rc = profile_order(s, 0, s->o->profile_warmup, k);
+    rc = profile_orders(s, s->program_kept ? 1 : 2, s->o->profile_warmup, k);
     if (rc == CC_OK) rc = cc_simulate(s->m.ctx, s->train, prog, n, s->pred_start[0], &mean0);
     if (rc == CC_OK) rc = cc_exec_steps_profile(s->ex[0], &sp[0]);
     mk0 = sp[0].makespan_median_us;
     if (rc == CC_OK && !s->program_kept) {
-        if ((rc = profile_order(s, 1, s->o->profile_warmup, k)) == CC_OK)
-            rc = cc_simulate(s->m.ctx, s->run, s->sched.order, nx, s->pred_start[1], &mean1);
+        rc = cc_simulate(s->m.ctx, s->run, s->sched.order, nx, s->pred_start[1], &mean1);
         if (rc == CC_OK) rc = cc_exec_steps_profile(s->ex[1], &sp[1]);
         mk1 = sp[1].makespan_median_us;
     } else if (rc == CC_OK) {
