@@ -1035,13 +1035,14 @@ static void test_profile_steps_agree(void) {
 
 /* cc_exec_profile_add / cc_exec_profile_apply: the steps the caller runs,
    with its own work between them. Op B sleeps what the caller set before
-   the step: 5000, 5000, 5000 and 45000 us, so the mean over the four
-   steps is (5000 + 5000 + 5000 + 45000) / 4 = 15000 us by hand and their
-   median 5000; the last step alone would give 45000, and the last step
-   added twice (105000 / 5) 21000. The margins above allow for sleeps that
-   overrun on a loaded machine (a millisecond or two each). A fifth step of
-   30000 us is then alone in a fresh profile: 30000, where the four before
-   it, kept, would give (60000 + 30000) / 5 = 18000. */
+   the step: 5000, 5000, 5000 and 45000 us. The expected figures are
+   computed by hand from each step's timeline as measured (a loaded
+   machine overruns sleeps by milliseconds): B's duration the mean of the
+   four (about 15000 us; the last step alone would give about 45000, the
+   last step added twice about 21000), the steps' makespans their median
+   (between the 2nd and 3rd smallest) and mean. A fifth step of 30000 us
+   is then alone in a fresh profile: its own time, where the four before
+   it, kept, would give about 18000. */
 static long b_sleep_us;
 static void op_b(void* stream, void* user) {
     struct timespec ts;
@@ -1059,7 +1060,7 @@ static void test_profile_add(void) {
     cc_exec* x = NULL;
     cc_backend be;
     cc_op_desc d = cc_op_desc_default();
-    double before, mean;
+    double before, mean, st[5], en[5], hand, hand_mk;
     cc_result r;
     int k;
     memset(&be, 0, sizeof be);
@@ -1084,36 +1085,48 @@ static void test_profile_add(void) {
     CHECK(before == 77, "and changes nothing (B keeps its 77 us: %.0f)", before);
     for (k = 0; k < 4 && r == CC_OK; k++) {
         b_sleep_us = sleeps[k];   /* the caller's work between steps */
-        if ((r = cc_exec_step(x)) == CC_OK) r = cc_exec_profile_add(x);
+        if ((r = cc_exec_step(x)) == CC_OK) r = cc_exec_timeline(x, &st[k], &en[k]);
+        if (r == CC_OK) r = cc_exec_profile_add(x);
     }
     CHECK_RES(ctx, r, CC_OK, "four steps, each added");
     CHECK_RES(ctx, cc_exec_profile_add(x), CC_ERR_INVALID_ARG, "adding the last step again is refused");
     if (r == CC_OK) r = cc_exec_profile_apply(x, NULL);
     CHECK_RES(ctx, r, CC_OK, "applying the four");
+    if (r != CC_OK) goto done;
+    for (k = 0, hand = 0, hand_mk = 0; k < 4; k++) { hand += (en[k] - st[k]) / 4; hand_mk += en[k] / 4; }
     mean = cc_op_duration_us(g, cc_graph_op(g, 0));
-    CHECK(mean >= 15000 && mean < 20000, "B's duration is the mean of the four steps, 15000 us by hand (%.0f; 45000 would be "
-          "the last step, 21000 the last added twice)", mean);
+    CHECK(fabs(mean - hand) < 1 && fabs(mean - (4 * hand + en[3] - st[3]) / 5) > 1000 && fabs(mean - (en[3] - st[3])) > 1000,
+          "B's duration is the mean of the four steps, %.1f us by hand (%.1f; the last step alone %.0f, the last added "
+          "twice %.0f)", hand, mean, en[3] - st[3], (4 * hand + en[3] - st[3]) / 5);
     {
         cc_steps_profile sp;
-        double med = -1, avg = -1;
+        double srt[4], med = -1, avg = -1;
+        int a, b;
+        memcpy(srt, en, sizeof srt);
+        for (a = 1; a < 4; a++)
+            for (b = a; b > 0 && srt[b - 1] > srt[b]; b--) { double t = srt[b]; srt[b] = srt[b - 1]; srt[b - 1] = t; }
         CHECK_RES(ctx, cc_exec_steps_profile(x, &sp), CC_OK, "the steps' makespans after the apply");
         med = sp.makespan_median_us;
         avg = sp.makespan_mean_us;
         CHECK(sp.steps == 4 && sp.exposed_median_us == 0, "of 4 steps, none with a collective exposed (%d, %.0f us)", sp.steps,
               sp.exposed_median_us);
-        CHECK(med >= 5000 && med < 9500, "their median: the median of 5000, 5000, 5000 and 45000 us (%.0f)", med);
-        CHECK(avg >= 15000 && avg < 20000, "their mean: 15000 us (%.0f)", avg);
+        CHECK(med >= srt[1] - 1 && med <= srt[2] + 1, "their median: between the middle two of the steps' %.0f, %.0f, %.0f and "
+              "%.0f us (%.1f)", srt[0], srt[1], srt[2], srt[3], med);
+        CHECK(fabs(avg - hand_mk) < 1, "their mean: %.1f us by hand (%.1f)", hand_mk, avg);
     }
     CHECK_RES(ctx, cc_exec_profile_apply(x, NULL), CC_ERR_INVALID_ARG, "after applying the profile starts afresh");
     CHECK(cc_op_duration_us(g, cc_graph_op(g, 0)) == mean, "and the refused apply leaves B as it was");
     b_sleep_us = 30000;
     if (r == CC_OK) r = cc_exec_step(x);
+    if (r == CC_OK) r = cc_exec_timeline(x, &st[4], &en[4]);
     if (r == CC_OK) r = cc_exec_profile_add(x);
     if (r == CC_OK) r = cc_exec_profile_apply(x, NULL);
     CHECK_RES(ctx, r, CC_OK, "one more step, added and applied");
-    CHECK(cc_op_duration_us(g, cc_graph_op(g, 0)) >= 30000 && cc_op_duration_us(g, cc_graph_op(g, 0)) < 35000,
-          "B is that step's 30000 us alone (%.0f; 18000 with the earlier four kept): they were dropped",
-          cc_op_duration_us(g, cc_graph_op(g, 0)));
+    if (r != CC_OK) goto done;
+    CHECK(fabs(cc_op_duration_us(g, cc_graph_op(g, 0)) - (en[4] - st[4])) < 1 &&
+              fabs(cc_op_duration_us(g, cc_graph_op(g, 0)) - (4 * hand + en[4] - st[4]) / 5) > 1000,
+          "B is that step's %.1f us alone (%.1f; %.0f with the earlier four kept): they were dropped", en[4] - st[4],
+          cc_op_duration_us(g, cc_graph_op(g, 0)), (4 * hand + en[4] - st[4]) / 5);
 done:
     cc_exec_destroy(x);
     cc_backend_destroy(&be);
@@ -1124,11 +1137,13 @@ done:
 
 /* The steps' makespans against the makespan of their mean durations. Op
    P (compute stream) and op Q (communication stream) run side by side,
-   each sleeping what the caller set: in one step P 1000 us and Q 5000 us,
-   in the next the other way round. Each step takes 5000 us, so both the
-   median and the mean of the steps' makespans are 5000 us by hand; the
-   mean durations are 3000 us each, and a step simulated from them ends at
-   3000 us. */
+   each sleeping what the caller set: in one step P 5000 us and Q 25000
+   us, in the next the other way round. Each step takes about 25000 us,
+   and the median and the mean of the steps' makespans are those of the
+   steps' timelines as measured, by hand (a loaded machine overruns sleeps
+   by milliseconds); the mean durations are about 15000 us each, and a
+   step simulated from them ends at least at the longer of them and below
+   every step. */
 static long p_sleep_us, q_sleep_us;
 static void sleep_for(long us) {
     struct timespec ts;
@@ -1147,7 +1162,7 @@ static void test_profile_makespan(void) {
     cc_backend be;
     cc_op_desc d = cc_op_desc_default();
     cc_op order[2];
-    double med = 0, avg = 0, of_means = 0;
+    double med = 0, avg = 0, of_means = 0, mk[4] = { 0, 0, 0, 0 }, hand_mean = 0, mean_p = 0, mean_q = 0;
     cc_steps_profile sp;
     cc_result r;
     int k;
@@ -1163,9 +1178,15 @@ static void test_profile_makespan(void) {
     if (r == CC_OK) r = cc_cpu_backend_create_ctx(ctx, &be);
     if (r == CC_OK) r = cc_exec_create(ctx, pl, &be, &x);
     for (k = 0; k < 4 && r == CC_OK; k++) {
-        p_sleep_us = k % 2 ? 5000 : 1000;
-        q_sleep_us = k % 2 ? 1000 : 5000;
-        if ((r = cc_exec_step(x)) == CC_OK) r = cc_exec_profile_add(x);
+        double s2[2], e2[2];
+        p_sleep_us = k % 2 ? 25000 : 5000;
+        q_sleep_us = k % 2 ? 5000 : 25000;
+        if ((r = cc_exec_step(x)) == CC_OK) r = cc_exec_timeline(x, s2, e2);
+        if (r == CC_OK) r = cc_exec_profile_add(x);
+        mk[k] = e2[0] > e2[1] ? e2[0] : e2[1];
+        hand_mean += mk[k] / 4;
+        mean_p += (e2[0] - s2[0]) / 4;
+        mean_q += (e2[1] - s2[1]) / 4;
     }
     if (r == CC_OK) r = cc_exec_profile_apply(x, NULL);
     if (r == CC_OK) r = cc_exec_steps_profile(x, &sp);
@@ -1173,9 +1194,18 @@ static void test_profile_makespan(void) {
     avg = sp.makespan_mean_us;
     if (r == CC_OK) r = cc_simulate(ctx, g, order, 2, NULL, &of_means);
     CHECK_RES(ctx, r, CC_OK, "four steps of two ops side by side, profiled and simulated");
-    CHECK(med >= 5000 && med < 5900 && avg >= 5000 && avg < 5900, "every step takes 5000 us, and so do the median (%.0f) and "
-          "the mean (%.0f) of the steps simulated one by one", med, avg);
-    CHECK(of_means >= 3000 && of_means < 3900, "the step from the mean durations ends at 3000 us (%.0f): below every step", of_means);
+    {
+        int a, b;
+        for (a = 1; a < 4; a++)
+            for (b = a; b > 0 && mk[b - 1] > mk[b]; b--) { double t = mk[b]; mk[b] = mk[b - 1]; mk[b - 1] = t; }
+    }
+    CHECK(med >= mk[1] - 1 && med <= mk[2] + 1 && fabs(avg - hand_mean) < 1,
+          "every step takes about 25000 us (%.0f, %.0f, %.0f, %.0f as measured): the median of the steps simulated one by one "
+          "(%.1f) lies between the middle two, their mean (%.1f) is theirs, %.1f by hand", mk[0], mk[1], mk[2], mk[3], med, avg,
+          hand_mean);
+    CHECK(of_means >= (mean_p > mean_q ? mean_p : mean_q) - 1 && of_means < mk[0],
+          "the step from the mean durations (%.1f and %.1f us) ends at %.1f: at least the longer, below every step", mean_p,
+          mean_q, of_means);
     {
         /* one step alone: its simulation from its own op times and gaps
            ends where its timeline measured (within rounding to ticks) */
