@@ -2752,10 +2752,21 @@ typedef struct cc__profile {
     cc__time* t;
     int32_t* use;
     const int32_t* cap;
+    /* the time grid of the serial SGS (cc__ssgs_grid), set up for the
+       problem whose durations and demands are g_dur and g_dem */
+    const cc__time* g_dur;
+    const int32_t* g_dem;
+    int g_n, g_ok, g_hz, g_dirty;   /* jobs; grid usable; cells per resource; cells used */
+    int32_t *g_du, *g_su, *g_use;   /* durations and starts in grains; use[cell * k + r] */
+    int *g_off, *g_res;             /* CSR: each job's resources of positive demand */
+    int32_t* g_room;                /* and the use that leaves it room there (capacity - demand) */
+    size_t g_du_cap, g_su_cap, g_use_cap, g_off_cap, g_res_cap, g_room_cap;
 } cc__profile;
 
 static void cc__profile_free(cc_context* ctx, cc__profile* pr) {
     cc__free(ctx, pr->t); cc__free(ctx, pr->use);
+    cc__free(ctx, pr->g_du); cc__free(ctx, pr->g_su); cc__free(ctx, pr->g_use);
+    cc__free(ctx, pr->g_off); cc__free(ctx, pr->g_res); cc__free(ctx, pr->g_room);
     memset(pr, 0, sizeof *pr);
 }
 
@@ -2836,12 +2847,125 @@ static cc__time cc__profile_earliest(const cc__profile* pr, cc__time est, cc__ti
     return s;
 }
 
+/* The serial SGS on a time grid, for the heuristics' whole problems (no
+   release, deadline or fixed occupation): every start is then a sum of
+   durations, so a multiple of the grain, and one cell per grain step and
+   resource holds the use. Finding a start looks at each cell of the job's
+   span once, and placing a job adds to its cells, where the segment list
+   searches and splits (memmove) its segments: the same schedule, cheaper
+   where jobs are a few grains long (PSPLIB: with the backward look below, a
+   fifth less processor time on the hardest J60 instances than the sort's
+   change alone gave). The grid spans
+   the sum of the durations (no serial schedule is longer: a job can always
+   start at the latest finish so far); it serves where that is at most
+   CONCERTO__GRID_CELLS cells over the resources and CONCERTO__GRID_MEAN_CELLS
+   per job on average, else the segment list does. */
+#define CONCERTO__GRID_CELLS ((size_t)1 << 20)
+#define CONCERTO__GRID_MEAN_CELLS 16
+
+/* Sets the grid up for p (once per problem: p and its reverse share their
+   durations); 1 if the grid serves p, 0 if not (the segment list then),
+   -2 out of memory. */
+static int cc__grid_ready(cc_context* ctx, cc__profile* pr, const cc__prob* p) {
+    int i;
+    size_t hz = 1;
+    if (p->release || p->deadline || p->n_busy > 0 || p->grain < 1) return 0;
+    if (pr->g_dur == p->dur && pr->g_dem == p->dem && pr->g_n == p->n) return pr->g_ok;
+    pr->g_dur = p->dur; pr->g_dem = p->dem; pr->g_n = p->n; pr->g_ok = 0; pr->g_dirty = 0;
+    if (!CONCERTO__GROW(ctx, pr->g_du, pr->g_du_cap, (size_t)p->n + 1) ||
+        !CONCERTO__GROW(ctx, pr->g_su, pr->g_su_cap, (size_t)p->n + 1)) { pr->g_dur = NULL; return -2; }
+    for (i = 0; i < p->n; i++) {
+        cc__time u = p->dur[i] / p->grain;
+        if (p->dur[i] % p->grain || u > (cc__time)CONCERTO__GRID_CELLS) return 0;
+        pr->g_du[i] = (int32_t)u;
+        hz += (size_t)u;
+        if (hz * (size_t)(p->k > 0 ? p->k : 1) > CONCERTO__GRID_CELLS) return 0;
+    }
+    /* a cell costs a look per job it spans: long jobs (a step's measured
+       durations on a fine grain) are cheaper as a few segments */
+    if (hz > (size_t)CONCERTO__GRID_MEAN_CELLS * (size_t)p->n + 1) return 0;
+    {
+        size_t nr = 0;
+        int r;
+        for (i = 0; i < p->n * p->k; i++) nr += p->dem[i] > 0;
+        if (!CONCERTO__GROW(ctx, pr->g_off, pr->g_off_cap, (size_t)p->n + 1) ||
+            !CONCERTO__GROW(ctx, pr->g_res, pr->g_res_cap, nr + 1) || !CONCERTO__GROW(ctx, pr->g_room, pr->g_room_cap, nr + 1)) {
+            pr->g_dur = NULL;
+            return -2;
+        }
+        nr = 0;
+        for (i = 0; i < p->n; i++) {
+            pr->g_off[i] = (int)nr;
+            for (r = 0; r < p->k; r++)
+                if (p->dem[(size_t)i * p->k + r] > 0) {
+                    if (p->dem[(size_t)i * p->k + r] > p->cap[r]) return 0;   /* never fits: the segment list says so */
+                    pr->g_res[nr] = r;
+                    pr->g_room[nr++] = p->cap[r] - p->dem[(size_t)i * p->k + r];
+                }
+        }
+        pr->g_off[p->n] = (int)nr;
+    }
+    if (!CONCERTO__GROW(ctx, pr->g_use, pr->g_use_cap, hz * (size_t)(p->k > 0 ? p->k : 1))) { pr->g_dur = NULL; return -2; }
+    memset(pr->g_use, 0, hz * (size_t)(p->k > 0 ? p->k : 1) * sizeof *pr->g_use);
+    pr->g_hz = (int)hz;
+    pr->g_ok = 1;
+    return 1;
+}
+
+/* The serial SGS on the grid (cc__grid_ready said 1): the same starts as
+   the segment list's. A candidate start s is checked from the last cell of
+   [s, s + d) backwards: a full cell c moves s to c + 1 at once, and the
+   cells after c, known to have room, are not looked at again. */
+static cc__time cc__ssgs_grid(const cc__prob* p, const int* list, cc__time* start, cc__profile* pr) {
+    const int k = p->k, hz = pr->g_hz;
+    const int32_t *du = pr->g_du, *room = pr->g_room;
+    const int *off = pr->g_off, *res = pr->g_res;
+    int32_t* su = pr->g_su;
+    int32_t* g = pr->g_use;
+    int t, mk = 0, e;
+    if (pr->g_dirty > 0) memset(g, 0, (size_t)pr->g_dirty * (size_t)k * sizeof *g);
+    pr->g_dirty = 0;
+    for (t = 0; t < p->n; t++) {
+        int i = list[t], d = du[i], s = 0, q0 = off[i], q1 = off[i + 1], c, q;
+        for (e = p->pred_off[i]; e < p->pred_off[i + 1]; e++) {
+            int f = su[p->pred[e]] + du[p->pred[e]];
+            if (f > s) s = f;
+        }
+        if (d > 0 && q1 > q0) {
+            int ok = s - 1;   /* the cells [s, ok] have room */
+            for (;;) {
+                if (s + d > hz) return -3;   /* not on the grid after all */
+                for (c = s + d - 1; c > ok; c--) {
+                    const int32_t* u = g + (size_t)c * k;
+                    for (q = q0; q < q1; q++) if (u[res[q]] > room[q]) break;
+                    if (q < q1) break;
+                }
+                if (c <= ok) break;
+                ok = s + d - 1;
+                s = c + 1;
+            }
+            for (c = s; c < s + d; c++) {
+                int32_t* u = g + (size_t)c * k;
+                for (q = q0; q < q1; q++) u[res[q]] += p->cap[res[q]] - room[q];
+            }
+            if (s + d > pr->g_dirty) pr->g_dirty = s + d;
+        }
+        su[i] = s;
+        start[i] = (cc__time)s * p->grain;
+        if (s + d > mk) mk = s + d;
+    }
+    return (cc__time)mk * p->grain;
+}
+
 /* Serial SGS: jobs in list order (precedence-feasible), each at the earliest
    precedence- and resource-feasible time. Returns the makespan, or -1 when a
    deadline cannot be met, -2 when out of memory. */
 static cc__time cc__ssgs(cc_context* ctx, const cc__prob* p, const int* list, cc__time* start, cc__profile* pr) {
     cc__time mk = 0;
-    int t;
+    int t = cc__grid_ready(ctx, pr, p);
+    if (t == -2) return -2;
+    if (t == 1 && (mk = cc__ssgs_grid(p, list, start, pr)) != -3) return mk;
+    mk = 0;
     if (!cc__profile_init(ctx, pr, p)) return -2;
     for (t = 0; t < p->n; t++) {
         int i = list[t];
