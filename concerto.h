@@ -547,10 +547,11 @@ typedef struct cc_sched_desc {
                                  schedules each, the first from the rules' schedules, the others
                                  from fresh random populations with seeds of their own, each
                                  followed by a large-neighbourhood search (exact re-solves of
-                                 windows of consecutive jobs, the rest fixed); the best is kept.
+                                 windows of consecutive jobs, the rest fixed), then one more
+                                 evolution seeded with their results; the best is kept.
                                  Above 32 ops the branch and bound between the first
                                  evolution's 1000th schedule and the rest then gets a fifth
-                                 of bnb_nodes. 0: 8; < 0: one evolution,
+                                 of bnb_nodes. 0: 10; < 0: one evolution,
                                  the full default bnb_nodes, no neighbourhood search */
 } cc_sched_desc;
 
@@ -3459,7 +3460,8 @@ static void cc__ga_cross(int n, const int* mo, const int* fa, int q1, int q2, ch
    limit. */
 #define CONCERTO__GA_POP 32
 
-static cc_result cc__sample(cc__heur* h, const cc_sched_desc* d, const int* topo, double t_end, int fresh) {
+static cc_result cc__sample(cc__heur* h, const cc_sched_desc* d, const int* topo, double t_end, int fresh,
+                            const int* seeds, int n_seeds) {
     static const cc_priority rules[6] = { CC_PRIO_LFT, CC_PRIO_LST, CC_PRIO_MTS, CC_PRIO_GRPW, CC_PRIO_BOTTOM_LEVEL,
                                           CC_PRIO_PROGRAM_ORDER };
     const int nr = 6;
@@ -3485,11 +3487,19 @@ static cc_result cc__sample(cc__heur* h, const cc_sched_desc* d, const int* topo
         if (!cc__make_list(ctx, p, keys + (size_t)(it % nr) * n1, NULL, h->list)) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
         if (cc__decode(h, it < nr ? CC_SGS_SERIAL : CC_SGS_PARALLEL, d->improve_passes) == -2) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
     }
-    /* initial population: the best so far, then biased random lists */
+    /* initial population: the best so far, the seeds (lists of stride
+       n + 1, precedence-feasible: start orders), then biased random lists */
     if (h->best_mk < CONCERTO__TIME_MAX && !fresh) {
         cc__sort_jobs(p, h->best, h->rank, 0, h->tk, pop);
         fit[0] = h->best_mk;
         np = 1;
+    }
+    for (i = 0; i < n_seeds && np < P && !CONCERTO__STOP(); i++, np++) {
+        int* L = pop + (size_t)np * n1;
+        memcpy(L, seeds + (size_t)i * n1, (size_t)n * sizeof(int));
+        fit[np] = cc__ga_eval(h, L, d->improve_passes);
+        if (fit[np] == -2) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
+        if (fit[np] < 0) fit[np] = CONCERTO__TIME_MAX;
     }
     for (; np < P && !CONCERTO__STOP(); np++) {
         int* L = pop + (size_t)np * n1;
@@ -6950,7 +6960,7 @@ static void cc__sched_resolve(cc_sched_desc* d, int n) {
     if (d->rounds == 0) d->rounds = 4;
     if (d->window_nodes == 0) d->window_nodes = 300;
     if (d->window_max_ops < d->window_ops) d->window_max_ops = d->window_ops;
-    if (d->restarts == 0) d->restarts = 8;
+    if (d->restarts == 0) d->restarts = 10;
     if (d->exact == CC_EXACT_DEFAULT) d->exact = CC_EXACT_BNB;
     if (d->lp_time_limit_s == 0) d->lp_time_limit_s = 10.0;
     if (d->lp_window_time_limit_s == 0) d->lp_window_time_limit_s = 1.0;
@@ -7138,8 +7148,11 @@ static cc_result cc__solve_lns(cc__solve* S, cc__heur* h, int b0, int b_max, int
    incumbent's neighbourhood search, then d.restarts - 1 more evolutions
    from fresh populations (seeds of their own), each with its own
    neighbourhood search (windows of 16 jobs, 300 nodes each); the best is
-   offered to the incumbent, and a deeper search (windows of 24 and 32
-   jobs, 1000 nodes each) ends it. On every 4th PSPLIB J60 instance
+   offered to the incumbent. Then one more evolution whose population
+   starts from the searches' results (the incumbent's and each restart's
+   best, so crossover combines what the independent runs found; the rest
+   random), and a deeper search (windows of 24 and 32 jobs, 1000 nodes
+   each) ends it. On every 4th PSPLIB J60 instance
    (percent above the critical-path bound; one evolution and no search
    12.83%): 8 restarts without any search 12.50%, with the searches of
    16 jobs 12.43%, and the deeper one 12.39% (windows of 24 jobs only
@@ -7148,26 +7161,59 @@ static cc_result cc__solve_lns(cc__solve* S, cc__heur* h, int b0, int b_max, int
    nodes 12.40% at about twice the time. Independent
    starts pay: on every 4th PSPLIB J60 instance the best of four runs of
    5000 schedules (and windows) is 12.46% above the critical-path bound,
-   one run of 30000 12.65%. */
+   one run of 30000 12.65%.
+   Once the serial SGS ran on a grid (a third less processor time), on
+   all of J60 (480): 8 restarts 10.84%; 10 restarts and the seeded
+   evolution 10.77% (404 at the best known, was 401) at about 80% of the
+   old processor time; 12 restarts and the seeded evolution 10.77%; 10
+   restarts and two seeded evolutions 10.76%. On every 4th instance by
+   name (sorted; 10.13% with 8 restarts): the seeded evolution alone
+   10.10%, 12 restarts alone 10.09%; no better: 4 window offsets instead
+   of 2 (10.13%), the searches also on the mirrored (right-justified)
+   schedule (10.13%), 1000 nodes a window (10.08% at 1.3 times the
+   time), populations of 20 or 48 (10.25%, 10.18%), 13 restarts of
+   3000 schedules (10.18%), one forward-backward pass (10.18%), the
+   parallel SGS in every other restart (10.15-10.19%), Debels and
+   Vanhoucke's peak crossover (10.16-10.23%). */
 static cc_result cc__solve_restarts(cc__solve* S) {
     cc_result rc = CC_OK;
-    int r;
+    int r, n_el = 0;
+    size_t n1 = (size_t)S->p.n + 1;
+    int* elite;
     if (S->proven || S->h.best_mk <= S->lb) return CC_OK;
     S->h.lb = S->lb;
     if ((rc = cc__solve_lns(S, &S->h, 8, 8, 300)) != CC_OK) return rc;
+    /* the searches' results as start orders (precedence-feasible lists) */
+    elite = (int*)cc__alloc(S->ctx, (size_t)(S->d.restarts > 0 ? S->d.restarts : 1) * n1 * sizeof(int));
+    if (!elite) return CC_ERR_OUT_OF_MEMORY;
+    cc__sort_jobs(&S->p, S->h.best, S->rank, 0, S->h.tk, elite);
+    n_el = 1;
     for (r = 1; r < S->d.restarts && rc == CC_OK; r++) {
         cc__heur h2;
         cc_sched_desc d2 = S->d;
         if (S->h.best_mk <= S->lb || cc__solve_out_of_time(S)) break;
-        if (!cc__heur_init(S->ctx, &h2, &S->p, S->rank)) { cc__heur_free(&h2); return CC_ERR_OUT_OF_MEMORY; }
+        if (!cc__heur_init(S->ctx, &h2, &S->p, S->rank)) { cc__heur_free(&h2); cc__free(S->ctx, elite); return CC_ERR_OUT_OF_MEMORY; }
         h2.lb = S->lb;
         d2.seed = S->d.seed + (uint64_t)r * 0x9E3779B97F4A7C15ull;
-        rc = cc__sample(&h2, &d2, S->g->topo, S->t_end, 1);
+        rc = cc__sample(&h2, &d2, S->g->topo, S->t_end, 1, NULL, 0);
         if (rc == CC_OK) rc = cc__solve_lns(S, &h2, 8, 8, 300);
         S->h.n_sched += h2.n_sched;
         if (h2.best_mk < S->h.best_mk) cc__heur_offer(&S->h, h2.best, h2.best_mk);
+        if (h2.best_mk < CONCERTO__TIME_MAX) cc__sort_jobs(&S->p, h2.best, S->rank, 0, h2.tk, elite + (size_t)n_el++ * n1);
         cc__heur_free(&h2);
     }
+    if (rc == CC_OK && n_el > 1 && S->h.best_mk > S->lb && !cc__solve_out_of_time(S)) {
+        cc__heur h3;
+        cc_sched_desc d3 = S->d;
+        if (!cc__heur_init(S->ctx, &h3, &S->p, S->rank)) { cc__heur_free(&h3); cc__free(S->ctx, elite); return CC_ERR_OUT_OF_MEMORY; }
+        h3.lb = S->lb;
+        d3.seed = S->d.seed + (uint64_t)(S->d.restarts + 1) * 0x9E3779B97F4A7C15ull;
+        rc = cc__sample(&h3, &d3, S->g->topo, S->t_end, 1, elite, n_el);
+        S->h.n_sched += h3.n_sched;
+        if (h3.best_mk < S->h.best_mk) cc__heur_offer(&S->h, h3.best, h3.best_mk);
+        cc__heur_free(&h3);
+    }
+    cc__free(S->ctx, elite);
     if (rc == CC_OK) rc = cc__solve_lns(S, &S->h, 12, 16, 1000);
     return rc;
 }
@@ -7185,7 +7231,7 @@ static cc_result cc__solve_improve(cc__solve* S) {
     cc_result rc = CC_OK;
     switch (S->d.method) {
         case CC_SCHED_SAMPLING:
-            if (S->p.n <= CONCERTO__SMALL_N) rc = cc__sample(&S->h, &S->d, S->g->topo, S->t_end, 0);
+            if (S->p.n <= CONCERTO__SMALL_N) rc = cc__sample(&S->h, &S->d, S->g->topo, S->t_end, 0, NULL, 0);
             break;
         case CC_SCHED_BNB:
             rc = cc__solve_exact(S);
@@ -7193,7 +7239,7 @@ static cc_result cc__solve_improve(cc__solve* S) {
         case CC_SCHED_AUTO:
             if (!small_auto) { rc = cc__solve_windows(S); break; }
             if (d1.budget_schedules > CONCERTO__AUTO_FIRST_BUDGET) d1.budget_schedules = CONCERTO__AUTO_FIRST_BUDGET;
-            if ((rc = cc__sample(&S->h, &d1, S->g->topo, S->t_end, 0)) != CC_OK) break;
+            if ((rc = cc__sample(&S->h, &d1, S->g->topo, S->t_end, 0, NULL, 0)) != CC_OK) break;
             if (restarts && S->p.n > 32) {
                 /* above 32 ops the default search rarely completes a proof
                    that a fifth of it would not; the restarts find better
@@ -7205,7 +7251,7 @@ static cc_result cc__solve_improve(cc__solve* S) {
             if (rc != CC_OK) break;
             if (!S->proven && S->h.best_mk > S->lb && S->h.n_sched < S->d.budget_schedules) {
                 S->h.lb = S->lb;
-                rc = cc__sample(&S->h, &S->d, S->g->topo, S->t_end, 0);
+                rc = cc__sample(&S->h, &S->d, S->g->topo, S->t_end, 0, NULL, 0);
             }
             if (rc == CC_OK && restarts) rc = cc__solve_restarts(S);
             break;
