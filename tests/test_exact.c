@@ -955,6 +955,76 @@ static void test_sgs_grid(void) {
     CHECK(n_grid > 0 && n_list > 0, "both the grid and the segment list served (%d, %d)", n_grid, n_list);
 }
 
+/* cc__ga_shift on random precedence graphs and random precedence-feasible
+   lists: the result is the list with one job taken out and put back
+   elsewhere (or unchanged), and every edge still points forward in it, by
+   the test's own positions; some shifts move a job several places. */
+static void test_ga_shift(void) {
+    uint64_t rng = 0x5417, grng = 99;
+    int trial, bad_perm = 0, bad_edge = 0, n_far = 0;
+    for (trial = 0; trial < 3000; trial++) {
+        int n = 2 + (int)(sg_next(&grng) % 25), i, j, e, from, to;
+        int *so = (int*)calloc((size_t)n + 1, sizeof(int)), *po = (int*)calloc((size_t)n + 1, sizeof(int));
+        int *sc = (int*)malloc(sizeof(int) * (size_t)(n * n + 1)), *pc = (int*)malloc(sizeof(int) * (size_t)(n * n + 1));
+        int *list = (int*)malloc(sizeof(int) * (size_t)n), *orig = (int*)malloc(sizeof(int) * (size_t)n);
+        int *left = (int*)malloc(sizeof(int) * (size_t)n), *elig = (int*)malloc(sizeof(int) * (size_t)n);
+        int* pos = (int*)malloc(sizeof(int) * (size_t)n);
+        unsigned char* adj = (unsigned char*)calloc((size_t)n * (size_t)n, 1);
+        uint64_t pe = sg_next(&grng) % 60;
+        cc__prob p;
+        memset(&p, 0, sizeof p);
+        for (i = 0; i < n; i++)
+            for (j = i + 1; j < n; j++) adj[(size_t)i * n + j] = sg_next(&grng) % 100 < pe;
+        for (i = 0; i < n; i++) {
+            so[i + 1] = so[i]; po[i + 1] = po[i];
+            for (j = 0; j < n; j++) {
+                if (adj[(size_t)i * n + j]) sc[so[i + 1]++] = j;
+                if (adj[(size_t)j * n + i]) pc[po[i + 1]++] = j;
+            }
+        }
+        p.n = n; p.succ_off = so; p.succ = sc; p.pred_off = po; p.pred = pc;
+        sg_list(&p, &grng, left, elig, list);
+        memcpy(orig, list, sizeof(int) * (size_t)n);
+        cc__ga_shift(&p, list, &rng);
+        /* the moved job: the first place where they differ, from one side or the other */
+        for (i = 0; i < n && list[i] == orig[i]; i++) {}
+        from = to = i;
+        if (i < n) {
+            int a, b, ok1 = 1, ok2 = 1;
+            /* orig[i] moved later: list = orig without orig[i], orig[i] put back at some to > i */
+            for (to = i; to < n && list[to] != orig[i]; to++) {}
+            for (a = 0, b = 0; a < n && ok1; a++) {   /* list without position to == orig without position i */
+                if (a == to) continue;
+                if (b == i) b++;
+                if (b >= n || list[a] != orig[b]) ok1 = 0;
+                b++;
+            }
+            /* or list[i] moved earlier: it came from some from > i */
+            for (from = i; from < n && orig[from] != list[i]; from++) {}
+            for (a = 0, b = 0; a < n && ok2; a++) {
+                if (a == i) continue;
+                if (b == from) b++;
+                if (b >= n || list[a] != orig[b]) ok2 = 0;
+                b++;
+            }
+            if (!ok1 && !ok2 && bad_perm++ < 3) NOTE("trial %d (n=%d): not one job moved", trial, n);
+            if ((ok1 && to - i > 1) || (ok2 && from - i > 1)) n_far++;
+        }
+        for (i = 0; i < n; i++) pos[list[i]] = -1;
+        for (i = 0; i < n; i++) pos[list[i]] = i;
+        for (i = 0; i < n; i++)
+            if (pos[i] < 0) break;
+        if (i < n && bad_perm++ < 3) NOTE("trial %d (n=%d): not a permutation", trial, n);
+        for (i = 0; i < n; i++)
+            for (e = so[i]; e < so[i + 1]; e++)
+                if (pos[i] >= pos[sc[e]] && bad_edge++ < 3) NOTE("trial %d (n=%d): edge %d -> %d backwards", trial, n, i, sc[e]);
+        free(so); free(po); free(sc); free(pc); free(list); free(orig); free(left); free(elig); free(pos); free(adj);
+    }
+    CHECK_INT(bad_perm, 0, "a shift takes one job out of the list and puts it back elsewhere (3000 lists)");
+    CHECK_INT(bad_edge, 0, "every edge points forward in the shifted list");
+    CHECK(n_far > 100, "shifts move jobs several places (%d of 3000)", n_far);
+}
+
 int main(void) {
     cc_context_create(NULL, &ctx);
     TH_RUN(test_timetabling);
@@ -970,6 +1040,7 @@ int main(void) {
     TH_RUN(test_work_budget);
     TH_RUN(test_brute_force);
     TH_RUN(test_sgs_grid);
+    TH_RUN(test_ga_shift);
     cc_context_destroy(ctx);
     return th_done();
 }
