@@ -798,6 +798,233 @@ static void test_work_budget(void) {
     }
 }
 
+/* ---- the serial SGS on the time grid, and the sort of jobs by time ------*/
+static uint64_t sg_next(uint64_t* s) { *s ^= *s << 13; *s ^= *s >> 7; *s ^= *s << 17; return *s; }
+
+/* The test's own serial SGS: each job in list order at the least of its
+   earliest start and the placed jobs' finishes (no later) where, at its
+   start and at every placed job's start inside its interval, the placed
+   jobs running then leave room on every resource. */
+static void sg_ref(const cc__prob* p, const int* list, cc__time* st) {
+    int t, u, e, r, n = p->n, k = p->k;
+    for (t = 0; t < n; t++) {
+        int j = list[t];
+        cc__time est = 0, best = -1;
+        for (e = p->pred_off[j]; e < p->pred_off[j + 1]; e++)
+            if (st[p->pred[e]] + p->dur[p->pred[e]] > est) est = st[p->pred[e]] + p->dur[p->pred[e]];
+        for (u = -1; u < t; u++) {
+            cc__time s = u < 0 ? est : st[list[u]] + p->dur[list[u]];
+            int ok = 1, v, w;
+            if (s < est || (best >= 0 && s >= best)) continue;
+            for (v = -1; v < t && ok && p->dur[j] > 0; v++) {
+                cc__time x = v < 0 ? s : st[list[v]];   /* a point where the use can rise */
+                if (x < s || x >= s + p->dur[j]) continue;
+                for (r = 0; r < k && ok; r++) {
+                    int64_t use = p->dem[(size_t)j * k + r];
+                    for (w = 0; w < t; w++) {
+                        int q = list[w];
+                        if (st[q] <= x && x < st[q] + p->dur[q]) use += p->dem[(size_t)q * k + r];
+                    }
+                    if (p->dem[(size_t)j * k + r] > 0 && use > p->cap[r]) ok = 0;
+                }
+            }
+            if (ok) best = s;
+        }
+        st[j] = best;
+    }
+}
+
+/* A random precedence-feasible list of p (a random eligible job each time). */
+static void sg_list(const cc__prob* p, uint64_t* rng, int* left, int* elig, int* list) {
+    int i, e, ne = 0, t;
+    for (i = 0; i < p->n; i++) {
+        left[i] = p->pred_off[i + 1] - p->pred_off[i];
+        if (!left[i]) elig[ne++] = i;
+    }
+    for (t = 0; t < p->n; t++) {
+        int a = (int)(sg_next(rng) % (uint64_t)ne), v = elig[a];
+        elig[a] = elig[--ne];
+        list[t] = v;
+        for (e = p->succ_off[v]; e < p->succ_off[v + 1]; e++)
+            if (--left[p->succ[e]] == 0) elig[ne++] = p->succ[e];
+    }
+}
+
+/* Random problems (durations on a grain of 1000 ticks, or of 1 tick and
+   long, where the grid would be too large and the segment list serves;
+   zero durations and zero demands among them) and random
+   precedence-feasible lists: cc__ssgs gives the starts of sg_ref, on the
+   problem and on its reverse (which shares the grid), and cc__sort_jobs
+   the order of the test's own insertion sort by (time, zero duration
+   first, rank; time and rank negated when descending). */
+static void test_sgs_grid(void) {
+    uint64_t rng = 0x5151;
+    int trial, bad_sgs = 0, bad_sort = 0, n_grid = 0, n_list = 0;
+    for (trial = 0; trial < 1500; trial++) {
+        int n = 1 + (int)(sg_next(&rng) % 30), k = 1 + (int)(sg_next(&rng) % 4), i, j, r, e, side;
+        int long_ticks = trial % 4 == 3;
+        cc__time* dur = (cc__time*)malloc(sizeof(cc__time) * (size_t)n);
+        int32_t* dem = (int32_t*)malloc(sizeof(int32_t) * (size_t)n * (size_t)k);
+        int32_t cap[4];
+        int *so = (int*)calloc((size_t)n + 1, sizeof(int)), *po = (int*)calloc((size_t)n + 1, sizeof(int));
+        int *sc = (int*)malloc(sizeof(int) * (size_t)(n * n + 1)), *pc = (int*)malloc(sizeof(int) * (size_t)(n * n + 1));
+        int *list = (int*)malloc(sizeof(int) * (size_t)n), *left = (int*)malloc(sizeof(int) * (size_t)n);
+        int *elig = (int*)malloc(sizeof(int) * (size_t)n), *rank = (int*)malloc(sizeof(int) * (size_t)n);
+        int *o1 = (int*)malloc(sizeof(int) * (size_t)n), *o2 = (int*)malloc(sizeof(int) * (size_t)n);
+        cc__time *s1 = (cc__time*)malloc(sizeof(cc__time) * (size_t)n), *s2 = (cc__time*)malloc(sizeof(cc__time) * (size_t)n);
+        cc__tkey* tk = (cc__tkey*)malloc(sizeof(cc__tkey) * ((size_t)n + 1));
+        unsigned char* adj = (unsigned char*)calloc((size_t)n * (size_t)n, 1);
+        double pe = (double)(sg_next(&rng) % 100) / 400.0;
+        cc__prob p, rev;
+        cc__profile pr;
+        memset(&p, 0, sizeof p);
+        memset(&pr, 0, sizeof pr);
+        for (r = 0; r < k; r++) cap[r] = 1 + (int32_t)(sg_next(&rng) % 6);
+        for (i = 0; i < n; i++) {
+            cc__time u = (cc__time)(sg_next(&rng) % 7);
+            dur[i] = long_ticks ? (u ? 300000 + (cc__time)(sg_next(&rng) % 300000) : 0) : u * 1000;
+            for (r = 0; r < k; r++)
+                dem[(size_t)i * k + r] = sg_next(&rng) % 3 ? (int32_t)(sg_next(&rng) % (uint64_t)(cap[r] + 1)) : 0;
+            for (j = 0; j < i; j++) adj[(size_t)j * n + i] = (double)(sg_next(&rng) % 1000) / 1000.0 < pe;
+        }
+        for (i = 0; i < n; i++) {   /* CSR both ways */
+            so[i + 1] = so[i]; po[i + 1] = po[i];
+            for (j = 0; j < n; j++) {
+                if (adj[(size_t)i * n + j]) sc[so[i + 1]++] = j;
+                if (adj[(size_t)j * n + i]) pc[po[i + 1]++] = j;
+            }
+        }
+        p.n = n; p.k = k; p.dur = dur; p.dem = dem; p.cap = cap;
+        p.succ_off = so; p.succ = sc; p.pred_off = po; p.pred = pc;
+        p.grain = 0;
+        for (i = 0; i < n; i++) {   /* the gcd of the durations, as cc__prob_of_graph */
+            cc__time a = p.grain, b = dur[i];
+            while (b) { cc__time t = a % b; a = b; b = t; }
+            p.grain = a;
+        }
+        if (p.grain < 1) p.grain = 1;
+        rev = p;
+        rev.succ_off = po; rev.succ = pc; rev.pred_off = so; rev.pred = sc;
+        for (side = 0; side < 4; side++) {
+            const cc__prob* q = side % 2 ? &rev : &p;
+            cc__time m1;
+            sg_list(q, &rng, left, elig, list);
+            m1 = cc__ssgs(ctx, q, list, s1, &pr);
+            sg_ref(q, list, s2);
+            for (i = 0; i < n; i++)
+                if (s1[i] != s2[i]) break;
+            if (i < n || m1 != cc__makespan(q, s2)) {
+                if (bad_sgs++ < 3) NOTE("trial %d (n=%d, k=%d, %s): job %d starts at %lld, own serial SGS %lld", trial, n, k,
+                                        side % 2 ? "reverse" : "forward", i, (long long)(i < n ? s1[i] : m1),
+                                        (long long)(i < n ? s2[i] : cc__makespan(q, s2)));
+            }
+        }
+        n_grid += pr.g_ok == 1;
+        n_list += pr.g_ok == 0;
+        cc__profile_free(ctx, &pr);
+        /* the sort: times with ties, long spreads (qsort), negative ones */
+        for (i = 0; i < n; i++) {
+            int mode = trial % 3;
+            s1[i] = mode == 0 ? (cc__time)(sg_next(&rng) % 5) * 1000
+                  : mode == 1 ? (cc__time)(sg_next(&rng) >> 3) - ((cc__time)1 << 59) : (cc__time)(sg_next(&rng) % 50) - 25;
+            rank[i] = i + (trial % 2 ? 1000 : 0);
+        }
+        for (i = n - 1; i > 0; i--) { j = (int)(sg_next(&rng) % (uint64_t)(i + 1)); e = rank[i]; rank[i] = rank[j]; rank[j] = e; }
+        for (side = 0; side < 2; side++) {
+            cc__sort_jobs(&p, s1, rank, side, tk, o1);
+            for (i = 0; i < n; i++) {   /* insertion sort by (time, busy, rank) */
+                int v = i, m = i;
+                while (m > 0) {
+                    int w = o2[m - 1];
+                    cc__time tv = side ? -s1[v] : s1[v], tw = side ? -s1[w] : s1[w];
+                    int bv = dur[v] > 0, bw = dur[w] > 0, rv = side ? -rank[v] : rank[v], rw = side ? -rank[w] : rank[w];
+                    if (tw < tv || (tw == tv && (bw < bv || (bw == bv && rw < rv)))) break;
+                    o2[m] = w;
+                    m--;
+                }
+                o2[m] = v;
+            }
+            if (memcmp(o1, o2, sizeof(int) * (size_t)n) && bad_sort++ < 3) NOTE("trial %d (n=%d): sort %s differs", trial, n, side ? "descending" : "ascending");
+        }
+        free(dur); free(dem); free(so); free(po); free(sc); free(pc); free(list); free(left); free(elig); free(rank);
+        free(o1); free(o2); free(s1); free(s2); free(tk); free(adj);
+    }
+    NOTE("%d problems on the grid, %d on the segment list", n_grid, n_list);
+    CHECK_INT(bad_sgs, 0, "the serial SGS gives the starts of the test's own (forward and reverse, grid and segment list)");
+    CHECK_INT(bad_sort, 0, "jobs sorted by time, zero duration first, rank: the test's own insertion sort's order");
+    CHECK(n_grid > 0 && n_list > 0, "both the grid and the segment list served (%d, %d)", n_grid, n_list);
+}
+
+/* cc__ga_shift on random precedence graphs and random precedence-feasible
+   lists: the result is the list with one job taken out and put back
+   elsewhere (or unchanged), and every edge still points forward in it, by
+   the test's own positions; some shifts move a job several places. */
+static void test_ga_shift(void) {
+    uint64_t rng = 0x5417, grng = 99;
+    int trial, bad_perm = 0, bad_edge = 0, n_far = 0;
+    for (trial = 0; trial < 3000; trial++) {
+        int n = 2 + (int)(sg_next(&grng) % 25), i, j, e, from, to;
+        int *so = (int*)calloc((size_t)n + 1, sizeof(int)), *po = (int*)calloc((size_t)n + 1, sizeof(int));
+        int *sc = (int*)malloc(sizeof(int) * (size_t)(n * n + 1)), *pc = (int*)malloc(sizeof(int) * (size_t)(n * n + 1));
+        int *list = (int*)malloc(sizeof(int) * (size_t)n), *orig = (int*)malloc(sizeof(int) * (size_t)n);
+        int *left = (int*)malloc(sizeof(int) * (size_t)n), *elig = (int*)malloc(sizeof(int) * (size_t)n);
+        int* pos = (int*)malloc(sizeof(int) * (size_t)n);
+        unsigned char* adj = (unsigned char*)calloc((size_t)n * (size_t)n, 1);
+        uint64_t pe = sg_next(&grng) % 60;
+        cc__prob p;
+        memset(&p, 0, sizeof p);
+        for (i = 0; i < n; i++)
+            for (j = i + 1; j < n; j++) adj[(size_t)i * n + j] = sg_next(&grng) % 100 < pe;
+        for (i = 0; i < n; i++) {
+            so[i + 1] = so[i]; po[i + 1] = po[i];
+            for (j = 0; j < n; j++) {
+                if (adj[(size_t)i * n + j]) sc[so[i + 1]++] = j;
+                if (adj[(size_t)j * n + i]) pc[po[i + 1]++] = j;
+            }
+        }
+        p.n = n; p.succ_off = so; p.succ = sc; p.pred_off = po; p.pred = pc;
+        sg_list(&p, &grng, left, elig, list);
+        memcpy(orig, list, sizeof(int) * (size_t)n);
+        cc__ga_shift(&p, list, &rng);
+        /* the moved job: the first place where they differ, from one side or the other */
+        for (i = 0; i < n && list[i] == orig[i]; i++) {}
+        from = to = i;
+        if (i < n) {
+            int a, b, ok1 = 1, ok2 = 1;
+            /* orig[i] moved later: list = orig without orig[i], orig[i] put back at some to > i */
+            for (to = i; to < n && list[to] != orig[i]; to++) {}
+            for (a = 0, b = 0; a < n && ok1; a++) {   /* list without position to == orig without position i */
+                if (a == to) continue;
+                if (b == i) b++;
+                if (b >= n || list[a] != orig[b]) ok1 = 0;
+                b++;
+            }
+            /* or list[i] moved earlier: it came from some from > i */
+            for (from = i; from < n && orig[from] != list[i]; from++) {}
+            for (a = 0, b = 0; a < n && ok2; a++) {
+                if (a == i) continue;
+                if (b == from) b++;
+                if (b >= n || list[a] != orig[b]) ok2 = 0;
+                b++;
+            }
+            if (!ok1 && !ok2 && bad_perm++ < 3) NOTE("trial %d (n=%d): not one job moved", trial, n);
+            if ((ok1 && to - i > 1) || (ok2 && from - i > 1)) n_far++;
+        }
+        for (i = 0; i < n; i++) pos[list[i]] = -1;
+        for (i = 0; i < n; i++) pos[list[i]] = i;
+        for (i = 0; i < n; i++)
+            if (pos[i] < 0) break;
+        if (i < n && bad_perm++ < 3) NOTE("trial %d (n=%d): not a permutation", trial, n);
+        for (i = 0; i < n; i++)
+            for (e = so[i]; e < so[i + 1]; e++)
+                if (pos[i] >= pos[sc[e]] && bad_edge++ < 3) NOTE("trial %d (n=%d): edge %d -> %d backwards", trial, n, i, sc[e]);
+        free(so); free(po); free(sc); free(pc); free(list); free(orig); free(left); free(elig); free(pos); free(adj);
+    }
+    CHECK_INT(bad_perm, 0, "a shift takes one job out of the list and puts it back elsewhere (3000 lists)");
+    CHECK_INT(bad_edge, 0, "every edge points forward in the shifted list");
+    CHECK(n_far > 100, "shifts move jobs several places (%d of 3000)", n_far);
+}
+
 int main(void) {
     cc_context_create(NULL, &ctx);
     TH_RUN(test_timetabling);
@@ -812,6 +1039,8 @@ int main(void) {
     TH_RUN(test_unary_brute);
     TH_RUN(test_work_budget);
     TH_RUN(test_brute_force);
+    TH_RUN(test_sgs_grid);
+    TH_RUN(test_ga_shift);
     cc_context_destroy(ctx);
     return th_done();
 }

@@ -26,8 +26,9 @@
                  4/3 times larger in turn up to this size (default: none; 64 is a
                  good choice on 1k-10k jobs, 10-50 times slower, better schedules)
    --restarts    method auto: evolutions of --budget schedules each, every one
-                 followed by a large-neighbourhood search of exact windows
-                 (default 4; 0 = one evolution and no neighbourhood search)
+                 followed by a large-neighbourhood search of exact windows, then
+                 one seeded with their results (default 10; 0 = one evolution
+                 and no neighbourhood search)
    The naive single-pass schedule: --method list --rule lft --sgs serial --improve 0
 
    One line per instance:
