@@ -14,7 +14,7 @@
    nominal duration, collectives move real data and take the link model's
    time. Every op is profiled (median of 5), the ranks agree on durations,
    the scheduler runs on them; then program order and the schedule each
-   run 18 steps profiled in place (cc_exec_profile_add after 3 unprofiled)
+   run 18 steps, the last 15 profiled in place (cc_exec_profile_steps)
    and 15 measured. Reported: the prediction from the ops profiled alone
    (program order: cc_simulate; scheduled: the schedule's makespan), the
    prediction from the order's own steps (cc_exec_steps_profile, the
@@ -216,15 +216,12 @@ static cc_result agree_rank(cc_rank* rank, void* user) {
         }
         {
             /* the order's own steps profiled where they run: 3 not
-               profiled, then 15 (cc_exec_profile_add), the median of
+               profiled, then 15 (cc_exec_profile_steps), the median of
                them each simulated from its own op times */
             cc_steps_profile sp;
             memset(&sp, 0, sizeof sp);
-            for (s = 0; s < 18; s++) {
-                CHECK(cc_exec_step(x));
-                if (s >= 3) CHECK(cc_exec_profile_add(x));
-            }
-            CHECK(cc_exec_profile_apply(x, cc_rank_world_comm(rank)));
+            for (s = 0; s < 3; s++) CHECK(cc_exec_step(x));
+            CHECK(cc_exec_profile_steps(x, 15, cc_rank_world_comm(rank)));
             CHECK(cc_exec_steps_profile(x, &sp));
             a->pred[pass] = sp.makespan_median_us;
         }

@@ -13,7 +13,7 @@
    derives the dependencies, profiles the ops, agrees on their durations
    across ranks, schedules, plans the streams and events, and runs them.
    Each order is then profiled in a few of its own steps
-   (cc_exec_profile_add), which predicts its step as it runs beside the
+   (cc_exec_profile_steps), which predicts its step as it runs beside the
    other ranks; both predictions are printed beside the measured steps.
 
    build/overlap [RANKS] [LAYERS] [US_PER_KB]
@@ -226,11 +226,9 @@ static cc_result rank_main(cc_rank* rank, void* user) {
                ranks' threads and the waits between streams and ranks, which
                ops profiled alone do not see; the state restored after */
             cc_steps_profile sp;
-            for (s = 0; s < PROFILE_WARMUP + PROFILE_STEPS; s++) {
-                CHECK(cc_exec_step(x));
-                if (s >= PROFILE_WARMUP) CHECK(cc_exec_profile_add(x));
-            }
-            CHECK(cc_exec_profile_apply(x, cc_rank_world_comm(rank)));
+            memset(&sp, 0, sizeof sp);
+            for (s = 0; s < PROFILE_WARMUP; s++) CHECK(cc_exec_step(x));
+            CHECK(cc_exec_profile_steps(x, PROFILE_STEPS, cc_rank_world_comm(rank)));
             CHECK(cc_exec_steps_profile(x, &sp));
             sh->in_place_us[pass] = sp.makespan_median_us;
             memcpy(n, snapshot, sizeof *n);

@@ -479,10 +479,9 @@ static cc_result plan_steps(rank_state* s) {
    the plan's first run touches memory for the first time. With a
    learning rate of 0; the caller restores the state. The orders (the
    first n_orders of program order and the library's) alternate step by
-   step: this kind of machine also runs faster or slower for tens of
-   seconds at a time (a step's median moved by up to 14% between the
-   profile and the training that followed, in one of eight runs of `make
-   demo`), and orders profiled one after the other would each see another
+   step: this kind of machine also runs faster or slower by 15-25% for
+   seconds at a time (bench/RESULTS.md: the same order trained twice in
+   one process measured 0.85x-1.00x), and orders profiled one after the other would each see another
    stretch of it, which the predicted gain would take for the orders'. */
 static cc_result profile_orders(rank_state* s, int n_orders, int warmup, int steps) {
     double ms, exposed, loss;
