@@ -525,7 +525,9 @@ typedef struct cc_sched_desc {
     int64_t bnb_nodes;        /* branch-and-bound nodes; 0: 200000 up to 32 ops, scaled by
                                  (32/n)^3 above; < 0 none (AUTO with restarts: a fifth above
                                  32 ops, see restarts) */
-    int window_ops;           /* odd-even block size b (windows of 2b ops); 0: 8 */
+    int window_ops;           /* odd-even block size b (windows of 2b ops); 0: 8. A window of more
+                                 than 128 ops is first improved by windows of its own (blocks 8 to
+                                 32, window_nodes each), then searched from there */
     int rounds;               /* odd-even rounds k; 0: 4; < 0 none */
     int window_nodes;         /* node budget per odd-even window; 0: 300 */
     double time_limit_s;      /* 0: none. Seconds of the monotonic clock (processor time in a
@@ -6531,6 +6533,7 @@ typedef struct cc__exact_cfg {
     int64_t failures;           /* solver runs that returned an error */
     cc_result status;           /* the first of those errors, CC_OK if none */
     char message[256];          /* its message */
+    int inner;                  /* the windows of an inner search (>>oddeven): they nest no further */
     int64_t windows, windows_proven;   /* odd-even windows: the cc_schedule fields */
     double window_gap_max, window_ms_max;
 } cc__exact_cfg;
@@ -6671,7 +6674,11 @@ typedef struct cc__oe {
     cc__time maxdur;
     cc__exact_cfg* cfg;
     int64_t nodes;
+    double t_end;               /* time limit (0: none) */
 } cc__oe;
+
+static cc_result cc__oddeven(cc_context* ctx, cc__heur* h, cc__time* s, cc__time* mk_io, int b, int rounds,
+                             cc__exact_cfg* cfg, double t_end, int64_t* nodes);
 
 static void cc__oe_free(cc__oe* o) {
     cc_context* ctx = o->ctx;
@@ -6729,6 +6736,9 @@ static int cc__oe_window_jobs(cc__oe* o, int ws, int m) {
     for (i = 0; i < m; i++) {
         int v = w->glob[i];
         cc__time rel = w->t0, dl = CONCERTO__TIME_MAX;
+        /* the problem's own release and deadline (an inner search's) */
+        if (p->release && p->release[v] > rel) rel = p->release[v];
+        if (p->deadline) dl = p->deadline[v];
         w->dur[i] = p->dur[v];
         memcpy(w->dem + (size_t)i * k, p->dem + (size_t)v * k, (size_t)k * sizeof(int32_t));
         w->pred_off[i] = np;
@@ -6790,6 +6800,16 @@ static int cc__oe_window_busy(cc__oe* o) {
         w->nb++;
     }
     o->n_moved = mw;
+    /* the problem's own fixed occupation (an inner search's) */
+    for (hi = 0; hi < p->n_busy; hi++) {
+        if (p->busy_end[hi] <= w->t0 || p->busy_start[hi] >= w->t1) continue;
+        if (!CONCERTO__GROW(o->ctx, w->bs, w->bs_cap, (size_t)w->nb + 1) || !CONCERTO__GROW(o->ctx, w->be, w->be_cap, (size_t)w->nb + 1) ||
+            !CONCERTO__GROW(o->ctx, w->bd, w->bd_cap, ((size_t)w->nb + 1) * (size_t)k))
+            return 0;
+        w->bs[w->nb] = p->busy_start[hi]; w->be[w->nb] = p->busy_end[hi];
+        memcpy(w->bd + (size_t)w->nb * k, p->busy_dem + (size_t)hi * k, (size_t)k * sizeof(int32_t));
+        w->nb++;
+    }
     return 1;
 }
 
@@ -6805,6 +6825,77 @@ static void cc__oe_window_note(cc__exact_cfg* cfg, cc_result rc, const cc__bnb_r
         double gap = lb >= br->makespan ? 0.0 : (double)(br->makespan - lb) / (double)(br->makespan - t0);
         if (gap > cfg->window_gap_max) cfg->window_gap_max = gap;
     }
+}
+
+/* The next block size of the deepening: 1.5 times a power of two, else
+   4/3 times (8, 12, 16, 24, 32, 48, 64, ...); always larger. */
+static int cc__oe_next_block(int b) {
+    int next = (b & (b - 1)) == 0 ? b + b / 2 : b + b / 3;
+    return next > b ? next : b + 1;
+}
+
+#define CONCERTO__LNS_ROUNDS 4   /* rounds a block size in a neighbourhood search */
+
+/* A window of more than CONCERTO__OE_INNER_MIN jobs is too large for the
+   branch and bound's search to move its incumbent (2x125 jobs of a
+   training step: 300 or 30,000 nodes end at the same placement, while its
+   root bound is as tight as CP-SAT's), so it is first improved by odd-even
+   windows of its own, blocks of CONCERTO__OE_INNER_B0 to _BMAX jobs with
+   the window's nodes each, passes while they gain, until they reach the
+   window's root bound (branch and bound with one node, run first: a
+   proof where they meet); if they stay above it, the branch and bound
+   searches from their placement. The inner windows nest no further
+   (cc__exact_cfg.inner). Never worse: each inner window keeps its
+   incumbent. Measured on bench/stepgraph.h's 946-op step, windows of 2x125
+   jobs, 4 rounds (bench/RESULTS.md): 40104 without the inner search (1 of
+   8 windows proven), 38834-38952 with it (9-10 of 16), CP-SAT's windows
+   39061-39186 in 2 s each. */
+#ifndef CONCERTO__OE_INNER_MIN
+#define CONCERTO__OE_INNER_MIN 128
+#endif
+#define CONCERTO__OE_INNER_B0 8
+#ifndef CONCERTO__OE_INNER_BMAX
+#define CONCERTO__OE_INNER_BMAX 32
+#endif
+#ifndef CONCERTO__OE_INNER_PASSES
+#define CONCERTO__OE_INNER_PASSES 4
+#endif
+
+static cc_result cc__oe_inner(cc__oe* o, const cc__prob* sub, cc__time* start, cc__time lb, int b0, int b_max) {
+    cc_context* ctx = o->ctx;
+    cc__heur hs;
+    cc__exact_cfg icfg;
+    cc__time mk = cc__makespan(sub, start);
+    cc_result rc = CC_OK;
+    int* rank = (int*)cc__alloc(ctx, ((size_t)sub->n + 1) * sizeof(int));
+    int i, b, pass;
+    /* the window's jobs are in start order, ties by rank: a topological order */
+    if (rank) for (i = 0; i < sub->n; i++) rank[i] = i;
+    if (!rank || !cc__heur_init(ctx, &hs, sub, rank)) {
+        if (rank) cc__heur_free(&hs);
+        cc__free(ctx, rank);
+        return CC_ERR_OUT_OF_MEMORY;
+    }
+    hs.lb = lb;   /* the inner windows stop there */
+    memset(&icfg, 0, sizeof icfg);
+    icfg.which = CC_EXACT_BNB; icfg.nodes = o->cfg->nodes; icfg.inner = 1;
+    for (pass = 0; rc == CC_OK && pass < CONCERTO__OE_INNER_PASSES && mk > lb; pass++) {
+        cc__time before = mk;
+        for (b = b0; rc == CC_OK && b <= b_max; b = cc__oe_next_block(b)) {
+            if (mk <= lb || (o->t_end > 0 && cc__now_s() > o->t_end)) break;
+            rc = cc__oddeven(ctx, &hs, start, &mk, b, CONCERTO__LNS_ROUNDS, &icfg, o->t_end, &o->nodes);
+        }
+        if (mk >= before) break;
+    }
+    /* the inner windows' failures count as the window's */
+    o->cfg->failures += icfg.failures;
+    if (o->cfg->status == CC_OK && icfg.status != CC_OK) {
+        o->cfg->status = icfg.status;
+        memcpy(o->cfg->message, icfg.message, sizeof icfg.message);
+    }
+    cc__heur_free(&hs);
+    cc__free(ctx, rank);
+    return rc == CC_ERR_OUT_OF_MEMORY ? rc : CC_OK;
 }
 
 /* Solves the current window exactly, keeps a better placement. A window
@@ -6831,7 +6922,23 @@ static cc_result cc__oe_window_solve(cc__oe* o, int* changed) {
     memcpy(saved_msg, ctx->last_error, sizeof saved_msg);
     ctx->logger.log_fn = NULL;
     t_start = cc__now_s();
-    rc = cc__exact_solve(ctx, &sub, w->start, 1, o->cfg, &br);
+    if (w->m > CONCERTO__OE_INNER_MIN && !o->cfg->inner) {
+        /* the root bound first (branch and bound with one node), where the
+           inner search stops; the exact solve then only if it stays above */
+        rc = cc__bnb_solve(ctx, &sub, w->start, 1, 1, 0.0, &br);
+        cc__exact_note(ctx, o->cfg, rc, "branch and bound");
+        if (rc == CC_OK && !br.proven)
+            rc = cc__oe_inner(o, &sub, w->start, br.lower_bound, CONCERTO__OE_INNER_B0, CONCERTO__OE_INNER_BMAX);
+        if (rc == CC_OK && !br.proven) {
+            cc__time lb = br.lower_bound, mk = cc__makespan(&sub, w->start);
+            if (mk <= lb) { br.makespan = mk; br.proven = 1; }
+            else {
+                rc = cc__exact_solve(ctx, &sub, w->start, 1, o->cfg, &br);
+                if (lb > br.lower_bound) br.lower_bound = lb;
+                if (br.makespan <= br.lower_bound) br.proven = 1;
+            }
+        }
+    } else rc = cc__exact_solve(ctx, &sub, w->start, 1, o->cfg, &br);
     cc__oe_window_note(o->cfg, rc, &br, w->t0, 1e3 * (cc__now_s() - t_start));
     ctx->logger = saved_logger;
     ctx->last_result = saved_result;
@@ -6882,6 +6989,7 @@ static cc_result cc__oddeven(cc_context* ctx, cc__heur* h, cc__time* s, cc__time
     cc_result rc = CC_OK;
     int quiet = 0;
     if (!cc__oe_init(&o, ctx, h, s, b, cfg)) rc = CC_ERR_OUT_OF_MEMORY;
+    o.t_end = t_end;
     for (o.round = 0; rounds > o.round && rc == CC_OK; o.round++) {
         int changed = 0;
         cc__time m2;
@@ -7118,13 +7226,6 @@ static cc_result cc__solve_exact(cc__solve* S) {
 
 #define CONCERTO__OE_DEEP_PASSES 4   /* passes of the deepening over its block sizes, at most */
 
-/* The next block size of the deepening: 1.5 times a power of two, else
-   4/3 times (8, 12, 16, 24, 32, 48, 64, ...); always larger. */
-static int cc__oe_next_block(int b) {
-    int next = (b & (b - 1)) == 0 ? b + b / 2 : b + b / 3;
-    return next > b ? next : b + 1;
-}
-
 /* Odd-even windows over h's incumbent (>>oddeven: windows of 2b
    consecutive jobs by start, re-solved exactly with the rest fixed as
    releases, deadlines and resource occupation), with `nodes` per window:
@@ -7171,7 +7272,6 @@ static cc_result cc__solve_windows(cc__solve* S) {
 
 /* The large-neighbourhood search of the restarts: windows of 2b jobs, b
    from b0 to b_max, one pass of CONCERTO__LNS_ROUNDS rounds a size. */
-#define CONCERTO__LNS_ROUNDS 4
 
 static cc_result cc__solve_lns(cc__solve* S, cc__heur* h, int b0, int b_max, int64_t nodes) {
     return cc__solve_windows_of(S, h, b0, b_max, CONCERTO__LNS_ROUNDS, nodes, 1);

@@ -650,6 +650,54 @@ static cc__time ubrute_rec(const uprob* u, int depth, unsigned used, cc__time* s
     return best;
 }
 
+/* The serial schedule of jobs 0..n-1 (a topological order), each at its
+   earliest start after its predecessors, its release, the jobs before it
+   on its streams and the busy blocks; its makespan in *mk. 1 if it meets
+   every deadline. */
+static int userial(const uprob* u, cc__time* st, cc__time* mk) {
+    int n = u->p.n, k = u->p.k, i, r, okd = 1;
+    *mk = 0;
+    for (i = 0; i < n; i++) st[i] = -1;
+    for (i = 0; i < n; i++) {
+        cc__time s = u->rel[i];
+        int q, x, moved = 1;
+        for (q = u->pred_off[i]; q < u->pred_off[i + 1]; q++) if (st[u->pred[q]] + u->dur[u->pred[q]] > s) s = st[u->pred[q]] + u->dur[u->pred[q]];
+        while (moved) {
+            moved = 0;
+            for (r = 0; r < k; r++) {
+                if (!u->dem[i * k + r]) continue;
+                for (x = 0; x < i; x++)
+                    if (u->dem[x * k + r] && st[x] < s + u->dur[i] && s < st[x] + u->dur[x]) { s = st[x] + u->dur[x]; moved = 1; }
+                for (x = 0; x < u->p.n_busy; x++)
+                    if (u->bd[x * k + r] && u->bs[x] < s + u->dur[i] && s < u->be[x]) { s = u->be[x]; moved = 1; }
+            }
+        }
+        st[i] = s;
+        if (s + u->dur[i] > u->dl[i]) okd = 0;
+        if (s + u->dur[i] > *mk) *mk = s + u->dur[i];
+    }
+    return okd;
+}
+
+/* 1 if st meets the precedence edges, releases, deadlines, the streams
+   (no two of their jobs overlap) and the busy blocks; else 0 and why. */
+static int uvalid(const uprob* u, const cc__time* st, char* why, size_t n_why) {
+    int n = u->p.n, k = u->p.k, i, x, r, q;
+    for (i = 0; i < n; i++) {
+        if (st[i] < u->rel[i] || st[i] + u->dur[i] > u->dl[i]) { snprintf(why, n_why, "job %d outside its release or deadline", i); return 0; }
+        for (q = u->succ_off[i]; q < u->succ_off[i + 1]; q++)
+            if (st[u->succ[q]] < st[i] + u->dur[i]) { snprintf(why, n_why, "edge %d -> %d", i, u->succ[q]); return 0; }
+        for (r = 0; r < k; r++) {
+            if (!u->dem[i * k + r]) continue;
+            for (x = i + 1; x < n; x++)
+                if (u->dem[x * k + r] && st[x] < st[i] + u->dur[i] && st[i] < st[x] + u->dur[x]) { snprintf(why, n_why, "jobs %d and %d overlap", i, x); return 0; }
+            for (x = 0; x < u->p.n_busy; x++)
+                if (u->bd[x * k + r] && u->bs[x] < st[i] + u->dur[i] && st[i] < u->be[x]) { snprintf(why, n_why, "job %d in busy block %d", i, x); return 0; }
+        }
+    }
+    return 1;
+}
+
 static void test_unary_brute(void) {
     tu_rng rng = {4242};
     int trial, n_trials = 600, bad = 0, bad_lb = 0, n_inf = 0, n_busy = 0, n_big = 0;
@@ -700,26 +748,7 @@ static void test_unary_brute(void) {
         /* from a poor incumbent: the serial schedule of 0..n-1 where it meets the deadlines */
         {
             cc__time mk = 0;
-            int okd = 1;
-            for (i = 0; i < n; i++) st[i] = -1;
-            for (i = 0; i < n; i++) {
-                cc__time s = u.rel[i];
-                int q, x, moved = 1;
-                for (q = u.pred_off[i]; q < u.pred_off[i + 1]; q++) if (st[u.pred[q]] + u.dur[u.pred[q]] > s) s = st[u.pred[q]] + u.dur[u.pred[q]];
-                while (moved) {
-                    moved = 0;
-                    for (r = 0; r < k; r++) {
-                        if (!u.dem[i * k + r]) continue;
-                        for (x = 0; x < i; x++)
-                            if (u.dem[x * k + r] && st[x] < s + u.dur[i] && s < st[x] + u.dur[x]) { s = st[x] + u.dur[x]; moved = 1; }
-                        for (x = 0; x < u.p.n_busy; x++)
-                            if (u.bd[x * k + r] && u.bs[x] < s + u.dur[i] && s < u.be[x]) { s = u.be[x]; moved = 1; }
-                    }
-                }
-                st[i] = s;
-                if (s + u.dur[i] > u.dl[i]) okd = 0;
-                if (s + u.dur[i] > mk) mk = s + u.dur[i];
-            }
+            int okd = userial(&u, st, &mk);
             if (okd) {
                 memcpy(best, st, sizeof st);
                 rc = cc__bnb_solve(ctx, &u.p, best, 1, 0, 0, &res);
@@ -735,6 +764,90 @@ static void test_unary_brute(void) {
          n_trials, n_busy, n_inf, n_big);
     CHECK_INT(bad, 0, "branch and bound with the streams' rules proves the brute-force optimum (or infeasibility)");
     CHECK_INT(bad_lb, 0, "the root bound never exceeds the optimum");
+}
+
+/* The inner search of a large odd-even window (>>oddeven, cc__oe_inner):
+   odd-even windows of its own over a problem with releases, deadlines and
+   busy blocks, as a window has them, which its windows must carry. On 400
+   unary problems of 5-8 jobs with chains, releases, busy blocks and (in
+   some) deadlines, from the serial schedule of 0..n-1 where it meets the
+   deadlines: inner windows of 2 to 6 jobs (blocks 1 to 3) give a schedule
+   that meets every constraint (checked here), is never later than the
+   incumbent and never below the brute-force optimum; blocks up to 4 (a
+   window of 8 holds the whole problem) are no later than the optimum of
+   the jobs started no earlier than the incumbent's first start (brute
+   force with the releases raised to it: a window never moves a job before
+   its own first start, while the justification after a round may). Some problems
+   must improve, or the test would not see the search work. */
+static void test_oe_inner(void) {
+    tu_rng rng = {9090};
+    int trial, n_trials = 400, n_run = 0, bad_valid = 0, bad_worse = 0, bad_below = 0, bad_opt = 0, n_improved = 0, n_dl = 0, n_opt = 0;
+    for (trial = 0; trial < n_trials; trial++) {
+        uprob u;
+        cc__time st[10], inc[10], opt, opt0, mk0 = 0;
+        int n = tu_randint(&rng, 5, 8), k = tu_randint(&rng, 1, 2), e[90], ne = 0, i, j, r, v;
+        uprob_init(&u, n, k);
+        for (i = 0; i < n; i++) {
+            u.dur[i] = tu_randint(&rng, 1, 6);
+            u.rel[i] = tu_randint(&rng, 0, 5);
+            for (r = 0; r < k; r++) u.dem[i * k + r] = k == 1 || tu_randint(&rng, 0, 2) == r;
+        }
+        for (i = 0; i < n; i++)
+            for (j = i + 1; j < n; j++)
+                if (tu_unit(&rng) < 0.25) { e[2 * ne] = i; e[2 * ne + 1] = j; ne++; }
+        uprob_edges(&u, n, e, ne);
+        u.p.n_busy = tu_randint(&rng, 0, 3);
+        for (i = 0; i < u.p.n_busy; i++) {
+            u.bs[i] = tu_randint(&rng, 0, 20);
+            u.be[i] = u.bs[i] + tu_randint(&rng, 1, 5);
+            for (r = 0; r < k; r++) u.bd[i * k + r] = tu_randint(&rng, 0, 1);
+        }
+        if (!userial(&u, inc, &mk0)) continue;
+        if (trial % 2) {   /* deadlines the incumbent meets, some tight */
+            for (i = 0; i < n; i++) if (tu_unit(&rng) < 0.5) u.dl[i] = inc[i] + u.dur[i] + tu_randint(&rng, 0, 2);
+            n_dl++;
+        }
+        opt = ubrute_rec(&u, 0, 0, st, 0);
+        {   /* windows never start before the incumbent's first start t0:
+               the optimum with every release raised to t0 */
+            uprob u0 = u;
+            cc__time t0 = inc[0];
+            for (i = 1; i < n; i++) if (inc[i] < t0) t0 = inc[i];
+            uprob_edges(&u0, n, e, ne);
+            u0.p.dur = u0.dur; u0.p.dem = u0.dem; u0.p.cap = u0.cap; u0.p.release = u0.rel; u0.p.deadline = u0.dl;
+            u0.p.busy_start = u0.bs; u0.p.busy_end = u0.be; u0.p.busy_dem = u0.bd;
+            for (i = 0; i < n; i++) if (u0.rel[i] < t0) u0.rel[i] = t0;
+            opt0 = ubrute_rec(&u0, 0, 0, st, 0);
+        }
+        n_run++;
+        for (v = 0; v < 2; v++) {
+            cc__oe o;
+            cc__exact_cfg cfg;
+            cc__time mk;
+            char why[120];
+            memset(&o, 0, sizeof o);
+            memset(&cfg, 0, sizeof cfg);
+            cfg.which = CC_EXACT_BNB; cfg.nodes = 100000;
+            o.ctx = ctx; o.cfg = &cfg;
+            memcpy(st, inc, sizeof inc);
+            if (cc__oe_inner(&o, &u.p, st, 0, 1, v ? 4 : 3) != CC_OK) { if (bad_valid++ < 3) NOTE("trial %d: %s", trial, cc_last_error(ctx)); continue; }
+            mk = cc__makespan(&u.p, st);
+            if (!uvalid(&u, st, why, sizeof why)) { if (bad_valid++ < 3) NOTE("trial %d, blocks to %d: %s", trial, v ? 4 : 3, why); continue; }
+            if (mk > mk0 && bad_worse++ < 3) NOTE("trial %d: %lld from the incumbent's %lld", trial, (long long)mk, (long long)mk0);
+            if (mk < opt && bad_below++ < 3) NOTE("trial %d: %lld below the brute-force optimum %lld", trial, (long long)mk, (long long)opt);
+            if (v && mk > opt0 && bad_opt++ < 3) NOTE("trial %d (n=%d): %lld, brute force from t0 %lld", trial, n, (long long)mk, (long long)opt0);
+            if (v) n_opt += mk == opt;
+            if (!v && mk < mk0) n_improved++;
+        }
+    }
+    NOTE("%d problems of 5-8 jobs (%d with deadlines), %d improved by windows of at most 6 jobs, %d at the optimum with windows of 8",
+         n_run, n_dl, n_improved, n_opt);
+    CHECK(n_run >= 300, "most problems have a serial schedule that meets the deadlines (%d)", n_run);
+    CHECK_INT(bad_valid, 0, "the inner search meets precedence, releases, deadlines, streams and busy blocks");
+    CHECK_INT(bad_worse, 0, "the inner search is never later than its incumbent");
+    CHECK_INT(bad_below, 0, "the inner search is never below the brute-force optimum");
+    CHECK_INT(bad_opt, 0, "inner windows that hold the whole problem are no later than the optimum from the first start");
+    CHECK(n_improved > 0, "the inner search improves some incumbents (%d)", n_improved);
 }
 
 /* The node budget counts the propagation's work where it runs (some
@@ -1037,6 +1150,7 @@ int main(void) {
     TH_RUN(test_shave_brute);
     TH_RUN(test_unary_rules);
     TH_RUN(test_unary_brute);
+    TH_RUN(test_oe_inner);
     TH_RUN(test_work_budget);
     TH_RUN(test_brute_force);
     TH_RUN(test_sgs_grid);

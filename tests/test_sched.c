@@ -788,6 +788,95 @@ static void test_restarts(void) {
           "instance over one evolution", n_rs_better, n_lns_better);
 }
 
+/* Johnson's rule for the two-machine flow shop (a[i] then b[i] on the
+   second machine): jobs with a <= b first by increasing a, then the others
+   by decreasing b; the optimum's makespan. */
+static double johnson(const double* a, const double* b, int n) {
+    int* ord = (int*)malloc((size_t)n * sizeof(int));
+    int i, j, lo = 0, m;
+    double t1 = 0, t2 = 0;
+    if (!ord) return -1;
+    for (i = 0; i < n; i++) if (a[i] <= b[i]) ord[lo++] = i;
+    m = lo;
+    for (i = 0; i < n; i++) if (a[i] > b[i]) ord[m++] = i;
+    /* insertion sorts: the first group by increasing a, the second by decreasing b */
+    for (i = 1; i < lo; i++) for (j = i; j > 0 && a[ord[j - 1]] > a[ord[j]]; j--) { int t = ord[j]; ord[j] = ord[j - 1]; ord[j - 1] = t; }
+    for (i = lo + 1; i < n; i++) for (j = i; j > lo && b[ord[j - 1]] < b[ord[j]]; j--) { int t = ord[j]; ord[j] = ord[j - 1]; ord[j - 1] = t; }
+    for (i = 0; i < n; i++) { t1 += a[ord[i]]; t2 = (t2 > t1 ? t2 : t1) + b[ord[i]]; }
+    free(ord);
+    return t2;
+}
+
+/* Windows of 2x125 ops (each above CONCERTO__OE_INNER_MIN, so each is
+   first improved by odd-even windows of its own, then searched): a
+   two-machine flow shop of 150 jobs as a stream graph (compute, then
+   communication; written in an order far from Johnson's), and random graphs
+   of 260-320 ops with cumulative resources. Each schedule passes the
+   test's checker, is no later than the list schedule the method starts
+   from, reports its windows (gap in [0, 1]), and is the same when solved
+   again; the flow shop is never below Johnson's optimum and ends within 2%
+   of it. */
+static void test_large_windows(void) {
+    tu_rng rng = {125125};
+    int trial, bad_valid = 0, bad_worse = 0, bad_report = 0, bad_det = 0, n_better = 0;
+    for (trial = 0; trial < 3; trial++) {
+        tu_inst* in;
+        cc_graph* g = NULL;
+        cc_schedule s[3];
+        int v, i, ok = 1, nj = 150;
+        char msg[300];
+        double m2 = 0, opt = 0, a[150], b[150];
+        if (trial == 0) {
+            in = tu_inst_new(2 * nj, 2, 1);
+            for (i = 0; i < nj; i++) {
+                a[i] = 1 + (7 * i) % 9; b[i] = 1 + (5 * i + 3) % 9;
+                in->dur[2 * i] = a[i]; in->dur[2 * i + 1] = b[i];
+                tu_set_stream(in, 2 * i, 0); tu_set_stream(in, 2 * i + 1, 1);
+                in->adj[(size_t)(2 * i) * in->n + 2 * i + 1] = 1;
+            }
+            opt = johnson(a, b, nj);
+        } else {
+            tu_gen gen;
+            gen.n_min = 260; gen.n_max = 320; gen.k_min = 2; gen.k_max = 3; gen.streams = 0; gen.cap_max = 4;
+            gen.dur_max = 9; gen.unit_us = 1.0; gen.p_edge_max = 0.006; gen.p_no_stream = 0;
+            in = tu_random_inst(&rng, &gen);
+        }
+        if (!in || tu_build_graph(ctx, in, &g) != CC_OK) { CHECK(0, "trial %d: graph: %s", trial, cc_last_error(ctx)); tu_inst_free(in); continue; }
+        memset(s, 0, sizeof s);
+        for (v = 0; v < 3 && ok; v++) {
+            cc_sched_desc sd = cc_sched_desc_default();
+            sd.method = v == 0 ? CC_SCHED_LIST : CC_SCHED_ODD_EVEN;
+            sd.window_ops = 125; sd.rounds = 1;
+            ok = CHECK(cc_sched_solve(ctx, g, &sd, &s[v]) == CC_OK, "trial %d (n=%d), %s: solves (%s)", trial, in->n,
+                       v ? "windows of 2x125" : "list", cc_last_error(ctx));
+        }
+        if (ok) {
+            if (!tu_check(in, s[1].start_us, &m2, msg, sizeof msg) && bad_valid++ < 3) NOTE("trial %d: %s", trial, msg);
+            if (s[1].makespan_us > s[0].makespan_us + EPS && bad_worse++ < 3)
+                NOTE("trial %d: windows %g, list %g", trial, s[1].makespan_us, s[0].makespan_us);
+            n_better += s[1].makespan_us < s[0].makespan_us - EPS;
+            if ((s[1].n_windows < 1 || s[1].window_gap_max < 0 || s[1].window_gap_max > 1) && bad_report++ < 3)
+                NOTE("trial %d: %lld windows, gap %g", trial, (long long)s[1].n_windows, s[1].window_gap_max);
+            if ((s[1].makespan_us != s[2].makespan_us || memcmp(s[1].start_us, s[2].start_us, (size_t)in->n * sizeof(double))) && bad_det++ < 3)
+                NOTE("trial %d: solved twice, %g and %g", trial, s[1].makespan_us, s[2].makespan_us);
+            NOTE("trial %d (n=%d): list %g, windows of 2x125 %g (%lld of %lld windows proven, gap at most %.4f), bound %g", trial,
+                 in->n, s[0].makespan_us, s[1].makespan_us, (long long)s[1].n_windows_proven, (long long)s[1].n_windows,
+                 s[1].window_gap_max, s[1].lower_bound_us);
+            if (trial == 0)
+                CHECK(s[1].makespan_us >= opt - EPS && s[1].makespan_us <= 1.02 * opt + EPS,
+                      "flow shop of 150 jobs: windows of 2x125 %g, not below Johnson's optimum %g and within 2%% of it", s[1].makespan_us, opt);
+        }
+        for (v = 0; v < 3; v++) cc_schedule_release(ctx, &s[v]);
+        cc_graph_destroy(g);
+        tu_inst_free(in);
+    }
+    CHECK_INT(bad_valid, 0, "windows of 2x125 ops: every schedule passes the test's checker");
+    CHECK_INT(bad_worse, 0, "windows of 2x125 ops: never later than the list schedule");
+    CHECK_INT(bad_report, 0, "windows of 2x125 ops: windows reported, gap in [0, 1]");
+    CHECK_INT(bad_det, 0, "windows of 2x125 ops: the same schedule when solved again");
+    CHECK(n_better > 0, "windows of 2x125 ops improve some list schedules (%d of 3)", n_better);
+}
+
 int main(void) {
     if (cc_context_create(NULL, &ctx) != CC_OK) { CHECK(0, "context"); return th_done(); }
     TH_RUN(test_edge_cases);
@@ -798,6 +887,7 @@ int main(void) {
     TH_RUN(test_window_report);
     TH_RUN(test_never_worse_than_program);
     TH_RUN(test_deeper_windows);
+    TH_RUN(test_large_windows);
     TH_RUN(test_restarts);
     cc_context_destroy(ctx);
     return th_done();
