@@ -525,9 +525,9 @@ typedef struct cc_sched_desc {
     int64_t bnb_nodes;        /* branch-and-bound nodes; 0: 200000 up to 32 ops, scaled by
                                  (32/n)^3 above; < 0 none (AUTO with restarts: a fifth above
                                  32 ops, see restarts) */
-    int window_ops;           /* odd-even block size b (windows of 2b ops); 0: 8. A window of more
-                                 than 128 ops is first improved by windows of its own (blocks 8 to
-                                 32, window_nodes each), then searched from there */
+    int window_ops;           /* odd-even block size b (windows of 2b ops); 0: 8. Above 64, each
+                                 window is first improved by windows of its own (blocks 8 to 32,
+                                 window_nodes each, by branch and bound), then searched from there */
     int rounds;               /* odd-even rounds k; 0: 4; < 0 none */
     int window_nodes;         /* node budget per odd-even window; 0: 300 */
     double time_limit_s;      /* 0: none. Seconds of the monotonic clock (processor time in a
@@ -6643,6 +6643,19 @@ static void cc__exact_report(cc_schedule* out, const cc__exact_cfg* cfg) {
    in start order (never worse either), which passes the gains on. Rounds
    alternate the window offset by one block (odd-even). */
 
+/* The inner search of large windows (cc__oe_inner): windows of 2b jobs
+   above CONCERTO__OE_INNER_MIN, blocks CONCERTO__OE_INNER_B0 to _BMAX. */
+#ifndef CONCERTO__OE_INNER_MIN
+#define CONCERTO__OE_INNER_MIN 128
+#endif
+#define CONCERTO__OE_INNER_B0 8
+#ifndef CONCERTO__OE_INNER_BMAX
+#define CONCERTO__OE_INNER_BMAX 32
+#endif
+#ifndef CONCERTO__OE_INNER_PASSES
+#define CONCERTO__OE_INNER_PASSES 4
+#endif
+
 typedef struct cc__window {
     int cap;                    /* jobs */
     int m;                      /* jobs in the current window */
@@ -6671,6 +6684,7 @@ typedef struct cc__oe {
     int* moved_list;            /* those jobs, pruned as windows pass them */
     size_t moved_cap;
     int n_moved, round;
+    int inner;                  /* windows of 2b > CONCERTO__OE_INNER_MIN jobs: the inner search */
     cc__time maxdur;
     cc__exact_cfg* cfg;
     int64_t nodes;
@@ -6697,6 +6711,7 @@ static int cc__oe_init(cc__oe* o, cc_context* ctx, cc__heur* h, cc__time* s, int
     int i;
     memset(o, 0, sizeof *o);
     o->ctx = ctx; o->h = h; o->p = p; o->s = s; o->cfg = cfg;
+    o->inner = 2 * b > CONCERTO__OE_INNER_MIN && !cfg->inner;
     o->order = (int*)cc__alloc(ctx, n1 * sizeof(int));
     o->s0 = (cc__time*)cc__alloc(ctx, n1 * sizeof(cc__time));
     o->moved = (int*)cc__calloc(ctx, n1, sizeof(int));
@@ -6771,6 +6786,17 @@ static int cc__oe_window_jobs(cc__oe* o, int ws, int m) {
    Unmoved jobs are found by their start at the round's beginning (s0,
    sorted along order); jobs moved earlier in this round are on the moved
    list (pruned once they end before t0, since t0 grows along the round). */
+/* Adds a busy block [bs, be) of demands dem to the window. */
+static int cc__window_add_busy(cc_context* ctx, cc__window* w, int k, cc__time bs, cc__time be, const int32_t* dem) {
+    if (!CONCERTO__GROW(ctx, w->bs, w->bs_cap, (size_t)w->nb + 1) || !CONCERTO__GROW(ctx, w->be, w->be_cap, (size_t)w->nb + 1) ||
+        !CONCERTO__GROW(ctx, w->bd, w->bd_cap, ((size_t)w->nb + 1) * (size_t)k))
+        return 0;
+    w->bs[w->nb] = bs; w->be[w->nb] = be;
+    memcpy(w->bd + (size_t)w->nb * k, dem, (size_t)k * sizeof(int32_t));
+    w->nb++;
+    return 1;
+}
+
 static int cc__oe_window_busy(cc__oe* o) {
     const cc__prob* p = o->p;
     cc__window* w = &o->w;
@@ -6792,23 +6818,13 @@ static int cc__oe_window_busy(cc__oe* o) {
             o->moved_list[mw++] = v;
         }
         if (w->loc[v] >= 0 || p->dur[v] == 0 || s[v] + p->dur[v] <= w->t0 || s[v] >= w->t1) continue;
-        if (!CONCERTO__GROW(o->ctx, w->bs, w->bs_cap, (size_t)w->nb + 1) || !CONCERTO__GROW(o->ctx, w->be, w->be_cap, (size_t)w->nb + 1) ||
-            !CONCERTO__GROW(o->ctx, w->bd, w->bd_cap, ((size_t)w->nb + 1) * (size_t)k))
-            return 0;
-        w->bs[w->nb] = s[v]; w->be[w->nb] = s[v] + p->dur[v];
-        memcpy(w->bd + (size_t)w->nb * k, p->dem + (size_t)v * k, (size_t)k * sizeof(int32_t));
-        w->nb++;
+        if (!cc__window_add_busy(o->ctx, w, k, s[v], s[v] + p->dur[v], p->dem + (size_t)v * k)) return 0;
     }
     o->n_moved = mw;
     /* the problem's own fixed occupation (an inner search's) */
     for (hi = 0; hi < p->n_busy; hi++) {
         if (p->busy_end[hi] <= w->t0 || p->busy_start[hi] >= w->t1) continue;
-        if (!CONCERTO__GROW(o->ctx, w->bs, w->bs_cap, (size_t)w->nb + 1) || !CONCERTO__GROW(o->ctx, w->be, w->be_cap, (size_t)w->nb + 1) ||
-            !CONCERTO__GROW(o->ctx, w->bd, w->bd_cap, ((size_t)w->nb + 1) * (size_t)k))
-            return 0;
-        w->bs[w->nb] = p->busy_start[hi]; w->be[w->nb] = p->busy_end[hi];
-        memcpy(w->bd + (size_t)w->nb * k, p->busy_dem + (size_t)hi * k, (size_t)k * sizeof(int32_t));
-        w->nb++;
+        if (!cc__window_add_busy(o->ctx, w, k, p->busy_start[hi], p->busy_end[hi], p->busy_dem + (size_t)hi * k)) return 0;
     }
     return 1;
 }
@@ -6836,7 +6852,8 @@ static int cc__oe_next_block(int b) {
 
 #define CONCERTO__LNS_ROUNDS 4   /* rounds a block size in a neighbourhood search */
 
-/* A window of more than CONCERTO__OE_INNER_MIN jobs is too large for the
+/* Windows of 2b > CONCERTO__OE_INNER_MIN jobs (and a shorter last window
+   of such a round, above 2 CONCERTO__OE_INNER_B0 jobs) are too large for the
    branch and bound's search to move its incumbent (2x125 jobs of a
    training step: 300 or 30,000 nodes end at the same placement, while its
    root bound is as tight as CP-SAT's), so it is first improved by odd-even
@@ -6844,22 +6861,12 @@ static int cc__oe_next_block(int b) {
    the window's nodes each, passes while they gain, until they reach the
    window's root bound (branch and bound with one node, run first: a
    proof where they meet); if they stay above it, the branch and bound
-   searches from their placement. The inner windows nest no further
-   (cc__exact_cfg.inner). Never worse: each inner window keeps its
-   incumbent. Measured on bench/stepgraph.h's 946-op step, windows of 2x125
+   searches from their placement. The inner windows use branch and bound
+   whatever the exact solver, and nest no further (cc__exact_cfg.inner).
+   Never worse: each inner window keeps its incumbent. Measured on bench/stepgraph.h's 946-op step, windows of 2x125
    jobs, 4 rounds (bench/RESULTS.md): 40104 without the inner search (1 of
    8 windows proven), 38834-38952 with it (9-10 of 16), CP-SAT's windows
    39061-39186 in 2 s each. */
-#ifndef CONCERTO__OE_INNER_MIN
-#define CONCERTO__OE_INNER_MIN 128
-#endif
-#define CONCERTO__OE_INNER_B0 8
-#ifndef CONCERTO__OE_INNER_BMAX
-#define CONCERTO__OE_INNER_BMAX 32
-#endif
-#ifndef CONCERTO__OE_INNER_PASSES
-#define CONCERTO__OE_INNER_PASSES 4
-#endif
 
 static cc_result cc__oe_inner(cc__oe* o, const cc__prob* sub, cc__time* start, cc__time lb, int b0, int b_max) {
     cc_context* ctx = o->ctx;
@@ -6922,7 +6929,7 @@ static cc_result cc__oe_window_solve(cc__oe* o, int* changed) {
     memcpy(saved_msg, ctx->last_error, sizeof saved_msg);
     ctx->logger.log_fn = NULL;
     t_start = cc__now_s();
-    if (w->m > CONCERTO__OE_INNER_MIN && !o->cfg->inner) {
+    if (o->inner && w->m > 2 * CONCERTO__OE_INNER_B0) {
         /* the root bound first (branch and bound with one node), where the
            inner search stops; the exact solve then only if it stays above */
         rc = cc__bnb_solve(ctx, &sub, w->start, 1, 1, 0.0, &br);

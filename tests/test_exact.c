@@ -842,6 +842,43 @@ static void test_oe_inner(void) {
     }
     NOTE("%d problems of 5-8 jobs (%d with deadlines), %d improved by windows of at most 6 jobs, %d at the optimum with windows of 8",
          n_run, n_dl, n_improved, n_opt);
+    {   /* every allocation refused in turn: out of memory or the same schedule, nothing leaked */
+        uprob u;
+        cc__time inc[10], ref[10], st[10], mk0;
+        int e[] = {0, 2, 1, 3, 2, 4, 3, 5, 4, 6, 5, 7}, i, bad_oom = 0, n_oom = 0;
+        long k, n_allocs = 0;
+        uprob_init(&u, 8, 2);
+        for (i = 0; i < 8; i++) { u.dur[i] = 1 + (5 * i) % 4; u.dem[i * 2 + i % 2] = 1; u.rel[i] = i % 3; }
+        uprob_edges(&u, 8, e, 6);
+        u.p.n_busy = 1; u.bs[0] = 3; u.be[0] = 5; u.bd[0] = 1;
+        userial(&u, inc, &mk0);
+        for (k = 0; k <= n_allocs + 1; k++) {
+            tu_alloc a;
+            cc_context_desc cd = cc_context_desc_default();
+            cc_context* c2 = NULL;
+            cc__oe o;
+            cc__exact_cfg cfg;
+            cc_result rc;
+            memset(&a, 0, sizeof a);
+            a.fail_at = k;
+            cd.allocator = tu_allocator(&a);
+            if (cc_context_create(&cd, &c2) != CC_OK) continue;
+            memset(&o, 0, sizeof o);
+            memset(&cfg, 0, sizeof cfg);
+            cfg.which = CC_EXACT_BNB; cfg.nodes = 100000;
+            o.ctx = c2; o.cfg = &cfg;
+            memcpy(st, inc, sizeof inc);
+            rc = cc__oe_inner(&o, &u.p, st, 0, 1, 3);
+            cc_context_destroy(c2);
+            if (k == 0) { n_allocs = a.n_calls; memcpy(ref, st, sizeof st); if (!CHECK(rc == CC_OK, "no refusal: the inner search runs (%d)", (int)rc)) break; continue; }
+            n_oom += rc == CC_ERR_OUT_OF_MEMORY;
+            if ((rc != CC_OK && rc != CC_ERR_OUT_OF_MEMORY) || (rc == CC_OK && memcmp(st, ref, sizeof st)) || a.live || a.bad_frees) {
+                if (bad_oom++ < 3) NOTE("refusal %ld of %ld: rc %d, %ld blocks live, %ld bad frees", k, n_allocs, (int)rc, a.live, a.bad_frees);
+            }
+        }
+        CHECK_INT(bad_oom, 0, "each of the inner search's %ld allocations refused: out of memory or the same schedule, nothing leaked", n_allocs);
+        CHECK(n_oom > 0, "some refusals reach the caller as out of memory (%d)", n_oom);
+    }
     CHECK(n_run >= 300, "most problems have a serial schedule that meets the deadlines (%d)", n_run);
     CHECK_INT(bad_valid, 0, "the inner search meets precedence, releases, deadlines, streams and busy blocks");
     CHECK_INT(bad_worse, 0, "the inner search is never later than its incumbent");
