@@ -6782,10 +6782,6 @@ static int cc__oe_window_jobs(cc__oe* o, int ws, int m) {
     return 1;
 }
 
-/* The fixed occupation: jobs outside the window running in [t0, t1).
-   Unmoved jobs are found by their start at the round's beginning (s0,
-   sorted along order); jobs moved earlier in this round are on the moved
-   list (pruned once they end before t0, since t0 grows along the round). */
 /* Adds a busy block [bs, be) of demands dem to the window. */
 static int cc__window_add_busy(cc_context* ctx, cc__window* w, int k, cc__time bs, cc__time be, const int32_t* dem) {
     if (!CONCERTO__GROW(ctx, w->bs, w->bs_cap, (size_t)w->nb + 1) || !CONCERTO__GROW(ctx, w->be, w->be_cap, (size_t)w->nb + 1) ||
@@ -6797,6 +6793,11 @@ static int cc__window_add_busy(cc_context* ctx, cc__window* w, int k, cc__time b
     return 1;
 }
 
+/* The fixed occupation: jobs outside the window running in [t0, t1).
+   Unmoved jobs are found by their start at the round's beginning (s0,
+   sorted along order); jobs moved earlier in this round are on the moved
+   list (pruned once they end before t0, since t0 grows along the round),
+   then the problem's own busy blocks (an inner search's). */
 static int cc__oe_window_busy(cc__oe* o) {
     const cc__prob* p = o->p;
     cc__window* w = &o->w;
@@ -6852,6 +6853,25 @@ static int cc__oe_next_block(int b) {
 
 #define CONCERTO__LNS_ROUNDS 4   /* rounds a block size in a neighbourhood search */
 
+/* Odd-even windows over s (makespan *mk_io) with the block sizes from b0
+   to b_max (cc__oe_next_block), each for up to `rounds` rounds; the sizes
+   again while a pass shortens the schedule, at most `passes` passes; stops
+   at lb and at t_end (0: none). Never worse. */
+static cc_result cc__oe_passes(cc_context* ctx, cc__heur* h, cc__time* s, cc__time* mk_io, cc__time lb, int b0, int b_max,
+                               int rounds, int passes, cc__exact_cfg* cfg, double t_end, int64_t* nodes) {
+    cc_result rc = CC_OK;
+    int b, pass;
+    for (pass = 0; rc == CC_OK && pass < passes; pass++) {
+        cc__time before = *mk_io;
+        for (b = b0; rc == CC_OK && b <= b_max; b = cc__oe_next_block(b)) {
+            if (*mk_io <= lb || (t_end > 0 && cc__now_s() > t_end)) break;
+            rc = cc__oddeven(ctx, h, s, mk_io, b, rounds, cfg, t_end, nodes);
+        }
+        if (*mk_io >= before) break;
+    }
+    return rc;
+}
+
 /* Windows of 2b > CONCERTO__OE_INNER_MIN jobs (and a shorter last window
    of such a round, above 2 CONCERTO__OE_INNER_B0 jobs) are too large for the
    branch and bound's search to move its incumbent (2x125 jobs of a
@@ -6863,19 +6883,19 @@ static int cc__oe_next_block(int b) {
    proof where they meet); if they stay above it, the branch and bound
    searches from their placement. The inner windows use branch and bound
    whatever the exact solver, and nest no further (cc__exact_cfg.inner).
-   Never worse: each inner window keeps its incumbent. Measured on bench/stepgraph.h's 946-op step, windows of 2x125
-   jobs, 4 rounds (bench/RESULTS.md): 40104 without the inner search (1 of
-   8 windows proven), 38834-38952 with it (9-10 of 16), CP-SAT's windows
-   39061-39186 in 2 s each. */
-
+   Never worse: each inner window keeps its incumbent. Measured on
+   bench/stepgraph.h's 946-op step, windows of 2x125 jobs, 4 rounds
+   (bench/RESULTS.md): 40104 without the inner search (1 of 8 windows
+   proven), 38936 with it (9 of 16); CP-SAT's windows 38926-39216 in 2 s
+   each, varying between runs. */
 static cc_result cc__oe_inner(cc__oe* o, const cc__prob* sub, cc__time* start, cc__time lb, int b0, int b_max) {
     cc_context* ctx = o->ctx;
     cc__heur hs;
     cc__exact_cfg icfg;
     cc__time mk = cc__makespan(sub, start);
-    cc_result rc = CC_OK;
+    cc_result rc;
     int* rank = (int*)cc__alloc(ctx, ((size_t)sub->n + 1) * sizeof(int));
-    int i, b, pass;
+    int i;
     /* the window's jobs are in start order, ties by rank: a topological order */
     if (rank) for (i = 0; i < sub->n; i++) rank[i] = i;
     if (!rank || !cc__heur_init(ctx, &hs, sub, rank)) {
@@ -6886,14 +6906,8 @@ static cc_result cc__oe_inner(cc__oe* o, const cc__prob* sub, cc__time* start, c
     hs.lb = lb;   /* the inner windows stop there */
     memset(&icfg, 0, sizeof icfg);
     icfg.which = CC_EXACT_BNB; icfg.nodes = o->cfg->nodes; icfg.inner = 1;
-    for (pass = 0; rc == CC_OK && pass < CONCERTO__OE_INNER_PASSES && mk > lb; pass++) {
-        cc__time before = mk;
-        for (b = b0; rc == CC_OK && b <= b_max; b = cc__oe_next_block(b)) {
-            if (mk <= lb || (o->t_end > 0 && cc__now_s() > o->t_end)) break;
-            rc = cc__oddeven(ctx, &hs, start, &mk, b, CONCERTO__LNS_ROUNDS, &icfg, o->t_end, &o->nodes);
-        }
-        if (mk >= before) break;
-    }
+    rc = cc__oe_passes(ctx, &hs, start, &mk, lb, b0, b_max, CONCERTO__LNS_ROUNDS, CONCERTO__OE_INNER_PASSES, &icfg, o->t_end,
+                       &o->nodes);
     /* the inner windows' failures count as the window's */
     o->cfg->failures += icfg.failures;
     if (o->cfg->status == CC_OK && icfg.status != CC_OK) {
@@ -7246,21 +7260,13 @@ static cc_result cc__solve_exact(cc__solve* S) {
 static cc_result cc__solve_windows_of(cc__solve* S, cc__heur* h, int b0, int b_max, int rounds, int64_t nodes, int passes) {
     cc__exact_cfg cfg;
     cc__time mk = h->best_mk;
-    cc_result rc = CC_OK;
-    int b, pass;
+    cc_result rc;
     if (mk >= CONCERTO__TIME_MAX || mk <= S->lb || rounds <= 0) return CC_OK;
     memcpy(h->cur, h->best, (size_t)S->p.n * sizeof(cc__time));
     memset(&cfg, 0, sizeof cfg);
     cfg.which = S->d.exact; cfg.nodes = nodes;
     cfg.lp_time_limit_s = S->d.lp_window_time_limit_s;
-    for (pass = 0; rc == CC_OK && pass < passes; pass++) {
-        cc__time before = mk;
-        for (b = b0; rc == CC_OK && b <= b_max; b = cc__oe_next_block(b)) {
-            if (mk <= S->lb || cc__solve_out_of_time(S)) break;
-            rc = cc__oddeven(S->ctx, h, h->cur, &mk, b, rounds, &cfg, S->t_end, &S->nodes);
-        }
-        if (mk >= before) break;
-    }
+    rc = cc__oe_passes(S->ctx, h, h->cur, &mk, S->lb, b0, b_max, rounds, passes, &cfg, S->t_end, &S->nodes);
     S->wins[0] += cfg.wins[0]; S->wins[1] += cfg.wins[1];
     if (rc != CC_OK) return rc;
     cc__exact_report(S->out, &cfg);
