@@ -54,7 +54,10 @@
      running (kind, element count, type, reduction, communicator and family)
      and its op. That failure is sticky: every later entry, and the next
      step, fails at once with the same message; destroy the backend and the
-     communicators.
+     communicators. NCCL's abort stops NCCL's own kernels, but it frees
+     memory, which waits for the device: where the stream is held by work
+     of the program's own (a kernel or host function that does not end),
+     synchronize returns only once that work ends.
    - Memory: mem_alloc/mem_free/mem_copy (cudaMalloc, cudaFree, a copy on
      the backend's own stream), so the executor's own collectives (agreement
      of plans, the maximum of profiled durations) run on device buffers.

@@ -70,7 +70,11 @@
      collective it was waiting for and its op, instead of hanging. Every
      rank does so after its own timeout (a rank whose peer aborted first
      usually sees an asynchronous error sooner), and the failure is sticky
-     on that backend.
+     on that backend. ncclCommAbort ends the communicator's kernels that
+     wait for peers, then frees memory, which waits for the device: a
+     stream held by an op of the program's own that never ends holds the
+     abort too (seen on an H200 with NCCL 2.28: cuMemFreeHost inside
+     ncclCommAbort).
    Set-up is not covered: ncclCommInitRank waits for every rank as long as
    NCCL's own bootstrap allows; the id exchanges below have timeouts.
 

@@ -340,21 +340,28 @@ static void test_comm_run(void) {
 #endif
 
 static volatile int release_blocker;
+#define BLOCK_S 3.0   /* the blocker gives up after this long of its own */
 
+/* Waits for release_blocker, or BLOCK_S seconds: the step's timeout
+   (0.5 s) comes first, and NCCL's abort then frees memory, which waits for
+   the device, so a blocker that waited for the test alone would hold the
+   abort, and the step, forever. */
 static void CUDART_CB blocker(void* user) {
     struct timespec ts;
+    double end = cc__now_s() + BLOCK_S;
     (void)user;
     ts.tv_sec = 0;
     ts.tv_nsec = 1000000;
-    while (!release_blocker) nanosleep(&ts, NULL);
+    while (!release_blocker && cc__now_s() < end) nanosleep(&ts, NULL);
 }
 
 static void op_block(void* stream, void* user) { (void)cudaLaunchHostFunc((cudaStream_t)stream, blocker, user); }
 
-/* Last: a step whose stream never finishes (a host function that waits
-   for a flag). synchronize gives up after timeout_s, names the collective
-   it waits for and its op, aborts the communicator; later steps fail at
-   once with the same message. */
+/* Last: a step whose stream does not finish in time (a host function that
+   waits BLOCK_S seconds). synchronize gives up after timeout_s, names the
+   collective it waits for and its op, aborts the communicator (which, on
+   one GPU, returns only once the blocker has ended: ncclCommAbort frees
+   memory); later steps fail at once with the same message. */
 static void test_timeout(void) {
     cc_context* ctx = NULL;
     cc_graph* g = NULL;
@@ -400,7 +407,7 @@ static void test_timeout(void) {
     r = cc_exec_step(x);
     t0 = cc__now_s() - t0;
     snprintf(first, sizeof first, "%s", cc_last_error(ctx));
-    CHECK(r == CC_ERR_TIMEOUT && t0 >= 0.5 && t0 < 10, "the hanging step fails with CC_ERR_TIMEOUT after %.2f s", t0);
+    CHECK(r == CC_ERR_TIMEOUT && t0 >= 0.5 && t0 < BLOCK_S + 10, "the hanging step fails with CC_ERR_TIMEOUT after %.2f s", t0);
     CHECK(strstr(first, "did not finish within 0.5 s") != NULL, "the message says why: %s", first);
     if (own) {
         CHECK(strstr(first, "waiting for all_reduce of 1024 float32 (sum) on communicator 'hang' (nccl) at op 'stuck_ar'") != NULL,
