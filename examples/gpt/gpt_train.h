@@ -562,16 +562,36 @@ static cc_result profile_in_place(rank_state* s) {
     return CC_OK;
 }
 
+/* A line on what the trainer is doing, before a phase that may take a
+   while (on a large model, minutes): rank 0's, flushed. */
+static void progress(const rank_state* s, const char* fmt, ...) {
+    va_list ap;
+    if (s->me != 0) return;
+    printf("... ");
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    fflush(stdout);
+}
+
 /* The step made faster: profiled, rewritten, scheduled, planned. One
    schedule desc judges the rewrites and schedules the step they give. */
 static cc_result optimise_step(rank_state* s) {
     cc_sched_desc sd = cc_sched_desc_default();
+    const options* o = s->o;
     cc_result rc;
-    if (s->o->budget > 0) sd.budget_schedules = s->o->budget;
+    if (o->budget > 0) sd.budget_schedules = o->budget;
+    if (o->profile_repeats > 0)
+        progress(s, "profiling the step's %d ops, %d times each", cc_graph_n_ops(s->train), o->profile_repeats);
     rc = profile_step(s);
+    if (rc == CC_OK) progress(s, "rewriting and scheduling the step");
     if (rc == CC_OK) rc = rewrite_step(s, &sd);
     if (rc == CC_OK) rc = schedule_step(s, &sd);
     if (rc == CC_OK) rc = plan_steps(s);
+    if (rc == CC_OK && o->profile_steps > 0 && o->profile_repeats > 0 && !o->cuda_graphs)
+        progress(s, "profiling %s in place: %d steps%s, after %d of warm-up", s->program_kept ? "program order" : "both orders",
+                 o->profile_steps, s->program_kept ? "" : " each", o->profile_warmup);
     if (rc == CC_OK) rc = profile_in_place(s);
     return rc;
 }
@@ -815,7 +835,10 @@ static cc_result gpt_rank_main(shared* sh, cc_context* ctx, cc_comm* world, cc_b
     s->be = be;
     rc = rank_setup(s, sh, sh->pf->kernels, ctx, world, me);
     if (rc == CC_OK) rc = optimise_step(s);
-    if (rc == CC_OK && s->o->compare_steps > 0) rc = compare_orders(s);
+    if (rc == CC_OK && s->o->compare_steps > 0) {
+        progress(s, "timing the two orders side by side: %d steps each", s->o->compare_steps);
+        rc = compare_orders(s);
+    }
     if (rc == CC_OK) rc = train(s);
     if (rc == CC_OK && s->o->eval_batches > 0) rc = evaluate(s);
     if (rc == CC_OK && s->o->sample_chars > 0) rc = sample_text(s);
