@@ -589,22 +589,59 @@ static void test_window_report(void) {
    the optimum, so the test sees the deepening do something. Never worse
    than without it, and valid. A window_max_ops outside 0..4096 is refused,
    naming it. */
+/* A random graph of 6-9 ops, 2-3 resources (streams, or capacities up to
+   cap_max), durations 1-6 (zero durations, which have stream rules of their
+   own, are skipped: returns 0), and its brute-force optimum. */
+static int small_case(tu_rng* rng, int streams, int cap_max, tu_inst** in, cc_graph** g, double* opt) {
+    tu_gen gen;
+    long nodes = 0;
+    int i, zero = 0;
+    gen.n_min = 6; gen.n_max = 9; gen.k_min = 2; gen.k_max = 3; gen.streams = streams; gen.cap_max = cap_max;
+    gen.dur_max = 6; gen.unit_us = 1.0; gen.p_edge_max = 0.4; gen.p_no_stream = 0;
+    *in = tu_random_inst(rng, &gen);
+    *g = NULL;
+    for (i = 0; i < (*in)->n; i++) zero |= (*in)->dur[i] <= 0;
+    if (zero || (*in)->n > 12 || tu_build_graph(ctx, *in, g) != CC_OK) {
+        tu_inst_free(*in);
+        cc_graph_destroy(*g);
+        return 0;
+    }
+    *opt = tu_brute_force(*in, 1.0, &nodes);
+    return 1;
+}
+
+/* A desc field set just out of range on either side (field 0:
+   window_max_ops, 1: perturbations) is refused, the message naming it. */
+static void check_refused(int field, int below, int above) {
+    const char* name = field ? "perturbations" : "window_max_ops";
+    cc_graph* g = NULL;
+    cc_op_desc d = cc_op_desc_default();
+    cc_schedule s;
+    int t;
+    if (cc_graph_create(ctx, NULL, &g) != CC_OK) return;
+    d.name = "a"; d.duration_us = 1; d.stream = CC_STREAM_COMPUTE; cc_graph_add_op(g, &d, NULL);
+    for (t = 0; t < 2; t++) {
+        cc_sched_desc sd = cc_sched_desc_default();
+        int v = t ? above : below;
+        if (field) sd.perturbations = v;
+        else sd.window_max_ops = v;
+        memset(&s, 0, sizeof s);
+        CHECK(cc_sched_solve(ctx, g, &sd, &s) == CC_ERR_INVALID_ARG && strstr(cc_last_error(ctx), name),
+              "%s %d refused, naming it (%s)", name, v, cc_last_error(ctx));
+        cc_schedule_release(ctx, &s);
+    }
+    cc_graph_destroy(g);
+}
+
 static void test_deeper_windows(void) {
     tu_rng rng = { 4242 };
     int trial, n_improved = 0, n_above = 0, n_bad_opt = 0, n_worse = 0, n_invalid = 0, n_trials = 150;
     for (trial = 0; trial < n_trials; trial++) {
-        tu_gen gen;
         tu_inst* in;
         cc_graph* g = NULL;
         double opt, mk[2] = { 0, 0 };
-        long nodes = 0;
-        int v, i, zero = 0;
-        gen.n_min = 6; gen.n_max = 9; gen.k_min = 2; gen.k_max = 3; gen.streams = 1; gen.cap_max = 1;
-        gen.dur_max = 6; gen.unit_us = 1.0; gen.p_edge_max = 0.4; gen.p_no_stream = 0;
-        in = tu_random_inst(&rng, &gen);
-        for (i = 0; i < in->n; i++) zero |= in->dur[i] <= 0;   /* zero durations: stream rules of their own */
-        if (zero || tu_build_graph(ctx, in, &g) != CC_OK) { tu_inst_free(in); cc_graph_destroy(g); continue; }
-        opt = tu_brute_force(in, 1.0, &nodes);
+        int v;
+        if (!small_case(&rng, 1, 1, &in, &g, &opt)) continue;
         for (v = 0; v < 2; v++) {
             cc_sched_desc sd = cc_sched_desc_default();
             cc_schedule s;
@@ -632,23 +669,7 @@ static void test_deeper_windows(void) {
     CHECK_INT(n_worse, 0, "deeper windows are never worse than the windows of 2 ops alone");
     CHECK(n_above > 0 && n_improved == n_above, "windows of 2 ops leave %d graphs above the optimum; the deepening improves %d",
           n_above, n_improved);
-    {
-        cc_graph* g = NULL;
-        cc_op_desc d = cc_op_desc_default();
-        cc_schedule s;
-        int bad_v[2] = { -1, 4097 }, t;
-        if (cc_graph_create(ctx, NULL, &g) != CC_OK) return;
-        d.name = "a"; d.duration_us = 1; d.stream = CC_STREAM_COMPUTE; cc_graph_add_op(g, &d, NULL);
-        for (t = 0; t < 2; t++) {
-            cc_sched_desc sd = cc_sched_desc_default();
-            sd.window_max_ops = bad_v[t];
-            memset(&s, 0, sizeof s);
-            CHECK(cc_sched_solve(ctx, g, &sd, &s) == CC_ERR_INVALID_ARG && strstr(cc_last_error(ctx), "window_max_ops"),
-                  "window_max_ops %d refused, naming it (%s)", bad_v[t], cc_last_error(ctx));
-            cc_schedule_release(ctx, &s);
-        }
-        cc_graph_destroy(g);
-    }
+    check_refused(0, -1, 4097);
 }
 
 /* The schedule of a stream graph is never predicted later than the step as
@@ -877,6 +898,137 @@ static void test_large_windows(void) {
     CHECK(n_better > 0, "windows of 2x125 ops improve some list schedules (%d of 3)", n_better);
 }
 
+/* Every allocation of a solve with perturbation restarts refused in turn
+   (graph and solve in a context with a failing allocator): out of memory or
+   the schedule of the run without refusals (makespan ref, starts ref_st),
+   nothing leaked. */
+static void perturb_oom(const tu_inst* in, double ref, const double* ref_st) {
+    long k, n_allocs = 0;
+    int bad = 0, n_oom = 0;
+    for (k = 0; k <= n_allocs + 1; k++) {
+        tu_alloc a;
+        cc_context_desc cd = cc_context_desc_default();
+        cc_context* c2 = NULL;
+        cc_graph* g = NULL;
+        cc_schedule s;
+        cc_sched_desc sd = cc_sched_desc_default();
+        cc_result rc;
+        memset(&a, 0, sizeof a);
+        memset(&s, 0, sizeof s);
+        a.fail_at = k;
+        cd.allocator = tu_allocator(&a);
+        if (cc_context_create(&cd, &c2) != CC_OK) continue;
+        sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = 1; sd.window_nodes = 100000; sd.perturbations = 20;
+        rc = tu_build_graph(c2, in, &g);
+        if (rc == CC_OK) rc = cc_sched_solve(c2, g, &sd, &s);
+        if (k == 0) {
+            n_allocs = a.n_calls;
+            if (!CHECK(rc == CC_OK && s.makespan_us == ref, "no refusal: the same makespan %g (%g)", s.makespan_us, ref)) k = n_allocs + 2;
+        } else {
+            n_oom += rc == CC_ERR_OUT_OF_MEMORY;
+            if ((rc != CC_OK && rc != CC_ERR_OUT_OF_MEMORY) ||
+                (rc == CC_OK && (s.makespan_us != ref || memcmp(s.start_us, ref_st, (size_t)in->n * sizeof(double)))))
+                if (bad++ < 3) NOTE("refusal %ld of %ld: rc %d, makespan %g", k, n_allocs, (int)rc, s.makespan_us);
+        }
+        cc_schedule_release(c2, &s);
+        cc_graph_destroy(g);
+        cc_context_destroy(c2);
+        if (a.live || a.bad_frees) if (bad++ < 3) NOTE("refusal %ld: %ld blocks live, %ld bad frees", k, a.live, a.bad_frees);
+    }
+    CHECK_INT(bad, 0, "each of the %ld allocations of a solve with perturbations refused: out of memory or the same schedule, "
+              "nothing leaked", n_allocs);
+    CHECK(n_oom > 0, "refusals reach the caller as out of memory (%d)", n_oom);
+}
+
+/* Perturbation restarts of the odd-even windows (cc_sched_desc.perturbations):
+   on small random graphs (streams and cumulative resources) with windows of
+   2 ops, against brute force: valid, never below the optimum, never later
+   than the windows without restarts, the same schedule when solved again,
+   and lower where the windows alone stay above the optimum; on a flow shop
+   of 150 jobs with the default windows, never below Johnson's optimum; out
+   of range refused, naming the field. */
+static void test_perturb(void) {
+    tu_rng rng = { 9191 };
+    int trial, n_trials = 200, n_invalid = 0, n_below = 0, n_worse = 0, n_det = 0, n_above = 0, n_improved = 0, swept = 0;
+    for (trial = 0; trial < n_trials; trial++) {
+        tu_inst* in;
+        cc_graph* g = NULL;
+        double opt, mk[3] = { 0, 0, 0 }, st[2][12];
+        int v;
+        if (!small_case(&rng, trial % 2, 3, &in, &g, &opt)) continue;
+        for (v = 0; v < 3; v++) {
+            cc_sched_desc sd = cc_sched_desc_default();
+            cc_schedule s;
+            char msg[300];
+            double m2 = 0;
+            sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = 1; sd.window_nodes = 100000;
+            sd.perturbations = v ? 20 : 0;
+            memset(&s, 0, sizeof s);
+            if (cc_sched_solve(ctx, g, &sd, &s) != CC_OK || !tu_check(in, s.start_us, &m2, msg, sizeof msg)) {
+                if (n_invalid++ < 3) NOTE("trial %d, perturbations %d: %s %s", trial, sd.perturbations, cc_last_error(ctx), msg);
+                mk[v] = 1e30;
+            } else {
+                mk[v] = s.makespan_us;
+                if (v) memcpy(st[v - 1], s.start_us, (size_t)in->n * sizeof(double));
+            }
+            cc_schedule_release(ctx, &s);
+        }
+        if (mk[1] < opt - EPS && n_below++ < 3) NOTE("trial %d: %g below the brute-force optimum %g", trial, mk[1], opt);
+        if (mk[1] > mk[0] + EPS && n_worse++ < 3) NOTE("trial %d: with restarts %g, without %g", trial, mk[1], mk[0]);
+        if ((mk[1] != mk[2] || memcmp(st[0], st[1], (size_t)in->n * sizeof(double))) && n_det++ < 3)
+            NOTE("trial %d: solved twice, %g and %g", trial, mk[1], mk[2]);
+        if (mk[0] > opt + EPS) {
+            n_above++;
+            n_improved += mk[1] < mk[0] - EPS;
+            if (!swept) { swept = 1; perturb_oom(in, mk[1], st[0]); }
+        }
+        cc_graph_destroy(g);
+        tu_inst_free(in);
+    }
+    CHECK(swept, "a graph for the allocation sweep");
+    CHECK_INT(n_invalid, 0, "perturbations: every solve returns a schedule the test's checker accepts");
+    CHECK_INT(n_below, 0, "perturbations: never below the brute-force optimum");
+    CHECK_INT(n_worse, 0, "perturbations: never later than the windows without them");
+    CHECK_INT(n_det, 0, "perturbations: the same schedule when solved again");
+    CHECK(n_above > 0 && 2 * n_improved > n_above, "windows of 2 ops leave %d graphs above the optimum; 20 restarts lower %d of them",
+          n_above, n_improved);
+    {   /* a flow shop of 150 jobs on two streams, the default windows */
+        tu_inst* in = tu_inst_new(300, 2, 1);
+        cc_graph* g = NULL;
+        double a[150], b[150], opt, m2 = 0, mk[2] = { 0, 0 };
+        char msg[300];
+        int i, v, ok = 1;
+        for (i = 0; i < 150; i++) {
+            a[i] = 1 + (7 * i) % 9; b[i] = 1 + (5 * i + 3) % 9;
+            in->dur[2 * i] = a[i]; in->dur[2 * i + 1] = b[i];
+            tu_set_stream(in, 2 * i, 0); tu_set_stream(in, 2 * i + 1, 1);
+            in->adj[(size_t)(2 * i) * in->n + 2 * i + 1] = 1;
+        }
+        opt = johnson(a, b, 150);
+        if (tu_build_graph(ctx, in, &g) != CC_OK) ok = CHECK(0, "flow shop graph: %s", cc_last_error(ctx));
+        for (v = 0; v < 2 && ok; v++) {
+            cc_sched_desc sd = cc_sched_desc_default();
+            cc_schedule s;
+            sd.method = CC_SCHED_ODD_EVEN; sd.perturbations = v ? 8 : 0;
+            memset(&s, 0, sizeof s);
+            ok = cc_sched_solve(ctx, g, &sd, &s) == CC_OK;
+            if (!ok) CHECK(0, "flow shop, perturbations %d: %s", sd.perturbations, cc_last_error(ctx));
+            if (ok) {
+                msg[0] = 0;
+                CHECK(tu_check(in, s.start_us, &m2, msg, sizeof msg), "flow shop, perturbations %d: valid %s", sd.perturbations, msg);
+                mk[v] = s.makespan_us;
+            }
+            cc_schedule_release(ctx, &s);
+        }
+        if (ok)
+            CHECK(mk[1] >= opt - EPS && mk[1] <= mk[0] + EPS,
+                  "flow shop of 150 jobs: 8 restarts %g, not below Johnson's optimum %g, not later than none (%g)", mk[1], opt, mk[0]);
+        cc_graph_destroy(g);
+        tu_inst_free(in);
+    }
+    check_refused(1, -1, 100001);
+}
+
 int main(void) {
     if (cc_context_create(NULL, &ctx) != CC_OK) { CHECK(0, "context"); return th_done(); }
     TH_RUN(test_edge_cases);
@@ -888,6 +1040,7 @@ int main(void) {
     TH_RUN(test_never_worse_than_program);
     TH_RUN(test_deeper_windows);
     TH_RUN(test_large_windows);
+    TH_RUN(test_perturb);
     TH_RUN(test_restarts);
     cc_context_destroy(ctx);
     return th_done();
