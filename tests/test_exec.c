@@ -950,15 +950,23 @@ static void test_profile_steps(void) {
               "the launch is the steps' mean gap before an op (%.1f us; alone: %.1f), the wait 0: no op waited for another "
               "stream", now.launch_us, costs.launch_us);
     }
-    if (r == CC_OK) r = cc_exec_step(x);
-    if (r == CC_OK) r = cc_exec_timeline(x, start, end);
+    {   /* the median of 5 steps: one step on a loaded machine (a sanitized run) can stall */
+        double m[5], t;
+        int i, j;
+        for (i = 0; i < 5 && r == CC_OK; i++) {
+            r = cc_exec_step(x);
+            if (r == CC_OK) r = cc_exec_timeline(x, start, end);
+            m[i] = end[0] > end[1] ? end[0] : end[1];
+            for (j = i; j > 0 && m[j] < m[j - 1]; j--) { t = m[j]; m[j] = m[j - 1]; m[j - 1] = t; }
+        }
+        measured = r == CC_OK ? m[2] : 0;
+    }
     order[0] = cc_graph_op(g, 0);
     order[1] = cc_graph_op(g, 1);
     if (r == CC_OK) r = cc_simulate(ctx, g, order, 2, NULL, &pred);
-    measured = end[0] > end[1] ? end[0] : end[1];
-    CHECK_RES(ctx, r, CC_OK, "another step, and its prediction");
+    CHECK_RES(ctx, r, CC_OK, "5 more steps, and their prediction");
     CHECK(pred >= 0.8 * measured && pred <= 1.25 * measured, "the prediction of the step from its own profile, %.0f us, is near "
-          "the measured %.0f us", pred, measured);
+          "the measured median of 5 steps, %.0f us", pred, measured);
     cc_exec_destroy(x);
     cc_backend_destroy(&be);
     cc_plan_destroy(pl);
