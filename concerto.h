@@ -7266,40 +7266,47 @@ static cc_result cc__solve_exact(cc__solve* S) {
    worse than the incumbent (every window starts from its placement;
    justification is kept only where it is no later); the budget is in
    branch-and-bound work, not time. */
+/* The windows' solver settings of the solve, `nodes` a window. */
+static void cc__windows_cfg(const cc__solve* S, int64_t nodes, cc__exact_cfg* cfg) {
+    memset(cfg, 0, sizeof *cfg);
+    cfg->which = S->d.exact; cfg->nodes = nodes;
+    cfg->lp_time_limit_s = S->d.lp_window_time_limit_s;
+}
+
+/* What windows run with cfg did, into the solve's counts and its result. */
+static void cc__windows_report(cc__solve* S, const cc__exact_cfg* cfg) {
+    S->wins[0] += cfg->wins[0]; S->wins[1] += cfg->wins[1];
+    cc__exact_report(S->out, cfg);
+}
+
 static cc_result cc__solve_windows_of(cc__solve* S, cc__heur* h, int b0, int b_max, int rounds, int64_t nodes, int passes) {
     cc__exact_cfg cfg;
     cc__time mk = h->best_mk;
     cc_result rc;
     if (mk >= CONCERTO__TIME_MAX || mk <= S->lb || rounds <= 0) return CC_OK;
     memcpy(h->cur, h->best, (size_t)S->p.n * sizeof(cc__time));
-    memset(&cfg, 0, sizeof cfg);
-    cfg.which = S->d.exact; cfg.nodes = nodes;
-    cfg.lp_time_limit_s = S->d.lp_window_time_limit_s;
+    cc__windows_cfg(S, nodes, &cfg);
     rc = cc__oe_passes(S->ctx, h, h->cur, &mk, S->lb, b0, b_max, rounds, passes, &cfg, S->t_end, &S->nodes);
-    S->wins[0] += cfg.wins[0]; S->wins[1] += cfg.wins[1];
-    if (rc != CC_OK) return rc;
-    cc__exact_report(S->out, &cfg);
-    cc__heur_offer(h, h->cur, mk);
-    return CC_OK;
+    cc__windows_report(S, &cfg);
+    if (rc == CC_OK) cc__heur_offer(h, h->cur, mk);
+    return rc;
 }
 
-/* The odd-even method: windows of window_ops, deepened up to
-   window_max_ops (larger blocks move what the smaller ones could not: a
-   whole micro-batch's ops past another's). */
 #define CONCERTO__PERTURB_NOISE 4.0   /* a perturbation's draw: up to this many mean durations */
 
 /* An iterated local search over the odd-even windows (d.perturbations):
    from the best schedule, each op keyed by its start plus a uniform draw in
    [0, CONCERTO__PERTURB_NOISE mean durations), the ops scheduled in that
    order (the serial scheme; above CONCERTO__SMALL_N ops on streams alone,
-   the fast list scheme, as the first schedules), then the windows as the solve ran them; the result becomes the
-   base where it ends no later (so the search also drifts along schedules
-   of the same makespan). The windows' results depend on where they start:
-   on the planner's gpt-1.3b step, CP-SAT's windows of 2x125 ops end at
-   55090 where ours ended at 55132 from the same first schedule, yet ours
-   reach 55090 in one round from the schedule CP-SAT's windows held after
-   two; a perturbed start gives them such a schedule of their own. Budget
-   in restarts, so deterministic (the solve's seed). */
+   the fast list scheme, as the first schedules), then the windows as the
+   solve ran them; the result becomes the base where it ends no later (so
+   the search also drifts along schedules of the same makespan). The
+   windows' results depend on where they start: on the planner's gpt-1.3b
+   step, CP-SAT's windows of 2x125 ops end at 55090 where ours ended at
+   55132 from the same first schedule, yet ours reach 55090 in one round
+   from the schedule CP-SAT's windows held after three; a perturbed start
+   gives them such a schedule of their own. Budget in restarts, so
+   deterministic (the solve's seed). */
 static cc_result cc__solve_perturb(cc__solve* S, int b0, int b_max, int rounds, int64_t nodes, int passes) {
     const cc__prob* p = &S->p;
     cc__heur* h = &S->h;
@@ -7319,9 +7326,7 @@ static cc_result cc__solve_perturb(cc__solve* S, int b0, int b_max, int rounds, 
     (void)cc__prob_shape(p, &single, NULL);
     for (i = 0; i < n; i++) md += (double)p->dur[i];
     md = md / n * CONCERTO__PERTURB_NOISE;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.which = S->d.exact; cfg.nodes = nodes;
-    cfg.lp_time_limit_s = S->d.lp_window_time_limit_s;
+    cc__windows_cfg(S, nodes, &cfg);
     for (it = 0; it < S->d.perturbations && bmk > S->lb && !cc__solve_out_of_time(S); it++) {
         cc__time mk;
         for (i = 0; i < n; i++) key[i] = (double)base[i] + md * cc__rng_unit(&rng);
@@ -7335,13 +7340,16 @@ static cc_result cc__solve_perturb(cc__solve* S, int b0, int b_max, int rounds, 
         if (rc != CC_OK) break;
         if (mk <= bmk) { bmk = mk; memcpy(base, h->cur, (size_t)n * sizeof(cc__time)); }
     }
-    S->wins[0] += cfg.wins[0]; S->wins[1] += cfg.wins[1];
-    cc__exact_report(S->out, &cfg);
+    cc__windows_report(S, &cfg);
     if (rc == CC_OK) cc__heur_offer(h, base, bmk);
     cc__free(S->ctx, key); cc__free(S->ctx, base);
     return rc;
 }
 
+/* The odd-even method: windows of window_ops, deepened up to
+   window_max_ops (larger blocks move what the smaller ones could not: a
+   whole micro-batch's ops past another's), then the perturbation
+   restarts. */
 static cc_result cc__solve_windows(cc__solve* S) {
     int deep = S->d.window_max_ops > S->d.window_ops;
     int passes = deep ? CONCERTO__OE_DEEP_PASSES : 1;

@@ -610,6 +610,29 @@ static int small_case(tu_rng* rng, int streams, int cap_max, tu_inst** in, cc_gr
     return 1;
 }
 
+/* Odd-even windows of 2 ops (window_nodes 100000), deepened to
+   window_max_ops, with `perturbations` restarts, on the small graph g of
+   in: the makespan and the starts (where starts is not NULL; zeros on a
+   failure), or 1e30 with the solver's or the checker's message in msg. */
+static double small_windows(cc_graph* g, const tu_inst* in, int window_max_ops, int perturbations, double* starts, char* msg,
+                            size_t cap) {
+    cc_sched_desc sd = cc_sched_desc_default();
+    cc_schedule s;
+    double m2 = 0, mk = 1e30;
+    sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = 1; sd.window_nodes = 100000;
+    sd.window_max_ops = window_max_ops; sd.perturbations = perturbations;
+    memset(&s, 0, sizeof s);
+    msg[0] = 0;
+    if (starts) memset(starts, 0, (size_t)in->n * sizeof(double));
+    if (cc_sched_solve(ctx, g, &sd, &s) != CC_OK) snprintf(msg, cap, "%s", cc_last_error(ctx));
+    else if (tu_check(in, s.start_us, &m2, msg, cap)) {
+        mk = s.makespan_us;
+        if (starts) memcpy(starts, s.start_us, (size_t)in->n * sizeof(double));
+    }
+    cc_schedule_release(ctx, &s);
+    return mk;
+}
+
 /* A desc field set just out of range on either side (field 0:
    window_max_ops, 1: perturbations) is refused, the message naming it. */
 static void check_refused(int field, int below, int above) {
@@ -643,18 +666,9 @@ static void test_deeper_windows(void) {
         int v;
         if (!small_case(&rng, 1, 1, &in, &g, &opt)) continue;
         for (v = 0; v < 2; v++) {
-            cc_sched_desc sd = cc_sched_desc_default();
-            cc_schedule s;
             char msg[300];
-            double m2 = 0;
-            sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = 1; sd.window_nodes = 100000;
-            sd.window_max_ops = v ? 6 : 0;
-            memset(&s, 0, sizeof s);
-            if (cc_sched_solve(ctx, g, &sd, &s) != CC_OK || !tu_check(in, s.start_us, &m2, msg, sizeof msg)) {
-                if (n_invalid++ < 3) NOTE("trial %d, deeper %d: %s", trial, v, cc_last_error(ctx));
-                mk[v] = 1e30;
-            } else mk[v] = s.makespan_us;
-            cc_schedule_release(ctx, &s);
+            mk[v] = small_windows(g, in, v ? 6 : 0, 0, NULL, msg, sizeof msg);
+            if (mk[v] >= 1e30 && n_invalid++ < 3) NOTE("trial %d, deeper %d: %s", trial, v, msg);
         }
         if (mk[0] > opt + EPS) n_above++;
         if (mk[1] < mk[0] - EPS) n_improved++;
@@ -957,21 +971,9 @@ static void test_perturb(void) {
         int v;
         if (!small_case(&rng, trial % 2, 3, &in, &g, &opt)) continue;
         for (v = 0; v < 3; v++) {
-            cc_sched_desc sd = cc_sched_desc_default();
-            cc_schedule s;
             char msg[300];
-            double m2 = 0;
-            sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = 1; sd.window_nodes = 100000;
-            sd.perturbations = v ? 20 : 0;
-            memset(&s, 0, sizeof s);
-            if (cc_sched_solve(ctx, g, &sd, &s) != CC_OK || !tu_check(in, s.start_us, &m2, msg, sizeof msg)) {
-                if (n_invalid++ < 3) NOTE("trial %d, perturbations %d: %s %s", trial, sd.perturbations, cc_last_error(ctx), msg);
-                mk[v] = 1e30;
-            } else {
-                mk[v] = s.makespan_us;
-                if (v) memcpy(st[v - 1], s.start_us, (size_t)in->n * sizeof(double));
-            }
-            cc_schedule_release(ctx, &s);
+            mk[v] = small_windows(g, in, 0, v ? 20 : 0, v ? st[v - 1] : NULL, msg, sizeof msg);
+            if (mk[v] >= 1e30 && n_invalid++ < 3) NOTE("trial %d, perturbations %d: %s", trial, v ? 20 : 0, msg);
         }
         if (mk[1] < opt - EPS && n_below++ < 3) NOTE("trial %d: %g below the brute-force optimum %g", trial, mk[1], opt);
         if (mk[1] > mk[0] + EPS && n_worse++ < 3) NOTE("trial %d: with restarts %g, without %g", trial, mk[1], mk[0]);
