@@ -67,6 +67,9 @@ PLAN_TOOL     := $(if $(wildcard tools/plan.c),$(BUILD)/plan)
 # other programs, built by `make` when their source is there so that they never rot
 PROGRAMS      := $(PSPLIB_TOOL) $(PLAN_TOOL) $(BUILD)/bench_scale $(BUILD)/bench_step_sm $(BUILD)/bench_exec $(BUILD)/bench_cluster $(BUILD)/schedule_step $(BUILD)/overlap \
                  $(BUILD)/train_gpt
+# the programs a test runs: the sanitized runs (make asan, make tsan) build
+# these alone, as the others run in no test there (make and make test build them all)
+TESTED_PROGRAMS = $(if $(TSAN_BUILD),,$(PSPLIB_TOOL) $(PLAN_TOOL)) $(BUILD)/train_gpt
 
 J30_TGZ   := $(DATA)/psplib/j30.tar.gz
 J30_STAMP := $(if $(wildcard $(J30_TGZ)),build/j30/.extracted)
@@ -107,7 +110,7 @@ tests-build: $(if $(TSAN_BUILD),$(filter-out $(THREAD_FREE),$(UNIT_BINS)),$(UNIT
 # Compile failures do not stop the run: tests/run.sh counts a program that
 # did not build as a failed test, so the closing line stays the last line.
 test: deps $(J30_STAMP)
-	@$(MAKE) --no-print-directory -k -j$(BUILD_JOBS) $(PROGRAMS) tests-build || true
+	@$(MAKE) --no-print-directory -k -j$(BUILD_JOBS) $(if $(SAN),$(TESTED_PROGRAMS),$(PROGRAMS)) tests-build || true
 	@$(if $(TSAN_BUILD),echo "not run under ThreadSanitizer (they start no thread; make test and make asan run them): $(notdir $(filter $(THREAD_FREE),$(TEST_BINS)))")
 	@CONCERTO_DATA="$(DATA)" TEST_BUILD="$(BUILD)" tests/run.sh $(BUILD) $(RUN_BINS)
 
