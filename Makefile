@@ -52,10 +52,12 @@ TEST_BINS     := $(UNIT_BINS) $(addprefix $(T)/,$(COMPILE_TESTS)) tests/test_psp
 # Test programs that never start a second thread (the scheduler, the
 # checker, the simulator, the planner and the PSPLIB tool run on the
 # caller's thread; only the CPU ranks and the stream workers start threads):
-# ThreadSanitizer has nothing to check in them, so make tsan does not run
-# them, which saves about 10 of CI's minutes; make test and make asan do.
-# The unit programs among them link tests/thread_free.c, which stops one
-# that starts a thread after all, so that the list cannot go stale.
+# ThreadSanitizer has nothing to check in them (they took about 20 minutes
+# of processor time under it), so make tsan does not run them; make test and
+# make asan do. The unit programs among them link tests/thread_free.c, which
+# stops one that starts a thread after all, so that the list cannot go
+# stale. An edit of the list reaches a program when it is next linked
+# (make clean, or a fresh clone as CI's).
 THREAD_FREE_UNITS := test_sched test_exact test_exact_shave test_j30 test_alloc test_determinism test_graph test_check test_sim \
                      test_psplib test_misc test_lpsolve test_cluster test_peers test_step
 THREAD_FREE   := $(addprefix $(T)/,$(THREAD_FREE_UNITS)) tests/test_psplib_tool.sh tests/test_plan.sh
