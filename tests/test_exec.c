@@ -919,7 +919,7 @@ static void test_profile_steps(void) {
     cc_backend be;
     cc_op_desc d = cc_op_desc_default();
     cc_exec_costs costs;
-    double alone_a = 0, step_a = 0, pred = 0, start[2], end[2], measured;
+    double alone_a = 0, step_a = 0, pred = 0, start[2], end[2], measured = 0;
     cc_op order[2];
     cc_result r;
     memset(&be, 0, sizeof be);
@@ -950,23 +950,34 @@ static void test_profile_steps(void) {
               "the launch is the steps' mean gap before an op (%.1f us; alone: %.1f), the wait 0: no op waited for another "
               "stream", now.launch_us, costs.launch_us);
     }
-    {   /* the median of 5 steps: one step on a loaded machine (a sanitized run) can stall */
+    /* The median of 5 steps against the prediction from the profile. On a
+       loaded machine (a sanitized run beside other tests on two cores) the
+       threads can lag by milliseconds for a while, slowing the measured
+       steps but not the profile taken before them: up to three attempts,
+       each profiling 5 steps again before measuring. A prediction that is
+       wrong fails all three. */
+    {
         double m[5], t;
-        int i, j;
-        for (i = 0; i < 5 && r == CC_OK; i++) {
-            r = cc_exec_step(x);
-            if (r == CC_OK) r = cc_exec_timeline(x, start, end);
-            m[i] = end[0] > end[1] ? end[0] : end[1];
-            for (j = i; j > 0 && m[j] < m[j - 1]; j--) { t = m[j]; m[j] = m[j - 1]; m[j - 1] = t; }
+        int i, j, attempt, near = 0;
+        for (attempt = 0; attempt < 3 && r == CC_OK && !near; attempt++) {
+            if (attempt > 0) r = cc_exec_profile_steps(x, 5, NULL);
+            for (i = 0; i < 5 && r == CC_OK; i++) {
+                r = cc_exec_step(x);
+                if (r == CC_OK) r = cc_exec_timeline(x, start, end);
+                m[i] = end[0] > end[1] ? end[0] : end[1];
+                for (j = i; j > 0 && m[j] < m[j - 1]; j--) { t = m[j]; m[j] = m[j - 1]; m[j - 1] = t; }
+            }
+            measured = r == CC_OK ? m[2] : 0;
+            order[0] = cc_graph_op(g, 0);
+            order[1] = cc_graph_op(g, 1);
+            if (r == CC_OK) r = cc_simulate(ctx, g, order, 2, NULL, &pred);
+            near = r == CC_OK && pred >= 0.8 * measured && pred <= 1.25 * measured;
+            if (!near && r == CC_OK) NOTE("attempt %d: predicted %.0f us, measured median %.0f us", attempt + 1, pred, measured);
         }
-        measured = r == CC_OK ? m[2] : 0;
+        CHECK_RES(ctx, r, CC_OK, "5 more steps, and their prediction");
+        CHECK(near, "the prediction of the step from its own profile, %.0f us, is near the measured median of 5 steps, "
+              "%.0f us (attempt %d of 3)", pred, measured, attempt);
     }
-    order[0] = cc_graph_op(g, 0);
-    order[1] = cc_graph_op(g, 1);
-    if (r == CC_OK) r = cc_simulate(ctx, g, order, 2, NULL, &pred);
-    CHECK_RES(ctx, r, CC_OK, "5 more steps, and their prediction");
-    CHECK(pred >= 0.8 * measured && pred <= 1.25 * measured, "the prediction of the step from its own profile, %.0f us, is near "
-          "the measured median of 5 steps, %.0f us", pred, measured);
     cc_exec_destroy(x);
     cc_backend_destroy(&be);
     cc_plan_destroy(pl);
