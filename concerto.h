@@ -3654,7 +3654,10 @@ done:
      reasoning and, where some resource is cumulative, shaving: each end of
      each job's window is tried and cut where the propagation refutes it,
      refute targets between the bound and the incumbent, by binary search),
-     so that an incumbent at the bound stops the search at once. The nodes
+     so that an incumbent at the bound stops the search at once. Where it
+     shaves, the root bound runs again over a second clique cover (jobs of
+     equal duration taken by id descending) and keeps the higher; the
+     search keeps the first cover. The nodes
      shave too only below CONCERTO__BNB_SHAVE_DEPTH placed jobs (0 by
      default).
    - look-ahead: a child is dropped at once when an unplaced job with all

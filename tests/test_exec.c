@@ -959,6 +959,8 @@ static void test_profile_steps(void) {
     {
         double m[5], t;
         int i, j, attempt, near = 0;
+        order[0] = cc_graph_op(g, 0);
+        order[1] = cc_graph_op(g, 1);
         for (attempt = 0; attempt < 3 && r == CC_OK && !near; attempt++) {
             if (attempt > 0) r = cc_exec_profile_steps(x, 5, NULL);
             for (i = 0; i < 5 && r == CC_OK; i++) {
@@ -968,8 +970,6 @@ static void test_profile_steps(void) {
                 for (j = i; j > 0 && m[j] < m[j - 1]; j--) { t = m[j]; m[j] = m[j - 1]; m[j - 1] = t; }
             }
             measured = r == CC_OK ? m[2] : 0;
-            order[0] = cc_graph_op(g, 0);
-            order[1] = cc_graph_op(g, 1);
             if (r == CC_OK) r = cc_simulate(ctx, g, order, 2, NULL, &pred);
             near = r == CC_OK && pred >= 0.8 * measured && pred <= 1.25 * measured;
             if (!near && r == CC_OK) NOTE("attempt %d: predicted %.0f us, measured median %.0f us", attempt + 1, pred, measured);
