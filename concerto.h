@@ -2770,13 +2770,21 @@ typedef struct cc__profile {
     int32_t *g_du, *g_su, *g_use;   /* durations and starts in grains; use[cell * k + r] */
     int *g_off, *g_res;             /* CSR: each job's resources of positive demand */
     int32_t* g_room;                /* and the use that leaves it room there (capacity - demand) */
-    size_t g_du_cap, g_su_cap, g_use_cap, g_off_cap, g_res_cap, g_room_cap;
+    /* packed cells (g_packed: at most 4 resources, capacities below 2^15):
+       one 64-bit word a cell, the use of resource r in bits [16r, 16r + 15);
+       per job its demands packed the same way, and its room (capacity -
+       demand, or 2^15 - 1 where it demands nothing) with bit 15 of each
+       lane set */
+    int g_packed;
+    uint64_t *g_cell, *g_pdem, *g_proom;
+    size_t g_du_cap, g_su_cap, g_use_cap, g_off_cap, g_res_cap, g_room_cap, g_cell_cap, g_pdem_cap, g_proom_cap;
 } cc__profile;
 
 static void cc__profile_free(cc_context* ctx, cc__profile* pr) {
     cc__free(ctx, pr->t); cc__free(ctx, pr->use);
     cc__free(ctx, pr->g_du); cc__free(ctx, pr->g_su); cc__free(ctx, pr->g_use);
     cc__free(ctx, pr->g_off); cc__free(ctx, pr->g_res); cc__free(ctx, pr->g_room);
+    cc__free(ctx, pr->g_cell); cc__free(ctx, pr->g_pdem); cc__free(ctx, pr->g_proom);
     memset(pr, 0, sizeof *pr);
 }
 
@@ -2872,6 +2880,8 @@ static cc__time cc__profile_earliest(const cc__profile* pr, cc__time est, cc__ti
    per job on average, else the segment list does. */
 #define CONCERTO__GRID_CELLS ((size_t)1 << 20)
 #define CONCERTO__GRID_MEAN_CELLS 16
+#define CONCERTO__LANE_MAX 0x7fff
+#define CONCERTO__LANE_GUARD 0x8000800080008000ull
 
 /* Sets the grid up for p (once per problem: p and its reverse share their
    durations); 1 if the grid serves p, 0 if not (the segment list then),
@@ -2915,8 +2925,31 @@ static int cc__grid_ready(cc_context* ctx, cc__profile* pr, const cc__prob* p) {
         }
         pr->g_off[p->n] = (int)nr;
     }
-    if (!CONCERTO__GROW(ctx, pr->g_use, pr->g_use_cap, hz * (size_t)(p->k > 0 ? p->k : 1))) { pr->g_dur = NULL; return -2; }
-    memset(pr->g_use, 0, hz * (size_t)(p->k > 0 ? p->k : 1) * sizeof *pr->g_use);
+    pr->g_packed = p->k >= 1 && p->k <= 4;
+    for (i = 0; i < p->k; i++) if (p->cap[i] < 0 || p->cap[i] > CONCERTO__LANE_MAX) pr->g_packed = 0;
+    if (pr->g_packed) {
+        int r;
+        if (!CONCERTO__GROW(ctx, pr->g_cell, pr->g_cell_cap, hz) || !CONCERTO__GROW(ctx, pr->g_pdem, pr->g_pdem_cap, (size_t)p->n + 1) ||
+            !CONCERTO__GROW(ctx, pr->g_proom, pr->g_proom_cap, (size_t)p->n + 1)) {
+            pr->g_dur = NULL;
+            return -2;
+        }
+        for (i = 0; i < p->n; i++) {
+            uint64_t dw = 0, rw = 0;
+            for (r = 0; r < p->k; r++) {
+                int32_t dm = p->dem[(size_t)i * p->k + r];
+                dw |= (uint64_t)(dm > 0 ? dm : 0) << (16 * r);
+                rw |= (uint64_t)(dm > 0 ? p->cap[r] - dm : CONCERTO__LANE_MAX) << (16 * r);
+            }
+            for (; r < 4; r++) rw |= (uint64_t)CONCERTO__LANE_MAX << (16 * r);
+            pr->g_pdem[i] = dw;
+            pr->g_proom[i] = rw | CONCERTO__LANE_GUARD;
+        }
+        memset(pr->g_cell, 0, hz * sizeof *pr->g_cell);
+    } else {
+        if (!CONCERTO__GROW(ctx, pr->g_use, pr->g_use_cap, hz * (size_t)(p->k > 0 ? p->k : 1))) { pr->g_dur = NULL; return -2; }
+        memset(pr->g_use, 0, hz * (size_t)(p->k > 0 ? p->k : 1) * sizeof *pr->g_use);
+    }
     pr->g_hz = (int)hz;
     pr->g_ok = 1;
     return 1;
@@ -2967,6 +3000,48 @@ static cc__time cc__ssgs_grid(const cc__prob* p, const int* list, cc__time* star
     return (cc__time)mk * p->grain;
 }
 
+/* The same on packed cells (g_packed). A job fits a cell when every lane of
+   its room word (bit 15 set) minus the cell's use keeps bit 15: the use
+   of a lane is at most its capacity, below 2^15, so no lane borrows from
+   the next, and a lane keeps its bit exactly when its use is at most its
+   room. One subtraction a cell instead of a look per resource: the same
+   starts, a third less time for the heuristics' schedules on PSPLIB. */
+static cc__time cc__ssgs_packed(const cc__prob* p, const int* list, cc__time* start, cc__profile* pr) {
+    const int hz = pr->g_hz;
+    const int32_t* du = pr->g_du;
+    const uint64_t *pdem = pr->g_pdem, *proom = pr->g_proom;
+    int32_t* su = pr->g_su;
+    uint64_t* g = pr->g_cell;
+    int t, mk = 0, e;
+    if (pr->g_dirty > 0) memset(g, 0, (size_t)pr->g_dirty * sizeof *g);
+    pr->g_dirty = 0;
+    for (t = 0; t < p->n; t++) {
+        int i = list[t], d = du[i], s = 0, c;
+        uint64_t dw = pdem[i], rw = proom[i];
+        for (e = p->pred_off[i]; e < p->pred_off[i + 1]; e++) {
+            int f = su[p->pred[e]] + du[p->pred[e]];
+            if (f > s) s = f;
+        }
+        if (d > 0 && dw) {
+            int ok = s - 1;   /* the cells [s, ok] have room */
+            for (;;) {
+                if (s + d > hz) return -3;   /* not on the grid after all */
+                for (c = s + d - 1; c > ok; c--)
+                    if (((rw - g[c]) & CONCERTO__LANE_GUARD) != CONCERTO__LANE_GUARD) break;
+                if (c <= ok) break;
+                ok = s + d - 1;
+                s = c + 1;
+            }
+            for (c = s; c < s + d; c++) g[c] += dw;
+            if (s + d > pr->g_dirty) pr->g_dirty = s + d;
+        }
+        su[i] = s;
+        start[i] = (cc__time)s * p->grain;
+        if (s + d > mk) mk = s + d;
+    }
+    return (cc__time)mk * p->grain;
+}
+
 /* Serial SGS: jobs in list order (precedence-feasible), each at the earliest
    precedence- and resource-feasible time. Returns the makespan, or -1 when a
    deadline cannot be met, -2 when out of memory. */
@@ -2974,7 +3049,7 @@ static cc__time cc__ssgs(cc_context* ctx, const cc__prob* p, const int* list, cc
     cc__time mk = 0;
     int t = cc__grid_ready(ctx, pr, p);
     if (t == -2) return -2;
-    if (t == 1 && (mk = cc__ssgs_grid(p, list, start, pr)) != -3) return mk;
+    if (t == 1 && (mk = pr->g_packed ? cc__ssgs_packed(p, list, start, pr) : cc__ssgs_grid(p, list, start, pr)) != -3) return mk;
     mk = 0;
     if (!cc__profile_init(ctx, pr, p)) return -2;
     for (t = 0; t < p->n; t++) {
@@ -3328,6 +3403,43 @@ static void cc__sort_jobs(const cc__prob* p, const cc__time* t, const int* rank,
     for (i = 0; i < n; i++) out[i] = tmp[i].job;
 }
 
+/* The same order as cc__sort_jobs, by counting: ord lists every job by
+   (zero duration first, rank), ranks reversed when desc; cnt has room for
+   CONCERTO__CSORT_SPAN + 1 counts and bk for n. A stable pass over ord
+   into buckets of equal time gives (time, zero duration first, rank).
+   Times count in grains (grain: the problem's lattice). Where they spread
+   over more than CONCERTO__CSORT_SPAN grains, or one is off the lattice,
+   it returns 0 and does nothing (cc__sort_jobs then). The heuristics'
+   times are whole schedules of a few hundred grains on PSPLIB: there a
+   sort costs about n + span steps instead of n log n compares. */
+#define CONCERTO__CSORT_SPAN 1024
+
+static int cc__sort_jobs_count(int n, const cc__time* t, cc__time grain, const int* ord, int desc, int* cnt, int* bk,
+                               int* out) {
+    cc__time lo = CONCERTO__TIME_MAX, hi = -CONCERTO__TIME_MAX;
+    double inv;
+    int i, span, sum = 0;
+    for (i = 0; i < n; i++) {
+        cc__time v = desc ? -t[i] : t[i];
+        if (v < lo) lo = v;
+        if (v > hi) hi = v;
+    }
+    if (n < 1 || grain < 1 || hi - lo > (cc__time)CONCERTO__CSORT_SPAN * grain) return 0;
+    span = (int)((hi - lo) / grain);
+    inv = 1.0 / (double)grain;
+    for (i = 0; i < n; i++) {   /* a time off the grain lattice: no buckets (exact: the values are below 2^53) */
+        cc__time x = (desc ? -t[i] : t[i]) - lo;
+        int q = (int)((double)x * inv + 0.5);
+        if ((cc__time)q * grain != x) return 0;
+        bk[i] = q;
+    }
+    memset(cnt, 0, ((size_t)span + 1) * sizeof *cnt);
+    for (i = 0; i < n; i++) cnt[bk[i]]++;
+    for (i = 0; i <= span; i++) { int c = cnt[i]; cnt[i] = sum; sum += c; }
+    for (i = 0; i < n; i++) { int j = ord[i]; out[cnt[bk[j]]++] = j; }
+    return 1;
+}
+
 /* >>improve
    Improving schedules: forward-backward justification, and biased random
    sampling with a genetic algorithm on activity lists, every schedule
@@ -3347,6 +3459,8 @@ typedef struct cc__heur {
     cc__time *cur, *tmp, *fin, *best;
     cc__time best_mk, lb;
     int64_t n_sched;
+    int *ord, *cnt, *bk;        /* cc__sort_jobs_count: the tie orders (ascending, then descending), scratch */
+    int ord_ok;                 /* ord is set */
 } cc__heur;
 
 static void cc__heur_free(cc__heur* h) {
@@ -3354,6 +3468,7 @@ static void cc__heur_free(cc__heur* h) {
     cc__profile_free(ctx, &h->prof);
     cc__free(ctx, h->list); cc__free(ctx, h->pos); cc__free(ctx, h->scratch); cc__free(ctx, h->tk);
     cc__free(ctx, h->cur); cc__free(ctx, h->tmp); cc__free(ctx, h->fin); cc__free(ctx, h->best);
+    cc__free(ctx, h->ord); cc__free(ctx, h->cnt); cc__free(ctx, h->bk);
 }
 
 static int cc__heur_init(cc_context* ctx, cc__heur* h, const cc__prob* p, const int* rank) {
@@ -3373,7 +3488,34 @@ static int cc__heur_init(cc_context* ctx, cc__heur* h, const cc__prob* p, const 
     h->tmp = (cc__time*)cc__alloc(ctx, n1 * sizeof(cc__time));
     h->fin = (cc__time*)cc__alloc(ctx, n1 * sizeof(cc__time));
     h->best = (cc__time*)cc__alloc(ctx, n1 * sizeof(cc__time));
-    return h->list && h->pos && h->scratch && h->tk && h->cur && h->tmp && h->fin && h->best;
+    h->ord = (int*)cc__alloc(ctx, 2 * n1 * sizeof(int));
+    h->cnt = (int*)cc__alloc(ctx, (CONCERTO__CSORT_SPAN + 1) * sizeof(int));
+    h->bk = (int*)cc__alloc(ctx, n1 * sizeof(int));
+    if (!h->list || !h->pos || !h->scratch || !h->tk || !h->cur || !h->tmp || !h->fin || !h->best || !h->ord || !h->cnt || !h->bk)
+        return 0;
+    return 1;
+}
+
+/* cc__sort_jobs with the heuristics' ranks (p: theirs or its reverse, the
+   same durations): by counting where it can. */
+static void cc__heur_sort(cc__heur* h, const cc__prob* p, const cc__time* t, int desc, int* out) {
+    size_t n1 = (size_t)p->n + 1;
+    if (!h->ord_ok) {   /* the tie orders, as cc__sort_jobs orders equal times (rank is set after init) */
+        int i, d;
+        for (d = 0; d < 2; d++) {
+            for (i = 0; i < p->n; i++) {
+                h->tk[i].t = 0;
+                h->tk[i].busy = p->dur[i] > 0;
+                h->tk[i].rank = d ? -h->rank[i] : h->rank[i];
+                h->tk[i].job = i;
+            }
+            qsort(h->tk, (size_t)p->n, sizeof *h->tk, cc__tkey_cmp);
+            for (i = 0; i < p->n; i++) h->ord[(size_t)d * n1 + (size_t)i] = h->tk[i].job;
+        }
+        h->ord_ok = 1;
+    }
+    if (!cc__sort_jobs_count(p->n, t, p->grain, h->ord + (desc ? n1 : 0), desc, h->cnt, h->bk, out))
+        cc__sort_jobs(p, t, h->rank, desc, h->tk, out);
 }
 
 static void cc__heur_offer(cc__heur* h, const cc__time* s, cc__time mk) {
@@ -3386,7 +3528,7 @@ static void cc__heur_offer(cc__heur* h, const cc__time* s, cc__time mk) {
 /* Left-justifies the schedule in t[] keeping the order by start time
    (a never-worse transformation). Returns the makespan or < 0. */
 static cc__time cc__justify(cc__heur* h, const cc__prob* p, cc__time* t, const cc__time* key, int desc) {
-    cc__sort_jobs(p, key, h->rank, desc, h->tk, h->list);
+    cc__heur_sort(h, p, key, desc, h->list);
     h->n_sched++;
     if (h->unary) return cc__stream_sim(h->ctx, p, h->list, t, NULL);
     return cc__ssgs(h->ctx, p, h->list, t, &h->prof);
@@ -3440,7 +3582,7 @@ static cc__time cc__ga_eval(cc__heur* h, int* list, int improve) {
     if (improve > 0) mk = cc__fbi(h, h->cur, mk, improve);
     if (mk < 0) return mk;
     cc__heur_offer(h, h->cur, mk);
-    cc__sort_jobs(p, h->cur, h->rank, 0, h->tk, list);
+    cc__heur_sort(h, p, h->cur, 0, list);
     return mk;
 }
 

@@ -1091,13 +1091,16 @@ static void sg_list(const cc__prob* p, uint64_t* rng, int* left, int* elig, int*
    first, rank; time and rank negated when descending). */
 static void test_sgs_grid(void) {
     uint64_t rng = 0x5151;
-    int trial, bad_sgs = 0, bad_sort = 0, n_grid = 0, n_list = 0;
-    for (trial = 0; trial < 1500; trial++) {
-        int n = 1 + (int)(sg_next(&rng) % 30), k = 1 + (int)(sg_next(&rng) % 4), i, j, r, e, side;
-        int long_ticks = trial % 4 == 3;
+    int trial, bad_sgs = 0, bad_sort = 0, bad_count = 0, n_grid = 0, n_list = 0, n_packed = 0, n_counted = 0, n_declined = 0;
+    for (trial = 0; trial < 2000; trial++) {
+        /* up to 4 resources: packed cells, unless a capacity is 2^15 or more; 5-6: a word per resource */
+        int n = 1 + (int)(sg_next(&rng) % 30), k = 1 + (int)(sg_next(&rng) % (trial % 5 == 4 ? 6 : 4)), i, j, r, e, side;
+        int long_ticks = trial % 4 == 3, big_cap = trial % 7 == 5;
         cc__time* dur = (cc__time*)malloc(sizeof(cc__time) * (size_t)n);
         int32_t* dem = (int32_t*)malloc(sizeof(int32_t) * (size_t)n * (size_t)k);
-        int32_t cap[4];
+        int32_t cap[6];
+        int *ord = (int*)malloc(sizeof(int) * (size_t)n), *cnt = (int*)malloc(sizeof(int) * (CONCERTO__CSORT_SPAN + 1));
+        int* bk = (int*)malloc(sizeof(int) * (size_t)n);
         int *so = (int*)calloc((size_t)n + 1, sizeof(int)), *po = (int*)calloc((size_t)n + 1, sizeof(int));
         int *sc = (int*)malloc(sizeof(int) * (size_t)(n * n + 1)), *pc = (int*)malloc(sizeof(int) * (size_t)(n * n + 1));
         int *list = (int*)malloc(sizeof(int) * (size_t)n), *left = (int*)malloc(sizeof(int) * (size_t)n);
@@ -1112,11 +1115,15 @@ static void test_sgs_grid(void) {
         memset(&p, 0, sizeof p);
         memset(&pr, 0, sizeof pr);
         for (r = 0; r < k; r++) cap[r] = 1 + (int32_t)(sg_next(&rng) % 6);
+        if (big_cap) cap[sg_next(&rng) % (uint64_t)k] = 32767 + (int32_t)(sg_next(&rng) % 3);   /* the lane's limit, and above */
         for (i = 0; i < n; i++) {
             cc__time u = (cc__time)(sg_next(&rng) % 7);
             dur[i] = long_ticks ? (u ? 300000 + (cc__time)(sg_next(&rng) % 300000) : 0) : u * 1000;
-            for (r = 0; r < k; r++)
-                dem[(size_t)i * k + r] = sg_next(&rng) % 3 ? (int32_t)(sg_next(&rng) % (uint64_t)(cap[r] + 1)) : 0;
+            for (r = 0; r < k; r++) {
+                int32_t d = sg_next(&rng) % 3 ? (int32_t)(sg_next(&rng) % (uint64_t)(cap[r] + 1)) : 0;
+                if (cap[r] > 6 && d > 0 && sg_next(&rng) % 2) d = cap[r] - (int32_t)(sg_next(&rng) % 3);   /* near a big capacity */
+                dem[(size_t)i * k + r] = d;
+            }
             for (j = 0; j < i; j++) adj[(size_t)j * n + i] = (double)(sg_next(&rng) % 1000) / 1000.0 < pe;
         }
         for (i = 0; i < n; i++) {   /* CSR both ways */
@@ -1151,14 +1158,22 @@ static void test_sgs_grid(void) {
                                         (long long)(i < n ? s2[i] : cc__makespan(q, s2)));
             }
         }
-        n_grid += pr.g_ok == 1;
+        n_packed += pr.g_ok == 1 && pr.g_packed;
+        n_grid += pr.g_ok == 1 && !pr.g_packed;
         n_list += pr.g_ok == 0;
+        {
+            int want = k <= 4;
+            for (r = 0; r < k; r++) want &= cap[r] <= 32767;
+            if (pr.g_ok == 1 && pr.g_packed != want && bad_sgs++ < 3)
+                NOTE("trial %d (k=%d, big capacity %d): packed cells %d", trial, k, big_cap, pr.g_packed);
+        }
         cc__profile_free(ctx, &pr);
         /* the sort: times with ties, long spreads (qsort), negative ones */
         for (i = 0; i < n; i++) {
             int mode = trial % 3;
             s1[i] = mode == 0 ? (cc__time)(sg_next(&rng) % 5) * 1000
-                  : mode == 1 ? (cc__time)(sg_next(&rng) >> 3) - ((cc__time)1 << 59) : (cc__time)(sg_next(&rng) % 50) - 25;
+                  : mode == 1 ? (cc__time)(sg_next(&rng) >> 3) - ((cc__time)1 << 59)
+                  : (cc__time)(sg_next(&rng) % (trial % 4 == 1 ? 1100 : 50)) - 25;   /* spreads about the counting sort's limit */
             rank[i] = i + (trial % 2 ? 1000 : 0);
         }
         for (i = n - 1; i > 0; i--) { j = (int)(sg_next(&rng) % (uint64_t)(i + 1)); e = rank[i]; rank[i] = rank[j]; rank[j] = e; }
@@ -1177,14 +1192,50 @@ static void test_sgs_grid(void) {
                 o2[m] = v;
             }
             if (memcmp(o1, o2, sizeof(int) * (size_t)n) && bad_sort++ < 3) NOTE("trial %d (n=%d): sort %s differs", trial, n, side ? "descending" : "ascending");
+            /* by counting: the tie order from the insertion sort over equal times; grains of 1 or 1000 */
+            {
+                cc__time g = trial % 3 == 0 ? 1000 : 1;
+                int m, got;
+                for (i = 0; i < n; i++) {
+                    int v = i;
+                    m = i;
+                    while (m > 0) {
+                        int w = ord[m - 1], bv = dur[v] > 0, bw = dur[w] > 0, rv = side ? -rank[v] : rank[v], rw = side ? -rank[w] : rank[w];
+                        if (bw < bv || (bw == bv && rw < rv)) break;
+                        ord[m] = w;
+                        m--;
+                    }
+                    ord[m] = v;
+                }
+                if (trial % 6 == 3 && n > 1) s1[0] += 1;   /* off the grain of 1000 on mode 0: declined */
+                memset(o1, 0xff, sizeof(int) * (size_t)n);
+                got = cc__sort_jobs_count(n, s1, g, ord, side, cnt, bk, o1);
+                if (trial % 6 == 3 && n > 1) s1[0] -= 1;
+                if (got) {
+                    n_counted++;
+                    if (memcmp(o1, o2, sizeof(int) * (size_t)n) && bad_count++ < 3)
+                        NOTE("trial %d (n=%d): sort by counting %s differs", trial, n, side ? "descending" : "ascending");
+                } else {
+                    cc__time lo = s1[0], hi = s1[0];
+                    n_declined++;
+                    for (i = 0; i < n; i++) { if (s1[i] < lo) lo = s1[i]; if (s1[i] > hi) hi = s1[i]; }
+                    /* declined only where the spread or the grain says so */
+                    if (hi - lo <= (cc__time)CONCERTO__CSORT_SPAN * g && !(trial % 6 == 3 && n > 1) && bad_count++ < 3)
+                        NOTE("trial %d (n=%d, spread %lld, grain %lld): sort by counting declined", trial, n, (long long)(hi - lo), (long long)g);
+                }
+            }
         }
         free(dur); free(dem); free(so); free(po); free(sc); free(pc); free(list); free(left); free(elig); free(rank);
-        free(o1); free(o2); free(s1); free(s2); free(tk); free(adj);
+        free(o1); free(o2); free(s1); free(s2); free(tk); free(adj); free(ord); free(cnt); free(bk);
     }
-    NOTE("%d problems on the grid, %d on the segment list", n_grid, n_list);
+    NOTE("%d problems on packed cells, %d on the grid of a word per resource, %d on the segment list", n_packed, n_grid, n_list);
+    NOTE("sorts by counting: %d done, %d declined", n_counted, n_declined);
     CHECK_INT(bad_sgs, 0, "the serial SGS gives the starts of the test's own (forward and reverse, grid and segment list)");
     CHECK_INT(bad_sort, 0, "jobs sorted by time, zero duration first, rank: the test's own insertion sort's order");
-    CHECK(n_grid > 0 && n_list > 0, "both the grid and the segment list served (%d, %d)", n_grid, n_list);
+    CHECK(n_packed > 0 && n_grid > 0 && n_list > 0, "packed cells, the grid and the segment list served (%d, %d, %d)", n_packed,
+          n_grid, n_list);
+    CHECK_INT(bad_count, 0, "the sort by counting gives the insertion sort's order, and declines only a spread or a time off the grain");
+    CHECK(n_counted > 0 && n_declined > 0, "sorts by counting both done and declined (%d, %d)", n_counted, n_declined);
 }
 
 /* cc__ga_shift on random precedence graphs and random precedence-feasible
