@@ -3887,6 +3887,13 @@ typedef struct cc__bnb {
     cc__time *rel, *tail, *dl_ls, *ls;
     cc__time* hd;             /* heads of the bound: rel, raised by the root's shaving */
     int *pos_off, *pos_res;   /* CSR: resources with positive demand per job */
+    /* packed profile (packed: at most 4 resources, every demand at most its
+       capacity, and all demands and busy blocks of each resource together
+       below 2^15): pu[i] holds segment i's use as cc__ssgs_packed's cells
+       do, in place of use[]; per job its room words, with its own part out
+       (pown) or not. A segment is then checked by one subtraction */
+    int packed;
+    uint64_t *pu, *proom, *pown;
     /* resource profile: use[i*k + r] on [tp[i], tp[i+1]), tp[0] = -inf */
     cc__time* tp;
     int32_t* use;
@@ -3993,6 +4000,15 @@ static cc__time cc__bnb_earliest(const cc__bnb* b, int j, cc__time lo) {
     cc__time s = lo;
     if (d <= 0 || r0 == r1) return lo;
     i = cc__bnb_find(b, s);
+    if (b->packed) {
+        const uint64_t rw = b->proom[j];
+        while (i < b->m && b->tp[i] < s + d) {
+            int clash = ((rw - b->pu[i]) & CONCERTO__LANE_GUARD) != CONCERTO__LANE_GUARD;
+            i++;
+            if (clash) s = b->tp[i];
+        }
+        return s;
+    }
     while (i < b->m && b->tp[i] < s + d) {
         const int32_t* u = b->use + (size_t)i * (size_t)b->k;
         int clash = 0;
@@ -4012,10 +4028,15 @@ static int cc__bnb_bp(cc__bnb* b, cc__time t, int* added) {
     *added = 0;
     if (b->tp[i] == t) return i;
     memmove(b->tp + i + 2, b->tp + i + 1, (size_t)(b->m - i - 1) * sizeof *b->tp);
-    memmove(b->use + (size_t)(i + 2) * k, b->use + (size_t)(i + 1) * k,
-            (size_t)(b->m - i - 1) * (size_t)k * sizeof *b->use);
     b->tp[i + 1] = t;
-    memcpy(b->use + (size_t)(i + 1) * k, b->use + (size_t)i * k, (size_t)k * sizeof *b->use);
+    if (b->packed) {
+        memmove(b->pu + i + 2, b->pu + i + 1, (size_t)(b->m - i - 1) * sizeof *b->pu);
+        b->pu[i + 1] = b->pu[i];
+    } else {
+        memmove(b->use + (size_t)(i + 2) * k, b->use + (size_t)(i + 1) * k,
+                (size_t)(b->m - i - 1) * (size_t)k * sizeof *b->use);
+        memcpy(b->use + (size_t)(i + 1) * k, b->use + (size_t)i * k, (size_t)k * sizeof *b->use);
+    }
     b->m++;
     *added = 1;
     return i + 1;
@@ -4024,9 +4045,23 @@ static int cc__bnb_bp(cc__bnb* b, cc__time t, int* added) {
 static void cc__bnb_bp_remove(cc__bnb* b, cc__time t) {
     int i = cc__bnb_find(b, t), k = b->k;
     memmove(b->tp + i, b->tp + i + 1, (size_t)(b->m - i - 1) * sizeof *b->tp);
-    memmove(b->use + (size_t)i * k, b->use + (size_t)(i + 1) * k,
-            (size_t)(b->m - i - 1) * (size_t)k * sizeof *b->use);
+    if (b->packed) memmove(b->pu + i, b->pu + i + 1, (size_t)(b->m - i - 1) * sizeof *b->pu);
+    else memmove(b->use + (size_t)i * k, b->use + (size_t)(i + 1) * k, (size_t)(b->m - i - 1) * (size_t)k * sizeof *b->use);
     b->m--;
+}
+
+/* The use of resource r in segment i (the packed profile's lane, or the
+   word per resource). */
+static int32_t cc__bnb_use(const cc__bnb* b, int i, int r) {
+    return b->packed ? (int32_t)((b->pu[i] >> (16 * r)) & 0xffff) : b->use[(size_t)i * (size_t)b->k + r];
+}
+
+/* dem[0..k) (k <= 4, each below 2^15) as one word of 16-bit lanes. */
+static uint64_t cc__bnb_pack(int k, const int32_t* dem) {
+    uint64_t w = 0;
+    int r;
+    for (r = 0; r < k; r++) w |= (uint64_t)(dem[r] > 0 ? dem[r] : 0) << (16 * r);
+    return w;
 }
 
 /* Adds (sign 1) units dem over [s, f); returns the undo flags for the removal. */
@@ -4035,8 +4070,12 @@ static int cc__bnb_occupy(cc__bnb* b, cc__time s, cc__time f, const int32_t* dem
     if (f <= s) return 0;
     i0 = cc__bnb_bp(b, s, &a0);
     i1 = cc__bnb_bp(b, f, &a1);
-    for (i = i0; i < i1; i++)
-        for (r = 0; r < b->k; r++) b->use[(size_t)i * b->k + r] += dem[r];
+    if (b->packed) {
+        uint64_t w = cc__bnb_pack(b->k, dem);
+        for (i = i0; i < i1; i++) b->pu[i] += w;
+    } else
+        for (i = i0; i < i1; i++)
+            for (r = 0; r < b->k; r++) b->use[(size_t)i * b->k + r] += dem[r];
     return a0 | (a1 << 1) | 4;
 }
 
@@ -4045,8 +4084,12 @@ static void cc__bnb_release(cc__bnb* b, cc__time s, cc__time f, const int32_t* d
     if (!(flags & 4)) return;
     i0 = cc__bnb_find(b, s);
     i1 = cc__bnb_find(b, f);
-    for (i = i0; i < i1; i++)
-        for (r = 0; r < b->k; r++) b->use[(size_t)i * b->k + r] -= dem[r];
+    if (b->packed) {
+        uint64_t w = cc__bnb_pack(b->k, dem);
+        for (i = i0; i < i1; i++) b->pu[i] -= w;
+    } else
+        for (i = i0; i < i1; i++)
+            for (r = 0; r < b->k; r++) b->use[(size_t)i * b->k + r] -= dem[r];
     if (flags & 2) cc__bnb_bp_remove(b, f);
     if (flags & 1) cc__bnb_bp_remove(b, s);
 }
@@ -4092,6 +4135,8 @@ static int cc__bnb_seg_fits(const cc__bnb* b, int j, int i, cc__time cs, cc__tim
     const int32_t* dem = b->p->dem + (size_t)j * (size_t)b->k;
     const int32_t* u = b->use + (size_t)i * (size_t)b->k;
     int own = b->tp[i] >= cs && b->tp[i] < ce, q;
+    if (b->packed)
+        return (((own ? b->pown[j] : b->proom[j]) - b->pu[i]) & CONCERTO__LANE_GUARD) == CONCERTO__LANE_GUARD;
     for (q = b->pos_off[j]; q < b->pos_off[j + 1]; q++) {
         int r = b->pos_res[q];
         if ((int64_t)u[r] - (own ? dem[r] : 0) + dem[r] > b->p->cap[r]) return 0;
@@ -4187,7 +4232,7 @@ static int cc__bnb_tt_pass(cc__bnb* b, int* changed) {
     if (nc == 0) return 1;   /* the placed jobs alone: the heads already fit them */
     for (i = 1; i < b->m && ok; i++)
         for (r = 0; r < b->k; r++)
-            if (b->use[(size_t)i * b->k + r] > p->cap[r]) { ok = 0; break; }
+            if (cc__bnb_use(b, i, r) > p->cap[r]) { ok = 0; break; }
     for (x = 0; x < b->n && ok; x++) {
         cc__time nh, nl;
         if (b->done[x] || b->pos_off[x] == b->pos_off[x + 1]) continue;
@@ -4668,7 +4713,7 @@ static int cc__bnb_energetic(cc__bnb* b) {
                 for (i = cc__bnb_find(b, t1); i < b->m && b->tp[i] < t2; i++) {
                     cc__time s0 = b->tp[i] > t1 ? b->tp[i] : t1;
                     cc__time s1 = i + 1 < b->m && b->tp[i + 1] < t2 ? b->tp[i + 1] : t2;
-                    avail -= (int64_t)b->use[(size_t)i * b->k + r] * (s1 - s0);
+                    avail -= (int64_t)cc__bnb_use(b, i, r) * (s1 - s0);
                 }
                 if (need > avail) return 0;
             }
@@ -4809,7 +4854,7 @@ static cc__time cc__bnb_bound(cc__bnb* b, cc__time t, cc__time maxfin) {
         if (w <= 0) continue;
         i = cc__bnb_find(b, t0);
         for (;;) {
-            int64_t fr = cap - b->use[(size_t)i * b->k + r];
+            int64_t fr = cap - cc__bnb_use(b, i, r);
             int last = (i + 1 >= b->m);
             cc__time se = last ? CONCERTO__TIME_MAX : b->tp[i + 1];
             if (fr > 0) {
@@ -5117,6 +5162,7 @@ static void cc__bnb_free_all(cc__bnb* b) {
     cc__free(ctx, b->hd); cc__free(ctx, b->sh_w); cc__free(ctx, b->sh_pv);
     cc__free(ctx, b->topo); cc__free(ctx, b->rel); cc__free(ctx, b->tail); cc__free(ctx, b->dl_ls);
     cc__free(ctx, b->ls); cc__free(ctx, b->pos_off); cc__free(ctx, b->pos_res); cc__free(ctx, b->tp);
+    cc__free(ctx, b->pu); cc__free(ctx, b->proom); cc__free(ctx, b->pown);
     cc__free(ctx, b->use); cc__free(ctx, b->done); cc__free(ctx, b->npl); cc__free(ctx, b->st);
     cc__free(ctx, b->lt); cc__free(ctx, b->cs); cc__free(ctx, b->ce); cc__free(ctx, b->cfl); cc__free(ctx, b->cjob);
     cc__free(ctx, b->fin); cc__free(ctx, b->h); cc__free(ctx, b->sa); cc__free(ctx, b->sb);
@@ -5151,6 +5197,10 @@ static int cc__bnb_alloc(cc__bnb* b) {
     b->pos_res = (int*)cc__alloc(ctx, n * k1 * sizeof(int));
     b->tp = (cc__time*)cc__alloc(ctx, mcap * sizeof(cc__time));
     b->use = (int32_t*)cc__calloc(ctx, mcap * k1, sizeof(int32_t));
+    b->pu = (uint64_t*)cc__calloc(ctx, mcap, sizeof(uint64_t));
+    b->proom = (uint64_t*)cc__alloc(ctx, n * sizeof(uint64_t));
+    b->pown = (uint64_t*)cc__alloc(ctx, n * sizeof(uint64_t));
+    if (!(b->pu && b->proom && b->pown)) return 0;
     b->done = (unsigned char*)cc__calloc(ctx, n, 1);
     b->npl = (int*)cc__alloc(ctx, n * sizeof(int));
     b->st = (cc__time*)cc__alloc(ctx, n * sizeof(cc__time));
@@ -5216,6 +5266,23 @@ static int cc__bnb_structure(cc__bnb* b) {
         b->pos_off[j + 1] = x;
         b->rel[j] = b->hd[j] = p->release ? p->release[j] : 0;
     }
+    b->packed = k >= 1 && k <= 4 && !infeasible;
+    for (i = 0; i < k && b->packed; i++) {   /* the most a lane can hold */
+        int64_t all = 0;
+        for (j = 0; j < n; j++) all += p->dem[(size_t)j * k + i] > 0 ? p->dem[(size_t)j * k + i] : 0;
+        for (j = 0; j < p->n_busy; j++) all += p->busy_dem[(size_t)j * k + i] > 0 ? p->busy_dem[(size_t)j * k + i] : 0;
+        if (all > CONCERTO__LANE_MAX || p->cap[i] > CONCERTO__LANE_MAX) b->packed = 0;
+    }
+    for (j = 0; j < n && b->packed; j++) {
+        uint64_t rw = CONCERTO__LANE_GUARD, ow = CONCERTO__LANE_GUARD;
+        for (i = 0; i < 4; i++) {
+            int32_t d = i < k && p->dur[j] > 0 ? p->dem[(size_t)j * k + i] : 0;
+            rw |= (uint64_t)(d > 0 ? p->cap[i] - d : CONCERTO__LANE_MAX) << (16 * i);
+            ow |= (uint64_t)(d > 0 ? p->cap[i] : CONCERTO__LANE_MAX) << (16 * i);
+        }
+        b->proom[j] = rw;
+        b->pown[j] = ow;
+    }
     b->n_topo = cc__topo_order(n, p->succ_off, p->succ, NULL, NULL, b->npl, b->topo);
     if (b->n_topo < n) infeasible = 1;  /* a cycle */
     for (j = 0; j < n; j++) b->npl[j] = p->pred_off[j + 1] - p->pred_off[j];
@@ -5278,6 +5345,7 @@ static void cc__bnb_conflicts(cc__bnb* b) {
         for (q = p->succ_off[j]; q < p->succ_off[j + 1]; q++) cj[p->succ[q] >> 6] |= (uint64_t)1 << (p->succ[q] & 63);
     }
     b->tp[0] = -CONCERTO__TIME_MAX * 2;
+    b->pu[0] = 0;
     b->m = 1;
     for (i = 0; i < p->n_busy; i++)
         if (p->busy_end[i] > p->busy_start[i])

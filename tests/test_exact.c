@@ -45,6 +45,7 @@ static cc_context* ctx;
 static void test_brute_force(void) {
     tu_rng rng = {20250615};
     int trial, n_trials = 1500, bad_solve = 0, bad_valid = 0, bad_opt = 0, bad_lb = 0, bad_poor = 0, n_unary = 0, n_stream = 0, n_clique = 0;
+    int bad_scaled = 0, n_scaled = 0, n_scaled_same = 0;
     long sizes[11] = {0};
     for (trial = 0; trial < n_trials; trial++) {
         tu_gen gen;
@@ -52,6 +53,7 @@ static void test_brute_force(void) {
         cc_graph* g = NULL;
         double opt, mk = -1;
         long nodes = 0;
+        long nodes_v0 = -1;
         int v, kind = trial < 1200 ? trial % 4 : 4;
         char msg[300];
         gen.n_min = 2; gen.n_max = 10;
@@ -116,11 +118,49 @@ static void test_brute_force(void) {
             }
             if (s.lower_bound_us > opt + 1e-9 && bad_lb++ < 3) NOTE("trial %d: lower bound %g above the optimum %g", trial, s.lower_bound_us, opt);
             if (v == 1 && s.n_nodes < 0) bad_poor++;
+            if (v == 0) nodes_v0 = (long)s.n_nodes;
             cc_schedule_release(ctx, &s);
         }
         cc_graph_destroy(g);
+        /* the same problem with every capacity and demand times 2^13: above what the packed profiles
+           hold (16-bit lanes), so the word-per-resource profiles serve; the same optimum, and where no
+           capacity was 1 (so no unary rule ran or runs) the same search */
+        if (!in->streams) {
+            cc_graph* g2 = NULL;
+            int i, r, min_cap = in->cap[0];
+            for (r = 0; r < in->k; r++) {
+                if (in->cap[r] < min_cap) min_cap = in->cap[r];
+                in->cap[r] *= 8192;
+                for (i = 0; i < in->n; i++) in->dem[i * in->k + r] *= 8192;
+            }
+            n_scaled++;
+            if (tu_build_graph(ctx, in, &g2) != CC_OK) {
+                if (bad_scaled++ < 3) NOTE("trial %d: scaled graph: %s", trial, cc_last_error(ctx));
+            } else {
+                cc_sched_desc d = cc_sched_desc_default();
+                cc_schedule s;
+                memset(&s, 0, sizeof s);
+                d.method = CC_SCHED_BNB;
+                if (cc_sched_solve(ctx, g2, &d, &s) != CC_OK) {
+                    if (bad_scaled++ < 3) NOTE("trial %d: scaled solve failed: %s", trial, cc_last_error(ctx));
+                } else {
+                    int valid = tu_check(in, s.start_us, &mk, msg, sizeof msg);
+                    if (!valid || !s.proven_optimal || fabs(mk - opt) > 1e-9 || (min_cap >= 2 && (long)s.n_nodes != nodes_v0)) {
+                        if (bad_scaled++ < 3)
+                            NOTE("trial %d (n=%d, k=%d, least capacity %d) scaled: valid %d, makespan %g, proven %d, %ld nodes; "
+                                 "brute force %g, unscaled %ld nodes", trial, in->n, in->k, min_cap, valid, mk, s.proven_optimal,
+                                 (long)s.n_nodes, opt, nodes_v0);
+                    } else n_scaled_same += min_cap >= 2;
+                    cc_schedule_release(ctx, &s);
+                }
+                cc_graph_destroy(g2);
+            }
+        }
         tu_inst_free(in);
     }
+    NOTE("scaled by 2^13: %d instances, %d of them compared node for node", n_scaled, n_scaled_same);
+    CHECK_INT(bad_scaled, 0, "scaled by 2^13 (the word-per-resource profiles): valid, the brute-force optimum proven, and the same "
+                             "node count where no capacity is 1");
     NOTE("%d instances (%d with unary resources beside a cumulative one, %d stream graphs, %d built around cliques); "
          "sizes 2..10: %ld %ld %ld %ld %ld %ld %ld %ld %ld",
          (n_trials + BRUTE_STRIDE - 1) / BRUTE_STRIDE, n_unary, n_stream, n_clique, sizes[2], sizes[3], sizes[4], sizes[5], sizes[6], sizes[7], sizes[8], sizes[9], sizes[10]);
