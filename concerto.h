@@ -2884,6 +2884,28 @@ static cc__time cc__profile_earliest(const cc__profile* pr, cc__time est, cc__ti
 #define CONCERTO__LANE_MAX 0x7fff
 #define CONCERTO__LANE_GUARD 0x8000800080008000ull
 
+/* Packed lanes (k <= 4 resources, values below 2^15, resource r in bits
+   [16r, 16r + 15)): a demand vector, and the room word a use is checked
+   against: capacity - demand (capacity alone with own, where the job's own
+   part is already in the use) in each demanded lane, 2^15 - 1 in the
+   others, bit 15 of each lane set. dem NULL: no demand. */
+static uint64_t cc__lanes_dem(int k, const int32_t* dem) {
+    uint64_t w = 0;
+    int r;
+    for (r = 0; r < k; r++) w |= (uint64_t)(dem[r] > 0 ? dem[r] : 0) << (16 * r);
+    return w;
+}
+
+static uint64_t cc__lanes_room(int k, const int32_t* dem, const int32_t* cap, int own) {
+    uint64_t w = CONCERTO__LANE_GUARD;
+    int r;
+    for (r = 0; r < 4; r++) {
+        int32_t d = r < k && dem ? dem[r] : 0;
+        w |= (uint64_t)(d > 0 ? cap[r] - (own ? 0 : d) : CONCERTO__LANE_MAX) << (16 * r);
+    }
+    return w;
+}
+
 /* Sets the grid up for p (once per problem: p and its reverse share their
    durations); 1 if the grid serves p, 0 if not (the segment list then),
    -2 out of memory. */
@@ -2929,22 +2951,14 @@ static int cc__grid_ready(cc_context* ctx, cc__profile* pr, const cc__prob* p) {
     pr->g_packed = p->k >= 1 && p->k <= 4;
     for (i = 0; i < p->k; i++) if (p->cap[i] < 0 || p->cap[i] > CONCERTO__LANE_MAX) pr->g_packed = 0;
     if (pr->g_packed) {
-        int r;
         if (!CONCERTO__GROW(ctx, pr->g_cell, pr->g_cell_cap, hz) || !CONCERTO__GROW(ctx, pr->g_pdem, pr->g_pdem_cap, (size_t)p->n + 1) ||
             !CONCERTO__GROW(ctx, pr->g_proom, pr->g_proom_cap, (size_t)p->n + 1)) {
             pr->g_dur = NULL;
             return -2;
         }
         for (i = 0; i < p->n; i++) {
-            uint64_t dw = 0, rw = 0;
-            for (r = 0; r < p->k; r++) {
-                int32_t dm = p->dem[(size_t)i * p->k + r];
-                dw |= (uint64_t)(dm > 0 ? dm : 0) << (16 * r);
-                rw |= (uint64_t)(dm > 0 ? p->cap[r] - dm : CONCERTO__LANE_MAX) << (16 * r);
-            }
-            for (; r < 4; r++) rw |= (uint64_t)CONCERTO__LANE_MAX << (16 * r);
-            pr->g_pdem[i] = dw;
-            pr->g_proom[i] = rw | CONCERTO__LANE_GUARD;
+            pr->g_pdem[i] = cc__lanes_dem(p->k, p->dem + (size_t)i * p->k);
+            pr->g_proom[i] = cc__lanes_room(p->k, p->dem + (size_t)i * p->k, p->cap, 0);
         }
         memset(pr->g_cell, 0, hz * sizeof *pr->g_cell);
     } else {
@@ -4060,14 +4074,6 @@ static int32_t cc__bnb_use(const cc__bnb* b, int i, int r) {
     return b->packed ? (int32_t)((b->pu[i] >> (16 * r)) & 0xffff) : b->use[(size_t)i * (size_t)b->k + r];
 }
 
-/* dem[0..k) (k <= 4, each below 2^15) as one word of 16-bit lanes. */
-static uint64_t cc__bnb_pack(int k, const int32_t* dem) {
-    uint64_t w = 0;
-    int r;
-    for (r = 0; r < k; r++) w |= (uint64_t)(dem[r] > 0 ? dem[r] : 0) << (16 * r);
-    return w;
-}
-
 /* Adds (sign 1) units dem over [s, f); returns the undo flags for the removal. */
 static int cc__bnb_occupy(cc__bnb* b, cc__time s, cc__time f, const int32_t* dem) {
     int a0, a1, i0, i1, i, r;
@@ -4075,7 +4081,7 @@ static int cc__bnb_occupy(cc__bnb* b, cc__time s, cc__time f, const int32_t* dem
     i0 = cc__bnb_bp(b, s, &a0);
     i1 = cc__bnb_bp(b, f, &a1);
     if (b->packed) {
-        uint64_t w = cc__bnb_pack(b->k, dem);
+        uint64_t w = cc__lanes_dem(b->k, dem);
         for (i = i0; i < i1; i++) b->pu[i] += w;
     } else
         for (i = i0; i < i1; i++)
@@ -4089,7 +4095,7 @@ static void cc__bnb_release(cc__bnb* b, cc__time s, cc__time f, const int32_t* d
     i0 = cc__bnb_find(b, s);
     i1 = cc__bnb_find(b, f);
     if (b->packed) {
-        uint64_t w = cc__bnb_pack(b->k, dem);
+        uint64_t w = cc__lanes_dem(b->k, dem);
         for (i = i0; i < i1; i++) b->pu[i] -= w;
     } else
         for (i = i0; i < i1; i++)
@@ -5286,15 +5292,10 @@ static int cc__bnb_structure(cc__bnb* b) {
         for (j = 0; j < p->n_busy; j++) all += p->busy_dem[(size_t)j * k + i] > 0 ? p->busy_dem[(size_t)j * k + i] : 0;
         if (all > CONCERTO__LANE_MAX || p->cap[i] > CONCERTO__LANE_MAX) b->packed = 0;
     }
-    for (j = 0; j < n && b->packed; j++) {
-        uint64_t rw = CONCERTO__LANE_GUARD, ow = CONCERTO__LANE_GUARD;
-        for (i = 0; i < 4; i++) {
-            int32_t d = i < k && p->dur[j] > 0 ? p->dem[(size_t)j * k + i] : 0;
-            rw |= (uint64_t)(d > 0 ? p->cap[i] - d : CONCERTO__LANE_MAX) << (16 * i);
-            ow |= (uint64_t)(d > 0 ? p->cap[i] : CONCERTO__LANE_MAX) << (16 * i);
-        }
-        b->proom[j] = rw;
-        b->pown[j] = ow;
+    for (j = 0; j < n && b->packed; j++) {   /* a job without duration takes no room */
+        const int32_t* dj = p->dur[j] > 0 ? p->dem + (size_t)j * k : NULL;
+        b->proom[j] = cc__lanes_room(k, dj, p->cap, 0);
+        b->pown[j] = cc__lanes_room(k, dj, p->cap, 1);
     }
     b->n_topo = cc__topo_order(n, p->succ_off, p->succ, NULL, NULL, b->npl, b->topo);
     if (b->n_topo < n) infeasible = 1;  /* a cycle */
