@@ -45,13 +45,14 @@ STRICT_CFLAGS = -std=c99 -Wall -Wextra -Werror -pedantic $(CFLAGS) $(SAN) -MMD -
 LDLIBS       = $(LPSOLVE_LIBS) -lm
 
 T := $(BUILD)/tests
-UNIT_TESTS    := test_sched test_exact test_exact_shave test_j30 test_alloc test_determinism test_graph test_check test_sim test_psplib test_misc test_world test_exec test_lpsolve test_fuse test_decompose test_comm test_cluster test_peers test_step
+UNIT_TESTS    := test_sched test_sched_threads test_exact test_exact_shave test_j30 test_alloc test_determinism test_graph test_check test_sim test_psplib test_misc test_world test_exec test_lpsolve test_fuse test_decompose test_comm test_cluster test_peers test_step
 COMPILE_TESTS := compile_c99 compile_cpp11 compile_static compile_solver_only
 UNIT_BINS     := $(addprefix $(T)/,$(UNIT_TESTS))
 TEST_BINS     := $(UNIT_BINS) $(addprefix $(T)/,$(COMPILE_TESTS)) tests/test_psplib_tool.sh tests/test_plan.sh tests/test_gpt.sh
 # Test programs that never start a second thread (the scheduler, the
 # checker, the simulator, the planner and the PSPLIB tool run on the
-# caller's thread; only the CPU ranks and the stream workers start threads):
+# caller's thread; only the CPU ranks, the stream workers and the
+# scheduler's restarts with cc_sched_desc.threads > 1 start threads):
 # ThreadSanitizer has nothing to check in them (they took about 20 minutes
 # of processor time under it), so make tsan does not run them; make test and
 # make asan do. The unit programs among them link tests/thread_free.c, which

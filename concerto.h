@@ -562,7 +562,19 @@ typedef struct cc_sched_desc {
                                  Above 32 ops the branch and bound between the first
                                  evolution's 1000th schedule and the rest then gets a fifth
                                  of bnb_nodes. 0: 10; < 0: one evolution,
-                                 the full default bnb_nodes, no neighbourhood search */
+                                 the full default bnb_nodes, no neighbourhood search; at most
+                                 100000 */
+    int threads;              /* threads for AUTO's restarts, the caller's among them: the
+                                 restarts run side by side, beside the branch and bound and the
+                                 rest of the first evolution, and are combined in their own
+                                 order, so the schedule is the same on any number of threads.
+                                 Raise restarts with threads to search more in the same time
+                                 (PSPLIB J60: 2 threads and 26 restarts, bench/RESULTS.md).
+                                 The context's allocator is then called from several threads at
+                                 once (as malloc may be); its logger only from the caller's.
+                                 0 or 1: the caller's thread alone; at most 256. One thread
+                                 with lp_solve as the exact solver, or in a CONCERTO_NO_RUNTIME
+                                 build */
 } cc_sched_desc;
 
 typedef struct cc_schedule {
@@ -3476,7 +3488,19 @@ typedef struct cc__heur {
     int64_t n_sched;
     int *ord, *cnt, *bk;        /* cc__sort_jobs_count: the tie orders (ascending, then descending), scratch */
     int ord_ok;                 /* ord is set */
+    const int* cancel;          /* set from another thread: stop here (a restart the merge drops) */
 } cc__heur;
+
+/* Relaxed atomics for the restarts' flags (cc__solve_restarts) */
+#if defined(__GNUC__) || defined(__clang__)
+#define CONCERTO__LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define CONCERTO__STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#else
+#define CONCERTO__LOAD(p) (*(const volatile int*)(p))
+#define CONCERTO__STORE(p, v) (*(volatile int*)(p) = (v))
+#endif
+
+static int cc__heur_cancelled(const cc__heur* h) { return h->cancel && CONCERTO__LOAD(h->cancel); }
 
 static void cc__heur_free(cc__heur* h) {
     cc_context* ctx = h->ctx;
@@ -3678,7 +3702,8 @@ static cc_result cc__sample(cc__heur* h, const cc_sched_desc* d, const int* topo
     if (!keys || !pop || !fit || !idx || !tmp || !taken) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
     for (r = 0; r < nr; r++)
         if (cc__prio_keys(ctx, p, topo, rules[r], keys + (size_t)r * n1) != CC_OK) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
-#define CONCERTO__STOP() (h->n_sched >= d->budget_schedules || h->best_mk <= h->lb || (t_end > 0 && cc__now_s() > t_end))
+#define CONCERTO__STOP() (h->n_sched >= d->budget_schedules || h->best_mk <= h->lb || (t_end > 0 && cc__now_s() > t_end) || \
+                          cc__heur_cancelled(h))
     /* every rule, both schemes (not in a fresh start: the same schedules
        every time, and the population would start from their best) */
     for (it = 0; it < 2 * nr && !fresh && !CONCERTO__STOP(); it++) {
@@ -7114,7 +7139,7 @@ static cc_result cc__oe_passes(cc_context* ctx, cc__heur* h, cc__time* s, cc__ti
     for (pass = 0; rc == CC_OK && pass < passes; pass++) {
         cc__time before = *mk_io;
         for (b = b0; rc == CC_OK && b <= b_max; b = cc__oe_next_block(b)) {
-            if (*mk_io <= lb || (t_end > 0 && cc__now_s() > t_end)) break;
+            if (*mk_io <= lb || (t_end > 0 && cc__now_s() > t_end) || cc__heur_cancelled(h)) break;
             rc = cc__oddeven(ctx, h, s, mk_io, b, rounds, cfg, t_end, nodes);
         }
         if (*mk_io >= before) break;
@@ -7241,7 +7266,7 @@ static cc_result cc__oe_round(cc__oe* o, int b, double t_end, int* changed) {
     for (ws = (o->round % 2) ? b : 0; ws < n; ws += wsz) {
         int m = n - ws < wsz ? n - ws : wsz;
         cc_result rc;
-        if (m < 2 || (t_end > 0 && cc__now_s() > t_end)) break;
+        if (m < 2 || (t_end > 0 && cc__now_s() > t_end) || cc__heur_cancelled(o->h)) break;
         if (!cc__oe_window_jobs(o, ws, m) || !cc__oe_window_busy(o)) return CC_ERR_OUT_OF_MEMORY;
         if ((rc = cc__oe_window_solve(o, changed)) != CC_OK) return rc;
         for (i = 0; i < m; i++) o->w.loc[o->w.glob[i]] = -1;
@@ -7274,7 +7299,7 @@ static cc_result cc__oddeven(cc_context* ctx, cc__heur* h, cc__time* s, cc__time
         if (m2 == -2) { rc = CC_ERR_OUT_OF_MEMORY; break; }
         if (m2 >= 0 && m2 <= mk) { memcpy(s, h->fin, (size_t)p->n * sizeof(cc__time)); mk = m2; }
         else mk = cc__makespan(p, s);
-        if (mk <= h->lb || (t_end > 0 && cc__now_s() > t_end)) break;
+        if (mk <= h->lb || (t_end > 0 && cc__now_s() > t_end) || cc__heur_cancelled(h)) break;
         quiet = changed ? 0 : quiet + 1;
         if (quiet >= 2) break;   /* both offsets tried without a change */
     }
@@ -7348,6 +7373,7 @@ CONCERTO_API cc_sched_desc cc_sched_desc_default(void) {
 
 #define CONCERTO__SMALL_N 5000      /* above: heuristics that scale (fast list scheduling, justification) */
 #define CONCERTO__BNB_AUTO_N 200    /* AUTO runs branch and bound up to this size */
+#define CONCERTO__MAX_THREADS 256   /* cc_sched_desc.threads, at most */
 #define CONCERTO__AUTO_FIRST_BUDGET 1000  /* AUTO's schedules before branch and bound */
 /* AUTO's budget up to CONCERTO__BNB_AUTO_N ops: each evolution of the
    restarts. Once schedules and the search's nodes were about 40% cheaper
@@ -7381,6 +7407,7 @@ static void cc__sched_resolve(cc_sched_desc* d, int n) {
     if (d->window_nodes == 0) d->window_nodes = 300;
     if (d->window_max_ops < d->window_ops) d->window_max_ops = d->window_ops;
     if (d->restarts == 0) d->restarts = 10;
+    if (d->threads == 0) d->threads = 1;
     if (d->exact == CC_EXACT_DEFAULT) d->exact = CC_EXACT_BNB;
     if (d->lp_time_limit_s == 0) d->lp_time_limit_s = 10.0;
     if (d->lp_window_time_limit_s == 0) d->lp_window_time_limit_s = 1.0;
@@ -7422,6 +7449,11 @@ static cc_result cc__sched_check(cc_context* ctx, const cc_sched_desc* d) {
                               "window_max_ops 0..4096, window_nodes >= 0");
     if (d->perturbations < 0 || d->perturbations > 100000)
         return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: perturbations %d (want 0..100000)", d->perturbations);
+    if (d->restarts > 100000)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: restarts %d (want at most 100000)", d->restarts);
+    if (d->threads < 0 || d->threads > CONCERTO__MAX_THREADS)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: threads %d (want 0..%d)", d->threads,
+                              CONCERTO__MAX_THREADS);
     if ((int)d->exact < 0 || d->exact > CC_EXACT_BOTH || !(d->lp_time_limit_s >= 0) || !(d->lp_window_time_limit_s >= 0))
         return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: unknown exact solver %d or a negative lp_time_limit_s "
                               "or lp_window_time_limit_s", (int)d->exact);
@@ -7518,10 +7550,10 @@ static cc_result cc__solve_exact(cc__solve* S) {
    justification is kept only where it is no later); the budget is in
    branch-and-bound work, not time. */
 /* The windows' solver settings of the solve, `nodes` a window. */
-static void cc__windows_cfg(const cc__solve* S, int64_t nodes, cc__exact_cfg* cfg) {
+static void cc__windows_cfg(const cc_sched_desc* d, int64_t nodes, cc__exact_cfg* cfg) {
     memset(cfg, 0, sizeof *cfg);
-    cfg->which = S->d.exact; cfg->nodes = nodes;
-    cfg->lp_time_limit_s = S->d.lp_window_time_limit_s;
+    cfg->which = d->exact; cfg->nodes = nodes;
+    cfg->lp_time_limit_s = d->lp_window_time_limit_s;
 }
 
 /* What windows run with cfg did, into the solve's counts and its result. */
@@ -7530,16 +7562,25 @@ static void cc__windows_report(cc__solve* S, const cc__exact_cfg* cfg) {
     cc__exact_report(S->out, cfg);
 }
 
-static cc_result cc__solve_windows_of(cc__solve* S, cc__heur* h, int b0, int b_max, int rounds, int64_t nodes, int passes) {
-    cc__exact_cfg cfg;
+/* The windows over h's incumbent down to the bound lb, counted in cfg and
+   *nodes_io: reads the solve's problem and time limit, writes only h and
+   these, so restarts on other threads run it (h->ctx their own context). */
+static cc_result cc__windows_run(const cc__solve* S, const cc_sched_desc* d, cc__time lb, cc__heur* h, int b0, int b_max,
+                                 int rounds, int64_t nodes, int passes, cc__exact_cfg* cfg, int64_t* nodes_io) {
     cc__time mk = h->best_mk;
     cc_result rc;
-    if (mk >= CONCERTO__TIME_MAX || mk <= S->lb || rounds <= 0) return CC_OK;
+    cc__windows_cfg(d, nodes, cfg);
+    if (mk >= CONCERTO__TIME_MAX || mk <= lb || rounds <= 0) return CC_OK;
     memcpy(h->cur, h->best, (size_t)S->p.n * sizeof(cc__time));
-    cc__windows_cfg(S, nodes, &cfg);
-    rc = cc__oe_passes(S->ctx, h, h->cur, &mk, S->lb, b0, b_max, rounds, passes, &cfg, S->t_end, &S->nodes);
-    cc__windows_report(S, &cfg);
+    rc = cc__oe_passes(h->ctx, h, h->cur, &mk, lb, b0, b_max, rounds, passes, cfg, S->t_end, nodes_io);
     if (rc == CC_OK) cc__heur_offer(h, h->cur, mk);
+    return rc;
+}
+
+static cc_result cc__solve_windows_of(cc__solve* S, cc__heur* h, int b0, int b_max, int rounds, int64_t nodes, int passes) {
+    cc__exact_cfg cfg;
+    cc_result rc = cc__windows_run(S, &S->d, S->lb, h, b0, b_max, rounds, nodes, passes, &cfg, &S->nodes);
+    cc__windows_report(S, &cfg);
     return rc;
 }
 
@@ -7577,7 +7618,7 @@ static cc_result cc__solve_perturb(cc__solve* S, int b0, int b_max, int rounds, 
     (void)cc__prob_shape(p, &single, NULL);
     for (i = 0; i < n; i++) md += (double)p->dur[i];
     md = md / n * CONCERTO__PERTURB_NOISE;
-    cc__windows_cfg(S, nodes, &cfg);
+    cc__windows_cfg(&S->d, nodes, &cfg);
     for (it = 0; it < S->d.perturbations && bmk > S->lb && !cc__solve_out_of_time(S); it++) {
         cc__time mk;
         for (i = 0; i < n; i++) key[i] = (double)base[i] + md * cc__rng_unit(&rng);
@@ -7647,46 +7688,270 @@ static cc_result cc__solve_lns(cc__solve* S, cc__heur* h, int b0, int b_max, int
    3000 schedules (10.18%), one forward-backward pass (10.18%), the
    parallel SGS in every other restart (10.15-10.19%), Debels and
    Vanhoucke's peak crossover (10.16-10.23%). */
+/* One restart of cc__solve_restarts, its result kept for the merge. A
+   restart reads the solve's problem, ranks, order and time limit, and the
+   pool's copies of its desc, bound and context, which no one changes while
+   restarts run; it writes only its slot and its context (the caller's
+   allocator, no logger: a failure's message reaches the caller's context
+   at the merge), so any thread runs it. */
+typedef struct cc__restart {
+    int ran;                    /* 1: run (under the pool's lock) */
+    int cancel;                 /* 1: the merge drops it: stop (CONCERTO__STORE) */
+    cc_result rc;
+    cc__time mk;                /* its best makespan, CONCERTO__TIME_MAX: none */
+    cc__time* best;             /* [n] that schedule */
+    int64_t n_sched, nodes;
+    cc__exact_cfg cfg;          /* its windows' counts */
+    cc_context ctx;
+} cc__restart;
+
+/* Restarts 1..n-1 on the caller's thread and up to threads - 1 more, each
+   taking the next restart not yet taken, while the caller runs the main
+   line (branch and bound, the rest of the first evolution, its
+   neighbourhood search) and then takes its share. The restarts run to the
+   bound known before the branch and bound (lb0), so that they do not wait
+   for it. Restart r is not started, or stopped, once the merge would drop
+   it: a restart before it failed or reached the solve's bound, or the main
+   line proved its schedule. */
+typedef struct cc__restart_pool {
+    cc__solve* S;
+    cc_sched_desc d;            /* the solve's, copied before the main line changes its node budget */
+    cc_context ctx0;            /* a restart's context at its start */
+    cc__time lb0, lb_final;     /* the restarts' bound; the solve's after the main line (-1 before) */
+    cc__restart* slot;          /* [n], slot 0 unused */
+    int* elite;                 /* [n] rows of n + 1: row 0 the main line's, row r restart r's start order */
+    int n, next, stop;          /* restarts, the next to take, the last the merge can reach */
+#ifndef CONCERTO_NO_RUNTIME
+    pthread_mutex_t mu;
+    int locked;                 /* mu initialised, threads may run */
+    int n_threads;
+    pthread_t th[CONCERTO__MAX_THREADS];
+#endif
+} cc__restart_pool;
+
+static void cc__pool_lock(cc__restart_pool* P) {
+#ifndef CONCERTO_NO_RUNTIME
+    if (P->locked) pthread_mutex_lock(&P->mu);
+#else
+    (void)P;
+#endif
+}
+
+static void cc__pool_unlock(cc__restart_pool* P) {
+#ifndef CONCERTO_NO_RUNTIME
+    if (P->locked) pthread_mutex_unlock(&P->mu);
+#else
+    (void)P;
+#endif
+}
+
+/* The merge reaches no restart after r: none more starts, those running
+   stop. Under the lock. */
+static void cc__pool_stop_at(cc__restart_pool* P, int r) {
+    int j;
+    if (r >= P->stop) return;
+    P->stop = r;
+    for (j = r + 1; j < P->next; j++) CONCERTO__STORE(&P->slot[j].cancel, 1);
+}
+
+static void cc__restart_run(cc__restart_pool* P, int r) {
+    cc__solve* S = P->S;
+    cc__restart* R = &P->slot[r];
+    cc__heur h2;
+    cc_sched_desc d2 = P->d;
+    R->ctx = P->ctx0;
+    R->mk = CONCERTO__TIME_MAX;
+    if (!cc__heur_init(&R->ctx, &h2, &S->p, S->rank)) { cc__heur_free(&h2); R->rc = CC_ERR_OUT_OF_MEMORY; return; }
+    h2.lb = P->lb0;
+    h2.cancel = &R->cancel;
+    d2.seed = P->d.seed + (uint64_t)r * 0x9E3779B97F4A7C15ull;
+    R->rc = cc__sample(&h2, &d2, S->g->topo, S->t_end, 1, NULL, 0);
+    if (R->rc == CC_OK) R->rc = cc__windows_run(S, &P->d, P->lb0, &h2, 8, 8, CONCERTO__LNS_ROUNDS, 300, 1, &R->cfg, &R->nodes);
+    R->n_sched = h2.n_sched;
+    R->mk = h2.best_mk;
+    if (h2.best_mk < CONCERTO__TIME_MAX) {
+        memcpy(R->best, h2.best, (size_t)S->p.n * sizeof(cc__time));
+        cc__sort_jobs(&S->p, h2.best, S->rank, 0, h2.tk, P->elite + (size_t)r * ((size_t)S->p.n + 1));
+    }
+    cc__heur_free(&h2);
+}
+
+static void cc__restart_pool_work(cc__restart_pool* P) {
+    for (;;) {
+        int r, go;
+        cc__restart* R;
+        cc__pool_lock(P);
+        r = P->next;
+        go = r < P->n && r < P->stop && !cc__solve_out_of_time(P->S);
+        if (go) P->next++;
+        cc__pool_unlock(P);
+        if (!go) return;
+        R = &P->slot[r];
+        cc__restart_run(P, r);
+        cc__pool_lock(P);
+        R->ran = 1;
+        if (R->rc != CC_OK || R->mk <= P->lb0 || (P->lb_final >= 0 && R->mk <= P->lb_final)) cc__pool_stop_at(P, r);
+        cc__pool_unlock(P);
+    }
+}
+
+#ifndef CONCERTO_NO_RUNTIME
+static void* cc__restart_thread(void* arg) {
+    cc__restart_pool_work((cc__restart_pool*)arg);
+    return NULL;
+}
+#endif
+
+/* Helper threads for the pool (a thread that does not start leaves its
+   share to the others); none with lp_solve as the exact solver, whose
+   windows then run on the caller's thread alone. */
+static void cc__restart_pool_start(cc__restart_pool* P, int helpers) {
+#ifndef CONCERTO_NO_RUNTIME
+    int t;
+    if (helpers > P->n - 1) helpers = P->n - 1;
+    if (helpers > CONCERTO__MAX_THREADS) helpers = CONCERTO__MAX_THREADS;
+    if (helpers <= 0 || P->d.exact != CC_EXACT_BNB || pthread_mutex_init(&P->mu, NULL) != 0) return;
+    P->locked = 1;
+    for (t = 0; t < helpers; t++)
+        if (pthread_create(&P->th[P->n_threads], NULL, cc__restart_thread, P) == 0) P->n_threads++;
+#else
+    (void)P; (void)helpers;
+#endif
+}
+
+static void cc__restart_pool_join(cc__restart_pool* P) {
+#ifndef CONCERTO_NO_RUNTIME
+    int t;
+    for (t = 0; t < P->n_threads; t++) pthread_join(P->th[t], NULL);
+    if (P->locked) pthread_mutex_destroy(&P->mu);
+    P->n_threads = 0; P->locked = 0;
+#else
+    (void)P;
+#endif
+}
+
+/* AUTO's main line on a small graph after the first evolution: the branch
+   and bound (a fifth of its nodes above 32 ops with restarts: there the
+   default search rarely completes a proof that a fifth of it would not, and
+   the restarts find better schedules with that time, PSPLIB J60), the rest
+   of the evolution, and with restarts the neighbourhood search of its
+   incumbent. */
+static cc_result cc__solve_main_line(cc__solve* S, int restarts) {
+    int64_t nodes = S->d.bnb_nodes;
+    cc_result rc;
+    if (restarts && S->p.n > 32) S->d.bnb_nodes = nodes / 5 > 0 ? nodes / 5 : 1;
+    rc = cc__solve_exact(S);
+    S->d.bnb_nodes = nodes;
+    if (rc != CC_OK) return rc;
+    if (!S->proven && S->h.best_mk > S->lb && S->h.n_sched < S->d.budget_schedules) {
+        S->h.lb = S->lb;
+        if ((rc = cc__sample(&S->h, &S->d, S->g->topo, S->t_end, 0, NULL, 0)) != CC_OK) return rc;
+    }
+    if (!restarts || S->proven || S->h.best_mk <= S->lb) return CC_OK;
+    S->h.lb = S->lb;
+    return cc__solve_lns(S, &S->h, 8, 8, 300);
+}
+
+/* The restarts of AUTO on small graphs with a cumulative resource: the
+   main line (its incumbent's neighbourhood search last), and beside it
+   d.restarts - 1 more evolutions from fresh populations (seeds of their
+   own), each with its own neighbourhood search (windows of 16 jobs, 300
+   nodes each); the best is offered to the incumbent. Then one more
+   evolution whose population starts from the searches' results (the
+   incumbent's and each restart's best, so crossover combines what the
+   independent runs found; the rest random), and a deeper search (windows
+   of 24 and 32 jobs, 1000 nodes each) ends it. The restarts are combined
+   in their order, whatever thread ran them, so the schedule is the same on
+   any number of threads (d.threads).
+   On every 4th PSPLIB J60 instance
+   (percent above the critical-path bound; one evolution and no search
+   12.83%): 8 restarts without any search 12.50%, with the searches of
+   16 jobs 12.43%, and the deeper one 12.39% (windows of 24 jobs only
+   12.42%, 24 to 48 jobs at 3000 nodes 12.41%); 12 restarts of 3500
+   schedules 12.46%; 4 restarts whose searches go to 48 jobs at 3000
+   nodes 12.40% at about twice the time. Independent
+   starts pay: on every 4th PSPLIB J60 instance the best of four runs of
+   5000 schedules (and windows) is 12.46% above the critical-path bound,
+   one run of 30000 12.65%.
+   Once the serial SGS ran on a grid (a third less processor time), on
+   all of J60 (480): 8 restarts 10.84%; 10 restarts and the seeded
+   evolution 10.77% (404 at the best known, was 401) at about 80% of the
+   old processor time; 12 restarts and the seeded evolution 10.77%; 10
+   restarts and two seeded evolutions 10.76%. On every 4th instance by
+   name (sorted; 10.13% with 8 restarts): the seeded evolution alone
+   10.10%, 12 restarts alone 10.09%; no better: 4 window offsets instead
+   of 2 (10.13%), the searches also on the mirrored (right-justified)
+   schedule (10.13%), 1000 nodes a window (10.08% at 1.3 times the
+   time), populations of 20 or 48 (10.25%, 10.18%), 13 restarts of
+   3000 schedules (10.18%), one forward-backward pass (10.18%), the
+   parallel SGS in every other restart (10.15-10.19%), Debels and
+   Vanhoucke's peak crossover (10.16-10.23%). */
 static cc_result cc__solve_restarts(cc__solve* S) {
     cc_result rc = CC_OK;
-    int r, n_el = 0;
-    size_t n1 = (size_t)S->p.n + 1;
-    int* elite;
-    if (S->proven || S->h.best_mk <= S->lb) return CC_OK;
-    S->h.lb = S->lb;
-    if ((rc = cc__solve_lns(S, &S->h, 8, 8, 300)) != CC_OK) return rc;
-    /* the searches' results as start orders (precedence-feasible lists) */
-    elite = (int*)cc__alloc(S->ctx, (size_t)(S->d.restarts > 0 ? S->d.restarts : 1) * n1 * sizeof(int));
-    if (!elite) return CC_ERR_OUT_OF_MEMORY;
-    cc__sort_jobs(&S->p, S->h.best, S->rank, 0, S->h.tk, elite);
-    n_el = 1;
-    for (r = 1; r < S->d.restarts && rc == CC_OK; r++) {
-        cc__heur h2;
-        cc_sched_desc d2 = S->d;
-        if (S->h.best_mk <= S->lb || cc__solve_out_of_time(S)) break;
-        if (!cc__heur_init(S->ctx, &h2, &S->p, S->rank)) { cc__heur_free(&h2); cc__free(S->ctx, elite); return CC_ERR_OUT_OF_MEMORY; }
-        h2.lb = S->lb;
-        d2.seed = S->d.seed + (uint64_t)r * 0x9E3779B97F4A7C15ull;
-        rc = cc__sample(&h2, &d2, S->g->topo, S->t_end, 1, NULL, 0);
-        if (rc == CC_OK) rc = cc__solve_lns(S, &h2, 8, 8, 300);
-        S->h.n_sched += h2.n_sched;
-        if (h2.best_mk < S->h.best_mk) cc__heur_offer(&S->h, h2.best, h2.best_mk);
-        if (h2.best_mk < CONCERTO__TIME_MAX) cc__sort_jobs(&S->p, h2.best, S->rank, 0, h2.tk, elite + (size_t)n_el++ * n1);
-        cc__heur_free(&h2);
+    int r, n_el = 0, nr = S->d.restarts > 0 ? S->d.restarts : 1, n = S->p.n;
+    size_t n1 = (size_t)n + 1;
+    cc__restart_pool P;
+    memset(&P, 0, sizeof P);
+    P.S = S; P.d = S->d; P.lb0 = S->lb; P.lb_final = -1; P.n = nr; P.next = 1; P.stop = nr;
+    P.ctx0 = *S->ctx;
+    P.ctx0.logger.log_fn = NULL;
+    P.ctx0.last_result = CC_OK; P.ctx0.last_error[0] = 0;
+    P.elite = (int*)cc__alloc(S->ctx, (size_t)nr * n1 * sizeof(int));
+    P.slot = (cc__restart*)cc__calloc(S->ctx, (size_t)nr, sizeof(cc__restart));
+    if (P.slot) for (r = 1; r < nr; r++)
+        if (!(P.slot[r].best = (cc__time*)cc__alloc(S->ctx, (size_t)n * sizeof(cc__time)))) break;
+    if (!P.elite || !P.slot || (nr > 1 && !P.slot[nr - 1].best)) rc = CC_ERR_OUT_OF_MEMORY;
+    if (rc == CC_OK) {
+        cc__restart_pool_start(&P, S->d.threads - 1);
+        rc = cc__solve_main_line(S, 1);
+        cc__pool_lock(&P);
+        P.lb_final = S->lb;
+        if (rc != CC_OK || S->proven || S->h.best_mk <= S->lb) cc__pool_stop_at(&P, 0);
+        else for (r = 1; r < P.next; r++)
+            if (P.slot[r].ran && P.slot[r].mk <= S->lb) { cc__pool_stop_at(&P, r); break; }
+        cc__pool_unlock(&P);
+        cc__restart_pool_work(&P);   /* the caller's share */
+        cc__restart_pool_join(&P);
     }
+    if (rc == CC_OK && !S->proven && S->h.best_mk > S->lb) {
+        /* the searches' results as start orders (precedence-feasible lists) */
+        cc__sort_jobs(&S->p, S->h.best, S->rank, 0, S->h.tk, P.elite);
+        n_el = 1;
+        /* the merge, in the order of the restarts */
+        for (r = 1; r < nr; r++) {
+            cc__restart* R = &P.slot[r];
+            if (S->h.best_mk <= S->lb || !R->ran) break;
+            S->h.n_sched += R->n_sched;
+            S->nodes += R->nodes;
+            cc__windows_report(S, &R->cfg);
+            if (R->mk < S->h.best_mk) cc__heur_offer(&S->h, R->best, R->mk);
+            if (R->mk < CONCERTO__TIME_MAX) {
+                if (n_el != r) memmove(P.elite + (size_t)n_el * n1, P.elite + (size_t)r * n1, n1 * sizeof(int));
+                n_el++;
+            }
+            if (R->rc != CC_OK) {
+                rc = R->rc;
+                if (R->ctx.last_result != CC_OK)
+                    (void)CONCERTO__FAIL(S->ctx, R->ctx.last_result, "cc_sched_solve: restart %d: %s", r, R->ctx.last_error);
+                break;
+            }
+        }
+    }
+    if (P.slot) for (r = 1; r < nr; r++) cc__free(S->ctx, P.slot[r].best);
+    cc__free(S->ctx, P.slot);
     if (rc == CC_OK && n_el > 1 && S->h.best_mk > S->lb && !cc__solve_out_of_time(S)) {
         cc__heur h3;
         cc_sched_desc d3 = S->d;
-        if (!cc__heur_init(S->ctx, &h3, &S->p, S->rank)) { cc__heur_free(&h3); cc__free(S->ctx, elite); return CC_ERR_OUT_OF_MEMORY; }
+        if (!cc__heur_init(S->ctx, &h3, &S->p, S->rank)) { cc__heur_free(&h3); cc__free(S->ctx, P.elite); return CC_ERR_OUT_OF_MEMORY; }
         h3.lb = S->lb;
         d3.seed = S->d.seed + (uint64_t)(S->d.restarts + 1) * 0x9E3779B97F4A7C15ull;
-        rc = cc__sample(&h3, &d3, S->g->topo, S->t_end, 1, elite, n_el);
+        rc = cc__sample(&h3, &d3, S->g->topo, S->t_end, 1, P.elite, n_el);
         S->h.n_sched += h3.n_sched;
         if (h3.best_mk < S->h.best_mk) cc__heur_offer(&S->h, h3.best, h3.best_mk);
         cc__heur_free(&h3);
     }
-    cc__free(S->ctx, elite);
-    if (rc == CC_OK) rc = cc__solve_lns(S, &S->h, 12, 16, 1000);
+    cc__free(S->ctx, P.elite);
+    if (rc == CC_OK && !S->proven) rc = cc__solve_lns(S, &S->h, 12, 16, 1000);
     return rc;
 }
 
@@ -7712,20 +7977,8 @@ static cc_result cc__solve_improve(cc__solve* S) {
             if (!small_auto) { rc = cc__solve_windows(S); break; }
             if (d1.budget_schedules > CONCERTO__AUTO_FIRST_BUDGET) d1.budget_schedules = CONCERTO__AUTO_FIRST_BUDGET;
             if ((rc = cc__sample(&S->h, &d1, S->g->topo, S->t_end, 0, NULL, 0)) != CC_OK) break;
-            if (restarts && S->p.n > 32) {
-                /* above 32 ops the default search rarely completes a proof
-                   that a fifth of it would not; the restarts find better
-                   schedules with that time (PSPLIB J60) */
-                S->d.bnb_nodes = S->d.bnb_nodes / 5 > 0 ? S->d.bnb_nodes / 5 : 1;
-                rc = cc__solve_exact(S);
-                S->d.bnb_nodes = d1.bnb_nodes;
-            } else rc = cc__solve_exact(S);
-            if (rc != CC_OK) break;
-            if (!S->proven && S->h.best_mk > S->lb && S->h.n_sched < S->d.budget_schedules) {
-                S->h.lb = S->lb;
-                rc = cc__sample(&S->h, &S->d, S->g->topo, S->t_end, 0, NULL, 0);
-            }
-            if (rc == CC_OK && restarts) rc = cc__solve_restarts(S);
+            if (restarts && S->h.best_mk > S->lb) rc = cc__solve_restarts(S);
+            else rc = cc__solve_main_line(S, 0);
             break;
         case CC_SCHED_ODD_EVEN:
             rc = cc__solve_windows(S);

@@ -25,6 +25,12 @@ if echo "$out" | grep -qw 43; then ok "its output names the optimum 43"
 else fail "its output does not contain the optimum 43: $(echo "$out" | tail -n 3)"; fi
 out=$(timeout 120 "$tool" --budget 50 --exact 100 "$sample" 2>&1); rc=$?
 if [ "$rc" -eq 0 ]; then ok "--budget 50 --exact 100 exits 0"; else fail "--budget 50 --exact 100 exits $rc: $(echo "$out" | tail -n 3)"; fi
+out=$(timeout 120 "$tool" --threads 2 --restarts 20 "$sample" 2>&1); rc=$?
+if [ "$rc" -eq 0 ] && echo "$out" | grep -q "makespan=43 "; then ok "--threads 2 --restarts 20 exits 0 at the optimum 43"
+else fail "--threads 2 --restarts 20 exits $rc: $(echo "$out" | tail -n 3)"; fi
+out=$(timeout 60 "$tool" --threads 0 "$sample" 2>&1); rc=$?
+if [ "$rc" -eq 2 ] && echo "$out" | grep -q -- "--threads N"; then ok "--threads 0 is refused with the usage (exit 2)"
+else fail "--threads 0 exits $rc: $(echo "$out" | tail -n 3)"; fi
 out=$(timeout 60 "$tool" "$build/tmp/no_such_file.sm" 2>&1); rc=$?
 if [ "$rc" -ne 0 ]; then ok "a missing file gives a non-zero exit ($rc)"; else fail "a missing file exits 0"; fi
 if echo "$out" | grep -q "no_such_file.sm"; then ok "and the message names the file"
