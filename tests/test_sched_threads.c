@@ -121,11 +121,10 @@ static void la_free(void* q, void* ud) {
     pthread_mutex_unlock(&l->mu);
 }
 
-/* Allocations of a solve on 2 threads refused one at a time (which one the
-   k-th is depends on the threads' timing): out of memory or the schedule of
-   the solve without refusals, nothing leaked. The allocations after the
-   first evolution are the restarts'; every 23rd of them is refused, and all
-   of the first 40. */
+/* Allocations of a solve on 2 threads refused one at a time, the first 20
+   and then every 61st (which one the k-th is depends on the threads'
+   timing): out of memory or the schedule of the solve on one thread
+   without refusals, nothing leaked. */
 static void test_refusals_on_threads(void) {
     tu_rng rng = {99};
     tu_gen gen = {36, 36, 3, 3, 0, 6, 9, 1.0, 0.12, 0.0};
@@ -151,7 +150,7 @@ static void test_refusals_on_threads(void) {
         if (ref.n_schedules > 2 * d.budget_schedules && !ref.proven_optimal) break;
     }
     if (!CHECK(tries < 20, "a graph of 36 ops where the restarts run (%d tried)", tries)) goto out;
-    for (k = 0; k <= n_allocs + 1; k += (k < 40 ? 1 : 23)) {
+    for (k = 0; k <= n_allocs + 1; k += (k < 20 ? 1 : 61)) {
         locked_alloc l;
         cc_context_desc cd = cc_context_desc_default();
         cc_context* c2 = NULL;
