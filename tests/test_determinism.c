@@ -10,26 +10,6 @@
 #include <unistd.h>
 #include "util.h"
 
-static int same_schedule(const cc_schedule* a, const cc_schedule* b, char* why, size_t n_why) {
-    int i;
-    if (a->n_ops != b->n_ops) { snprintf(why, n_why, "n_ops %d vs %d", a->n_ops, b->n_ops); return 0; }
-    for (i = 0; i < a->n_ops; i++) {
-        if (a->start_us[i] != b->start_us[i]) {
-            snprintf(why, n_why, "op %d starts at %.17g vs %.17g", i, a->start_us[i], b->start_us[i]);
-            return 0;
-        }
-        if (a->order[i].id != b->order[i].id) { snprintf(why, n_why, "order[%d] differs", i); return 0; }
-    }
-    if (a->makespan_us != b->makespan_us || a->lower_bound_us != b->lower_bound_us ||
-        a->proven_optimal != b->proven_optimal || a->n_schedules != b->n_schedules || a->n_nodes != b->n_nodes) {
-        snprintf(why, n_why, "makespan %g/%g, bound %g/%g, proven %d/%d, schedules %lld/%lld, nodes %lld/%lld",
-                 a->makespan_us, b->makespan_us, a->lower_bound_us, b->lower_bound_us, a->proven_optimal, b->proven_optimal,
-                 (long long)a->n_schedules, (long long)b->n_schedules, (long long)a->n_nodes, (long long)b->n_nodes);
-        return 0;
-    }
-    return 1;
-}
-
 static pid_t busy_children[4];
 static int n_busy;
 
@@ -114,12 +94,12 @@ static void test_same_schedule(void) {
         rd = cc_sched_solve(c2, g2, &sc[i].desc, &d);
         unload_cpu();
         if (CHECK(ra == CC_OK && rb == CC_OK && rc == CC_OK && rd == CC_OK, "%s: all four solves succeed", sc[i].name)) {
-            CHECK(same_schedule(&a, &b, why, sizeof why), "%s: solved twice in one context: identical (%s)", sc[i].name,
-                  same_schedule(&a, &b, why, sizeof why) ? "" : why);
-            CHECK(same_schedule(&a, &c, why, sizeof why), "%s: in another context with a rebuilt graph: identical (%s)",
-                  sc[i].name, same_schedule(&a, &c, why, sizeof why) ? "" : why);
-            CHECK(same_schedule(&a, &d, why, sizeof why), "%s: with 2 busy processes loading the CPU: identical (%s)",
-                  sc[i].name, same_schedule(&a, &d, why, sizeof why) ? "" : why);
+            CHECK(tu_same_schedule(&a, &b, why, sizeof why), "%s: solved twice in one context: identical (%s)", sc[i].name,
+                  tu_same_schedule(&a, &b, why, sizeof why) ? "" : why);
+            CHECK(tu_same_schedule(&a, &c, why, sizeof why), "%s: in another context with a rebuilt graph: identical (%s)",
+                  sc[i].name, tu_same_schedule(&a, &c, why, sizeof why) ? "" : why);
+            CHECK(tu_same_schedule(&a, &d, why, sizeof why), "%s: with 2 busy processes loading the CPU: identical (%s)",
+                  sc[i].name, tu_same_schedule(&a, &d, why, sizeof why) ? "" : why);
             NOTE("%s: makespan %g, lower bound %g, %lld schedules, %lld nodes, %.0f ms unloaded, %.0f ms loaded", sc[i].name,
                  a.makespan_us, a.lower_bound_us, (long long)a.n_schedules, (long long)a.n_nodes, a.solve_ms, d.solve_ms);
         }

@@ -10,28 +10,6 @@
 #include <string.h>
 #include "util.h"
 
-static int same_schedule(const cc_schedule* a, const cc_schedule* b, char* why, size_t n_why) {
-    int i;
-    if (a->n_ops != b->n_ops) { snprintf(why, n_why, "n_ops %d vs %d", a->n_ops, b->n_ops); return 0; }
-    for (i = 0; i < a->n_ops; i++) {
-        if (a->start_us[i] != b->start_us[i]) {
-            snprintf(why, n_why, "op %d starts at %.17g vs %.17g", i, a->start_us[i], b->start_us[i]);
-            return 0;
-        }
-        if (a->order[i].id != b->order[i].id) { snprintf(why, n_why, "order[%d] differs", i); return 0; }
-    }
-    if (a->makespan_us != b->makespan_us || a->lower_bound_us != b->lower_bound_us ||
-        a->proven_optimal != b->proven_optimal || a->n_schedules != b->n_schedules || a->n_nodes != b->n_nodes ||
-        a->n_windows != b->n_windows || a->n_windows_proven != b->n_windows_proven) {
-        snprintf(why, n_why, "makespan %g/%g, bound %g/%g, proven %d/%d, schedules %lld/%lld, nodes %lld/%lld, windows %lld/%lld",
-                 a->makespan_us, b->makespan_us, a->lower_bound_us, b->lower_bound_us, a->proven_optimal, b->proven_optimal,
-                 (long long)a->n_schedules, (long long)b->n_schedules, (long long)a->n_nodes, (long long)b->n_nodes,
-                 (long long)a->n_windows, (long long)b->n_windows);
-        return 0;
-    }
-    return 1;
-}
-
 static cc_sched_desc restarts_desc(int threads, uint64_t seed) {
     cc_sched_desc d = cc_sched_desc_default();
     d.method = CC_SCHED_AUTO;
@@ -72,7 +50,7 @@ static void test_same_on_any_threads(void) {
                 if (n_bad_valid++ < 3) NOTE("trial %d, %d threads: invalid (%s), makespan %g, own %g, checker %g", trial, th[v], msg,
                                             s[v].makespan_us, mk, mc);
             }
-            if (v > 0 && s[0].n_ops == in->n && !same_schedule(&s[0], &s[v], why, sizeof why))
+            if (v > 0 && s[0].n_ops == in->n && !tu_same_schedule(&s[0], &s[v], why, sizeof why))
                 if (n_bad_same++ < 3) NOTE("trial %d: 1 thread vs %d: %s", trial, th[v], why);
         }
         /* the restarts ran: more schedules than the first evolution's budget */
@@ -177,7 +155,7 @@ static void test_refusals_on_threads(void) {
         else if (rc != CC_OK) { if (bad++ < 3) NOTE("refusal %ld: %s: %s", k, tu_res_name(rc), cc_last_error(c2)); }
         else {
             char why[300];
-            if (!same_schedule(&ref, &s, why, sizeof why)) { if (bad++ < 3) NOTE("refusal %ld of %ld: %s", k, n_allocs, why); }
+            if (!tu_same_schedule(&ref, &s, why, sizeof why)) { if (bad++ < 3) NOTE("refusal %ld of %ld: %s", k, n_allocs, why); }
             else n_same++;
         }
         cc_schedule_release(c2, &s);
