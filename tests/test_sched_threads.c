@@ -21,12 +21,12 @@ static cc_sched_desc restarts_desc(int threads, uint64_t seed) {
     return d;
 }
 
-/* Random graphs of 30-50 ops on 3-4 cumulative resources: one thread, then
+/* Six random graphs of 30-50 ops on 3-4 cumulative resources: one thread, then
    2 and 4. */
 static void test_same_on_any_threads(void) {
     tu_rng rng = {4242};
     tu_gen gen = {30, 50, 3, 4, 0, 6, 9, 1.0, 0.12, 0.0};
-    int trial, n_trials = 10, n_restarted = 0, n_bad_same = 0, n_bad_valid = 0, n_fail = 0;
+    int trial, n_trials = 6, n_restarted = 0, n_bad_same = 0, n_bad_valid = 0, n_fail = 0;
     cc_context* ctx = NULL;
     if (!CHECK(cc_context_create(NULL, &ctx) == CC_OK, "context")) return;
     for (trial = 0; trial < n_trials; trial++) {
@@ -100,7 +100,7 @@ static void la_free(void* q, void* ud) {
 }
 
 /* Allocations of a solve on 2 threads refused one at a time, the first 20
-   and then every 61st (which one the k-th is depends on the threads'
+   and then every 97th (which one the k-th is depends on the threads'
    timing): out of memory or the schedule of the solve on one thread
    without refusals, nothing leaked. */
 static void test_refusals_on_threads(void) {
@@ -128,7 +128,7 @@ static void test_refusals_on_threads(void) {
         if (ref.n_schedules > 2 * d.budget_schedules && !ref.proven_optimal) break;
     }
     if (!CHECK(tries < 20, "a graph of 36 ops where the restarts run (%d tried)", tries)) goto out;
-    for (k = 0; k <= n_allocs + 1; k += (k < 20 ? 1 : 61)) {
+    for (k = 0; k <= n_allocs + 1; k += (k < 20 ? 1 : 97)) {
         locked_alloc l;
         cc_context_desc cd = cc_context_desc_default();
         cc_context* c2 = NULL;
