@@ -45,7 +45,7 @@ STRICT_CFLAGS = -std=c99 -Wall -Wextra -Werror -pedantic $(CFLAGS) $(SAN) -MMD -
 LDLIBS       = $(LPSOLVE_LIBS) -lm
 
 T := $(BUILD)/tests
-UNIT_TESTS    := test_sched test_sched_threads test_exact test_exact_shave test_j30 test_alloc test_determinism test_graph test_check test_sim test_psplib test_misc test_world test_exec test_lpsolve test_fuse test_decompose test_comm test_cluster test_peers test_step
+UNIT_TESTS    := test_sched test_sched_threads test_exact test_exact_shave test_lcg test_j30 test_alloc test_determinism test_graph test_check test_sim test_psplib test_misc test_world test_exec test_lpsolve test_fuse test_decompose test_comm test_cluster test_peers test_step
 COMPILE_TESTS := compile_c99 compile_cpp11 compile_static compile_solver_only
 UNIT_BINS     := $(addprefix $(T)/,$(UNIT_TESTS))
 TEST_BINS     := $(UNIT_BINS) $(addprefix $(T)/,$(COMPILE_TESTS)) tests/test_psplib_tool.sh tests/test_plan.sh tests/test_gpt.sh
@@ -59,7 +59,7 @@ TEST_BINS     := $(UNIT_BINS) $(addprefix $(T)/,$(COMPILE_TESTS)) tests/test_psp
 # stops one that starts a thread after all, so that the list cannot go
 # stale. An edit of the list reaches a program when it is next linked
 # (make clean, or a fresh clone as CI's).
-THREAD_FREE_UNITS := test_sched test_exact test_exact_shave test_j30 test_alloc test_determinism test_graph test_check test_sim \
+THREAD_FREE_UNITS := test_sched test_exact test_exact_shave test_lcg test_j30 test_alloc test_determinism test_graph test_check test_sim \
                      test_psplib test_misc test_lpsolve test_cluster test_peers test_step
 THREAD_FREE   := $(addprefix $(T)/,$(THREAD_FREE_UNITS)) tests/test_psplib_tool.sh tests/test_plan.sh
 TSAN_BUILD     = $(findstring -fsanitize=thread,$(SAN))
@@ -189,7 +189,7 @@ $(T)/compile_cpp11.o: tests/compile_cpp11.cpp
 # test_lpsolve compiles the implementation itself: it swaps lp_solve's calls
 # for failing fakes through hooks that are private to that translation unit;
 # test_peers compiles it beside tools/peers.h, as a planner would.
-SELF_IMPL_BINS := $(T)/test_lpsolve $(T)/test_exact $(T)/test_exact_shave $(T)/test_peers
+SELF_IMPL_BINS := $(T)/test_lpsolve $(T)/test_exact $(T)/test_exact_shave $(T)/test_lcg $(T)/test_peers
 
 $(filter-out $(SELF_IMPL_BINS),$(UNIT_BINS)): $(T)/%: $(T)/%.o $(T)/util.o $(T)/concerto_impl.o
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(LDLIBS) || { rm -f $@; exit 1; }

@@ -525,7 +525,10 @@ typedef struct cc_sched_desc {
     uint64_t seed;            /* sampling seed */
     int64_t bnb_nodes;        /* branch-and-bound nodes; 0: 200000 up to 32 ops, scaled by
                                  (32/n)^3 above; < 0 none (AUTO with restarts: a fifth above
-                                 32 ops, see restarts) */
+                                 32 ops, see restarts). Where branch and bound leaves a whole
+                                 graph with a cumulative resource (and no busy time) unproven,
+                                 lazy clause generation follows with half as many conflicts
+                                 (n_conflicts; exact CC_EXACT_BNB only) */
     int window_ops;           /* odd-even block size b (windows of 2b ops); 0: 8. Above 64, each
                                  window is first improved by windows of its own (blocks 8 to 32,
                                  window_nodes each, by branch and bound), then searched from there */
@@ -591,6 +594,8 @@ typedef struct cc_schedule {
     int proven_optimal;       /* 1 only when makespan == a proven lower bound */
     int64_t n_schedules;      /* schedules generated */
     int64_t n_nodes;          /* branch-and-bound nodes */
+    int64_t n_conflicts;      /* conflicts of lazy clause generation (where branch and bound
+                                 left a whole graph with a cumulative resource unproven) */
     double solve_ms;          /* on the clock of time_limit_s */
     int64_t exact_wins_bnb;   /* exact solves (whole graph, windows) where branch and */
     int64_t exact_wins_lp;    /* bound / lp_solve gave the better schedule (BOTH: ties go to bnb) */
@@ -606,6 +611,8 @@ typedef struct cc_schedule {
                                    found a better schedule,
                                  CC_ERR_BACKEND  lp_solve failed (its status in the message),
                                  CC_ERR_UNSUPPORTED  the ILP model was too large,
+                                 CC_ERR_INVALID_SCHEDULE  a schedule of lazy clause
+                                   generation failed its check (dropped; a fault),
                                  CC_ERR_OUT_OF_MEMORY  the allocator failed in lp_solve's run
                                    under CC_EXACT_BOTH (elsewhere that fails the solve) */
     int64_t exact_failures;   /* failed runs */
@@ -5624,6 +5631,818 @@ oom:
     return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "branch and bound: out of memory for %d jobs", p->n);
 }
 
+/* >>lcg
+   Lazy clause generation (Ohrimenko, Stuckey & Codish 2009; for the RCPSP
+   Schutt, Feydy, Stuckey & Wallace 2011): a SAT solver whose literals are
+   the bounds of the start times, with propagators that explain what they
+   derive as clauses, so that every failure teaches a nogood that prunes the
+   rest of the search. Branch and bound (>>bnb) proves what its bounds and
+   dominance rules close; the proofs it cannot finish (PSPLIB's j3013_*,
+   j3029_8: 124k-780k+ nodes) take this solver tens of thousands of
+   conflicts. It runs on whole graphs without releases, deadlines or busy
+   blocks (cc__solve_exact: after branch and bound, where that did not
+   prove its schedule).
+
+   - Time in steps of the grain. The target T (the incumbent's makespan
+     minus one step) bounds every job: s_j in [head_j, T - tail_j] (the
+     longest paths from the start and to the end).
+   - Literals, eagerly: [s_j >= t] for t in (head_j, T - tail_j]; a bound
+     change sets the literal and, down the ladder, the weaker ones of the
+     same job (each explained by the next stronger), so the bounds are the
+     literals' state and backtracking restores them.
+   - Propagation: precedence (s_j >= t implies s_succ >= t + D_j, and back
+     for upper bounds, each explained by the one literal), the learnt
+     clauses (two watched literals with a blocker), and time-tabling per
+     resource (compulsory parts [ub_j, lb_j + D_j); an overload fails, a job
+     that cannot run at a point t of its earliest or latest window moves
+     past it). Explanations are pointwise (Schutt et al.): the jobs whose
+     compulsory parts cover t, largest demands first until they exceed
+     what leaves no room, each by [s_i >= t - D_i + 1] and [s_i <= t], and
+     the moved job by [s_j >= t - D_j + 1] (or [s_j <= t]).
+   - Search: first-UIP learning with the clause minimised locally (a literal
+     whose reason lies in the clause is dropped), VSIDS over the literals
+     (decay CONCERTO__LCG_DECAY), phases saved (first: every start as
+     early as it can; after a schedule, that schedule's), Luby restarts
+     (CONCERTO__LCG_RESTART conflicts), and every CONCERTO__LCG_REDUCE (+300
+     per reduction) conflicts the half of the learnt clauses of highest
+     literal-block distance is dropped (those of distance 2 or less and the
+     reasons of assigned literals stay).
+   - A schedule (every job fixed) is checked against the problem
+     (precedence and capacities, cc__lcg_verify) before it replaces the
+     incumbent; the target then drops below it, at level 0, and the learnt
+     clauses stay (a lower target only adds unit clauses). A conflict at
+     level 0 proves the incumbent optimal.
+   - The budget counts conflicts, not time: the same search on every
+     machine.
+   On all 480 PSPLIB J30 instances from the solver's default incumbent it
+   proves every optimum alone (bench/RESULTS.md). */
+
+#define CONCERTO__LCG_MAX_VARS ((int64_t)1 << 20)   /* literals at most (about 80 bytes each) */
+#define CONCERTO__LCG_MAX_ARENA ((size_t)1 << 28)   /* ints of learnt clauses, and of explanations, at most */
+#define CONCERTO__LCG_DECAY 1.05                     /* VSIDS: the bump grows by this per conflict */
+#define CONCERTO__LCG_RESTART 100                    /* conflicts of the Luby sequence's unit */
+#define CONCERTO__LCG_REDUCE 2000                    /* conflicts between reductions of the learnt clauses */
+
+/* Tests only: called with every clause the solver derives (explanations,
+   conflicts, learnt clauses) and the solver, whose target T it holds for.
+   A test that compiles the implementation itself defines it. */
+#ifndef CONCERTO__LCG_CLAUSE_HOOK
+#define CONCERTO__LCG_CLAUSE_HOOK(L, lits, n) ((void)0)
+#endif
+
+#define CONCERTO__LCG_TRUE (-1)
+#define CONCERTO__LCG_FALSE (-2)
+#define CONCERTO__LCG_NONE (-1)          /* reason of a decision or a level-0 fact */
+
+typedef struct cc__lcg {
+    cc_context* ctx;
+    const cc__prob* p;
+    int n, k, H, T;   /* T: the target, in steps */
+    int *D, *tail, *lo, *hi, *base, *vjob;
+    int nv;
+    signed char *val, *phase, *seen;
+    char* keep;
+    char* dirty;      /* [k] a job on the resource moved since its last time-tabling */
+    int *roff, *rj;   /* per resource: its jobs (demand > 0, duration > 0) by demand, descending */
+    int *lvl, *rsn, *lb, *ub;
+    int *trail, ntrail, qhead;
+    int *tlim, *elim, nlev;
+    /* learned clauses: [len, lbd, lits...]; watch lists by literal: pairs
+       (clause, blocker) */
+    int* A; size_t nA, capA;
+    int** wv; int *wn, *wc;
+    int64_t next_reduce, nclauses, nreduce;
+    /* explanations: [len, lits...], lits[0] implied; a stack cut on backtrack */
+    int* E; size_t nE, capE;
+    /* conflict and analysis */
+    int* confl; int nconfl;
+    int* learnt; int nlearnt;
+    /* VSIDS */
+    double* act; double inc;
+    int *heap, *hpos, nheap;
+    /* timetable scratch */
+    int *prof, *cs, *ce, *stamp, nstamp, lbd;
+    int64_t conflicts, decisions, nlearned;
+    int oom;
+} cc__lcg;
+
+static int cc__lcg_ge(const cc__lcg* L, int j, int t) {
+    if (t <= L->lo[j]) return CONCERTO__LCG_TRUE;
+    if (t > L->hi[j]) return CONCERTO__LCG_FALSE;
+    return 2 * (L->base[j] + (t - L->lo[j] - 1));
+}
+static int cc__lcg_vt(const cc__lcg* L, int v) { return L->lo[L->vjob[v]] + 1 + (v - L->base[L->vjob[v]]); }
+static int cc__lcg_value(const cc__lcg* L, int l) {
+    int x = L->val[l >> 1];
+    return x < 0 ? -1 : (x ^ (l & 1));
+}
+
+/* ---- VSIDS heap ---- */
+static void cc__lcg_hup(cc__lcg* L, int i) {
+    int v = L->heap[i];
+    while (i > 0) {
+        int pa = (i - 1) / 2;
+        if (L->act[L->heap[pa]] > L->act[v] || (L->act[L->heap[pa]] == L->act[v] && L->heap[pa] < v)) break;
+        L->heap[i] = L->heap[pa]; L->hpos[L->heap[i]] = i; i = pa;
+    }
+    L->heap[i] = v; L->hpos[v] = i;
+}
+static void cc__lcg_hdown(cc__lcg* L, int i) {
+    int v = L->heap[i];
+    for (;;) {
+        int c = 2 * i + 1, b;
+        if (c >= L->nheap) break;
+        b = c;
+        if (c + 1 < L->nheap) {
+            int x = L->heap[c], y = L->heap[c + 1];
+            if (L->act[y] > L->act[x] || (L->act[y] == L->act[x] && y < x)) b = c + 1;
+        }
+        if (L->act[L->heap[b]] < L->act[v] || (L->act[L->heap[b]] == L->act[v] && L->heap[b] > v)) break;
+        L->heap[i] = L->heap[b]; L->hpos[L->heap[i]] = i; i = b;
+    }
+    L->heap[i] = v; L->hpos[v] = i;
+}
+static void cc__lcg_hins(cc__lcg* L, int v) {
+    if (L->hpos[v] >= 0) return;
+    L->heap[L->nheap] = v; L->hpos[v] = L->nheap; L->nheap++;
+    cc__lcg_hup(L, L->nheap - 1);
+}
+static int cc__lcg_hpop(cc__lcg* L) {
+    int v = L->heap[0];
+    L->hpos[v] = -1;
+    L->nheap--;
+    if (L->nheap > 0) { L->heap[0] = L->heap[L->nheap]; L->hpos[L->heap[0]] = 0; cc__lcg_hdown(L, 0); }
+    return v;
+}
+static void cc__lcg_bump(cc__lcg* L, int v) {
+    L->act[v] += L->inc;
+    if (L->act[v] > 1e100) {
+        int i;
+        for (i = 0; i < L->nv; i++) L->act[i] *= 1e-100;
+        L->inc *= 1e-100;
+    }
+    if (L->hpos[v] >= 0) cc__lcg_hup(L, L->hpos[v]);
+}
+
+/* ---- assignment ---- */
+static void cc__lcg_touch(cc__lcg* L, int j) {
+    int r;
+    for (r = 0; r < L->k; r++)
+        if (L->p->dem[(size_t)j * L->k + r] > 0) L->dirty[r] = 1;
+}
+
+static void cc__lcg_put(cc__lcg* L, int l, int rsn) {
+    int v = l >> 1;
+    L->val[v] = (signed char)!(l & 1);
+    L->lvl[v] = L->nlev;
+    L->rsn[v] = rsn;
+    L->trail[L->ntrail++] = l;
+}
+
+/* The conflict of an implication p <- reason whose p is false: p (when it
+   is a literal) and the reason's antecedents, negated. */
+static void cc__lcg_conflict_of(cc__lcg* L, int p, int rsn) {
+    L->nconfl = 0;
+    if (p >= 0) L->confl[L->nconfl++] = p;
+    if (rsn <= -2) L->confl[L->nconfl++] = (-2 - rsn) ^ 1;
+    else if (rsn >= 0) {
+        const int* c = (rsn & 1) ? L->E + (rsn >> 1) : L->A + (rsn >> 1);
+        int len = c[0], i;
+        const int* lits = (rsn & 1) ? c + 1 : c + 2;
+        for (i = 1; i < len; i++) L->confl[L->nconfl++] = lits[i];
+    }
+}
+
+/* s_j >= t because of rsn; 0 on a conflict (in L->confl). */
+static int cc__lcg_set_lb(cc__lcg* L, int j, int t, int rsn) {
+    int u;
+    if (t <= L->lb[j]) return 1;
+    if (t > L->ub[j]) { cc__lcg_conflict_of(L, cc__lcg_ge(L, j, t), rsn); return 0; }
+    cc__lcg_put(L, cc__lcg_ge(L, j, t), rsn);
+    for (u = t - 1; u > L->lb[j]; u--) cc__lcg_put(L, cc__lcg_ge(L, j, u), -2 - cc__lcg_ge(L, j, u + 1));
+    L->lb[j] = t;
+    cc__lcg_touch(L, j);
+    return 1;
+}
+
+/* s_j <= u because of rsn. */
+static int cc__lcg_set_ub(cc__lcg* L, int j, int u, int rsn) {
+    int w, g;
+    if (u >= L->ub[j]) return 1;
+    if (u < L->lb[j]) {
+        g = cc__lcg_ge(L, j, u + 1);
+        cc__lcg_conflict_of(L, g >= 0 ? g ^ 1 : -1, rsn);
+        return 0;
+    }
+    cc__lcg_put(L, cc__lcg_ge(L, j, u + 1) ^ 1, rsn);
+    for (w = u + 2; w <= L->ub[j]; w++) cc__lcg_put(L, cc__lcg_ge(L, j, w) ^ 1, -2 - (cc__lcg_ge(L, j, w - 1) ^ 1));
+    L->ub[j] = u;
+    cc__lcg_touch(L, j);
+    return 1;
+}
+
+static int cc__lcg_assign(cc__lcg* L, int l, int rsn) {
+    int v = l >> 1, j = L->vjob[v], t = cc__lcg_vt(L, v);
+    return (l & 1) ? cc__lcg_set_ub(L, j, t - 1, rsn) : cc__lcg_set_lb(L, j, t, rsn);
+}
+
+static void cc__lcg_backtrack(cc__lcg* L, int level) {
+    int i;
+    if (L->nlev <= level) return;
+    for (i = L->ntrail - 1; i >= L->tlim[level]; i--) {
+        int l = L->trail[i], v = l >> 1, j = L->vjob[v], t = cc__lcg_vt(L, v);
+        L->phase[v] = L->val[v];
+        L->val[v] = -1;
+        if (l & 1) { if (L->ub[j] < t) L->ub[j] = t; }
+        else if (L->lb[j] > t - 1) L->lb[j] = t - 1;
+        cc__lcg_hins(L, v);
+    }
+    L->ntrail = L->qhead = L->tlim[level];
+    memset(L->dirty, 1, (size_t)L->k);
+    L->nE = (size_t)L->elim[level];
+    L->nlev = level;
+}
+
+/* ---- explanations ---- */
+static int cc__lcg_ebegin(cc__lcg* L, int p) {
+    if (L->nE + (size_t)2 * L->n + 8 > CONCERTO__LCG_MAX_ARENA ||
+        !CONCERTO__GROW(L->ctx, L->E, L->capE, L->nE + (size_t)2 * L->n + 8)) { L->oom = 1; return -1; }
+    L->E[L->nE] = 1;
+    L->E[L->nE + 1] = p;
+    return (int)L->nE;
+}
+static void cc__lcg_eadd(cc__lcg* L, int off, int a) {   /* antecedent a (true), unless constant */
+    if (a >= 0) { L->E[off + 1 + L->E[off]] = a ^ 1; L->E[off]++; }
+}
+static int cc__lcg_eend(cc__lcg* L, int off) {
+    CONCERTO__LCG_CLAUSE_HOOK(L, L->E + off + 1, L->E[off]);
+    L->nE += (size_t)L->E[off] + 1;
+    return (off << 1) | 1;
+}
+
+/* ---- clause propagation ---- */
+static int cc__lcg_wpush(cc__lcg* L, int lit, int c, int blk) {
+    if (L->wn[lit] + 2 > L->wc[lit]) {
+        size_t cap = (size_t)L->wc[lit];
+        if (!CONCERTO__GROW(L->ctx, L->wv[lit], cap, (size_t)L->wn[lit] + 2)) { L->oom = 1; return 0; }
+        L->wc[lit] = (int)cap;
+    }
+    L->wv[lit][L->wn[lit]++] = c;
+    L->wv[lit][L->wn[lit]++] = blk;
+    return 1;
+}
+
+static int cc__lcg_watch(cc__lcg* L, int F) {
+    int *w = L->wv[F], n = L->wn[F], i = 0, o = 0, ok = 1;
+    while (i < n) {
+        int c = w[i], blk = w[i + 1], len, *lits, q, first;
+        i += 2;
+        if (cc__lcg_value(L, blk) == 1) { w[o++] = c; w[o++] = blk; continue; }
+        len = L->A[c]; lits = L->A + c + 2;
+        if (lits[0] == F) { lits[0] = lits[1]; lits[1] = F; }
+        first = lits[0];
+        if (first != blk && cc__lcg_value(L, first) == 1) { w[o++] = c; w[o++] = first; continue; }
+        for (q = 2; q < len; q++)
+            if (cc__lcg_value(L, lits[q]) != 0) break;
+        if (q < len) {
+            lits[1] = lits[q]; lits[q] = F;
+            if (!cc__lcg_wpush(L, lits[1], c, first)) { ok = 0; w = L->wv[F]; w[o++] = c; w[o++] = first; break; }
+            w = L->wv[F];   /* lits[1] != F, so this list did not move */
+            continue;
+        }
+        w[o++] = c; w[o++] = first;
+        if (cc__lcg_value(L, first) == 0) {
+            L->nconfl = 0;
+            for (q = 0; q < len; q++) L->confl[L->nconfl++] = lits[q];
+            ok = 0;
+            break;
+        }
+        if (!cc__lcg_assign(L, first, c << 1)) { ok = 0; break; }
+    }
+    while (i < n) w[o++] = w[i++];
+    L->wn[F] = o;
+    return ok;
+}
+
+/* ---- time-tabling ---- */
+
+/* Pushes the literals of tasks (other than skip) whose compulsory parts
+   cover t on resource r, largest demand first, until their demand exceeds
+   need; into the explanation at off (off < 0: into the conflict). */
+static void cc__lcg_cover(cc__lcg* L, int r, int t, int skip, int64_t need, int off) {
+    int i, a, k = L->k;
+    int64_t sum = 0;
+    for (i = L->roff[r]; i < L->roff[r + 1] && sum <= need; i++) {
+        int j = L->rj[i], a1, a2;
+        if (j == skip || L->cs[j] > t || t >= L->ce[j]) continue;
+        a1 = cc__lcg_ge(L, j, t - L->D[j] + 1);
+        a2 = cc__lcg_ge(L, j, t + 1);
+        sum += L->p->dem[(size_t)j * k + r];
+        a2 = a2 == CONCERTO__LCG_FALSE ? CONCERTO__LCG_TRUE : a2 == CONCERTO__LCG_TRUE ? CONCERTO__LCG_FALSE : a2 ^ 1;
+        for (a = 0; a < 2; a++) {
+            int x = a ? a2 : a1;
+            if (x < 0) continue;
+            if (off < 0) L->confl[L->nconfl++] = x ^ 1;
+            else cc__lcg_eadd(L, off, x);
+        }
+    }
+}
+
+/* 1: something moved, 0: nothing, -1: a conflict */
+static int cc__lcg_tt(cc__lcg* L) {
+    int n = L->n, k = L->k, r, j, t, moved = 0;
+    for (r = 0; r < k; r++) {
+        int64_t cap = L->p->cap[r], maxp;
+        int any = 0;
+        if (!L->dirty[r]) continue;
+        L->dirty[r] = 0;
+        memset(L->prof, 0, ((size_t)L->H + 1) * sizeof *L->prof);
+        for (j = 0; j < n; j++) {
+            int d = L->p->dem[(size_t)j * k + r];
+            L->cs[j] = L->ce[j] = 0;
+            if (d <= 0 || L->D[j] <= 0) continue;
+            if (L->ub[j] < L->lb[j] + L->D[j]) {
+                L->cs[j] = L->ub[j]; L->ce[j] = L->lb[j] + L->D[j];
+                L->prof[L->cs[j]] += d;
+                L->prof[L->ce[j]] -= d;
+                any = 1;
+            }
+        }
+        if (!any) continue;
+        maxp = 0;
+        for (t = 0; t < L->H; t++) {
+            if (t > 0) L->prof[t] += L->prof[t - 1];
+            if (L->prof[t] > maxp) maxp = L->prof[t];
+        }
+        if (maxp > cap)
+            for (t = 0; t < L->H; t++)
+                if (L->prof[t] > cap) {
+                    L->nconfl = 0;
+                    cc__lcg_cover(L, r, t, -1, cap, -1);
+                    return -1;
+                }
+        for (j = 0; j < n; j++) {
+            int d = L->p->dem[(size_t)j * k + r], D = L->D[j];
+            if (d <= 0 || D <= 0 || L->lb[j] == L->ub[j] || maxp + d <= cap) continue;
+            /* earliest start */
+            t = L->lb[j];
+            while (t < L->lb[j] + D) {
+                int own = (t >= L->cs[j] && t < L->ce[j]) ? d : 0;
+                if ((int64_t)L->prof[t] - own + d > cap) {
+                    int pl = cc__lcg_ge(L, j, t + 1), a = cc__lcg_ge(L, j, t - D + 1), off;
+                    if (pl == CONCERTO__LCG_FALSE) {   /* s_j > t impossible: a conflict */
+                        L->nconfl = 0;
+                        if (a >= 0) L->confl[L->nconfl++] = a ^ 1;
+                        cc__lcg_cover(L, r, t, j, cap - d, -1);
+                        return -1;
+                    }
+                    off = cc__lcg_ebegin(L, pl);
+                    if (off < 0) return -1;
+                    cc__lcg_eadd(L, off, a);
+                    cc__lcg_cover(L, r, t, j, cap - d, off);
+                    if (!cc__lcg_set_lb(L, j, t + 1, cc__lcg_eend(L, off))) return -1;
+                    moved = 1;
+                    t = L->lb[j];
+                } else t++;
+            }
+            if (L->lb[j] == L->ub[j]) continue;
+            /* latest start */
+            t = L->ub[j] + D - 1;
+            while (t >= L->ub[j]) {
+                int own = (t >= L->cs[j] && t < L->ce[j]) ? d : 0;
+                if ((int64_t)L->prof[t] - own + d > cap) {
+                    int g = cc__lcg_ge(L, j, t - D + 1);   /* s_j <= t - D is its negation */
+                    int off, a;
+                    if (g == CONCERTO__LCG_TRUE) {   /* s_j <= t - D impossible: a conflict */
+                        L->nconfl = 0;
+                        a = cc__lcg_ge(L, j, t + 1);
+                        if (a >= 0) L->confl[L->nconfl++] = a;   /* s_j <= t (true) negated */
+                        cc__lcg_cover(L, r, t, j, cap - d, -1);
+                        return -1;
+                    }
+                    off = cc__lcg_ebegin(L, g ^ 1);
+                    if (off < 0) return -1;
+                    a = cc__lcg_ge(L, j, t + 1);
+                    if (a >= 0) cc__lcg_eadd(L, off, a ^ 1);
+                    cc__lcg_cover(L, r, t, j, cap - d, off);
+                    if (!cc__lcg_set_ub(L, j, t - D, cc__lcg_eend(L, off))) return -1;
+                    moved = 1;
+                    t = L->ub[j] + D - 1;
+                } else t--;
+            }
+        }
+    }
+    return moved;
+}
+
+/* Propagates to a fixpoint: 1, or 0 on a conflict (in L->confl). */
+static int cc__lcg_propagate(cc__lcg* L) {
+    for (;;) {
+        int r;
+        while (L->qhead < L->ntrail) {
+            int l = L->trail[L->qhead++], v = l >> 1, j = L->vjob[v], t = cc__lcg_vt(L, v), e;
+            const cc__prob* p = L->p;
+            if (L->wn[l ^ 1] && !cc__lcg_watch(L, l ^ 1)) return 0;
+            if (!(l & 1)) {
+                if (t != L->lb[j]) continue;
+                for (e = p->succ_off[j]; e < p->succ_off[j + 1]; e++)
+                    if (!cc__lcg_set_lb(L, p->succ[e], t + L->D[j], -2 - l)) return 0;
+            } else {
+                if (t - 1 != L->ub[j]) continue;
+                for (e = p->pred_off[j]; e < p->pred_off[j + 1]; e++) {
+                    int q = p->pred[e];
+                    if (!cc__lcg_set_ub(L, q, t - 1 - L->D[q], -2 - l)) return 0;
+                }
+            }
+        }
+        if (L->oom) return 0;
+        r = cc__lcg_tt(L);
+        if (r < 0) return 0;
+        if (r > 0) continue;
+        return 1;
+    }
+}
+
+/* ---- conflict analysis (first UIP) ---- */
+
+/* the antecedents of v's reason into the analysis */
+static const int* cc__lcg_reason(const cc__lcg* L, int v, int* len, int* one) {
+    int r = L->rsn[v];
+    if (r <= -2) { *one = (-2 - r) ^ 1; *len = 1; return one; }
+    if (r & 1) { *len = L->E[r >> 1] - 1; return L->E + (r >> 1) + 2; }
+    *len = L->A[r >> 1] - 1;
+    return L->A + (r >> 1) + 3;
+}
+
+/* Learns from L->confl; returns the backjump level, -1 when the conflict
+   holds at level 0. */
+static int cc__lcg_analyze(cc__lcg* L) {
+    int path = 0, i, idx, top = 0, bj = 0, p = -1, one;
+    const int* c = L->confl;
+    int len = L->nconfl;
+    for (i = 0; i < len; i++)
+        if (L->lvl[c[i] >> 1] > top) top = L->lvl[c[i] >> 1];
+    if (top == 0) return -1;
+    if (top < L->nlev) cc__lcg_backtrack(L, top);
+    L->nlearnt = 1;
+    idx = L->ntrail - 1;
+    for (;;) {
+        for (i = 0; i < len; i++) {
+            int q = c[i], v = q >> 1;
+            if (L->seen[v] || L->lvl[v] == 0) continue;
+            L->seen[v] = 1;
+            cc__lcg_bump(L, v);
+            if (L->lvl[v] >= L->nlev) path++;
+            else L->learnt[L->nlearnt++] = q;
+        }
+        while (!L->seen[L->trail[idx] >> 1]) idx--;
+        p = L->trail[idx--];
+        L->seen[p >> 1] = 0;
+        if (--path == 0) break;
+        c = cc__lcg_reason(L, p >> 1, &len, &one);
+    }
+    L->learnt[0] = p ^ 1;
+    /* local minimisation: a literal whose reason's antecedents are all in
+       the clause (or at level 0) is implied by them */
+    {
+        int m = 1, a, rl;
+        for (i = 1; i < L->nlearnt; i++) L->seen[L->learnt[i] >> 1] = 1;
+        for (i = 1; i < L->nlearnt; i++) {
+            int v = L->learnt[i] >> 1, keep = 1;
+            if (L->rsn[v] != CONCERTO__LCG_NONE) {
+                const int* rc = cc__lcg_reason(L, v, &rl, &one);
+                keep = 0;
+                for (a = 0; a < rl; a++) {
+                    int u = rc[a] >> 1;
+                    if (!L->seen[u] && L->lvl[u] > 0) { keep = 1; break; }
+                }
+            }
+            L->keep[i] = (char)keep;
+        }
+        for (i = 1; i < L->nlearnt; i++) L->seen[L->learnt[i] >> 1] = 0;
+        for (i = 1; i < L->nlearnt; i++)
+            if (L->keep[i]) L->learnt[m++] = L->learnt[i];
+        L->nlearnt = m;
+    }
+    /* LBD: the distinct levels among the literals */
+    L->nstamp++;
+    L->lbd = 0;
+    for (i = 0; i < L->nlearnt; i++) {
+        int lv = L->lvl[L->learnt[i] >> 1];
+        if (L->stamp[lv] != L->nstamp) { L->stamp[lv] = L->nstamp; L->lbd++; }
+    }
+    /* the highest other level goes to position 1 */
+    for (i = 1; i < L->nlearnt; i++)
+        if (L->lvl[L->learnt[i] >> 1] > bj) {
+            int x = L->learnt[1];
+            bj = L->lvl[L->learnt[i] >> 1];
+            L->learnt[1] = L->learnt[i]; L->learnt[i] = x;
+        }
+    L->inc *= CONCERTO__LCG_DECAY;
+    return bj;
+}
+
+/* Adds the learnt clause (at least two literals); its offset */
+static int cc__lcg_add_learnt(cc__lcg* L, int lbd) {
+    int c, i, m = L->nlearnt;
+    if (L->nA + (size_t)m + 2 > CONCERTO__LCG_MAX_ARENA ||
+        !CONCERTO__GROW(L->ctx, L->A, L->capA, L->nA + (size_t)m + 2)) { L->oom = 1; return -1; }
+    c = (int)L->nA;
+    L->A[c] = m;
+    L->A[c + 1] = lbd;
+    for (i = 0; i < m; i++) L->A[c + 2 + i] = L->learnt[i];
+    if (!cc__lcg_wpush(L, L->learnt[0], c, L->learnt[1]) || !cc__lcg_wpush(L, L->learnt[1], c, L->learnt[0])) return -1;
+    L->nA += (size_t)m + 2;
+    L->nlearned++;
+    CONCERTO__LCG_CLAUSE_HOOK(L, L->A + c + 2, m);
+    L->nclauses++;
+    return c;
+}
+
+/* Drops the half of the learnt clauses of largest LBD (above 2, not the
+   reason of an assigned literal), compacts the arena and rebuilds the
+   watches. */
+static void cc__lcg_reduce(cc__lcg* L) {
+    size_t c, o = 0;
+    int hist[64], lim = 0, i, keep_at_lim, cnt = 0, half;
+    memset(hist, 0, sizeof hist);
+    for (c = 0; c < L->nA; c += (size_t)L->A[c] + 2) {
+        int b = L->A[c + 1] > 63 ? 63 : L->A[c + 1];
+        hist[b]++; cnt++;
+    }
+    half = cnt / 2;
+    /* the LBD at which the kept half ends */
+    for (i = 0, lim = 0; i < 64; i++) { if (lim + hist[i] > half) break; lim += hist[i]; }
+    keep_at_lim = half - lim;   /* clauses of LBD i still kept */
+    lim = i < 3 ? 3 : i;
+    if (i < 3) keep_at_lim = 0;
+    for (i = 0; i < 2 * L->nv; i++) L->wn[i] = 0;
+    for (c = 0; c < L->nA;) {
+        int len = L->A[c], b = L->A[c + 1] > 63 ? 63 : L->A[c + 1], p0 = L->A[c + 2], v = p0 >> 1;
+        int locked = cc__lcg_value(L, p0) == 1 && L->rsn[v] == (int)(c << 1);
+        int keep = locked || b < lim || (b == lim && keep_at_lim-- > 0);
+        if (keep) {
+            if (locked) L->rsn[v] = (int)(o << 1);
+            memmove(L->A + o, L->A + c, ((size_t)len + 2) * sizeof *L->A);
+            cc__lcg_wpush(L, L->A[o + 2], (int)o, L->A[o + 3]);
+            cc__lcg_wpush(L, L->A[o + 3], (int)o, L->A[o + 2]);
+            o += (size_t)len + 2;
+        } else L->nclauses--;
+        c += (size_t)len + 2;
+    }
+    L->nA = o;
+}
+
+static double cc__lcg_luby(double y, int64_t x) {
+    int64_t size, seq;
+    for (size = 1, seq = 0; size < x + 1; seq++, size = 2 * size + 1) {}
+    while (size - 1 != x) { size = (size - 1) >> 1; seq--; x = x % size; }
+    return pow(y, (double)seq);
+}
+
+static void cc__lcg_free(cc__lcg* L) {
+    cc_context* ctx = L->ctx;
+    int i;
+    cc__free(ctx, L->D); cc__free(ctx, L->tail); cc__free(ctx, L->lo); cc__free(ctx, L->hi);
+    cc__free(ctx, L->base); cc__free(ctx, L->vjob); cc__free(ctx, L->val); cc__free(ctx, L->phase);
+    cc__free(ctx, L->seen); cc__free(ctx, L->lvl); cc__free(ctx, L->rsn); cc__free(ctx, L->lb);
+    cc__free(ctx, L->ub); cc__free(ctx, L->trail); cc__free(ctx, L->tlim); cc__free(ctx, L->elim);
+    cc__free(ctx, L->A); if (L->wv) for (i = 0; i < 2 * L->nv; i++) cc__free(ctx, L->wv[i]);
+    cc__free(ctx, L->wv); cc__free(ctx, L->wn); cc__free(ctx, L->wc); cc__free(ctx, L->stamp); cc__free(ctx, L->keep); cc__free(ctx, L->dirty); cc__free(ctx, L->roff); cc__free(ctx, L->rj); cc__free(ctx, L->E); cc__free(ctx, L->confl);
+    cc__free(ctx, L->learnt); cc__free(ctx, L->act); cc__free(ctx, L->heap); cc__free(ctx, L->hpos);
+    cc__free(ctx, L->prof); cc__free(ctx, L->cs); cc__free(ctx, L->ce);
+}
+
+/* New target: every job ends by T (steps); at level 0. 0: infeasible. */
+static int cc__lcg_target(cc__lcg* L, int T) {
+    int j;
+    cc__lcg_backtrack(L, 0);
+    L->T = T;
+    for (j = 0; j < L->n; j++)
+        if (!cc__lcg_set_ub(L, j, T - L->tail[j], CONCERTO__LCG_NONE)) return 0;
+    return cc__lcg_propagate(L);
+}
+
+/* Learns from the conflict in L->confl and asserts the learnt literal;
+   0 when the conflict holds at level 0 (or out of memory: L->oom). */
+static int cc__lcg_learn(cc__lcg* L) {
+    for (;;) {
+        int bj, c, ok;
+        CONCERTO__LCG_CLAUSE_HOOK(L, L->confl, L->nconfl);
+        L->conflicts++;
+        bj = cc__lcg_analyze(L);
+        if (bj < 0) return 0;
+        cc__lcg_backtrack(L, bj);
+        if (L->nlearnt == 1) ok = cc__lcg_assign(L, L->learnt[0], CONCERTO__LCG_NONE);
+        else {
+            if ((c = cc__lcg_add_learnt(L, L->lbd)) < 0) return 0;
+            ok = cc__lcg_assign(L, L->learnt[0], c << 1);
+        }
+        if (ok) return 1;   /* (the asserted literal is unassigned after the backjump, so always) */
+    }
+}
+
+/* The starts sol[] (steps) against the problem: precedence and every
+   resource's capacity. 1 when they hold. */
+static int cc__lcg_verify(cc__lcg* L, const int* sol) {
+    const cc__prob* p = L->p;
+    int i, e, r, t;
+    for (i = 0; i < L->n; i++) {
+        if (sol[i] < 0 || sol[i] + L->D[i] > L->H) return 0;
+        for (e = p->succ_off[i]; e < p->succ_off[i + 1]; e++)
+            if (sol[p->succ[e]] < sol[i] + L->D[i]) return 0;
+    }
+    for (r = 0; r < L->k; r++) {
+        int64_t u = 0;
+        memset(L->prof, 0, ((size_t)L->H + 1) * sizeof *L->prof);
+        for (i = 0; i < L->n; i++)
+            if (L->D[i] > 0 && p->dem[(size_t)i * L->k + r] > 0) {
+                L->prof[sol[i]] += p->dem[(size_t)i * L->k + r];
+                L->prof[sol[i] + L->D[i]] -= p->dem[(size_t)i * L->k + r];
+            }
+        for (t = 0; t < L->H; t++) {
+            u += L->prof[t];
+            if (u > p->cap[r]) return 0;
+        }
+    }
+    return 1;
+}
+
+/* Builds the solver for the target T (steps): every job ends by T. 1 ready,
+   0 out of memory, 2 the critical path alone leaves no room (nothing ends
+   by T), -1 unsupported (a cycle, or above CONCERTO__LCG_MAX_VARS
+   literals). Durations must be multiples of g. cc__lcg_free in every case. */
+static int cc__lcg_init(cc__lcg* L, cc_context* ctx, const cc__prob* p, cc__time g, int T) {
+    int n = p->n, i, j, e, nq = 0, r, m;
+    int64_t nv = 0;
+    int* order;
+    memset(L, 0, sizeof *L);
+    L->ctx = ctx; L->p = p; L->n = n; L->k = p->k;
+#define CONCERTO__LCG_A(x, type, cnt) if (!((x) = (type*)cc__calloc(ctx, (size_t)(cnt) + 1, sizeof(type)))) return 0
+    CONCERTO__LCG_A(L->D, int, n); CONCERTO__LCG_A(L->tail, int, n); CONCERTO__LCG_A(L->lo, int, n); CONCERTO__LCG_A(L->hi, int, n);
+    CONCERTO__LCG_A(L->base, int, n + 1); CONCERTO__LCG_A(L->lb, int, n); CONCERTO__LCG_A(L->ub, int, n);
+    CONCERTO__LCG_A(L->cs, int, n); CONCERTO__LCG_A(L->ce, int, n);
+    CONCERTO__LCG_A(L->roff, int, L->k + 1); CONCERTO__LCG_A(L->rj, int, (size_t)L->k * n); CONCERTO__LCG_A(L->dirty, char, L->k);
+    /* heads (longest paths from the start) and tails (to the end, with the
+       job), in a topological order (Kahn's; cs[] holds the in-degrees) */
+    order = L->ce;
+    for (i = 0; i < n; i++) { L->D[i] = (int)(p->dur[i] / g); L->cs[i] = p->pred_off[i + 1] - p->pred_off[i]; }
+    for (i = 0; i < n; i++) if (!L->cs[i]) order[nq++] = i;
+    for (i = 0; i < nq; i++)
+        for (e = p->succ_off[order[i]]; e < p->succ_off[order[i] + 1]; e++)
+            if (--L->cs[p->succ[e]] == 0) order[nq++] = p->succ[e];
+    if (nq < n) return -1;
+    for (i = 0; i < n; i++) {
+        int x = order[i];
+        for (e = p->succ_off[x]; e < p->succ_off[x + 1]; e++)
+            if (L->lo[p->succ[e]] < L->lo[x] + L->D[x]) L->lo[p->succ[e]] = L->lo[x] + L->D[x];
+    }
+    for (i = n - 1; i >= 0; i--) {
+        int x = order[i];
+        L->tail[x] = L->D[x];
+        for (e = p->succ_off[x]; e < p->succ_off[x + 1]; e++)
+            if (L->tail[x] < L->D[x] + L->tail[p->succ[e]]) L->tail[x] = L->D[x] + L->tail[p->succ[e]];
+    }
+    for (i = 0; i < n; i++) {
+        L->hi[i] = T - L->tail[i];
+        if (L->hi[i] < L->lo[i]) return 2;
+        nv += L->hi[i] - L->lo[i];
+    }
+    if (nv >= CONCERTO__LCG_MAX_VARS) return -1;
+    for (i = 0; i < n; i++) {
+        L->base[i + 1] = L->base[i] + (L->hi[i] - L->lo[i]);
+        L->lb[i] = L->lo[i]; L->ub[i] = L->hi[i];
+    }
+    L->nv = (int)nv;
+    L->H = T + 2;
+    CONCERTO__LCG_A(L->vjob, int, nv); CONCERTO__LCG_A(L->val, signed char, nv); CONCERTO__LCG_A(L->phase, signed char, nv); CONCERTO__LCG_A(L->seen, signed char, nv);
+    CONCERTO__LCG_A(L->keep, char, nv); CONCERTO__LCG_A(L->lvl, int, nv); CONCERTO__LCG_A(L->rsn, int, nv); CONCERTO__LCG_A(L->trail, int, nv);
+    CONCERTO__LCG_A(L->tlim, int, nv + 1); CONCERTO__LCG_A(L->elim, int, nv + 1); CONCERTO__LCG_A(L->stamp, int, nv + 1);
+    CONCERTO__LCG_A(L->wv, int*, 2 * nv); CONCERTO__LCG_A(L->wn, int, 2 * nv); CONCERTO__LCG_A(L->wc, int, 2 * nv);
+    CONCERTO__LCG_A(L->confl, int, 2 * (size_t)n + nv + 4); CONCERTO__LCG_A(L->learnt, int, nv + 1);
+    CONCERTO__LCG_A(L->act, double, nv); CONCERTO__LCG_A(L->heap, int, nv); CONCERTO__LCG_A(L->hpos, int, nv); CONCERTO__LCG_A(L->prof, int, L->H + 1);
+#undef CONCERTO__LCG_A
+    for (i = 0; i < n; i++)
+        for (j = L->base[i]; j < L->base[i + 1]; j++) L->vjob[j] = i;
+    for (i = 0; i < L->nv; i++) { L->val[i] = -1; L->hpos[i] = -1; }
+    /* each resource's jobs by demand, descending (explanations take the largest first) */
+    for (r = 0, m = 0; r < L->k; r++) {
+        int first = m, y;
+        for (i = 0; i < n; i++)
+            if (p->dem[(size_t)i * L->k + r] > 0 && L->D[i] > 0) {
+                for (y = m - 1; y >= first && p->dem[(size_t)L->rj[y] * L->k + r] < p->dem[(size_t)i * L->k + r]; y--) L->rj[y + 1] = L->rj[y];
+                L->rj[y + 1] = i;
+                m++;
+            }
+        L->roff[r + 1] = m;
+    }
+    for (i = 0; i < L->nv; i++) cc__lcg_hins(L, i);
+    memset(L->dirty, 1, (size_t)L->k);   /* the first time-tabling sees every resource */
+    L->inc = 1;
+    return 1;
+}
+
+/* Lazy clause generation (>>lcg) from the incumbent best[] (required):
+   cc__bnb_solve's contract (best[] in and out, never lost; res->proven
+   only for a proven optimum; res->nodes the conflicts). known_lb: a lower
+   bound already proven (0 if none); the search stops when it reaches it.
+   budget: conflicts (<= 0: none); time_limit_s as branch and bound's.
+   CC_ERR_UNSUPPORTED, best[] untouched, for a problem with releases,
+   deadlines, busy blocks, durations off the grain or a model above
+   CONCERTO__LCG_MAX_VARS literals. */
+static cc_result cc__lcg_solve(cc_context* ctx, const cc__prob* p, cc__time* best, int64_t budget,
+                               double time_limit_s, cc__time known_lb, cc__bnb_result* res) {
+    cc__lcg LL, *L = &LL;
+    int n = p->n, i, T, solved = 0, st;
+    cc__time g = p->grain > 0 ? p->grain : 1, mk;
+    int* sol = NULL;
+    int64_t restart_at, nrestart = 0;
+    double t_end = time_limit_s > 0 ? cc__now_s() + time_limit_s : 0;
+    mk = n > 0 ? cc__makespan(p, best) : 0;
+    res->makespan = mk; res->lower_bound = 0; res->proven = 0; res->nodes = 0;
+    if (p->release || p->deadline || p->n_busy > 0) return CC_ERR_UNSUPPORTED;
+    for (i = 0; i < n; i++)
+        if (p->dur[i] % g) return CC_ERR_UNSUPPORTED;
+    if (mk / g >= CONCERTO__LCG_MAX_VARS) return CC_ERR_UNSUPPORTED;
+    if (n == 0 || known_lb >= mk) { res->proven = 1; res->lower_bound = mk; return CC_OK; }
+    T = (int)((mk + g - 1) / g) - 1;   /* the target: every job ends by T steps */
+    st = cc__lcg_init(L, ctx, p, g, T);
+    if (st == 1 && !(sol = (int*)cc__alloc(ctx, (size_t)n * sizeof *sol))) st = 0;
+    if (st == 0) goto oom;
+    if (st < 0) { cc__lcg_free(L); return CC_ERR_UNSUPPORTED; }
+    if (st == 2 || !cc__lcg_target(L, T)) {   /* nothing ends by T: the incumbent is optimal */
+        if (L->oom) goto oom;
+        solved = 1;
+        goto done;
+    }
+    restart_at = CONCERTO__LCG_RESTART;
+    L->next_reduce = CONCERTO__LCG_REDUCE;
+    for (;;) {
+        int v = -1;
+        if (!cc__lcg_propagate(L)) {
+            if (L->oom) goto oom;
+            if (!cc__lcg_learn(L)) {
+                if (L->oom) goto oom;
+                solved = 1;
+                break;
+            }
+            continue;
+        }
+        if (budget > 0 && L->conflicts >= budget) break;
+        if (t_end > 0 && (L->decisions & 255) == 0 && cc__now_s() > t_end) break;
+        if (L->conflicts >= L->next_reduce) {
+            L->next_reduce = L->conflicts + CONCERTO__LCG_REDUCE + 300 * (L->nreduce++);
+            cc__lcg_reduce(L);
+            if (L->oom) goto oom;
+        }
+        if (L->conflicts >= restart_at) {   /* Luby restarts */
+            nrestart++;
+            restart_at = L->conflicts + (int64_t)(CONCERTO__LCG_RESTART * cc__lcg_luby(2, nrestart));
+            cc__lcg_backtrack(L, 0);
+            continue;
+        }
+        while (L->nheap > 0) {   /* the unassigned literal of highest activity */
+            v = cc__lcg_hpop(L);
+            if (L->val[v] < 0) break;
+            v = -1;
+        }
+        if (v < 0) {   /* every job fixed: a schedule ending by T */
+            int m2 = 0;
+            for (i = 0; i < n; i++) {
+                sol[i] = L->lb[i];
+                if (L->lb[i] + L->D[i] > m2) m2 = L->lb[i] + L->D[i];
+            }
+            if (!cc__lcg_verify(L, sol)) {
+                cc__lcg_free(L); cc__free(ctx, sol);
+                return CONCERTO__FAIL(ctx, CC_ERR_INVALID_SCHEDULE, "lazy clause generation: a schedule of %d jobs failed "
+                                      "the check (dropped; the incumbent is kept)", n);
+            }
+            for (i = 0; i < n; i++) best[i] = (cc__time)sol[i] * g;
+            for (i = 0; i < L->nv; i++) L->phase[i] = L->val[i];   /* the next search starts near it */
+            T = m2 - 1;
+            if ((cc__time)m2 * g <= known_lb) { solved = 1; break; }
+            if (!cc__lcg_target(L, T)) { if (L->oom) goto oom; solved = 1; break; }
+            continue;
+        }
+        L->decisions++;
+        L->tlim[L->nlev] = L->ntrail;
+        L->elim[L->nlev] = (int)L->nE;
+        L->nlev++;
+        cc__lcg_assign(L, 2 * v + (L->phase[v] ? 0 : 1), CONCERTO__LCG_NONE);
+    }
+done:
+    res->makespan = cc__makespan(p, best);
+    res->nodes = L->conflicts;
+    if (solved) { res->proven = 1; res->lower_bound = res->makespan; }
+    else if (known_lb > 0) res->lower_bound = known_lb;
+    cc__lcg_free(L); cc__free(ctx, sol);
+    return CC_OK;
+oom:
+    cc__lcg_free(L); cc__free(ctx, sol);
+    res->makespan = cc__makespan(p, best);
+    return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "lazy clause generation: out of memory for %d jobs", n);
+}
+
 #ifdef CONCERTO_USE_LPSOLVE
 
 /* >>lpsolve: the optional lp_solve 5.5 backend, compiled when
@@ -7476,7 +8295,7 @@ typedef struct cc__solve {
     cc__time cp, rlb, lb;       /* critical path, resource bound, best bound */
     double t_end;               /* the time limit on cc__now_s, 0: none */
     int proven;
-    int64_t nodes, wins[2];
+    int64_t nodes, conflicts, wins[2];
     cc_schedule* out;
 } cc__solve;
 
@@ -7518,6 +8337,7 @@ static cc_result cc__solve_first(cc__solve* S) {
 static cc_result cc__solve_exact(cc__solve* S) {
     cc__exact_cfg cfg;
     cc__bnb_result br;
+    int i;
     double left = S->t_end > 0 ? S->t_end - cc__now_s() : 0;
     cc_result rc;
     if (S->d.bnb_nodes <= 0 || S->h.best_mk <= S->lb || (S->t_end > 0 && left <= 0)) return CC_OK;
@@ -7531,6 +8351,27 @@ static cc_result cc__solve_exact(cc__solve* S) {
     if (rc == CC_ERR_OUT_OF_MEMORY) return rc;
     cc__exact_report(S->out, &cfg);
     S->nodes += br.nodes;
+    if (br.makespan < S->h.best_mk) cc__heur_offer(&S->h, S->h.cur, br.makespan);
+    if (br.proven) S->proven = 1;
+    if (br.lower_bound > S->lb) S->lb = br.lower_bound;
+    if (S->proven || S->d.exact != CC_EXACT_BNB || S->h.best_mk <= S->lb || cc__solve_out_of_time(S)) return CC_OK;
+    for (i = 0; i < S->p.k && S->p.cap[i] <= 1; i++) {}
+    if (i == S->p.k) return CC_OK;   /* unary resources alone: the streams' rules of branch and bound serve them */
+    /* what branch and bound did not prove: lazy clause generation (>>lcg),
+       half as many conflicts as nodes */
+    memcpy(S->h.cur, S->h.best, (size_t)S->p.n * sizeof(cc__time));
+    left = S->t_end > 0 ? S->t_end - cc__now_s() : 0;
+    rc = cc__lcg_solve(S->ctx, &S->p, S->h.cur, S->d.bnb_nodes / 2 > 0 ? S->d.bnb_nodes / 2 : 1, left, S->lb, &br);
+    if (rc == CC_ERR_OUT_OF_MEMORY) return rc;
+    if (rc == CC_ERR_UNSUPPORTED) return CC_OK;
+    if (rc != CC_OK) {   /* a schedule that failed its check: counted, the incumbent kept */
+        cc__exact_cfg f;
+        memset(&f, 0, sizeof f);
+        cc__exact_note(S->ctx, &f, rc, "lazy clause generation");
+        cc__exact_report(S->out, &f);
+        return CC_OK;
+    }
+    S->conflicts += br.nodes;
     if (br.makespan < S->h.best_mk) cc__heur_offer(&S->h, S->h.cur, br.makespan);
     if (br.proven) S->proven = 1;
     if (br.lower_bound > S->lb) S->lb = br.lower_bound;
@@ -8010,6 +8851,7 @@ static cc_result cc__solve_output(cc__solve* S, double t0) {
     out->proven_optimal = S->proven;
     out->n_schedules = h->n_sched;
     out->n_nodes = S->nodes;
+    out->n_conflicts = S->conflicts;
     out->exact_wins_bnb = S->wins[0];
     out->exact_wins_lp = S->wins[1];
     out->solve_ms = (cc__now_s() - t0) * 1000.0;

@@ -681,11 +681,12 @@ int tu_same_schedule(const cc_schedule* a, const cc_schedule* b, char* why, size
     }
     if (a->makespan_us != b->makespan_us || a->lower_bound_us != b->lower_bound_us ||
         a->proven_optimal != b->proven_optimal || a->n_schedules != b->n_schedules || a->n_nodes != b->n_nodes ||
-        a->n_windows != b->n_windows || a->n_windows_proven != b->n_windows_proven) {
-        snprintf(why, n_why, "makespan %g/%g, bound %g/%g, proven %d/%d, schedules %lld/%lld, nodes %lld/%lld, windows %lld/%lld",
+        a->n_conflicts != b->n_conflicts || a->n_windows != b->n_windows || a->n_windows_proven != b->n_windows_proven) {
+        snprintf(why, n_why, "makespan %g/%g, bound %g/%g, proven %d/%d, schedules %lld/%lld, nodes %lld/%lld, "
+                 "conflicts %lld/%lld, windows %lld/%lld",
                  a->makespan_us, b->makespan_us, a->lower_bound_us, b->lower_bound_us, a->proven_optimal, b->proven_optimal,
                  (long long)a->n_schedules, (long long)b->n_schedules, (long long)a->n_nodes, (long long)b->n_nodes,
-                 (long long)a->n_windows, (long long)b->n_windows);
+                 (long long)a->n_conflicts, (long long)b->n_conflicts, (long long)a->n_windows, (long long)b->n_windows);
         return 0;
     }
     return 1;

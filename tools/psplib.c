@@ -41,7 +41,8 @@
 
    One line per instance:
        <file-basename> makespan=<int> lb=<int> optimal=<0|1> valid=<0|1> ms=<float> nodes=<int>
-   followed by " exact=<timeout|backend|unsupported|out_of_memory|CODE>
+   followed by " conflicts=<int>" when lazy clause generation ran (its
+   conflicts, cc_schedule.n_conflicts), " exact=<timeout|backend|unsupported|out_of_memory|CODE>
    exact_failures=<int>" when the exact solver failed or timed out (the
    schedule is then the best found without it; the first failure's message
    goes to stderr), then " windows=<int> windows_proven=<int>
@@ -209,6 +210,7 @@ int main(int argc, char** argv) {
         if (!valid) fprintf(stderr, "psplib: %s: invalid schedule: %s\n", name, cc_last_error(ctx));
         printf("%s makespan=%.0f lb=%.0f optimal=%d valid=%d ms=%.3f nodes=%lld", name, s.makespan_us, s.lower_bound_us,
                s.proven_optimal, valid, ms, (long long)s.n_nodes);
+        if (s.n_conflicts > 0) printf(" conflicts=%lld", (long long)s.n_conflicts);
         if (s.exact_status != CC_OK) {
             char code[16];
             printf(" exact=%s exact_failures=%lld", exact_word(s.exact_status, code, sizeof code), (long long)s.exact_failures);
