@@ -185,7 +185,7 @@ static void test_clause_soundness(void) {
         snd.starts = NULL; snd.makespan = NULL;
     }
     NOTE("%ld clauses checked against every schedule by the target, %d proofs", snd.clauses, n_proofs);
-    CHECK(snd.clauses > 1000, "the problems derive clauses to check (%ld)", snd.clauses);
+    CHECK(snd.clauses > 500, "the problems derive clauses to check (%ld)", snd.clauses);
     CHECK_INT(snd.bad, 0, "no explanation, conflict or learnt clause cuts a schedule that ends by the target");
     CHECK_INT(bad_opt, 0, "the enumeration's optimum found and proven");
 }
