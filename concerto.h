@@ -5711,7 +5711,7 @@ typedef struct cc__lcg {
        (clause, blocker) */
     int* A; size_t nA, capA;
     int** wv; int *wn, *wc;
-    int64_t next_reduce, nclauses, nreduce;
+    int64_t next_reduce, nreduce;
     /* explanations: [len, lits...], lits[0] implied; a stack cut on backtrack */
     int* E; size_t nE, capE;
     /* conflict and analysis */
@@ -5722,7 +5722,7 @@ typedef struct cc__lcg {
     int *heap, *hpos, nheap;
     /* timetable scratch */
     int *prof, *cs, *ce, *stamp, nstamp, lbd;
-    int64_t conflicts, decisions, nlearned;
+    int64_t conflicts, decisions;
     int oom;
 } cc__lcg;
 
@@ -6153,9 +6153,7 @@ static int cc__lcg_add_learnt(cc__lcg* L, int lbd) {
     for (i = 0; i < m; i++) L->A[c + 2 + i] = L->learnt[i];
     if (!cc__lcg_wpush(L, L->learnt[0], c, L->learnt[1]) || !cc__lcg_wpush(L, L->learnt[1], c, L->learnt[0])) return -1;
     L->nA += (size_t)m + 2;
-    L->nlearned++;
     CONCERTO__LCG_CLAUSE_HOOK(L, L->A + c + 2, m);
-    L->nclauses++;
     return c;
 }
 
@@ -6187,7 +6185,7 @@ static void cc__lcg_reduce(cc__lcg* L) {
             cc__lcg_wpush(L, L->A[o + 2], (int)o, L->A[o + 3]);
             cc__lcg_wpush(L, L->A[o + 3], (int)o, L->A[o + 2]);
             o += (size_t)len + 2;
-        } else L->nclauses--;
+        }
         c += (size_t)len + 2;
     }
     L->nA = o;
@@ -8331,6 +8329,14 @@ static cc_result cc__solve_first(cc__solve* S) {
     return rc;
 }
 
+/* An exact solver's result in S->h.cur: its schedule offered, its proof
+   and bound kept. */
+static void cc__solve_take(cc__solve* S, const cc__bnb_result* br) {
+    if (br->makespan < S->h.best_mk) cc__heur_offer(&S->h, S->h.cur, br->makespan);
+    if (br->proven) S->proven = 1;
+    if (br->lower_bound > S->lb) S->lb = br->lower_bound;
+}
+
 /* Branch and bound (or lp_solve) on the whole graph from the incumbent.
    A failed exact run is noted in the schedule, not returned (out of memory
    aside). */
@@ -8351,9 +8357,7 @@ static cc_result cc__solve_exact(cc__solve* S) {
     if (rc == CC_ERR_OUT_OF_MEMORY) return rc;
     cc__exact_report(S->out, &cfg);
     S->nodes += br.nodes;
-    if (br.makespan < S->h.best_mk) cc__heur_offer(&S->h, S->h.cur, br.makespan);
-    if (br.proven) S->proven = 1;
-    if (br.lower_bound > S->lb) S->lb = br.lower_bound;
+    cc__solve_take(S, &br);
     if (S->proven || S->d.exact != CC_EXACT_BNB || S->h.best_mk <= S->lb || cc__solve_out_of_time(S)) return CC_OK;
     for (i = 0; i < S->p.k && S->p.cap[i] <= 1; i++) {}
     if (i == S->p.k) return CC_OK;   /* unary resources alone: the streams' rules of branch and bound serve them */
@@ -8372,9 +8376,7 @@ static cc_result cc__solve_exact(cc__solve* S) {
         return CC_OK;
     }
     S->conflicts += br.nodes;
-    if (br.makespan < S->h.best_mk) cc__heur_offer(&S->h, S->h.cur, br.makespan);
-    if (br.proven) S->proven = 1;
-    if (br.lower_bound > S->lb) S->lb = br.lower_bound;
+    cc__solve_take(S, &br);
     return CC_OK;
 }
 
