@@ -5655,10 +5655,12 @@ oom:
      clauses (two watched literals with a blocker), and time-tabling per
      resource (compulsory parts [ub_j, lb_j + D_j); an overload fails, a job
      that cannot run at a point t of its earliest or latest window moves
-     past it). Explanations are pointwise (Schutt et al.): the jobs whose
-     compulsory parts cover t, largest demands first until they exceed
-     what leaves no room, each by [s_i >= t - D_i + 1] and [s_i <= t], and
-     the moved job by [s_j >= t - D_j + 1] (or [s_j <= t]).
+     past it; a resource keeps its profile while no compulsory part on it
+     changes, and then rescans only the jobs that moved). Explanations are
+     pointwise (Schutt et al.): the jobs whose compulsory parts cover t,
+     largest demands first until they exceed what leaves no room, each by
+     [s_i >= t - D_i + 1] and [s_i <= t], and the moved job by
+     [s_j >= t - D_j + 1] (or [s_j <= t]).
    - Search: first-UIP learning with the clause minimised locally (a literal
      whose reason lies in the clause is dropped), VSIDS over the literals
      (decay CONCERTO__LCG_DECAY), phases saved (first: every start as
@@ -5690,6 +5692,12 @@ oom:
 #define CONCERTO__LCG_CLAUSE_HOOK(L, lits, n) ((void)0)
 #endif
 
+/* Tests only: nonzero makes every time-tabling pass rebuild its profiles
+   and rescan every job (the reference the incremental passes must match). */
+#ifndef CONCERTO__LCG_TT_FULL
+#define CONCERTO__LCG_TT_FULL 0
+#endif
+
 #define CONCERTO__LCG_TRUE (-1)
 #define CONCERTO__LCG_FALSE (-2)
 #define CONCERTO__LCG_NONE (-1)          /* reason of a decision or a level-0 fact */
@@ -5701,8 +5709,15 @@ typedef struct cc__lcg {
     int *D, *tail, *lo, *hi, *base, *vjob;
     int nv;
     signed char *val, *phase, *seen;
+    signed char* lv;  /* [2 nv] each literal's value: 1 true, 0 false, -1 unassigned */
     char* keep;
-    char* dirty;      /* [k] a job on the resource moved since its last time-tabling */
+    /* [k] time-tabling to do: CONCERTO__LCG_PROFILE, a compulsory part on
+       the resource changed (the profile is rebuilt, every job rescanned);
+       CONCERTO__LCG_JOBS, only some job's bounds moved (the jobs whose
+       jmod passed rscan are rescanned against the profile kept) */
+    char* dirty;
+    int64_t clock, *jmod, *rscan;
+    int *pmn, *pmx, *pmax;   /* [k] each profile's nonzero range [pmn, pmx) and peak */
     int *roff, *rj;   /* per resource: its jobs (demand > 0, duration > 0) by demand, descending */
     int *lvl, *rsn, *lb, *ub;
     int *trail, ntrail, qhead;
@@ -5733,8 +5748,7 @@ static int cc__lcg_ge(const cc__lcg* L, int j, int t) {
 }
 static int cc__lcg_vt(const cc__lcg* L, int v) { return L->lo[L->vjob[v]] + 1 + (v - L->base[L->vjob[v]]); }
 static int cc__lcg_value(const cc__lcg* L, int l) {
-    int x = L->val[l >> 1];
-    return x < 0 ? -1 : (x ^ (l & 1));
+    return L->lv[l];
 }
 
 /* ---- VSIDS heap ---- */
@@ -5785,15 +5799,22 @@ static void cc__lcg_bump(cc__lcg* L, int v) {
 }
 
 /* ---- assignment ---- */
-static void cc__lcg_touch(cc__lcg* L, int j) {
+#define CONCERTO__LCG_JOBS 1
+#define CONCERTO__LCG_PROFILE 2
+
+/* job j's bounds moved; part: its compulsory part [ub, lb + D) changed */
+static void cc__lcg_touch(cc__lcg* L, int j, int part) {
     int r;
+    char f = (char)(part ? CONCERTO__LCG_PROFILE : CONCERTO__LCG_JOBS);
+    L->jmod[j] = ++L->clock;
     for (r = 0; r < L->k; r++)
-        if (L->p->dem[(size_t)j * L->k + r] > 0) L->dirty[r] = 1;
+        if (L->p->dem[(size_t)j * L->k + r] > 0) L->dirty[r] |= f;
 }
 
 static void cc__lcg_put(cc__lcg* L, int l, int rsn) {
     int v = l >> 1;
     L->val[v] = (signed char)!(l & 1);
+    L->lv[l] = 1; L->lv[l ^ 1] = 0;
     L->lvl[v] = L->nlev;
     L->rsn[v] = rsn;
     L->trail[L->ntrail++] = l;
@@ -5821,7 +5842,7 @@ static int cc__lcg_set_lb(cc__lcg* L, int j, int t, int rsn) {
     cc__lcg_put(L, cc__lcg_ge(L, j, t), rsn);
     for (u = t - 1; u > L->lb[j]; u--) cc__lcg_put(L, cc__lcg_ge(L, j, u), -2 - cc__lcg_ge(L, j, u + 1));
     L->lb[j] = t;
-    cc__lcg_touch(L, j);
+    cc__lcg_touch(L, j, L->ub[j] < t + L->D[j]);
     return 1;
 }
 
@@ -5837,7 +5858,7 @@ static int cc__lcg_set_ub(cc__lcg* L, int j, int u, int rsn) {
     cc__lcg_put(L, cc__lcg_ge(L, j, u + 1) ^ 1, rsn);
     for (w = u + 2; w <= L->ub[j]; w++) cc__lcg_put(L, cc__lcg_ge(L, j, w) ^ 1, -2 - (cc__lcg_ge(L, j, w - 1) ^ 1));
     L->ub[j] = u;
-    cc__lcg_touch(L, j);
+    cc__lcg_touch(L, j, u < L->lb[j] + L->D[j]);
     return 1;
 }
 
@@ -5853,12 +5874,13 @@ static void cc__lcg_backtrack(cc__lcg* L, int level) {
         int l = L->trail[i], v = l >> 1, j = L->vjob[v], t = cc__lcg_vt(L, v);
         L->phase[v] = L->val[v];
         L->val[v] = -1;
+        L->lv[2 * v] = L->lv[2 * v + 1] = -1;
         if (l & 1) { if (L->ub[j] < t) L->ub[j] = t; }
         else if (L->lb[j] > t - 1) L->lb[j] = t - 1;
         cc__lcg_hins(L, v);
     }
     L->ntrail = L->qhead = L->tlim[level];
-    memset(L->dirty, 1, (size_t)L->k);
+    memset(L->dirty, CONCERTO__LCG_PROFILE, (size_t)L->k);
     L->nE = (size_t)L->elim[level];
     L->nlev = level;
 }
@@ -5948,47 +5970,59 @@ static void cc__lcg_cover(cc__lcg* L, int r, int t, int skip, int64_t need, int 
     }
 }
 
-/* 1: something moved, 0: nothing, -1: a conflict */
+/* 1: something moved, 0: nothing, -1: a conflict. A resource whose
+   compulsory parts did not change since its last pass keeps its profile
+   and rescans only the jobs that moved since (the others were at their
+   fixpoint against the same profile), so the result is the full pass's. */
 static int cc__lcg_tt(cc__lcg* L) {
     int n = L->n, k = L->k, r, j, t, moved = 0;
     for (r = 0; r < k; r++) {
-        int64_t cap = L->p->cap[r], maxp;
-        int any = 0;
+        int64_t cap = L->p->cap[r], maxp, since = L->rscan[r];
+        int* prof = L->prof + (size_t)r * ((size_t)L->H + 1);
+        int full = (L->dirty[r] & CONCERTO__LCG_PROFILE) || CONCERTO__LCG_TT_FULL;
         if (!L->dirty[r]) continue;
         L->dirty[r] = 0;
-        memset(L->prof, 0, ((size_t)L->H + 1) * sizeof *L->prof);
-        for (j = 0; j < n; j++) {
-            int d = L->p->dem[(size_t)j * k + r];
-            L->cs[j] = L->ce[j] = 0;
-            if (d <= 0 || L->D[j] <= 0) continue;
-            if (L->ub[j] < L->lb[j] + L->D[j]) {
-                L->cs[j] = L->ub[j]; L->ce[j] = L->lb[j] + L->D[j];
-                L->prof[L->cs[j]] += d;
-                L->prof[L->ce[j]] -= d;
-                any = 1;
-            }
-        }
-        if (!any) continue;
-        maxp = 0;
-        for (t = 0; t < L->H; t++) {
-            if (t > 0) L->prof[t] += L->prof[t - 1];
-            if (L->prof[t] > maxp) maxp = L->prof[t];
-        }
-        if (maxp > cap)
-            for (t = 0; t < L->H; t++)
-                if (L->prof[t] > cap) {
-                    L->nconfl = 0;
-                    cc__lcg_cover(L, r, t, -1, cap, -1);
-                    return -1;
+        L->rscan[r] = L->clock;
+        if (full) {   /* the profile of the compulsory parts, rebuilt over its range */
+            int mn = L->H, mx = 0, run = 0, pk = 0;
+            if (L->pmx[r] > L->pmn[r]) memset(prof + L->pmn[r], 0, ((size_t)(L->pmx[r] - L->pmn[r]) + 1) * sizeof *prof);
+            for (j = 0; j < n; j++) {   /* (cs, ce: a job's part, the same on each of its resources) */
+                int d = L->p->dem[(size_t)j * k + r];
+                if (d <= 0 || L->D[j] <= 0) continue;
+                L->cs[j] = L->ce[j] = 0;
+                if (L->ub[j] < L->lb[j] + L->D[j]) {
+                    L->cs[j] = L->ub[j]; L->ce[j] = L->lb[j] + L->D[j];
+                    prof[L->cs[j]] += d;
+                    prof[L->ce[j]] -= d;
+                    if (L->cs[j] < mn) mn = L->cs[j];
+                    if (L->ce[j] > mx) mx = L->ce[j];
                 }
+            }
+            for (t = mn; t < mx; t++) {
+                run += prof[t];
+                prof[t] = run;
+                if (run > pk) pk = run;
+            }
+            if (mx > mn) prof[mx] = 0;
+            L->pmn[r] = mn < mx ? mn : 0; L->pmx[r] = mn < mx ? mx : 0; L->pmax[r] = pk;
+            if (pk > cap)
+                for (t = mn; t < mx; t++)
+                    if (prof[t] > cap) {
+                        L->nconfl = 0;
+                        cc__lcg_cover(L, r, t, -1, cap, -1);
+                        return -1;
+                    }
+        }
+        maxp = L->pmax[r];
+        if (maxp == 0) continue;
         for (j = 0; j < n; j++) {
             int d = L->p->dem[(size_t)j * k + r], D = L->D[j];
-            if (d <= 0 || D <= 0 || L->lb[j] == L->ub[j] || maxp + d <= cap) continue;
+            if (d <= 0 || D <= 0 || L->lb[j] == L->ub[j] || maxp + d <= cap || (!full && L->jmod[j] <= since)) continue;
             /* earliest start */
             t = L->lb[j];
             while (t < L->lb[j] + D) {
                 int own = (t >= L->cs[j] && t < L->ce[j]) ? d : 0;
-                if ((int64_t)L->prof[t] - own + d > cap) {
+                if ((int64_t)prof[t] - own + d > cap) {
                     int pl = cc__lcg_ge(L, j, t + 1), a = cc__lcg_ge(L, j, t - D + 1), off;
                     if (pl == CONCERTO__LCG_FALSE) {   /* s_j > t impossible: a conflict */
                         L->nconfl = 0;
@@ -6010,7 +6044,7 @@ static int cc__lcg_tt(cc__lcg* L) {
             t = L->ub[j] + D - 1;
             while (t >= L->ub[j]) {
                 int own = (t >= L->cs[j] && t < L->ce[j]) ? d : 0;
-                if ((int64_t)L->prof[t] - own + d > cap) {
+                if ((int64_t)prof[t] - own + d > cap) {
                     int g = cc__lcg_ge(L, j, t - D + 1);   /* s_j <= t - D is its negation */
                     int off, a;
                     if (g == CONCERTO__LCG_TRUE) {   /* s_j <= t - D impossible: a conflict */
@@ -6202,11 +6236,11 @@ static void cc__lcg_free(cc__lcg* L) {
     cc_context* ctx = L->ctx;
     int i;
     cc__free(ctx, L->D); cc__free(ctx, L->tail); cc__free(ctx, L->lo); cc__free(ctx, L->hi);
-    cc__free(ctx, L->base); cc__free(ctx, L->vjob); cc__free(ctx, L->val); cc__free(ctx, L->phase);
+    cc__free(ctx, L->base); cc__free(ctx, L->vjob); cc__free(ctx, L->val); cc__free(ctx, L->lv); cc__free(ctx, L->phase);
     cc__free(ctx, L->seen); cc__free(ctx, L->lvl); cc__free(ctx, L->rsn); cc__free(ctx, L->lb);
     cc__free(ctx, L->ub); cc__free(ctx, L->trail); cc__free(ctx, L->tlim); cc__free(ctx, L->elim);
     cc__free(ctx, L->A); if (L->wv) for (i = 0; i < 2 * L->nv; i++) cc__free(ctx, L->wv[i]);
-    cc__free(ctx, L->wv); cc__free(ctx, L->wn); cc__free(ctx, L->wc); cc__free(ctx, L->stamp); cc__free(ctx, L->keep); cc__free(ctx, L->dirty); cc__free(ctx, L->roff); cc__free(ctx, L->rj); cc__free(ctx, L->E); cc__free(ctx, L->confl);
+    cc__free(ctx, L->wv); cc__free(ctx, L->wn); cc__free(ctx, L->wc); cc__free(ctx, L->stamp); cc__free(ctx, L->keep); cc__free(ctx, L->dirty); cc__free(ctx, L->jmod); cc__free(ctx, L->rscan); cc__free(ctx, L->pmn); cc__free(ctx, L->pmx); cc__free(ctx, L->pmax); cc__free(ctx, L->roff); cc__free(ctx, L->rj); cc__free(ctx, L->E); cc__free(ctx, L->confl);
     cc__free(ctx, L->learnt); cc__free(ctx, L->act); cc__free(ctx, L->heap); cc__free(ctx, L->hpos);
     cc__free(ctx, L->prof); cc__free(ctx, L->cs); cc__free(ctx, L->ce);
 }
@@ -6252,14 +6286,15 @@ static int cc__lcg_verify(cc__lcg* L, const int* sol) {
     }
     for (r = 0; r < L->k; r++) {
         int64_t u = 0;
-        memset(L->prof, 0, ((size_t)L->H + 1) * sizeof *L->prof);
+        int* prof = L->prof + (size_t)L->k * ((size_t)L->H + 1);   /* the scratch past the resources' profiles */
+        memset(prof, 0, ((size_t)L->H + 1) * sizeof *prof);
         for (i = 0; i < L->n; i++)
             if (L->D[i] > 0 && p->dem[(size_t)i * L->k + r] > 0) {
-                L->prof[sol[i]] += p->dem[(size_t)i * L->k + r];
-                L->prof[sol[i] + L->D[i]] -= p->dem[(size_t)i * L->k + r];
+                prof[sol[i]] += p->dem[(size_t)i * L->k + r];
+                prof[sol[i] + L->D[i]] -= p->dem[(size_t)i * L->k + r];
             }
         for (t = 0; t < L->H; t++) {
-            u += L->prof[t];
+            u += prof[t];
             if (u > p->cap[r]) return 0;
         }
     }
@@ -6268,8 +6303,9 @@ static int cc__lcg_verify(cc__lcg* L, const int* sol) {
 
 /* Builds the solver for the target T (steps): every job ends by T. 1 ready,
    0 out of memory, 2 the critical path alone leaves no room (nothing ends
-   by T), -1 unsupported (a cycle, or above CONCERTO__LCG_MAX_VARS
-   literals). Durations must be multiples of g. cc__lcg_free in every case. */
+   by T), -1 unsupported (a cycle, above CONCERTO__LCG_MAX_VARS literals,
+   or the resources' profiles above 16 times that many steps). Durations
+   must be multiples of g. cc__lcg_free in every case. */
 static int cc__lcg_init(cc__lcg* L, cc_context* ctx, const cc__prob* p, cc__time g, int T) {
     int n = p->n, i, j, e, nq = 0, r, m;
     int64_t nv = 0;
@@ -6281,6 +6317,8 @@ static int cc__lcg_init(cc__lcg* L, cc_context* ctx, const cc__prob* p, cc__time
     CONCERTO__LCG_A(L->base, int, n + 1); CONCERTO__LCG_A(L->lb, int, n); CONCERTO__LCG_A(L->ub, int, n);
     CONCERTO__LCG_A(L->cs, int, n); CONCERTO__LCG_A(L->ce, int, n);
     CONCERTO__LCG_A(L->roff, int, L->k + 1); CONCERTO__LCG_A(L->rj, int, (size_t)L->k * n); CONCERTO__LCG_A(L->dirty, char, L->k);
+    CONCERTO__LCG_A(L->jmod, int64_t, n); CONCERTO__LCG_A(L->rscan, int64_t, L->k);
+    CONCERTO__LCG_A(L->pmn, int, L->k); CONCERTO__LCG_A(L->pmx, int, L->k); CONCERTO__LCG_A(L->pmax, int, L->k);
     /* heads (longest paths from the start) and tails (to the end, with the
        job), in a topological order (Kahn's; cs[] holds the in-degrees) */
     order = L->ce;
@@ -6306,23 +6344,23 @@ static int cc__lcg_init(cc__lcg* L, cc_context* ctx, const cc__prob* p, cc__time
         if (L->hi[i] < L->lo[i]) return 2;
         nv += L->hi[i] - L->lo[i];
     }
-    if (nv >= CONCERTO__LCG_MAX_VARS) return -1;
+    if (nv >= CONCERTO__LCG_MAX_VARS || ((int64_t)L->k + 1) * ((int64_t)T + 3) > CONCERTO__LCG_MAX_VARS * 16) return -1;
     for (i = 0; i < n; i++) {
         L->base[i + 1] = L->base[i] + (L->hi[i] - L->lo[i]);
         L->lb[i] = L->lo[i]; L->ub[i] = L->hi[i];
     }
     L->nv = (int)nv;
     L->H = T + 2;
-    CONCERTO__LCG_A(L->vjob, int, nv); CONCERTO__LCG_A(L->val, signed char, nv); CONCERTO__LCG_A(L->phase, signed char, nv); CONCERTO__LCG_A(L->seen, signed char, nv);
+    CONCERTO__LCG_A(L->vjob, int, nv); CONCERTO__LCG_A(L->val, signed char, nv); CONCERTO__LCG_A(L->lv, signed char, 2 * nv); CONCERTO__LCG_A(L->phase, signed char, nv); CONCERTO__LCG_A(L->seen, signed char, nv);
     CONCERTO__LCG_A(L->keep, char, nv); CONCERTO__LCG_A(L->lvl, int, nv); CONCERTO__LCG_A(L->rsn, int, nv); CONCERTO__LCG_A(L->trail, int, nv);
     CONCERTO__LCG_A(L->tlim, int, nv + 1); CONCERTO__LCG_A(L->elim, int, nv + 1); CONCERTO__LCG_A(L->stamp, int, nv + 1);
     CONCERTO__LCG_A(L->wv, int*, 2 * nv); CONCERTO__LCG_A(L->wn, int, 2 * nv); CONCERTO__LCG_A(L->wc, int, 2 * nv);
     CONCERTO__LCG_A(L->confl, int, 2 * (size_t)n + nv + 4); CONCERTO__LCG_A(L->learnt, int, nv + 1);
-    CONCERTO__LCG_A(L->act, double, nv); CONCERTO__LCG_A(L->heap, int, nv); CONCERTO__LCG_A(L->hpos, int, nv); CONCERTO__LCG_A(L->prof, int, L->H + 1);
+    CONCERTO__LCG_A(L->act, double, nv); CONCERTO__LCG_A(L->heap, int, nv); CONCERTO__LCG_A(L->hpos, int, nv); CONCERTO__LCG_A(L->prof, int, ((size_t)L->k + 1) * ((size_t)L->H + 1));
 #undef CONCERTO__LCG_A
     for (i = 0; i < n; i++)
         for (j = L->base[i]; j < L->base[i + 1]; j++) L->vjob[j] = i;
-    for (i = 0; i < L->nv; i++) { L->val[i] = -1; L->hpos[i] = -1; }
+    for (i = 0; i < L->nv; i++) { L->val[i] = -1; L->hpos[i] = -1; L->lv[2 * i] = L->lv[2 * i + 1] = -1; }
     /* each resource's jobs by demand, descending (explanations take the largest first) */
     for (r = 0, m = 0; r < L->k; r++) {
         int first = m, y;
@@ -6335,7 +6373,7 @@ static int cc__lcg_init(cc__lcg* L, cc_context* ctx, const cc__prob* p, cc__time
         L->roff[r + 1] = m;
     }
     for (i = 0; i < L->nv; i++) cc__lcg_hins(L, i);
-    memset(L->dirty, 1, (size_t)L->k);   /* the first time-tabling sees every resource */
+    memset(L->dirty, CONCERTO__LCG_PROFILE, (size_t)L->k);   /* the first time-tabling sees every resource */
     L->inc = 1;
     return 1;
 }

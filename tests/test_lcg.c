@@ -10,6 +10,10 @@
      overlap): from a poor incumbent (program order, no improvement) it
      must find and prove the brute-force optimum, from an optimal one prove
      it; every schedule valid by the test's checker and cc_schedule_check;
+   - its incremental time-tabling (profiles kept where no compulsory part
+     changed, only the jobs that moved rescanned) against full passes, on
+     150 random problems whose jobs use some of 2-4 resources: the same
+     conflicts, schedule and proof;
    - time-tabling on hand-made cases where it must and must not move a
      bound, and must and must not fail;
    - its schedule check (cc__lcg_verify) on starts that break a precedence
@@ -28,6 +32,8 @@
 struct cc__lcg;
 static void lcg_clause_hook(const struct cc__lcg* L, const int* lits, int n);
 #define CONCERTO__LCG_CLAUSE_HOOK(L, lits, n) lcg_clause_hook((L), (lits), (n))
+static int lcg_tt_full;   /* 1: every time-tabling pass rebuilds and rescans all */
+#define CONCERTO__LCG_TT_FULL lcg_tt_full
 #define CONCERTO_IMPLEMENTATION
 #include "../concerto.h"
 #include <math.h>
@@ -286,6 +292,80 @@ static void test_brute_force(void) {
     CHECK_INT(bad_opt, 0, "the brute-force optimum found and proven, from a poor and from an optimal incumbent");
 }
 
+/* ---- incremental time-tabling against full passes ---------------------------*/
+/* A resource whose compulsory parts did not change keeps its profile and
+   rescans only the jobs that moved. The reference rebuilds every profile
+   and rescans every job on each pass: the searches must be the same
+   (conflicts, schedule, proof). Jobs use some resources only, so a job's
+   part is rebuilt on one resource while another rescans it. */
+static void test_incremental_tt(void) {
+    tu_rng rng = {4101};
+    int trial, n_trials = 150, bad = 0, n_search = 0;
+    int64_t conflicts = 0;
+    for (trial = 0; trial < n_trials; trial++) {
+        tu_gen gen;
+        tu_inst* in;
+        cc_graph* g = NULL;
+        cc__prob p;
+        cc_sched_desc d = cc_sched_desc_default();
+        cc_schedule s;
+        cc__time *st[2];
+        cc__bnb_result res[2];
+        cc_result rc[2];
+        int i, v;
+        gen.n_min = 10; gen.n_max = 22;
+        gen.k_min = 2; gen.k_max = 4;
+        gen.streams = 0;
+        gen.cap_max = 6;
+        gen.dur_max = 8;
+        gen.unit_us = 1.0;
+        gen.p_edge_max = 0.2;
+        gen.p_no_stream = 0.1;
+        in = tu_random_inst(&rng, &gen);
+        for (i = 0; i < in->n * in->k; i++)
+            if (tu_unit(&rng) < 0.4) in->dem[i] = 0;
+        if (trial % LCG_STRIDE || tu_build_graph(ctx, in, &g) != CC_OK || cc_graph_validate(g) != CC_OK) {
+            cc_graph_destroy(g);
+            tu_inst_free(in);
+            continue;
+        }
+        cc__prob_of_graph(g, &p);
+        memset(&s, 0, sizeof s);
+        d.method = CC_SCHED_LIST;
+        d.priority = CC_PRIO_PROGRAM_ORDER;
+        d.improve_passes = -1;
+        if (cc_sched_solve(ctx, g, &d, &s) != CC_OK) {
+            if (bad++ < 3) NOTE("trial %d: incumbent: %s", trial, cc_last_error(ctx));
+            cc_graph_destroy(g);
+            tu_inst_free(in);
+            continue;
+        }
+        for (v = 0; v < 2; v++) {
+            st[v] = (cc__time*)malloc(((size_t)in->n + 1) * sizeof *st[v]);
+            to_ticks(&s, in->n, st[v]);
+            lcg_tt_full = v;
+            rc[v] = cc__lcg_solve(ctx, &p, st[v], 2000, 0, 0, &res[v]);
+        }
+        lcg_tt_full = 0;
+        if (rc[0] != rc[1] || res[0].nodes != res[1].nodes || res[0].proven != res[1].proven ||
+            res[0].makespan != res[1].makespan || memcmp(st[0], st[1], (size_t)in->n * sizeof *st[0])) {
+            if (bad++ < 3)
+                NOTE("trial %d (n=%d, k=%d): incremental rc %d, %lld conflicts, makespan %lld, proven %d; full rc %d, %lld, %lld, %d",
+                     trial, in->n, in->k, (int)rc[0], (long long)res[0].nodes, (long long)res[0].makespan, res[0].proven,
+                     (int)rc[1], (long long)res[1].nodes, (long long)res[1].makespan, res[1].proven);
+        }
+        if (res[0].nodes > 0) n_search++;
+        conflicts += res[0].nodes;
+        free(st[0]); free(st[1]);
+        cc_schedule_release(ctx, &s);
+        cc_graph_destroy(g);
+        tu_inst_free(in);
+    }
+    NOTE("%d searches, %lld conflicts", n_search, (long long)conflicts);
+    CHECK(n_search > n_trials / (4 * LCG_STRIDE), "the poor incumbents leave something to search (%d)", n_search);
+    CHECK_INT(bad, 0, "the same conflicts, schedule and proof with and without the incremental passes");
+}
+
 /* ---- time-tabling by hand ---------------------------------------------------*/
 /* Two jobs on one resource of capacity 2; job 0 (3 steps) fixed at `at`,
    job 1 (2 steps) free in its window; target T. Returns propagate's
@@ -506,6 +586,7 @@ int main(void) {
     TH_RUN(test_refusals);
     TH_RUN(test_clause_soundness);
     TH_RUN(test_brute_force);
+    TH_RUN(test_incremental_tt);
     TH_RUN(test_alloc_failures);
     TH_RUN(test_j3013_1);
     cc_context_destroy(ctx);
