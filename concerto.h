@@ -524,11 +524,13 @@ typedef struct cc_sched_desc {
                                  (each evolution of the restarts), 5000 otherwise */
     uint64_t seed;            /* sampling seed */
     int64_t bnb_nodes;        /* branch-and-bound nodes; 0: 200000 up to 32 ops, scaled by
-                                 (32/n)^3 above; < 0 none (AUTO with restarts: a fifth above
-                                 32 ops, see restarts). Where branch and bound leaves a whole
-                                 graph with a cumulative resource (and no busy time) unproven,
-                                 lazy clause generation follows with half as many conflicts
-                                 (n_conflicts; exact CC_EXACT_BNB only) */
+                                 (32/n)^3 above; < 0 none. Where branch and bound leaves a
+                                 whole graph with a cumulative resource (and no busy time)
+                                 unproven, lazy clause generation follows with half as many
+                                 conflicts (n_conflicts; exact CC_EXACT_BNB only). AUTO with
+                                 restarts above 32 ops runs that solver alone (branch and
+                                 bound with a fifth of the nodes where it does not apply),
+                                 see restarts */
     int window_ops;           /* odd-even block size b (windows of 2b ops); 0: 8. Above 64, each
                                  window is first improved by windows of its own (blocks 8 to 32,
                                  window_nodes each, by branch and bound), then searched from there */
@@ -562,9 +564,10 @@ typedef struct cc_sched_desc {
                                  followed by a large-neighbourhood search (exact re-solves of
                                  windows of consecutive jobs, the rest fixed), then one more
                                  evolution seeded with their results; the best is kept.
-                                 Above 32 ops the branch and bound between the first
-                                 evolution's 1000th schedule and the rest then gets a fifth
-                                 of bnb_nodes. 0: 10; < 0: one evolution,
+                                 Above 32 ops the exact search between the first
+                                 evolution's 1000th schedule and the rest is then lazy
+                                 clause generation alone, half of bnb_nodes as conflicts
+                                 (see bnb_nodes). 0: 10; < 0: one evolution,
                                  the full default bnb_nodes, no neighbourhood search; at most
                                  100000 */
     int threads;              /* threads for AUTO's restarts, the caller's among them: the
@@ -595,7 +598,8 @@ typedef struct cc_schedule {
     int64_t n_schedules;      /* schedules generated */
     int64_t n_nodes;          /* branch-and-bound nodes */
     int64_t n_conflicts;      /* conflicts of lazy clause generation (where branch and bound
-                                 left a whole graph with a cumulative resource unproven) */
+                                 left a whole graph with a cumulative resource unproven, or
+                                 in its place: see bnb_nodes) */
     double solve_ms;          /* on the clock of time_limit_s */
     int64_t exact_wins_bnb;   /* exact solves (whole graph, windows) where branch and */
     int64_t exact_wins_lp;    /* bound / lp_solve gave the better schedule (BOTH: ties go to bnb) */
@@ -8378,10 +8382,11 @@ static void cc__solve_take(cc__solve* S, const cc__bnb_result* br) {
 /* Branch and bound (or lp_solve) on the whole graph from the incumbent.
    A failed exact run is noted in the schedule, not returned (out of memory
    aside). */
+static cc_result cc__solve_lcg(cc__solve* S, int64_t conflicts, int* ran);
+
 static cc_result cc__solve_exact(cc__solve* S) {
     cc__exact_cfg cfg;
     cc__bnb_result br;
-    int i;
     double left = S->t_end > 0 ? S->t_end - cc__now_s() : 0;
     cc_result rc;
     if (S->d.bnb_nodes <= 0 || S->h.best_mk <= S->lb || (S->t_end > 0 && left <= 0)) return CC_OK;
@@ -8396,16 +8401,32 @@ static cc_result cc__solve_exact(cc__solve* S) {
     cc__exact_report(S->out, &cfg);
     S->nodes += br.nodes;
     cc__solve_take(S, &br);
+    /* what branch and bound did not prove: lazy clause generation, half as
+       many conflicts as nodes */
+    return cc__solve_lcg(S, S->d.bnb_nodes / 2 > 0 ? S->d.bnb_nodes / 2 : 1, NULL);
+}
+
+/* Lazy clause generation (>>lcg) on the whole graph from the incumbent
+   with `conflicts`, where the exact solver is CC_EXACT_BNB, something is
+   left to prove and some resource is cumulative (on unary resources alone
+   the streams' rules of branch and bound serve). *ran (if given): 1 when
+   the solver took the problem. A failed run is noted, not returned (out
+   of memory aside). */
+static cc_result cc__solve_lcg(cc__solve* S, int64_t conflicts, int* ran) {
+    cc__bnb_result br;
+    int i;
+    double left;
+    cc_result rc;
+    if (ran) *ran = 0;
     if (S->proven || S->d.exact != CC_EXACT_BNB || S->h.best_mk <= S->lb || cc__solve_out_of_time(S)) return CC_OK;
     for (i = 0; i < S->p.k && S->p.cap[i] <= 1; i++) {}
-    if (i == S->p.k) return CC_OK;   /* unary resources alone: the streams' rules of branch and bound serve them */
-    /* what branch and bound did not prove: lazy clause generation (>>lcg),
-       half as many conflicts as nodes */
+    if (i == S->p.k) return CC_OK;
     memcpy(S->h.cur, S->h.best, (size_t)S->p.n * sizeof(cc__time));
     left = S->t_end > 0 ? S->t_end - cc__now_s() : 0;
-    rc = cc__lcg_solve(S->ctx, &S->p, S->h.cur, S->d.bnb_nodes / 2 > 0 ? S->d.bnb_nodes / 2 : 1, left, S->lb, &br);
+    rc = cc__lcg_solve(S->ctx, &S->p, S->h.cur, conflicts, left, S->lb, &br);
     if (rc == CC_ERR_OUT_OF_MEMORY) return rc;
     if (rc == CC_ERR_UNSUPPORTED) return CC_OK;
+    if (ran) *ran = 1;
     if (rc != CC_OK) {   /* a schedule that failed its check: counted, the incumbent kept */
         cc__exact_cfg f;
         memset(&f, 0, sizeof f);
@@ -8680,18 +8701,28 @@ static void cc__restart_pool_join(cc__restart_pool* P) {
 #endif
 }
 
-/* AUTO's main line on a small graph after the first evolution: the branch
-   and bound (a fifth of its nodes above 32 ops with restarts: there the
-   default search rarely completes a proof that a fifth of it would not, and
-   the restarts find better schedules with that time, PSPLIB J60), the rest
-   of the evolution, and with restarts the neighbourhood search of its
-   incumbent. */
+/* AUTO's main line on a small graph after the first evolution: the exact
+   search, the rest of the evolution, and with restarts the neighbourhood
+   search of its incumbent. The exact search is branch and bound, then lazy
+   clause generation where that did not prove; above 32 ops with restarts
+   lazy clause generation alone, with half of bnb_nodes as conflicts (and
+   branch and bound with a fifth of them where it does not apply). There
+   the branch and bound rarely completed a proof, and on PSPLIB J60 its
+   fifth proved and improved nothing the solver did not, at about a tenth
+   of the time (bench/RESULTS.md). */
 static cc_result cc__solve_main_line(cc__solve* S, int restarts) {
     int64_t nodes = S->d.bnb_nodes;
     cc_result rc;
-    if (restarts && S->p.n > 32) S->d.bnb_nodes = nodes / 5 > 0 ? nodes / 5 : 1;
-    rc = cc__solve_exact(S);
-    S->d.bnb_nodes = nodes;
+    int ran = 0;
+    if (restarts && S->p.n > 32 && nodes > 0) {
+        rc = cc__solve_lcg(S, nodes / 2 > 0 ? nodes / 2 : 1, &ran);
+        if (rc != CC_OK) return rc;
+        if (!ran) {
+            S->d.bnb_nodes = nodes / 5 > 0 ? nodes / 5 : 1;
+            rc = cc__solve_exact(S);
+            S->d.bnb_nodes = nodes;
+        }
+    } else rc = cc__solve_exact(S);
     if (rc != CC_OK) return rc;
     if (!S->proven && S->h.best_mk > S->lb && S->h.n_sched < S->d.budget_schedules) {
         S->h.lb = S->lb;

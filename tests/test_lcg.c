@@ -14,6 +14,9 @@
      changed, only the jobs that moved rescanned) against full passes, on
      150 random problems whose jobs use some of 2-4 resources: the same
      conflicts, schedule and proof;
+   - AUTO above 32 ops with restarts: the solver runs in place of the
+     branch and bound, and where it cannot take the graph (a horizon above
+     its limit) the branch and bound runs; valid schedules;
    - time-tabling on hand-made cases where it must and must not move a
      bound, and must and must not fail;
    - its schedule check (cc__lcg_verify) on starts that break a precedence
@@ -366,6 +369,71 @@ static void test_incremental_tt(void) {
     CHECK_INT(bad, 0, "the same conflicts, schedule and proof with and without the incremental passes");
 }
 
+/* ---- AUTO's restarts above 32 ops --------------------------------------------*/
+/* There lazy clause generation runs in place of the branch and bound; where
+   it does not take the graph (durations without a common step, so that the
+   horizon in steps is above its literals' limit) the branch and bound runs
+   as before. Random graphs of 40-48 ops on 2-3 cumulative resources, with
+   small budgets; every schedule valid by the test's checker. */
+static void test_restarts_path(void) {
+    tu_rng rng = {5150};
+    int trial, v, n_trials = LCG_STRIDE > 1 ? 2 : 5, n_lcg = 0, bad_valid = 0, bad_solve = 0, bad_path = 0;
+    int64_t most = 0, nodes = 2000;
+    for (trial = 0; trial < n_trials; trial++)
+        for (v = 0; v < 2; v++) {
+            tu_gen gen;
+            tu_inst* in;
+            cc_graph* g = NULL;
+            cc_sched_desc d = cc_sched_desc_default();
+            cc_schedule s;
+            double mk = -1;
+            char msg[300];
+            int i;
+            gen.n_min = 36; gen.n_max = 44;
+            gen.k_min = 2; gen.k_max = 3;
+            gen.streams = 0;
+            gen.cap_max = 6;
+            gen.dur_max = 8;
+            gen.unit_us = 1.0;
+            gen.p_edge_max = 0.1;
+            gen.p_no_stream = 0.1;
+            in = tu_random_inst(&rng, &gen);
+            if (v == 1)   /* durations of whole ms plus 1-3 ns: a step of 1 ns, a horizon of about 10^8 */
+                for (i = 0; i < in->n; i++) in->dur[i] = in->dur[i] * 1000.0 + 0.001 * (i % 3 + 1);
+            if (tu_build_graph(ctx, in, &g) != CC_OK || cc_graph_validate(g) != CC_OK) {
+                if (bad_solve++ < 3) NOTE("trial %d: graph: %s", trial, cc_last_error(ctx));
+                cc_graph_destroy(g);
+                tu_inst_free(in);
+                continue;
+            }
+            d.restarts = 2;
+            d.budget_schedules = 1000;
+            d.bnb_nodes = nodes;
+            memset(&s, 0, sizeof s);
+            if (cc_sched_solve(ctx, g, &d, &s) != CC_OK) {
+                if (bad_solve++ < 3) NOTE("trial %d (%d): solve: %s", trial, v, cc_last_error(ctx));
+            } else {
+                if (!tu_check(in, s.start_us, &mk, msg, sizeof msg) && bad_valid++ < 3) NOTE("trial %d (%d): %s", trial, v, msg);
+                if (v == 0 && s.n_conflicts > 0) n_lcg++;
+                if (s.n_conflicts > most) most = s.n_conflicts;
+                if (v == 1 && s.n_conflicts != 0 && bad_path++ < 3)
+                    NOTE("trial %d: the solver ran (%lld conflicts) on a horizon of about 10^8 steps", trial, (long long)s.n_conflicts);
+                if (s.exact_failures && bad_solve++ < 3) NOTE("trial %d (%d): an exact run failed: %s", trial, v, s.exact_message);
+                cc_schedule_release(ctx, &s);
+            }
+            cc_graph_destroy(g);
+            tu_inst_free(in);
+        }
+    NOTE("%d of %d graphs searched by lazy clause generation", n_lcg, n_trials);
+    CHECK(n_lcg > 0, "lazy clause generation runs above 32 ops with restarts (%d graphs)", n_lcg);
+    CHECK(most > nodes / 5 && most <= nodes / 2 + 1,
+          "its budget is half of bnb_nodes (%lld), more than the half of a fifth that followed the branch and bound (most %lld)",
+          (long long)(nodes / 2), (long long)most);
+    CHECK_INT(bad_solve, 0, "every solve returns CC_OK with no failed exact run");
+    CHECK_INT(bad_path, 0, "where the horizon is above the solver's limit, it does not run");
+    CHECK_INT(bad_valid, 0, "every schedule is valid (the test's checker)");
+}
+
 /* ---- time-tabling by hand ---------------------------------------------------*/
 /* Two jobs on one resource of capacity 2; job 0 (3 steps) fixed at `at`,
    job 1 (2 steps) free in its window; target T. Returns propagate's
@@ -587,6 +655,7 @@ int main(void) {
     TH_RUN(test_clause_soundness);
     TH_RUN(test_brute_force);
     TH_RUN(test_incremental_tt);
+    TH_RUN(test_restarts_path);
     TH_RUN(test_alloc_failures);
     TH_RUN(test_j3013_1);
     cc_context_destroy(ctx);
