@@ -5659,8 +5659,9 @@ oom:
      clauses (two watched literals with a blocker), and time-tabling per
      resource (compulsory parts [ub_j, lb_j + D_j); an overload fails, a job
      that cannot run at a point t of its earliest or latest window moves
-     past it; a resource keeps its profile while no compulsory part on it
-     changes, and then rescans only the jobs that moved). Explanations are
+     past it; a pass rescans only the jobs that moved and those whose
+     windows meet where the profile changed, and a backjump, which lands
+     on a fixpoint, only has the profiles rebuilt). Explanations are
      pointwise (Schutt et al.): the jobs whose compulsory parts cover t,
      largest demands first until they exceed what leaves no room, each by
      [s_i >= t - D_i + 1] and [s_i <= t], and the moved job by
@@ -5716,10 +5717,12 @@ typedef struct cc__lcg {
     signed char* lv;  /* [2 nv] each literal's value: 1 true, 0 false, -1 unassigned */
     char* keep;
     /* [k] time-tabling to do: CONCERTO__LCG_PROFILE, a compulsory part on
-       the resource changed (the profile is rebuilt, every job rescanned);
-       CONCERTO__LCG_JOBS, only some job's bounds moved (the jobs whose
-       jmod passed rscan are rescanned against the profile kept) */
+       the resource changed within [dx, dy) (the profile is rebuilt; the
+       jobs whose earliest or latest window meets that range are
+       rescanned); CONCERTO__LCG_JOBS, some job's bounds moved (the jobs
+       whose jmod passed rscan are rescanned) */
     char* dirty;
+    int *dx, *dy;
     int64_t clock, *jmod, *rscan;
     int *pmn, *pmx, *pmax;   /* [k] each profile's nonzero range [pmn, pmx) and peak */
     int *roff, *rj;   /* per resource: its jobs (demand > 0, duration > 0) by demand, descending */
@@ -5806,13 +5809,33 @@ static void cc__lcg_bump(cc__lcg* L, int v) {
 #define CONCERTO__LCG_JOBS 1
 #define CONCERTO__LCG_PROFILE 2
 
-/* job j's bounds moved; part: its compulsory part [ub, lb + D) changed */
-static void cc__lcg_touch(cc__lcg* L, int j, int part) {
+/* job j's bounds moved; its compulsory part [ub, lb + D) changed within
+   [x, y) (none: x >= y) */
+static void cc__lcg_touch(cc__lcg* L, int j, int x, int y) {
     int r;
-    char f = (char)(part ? CONCERTO__LCG_PROFILE : CONCERTO__LCG_JOBS);
+    char f = (char)(x < y ? CONCERTO__LCG_PROFILE : CONCERTO__LCG_JOBS);
     L->jmod[j] = ++L->clock;
     for (r = 0; r < L->k; r++)
-        if (L->p->dem[(size_t)j * L->k + r] > 0) L->dirty[r] |= f;
+        if (L->p->dem[(size_t)j * L->k + r] > 0) {
+            L->dirty[r] |= f;
+            if (x < y) {
+                if (x < L->dx[r]) L->dx[r] = x;
+                if (y > L->dy[r]) L->dy[r] = y;
+            }
+        }
+}
+
+/* every profile to rebuild; all: every job to rescan too (else none: the
+   bounds are a fixpoint, as after a backjump, and the next pass rescans
+   only what moves from there) */
+static void cc__lcg_touch_all(cc__lcg* L, int all) {
+    int r;
+    memset(L->dirty, CONCERTO__LCG_PROFILE, (size_t)L->k);
+    for (r = 0; r < L->k; r++) {
+        L->dx[r] = all ? 0 : L->H + 1;
+        L->dy[r] = all ? L->H + 1 : 0;
+        if (!all) L->rscan[r] = L->clock;
+    }
 }
 
 static void cc__lcg_put(cc__lcg* L, int l, int rsn) {
@@ -5840,19 +5863,20 @@ static void cc__lcg_conflict_of(cc__lcg* L, int p, int rsn) {
 
 /* s_j >= t because of rsn; 0 on a conflict (in L->confl). */
 static int cc__lcg_set_lb(cc__lcg* L, int j, int t, int rsn) {
-    int u;
+    int u, x;
     if (t <= L->lb[j]) return 1;
     if (t > L->ub[j]) { cc__lcg_conflict_of(L, cc__lcg_ge(L, j, t), rsn); return 0; }
     cc__lcg_put(L, cc__lcg_ge(L, j, t), rsn);
     for (u = t - 1; u > L->lb[j]; u--) cc__lcg_put(L, cc__lcg_ge(L, j, u), -2 - cc__lcg_ge(L, j, u + 1));
+    x = L->lb[j] + L->D[j] > L->ub[j] ? L->lb[j] + L->D[j] : L->ub[j];   /* the part grows from x to t + D */
     L->lb[j] = t;
-    cc__lcg_touch(L, j, L->ub[j] < t + L->D[j]);
+    cc__lcg_touch(L, j, x, t + L->D[j]);
     return 1;
 }
 
 /* s_j <= u because of rsn. */
 static int cc__lcg_set_ub(cc__lcg* L, int j, int u, int rsn) {
-    int w, g;
+    int w, g, y;
     if (u >= L->ub[j]) return 1;
     if (u < L->lb[j]) {
         g = cc__lcg_ge(L, j, u + 1);
@@ -5861,8 +5885,9 @@ static int cc__lcg_set_ub(cc__lcg* L, int j, int u, int rsn) {
     }
     cc__lcg_put(L, cc__lcg_ge(L, j, u + 1) ^ 1, rsn);
     for (w = u + 2; w <= L->ub[j]; w++) cc__lcg_put(L, cc__lcg_ge(L, j, w) ^ 1, -2 - (cc__lcg_ge(L, j, w - 1) ^ 1));
+    y = L->lb[j] + L->D[j] < L->ub[j] ? L->lb[j] + L->D[j] : L->ub[j];   /* the part grows from y down to u */
     L->ub[j] = u;
-    cc__lcg_touch(L, j, u < L->lb[j] + L->D[j]);
+    cc__lcg_touch(L, j, u, y);
     return 1;
 }
 
@@ -5884,7 +5909,7 @@ static void cc__lcg_backtrack(cc__lcg* L, int level) {
         cc__lcg_hins(L, v);
     }
     L->ntrail = L->qhead = L->tlim[level];
-    memset(L->dirty, CONCERTO__LCG_PROFILE, (size_t)L->k);
+    cc__lcg_touch_all(L, 0);   /* the level backjumped to was a fixpoint */
     L->nE = (size_t)L->elim[level];
     L->nlev = level;
 }
@@ -5974,18 +5999,21 @@ static void cc__lcg_cover(cc__lcg* L, int r, int t, int skip, int64_t need, int 
     }
 }
 
-/* 1: something moved, 0: nothing, -1: a conflict. A resource whose
-   compulsory parts did not change since its last pass keeps its profile
-   and rescans only the jobs that moved since (the others were at their
-   fixpoint against the same profile), so the result is the full pass's. */
+/* 1: something moved, 0: nothing, -1: a conflict. A resource rescans the
+   jobs that moved since its last pass and those whose earliest or latest
+   window meets the range where its profile changed (it keeps the profile
+   when nothing changed); the others were at their fixpoint against the
+   same profile values, so the result is that of a pass over every job. */
 static int cc__lcg_tt(cc__lcg* L) {
     int n = L->n, k = L->k, r, j, t, moved = 0;
     for (r = 0; r < k; r++) {
         int64_t cap = L->p->cap[r], maxp, since = L->rscan[r];
         int* prof = L->prof + (size_t)r * ((size_t)L->H + 1);
         int full = (L->dirty[r] & CONCERTO__LCG_PROFILE) || CONCERTO__LCG_TT_FULL;
-        if (!L->dirty[r]) continue;
+        int x0 = CONCERTO__LCG_TT_FULL ? 0 : L->dx[r], y0 = CONCERTO__LCG_TT_FULL ? L->H + 1 : L->dy[r];
+        if (!L->dirty[r] && !CONCERTO__LCG_TT_FULL) continue;
         L->dirty[r] = 0;
+        L->dx[r] = L->H + 1; L->dy[r] = 0;
         L->rscan[r] = L->clock;
         if (full) {   /* the profile of the compulsory parts, rebuilt over its range */
             int mn = L->H, mx = 0, run = 0, pk = 0;
@@ -6021,7 +6049,8 @@ static int cc__lcg_tt(cc__lcg* L) {
         if (maxp == 0) continue;
         for (j = 0; j < n; j++) {
             int d = L->p->dem[(size_t)j * k + r], D = L->D[j];
-            if (d <= 0 || D <= 0 || L->lb[j] == L->ub[j] || maxp + d <= cap || (!full && L->jmod[j] <= since)) continue;
+            if (d <= 0 || D <= 0 || L->lb[j] == L->ub[j] || maxp + d <= cap) continue;
+            if (L->jmod[j] <= since && !(L->lb[j] < y0 && L->lb[j] + D > x0) && !(L->ub[j] < y0 && L->ub[j] + D > x0)) continue;
             /* earliest start */
             t = L->lb[j];
             while (t < L->lb[j] + D) {
@@ -6244,7 +6273,7 @@ static void cc__lcg_free(cc__lcg* L) {
     cc__free(ctx, L->seen); cc__free(ctx, L->lvl); cc__free(ctx, L->rsn); cc__free(ctx, L->lb);
     cc__free(ctx, L->ub); cc__free(ctx, L->trail); cc__free(ctx, L->tlim); cc__free(ctx, L->elim);
     cc__free(ctx, L->A); if (L->wv) for (i = 0; i < 2 * L->nv; i++) cc__free(ctx, L->wv[i]);
-    cc__free(ctx, L->wv); cc__free(ctx, L->wn); cc__free(ctx, L->wc); cc__free(ctx, L->stamp); cc__free(ctx, L->keep); cc__free(ctx, L->dirty); cc__free(ctx, L->jmod); cc__free(ctx, L->rscan); cc__free(ctx, L->pmn); cc__free(ctx, L->pmx); cc__free(ctx, L->pmax); cc__free(ctx, L->roff); cc__free(ctx, L->rj); cc__free(ctx, L->E); cc__free(ctx, L->confl);
+    cc__free(ctx, L->wv); cc__free(ctx, L->wn); cc__free(ctx, L->wc); cc__free(ctx, L->stamp); cc__free(ctx, L->keep); cc__free(ctx, L->dirty); cc__free(ctx, L->jmod); cc__free(ctx, L->dx); cc__free(ctx, L->dy); cc__free(ctx, L->rscan); cc__free(ctx, L->pmn); cc__free(ctx, L->pmx); cc__free(ctx, L->pmax); cc__free(ctx, L->roff); cc__free(ctx, L->rj); cc__free(ctx, L->E); cc__free(ctx, L->confl);
     cc__free(ctx, L->learnt); cc__free(ctx, L->act); cc__free(ctx, L->heap); cc__free(ctx, L->hpos);
     cc__free(ctx, L->prof); cc__free(ctx, L->cs); cc__free(ctx, L->ce);
 }
@@ -6322,6 +6351,7 @@ static int cc__lcg_init(cc__lcg* L, cc_context* ctx, const cc__prob* p, cc__time
     CONCERTO__LCG_A(L->cs, int, n); CONCERTO__LCG_A(L->ce, int, n);
     CONCERTO__LCG_A(L->roff, int, L->k + 1); CONCERTO__LCG_A(L->rj, int, (size_t)L->k * n); CONCERTO__LCG_A(L->dirty, char, L->k);
     CONCERTO__LCG_A(L->jmod, int64_t, n); CONCERTO__LCG_A(L->rscan, int64_t, L->k);
+    CONCERTO__LCG_A(L->dx, int, L->k); CONCERTO__LCG_A(L->dy, int, L->k);
     CONCERTO__LCG_A(L->pmn, int, L->k); CONCERTO__LCG_A(L->pmx, int, L->k); CONCERTO__LCG_A(L->pmax, int, L->k);
     /* heads (longest paths from the start) and tails (to the end, with the
        job), in a topological order (Kahn's; cs[] holds the in-degrees) */
@@ -6377,7 +6407,7 @@ static int cc__lcg_init(cc__lcg* L, cc_context* ctx, const cc__prob* p, cc__time
         L->roff[r + 1] = m;
     }
     for (i = 0; i < L->nv; i++) cc__lcg_hins(L, i);
-    memset(L->dirty, CONCERTO__LCG_PROFILE, (size_t)L->k);   /* the first time-tabling sees every resource */
+    cc__lcg_touch_all(L, 1);   /* the first time-tabling sees every resource and job */
     L->inc = 1;
     return 1;
 }

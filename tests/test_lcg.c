@@ -11,7 +11,9 @@
      must find and prove the brute-force optimum, from an optimal one prove
      it; every schedule valid by the test's checker and cc_schedule_check;
    - its incremental time-tabling (profiles kept where no compulsory part
-     changed, only the jobs that moved rescanned) against full passes, on
+     changed; only the jobs that moved and those whose windows meet a
+     change rescanned; nothing rescanned after a backjump) against passes
+     that rebuild and rescan everything every time, on
      150 random problems whose jobs use some of 2-4 resources: the same
      conflicts, schedule and proof;
    - AUTO above 32 ops with restarts: the solver runs in place of the
@@ -296,11 +298,13 @@ static void test_brute_force(void) {
 }
 
 /* ---- incremental time-tabling against full passes ---------------------------*/
-/* A resource whose compulsory parts did not change keeps its profile and
-   rescans only the jobs that moved. The reference rebuilds every profile
-   and rescans every job on each pass: the searches must be the same
-   (conflicts, schedule, proof). Jobs use some resources only, so a job's
-   part is rebuilt on one resource while another rescans it. */
+/* A resource whose compulsory parts did not change keeps its profile; a
+   pass rescans the jobs that moved and those whose windows meet where the
+   profile changed; after a backjump nothing is rescanned. The reference
+   rebuilds every profile and rescans every job of every resource on each
+   pass: the searches must be the same (conflicts, schedule, proof). Jobs
+   use some resources only, so a job's part is rebuilt on one resource
+   while another rescans it. */
 static void test_incremental_tt(void) {
     tu_rng rng = {4101};
     int trial, n_trials = 150, bad = 0, n_search = 0;
