@@ -8737,9 +8737,9 @@ static void cc__restart_pool_join(cc__restart_pool* P) {
    clause generation where that did not prove; above 32 ops with restarts
    lazy clause generation alone, with half of bnb_nodes as conflicts (and
    branch and bound with a fifth of them where it does not apply). There
-   the branch and bound rarely completed a proof, and on PSPLIB J60 its
-   fifth proved and improved nothing the solver did not, at about a tenth
-   of the time (bench/RESULTS.md). */
+   the branch and bound rarely completed a proof: on PSPLIB J60 its fifth
+   proved and improved nothing the solver did not, and J60 took 12-14%
+   less time without it (bench/RESULTS.md). */
 static cc_result cc__solve_main_line(cc__solve* S, int restarts) {
     int64_t nodes = S->d.bnb_nodes;
     cc_result rc;

@@ -13,12 +13,13 @@
    - its incremental time-tabling (profiles kept where no compulsory part
      changed; only the jobs that moved and those whose windows meet a
      change rescanned; nothing rescanned after a backjump) against passes
-     that rebuild and rescan everything every time, on
-     150 random problems whose jobs use some of 2-4 resources: the same
-     conflicts, schedule and proof;
+     that rebuild and rescan everything every time, on 150 random problems
+     whose jobs use some of 2-4 resources: the same conflicts, schedule
+     and proof;
    - AUTO above 32 ops with restarts: the solver runs in place of the
-     branch and bound, and where it cannot take the graph (a horizon above
-     its limit) the branch and bound runs; valid schedules;
+     branch and bound with half of bnb_nodes as conflicts, and where it
+     cannot take the graph (a horizon above its limit) the branch and
+     bound runs; valid schedules;
    - time-tabling on hand-made cases where it must and must not move a
      bound, and must and must not fail;
    - its schedule check (cc__lcg_verify) on starts that break a precedence
