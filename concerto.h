@@ -5644,8 +5644,9 @@ oom:
    dominance rules close; the proofs it cannot finish (PSPLIB's j3013_*,
    j3029_8: 124k-780k+ nodes) take this solver tens of thousands of
    conflicts. It runs on whole graphs without releases, deadlines or busy
-   blocks (cc__solve_exact: after branch and bound, where that did not
-   prove its schedule).
+   blocks (cc__solve_lcg: after branch and bound, where that did not prove
+   its schedule; in AUTO's main line above 32 ops with restarts, in its
+   place).
 
    - Time in steps of the grain. The target T (the incumbent's makespan
      minus one step) bounds every job: s_j in [head_j, T - tail_j] (the
@@ -5713,7 +5714,7 @@ typedef struct cc__lcg {
     int n, k, H, T;   /* T: the target, in steps */
     int *D, *tail, *lo, *hi, *base, *vjob;
     int nv;
-    signed char *val, *phase, *seen;
+    signed char *phase, *seen;
     signed char* lv;  /* [2 nv] each literal's value: 1 true, 0 false, -1 unassigned */
     char* keep;
     /* [k] time-tabling to do: CONCERTO__LCG_PROFILE, a compulsory part on
@@ -5742,7 +5743,9 @@ typedef struct cc__lcg {
     /* VSIDS */
     double* act; double inc;
     int *heap, *hpos, nheap;
-    /* timetable scratch */
+    /* [k + 1][H + 1]: each resource's profile of compulsory parts, then
+       cc__lcg_verify's scratch; [n] each job's part [cs, ce) at the last
+       rebuild; analysis stamps */
     int *prof, *cs, *ce, *stamp, nstamp, lbd;
     int64_t conflicts, decisions;
     int oom;
@@ -5840,7 +5843,6 @@ static void cc__lcg_touch_all(cc__lcg* L, int all) {
 
 static void cc__lcg_put(cc__lcg* L, int l, int rsn) {
     int v = l >> 1;
-    L->val[v] = (signed char)!(l & 1);
     L->lv[l] = 1; L->lv[l ^ 1] = 0;
     L->lvl[v] = L->nlev;
     L->rsn[v] = rsn;
@@ -5901,8 +5903,7 @@ static void cc__lcg_backtrack(cc__lcg* L, int level) {
     if (L->nlev <= level) return;
     for (i = L->ntrail - 1; i >= L->tlim[level]; i--) {
         int l = L->trail[i], v = l >> 1, j = L->vjob[v], t = cc__lcg_vt(L, v);
-        L->phase[v] = L->val[v];
-        L->val[v] = -1;
+        L->phase[v] = L->lv[2 * v];
         L->lv[2 * v] = L->lv[2 * v + 1] = -1;
         if (l & 1) { if (L->ub[j] < t) L->ub[j] = t; }
         else if (L->lb[j] > t - 1) L->lb[j] = t - 1;
@@ -6269,7 +6270,7 @@ static void cc__lcg_free(cc__lcg* L) {
     cc_context* ctx = L->ctx;
     int i;
     cc__free(ctx, L->D); cc__free(ctx, L->tail); cc__free(ctx, L->lo); cc__free(ctx, L->hi);
-    cc__free(ctx, L->base); cc__free(ctx, L->vjob); cc__free(ctx, L->val); cc__free(ctx, L->lv); cc__free(ctx, L->phase);
+    cc__free(ctx, L->base); cc__free(ctx, L->vjob); cc__free(ctx, L->lv); cc__free(ctx, L->phase);
     cc__free(ctx, L->seen); cc__free(ctx, L->lvl); cc__free(ctx, L->rsn); cc__free(ctx, L->lb);
     cc__free(ctx, L->ub); cc__free(ctx, L->trail); cc__free(ctx, L->tlim); cc__free(ctx, L->elim);
     cc__free(ctx, L->A); if (L->wv) for (i = 0; i < 2 * L->nv; i++) cc__free(ctx, L->wv[i]);
@@ -6340,7 +6341,7 @@ static int cc__lcg_verify(cc__lcg* L, const int* sol) {
    or the resources' profiles above 16 times that many steps). Durations
    must be multiples of g. cc__lcg_free in every case. */
 static int cc__lcg_init(cc__lcg* L, cc_context* ctx, const cc__prob* p, cc__time g, int T) {
-    int n = p->n, i, j, e, nq = 0, r, m;
+    int n = p->n, i, j, e, r, m;
     int64_t nv = 0;
     int* order;
     memset(L, 0, sizeof *L);
@@ -6354,14 +6355,10 @@ static int cc__lcg_init(cc__lcg* L, cc_context* ctx, const cc__prob* p, cc__time
     CONCERTO__LCG_A(L->dx, int, L->k); CONCERTO__LCG_A(L->dy, int, L->k);
     CONCERTO__LCG_A(L->pmn, int, L->k); CONCERTO__LCG_A(L->pmx, int, L->k); CONCERTO__LCG_A(L->pmax, int, L->k);
     /* heads (longest paths from the start) and tails (to the end, with the
-       job), in a topological order (Kahn's; cs[] holds the in-degrees) */
+       job), in a topological order (cs[] its scratch) */
     order = L->ce;
-    for (i = 0; i < n; i++) { L->D[i] = (int)(p->dur[i] / g); L->cs[i] = p->pred_off[i + 1] - p->pred_off[i]; }
-    for (i = 0; i < n; i++) if (!L->cs[i]) order[nq++] = i;
-    for (i = 0; i < nq; i++)
-        for (e = p->succ_off[order[i]]; e < p->succ_off[order[i] + 1]; e++)
-            if (--L->cs[p->succ[e]] == 0) order[nq++] = p->succ[e];
-    if (nq < n) return -1;
+    for (i = 0; i < n; i++) L->D[i] = (int)(p->dur[i] / g);
+    if (cc__topo_order(n, p->succ_off, p->succ, NULL, NULL, L->cs, order) < n) return -1;
     for (i = 0; i < n; i++) {
         int x = order[i];
         for (e = p->succ_off[x]; e < p->succ_off[x + 1]; e++)
@@ -6385,7 +6382,7 @@ static int cc__lcg_init(cc__lcg* L, cc_context* ctx, const cc__prob* p, cc__time
     }
     L->nv = (int)nv;
     L->H = T + 2;
-    CONCERTO__LCG_A(L->vjob, int, nv); CONCERTO__LCG_A(L->val, signed char, nv); CONCERTO__LCG_A(L->lv, signed char, 2 * nv); CONCERTO__LCG_A(L->phase, signed char, nv); CONCERTO__LCG_A(L->seen, signed char, nv);
+    CONCERTO__LCG_A(L->vjob, int, nv); CONCERTO__LCG_A(L->lv, signed char, 2 * nv); CONCERTO__LCG_A(L->phase, signed char, nv); CONCERTO__LCG_A(L->seen, signed char, nv);
     CONCERTO__LCG_A(L->keep, char, nv); CONCERTO__LCG_A(L->lvl, int, nv); CONCERTO__LCG_A(L->rsn, int, nv); CONCERTO__LCG_A(L->trail, int, nv);
     CONCERTO__LCG_A(L->tlim, int, nv + 1); CONCERTO__LCG_A(L->elim, int, nv + 1); CONCERTO__LCG_A(L->stamp, int, nv + 1);
     CONCERTO__LCG_A(L->wv, int*, 2 * nv); CONCERTO__LCG_A(L->wn, int, 2 * nv); CONCERTO__LCG_A(L->wc, int, 2 * nv);
@@ -6394,7 +6391,7 @@ static int cc__lcg_init(cc__lcg* L, cc_context* ctx, const cc__prob* p, cc__time
 #undef CONCERTO__LCG_A
     for (i = 0; i < n; i++)
         for (j = L->base[i]; j < L->base[i + 1]; j++) L->vjob[j] = i;
-    for (i = 0; i < L->nv; i++) { L->val[i] = -1; L->hpos[i] = -1; L->lv[2 * i] = L->lv[2 * i + 1] = -1; }
+    for (i = 0; i < L->nv; i++) { L->hpos[i] = -1; L->lv[2 * i] = L->lv[2 * i + 1] = -1; }
     /* each resource's jobs by demand, descending (explanations take the largest first) */
     for (r = 0, m = 0; r < L->k; r++) {
         int first = m, y;
@@ -6473,7 +6470,7 @@ static cc_result cc__lcg_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
         }
         while (L->nheap > 0) {   /* the unassigned literal of highest activity */
             v = cc__lcg_hpop(L);
-            if (L->val[v] < 0) break;
+            if (L->lv[2 * v] < 0) break;
             v = -1;
         }
         if (v < 0) {   /* every job fixed: a schedule ending by T */
@@ -6488,7 +6485,7 @@ static cc_result cc__lcg_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
                                       "the check (dropped; the incumbent is kept)", n);
             }
             for (i = 0; i < n; i++) best[i] = (cc__time)sol[i] * g;
-            for (i = 0; i < L->nv; i++) L->phase[i] = L->val[i];   /* the next search starts near it */
+            for (i = 0; i < L->nv; i++) L->phase[i] = L->lv[2 * i];   /* the next search starts near it */
             T = m2 - 1;
             if ((cc__time)m2 * g <= known_lb) { solved = 1; break; }
             if (!cc__lcg_target(L, T)) { if (L->oom) goto oom; solved = 1; break; }

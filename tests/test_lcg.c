@@ -298,6 +298,21 @@ static void test_brute_force(void) {
     CHECK_INT(bad_opt, 0, "the brute-force optimum found and proven, from a poor and from an optimal incumbent");
 }
 
+/* Random graphs of n_min-n_max ops on 2-k_max cumulative resources of
+   capacity up to 6, durations up to 8 us. */
+static tu_gen cumulative_gen(int n_min, int n_max, int k_max, double p_edge_max) {
+    tu_gen gen;
+    gen.n_min = n_min; gen.n_max = n_max;
+    gen.k_min = 2; gen.k_max = k_max;
+    gen.streams = 0;
+    gen.cap_max = 6;
+    gen.dur_max = 8;
+    gen.unit_us = 1.0;
+    gen.p_edge_max = p_edge_max;
+    gen.p_no_stream = 0.1;
+    return gen;
+}
+
 /* ---- incremental time-tabling against full passes ---------------------------*/
 /* A resource whose compulsory parts did not change keeps its profile; a
    pass rescans the jobs that moved and those whose windows meet where the
@@ -321,14 +336,7 @@ static void test_incremental_tt(void) {
         cc__bnb_result res[2];
         cc_result rc[2];
         int i, v;
-        gen.n_min = 10; gen.n_max = 22;
-        gen.k_min = 2; gen.k_max = 4;
-        gen.streams = 0;
-        gen.cap_max = 6;
-        gen.dur_max = 8;
-        gen.unit_us = 1.0;
-        gen.p_edge_max = 0.2;
-        gen.p_no_stream = 0.1;
+        gen = cumulative_gen(10, 22, 4, 0.2);
         in = tu_random_inst(&rng, &gen);
         for (i = 0; i < in->n * in->k; i++)
             if (tu_unit(&rng) < 0.4) in->dem[i] = 0;
@@ -394,14 +402,7 @@ static void test_restarts_path(void) {
             double mk = -1;
             char msg[300];
             int i;
-            gen.n_min = 36; gen.n_max = 44;
-            gen.k_min = 2; gen.k_max = 3;
-            gen.streams = 0;
-            gen.cap_max = 6;
-            gen.dur_max = 8;
-            gen.unit_us = 1.0;
-            gen.p_edge_max = 0.1;
-            gen.p_no_stream = 0.1;
+            gen = cumulative_gen(36, 44, 3, 0.1);
             in = tu_random_inst(&rng, &gen);
             if (v == 1)   /* durations of whole ms plus 1-3 ns: a step of 1 ns, a horizon of about 10^8 */
                 for (i = 0; i < in->n; i++) in->dur[i] = in->dur[i] * 1000.0 + 0.001 * (i % 3 + 1);
