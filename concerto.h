@@ -6453,6 +6453,7 @@ static cc_result cc__lcg_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
                 solved = 1;
                 break;
             }
+            if (budget > 0 && L->conflicts >= budget) break;   /* (a run of conflicts counts each) */
             continue;
         }
         if (budget > 0 && L->conflicts >= budget) break;
