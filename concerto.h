@@ -5670,8 +5670,13 @@ oom:
    - Search: first-UIP learning with the clause minimised locally (a literal
      whose reason lies in the clause is dropped), VSIDS over the literals
      (decay CONCERTO__LCG_DECAY), phases saved (first: every start as
-     early as it can; after a schedule, that schedule's), Luby restarts
-     (CONCERTO__LCG_RESTART conflicts), and every CONCERTO__LCG_REDUCE (+300
+     early as it can; after a schedule, that schedule's), restarts when
+     the mean literal-block distance of the last CONCERTO__LCG_RESTART_WINDOW
+     learnt clauses, times CONCERTO__LCG_RESTART_K, is above the mean of
+     all (Audemard & Simon's Glucose), each back to the first decision the
+     search would not make again (one of lower activity than the best free
+     literal: the trail above it is kept, van der Tak, Ramos & Heule 2011),
+     and every CONCERTO__LCG_REDUCE (+300
      per reduction) conflicts the half of the learnt clauses of highest
      literal-block distance is dropped (those of distance 2 or less and the
      reasons of assigned literals stay).
@@ -5688,7 +5693,8 @@ oom:
 #define CONCERTO__LCG_MAX_VARS ((int64_t)1 << 20)   /* literals at most (about 80 bytes each) */
 #define CONCERTO__LCG_MAX_ARENA ((size_t)1 << 28)   /* ints of learnt clauses, and of explanations, at most */
 #define CONCERTO__LCG_DECAY 1.05                     /* VSIDS: the bump grows by this per conflict */
-#define CONCERTO__LCG_RESTART 100                    /* conflicts of the Luby sequence's unit */
+#define CONCERTO__LCG_RESTART_WINDOW 50              /* restarts: the last conflicts whose LBDs are averaged */
+#define CONCERTO__LCG_RESTART_K 0.8                  /* restarts: their mean times this above the mean of all */
 #define CONCERTO__LCG_REDUCE 2000                    /* conflicts between reductions of the learnt clauses */
 
 /* Tests only: called with every clause the solver derives (explanations,
@@ -6259,11 +6265,19 @@ static void cc__lcg_reduce(cc__lcg* L) {
     L->nA = o;
 }
 
-static double cc__lcg_luby(double y, int64_t x) {
-    int64_t size, seq;
-    for (size = 1, seq = 0; size < x + 1; seq++, size = 2 * size + 1) {}
-    while (size - 1 != x) { size = (size - 1) >> 1; seq--; x = x % size; }
-    return pow(y, (double)seq);
+/* The level a restart backtracks to: the decisions of higher activity
+   than the best free literal, which the search would make again first,
+   stay with what they implied. */
+static int cc__lcg_restart_level(cc__lcg* L) {
+    int lev, v;
+    while (L->nheap > 0 && L->lv[2 * L->heap[0]] >= 0) cc__lcg_hpop(L);   /* (assigned: back in on backtrack) */
+    if (L->nheap == 0) return 0;
+    v = L->heap[0];
+    for (lev = 0; lev < L->nlev; lev++) {
+        int d = L->trail[L->tlim[lev]] >> 1;   /* level lev + 1's decision, the first on its trail */
+        if (L->act[d] < L->act[v] || (L->act[d] == L->act[v] && d > v)) break;
+    }
+    return lev;
 }
 
 static void cc__lcg_free(cc__lcg* L) {
@@ -6423,8 +6437,8 @@ static cc_result cc__lcg_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
     int n = p->n, i, T, solved = 0, st;
     cc__time g = p->grain > 0 ? p->grain : 1, mk;
     int* sol = NULL;
-    int64_t restart_at, nrestart = 0;
-    double t_end = time_limit_s > 0 ? cc__now_s() + time_limit_s : 0;
+    int lbdq[CONCERTO__LCG_RESTART_WINDOW], nq = 0, qsum = 0;   /* the last LBDs (a ring), how many since the last restart */
+    double lbd_all = 0, t_end = time_limit_s > 0 ? cc__now_s() + time_limit_s : 0;
     mk = n > 0 ? cc__makespan(p, best) : 0;
     res->makespan = mk; res->lower_bound = 0; res->proven = 0; res->nodes = 0;
     if (p->release || p->deadline || p->n_busy > 0) return CC_ERR_UNSUPPORTED;
@@ -6442,7 +6456,6 @@ static cc_result cc__lcg_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
         solved = 1;
         goto done;
     }
-    restart_at = CONCERTO__LCG_RESTART;
     L->next_reduce = CONCERTO__LCG_REDUCE;
     for (;;) {
         int v = -1;
@@ -6453,6 +6466,11 @@ static cc_result cc__lcg_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
                 solved = 1;
                 break;
             }
+            lbd_all += L->lbd;
+            if (nq >= CONCERTO__LCG_RESTART_WINDOW) qsum -= lbdq[nq % CONCERTO__LCG_RESTART_WINDOW];
+            lbdq[nq % CONCERTO__LCG_RESTART_WINDOW] = L->lbd;
+            qsum += L->lbd;
+            nq++;
             if (budget > 0 && L->conflicts >= budget) break;   /* (a run of conflicts counts each) */
             continue;
         }
@@ -6463,10 +6481,10 @@ static cc_result cc__lcg_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
             cc__lcg_reduce(L);
             if (L->oom) goto oom;
         }
-        if (L->conflicts >= restart_at) {   /* Luby restarts */
-            nrestart++;
-            restart_at = L->conflicts + (int64_t)(CONCERTO__LCG_RESTART * cc__lcg_luby(2, nrestart));
-            cc__lcg_backtrack(L, 0);
+        if (nq >= CONCERTO__LCG_RESTART_WINDOW &&
+            CONCERTO__LCG_RESTART_K * qsum / CONCERTO__LCG_RESTART_WINDOW > lbd_all / (double)L->conflicts) {
+            nq = qsum = 0;   /* (the next restart after a full window again) */
+            cc__lcg_backtrack(L, cc__lcg_restart_level(L));
             continue;
         }
         while (L->nheap > 0) {   /* the unassigned literal of highest activity */

@@ -475,6 +475,36 @@ static void test_timetabling(void) {
     CHECK(ok == 1 && lb == 0 && ub == 2, "with capacity for both, no conflict (got ok %d, [%d, %d])", ok, lb, ub);
 }
 
+/* ---- where a restart backtracks to -------------------------------------------*/
+/* Three decisions of activities 5, 3 and 1 with a free literal of 2: a
+   restart keeps the first two levels (the search would decide them again
+   first); with the free literal at 4, only the first. */
+static void test_restart_level(void) {
+    hprob h;
+    cc__lcg L;
+    int dur[3] = {2, 2, 2}, dem[3] = {1, 1, 1}, cap[1] = {3}, dec[3], times[3] = {5, 3, 1}, i, k, lev1 = -1, lev2 = -1, ok;
+    hp_init(&h, 3, 1, dur, dem, cap, NULL, 0);
+    ok = cc__lcg_init(&L, ctx, &h.p, 1, 10) == 1 && cc__lcg_target(&L, 10);
+    if (ok) {
+        int f = cc__lcg_ge(&L, 1, 6);   /* [s_1 >= 6]: still free after the decisions */
+        dec[0] = cc__lcg_ge(&L, 0, 3); dec[1] = cc__lcg_ge(&L, 1, 4); dec[2] = cc__lcg_ge(&L, 2, 5);
+        for (i = 0; i < 3; i++)
+            for (k = 0; k < times[i]; k++) cc__lcg_bump(&L, dec[i] >> 1);
+        cc__lcg_bump(&L, f >> 1); cc__lcg_bump(&L, f >> 1);
+        for (i = 0; i < 3 && ok; i++) {
+            L.tlim[L.nlev] = L.ntrail; L.elim[L.nlev] = (int)L.nE; L.nlev++;
+            ok = cc__lcg_assign(&L, dec[i], CONCERTO__LCG_NONE) && cc__lcg_propagate(&L);
+        }
+        ok = ok && L.nlev == 3 && cc__lcg_value(&L, f) < 0;
+        if (ok) lev1 = cc__lcg_restart_level(&L);
+        cc__lcg_bump(&L, f >> 1); cc__lcg_bump(&L, f >> 1);
+        if (ok) lev2 = cc__lcg_restart_level(&L);
+    }
+    cc__lcg_free(&L);
+    CHECK(ok && lev1 == 2, "decisions of activity 5, 3, 1 and a free literal of 2: the restart keeps 2 levels (got %d)", lev1);
+    CHECK(ok && lev2 == 1, "the free literal at 4: it keeps 1 (got %d)", lev2);
+}
+
 /* ---- the schedule check ---------------------------------------------------*/
 static void test_verify(void) {
     hprob h;
@@ -670,6 +700,7 @@ static void test_j3013_1(void) {
 int main(void) {
     cc_context_create(NULL, &ctx);
     TH_RUN(test_timetabling);
+    TH_RUN(test_restart_level);
     TH_RUN(test_verify);
     TH_RUN(test_refusals);
     TH_RUN(test_clause_soundness);
