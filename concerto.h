@@ -5667,8 +5667,9 @@ oom:
      largest demands first until they exceed what leaves no room, each by
      [s_i >= t - D_i + 1] and [s_i <= t], and the moved job by
      [s_j >= t - D_j + 1] (or [s_j <= t]).
-   - Search: first-UIP learning with the clause minimised locally (a literal
-     whose reason lies in the clause is dropped), VSIDS over the literals
+   - Search: first-UIP learning with the clause minimised recursively (a
+     literal whose reasons lead back to the clause's other literals and
+     level 0 alone is dropped), VSIDS over the literals
      (decay CONCERTO__LCG_DECAY), phases saved (first: every start as
      early as it can; after a schedule, that schedule's), restarts when
      the mean literal-block distance of the last CONCERTO__LCG_RESTART_WINDOW
@@ -5746,6 +5747,7 @@ typedef struct cc__lcg {
     /* conflict and analysis */
     int* confl; int nconfl;
     int* learnt; int nlearnt;
+    int *stk, *clr, nclr;   /* the minimisation's stack and the literals it marked */
     /* VSIDS */
     double* act; double inc;
     int *heap, *hpos, nheap;
@@ -6148,6 +6150,36 @@ static const int* cc__lcg_reason(const cc__lcg* L, int v, int* len, int* one) {
     return L->A + (r >> 1) + 3;
 }
 
+/* The learnt literal on variable v0 (which has a reason) follows from the
+   clause's other literals: each antecedent down its reasons is in the
+   clause (seen), at level 0, or again such a literal; abs: the clause's
+   levels, hashed to bits, so that an antecedent of another level fails
+   at once (MiniSat's recursive minimisation, Sorensson & Biere 2009). The
+   literals found redundant stay seen, listed in L->clr, until the
+   analysis clears them. */
+static int cc__lcg_redundant(cc__lcg* L, int v0, unsigned abs) {
+    int top = 0, mark = L->nclr, one;
+    L->stk[top++] = v0;
+    while (top > 0) {
+        int u = L->stk[--top], len, i;
+        const int* rc = cc__lcg_reason(L, u, &len, &one);
+        for (i = 0; i < len; i++) {
+            int w = rc[i] >> 1;
+            if (L->seen[w] || L->lvl[w] == 0) continue;
+            if (L->rsn[w] != CONCERTO__LCG_NONE && ((1u << (L->lvl[w] & 31)) & abs)) {
+                L->seen[w] = 1;
+                L->stk[top++] = w;
+                L->clr[L->nclr++] = w;
+            } else {   /* a decision, or a level not in the clause: undo this search's marks */
+                for (i = mark; i < L->nclr; i++) L->seen[L->clr[i]] = 0;
+                L->nclr = mark;
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
 /* Learns from L->confl; returns the backjump level, -1 when the conflict
    holds at level 0. */
 static int cc__lcg_analyze(cc__lcg* L) {
@@ -6176,24 +6208,18 @@ static int cc__lcg_analyze(cc__lcg* L) {
         c = cc__lcg_reason(L, p >> 1, &len, &one);
     }
     L->learnt[0] = p ^ 1;
-    /* local minimisation: a literal whose reason's antecedents are all in
-       the clause (or at level 0) is implied by them */
+    /* minimisation: a literal implied by the others is dropped */
     {
-        int m = 1, a, rl;
-        for (i = 1; i < L->nlearnt; i++) L->seen[L->learnt[i] >> 1] = 1;
+        int m = 1;
+        unsigned abs = 0;
+        L->nclr = 0;
+        for (i = 1; i < L->nlearnt; i++) abs |= 1u << (L->lvl[L->learnt[i] >> 1] & 31);   /* (all seen) */
         for (i = 1; i < L->nlearnt; i++) {
-            int v = L->learnt[i] >> 1, keep = 1;
-            if (L->rsn[v] != CONCERTO__LCG_NONE) {
-                const int* rc = cc__lcg_reason(L, v, &rl, &one);
-                keep = 0;
-                for (a = 0; a < rl; a++) {
-                    int u = rc[a] >> 1;
-                    if (!L->seen[u] && L->lvl[u] > 0) { keep = 1; break; }
-                }
-            }
-            L->keep[i] = (char)keep;
+            int v = L->learnt[i] >> 1;
+            L->keep[i] = (char)(L->rsn[v] == CONCERTO__LCG_NONE || !cc__lcg_redundant(L, v, abs));
         }
         for (i = 1; i < L->nlearnt; i++) L->seen[L->learnt[i] >> 1] = 0;
+        for (i = 0; i < L->nclr; i++) L->seen[L->clr[i]] = 0;
         for (i = 1; i < L->nlearnt; i++)
             if (L->keep[i]) L->learnt[m++] = L->learnt[i];
         L->nlearnt = m;
@@ -6289,7 +6315,7 @@ static void cc__lcg_free(cc__lcg* L) {
     cc__free(ctx, L->ub); cc__free(ctx, L->trail); cc__free(ctx, L->tlim); cc__free(ctx, L->elim);
     cc__free(ctx, L->A); if (L->wv) for (i = 0; i < 2 * L->nv; i++) cc__free(ctx, L->wv[i]);
     cc__free(ctx, L->wv); cc__free(ctx, L->wn); cc__free(ctx, L->wc); cc__free(ctx, L->stamp); cc__free(ctx, L->keep); cc__free(ctx, L->dirty); cc__free(ctx, L->jmod); cc__free(ctx, L->dx); cc__free(ctx, L->dy); cc__free(ctx, L->rscan); cc__free(ctx, L->pmn); cc__free(ctx, L->pmx); cc__free(ctx, L->pmax); cc__free(ctx, L->roff); cc__free(ctx, L->rj); cc__free(ctx, L->E); cc__free(ctx, L->confl);
-    cc__free(ctx, L->learnt); cc__free(ctx, L->act); cc__free(ctx, L->heap); cc__free(ctx, L->hpos);
+    cc__free(ctx, L->learnt); cc__free(ctx, L->stk); cc__free(ctx, L->clr); cc__free(ctx, L->act); cc__free(ctx, L->heap); cc__free(ctx, L->hpos);
     cc__free(ctx, L->prof); cc__free(ctx, L->cs); cc__free(ctx, L->ce);
 }
 
@@ -6401,6 +6427,7 @@ static int cc__lcg_init(cc__lcg* L, cc_context* ctx, const cc__prob* p, cc__time
     CONCERTO__LCG_A(L->tlim, int, nv + 1); CONCERTO__LCG_A(L->elim, int, nv + 1); CONCERTO__LCG_A(L->stamp, int, nv + 1);
     CONCERTO__LCG_A(L->wv, int*, 2 * nv); CONCERTO__LCG_A(L->wn, int, 2 * nv); CONCERTO__LCG_A(L->wc, int, 2 * nv);
     CONCERTO__LCG_A(L->confl, int, 2 * (size_t)n + nv + 4); CONCERTO__LCG_A(L->learnt, int, nv + 1);
+    CONCERTO__LCG_A(L->stk, int, nv); CONCERTO__LCG_A(L->clr, int, nv);
     CONCERTO__LCG_A(L->act, double, nv); CONCERTO__LCG_A(L->heap, int, nv); CONCERTO__LCG_A(L->hpos, int, nv); CONCERTO__LCG_A(L->prof, int, ((size_t)L->k + 1) * ((size_t)L->H + 1));
 #undef CONCERTO__LCG_A
     for (i = 0; i < n; i++)
