@@ -5679,8 +5679,9 @@ oom:
      literal: the trail above it is kept, van der Tak, Ramos & Heule 2011),
      and every CONCERTO__LCG_REDUCE (+300
      per reduction) conflicts the half of the learnt clauses of highest
-     literal-block distance is dropped (those of distance 2 or less and the
-     reasons of assigned literals stay).
+     literal-block distance (lowered when a clause, as a reason in an
+     analysis, spans fewer levels than when learnt) is dropped (those of
+     distance 2 or less and the reasons of assigned literals stay).
    - A schedule (every job fixed) is checked against the problem
      (precedence and capacities, cc__lcg_verify) before it replaces the
      incumbent; the target then drops below it, at level 0, and the learnt
@@ -6206,6 +6207,17 @@ static int cc__lcg_analyze(cc__lcg* L) {
         L->seen[p >> 1] = 0;
         if (--path == 0) break;
         c = cc__lcg_reason(L, p >> 1, &len, &one);
+        if (L->rsn[p >> 1] >= 0 && !(L->rsn[p >> 1] & 1)) {   /* a learnt clause's LBD, lowered where it is less now (Glucose) */
+            int* cl = L->A + (L->rsn[p >> 1] >> 1), k, nl = 0;
+            if (cl[1] > 2) {
+                L->nstamp++;
+                for (k = 0; k < cl[0]; k++) {
+                    int lv = L->lvl[cl[2 + k] >> 1];
+                    if (L->stamp[lv] != L->nstamp) { L->stamp[lv] = L->nstamp; nl++; }
+                }
+                if (nl < cl[1]) cl[1] = nl;
+            }
+        }
     }
     L->learnt[0] = p ^ 1;
     /* minimisation: a literal implied by the others is dropped */
