@@ -528,8 +528,9 @@ typedef struct cc_sched_desc {
                                  whole graph with a cumulative resource (and no busy time)
                                  unproven, lazy clause generation follows with half as many
                                  conflicts (n_conflicts; exact CC_EXACT_BNB only). AUTO with
-                                 restarts above 32 ops runs that solver alone (branch and
-                                 bound with a fifth of the nodes where it does not apply),
+                                 restarts runs that solver first instead, then branch and
+                                 bound where it does not apply (with a fifth of the nodes
+                                 above 32 ops) and, up to 32 ops, where it did not prove;
                                  see restarts */
     int window_ops;           /* odd-even block size b (windows of 2b ops); 0: 8. Above 64, each
                                  window is first improved by windows of its own (blocks 8 to 32,
@@ -564,10 +565,10 @@ typedef struct cc_sched_desc {
                                  followed by a large-neighbourhood search (exact re-solves of
                                  windows of consecutive jobs, the rest fixed), then one more
                                  evolution seeded with their results; the best is kept.
-                                 Above 32 ops the exact search between the first
-                                 evolution's 1000th schedule and the rest is then lazy
-                                 clause generation alone, half of bnb_nodes as conflicts
-                                 (see bnb_nodes). 0: 10; < 0: one evolution,
+                                 The exact search between the first evolution's 1000th
+                                 schedule and the rest is then lazy clause generation
+                                 first, half of bnb_nodes as conflicts, and branch and
+                                 bound only after it (see bnb_nodes). 0: 10; < 0: one evolution,
                                  the full default bnb_nodes, no neighbourhood search; at most
                                  100000 */
     int threads;              /* threads for AUTO's restarts, the caller's among them: the
@@ -5645,8 +5646,7 @@ oom:
    j3029_8: 124k-780k+ nodes) take this solver tens of thousands of
    conflicts. It runs on whole graphs without releases, deadlines or busy
    blocks (cc__solve_lcg: after branch and bound, where that did not prove
-   its schedule; in AUTO's main line above 32 ops with restarts, in its
-   place).
+   its schedule; in AUTO's main line with restarts, before it).
 
    - Time in steps of the grain. The target T (the incumbent's makespan
      minus one step) bounds every job: s_j in [head_j, T - tail_j] (the
@@ -8464,12 +8464,13 @@ static void cc__solve_take(cc__solve* S, const cc__bnb_result* br) {
     if (br->lower_bound > S->lb) S->lb = br->lower_bound;
 }
 
-/* Branch and bound (or lp_solve) on the whole graph from the incumbent.
-   A failed exact run is noted in the schedule, not returned (out of memory
+/* Branch and bound (or lp_solve) on the whole graph from the incumbent,
+   then (lcg_after) lazy clause generation where that did not prove. A
+   failed exact run is noted in the schedule, not returned (out of memory
    aside). */
 static cc_result cc__solve_lcg(cc__solve* S, int64_t conflicts, int* ran);
 
-static cc_result cc__solve_exact(cc__solve* S) {
+static cc_result cc__solve_exact(cc__solve* S, int lcg_after) {
     cc__exact_cfg cfg;
     cc__bnb_result br;
     double left = S->t_end > 0 ? S->t_end - cc__now_s() : 0;
@@ -8488,7 +8489,7 @@ static cc_result cc__solve_exact(cc__solve* S) {
     cc__solve_take(S, &br);
     /* what branch and bound did not prove: lazy clause generation, half as
        many conflicts as nodes */
-    return cc__solve_lcg(S, S->d.bnb_nodes / 2 > 0 ? S->d.bnb_nodes / 2 : 1, NULL);
+    return lcg_after ? cc__solve_lcg(S, S->d.bnb_nodes / 2 > 0 ? S->d.bnb_nodes / 2 : 1, NULL) : CC_OK;
 }
 
 /* Lazy clause generation (>>lcg) on the whole graph from the incumbent
@@ -8788,26 +8789,29 @@ static void cc__restart_pool_join(cc__restart_pool* P) {
 
 /* AUTO's main line on a small graph after the first evolution: the exact
    search, the rest of the evolution, and with restarts the neighbourhood
-   search of its incumbent. The exact search is branch and bound, then lazy
-   clause generation where that did not prove; above 32 ops with restarts
-   lazy clause generation alone, with half of bnb_nodes as conflicts (and
-   branch and bound with a fifth of them where it does not apply). There
-   the branch and bound rarely completed a proof: on PSPLIB J60 its fifth
-   proved and improved nothing the solver did not, and J60 took 12-14%
-   less time without it (bench/RESULTS.md). */
+   search of its incumbent. Without restarts the exact search is branch and
+   bound, then lazy clause generation where that did not prove. With
+   restarts it is lazy clause generation first, half of bnb_nodes as
+   conflicts; then branch and bound where the solver does not apply (with
+   a fifth of bnb_nodes above 32 ops) and, up to 32 ops, where it did not
+   prove. Above 32 ops the branch and bound rarely completed a proof: on
+   PSPLIB J60 its fifth proved and improved nothing the solver did not,
+   and J60 took 12-14% less time without it. Up to 32 ops the solver
+   alone proves all of J30 in half the time the branch and bound took
+   before it (bench/RESULTS.md). */
 static cc_result cc__solve_main_line(cc__solve* S, int restarts) {
     int64_t nodes = S->d.bnb_nodes;
     cc_result rc;
     int ran = 0;
-    if (restarts && S->p.n > 32 && nodes > 0) {
+    if (restarts && nodes > 0) {
         rc = cc__solve_lcg(S, nodes / 2 > 0 ? nodes / 2 : 1, &ran);
         if (rc != CC_OK) return rc;
-        if (!ran) {
-            S->d.bnb_nodes = nodes / 5 > 0 ? nodes / 5 : 1;
-            rc = cc__solve_exact(S);
+        if (!ran || (S->p.n <= 32 && !S->proven)) {
+            S->d.bnb_nodes = S->p.n <= 32 ? nodes : nodes / 5 > 0 ? nodes / 5 : 1;
+            rc = cc__solve_exact(S, 0);
             S->d.bnb_nodes = nodes;
         }
-    } else rc = cc__solve_exact(S);
+    } else rc = cc__solve_exact(S, 1);
     if (rc != CC_OK) return rc;
     if (!S->proven && S->h.best_mk > S->lb && S->h.n_sched < S->d.budget_schedules) {
         S->h.lb = S->lb;
@@ -8939,7 +8943,7 @@ static cc_result cc__solve_improve(cc__solve* S) {
             if (S->p.n <= CONCERTO__SMALL_N) rc = cc__sample(&S->h, &S->d, S->g->topo, S->t_end, 0, NULL, 0);
             break;
         case CC_SCHED_BNB:
-            rc = cc__solve_exact(S);
+            rc = cc__solve_exact(S, 1);
             break;
         case CC_SCHED_AUTO:
             if (!small_auto) { rc = cc__solve_windows(S); break; }

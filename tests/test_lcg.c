@@ -606,6 +606,70 @@ static void test_alloc_failures(void) {
     free(st0); free(st);
 }
 
+/* ---- AUTO's restarts up to 32 ops -----------------------------------------*/
+/* There lazy clause generation runs first and branch and bound only after
+   it, where it did not prove or does not apply. Random graphs of 18-28 ops
+   on 2-3 cumulative resources, with restarts: the solver searches (before,
+   branch and bound ran first and proved most of them without it); where
+   its horizon is above its literals' limit, branch and bound proves them
+   alone, at the same makespans. Every schedule valid by the test's
+   checker. */
+static void test_small_path(void) {
+    tu_rng rng = {6262};
+    int trial, v, n_trials = LCG_STRIDE > 1 ? 4 : 12, n_lcg = 0, n_lcg_proven = 0, bad_valid = 0, bad_solve = 0, bad_path = 0,
+        n_bnb_proven = 0, bad_same = 0;
+    for (trial = 0; trial < n_trials; trial++) {
+        double mk_v[2] = {-1, -1};
+        int proven_v[2] = {0, 0};
+        tu_gen gen = cumulative_gen(18, 28, 3, 0.1);
+        tu_inst* in = tu_random_inst(&rng, &gen);
+        for (v = 0; v < 2; v++) {
+            cc_graph* g = NULL;
+            cc_sched_desc d = cc_sched_desc_default();
+            cc_schedule s;
+            double mk = -1;
+            char msg[300];
+            int i;
+            if (v == 1)   /* the durations times 1000, plus 1 ns: a step of 1 ns, a horizon of about 10^8 steps */
+                for (i = 0; i < in->n; i++) in->dur[i] = in->dur[i] * 1000.0 + 0.001;
+            if (tu_build_graph(ctx, in, &g) != CC_OK || cc_graph_validate(g) != CC_OK) {
+                if (bad_solve++ < 3) NOTE("trial %d: graph: %s", trial, cc_last_error(ctx));
+                cc_graph_destroy(g);
+                break;
+            }
+            d.restarts = 2;
+            d.budget_schedules = 1000;
+            memset(&s, 0, sizeof s);
+            if (cc_sched_solve(ctx, g, &d, &s) != CC_OK) {
+                if (bad_solve++ < 3) NOTE("trial %d (%d): solve: %s", trial, v, cc_last_error(ctx));
+            } else {
+                if (!tu_check(in, s.start_us, &mk, msg, sizeof msg) && bad_valid++ < 3) NOTE("trial %d (%d): %s", trial, v, msg);
+                if (v == 0 && s.n_conflicts > 0) { n_lcg++; n_lcg_proven += s.proven_optimal; }
+                if (v == 1 && s.n_conflicts != 0 && bad_path++ < 3)
+                    NOTE("trial %d: the solver ran (%lld conflicts) on a horizon of about 10^8 steps", trial, (long long)s.n_conflicts);
+                if (v == 1) n_bnb_proven += s.proven_optimal;
+                if (s.exact_failures && bad_solve++ < 3) NOTE("trial %d (%d): an exact run failed: %s", trial, v, s.exact_message);
+                mk_v[v] = mk; proven_v[v] = s.proven_optimal;
+                cc_schedule_release(ctx, &s);
+            }
+            cc_graph_destroy(g);
+        }
+        /* both proven: the same optimum (in whole ms: the 1 ns steps add at most the ops' count of ns) */
+        if (proven_v[0] && proven_v[1] && fabs(mk_v[0] * 1000.0 - mk_v[1]) > 0.001 * in->n + 1e-6 && bad_same++ < 3)
+            NOTE("trial %d: proven %g by the solver, %g by branch and bound", trial, mk_v[0], mk_v[1] / 1000.0);
+        tu_inst_free(in);
+    }
+    NOTE("%d of %d graphs searched by lazy clause generation (%d proven), %d proven by branch and bound alone",
+         n_lcg, n_trials, n_lcg_proven, n_bnb_proven);
+    CHECK(n_lcg >= n_trials / 2, "lazy clause generation runs first up to 32 ops with restarts (%d of %d graphs)", n_lcg, n_trials);
+    CHECK(n_lcg_proven > 0 && n_bnb_proven > 0, "proofs by the solver first (%d) and by branch and bound where it does not apply (%d)",
+          n_lcg_proven, n_bnb_proven);
+    CHECK_INT(bad_solve, 0, "every solve returns CC_OK with no failed exact run");
+    CHECK_INT(bad_path, 0, "where the horizon is above the solver's limit, it does not run");
+    CHECK_INT(bad_same, 0, "where both prove, the same optimum");
+    CHECK_INT(bad_valid, 0, "every schedule is valid (the test's checker)");
+}
+
 /* ---- PSPLIB j3013_1 ----------------------------------------------------------*/
 static void test_j3013_1(void) {
     const char* dir = getenv("J30_DIR");
@@ -707,6 +771,7 @@ int main(void) {
     TH_RUN(test_brute_force);
     TH_RUN(test_incremental_tt);
     TH_RUN(test_restarts_path);
+    TH_RUN(test_small_path);
     TH_RUN(test_alloc_failures);
     TH_RUN(test_j3013_1);
     cc_context_destroy(ctx);
