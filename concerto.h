@@ -5670,8 +5670,10 @@ oom:
    - Search: first-UIP learning with the clause minimised recursively (a
      literal whose reasons lead back to the clause's other literals and
      level 0 alone is dropped), VSIDS over the literals
-     (decay CONCERTO__LCG_DECAY), phases saved (first: every start as
-     early as it can; after a schedule, that schedule's), restarts when
+     (decay CONCERTO__LCG_DECAY), phases saved (first: the incumbent's
+     starts; after a schedule, that schedule's: Demirovic, Chu & Stuckey's
+     solution-based phase saving, a local search around the best schedule
+     inside the complete search), restarts when
      the mean literal-block distance of the last CONCERTO__LCG_RESTART_WINDOW
      learnt clauses, times CONCERTO__LCG_RESTART_K, is above the mean of
      all (Audemard & Simon's Glucose), each back to the first decision the
@@ -6495,6 +6497,8 @@ static cc_result cc__lcg_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
         solved = 1;
         goto done;
     }
+    for (i = 0; i < L->nv; i++)   /* the first phases: the incumbent's starts */
+        L->phase[i] = (signed char)(best[L->vjob[i]] / g >= cc__lcg_vt(L, i));
     L->next_reduce = CONCERTO__LCG_REDUCE;
     for (;;) {
         int v = -1;
