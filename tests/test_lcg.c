@@ -382,52 +382,66 @@ static void test_incremental_tt(void) {
     CHECK_INT(bad, 0, "the same conflicts, schedule and proof with and without the incremental passes");
 }
 
-/* ---- AUTO's restarts above 32 ops --------------------------------------------*/
-/* There lazy clause generation runs in place of the branch and bound; where
-   it does not take the graph (durations without a common step, so that the
-   horizon in steps is above its literals' limit) the branch and bound runs
-   as before. Random graphs of 40-48 ops on 2-3 cumulative resources, with
-   small budgets; every schedule valid by the test's checker. */
+/* ---- AUTO's restarts -----------------------------------------------------------*/
+/* One solve of `in` through AUTO with 2 restarts of 1000 schedules
+   (nodes: bnb_nodes; 0 the default): its makespan by the test's checker,
+   proof and conflicts into *r. 0 where the graph or the solve failed
+   (noted and counted in *bad_solve, as is a failed exact run); an invalid
+   schedule counts in *bad_valid. */
+typedef struct { double mk; int proven; int64_t conflicts; } path_res;
+static int path_solve(const tu_inst* in, int64_t nodes, int trial, int v, int* bad_solve, int* bad_valid, path_res* r) {
+    cc_graph* g = NULL;
+    cc_sched_desc d = cc_sched_desc_default();
+    cc_schedule s;
+    char msg[300];
+    int ok = 0;
+    r->mk = -1; r->proven = 0; r->conflicts = 0;
+    if (tu_build_graph(ctx, in, &g) != CC_OK || cc_graph_validate(g) != CC_OK) {
+        if ((*bad_solve)++ < 3) NOTE("trial %d: graph: %s", trial, cc_last_error(ctx));
+        cc_graph_destroy(g);
+        return 0;
+    }
+    d.restarts = 2;
+    d.budget_schedules = 1000;
+    if (nodes > 0) d.bnb_nodes = nodes;
+    memset(&s, 0, sizeof s);
+    if (cc_sched_solve(ctx, g, &d, &s) != CC_OK) {
+        if ((*bad_solve)++ < 3) NOTE("trial %d (%d): solve: %s", trial, v, cc_last_error(ctx));
+    } else {
+        if (!tu_check(in, s.start_us, &r->mk, msg, sizeof msg) && (*bad_valid)++ < 3) NOTE("trial %d (%d): %s", trial, v, msg);
+        if (s.exact_failures && (*bad_solve)++ < 3) NOTE("trial %d (%d): an exact run failed: %s", trial, v, s.exact_message);
+        r->proven = s.proven_optimal;
+        r->conflicts = s.n_conflicts;
+        ok = 1;
+        cc_schedule_release(ctx, &s);
+    }
+    cc_graph_destroy(g);
+    return ok;
+}
+
+/* Above 32 ops lazy clause generation runs in place of the branch and
+   bound; where it does not take the graph (durations without a common
+   step, so that the horizon in steps is above its literals' limit) the
+   branch and bound runs as before. Random graphs of 36-44 ops on 2-3
+   cumulative resources, with small budgets; every schedule valid by the
+   test's checker. */
 static void test_restarts_path(void) {
     tu_rng rng = {5150};
-    int trial, v, n_trials = LCG_STRIDE > 1 ? 2 : 5, n_lcg = 0, bad_valid = 0, bad_solve = 0, bad_path = 0;
+    int trial, v, i, n_trials = LCG_STRIDE > 1 ? 2 : 5, n_lcg = 0, bad_valid = 0, bad_solve = 0, bad_path = 0;
     int64_t most = 0, nodes = 2000;
+    path_res r;
     for (trial = 0; trial < n_trials; trial++)
         for (v = 0; v < 2; v++) {
-            tu_gen gen;
-            tu_inst* in;
-            cc_graph* g = NULL;
-            cc_sched_desc d = cc_sched_desc_default();
-            cc_schedule s;
-            double mk = -1;
-            char msg[300];
-            int i;
-            gen = cumulative_gen(36, 44, 3, 0.1);
-            in = tu_random_inst(&rng, &gen);
+            tu_gen gen = cumulative_gen(36, 44, 3, 0.1);
+            tu_inst* in = tu_random_inst(&rng, &gen);
             if (v == 1)   /* durations of whole ms plus 1-3 ns: a step of 1 ns, a horizon of about 10^8 */
                 for (i = 0; i < in->n; i++) in->dur[i] = in->dur[i] * 1000.0 + 0.001 * (i % 3 + 1);
-            if (tu_build_graph(ctx, in, &g) != CC_OK || cc_graph_validate(g) != CC_OK) {
-                if (bad_solve++ < 3) NOTE("trial %d: graph: %s", trial, cc_last_error(ctx));
-                cc_graph_destroy(g);
-                tu_inst_free(in);
-                continue;
+            if (path_solve(in, nodes, trial, v, &bad_solve, &bad_valid, &r)) {
+                if (v == 0 && r.conflicts > 0) n_lcg++;
+                if (r.conflicts > most) most = r.conflicts;
+                if (v == 1 && r.conflicts != 0 && bad_path++ < 3)
+                    NOTE("trial %d: the solver ran (%lld conflicts) on a horizon of about 10^8 steps", trial, (long long)r.conflicts);
             }
-            d.restarts = 2;
-            d.budget_schedules = 1000;
-            d.bnb_nodes = nodes;
-            memset(&s, 0, sizeof s);
-            if (cc_sched_solve(ctx, g, &d, &s) != CC_OK) {
-                if (bad_solve++ < 3) NOTE("trial %d (%d): solve: %s", trial, v, cc_last_error(ctx));
-            } else {
-                if (!tu_check(in, s.start_us, &mk, msg, sizeof msg) && bad_valid++ < 3) NOTE("trial %d (%d): %s", trial, v, msg);
-                if (v == 0 && s.n_conflicts > 0) n_lcg++;
-                if (s.n_conflicts > most) most = s.n_conflicts;
-                if (v == 1 && s.n_conflicts != 0 && bad_path++ < 3)
-                    NOTE("trial %d: the solver ran (%lld conflicts) on a horizon of about 10^8 steps", trial, (long long)s.n_conflicts);
-                if (s.exact_failures && bad_solve++ < 3) NOTE("trial %d (%d): an exact run failed: %s", trial, v, s.exact_message);
-                cc_schedule_release(ctx, &s);
-            }
-            cc_graph_destroy(g);
             tu_inst_free(in);
         }
     NOTE("%d of %d graphs searched by lazy clause generation", n_lcg, n_trials);
@@ -606,57 +620,33 @@ static void test_alloc_failures(void) {
     free(st0); free(st);
 }
 
-/* ---- AUTO's restarts up to 32 ops -----------------------------------------*/
-/* There lazy clause generation runs first and branch and bound only after
-   it, where it did not prove or does not apply. Random graphs of 18-28 ops
-   on 2-3 cumulative resources, with restarts: the solver searches (before,
+/* Up to 32 ops lazy clause generation runs first and branch and bound
+   only after it, where it did not prove or does not apply. Random graphs
+   of 18-28 ops on 2-3 cumulative resources: the solver searches (before,
    branch and bound ran first and proved most of them without it); where
    its horizon is above its literals' limit, branch and bound proves them
    alone, at the same makespans. Every schedule valid by the test's
    checker. */
 static void test_small_path(void) {
     tu_rng rng = {6262};
-    int trial, v, n_trials = LCG_STRIDE > 1 ? 4 : 12, n_lcg = 0, n_lcg_proven = 0, bad_valid = 0, bad_solve = 0, bad_path = 0,
+    int trial, v, i, n_trials = LCG_STRIDE > 1 ? 4 : 12, n_lcg = 0, n_lcg_proven = 0, bad_valid = 0, bad_solve = 0, bad_path = 0,
         n_bnb_proven = 0, bad_same = 0;
     for (trial = 0; trial < n_trials; trial++) {
-        double mk_v[2] = {-1, -1};
-        int proven_v[2] = {0, 0};
+        path_res r[2];
         tu_gen gen = cumulative_gen(18, 28, 3, 0.1);
         tu_inst* in = tu_random_inst(&rng, &gen);
         for (v = 0; v < 2; v++) {
-            cc_graph* g = NULL;
-            cc_sched_desc d = cc_sched_desc_default();
-            cc_schedule s;
-            double mk = -1;
-            char msg[300];
-            int i;
             if (v == 1)   /* the durations times 1000, plus 1 ns: a step of 1 ns, a horizon of about 10^8 steps */
                 for (i = 0; i < in->n; i++) in->dur[i] = in->dur[i] * 1000.0 + 0.001;
-            if (tu_build_graph(ctx, in, &g) != CC_OK || cc_graph_validate(g) != CC_OK) {
-                if (bad_solve++ < 3) NOTE("trial %d: graph: %s", trial, cc_last_error(ctx));
-                cc_graph_destroy(g);
-                break;
-            }
-            d.restarts = 2;
-            d.budget_schedules = 1000;
-            memset(&s, 0, sizeof s);
-            if (cc_sched_solve(ctx, g, &d, &s) != CC_OK) {
-                if (bad_solve++ < 3) NOTE("trial %d (%d): solve: %s", trial, v, cc_last_error(ctx));
-            } else {
-                if (!tu_check(in, s.start_us, &mk, msg, sizeof msg) && bad_valid++ < 3) NOTE("trial %d (%d): %s", trial, v, msg);
-                if (v == 0 && s.n_conflicts > 0) { n_lcg++; n_lcg_proven += s.proven_optimal; }
-                if (v == 1 && s.n_conflicts != 0 && bad_path++ < 3)
-                    NOTE("trial %d: the solver ran (%lld conflicts) on a horizon of about 10^8 steps", trial, (long long)s.n_conflicts);
-                if (v == 1) n_bnb_proven += s.proven_optimal;
-                if (s.exact_failures && bad_solve++ < 3) NOTE("trial %d (%d): an exact run failed: %s", trial, v, s.exact_message);
-                mk_v[v] = mk; proven_v[v] = s.proven_optimal;
-                cc_schedule_release(ctx, &s);
-            }
-            cc_graph_destroy(g);
+            if (!path_solve(in, 0, trial, v, &bad_solve, &bad_valid, &r[v])) continue;
+            if (v == 0 && r[v].conflicts > 0) { n_lcg++; n_lcg_proven += r[v].proven; }
+            if (v == 1 && r[v].conflicts != 0 && bad_path++ < 3)
+                NOTE("trial %d: the solver ran (%lld conflicts) on a horizon of about 10^8 steps", trial, (long long)r[v].conflicts);
+            if (v == 1) n_bnb_proven += r[v].proven;
         }
-        /* both proven: the same optimum (in whole ms: the 1 ns steps add at most the ops' count of ns) */
-        if (proven_v[0] && proven_v[1] && fabs(mk_v[0] * 1000.0 - mk_v[1]) > 0.001 * in->n + 1e-6 && bad_same++ < 3)
-            NOTE("trial %d: proven %g by the solver, %g by branch and bound", trial, mk_v[0], mk_v[1] / 1000.0);
+        /* both proven: the same optimum (times 1000; the 1 ns steps add at most the ops' count of ns) */
+        if (r[0].proven && r[1].proven && fabs(r[0].mk * 1000.0 - r[1].mk) > 0.001 * in->n + 1e-6 && bad_same++ < 3)
+            NOTE("trial %d: proven %g by the solver, %g by branch and bound", trial, r[0].mk, r[1].mk / 1000.0);
         tu_inst_free(in);
     }
     NOTE("%d of %d graphs searched by lazy clause generation (%d proven), %d proven by branch and bound alone",
