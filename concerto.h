@@ -572,7 +572,7 @@ typedef struct cc_sched_desc {
                                  the full default bnb_nodes, no neighbourhood search; at most
                                  100000 */
     int threads;              /* threads for AUTO's restarts, the caller's among them: the
-                                 restarts run side by side, beside the branch and bound and the
+                                 restarts run side by side, beside the exact search and the
                                  rest of the first evolution, and are combined in their own
                                  order, so the schedule is the same on any number of threads.
                                  Raise restarts with threads to search more in the same time
