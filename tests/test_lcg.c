@@ -187,7 +187,7 @@ static void test_clause_soundness(void) {
         snd_enumerate(&h.p, serial);
         for (q = 0; q < snd.count; q++) if (snd.makespan[q] < best_mk) best_mk = snd.makespan[q];
         snd.active = 1;
-        rc = cc__lcg_solve(ctx, &h.p, best, 0, 0, 0, &res);
+        rc = cc__lcg_solve(ctx, &h.p, best, 0, 0, 0, 0, &res);
         snd.active = 0;
         if (rc != CC_OK || !res.proven || res.makespan != best_mk) {
             if (bad_opt++ < 3) NOTE("trial %d (n=%d): rc %d, makespan %lld proven %d, enumeration %d", trial, n, (int)rc,
@@ -273,7 +273,7 @@ static void test_brute_force(void) {
                 continue;
             }
             to_ticks(&s, in->n, st);
-            rc = cc__lcg_solve(ctx, &p, st, 0, 0, 0, &res);
+            rc = cc__lcg_solve(ctx, &p, st, 0, 0, 0, 0, &res);
             n_search += res.nodes > 0;
             for (i = 0; i < in->n; i++) us[i] = (double)st[i] / CONCERTO__TICKS_PER_US;
             if (rc != CC_OK) {
@@ -360,7 +360,7 @@ static void test_incremental_tt(void) {
             st[v] = (cc__time*)malloc(((size_t)in->n + 1) * sizeof *st[v]);
             to_ticks(&s, in->n, st[v]);
             lcg_tt_full = v;
-            rc[v] = cc__lcg_solve(ctx, &p, st[v], 2000, 0, 0, &res[v]);
+            rc[v] = cc__lcg_solve(ctx, &p, st[v], 2000, 0, 0, 0, &res[v]);
         }
         lcg_tt_full = 0;
         if (rc[0] != rc[1] || res[0].nodes != res[1].nodes || res[0].proven != res[1].proven ||
@@ -519,6 +519,33 @@ static void test_restart_level(void) {
     CHECK(ok && lev2 == 1, "the free literal at 4: it keeps 1 (got %d)", lev2);
 }
 
+/* ---- phases on backtrack ----------------------------------------------------*/
+/* A decision [s_0 >= 3] against its phase 0, then a backtrack: a search for
+   proofs saves the value as the phase, a search for better schedules
+   keeps the best schedule's. */
+static void test_keep_phase(void) {
+    hprob h;
+    cc__lcg L;
+    int dur[2] = {2, 2}, dem[2] = {1, 1}, cap[1] = {2}, k, ph[2] = {-1, -1}, ok;
+    hp_init(&h, 2, 1, dur, dem, cap, NULL, 0);
+    for (k = 0; k < 2; k++) {
+        ok = cc__lcg_init(&L, ctx, &h.p, 1, 10) == 1 && cc__lcg_target(&L, 10);
+        if (ok) {
+            int l = cc__lcg_ge(&L, 0, 3);
+            L.keep_phase = k;
+            L.phase[l >> 1] = 0;
+            L.tlim[L.nlev] = L.ntrail; L.elim[L.nlev] = (int)L.nE; L.nlev++;
+            if (cc__lcg_assign(&L, l, CONCERTO__LCG_NONE) && cc__lcg_propagate(&L)) {
+                cc__lcg_backtrack(&L, 0);
+                ph[k] = L.phase[l >> 1];
+            }
+        }
+        cc__lcg_free(&L);
+    }
+    CHECK(ph[0] == 1, "phases saved: [s_0 >= 3] decided true becomes its phase (got %d)", ph[0]);
+    CHECK(ph[1] == 0, "the best schedule's phases kept: it stays 0 (got %d)", ph[1]);
+}
+
 /* ---- the schedule check ---------------------------------------------------*/
 static void test_verify(void) {
     hprob h;
@@ -545,17 +572,17 @@ static void test_refusals(void) {
     hp_init(&h, 2, 1, dur, dem, cap, NULL, 0);
     memcpy(keep, best, sizeof keep);
     h.p.release = rel;
-    rc = cc__lcg_solve(ctx, &h.p, best, 0, 0, 0, &res);
+    rc = cc__lcg_solve(ctx, &h.p, best, 0, 0, 0, 0, &res);
     for (i = 0; i < 2; i++) same &= best[i] == keep[i];
     CHECK(rc == CC_ERR_UNSUPPORTED && same, "releases: CC_ERR_UNSUPPORTED, the incumbent untouched (rc %d)", (int)rc);
     h.p.release = NULL;
     h.p.n_busy = 1; h.p.busy_start = bs; h.p.busy_end = be; h.p.busy_dem = bd;
-    rc = cc__lcg_solve(ctx, &h.p, best, 0, 0, 0, &res);
+    rc = cc__lcg_solve(ctx, &h.p, best, 0, 0, 0, 0, &res);
     CHECK(rc == CC_ERR_UNSUPPORTED && best[0] == keep[0] && best[1] == keep[1], "busy blocks: CC_ERR_UNSUPPORTED (rc %d)", (int)rc);
     h.p.n_busy = 0;
-    rc = cc__lcg_solve(ctx, &h.p, best, 0, 0, 5, &res);
+    rc = cc__lcg_solve(ctx, &h.p, best, 0, 0, 5, 0, &res);
     CHECK(rc == CC_OK && res.proven && res.nodes == 0 && res.makespan == 5, "a known bound at the incumbent's makespan proves it at once");
-    rc = cc__lcg_solve(ctx, &h.p, best, 0, 0, 0, &res);
+    rc = cc__lcg_solve(ctx, &h.p, best, 0, 0, 0, 0, &res);
     CHECK(rc == CC_OK && res.proven && res.makespan == 5, "two jobs on one unit: 5 proven (rc %d, makespan %lld)", (int)rc, (long long)res.makespan);
 }
 
@@ -585,7 +612,7 @@ static void test_alloc_failures(void) {
     st = (cc__time*)malloc((size_t)n * sizeof *st);
     to_ticks(&s, n, st0);
     memcpy(st, st0, (size_t)n * sizeof *st);
-    cc__lcg_solve(ctx, &p, st, 0, 0, 0, &ref);
+    cc__lcg_solve(ctx, &p, st, 0, 0, 0, 0, &ref);
     for (at = 1;; at++) {
         tu_alloc a;
         cc_context* c2 = NULL;
@@ -595,7 +622,7 @@ static void test_alloc_failures(void) {
         if (cc_context_create(NULL, &c2) != CC_OK) break;
         c2->alloc = tu_allocator(&a);
         memcpy(st, st0, (size_t)n * sizeof *st);
-        rc = cc__lcg_solve(c2, &p, st, 0, 0, 0, &res);
+        rc = cc__lcg_solve(c2, &p, st, 0, 0, 0, 0, &res);
         if (rc == CC_ERR_OUT_OF_MEMORY) {
             int same = 1;
             n_oom++;
@@ -708,11 +735,15 @@ static void test_j3013_1(void) {
     st1 = (cc__time*)malloc((size_t)n * sizeof *st1);
     to_ticks(&s, n, st);
     memcpy(st1, st, (size_t)n * sizeof *st);
-    cc__lcg_solve(ctx, &p, st, 0, 0, 0, &r1);
+    cc__lcg_solve(ctx, &p, st, 0, 0, 0, 0, &r1);
     CHECK(r1.proven && r1.makespan == cc__makespan(&p, st1) && r1.nodes > 0, "from the optimum: proven (%lld conflicts)", (long long)r1.nodes);
     memcpy(st, st1, (size_t)n * sizeof *st);
-    cc__lcg_solve(ctx, &p, st, 0, 0, 0, &r2);
+    cc__lcg_solve(ctx, &p, st, 0, 0, 0, 0, &r2);
     CHECK(r2.nodes == r1.nodes && r2.proven, "a second run: the same %lld conflicts", (long long)r1.nodes);
+    memcpy(st, st1, (size_t)n * sizeof *st);
+    cc__lcg_solve(ctx, &p, st, 0, 0, 0, 1, &r2);
+    CHECK(r2.proven && r2.makespan == r1.makespan, "from the optimum with the incumbent's phases kept: proven too (%lld conflicts)",
+          (long long)r2.nodes);
     /* a budget below the proof's conflicts stops it at exactly that many, the incumbent kept */
     {
         int64_t budgets[3] = {1, 37, 0};
@@ -720,7 +751,7 @@ static void test_j3013_1(void) {
         budgets[2] = r1.nodes / 2;
         for (i = 0; i < 3; i++) {
             memcpy(st, st1, (size_t)n * sizeof *st);
-            cc__lcg_solve(ctx, &p, st, budgets[i], 0, 0, &r2);
+            cc__lcg_solve(ctx, &p, st, budgets[i], 0, 0, 0, &r2);
             if (r2.nodes != budgets[i] || r2.proven || memcmp(st, st1, (size_t)n * sizeof *st)) {
                 if (bad++ < 2) NOTE("budget %lld: %lld conflicts, proven %d", (long long)budgets[i], (long long)r2.nodes, r2.proven);
             }
@@ -736,7 +767,7 @@ static void test_j3013_1(void) {
         /* every job ending at the old makespan moves too, so the schedule stays valid */
         for (i = 0; i < n; i++) if (i != last && st1[i] + p.dur[i] == st1[last] + p.dur[last]) st[i] += p.grain;
     }
-    cc__lcg_solve(ctx, &p, st, 0, 0, 0, &r3);
+    cc__lcg_solve(ctx, &p, st, 0, 0, 0, 0, &r3);
     {
         double* us = (double*)malloc((size_t)n * sizeof *us);
         for (i = 0; i < n; i++) us[i] = (double)st[i] / CONCERTO__TICKS_PER_US;
@@ -755,6 +786,7 @@ int main(void) {
     cc_context_create(NULL, &ctx);
     TH_RUN(test_timetabling);
     TH_RUN(test_restart_level);
+    TH_RUN(test_keep_phase);
     TH_RUN(test_verify);
     TH_RUN(test_refusals);
     TH_RUN(test_clause_soundness);
