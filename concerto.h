@@ -8328,6 +8328,8 @@ CONCERTO_API cc_sched_desc cc_sched_desc_default(void) {
 
 #define CONCERTO__SMALL_N 5000      /* above: heuristics that scale (fast list scheduling, justification) */
 #define CONCERTO__BNB_AUTO_N 200    /* AUTO runs branch and bound up to this size */
+#define CONCERTO__PROOF_N 32        /* up to this size the exact search has its full budget and aims at a
+                                       proof (PSPLIB J30); above, it mostly looks for better schedules */
 #define CONCERTO__MAX_THREADS 256   /* cc_sched_desc.threads, at most */
 #define CONCERTO__AUTO_FIRST_BUDGET 1000  /* AUTO's schedules before branch and bound */
 /* AUTO's budget up to CONCERTO__BNB_AUTO_N ops: each evolution of the
@@ -8353,7 +8355,7 @@ static void cc__sched_resolve(cc_sched_desc* d, int n) {
     if (d->bnb_nodes == 0) {
         /* nodes cost about n^3 more as graphs grow: 200000 at 32 ops (PSPLIB
            J30), about 27000 at 62 (J60), 819 at 200 */
-        double scale = n > 32 ? 32.0 / (double)n : 1.0;
+        double scale = n > CONCERTO__PROOF_N ? (double)CONCERTO__PROOF_N / (double)n : 1.0;
         d->bnb_nodes = (int64_t)(200000.0 * scale * scale * scale);
         if (d->bnb_nodes < 1) d->bnb_nodes = 1;
     }
@@ -8524,7 +8526,7 @@ static cc_result cc__solve_lcg(cc__solve* S, int64_t conflicts, int* ran) {
     if (i == S->p.k) return CC_OK;
     memcpy(S->h.cur, S->h.best, (size_t)S->p.n * sizeof(cc__time));
     left = S->t_end > 0 ? S->t_end - cc__now_s() : 0;
-    rc = cc__lcg_solve(S->ctx, &S->p, S->h.cur, conflicts, left, S->lb, S->p.n > 32, &br);
+    rc = cc__lcg_solve(S->ctx, &S->p, S->h.cur, conflicts, left, S->lb, S->p.n > CONCERTO__PROOF_N, &br);
     if (rc == CC_ERR_OUT_OF_MEMORY) return rc;
     if (rc == CC_ERR_UNSUPPORTED) return CC_OK;
     if (ran) *ran = 1;
@@ -8821,8 +8823,8 @@ static cc_result cc__solve_main_line(cc__solve* S, int restarts) {
     if (restarts && nodes > 0) {
         rc = cc__solve_lcg(S, nodes / 2 > 0 ? nodes / 2 : 1, &ran);
         if (rc != CC_OK) return rc;
-        if (!ran || (S->p.n <= 32 && !S->proven)) {
-            S->d.bnb_nodes = S->p.n <= 32 ? nodes : nodes / 5 > 0 ? nodes / 5 : 1;
+        if (!ran || (S->p.n <= CONCERTO__PROOF_N && !S->proven)) {
+            S->d.bnb_nodes = S->p.n <= CONCERTO__PROOF_N ? nodes : nodes / 5 > 0 ? nodes / 5 : 1;
             rc = cc__solve_exact(S, 0);
             S->d.bnb_nodes = nodes;
         }
