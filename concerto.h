@@ -5655,6 +5655,18 @@ oom:
      change sets the literal and, down the ladder, the weaker ones of the
      same job (each explained by the next stronger), so the bounds are the
      literals' state and backtracking restores them.
+   - In a search for proofs (incumbent_phases 0: up to 32 ops in AUTO),
+     also one literal per pair of jobs that cannot overlap (some resource
+     lacks the room for both) and that no path orders: "a runs before b",
+     false for b before a. Set, it propagates like an edge
+     ([s_b >= lb_a + D_a] from it and [s_a >= lb_a], and back for latest
+     starts); where a cannot end by b's latest start it is set false
+     (from [s_a >= lb_a] and [s_b <= ub_b]). Above all it is a decision:
+     on the hardest PSPLIB J30 proofs, whose jobs mostly cannot run
+     together (resource strength 0.2), the search splits on which of two
+     jobs goes first, as in disjunctive scheduling, and needs 22% fewer
+     conflicts over all 480 (bench/RESULTS.md). In a search for better
+     schedules (above 32 ops) J60 gained nothing from them.
    - Propagation: precedence (s_j >= t implies s_succ >= t + D_j, and back
      for upper bounds, each explained by the one literal), the learnt
      clauses (two watched literals with a blocker), and time-tabling per
@@ -5671,7 +5683,7 @@ oom:
      literal whose reasons lead back to the clause's other literals and
      level 0 alone is dropped), VSIDS over the literals
      (decay CONCERTO__LCG_DECAY), phases from the best schedule (first
-     the incumbent's starts, then each schedule found: Demirovic, Chu &
+     the incumbent's starts and orders, then each schedule found: Demirovic, Chu &
      Stuckey's solution-based phase saving, a local search around the best
      schedule inside the complete search), which a search for proofs
      (incumbent_phases 0) saves on backtrack and a search for better
@@ -5725,7 +5737,11 @@ typedef struct cc__lcg {
     const cc__prob* p;
     int n, k, H, T;   /* T: the target, in steps */
     int *D, *tail, *lo, *hi, *base, *vjob;
-    int nv;
+    int nv, nb;   /* variables: nb bounds' literals [s_j >= t], then the pairs' orders */
+    /* pairs of jobs that cannot overlap and that no path orders: pair q's
+       variable nb + q, true when pi[q] runs before pj[q]; each job's pairs
+       padj[poff[j] .. poff[j + 1]) */
+    int np, *pi, *pj, *poff, *padj;
     signed char *phase, *seen;
     int keep_phase;   /* the phases stay the best schedule's (not saved on backtrack) */
     signed char* lv;  /* [2 nv] each literal's value: 1 true, 0 false, -1 unassigned */
@@ -5908,7 +5924,14 @@ static int cc__lcg_set_ub(cc__lcg* L, int j, int u, int rsn) {
 }
 
 static int cc__lcg_assign(cc__lcg* L, int l, int rsn) {
-    int v = l >> 1, j = L->vjob[v], t = cc__lcg_vt(L, v);
+    int v = l >> 1, j, t;
+    if (v >= L->nb) {   /* an order */
+        if (L->lv[l] == 1) return 1;
+        if (L->lv[l] == 0) { cc__lcg_conflict_of(L, l, rsn); return 0; }
+        cc__lcg_put(L, l, rsn);
+        return 1;
+    }
+    j = L->vjob[v]; t = cc__lcg_vt(L, v);
     return (l & 1) ? cc__lcg_set_ub(L, j, t - 1, rsn) : cc__lcg_set_lb(L, j, t, rsn);
 }
 
@@ -5916,12 +5939,14 @@ static void cc__lcg_backtrack(cc__lcg* L, int level) {
     int i;
     if (L->nlev <= level) return;
     for (i = L->ntrail - 1; i >= L->tlim[level]; i--) {
-        int l = L->trail[i], v = l >> 1, j = L->vjob[v], t = cc__lcg_vt(L, v);
+        int l = L->trail[i], v = l >> 1, j, t;
         if (!L->keep_phase) L->phase[v] = L->lv[2 * v];
         L->lv[2 * v] = L->lv[2 * v + 1] = -1;
+        cc__lcg_hins(L, v);
+        if (v >= L->nb) continue;   /* an order: no bound */
+        j = L->vjob[v]; t = cc__lcg_vt(L, v);
         if (l & 1) { if (L->ub[j] < t) L->ub[j] = t; }
         else if (L->lb[j] > t - 1) L->lb[j] = t - 1;
-        cc__lcg_hins(L, v);
     }
     L->ntrail = L->qhead = L->tlim[level];
     cc__lcg_touch_all(L, 0);   /* the level backjumped to was a fixpoint */
@@ -6117,24 +6142,146 @@ static int cc__lcg_tt(cc__lcg* L) {
     return moved;
 }
 
+/* ---- orders of the pairs that cannot overlap ---- */
+
+/* [s_j <= u]: a literal, or a constant */
+static int cc__lcg_le(const cc__lcg* L, int j, int u) {
+    int g = cc__lcg_ge(L, j, u + 1);
+    return g == CONCERTO__LCG_TRUE ? CONCERTO__LCG_FALSE : g == CONCERTO__LCG_FALSE ? CONCERTO__LCG_TRUE : g ^ 1;
+}
+
+/* The reason of lit (a literal, or the constant false) from the true
+   literals a1 and a2 (either may be a constant): an explanation, or -1
+   with their conflict in L->confl where lit is false (or out of memory). */
+static int cc__lcg_because(cc__lcg* L, int lit, int a1, int a2) {
+    int off;
+    if (lit == CONCERTO__LCG_FALSE) {
+        L->nconfl = 0;
+        if (a1 >= 0) L->confl[L->nconfl++] = a1 ^ 1;
+        if (a2 >= 0) L->confl[L->nconfl++] = a2 ^ 1;
+        return -1;
+    }
+    off = cc__lcg_ebegin(L, lit);
+    if (off < 0) return -1;
+    cc__lcg_eadd(L, off, a1);
+    cc__lcg_eadd(L, off, a2);
+    return cc__lcg_eend(L, off);
+}
+
+/* The order o (true): a runs before b. b's earliest start from a's
+   ([s_b >= lb_a + D_a] <- o, [s_a >= lb_a]); 0 on a conflict. */
+static int cc__lcg_order_lb(cc__lcg* L, int o, int a, int b) {
+    int x = L->lb[a] + L->D[a], r;
+    if (x <= L->lb[b]) return 1;
+    r = cc__lcg_because(L, cc__lcg_ge(L, b, x), o, cc__lcg_ge(L, a, L->lb[a]));
+    return r >= 0 && cc__lcg_set_lb(L, b, x, r);
+}
+/* ... and a's latest start from b's ([s_a <= ub_b - D_a] <- o, [s_b <= ub_b]) */
+static int cc__lcg_order_ub(cc__lcg* L, int o, int a, int b) {
+    int x = L->ub[b] - L->D[a], r;
+    if (L->ub[a] <= x) return 1;
+    r = cc__lcg_because(L, cc__lcg_le(L, a, x), o, cc__lcg_le(L, b, L->ub[b]));
+    return r >= 0 && cc__lcg_set_ub(L, a, x, r);
+}
+
+/* Job j's earliest start (lb) or latest start (!lb) moved: through each of
+   its pairs, the other job's bound where the order is set, else the order
+   where the bounds leave one (j cannot end by the other's latest start:
+   the other runs first). 0 on a conflict. */
+static int cc__lcg_pairs(cc__lcg* L, int j, int lb) {
+    int e;
+    if (L->np == 0) return 1;
+    for (e = L->poff[j]; e < L->poff[j + 1]; e++) {
+        int q = L->padj[e], y = L->pi[q] == j ? L->pj[q] : L->pi[q], r;
+        int jy = 2 * (L->nb + q) + (L->pi[q] == j ? 0 : 1);   /* the literal: j before y */
+        if (lb) {
+            if (L->lv[jy] == 1) { if (!cc__lcg_order_lb(L, jy, j, y)) return 0; }
+            else if (L->lv[jy] < 0 && L->lb[j] + L->D[j] > L->ub[y]) {
+                r = cc__lcg_because(L, jy ^ 1, cc__lcg_ge(L, j, L->lb[j]), cc__lcg_le(L, y, L->ub[y]));
+                if (r < 0 || !cc__lcg_assign(L, jy ^ 1, r)) return 0;
+            }
+        } else {
+            if (L->lv[jy] == 0) { if (!cc__lcg_order_ub(L, jy ^ 1, y, j)) return 0; }
+            else if (L->lv[jy] < 0 && L->lb[y] + L->D[y] > L->ub[j]) {
+                r = cc__lcg_because(L, jy, cc__lcg_ge(L, y, L->lb[y]), cc__lcg_le(L, j, L->ub[j]));
+                if (r < 0 || !cc__lcg_assign(L, jy, r)) return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+/* The pairs: jobs of positive duration that some resource lacks the room
+   to run together and that no path orders (order: a topological order).
+   0 on out of memory. */
+static int cc__lcg_pairs_init(cc__lcg* L, const int* order) {
+    const cc__prob* p = L->p;
+    int n = L->n, w = (L->n + 63) / 64, i, a, b, e, r, pass;
+    uint64_t* reach = (uint64_t*)cc__calloc(L->ctx, (size_t)n * (size_t)w + 1, sizeof(uint64_t));   /* [a][b]: a path a -> b */
+    if (!reach || !(L->poff = (int*)cc__calloc(L->ctx, (size_t)n + 1, sizeof(int)))) { cc__free(L->ctx, reach); return 0; }
+    for (i = n - 1; i >= 0; i--) {
+        int x = order[i], y, q;
+        for (e = p->succ_off[x]; e < p->succ_off[x + 1]; e++) {
+            y = p->succ[e];
+            reach[(size_t)x * w + y / 64] |= (uint64_t)1 << (y % 64);
+            for (q = 0; q < w; q++) reach[(size_t)x * w + q] |= reach[(size_t)y * w + q];
+        }
+    }
+    for (pass = 0; pass < 2; pass++) {   /* count, then list */
+        L->np = 0;
+        for (a = 0; a < n; a++)
+            for (b = a + 1; b < n; b++) {
+                if (L->D[a] <= 0 || L->D[b] <= 0 || ((reach[(size_t)a * w + b / 64] >> (b % 64)) & 1) ||
+                    ((reach[(size_t)b * w + a / 64] >> (a % 64)) & 1)) continue;
+                for (r = 0; r < L->k; r++)
+                    if ((int64_t)p->dem[(size_t)a * L->k + r] + p->dem[(size_t)b * L->k + r] > p->cap[r]) break;
+                if (r == L->k) continue;
+                if (pass == 1) {
+                    L->pi[L->np] = a; L->pj[L->np] = b;
+                    L->padj[L->poff[a]++] = L->np; L->padj[L->poff[b]++] = L->np;
+                } else { L->poff[a]++; L->poff[b]++; }
+                L->np++;
+            }
+        if (pass == 0) {
+            L->pi = (int*)cc__calloc(L->ctx, (size_t)L->np + 1, sizeof(int));
+            L->pj = (int*)cc__calloc(L->ctx, (size_t)L->np + 1, sizeof(int));
+            L->padj = (int*)cc__calloc(L->ctx, 2 * (size_t)L->np + 1, sizeof(int));
+            if (!L->pi || !L->pj || !L->padj) { cc__free(L->ctx, reach); return 0; }
+            for (a = 0, e = 0; a <= n; a++) { int c = a < n ? L->poff[a] : 0; L->poff[a] = e; e += c; }   /* starts */
+        }
+    }
+    for (a = n; a > 0; a--) L->poff[a] = L->poff[a - 1];   /* (each start advanced to its end: shifted back) */
+    L->poff[0] = 0;
+    cc__free(L->ctx, reach);
+    return 1;
+}
+
 /* Propagates to a fixpoint: 1, or 0 on a conflict (in L->confl). */
 static int cc__lcg_propagate(cc__lcg* L) {
     for (;;) {
         int r;
         while (L->qhead < L->ntrail) {
-            int l = L->trail[L->qhead++], v = l >> 1, j = L->vjob[v], t = cc__lcg_vt(L, v), e;
+            int l = L->trail[L->qhead++], v = l >> 1, j, t, e;
             const cc__prob* p = L->p;
             if (L->wn[l ^ 1] && !cc__lcg_watch(L, l ^ 1)) return 0;
+            if (v >= L->nb) {   /* an order: a before b */
+                int q = v - L->nb, a = (l & 1) ? L->pj[q] : L->pi[q], b = (l & 1) ? L->pi[q] : L->pj[q];
+                if (!cc__lcg_order_lb(L, l, a, b) || !cc__lcg_order_ub(L, l, a, b)) return 0;
+                continue;
+            }
+            j = L->vjob[v]; t = cc__lcg_vt(L, v);
             if (!(l & 1)) {
                 if (t != L->lb[j]) continue;
                 for (e = p->succ_off[j]; e < p->succ_off[j + 1]; e++)
                     if (!cc__lcg_set_lb(L, p->succ[e], t + L->D[j], -2 - l)) return 0;
+                if (!cc__lcg_pairs(L, j, 1)) return 0;
             } else {
                 if (t - 1 != L->ub[j]) continue;
                 for (e = p->pred_off[j]; e < p->pred_off[j + 1]; e++) {
                     int q = p->pred[e];
                     if (!cc__lcg_set_ub(L, q, t - 1 - L->D[q], -2 - l)) return 0;
                 }
+                if (!cc__lcg_pairs(L, j, 0)) return 0;
             }
         }
         if (L->oom) return 0;
@@ -6334,6 +6481,7 @@ static void cc__lcg_free(cc__lcg* L) {
     cc__free(ctx, L->wv); cc__free(ctx, L->wn); cc__free(ctx, L->wc); cc__free(ctx, L->stamp); cc__free(ctx, L->keep); cc__free(ctx, L->dirty); cc__free(ctx, L->jmod); cc__free(ctx, L->dx); cc__free(ctx, L->dy); cc__free(ctx, L->rscan); cc__free(ctx, L->pmn); cc__free(ctx, L->pmx); cc__free(ctx, L->pmax); cc__free(ctx, L->roff); cc__free(ctx, L->rj); cc__free(ctx, L->E); cc__free(ctx, L->confl);
     cc__free(ctx, L->learnt); cc__free(ctx, L->stk); cc__free(ctx, L->clr); cc__free(ctx, L->act); cc__free(ctx, L->heap); cc__free(ctx, L->hpos);
     cc__free(ctx, L->prof); cc__free(ctx, L->cs); cc__free(ctx, L->ce);
+    cc__free(ctx, L->pi); cc__free(ctx, L->pj); cc__free(ctx, L->poff); cc__free(ctx, L->padj);
 }
 
 /* New target: every job ends by T (steps); at level 0. 0: infeasible. */
@@ -6397,7 +6545,7 @@ static int cc__lcg_verify(cc__lcg* L, const int* sol) {
    by T), -1 unsupported (a cycle, above CONCERTO__LCG_MAX_VARS literals,
    or the resources' profiles above 16 times that many steps). Durations
    must be multiples of g. cc__lcg_free in every case. */
-static int cc__lcg_init(cc__lcg* L, cc_context* ctx, const cc__prob* p, cc__time g, int T) {
+static int cc__lcg_init(cc__lcg* L, cc_context* ctx, const cc__prob* p, cc__time g, int T, int orders) {
     int n = p->n, i, j, e, r, m;
     int64_t nv = 0;
     int* order;
@@ -6437,9 +6585,13 @@ static int cc__lcg_init(cc__lcg* L, cc_context* ctx, const cc__prob* p, cc__time
         L->base[i + 1] = L->base[i] + (L->hi[i] - L->lo[i]);
         L->lb[i] = L->lo[i]; L->ub[i] = L->hi[i];
     }
+    L->nb = (int)nv;
+    if (orders && !cc__lcg_pairs_init(L, order)) return 0;
+    nv += L->np;
+    if (nv >= CONCERTO__LCG_MAX_VARS) return -1;
     L->nv = (int)nv;
     L->H = T + 2;
-    CONCERTO__LCG_A(L->vjob, int, nv); CONCERTO__LCG_A(L->lv, signed char, 2 * nv); CONCERTO__LCG_A(L->phase, signed char, nv); CONCERTO__LCG_A(L->seen, signed char, nv);
+    CONCERTO__LCG_A(L->vjob, int, L->nb); CONCERTO__LCG_A(L->lv, signed char, 2 * nv); CONCERTO__LCG_A(L->phase, signed char, nv); CONCERTO__LCG_A(L->seen, signed char, nv);
     CONCERTO__LCG_A(L->keep, char, nv); CONCERTO__LCG_A(L->lvl, int, nv); CONCERTO__LCG_A(L->rsn, int, nv); CONCERTO__LCG_A(L->trail, int, nv);
     CONCERTO__LCG_A(L->tlim, int, nv + 1); CONCERTO__LCG_A(L->elim, int, nv + 1); CONCERTO__LCG_A(L->stamp, int, nv + 1);
     CONCERTO__LCG_A(L->wv, int*, 2 * nv); CONCERTO__LCG_A(L->wn, int, 2 * nv); CONCERTO__LCG_A(L->wc, int, 2 * nv);
@@ -6474,7 +6626,8 @@ static int cc__lcg_init(cc__lcg* L, cc_context* ctx, const cc__prob* p, cc__time
    budget: conflicts (<= 0: none); time_limit_s as branch and bound's.
    incumbent_phases: the decisions' phases stay the best schedule's
    (a search for better schedules) instead of being saved on backtrack
-   (a search for a proof).
+   (a search for a proof, which also decides the orders of the pairs that
+   cannot overlap).
    CC_ERR_UNSUPPORTED, best[] untouched, for a problem with releases,
    deadlines, busy blocks, durations off the grain or a model above
    CONCERTO__LCG_MAX_VARS literals. */
@@ -6494,7 +6647,7 @@ static cc_result cc__lcg_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
     if (mk / g >= CONCERTO__LCG_MAX_VARS) return CC_ERR_UNSUPPORTED;
     if (n == 0 || known_lb >= mk) { res->proven = 1; res->lower_bound = mk; return CC_OK; }
     T = (int)((mk + g - 1) / g) - 1;   /* the target: every job ends by T steps */
-    st = cc__lcg_init(L, ctx, p, g, T);
+    st = cc__lcg_init(L, ctx, p, g, T, !incumbent_phases);
     if (st == 1 && !(sol = (int*)cc__alloc(ctx, (size_t)n * sizeof *sol))) st = 0;
     if (st == 0) goto oom;
     if (st < 0) { cc__lcg_free(L); return CC_ERR_UNSUPPORTED; }
@@ -6503,8 +6656,9 @@ static cc_result cc__lcg_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
         solved = 1;
         goto done;
     }
-    for (i = 0; i < L->nv; i++)   /* the first phases: the incumbent's starts */
+    for (i = 0; i < L->nb; i++)   /* the first phases: the incumbent's starts and orders */
         L->phase[i] = (signed char)(best[L->vjob[i]] / g >= cc__lcg_vt(L, i));
+    for (i = 0; i < L->np; i++) L->phase[L->nb + i] = (signed char)(best[L->pi[i]] < best[L->pj[i]]);
     L->keep_phase = incumbent_phases;
     L->next_reduce = CONCERTO__LCG_REDUCE;
     for (;;) {
@@ -8514,7 +8668,8 @@ static cc_result cc__solve_exact(cc__solve* S, int lcg_after) {
    short run (13,700 conflicts at 62 ops) mostly searches for better
    schedules, and PSPLIB J60 and the 90- and 120-job sets gain from it;
    up to 32 ops its long run (100,000) mostly proves, and saved phases
-   prove J30 in 27% less time (bench/RESULTS.md). */
+   prove J30 in 27% less time, and deciding the orders of the pairs of
+   ops that cannot overlap in 25% less again (bench/RESULTS.md). */
 static cc_result cc__solve_lcg(cc__solve* S, int64_t conflicts, int* ran) {
     cc__bnb_result br;
     int i;

@@ -94,11 +94,16 @@ static struct {
     int active, n, count;
     int* starts;     /* [count * n] */
     int* makespan;   /* [count] */
-    long clauses, bad;
+    long clauses, bad, orders;   /* orders: clauses with a pair's order among their literals */
 } snd;
 
 static int lit_true(const struct cc__lcg* L, int lit, const int* s) {
-    int v = lit >> 1, j = L->vjob[v], t = cc__lcg_vt(L, v), ge = s[j] >= t;
+    int v = lit >> 1, j, t, ge;
+    if (v >= L->nb) {   /* an order: the first job ends by the other's start */
+        int a = L->pi[v - L->nb], b = L->pj[v - L->nb];
+        return (lit & 1) ? s[a] >= s[b] + L->D[b] : s[b] >= s[a] + L->D[a];
+    }
+    j = L->vjob[v]; t = cc__lcg_vt(L, v); ge = s[j] >= t;
     return (lit & 1) ? !ge : ge;
 }
 
@@ -106,6 +111,8 @@ static void lcg_clause_hook(const struct cc__lcg* L, const int* lits, int n) {
     int q, i;
     if (!snd.active) return;
     snd.clauses++;
+    for (i = 0; i < n; i++)
+        if ((lits[i] >> 1) >= L->nb) { snd.orders++; break; }
     for (q = 0; q < snd.count; q++) {
         const int* s = snd.starts + (size_t)q * snd.n;
         int sat = 0;
@@ -198,6 +205,7 @@ static void test_clause_soundness(void) {
     }
     NOTE("%ld clauses checked against every schedule by the target, %d proofs", snd.clauses, n_proofs);
     CHECK(snd.clauses > 500, "the problems derive clauses to check (%ld)", snd.clauses);
+    CHECK(snd.orders > 50, "pairs' orders among them (%ld)", snd.orders);
     CHECK_INT(snd.bad, 0, "no explanation, conflict or learnt clause cuts a schedule that ends by the target");
     CHECK_INT(bad_opt, 0, "the enumeration's optimum found and proven");
 }
@@ -464,7 +472,7 @@ static int tt_case(int dem0, int dem1, int at, int T, int* lb, int* ub) {
     int dur[2] = {3, 2}, dem[2], cap[1] = {2}, ok = -1;
     dem[0] = dem0; dem[1] = dem1;
     hp_init(&h, 2, 1, dur, dem, cap, NULL, 0);
-    if (cc__lcg_init(&L, ctx, &h.p, 1, T) == 1) {   /* a conflict anywhere on the way counts as one */
+    if (cc__lcg_init(&L, ctx, &h.p, 1, T, 0) == 1) {   /* a conflict anywhere on the way counts as one */
         ok = cc__lcg_target(&L, T) && cc__lcg_set_lb(&L, 0, at, CONCERTO__LCG_NONE) &&
              cc__lcg_set_ub(&L, 0, at, CONCERTO__LCG_NONE) && cc__lcg_propagate(&L);
         *lb = L.lb[1]; *ub = L.ub[1];
@@ -489,6 +497,54 @@ static void test_timetabling(void) {
     CHECK(ok == 1 && lb == 0 && ub == 2, "with capacity for both, no conflict (got ok %d, [%d, %d])", ok, lb, ub);
 }
 
+/* ---- the orders of pairs that cannot overlap, by hand ------------------------*/
+/* Jobs 0 (3 steps) and 1 (2 steps) on one resource of capacity 2, target
+   10 (windows [0, 7] and [0, 8]) or, for how 3, 12 ([0, 9] and [0, 10]).
+   dem: their demands; edge: 0 -> 1 or none. how: 1 decides 0 before 1, 2
+   decides 1 before 0, 3 sets s_0 >= 6 and s_1 <= 8 (no compulsory part
+   either way). Returns the pairs made (-1 on failure), the bounds after
+   propagation. */
+static int ord_case(int dem0, int dem1, int edge, int how, int* lb, int* ub) {
+    hprob h;
+    cc__lcg L;
+    int dur[2] = {3, 2}, dem[2], cap[1] = {2}, e[2] = {0, 1}, np = -1, T = how == 3 ? 12 : 10;
+    dem[0] = dem0; dem[1] = dem1;
+    hp_init(&h, 2, 1, dur, dem, cap, e, edge);
+    if (cc__lcg_init(&L, ctx, &h.p, 1, T, 1) == 1 && cc__lcg_target(&L, T)) {
+        int ok = 1;
+        np = L.np;
+        L.tlim[L.nlev] = L.ntrail; L.elim[L.nlev] = (int)L.nE; L.nlev++;
+        if (how == 1 || how == 2) ok = L.np == 1 && cc__lcg_assign(&L, 2 * L.nb + (how == 1 ? 0 : 1), CONCERTO__LCG_NONE);
+        else if (how == 3) ok = cc__lcg_set_lb(&L, 0, 6, CONCERTO__LCG_NONE) && cc__lcg_set_ub(&L, 1, 8, CONCERTO__LCG_NONE);
+        if (!ok || !cc__lcg_propagate(&L)) np = -1;
+        lb[0] = L.lb[0]; lb[1] = L.lb[1]; ub[0] = L.ub[0]; ub[1] = L.ub[1];
+    }
+    cc__lcg_free(&L);
+    return np;
+}
+
+static void test_orders(void) {
+    int lb[2], ub[2], np;
+    np = ord_case(2, 1, 0, 0, lb, ub);
+    CHECK(np == 1, "demands 2 and 1 on a capacity of 2: one pair (got %d)", np);
+    np = ord_case(1, 1, 0, 0, lb, ub);
+    CHECK(np == 0, "demands 1 and 1: room for both, no pair (got %d)", np);
+    np = ord_case(2, 1, 1, 0, lb, ub);
+    CHECK(np == 0, "an edge 0 -> 1 orders them: no pair (got %d)", np);
+    np = ord_case(2, 1, 0, 1, lb, ub);
+    CHECK(np == 1 && lb[1] == 3 && ub[0] == 5 && lb[0] == 0 && ub[1] == 8,
+          "0 before 1: s_1 >= 3 and s_0 <= 5 (got s_0 in [%d, %d], s_1 in [%d, %d])", lb[0], ub[0], lb[1], ub[1]);
+    np = ord_case(2, 1, 0, 2, lb, ub);
+    CHECK(np == 1 && lb[0] == 2 && ub[1] == 5 && lb[1] == 0 && ub[0] == 7,
+          "1 before 0: s_0 >= 2 and s_1 <= 5 (got s_0 in [%d, %d], s_1 in [%d, %d])", lb[0], ub[0], lb[1], ub[1]);
+    np = ord_case(2, 1, 0, 3, lb, ub);
+    CHECK(np == 1 && ub[1] == 7 && lb[0] == 6 && ub[0] == 9,
+          "s_0 >= 6 cannot end by s_1 <= 8: 1 goes first, s_1 <= 9 - 2 (got s_0 in [%d, %d], s_1 in [%d, %d])",
+          lb[0], ub[0], lb[1], ub[1]);
+    np = ord_case(1, 1, 0, 3, lb, ub);
+    CHECK(np == 0 && ub[1] == 8, "with room for both, s_1's latest start stays 8 (got %d)", ub[1]);
+}
+
 /* ---- where a restart backtracks to -------------------------------------------*/
 /* Three decisions of activities 5, 3 and 1 with a free literal of 2: a
    restart keeps the first two levels (the search would decide them again
@@ -498,7 +554,7 @@ static void test_restart_level(void) {
     cc__lcg L;
     int dur[3] = {2, 2, 2}, dem[3] = {1, 1, 1}, cap[1] = {3}, dec[3], times[3] = {5, 3, 1}, i, k, lev1 = -1, lev2 = -1, ok;
     hp_init(&h, 3, 1, dur, dem, cap, NULL, 0);
-    ok = cc__lcg_init(&L, ctx, &h.p, 1, 10) == 1 && cc__lcg_target(&L, 10);
+    ok = cc__lcg_init(&L, ctx, &h.p, 1, 10, 0) == 1 && cc__lcg_target(&L, 10);
     if (ok) {
         int f = cc__lcg_ge(&L, 1, 6);   /* [s_1 >= 6]: still free after the decisions */
         dec[0] = cc__lcg_ge(&L, 0, 3); dec[1] = cc__lcg_ge(&L, 1, 4); dec[2] = cc__lcg_ge(&L, 2, 5);
@@ -529,7 +585,7 @@ static void test_keep_phase(void) {
     int dur[2] = {2, 2}, dem[2] = {1, 1}, cap[1] = {2}, k, ph[2] = {-1, -1}, ok;
     hp_init(&h, 2, 1, dur, dem, cap, NULL, 0);
     for (k = 0; k < 2; k++) {
-        ok = cc__lcg_init(&L, ctx, &h.p, 1, 10) == 1 && cc__lcg_target(&L, 10);
+        ok = cc__lcg_init(&L, ctx, &h.p, 1, 10, 0) == 1 && cc__lcg_target(&L, 10);
         if (ok) {
             int l = cc__lcg_ge(&L, 0, 3);
             L.keep_phase = k;
@@ -553,7 +609,7 @@ static void test_verify(void) {
     int dur[3] = {2, 2, 1}, dem[3] = {1, 1, 2}, cap[1] = {2}, e[2] = {0, 1};
     int good[3] = {0, 2, 4}, prec[3] = {0, 1, 4}, over[3] = {0, 2, 3};
     hp_init(&h, 3, 1, dur, dem, cap, e, 1);
-    if (cc__lcg_init(&L, ctx, &h.p, 1, 6) != 1) { CHECK(0, "init"); cc__lcg_free(&L); return; }
+    if (cc__lcg_init(&L, ctx, &h.p, 1, 6, 0) != 1) { CHECK(0, "init"); cc__lcg_free(&L); return; }
     CHECK(cc__lcg_verify(&L, good), "a valid schedule passes");
     CHECK(!cc__lcg_verify(&L, prec), "job 1 starting before job 0 ends fails");
     CHECK(!cc__lcg_verify(&L, over), "jobs 1 and 2 over the capacity at step 3 fail");
@@ -785,6 +841,7 @@ static void test_j3013_1(void) {
 int main(void) {
     cc_context_create(NULL, &ctx);
     TH_RUN(test_timetabling);
+    TH_RUN(test_orders);
     TH_RUN(test_restart_level);
     TH_RUN(test_keep_phase);
     TH_RUN(test_verify);
