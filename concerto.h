@@ -5740,8 +5740,9 @@ typedef struct cc__lcg {
     int nv, nb;   /* variables: nb bounds' literals [s_j >= t], then the pairs' orders */
     /* pairs of jobs that cannot overlap and that no path orders: pair q's
        variable nb + q, true when pi[q] runs before pj[q]; each job's pairs
-       padj[poff[j] .. poff[j + 1]) */
-    int np, *pi, *pj, *poff, *padj;
+       at poff[j] .. poff[j + 1]: the other job pot[e] and the literal
+       "j runs first" plt[e] */
+    int np, *pi, *pj, *poff, *pot, *plt;
     signed char *phase, *seen;
     int keep_phase;   /* the phases stay the best schedule's (not saved on backtrack) */
     signed char* lv;  /* [2 nv] each literal's value: 1 true, 0 false, -1 unassigned */
@@ -6192,8 +6193,7 @@ static int cc__lcg_pairs(cc__lcg* L, int j, int lb) {
     int e;
     if (L->np == 0) return 1;
     for (e = L->poff[j]; e < L->poff[j + 1]; e++) {
-        int q = L->padj[e], y = L->pi[q] == j ? L->pj[q] : L->pi[q], r;
-        int jy = 2 * (L->nb + q) + (L->pi[q] == j ? 0 : 1);   /* the literal: j before y */
+        int y = L->pot[e], jy = L->plt[e], r;
         if (lb) {
             if (L->lv[jy] == 1) { if (!cc__lcg_order_lb(L, jy, j, y)) return 0; }
             else if (L->lv[jy] < 0 && L->lb[j] + L->D[j] > L->ub[y]) {
@@ -6238,15 +6238,17 @@ static int cc__lcg_pairs_init(cc__lcg* L, const int* order) {
                 if (r == L->k) continue;
                 if (pass == 1) {
                     L->pi[L->np] = a; L->pj[L->np] = b;
-                    L->padj[L->poff[a]++] = L->np; L->padj[L->poff[b]++] = L->np;
+                    L->pot[L->poff[a]] = b; L->plt[L->poff[a]++] = 2 * (L->nb + L->np);
+                    L->pot[L->poff[b]] = a; L->plt[L->poff[b]++] = 2 * (L->nb + L->np) + 1;
                 } else { L->poff[a]++; L->poff[b]++; }
                 L->np++;
             }
         if (pass == 0) {
             L->pi = (int*)cc__calloc(L->ctx, (size_t)L->np + 1, sizeof(int));
             L->pj = (int*)cc__calloc(L->ctx, (size_t)L->np + 1, sizeof(int));
-            L->padj = (int*)cc__calloc(L->ctx, 2 * (size_t)L->np + 1, sizeof(int));
-            if (!L->pi || !L->pj || !L->padj) { cc__free(L->ctx, reach); return 0; }
+            L->pot = (int*)cc__calloc(L->ctx, 2 * (size_t)L->np + 1, sizeof(int));
+            L->plt = (int*)cc__calloc(L->ctx, 2 * (size_t)L->np + 1, sizeof(int));
+            if (!L->pi || !L->pj || !L->pot || !L->plt) { cc__free(L->ctx, reach); return 0; }
             for (a = 0, e = 0; a <= n; a++) { int c = a < n ? L->poff[a] : 0; L->poff[a] = e; e += c; }   /* starts */
         }
     }
@@ -6481,7 +6483,7 @@ static void cc__lcg_free(cc__lcg* L) {
     cc__free(ctx, L->wv); cc__free(ctx, L->wn); cc__free(ctx, L->wc); cc__free(ctx, L->stamp); cc__free(ctx, L->keep); cc__free(ctx, L->dirty); cc__free(ctx, L->jmod); cc__free(ctx, L->dx); cc__free(ctx, L->dy); cc__free(ctx, L->rscan); cc__free(ctx, L->pmn); cc__free(ctx, L->pmx); cc__free(ctx, L->pmax); cc__free(ctx, L->roff); cc__free(ctx, L->rj); cc__free(ctx, L->E); cc__free(ctx, L->confl);
     cc__free(ctx, L->learnt); cc__free(ctx, L->stk); cc__free(ctx, L->clr); cc__free(ctx, L->act); cc__free(ctx, L->heap); cc__free(ctx, L->hpos);
     cc__free(ctx, L->prof); cc__free(ctx, L->cs); cc__free(ctx, L->ce);
-    cc__free(ctx, L->pi); cc__free(ctx, L->pj); cc__free(ctx, L->poff); cc__free(ctx, L->padj);
+    cc__free(ctx, L->pi); cc__free(ctx, L->pj); cc__free(ctx, L->poff); cc__free(ctx, L->pot); cc__free(ctx, L->plt);
 }
 
 /* New target: every job ends by T (steps); at level 0. 0: infeasible. */
