@@ -654,7 +654,8 @@ static void test_alloc_failures(void) {
     cc__time *st0, *st;
     cc__bnb_result ref, res;
     long at, total = 0, bad = 0, n_oom = 0, n_same = 0;
-    int n, i;
+    int n, i, np = -1;
+    cc__lcg L;
     gen.n_min = 10; gen.n_max = 10; gen.k_min = 2; gen.k_max = 2; gen.streams = 0; gen.cap_max = 3;
     gen.dur_max = 6; gen.unit_us = 1.0; gen.p_edge_max = 0.2; gen.p_no_stream = 0;
     in = tu_random_inst(&rng, &gen);
@@ -669,6 +670,8 @@ static void test_alloc_failures(void) {
     to_ticks(&s, n, st0);
     memcpy(st, st0, (size_t)n * sizeof *st);
     cc__lcg_solve(ctx, &p, st, 0, 0, 0, 0, &ref);
+    if (cc__lcg_init(&L, ctx, &p, p.grain > 0 ? p.grain : 1, (int)(cc__makespan(&p, st0) / (p.grain > 0 ? p.grain : 1)) - 1, 1) == 1) np = L.np;
+    cc__lcg_free(&L);
     for (at = 1;; at++) {
         tu_alloc a;
         cc_context* c2 = NULL;
@@ -696,6 +699,7 @@ static void test_alloc_failures(void) {
     }
     NOTE("%ld allocations refused in turn: %ld out of memory, %ld the same result; %lld conflicts", total, n_oom, n_same, (long long)ref.nodes);
     CHECK(total >= 20 && n_oom > 0, "the solve allocates, and refusals reach it (%ld)", total);
+    CHECK(np > 0, "the problem has pairs to order, so their allocations are refused too (%d pairs)", np);
     CHECK_INT(bad, 0, "each refusal: out of memory naming the solver with the incumbent kept, or the same result; nothing leaked");
     cc_schedule_release(ctx, &s);
     cc_graph_destroy(g);
