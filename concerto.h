@@ -1646,6 +1646,24 @@ static int cc__topo_order(int n, const int* off1, const int* adj1, const int* of
     return tail;
 }
 
+/* Each node's successors, transitively, as bitsets of nw words a node
+   (reach, zeroed by the caller), over the arcs off/adj in CSR form, along
+   topo (a topological order of all n nodes) backwards. */
+static void cc__reach(int n, const int* off, const int* adj, const int* topo, size_t nw, uint64_t* reach) {
+    int i, e;
+    size_t x;
+    for (i = n - 1; i >= 0; i--) {
+        int v = topo[i];
+        uint64_t* rv = reach + (size_t)v * nw;
+        for (e = off[v]; e < off[v + 1]; e++) {
+            int s2 = adj[e];
+            const uint64_t* rs = reach + (size_t)s2 * nw;
+            for (x = 0; x < nw; x++) rv[x] |= rs[x];
+            rv[s2 >> 6] |= (uint64_t)1 << (s2 & 63);
+        }
+    }
+}
+
 /* ---- demands ---------------------------------------------------------------*/
 /* How a job with demand row dem[k] uses resources of capacities cap[k]: the
    number of resources it demands anything of; *first the first of them (-1
@@ -5664,7 +5682,7 @@ oom:
      (from [s_a >= lb_a] and [s_b <= ub_b]). Above all it is a decision:
      on the hardest PSPLIB J30 proofs, whose jobs mostly cannot run
      together (resource strength 0.2), the search splits on which of two
-     jobs goes first, as in disjunctive scheduling, and needs 22% fewer
+     jobs goes first, as in disjunctive scheduling, and needs 16-22% fewer
      conflicts over all 480 (bench/RESULTS.md). In a search for better
      schedules (above 32 ops) J60 gained nothing from them.
    - Propagation: precedence (s_j >= t implies s_succ >= t + D_j, and back
@@ -5786,6 +5804,11 @@ static int cc__lcg_ge(const cc__lcg* L, int j, int t) {
     if (t <= L->lo[j]) return CONCERTO__LCG_TRUE;
     if (t > L->hi[j]) return CONCERTO__LCG_FALSE;
     return 2 * (L->base[j] + (t - L->lo[j] - 1));
+}
+/* [s_j <= u]: a literal, or a constant */
+static int cc__lcg_le(const cc__lcg* L, int j, int u) {
+    int g = cc__lcg_ge(L, j, u + 1);
+    return g == CONCERTO__LCG_TRUE ? CONCERTO__LCG_FALSE : g == CONCERTO__LCG_FALSE ? CONCERTO__LCG_TRUE : g ^ 1;
 }
 static int cc__lcg_vt(const cc__lcg* L, int v) { return L->lo[L->vjob[v]] + 1 + (v - L->base[L->vjob[v]]); }
 static int cc__lcg_value(const cc__lcg* L, int l) {
@@ -6028,9 +6051,8 @@ static void cc__lcg_cover(cc__lcg* L, int r, int t, int skip, int64_t need, int 
         int j = L->rj[i], a1, a2;
         if (j == skip || L->cs[j] > t || t >= L->ce[j]) continue;
         a1 = cc__lcg_ge(L, j, t - L->D[j] + 1);
-        a2 = cc__lcg_ge(L, j, t + 1);
+        a2 = cc__lcg_le(L, j, t);
         sum += L->p->dem[(size_t)j * k + r];
-        a2 = a2 == CONCERTO__LCG_FALSE ? CONCERTO__LCG_TRUE : a2 == CONCERTO__LCG_TRUE ? CONCERTO__LCG_FALSE : a2 ^ 1;
         for (a = 0; a < 2; a++) {
             int x = a ? a2 : a1;
             if (x < 0) continue;
@@ -6145,12 +6167,6 @@ static int cc__lcg_tt(cc__lcg* L) {
 
 /* ---- orders of the pairs that cannot overlap ---- */
 
-/* [s_j <= u]: a literal, or a constant */
-static int cc__lcg_le(const cc__lcg* L, int j, int u) {
-    int g = cc__lcg_ge(L, j, u + 1);
-    return g == CONCERTO__LCG_TRUE ? CONCERTO__LCG_FALSE : g == CONCERTO__LCG_FALSE ? CONCERTO__LCG_TRUE : g ^ 1;
-}
-
 /* The reason of lit (a literal, or the constant false) from the true
    literals a1 and a2 (either may be a constant): an explanation, or -1
    with their conflict in L->confl where lit is false (or out of memory). */
@@ -6216,17 +6232,10 @@ static int cc__lcg_pairs(cc__lcg* L, int j, int lb) {
    0 on out of memory. */
 static int cc__lcg_pairs_init(cc__lcg* L, const int* order) {
     const cc__prob* p = L->p;
-    int n = L->n, w = (L->n + 63) / 64, i, a, b, e, r, pass;
+    int n = L->n, w = (L->n + 63) / 64, a, b, e, r, pass;
     uint64_t* reach = (uint64_t*)cc__calloc(L->ctx, (size_t)n * (size_t)w + 1, sizeof(uint64_t));   /* [a][b]: a path a -> b */
     if (!reach || !(L->poff = (int*)cc__calloc(L->ctx, (size_t)n + 1, sizeof(int)))) { cc__free(L->ctx, reach); return 0; }
-    for (i = n - 1; i >= 0; i--) {
-        int x = order[i], y, q;
-        for (e = p->succ_off[x]; e < p->succ_off[x + 1]; e++) {
-            y = p->succ[e];
-            reach[(size_t)x * w + y / 64] |= (uint64_t)1 << (y % 64);
-            for (q = 0; q < w; q++) reach[(size_t)x * w + q] |= reach[(size_t)y * w + q];
-        }
-    }
+    cc__reach(n, p->succ_off, p->succ, order, (size_t)w, reach);
     for (pass = 0; pass < 2; pass++) {   /* count, then list */
         L->np = 0;
         for (a = 0; a < n; a++)
@@ -6545,8 +6554,9 @@ static int cc__lcg_verify(cc__lcg* L, const int* sol) {
 /* Builds the solver for the target T (steps): every job ends by T. 1 ready,
    0 out of memory, 2 the critical path alone leaves no room (nothing ends
    by T), -1 unsupported (a cycle, above CONCERTO__LCG_MAX_VARS literals,
-   or the resources' profiles above 16 times that many steps). Durations
-   must be multiples of g. cc__lcg_free in every case. */
+   or the resources' profiles above 16 times that many steps). orders: also
+   the pairs' order literals (cc__lcg_pairs_init). Durations must be
+   multiples of g. cc__lcg_free in every case. */
 static int cc__lcg_init(cc__lcg* L, cc_context* ctx, const cc__prob* p, cc__time g, int T, int orders) {
     int n = p->n, i, j, e, r, m;
     int64_t nv = 0;
@@ -7065,19 +7075,11 @@ static double cc__lp_u(const cc__lp_model* m, cc__time t) { return (double)(t - 
    fixed order where one does. CC_ERR_INFEASIBLE if neither does. */
 static cc_result cc__lp_disj_pairs(cc__lp* L, cc__lp_model* m) {
     const cc__prob* p = L->p;
-    int n = L->n, i, j, e, nw = (n + 63) / 64;
+    int n = L->n, i, j, nw = (n + 63) / 64;
     uint64_t* reach = (uint64_t*)cc__calloc(L->ctx, (size_t)n * (size_t)nw, sizeof(uint64_t));   /* successors, transitively */
     cc_result rc = CC_OK;
     if (!reach) return CC_ERR_OUT_OF_MEMORY;
-    for (i = n - 1; i >= 0; i--) {
-        int v = L->topo[i];
-        uint64_t* rv = reach + (size_t)v * nw;
-        for (e = p->succ_off[v]; e < p->succ_off[v + 1]; e++) {
-            int s2 = p->succ[e], x;
-            for (x = 0; x < nw; x++) rv[x] |= reach[(size_t)s2 * nw + x];
-            rv[s2 >> 6] |= (uint64_t)1 << (s2 & 63);
-        }
-    }
+    cc__reach(n, p->succ_off, p->succ, L->topo, (size_t)nw, reach);
     m->npair = 0; m->nfix = 0;
     for (i = 0; i < n && rc == CC_OK; i++)
         for (j = i + 1; j < n && rc == CC_OK; j++) {
@@ -7431,7 +7433,7 @@ static int cc__lp_win_prop(const cc__lp* L, cc__lp_win* W, cc__time h) {
    largest demand share), each kept once. */
 static cc_result cc__lp_ti_cliques(cc__lp* L, cc__lp_model* m, cc__lp_row* w, int ncell) {
     const cc__prob* p = L->p;
-    int n = L->n, k = L->k, nw = (n + 63) / 64, i, j, e, r, q, nk = 0, sz;
+    int n = L->n, k = L->k, nw = (n + 63) / 64, i, j, r, q, nk = 0, sz;
     uint64_t *inc = (uint64_t*)cc__calloc(L->ctx, (size_t)n * (size_t)nw, sizeof(uint64_t));   /* incompatible pairs */
     uint64_t *kept = (uint64_t*)cc__calloc(L->ctx, (size_t)n * (size_t)nw, sizeof(uint64_t));  /* the cliques kept */
     uint64_t *cur = (uint64_t*)cc__calloc(L->ctx, (size_t)nw, sizeof(uint64_t));
@@ -7441,14 +7443,7 @@ static cc_result cc__lp_ti_cliques(cc__lp* L, cc__lp_model* m, cc__lp_row* w, in
     cc__time t;
     if (!inc || !kept || !cur || !ord || !share) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
     /* precedence, transitively: inc[v] holds v's successors, then symmetrised */
-    for (i = n - 1; i >= 0; i--) {
-        int v = L->topo[i], x;
-        for (e = p->succ_off[v]; e < p->succ_off[v + 1]; e++) {
-            int s2 = p->succ[e];
-            for (x = 0; x < nw; x++) inc[(size_t)v * nw + x] |= inc[(size_t)s2 * nw + x];
-            inc[(size_t)v * nw + (s2 >> 6)] |= (uint64_t)1 << (s2 & 63);
-        }
-    }
+    cc__reach(n, p->succ_off, p->succ, L->topo, (size_t)nw, inc);
     for (i = 0; i < n; i++)
         for (j = 0; j < n; j++)
             if (inc[(size_t)i * nw + (j >> 6)] >> (j & 63) & 1) inc[(size_t)j * nw + (i >> 6)] |= (uint64_t)1 << (i & 63);
