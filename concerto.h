@@ -5715,7 +5715,14 @@ oom:
      per reduction) conflicts the half of the learnt clauses of highest
      literal-block distance (lowered when a clause, as a reason in an
      analysis, spans fewer levels than when learnt) is dropped (those of
-     distance 2 or less and the reasons of assigned literals stay).
+     distance 2 or less and the reasons of assigned literals stay). A
+     search for proofs also keeps, out of that count, every clause of
+     distance up to CONCERTO__LCG_TIER2 that served as a reason in an
+     analysis since the last reduction (a middle tier, as in the SAT
+     solvers after Glucose: Oh 2016, Kochemazov 2020); on J30 that cut the
+     conflicts by 14% on the mean over three VSIDS decays and by 20% on
+     the hardest proof (bench/RESULTS.md). The search for better schedules
+     does not (no gain on J60).
    - A schedule (every job fixed) is checked against the problem
      (precedence and capacities, cc__lcg_verify) before it replaces the
      incumbent; the target then drops below it, at level 0, and the learnt
@@ -5732,6 +5739,9 @@ oom:
 #define CONCERTO__LCG_RESTART_WINDOW 50              /* restarts: the last conflicts whose LBDs are averaged */
 #define CONCERTO__LCG_RESTART_K 0.8                  /* restarts: their mean times this above the mean of all */
 #define CONCERTO__LCG_REDUCE 2000                    /* conflicts between reductions of the learnt clauses */
+#define CONCERTO__LCG_TIER2 6                        /* a search for proofs keeps the used learnt clauses of LBD up to this */
+#define CONCERTO__LCG_USED (1 << 30)                 /* in a learnt clause's LBD word: a reason in an analysis since the last reduction */
+#define CONCERTO__LCG_LBD(w) ((w) & (CONCERTO__LCG_USED - 1))
 
 /* Tests only: called with every clause the solver derives (explanations,
    conflicts, learnt clauses) and the solver, whose target T it holds for.
@@ -5763,6 +5773,7 @@ typedef struct cc__lcg {
     int np, *pi, *pj, *poff, *pot, *plt;
     signed char *phase, *seen;
     int keep_phase;   /* the phases stay the best schedule's (not saved on backtrack) */
+    int tier2;        /* reductions keep the used learnt clauses of LBD up to this (0: none) */
     signed char* lv;  /* [2 nv] each literal's value: 1 true, 0 false, -1 unassigned */
     char* keep;
     /* [k] time-tabling to do: CONCERTO__LCG_PROFILE, a compulsory part on
@@ -5778,8 +5789,8 @@ typedef struct cc__lcg {
     int *lvl, *rsn, *lb, *ub;
     int *trail, ntrail, qhead;
     int *tlim, *elim, nlev;
-    /* learned clauses: [len, lbd, lits...]; watch lists by literal: pairs
-       (clause, blocker) */
+    /* learned clauses: [len, lbd (| CONCERTO__LCG_USED), lits...]; watch
+       lists by literal: pairs (clause, blocker) */
     int* A; size_t nA, capA;
     int** wv; int *wn, *wc;
     int64_t next_reduce, nreduce;
@@ -6372,13 +6383,14 @@ static int cc__lcg_analyze(cc__lcg* L) {
         c = cc__lcg_reason(L, p >> 1, &len, &one);
         if (L->rsn[p >> 1] >= 0 && !(L->rsn[p >> 1] & 1)) {   /* a learnt clause's LBD, lowered where it is less now (Glucose) */
             int* cl = L->A + (L->rsn[p >> 1] >> 1), k, nl = 0;
-            if (cl[1] > 2) {
+            cl[1] |= CONCERTO__LCG_USED;
+            if (CONCERTO__LCG_LBD(cl[1]) > 2) {
                 L->nstamp++;
                 for (k = 0; k < cl[0]; k++) {
                     int lv = L->lvl[cl[2 + k] >> 1];
                     if (L->stamp[lv] != L->nstamp) { L->stamp[lv] = L->nstamp; nl++; }
                 }
-                if (nl < cl[1]) cl[1] = nl;
+                if (nl < CONCERTO__LCG_LBD(cl[1])) cl[1] = nl | CONCERTO__LCG_USED;
             }
         }
     }
@@ -6432,15 +6444,25 @@ static int cc__lcg_add_learnt(cc__lcg* L, int lbd) {
     return c;
 }
 
+/* A learnt clause that a reduction keeps whatever its rank: of the middle
+   tier (L->tier2: LBD 2 or less, or up to L->tier2 and used since the last
+   reduction) */
+static int cc__lcg_tiered(const cc__lcg* L, int w) {
+    int b = CONCERTO__LCG_LBD(w);
+    return L->tier2 > 0 && (b <= 2 || (b <= L->tier2 && (w & CONCERTO__LCG_USED)));
+}
+
 /* Drops the half of the learnt clauses of largest LBD (above 2, not the
-   reason of an assigned literal), compacts the arena and rebuilds the
-   watches. */
+   reason of an assigned literal; with L->tier2, the half of those outside
+   the middle tier), compacts the arena, clears the clauses' marks of use
+   and rebuilds the watches. */
 static void cc__lcg_reduce(cc__lcg* L) {
     size_t c, o = 0;
     int hist[64], lim = 0, i, keep_at_lim, cnt = 0, half;
     memset(hist, 0, sizeof hist);
     for (c = 0; c < L->nA; c += (size_t)L->A[c] + 2) {
-        int b = L->A[c + 1] > 63 ? 63 : L->A[c + 1];
+        int b = CONCERTO__LCG_LBD(L->A[c + 1]) > 63 ? 63 : CONCERTO__LCG_LBD(L->A[c + 1]);
+        if (cc__lcg_tiered(L, L->A[c + 1])) continue;
         hist[b]++; cnt++;
     }
     half = cnt / 2;
@@ -6451,9 +6473,10 @@ static void cc__lcg_reduce(cc__lcg* L) {
     if (i < 3) keep_at_lim = 0;
     for (i = 0; i < 2 * L->nv; i++) L->wn[i] = 0;
     for (c = 0; c < L->nA;) {
-        int len = L->A[c], b = L->A[c + 1] > 63 ? 63 : L->A[c + 1], p0 = L->A[c + 2], v = p0 >> 1;
+        int len = L->A[c], b = CONCERTO__LCG_LBD(L->A[c + 1]) > 63 ? 63 : CONCERTO__LCG_LBD(L->A[c + 1]), p0 = L->A[c + 2], v = p0 >> 1;
         int locked = cc__lcg_value(L, p0) == 1 && L->rsn[v] == (int)(c << 1);
-        int keep = locked || b < lim || (b == lim && keep_at_lim-- > 0);
+        int keep = locked || cc__lcg_tiered(L, L->A[c + 1]) || b < lim || (b == lim && keep_at_lim-- > 0);
+        L->A[c + 1] = CONCERTO__LCG_LBD(L->A[c + 1]);
         if (keep) {
             if (locked) L->rsn[v] = (int)(o << 1);
             memmove(L->A + o, L->A + c, ((size_t)len + 2) * sizeof *L->A);
@@ -6672,6 +6695,7 @@ static cc_result cc__lcg_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
         L->phase[i] = (signed char)(best[L->vjob[i]] / g >= cc__lcg_vt(L, i));
     for (i = 0; i < L->np; i++) L->phase[L->nb + i] = (signed char)(best[L->pi[i]] < best[L->pj[i]]);
     L->keep_phase = incumbent_phases;
+    L->tier2 = incumbent_phases ? 0 : CONCERTO__LCG_TIER2;
     L->next_reduce = CONCERTO__LCG_REDUCE;
     for (;;) {
         int v = -1;

@@ -602,6 +602,52 @@ static void test_keep_phase(void) {
     CHECK(ph[1] == 0, "the best schedule's phases kept: it stays 0 (got %d)", ph[1]);
 }
 
+/* ---- which learnt clauses a reduction keeps ---------------------------------*/
+/* Ten learnt clauses of LBD 1, 2, 3, 3, 5, 6, 7, 8, 9, 10, those of LBD 3
+   (the first), 5 and 7 used as reasons: with the middle tier (up to 6)
+   the clauses of LBD 2 or less and the used ones up to 6 stay, and of the
+   other six the three of least LBD; without it, the five of least LBD of
+   all ten. A second reduction sees no use any more. */
+static int reduce_case(int tier2, int twice, int* kept) {
+    hprob h;
+    cc__lcg L;
+    int dur[2] = {2, 2}, dem[2] = {1, 1}, cap[1] = {2}, lbd[10] = {1, 2, 3, 3, 5, 6, 7, 8, 9, 10};
+    int used[10] = {0, 0, 1, 0, 1, 0, 1, 0, 0, 0}, i, r, ok, flags = 0;
+    size_t c;
+    hp_init(&h, 2, 1, dur, dem, cap, NULL, 0);
+    ok = cc__lcg_init(&L, ctx, &h.p, 1, 10, 0) == 1 && cc__lcg_target(&L, 10);
+    for (i = 0; i < 10 && ok; i++) {   /* clause i: [s_0 >= 1 + i % 8] or [s_1 >= 1 + i / 8] */
+        L.learnt[0] = cc__lcg_ge(&L, 0, 1 + i % 8);
+        L.learnt[1] = cc__lcg_ge(&L, 1, 1 + i / 8);
+        L.nlearnt = 2;
+        r = cc__lcg_add_learnt(&L, lbd[i]);
+        ok = r >= 0;
+        if (ok && used[i]) L.A[r + 1] |= CONCERTO__LCG_USED;
+    }
+    L.tier2 = tier2;
+    if (ok) cc__lcg_reduce(&L);
+    if (ok && twice) cc__lcg_reduce(&L);
+    *kept = 0;
+    for (c = 0; ok && c < L.nA; c += (size_t)L.A[c] + 2) {
+        int a = L.A[c + 2], b = L.A[c + 3];
+        for (i = 0; i < 10; i++)
+            if (a == cc__lcg_ge(&L, 0, 1 + i % 8) && b == cc__lcg_ge(&L, 1, 1 + i / 8)) *kept |= 1 << i;
+        flags |= L.A[c + 1] & CONCERTO__LCG_USED;
+    }
+    cc__lcg_free(&L);
+    return ok && !flags;
+}
+
+static void test_reduce_tiers(void) {
+    int kept, ok;
+    ok = reduce_case(6, 0, &kept);
+    CHECK(ok && kept == 0x7f, "middle tier: LBD 1, 2, the used 3 and 5, then 3, 6, 7 of the six others (kept 0x%x)", kept);
+    ok = reduce_case(0, 0, &kept);
+    CHECK(ok && kept == 0x1f, "no middle tier: the five of least LBD (kept 0x%x)", kept);
+    ok = reduce_case(6, 1, &kept);
+    CHECK(ok && kept == 0x0f, "a second reduction: the marks of use are gone, LBD 1, 2 and two of 3, 3, 5, 6, 7 stay (kept 0x%x)", kept);
+}
+
 /* ---- the schedule check ---------------------------------------------------*/
 static void test_verify(void) {
     hprob h;
@@ -848,6 +894,7 @@ int main(void) {
     TH_RUN(test_orders);
     TH_RUN(test_restart_level);
     TH_RUN(test_keep_phase);
+    TH_RUN(test_reduce_tiers);
     TH_RUN(test_verify);
     TH_RUN(test_refusals);
     TH_RUN(test_clause_soundness);
