@@ -5720,7 +5720,7 @@ oom:
      distance up to CONCERTO__LCG_TIER2 that served as a reason in an
      analysis since the last reduction (a middle tier, as in the SAT
      solvers after Glucose: Oh 2016, Kochemazov 2020); on J30 that cut the
-     conflicts by 14% on the mean over three VSIDS decays and by 20% on
+     conflicts by 14% on the mean over three VSIDS decays and by 21% on
      the hardest proof (bench/RESULTS.md). The search for better schedules
      does not (no gain on J60).
    - A schedule (every job fixed) is checked against the problem
