@@ -8281,7 +8281,9 @@ static cc_result cc__oe_passes(cc_context* ctx, cc__heur* h, cc__time* s, cc__ti
    of such a round, above 2 CONCERTO__OE_INNER_B0 jobs) are too large for the
    branch and bound's search to move its incumbent (2x125 jobs of a
    training step: 300 or 30,000 nodes end at the same placement, while its
-   root bound is as tight as CP-SAT's), so it is first improved by odd-even
+   root bound is as tight as CP-SAT's), so it is first replaced by the best
+   of its list schedules where that ends earlier (cc__oe_window_lists),
+   then improved by odd-even
    windows of its own, blocks of CONCERTO__OE_INNER_B0 to _BMAX jobs with
    the window's nodes each, passes while they gain, until they reach the
    window's root bound (branch and bound with one node, run first: a
@@ -8324,6 +8326,48 @@ static cc_result cc__oe_inner(cc__oe* o, const cc__prob* sub, cc__time* start, c
     return rc == CC_ERR_OUT_OF_MEMORY ? rc : CC_OK;
 }
 
+/* List schedules of a large window's jobs (sub, in start order: a
+   topological order): the serial schedule generation by each of four
+   priority rules, then CONCERTO__OE_LIST_SAMPLES regret-biased samples
+   around each (a seeded generator: the same every run); the shortest that
+   ends before the placement start[] and meets every release, deadline and
+   busy block replaces it. The placement a window inherits, from the whole
+   graph's list schedule and the windows before, can be far from what a
+   rule computed on the window alone gives: on a 4.8k-op synthetic step
+   (bench/RESULTS.md) a window's rules and samples end at its root bound
+   where the inner search and branch and bound from the placement ended
+   1-4% above it. 0: out of memory. */
+#define CONCERTO__OE_LIST_SAMPLES 8
+static int cc__oe_window_lists(cc_context* ctx, const cc__prob* sub, cc__time* start) {
+    static const cc_priority rules[] = { CC_PRIO_BOTTOM_LEVEL, CC_PRIO_LFT, CC_PRIO_MTS, CC_PRIO_GRPW };
+    int n = sub->n, i, ok = 1, smp;
+    size_t ri;
+    uint64_t rng = 0x9e3779b97f4a7c15ull ^ (uint64_t)n;
+    cc__time best = cc__makespan(sub, start);
+    int* topo = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int));
+    int* list = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int));
+    double* key = (double*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(double));
+    cc__time* s = (cc__time*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(cc__time));
+    cc__profile pr;
+    memset(&pr, 0, sizeof pr);
+    if (!topo || !list || !key || !s) ok = 0;
+    for (i = 0; ok && i < n; i++) topo[i] = i;
+    for (ri = 0; ok && ri < sizeof rules / sizeof rules[0]; ri++) {
+        if (cc__prio_keys(ctx, sub, topo, rules[ri], key) != CC_OK) { ok = 0; break; }
+        for (smp = 0; smp <= CONCERTO__OE_LIST_SAMPLES; smp++) {   /* (0: the rule itself) */
+            cc__time mk;
+            if (!cc__make_list(ctx, sub, key, smp ? &rng : NULL, list) || (mk = cc__ssgs(ctx, sub, list, s, &pr)) == -2) {
+                ok = 0;
+                break;
+            }
+            if (mk >= 0 && mk < best) { best = mk; memcpy(start, s, (size_t)n * sizeof *s); }
+        }
+    }
+    cc__profile_free(ctx, &pr);
+    cc__free(ctx, topo); cc__free(ctx, list); cc__free(ctx, key); cc__free(ctx, s);
+    return ok;
+}
+
 /* Solves the current window exactly, keeps a better placement. A window
    that fails (time-out, solver error) keeps its placement; it is not the
    caller's error: it is kept out of the logger and the context's last
@@ -8340,6 +8384,7 @@ static cc_result cc__oe_window_solve(cc__oe* o, int* changed) {
     double t_start;
     int i;
     memset(&sub, 0, sizeof sub);
+    memset(&br, 0, sizeof br);
     sub.n = w->m; sub.k = o->p->k; sub.dur = w->dur; sub.dem = w->dem; sub.cap = o->p->cap;
     sub.succ_off = w->succ_off; sub.succ = w->succ; sub.pred_off = w->pred_off; sub.pred = w->pred;
     sub.release = w->rel; sub.deadline = w->dl;
@@ -8349,9 +8394,10 @@ static cc_result cc__oe_window_solve(cc__oe* o, int* changed) {
     ctx->logger.log_fn = NULL;
     t_start = cc__now_s();
     if (o->inner && w->m > 2 * CONCERTO__OE_INNER_B0) {
-        /* the root bound first (branch and bound with one node), where the
-           inner search stops; the exact solve then only if it stays above */
-        rc = cc__bnb_solve(ctx, &sub, w->start, 1, 1, 0.0, &br);
+        /* list schedules first (cc__oe_window_lists); then the root bound
+           (branch and bound with one node), where the inner search stops;
+           the exact solve only if it stays above */
+        rc = cc__oe_window_lists(ctx, &sub, w->start) ? cc__bnb_solve(ctx, &sub, w->start, 1, 1, 0.0, &br) : CC_ERR_OUT_OF_MEMORY;
         cc__exact_note(ctx, o->cfg, rc, "branch and bound");
         if (rc == CC_OK && !br.proven)
             rc = cc__oe_inner(o, &sub, w->start, br.lower_bound, CONCERTO__OE_INNER_B0, CONCERTO__OE_INNER_BMAX);

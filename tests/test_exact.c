@@ -1009,6 +1009,121 @@ static void test_oe_inner(void) {
     CHECK(n_improved > 0, "the inner search improves some incumbents (%d)", n_improved);
 }
 
+/* A large window's list schedules (cc__oe_window_lists): every rule and
+   sample from the placement, the shortest kept where it is earlier and
+   meets every constraint. On random problems of the inner search's shape
+   (streams, chains, releases, busy blocks, deadlines): valid, never later
+   than the placement, never below the brute-force optimum, the same on a
+   second call; by hand: the rule of the longest path to the end finds the
+   optimum an index-order placement misses, and a deadline that every rule
+   breaks leaves the placement as it was. */
+static void test_oe_window_lists(void) {
+    tu_rng rng = {4242};
+    int trial, n_run = 0, bad_run = 0, bad_valid = 0, bad_worse = 0, bad_below = 0, bad_det = 0, n_improved = 0, n_opt = 0;
+    for (trial = 0; trial < 400; trial++) {
+        uprob u;
+        cc__time st[10], st2[10], inc[10], opt, mk0 = 0, mk;
+        int n = tu_randint(&rng, 5, 8), k = tu_randint(&rng, 1, 2), e[90], ne = 0, i, j, r;
+        char why[120];
+        uprob_init(&u, n, k);
+        for (i = 0; i < n; i++) {
+            u.dur[i] = tu_randint(&rng, 1, 6);
+            u.rel[i] = tu_randint(&rng, 0, 5);
+            for (r = 0; r < k; r++) u.dem[i * k + r] = k == 1 || tu_randint(&rng, 0, 2) == r;
+        }
+        for (i = 0; i < n; i++)
+            for (j = i + 1; j < n; j++)
+                if (tu_unit(&rng) < 0.25) { e[2 * ne] = i; e[2 * ne + 1] = j; ne++; }
+        uprob_edges(&u, n, e, ne);
+        u.p.n_busy = tu_randint(&rng, 0, 3);
+        for (i = 0; i < u.p.n_busy; i++) {
+            u.bs[i] = tu_randint(&rng, 0, 20);
+            u.be[i] = u.bs[i] + tu_randint(&rng, 1, 5);
+            for (r = 0; r < k; r++) u.bd[i * k + r] = tu_randint(&rng, 0, 1);
+        }
+        if (!userial(&u, inc, &mk0)) continue;
+        if (trial % 2)   /* deadlines the placement meets, some tight */
+            for (i = 0; i < n; i++) if (tu_unit(&rng) < 0.5) u.dl[i] = inc[i] + u.dur[i] + tu_randint(&rng, 0, 2);
+        opt = ubrute_rec(&u, 0, 0, st, 0);
+        n_run++;
+        memcpy(st, inc, sizeof inc);
+        memcpy(st2, inc, sizeof inc);
+        if (!cc__oe_window_lists(ctx, &u.p, st) || !cc__oe_window_lists(ctx, &u.p, st2)) { bad_run++; continue; }
+        mk = cc__makespan(&u.p, st);
+        if (!uvalid(&u, st, why, sizeof why)) { if (bad_valid++ < 3) NOTE("trial %d: %s", trial, why); continue; }
+        if (mk > mk0 && bad_worse++ < 3) NOTE("trial %d: %lld from the placement's %lld", trial, (long long)mk, (long long)mk0);
+        if (mk < opt && bad_below++ < 3) NOTE("trial %d: %lld below the brute-force optimum %lld", trial, (long long)mk, (long long)opt);
+        if (memcmp(st, st2, sizeof st) && bad_det++ < 3) NOTE("trial %d: a second call placed the jobs otherwise", trial);
+        n_improved += mk < mk0;
+        n_opt += mk == opt;
+    }
+    NOTE("%d problems of 5-8 jobs: %d improved, %d at the brute-force optimum", n_run, n_improved, n_opt);
+    CHECK(n_run >= 300, "most problems have a serial schedule that meets the deadlines (%d)", n_run);
+    CHECK_INT(bad_run, 0, "the list schedules run");
+    CHECK_INT(bad_valid, 0, "the list schedules meet precedence, releases, deadlines, streams and busy blocks");
+    CHECK_INT(bad_worse, 0, "never later than the placement");
+    CHECK_INT(bad_below, 0, "never below the brute-force optimum");
+    CHECK_INT(bad_det, 0, "the same placement on a second call");
+    CHECK(n_improved > 0, "some placements improve (%d)", n_improved);
+    {   /* by hand: stream 0 runs job 0 (1 tick) and job 1 (1 tick), job 1
+           precedes job 2 (5 ticks on stream 1). In index order 0, 1, 2 the
+           placement ends at 7; the longest path to the end puts job 1
+           first: 1 at 0, 2 at 1 (ends at 6, the chain's length, so
+           optimal), 0 at 1. With job 0 due by 1 every rule's schedule is
+           late, and the placement stays. */
+        uprob u;
+        cc__time st[3], mk0;
+        int e[] = {1, 2}, pass;   /* the edge 1 -> 2 */
+        char why[120];
+        for (pass = 0; pass < 2; pass++) {
+            uprob_init(&u, 3, 2);
+            u.dur[0] = 1; u.dur[1] = 1; u.dur[2] = 5;
+            u.dem[0 * 2 + 0] = 1; u.dem[1 * 2 + 0] = 1; u.dem[2 * 2 + 1] = 1;
+            uprob_edges(&u, 3, e, 1);
+            if (pass) u.dl[0] = 1;
+            userial(&u, st, &mk0);
+            CHECK(mk0 == 7 && st[0] == 0 && st[1] == 1 && st[2] == 2, "the index-order placement: 0, 1, 2, ending at 7");
+            CHECK(cc__oe_window_lists(ctx, &u.p, st), "the list schedules run");
+            why[0] = 0;
+            if (!uvalid(&u, st, why, sizeof why)) CHECK(0, "the list schedules' placement is valid: %s", why);
+            if (!pass) CHECK(cc__makespan(&u.p, st) == 6 && st[1] == 0 && st[2] == 1 && st[0] == 1,
+                             "the longest-path rule: 1 at 0, 2 at 1, 0 at 1, ending at 6 (got %lld %lld %lld)",
+                             (long long)st[0], (long long)st[1], (long long)st[2]);
+            else CHECK(st[0] == 0 && st[1] == 1 && st[2] == 2, "job 0 due by 1: the placement stays (got %lld %lld %lld)",
+                       (long long)st[0], (long long)st[1], (long long)st[2]);
+        }
+    }
+    {   /* every allocation refused in turn: out of memory or the same placement, nothing leaked */
+        uprob u;
+        cc__time inc[10], ref[10], st[10], mk0;
+        int e[] = {0, 2, 1, 3, 2, 4, 3, 5, 4, 6, 5, 7}, i, bad_oom = 0, n_oom = 0, ok;
+        long kk, n_allocs = 0;
+        uprob_init(&u, 8, 2);
+        for (i = 0; i < 8; i++) { u.dur[i] = 1 + (5 * i) % 4; u.dem[i * 2 + i % 2] = 1; u.rel[i] = i % 3; }
+        uprob_edges(&u, 8, e, 6);
+        u.p.n_busy = 1; u.bs[0] = 3; u.be[0] = 5; u.bd[0] = 1;
+        userial(&u, inc, &mk0);
+        for (kk = 0; kk <= n_allocs + 1; kk++) {
+            tu_alloc a;
+            cc_context_desc cd = cc_context_desc_default();
+            cc_context* c2 = NULL;
+            memset(&a, 0, sizeof a);
+            a.fail_at = kk;
+            cd.allocator = tu_allocator(&a);
+            if (cc_context_create(&cd, &c2) != CC_OK) continue;
+            memcpy(st, inc, sizeof inc);
+            ok = cc__oe_window_lists(c2, &u.p, st);
+            cc_context_destroy(c2);
+            if (kk == 0) { n_allocs = a.n_calls; memcpy(ref, st, sizeof st); if (!CHECK(ok, "no refusal: the list schedules run")) break; continue; }
+            n_oom += !ok;
+            if ((ok && memcmp(st, ref, sizeof st)) || (!ok && memcmp(st, inc, sizeof st) && memcmp(st, ref, sizeof st)) || a.live || a.bad_frees)
+                if (bad_oom++ < 3) NOTE("refusal %ld of %ld: ok %d, %ld blocks live, %ld bad frees", kk, n_allocs, ok, a.live, a.bad_frees);
+        }
+        CHECK_INT(bad_oom, 0, "each of the list schedules' %ld allocations refused: out of memory or the same placement, nothing leaked", n_allocs);
+        CHECK(n_oom > 0, "some refusals report out of memory (%d)", n_oom);
+    }
+}
+
 /* The node budget counts the propagation's work where it runs (some
    resource cumulative): the search stops before as many nodes, the same
    way every run; unary-only problems above CONCERTO__BNB_UNARY_NODES_N
@@ -1362,6 +1477,7 @@ int main(void) {
     TH_RUN(test_unary_rules);
     TH_RUN(test_unary_brute);
     TH_RUN(test_oe_inner);
+    TH_RUN(test_oe_window_lists);
     TH_RUN(test_work_budget);
     TH_RUN(test_brute_force);
     TH_RUN(test_sgs_grid);
