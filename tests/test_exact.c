@@ -901,30 +901,41 @@ static void test_unary_brute(void) {
    force with the releases raised to it: a window never moves a job before
    its own first start, while the justification after a round may). Some problems
    must improve, or the test would not see the search work. */
+/* A random problem of an odd-even window's shape: 5-8 jobs on one or two
+   streams, edges e[0 .. 2 *ne) (from < to, so index order is
+   topological), releases, up to 3 busy blocks; inc its serial schedule in
+   index order, ending at *mk0. 0 when that schedule misses a deadline. */
+static int urandom_window(tu_rng* rng, uprob* u, int* e, int* ne, cc__time* inc, cc__time* mk0) {
+    int n = tu_randint(rng, 5, 8), k = tu_randint(rng, 1, 2), i, j, r;
+    uprob_init(u, n, k);
+    *ne = 0;
+    for (i = 0; i < n; i++) {
+        u->dur[i] = tu_randint(rng, 1, 6);
+        u->rel[i] = tu_randint(rng, 0, 5);
+        for (r = 0; r < k; r++) u->dem[i * k + r] = k == 1 || tu_randint(rng, 0, 2) == r;
+    }
+    for (i = 0; i < n; i++)
+        for (j = i + 1; j < n; j++)
+            if (tu_unit(rng) < 0.25) { e[2 * *ne] = i; e[2 * *ne + 1] = j; (*ne)++; }
+    uprob_edges(u, n, e, *ne);
+    u->p.n_busy = tu_randint(rng, 0, 3);
+    for (i = 0; i < u->p.n_busy; i++) {
+        u->bs[i] = tu_randint(rng, 0, 20);
+        u->be[i] = u->bs[i] + tu_randint(rng, 1, 5);
+        for (r = 0; r < k; r++) u->bd[i * k + r] = tu_randint(rng, 0, 1);
+    }
+    return userial(u, inc, mk0);
+}
+
 static void test_oe_inner(void) {
     tu_rng rng = {9090};
     int trial, n_trials = 400, n_run = 0, bad_valid = 0, bad_worse = 0, bad_below = 0, bad_opt = 0, n_improved = 0, n_dl = 0, n_opt = 0;
     for (trial = 0; trial < n_trials; trial++) {
         uprob u;
         cc__time st[10], inc[10], opt, opt0, mk0 = 0;
-        int n = tu_randint(&rng, 5, 8), k = tu_randint(&rng, 1, 2), e[90], ne = 0, i, j, r, v;
-        uprob_init(&u, n, k);
-        for (i = 0; i < n; i++) {
-            u.dur[i] = tu_randint(&rng, 1, 6);
-            u.rel[i] = tu_randint(&rng, 0, 5);
-            for (r = 0; r < k; r++) u.dem[i * k + r] = k == 1 || tu_randint(&rng, 0, 2) == r;
-        }
-        for (i = 0; i < n; i++)
-            for (j = i + 1; j < n; j++)
-                if (tu_unit(&rng) < 0.25) { e[2 * ne] = i; e[2 * ne + 1] = j; ne++; }
-        uprob_edges(&u, n, e, ne);
-        u.p.n_busy = tu_randint(&rng, 0, 3);
-        for (i = 0; i < u.p.n_busy; i++) {
-            u.bs[i] = tu_randint(&rng, 0, 20);
-            u.be[i] = u.bs[i] + tu_randint(&rng, 1, 5);
-            for (r = 0; r < k; r++) u.bd[i * k + r] = tu_randint(&rng, 0, 1);
-        }
-        if (!userial(&u, inc, &mk0)) continue;
+        int e[90], ne, i, n, v;
+        if (!urandom_window(&rng, &u, e, &ne, inc, &mk0)) continue;
+        n = u.p.n;
         if (trial % 2) {   /* deadlines the incumbent meets, some tight */
             for (i = 0; i < n; i++) if (tu_unit(&rng) < 0.5) u.dl[i] = inc[i] + u.dur[i] + tu_randint(&rng, 0, 2);
             n_dl++;
@@ -1023,25 +1034,10 @@ static void test_oe_window_lists(void) {
     for (trial = 0; trial < 400; trial++) {
         uprob u;
         cc__time st[10], st2[10], inc[10], opt, mk0 = 0, mk;
-        int n = tu_randint(&rng, 5, 8), k = tu_randint(&rng, 1, 2), e[90], ne = 0, i, j, r;
+        int e[90], ne, i, n;
         char why[120];
-        uprob_init(&u, n, k);
-        for (i = 0; i < n; i++) {
-            u.dur[i] = tu_randint(&rng, 1, 6);
-            u.rel[i] = tu_randint(&rng, 0, 5);
-            for (r = 0; r < k; r++) u.dem[i * k + r] = k == 1 || tu_randint(&rng, 0, 2) == r;
-        }
-        for (i = 0; i < n; i++)
-            for (j = i + 1; j < n; j++)
-                if (tu_unit(&rng) < 0.25) { e[2 * ne] = i; e[2 * ne + 1] = j; ne++; }
-        uprob_edges(&u, n, e, ne);
-        u.p.n_busy = tu_randint(&rng, 0, 3);
-        for (i = 0; i < u.p.n_busy; i++) {
-            u.bs[i] = tu_randint(&rng, 0, 20);
-            u.be[i] = u.bs[i] + tu_randint(&rng, 1, 5);
-            for (r = 0; r < k; r++) u.bd[i * k + r] = tu_randint(&rng, 0, 1);
-        }
-        if (!userial(&u, inc, &mk0)) continue;
+        if (!urandom_window(&rng, &u, e, &ne, inc, &mk0)) continue;
+        n = u.p.n;
         if (trial % 2)   /* deadlines the placement meets, some tight */
             for (i = 0; i < n; i++) if (tu_unit(&rng) < 0.5) u.dl[i] = inc[i] + u.dur[i] + tu_randint(&rng, 0, 2);
         opt = ubrute_rec(&u, 0, 0, st, 0);
