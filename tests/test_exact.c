@@ -927,6 +927,19 @@ static int urandom_window(tu_rng* rng, uprob* u, int* e, int* ne, cc__time* inc,
     return userial(u, inc, mk0);
 }
 
+/* The fixed 8-job window problem of the tests that refuse allocations:
+   two chains over two streams, releases, a busy block; inc its serial
+   schedule in index order. */
+static void ufixed_window(uprob* u, cc__time* inc, cc__time* mk0) {
+    static const int e[] = {0, 2, 1, 3, 2, 4, 3, 5, 4, 6, 5, 7};
+    int i;
+    uprob_init(u, 8, 2);
+    for (i = 0; i < 8; i++) { u->dur[i] = 1 + (5 * i) % 4; u->dem[i * 2 + i % 2] = 1; u->rel[i] = i % 3; }
+    uprob_edges(u, 8, e, 6);
+    u->p.n_busy = 1; u->bs[0] = 3; u->be[0] = 5; u->bd[0] = 1;
+    userial(u, inc, mk0);
+}
+
 static void test_oe_inner(void) {
     tu_rng rng = {9090};
     int trial, n_trials = 400, n_run = 0, bad_valid = 0, bad_worse = 0, bad_below = 0, bad_opt = 0, n_improved = 0, n_dl = 0, n_opt = 0;
@@ -978,13 +991,9 @@ static void test_oe_inner(void) {
     {   /* every allocation refused in turn: out of memory or the same schedule, nothing leaked */
         uprob u;
         cc__time inc[10], ref[10], st[10], mk0;
-        int e[] = {0, 2, 1, 3, 2, 4, 3, 5, 4, 6, 5, 7}, i, bad_oom = 0, n_oom = 0;
+        int bad_oom = 0, n_oom = 0;
         long k, n_allocs = 0;
-        uprob_init(&u, 8, 2);
-        for (i = 0; i < 8; i++) { u.dur[i] = 1 + (5 * i) % 4; u.dem[i * 2 + i % 2] = 1; u.rel[i] = i % 3; }
-        uprob_edges(&u, 8, e, 6);
-        u.p.n_busy = 1; u.bs[0] = 3; u.be[0] = 5; u.bd[0] = 1;
-        userial(&u, inc, &mk0);
+        ufixed_window(&u, inc, &mk0);
         for (k = 0; k <= n_allocs + 1; k++) {
             tu_alloc a;
             cc_context_desc cd = cc_context_desc_default();
@@ -1092,13 +1101,9 @@ static void test_oe_window_lists(void) {
     {   /* every allocation refused in turn: out of memory or the same placement, nothing leaked */
         uprob u;
         cc__time inc[10], ref[10], st[10], mk0;
-        int e[] = {0, 2, 1, 3, 2, 4, 3, 5, 4, 6, 5, 7}, i, bad_oom = 0, n_oom = 0, ok;
+        int bad_oom = 0, n_oom = 0, ok;
         long kk, n_allocs = 0;
-        uprob_init(&u, 8, 2);
-        for (i = 0; i < 8; i++) { u.dur[i] = 1 + (5 * i) % 4; u.dem[i * 2 + i % 2] = 1; u.rel[i] = i % 3; }
-        uprob_edges(&u, 8, e, 6);
-        u.p.n_busy = 1; u.bs[0] = 3; u.be[0] = 5; u.bd[0] = 1;
-        userial(&u, inc, &mk0);
+        ufixed_window(&u, inc, &mk0);
         for (kk = 0; kk <= n_allocs + 1; kk++) {
             tu_alloc a;
             cc_context_desc cd = cc_context_desc_default();
