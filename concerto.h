@@ -533,7 +533,8 @@ typedef struct cc_sched_desc {
                                  above 32 ops) and, up to 32 ops, where it did not prove;
                                  see restarts */
     int window_ops;           /* odd-even block size b (windows of 2b ops); 0: 8. Above 64, each
-                                 window is first improved by windows of its own (blocks 8 to 32,
+                                 window first takes the best list schedule of its own ops where it
+                                 ends earlier, is improved by windows of its own (blocks 8 to 32,
                                  window_nodes each, by branch and bound), then searched from there */
     int rounds;               /* odd-even rounds k; 0: 4; < 0 none */
     int window_nodes;         /* node budget per odd-even window; 0: 300 */
