@@ -8339,7 +8339,8 @@ static cc_result cc__oe_inner(cc__oe* o, const cc__prob* sub, cc__time* start, c
    optimum, 279012 us), where the inner search and branch and bound from
    the placement ended at 282802; over the synthetic steps' 2x125 windows
    69-86% are proven with it, 56-65% without (bench/RESULTS.md). 0: out
-   of memory. */
+   of memory (start[] then holds the placement or a shorter schedule found
+   before, either valid). */
 #define CONCERTO__OE_LIST_SAMPLES 8
 static int cc__oe_window_lists(cc_context* ctx, const cc__prob* sub, cc__time* start) {
     static const cc_priority rules[] = { CC_PRIO_BOTTOM_LEVEL, CC_PRIO_LFT, CC_PRIO_MTS, CC_PRIO_GRPW };
