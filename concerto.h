@@ -5555,8 +5555,11 @@ static void cc__bnb_cliques(cc__bnb* b, int rev) {
     }
 }
 
-static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* best, int have_incumbent,
-                               int64_t node_budget, double time_limit_s, cc__bnb_result* res) {
+/* Branch and bound (cc__bnb_solve below) whose nodes propagate on
+   unary-only problems of up to unary_nodes jobs (cc__bnb_solve:
+   CONCERTO__BNB_UNARY_NODES_N). */
+static cc_result cc__bnb_run(cc_context* ctx, const cc__prob* p, cc__time* best, int have_incumbent,
+                             int64_t node_budget, double time_limit_s, int unary_nodes, cc__bnb_result* res) {
     cc__bnb bb, *b = &bb;
     int infeasible, i;
     cc__time lb;
@@ -5628,7 +5631,7 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
                 if (b->lt[i] < b->dl_ls[i]) b->dl_ls[i] = b->lt[i];
             }
     }
-    if (b->uo && p->n > CONCERTO__BNB_UNARY_NODES_N) b->tt = 0;   /* larger: the root bound alone */
+    if (b->uo && p->n > unary_nodes) b->tt = 0;   /* larger: the root bound alone */
     b->lazy = b->uo;
     cc__bnb_set_target(b);
     b->root_lb = lb;
@@ -5653,6 +5656,11 @@ static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
 oom:
     cc__bnb_free_all(b);
     return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "branch and bound: out of memory for %d jobs", p->n);
+}
+
+static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* best, int have_incumbent,
+                               int64_t node_budget, double time_limit_s, cc__bnb_result* res) {
+    return cc__bnb_run(ctx, p, best, have_incumbent, node_budget, time_limit_s, CONCERTO__BNB_UNARY_NODES_N, res);
 }
 
 /* >>lcg
@@ -7940,6 +7948,8 @@ typedef struct cc__exact_cfg {
     cc_result status;           /* the first of those errors, CC_OK if none */
     char message[256];          /* its message */
     int inner;                  /* the windows of an inner search (>>oddeven): they nest no further */
+    int unary_nodes;            /* branch and bound: every node propagates on unary-only problems of
+                                   up to this many jobs (0: CONCERTO__BNB_UNARY_NODES_N) */
     int64_t windows, windows_proven;   /* odd-even windows: the cc_schedule fields */
     double window_gap_max, window_ms_max;
 } cc__exact_cfg;
@@ -7968,7 +7978,8 @@ static cc_result cc__exact_solve(cc_context* ctx, const cc__prob* p, cc__time* b
     cc__bnb_result b, l;
     cc__time* alt;
     if (cfg->which != CC_EXACT_LPSOLVE) {
-        rb = cc__bnb_solve(ctx, p, best, have_inc, cfg->nodes, cfg->time_limit_s, &b);
+        rb = cc__bnb_run(ctx, p, best, have_inc, cfg->nodes, cfg->time_limit_s,
+                         cfg->unary_nodes > 0 ? cfg->unary_nodes : CONCERTO__BNB_UNARY_NODES_N, &b);
         cc__exact_note(ctx, cfg, rb, "branch and bound");
         if (cfg->which != CC_EXACT_BOTH) {
             *res = b;
@@ -8060,6 +8071,12 @@ static void cc__exact_report(cc_schedule* out, const cc__exact_cfg* cfg) {
 #endif
 #ifndef CONCERTO__OE_INNER_PASSES
 #define CONCERTO__OE_INNER_PASSES 4
+#endif
+/* The inner windows of a large window whose list schedules all miss a
+   deadline (cc__oe_window_solve) propagate in every node up to this many
+   jobs: all of them (2 _BMAX) */
+#ifndef CONCERTO__OE_INNER_PROP_N
+#define CONCERTO__OE_INNER_PROP_N (2 * CONCERTO__OE_INNER_BMAX)
 #endif
 
 typedef struct cc__window {
@@ -8295,8 +8312,12 @@ static cc_result cc__oe_passes(cc_context* ctx, cc__heur* h, cc__time* s, cc__ti
    bench/stepgraph.h's 946-op step, windows of 2x125 jobs, 4 rounds
    (bench/RESULTS.md): 40104 without the inner search (1 of 8 windows
    proven), 38936 with it (9 of 16); CP-SAT's windows 38926-39216 in 2 s
-   each, varying between runs. */
-static cc_result cc__oe_inner(cc__oe* o, const cc__prob* sub, cc__time* start, cc__time lb, int b0, int b_max) {
+   each, varying between runs. unary_nodes: the inner windows' branch and
+   bound propagates in every node of a unary-only window up to this many
+   jobs (0: CONCERTO__BNB_UNARY_NODES_N), for a window whose deadlines no
+   list schedule met (cc__oe_window_solve). */
+static cc_result cc__oe_inner(cc__oe* o, const cc__prob* sub, cc__time* start, cc__time lb, int b0, int b_max,
+                              int unary_nodes) {
     cc_context* ctx = o->ctx;
     cc__heur hs;
     cc__exact_cfg icfg;
@@ -8313,7 +8334,7 @@ static cc_result cc__oe_inner(cc__oe* o, const cc__prob* sub, cc__time* start, c
     }
     hs.lb = lb;   /* the inner windows stop there */
     memset(&icfg, 0, sizeof icfg);
-    icfg.which = CC_EXACT_BNB; icfg.nodes = o->cfg->nodes; icfg.inner = 1;
+    icfg.which = CC_EXACT_BNB; icfg.nodes = o->cfg->nodes; icfg.inner = 1; icfg.unary_nodes = unary_nodes;
     rc = cc__oe_passes(ctx, &hs, start, &mk, lb, b0, b_max, CONCERTO__LNS_ROUNDS, CONCERTO__OE_INNER_PASSES, &icfg, o->t_end,
                        &o->nodes);
     /* the inner windows' failures count as the window's */
@@ -8338,11 +8359,13 @@ static cc_result cc__oe_inner(cc__oe* o, const cc__prob* sub, cc__time* start, c
    gpt-13b step the longest-path rule ends at the window's root bound (the
    optimum, 279012 us), where the inner search and branch and bound from
    the placement ended at 282802; over the synthetic steps' 2x125 windows
-   69-86% are proven with it, 56-65% without (bench/RESULTS.md). 0: out
-   of memory (start[] then holds the placement or a shorter schedule found
-   before, either valid). */
+   69-86% are proven with it, 56-65% without (bench/RESULTS.md). *met:
+   how many of the schedules met every constraint (none: the window's
+   deadlines bind harder than a greedy placement sees). 0: out of memory
+   (start[] then holds the placement or a shorter schedule found before,
+   either valid). */
 #define CONCERTO__OE_LIST_SAMPLES 8
-static int cc__oe_window_lists(cc_context* ctx, const cc__prob* sub, cc__time* start) {
+static int cc__oe_window_lists(cc_context* ctx, const cc__prob* sub, cc__time* start, int* met) {
     static const cc_priority rules[] = { CC_PRIO_BOTTOM_LEVEL, CC_PRIO_LFT, CC_PRIO_MTS, CC_PRIO_GRPW };
     int n = sub->n, i, ok = 1, smp;
     size_t ri;
@@ -8354,6 +8377,7 @@ static int cc__oe_window_lists(cc_context* ctx, const cc__prob* sub, cc__time* s
     cc__time* s = (cc__time*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(cc__time));
     cc__profile pr;
     memset(&pr, 0, sizeof pr);
+    *met = 0;
     if (!topo || !list || !key || !s) ok = 0;
     for (i = 0; ok && i < n; i++) topo[i] = i;
     for (ri = 0; ok && ri < sizeof rules / sizeof rules[0]; ri++) {
@@ -8364,6 +8388,7 @@ static int cc__oe_window_lists(cc_context* ctx, const cc__prob* sub, cc__time* s
                 ok = 0;
                 break;
             }
+            if (mk >= 0) (*met)++;
             if (mk >= 0 && mk < best) { best = mk; memcpy(start, s, (size_t)n * sizeof *s); }
         }
     }
@@ -8400,11 +8425,20 @@ static cc_result cc__oe_window_solve(cc__oe* o, int* changed) {
     if (o->inner && w->m > 2 * CONCERTO__OE_INNER_B0) {
         /* list schedules first (cc__oe_window_lists); then the root bound
            (branch and bound with one node), where the inner search stops;
-           the exact solve only if it stays above */
-        rc = cc__oe_window_lists(ctx, &sub, w->start) ? cc__bnb_solve(ctx, &sub, w->start, 1, 1, 0.0, &br) : CC_ERR_OUT_OF_MEMORY;
+           the exact solve only if it stays above. Where every list
+           schedule missed a deadline (the planner's pipeline steps: the
+           ops due before another window's wall of busy blocks on a
+           stream), the inner windows propagate in every node, which
+           carries those deadlines into the search (bench/RESULTS.md:
+           gpt-13b 420727 -> 419864 us, its largest gap 3.5% -> 2.7%);
+           elsewhere their nodes cost 2-3 times more for nothing */
+        int met = 0;
+        rc = cc__oe_window_lists(ctx, &sub, w->start, &met) ? cc__bnb_solve(ctx, &sub, w->start, 1, 1, 0.0, &br)
+                                                            : CC_ERR_OUT_OF_MEMORY;
         cc__exact_note(ctx, o->cfg, rc, "branch and bound");
         if (rc == CC_OK && !br.proven)
-            rc = cc__oe_inner(o, &sub, w->start, br.lower_bound, CONCERTO__OE_INNER_B0, CONCERTO__OE_INNER_BMAX);
+            rc = cc__oe_inner(o, &sub, w->start, br.lower_bound, CONCERTO__OE_INNER_B0, CONCERTO__OE_INNER_BMAX,
+                              met ? 0 : CONCERTO__OE_INNER_PROP_N);
         if (rc == CC_OK && !br.proven) {
             cc__time lb = br.lower_bound, mk = cc__makespan(&sub, w->start);
             if (mk <= lb) { br.makespan = mk; br.proven = 1; }

@@ -976,7 +976,7 @@ static void test_oe_inner(void) {
             cfg.which = CC_EXACT_BNB; cfg.nodes = 100000;
             o.ctx = ctx; o.cfg = &cfg;
             memcpy(st, inc, sizeof inc);
-            if (cc__oe_inner(&o, &u.p, st, 0, 1, v ? 4 : 3) != CC_OK) { if (bad_valid++ < 3) NOTE("trial %d: %s", trial, cc_last_error(ctx)); continue; }
+            if (cc__oe_inner(&o, &u.p, st, 0, 1, v ? 4 : 3, 0) != CC_OK) { if (bad_valid++ < 3) NOTE("trial %d: %s", trial, cc_last_error(ctx)); continue; }
             mk = cc__makespan(&u.p, st);
             if (!uvalid(&u, st, why, sizeof why)) { if (bad_valid++ < 3) NOTE("trial %d, blocks to %d: %s", trial, v ? 4 : 3, why); continue; }
             if (mk > mk0 && bad_worse++ < 3) NOTE("trial %d: %lld from the incumbent's %lld", trial, (long long)mk, (long long)mk0);
@@ -1010,7 +1010,7 @@ static void test_oe_inner(void) {
             cfg.which = CC_EXACT_BNB; cfg.nodes = 100000;
             o.ctx = c2; o.cfg = &cfg;
             memcpy(st, inc, sizeof inc);
-            rc = cc__oe_inner(&o, &u.p, st, 0, 1, 3);
+            rc = cc__oe_inner(&o, &u.p, st, 0, 1, 3, 0);
             cc_context_destroy(c2);
             if (k == 0) { n_allocs = a.n_calls; memcpy(ref, st, sizeof st); if (!CHECK(rc == CC_OK, "no refusal: the inner search runs (%d)", (int)rc)) break; continue; }
             n_oom += rc == CC_ERR_OUT_OF_MEMORY;
@@ -1040,10 +1040,11 @@ static void test_oe_inner(void) {
 static void test_oe_window_lists(void) {
     tu_rng rng = {4242};
     int trial, n_run = 0, bad_run = 0, bad_valid = 0, bad_worse = 0, bad_below = 0, bad_det = 0, n_improved = 0, n_opt = 0;
+    int bad_met = 0, n_none = 0;
     for (trial = 0; trial < 400; trial++) {
         uprob u;
         cc__time st[10], st2[10], inc[10], opt, mk0 = 0, mk;
-        int e[90], ne, i, n;
+        int e[90], ne, i, n, met = -1, met2 = -1;
         char why[120];
         if (!urandom_window(&rng, &u, e, &ne, inc, &mk0)) continue;
         n = u.p.n;
@@ -1053,8 +1054,16 @@ static void test_oe_window_lists(void) {
         n_run++;
         memcpy(st, inc, sizeof inc);
         memcpy(st2, inc, sizeof inc);
-        if (!cc__oe_window_lists(ctx, &u.p, st) || !cc__oe_window_lists(ctx, &u.p, st2)) { bad_run++; continue; }
+        if (!cc__oe_window_lists(ctx, &u.p, st, &met) || !cc__oe_window_lists(ctx, &u.p, st2, &met2)) { bad_run++; continue; }
         mk = cc__makespan(&u.p, st);
+        /* met counts the 4 x 9 schedules that meet every constraint: all of
+           them without deadlines (releases and busy blocks a serial placement
+           always meets), some where the placement improved, none leaves it */
+        if ((met < 0 || met > 36 || met != met2 || (!(trial % 2) && met != 36) || (mk < mk0 && met == 0) ||
+             (met == 0 && memcmp(st, inc, sizeof inc))) && bad_met++ < 3)
+            NOTE("trial %d: %d (then %d) of 36 list schedules met the constraints, makespan %lld from %lld", trial, met, met2,
+                 (long long)mk, (long long)mk0);
+        n_none += met == 0;
         if (!uvalid(&u, st, why, sizeof why)) { if (bad_valid++ < 3) NOTE("trial %d: %s", trial, why); continue; }
         if (mk > mk0 && bad_worse++ < 3) NOTE("trial %d: %lld from the placement's %lld", trial, (long long)mk, (long long)mk0);
         if (mk < opt && bad_below++ < 3) NOTE("trial %d: %lld below the brute-force optimum %lld", trial, (long long)mk, (long long)opt);
@@ -1069,6 +1078,8 @@ static void test_oe_window_lists(void) {
     CHECK_INT(bad_worse, 0, "never later than the placement");
     CHECK_INT(bad_below, 0, "never below the brute-force optimum");
     CHECK_INT(bad_det, 0, "the same placement on a second call");
+    CHECK_INT(bad_met, 0, "the count of schedules that met every constraint: all 36 without deadlines, some where one was taken");
+    NOTE("%d problems with deadlines that no list schedule met", n_none);
     CHECK(n_improved > 0, "some placements improve (%d)", n_improved);
     {   /* by hand: stream 0 runs job 0 (1 tick) and job 1 (1 tick), job 1
            precedes job 2 (5 ticks on stream 1). In index order 0, 1, 2 the
@@ -1078,7 +1089,7 @@ static void test_oe_window_lists(void) {
            late, and the placement stays. */
         uprob u;
         cc__time st[3], mk0;
-        int e[] = {1, 2}, pass;   /* the edge 1 -> 2 */
+        int e[] = {1, 2}, pass, met = -1;   /* the edge 1 -> 2 */
         char why[120];
         for (pass = 0; pass < 2; pass++) {
             uprob_init(&u, 3, 2);
@@ -1088,9 +1099,11 @@ static void test_oe_window_lists(void) {
             if (pass) u.dl[0] = 1;
             userial(&u, st, &mk0);
             CHECK(mk0 == 7 && st[0] == 0 && st[1] == 1 && st[2] == 2, "the index-order placement: 0, 1, 2, ending at 7");
-            CHECK(cc__oe_window_lists(ctx, &u.p, st), "the list schedules run");
+            CHECK(cc__oe_window_lists(ctx, &u.p, st, &met), "the list schedules run");
             why[0] = 0;
             if (!uvalid(&u, st, why, sizeof why)) CHECK(0, "the list schedules' placement is valid: %s", why);
+            if (!pass) CHECK(met == 36, "without deadlines every one of the 36 list schedules meets the constraints (%d)", met);
+            else CHECK(met < 36, "job 0 due by 1: some list schedules miss it (%d of 36 met it)", met);
             if (!pass) CHECK(cc__makespan(&u.p, st) == 6 && st[1] == 0 && st[2] == 1 && st[0] == 1,
                              "the longest-path rule: 1 at 0, 2 at 1, 0 at 1, ending at 6 (got %lld %lld %lld)",
                              (long long)st[0], (long long)st[1], (long long)st[2]);
@@ -1101,7 +1114,7 @@ static void test_oe_window_lists(void) {
     {   /* every allocation refused in turn: out of memory or the same placement, nothing leaked */
         uprob u;
         cc__time inc[10], ref[10], st[10], mk0;
-        int bad_oom = 0, n_oom = 0, ok;
+        int bad_oom = 0, n_oom = 0, ok, met;
         long kk, n_allocs = 0;
         char why[120];
         ufixed_window(&u, inc, &mk0);
@@ -1114,7 +1127,7 @@ static void test_oe_window_lists(void) {
             cd.allocator = tu_allocator(&a);
             if (cc_context_create(&cd, &c2) != CC_OK) continue;
             memcpy(st, inc, sizeof inc);
-            ok = cc__oe_window_lists(c2, &u.p, st);
+            ok = cc__oe_window_lists(c2, &u.p, st, &met);
             cc_context_destroy(c2);
             if (kk == 0) { n_allocs = a.n_calls; memcpy(ref, st, sizeof st); if (!CHECK(ok, "no refusal: the list schedules run")) break; continue; }
             n_oom += !ok;
@@ -1186,6 +1199,130 @@ static void test_work_budget(void) {
         else CHECK(nodes[0] == budget, "%s: the budget of %d is %d nodes (got %lld)", name, budget, budget, nodes[0]);
         cc_graph_destroy(g);
         tu_inst_free(in);
+    }
+}
+
+/* Branch and bound whose nodes propagate on unary-only problems above
+   CONCERTO__BNB_UNARY_NODES_N jobs (cc__bnb_run's unary_nodes: the inner
+   windows of a large window whose list schedules all miss a deadline).
+   Two-machine flow shops of 20 jobs (40 ops: job i's first op 2i on stream
+   0, then its second 2i + 1 on stream 1), from the serial schedule in index
+   order: every schedule is valid (the test's check), never below Johnson's
+   optimum, and Johnson's optimum where proven; with a budget of 10 the
+   search with the threshold raised to 64 stops after fewer nodes than at
+   the default (its nodes' propagation counts), the same way twice. */
+typedef struct fshop {
+    cc__prob p;
+    cc__time dur[40];
+    int32_t dem[80], cap[2];
+    int succ_off[41], succ[20], pred_off[41], pred[20];
+} fshop;
+
+static void fshop_init(fshop* f, tu_rng* rng) {
+    int i;
+    memset(f, 0, sizeof *f);
+    f->cap[0] = f->cap[1] = 1;
+    for (i = 0; i < 20; i++) {
+        f->dur[2 * i] = tu_randint(rng, 1, 20);
+        f->dur[2 * i + 1] = tu_randint(rng, 1, 20);
+        f->dem[4 * i] = 1;       /* op 2i: stream 0 */
+        f->dem[4 * i + 3] = 1;   /* op 2i + 1: stream 1 */
+    }
+    for (i = 0; i <= 40; i++) {
+        f->succ_off[i] = (i + 1) / 2;   /* op 2i: one successor (2i + 1) */
+        f->pred_off[i] = i / 2;         /* op 2i + 1: one predecessor (2i) */
+    }
+    for (i = 0; i < 20; i++) { f->succ[i] = 2 * i + 1; f->pred[i] = 2 * i; }
+    f->p.n = 40; f->p.k = 2; f->p.dur = f->dur; f->p.dem = f->dem; f->p.cap = f->cap;
+    f->p.succ_off = f->succ_off; f->p.succ = f->succ; f->p.pred_off = f->pred_off; f->p.pred = f->pred;
+    f->p.grain = 1;
+}
+
+/* Johnson's rule: the jobs with a <= b by a ascending, then the others by b
+   descending; the makespan of that sequence on both machines. */
+static cc__time fshop_johnson(const fshop* f) {
+    int ord[20], i, j, m = 0;
+    cc__time e0 = 0, e1 = 0;
+    for (i = 0; i < 20; i++) ord[i] = i;
+    for (i = 0; i < 20; i++)
+        for (j = i + 1; j < 20; j++) {
+            cc__time ai = f->dur[2 * ord[i]], bi = f->dur[2 * ord[i] + 1], aj = f->dur[2 * ord[j]], bj = f->dur[2 * ord[j] + 1];
+            int gi = ai <= bi, gj = aj <= bj, swap;
+            swap = gi != gj ? gj : gi ? aj < ai : bj > bi;
+            if (swap) { m = ord[i]; ord[i] = ord[j]; ord[j] = m; }
+        }
+    for (i = 0; i < 20; i++) {
+        e0 += f->dur[2 * ord[i]];
+        e1 = (e1 > e0 ? e1 : e0) + f->dur[2 * ord[i] + 1];
+    }
+    return e1;
+}
+
+static int fshop_valid(const fshop* f, const cc__time* st) {
+    int i, j;
+    for (i = 0; i < 40; i++) if (st[i] < 0) return 0;
+    for (i = 0; i < 20; i++) if (st[2 * i + 1] < st[2 * i] + f->dur[2 * i]) return 0;
+    for (i = 0; i < 40; i++)
+        for (j = i + 1; j < 40; j++)
+            if (i % 2 == j % 2 && st[i] < st[j] + f->dur[j] && st[j] < st[i] + f->dur[i]) return 0;
+    return 1;
+}
+
+static void test_unary_nodes(void) {
+    tu_rng rng = {31337};
+    int trial, i, bad_valid = 0, bad_below = 0, bad_proof = 0, n_proven = 0, n_run = 0;
+    for (trial = 0; trial < 60; trial++) {
+        fshop f;
+        cc__time inc[40], st[40], opt, mk;
+        int list[40];
+        cc__profile pr;
+        cc__bnb_result res;
+        fshop_init(&f, &rng);
+        opt = fshop_johnson(&f);
+        for (i = 0; i < 40; i++) list[i] = i;
+        memset(&pr, 0, sizeof pr);
+        mk = cc__ssgs(ctx, &f.p, list, inc, &pr);
+        cc__profile_free(ctx, &pr);
+        if (mk <= 0) { if (bad_valid++ < 3) NOTE("trial %d: no serial schedule in index order (%lld)", trial, (long long)mk); continue; }
+        memcpy(st, inc, sizeof inc);
+        if (cc__bnb_run(ctx, &f.p, st, 1, 20000, 0, 64, &res) != CC_OK) { if (bad_valid++ < 3) NOTE("trial %d: %s", trial, cc_last_error(ctx)); continue; }
+        n_run++;
+        mk = cc__makespan(&f.p, st);
+        if (!fshop_valid(&f, st)) { if (bad_valid++ < 3) NOTE("trial %d: an invalid schedule", trial); continue; }
+        if (mk < opt && bad_below++ < 3) NOTE("trial %d: %lld below Johnson's optimum %lld", trial, (long long)mk, (long long)opt);
+        if (res.proven && mk != opt && bad_proof++ < 3) NOTE("trial %d: proven %lld, Johnson's optimum %lld", trial, (long long)mk, (long long)opt);
+        if (res.lower_bound > opt && bad_proof++ < 3) NOTE("trial %d: bound %lld above Johnson's optimum %lld", trial, (long long)res.lower_bound, (long long)opt);
+        n_proven += res.proven;
+    }
+    NOTE("60 flow shops of 20 jobs (40 ops), nodes propagating: %d proven", n_proven);
+    CHECK_INT(bad_valid, 0, "valid schedules (both streams, each job's two ops in order)");
+    CHECK_INT(bad_below, 0, "never below Johnson's optimum");
+    CHECK_INT(bad_proof, 0, "a proof or bound never contradicts Johnson's optimum");
+    CHECK(n_proven >= 30, "most are proven (%d of %d)", n_proven, n_run);
+    {   /* the threshold reaches the search: a budget of 10 */
+        fshop f;
+        cc__time inc[40], st[40];
+        int list[40], v, u;
+        cc__profile pr;
+        long long nodes[2][2];
+        cc__bnb_result res;
+        fshop_init(&f, &rng);
+        for (i = 0; i < 40; i++) list[i] = i;
+        memset(&pr, 0, sizeof pr);
+        (void)cc__ssgs(ctx, &f.p, list, inc, &pr);
+        cc__profile_free(ctx, &pr);
+        for (u = 0; u < 2; u++)
+            for (v = 0; v < 2; v++) {
+                memcpy(st, inc, sizeof inc);
+                nodes[u][v] = -1;
+                if (cc__bnb_run(ctx, &f.p, st, 1, 10, 0, u ? 64 : CONCERTO__BNB_UNARY_NODES_N, &res) == CC_OK && !res.proven)
+                    nodes[u][v] = (long long)res.nodes;
+            }
+        CHECK(nodes[0][0] >= 1 && nodes[0][0] <= 10 && nodes[0][1] == nodes[0][0],
+              "40 ops, the default threshold: at most 10 nodes, the same twice (%lld, %lld)", nodes[0][0], nodes[0][1]);
+        CHECK(nodes[1][0] >= 1 && nodes[1][0] < nodes[0][0] && nodes[1][1] == nodes[1][0],
+              "40 ops, nodes propagating up to 64 jobs: their work counts, fewer nodes in the same budget, the same twice (%lld, %lld)",
+              nodes[1][0], nodes[1][1]);
     }
 }
 
@@ -1483,6 +1620,7 @@ int main(void) {
     TH_RUN(test_oe_inner);
     TH_RUN(test_oe_window_lists);
     TH_RUN(test_work_budget);
+    TH_RUN(test_unary_nodes);
     TH_RUN(test_brute_force);
     TH_RUN(test_sgs_grid);
     TH_RUN(test_ga_shift);
