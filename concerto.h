@@ -535,7 +535,9 @@ typedef struct cc_sched_desc {
     int window_ops;           /* odd-even block size b (windows of 2b ops); 0: 8. Above 64, each
                                  window first takes the best list schedule of its own ops where it
                                  ends earlier, is improved by windows of its own (blocks 8 to 32,
-                                 window_nodes each, by branch and bound), then searched from there */
+                                 window_nodes each, by branch and bound, which propagates in
+                                 every node where no list schedule met the window's deadlines),
+                                 then searched from there */
     int rounds;               /* odd-even rounds k; 0: 4; < 0 none */
     int window_nodes;         /* node budget per odd-even window; 0: 300 */
     double time_limit_s;      /* 0: none. Seconds of the monotonic clock (processor time in a
