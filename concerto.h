@@ -6801,13 +6801,20 @@ oom:
      The schedule returned is not lp_solve's numbers but the earliest starts
      implied by its orderings, computed in integer ticks (longest path), so
      rounding never leaks into it.
-   - time-indexed otherwise (cumulative resources, PSPLIB): binaries
-     x_{j,m} = "job j starts at origin + m * grain", assignment rows,
+   - time-indexed otherwise (cumulative resources, PSPLIB): over the
+     pulses x_{j,m} = "job j starts at origin + m * grain", assignment rows,
      disaggregated precedence rows, one capacity row per resource and grid
      cell (a cell's free capacity is the least over the cell, so off-grain
      busy blocks only make the model stricter), clique rows (jobs no two of
      which can overlap run one at a time), releases rounded up and
-     deadlines down. Only the starts inside time windows propagated at the
+     deadlines down. The binaries are the steps y_{j,m} = "job j starts at
+     m or earlier" (x_{j,m} = y_{j,m} - y_{j,m-1}, y_{j,m-1} <= y_{j,m};
+     CONCERTO_LP_STEP, 0: the pulses themselves): a change of variables
+     with the same relaxation, but lp_solve's branching on one splits a job's
+     window in two rather than fixing or forbidding one start, and the
+     precedence and capacity rows telescope to two entries a job. Alone
+     on the 48 J30 sets it proves one more (35 of 48) and raises the bound
+     on five of those it leaves open (bench/RESULTS.md). Only the starts inside time windows propagated at the
      model's horizon (precedence and time-tabling, cc__lp_win_prop) get a
      binary. The least horizon propagation does not refute is a lower
      bound, raised to branch and bound's root bound where that is higher
@@ -6905,6 +6912,7 @@ typedef struct cc__lp {
     size_t f_cap_a, f_cap_b;
     double t_end;             /* wall clock */
     cc__time known_lb;        /* a lower bound from the caller; < 0: branch and bound's root bound */
+    int pulse;                /* time-indexed models with pulse columns (0: step columns) */
 } cc__lp;
 
 
@@ -7082,6 +7090,7 @@ typedef struct cc__lp_model {
     double scale;
     cc__time origin;
     /* time-indexed */
+    int step;                 /* columns are y_i = "starts at cm[i] or earlier" (CONCERTO_LP_STEP), not x_i */
     int* c0;                  /* [n+1] first column of job j (1-based), CSR */
     cc__time* cm;             /* grid index of each x column (0-based column - 1) */
     size_t cap_cm;
@@ -7095,7 +7104,44 @@ static void cc__lp_model_free(cc_context* ctx, cc__lp_model* m) {
     cc__free(ctx, m->c0); cc__free(ctx, m->cm);
 }
 
+/* A row over the time-indexed model's pulse columns x (each job's x_i =
+   "starts at cm[i]"), rewritten in place over its step columns y where the
+   model has them (m->step): x_i = y_i - y_{i-1} within the job's columns
+   (y before the first is 0), equal columns merged, zeros dropped. A row
+   over a range of one job's starts telescopes to its two ends: capacity
+   and precedence rows become two entries a job. 0: out of memory. */
+typedef struct cc__lp_ent { int col; REAL val; } cc__lp_ent;
+static int cc__lp_ent_cmp(const void* a, const void* b) {
+    int x = ((const cc__lp_ent*)a)->col, y = ((const cc__lp_ent*)b)->col;
+    return (x > y) - (x < y);
+}
+static int cc__lp_step_row(cc_context* ctx, const cc__lp_model* m, int n, cc__lp_row* w) {
+    cc__lp_ent* e;
+    int i, len = 0, out = 0;
+    if (!m->step || w->len == 0) return 1;
+    e = (cc__lp_ent*)cc__alloc(ctx, 2 * (size_t)w->len * sizeof *e);
+    if (!e) return 0;
+    for (i = 0; i < w->len; i++) {
+        int c = w->col[i] - 1, lo = 0, hi = n;   /* 0-based pulse column; its job by bisection */
+        if (c >= m->c0[n]) { e[len].col = w->col[i]; e[len++].val = w->val[i]; continue; }   /* C */
+        while (hi - lo > 1) { int mid = (lo + hi) / 2; if (m->c0[mid] <= c) lo = mid; else hi = mid; }
+        e[len].col = c + 1; e[len++].val = w->val[i];
+        if (c > m->c0[lo]) { e[len].col = c; e[len++].val = -w->val[i]; }
+    }
+    qsort(e, (size_t)len, sizeof *e, cc__lp_ent_cmp);
+    for (i = 0; i < len; i++) {
+        if (out > 0 && w->col[out - 1] == e[i].col) { w->val[out - 1] += e[i].val; continue; }
+        if (out > 0 && w->val[out - 1] == 0) out--;
+        w->col[out] = e[i].col; w->val[out++] = e[i].val;
+    }
+    if (out > 0 && w->val[out - 1] == 0) out--;
+    w->len = out;
+    cc__free(ctx, e);
+    return 1;
+}
+
 #define CONCERTO__LP_ROW(type, rhs) do { \
+        if (!cc__lp_step_row(L->ctx, m, L->n, w)) return CC_ERR_OUT_OF_MEMORY; \
         if (!add_constraintex(m->lp, w->len, w->val, w->col, (type), (REAL)(rhs))) return CC_ERR_BACKEND; \
         w->len = 0; \
     } while (0)
@@ -7328,6 +7374,9 @@ typedef struct cc__lp_win {
     int on;                   /* 0: the profile is too large, precedence only */
 } cc__lp_win;
 
+#ifndef CONCERTO_LP_STEP
+#define CONCERTO_LP_STEP 1       /* 1: the time-indexed model's columns are step variables; 0: pulses */
+#endif
 #ifndef CONCERTO_LP_CLIQUES
 #define CONCERTO_LP_CLIQUES 1    /* 1: clique rows in the time-indexed model */
 #endif
@@ -7533,6 +7582,7 @@ static cc_result cc__lp_ti_cliques(cc__lp* L, cc__lp_model* m, cc__lp_row* w, in
                 jobs += any;
             }
             if (jobs < 2) continue;
+            if (!cc__lp_step_row(L->ctx, m, n, w)) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
             if (!add_constraintex(m->lp, w->len, w->val, w->col, LE, 1.0)) { rc = CC_ERR_BACKEND; goto done; }
         }
     }
@@ -7605,7 +7655,15 @@ static cc_result cc__lp_build_ti(cc__lp* L, cc__lp_model* m, cc__lp_row* w, cons
     w->len = 0;
     set_minim(m->lp);
     set_add_rowmode(m->lp, TRUE);
+    m->step = !L->pulse;
     for (j = 0; j < n; j++) {
+        if (m->step)   /* y_{i-1} <= y_i: started by one start, started by the next */
+            for (i = m->c0[j] + 1; i < m->c0[j + 1]; i++) {
+                CONCERTO__LP_PUT(i, 1.0);
+                CONCERTO__LP_PUT(i + 1, -1.0);
+                if (!add_constraintex(m->lp, w->len, w->val, w->col, LE, 0.0)) return CC_ERR_BACKEND;
+                w->len = 0;
+            }
         for (i = m->c0[j]; i < m->c0[j + 1]; i++) CONCERTO__LP_PUT(i + 1, 1.0);
         CONCERTO__LP_ROW(EQ, 1.0);
         for (e = p->succ_off[j]; e < p->succ_off[j + 1]; e++) {
@@ -7656,6 +7714,7 @@ static cc_result cc__lp_build_ti(cc__lp* L, cc__lp_model* m, cc__lp_row* w, cons
                 if (any) tot += d;
             }
             if (tot <= (avail[t] > 0 ? avail[t] : 0)) { w->len = 0; continue; }
+            if (!cc__lp_step_row(L->ctx, m, n, w)) { cc__free(L->ctx, avail); return CC_ERR_OUT_OF_MEMORY; }
             if (!add_constraintex(m->lp, w->len, w->val, w->col, LE, (REAL)(avail[t] > 0 ? avail[t] : 0))) {
                 cc__free(L->ctx, avail);
                 return CC_ERR_BACKEND;
@@ -7677,7 +7736,8 @@ static int cc__lp_extract_ti(cc__lp* L, cc__lp_model* m, const REAL* v, cc__time
     cc__time g = L->p->grain > 0 ? L->p->grain : 1;
     for (j = 0; j < L->n; j++) {
         int found = -1;
-        for (i = m->c0[j]; i < m->c0[j + 1]; i++) if (v[i] > 0.5) { found = i; break; }
+        for (i = m->c0[j]; i < m->c0[j + 1]; i++)
+            if (v[i] - (m->step && i > m->c0[j] ? v[i - 1] : 0) > 0.5) { found = i; break; }
         if (found < 0) return 0;
         s[j] = m->origin + m->cm[found] * g;
     }
@@ -7884,6 +7944,7 @@ static cc_result cc__lp_solve(cc_context* ctx, const cc__prob* p, cc__time* best
     if (n <= 0) { res->makespan = 0; res->proven = 1; return CC_OK; }
     L.ctx = ctx; L.p = p; L.n = n; L.k = p->k;
     L.known_lb = known_lb;
+    L.pulse = !CONCERTO_LP_STEP;
     L.t_end = cc__now_s() + t_limit;
     L.lim = cc__lp_limit(p, have_incumbent, inc);
     m.exact = 1;

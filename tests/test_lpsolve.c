@@ -14,9 +14,11 @@
      CC_OK), a time-out (valid schedule, not proven, CC_ERR_TIMEOUT);
    - the time-indexed model's windows (precedence and time-tabling) on a
      hand instance where they must be what the comment works out, and must
-     not move; a model infeasible at horizon 5 and feasible at 6; random
-     cumulative instances where lp_solve's proven optimum equals brute
-     force and propagation never refutes the optimum as a horizon;
+     not move; a model infeasible at horizon 5 and feasible at 6 (over step
+     and over pulse columns); random cumulative instances where lp_solve's
+     proven optimum equals brute force, propagation never refutes the
+     optimum as a horizon, and the models of both columns are infeasible
+     at every horizon below the optimum and feasible at it;
    - lp_solve after a short branch and bound (lp_warm_nodes) and alone from
      branch and bound's root bound, on random cumulative instances: proofs
      == brute force, bounds never above it, never worse than branch and
@@ -443,14 +445,19 @@ static void test_model_horizons(void) {
     double st[4] = { -1, -1, -1, -1 }, mk = -1;
     char msg[200] = "";
     int r5, r6, p5;
+    int f;
     if (!win_open(in, 8, &c)) { CHECK(0, "set-up: %s", cc_last_error(ctx)); tu_inst_free(in); return; }
-    p5 = cc__lp_win_prop(&c.L, &c.W, 5);
-    r5 = win_model_at(&c, 5, st);
-    r6 = win_model_at(&c, 6, st);
-    CHECK(p5 == 1 && r5 == 0, "horizon 5: propagation does not refute it (%d), the model is infeasible (%d, want 0)", p5, r5);
-    p5 = r6 == 1 && tu_check(in, st, &mk, msg, sizeof msg);
-    CHECK(p5 && mk == 6.0,
-          "horizon 6: the model has a schedule (%d), valid with makespan %g (6) %s", r6, mk, msg);
+    for (f = 0; f < 2; f++) {
+        const char* cols = f ? "pulse columns" : "step columns";
+        c.L.pulse = f;
+        p5 = cc__lp_win_prop(&c.L, &c.W, 5);
+        r5 = win_model_at(&c, 5, st);
+        r6 = win_model_at(&c, 6, st);
+        CHECK(p5 == 1 && r5 == 0, "%s, horizon 5: propagation does not refute it (%d), the model is infeasible (%d, want 0)", cols, p5, r5);
+        mk = -1;
+        p5 = r6 == 1 && tu_check(in, st, &mk, msg, sizeof msg);
+        CHECK(p5 && mk == 6.0, "%s, horizon 6: the model has a schedule (%d), valid with makespan %g (6) %s", cols, r6, mk, msg);
+    }
     win_close(&c);
     tu_inst_free(in);
 }
@@ -462,7 +469,7 @@ static void test_model_horizons(void) {
    the optimum. */
 static void test_random_cumulative(void) {
     tu_rng rng = { 977 };
-    int trial, n_proven = 0, n_bad = 0, n_lb_tight = 0;
+    int trial, n_proven = 0, n_bad = 0, n_lb_tight = 0, n_models = 0;
     for (trial = 0; trial < 300; trial++) {
         tu_gen gen;
         tu_inst* in;
@@ -489,17 +496,36 @@ static void test_random_cumulative(void) {
         cc_schedule_release(ctx, &sl);
         if (opt > 0 && win_open(in, (cc__time)llround(opt) + 2, &c)) {
             /* cells of one grain: the optimum in cells */
-            cc__time hopt = (cc__time)llround(opt * CONCERTO__TICKS_PER_US) / c.p.grain, h = 0;
+            cc__time hopt = (cc__time)llround(opt * CONCERTO__TICKS_PER_US) / c.p.grain, h = 0, hh;
             if (!cc__lp_win_prop(&c.L, &c.W, hopt)) { n_bad++; if (n_bad < 4) NOTE("trial %d: optimum %g refuted", trial, opt); }
             while (h < hopt && !cc__lp_win_prop(&c.L, &c.W, h)) h++;
             n_lb_tight += h == hopt;
+            /* the models over step and over pulse columns at every horizon
+               from there: infeasible below the optimum, a valid schedule
+               ending by it at the optimum */
+            for (hh = h; hh <= hopt; hh++) {
+                int f;
+                for (f = 0; f < 2; f++) {
+                    double st[16], mk2 = -1;
+                    int r;
+                    c.L.pulse = f;
+                    r = win_model_at(&c, hh, st);
+                    n_models++;
+                    if (hh < hopt ? r > 0 || r == -2 : r != 1 || !tu_check(in, st, &mk2, msg, sizeof msg) || mk2 > opt + 1e-6) {
+                        n_bad++;
+                        if (n_bad < 4) NOTE("trial %d, %s columns: the model at %lld (optimum %lld) gives %d, makespan %g", trial,
+                                            f ? "pulse" : "step", (long long)hh, (long long)hopt, r, mk2);
+                    }
+                }
+            }
             win_close(&c);
         }
         tu_inst_free(in);
     }
     CHECK(n_bad == 0 && n_proven >= 250, "300 random cumulative instances: lp_solve proves %d, each == brute force; "
-          "propagation never refutes the optimum (its least horizon is the optimum on %d); %d problems", n_proven,
-          n_lb_tight, n_bad);
+          "propagation never refutes the optimum (its least horizon is the optimum on %d); the %d models over step and "
+          "pulse columns from there to the optimum are infeasible below it and feasible at it; %d problems", n_proven,
+          n_lb_tight, n_models, n_bad);
 }
 
 /* lp_solve after a short branch and bound (lp_warm_nodes) and lp_solve
