@@ -6801,30 +6801,32 @@ oom:
      The schedule returned is not lp_solve's numbers but the earliest starts
      implied by its orderings, computed in integer ticks (longest path), so
      rounding never leaks into it.
-   - time-indexed otherwise (cumulative resources, PSPLIB): over the
-     pulses x_{j,m} = "job j starts at origin + m * grain", assignment rows,
+   - time-indexed otherwise (cumulative resources, PSPLIB): over the pulses
+     x_{j,m} = "job j starts at origin + m * grain", assignment rows,
      disaggregated precedence rows, one capacity row per resource and grid
      cell (a cell's free capacity is the least over the cell, so off-grain
      busy blocks only make the model stricter), clique rows (jobs no two of
-     which can overlap run one at a time), releases rounded up and
-     deadlines down. The binaries are the steps y_{j,m} = "job j starts at
-     m or earlier" (x_{j,m} = y_{j,m} - y_{j,m-1}, y_{j,m-1} <= y_{j,m};
-     CONCERTO_LP_STEP, 0: the pulses themselves): a change of variables
-     with the same relaxation, but lp_solve's branching on one splits a job's
+     which can overlap run one at a time), releases rounded up and deadlines
+     down. The binaries are the steps y_{j,m} = "job j starts at m or
+     earlier" (x_{j,m} = y_{j,m} - y_{j,m-1}, y_{j,m-1} <= y_{j,m};
+     CONCERTO_LP_STEP, 0: the pulses themselves): a change of variables with
+     the same relaxation, but lp_solve's branching on one splits a job's
      window in two rather than fixing or forbidding one start, and the
-     precedence and capacity rows telescope to two entries a job. Alone
-     on the 48 J30 sets it proves one more (35 of 48) and raises the bound
-     on five of those it leaves open (bench/RESULTS.md). Only the starts inside time windows propagated at the
-     model's horizon (precedence and time-tabling, cc__lp_win_prop) get a
-     binary. The least horizon propagation does not refute is a lower
-     bound, raised to branch and bound's root bound where that is higher
-     (its time-tabling, energetic reasoning and edge-finding by bisection
-     below the incumbent, cc__lp_root_bound; or the bound the caller
-     passes: a short branch and bound's before lp_solve alone); from it, feasibility models at rising horizons (each proven
-     infeasible raises the bound; the first feasible one is optimal) share
-     the time limit (CONCERTO_LP_SEQUENCE; 0: one model minimising C). A model whose releases, deadlines and busy times all lie on the
-     grid is exact; otherwise it is a restriction and never claims a proof.
-     Models above CONCERTO__LP_MAX_TI_COLS binaries are refused
+     precedence and capacity rows telescope to two entries a job. Alone on
+     the 48 J30 sets it proves one more (35 of 48) and raises the bound on
+     five of those it leaves open (bench/RESULTS.md). Only the starts inside
+     time windows propagated at the model's horizon (precedence and
+     time-tabling, cc__lp_win_prop) get a binary. The least horizon
+     propagation does not refute is a lower bound, raised to branch and
+     bound's root bound where that is higher (its time-tabling, energetic
+     reasoning and edge-finding by bisection below the incumbent,
+     cc__lp_root_bound; or the bound the caller passes: a short branch and
+     bound's before lp_solve alone); from it, feasibility models at rising
+     horizons (each proven infeasible raises the bound; the first feasible
+     one is optimal) share the time limit (CONCERTO_LP_SEQUENCE; 0: one model
+     minimising C). A model whose releases, deadlines and busy times all lie
+     on the grid is exact; otherwise it is a restriction and never claims a
+     proof. Models above CONCERTO__LP_MAX_TI_COLS binaries are refused
      (CC_ERR_UNSUPPORTED).
 
    Both models minimise the makespan C with C <= incumbent - 1 tick (so any
