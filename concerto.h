@@ -585,6 +585,15 @@ typedef struct cc_sched_desc {
                                  0 or 1: the caller's thread alone; at most 256. One thread
                                  with lp_solve as the exact solver, or in a CONCERTO_NO_RUNTIME
                                  build */
+    int window_prove;         /* 1: an odd-even window of unary streams alone (a training step's)
+                                 that its search leaves unproven tries to prove its placement
+                                 optimal: its windows against the makespan less a step, shaved
+                                 at their latest starts (each job held at its latest start and
+                                 the propagation run, job after job) until one empties; a
+                                 bounded effort, which never changes the schedule, only
+                                 n_windows_proven, window_gap_max and the time. Every window
+                                 of the synthetic training steps of 2x125 ops so proved optimal,
+                                 at up to about 1 s a window (bench/RESULTS.md). 0: none */
 } cc_sched_desc;
 
 typedef struct cc_schedule {
@@ -4034,7 +4043,18 @@ typedef struct cc__bnb {
     int tt;                   /* the bound runs time-tabling (not for the memory's heads) */
     int probing;              /* the shaving's probes run (the cliques' snapshots are of this node) */
     int shave;                /* nodes of fewer than this many placed jobs shave their windows (0: none) */
+    int shave_sides;          /* which ends shaving cuts: 1 heads, 2 latest starts (0: both) */
+    int64_t shave_cap;        /* work one shaving may spend (0: no cap) */
     cc__time *sh_w, *sh_pv;   /* shaving: the windows, a probe's windows ([2n] each) */
+    /* the streams' rules with no job placed (the root, its destructive
+       bound and shaving): per stream, the windows of its jobs when its rules
+       last ran and moved nothing (sk_*), and a copy of those taken where
+       shaving's windows were a fixpoint (bk_*); a stream whose windows equal
+       either is not run again, its work counted as if it ran (sk_on: 1) */
+    cc__time *sk_h, *sk_l, *bk_h, *bk_l;   /* [str_off[n_str]] */
+    int *sk_c, *bk_c;                       /* [n_str] tasks of that run */
+    unsigned char *sk_ok, *bk_ok;           /* [n_str] the snapshot holds */
+    int sk_on;
     int oom;
 } cc__bnb;
 
@@ -4646,14 +4666,34 @@ static int cc__uny_side(cc__bnb* b, int c) {
     return 1;
 }
 
+/* 1 when stream s's rules ran, with no job placed, on the windows its
+   jobs have now and moved nothing (b->sk_* or b->bk_*): they would move
+   nothing again, as they read only those windows and the busy blocks;
+   *c: that run's tasks. */
+static int cc__bnb_unary_still(const cc__bnb* b, int s, int* c) {
+    int a, same_s = b->sk_ok[s], same_b = b->bk_ok[s];
+    for (a = b->str_off[s]; a < b->str_off[s + 1] && (same_s || same_b); a++) {
+        int j = b->str_job[a];
+        if (b->h[j] != b->sk_h[a] || b->lt[j] != b->sk_l[a]) same_s = 0;
+        if (b->h[j] != b->bk_h[a] || b->lt[j] != b->bk_l[a]) same_b = 0;
+    }
+    *c = same_s ? b->sk_c[s] : b->bk_c[s];
+    return same_s || same_b;
+}
+
 /* The stream rules on every stream, both directions; moves h[] and lt[]
    of the unplaced jobs. Sets *changed; returns 0 when no completion
-   exists. */
+   exists. With no job placed, a stream whose rules moved nothing on the
+   same windows before is skipped (cc__bnb_unary_still): the same result
+   and the same work counted, in less time (shaving's probes change one
+   job's window, so most streams are as they were). */
 static int cc__bnb_unary(cc__bnb* b, int* changed) {
     const cc__prob* p = b->p;
     int s, a, c, pass;
     for (s = 0; s < b->n_str; s++) {
         cc__time e0 = CONCERTO__TIME_MAX, l1 = -CONCERTO__TIME_MAX;
+        int moved = 0, snap = b->sk_on && b->n_done == 0;
+        if (snap && cc__bnb_unary_still(b, s, &c)) { b->work += 2 * c; continue; }
         for (a = b->str_off[s]; a < b->str_off[s + 1]; a++) {
             int j = b->str_job[a];
             if (b->done[j]) continue;
@@ -4686,7 +4726,7 @@ static int cc__bnb_unary(cc__bnb* b, int* changed) {
                 if (ne == b->u_est[a] && nl == b->u_lct[a]) continue;
                 if (b->u_id[a] < 0 || ne + b->u_p[a] > nl) return 0;   /* a fixed task would move, or the window empties */
                 b->u_est[a] = ne; b->u_lct[a] = nl;
-                *changed = 1;
+                moved = 1;
             }
             for (a = 0; a < c; a++) {   /* mirror */
                 cc__time e = b->u_est[a];
@@ -4698,6 +4738,13 @@ static int cc__bnb_unary(cc__bnb* b, int* changed) {
             if (j < 0) continue;
             b->h[j] = b->u_est[a];
             b->lt[j] = b->u_lct[a] - p->dur[j];
+        }
+        if (moved) *changed = 1;
+        if (snap) {
+            b->sk_ok[s] = (unsigned char)!moved;
+            b->sk_c[s] = c;
+            if (!moved)
+                for (a = b->str_off[s]; a < b->str_off[s + 1]; a++) { b->sk_h[a] = b->h[b->str_job[a]]; b->sk_l[a] = b->lt[b->str_job[a]]; }
         }
     }
     return 1;
@@ -4826,26 +4873,46 @@ static int cc__bnb_probe(cc__bnb* b, const cc__time* w, int j, cc__time lo, cc__
    a longer refuted piece [head, z] and the head moves to z + step (the
    latest start likewise), then the propagation runs again from the new
    windows; up to CONCERTO__BNB_SHAVE_PASSES passes over the jobs while
-   some window moves. Every completion that ends by the target keeps its
-   jobs in the shaved windows. Returns 0 when a window empties (no
-   completion), else 1 with the windows in h[] and lt[]. */
+   some window moves. b->shave_sides picks the ends cut (0: both);
+   b->shave_cap and the time limit stop it early, with the windows cut so
+   far. Every completion that ends by the target keeps its jobs in the
+   shaved windows. Returns 0 when a window empties (no completion), else 1
+   with the windows in h[] and lt[]. */
 #ifndef CONCERTO__BNB_SHAVE_PASSES
 #define CONCERTO__BNB_SHAVE_PASSES 3
 #endif
+
+/* The windows now in h[] and lt[] are a fixpoint of the propagation: the
+   streams' snapshots of this moment serve every probe from them. */
+static void cc__bnb_shave_base(cc__bnb* b) {
+    if (b->n_str == 0 || !b->sk_on) return;
+    memcpy(b->bk_h, b->sk_h, (size_t)b->str_off[b->n_str] * sizeof *b->bk_h);
+    memcpy(b->bk_l, b->sk_l, (size_t)b->str_off[b->n_str] * sizeof *b->bk_l);
+    memcpy(b->bk_c, b->sk_c, (size_t)b->n_str * sizeof *b->bk_c);
+    memcpy(b->bk_ok, b->sk_ok, (size_t)b->n_str);
+}
+
 static int cc__bnb_shave(cc__bnb* b) {
     size_t n = (size_t)b->n;
     cc__time* w = b->sh_w;
     cc__time g = b->step;
-    int pass, j, moved = 1;
+    int pass, j, moved = 1, sides = b->shave_sides ? b->shave_sides : 3;
+    int64_t w0 = b->work;
     memcpy(w, b->h, n * sizeof *w);
     memcpy(w + n, b->lt, n * sizeof *w);
+    cc__bnb_shave_base(b);
     for (pass = 0; pass < CONCERTO__BNB_SHAVE_PASSES && moved; pass++) {
         moved = 0;
         for (j = 0; j < b->n; j++) {
             cc__time lo, hi, a, z;
             int side;
+            if ((b->shave_cap > 0 && b->work - w0 > b->shave_cap) || (b->t_end > 0 && cc__now_s() > b->t_end)) {
+                moved = 0;
+                break;
+            }
             for (side = 0; side < 2; side++) {
                 if (b->done[j]) break;
+                if (!(sides >> side & 1)) continue;
                 lo = w[j]; hi = w[n + (size_t)j];
                 if (lo >= hi) break;
                 if (side == 0 ? cc__bnb_probe(b, w, j, lo, lo) : cc__bnb_probe(b, w, j, hi, hi)) continue;
@@ -4868,6 +4935,7 @@ static int cc__bnb_shave(cc__bnb* b) {
                 if (w[j] > w[n + (size_t)j] || !cc__bnb_probe(b, w, j, w[j], w[n + (size_t)j])) return 0;
                 memcpy(w, b->h, n * sizeof *w);
                 memcpy(w + n, b->lt, n * sizeof *w);
+                cc__bnb_shave_base(b);
             }
         }
     }
@@ -5249,6 +5317,8 @@ static void cc__bnb_free_all(cc__bnb* b) {
     cc__free(ctx, b->ef_lct); cc__free(ctx, b->ef_lb); cc__free(ctx, b->ef_c); cc__free(ctx, b->ef_ord); cc__free(ctx, b->ef_job);
     cc__free(ctx, b->ef_snap); cc__free(ctx, b->ef_fresh);
     cc__free(ctx, b->str_off); cc__free(ctx, b->str_job); cc__free(ctx, b->bz_off); cc__free(ctx, b->bz_s); cc__free(ctx, b->bz_e);
+    cc__free(ctx, b->sk_h); cc__free(ctx, b->sk_l); cc__free(ctx, b->bk_h); cc__free(ctx, b->bk_l);
+    cc__free(ctx, b->sk_c); cc__free(ctx, b->bk_c); cc__free(ctx, b->sk_ok); cc__free(ctx, b->bk_ok);
     cc__free(ctx, b->u_est); cc__free(ctx, b->u_lct); cc__free(ctx, b->u_p); cc__free(ctx, b->u_ne); cc__free(ctx, b->u_nl);
     cc__free(ctx, b->u_key); cc__free(ctx, b->u_id); cc__free(ctx, b->u_oe); cc__free(ctx, b->u_ol); cc__free(ctx, b->u_os);
     cc__free(ctx, b->u_oc); cc__free(ctx, b->u_tmp); cc__free(ctx, b->u_pos); cc__free(ctx, b->u_in);
@@ -5479,6 +5549,17 @@ static int cc__bnb_streams(cc__bnb* b) {
         b->n_str++;
     }
     if (b->n_str == 0) return 1;
+    m = (size_t)b->str_off[b->n_str] + 1;
+    b->sk_h = (cc__time*)cc__alloc(ctx, m * sizeof(cc__time));
+    b->sk_l = (cc__time*)cc__alloc(ctx, m * sizeof(cc__time));
+    b->bk_h = (cc__time*)cc__alloc(ctx, m * sizeof(cc__time));
+    b->bk_l = (cc__time*)cc__alloc(ctx, m * sizeof(cc__time));
+    b->sk_c = (int*)cc__calloc(ctx, (size_t)b->n_str, sizeof(int));
+    b->bk_c = (int*)cc__calloc(ctx, (size_t)b->n_str, sizeof(int));
+    b->sk_ok = (unsigned char*)cc__calloc(ctx, (size_t)b->n_str, 1);
+    b->bk_ok = (unsigned char*)cc__calloc(ctx, (size_t)b->n_str, 1);
+    if (!b->sk_h || !b->sk_l || !b->bk_h || !b->bk_l || !b->sk_c || !b->bk_c || !b->sk_ok || !b->bk_ok) return 0;
+    b->sk_on = 1;
     m = (size_t)b->str_max;
     for (np2 = 1; np2 < b->str_max; np2 *= 2) {}
     b->u_est = (cc__time*)cc__alloc(ctx, m * sizeof(cc__time));
@@ -5557,11 +5638,22 @@ static void cc__bnb_cliques(cc__bnb* b, int rev) {
     }
 }
 
+/* The work a proof by shaving (cc__bnb_run's prove) may spend: about
+   1.3 s of the 2-core machine of bench/RESULTS.md. The proofs of the
+   synthetic training steps' windows of 2x125 ops took 0.7-6.6 million. */
+#ifndef CONCERTO__BNB_PROVE_WORK
+#define CONCERTO__BNB_PROVE_WORK ((int64_t)1 << 23)
+#endif
+
 /* Branch and bound (cc__bnb_solve below) whose nodes propagate on
    unary-only problems of up to unary_nodes jobs (cc__bnb_solve:
-   CONCERTO__BNB_UNARY_NODES_N). */
+   CONCERTO__BNB_UNARY_NODES_N). prove, on unary streams alone with an
+   incumbent above the root bound: before the search, the root's windows
+   against the incumbent's target (its makespan less a step) are shaved at
+   their latest starts (cc__bnb_shave, up to CONCERTO__BNB_PROVE_WORK); a
+   window that empties proves the incumbent optimal. */
 static cc_result cc__bnb_run(cc_context* ctx, const cc__prob* p, cc__time* best, int have_incumbent,
-                             int64_t node_budget, double time_limit_s, int unary_nodes, cc__bnb_result* res) {
+                             int64_t node_budget, double time_limit_s, int unary_nodes, int prove, cc__bnb_result* res) {
     cc__bnb bb, *b = &bb;
     int infeasible, i;
     cc__time lb;
@@ -5607,6 +5699,20 @@ static cc_result cc__bnb_run(cc_context* ctx, const cc__prob* p, cc__time* best,
     b->shave = b->tt && !b->uo && (node_budget <= 0 || node_budget >= CONCERTO__BNB_SHAVE_MIN_NODES);
     b->no_energetic = node_budget > 0 && node_budget < CONCERTO__BNB_ENERGETIC_MIN_NODES;
     if (b->tt && lb < CONCERTO__TIME_MAX && b->U < CONCERTO__TIME_MAX) lb = cc__bnb_destructive(b, lb);
+    if (prove && b->uo && lb < CONCERTO__TIME_MAX && lb < b->U && b->U < CONCERTO__TIME_MAX) {
+        /* the proof: the incumbent's target refuted by shaving. On a
+           training step's windows the destructive bound stays 0.5-2.4%
+           below makespans that are optimal; every completion by the target
+           needs each job to start by its latest start, and holding one
+           there is refuted job after job along the window, until one
+           window empties (bench/RESULTS.md) */
+        cc__time r;
+        cc__bnb_set_target(b);
+        b->shave = 1; b->shave_sides = 2; b->shave_cap = CONCERTO__BNB_PROVE_WORK;
+        r = cc__bnb_bound(b, -CONCERTO__TIME_MAX, -CONCERTO__TIME_MAX);
+        b->shave = 0; b->shave_sides = 0; b->shave_cap = 0;
+        if (r >= CONCERTO__TIME_MAX || cc__bnb_ceil(r, b->step) > b->target) lb = b->U;
+    }
     if (b->shave && b->n_clq > 0 && lb < CONCERTO__TIME_MAX && lb < b->U && b->U < CONCERTO__TIME_MAX) {
         /* the same bound over the second clique cover (cc__bnb_cliques);
            the search keeps the first. Both covers in the search proved
@@ -5662,7 +5768,13 @@ oom:
 
 static cc_result cc__bnb_solve(cc_context* ctx, const cc__prob* p, cc__time* best, int have_incumbent,
                                int64_t node_budget, double time_limit_s, cc__bnb_result* res) {
-    return cc__bnb_run(ctx, p, best, have_incumbent, node_budget, time_limit_s, CONCERTO__BNB_UNARY_NODES_N, res);
+    return cc__bnb_run(ctx, p, best, have_incumbent, node_budget, time_limit_s, CONCERTO__BNB_UNARY_NODES_N, 0, res);
+}
+
+/* The root bound of best[]'s problem (unary streams alone) with the proof
+   of its makespan by shaving (cc__bnb_run's prove): one node, no search. */
+static cc_result cc__bnb_prove(cc_context* ctx, const cc__prob* p, cc__time* best, double time_limit_s, cc__bnb_result* res) {
+    return cc__bnb_run(ctx, p, best, 1, 1, time_limit_s, CONCERTO__BNB_UNARY_NODES_N, 1, res);
 }
 
 /* >>lcg
@@ -8015,6 +8127,8 @@ typedef struct cc__exact_cfg {
     int inner;                  /* the windows of an inner search (>>oddeven): they nest no further */
     int unary_nodes;            /* branch and bound: every node propagates on unary-only problems of
                                    up to this many jobs (0: CONCERTO__BNB_UNARY_NODES_N) */
+    int prove;                  /* odd-even windows: one left unproven tries the proof by shaving
+                                   (cc__bnb_prove; cc_sched_desc.window_prove) */
     int64_t windows, windows_proven;   /* odd-even windows: the cc_schedule fields */
     double window_gap_max, window_ms_max;
 } cc__exact_cfg;
@@ -8044,7 +8158,7 @@ static cc_result cc__exact_solve(cc_context* ctx, const cc__prob* p, cc__time* b
     cc__time* alt;
     if (cfg->which != CC_EXACT_LPSOLVE) {
         rb = cc__bnb_run(ctx, p, best, have_inc, cfg->nodes, cfg->time_limit_s,
-                         cfg->unary_nodes > 0 ? cfg->unary_nodes : CONCERTO__BNB_UNARY_NODES_N, &b);
+                         cfg->unary_nodes > 0 ? cfg->unary_nodes : CONCERTO__BNB_UNARY_NODES_N, 0, &b);
         cc__exact_note(ctx, cfg, rb, "branch and bound");
         if (cfg->which != CC_EXACT_BOTH) {
             *res = b;
@@ -8514,6 +8628,20 @@ static cc_result cc__oe_window_solve(cc__oe* o, int* changed) {
             }
         }
     } else rc = cc__exact_solve(ctx, &sub, w->start, 1, o->cfg, &br);
+    if (o->cfg->prove && rc == CC_OK && !br.proven && br.makespan < CONCERTO__TIME_MAX &&
+        (o->t_end <= 0 || cc__now_s() < o->t_end)) {
+        /* the placement's makespan proven optimal by shaving (unary
+           streams alone; elsewhere the root bound as before) */
+        cc__bnb_result pr;
+        cc_result r2 = cc__bnb_prove(ctx, &sub, w->start, o->t_end > 0 ? o->t_end - cc__now_s() : 0.0, &pr);
+        cc__exact_note(ctx, o->cfg, r2, "branch and bound");
+        if (r2 == CC_ERR_OUT_OF_MEMORY) rc = r2;
+        else if (r2 == CC_OK) {
+            if (pr.makespan < br.makespan) br.makespan = pr.makespan;   /* (its one node kept a better placement) */
+            if (pr.lower_bound > br.lower_bound) br.lower_bound = pr.lower_bound;
+            if (br.lower_bound >= br.makespan) br.proven = 1;
+        }
+    }
     cc__oe_window_note(o->cfg, rc, &br, w->t0, 1e3 * (cc__now_s() - t_start));
     ctx->logger = saved_logger;
     ctx->last_result = saved_result;
@@ -8732,6 +8860,8 @@ static cc_result cc__sched_check(cc_context* ctx, const cc_sched_desc* d) {
         return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: perturbations %d (want 0..100000)", d->perturbations);
     if (d->restarts > 100000)
         return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: restarts %d (want at most 100000)", d->restarts);
+    if (d->window_prove < 0 || d->window_prove > 1)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: window_prove %d (want 0 or 1)", d->window_prove);
     if (d->threads < 0 || d->threads > CONCERTO__MAX_THREADS)
         return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: threads %d (want 0..%d)", d->threads,
                               CONCERTO__MAX_THREADS);
@@ -8884,6 +9014,7 @@ static void cc__windows_cfg(const cc_sched_desc* d, int64_t nodes, cc__exact_cfg
     memset(cfg, 0, sizeof *cfg);
     cfg->which = d->exact; cfg->nodes = nodes;
     cfg->lp_time_limit_s = d->lp_window_time_limit_s;
+    cfg->prove = d->window_prove;
 }
 
 /* What windows run with cfg did, into the solve's counts and its result. */

@@ -18,6 +18,10 @@
    - the streams' rules against a brute force of their own on 600
      unary-only problems with chains, releases, deadlines (some
      infeasible) and busy blocks, as odd-even windows have them;
+   - the proof of an incumbent by shaving its latest starts
+     (cc__bnb_prove) against the same brute force, and the streams'
+     snapshots that let a run of their rules be skipped against runs
+     without them;
    - the node budget that counts the propagation's work (cumulative) and
      nodes alone (unary), the same search every run.
    This program compiles the implementation itself to reach the rules,
@@ -888,6 +892,191 @@ static void test_unary_brute(void) {
     CHECK_INT(bad_lb, 0, "the root bound never exceeds the optimum");
 }
 
+/* ubrute_rec's optimum with a schedule that reaches it in best[]. */
+static cc__time ubrute_best_rec(const uprob* u, int depth, unsigned used, cc__time* st, cc__time mk, cc__time* best,
+                                cc__time* best_mk) {
+    const cc__prob* p = &u->p;
+    int n = p->n, k = p->k, j, q, r, x;
+    if (depth == n) {
+        if (mk < *best_mk) { *best_mk = mk; memcpy(best, st, (size_t)n * sizeof *st); }
+        return mk;
+    }
+    for (j = 0; j < n; j++) {
+        cc__time s, f;
+        int moved = 1, ok = 1;
+        if (used >> j & 1) continue;
+        for (q = p->pred_off[j]; q < p->pred_off[j + 1]; q++) ok = ok && (used >> p->pred[q] & 1);
+        if (!ok) continue;
+        s = p->release[j];
+        for (q = p->pred_off[j]; q < p->pred_off[j + 1]; q++) if (st[p->pred[q]] + p->dur[p->pred[q]] > s) s = st[p->pred[q]] + p->dur[p->pred[q]];
+        while (moved && p->dur[j] > 0) {
+            moved = 0;
+            for (r = 0; r < k; r++) {
+                if (!p->dem[j * k + r]) continue;
+                for (x = 0; x < n; x++)
+                    if ((used >> x & 1) && p->dem[x * k + r] && p->dur[x] > 0 && st[x] < s + p->dur[j] && s < st[x] + p->dur[x]) { s = st[x] + p->dur[x]; moved = 1; }
+                for (x = 0; x < p->n_busy; x++)
+                    if (p->busy_dem[x * k + r] && p->busy_start[x] < s + p->dur[j] && s < p->busy_end[x]) { s = p->busy_end[x]; moved = 1; }
+            }
+        }
+        f = s + p->dur[j];
+        if (f > p->deadline[j]) continue;
+        st[j] = s;
+        ubrute_best_rec(u, depth + 1, used | 1u << j, st, mk > f ? mk : f, best, best_mk);
+    }
+    return *best_mk;
+}
+
+/* The proof by shaving (cc__bnb_prove: the root's windows against the
+   incumbent's makespan less a step, shaved at their latest starts, a
+   window that empties proves the incumbent optimal) on 500 unary problems
+   of 4-8 jobs on two streams with chains, releases, busy blocks and (in
+   some) deadlines, against brute force:
+   - from an optimal schedule it never moves the makespan and its bound
+     never exceeds the optimum; it proves some where the root bound alone
+     (one node of branch and bound) does not, or the shaving would not be
+     seen working;
+   - from the serial schedule in index order, where that ends above the
+     optimum, it never claims a proof and its bound never exceeds the
+     optimum (a completion ending at the optimum is within the target, so
+     no window may empty). */
+static void test_unary_prove(void) {
+    tu_rng rng = {5151};
+    int trial, n_trials = 500, n_run = 0, n_poor = 0, n_proven = 0, n_root = 0, n_more = 0, bad = 0;
+    for (trial = 0; trial < n_trials; trial++) {
+        uprob u;
+        cc__time st[10], best[10], inc[10], opt = CONCERTO__TIME_MAX, mk0 = 0;
+        cc__bnb_result res, root;
+        int n = tu_randint(&rng, 4, 8), e[90], ne = 0, i, j, okd;
+        uprob_init(&u, n, 2);
+        for (i = 0; i < n; i++) {
+            u.dur[i] = tu_randint(&rng, 1, 6);
+            u.dem[i * 2 + tu_randint(&rng, 0, 1)] = 1;
+            if (tu_unit(&rng) < 0.2) u.dem[i * 2] = u.dem[i * 2 + 1] = 1;   /* on both streams */
+            u.rel[i] = tu_randint(&rng, 0, 4);
+        }
+        for (i = 0; i < n; i++)
+            for (j = i + 1; j < n; j++)
+                if (tu_unit(&rng) < 0.3) { e[2 * ne] = i; e[2 * ne + 1] = j; ne++; }
+        uprob_edges(&u, n, e, ne);
+        u.p.n_busy = tu_randint(&rng, 0, 3);
+        for (i = 0; i < u.p.n_busy; i++) {
+            u.bs[i] = tu_randint(&rng, 0, 20);
+            u.be[i] = u.bs[i] + tu_randint(&rng, 1, 5);
+            u.bd[i * 2 + tu_randint(&rng, 0, 1)] = 1;
+        }
+        okd = userial(&u, inc, &mk0);
+        if (okd && trial % 2)   /* deadlines the serial schedule meets, some tight */
+            for (i = 0; i < n; i++) if (tu_unit(&rng) < 0.4) u.dl[i] = inc[i] + u.dur[i] + tu_randint(&rng, 0, 2);
+        ubrute_best_rec(&u, 0, 0, st, 0, best, &opt);
+        if (opt >= CONCERTO__TIME_MAX) continue;
+        n_run++;
+        memcpy(st, best, sizeof best);
+        if (cc__bnb_prove(ctx, &u.p, st, 0.0, &res) != CC_OK || res.makespan != opt || res.lower_bound > opt) {
+            if (bad++ < 3) NOTE("trial %d (n=%d): from the optimum %lld: makespan %lld, bound %lld", trial, n, (long long)opt,
+                                (long long)res.makespan, (long long)res.lower_bound);
+            continue;
+        }
+        memcpy(st, best, sizeof best);
+        if (cc__bnb_solve(ctx, &u.p, st, 1, 1, 0, &root) != CC_OK) { if (bad++ < 3) NOTE("trial %d: the root bound failed", trial); continue; }
+        n_proven += res.proven;
+        n_root += root.proven;
+        n_more += res.proven && !root.proven;
+        if (root.proven && !res.proven && bad++ < 3) NOTE("trial %d: the root bound proves, the proof does not", trial);
+        if (okd && mk0 > opt) {
+            n_poor++;
+            memcpy(st, inc, sizeof inc);
+            if (cc__bnb_prove(ctx, &u.p, st, 0.0, &res) != CC_OK || (res.proven && res.makespan > opt) || res.lower_bound > opt)
+                if (bad++ < 3)
+                    NOTE("trial %d (n=%d): from %lld (optimum %lld): makespan %lld, proven %d, bound %lld", trial, n, (long long)mk0,
+                         (long long)opt, (long long)res.makespan, res.proven, (long long)res.lower_bound);
+        }
+    }
+    NOTE("%d problems of 4-8 jobs on two streams: from the optimum %d proven (the root bound alone %d, %d by the shaving only); "
+         "%d from a poorer schedule", n_run, n_proven, n_root, n_more, n_poor);
+    CHECK_INT(bad, 0, "the proof never exceeds the brute-force optimum nor proves a poorer schedule");
+    CHECK(n_more > 0 && n_poor > 100, "the shaving proves where the root bound alone does not (%d), on enough poorer schedules (%d)",
+          n_more, n_poor);
+}
+
+/* The streams' snapshots (cc__bnb_unary_still): with no job placed, a
+   stream whose rules moved nothing on the same windows is skipped, its
+   work counted. On 300 unary problems of 4-8 jobs on two streams, at the
+   targets from the brute-force optimum down: the propagation and a
+   shaving of both ends give the same windows, the same outcome and the
+   same work with the snapshots as without them; after a fixpoint every
+   stream's snapshot holds, and a run of the rules from there counts each
+   stream's tasks twice and moves nothing. */
+static void test_stream_snapshots(void) {
+    tu_rng rng = {6262};
+    int trial, n_cmp = 0, n_still = 0, n_empty = 0, bad = 0;
+    for (trial = 0; trial < 300; trial++) {
+        uprob u;
+        cc__time st[10], best[10], opt = CONCERTO__TIME_MAX, T;
+        int n = tu_randint(&rng, 4, 8), e[90], ne = 0, i, j;
+        uprob_init(&u, n, 2);
+        for (i = 0; i < n; i++) {
+            u.dur[i] = tu_randint(&rng, 1, 6);
+            u.dem[i * 2 + tu_randint(&rng, 0, 1)] = 1;
+            u.rel[i] = tu_randint(&rng, 0, 4);
+        }
+        for (i = 0; i < n; i++)
+            for (j = i + 1; j < n; j++)
+                if (tu_unit(&rng) < 0.3) { e[2 * ne] = i; e[2 * ne + 1] = j; ne++; }
+        uprob_edges(&u, n, e, ne);
+        u.p.n_busy = tu_randint(&rng, 0, 2);
+        for (i = 0; i < u.p.n_busy; i++) {
+            u.bs[i] = tu_randint(&rng, 0, 20);
+            u.be[i] = u.bs[i] + tu_randint(&rng, 1, 5);
+            u.bd[i * 2 + tu_randint(&rng, 0, 1)] = 1;
+        }
+        ubrute_best_rec(&u, 0, 0, st, 0, best, &opt);
+        if (opt >= CONCERTO__TIME_MAX) continue;
+        for (T = opt; T >= opt - 3 && T > 0; T--) {
+            cc__bnb b1, b2;
+            int ok1, ok2, s, ch = 0;
+            if (!ubnb_init(&b1, &u.p, T) || !ubnb_init(&b2, &u.p, T)) { bad++; cc__bnb_free_all(&b1); cc__bnb_free_all(&b2); continue; }
+            b2.sk_on = 0;
+            ok1 = cc__bnb_timetable(&b1);
+            ok2 = cc__bnb_timetable(&b2);
+            if (ok1 && b1.n_str > 0) {   /* a fixpoint (or the rounds' limit): the snapshots */
+                int64_t w0 = b1.work, want = 0;
+                for (s = 0; s < b1.n_str; s++) {
+                    int c;
+                    if (cc__bnb_unary_still(&b1, s, &c)) { n_still++; want += 2 * c; }
+                    else want = -1000000;
+                }
+                if (want >= 0) {
+                    cc__time h0[10], l0[10];
+                    memcpy(h0, b1.h, (size_t)n * sizeof *b1.h);
+                    memcpy(l0, b1.lt, (size_t)n * sizeof *b1.lt);
+                    if (!cc__bnb_unary(&b1, &ch) || ch || b1.work - w0 != want || memcmp(h0, b1.h, (size_t)n * sizeof *b1.h) ||
+                        memcmp(l0, b1.lt, (size_t)n * sizeof *b1.lt))
+                        if (bad++ < 3) NOTE("trial %d, target %lld: a run of the rules after the fixpoint moved or miscounted", trial, (long long)T);
+                }
+                b1.work = w0;
+            }
+            if (ok1 && ok2) {
+                b1.shave = b2.shave = 1;
+                ok1 = cc__bnb_shave(&b1);
+                ok2 = cc__bnb_shave(&b2);
+            }
+            n_cmp++;
+            n_empty += !ok1;
+            if ((ok1 != ok2 || b1.work != b2.work ||
+                 (ok1 && (memcmp(b1.h, b2.h, (size_t)n * sizeof *b1.h) || memcmp(b1.lt, b2.lt, (size_t)n * sizeof *b1.lt)))) && bad++ < 3)
+                NOTE("trial %d, target %lld: with snapshots %d (work %lld), without %d (work %lld)", trial, (long long)T, ok1,
+                     (long long)b1.work, ok2, (long long)b2.work);
+            cc__bnb_free_all(&b1);
+            cc__bnb_free_all(&b2);
+        }
+    }
+    NOTE("%d propagations and shavings compared (%d emptied a window), %d streams' snapshots held after a fixpoint", n_cmp, n_empty, n_still);
+    CHECK_INT(bad, 0, "the snapshots change neither the windows, nor the outcome, nor the work");
+    CHECK(n_still > 100 && n_empty > 10 && n_cmp - n_empty > 10, "snapshots held (%d), windows emptied (%d) and not (%d)", n_still,
+          n_empty, n_cmp - n_empty);
+}
+
 /* A random problem of an odd-even window's shape: 5-8 jobs on one or two
    streams, edges e[0 .. 2 *ne) (from < to, so index order is
    topological), releases, up to 3 busy blocks; inc its serial schedule in
@@ -1285,7 +1474,7 @@ static void test_unary_nodes(void) {
         cc__profile_free(ctx, &pr);
         if (mk <= 0) { if (bad_valid++ < 3) NOTE("trial %d: no serial schedule in index order (%lld)", trial, (long long)mk); continue; }
         memcpy(st, inc, sizeof inc);
-        if (cc__bnb_run(ctx, &f.p, st, 1, 20000, 0, 64, &res) != CC_OK) { if (bad_valid++ < 3) NOTE("trial %d: %s", trial, cc_last_error(ctx)); continue; }
+        if (cc__bnb_run(ctx, &f.p, st, 1, 20000, 0, 64, 0, &res) != CC_OK) { if (bad_valid++ < 3) NOTE("trial %d: %s", trial, cc_last_error(ctx)); continue; }
         n_run++;
         mk = cc__makespan(&f.p, st);
         if (!fshop_valid(&f, st)) { if (bad_valid++ < 3) NOTE("trial %d: an invalid schedule", trial); continue; }
@@ -1315,7 +1504,7 @@ static void test_unary_nodes(void) {
             for (v = 0; v < 2; v++) {
                 memcpy(st, inc, sizeof inc);
                 nodes[u][v] = -1;
-                if (cc__bnb_run(ctx, &f.p, st, 1, 10, 0, u ? 64 : CONCERTO__BNB_UNARY_NODES_N, &res) == CC_OK && !res.proven)
+                if (cc__bnb_run(ctx, &f.p, st, 1, 10, 0, u ? 64 : CONCERTO__BNB_UNARY_NODES_N, 0, &res) == CC_OK && !res.proven)
                     nodes[u][v] = (long long)res.nodes;
             }
         CHECK(nodes[0][0] >= 1 && nodes[0][0] <= 10 && nodes[0][1] == nodes[0][0],
@@ -1617,6 +1806,8 @@ int main(void) {
     TH_RUN(test_shave_brute);
     TH_RUN(test_unary_rules);
     TH_RUN(test_unary_brute);
+    TH_RUN(test_unary_prove);
+    TH_RUN(test_stream_snapshots);
     TH_RUN(test_oe_inner);
     TH_RUN(test_oe_window_lists);
     TH_RUN(test_work_budget);

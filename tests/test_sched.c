@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include "util.h"
+#include "../bench/stepgraph.h"
 
 static cc_context* ctx;
 
@@ -912,6 +913,105 @@ static void test_large_windows(void) {
     CHECK(n_better > 0, "windows of 2x125 ops improve some list schedules (%d of 3)", n_better);
 }
 
+/* The proof of a window's placement by shaving (window_prove) on
+   two-machine flow shops of n jobs as stream graphs (compute, then
+   communication), all 2n ops in one window (window_ops n, one round, 1 or
+   300 nodes; 2n = 140 is a large window, with its inner search): the same
+   schedule and windows as without it, never fewer windows proven nor a
+   larger gap; a window proven holds the whole graph from time 0, so its
+   makespan must be Johnson's optimum. Flow shops the search does not
+   finish stay unproven (their makespans are above Johnson's), so the
+   proof's effect is seen on the synthetic training step of 8 layers
+   (bench/stepgraph.h, 169 ops, windows of 2x65 ops, 4 rounds): the same
+   schedule, and windows proven that the search alone left open. A
+   window_prove outside 0..1 is refused, the message naming it. */
+static void test_window_prove(void) {
+    static const int sizes[] = { 12, 20, 30, 70 };
+    int si, nodes, bad = 0, n_open = 0, n_runs = 0;
+    {
+        cc_graph* g = NULL;
+        cc_schedule s[2];
+        int v;
+        memset(s, 0, sizeof s);
+        if (CHECK(stepgraph_build(ctx, 8, 2.0, 15, &g) == CC_OK, "the 8-layer step: built")) {
+            for (v = 0; v < 2; v++) {
+                cc_sched_desc sd = cc_sched_desc_default();
+                sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = 65; sd.window_prove = v;
+                CHECK(cc_sched_solve(ctx, g, &sd, &s[v]) == CC_OK, "the 8-layer step, prove %d: solves", v);
+            }
+            if (s[0].start_us && s[1].start_us) {
+                CHECK(s[0].makespan_us == s[1].makespan_us && !memcmp(s[0].start_us, s[1].start_us, (size_t)s[0].n_ops * sizeof(double)) &&
+                      s[0].n_windows == s[1].n_windows, "the 8-layer step: the same schedule and windows with the proof (%g, %g)",
+                      s[0].makespan_us, s[1].makespan_us);
+                CHECK(s[0].n_windows_proven < s[0].n_windows && s[1].n_windows_proven > s[0].n_windows_proven && s[1].window_gap_max < s[0].window_gap_max,
+                      "the 8-layer step: windows proven %lld of %lld without the proof, %lld with it (gap %g, %g)",
+                      (long long)s[0].n_windows_proven, (long long)s[0].n_windows, (long long)s[1].n_windows_proven, s[0].window_gap_max,
+                      s[1].window_gap_max);
+            }
+            cc_schedule_release(ctx, &s[0]);
+            cc_schedule_release(ctx, &s[1]);
+            cc_graph_destroy(g);
+        }
+    }
+    for (si = 0; si < 4; si++)
+        for (nodes = 1; nodes <= 300; nodes += 299) {
+            int nj = sizes[si], i, v;
+            double a[70], b[70], opt;
+            tu_inst* in = tu_inst_new(2 * nj, 2, 1);
+            cc_graph* g = NULL;
+            cc_schedule s[2];
+            for (i = 0; i < nj; i++) {
+                a[i] = 1 + (7 * i + nodes) % 9; b[i] = 1 + (5 * i + 3 * si) % 9;
+                in->dur[2 * i] = a[i]; in->dur[2 * i + 1] = b[i];
+                tu_set_stream(in, 2 * i, 0); tu_set_stream(in, 2 * i + 1, 1);
+                in->adj[(size_t)(2 * i) * in->n + 2 * i + 1] = 1;
+            }
+            opt = johnson(a, b, nj);
+            memset(s, 0, sizeof s);
+            if (tu_build_graph(ctx, in, &g) != CC_OK) { CHECK(0, "flow shop of %d: graph: %s", nj, cc_last_error(ctx)); tu_inst_free(in); continue; }
+            for (v = 0; v < 2; v++) {
+                cc_sched_desc sd = cc_sched_desc_default();
+                sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = nj; sd.rounds = 1; sd.window_nodes = nodes; sd.window_prove = v;
+                if (!CHECK(cc_sched_solve(ctx, g, &sd, &s[v]) == CC_OK, "flow shop of %d, %d nodes, prove %d: solves", nj, nodes, v)) bad++;
+            }
+            if (s[0].start_us && s[1].start_us) {
+                n_runs++;
+                if ((s[1].makespan_us != s[0].makespan_us || memcmp(s[0].start_us, s[1].start_us, (size_t)in->n * sizeof(double)) ||
+                     s[1].n_windows != s[0].n_windows || s[1].n_windows_proven < s[0].n_windows_proven ||
+                     s[1].window_gap_max > s[0].window_gap_max) && bad++ < 3)
+                    NOTE("flow shop of %d, %d nodes: makespan %g / %g, windows proven %lld / %lld, gap %g / %g", nj, nodes, s[0].makespan_us,
+                         s[1].makespan_us, (long long)s[0].n_windows_proven, (long long)s[1].n_windows_proven, s[0].window_gap_max,
+                         s[1].window_gap_max);
+                n_open += s[1].makespan_us > opt + EPS;
+                if (s[1].n_windows == 1 && s[1].n_windows_proven == 1 && fabs(s[1].makespan_us - opt) > EPS && bad++ < 3)
+                    NOTE("flow shop of %d, %d nodes: the window proven at %g, Johnson's optimum %g", nj, nodes, s[1].makespan_us, opt);
+                NOTE("flow shop of %d jobs, %d nodes: %g (Johnson %g), windows proven %lld of %lld, %lld with the proof", nj, nodes,
+                     s[1].makespan_us, opt, (long long)s[0].n_windows_proven, (long long)s[0].n_windows, (long long)s[1].n_windows_proven);
+            }
+            cc_schedule_release(ctx, &s[0]);
+            cc_schedule_release(ctx, &s[1]);
+            cc_graph_destroy(g);
+            tu_inst_free(in);
+        }
+    CHECK_INT(bad, 0, "window_prove: the same schedule, never less proven, a proof only at Johnson's optimum");
+    CHECK(n_runs == 8 && n_open > 0, "window_prove on flow shops: %d runs, %d left above Johnson's optimum", n_runs, n_open);
+    {
+        cc_graph* g = NULL;
+        cc_op_desc d = cc_op_desc_default();
+        cc_sched_desc sd = cc_sched_desc_default();
+        cc_schedule s;
+        if (cc_graph_create(ctx, NULL, &g) == CC_OK) {
+            d.name = "c"; d.duration_us = 1;
+            cc_graph_add_op(g, &d, NULL);
+            sd.window_prove = 2;
+            memset(&s, 0, sizeof s);
+            CHECK(cc_sched_solve(ctx, g, &sd, &s) == CC_ERR_INVALID_ARG && strstr(cc_last_error(ctx), "window_prove"),
+                  "window_prove 2 is refused, naming the field (%s)", cc_last_error(ctx));
+            cc_graph_destroy(g);
+        }
+    }
+}
+
 /* Every allocation of a solve with perturbation restarts refused in turn
    (graph and solve in a context with a failing allocator): out of memory or
    the schedule of the run without refusals (makespan ref, starts ref_st),
@@ -1039,6 +1139,7 @@ int main(void) {
     TH_RUN(test_larger);
     TH_RUN(test_query_defaults);
     TH_RUN(test_window_report);
+    TH_RUN(test_window_prove);
     TH_RUN(test_never_worse_than_program);
     TH_RUN(test_deeper_windows);
     TH_RUN(test_large_windows);
