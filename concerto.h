@@ -4046,11 +4046,11 @@ typedef struct cc__bnb {
     int shave_sides;          /* which ends shaving cuts: 1 heads, 2 latest starts (0: both) */
     int64_t shave_cap;        /* work one shaving may spend (0: no cap) */
     cc__time *sh_w, *sh_pv;   /* shaving: the windows, a probe's windows ([2n] each) */
-    /* the streams' rules with no job placed (the root, its destructive
-       bound and shaving): per stream, the windows of its jobs when its rules
-       last ran and moved nothing (sk_*), and a copy of those taken where
-       shaving's windows were a fixpoint (bk_*); a stream whose windows equal
-       either is not run again, its work counted as if it ran (sk_on: 1) */
+    /* the streams' rules in shaving's probes (the same jobs placed in
+       each): per stream, the windows of its jobs when its rules last ran
+       and moved nothing (sk_*), and a copy of those taken where shaving's
+       windows were a fixpoint (bk_*); a stream whose windows equal either
+       is not run again, its work counted as if it ran (sk_on: 1) */
     cc__time *sk_h, *sk_l, *bk_h, *bk_l;   /* [str_off[n_str]] */
     int *sk_c, *bk_c;                       /* [n_str] tasks of that run */
     unsigned char *sk_ok, *bk_ok;           /* [n_str] the snapshot holds */
@@ -4666,10 +4666,10 @@ static int cc__uny_side(cc__bnb* b, int c) {
     return 1;
 }
 
-/* 1 when stream s's rules ran, with no job placed, on the windows its
-   jobs have now and moved nothing (b->sk_* or b->bk_*): they would move
-   nothing again, as they read only those windows and the busy blocks;
-   *c: that run's tasks. */
+/* 1 when stream s's rules ran, in a probe of the same shaving, on the
+   windows its jobs have now and moved nothing (b->sk_* or b->bk_*): they
+   would move nothing again, as they read only those windows, the placed
+   jobs and the busy blocks; *c: that run's tasks. */
 static int cc__bnb_unary_still(const cc__bnb* b, int s, int* c) {
     int a, same_s = b->sk_ok[s], same_b = b->bk_ok[s];
     for (a = b->str_off[s]; a < b->str_off[s + 1] && (same_s || same_b); a++) {
@@ -4683,16 +4683,16 @@ static int cc__bnb_unary_still(const cc__bnb* b, int s, int* c) {
 
 /* The stream rules on every stream, both directions; moves h[] and lt[]
    of the unplaced jobs. Sets *changed; returns 0 when no completion
-   exists. With no job placed, a stream whose rules moved nothing on the
+   exists. In shaving's probes a stream whose rules moved nothing on the
    same windows before is skipped (cc__bnb_unary_still): the same result
-   and the same work counted, in less time (shaving's probes change one
-   job's window, so most streams are as they were). */
+   and the same work counted, in less time (a probe changes one job's
+   window, so most streams are as they were). */
 static int cc__bnb_unary(cc__bnb* b, int* changed) {
     const cc__prob* p = b->p;
     int s, a, c, pass;
     for (s = 0; s < b->n_str; s++) {
         cc__time e0 = CONCERTO__TIME_MAX, l1 = -CONCERTO__TIME_MAX;
-        int moved = 0, snap = b->sk_on && b->n_done == 0;
+        int moved = 0, snap = b->sk_on && b->probing && b->sk_h;
         if (snap && cc__bnb_unary_still(b, s, &c)) { b->work += 2 * c; continue; }
         for (a = b->str_off[s]; a < b->str_off[s + 1]; a++) {
             int j = b->str_job[a];
@@ -4882,6 +4882,30 @@ static int cc__bnb_probe(cc__bnb* b, const cc__time* w, int j, cc__time lo, cc__
 #define CONCERTO__BNB_SHAVE_PASSES 3
 #endif
 
+/* The streams' snapshots' arrays (b->sk_*, b->bk_*); 0, and no
+   snapshots (sk_on 0), when they cannot be had. */
+static int cc__bnb_snap_alloc(cc__bnb* b) {
+    cc_context* ctx = b->ctx;
+    size_t m = (size_t)b->str_off[b->n_str] + 1, ns = (size_t)b->n_str;
+    if (b->sk_h) return 1;
+    b->sk_h = (cc__time*)cc__alloc(ctx, m * sizeof(cc__time));
+    b->sk_l = (cc__time*)cc__alloc(ctx, m * sizeof(cc__time));
+    b->bk_h = (cc__time*)cc__alloc(ctx, m * sizeof(cc__time));
+    b->bk_l = (cc__time*)cc__alloc(ctx, m * sizeof(cc__time));
+    b->sk_c = (int*)cc__calloc(ctx, ns, sizeof(int));
+    b->bk_c = (int*)cc__calloc(ctx, ns, sizeof(int));
+    b->sk_ok = (unsigned char*)cc__calloc(ctx, ns, 1);
+    b->bk_ok = (unsigned char*)cc__calloc(ctx, ns, 1);
+    if (b->sk_h && b->sk_l && b->bk_h && b->bk_l && b->sk_c && b->bk_c && b->sk_ok && b->bk_ok) return 1;
+    cc__free(ctx, b->sk_h); cc__free(ctx, b->sk_l); cc__free(ctx, b->bk_h); cc__free(ctx, b->bk_l);
+    cc__free(ctx, b->sk_c); cc__free(ctx, b->bk_c); cc__free(ctx, b->sk_ok); cc__free(ctx, b->bk_ok);
+    b->sk_h = b->sk_l = b->bk_h = b->bk_l = NULL;
+    b->sk_c = b->bk_c = NULL;
+    b->sk_ok = b->bk_ok = NULL;
+    b->sk_on = 0;
+    return 0;
+}
+
 /* The windows now in h[] and lt[] are a fixpoint of the propagation: the
    streams' snapshots of this moment serve every probe from them. */
 static void cc__bnb_shave_base(cc__bnb* b) {
@@ -4900,7 +4924,24 @@ static int cc__bnb_shave(cc__bnb* b) {
     int64_t w0 = b->work;
     memcpy(w, b->h, n * sizeof *w);
     memcpy(w + n, b->lt, n * sizeof *w);
-    cc__bnb_shave_base(b);
+    if (b->n_str > 0 && b->sk_on && cc__bnb_snap_alloc(b)) {
+        /* the streams' snapshots of these windows, from a probe that
+           changes nothing (neither its outcome nor its work counts: the
+           shaving is the one without snapshots, only faster) */
+        int64_t wb = b->work;
+        memset(b->sk_ok, 0, (size_t)b->n_str);
+        memset(b->bk_ok, 0, (size_t)b->n_str);
+        for (j = 0; j < b->n && b->done[j]; j++) {}
+        if (j < b->n) {
+            if (cc__bnb_probe(b, w, j, w[j], w[n + (size_t)j]) && !memcmp(b->h, w, n * sizeof *w) &&
+                !memcmp(b->lt, w + n, n * sizeof *w))
+                cc__bnb_shave_base(b);
+            else memset(b->sk_ok, 0, (size_t)b->n_str);   /* not a fixpoint (the rounds' limit): no snapshots */
+            memcpy(b->h, w, n * sizeof *w);
+            memcpy(b->lt, w + n, n * sizeof *w);
+        }
+        b->work = wb;
+    }
     for (pass = 0; pass < CONCERTO__BNB_SHAVE_PASSES && moved; pass++) {
         moved = 0;
         for (j = 0; j < b->n; j++) {
@@ -5549,17 +5590,7 @@ static int cc__bnb_streams(cc__bnb* b) {
         b->n_str++;
     }
     if (b->n_str == 0) return 1;
-    m = (size_t)b->str_off[b->n_str] + 1;
-    b->sk_h = (cc__time*)cc__alloc(ctx, m * sizeof(cc__time));
-    b->sk_l = (cc__time*)cc__alloc(ctx, m * sizeof(cc__time));
-    b->bk_h = (cc__time*)cc__alloc(ctx, m * sizeof(cc__time));
-    b->bk_l = (cc__time*)cc__alloc(ctx, m * sizeof(cc__time));
-    b->sk_c = (int*)cc__calloc(ctx, (size_t)b->n_str, sizeof(int));
-    b->bk_c = (int*)cc__calloc(ctx, (size_t)b->n_str, sizeof(int));
-    b->sk_ok = (unsigned char*)cc__calloc(ctx, (size_t)b->n_str, 1);
-    b->bk_ok = (unsigned char*)cc__calloc(ctx, (size_t)b->n_str, 1);
-    if (!b->sk_h || !b->sk_l || !b->bk_h || !b->bk_l || !b->sk_c || !b->bk_c || !b->sk_ok || !b->bk_ok) return 0;
-    b->sk_on = 1;
+    b->sk_on = 1;   /* (the snapshots' arrays come with the first shaving) */
     m = (size_t)b->str_max;
     for (np2 = 1; np2 < b->str_max; np2 *= 2) {}
     b->u_est = (cc__time*)cc__alloc(ctx, m * sizeof(cc__time));
