@@ -585,7 +585,8 @@ typedef struct cc_sched_desc {
                                  0 or 1: the caller's thread alone; at most 256. One thread
                                  with lp_solve as the exact solver, or in a CONCERTO_NO_RUNTIME
                                  build */
-    int window_prove;         /* 1: an odd-even window of unary streams alone (a training step's)
+    int window_prove;         /* 1: an odd-even window of unary streams alone (a training step's;
+                                 those of perturbations and restarts too, each time one runs)
                                  that its search leaves unproven tries to prove its placement
                                  optimal: its windows against the makespan less a step, shaved
                                  at their latest starts (each job held at its latest start and
@@ -8663,10 +8664,11 @@ static cc_result cc__oe_window_solve(cc__oe* o, int* changed) {
             }
         }
     } else rc = cc__exact_solve(ctx, &sub, w->start, 1, o->cfg, &br);
-    if (o->cfg->prove && rc == CC_OK && !br.proven && br.makespan < CONCERTO__TIME_MAX &&
+    for (i = 0; i < sub.k && sub.cap[i] <= 1; i++) {}
+    if (o->cfg->prove && i == sub.k && rc == CC_OK && !br.proven && br.makespan < CONCERTO__TIME_MAX &&
         (o->t_end <= 0 || cc__now_s() < o->t_end)) {
         /* the placement's makespan proven optimal by shaving (unary
-           streams alone; elsewhere the root bound as before) */
+           streams alone) */
         cc__bnb_result pr;
         cc_result r2 = cc__bnb_prove(ctx, &sub, w->start, o->t_end > 0 ? o->t_end - cc__now_s() : 0.0, &pr);
         cc__exact_note(ctx, o->cfg, r2, "branch and bound");

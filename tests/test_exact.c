@@ -743,12 +743,16 @@ static void test_unary_rules(void) {
    On unary resources the orders by start of an optimal schedule give a
    schedule no job of which is later, so the least makespan over all orders
    is the optimum (deadlines checked at the end). CONCERTO__TIME_MAX when
-   no order meets the deadlines. */
-static cc__time ubrute_rec(const uprob* u, int depth, unsigned used, cc__time* st, cc__time mk) {
+   no order meets the deadlines. ubrute_best_rec also leaves a schedule
+   that reaches it in best[] (*best_mk: the least makespan so far). */
+static cc__time ubrute_best_rec(const uprob* u, int depth, unsigned used, cc__time* st, cc__time mk, cc__time* best,
+                                cc__time* best_mk) {
     const cc__prob* p = &u->p;
     int n = p->n, k = p->k, j, q, r, x;
-    cc__time best = CONCERTO__TIME_MAX;
-    if (depth == n) return mk;
+    if (depth == n) {
+        if (mk < *best_mk) { *best_mk = mk; memcpy(best, st, (size_t)n * sizeof *st); }
+        return mk;
+    }
     for (j = 0; j < n; j++) {
         cc__time s, f;
         int moved = 1, ok = 1;
@@ -768,12 +772,16 @@ static cc__time ubrute_rec(const uprob* u, int depth, unsigned used, cc__time* s
             }
         }
         f = s + p->dur[j];
-        if (f > p->deadline[j]) continue;   /* later orders only start it later */
+        if (f > p->deadline[j]) continue;
         st[j] = s;
-        f = ubrute_rec(u, depth + 1, used | 1u << j, st, mk > f ? mk : f);
-        if (f < best) best = f;
+        ubrute_best_rec(u, depth + 1, used | 1u << j, st, mk > f ? mk : f, best, best_mk);
     }
-    return best;
+    return *best_mk;
+}
+
+static cc__time ubrute_rec(const uprob* u, int depth, unsigned used, cc__time* st, cc__time mk) {
+    cc__time best[10], best_mk = CONCERTO__TIME_MAX;
+    return ubrute_best_rec(u, depth, used, st, mk, best, &best_mk);
 }
 
 /* The serial schedule of jobs 0..n-1 (a topological order), each at its
@@ -892,39 +900,29 @@ static void test_unary_brute(void) {
     CHECK_INT(bad_lb, 0, "the root bound never exceeds the optimum");
 }
 
-/* ubrute_rec's optimum with a schedule that reaches it in best[]. */
-static cc__time ubrute_best_rec(const uprob* u, int depth, unsigned used, cc__time* st, cc__time mk, cc__time* best,
-                                cc__time* best_mk) {
-    const cc__prob* p = &u->p;
-    int n = p->n, k = p->k, j, q, r, x;
-    if (depth == n) {
-        if (mk < *best_mk) { *best_mk = mk; memcpy(best, st, (size_t)n * sizeof *st); }
-        return mk;
+/* A random problem of n jobs (n <= 8) on two streams: durations 1-6,
+   releases 0-4, each job on one stream (both, one in five, where both),
+   chains (each pair i < j an edge with probability 0.3), up to busy_max
+   busy blocks. */
+static void utwo_streams(tu_rng* rng, uprob* u, int n, int both, int busy_max) {
+    int i, j, e[90], ne = 0;
+    uprob_init(u, n, 2);
+    for (i = 0; i < n; i++) {
+        u->dur[i] = tu_randint(rng, 1, 6);
+        u->dem[i * 2 + tu_randint(rng, 0, 1)] = 1;
+        if (both && tu_unit(rng) < 0.2) u->dem[i * 2] = u->dem[i * 2 + 1] = 1;
+        u->rel[i] = tu_randint(rng, 0, 4);
     }
-    for (j = 0; j < n; j++) {
-        cc__time s, f;
-        int moved = 1, ok = 1;
-        if (used >> j & 1) continue;
-        for (q = p->pred_off[j]; q < p->pred_off[j + 1]; q++) ok = ok && (used >> p->pred[q] & 1);
-        if (!ok) continue;
-        s = p->release[j];
-        for (q = p->pred_off[j]; q < p->pred_off[j + 1]; q++) if (st[p->pred[q]] + p->dur[p->pred[q]] > s) s = st[p->pred[q]] + p->dur[p->pred[q]];
-        while (moved && p->dur[j] > 0) {
-            moved = 0;
-            for (r = 0; r < k; r++) {
-                if (!p->dem[j * k + r]) continue;
-                for (x = 0; x < n; x++)
-                    if ((used >> x & 1) && p->dem[x * k + r] && p->dur[x] > 0 && st[x] < s + p->dur[j] && s < st[x] + p->dur[x]) { s = st[x] + p->dur[x]; moved = 1; }
-                for (x = 0; x < p->n_busy; x++)
-                    if (p->busy_dem[x * k + r] && p->busy_start[x] < s + p->dur[j] && s < p->busy_end[x]) { s = p->busy_end[x]; moved = 1; }
-            }
-        }
-        f = s + p->dur[j];
-        if (f > p->deadline[j]) continue;
-        st[j] = s;
-        ubrute_best_rec(u, depth + 1, used | 1u << j, st, mk > f ? mk : f, best, best_mk);
+    for (i = 0; i < n; i++)
+        for (j = i + 1; j < n; j++)
+            if (tu_unit(rng) < 0.3) { e[2 * ne] = i; e[2 * ne + 1] = j; ne++; }
+    uprob_edges(u, n, e, ne);
+    u->p.n_busy = tu_randint(rng, 0, busy_max);
+    for (i = 0; i < u->p.n_busy; i++) {
+        u->bs[i] = tu_randint(rng, 0, 20);
+        u->be[i] = u->bs[i] + tu_randint(rng, 1, 5);
+        u->bd[i * 2 + tu_randint(rng, 0, 1)] = 1;
     }
-    return *best_mk;
 }
 
 /* The proof by shaving (cc__bnb_prove: the root's windows against the
@@ -947,24 +945,8 @@ static void test_unary_prove(void) {
         uprob u;
         cc__time st[10], best[10], inc[10], opt = CONCERTO__TIME_MAX, mk0 = 0;
         cc__bnb_result res, root;
-        int n = tu_randint(&rng, 4, 8), e[90], ne = 0, i, j, okd;
-        uprob_init(&u, n, 2);
-        for (i = 0; i < n; i++) {
-            u.dur[i] = tu_randint(&rng, 1, 6);
-            u.dem[i * 2 + tu_randint(&rng, 0, 1)] = 1;
-            if (tu_unit(&rng) < 0.2) u.dem[i * 2] = u.dem[i * 2 + 1] = 1;   /* on both streams */
-            u.rel[i] = tu_randint(&rng, 0, 4);
-        }
-        for (i = 0; i < n; i++)
-            for (j = i + 1; j < n; j++)
-                if (tu_unit(&rng) < 0.3) { e[2 * ne] = i; e[2 * ne + 1] = j; ne++; }
-        uprob_edges(&u, n, e, ne);
-        u.p.n_busy = tu_randint(&rng, 0, 3);
-        for (i = 0; i < u.p.n_busy; i++) {
-            u.bs[i] = tu_randint(&rng, 0, 20);
-            u.be[i] = u.bs[i] + tu_randint(&rng, 1, 5);
-            u.bd[i * 2 + tu_randint(&rng, 0, 1)] = 1;
-        }
+        int n = tu_randint(&rng, 4, 8), i, okd;
+        utwo_streams(&rng, &u, n, 1, 3);
         okd = userial(&u, inc, &mk0);
         if (okd && trial % 2)   /* deadlines the serial schedule meets, some tight */
             for (i = 0; i < n; i++) if (tu_unit(&rng) < 0.4) u.dl[i] = inc[i] + u.dur[i] + tu_randint(&rng, 0, 2);
@@ -1013,23 +995,8 @@ static void test_stream_snapshots(void) {
     for (trial = 0; trial < 300; trial++) {
         uprob u;
         cc__time st[10], best[10], opt = CONCERTO__TIME_MAX, T;
-        int n = tu_randint(&rng, 4, 8), e[90], ne = 0, i, j;
-        uprob_init(&u, n, 2);
-        for (i = 0; i < n; i++) {
-            u.dur[i] = tu_randint(&rng, 1, 6);
-            u.dem[i * 2 + tu_randint(&rng, 0, 1)] = 1;
-            u.rel[i] = tu_randint(&rng, 0, 4);
-        }
-        for (i = 0; i < n; i++)
-            for (j = i + 1; j < n; j++)
-                if (tu_unit(&rng) < 0.3) { e[2 * ne] = i; e[2 * ne + 1] = j; ne++; }
-        uprob_edges(&u, n, e, ne);
-        u.p.n_busy = tu_randint(&rng, 0, 2);
-        for (i = 0; i < u.p.n_busy; i++) {
-            u.bs[i] = tu_randint(&rng, 0, 20);
-            u.be[i] = u.bs[i] + tu_randint(&rng, 1, 5);
-            u.bd[i * 2 + tu_randint(&rng, 0, 1)] = 1;
-        }
+        int n = tu_randint(&rng, 4, 8);
+        utwo_streams(&rng, &u, n, 0, 2);
         ubrute_best_rec(&u, 0, 0, st, 0, best, &opt);
         if (opt >= CONCERTO__TIME_MAX) continue;
         for (T = opt; T >= opt - 3 && T > 0; T--) {
