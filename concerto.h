@@ -2666,6 +2666,15 @@ static cc__time cc__prob_resource_lb(const cc__prob* p) {
     return best;
 }
 
+/* 1 when some resource's capacity is above 1 (a cumulative resource), 0
+   on unary streams alone. */
+static int cc__prob_cumulative(const cc__prob* p) {
+    int r;
+    for (r = 0; r < p->k; r++)
+        if (p->cap[r] > 1) return 1;
+    return 0;
+}
+
 /* The shape of the demands: *single (may be NULL) 1 if every job demands
    at most one resource (then fast list scheduling applies); *unary (may
    be NULL) 1 if every demand is 1 of a resource of capacity 1 and there
@@ -4914,7 +4923,7 @@ static int cc__bnb_snap_alloc(cc__bnb* b) {
 /* The windows now in h[] and lt[] are a fixpoint of the propagation: the
    streams' snapshots of this moment serve every probe from them. */
 static void cc__bnb_shave_base(cc__bnb* b) {
-    if (b->n_str == 0 || !b->sk_on) return;
+    if (!b->sk_h) return;
     memcpy(b->bk_h, b->sk_h, (size_t)b->str_off[b->n_str] * sizeof *b->bk_h);
     memcpy(b->bk_l, b->sk_l, (size_t)b->str_off[b->n_str] * sizeof *b->bk_l);
     memcpy(b->bk_c, b->sk_c, (size_t)b->n_str * sizeof *b->bk_c);
@@ -4935,16 +4944,11 @@ static int cc__bnb_shave(cc__bnb* b) {
            shaving is the one without snapshots, only faster) */
         int64_t wb = b->work;
         memset(b->sk_ok, 0, (size_t)b->n_str);
-        memset(b->bk_ok, 0, (size_t)b->n_str);
         for (j = 0; j < b->n && b->done[j]; j++) {}
-        if (j < b->n) {
-            if (cc__bnb_probe(b, w, j, w[j], w[n + (size_t)j]) && !memcmp(b->h, w, n * sizeof *w) &&
-                !memcmp(b->lt, w + n, n * sizeof *w))
-                cc__bnb_shave_base(b);
-            else memset(b->sk_ok, 0, (size_t)b->n_str);   /* not a fixpoint (the rounds' limit): no snapshots */
-            memcpy(b->h, w, n * sizeof *w);
-            memcpy(b->lt, w + n, n * sizeof *w);
-        }
+        if (j < b->n) (void)cc__bnb_probe(b, w, j, w[j], w[n + (size_t)j]);
+        cc__bnb_shave_base(b);   /* (a snapshot holds for its own windows, whatever the probe's end) */
+        memcpy(b->h, w, n * sizeof *w);
+        memcpy(b->lt, w + n, n * sizeof *w);
         b->work = wb;
     }
     for (pass = 0; pass < CONCERTO__BNB_SHAVE_PASSES && moved; pass++) {
@@ -5714,9 +5718,7 @@ static cc_result cc__bnb_run(cc_context* ctx, const cc__prob* p, cc__time* best,
        training step's streams) compulsory parts rarely prune and made a
        node several times dearer for no better schedule, so there the
        streams' rules run instead (below) */
-    b->tt = 0;
-    for (i = 0; i < p->k; i++)
-        if (p->cap[i] > 1) b->tt = 1;
+    b->tt = cc__prob_cumulative(p);
     if (!cc__bnb_alloc(b)) goto oom;
     infeasible = cc__bnb_structure(b);
     if (!cc__bnb_tails(b)) goto oom;
@@ -8664,8 +8666,7 @@ static cc_result cc__oe_window_solve(cc__oe* o, int* changed) {
             }
         }
     } else rc = cc__exact_solve(ctx, &sub, w->start, 1, o->cfg, &br);
-    for (i = 0; i < sub.k && sub.cap[i] <= 1; i++) {}
-    if (o->cfg->prove && i == sub.k && rc == CC_OK && !br.proven && br.makespan < CONCERTO__TIME_MAX &&
+    if (o->cfg->prove && !cc__prob_cumulative(&sub) && rc == CC_OK && !br.proven && br.makespan < CONCERTO__TIME_MAX &&
         (o->t_end <= 0 || cc__now_s() < o->t_end)) {
         /* the placement's makespan proven optimal by shaving (unary
            streams alone) */
@@ -9009,13 +9010,11 @@ static cc_result cc__solve_exact(cc__solve* S, int lcg_after) {
    ops that cannot overlap in 25% less again (bench/RESULTS.md). */
 static cc_result cc__solve_lcg(cc__solve* S, int64_t conflicts, int* ran) {
     cc__bnb_result br;
-    int i;
     double left;
     cc_result rc;
     if (ran) *ran = 0;
     if (S->proven || S->d.exact != CC_EXACT_BNB || S->h.best_mk <= S->lb || cc__solve_out_of_time(S)) return CC_OK;
-    for (i = 0; i < S->p.k && S->p.cap[i] <= 1; i++) {}
-    if (i == S->p.k) return CC_OK;
+    if (!cc__prob_cumulative(&S->p)) return CC_OK;
     memcpy(S->h.cur, S->h.best, (size_t)S->p.n * sizeof(cc__time));
     left = S->t_end > 0 ? S->t_end - cc__now_s() : 0;
     rc = cc__lcg_solve(S->ctx, &S->p, S->h.cur, conflicts, left, S->lb, S->p.n > CONCERTO__PROOF_N, &br);
