@@ -4042,8 +4042,14 @@ typedef struct cc__bnb {
     cc__time *u_est, *u_lct, *u_p, *u_ne, *u_nl, *u_key;   /* [str_max]: one stream's tasks */
     int *u_id, *u_oe, *u_ol, *u_os, *u_oc, *u_tmp, *u_pos;
     unsigned char* u_in;
-    cc__time *t_sp, *t_ect, *t_spb, *t_ectb;   /* the theta-lambda tree, [2 * u_np] */
-    int *t_rsp, *t_rect, u_np;
+    /* the rules' four orders (by est, lct, lst, ect) of each stream's last
+       run, each side: stream s's at u_ord + 8 * (str_off[s] + bz_off[s]),
+       order q of side d at (4 d + q) * its tasks; u_ordc[8 s + 4 d + q]
+       their count (0: none) */
+    int *u_ord, *u_ordc;
+    struct cc__uny_node* t;      /* the theta-lambda tree, [2 * u_np] */
+    struct cc__uny_wnode* tw;    /* the theta tree of white leaves alone, [2 * u_np] */
+    int u_np;
     int uo;                   /* unary streams alone: the propagation runs their rules and the edges only */
     int lazy;                 /* a child propagates when it is searched, not when it is generated */
     cc__time* hj;             /* memo check: per job, lazily, min head over conf[j] */
@@ -4546,10 +4552,35 @@ static int cc__bnb_edgefind(cc__bnb* b, int* changed) {
 
 #define CONCERTO__UNY_NEG (-CONCERTO__TIME_MAX)
 
+/* A node of the theta-lambda tree: over its leaves, Theta's sum of
+   durations and ECT, the same with at most one gray leaf added, and the
+   gray leaves that achieve them (-1: none). The theta tree alone keeps
+   the first two. */
+typedef struct cc__uny_node { cc__time sp, ect, spb, ectb; int rsp, rect; } cc__uny_node;
+typedef struct cc__uny_wnode { cc__time sp, ect; } cc__uny_wnode;
+
 /* Sorts ord[0..c) (filled here with 0..c-1) by key, ties by index
-   (a merge sort; tmp has c entries). */
-static void cc__uny_sort(int* ord, const cc__time* key, int c, int* tmp) {
+   (a merge sort; tmp has c entries). With last (the order of the last
+   run, *lastc its count; NULL: none): from that order by insertion when it
+   has as many tasks, as the windows move little between runs, and by the
+   merge sort where that takes more than 4c moves; the result, the one
+   order by key and index, either way, goes back to last. */
+static void cc__uny_sort(int* ord, const cc__time* key, int c, int* tmp, int* last, int* lastc) {
     int w, i;
+    if (last && *lastc == c) {
+        int moves = 0, x, y;
+        for (x = 0; x < c && moves <= 4 * c; x++) {
+            int v = last[x];
+            cc__time kv = key[v];
+            for (y = x; y > 0 && (key[ord[y - 1]] > kv || (key[ord[y - 1]] == kv && ord[y - 1] > v)); y--) ord[y] = ord[y - 1];
+            ord[y] = v;
+            moves += x - y;
+        }
+        if (x == c && moves <= 4 * c) {
+            memcpy(last, ord, (size_t)c * sizeof *ord);
+            return;
+        }
+    }
     for (i = 0; i < c; i++) ord[i] = i;
     for (w = 1; w < c; w *= 2) {
         for (i = 0; i < c; i += 2 * w) {
@@ -4560,86 +4591,127 @@ static void cc__uny_sort(int* ord, const cc__time* key, int c, int* tmp) {
         }
         memcpy(ord, tmp, (size_t)c * sizeof *ord);
     }
+    if (last) {
+        memcpy(last, ord, (size_t)c * sizeof *ord);
+        *lastc = c;
+    }
 }
 
 /* Node v of the tree from its children. */
-static void cc__uny_pull(cc__bnb* b, int v) {
-    int l = 2 * v, r = 2 * v + 1;
-    cc__time a, c2, d;
-    b->t_sp[v] = b->t_sp[l] + b->t_sp[r];
-    b->t_ect[v] = cc__bnb_max(b->t_ect[r], b->t_ect[l] + b->t_sp[r]);
-    a = b->t_spb[l] + b->t_sp[r]; c2 = b->t_sp[l] + b->t_spb[r];
-    if (a >= c2) { b->t_spb[v] = a; b->t_rsp[v] = b->t_rsp[l]; } else { b->t_spb[v] = c2; b->t_rsp[v] = b->t_rsp[r]; }
-    a = b->t_ectb[r]; c2 = b->t_ect[l] + b->t_spb[r]; d = b->t_ectb[l] + b->t_sp[r];
-    if (a >= c2 && a >= d) { b->t_ectb[v] = a; b->t_rect[v] = b->t_rect[r]; }
-    else if (c2 >= d) { b->t_ectb[v] = c2; b->t_rect[v] = b->t_rsp[r]; }
-    else { b->t_ectb[v] = d; b->t_rect[v] = b->t_rect[l]; }
+static void cc__uny_pull(cc__uny_node* t, int v) {
+    const cc__uny_node *l = t + 2 * v, *r = l + 1;
+    cc__uny_node* x = t + v;
+    cc__time a = l->spb + r->sp, c2 = l->sp + r->spb, d;
+    x->sp = l->sp + r->sp;
+    x->ect = cc__bnb_max(r->ect, l->ect + r->sp);
+    {   /* by masks, not branches: the comparisons go either way at random and mispredict */
+        cc__time ma = -(cc__time)(a >= c2), m1, mm;
+        int mai = (int)ma, i1, mmi;
+        x->spb = (a & ma) | (c2 & ~ma);
+        x->rsp = (l->rsp & mai) | (r->rsp & ~mai);
+        a = r->ectb; c2 = l->ect + r->spb; d = l->ectb + r->sp;
+        ma = -(cc__time)(a >= c2); mai = (int)ma;
+        m1 = (a & ma) | (c2 & ~ma);
+        i1 = (r->rect & mai) | (r->rsp & ~mai);
+        mm = -(cc__time)(m1 >= d); mmi = (int)mm;
+        x->ectb = (m1 & mm) | (d & ~mm);
+        x->rect = (i1 & mmi) | (l->rect & ~mmi);
+    }
 }
 
 /* Leaf of task i (est rank u_pos[i]): 0 empty, 1 white (in Theta), 2 gray
    (in Lambda); up: recompute the path to the root. */
 static void cc__uny_leaf(cc__bnb* b, int i, int state, int up) {
     int v = b->u_np + b->u_pos[i];
+    cc__uny_node* x = b->t + v;
     cc__time e = b->u_est[i] + b->u_p[i];
-    b->t_sp[v] = state == 1 ? b->u_p[i] : 0;
-    b->t_ect[v] = state == 1 ? e : CONCERTO__UNY_NEG;
-    b->t_spb[v] = state ? b->u_p[i] : 0;
-    b->t_ectb[v] = state ? e : CONCERTO__UNY_NEG;
-    b->t_rsp[v] = b->t_rect[v] = state == 2 ? i : -1;
+    x->sp = state == 1 ? b->u_p[i] : 0;
+    x->ect = state == 1 ? e : CONCERTO__UNY_NEG;
+    x->spb = state ? b->u_p[i] : 0;
+    x->ectb = state ? e : CONCERTO__UNY_NEG;
+    x->rsp = x->rect = state == 2 ? i : -1;
     if (up)
-        for (v /= 2; v >= 1; v /= 2) cc__uny_pull(b, v);
+        for (v /= 2; v >= 1; v /= 2) cc__uny_pull(b->t, v);
 }
 
-/* The same for a tree of white leaves alone (P and ECT only). */
+/* The same for the tree of white leaves alone (P and ECT only). */
 static void cc__uny_leaf_white(cc__bnb* b, int i, int in) {
     int v = b->u_np + b->u_pos[i];
-    b->t_sp[v] = in ? b->u_p[i] : 0;
-    b->t_ect[v] = in ? b->u_est[i] + b->u_p[i] : CONCERTO__UNY_NEG;
-    for (v /= 2; v >= 1; v /= 2) {
-        int l = 2 * v, r = 2 * v + 1;
-        b->t_sp[v] = b->t_sp[l] + b->t_sp[r];
-        b->t_ect[v] = cc__bnb_max(b->t_ect[r], b->t_ect[l] + b->t_sp[r]);
+    cc__uny_wnode* t = b->tw;
+    cc__time sp = in ? b->u_p[i] : 0, ect = in ? b->u_est[i] + b->u_p[i] : CONCERTO__UNY_NEG;
+    t[v].sp = sp; t[v].ect = ect;
+    for (; v > 1; v /= 2) {
+        const cc__uny_wnode* o = t + (v ^ 1);
+        cc__time right = -(cc__time)(v & 1);   /* all ones where the path is the right child (no branch to mispredict) */
+        ect = (cc__bnb_max(ect, o->ect + sp) & right) | (cc__bnb_max(o->ect, ect + o->sp) & ~right);
+        sp += o->sp;
+        t[v / 2].sp = sp; t[v / 2].ect = ect;
     }
+}
+
+/* ECT of the white tree's Theta without task i (a white leaf): the path
+   from i's leaf to the root recomputed with that leaf empty, the tree
+   unchanged (what removing i, reading the root and adding i back gives). */
+static cc__time cc__uny_ect_without(const cc__bnb* b, int i) {
+    int v = b->u_np + b->u_pos[i];
+    const cc__uny_wnode* t = b->tw;
+    cc__time sp = 0, ect = CONCERTO__UNY_NEG;
+    for (; v > 1; v /= 2) {
+        const cc__uny_wnode* o = t + (v ^ 1);
+        cc__time right = -(cc__time)(v & 1);   /* i's side is the right child */
+        ect = (cc__bnb_max(ect, o->ect + sp) & right) | (cc__bnb_max(o->ect, ect + o->sp) & ~right);
+        sp += o->sp;
+    }
+    return ect;
 }
 
 /* Every leaf in state (0 or 1), the tree built bottom-up. */
 static void cc__uny_fill(cc__bnb* b, int c, int state) {
     int v;
     for (v = b->u_np; v < 2 * b->u_np; v++) {
-        b->t_sp[v] = b->t_spb[v] = 0;
-        b->t_ect[v] = b->t_ectb[v] = CONCERTO__UNY_NEG;
-        b->t_rsp[v] = b->t_rect[v] = -1;
+        cc__uny_node* x = b->t + v;
+        x->sp = x->spb = 0;
+        x->ect = x->ectb = CONCERTO__UNY_NEG;
+        x->rsp = x->rect = -1;
     }
     if (state)
         for (v = 0; v < c; v++) cc__uny_leaf(b, v, state, 0);
-    for (v = b->u_np - 1; v >= 1; v--) cc__uny_pull(b, v);
+    for (v = b->u_np - 1; v >= 1; v--) cc__uny_pull(b->t, v);
+}
+
+/* The white tree empty. */
+static void cc__uny_fill_white(cc__bnb* b) {
+    int v;
+    for (v = 1; v < 2 * b->u_np; v++) { b->tw[v].sp = 0; b->tw[v].ect = CONCERTO__UNY_NEG; }
 }
 
 /* The rules on the c tasks u_est/u_lct/u_p: new heads into u_ne
    (edge-finding, detectable precedences) and new latest ends into u_nl
-   (not-last), both from the windows as given. Returns 0 on an overload. */
-static int cc__uny_side(cc__bnb* b, int c) {
+   (not-last), both from the windows as given. Returns 0 on an overload.
+   last (NULL: none): the four orders of this stream's and side's last
+   run, cap apart, to sort from (cc__uny_sort), lastc their counts. */
+static int cc__uny_side(cc__bnb* b, int c, int* last, int cap, int* lastc) {
     cc__time* lst = b->u_key;
     int a, q, i, j;
     for (i = 0; i < c; i++) { b->u_ne[i] = b->u_est[i]; b->u_nl[i] = b->u_lct[i]; }
     for (b->u_np = 1; b->u_np < c; b->u_np *= 2) {}
-    cc__uny_sort(b->u_oe, b->u_est, c, b->u_tmp);
+    cc__uny_sort(b->u_oe, b->u_est, c, b->u_tmp, last, lastc);
     for (a = 0; a < c; a++) b->u_pos[b->u_oe[a]] = a;
-    cc__uny_sort(b->u_ol, b->u_lct, c, b->u_tmp);
+    cc__uny_sort(b->u_ol, b->u_lct, c, b->u_tmp, last ? last + cap : NULL, last ? lastc + 1 : NULL);
     for (i = 0; i < c; i++) lst[i] = b->u_lct[i] - b->u_p[i];
-    cc__uny_sort(b->u_os, lst, c, b->u_tmp);
+    cc__uny_sort(b->u_os, lst, c, b->u_tmp, last ? last + 2 * (size_t)cap : NULL, last ? lastc + 2 : NULL);
     /* overload and edge-finding: Theta = the tasks of lct <= lct_j, by decreasing lct */
     cc__uny_fill(b, c, 1);
     for (a = c - 1; a >= 0; a--) {
         j = b->u_ol[a];
-        if (b->t_ect[1] > b->u_lct[j]) return 0;
+        if (b->t[1].ect > b->u_lct[j]) return 0;
         cc__uny_leaf(b, j, 2, 1);
         if (a == 0) break;
         j = b->u_ol[a - 1];
-        while (b->t_ectb[1] > b->u_lct[j]) {
-            i = b->t_rect[1];
+        while (b->t[1].ectb > b->u_lct[j]) {
+            i = b->t[1].rect;
             if (i < 0) return 0;   /* Theta alone overloaded */
-            if (b->t_ect[1] > b->u_ne[i]) b->u_ne[i] = b->t_ect[1];
+            if (b->t[1].ect > b->u_ne[i]) b->u_ne[i] = b->t[1].ect;
             cc__uny_leaf(b, i, 0, 1);
         }
     }
@@ -4649,28 +4721,26 @@ static int cc__uny_side(cc__bnb* b, int c) {
         int* oc = b->u_oc;
         cc__time* ect = b->u_nl;   /* scratch until not-last: u_nl is set again below */
         for (i = 0; i < c; i++) ect[i] = b->u_est[i] + b->u_p[i];
-        cc__uny_sort(oc, ect, c, b->u_tmp);
-        cc__uny_fill(b, c, 0);
+        cc__uny_sort(oc, ect, c, b->u_tmp, last ? last + 3 * (size_t)cap : NULL, last ? lastc + 3 : NULL);
+        cc__uny_fill_white(b);
         for (a = 0, q = 0; a < c; a++) {
             cc__time e;
             i = oc[a];
             while (q < c && lst[b->u_os[q]] < ect[i]) { b->u_in[b->u_os[q]] = 1; cc__uny_leaf_white(b, b->u_os[q], 1); q++; }
-            if (b->u_in[i]) { cc__uny_leaf_white(b, i, 0); e = b->t_ect[1]; cc__uny_leaf_white(b, i, 1); }
-            else e = b->t_ect[1];
+            e = b->u_in[i] ? cc__uny_ect_without(b, i) : b->tw[1].ect;
             if (e > b->u_ne[i]) b->u_ne[i] = e;
         }
         for (i = 0; i < c; i++) b->u_nl[i] = b->u_lct[i];
     }
     /* not-last, by increasing lct */
     for (i = 0; i < c; i++) b->u_in[i] = 0;
-    cc__uny_fill(b, c, 0);
+    cc__uny_fill_white(b);
     for (a = 0, q = 0; a < c; a++) {
         cc__time e;
         i = b->u_ol[a];
         while (q < c && b->u_lct[i] > lst[b->u_os[q]]) { b->u_in[b->u_os[q]] = 1; cc__uny_leaf_white(b, b->u_os[q], 1); q++; }
         if (q == 0) continue;
-        if (b->u_in[i]) { cc__uny_leaf_white(b, i, 0); e = b->t_ect[1]; cc__uny_leaf_white(b, i, 1); }
-        else e = b->t_ect[1];
+        e = b->u_in[i] ? cc__uny_ect_without(b, i) : b->tw[1].ect;
         if (e > lst[i]) {
             /* the largest lst of O: the last task added, or the one before it when that is i */
             int k2 = b->u_os[q - 1] != i ? q - 1 : q - 2;
@@ -4734,7 +4804,9 @@ static int cc__bnb_unary(cc__bnb* b, int* changed) {
         if (c < 2) continue;
         b->work += 2 * c;
         for (pass = 0; pass < 2; pass++) {   /* heads, then latest ends on mirrored time */
-            if (!cc__uny_side(b, c)) return 0;
+            int cap = (b->str_off[s + 1] - b->str_off[s]) + (b->bz_off[s + 1] - b->bz_off[s]);
+            int* last = b->u_ord ? b->u_ord + 8 * (size_t)(b->str_off[s] + b->bz_off[s]) + 4 * (size_t)pass * cap : NULL;
+            if (!cc__uny_side(b, c, last, cap, b->u_ordc + 8 * s + 4 * pass)) return 0;
             for (a = 0; a < c; a++) {
                 cc__time ne = b->u_ne[a], nl = b->u_nl[a];
                 if (ne == b->u_est[a] && nl == b->u_lct[a]) continue;
@@ -5372,8 +5444,7 @@ static void cc__bnb_free_all(cc__bnb* b) {
     cc__free(ctx, b->u_est); cc__free(ctx, b->u_lct); cc__free(ctx, b->u_p); cc__free(ctx, b->u_ne); cc__free(ctx, b->u_nl);
     cc__free(ctx, b->u_key); cc__free(ctx, b->u_id); cc__free(ctx, b->u_oe); cc__free(ctx, b->u_ol); cc__free(ctx, b->u_os);
     cc__free(ctx, b->u_oc); cc__free(ctx, b->u_tmp); cc__free(ctx, b->u_pos); cc__free(ctx, b->u_in);
-    cc__free(ctx, b->t_sp); cc__free(ctx, b->t_ect); cc__free(ctx, b->t_spb); cc__free(ctx, b->t_ectb);
-    cc__free(ctx, b->t_rsp); cc__free(ctx, b->t_rect);
+    cc__free(ctx, b->t); cc__free(ctx, b->tw); cc__free(ctx, b->u_ord); cc__free(ctx, b->u_ordc);
 }
 
 /* The search's arrays; 0 when out of memory. */
@@ -5616,15 +5687,13 @@ static int cc__bnb_streams(cc__bnb* b) {
     b->u_tmp = (int*)cc__alloc(ctx, m * sizeof(int));
     b->u_pos = (int*)cc__alloc(ctx, m * sizeof(int));
     b->u_in = (unsigned char*)cc__alloc(ctx, m);
+    b->u_ord = (int*)cc__alloc(ctx, (8 * ((size_t)b->str_off[b->n_str] + b->bz_off[b->n_str]) + 1) * sizeof(int));
+    b->u_ordc = (int*)cc__calloc(ctx, 8 * (size_t)b->n_str + 1, sizeof(int));
     m = 2 * (size_t)np2;
-    b->t_sp = (cc__time*)cc__alloc(ctx, m * sizeof(cc__time));
-    b->t_ect = (cc__time*)cc__alloc(ctx, m * sizeof(cc__time));
-    b->t_spb = (cc__time*)cc__alloc(ctx, m * sizeof(cc__time));
-    b->t_ectb = (cc__time*)cc__alloc(ctx, m * sizeof(cc__time));
-    b->t_rsp = (int*)cc__alloc(ctx, m * sizeof(int));
-    b->t_rect = (int*)cc__alloc(ctx, m * sizeof(int));
+    b->t = (cc__uny_node*)cc__alloc(ctx, m * sizeof(cc__uny_node));
+    b->tw = (cc__uny_wnode*)cc__alloc(ctx, m * sizeof(cc__uny_wnode));
     return b->u_est && b->u_lct && b->u_p && b->u_ne && b->u_nl && b->u_key && b->u_id && b->u_oe && b->u_ol && b->u_os &&
-           b->u_oc && b->u_tmp && b->u_pos && b->u_in && b->t_sp && b->t_ect && b->t_spb && b->t_ectb && b->t_rsp && b->t_rect;
+           b->u_oc && b->u_tmp && b->u_pos && b->u_in && b->t && b->tw && b->u_ord && b->u_ordc;
 }
 
 /* Cliques for edge-finding: from each job with a duration (longest

@@ -14,7 +14,9 @@
      destructive bound at the root; the parent's windows a child's
      propagation starts from; the unary streams' rules (overload,
      edge-finding, detectable precedences, not-last, busy blocks, the root
-     bound of two streams);
+     bound of two streams); their theta and theta-lambda trees against the
+     definitions of the sums and ECTs they keep, and their sorts from the
+     last run's order against qsort;
    - the streams' rules against a brute force of their own on 600
      unary-only problems with chains, releases, deadlines (some
      infeasible) and busy blocks, as odd-even windows have them;
@@ -639,7 +641,7 @@ static int ubnb_init(cc__bnb* b, const cc__prob* p, cc__time target) {
 static int uside(cc__bnb* b, int c, const int* t) {
     int i;
     for (i = 0; i < c; i++) { b->u_est[i] = t[3 * i]; b->u_lct[i] = t[3 * i + 1]; b->u_p[i] = t[3 * i + 2]; }
-    return cc__uny_side(b, c);
+    return cc__uny_side(b, c, NULL, 0, NULL);
 }
 
 static void test_unary_rules(void) {
@@ -735,6 +737,133 @@ static void test_unary_rules(void) {
         CHECK_RES(ctx, cc__bnb_solve(ctx, &u.p, best, 1, 0, 0, &res), CC_OK, "solve");
         CHECK(res.proven && res.makespan == 5, "makespan 5 proven (got %lld, proven %d)", (long long)res.makespan, res.proven);
     }
+}
+
+/* ---- the theta and theta-lambda trees against their definitions ----
+   ECT(S) = the largest e + (the durations of the tasks of S with est >= e)
+   over the earliest starts e of S (-inf for S empty). */
+static cc__time tree_ect(const cc__bnb* b, int c, const int* in) {
+    cc__time best = CONCERTO__UNY_NEG;
+    int i, m;
+    for (i = 0; i < c; i++) {
+        cc__time sum = 0;
+        if (!in[i]) continue;
+        for (m = 0; m < c; m++)
+            if (in[m] && b->u_est[m] >= b->u_est[i]) sum += b->u_p[m];
+        if (b->u_est[i] + sum > best) best = b->u_est[i] + sum;
+    }
+    return best;
+}
+
+static void test_theta_trees(void) {
+    tu_rng rng = {5151};
+    uprob u;
+    cc__bnb b;
+    int trial, i, bad_w = 0, bad_without = 0, bad_gray = 0, n_gray = 0, n_resp = 0;
+    uprob_init(&u, 10, 1);
+    for (i = 0; i < 10; i++) { u.dur[i] = 1; u.dem[i] = 1; }
+    if (!ubnb_init(&b, &u.p, 100)) { CHECK(0, "set up: one stream of 10 jobs"); return; }
+    for (trial = 0; trial < 3000; trial++) {
+        int c = tu_randint(&rng, 1, 10), in[10], st[10], x;
+        for (i = 0; i < c; i++) {
+            b.u_est[i] = tu_randint(&rng, 0, 12);
+            b.u_p[i] = tu_randint(&rng, 1, 6);
+            b.u_lct[i] = b.u_est[i] + b.u_p[i] + tu_randint(&rng, 0, 8);
+        }
+        for (b.u_np = 1; b.u_np < c; b.u_np *= 2) {}
+        cc__uny_sort(b.u_oe, b.u_est, c, b.u_tmp, NULL, NULL);
+        for (i = 0; i < c; i++) b.u_pos[b.u_oe[i]] = i;
+        /* white tree: a random Theta inserted leaf by leaf; ECT, and ECT without each member */
+        cc__uny_fill_white(&b);
+        for (i = 0; i < c; i++) {
+            in[i] = tu_randint(&rng, 0, 1);
+            if (in[i]) cc__uny_leaf_white(&b, i, 1);
+        }
+        if (b.tw[1].ect != tree_ect(&b, c, in)) bad_w++;
+        for (i = 0; i < c; i++) {
+            if (!in[i]) continue;
+            in[i] = 0;
+            if (cc__uny_ect_without(&b, i) != tree_ect(&b, c, in)) bad_without++;
+            in[i] = 1;
+        }
+        /* theta-lambda tree: all white, then random leaves gray or empty */
+        cc__uny_fill(&b, c, 1);
+        for (i = 0; i < c; i++) st[i] = 1;
+        for (x = 0; x < c; x++) {
+            int j = tu_randint(&rng, 0, c - 1);
+            st[j] = tu_randint(&rng, 0, 2);
+            cc__uny_leaf(&b, j, st[j], 1);
+        }
+        for (i = 0; i < c; i++) in[i] = st[i] == 1;
+        {
+            cc__time ect = tree_ect(&b, c, in), best = ect, sp = 0, spb;
+            int resp = b.t[1].rect, g;
+            for (i = 0; i < c; i++) if (in[i]) sp += b.u_p[i];
+            spb = sp;
+            for (g = 0; g < c; g++) {
+                cc__time e;
+                if (st[g] != 2) continue;
+                n_gray++;
+                in[g] = 1; e = tree_ect(&b, c, in); in[g] = 0;
+                if (e > best) best = e;
+                if (sp + b.u_p[g] > spb) spb = sp + b.u_p[g];
+            }
+            if (b.t[1].ect != ect || b.t[1].sp != sp || b.t[1].ectb != best || b.t[1].spb != spb) bad_gray++;
+            if (resp >= 0) {   /* the responsible gray leaf reaches the root's value */
+                n_resp++;
+                in[resp] = 1;
+                if (st[resp] != 2 || tree_ect(&b, c, in) != best) bad_gray++;
+                in[resp] = 0;
+            } else if (best != ect) bad_gray++;
+            if (b.t[1].rsp >= 0 ? st[b.t[1].rsp] != 2 || sp + b.u_p[b.t[1].rsp] != spb : spb != sp) bad_gray++;
+        }
+    }
+    cc__bnb_free_all(&b);
+    CHECK(bad_w == 0, "the theta tree's ECT equals the definition's (%d of 3000 differ)", bad_w);
+    CHECK(bad_without == 0, "ECT without a member, from the path alone, equals the definition's (%d differ)", bad_without);
+    CHECK(bad_gray == 0 && n_gray > 3000 && n_resp > 1000,
+          "the theta-lambda tree's sums, ECTs and responsible gray leaves match the definitions (%d differ; %d gray "
+          "leaves, %d responsible)", bad_gray, n_gray, n_resp);
+}
+
+/* The rules' sorts from the order of the last run (cc__uny_sort's last):
+   the one order by key and index, from an empty cache, a nearly sorted
+   order, a reversed one (more moves than the sort allows: the merge sort)
+   and a foreign permutation, against qsort. */
+static const cc__time* qs_key;
+static int qs_cmp(const void* a, const void* c) {
+    int x = *(const int*)a, y = *(const int*)c;
+    if (qs_key[x] != qs_key[y]) return qs_key[x] < qs_key[y] ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+static void test_uny_sort_last(void) {
+    tu_rng rng = {5252};
+    int trial, bad = 0, from_last = 0;
+    for (trial = 0; trial < 2000; trial++) {
+        cc__time key[64];
+        int c = tu_randint(&rng, 1, 64), ord[64], tmp[64], ref[64], last[64], lastc = 0, i, how = trial % 4;
+        for (i = 0; i < c; i++) key[i] = tu_randint(&rng, 0, trial % 2 ? 8 : 1000);
+        for (i = 0; i < c; i++) ref[i] = i;
+        qs_key = key;
+        qsort(ref, (size_t)c, sizeof *ref, qs_cmp);
+        if (how == 1 || how == 2) {   /* the order of slightly different keys, or reversed */
+            cc__time k2[64];
+            for (i = 0; i < c; i++) k2[i] = how == 1 ? key[i] + tu_randint(&rng, -2, 2) : -key[i];
+            cc__uny_sort(ord, k2, c, tmp, last, &lastc);
+            from_last += how == 1;
+        } else if (how == 3) {   /* any permutation */
+            for (i = 0; i < c; i++) last[i] = i;
+            for (i = c - 1; i > 0; i--) { int j = tu_randint(&rng, 0, i), t = last[i]; last[i] = last[j]; last[j] = t; }
+            lastc = c;
+        }
+        cc__uny_sort(ord, key, c, tmp, last, &lastc);
+        if (memcmp(ord, ref, (size_t)c * sizeof *ord) || lastc != c || memcmp(last, ref, (size_t)c * sizeof *ord)) bad++;
+        cc__uny_sort(ord, key, c, tmp, NULL, NULL);
+        if (memcmp(ord, ref, (size_t)c * sizeof *ord)) bad++;
+    }
+    CHECK(bad == 0 && from_last > 400, "sorts from the last order (empty, nearly sorted, reversed, any) give qsort's "
+          "order by key and index, and keep it (%d of 2000 differ)", bad);
 }
 
 /* Brute force on a unary-only problem: every precedence-feasible order
@@ -1778,6 +1907,8 @@ int main(void) {
     TH_RUN(test_shave);
     TH_RUN(test_shave_brute);
     TH_RUN(test_unary_rules);
+    TH_RUN(test_theta_trees);
+    TH_RUN(test_uny_sort_last);
     TH_RUN(test_unary_brute);
     TH_RUN(test_unary_prove);
     TH_RUN(test_stream_snapshots);
