@@ -4039,7 +4039,7 @@ typedef struct cc__bnb {
     int n_str, str_max;       /* streams with 2+ tasks; most tasks of one */
     int *str_off, *str_job, *bz_off;
     cc__time *bz_s, *bz_e;
-    cc__time *u_est, *u_lct, *u_p, *u_ne, *u_nl, *u_key;   /* [str_max]: one stream's tasks */
+    cc__time *u_est, *u_lct, *u_p, *u_ne, *u_nl, *u_key, *u_ect;   /* [str_max]: one stream's tasks */
     int *u_id, *u_oe, *u_ol, *u_os, *u_oc, *u_tmp, *u_pos;
     unsigned char* u_in;
     /* the rules' four orders (by est, lct, lst, ect) of each stream's last
@@ -4715,36 +4715,32 @@ static int cc__uny_side(cc__bnb* b, int c, int* last, int cap, int* lastc) {
             cc__uny_leaf(b, i, 0, 1);
         }
     }
-    /* detectable precedences, by increasing ect (u_key reused after the lst order) */
-    for (i = 0; i < c; i++) b->u_in[i] = 0;
+    /* detectable precedences (each i by increasing ect: O = the tasks of
+       lst < ect_i) and not-last (each i by increasing lct: O = the tasks
+       of lst < lct_i) in one sweep over the thresholds, O growing in lst
+       order in one theta tree */
     {
         int* oc = b->u_oc;
-        cc__time* ect = b->u_nl;   /* scratch until not-last: u_nl is set again below */
-        for (i = 0; i < c; i++) ect[i] = b->u_est[i] + b->u_p[i];
+        cc__time* ect = b->u_ect;
+        int z = 0;
+        for (i = 0; i < c; i++) { b->u_in[i] = 0; ect[i] = b->u_est[i] + b->u_p[i]; }
         cc__uny_sort(oc, ect, c, b->u_tmp, last ? last + 3 * (size_t)cap : NULL, last ? lastc + 3 : NULL);
         cc__uny_fill_white(b);
-        for (a = 0, q = 0; a < c; a++) {
-            cc__time e;
-            i = oc[a];
-            while (q < c && lst[b->u_os[q]] < ect[i]) { b->u_in[b->u_os[q]] = 1; cc__uny_leaf_white(b, b->u_os[q], 1); q++; }
+        for (a = 0, q = 0; a < c || z < c;) {
+            int dp = z >= c || (a < c && ect[oc[a]] <= b->u_lct[b->u_ol[z]]);
+            cc__time th, e;
+            i = dp ? oc[a++] : b->u_ol[z++];
+            th = dp ? ect[i] : b->u_lct[i];
+            while (q < c && lst[b->u_os[q]] < th) { b->u_in[b->u_os[q]] = 1; cc__uny_leaf_white(b, b->u_os[q], 1); q++; }
+            if (q == 0 || b->tw[1].ect <= (dp ? b->u_ne[i] : lst[i])) continue;   /* (ECT without i is no more) */
             e = b->u_in[i] ? cc__uny_ect_without(b, i) : b->tw[1].ect;
-            if (e > b->u_ne[i]) b->u_ne[i] = e;
-        }
-        for (i = 0; i < c; i++) b->u_nl[i] = b->u_lct[i];
-    }
-    /* not-last, by increasing lct */
-    for (i = 0; i < c; i++) b->u_in[i] = 0;
-    cc__uny_fill_white(b);
-    for (a = 0, q = 0; a < c; a++) {
-        cc__time e;
-        i = b->u_ol[a];
-        while (q < c && b->u_lct[i] > lst[b->u_os[q]]) { b->u_in[b->u_os[q]] = 1; cc__uny_leaf_white(b, b->u_os[q], 1); q++; }
-        if (q == 0) continue;
-        e = b->u_in[i] ? cc__uny_ect_without(b, i) : b->tw[1].ect;
-        if (e > lst[i]) {
-            /* the largest lst of O: the last task added, or the one before it when that is i */
-            int k2 = b->u_os[q - 1] != i ? q - 1 : q - 2;
-            if (k2 >= 0 && lst[b->u_os[k2]] < b->u_nl[i]) b->u_nl[i] = lst[b->u_os[k2]];
+            if (dp) {
+                if (e > b->u_ne[i]) b->u_ne[i] = e;
+            } else if (e > lst[i]) {
+                /* the largest lst of O: the last task added, or the one before it when that is i */
+                int k2 = b->u_os[q - 1] != i ? q - 1 : q - 2;
+                if (k2 >= 0 && lst[b->u_os[k2]] < b->u_nl[i]) b->u_nl[i] = lst[b->u_os[k2]];
+            }
         }
     }
     return 1;
@@ -5442,7 +5438,7 @@ static void cc__bnb_free_all(cc__bnb* b) {
     cc__free(ctx, b->sk_h); cc__free(ctx, b->sk_l); cc__free(ctx, b->bk_h); cc__free(ctx, b->bk_l);
     cc__free(ctx, b->sk_c); cc__free(ctx, b->bk_c); cc__free(ctx, b->sk_ok); cc__free(ctx, b->bk_ok);
     cc__free(ctx, b->u_est); cc__free(ctx, b->u_lct); cc__free(ctx, b->u_p); cc__free(ctx, b->u_ne); cc__free(ctx, b->u_nl);
-    cc__free(ctx, b->u_key); cc__free(ctx, b->u_id); cc__free(ctx, b->u_oe); cc__free(ctx, b->u_ol); cc__free(ctx, b->u_os);
+    cc__free(ctx, b->u_key); cc__free(ctx, b->u_ect); cc__free(ctx, b->u_id); cc__free(ctx, b->u_oe); cc__free(ctx, b->u_ol); cc__free(ctx, b->u_os);
     cc__free(ctx, b->u_oc); cc__free(ctx, b->u_tmp); cc__free(ctx, b->u_pos); cc__free(ctx, b->u_in);
     cc__free(ctx, b->t); cc__free(ctx, b->tw); cc__free(ctx, b->u_ord); cc__free(ctx, b->u_ordc);
 }
@@ -5679,6 +5675,7 @@ static int cc__bnb_streams(cc__bnb* b) {
     b->u_ne = (cc__time*)cc__alloc(ctx, m * sizeof(cc__time));
     b->u_nl = (cc__time*)cc__alloc(ctx, m * sizeof(cc__time));
     b->u_key = (cc__time*)cc__alloc(ctx, m * sizeof(cc__time));
+    b->u_ect = (cc__time*)cc__alloc(ctx, m * sizeof(cc__time));
     b->u_id = (int*)cc__alloc(ctx, m * sizeof(int));
     b->u_oe = (int*)cc__alloc(ctx, m * sizeof(int));
     b->u_ol = (int*)cc__alloc(ctx, m * sizeof(int));
@@ -5692,7 +5689,7 @@ static int cc__bnb_streams(cc__bnb* b) {
     m = 2 * (size_t)np2;
     b->t = (cc__uny_node*)cc__alloc(ctx, m * sizeof(cc__uny_node));
     b->tw = (cc__uny_wnode*)cc__alloc(ctx, m * sizeof(cc__uny_wnode));
-    return b->u_est && b->u_lct && b->u_p && b->u_ne && b->u_nl && b->u_key && b->u_id && b->u_oe && b->u_ol && b->u_os &&
+    return b->u_est && b->u_lct && b->u_p && b->u_ne && b->u_nl && b->u_key && b->u_ect && b->u_id && b->u_oe && b->u_ol && b->u_os &&
            b->u_oc && b->u_tmp && b->u_pos && b->u_in && b->t && b->tw && b->u_ord && b->u_ordc;
 }
 
