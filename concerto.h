@@ -591,13 +591,13 @@ typedef struct cc_sched_desc {
                                  optimal: its windows against the makespan less a step, shaved
                                  at their latest starts (each job held at its latest start and
                                  the propagation run, job after job) until one empties; a
-                                 bounded effort (CONCERTO__BNB_PROVE_WORK, about 1.3 s a window),
+                                 bounded effort (CONCERTO__BNB_PROVE_WORK, about 0.6 s a window),
                                  which never changes the schedule, only n_windows_proven,
                                  window_gap_max and the time. On the synthetic training steps'
                                  windows of 2x125 ops it proved every window the search left
                                  open on the 45- and 227-layer steps, all but 4 of 154 and 10 of
-                                 306 on the 455- and 909-layer ones, at 8-14 times the time; on
-                                 the planner's steps 1 more of 148 at 5-17 times
+                                 306 on the 455- and 909-layer ones, at 5-8 times the time; on
+                                 the planner's steps 1 more of 148 at 3-9 times
                                  (bench/RESULTS.md). 0: none */
 } cc_sched_desc;
 
@@ -4548,7 +4548,12 @@ static int cc__bnb_edgefind(cc__bnb* b, int* changed) {
    not-first). A fixed task that a rule would move, or a window that
    empties, leaves no completion. Every completion that ends by the target
    keeps its jobs in the windows, so no completion better than the
-   incumbent is lost. */
+   incumbent is lost.
+   Cost, as measured in the proofs of windows (bench/RESULTS.md): the
+   tree's comparisons go either way at random, so they are selected by
+   masks, not branches; detectable precedences and not-last share one
+   sweep of one theta tree; and a stream sorts from the orders of its last
+   run, which the windows change little. */
 
 #define CONCERTO__UNY_NEG (-CONCERTO__TIME_MAX)
 
@@ -5745,7 +5750,7 @@ static void cc__bnb_cliques(cc__bnb* b, int rev) {
 }
 
 /* The work a proof by shaving (cc__bnb_run's prove) may spend: about
-   1.3 s of the 2-core machine of bench/RESULTS.md. The proofs of the
+   0.6 s of the 2-core machine of bench/RESULTS.md. The proofs of the
    synthetic training steps' windows of 2x125 ops took 0.7-6.6 million. */
 #ifndef CONCERTO__BNB_PROVE_WORK
 #define CONCERTO__BNB_PROVE_WORK ((int64_t)1 << 23)
