@@ -4564,6 +4564,17 @@ static int cc__bnb_edgefind(cc__bnb* b, int* changed) {
 typedef struct cc__uny_node { cc__time sp, ect, spb, ectb; int rsp, rect; } cc__uny_node;
 typedef struct cc__uny_wnode { cc__time sp, ect; } cc__uny_wnode;
 
+/* One step up the white tree from node v (the path's P in *sp, its ECT
+   ect; o the sibling): the parent's ECT, and its P in *sp. The side the
+   path comes from is picked by a mask, not a branch: it goes either way at
+   random and a branch on it mispredicted (bench/RESULTS.md). */
+static cc__time cc__uny_wup(const cc__uny_wnode* o, int v, cc__time* sp, cc__time ect) {
+    cc__time right = -(cc__time)(v & 1);   /* all ones: the path is the right child */
+    cc__time e = (cc__bnb_max(ect, o->ect + *sp) & right) | (cc__bnb_max(o->ect, ect + o->sp) & ~right);
+    *sp += o->sp;
+    return e;
+}
+
 /* Sorts ord[0..c) (filled here with 0..c-1) by key, ties by index
    (a merge sort; tmp has c entries). With last (the order of the last
    run, *lastc its count; NULL: none): from that order by insertion when it
@@ -4609,7 +4620,8 @@ static void cc__uny_pull(cc__uny_node* t, int v) {
     cc__time a = l->spb + r->sp, c2 = l->sp + r->spb, d;
     x->sp = l->sp + r->sp;
     x->ect = cc__bnb_max(r->ect, l->ect + r->sp);
-    {   /* by masks, not branches: the comparisons go either way at random and mispredict */
+    {   /* by masks, not branches: the comparisons go either way at random and mispredict
+           (written inline: through a select helper the proofs took 13% longer) */
         cc__time ma = -(cc__time)(a >= c2), m1, mm;
         int mai = (int)ma, i1, mmi;
         x->spb = (a & ma) | (c2 & ~ma);
@@ -4646,10 +4658,7 @@ static void cc__uny_leaf_white(cc__bnb* b, int i, int in) {
     cc__time sp = in ? b->u_p[i] : 0, ect = in ? b->u_est[i] + b->u_p[i] : CONCERTO__UNY_NEG;
     t[v].sp = sp; t[v].ect = ect;
     for (; v > 1; v /= 2) {
-        const cc__uny_wnode* o = t + (v ^ 1);
-        cc__time right = -(cc__time)(v & 1);   /* all ones where the path is the right child (no branch to mispredict) */
-        ect = (cc__bnb_max(ect, o->ect + sp) & right) | (cc__bnb_max(o->ect, ect + o->sp) & ~right);
-        sp += o->sp;
+        ect = cc__uny_wup(t + (v ^ 1), v, &sp, ect);
         t[v / 2].sp = sp; t[v / 2].ect = ect;
     }
 }
@@ -4661,12 +4670,7 @@ static cc__time cc__uny_ect_without(const cc__bnb* b, int i) {
     int v = b->u_np + b->u_pos[i];
     const cc__uny_wnode* t = b->tw;
     cc__time sp = 0, ect = CONCERTO__UNY_NEG;
-    for (; v > 1; v /= 2) {
-        const cc__uny_wnode* o = t + (v ^ 1);
-        cc__time right = -(cc__time)(v & 1);   /* i's side is the right child */
-        ect = (cc__bnb_max(ect, o->ect + sp) & right) | (cc__bnb_max(o->ect, ect + o->sp) & ~right);
-        sp += o->sp;
-    }
+    for (; v > 1; v /= 2) ect = cc__uny_wup(t + (v ^ 1), v, &sp, ect);
     return ect;
 }
 
@@ -4774,7 +4778,7 @@ static int cc__bnb_unary_still(const cc__bnb* b, int s, int* c) {
    window, so most streams are as they were). */
 static int cc__bnb_unary(cc__bnb* b, int* changed) {
     const cc__prob* p = b->p;
-    int s, a, c, pass;
+    int s, a, c, pass, cap;
     for (s = 0; s < b->n_str; s++) {
         cc__time e0 = CONCERTO__TIME_MAX, l1 = -CONCERTO__TIME_MAX;
         int moved = 0, snap = b->sk_on && b->probing && b->sk_h;
@@ -4804,9 +4808,9 @@ static int cc__bnb_unary(cc__bnb* b, int* changed) {
         }
         if (c < 2) continue;
         b->work += 2 * c;
+        cap = (b->str_off[s + 1] - b->str_off[s]) + (b->bz_off[s + 1] - b->bz_off[s]);   /* (the stream's tasks at most) */
         for (pass = 0; pass < 2; pass++) {   /* heads, then latest ends on mirrored time */
-            int cap = (b->str_off[s + 1] - b->str_off[s]) + (b->bz_off[s + 1] - b->bz_off[s]);
-            int* last = b->u_ord ? b->u_ord + 8 * (size_t)(b->str_off[s] + b->bz_off[s]) + 4 * (size_t)pass * cap : NULL;
+            int* last = b->u_ord + 8 * (size_t)(b->str_off[s] + b->bz_off[s]) + 4 * (size_t)pass * cap;
             if (!cc__uny_side(b, c, last, cap, b->u_ordc + 8 * s + 4 * pass)) return 0;
             for (a = 0; a < c; a++) {
                 cc__time ne = b->u_ne[a], nl = b->u_nl[a];
