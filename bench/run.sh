@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
 # make bench: the scheduler's benchmarks. Results go to stdout; the figures
 # in bench/RESULTS.md were taken with this script (see there for the machine).
-#   bench/run.sh [psplib|scale|exec|lp|lp48|larger|cpsat|gpt|gpu|gpt-cuda|cluster|plan|all]      (default all)
+#   bench/run.sh [psplib|scale|exec|lp|lp48|larger|j30-hard|cpsat|gpt|gpu|gpt-cuda|cluster|plan|solver|all]      (default all)
 #   (gpt-throughput, gpt-orders, gpt-text, gpt-mpi: one part of gpt)
+# solver: the scheduler's quality figures beside CP-SAT in one run: psplib,
+# lp48, larger, j30-hard and cpsat, in that order (about 45 minutes).
+# j30-hard: the J30 instances our default takes longest on in this run
+# (the 7 slowest), each beside CP-SAT on the whole instance (60 s, 2 workers;
+# CPSAT_J30_TIME_LIMIT), which proves them too; skipped, saying how to
+# install it, where OR-tools is absent.
 # lp48: bench/lp48.sh, the lp_solve backend alone on one J30 instance of each
 # of the 48 parameter sets (build/psplib --solver lp --time-limit 5).
 # larger: bench/larger.sh, instances of J30/J60's generator (bench/progen.py)
@@ -49,7 +55,7 @@ psplib_data() {  # the instances, extracted into the build folder (never into sh
   [ -d "$BUILD/psplib-data/j60" ] || tar xzf "$DATA/j60.tar.gz" -C "$BUILD/psplib-data"
 }
 
-if [ "$what" = all ] || [ "$what" = psplib ]; then
+if [ "$what" = all ] || [ "$what" = psplib ] || [ "$what" = solver ]; then
   if [ ! -d "$DATA" ]; then
     echo "PSPLIB benchmarks skipped: $DATA not found (clone the repository beside shared/)"
   else
@@ -129,20 +135,52 @@ if [ "$what" = all ] || [ "$what" = lp ]; then
   "$BUILD/bench_lp"
 fi
 
-if [ "$what" = all ] || [ "$what" = lp48 ]; then
+if [ "$what" = all ] || [ "$what" = lp48 ] || [ "$what" = solver ]; then
   echo
   echo "lp_solve backend: 48 J30 parameter sets (bench/lp48.sh):"
   if [ -d "$DATA" ]; then BUILD="$BUILD" DATA="$DATA" bash bench/lp48.sh | tail -n 4; else echo "skipped: $DATA not found"; fi
 fi
 
-if [ "$what" = all ] || [ "$what" = larger ]; then
+if [ "$what" = all ] || [ "$what" = larger ] || [ "$what" = solver ]; then
   echo
   echo "larger PSPLIB-like instances beside CP-SAT (bench/larger.sh):"
   if [ -d "$DATA" ]; then BUILD="$BUILD" DATA="$DATA" CPSAT_PYTHON="${CPSAT_PYTHON:-$BUILD/venv/bin/python}" bash bench/larger.sh
   else echo "skipped: $DATA not found"; fi
 fi
 
-if [ "$what" = all ] || [ "$what" = cpsat ]; then
+if [ "$what" = all ] || [ "$what" = j30-hard ] || [ "$what" = solver ]; then
+  echo
+  echo "the J30 instances the default takes longest on (the 7 slowest of this run), beside CP-SAT on each whole instance:"
+  if [ ! -d "$DATA" ]; then echo "skipped: $DATA not found"
+  else
+    psplib_data
+    py=${CPSAT_PYTHON:-$BUILD/venv/bin/python}
+    # shellcheck source=cpsat_probe.sh
+    . "$(dirname "$0")/cpsat_probe.sh"
+    cpsat_probe "$py"
+    [ $have_cpsat = 1 ] || cpsat_skip_message "$py" "$BUILD"
+    jtl=${CPSAT_J30_TIME_LIMIT:-60}
+    "$BUILD/psplib" "$BUILD"/psplib-data/j30/*.sm > "$BUILD/bench-j30.txt" || true
+    echo "all 480: $(tail -n 1 "$BUILD/bench-j30.txt")"
+    echo "| instance | optimum | ours ms | ours proven | ours conflicts | CP-SAT s (2 workers, ${jtl} s) | CP-SAT status | CP-SAT makespan |"
+    echo "|---|---|---|---|---|---|---|---|"
+    grep -v '^summary' "$BUILD/bench-j30.txt" | sed 's/.* ms=\([0-9.]*\).*/\1 &/' | sort -g -r | head -n 7 | cut -d' ' -f2- |
+    while read -r line; do
+      name=${line%% *}
+      opt=$(awk -F, -v n="$name" '{ gsub(/ /, "") } $1 == n { print $7 }' "$DATA/solutions/j30_bounds.csv")
+      ms=$(echo "$line" | sed -n 's/.* ms=\([0-9.]*\).*/\1/p'); pr=$(echo "$line" | sed -n 's/.* optimal=\([01]\).*/\1/p')
+      cf=$(echo "$line" | sed -n 's/.* conflicts=\([0-9]*\).*/\1/p')
+      if [ $have_cpsat = 1 ]; then
+        c=$("$py" bench/cpsat_ref.py --method whole --time-limit "$jtl" "$BUILD/psplib-data/j30/$name.sm")
+        cs=$(echo "$c" | sed -n 's/.* seconds=\([0-9.]*\).*/\1/p'); st=$(echo "$c" | sed -n 's/.* status=\([A-Z_]*\).*/\1/p')
+        cm=$(echo "$c" | sed -n 's/.* makespan=\([0-9]*\).*/\1/p')
+      else cs=-; st=skipped; cm=-; fi
+      echo "| $name | ${opt:--} | $ms | $pr | ${cf:--} | $cs | $st | $cm |"
+    done
+  fi
+fi
+
+if [ "$what" = all ] || [ "$what" = cpsat ] || [ "$what" = solver ]; then
   make -s "$BUILD/bench_step_sm"
   py=${CPSAT_PYTHON:-$BUILD/venv/bin/python}
   # shellcheck source=cpsat_probe.sh
