@@ -164,7 +164,8 @@ if [ "$what" = all ] || [ "$what" = j30-hard ] || [ "$what" = solver ]; then
     echo "all 480: $(tail -n 1 "$BUILD/bench-j30.txt")"
     echo "| instance | optimum | ours ms | ours proven | ours conflicts | CP-SAT s (2 workers, ${jtl} s) | CP-SAT status | CP-SAT makespan |"
     echo "|---|---|---|---|---|---|---|---|"
-    grep -v '^summary' "$BUILD/bench-j30.txt" | sed 's/.* ms=\([0-9.]*\).*/\1 &/' | sort -g -r | head -n 7 | cut -d' ' -f2- |
+    # (the whole list sorted, then its first 7: head would end the pipe early, which pipefail counts as a failure)
+    grep -v '^summary' "$BUILD/bench-j30.txt" | sed 's/.* ms=\([0-9.]*\).*/\1 &/' | sort -g -r | awk 'NR <= 7' | cut -d' ' -f2- |
     while read -r line; do
       name=${line%% *}
       opt=$(awk -F, -v n="$name" '{ gsub(/ /, "") } $1 == n { print $7 }' "$DATA/solutions/j30_bounds.csv")
