@@ -6,7 +6,7 @@
 # solver: the scheduler's quality figures beside CP-SAT in one run: psplib,
 # lp48, larger, j30-hard and cpsat, in that order (about 45 minutes).
 # j30-hard: the J30 instances our default takes longest on in this run
-# (the 7 slowest), each beside CP-SAT on the whole instance (60 s, 2 workers;
+# (the 7 slowest; with psplib, those of its J30 default row), each beside CP-SAT on the whole instance (60 s, 2 workers;
 # CPSAT_J30_TIME_LIMIT), which proves them too; skipped, saying how to
 # install it, where OR-tools is absent.
 # lp48: bench/lp48.sh, the lp_solve backend alone on one J30 instance of each
@@ -54,6 +54,16 @@ psplib_data() {  # the instances, extracted into the build folder (never into sh
   [ -d "$BUILD/psplib-data/j30" ] || tar xzf "$DATA/j30.tar.gz" -C "$BUILD/psplib-data"
   [ -d "$BUILD/psplib-data/j60" ] || tar xzf "$DATA/j60.tar.gz" -C "$BUILD/psplib-data"
 }
+# the value of key in a line of key=value words
+field() { echo "$1" | tr ' ' '\n' | awk -v k="$2=" 'index($0, k) == 1 && !done { print substr($0, length(k) + 1); done = 1 }'; }
+# CP-SAT's python in $py and whether OR-tools is there in $have_cpsat (bench/cpsat_probe.sh)
+cpsat_setup() {
+  py=${CPSAT_PYTHON:-$BUILD/venv/bin/python}
+  # shellcheck source=cpsat_probe.sh
+  . "$(dirname "$0")/cpsat_probe.sh"
+  cpsat_probe "$py"
+}
+j30_out=   # the J30 default run of the psplib part, which j30-hard reads when both run
 
 if [ "$what" = all ] || [ "$what" = psplib ] || [ "$what" = solver ]; then
   if [ ! -d "$DATA" ]; then
@@ -70,6 +80,7 @@ if [ "$what" = all ] || [ "$what" = psplib ] || [ "$what" = solver ]; then
     }
     run "J30 naive serial LFT, one pass" j30_bounds.csv --method list --rule lft --sgs serial --improve 0 "$BUILD"/psplib-data/j30/*.sm
     run "J30 default (auto)" j30_bounds.csv "$BUILD"/psplib-data/j30/*.sm
+    cp "$BUILD/bench-psplib.txt" "$BUILD/bench-j30.txt" && j30_out=$BUILD/bench-j30.txt
     run "J60 naive serial LFT, one pass" j60_bounds.csv --method list --rule lft --sgs serial --improve 0 "$BUILD"/psplib-data/j60/*.sm
     run "J60 default (auto)" j60_bounds.csv "$BUILD"/psplib-data/j60/*.sm
     # the restarts on both cores (the schedule is the same on any number of
@@ -154,13 +165,10 @@ if [ "$what" = all ] || [ "$what" = j30-hard ] || [ "$what" = solver ]; then
   if [ ! -d "$DATA" ]; then echo "skipped: $DATA not found"
   else
     psplib_data
-    py=${CPSAT_PYTHON:-$BUILD/venv/bin/python}
-    # shellcheck source=cpsat_probe.sh
-    . "$(dirname "$0")/cpsat_probe.sh"
-    cpsat_probe "$py"
+    cpsat_setup
     [ $have_cpsat = 1 ] || cpsat_skip_message "$py" "$BUILD"
     jtl=${CPSAT_J30_TIME_LIMIT:-60}
-    "$BUILD/psplib" "$BUILD"/psplib-data/j30/*.sm > "$BUILD/bench-j30.txt" || true
+    [ -n "$j30_out" ] || "$BUILD/psplib" "$BUILD"/psplib-data/j30/*.sm > "$BUILD/bench-j30.txt" || true
     echo "all 480: $(tail -n 1 "$BUILD/bench-j30.txt")"
     echo "| instance | optimum | ours ms | ours proven | ours conflicts | CP-SAT s (2 workers, ${jtl} s) | CP-SAT status | CP-SAT makespan |"
     echo "|---|---|---|---|---|---|---|---|"
@@ -169,12 +177,10 @@ if [ "$what" = all ] || [ "$what" = j30-hard ] || [ "$what" = solver ]; then
     while read -r line; do
       name=${line%% *}
       opt=$(awk -F, -v n="$name" '{ gsub(/ /, "") } $1 == n { print $7 }' "$DATA/solutions/j30_bounds.csv")
-      ms=$(echo "$line" | sed -n 's/.* ms=\([0-9.]*\).*/\1/p'); pr=$(echo "$line" | sed -n 's/.* optimal=\([01]\).*/\1/p')
-      cf=$(echo "$line" | sed -n 's/.* conflicts=\([0-9]*\).*/\1/p')
+      ms=$(field "$line" ms); pr=$(field "$line" optimal); cf=$(field "$line" conflicts)
       if [ $have_cpsat = 1 ]; then
         c=$("$py" bench/cpsat_ref.py --method whole --time-limit "$jtl" "$BUILD/psplib-data/j30/$name.sm")
-        cs=$(echo "$c" | sed -n 's/.* seconds=\([0-9.]*\).*/\1/p'); st=$(echo "$c" | sed -n 's/.* status=\([A-Z_]*\).*/\1/p')
-        cm=$(echo "$c" | sed -n 's/.* makespan=\([0-9]*\).*/\1/p')
+        cs=$(field "$c" seconds); st=$(field "$c" status); cm=$(field "$c" makespan)
       else cs=-; st=skipped; cm=-; fi
       echo "| $name | ${opt:--} | $ms | $pr | ${cf:--} | $cs | $st | $cm |"
     done
@@ -183,10 +189,7 @@ fi
 
 if [ "$what" = all ] || [ "$what" = cpsat ] || [ "$what" = solver ]; then
   make -s "$BUILD/bench_step_sm"
-  py=${CPSAT_PYTHON:-$BUILD/venv/bin/python}
-  # shellcheck source=cpsat_probe.sh
-  . "$(dirname "$0")/cpsat_probe.sh"
-  cpsat_probe "$py"
+  cpsat_setup
   if [ $have_cpsat = 0 ]; then
     echo
     cpsat_skip_message "$py" "$BUILD"
@@ -205,7 +208,6 @@ if [ "$what" = all ] || [ "$what" = cpsat ] || [ "$what" = solver ]; then
   echo "the same list schedule. Ratios are CP-SAT / ours perturbed (makespan and time):"
   echo "| graph | ops | lower bound | ours mk | ours s | ours deeper mk | ours deeper s | ours 2x125 mk | ours 2x125 s | ours 2x125 windows proven | max gap | max ms per window | proving s | proving windows proven | proving max gap | proving max ms per window | ours perturbed mk | ours perturbed s | CP-SAT whole mk | s | status | CP-SAT odd-even mk | s | windows proven | mk ratio whole | mk ratio odd-even | time ratio whole | time ratio odd-even |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-  field() { echo "$1" | tr ' ' '\n' | awk -v k="$2=" 'index($0, k) == 1 && !done { print substr($0, length(k) + 1); done = 1 }'; }
   graphs=()
   for layers in ${CPSAT_LAYERS:-45 227 455 909}; do
     f="$BUILD/cpsat/step$layers.sm"
