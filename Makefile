@@ -68,7 +68,7 @@ RUN_BINS       = $(if $(TSAN_BUILD),$(filter-out $(THREAD_FREE),$(TEST_BINS)),$(
 PSPLIB_TOOL   := $(if $(wildcard tools/psplib.c),$(BUILD)/psplib)
 PLAN_TOOL     := $(if $(wildcard tools/plan.c),$(BUILD)/plan)
 # other programs, built by `make` when their source is there so that they never rot
-PROGRAMS      := $(PSPLIB_TOOL) $(PLAN_TOOL) $(BUILD)/bench_scale $(BUILD)/bench_step_sm $(BUILD)/bench_exec $(BUILD)/bench_cluster $(BUILD)/schedule_step $(BUILD)/overlap \
+PROGRAMS      := $(PSPLIB_TOOL) $(PLAN_TOOL) $(BUILD)/bench_scale $(BUILD)/bench_step_sm $(BUILD)/bench_exec $(BUILD)/bench_window_dump $(BUILD)/bench_cluster $(BUILD)/schedule_step $(BUILD)/overlap \
                  $(BUILD)/train_gpt
 # the programs a test runs: the sanitized runs (make asan, make tsan) build
 # these alone, as the others run in no test there (make and make test build them all)

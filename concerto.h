@@ -8689,6 +8689,18 @@ static int cc__oe_window_lists(cc_context* ctx, const cc__prob* sub, cc__time* s
     return ok;
 }
 
+/* Benchmarks only: called with each window of the inner search's size
+   (above 2 CONCERTO__OE_INNER_B0 jobs, windows of 2b > CONCERTO__OE_INNER_MIN)
+   whose solve ended normally: its problem sub (a const cc__prob*: releases
+   and deadlines from the jobs outside, their busy blocks), the placement
+   start[] it keeps, its result br (a const cc__bnb_result*) and its first
+   start t0. A program that compiles the implementation itself defines it:
+   bench/window_dump.c writes the windows left unproven to files, which
+   bench/cpsat_window.py gives CP-SAT one by one (bench/run.sh windows). */
+#ifndef CONCERTO__WINDOW_HOOK
+#define CONCERTO__WINDOW_HOOK(sub, start, br, t0) ((void)0)
+#endif
+
 /* Solves the current window exactly, keeps a better placement. A window
    that fails (time-out, solver error) keeps its placement; it is not the
    caller's error: it is kept out of the logger and the context's last
@@ -8756,6 +8768,7 @@ static cc_result cc__oe_window_solve(cc__oe* o, int* changed) {
         }
     }
     cc__oe_window_note(o->cfg, rc, &br, w->t0, 1e3 * (cc__now_s() - t_start));
+    if (rc == CC_OK && o->inner && w->m > 2 * CONCERTO__OE_INNER_B0) CONCERTO__WINDOW_HOOK(&sub, w->start, &br, w->t0);
     ctx->logger = saved_logger;
     ctx->last_result = saved_result;
     memcpy(ctx->last_error, saved_msg, sizeof saved_msg);

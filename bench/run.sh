@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make bench: the scheduler's benchmarks. Results go to stdout; the figures
 # in bench/RESULTS.md were taken with this script (see there for the machine).
-#   bench/run.sh [psplib|scale|exec|lp|lp48|larger|j30-hard|cpsat|gpt|gpu|gpt-cuda|cluster|plan|solver|all]      (default all)
+#   bench/run.sh [psplib|scale|exec|lp|lp48|larger|j30-hard|cpsat|windows|gpt|gpu|gpt-cuda|cluster|plan|solver|all]      (default all)
 #   (gpt-throughput, gpt-orders, gpt-text, gpt-mpi: one part of gpt)
 # solver: the scheduler's quality figures beside CP-SAT in one run: psplib,
 # lp48, larger, j30-hard and cpsat, in that order (about 45 minutes).
@@ -31,6 +31,12 @@
 # build/venv/bin/python); where OR-tools is absent that part is skipped with
 # the commands that install it. CPSAT_LAYERS, CPSAT_TIME_LIMIT and
 # CPSAT_WINDOW_TIME_LIMIT change the sizes and limits.
+# windows: the windows of 2x125 ops our search leaves unproven on the
+# planner's gpt-13b step and the synthetic 455-layer step (WINDOWS_GRAPHS:
+# plan1, stepN), each written out by build/bench_window_dump and solved alone
+# by CP-SAT (bench/cpsat_window.py, 20 s, 2 workers; CPSAT_WINDOW_SOLO_TIME_LIMIT):
+# whether our placement or our lower bound keeps each from its proof.
+# Skipped, saying how to install OR-tools, where it is absent. About 11 minutes.
 # cluster: build/bench_cluster (bench/cluster_validate.c), the cluster cost
 # model's bus bandwidths (simulated) beside NCCL's published figures.
 # plan: build/plan (tools/plan.c) through bench/plan_tables.py: the Concerto
@@ -256,6 +262,60 @@ if [ "$what" = all ] || [ "$what" = cpsat ] || [ "$what" = solver ]; then
     sec() { awk -v t="$1" 'BEGIN { printf "%.3f", t / 1000 }'; }
     echo "| $label | $ops | $lb | $mk | $(sec "$ms") | $mkd | $(sec "$msd") | $mk2 | $(sec "$ms2") | $ow | $pw | $mkq | $(sec "$msq") | $cw | $sw | $st | $co | $so | $wo | $r |"
   done
+fi
+
+if [ "$what" = all ] || [ "$what" = windows ]; then
+  echo
+  cpsat_setup
+  if [ $have_cpsat = 0 ]; then
+    echo "windows: skipped"
+    cpsat_skip_message "$py" "$BUILD"
+  else
+    make -s "$BUILD/bench_window_dump" "$BUILD/bench_step_sm" "$BUILD/plan"
+    stl=${CPSAT_WINDOW_SOLO_TIME_LIMIT:-20}
+    echo "the windows of 2x125 ops (--method oddeven --window 125 --rounds 4) our search leaves unproven, each written out"
+    echo "(build/bench_window_dump) and solved alone by CP-SAT (bench/cpsat_window.py, ${stl} s, 2 workers, our placement"
+    echo "as its hint). Times in the .sm file's units (us); gap = (ours - our bound) / (ours - the window's first start):"
+    echo "| graph | window | first start | ours | our bound | gap | CP-SAT | CP-SAT bound | status | s | what stands between the window and its proof |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|"
+    mkdir -p "$BUILD/cpsat" "$BUILD/windows"
+    for g in ${WINDOWS_GRAPHS:-plan1 step455}; do
+      f="$BUILD/cpsat/$g.sm"
+      case $g in
+        step*) "$BUILD/bench_step_sm" "${g#step}" 2.0 "$f" > /dev/null; label="synthetic, ${g#step} layers" ;;
+        plan1) "$BUILD/plan" --model gpt-13b --tp 8 --dp 4 --pp 4 --micro-batches 8 --nodes 16 --quiet --sm "$f" > /dev/null
+               label="plan, gpt-13b" ;;
+        *) echo "windows: unknown graph $g (stepN or plan1)"; continue ;;
+      esac
+      d="$BUILD/windows/$g"
+      rm -rf "$d"; mkdir -p "$d"
+      "$BUILD/bench_window_dump" "$d" --method oddeven --window 125 --rounds 4 "$f" 2> /dev/null | sed -n 1p > "$d/ours.txt"
+      for w in "$d"/win*.txt; do
+        [ -e "$w" ] || continue
+        "$py" bench/cpsat_window.py --time-limit "$stl" "$w"
+      done | awk -v label="$label" '
+        function v(k,   i, a) { for (i = 1; i <= NF; i++) { split($i, a, "="); if (a[1] == k) return a[2] } return "" }
+        { n++; w = $1; sub(/.*win/, "", w); sub(/\.txt$/, "", w)
+          mk = v("ours_mk"); lb = v("ours_lb"); t0 = v("t0"); cm = v("cpsat_mk"); cb = v("cpsat_bound"); st = v("status")
+          gap = mk > t0 ? (mk - lb) / (mk - t0) : 0
+          if (cm != "-" && v("valid") != 1) why = "CP-SAT schedule INVALID"
+          else if (st == "OPTIMAL") {
+            if (cm == lb) { why = "our bound is the optimum; our placement above it"; sched++ }
+            else if (cm == mk) { why = "our placement is optimal; our bound below it"; bound++ }
+            else { why = "both: the optimum between them"; sched++; bound++ }
+            opt++
+          } else if (cm != "-" && cm + 0 < mk + 0) {
+            why = "CP-SAT shorter"; sched++
+            if (cb + 0 > lb + 0) { why = why ", its bound higher"; bound++ }
+          } else if (cb + 0 > lb + 0) { why = "CP-SAT bound higher"; bound++ }
+          else { why = "open to both"; open_++ }
+          printf "| %s | %s | %d | %d | %d | %.2f%% | %s | %d | %s | %s | %s |\n", label, w, t0, mk, lb, 100 * gap, cm, cb, st, v("seconds"), why
+        }
+        END { printf "| %s | %d unproven | | | | | | | CP-SAT proves %d | | placement above the optimum or CP-SAT'"'"'s: %d; bound below it or CP-SAT'"'"'s: %d; open to both: %d |\n",
+                     label, n, opt, sched, bound, open_ }'
+      echo "| $label: ours in all | $(field "$(cat "$d/ours.txt")" windows_proven)/$(field "$(cat "$d/ours.txt")" windows) proven | max gap $(field "$(cat "$d/ours.txt")" window_gap_max) | makespan $(field "$(cat "$d/ours.txt")" makespan) | | | | | | | |"
+    done
+  fi
 fi
 
 part() { [ "$what" = all ] || [ "$what" = gpt ] || [ "$what" = "gpt-$1" ]; }
