@@ -3151,26 +3151,33 @@ static cc__time cc__ssgs(cc_context* ctx, const cc__prob* p, const int* list, cc
    if they fit. Same return convention as cc__ssgs. The jobs whose
    predecessors are all placed are kept on a list (a job joins it when its
    last predecessor is placed), so a decision point looks at those alone,
-   not at every job: a schedule of the synthetic training steps of 946,
-   4,768 and 19,090 ops (bench/stepgraph.h) takes 0.20, 3.4 and 48 ms
-   where a scan of every job took 0.77, 17 and 261 ms, the same starts. */
+   not at every job, and a job tried where it does not fit is tried
+   again only once time reaches where it did (the profile only fills, so
+   it fits nowhere before). A schedule of the synthetic training steps of
+   946, 4,768 and 19,090 ops (bench/stepgraph.h) takes 0.09, 0.96 and 12
+   ms where a scan of every job, each tried at every point, took 0.77, 17
+   and 261 ms; the same starts. */
 static cc__time cc__psgs(cc_context* ctx, const cc__prob* p, const int* pos, cc__time* start,
                          cc__profile* pr, int* scratch /* [3n] */) {
     int* left = scratch;              /* unplaced preds, or -1 once placed */
     int* elig = scratch + p->n;       /* candidates in priority order */
-    int* ready = scratch + 2 * p->n;  /* unplaced jobs whose preds are all placed */
+    int* ready = scratch + 2 * p->n;  /* unplaced jobs whose preds are all placed (start[]: the earliest
+                                         they could start: est, then where they fit when last tried) */
     int n_done = 0, n_ready = 0, i, e, j, n_elig;
     cc__time t = -CONCERTO__TIME_MAX, mk = 0;
     if (!cc__profile_init(ctx, pr, p)) return -2;
     for (i = 0; i < p->n; i++)
-        if ((left[i] = p->pred_off[i + 1] - p->pred_off[i]) == 0) ready[n_ready++] = i;
+        if ((left[i] = p->pred_off[i + 1] - p->pred_off[i]) == 0) {
+            ready[n_ready++] = i;
+            start[i] = cc__prob_est(p, i, start);
+        }
     while (n_done < p->n) {
         cc__time next = CONCERTO__TIME_MAX;
         int zero = 0, m;
         /* eligible: all preds placed and finished by t, released */
         n_elig = 0;
         for (j = 0; j < n_ready; j++)
-            if (cc__prob_est(p, ready[j], start) <= t) elig[n_elig++] = ready[j];
+            if (start[ready[j]] <= t) elig[n_elig++] = ready[j];
         /* insertion sort by priority (eligible sets are small) */
         for (j = 1; j < n_elig; j++) {
             int v = elig[j];
@@ -3182,7 +3189,10 @@ static cc__time cc__psgs(cc_context* ctx, const cc__prob* p, const int* pos, cc_
             cc__time s;
             i = elig[j];
             s = cc__profile_earliest(pr, t, p->dur[i], p->dem + (size_t)i * p->k);
-            if (s != t) continue;
+            if (s != t) {   /* no room before s now, nor later: the profile only fills */
+                start[i] = s;
+                continue;
+            }
             if (p->deadline && t + p->dur[i] > p->deadline[i]) return -1;
             start[i] = t;
             if (!cc__profile_add(ctx, pr, t, t + p->dur[i], p->dem + (size_t)i * p->k, 1)) return -2;
@@ -3190,7 +3200,10 @@ static cc__time cc__psgs(cc_context* ctx, const cc__prob* p, const int* pos, cc_
             left[i] = -1;
             n_done++;
             for (e = p->succ_off[i]; e < p->succ_off[i + 1]; e++)
-                if (--left[p->succ[e]] == 0) ready[n_ready++] = p->succ[e];
+                if (--left[p->succ[e]] == 0) {
+                    ready[n_ready++] = p->succ[e];
+                    start[p->succ[e]] = cc__prob_est(p, p->succ[e], start);
+                }
             if (p->dur[i] == 0) zero = 1;
         }
         /* the placed leave the list */
@@ -3202,7 +3215,7 @@ static cc__time cc__psgs(cc_context* ctx, const cc__prob* p, const int* pos, cc_
            are all placed (successors of the jobs just started included), or
            a breakpoint of the profile after t (capacity freed) */
         for (j = 0; j < n_ready; j++) {
-            cc__time est = cc__prob_est(p, ready[j], start);
+            cc__time est = start[ready[j]];
             if (est > t && est < next) next = est;
         }
         {
