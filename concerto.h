@@ -533,7 +533,8 @@ typedef struct cc_sched_desc {
                                  above 32 ops) and, up to 32 ops, where it did not prove;
                                  see restarts */
     int window_ops;           /* odd-even block size b (windows of 2b ops); 0: 8. Above 64, each
-                                 window first takes the best list schedule of its own ops where it
+                                 window first takes the best list schedule of its own ops (serial
+                                 and parallel schedule generation) where it
                                  ends earlier, is improved by windows of its own (blocks 8 to 32,
                                  window_nodes each, by branch and bound, which propagates in
                                  every node where no list schedule met the window's deadlines),
@@ -593,7 +594,9 @@ typedef struct cc_sched_desc {
                                  the propagation run, job after job) until one empties; a
                                  bounded effort (CONCERTO__BNB_PROVE_WORK, about 0.6 s a window),
                                  which never changes the schedule, only n_windows_proven,
-                                 window_gap_max and the time. On the synthetic training steps'
+                                 window_gap_max and the time. With window_ops above 64, a window
+                                 of at most 128 ops (a round's last, or a small graph's) tries it
+                                 whatever this says. On the synthetic training steps'
                                  windows of 2x125 ops it proved every window the search left
                                  open on the 45- and 227-layer steps, all but 4 of 154 and 10 of
                                  306 on the 455- and 909-layer ones, at 5-8 times the time; on
@@ -8381,6 +8384,16 @@ static void cc__exact_report(cc_schedule* out, const cc__exact_cfg* cfg) {
 #ifndef CONCERTO__OE_INNER_PASSES
 #define CONCERTO__OE_INNER_PASSES 4
 #endif
+/* A round of large windows can end on a shorter window (down to 2 _B0 + 1
+   jobs). One of up to this many jobs that its search leaves unproven tries
+   the proof by shaving whatever window_prove says (cc__bnb_prove): the
+   last windows of the synthetic steps' rounds of 2x125 ops, 58 jobs on
+   two streams, were the largest gaps its search left (2.4% on the 455-layer
+   step), and CP-SAT proves them in 0.02 s (bench/RESULTS.md); the shaving
+   proves them at no cost measurable in the run. */
+#ifndef CONCERTO__OE_PROVE_SMALL
+#define CONCERTO__OE_PROVE_SMALL 128
+#endif
 /* The inner windows of a large window whose list schedules all miss a
    deadline (cc__oe_window_solve) propagate in every node up to this many
    jobs: all of them (2 _BMAX) */
@@ -8660,7 +8673,13 @@ static cc_result cc__oe_inner(cc__oe* o, const cc__prob* sub, cc__time* start, c
 /* List schedules of a large window's jobs (sub, in start order: a
    topological order): the serial schedule generation by each of four
    priority rules, then CONCERTO__OE_LIST_SAMPLES regret-biased samples
-   around each (a seeded generator: the same every run); the shortest that
+   around each (a seeded generator: the same every run), and each rule's
+   list by the parallel schedule generation too, which never leaves a
+   stream idle while a job is ready for it: on a window of the planner's
+   gpt-13b step (compute waiting on tensor-parallel all-reduces, two
+   micro-batches to interleave) the longest-path rule's parallel schedule
+   ends at the window's bound, 347,017 us, where the serial ones and the
+   searches after them ended at 347,490 (bench/RESULTS.md); the shortest that
    ends before the placement start[] and meets every release, deadline and
    busy block replaces it. The placement a window inherits, from the whole
    graph's list schedule and the windows before, can be far from what a
@@ -8674,6 +8693,9 @@ static cc_result cc__oe_inner(cc__oe* o, const cc__prob* sub, cc__time* start, c
    (start[] then holds the placement or a shorter schedule found before,
    either valid). */
 #define CONCERTO__OE_LIST_SAMPLES 8
+#ifndef CONCERTO__OE_LIST_PARALLEL
+#define CONCERTO__OE_LIST_PARALLEL 1   /* 0: the serial SGS alone (to measure what the parallel one adds) */
+#endif
 static int cc__oe_window_lists(cc_context* ctx, const cc__prob* sub, cc__time* start, int* met) {
     static const cc_priority rules[] = { CC_PRIO_BOTTOM_LEVEL, CC_PRIO_LFT, CC_PRIO_MTS, CC_PRIO_GRPW };
     int n = sub->n, i, ok = 1, smp;
@@ -8684,10 +8706,12 @@ static int cc__oe_window_lists(cc_context* ctx, const cc__prob* sub, cc__time* s
     int* list = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int));
     double* key = (double*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(double));
     cc__time* s = (cc__time*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(cc__time));
+    int* pos = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int));
+    int* scr = (int*)cc__alloc(ctx, 3 * ((size_t)n + 1) * sizeof(int));
     cc__profile pr;
     memset(&pr, 0, sizeof pr);
     *met = 0;
-    if (!topo || !list || !key || !s) ok = 0;
+    if (!topo || !list || !key || !s || !pos || !scr) ok = 0;
     for (i = 0; ok && i < n; i++) topo[i] = i;
     for (ri = 0; ok && ri < sizeof rules / sizeof rules[0]; ri++) {
         if (cc__prio_keys(ctx, sub, topo, rules[ri], key) != CC_OK) { ok = 0; break; }
@@ -8699,10 +8723,19 @@ static int cc__oe_window_lists(cc_context* ctx, const cc__prob* sub, cc__time* s
             }
             if (mk >= 0) (*met)++;
             if (mk >= 0 && mk < best) { best = mk; memcpy(start, s, (size_t)n * sizeof *s); }
+#if CONCERTO__OE_LIST_PARALLEL
+            if (smp == 0) {   /* the rule's list by the parallel SGS too */
+                int q;
+                for (q = 0; q < n; q++) pos[list[q]] = q;
+                if ((mk = cc__psgs(ctx, sub, pos, s, &pr, scr)) == -2) { ok = 0; break; }
+                if (mk >= 0) (*met)++;
+                if (mk >= 0 && mk < best) { best = mk; memcpy(start, s, (size_t)n * sizeof *s); }
+            }
+#endif
         }
     }
     cc__profile_free(ctx, &pr);
-    cc__free(ctx, topo); cc__free(ctx, list); cc__free(ctx, key); cc__free(ctx, s);
+    cc__free(ctx, topo); cc__free(ctx, list); cc__free(ctx, key); cc__free(ctx, s); cc__free(ctx, pos); cc__free(ctx, scr);
     return ok;
 }
 
@@ -8770,7 +8803,7 @@ static cc_result cc__oe_window_solve(cc__oe* o, int* changed) {
             }
         }
     } else rc = cc__exact_solve(ctx, &sub, w->start, 1, o->cfg, &br);
-    if (o->cfg->prove && !cc__prob_cumulative(&sub) && rc == CC_OK && !br.proven && br.makespan < CONCERTO__TIME_MAX &&
+    if ((o->cfg->prove || (o->inner && w->m <= CONCERTO__OE_PROVE_SMALL)) && !cc__prob_cumulative(&sub) && rc == CC_OK && !br.proven && br.makespan < CONCERTO__TIME_MAX &&
         (o->t_end <= 0 || cc__now_s() < o->t_end)) {
         /* the placement's makespan proven optimal by shaving (unary
            streams alone) */

@@ -994,6 +994,36 @@ static void test_window_prove(void) {
             tu_inst_free(in);
         }
     CHECK_INT(bad, 0, "window_prove: the same schedule, never less proven, a proof only at Johnson's optimum");
+    {   /* windows of 2x65 ops (2b = 130 > 128: the inner search) on the
+           synthetic steps of 5 and 6 layers (106 and 127 ops): each window
+           holds at most CONCERTO__OE_PROVE_SMALL jobs, so one its search
+           leaves open tries the proof without window_prove, and both give
+           the same schedule, windows proven and gap. The search alone
+           proves 1 of 3 and 0 of 4 of them (the proof: all 3, and 3) */
+        int layers;
+        for (layers = 5; layers <= 6; layers++) {
+            cc_graph* g = NULL;
+            cc_schedule s[2];
+            int v;
+            memset(s, 0, sizeof s);
+            if (!CHECK(stepgraph_build(ctx, layers, 2.0, 15, &g) == CC_OK, "the %d-layer step: built", layers)) continue;
+            for (v = 0; v < 2; v++) {
+                cc_sched_desc sd = cc_sched_desc_default();
+                sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = 65; sd.window_prove = v;
+                CHECK(cc_sched_solve(ctx, g, &sd, &s[v]) == CC_OK, "the %d-layer step, prove %d: solves", layers, v);
+            }
+            if (s[0].start_us && s[1].start_us)
+                CHECK(s[0].makespan_us == s[1].makespan_us && !memcmp(s[0].start_us, s[1].start_us, (size_t)s[0].n_ops * sizeof(double)) &&
+                      s[0].n_windows == s[1].n_windows && s[0].n_windows_proven == s[1].n_windows_proven &&
+                      s[0].window_gap_max == s[1].window_gap_max && s[0].n_windows_proven >= 3,
+                      "the %d-layer step in windows of 2x65: the proof tried without window_prove (%lld of %lld proven, %lld with it; gap %g, %g)",
+                      layers, (long long)s[0].n_windows_proven, (long long)s[0].n_windows, (long long)s[1].n_windows_proven,
+                      s[0].window_gap_max, s[1].window_gap_max);
+            cc_schedule_release(ctx, &s[0]);
+            cc_schedule_release(ctx, &s[1]);
+            cc_graph_destroy(g);
+        }
+    }
     CHECK(n_runs == 8 && n_open > 0, "window_prove on flow shops: %d runs, %d left above Johnson's optimum", n_runs, n_open);
     {
         cc_graph* g = NULL;
