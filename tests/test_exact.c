@@ -1356,8 +1356,21 @@ static int pg_fits(const cc__prob* p, const cc__time* st, const int* placed, int
     }
     return 1;
 }
+/* 1 when job i is unplaced and its predecessors are all placed; *est its
+   earliest start then (release, predecessors' ends) */
+static int pg_ready(const cc__prob* p, const cc__time* st, const int* placed, int i, cc__time* est) {
+    int e;
+    *est = p->release ? p->release[i] : 0;
+    if (placed[i]) return 0;
+    for (e = p->pred_off[i]; e < p->pred_off[i + 1]; e++) {
+        int q = p->pred[e];
+        if (!placed[q]) return 0;
+        if (st[q] + p->dur[q] > *est) *est = st[q] + p->dur[q];
+    }
+    return 1;
+}
 static cc__time pg_ref(const cc__prob* p, const int* pos, cc__time* st) {
-    int placed[16], done = 0, i, q, b, e, best;
+    int placed[16], done = 0, i, b, best;
     cc__time t = -1, mk = 0;
     memset(placed, 0, sizeof placed);
     for (;;) {
@@ -1366,14 +1379,8 @@ static cc__time pg_ref(const cc__prob* p, const int* pos, cc__time* st) {
         memset(elig, 0, sizeof elig);
         memset(tried, 0, sizeof tried);
         for (i = 0; i < p->n; i++) {   /* the eligible when the point is reached */
-            cc__time est = p->release ? p->release[i] : 0;
-            int ok = !placed[i];
-            for (e = p->pred_off[i]; ok && e < p->pred_off[i + 1]; e++) {
-                q = p->pred[e];
-                if (!placed[q]) ok = 0;
-                else if (st[q] + p->dur[q] > est) est = st[q] + p->dur[q];
-            }
-            elig[i] = ok && est <= t;
+            cc__time est;
+            elig[i] = pg_ready(p, st, placed, i, &est) && est <= t;
         }
         for (;;) {   /* those, best priority first */
             best = -1;
@@ -1390,13 +1397,8 @@ static cc__time pg_ref(const cc__prob* p, const int* pos, cc__time* st) {
         if (done == p->n) return mk;
         if (zero) continue;
         for (i = 0; i < p->n; i++) {
-            cc__time est = p->release ? p->release[i] : 0;
-            int ok = !placed[i];
-            for (e = p->pred_off[i]; ok && e < p->pred_off[i + 1]; e++) {
-                q = p->pred[e];
-                if (!placed[q]) ok = 0;
-                else if (st[q] + p->dur[q] > est) est = st[q] + p->dur[q];
-            }
+            cc__time est;
+            int ok = pg_ready(p, st, placed, i, &est);
             ready_any |= ok;
             if (ok && est > t && est < next) next = est;
             if (placed[i] && pg_uses(p, i)) {
