@@ -8765,7 +8765,7 @@ static cc_result cc__oe_window_solve(cc__oe* o, int* changed) {
     cc_logger saved_logger = ctx->logger;
     cc_result saved_result = ctx->last_result, rc;
     double t_start;
-    int i;
+    int i, large = o->inner && w->m > 2 * CONCERTO__OE_INNER_B0;   /* the inner search's path */
     memset(&sub, 0, sizeof sub);
     memset(&br, 0, sizeof br);
     sub.n = w->m; sub.k = o->p->k; sub.dur = w->dur; sub.dem = w->dem; sub.cap = o->p->cap;
@@ -8776,7 +8776,7 @@ static cc_result cc__oe_window_solve(cc__oe* o, int* changed) {
     memcpy(saved_msg, ctx->last_error, sizeof saved_msg);
     ctx->logger.log_fn = NULL;
     t_start = cc__now_s();
-    if (o->inner && w->m > 2 * CONCERTO__OE_INNER_B0) {
+    if (large) {
         /* list schedules first (cc__oe_window_lists); then the root bound
            (branch and bound with one node), where the inner search stops;
            the exact solve only if it stays above. Where every list
@@ -8818,7 +8818,7 @@ static cc_result cc__oe_window_solve(cc__oe* o, int* changed) {
         }
     }
     cc__oe_window_note(o->cfg, rc, &br, w->t0, 1e3 * (cc__now_s() - t_start));
-    if (rc == CC_OK && o->inner && w->m > 2 * CONCERTO__OE_INNER_B0) CONCERTO__WINDOW_HOOK(&sub, w->start, &br, w->t0);
+    if (rc == CC_OK && large) CONCERTO__WINDOW_HOOK(&sub, w->start, &br, w->t0);
     ctx->logger = saved_logger;
     ctx->last_result = saved_result;
     memcpy(ctx->last_error, saved_msg, sizeof saved_msg);

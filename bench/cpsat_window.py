@@ -10,10 +10,10 @@ Run it with the python that has OR-tools (bench/run.sh windows uses
 build/venv). The model is cpsat_ref.py's for a window: one interval per
 job, its start at or after its release, its end at or before its deadline;
 a precedence edge i -> j is end_i <= start_j; each busy block a fixed
-interval; a resource of capacity 1 whose jobs and blocks each demand 1 a
-NoOverlap, any other a Cumulative; the objective the window's end, the
-largest end of its jobs. Our placement is its hint, so CP-SAT never ends
-worse than we did. Its schedule is checked here (releases, deadlines,
+interval; the resources as cpsat_ref.add_resources sets them (NoOverlap
+where every job demands at most 1 of a capacity 1, else Cumulative); the
+objective the window's end, the largest end of its jobs. Our placement is
+its hint, so CP-SAT never ends worse than we did. Its schedule is checked here (releases, deadlines,
 precedence, and capacity with the busy blocks at every start).
 
 One line per window:
@@ -21,8 +21,14 @@ One line per window:
            cpsat_bound=<int> status=<...> seconds=<float> valid=<0|1>
 """
 import argparse
+import os
 import sys
 import time
+
+sys.dont_write_bytecode = True   # (no __pycache__ in the source tree)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cpsat_ref  # noqa: E402  (its model's resource constraints; it exits, saying how, without OR-tools)
+from cpsat_ref import cp_model  # noqa: E402
 
 
 def load(path):
@@ -74,8 +80,12 @@ def check(cap, jobs, busy, st):
 
 
 def solve(path, time_limit, workers):
-    from ortools.sat.python import cp_model
     head, cap, jobs, busy = load(path)
+    succ = [[] for _ in jobs]
+    for i, j in enumerate(jobs):
+        for q in j["preds"]:
+            succ[q].append(i)
+    inst = cpsat_ref.Instance(path, [j["dur"] for j in jobs], succ, [j["dem"] for j in jobs], cap)
     horizon = max([j["start"] + j["dur"] for j in jobs] + [j["dl"] for j in jobs] + [b[1] for b in busy]) + 1
     m = cp_model.CpModel()
     S, E, I = [], [], []
@@ -90,22 +100,7 @@ def solve(path, time_limit, workers):
     for i, j in enumerate(jobs):
         for q in j["preds"]:
             m.Add(S[i] >= E[q])
-    for r, c in enumerate(cap):
-        ivs, dem = [], []
-        for i, j in enumerate(jobs):
-            if j["dem"][r] > 0 and j["dur"] > 0:
-                ivs.append(I[i])
-                dem.append(j["dem"][r])
-        for (bs, be, bd) in busy:
-            if bd[r] > 0 and be > bs:
-                ivs.append(m.NewIntervalVar(bs, be - bs, be, ""))
-                dem.append(bd[r])
-        if not ivs:
-            continue
-        if c == 1 and all(d == 1 for d in dem):
-            m.AddNoOverlap(ivs)
-        else:
-            m.AddCumulative(ivs, dem, c)
+    cpsat_ref.add_resources(m, inst, range(len(jobs)), I, [(bs, be - bs, bd) for (bs, be, bd) in busy])
     mk = m.NewIntVar(0, horizon, "")
     m.AddMaxEquality(mk, E)
     m.Minimize(mk)

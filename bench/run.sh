@@ -313,7 +313,8 @@ if [ "$what" = all ] || [ "$what" = windows ]; then
         }
         END { printf "| %s | %d unproven | | | | | | | CP-SAT proves %d | | placement above the optimum or CP-SAT'"'"'s: %d; bound below it or CP-SAT'"'"'s: %d; open to both: %d |\n",
                      label, n, opt, sched, bound, open_ }'
-      echo "| $label: ours in all | $(field "$(cat "$d/ours.txt")" windows_proven)/$(field "$(cat "$d/ours.txt")" windows) proven | max gap $(field "$(cat "$d/ours.txt")" window_gap_max) | makespan $(field "$(cat "$d/ours.txt")" makespan) | | | | | | | |"
+      o=$(cat "$d/ours.txt")
+      echo "| $label: ours in all | $(field "$o" windows_proven)/$(field "$o" windows) proven | max gap $(field "$o" window_gap_max) | makespan $(field "$o" makespan) | | | | | | | |"
     done
   fi
 fi
