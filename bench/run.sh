@@ -32,11 +32,13 @@
 # the commands that install it. CPSAT_LAYERS, CPSAT_TIME_LIMIT and
 # CPSAT_WINDOW_TIME_LIMIT change the sizes and limits.
 # windows: the windows of 2x125 ops our search leaves unproven on the
-# planner's gpt-13b step and the synthetic 455-layer step (WINDOWS_GRAPHS:
-# plan1, stepN), each written out by build/bench_window_dump and solved alone
-# by CP-SAT (bench/cpsat_window.py, 20 s, 2 workers; CPSAT_WINDOW_SOLO_TIME_LIMIT):
-# whether our placement or our lower bound keeps each from its proof.
-# Skipped, saying how to install OR-tools, where it is absent. About 11 minutes.
+# planner's gpt-13b and gpt-175b steps and the synthetic 455-layer step
+# (WINDOWS_GRAPHS: plan0, plan1, plan2 for the planner's gpt-1.3b, gpt-13b,
+# gpt-175b steps of the cpsat part, stepN), each written out by
+# build/bench_window_dump and solved alone by CP-SAT (bench/cpsat_window.py,
+# 20 s, 2 workers; CPSAT_WINDOW_SOLO_TIME_LIMIT): whether our placement or
+# our lower bound keeps each from its proof. Skipped, saying how to install
+# OR-tools, where it is absent. About 25 minutes.
 # cluster: build/bench_cluster (bench/cluster_validate.c), the cluster cost
 # model's bus bandwidths (simulated) beside NCCL's published figures.
 # plan: build/plan (tools/plan.c) through bench/plan_tables.py: the Concerto
@@ -211,9 +213,11 @@ if [ "$what" = all ] || [ "$what" = cpsat ] || [ "$what" = solver ]; then
   echo "ops); the same with --window-prove (each window its search leaves unproven tries the proof by shaving: the same"
   echo "schedule, \"proving\"); --perturb ${CPSAT_PERTURB:-32} (the default windows, then that many restarts from a perturbed order). CP-SAT: the"
   echo "whole graph (${tl} s, 2 workers) and odd-even windows of 2x125 ops, 4 rounds (${wtl} s per window, 2 workers), from"
-  echo "the same list schedule. Ratios are CP-SAT / ours perturbed (makespan and time):"
-  echo "| graph | ops | lower bound | ours mk | ours s | ours deeper mk | ours deeper s | ours 2x125 mk | ours 2x125 s | ours 2x125 windows proven | max gap | max ms per window | proving s | proving windows proven | proving max gap | proving max ms per window | ours perturbed mk | ours perturbed s | CP-SAT whole mk | s | status | CP-SAT odd-even mk | s | windows proven | mk ratio whole | mk ratio odd-even | time ratio whole | time ratio odd-even |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "the same list schedule. A max gap is the largest over a run's windows of (window end - its bound) / (window end -"
+  echo "its first start; for CP-SAT, whose windows may start earlier, the earliest it may start). Ratios are CP-SAT / ours"
+  echo "perturbed (makespan and time):"
+  echo "| graph | ops | lower bound | ours mk | ours s | ours deeper mk | ours deeper s | ours 2x125 mk | ours 2x125 s | ours 2x125 windows proven | max gap | max ms per window | proving s | proving windows proven | proving max gap | proving max ms per window | ours perturbed mk | ours perturbed s | CP-SAT whole mk | s | status | CP-SAT odd-even mk | s | windows proven | max gap | mk ratio whole | mk ratio odd-even | time ratio whole | time ratio odd-even |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   graphs=()
   for layers in ${CPSAT_LAYERS:-45 227 455 909}; do
     f="$BUILD/cpsat/step$layers.sm"
@@ -251,13 +255,13 @@ if [ "$what" = all ] || [ "$what" = cpsat ] || [ "$what" = solver ]; then
       o=$("$py" bench/cpsat_ref.py --method oddeven --window-time-limit "$wtl" "$f")
       cw=$(field "$w" makespan); sw=$(field "$w" seconds); st=$(field "$w" status)
       co=$(field "$o" makespan); so=$(field "$o" seconds)
-      wo="$(field "$o" windows_optimal)/$(field "$o" windows)"
+      wo="$(field "$o" windows_optimal)/$(field "$o" windows) | $(field "$o" window_gap_max)"
       [ "$(field "$w" valid)$(field "$o" valid)" = 11 ] || st="$st INVALID"
       r=$(awk -v a="$mkq" -v cw="$cw" -v co="$co" -v t="$msq" -v sw="$sw" -v so="$so" \
           'BEGIN { if (cw == "-") printf "- | %.4f | - | %.0f", co / a, so * 1000 / t;
                    else printf "%.4f | %.4f | %.0f | %.0f", cw / a, co / a, sw * 1000 / t, so * 1000 / t }')
     else
-      cw=-; sw=-; st=skipped; co=-; so=-; wo=-; r="- | - | - | -"
+      cw=-; sw=-; st=skipped; co=-; so=-; wo="- | -"; r="- | - | - | -"
     fi
     sec() { awk -v t="$1" 'BEGIN { printf "%.3f", t / 1000 }'; }
     echo "| $label | $ops | $lb | $mk | $(sec "$ms") | $mkd | $(sec "$msd") | $mk2 | $(sec "$ms2") | $ow | $pw | $mkq | $(sec "$msq") | $cw | $sw | $st | $co | $so | $wo | $r |"
@@ -279,13 +283,17 @@ if [ "$what" = all ] || [ "$what" = windows ]; then
     echo "| graph | window | first start | ours | our bound | gap | CP-SAT | CP-SAT bound | status | s | what stands between the window and its proof |"
     echo "|---|---|---|---|---|---|---|---|---|---|---|"
     mkdir -p "$BUILD/cpsat" "$BUILD/windows"
-    for g in ${WINDOWS_GRAPHS:-plan1 step455}; do
+    for g in ${WINDOWS_GRAPHS:-plan1 plan2 step455}; do
       f="$BUILD/cpsat/$g.sm"
       case $g in
         step*) "$BUILD/bench_step_sm" "${g#step}" 2.0 "$f" > /dev/null; label="synthetic, ${g#step} layers" ;;
+        plan0) "$BUILD/plan" --model gpt-1.3b --tp 8 --dp 4 --nodes 4 --quiet --sm "$f" > /dev/null
+               label="plan, gpt-1.3b" ;;
         plan1) "$BUILD/plan" --model gpt-13b --tp 8 --dp 4 --pp 4 --micro-batches 8 --nodes 16 --quiet --sm "$f" > /dev/null
                label="plan, gpt-13b" ;;
-        *) echo "windows: unknown graph $g (stepN or plan1)"; continue ;;
+        plan2) "$BUILD/plan" --model gpt-175b --tp 8 --dp 4 --pp 8 --micro-batches 16 --zero 1 --nodes 32 --quiet --sm "$f" > /dev/null
+               label="plan, gpt-175b" ;;
+        *) echo "windows: unknown graph $g (stepN, plan0, plan1 or plan2)"; continue ;;
       esac
       d="$BUILD/windows/$g"
       rm -rf "$d"; mkdir -p "$d"
