@@ -55,7 +55,8 @@ Output: for each file and method one line
            seconds=<float> valid=<0|1> [windows=<int> windows_optimal=<int>
            window_gap_max=<float> list_makespan=<int>]
 window_gap_max is the largest gap a window's solve left, (its end - its
-bound) / (its end - the earliest it may start), 0 for a proven window.
+bound) / (its end - its first start before the solve), 0 for a proven
+window: the gap build/psplib reports for its own windows.
 valid comes from a check written here (precedence and capacity at every
 job start). seconds is wall-clock time including building the model.
 """
@@ -382,11 +383,11 @@ def solve_window(p, start, win, time_limit, workers):
     proven = status == cp_model.OPTIMAL
     found = status in (cp_model.OPTIMAL, cp_model.FEASIBLE)
     # the window's gap as ours is counted: (its end - its bound) over its
-    # span, here from lo (where it may start; ours start at or after the
-    # window's current first start, a shorter span)
+    # span from the window's current first start
+    t0 = min(start[j] for j in win)
     end_w = min(t1, int(sol.ObjectiveValue())) if found else t1
     bound = max(lo, int(sol.BestObjectiveBound()))
-    gap = 0.0 if proven or end_w <= lo else max(0, end_w - bound) / (end_w - lo)
+    gap = 0.0 if proven or end_w <= t0 else max(0, end_w - bound) / (end_w - t0)
     if found and sol.ObjectiveValue() < t1:
         return {j: sol.Value(st[j]) for j in win}, proven, gap
     return None, proven, gap

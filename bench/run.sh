@@ -214,8 +214,7 @@ if [ "$what" = all ] || [ "$what" = cpsat ] || [ "$what" = solver ]; then
   echo "schedule, \"proving\"); --perturb ${CPSAT_PERTURB:-32} (the default windows, then that many restarts from a perturbed order). CP-SAT: the"
   echo "whole graph (${tl} s, 2 workers) and odd-even windows of 2x125 ops, 4 rounds (${wtl} s per window, 2 workers), from"
   echo "the same list schedule. A max gap is the largest over a run's windows of (window end - its bound) / (window end -"
-  echo "its first start; for CP-SAT, whose windows may start earlier, the earliest it may start). Ratios are CP-SAT / ours"
-  echo "perturbed (makespan and time):"
+  echo "its first start before the solve). Ratios are CP-SAT / ours perturbed (makespan and time):"
   echo "| graph | ops | lower bound | ours mk | ours s | ours deeper mk | ours deeper s | ours 2x125 mk | ours 2x125 s | ours 2x125 windows proven | max gap | max ms per window | proving s | proving windows proven | proving max gap | proving max ms per window | ours perturbed mk | ours perturbed s | CP-SAT whole mk | s | status | CP-SAT odd-even mk | s | windows proven | max gap | mk ratio whole | mk ratio odd-even | time ratio whole | time ratio odd-even |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   graphs=()
