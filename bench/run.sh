@@ -33,12 +33,13 @@
 # CPSAT_WINDOW_TIME_LIMIT change the sizes and limits.
 # windows: the windows of 2x125 ops our search leaves unproven on the
 # planner's gpt-13b and gpt-175b steps and the synthetic 455-layer step
-# (WINDOWS_GRAPHS: plan0, plan1, plan2 for the planner's gpt-1.3b, gpt-13b,
-# gpt-175b steps of the cpsat part, stepN), each written out by
+# (WINDOWS_GRAPHS: planN, the cpsat part's Nth planner step, 0-2 for
+# gpt-1.3b, gpt-13b, gpt-175b by default; stepN), each written out by
 # build/bench_window_dump and solved alone by CP-SAT (bench/cpsat_window.py,
 # 20 s, 2 workers; CPSAT_WINDOW_SOLO_TIME_LIMIT): whether our placement or
-# our lower bound keeps each from its proof. Skipped, saying how to install
-# OR-tools, where it is absent. About 25 minutes.
+# our lower bound keeps each from its proof, and per graph how much shorter
+# CP-SAT's placements are and the largest gap it leaves itself. Skipped,
+# saying how to install OR-tools, where it is absent. About 25 minutes.
 # cluster: build/bench_cluster (bench/cluster_validate.c), the cluster cost
 # model's bus bandwidths (simulated) beside NCCL's published figures.
 # plan: build/plan (tools/plan.c) through bench/plan_tables.py: the Concerto
@@ -72,6 +73,8 @@ cpsat_setup() {
   cpsat_probe "$py"
 }
 j30_out=   # the J30 default run of the psplib part, which j30-hard reads when both run
+# the planner's steps of the cpsat part (plan0, plan1, plan2 there and in windows)
+IFS=';' read -r -a plans <<< "${CPSAT_PLANS:---model gpt-1.3b --tp 8 --dp 4 --nodes 4;--model gpt-13b --tp 8 --dp 4 --pp 4 --micro-batches 8 --nodes 16;--model gpt-175b --tp 8 --dp 4 --pp 8 --micro-batches 16 --zero 1 --nodes 32}"
 
 if [ "$what" = all ] || [ "$what" = psplib ] || [ "$what" = solver ]; then
   if [ ! -d "$DATA" ]; then
@@ -224,7 +227,6 @@ if [ "$what" = all ] || [ "$what" = cpsat ] || [ "$what" = solver ]; then
     graphs+=("synthetic, $layers layers|$f")
   done
   make -s "$BUILD/plan"
-  IFS=';' read -r -a plans <<< "${CPSAT_PLANS:---model gpt-1.3b --tp 8 --dp 4 --nodes 4;--model gpt-13b --tp 8 --dp 4 --pp 4 --micro-batches 8 --nodes 16;--model gpt-175b --tp 8 --dp 4 --pp 8 --micro-batches 16 --zero 1 --nodes 32}"
   for i in "${!plans[@]}"; do
     f="$BUILD/cpsat/plan$i.sm"
     # shellcheck disable=SC2086
@@ -286,13 +288,13 @@ if [ "$what" = all ] || [ "$what" = windows ]; then
       f="$BUILD/cpsat/$g.sm"
       case $g in
         step*) "$BUILD/bench_step_sm" "${g#step}" 2.0 "$f" > /dev/null; label="synthetic, ${g#step} layers" ;;
-        plan0) "$BUILD/plan" --model gpt-1.3b --tp 8 --dp 4 --nodes 4 --quiet --sm "$f" > /dev/null
-               label="plan, gpt-1.3b" ;;
-        plan1) "$BUILD/plan" --model gpt-13b --tp 8 --dp 4 --pp 4 --micro-batches 8 --nodes 16 --quiet --sm "$f" > /dev/null
-               label="plan, gpt-13b" ;;
-        plan2) "$BUILD/plan" --model gpt-175b --tp 8 --dp 4 --pp 8 --micro-batches 16 --zero 1 --nodes 32 --quiet --sm "$f" > /dev/null
-               label="plan, gpt-175b" ;;
-        *) echo "windows: unknown graph $g (stepN, plan0, plan1 or plan2)"; continue ;;
+        plan[0-9]*)
+          i=${g#plan}
+          if [ -z "${plans[$i]:-}" ]; then echo "windows: unknown graph $g (${#plans[@]} plans)"; continue; fi
+          # shellcheck disable=SC2086
+          "$BUILD/plan" ${plans[$i]} --quiet --sm "$f" > /dev/null
+          label="plan ${plans[$i]}" ;;
+        *) echo "windows: unknown graph $g (stepN or planN)"; continue ;;
       esac
       d="$BUILD/windows/$g"
       rm -rf "$d"; mkdir -p "$d"
@@ -305,6 +307,10 @@ if [ "$what" = all ] || [ "$what" = windows ]; then
         { n++; w = $1; sub(/.*win/, "", w); sub(/\.txt$/, "", w)
           mk = v("ours_mk"); lb = v("ours_lb"); t0 = v("t0"); cm = v("cpsat_mk"); cb = v("cpsat_bound"); st = v("status")
           gap = mk > t0 ? (mk - lb) / (mk - t0) : 0
+          if (cm != "-" && mk > t0) {   # CP-SAT: its gap left, its gain over our placement (of our span)
+            cg = (cm - cb) / (mk - t0); if (cg > cgap) cgap = cg
+            if (cm + 0 < mk + 0) { shorter++; d = (mk - cm) / (mk - t0); gain += d; if (d > gmax) gmax = d }
+          }
           if (cm != "-" && v("valid") != 1) why = "CP-SAT schedule INVALID"
           else if (st == "OPTIMAL") {
             if (cm == lb) { why = "our bound is the optimum; our placement above it"; sched++ }
@@ -318,8 +324,8 @@ if [ "$what" = all ] || [ "$what" = windows ]; then
           else { why = "open to both"; open_++ }
           printf "| %s | %s | %d | %d | %d | %.2f%% | %s | %d | %s | %s | %s |\n", label, w, t0, mk, lb, 100 * gap, cm, cb, st, v("seconds"), why
         }
-        END { printf "| %s | %d unproven | | | | | | | CP-SAT proves %d | | placement above the optimum or CP-SAT'"'"'s: %d; bound below it or CP-SAT'"'"'s: %d; open to both: %d |\n",
-                     label, n, opt, sched, bound, open_ }'
+        END { printf "| %s | %d unproven | | | | | | | CP-SAT proves %d | | placement above the optimum or CP-SAT'"'"'s: %d; bound below it or CP-SAT'"'"'s: %d; open to both: %d; CP-SAT shorter on %d, by at most %.2f%% (mean %.2f%%) of the span; its largest gap left %.2f%% |\n",
+                     label, n, opt, sched, bound, open_, shorter, 100 * gmax, shorter ? 100 * gain / shorter : 0, 100 * cgap }'
       o=$(cat "$d/ours.txt")
       echo "| $label: ours in all | $(field "$o" windows_proven)/$(field "$o" windows) proven | max gap $(field "$o" window_gap_max) | makespan $(field "$o" makespan) | | | | | | | |"
     done
