@@ -155,6 +155,11 @@ $(BUILD)/bench_%: bench/%.c $(wildcard bench/*.h) $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 
+# a synthetic training step written as a PSPLIB .sm file, for CP-SAT (bench/run.sh cpsat)
+$(BUILD)/bench_step_sm: bench/solver/step_sm.c bench/stepgraph.h $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
+
 # the cluster cost model against published NCCL figures (bench/run.sh cluster)
 $(BUILD)/bench_cluster: bench/cluster_validate.c $(HEADERS)
 	@mkdir -p $(@D)
