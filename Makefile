@@ -1,7 +1,7 @@
 # Makefile - Concerto-C (GNU make, gcc)
 #
 #   make          build/psplib (tools/psplib.c), build/bench_scale, build/bench_exec,
-#                 build/schedule_step, build/overlap, build/train_gpt
+#                 build/schedule_step, build/hello_step, build/overlap, build/train_gpt
 #                 (examples/) and the test programs
 #   make test     build and run every test; the last line of output is
 #                 "N passed, N failed[, N skipped]", exit status non-zero on a failure
@@ -48,7 +48,8 @@ T := $(BUILD)/tests
 UNIT_TESTS    := test_sched test_sched_threads test_exact test_exact_shave test_lcg test_j30 test_alloc test_determinism test_graph test_check test_sim test_psplib test_misc test_world test_exec test_lpsolve test_fuse test_decompose test_comm test_cluster test_peers test_step
 COMPILE_TESTS := compile_c99 compile_cpp11 compile_static compile_solver_only
 UNIT_BINS     := $(addprefix $(T)/,$(UNIT_TESTS))
-TEST_BINS     := $(UNIT_BINS) $(addprefix $(T)/,$(COMPILE_TESTS)) tests/test_psplib_tool.sh tests/test_plan.sh tests/test_gpt.sh
+TEST_BINS     := $(UNIT_BINS) $(addprefix $(T)/,$(COMPILE_TESTS)) tests/test_psplib_tool.sh tests/test_plan.sh tests/test_gpt.sh \
+                 tests/test_examples.sh
 # Test programs that never start a second thread (the scheduler, the
 # checker, the simulator, the planner and the PSPLIB tool run on the
 # caller's thread; only the CPU ranks, the stream workers and the
@@ -68,11 +69,11 @@ RUN_BINS       = $(if $(TSAN_BUILD),$(filter-out $(THREAD_FREE),$(TEST_BINS)),$(
 PSPLIB_TOOL   := $(if $(wildcard tools/psplib.c),$(BUILD)/psplib)
 PLAN_TOOL     := $(if $(wildcard tools/plan.c),$(BUILD)/plan)
 # other programs, built by `make` when their source is there so that they never rot
-PROGRAMS      := $(PSPLIB_TOOL) $(PLAN_TOOL) $(BUILD)/bench_scale $(BUILD)/bench_step_sm $(BUILD)/bench_exec $(BUILD)/bench_window_dump $(BUILD)/bench_cluster $(BUILD)/schedule_step $(BUILD)/overlap \
+PROGRAMS      := $(PSPLIB_TOOL) $(PLAN_TOOL) $(BUILD)/bench_scale $(BUILD)/bench_step_sm $(BUILD)/bench_exec $(BUILD)/bench_window_dump $(BUILD)/bench_cluster $(BUILD)/schedule_step $(BUILD)/hello_step $(BUILD)/overlap \
                  $(BUILD)/train_gpt
 # the programs a test runs: the sanitized runs (make asan, make tsan) build
 # these alone, as the others run in no test there (make and make test build them all)
-TESTED_PROGRAMS = $(if $(TSAN_BUILD),,$(PSPLIB_TOOL) $(PLAN_TOOL)) $(BUILD)/train_gpt
+TESTED_PROGRAMS = $(if $(TSAN_BUILD),,$(PSPLIB_TOOL) $(PLAN_TOOL)) $(BUILD)/train_gpt $(BUILD)/hello_step
 
 J30_TGZ   := $(DATA)/psplib/j30.tar.gz
 J30_STAMP := $(if $(wildcard $(J30_TGZ)),build/j30/.extracted)
@@ -155,12 +156,21 @@ $(BUILD)/bench_%: bench/%.c $(wildcard bench/*.h) $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 
+# a synthetic training step written as a PSPLIB .sm file, for CP-SAT (bench/run.sh cpsat)
+$(BUILD)/bench_step_sm: bench/solver/step_sm.c bench/stepgraph.h $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
+
 # the cluster cost model against published NCCL figures (bench/run.sh cluster)
 $(BUILD)/bench_cluster: bench/cluster_validate.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 
 $(BUILD)/schedule_step: examples/schedule_step.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
+
+$(BUILD)/hello_step: examples/hello_step.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 

@@ -9,9 +9,9 @@
 # (the 7 slowest; with psplib, those of its J30 default row), each beside CP-SAT on the whole instance (60 s, 2 workers;
 # CPSAT_J30_TIME_LIMIT), which proves them too; skipped, saying how to
 # install it, where OR-tools is absent.
-# lp48: bench/lp48.sh, the lp_solve backend alone on one J30 instance of each
+# lp48: bench/solver/lp48.sh, the lp_solve backend alone on one J30 instance of each
 # of the 48 parameter sets (build/psplib --solver lp --time-limit 5).
-# larger: bench/larger.sh, instances of J30/J60's generator (bench/progen.py)
+# larger: bench/solver/larger.sh, instances of J30/J60's generator (bench/solver/progen.py)
 # first against the real sets' statistics, then with 30, 60, 90 and 120 jobs
 # beside CP-SAT (10 s, 2 workers; skipped with the commands that install it
 # where OR-tools is absent), 24 parameter sets x 2 per size. About 7 minutes.
@@ -22,7 +22,7 @@
 # (12 layers, width 768, 12 heads, T 1024), float32 and bfloat16, plain and
 # as CUDA graphs, program order against the library's; skipped, saying why,
 # where it is not built or there is no GPU.
-# cpsat: the scheduler beside OR-tools CP-SAT (bench/cpsat_ref.py) on synthetic
+# cpsat: the scheduler beside OR-tools CP-SAT (bench/solver/cpsat_ref.py) on synthetic
 # training steps of about 1k to 10k ops written as .sm files (build/bench_step_sm):
 # CP-SAT on the whole graph (60 s, 2 workers) and by the paper's odd-even
 # windows of 2x125 ops, 4 rounds; ours by default and with the same windows
@@ -35,7 +35,7 @@
 # planner's gpt-13b and gpt-175b steps and the synthetic 455-layer step
 # (WINDOWS_GRAPHS: planN, the cpsat part's Nth planner step, 0-2 for
 # gpt-1.3b, gpt-13b, gpt-175b by default; stepN), each written out by
-# build/bench_window_dump and solved alone by CP-SAT (bench/cpsat_window.py,
+# build/bench_window_dump and solved alone by CP-SAT (bench/solver/cpsat_window.py,
 # 20 s, 2 workers; CPSAT_WINDOW_SOLO_TIME_LIMIT): whether our placement or
 # our lower bound keeps each from its proof, and per graph how much shorter
 # CP-SAT's placements are and the largest gap it leaves itself. Skipped,
@@ -65,11 +65,11 @@ psplib_data() {  # the instances, extracted into the build folder (never into sh
 }
 # the value of key in a line of key=value words
 field() { echo "$1" | tr ' ' '\n' | awk -v k="$2=" 'index($0, k) == 1 && !done { print substr($0, length(k) + 1); done = 1 }'; }
-# CP-SAT's python in $py and whether OR-tools is there in $have_cpsat (bench/cpsat_probe.sh)
+# CP-SAT's python in $py and whether OR-tools is there in $have_cpsat (bench/solver/cpsat_probe.sh)
 cpsat_setup() {
   py=${CPSAT_PYTHON:-$BUILD/venv/bin/python}
-  # shellcheck source=cpsat_probe.sh
-  . "$(dirname "$0")/cpsat_probe.sh"
+  # shellcheck source=solver/cpsat_probe.sh
+  . "$(dirname "$0")/solver/cpsat_probe.sh"
   cpsat_probe "$py"
 }
 j30_out=   # the J30 default run of the psplib part, which j30-hard reads when both run
@@ -87,7 +87,7 @@ if [ "$what" = all ] || [ "$what" = psplib ] || [ "$what" = solver ]; then
     run() {  # label bounds args...
       local label=$1 bounds=$2; shift 2
       "$BUILD/psplib" "$@" > "$BUILD/bench-psplib.txt" || true
-      python3 bench/psplib_stats.py "$DATA/solutions/$bounds" "$BUILD/bench-psplib.txt" "$label"
+      python3 bench/solver/psplib_stats.py "$DATA/solutions/$bounds" "$BUILD/bench-psplib.txt" "$label"
     }
     run "J30 naive serial LFT, one pass" j30_bounds.csv --method list --rule lft --sgs serial --improve 0 "$BUILD"/psplib-data/j30/*.sm
     run "J30 default (auto)" j30_bounds.csv "$BUILD"/psplib-data/j30/*.sm
@@ -148,7 +148,7 @@ if [ "$what" = all ] || [ "$what" = lp ]; then
       files=$(ls "$BUILD"/psplib-data/$set/*.sm | sort | awk 'NR % 8 == 1')
       for solver in bnb lp both; do
         "$BUILD/psplib" --method bnb --solver $solver --lp-time-limit 2 $files > "$BUILD/bench-lp.txt" || true
-        python3 bench/psplib_stats.py "$DATA/solutions/${set}_bounds.csv" "$BUILD/bench-lp.txt" "${set^^} sample, --solver $solver"
+        python3 bench/solver/psplib_stats.py "$DATA/solutions/${set}_bounds.csv" "$BUILD/bench-lp.txt" "${set^^} sample, --solver $solver"
       done
     done
   fi
@@ -159,14 +159,14 @@ fi
 
 if [ "$what" = all ] || [ "$what" = lp48 ] || [ "$what" = solver ]; then
   echo
-  echo "lp_solve backend: 48 J30 parameter sets (bench/lp48.sh):"
-  if [ -d "$DATA" ]; then BUILD="$BUILD" DATA="$DATA" bash bench/lp48.sh | tail -n 4; else echo "skipped: $DATA not found"; fi
+  echo "lp_solve backend: 48 J30 parameter sets (bench/solver/lp48.sh):"
+  if [ -d "$DATA" ]; then BUILD="$BUILD" DATA="$DATA" bash bench/solver/lp48.sh | tail -n 4; else echo "skipped: $DATA not found"; fi
 fi
 
 if [ "$what" = all ] || [ "$what" = larger ] || [ "$what" = solver ]; then
   echo
-  echo "larger PSPLIB-like instances beside CP-SAT (bench/larger.sh):"
-  if [ -d "$DATA" ]; then BUILD="$BUILD" DATA="$DATA" CPSAT_PYTHON="${CPSAT_PYTHON:-$BUILD/venv/bin/python}" bash bench/larger.sh
+  echo "larger PSPLIB-like instances beside CP-SAT (bench/solver/larger.sh):"
+  if [ -d "$DATA" ]; then BUILD="$BUILD" DATA="$DATA" CPSAT_PYTHON="${CPSAT_PYTHON:-$BUILD/venv/bin/python}" bash bench/solver/larger.sh
   else echo "skipped: $DATA not found"; fi
 fi
 
@@ -190,7 +190,7 @@ if [ "$what" = all ] || [ "$what" = j30-hard ] || [ "$what" = solver ]; then
       opt=$(awk -F, -v n="$name" '{ gsub(/ /, "") } $1 == n { print $7 }' "$DATA/solutions/j30_bounds.csv")
       ms=$(field "$line" ms); pr=$(field "$line" optimal); cf=$(field "$line" conflicts)
       if [ $have_cpsat = 1 ]; then
-        c=$("$py" bench/cpsat_ref.py --method whole --time-limit "$jtl" "$BUILD/psplib-data/j30/$name.sm")
+        c=$("$py" bench/solver/cpsat_ref.py --method whole --time-limit "$jtl" "$BUILD/psplib-data/j30/$name.sm")
         cs=$(field "$c" seconds); st=$(field "$c" status); cm=$(field "$c" makespan)
       else cs=-; st=skipped; cm=-; fi
       echo "| $name | ${opt:--} | $ms | $pr | ${cf:--} | $cs | $st | $cm |"
@@ -251,9 +251,9 @@ if [ "$what" = all ] || [ "$what" = cpsat ] || [ "$what" = solver ]; then
     if [ $have_cpsat = 1 ]; then
       # the whole model of a large graph can stay in CP-SAT's presolve far
       # beyond its limit: after 4 times the limit it counts as no answer
-      w=$(timeout $((4 * ${tl%.*})) "$py" bench/cpsat_ref.py --method whole --time-limit "$tl" "$f" ||
+      w=$(timeout $((4 * ${tl%.*})) "$py" bench/solver/cpsat_ref.py --method whole --time-limit "$tl" "$f" ||
           echo "makespan=- seconds=$((4 * ${tl%.*})) status=NO_ANSWER_IN_$((4 * ${tl%.*}))_S valid=1")
-      o=$("$py" bench/cpsat_ref.py --method oddeven --window-time-limit "$wtl" "$f")
+      o=$("$py" bench/solver/cpsat_ref.py --method oddeven --window-time-limit "$wtl" "$f")
       cw=$(field "$w" makespan); sw=$(field "$w" seconds); st=$(field "$w" status)
       co=$(field "$o" makespan); so=$(field "$o" seconds)
       wo="$(field "$o" windows_optimal)/$(field "$o" windows) | $(field "$o" window_gap_max)"
@@ -279,7 +279,7 @@ if [ "$what" = all ] || [ "$what" = windows ]; then
     make -s "$BUILD/bench_window_dump" "$BUILD/bench_step_sm" "$BUILD/plan"
     stl=${CPSAT_WINDOW_SOLO_TIME_LIMIT:-20}
     echo "the windows of 2x125 ops (--method oddeven --window 125 --rounds 4) our search leaves unproven, each written out"
-    echo "(build/bench_window_dump) and solved alone by CP-SAT (bench/cpsat_window.py, ${stl} s, 2 workers, our placement"
+    echo "(build/bench_window_dump) and solved alone by CP-SAT (bench/solver/cpsat_window.py, ${stl} s, 2 workers, our placement"
     echo "as its hint). Times in the .sm file's units (us); gap = (ours - our bound) / (ours - the window's first start):"
     echo "| graph | window | first start | ours | our bound | gap | CP-SAT | CP-SAT bound | status | s | what stands between the window and its proof |"
     echo "|---|---|---|---|---|---|---|---|---|---|---|"
@@ -301,7 +301,7 @@ if [ "$what" = all ] || [ "$what" = windows ]; then
       "$BUILD/bench_window_dump" "$d" --method oddeven --window 125 --rounds 4 "$f" 2> /dev/null | sed -n 1p > "$d/ours.txt"
       for w in "$d"/win*.txt; do
         [ -e "$w" ] || continue
-        "$py" bench/cpsat_window.py --time-limit "$stl" "$w"
+        "$py" bench/solver/cpsat_window.py --time-limit "$stl" "$w"
       done | awk -v label="$label" '
         function v(k,   i, a) { for (i = 1; i <= NF; i++) { split($i, a, "="); if (a[1] == k) return a[2] } return "" }
         { n++; w = $1; sub(/.*win/, "", w); sub(/\.txt$/, "", w)

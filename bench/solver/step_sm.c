@@ -1,6 +1,6 @@
 /* step_sm - a synthetic training step (bench/stepgraph.h) written as a
    PSPLIB .sm instance, for solvers that read that format (build/psplib,
-   bench/cpsat_ref.py).
+   bench/solver/cpsat_ref.py).
 
    build/bench_step_sm LAYERS COMM_RATIO FILE.sm
 
@@ -11,8 +11,8 @@
    jobs in the file, and the file's name. */
 #define _POSIX_C_SOURCE 200809L
 #define CONCERTO_IMPLEMENTATION
-#include "../concerto.h"
-#include "stepgraph.h"
+#include "../../concerto.h"
+#include "../stepgraph.h"
 #include <stdio.h>
 #include <stdlib.h>
 

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""larger_table.py - the table rows of bench/larger.sh for one group of
+"""larger_table.py - the table rows of bench/solver/larger.sh for one group of
 instances.
 
     larger_table.py LABEL OURS.txt CPSAT.txt BOUNDS.csv|- [CPSAT_LONG.txt|-]
 
 OURS.txt: lines of build/psplib; CPSAT.txt and CPSAT_LONG.txt: lines of
-bench/cpsat_ref.py --method whole (the second, where given, from a longer
+bench/solver/cpsat_ref.py --method whole (the second, where given, from a longer
 run on some of the instances); BOUNDS.csv: PSPLIB's j{30,60}_bounds.csv for
 the real sets, or -.
 

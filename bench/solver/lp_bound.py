@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/lp_bound.py FILE.sm... - a reference lower bound for PSPLIB
+"""bench/solver/lp_bound.py FILE.sm... - a reference lower bound for PSPLIB
 instances, beside branch and bound's root bound (build/psplib's lb=).
 
 The bound is the linear relaxation of preemptive scheduling over feasible
@@ -16,7 +16,7 @@ searched upwards from the critical path.
 
 The sets are enumerated (maximal ones only), which suits 30-job instances
 with scarce resources; it needs OR-tools (its GLOP solver), like
-bench/cpsat_ref.py: python3 -m venv build/venv && build/venv/bin/pip install ortools.
+bench/solver/cpsat_ref.py: python3 -m venv build/venv && build/venv/bin/pip install ortools.
 Prints one line per instance: name, critical path, LP bound.
 """
 import os
@@ -25,7 +25,7 @@ import sys
 try:
     from ortools.linear_solver import pywraplp
 except ImportError:
-    sys.exit("bench/lp_bound.py needs OR-tools: python3 -m venv build/venv && build/venv/bin/pip install ortools")
+    sys.exit("bench/solver/lp_bound.py needs OR-tools: python3 -m venv build/venv && build/venv/bin/pip install ortools")
 
 
 def read_sm(path):
@@ -116,7 +116,7 @@ def lp_feasible(n, succ, dur, dem, cap, head, tail, related, T):
 
 def main(paths):
     if not paths:
-        sys.exit("usage: bench/lp_bound.py FILE.sm...")
+        sys.exit("usage: bench/solver/lp_bound.py FILE.sm...")
     for path in paths:
         n, succ, dur, dem, cap = read_sm(path)
         order = topological(n, succ)

@@ -2,12 +2,12 @@
 # The lp_solve backend on one J30 instance of each of the 48 parameter sets
 # (j30<set>_1.sm, set 1..48):
 #     build/psplib --solver lp --time-limit 5 FILES
-# then the per-instance lines, a table row (bench/psplib_stats.py) and the
+# then the per-instance lines, a table row (bench/solver/psplib_stats.py) and the
 # counts: at the optimum (j30_bounds.csv, every J30 optimum is proven) and
 # proven optimal by us.
-#   bench/lp48.sh [extra build/psplib options...]
+#   bench/solver/lp48.sh [extra build/psplib options...]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 DATA=${DATA:-../shared/data/psplib}
 [ -d "$DATA" ] || DATA=/work/shared/data/psplib
@@ -22,7 +22,7 @@ cat "$out"
 echo
 echo "| set, solver | instances | at best known | below best known | proven optimal | mean dev. from best known | max dev. | mean dev. from CPM bound | median ms | max ms | invalid |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
-python3 bench/psplib_stats.py "$DATA/solutions/j30_bounds.csv" "$out" "J30 48 sets, --solver lp --time-limit 5 $*"
+python3 bench/solver/psplib_stats.py "$DATA/solutions/j30_bounds.csv" "$out" "J30 48 sets, --solver lp --time-limit 5 $*"
 python3 - "$DATA/solutions/j30_bounds.csv" "$out" <<'PY'
 import csv, re, sys
 ub = {r["instance"]: int(r["ub"]) for r in csv.DictReader(open(sys.argv[1]))}
