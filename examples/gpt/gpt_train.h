@@ -63,7 +63,7 @@ typedef struct rank_state {
     /* the step */
     cc_graph* train;                       /* the training step as written (program order) */
     cc_graph* eval;                        /* the forward pass with the loss */
-    op_store train_ops, eval_ops;
+    gpt_op_store train_ops, eval_ops;
     cc_graph *decomposed, *fused;          /* the library's rewrites of train (NULL: off) */
     cc_graph* run;                         /* the step the library's order runs: train, rewritten */
     cc_backend* be;                        /* the platform's; NULL when only the graphs are built */
@@ -118,8 +118,8 @@ static void snap_free(snapshot* sn) {
    stated). */
 struct shared {
     options o;
-    config cfg;
-    model_layout layout;
+    gpt_config cfg;
+    gpt_model_layout layout;
     dataset data;
     char* text;
     float* init_params;            /* [P] global, unsharded */
@@ -164,16 +164,16 @@ struct shared {
 
 /* Shards of every parameter (or gradient) into a global vector; only the
    ranks of DP rank 0 write, replicated tensors only TP rank 0. */
-static cc_result unshard_all(const rank_state* s, tensor* const* local, float* global) {
+static cc_result unshard_all(const rank_state* s, gpt_tensor* const* local, float* global) {
     int p;
     if (s->m.dp_rank != 0) return CC_OK;
     for (p = 0; p < s->m.np; p++) {
-        const pinfo* pi = &s->m.layout->p[p];
-        if (pi->shard == SH_REPL && s->m.tp_rank != 0) continue;
+        const gpt_pinfo* pi = &s->m.layout->p[p];
+        if (pi->shard == GPT_SH_REPL && s->m.tp_rank != 0) continue;
         if (from_tensor(s, s->host, local[p]->p, local[p]->bytes) != CC_OK) return CC_ERR_BACKEND;
         if (local[p]->bf16) {                /* widen in place, from the end */
             const uint16_t* h = (const uint16_t*)s->host;
-            size_t i = tensor_elems(local[p]);
+            size_t i = gpt_tensor_elems(local[p]);
             while (i-- > 0) {
                 uint32_t u = (uint32_t)h[i] << 16;
                 memcpy(&s->host[i], &u, sizeof u);
@@ -269,10 +269,10 @@ static cc_result model_durations(const rank_state* s, cc_graph* g) {
     inter.alpha_us = o->link_alpha_us; inter.us_per_byte = o->link_us_per_kib / 1024.0;
     for (i = 0; i < n; i++) {
         cc_op op = cc_graph_op(g, i);
-        int tp = cc_op_demand(g, op, S_TP);
+        int tp = cc_op_demand(g, op, GPT_S_TP);
         double us;
         cc_result r;
-        if (tp || cc_op_demand(g, op, S_DP))   /* the step's collectives are all-reduces of the region they write */
+        if (tp || cc_op_demand(g, op, GPT_S_DP))   /* the step's collectives are all-reduces of the region they write */
             us = cc_link_time_us(tp ? &intra : &inter, CC_COLL_ALL_REDUCE, (size_t)cc_op_bytes(g, op, 1), tp ? s->m.TP : s->m.DP);
         else us = (double)(cc_op_bytes(g, op, 0) + cc_op_bytes(g, op, 1)) / 1000.0;
         if ((r = cc_op_set_duration(g, op, us)) != CC_OK) return r;
@@ -309,8 +309,8 @@ static cc_result rank_setup(rank_state* s, shared* sh, const gpt_kernel_table* k
     s->world_comm = world;
     if (o->tp > 1 && (rc = cc_comm_split(s->world_comm, s->m.dp_rank, s->m.tp_rank, &s->m.tp_comm)) != CC_OK) return rc;
     if (o->dp > 1 && (rc = cc_comm_split(s->world_comm, s->m.tp_rank, s->m.dp_rank, &s->m.dp_comm)) != CC_OK) return rc;
-    if ((rc = build_graph(&s->m, 1, &s->train, &s->train_ops)) != CC_OK) return rc;
-    return build_graph(&s->m, 0, &s->eval, &s->eval_ops);
+    if ((rc = gpt_build_graph(&s->m, 1, &s->train, &s->train_ops)) != CC_OK) return rc;
+    return gpt_build_graph(&s->m, 0, &s->eval, &s->eval_ops);
 }
 
 /* Program order, and the durations of its ops: each profiled alone
@@ -433,8 +433,8 @@ static cc_result schedule_step(rank_state* s, const cc_sched_desc* sd) {
         sh->lower_bound_ms = s->sched.lower_bound_us / 1000.0;
         sh->n_ops = n;
         sh->n_ops_run = nx;
-        for (i = 0; i < n; i++) if (!cc_op_demand(s->train, prog[i], S_COMPUTE)) sh->n_colls++;
-        for (i = 0; i < nx; i++) if (!cc_op_demand(s->run, cc_graph_op(s->run, i), S_COMPUTE)) sh->n_colls_run++;
+        for (i = 0; i < n; i++) if (!cc_op_demand(s->train, prog[i], GPT_S_COMPUTE)) sh->n_colls++;
+        for (i = 0; i < nx; i++) if (!cc_op_demand(s->run, cc_graph_op(s->run, i), GPT_S_COMPUTE)) sh->n_colls_run++;
         /* ops issued at another position than in program order (of the graph that runs) */
         if (!s->program_kept)
             for (i = 0; i < nx; i++) if (cc_op_index(s->run, s->sched.order[i]) != i) sh->moved++;
@@ -794,8 +794,8 @@ static void rank_free(rank_state* s) {
     cc_graph_destroy(s->fused);
     cc_comm_destroy(s->m.tp_comm);
     cc_comm_destroy(s->m.dp_comm);
-    op_store_free(&s->train_ops);
-    op_store_free(&s->eval_ops);
+    gpt_op_store_free(&s->train_ops);
+    gpt_op_store_free(&s->eval_ops);
     snap_free(&s->snap);
     free(s->batch_in);
     free(s->batch_tg);
@@ -804,7 +804,7 @@ static void rank_free(rank_state* s) {
     free(s->pred_start[1]);
     free(s->op_end);
     free(s->host);
-    model_free(&s->m);
+    gpt_model_free(&s->m);
     free(s);
 }
 
@@ -865,7 +865,7 @@ static int host_copy(void* dst, const void* src, size_t n_bytes) {
 static cc_result fingerprint_planned(shared* sh, cc_context* ctx) {
     gpt_step_desc d = model_desc(&sh->o, &sh->cfg, 0);
     gpt_model* m = (gpt_model*)calloc(1, sizeof *m);
-    op_store ops[2];
+    gpt_op_store ops[2];
     cc_graph* g = NULL;
     cc_result rc;
     int k;
@@ -874,15 +874,15 @@ static cc_result fingerprint_planned(shared* sh, cc_context* ctx) {
     rc = gpt_model_create(m, &d, NULL, ctx);
     if (rc == CC_OK) rc = gpt_step_plan_comms(m);
     for (k = 0; k < 2 && rc == CC_OK; k++) {
-        rc = build_graph(m, k == 0, &g, &ops[k]);
+        rc = gpt_build_graph(m, k == 0, &g, &ops[k]);
         cc_graph_destroy(g);
         g = NULL;
         sh->planned[k] = ops[k].fingerprint;
     }
     if (rc != CC_OK) fprintf(stderr, "%s: the planned graph: %s\n", gpt_program, m->error[0] ? m->error : cc_last_error(ctx));
-    op_store_free(&ops[0]);
-    op_store_free(&ops[1]);
-    model_free(m);
+    gpt_op_store_free(&ops[0]);
+    gpt_op_store_free(&ops[1]);
+    gpt_model_free(m);
     free(m);
     return rc;
 }
@@ -955,7 +955,7 @@ static int prepare_model(shared* sh) {
         return 1;
     }
     sh->cfg.V = sh->data.V;
-    if (!layout_model(&sh->cfg, &sh->layout)) {
+    if (!gpt_layout_model(&sh->cfg, &sh->layout)) {
         fprintf(stderr, "%s: out of memory\n", gpt_program);
         return 1;
     }
@@ -1012,7 +1012,7 @@ static int prepare_run(shared* sh) {
 /* What the run is: the model, the data, the layout and the link. */
 static void print_setup(const shared* sh) {
     const options* o = &sh->o;
-    const config* c = &sh->cfg;
+    const gpt_config* c = &sh->cfg;
     printf("model: %d layers, width %d, %d heads, context %d, vocabulary %d: %zu parameters\n", c->L, c->C, c->H, c->T, c->V, sh->P);
     printf("data: %s, %zu characters (%zu train, %zu validation)\n", o->data ? o->data : "generated corpus", sh->data.n,
            sh->data.n_train, sh->data.n - sh->data.n_train);
@@ -1167,7 +1167,7 @@ static void shared_free(shared* sh) {
     free(sh->init_params);
     free(sh->text);
     free(sh->data.tokens);
-    layout_free(&sh->layout);
+    gpt_layout_free(&sh->layout);
     free(sh);
 }
 

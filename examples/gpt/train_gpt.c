@@ -19,7 +19,7 @@
 
    Every operation of the step (forward, backward, communication, optimizer)
    is a library op on one of three streams (compute, tp, dp). A compute op
-   is a record (op_args) of one kernel and the tensors it reads and writes:
+   is a record (gpt_op_args) of one kernel and the tensors it reads and writes:
    the op's regions in the graph come from that record, and its work gets
    the record and nothing else, so the dependencies the library derives are
    the kernel's own. The library profiles the ops, agrees on their
@@ -31,7 +31,7 @@
 
    Before scheduling, the library may rewrite the step (the library's order
    only; --decompose, --fuse): the ops around each tensor-parallel
-   all-reduce can run in chunks of token rows (op_chunk: the rows of the
+   all-reduce can run in chunks of token rows (gpt_op_chunk: the rows of the
    chunk's regions), so it cuts them and the all-reduce into pieces that
    overlap; the gradients lie back to back in memory, so it can fuse their
    all-reduces into buckets. Both keep every sum in the same order: the
@@ -69,12 +69,12 @@
 
 /* ---- the kernels on the CPU ---------------------------------------------------- */
 /* Each kernel as an op: what in[] and out[] hold, in the record's sizes.
-   Ops that the library may cut into chunks (add_op's `chunks`) must work
+   Ops that the library may cut into chunks (gpt_add_op's `chunks`) must work
    row by row: layernorm, matmul, matmul_gelu, residual, matmul_bwd_x,
    layernorm_bwd. */
 
 /* in: wte [V][C], wpe [T][C], tokens [N]; out: x [N][C] */
-static void run_embed(const op_args* a, const op_view* v) {
+static void run_embed(const gpt_op_args* a, const gpt_op_view* v) {
     const float *wte = v->in[0], *wpe = v->in[1];
     const int* tokens = v->in[2];
     float* x = v->out[0];
@@ -86,25 +86,25 @@ static void run_embed(const op_args* a, const op_view* v) {
     }
 }
 /* in: x [N][C], w [C], b [C]; out: y [N][C], mean [N], rstd [N] */
-static void run_layernorm(const op_args* a, const op_view* v) {
+static void run_layernorm(const gpt_op_args* a, const gpt_op_view* v) {
     k_layernorm(v->out[0], v->out[1], v->out[2], v->in[0], v->in[1], v->in[2], v->N, a->C);
 }
 /* in: x [N][C], w [OC][C], bias [OC] or NULL; out: y [N][OC] */
-static void run_matmul(const op_args* a, const op_view* v) {
+static void run_matmul(const gpt_op_args* a, const gpt_op_view* v) {
     k_matmul(v->out[0], v->in[0], v->in[1], v->in[2], v->N, a->C, a->OC);
 }
 /* in: x [N][C], w [OC][C], bias [OC]; out: h [N][OC] (x w^T + bias), u [N][OC] (gelu of h) */
-static void run_matmul_gelu(const op_args* a, const op_view* v) {
+static void run_matmul_gelu(const gpt_op_args* a, const gpt_op_view* v) {
     k_matmul(v->out[0], v->in[0], v->in[1], v->in[2], v->N, a->C, a->OC);
     k_gelu(v->out[1], v->out[0], (size_t)v->N * a->OC);
 }
 /* in: qkv [B T][3 NH HS] (q, k, v blocks; head h at columns h HS of each);
    out: y [B T][NH HS], att [B][NH][T][T] */
-static void run_attention(const op_args* a, const op_view* v) {
+static void run_attention(const gpt_op_args* a, const gpt_op_view* v) {
     k_attention(v->out[0], v->out[1], v->in[0], a->B, a->T, a->NH, a->HS);
 }
 /* in: x [N][C], part [N][C], bias [C]; out: y [N][C] = x + (part + bias) */
-static void run_residual(const op_args* a, const op_view* v) {
+static void run_residual(const gpt_op_args* a, const gpt_op_view* v) {
     const float *x = v->in[0], *part = v->in[1], *bias = v->in[2];
     float* y = v->out[0];
     int n, k;
@@ -115,38 +115,38 @@ static void run_residual(const op_args* a, const op_view* v) {
         }
 }
 /* in: logits [N][V], targets [N]; out: loss [1] (the mean), dlogits [N][V] or NULL */
-static void run_crossentropy(const op_args* a, const op_view* v) {
+static void run_crossentropy(const gpt_op_args* a, const gpt_op_view* v) {
     float* loss = v->out[0];
     loss[0] = (float)k_cross_entropy(v->out[1], v->in[0], v->in[1], v->N, a->V);
 }
 /* in: dy [N][OC], x [N][C]; out: dw [OC][C], dbias [OC] or NULL */
-static void run_matmul_bwd_w(const op_args* a, const op_view* v) {
+static void run_matmul_bwd_w(const gpt_op_args* a, const gpt_op_view* v) {
     k_matmul_bwd_weight(v->out[0], v->out[1], v->in[0], v->in[1], v->N, a->C, a->OC);
 }
 /* in: dy [N][OC], w [OC][C]; out: dx [N][C] */
-static void run_matmul_bwd_x(const op_args* a, const op_view* v) {
+static void run_matmul_bwd_x(const gpt_op_args* a, const gpt_op_view* v) {
     k_matmul_bwd_input(v->out[0], v->in[0], v->in[1], v->N, a->C, a->OC);
 }
 /* in: dy [N][OC], w [OC][C], h [N][C] (GELU's input); out: dh [N][C] */
-static void run_matmul_gelu_bwd_x(const op_args* a, const op_view* v) {
+static void run_matmul_gelu_bwd_x(const gpt_op_args* a, const gpt_op_view* v) {
     k_matmul_bwd_input(v->out[0], v->in[0], v->in[1], v->N, a->C, a->OC);
     k_gelu_bwd(v->out[0], v->out[0], v->in[2], (size_t)v->N * a->C);
 }
 /* in: resid [N][C] or NULL, dy [N][C], x [N][C], mean [N], rstd [N], w [C];
    out: dx [N][C] (resid + the norm's input gradient), dw [C], db [C]. The
    weight gradients sum over rows: chunk 0 writes them, later chunks add. */
-static void run_layernorm_bwd(const op_args* a, const op_view* v) {
+static void run_layernorm_bwd(const gpt_op_args* a, const gpt_op_view* v) {
     k_layernorm_bwd(v->out[0], v->out[1], v->out[2], v->in[0], v->in[1], v->in[2], v->in[3], v->in[4], v->in[5], v->N, a->C,
                     !v->first);
 }
 /* in: dy [B T][NH HS], att [B][NH][T][T], qkv [B T][3 NH HS]; out: dqkv [B T][3 NH HS] */
-static void run_attention_bwd(const op_args* a, const op_view* v) {
+static void run_attention_bwd(const gpt_op_args* a, const gpt_op_view* v) {
     k_attention_bwd(v->out[0], v->in[0], v->in[1], v->in[2], a->B, a->T, a->NH, a->HS);
 }
 /* in: dx [B T][C], tokens [B T], dwte [V][C]; out: dwte [V][C], dwpe [T][C].
    wte's gradient is read as well as written: the token embedding's part
    accumulates onto the head's, which the op that wrote it left there. */
-static void run_embed_bwd(const op_args* a, const op_view* v) {
+static void run_embed_bwd(const gpt_op_args* a, const gpt_op_view* v) {
     const float* dx = v->in[0];
     const int* tokens = v->in[1];
     float *dwte = v->out[0], *dwpe = v->out[1];
@@ -164,7 +164,7 @@ static void run_embed_bwd(const op_args* a, const op_view* v) {
 }
 /* in: g [n]; out: its slot of sumsq [1] (float64): the squared norm, 0 where
    it does not count on this rank (replicated tensors count on TP rank 0) */
-static void run_sumsq(const op_args* a, const op_view* v) {
+static void run_sumsq(const gpt_op_args* a, const gpt_op_view* v) {
     const float* g = v->in[0];
     double* slot = v->out[0];
     double sum = 0;
@@ -174,7 +174,7 @@ static void run_sumsq(const op_args* a, const op_view* v) {
     slot[0] = sum;
 }
 /* in: sumsq [n] (float64); out: normsq [1], their sum */
-static void run_grad_norm(const op_args* a, const op_view* v) {
+static void run_grad_norm(const gpt_op_args* a, const gpt_op_view* v) {
     const double* sumsq = v->in[0];
     double* normsq = v->out[0];
     double sum = 0;
@@ -182,11 +182,11 @@ static void run_grad_norm(const op_args* a, const op_view* v) {
     for (i = 0; i < a->n; i++) sum += sumsq[i];
     normsq[0] = sum;
 }
-/* in: g [n], normsq [1] (the global one), the step (adamw_step); out: param [n], m [n], v [n].
+/* in: g [n], normsq [1] (the global one), the step (gpt_adamw_step); out: param [n], m [n], v [n].
    The gradient is clipped to norm 1 by scaling. */
-static void run_adamw(const op_args* a, const op_view* v) {
+static void run_adamw(const gpt_op_args* a, const gpt_op_view* v) {
     const double* normsq = v->in[1];
-    const adamw_step* st = (const adamw_step*)v->in[2];
+    const gpt_adamw_step* st = (const gpt_adamw_step*)v->in[2];
     double norm = sqrt(normsq[0]), coef = 1.0 / (norm + 1e-6);
     float scale = (float)(coef < 1.0 ? coef : 1.0);
     k_adamw(v->out[0], v->out[1], v->out[2], v->in[0], a->n, scale, st->lr, 0.9f, 0.95f, 1e-8f, a->weight_decay, st->t);
