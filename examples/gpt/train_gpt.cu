@@ -3,8 +3,9 @@
    GPU, its collectives through NCCL, and the step scheduled by Concerto-C.
 
    Everything but the kernels and the ranks' set-up is the CPU trainer's:
-   gpt_common.h (configuration, options, data, checkpoints, a rank's
-   tensors, the graph builder) and gpt_train.h (a rank's life, main). The
+   gpt_common.h (configuration, options, data, checkpoints),
+   ../steps/gpt_step.h (a rank's tensors, the graph builder) and
+   gpt_train.h (a rank's life, gpt_rank_main, and the host's side). The
    graph of the step is built by the same code from the same records; only
    the table of kernels behind its ops (cuda_kernels) differs, and the
    tensors live in device memory (cudaMalloc). --graph-fingerprint prints
@@ -739,7 +740,7 @@ typedef struct cuda_rank_arg {
 } cuda_rank_arg;
 
 /* Rank me on device me: its context, NCCL communicator of all ranks, CUDA
-   backend and GPU state, then the shared rank's life. */
+   backend and GPU state, then the rank's life (gpt_rank_main). */
 static void* cuda_rank(void* p) {
     cuda_rank_arg* ra = (cuda_rank_arg*)p;
     const options* o = &ra->sh->o;
@@ -781,16 +782,22 @@ static void* cuda_rank(void* p) {
     return NULL;
 }
 
-/* TP x DP ranks, one per GPU, as threads of this process. 0, or the exit status. */
+/* TP x DP ranks, one per GPU, as threads of this process (cuda_rank),
+   once the model is known to suit the kernels. 0, or the exit status. */
 static int cuda_run_ranks(shared* sh) {
     const options* o = &sh->o;
-    int n = o->tp * o->dp, count = 0, i, status = 0;
-    cudaError_t e = cudaGetDeviceCount(&count);
+    int n = o->tp * o->dp, count = 0, i, status = 0, hs = sh->cfg.C / sh->cfg.H;
+    cudaError_t e;
     ncclUniqueId id;
     ncclResult_t nr;
     pthread_t* th;
     cuda_rank_arg* args;
     start_gate gate;
+    if (hs > 128) {
+        fprintf(stderr, "%s: heads of size %d: the attention kernels take at most 128 (use more heads)\n", gpt_program, hs);
+        return 2;
+    }
+    e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess) {
         fprintf(stderr, "%s: no usable CUDA device: %s (%s)\n", gpt_program, cudaGetErrorString(e), cudaGetErrorName(e));
         return 1;
@@ -841,16 +848,19 @@ static int cuda_run_ranks(shared* sh) {
     return status;
 }
 
-/* The CUDA trainer refuses what its kernels do not handle before any rank starts. */
-static int cuda_run_checked(shared* sh) {
-    int hs = sh->cfg.C / sh->cfg.H;
-    if (hs > 128) {
-        fprintf(stderr, "%s: heads of size %d: the attention kernels take at most 128 (use more heads)\n", gpt_program, hs);
-        return 2;
-    }
-    return cuda_run_ranks(sh);
+/* ---- main ----------------------------------------------------------------------- */
+static const gpt_trainer cuda_trainer = { "train_gpt_cuda", &cuda_kernels, 1, 1, 0, 0 };
+
+int main(int argc, char** argv) {
+    shared* sh = NULL;
+    int status = gpt_parse(argc, argv, &cuda_trainer, &sh);   /* the options */
+    if (!sh) return status;
+    status = gpt_load(sh);                                     /* the model and its data */
+    if (status == 0 && sh->o.graph_fingerprint)
+        status = gpt_fingerprint_ranks(sh);                    /* only the ranks' graphs: nothing trains */
+    else if (status == 0)
+        status = cuda_run_ranks(sh);                           /* a thread per GPU, each running gpt_rank_main */
+    status = gpt_report(sh, status);                           /* the report and the files */
+    gpt_free(sh);
+    return status;
 }
-
-static const gpt_platform cuda_platform = { "train_gpt_cuda", &cuda_kernels, 1, 1, 0, NULL, NULL, cuda_run_checked };
-
-int main(int argc, char** argv) { return gpt_main(argc, argv, &cuda_platform); }
