@@ -469,7 +469,7 @@ static cc_result plan_steps(rank_state* s) {
     return s->op_start && s->op_end ? CC_OK : CC_ERR_OUT_OF_MEMORY;
 }
 
-/* Each order profiled in steps run as train_pass runs them (the
+/* Each order profiled in steps run as training runs them (the
    batch and AdamW's step set, the step, its time and loss read back), each
    added to its profile (cc_exec_profile_add), then applied, the ranks
    agreeing. Not cc_exec_profile_steps: steps back to back, with no host
