@@ -169,9 +169,11 @@ enum { GPT_PARAMS_PER_BLOCK = 12 };
 GPT_STEP_FN int gpt_layout_stage(const gpt_config* c, int l0, int l1, int first, int last, int head, gpt_model_layout* m) {
     int l, ok = 1;
     memset(m, 0, sizeof *m);
-    if (first) ok = gpt_add_param(m, "wte", -1, c->V, c->C, GPT_SH_REPL, 1, 1) && gpt_add_param(m, "wpe", -1, c->T, c->C, GPT_SH_REPL, 1, 1);
+    if (first)
+        ok = gpt_add_param(m, "wte", -1, c->V, c->C, GPT_SH_REPL, 1, 1) && gpt_add_param(m, "wpe", -1, c->T, c->C, GPT_SH_REPL, 1, 1);
     for (l = l0; ok && l < l1; l++) ok = gpt_add_block_params(m, l, c->C);
-    if (ok && last) ok = gpt_add_param(m, "lnf_w", -1, c->C, 1, GPT_SH_REPL, 1, 0) && gpt_add_param(m, "lnf_b", -1, c->C, 1, GPT_SH_REPL, 1, 0);
+    if (ok && last)
+        ok = gpt_add_param(m, "lnf_w", -1, c->C, 1, GPT_SH_REPL, 1, 0) && gpt_add_param(m, "lnf_b", -1, c->C, 1, GPT_SH_REPL, 1, 0);
     if (ok && head) ok = gpt_add_param(m, "head_w", -1, c->V, c->C, GPT_SH_REPL, 1, 1);
     if (!ok) gpt_layout_free(m);
     return ok;
@@ -648,7 +650,8 @@ GPT_STEP_FN int gpt_create_weights(gpt_model* s) {
         /* the rank's shards of each bucket: parameters, gradient, moments */
         for (k = 0; k < nb; k++) {
             size_t n = s->bucket[k].elems / (size_t)s->DP;
-            if (!(s->param_shard[k] = gpt_tensor_new(s, "param_shard", n * (size_t)gpt_step_dtype_bytes(s->param_dtype), s->param_dtype, 0)) ||
+            size_t bytes = n * (size_t)gpt_step_dtype_bytes(s->param_dtype);
+            if (!(s->param_shard[k] = gpt_tensor_new(s, "param_shard", bytes, s->param_dtype, 0)) ||
                 !(s->grad_shard[k] = gpt_tensor_add_reduced(s, "grad_shard", n, 0)))
                 goto out;
         }
@@ -681,7 +684,8 @@ GPT_STEP_FN int gpt_create_micro(gpt_model* s, gpt_micro* m) {
     /* with sequence parallelism the tensors that are gathered or
        scattered are of the communicated type */
     gpt_tensor* (*sp_type)(gpt_model*, const char*, size_t, uint64_t) = sp ? gpt_tensor_add_reduced : gpt_tensor_add_act;
-    if (!(m->x = (gpt_tensor**)calloc(2 * (size_t)(L + 1), sizeof(gpt_tensor*))) || !(m->acts = (gpt_layer_acts*)calloc((size_t)(L ? L : 1), sizeof(gpt_layer_acts))))
+    if (!(m->x = (gpt_tensor**)calloc(2 * (size_t)(L + 1), sizeof(gpt_tensor*))) ||
+        !(m->acts = (gpt_layer_acts*)calloc((size_t)(L ? L : 1), sizeof(gpt_layer_acts))))
         return 0;
     m->dx = m->x + L + 1;
     if (s->first_stage && !(m->inputs = gpt_tensor_new(s, "inputs", sizeof(int) * Ns, CC_DTYPE_INT32, Ns))) return 0;
@@ -1049,10 +1053,11 @@ GPT_STEP_FN cc_region gpt_region_of(gpt_builder* b, const gpt_tensor* t) {
    bytes and rows). The same model, layout and rank give the same
    fingerprint whatever runs the kernels, and with no memory at all: no
    addresses, no timings. */
-GPT_STEP_FN void gpt_fingerprint_u64(gpt_builder* b, uint64_t v) { b->fingerprint = gpt_fnv1a(b->fingerprint, &v, sizeof v); }
-GPT_STEP_FN void gpt_fingerprint_str(gpt_builder* b, const char* str) { b->fingerprint = gpt_fnv1a(b->fingerprint, str, strlen(str) + 1); }
-
-GPT_STEP_FN void gpt_fingerprint_tensor(gpt_builder* b, const gpt_tensor* t) {
+GPT_STEP_FN void gpt_fingerprint_u64(gpt_builder* b, uint64_t v) { b->fingerprint = gpt_fnv1a(b->fingerprint, &v,
+                                     sizeof v); } GPT_STEP_FN void gpt_fingerprint_str(gpt_builder* b,
+                                     const char* str) { b->fingerprint = gpt_fnv1a(b->fingerprint, str,
+                                     strlen(str) + 1); }  GPT_STEP_FN void gpt_fingerprint_tensor(gpt_builder* b,
+                                     const gpt_tensor* t) {
     const gpt_tensor* whole = t->whole ? t->whole : t;
     gpt_fingerprint_str(b, whole->name);
     gpt_fingerprint_u64(b, whole->bytes);
@@ -1108,8 +1113,8 @@ static void gpt_grad_ready(gpt_builder* b, int p);
    in a's order; l is the stage's block (-1: none); deps, explicit
    predecessors. With chunks, every tensor with rows must have the op's N
    rows: the library cuts them as gpt_view_of does. */
-GPT_STEP_FN void gpt_add_op(gpt_builder* b, const char* name, int l, int stream, gpt_op_args* a, int chunks, const cc_collective* coll,
-                        const cc_op* deps, int n_deps) {
+GPT_STEP_FN void gpt_add_op(gpt_builder* b, const char* name, int l, int stream, gpt_op_args* a, int chunks,
+                            const cc_collective* coll, const cc_op* deps, int n_deps) {
     const gpt_model* s = b->s;
     cc_op_desc d = cc_op_desc_default();
     cc_region reads[GPT_OP_MAX_IN], writes[GPT_OP_MAX_OUT];
@@ -1190,8 +1195,8 @@ GPT_STEP_FN void gpt_add_op(gpt_builder* b, const char* name, int l, int stream,
    receive tensors (the same one in place; SEND has no out, RECV no in);
    its elements: all-reduce and reduce-scatter out's, all-gather and send
    in's, recv out's. */
-GPT_STEP_FN void gpt_add_coll(gpt_builder* b, const char* name, int l, cc_coll_kind kind, cc_reduce_op reduce, const gpt_tensor* in, gpt_tensor* out,
-                          cc_comm* comm, int stream, int peer) {
+GPT_STEP_FN void gpt_add_coll(gpt_builder* b, const char* name, int l, cc_coll_kind kind, cc_reduce_op reduce, const gpt_tensor* in,
+                              gpt_tensor* out, cc_comm* comm, int stream, int peer) {
     const gpt_tensor* t = kind == CC_COLL_ALL_GATHER || kind == CC_COLL_SEND ? in : out;
     cc_collective co;
     gpt_op_args a;
@@ -1218,8 +1223,8 @@ GPT_STEP_FN void gpt_add_allreduce(gpt_builder* b, const char* name, int l, gpt_
 GPT_STEP_FN void gpt_add_compute(gpt_builder* b, const char* name, int l, gpt_op_args* a, int chunks) {
     if (a) gpt_add_op(b, name, l, GPT_S_COMPUTE, a, chunks, NULL, NULL, 0);
 }
-GPT_STEP_FN void gpt_add_embed(gpt_builder* b, const char* name, gpt_tensor* x, const gpt_tensor* wte, const gpt_tensor* wpe, const gpt_tensor* tokens, int N,
-                           int T, int C) {
+GPT_STEP_FN void gpt_add_embed(gpt_builder* b, const char* name, gpt_tensor* x, const gpt_tensor* wte, const gpt_tensor* wpe,
+                               const gpt_tensor* tokens, int N, int T, int C) {
     gpt_op_args* a = gpt_op_new(b, GPT_OP_EMBED, N);
     if (!a) return;
     a->out[0] = x;
@@ -1227,8 +1232,8 @@ GPT_STEP_FN void gpt_add_embed(gpt_builder* b, const char* name, gpt_tensor* x, 
     a->T = T; a->C = C;
     gpt_add_compute(b, name, -1, a, GPT_WHOLE);
 }
-GPT_STEP_FN void gpt_add_layernorm(gpt_builder* b, const char* name, int l, gpt_tensor* y, gpt_tensor* mean, gpt_tensor* rstd, const gpt_tensor* x,
-                               const gpt_tensor* w, const gpt_tensor* bias, int N, int C) {
+GPT_STEP_FN void gpt_add_layernorm(gpt_builder* b, const char* name, int l, gpt_tensor* y, gpt_tensor* mean, gpt_tensor* rstd,
+                                   const gpt_tensor* x, const gpt_tensor* w, const gpt_tensor* bias, int N, int C) {
     gpt_op_args* a = gpt_op_new(b, GPT_OP_LAYERNORM, N);
     if (!a) return;
     a->out[0] = y; a->out[1] = mean; a->out[2] = rstd;
@@ -1236,8 +1241,8 @@ GPT_STEP_FN void gpt_add_layernorm(gpt_builder* b, const char* name, int l, gpt_
     a->C = C;
     gpt_add_compute(b, name, l, a, GPT_WHOLE);
 }
-GPT_STEP_FN void gpt_add_matmul(gpt_builder* b, const char* name, int l, int chunks, gpt_tensor* y, const gpt_tensor* x, const gpt_tensor* w,
-                            const gpt_tensor* bias, int N, int C, int OC) {
+GPT_STEP_FN void gpt_add_matmul(gpt_builder* b, const char* name, int l, int chunks, gpt_tensor* y, const gpt_tensor* x,
+                                const gpt_tensor* w, const gpt_tensor* bias, int N, int C, int OC) {
     gpt_op_args* a = gpt_op_new(b, GPT_OP_MATMUL, N);
     if (!a) return;
     a->out[0] = y;
@@ -1245,8 +1250,8 @@ GPT_STEP_FN void gpt_add_matmul(gpt_builder* b, const char* name, int l, int chu
     a->C = C; a->OC = OC;
     gpt_add_compute(b, name, l, a, chunks);
 }
-GPT_STEP_FN void gpt_add_matmul_gelu(gpt_builder* b, const char* name, int l, gpt_tensor* h, gpt_tensor* u, const gpt_tensor* x, const gpt_tensor* w,
-                                 const gpt_tensor* bias, int N, int C, int OC) {
+GPT_STEP_FN void gpt_add_matmul_gelu(gpt_builder* b, const char* name, int l, gpt_tensor* h, gpt_tensor* u, const gpt_tensor* x,
+                                     const gpt_tensor* w, const gpt_tensor* bias, int N, int C, int OC) {
     gpt_op_args* a = gpt_op_new(b, GPT_OP_MATMUL_GELU, N);
     if (!a) return;
     a->out[0] = h; a->out[1] = u;
@@ -1254,8 +1259,8 @@ GPT_STEP_FN void gpt_add_matmul_gelu(gpt_builder* b, const char* name, int l, gp
     a->C = C; a->OC = OC;
     gpt_add_compute(b, name, l, a, GPT_WHOLE);
 }
-GPT_STEP_FN void gpt_add_attention(gpt_builder* b, const char* name, int l, gpt_tensor* y, gpt_tensor* att, const gpt_tensor* qkv, int B, int T, int NH,
-                               int HS) {
+GPT_STEP_FN void gpt_add_attention(gpt_builder* b, const char* name, int l, gpt_tensor* y, gpt_tensor* att, const gpt_tensor* qkv,
+                                   int B, int T, int NH, int HS) {
     gpt_op_args* a = gpt_op_new(b, GPT_OP_ATTENTION, B * T);
     if (!a) return;
     a->out[0] = y; a->out[1] = att;
@@ -1263,8 +1268,8 @@ GPT_STEP_FN void gpt_add_attention(gpt_builder* b, const char* name, int l, gpt_
     a->B = B; a->T = T; a->NH = NH; a->HS = HS;
     gpt_add_compute(b, name, l, a, GPT_WHOLE);
 }
-GPT_STEP_FN void gpt_add_residual(gpt_builder* b, const char* name, int l, int chunks, gpt_tensor* y, const gpt_tensor* x, const gpt_tensor* part,
-                              const gpt_tensor* bias, int N, int C) {
+GPT_STEP_FN void gpt_add_residual(gpt_builder* b, const char* name, int l, int chunks, gpt_tensor* y, const gpt_tensor* x,
+                                  const gpt_tensor* part, const gpt_tensor* bias, int N, int C) {
     gpt_op_args* a = gpt_op_new(b, GPT_OP_RESIDUAL, N);
     if (!a) return;
     a->out[0] = y;
@@ -1272,8 +1277,8 @@ GPT_STEP_FN void gpt_add_residual(gpt_builder* b, const char* name, int l, int c
     a->C = C;
     gpt_add_compute(b, name, l, a, chunks);
 }
-GPT_STEP_FN void gpt_add_crossentropy(gpt_builder* b, const char* name, gpt_tensor* loss, gpt_tensor* dlogits, const gpt_tensor* logits,
-                                  const gpt_tensor* targets, int N, int V) {
+GPT_STEP_FN void gpt_add_crossentropy(gpt_builder* b, const char* name, gpt_tensor* loss, gpt_tensor* dlogits,
+                                      const gpt_tensor* logits, const gpt_tensor* targets, int N, int V) {
     gpt_op_args* a = gpt_op_new(b, GPT_OP_CROSSENTROPY, N);
     if (!a) return;
     a->out[0] = loss; a->out[1] = dlogits;
@@ -1290,8 +1295,8 @@ GPT_STEP_FN void gpt_accumulating(gpt_builder* b, gpt_op_args* a, int first_in) 
     for (i = 0; i < GPT_OP_MAX_OUT && first_in + i < GPT_OP_MAX_IN; i++)
         if (a->out[i] && a->out[i]->grad_of) a->in[first_in++] = a->out[i];
 }
-GPT_STEP_FN void gpt_add_matmul_bwd_w(gpt_builder* b, const char* name, int l, gpt_tensor* dw, gpt_tensor* dbias, const gpt_tensor* dy, const gpt_tensor* x,
-                                  int N, int C, int OC) {
+GPT_STEP_FN void gpt_add_matmul_bwd_w(gpt_builder* b, const char* name, int l, gpt_tensor* dw, gpt_tensor* dbias,
+                                      const gpt_tensor* dy, const gpt_tensor* x, int N, int C, int OC) {
     gpt_op_args* a = gpt_op_new(b, GPT_OP_MATMUL_BWD_W, N);
     if (!a) return;
     a->out[0] = dw; a->out[1] = dbias;
@@ -1300,8 +1305,8 @@ GPT_STEP_FN void gpt_add_matmul_bwd_w(gpt_builder* b, const char* name, int l, g
     gpt_accumulating(b, a, 2);
     gpt_add_compute(b, name, l, a, GPT_WHOLE);
 }
-GPT_STEP_FN void gpt_add_matmul_bwd_x(gpt_builder* b, const char* name, int l, int chunks, gpt_tensor* dx, const gpt_tensor* dy, const gpt_tensor* w, int N,
-                                  int C, int OC) {
+GPT_STEP_FN void gpt_add_matmul_bwd_x(gpt_builder* b, const char* name, int l, int chunks, gpt_tensor* dx, const gpt_tensor* dy,
+                                      const gpt_tensor* w, int N, int C, int OC) {
     gpt_op_args* a = gpt_op_new(b, GPT_OP_MATMUL_BWD_X, N);
     if (!a) return;
     a->out[0] = dx;
@@ -1309,8 +1314,8 @@ GPT_STEP_FN void gpt_add_matmul_bwd_x(gpt_builder* b, const char* name, int l, i
     a->C = C; a->OC = OC;
     gpt_add_compute(b, name, l, a, chunks);
 }
-GPT_STEP_FN void gpt_add_matmul_gelu_bwd_x(gpt_builder* b, const char* name, int l, gpt_tensor* dh, const gpt_tensor* dy, const gpt_tensor* w,
-                                       const gpt_tensor* h, int N, int C, int OC) {
+GPT_STEP_FN void gpt_add_matmul_gelu_bwd_x(gpt_builder* b, const char* name, int l, gpt_tensor* dh, const gpt_tensor* dy,
+                                           const gpt_tensor* w, const gpt_tensor* h, int N, int C, int OC) {
     gpt_op_args* a = gpt_op_new(b, GPT_OP_MATMUL_GELU_BWD_X, N);
     if (!a) return;
     a->out[0] = dh;
@@ -1318,9 +1323,9 @@ GPT_STEP_FN void gpt_add_matmul_gelu_bwd_x(gpt_builder* b, const char* name, int
     a->C = C; a->OC = OC;
     gpt_add_compute(b, name, l, a, GPT_WHOLE);
 }
-GPT_STEP_FN void gpt_add_layernorm_bwd(gpt_builder* b, const char* name, int l, int chunks, gpt_tensor* dx, gpt_tensor* dw, gpt_tensor* dbias,
-                                   const gpt_tensor* resid, const gpt_tensor* dy, const gpt_tensor* x, const gpt_tensor* mean, const gpt_tensor* rstd,
-                                   const gpt_tensor* w, int N, int C) {
+GPT_STEP_FN void gpt_add_layernorm_bwd(gpt_builder* b, const char* name, int l, int chunks, gpt_tensor* dx, gpt_tensor* dw,
+                                       gpt_tensor* dbias, const gpt_tensor* resid, const gpt_tensor* dy, const gpt_tensor* x,
+                                       const gpt_tensor* mean, const gpt_tensor* rstd, const gpt_tensor* w, int N, int C) {
     gpt_op_args* a = gpt_op_new(b, GPT_OP_LAYERNORM_BWD, N);
     if (!a) return;
     a->out[0] = dx; a->out[1] = dw; a->out[2] = dbias;
@@ -1329,8 +1334,8 @@ GPT_STEP_FN void gpt_add_layernorm_bwd(gpt_builder* b, const char* name, int l, 
     gpt_accumulating(b, a, 6);
     gpt_add_compute(b, name, l, a, chunks);
 }
-GPT_STEP_FN void gpt_add_attention_bwd(gpt_builder* b, const char* name, int l, gpt_tensor* dqkv, const gpt_tensor* dy, const gpt_tensor* att,
-                                   const gpt_tensor* qkv, int B, int T, int NH, int HS) {
+GPT_STEP_FN void gpt_add_attention_bwd(gpt_builder* b, const char* name, int l, gpt_tensor* dqkv, const gpt_tensor* dy,
+                                       const gpt_tensor* att, const gpt_tensor* qkv, int B, int T, int NH, int HS) {
     gpt_op_args* a = gpt_op_new(b, GPT_OP_ATTENTION_BWD, B * T);
     if (!a) return;
     a->out[0] = dqkv;
@@ -1339,8 +1344,8 @@ GPT_STEP_FN void gpt_add_attention_bwd(gpt_builder* b, const char* name, int l, 
     gpt_add_compute(b, name, l, a, GPT_WHOLE);
 }
 /* dwte is read as well: with one stage the head's gradient is already in it. */
-GPT_STEP_FN void gpt_add_embed_bwd(gpt_builder* b, const char* name, gpt_tensor* dwte, gpt_tensor* dwpe, const gpt_tensor* dx, const gpt_tensor* tokens, int B,
-                               int T, int C, int N) {
+GPT_STEP_FN void gpt_add_embed_bwd(gpt_builder* b, const char* name, gpt_tensor* dwte, gpt_tensor* dwpe, const gpt_tensor* dx,
+                                   const gpt_tensor* tokens, int B, int T, int C, int N) {
     gpt_op_args* a = gpt_op_new(b, GPT_OP_EMBED_BWD, N);
     if (!a) return;
     a->out[0] = dwte; a->out[1] = dwpe;
@@ -1366,8 +1371,8 @@ GPT_STEP_FN void gpt_add_grad_norm(gpt_builder* b, const char* name, gpt_tensor*
     a->n = sumsq->bytes / sizeof(double);
     gpt_add_compute(b, name, -1, a, GPT_WHOLE);
 }
-GPT_STEP_FN void gpt_add_adamw(gpt_builder* b, const char* name, gpt_tensor* param, gpt_tensor* m, gpt_tensor* v, const gpt_tensor* g, const gpt_tensor* normsq,
-                           float weight_decay, const gpt_tensor* step) {
+GPT_STEP_FN void gpt_add_adamw(gpt_builder* b, const char* name, gpt_tensor* param, gpt_tensor* m, gpt_tensor* v,
+                               const gpt_tensor* g, const gpt_tensor* normsq, float weight_decay, const gpt_tensor* step) {
     gpt_op_args* a = gpt_op_new(b, GPT_OP_ADAMW, 0);
     if (!a) return;
     a->out[0] = param; a->out[1] = m; a->out[2] = v;
@@ -1417,7 +1422,8 @@ GPT_STEP_FN void gpt_reduce_bucket(gpt_builder* b, int k) {
     char name[64];
     gpt_bucket_name(s, k, s->ZERO ? "grad.reduce_scatter" : "grad.allreduce", name, sizeof name);
     gpt_about_bucket(b, k);
-    if (s->ZERO) gpt_add_coll(b, name, -1, CC_COLL_REDUCE_SCATTER, CC_REDUCE_AVG, s->bucket_grad[k], s->grad_shard[k], s->dp_comm, GPT_S_DP, 0);
+    if (s->ZERO)
+        gpt_add_coll(b, name, -1, CC_COLL_REDUCE_SCATTER, CC_REDUCE_AVG, s->bucket_grad[k], s->grad_shard[k], s->dp_comm, GPT_S_DP, 0);
     else gpt_add_allreduce(b, name, -1, s->bucket_grad[k], CC_REDUCE_AVG, s->dp_comm, GPT_S_DP);
 }
 
@@ -1485,7 +1491,8 @@ GPT_STEP_FN void gpt_forward_layer(gpt_builder* b, const gpt_micro* mb, int l) {
     gpt_add_matmul_gelu(b, "fc", l, a->fch, a->fch_gelu, ln2, w->fc_w, w->fc_b, N, C, s->F);
     gpt_add_matmul(b, "fcproj", l, ch, a->fcproj, a->fch_gelu, w->fcproj_w, NULL, N, s->F, C);
     if (sp) {
-        gpt_add_coll(b, "fcproj.reduce_scatter", l, CC_COLL_REDUCE_SCATTER, CC_REDUCE_SUM, a->fcproj, a->fcproj_rs, s->tp_comm, GPT_S_TP, 0);
+        gpt_add_coll(b, "fcproj.reduce_scatter", l, CC_COLL_REDUCE_SCATTER, CC_REDUCE_SUM, a->fcproj, a->fcproj_rs, s->tp_comm,
+                     GPT_S_TP, 0);
         fcproj = a->fcproj_rs;
     }
     else if (s->TP > 1) gpt_add_allreduce(b, "fcproj.allreduce", l, a->fcproj, CC_REDUCE_SUM, s->tp_comm, GPT_S_TP);
@@ -1676,7 +1683,8 @@ GPT_STEP_FN void gpt_build_update(gpt_builder* b) {
             for (k = 0; k < s->nb; k++) {
                 gpt_bucket_name(s, k, "param.allgather", name, sizeof name);
                 gpt_about_bucket(b, k);
-                gpt_add_coll(b, name, -1, CC_COLL_ALL_GATHER, CC_REDUCE_SUM, s->param_shard[k], s->bucket_param[k], s->dp_comm, GPT_S_DP, 0);
+                gpt_add_coll(b, name, -1, CC_COLL_ALL_GATHER, CC_REDUCE_SUM, s->param_shard[k], s->bucket_param[k], s->dp_comm,
+                             GPT_S_DP, 0);
             }
     }
 }

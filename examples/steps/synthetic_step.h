@@ -62,7 +62,8 @@ static cc_result synthetic_step_build(cc_context* ctx, int layers, double comm_r
             if (prev.id) deps[nd++] = prev;
             if (j == 0) deps[nd++] = ag[l];
             snprintf(nm, sizeof nm, "L%d.fwd%d", l, j);
-            SYNTHETIC_STEP_TRY(synthetic_step_add(g, &f[l * 7 + j], nm, synthetic_step__jitter(&s, fwd_us[j]), CC_STREAM_COMPUTE, deps, nd));
+            SYNTHETIC_STEP_TRY(synthetic_step_add(g, &f[l * 7 + j], nm, synthetic_step__jitter(&s, fwd_us[j]), CC_STREAM_COMPUTE,
+                                                  deps, nd));
             prev = f[l * 7 + j];
         }
     }
