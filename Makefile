@@ -147,17 +147,18 @@ $(BUILD)/psplib: tools/psplib.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 
-# the planner: the step described once (examples/gpt/gpt_step.h) and the peers' policies
-$(BUILD)/plan: tools/plan.c tools/peers.h examples/gpt/gpt_step.h $(HEADERS)
+# the planner: the step described once (examples/steps/gpt_step.h, shared with the
+# trainers) and the peers' policies
+$(BUILD)/plan: tools/plan.c tools/peers.h examples/steps/gpt_step.h $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 
-$(BUILD)/bench_%: bench/%.c $(wildcard bench/*.h) $(HEADERS)
+$(BUILD)/bench_%: bench/%.c $(wildcard bench/*.h) examples/steps/synthetic_step.h $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 
 # a synthetic training step written as a PSPLIB .sm file, for CP-SAT (bench/run.sh cpsat)
-$(BUILD)/bench_step_sm: bench/solver/step_sm.c bench/stepgraph.h $(HEADERS)
+$(BUILD)/bench_step_sm: bench/solver/step_sm.c examples/steps/synthetic_step.h $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 
@@ -178,7 +179,7 @@ $(BUILD)/overlap: examples/overlap.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 
-$(BUILD)/train_gpt: examples/gpt/train_gpt.c examples/gpt/gpt_kernels.h examples/gpt/gpt_common.h examples/gpt/gpt_step.h examples/gpt/gpt_train.h $(HEADERS)
+$(BUILD)/train_gpt: examples/gpt/train_gpt.c examples/gpt/gpt_kernels.h examples/gpt/gpt_common.h examples/steps/gpt_step.h examples/gpt/gpt_train.h $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 
@@ -342,7 +343,7 @@ ifeq ($(SAN),)
 TEST_BINS += tests/test_gpt_cuda.sh
 tests-build: $(BUILD)/train_gpt_cuda
 endif
-$(BUILD)/train_gpt_cuda: examples/gpt/train_gpt.cu examples/gpt/gpt_common.h examples/gpt/gpt_step.h examples/gpt/gpt_train.h concerto.h concerto_cuda.h \
+$(BUILD)/train_gpt_cuda: examples/gpt/train_gpt.cu examples/gpt/gpt_common.h examples/steps/gpt_step.h examples/gpt/gpt_train.h concerto.h concerto_cuda.h \
                          concerto_nccl.h $(T)/gpu-config
 	@mkdir -p $(@D)
 	@rm -f $@.skip
@@ -470,7 +471,7 @@ $(T)/test_mpi: tests/test_mpi.c concerto.h concerto_mpi.h $(T)/mpi-config
 all: $(BUILD)/train_gpt_mpi
 tests-build: $(BUILD)/train_gpt_mpi
 TEST_BINS += tests/test_gpt_mpi.sh
-$(BUILD)/train_gpt_mpi: examples/gpt/train_gpt.c examples/gpt/gpt_kernels.h examples/gpt/gpt_common.h examples/gpt/gpt_step.h examples/gpt/gpt_train.h \
+$(BUILD)/train_gpt_mpi: examples/gpt/train_gpt.c examples/gpt/gpt_kernels.h examples/gpt/gpt_common.h examples/steps/gpt_step.h examples/gpt/gpt_train.h \
                         concerto.h concerto_mpi.h $(T)/mpi-config
 	@mkdir -p $(@D)
 	@rm -f $@.skip $@.note

@@ -9,7 +9,7 @@
    minus the median time of a plain loop calling the same functions, divided
    by the ops per stream, is the executor's overhead per op per stream.
 
-   agree: a data-parallel step (bench/stepgraph.h's shape, 12 layers) on
+   agree: a data-parallel step (examples/steps/synthetic_step.h's shape, 12 layers) on
    RANKS ranks (default 2) with an emulated link; compute ops sleep for their
    nominal duration, collectives move real data and take the link model's
    time. Every op is profiled (median of 5), the ranks agree on durations,

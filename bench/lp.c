@@ -1,11 +1,11 @@
 /* bench/lp.c - odd-even windows on synthetic training-step graphs
-   (bench/stepgraph.h), solved by branch and bound vs lp_solve:
+   (examples/steps/synthetic_step.h), solved by branch and bound vs lp_solve:
    time per window and the makespan reached, window sizes 20..250 ops.
      build/bench_lp [LAYERS] [COMM_RATIO]      (default 23 layers: 507 ops, 2.0) */
 #define _POSIX_C_SOURCE 200809L
 #define CONCERTO_IMPLEMENTATION
 #include "../concerto.h"
-#include "stepgraph.h"
+#include "../examples/steps/synthetic_step.h"
 #include <stdlib.h>
 #include <time.h>
 
@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
     cc_graph* g = NULL;
     size_t a;
     int e;
-    if (cc_context_create(NULL, &ctx) != CC_OK || stepgraph_build(ctx, layers, ratio, 1, &g) != CC_OK) return 1;
+    if (cc_context_create(NULL, &ctx) != CC_OK || synthetic_step_build(ctx, layers, ratio, 1, &g) != CC_OK) return 1;
     printf("| window ops | solver | windows | ms per window | makespan us | start makespan us | lower bound us |\n");
     printf("|---|---|---|---|---|---|---|\n");
     for (a = 0; a < sizeof sizes / sizeof *sizes; a++)

@@ -153,7 +153,7 @@ if [ "$what" = all ] || [ "$what" = lp ]; then
     done
   fi
   echo
-  echo "odd-even windows on a training step (bench/stepgraph.h), 2 rounds:"
+  echo "odd-even windows on a training step (examples/steps/synthetic_step.h), 2 rounds:"
   "$BUILD/bench_lp"
 fi
 
@@ -210,7 +210,7 @@ if [ "$what" = all ] || [ "$what" = cpsat ] || [ "$what" = solver ]; then
   tl=${CPSAT_TIME_LIMIT:-60}; wtl=${CPSAT_WINDOW_TIME_LIMIT:-2}
   mkdir -p "$BUILD/cpsat"
   echo
-  echo "training steps as .sm: the synthetic ones of bench/stepgraph.h (comm ratio 2.0) and the planner's (build/plan --sm:"
+  echo "training steps as .sm: the synthetic ones of examples/steps/synthetic_step.h (comm ratio 2.0) and the planner's (build/plan --sm:"
   echo "stage 0's rank of the configuration named, 3-4 streams, durations in us from the cost model). Ours: build/psplib"
   echo "default; --window-max 64 (deeper windows up to 2x64 ops); --method oddeven --window 125 --rounds 4 (windows of 2x125"
   echo "ops); the same with --window-prove (each window its search leaves unproven tries the proof by shaving: the same"

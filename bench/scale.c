@@ -3,7 +3,7 @@
    build/bench_scale LAYERS [COMM_RATIO]        one size: prints one line
    build/bench_scale --sweep LAYERS [COMM_RATIO] rounds x window-size table
 
-   The graph (bench/stepgraph.h) has 22 ops per layer on a compute and a
+   The graph (examples/steps/synthetic_step.h) has 22 ops per layer on a compute and a
    communication stream. Reported: ops, time to build and validate the graph,
    time to the first schedule (every priority rule once, each improved by
    forward-backward passes: ODD_EVEN with rounds < 0), time of the odd-even
@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/resource.h>
-#include "stepgraph.h"
+#include "../examples/steps/synthetic_step.h"
 
 static double now_s(void) {
     struct timespec t;
@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
     if (layers < 1) { fprintf(stderr, "usage: bench_scale [--sweep] LAYERS [COMM_RATIO]\n"); return 2; }
     if (cc_context_create(NULL, &ctx) != CC_OK) return 1;
     t0 = now_s();
-    CHECK(stepgraph_build(ctx, layers, ratio, 1, &g));
+    CHECK(synthetic_step_build(ctx, layers, ratio, 1, &g));
     t1 = now_s();
     CHECK(cc_graph_validate(g));
     t2 = now_s();

@@ -16,20 +16,23 @@
    (cc_exec_profile_steps), which predicts its step as it runs beside the
    other ranks; both predictions are printed beside the measured steps.
 
-   build/overlap [RANKS] [LAYERS] [US_PER_KB]
+   build/overlap [RANKS] [LAYERS] [US_PER_KB] [OUT_DIR]
      RANKS      2..8 (default 2; two per node)
      LAYERS     1..32 (default 6)
      US_PER_KB  emulated link: microseconds per KiB moved (default 25)
+     OUT_DIR    where the traces go (default build; made if missing)
    Writes overlap_program.json and overlap_scheduled.json (measured) and
-   overlap_predicted.json (the simulator's timeline of the scheduled order),
-   which chrome://tracing and ui.perfetto.dev open. */
+   overlap_predicted.json (the simulator's timeline of the scheduled order)
+   into OUT_DIR, which chrome://tracing and ui.perfetto.dev open. */
 #define _POSIX_C_SOURCE 200809L
 #define CONCERTO_IMPLEMENTATION
 #include "../concerto.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define B 32    /* batch rows per rank */
 #define D 96    /* width */
@@ -269,6 +272,9 @@ int main(int argc, char** argv) {
     cc_world* w;
     cc_context* ctx;
     cc_result r;
+    const char* dir = argc > 4 ? argv[4] : "build";
+    char path[3][4096];
+    const char* name[3] = { "overlap_program.json", "overlap_scheduled.json", "overlap_predicted.json" };
     int i;
     memset(&sh, 0, sizeof sh);
     sh.ranks = argc > 1 ? atoi(argv[1]) : 2;
@@ -276,8 +282,17 @@ int main(int argc, char** argv) {
     sh.us_per_kb = argc > 3 ? atof(argv[3]) : 25;
     sh.steps = 15;
     if (sh.ranks < 2 || sh.ranks > 8 || sh.layers < 1 || sh.layers > MAX_LAYERS || !(sh.us_per_kb >= 0)) {
-        fprintf(stderr, "usage: overlap [RANKS 2..8] [LAYERS 1..%d] [US_PER_KB >= 0]\n", MAX_LAYERS);
+        fprintf(stderr, "usage: overlap [RANKS 2..8] [LAYERS 1..%d] [US_PER_KB >= 0] [OUT_DIR]\n", MAX_LAYERS);
         return 2;
+    }
+    for (i = 0; i < 3; i++)
+        if (snprintf(path[i], sizeof path[i], "%s/%s", dir, name[i]) >= (int)sizeof path[i]) {
+            fprintf(stderr, "overlap: output directory name too long: '%s'\n", dir);
+            return 2;
+        }
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "overlap: cannot make the output directory '%s': %s\n", dir, strerror(errno));
+        return 1;
     }
     wd.n_ranks = sh.ranks;
     wd.ranks_per_node = 2;
@@ -306,10 +321,10 @@ int main(int argc, char** argv) {
         if (sh.checksum[0][i] != sh.checksum[1][i]) printf("rank %d: the weights differ between the orders!\n", i);
     printf("weights after %d steps identical in both orders on every rank: %s\n", sh.steps,
            memcmp(sh.checksum[0], sh.checksum[1], sizeof(float) * (size_t)sh.ranks) ? "no" : "yes");
-    if (cc_trace_write(sh.measured[0], "overlap_program.json") || cc_trace_write(sh.measured[1], "overlap_scheduled.json") ||
-        cc_trace_write(sh.predicted, "overlap_predicted.json"))
+    if (cc_trace_write(sh.measured[0], path[0]) || cc_trace_write(sh.measured[1], path[1]) ||
+        cc_trace_write(sh.predicted, path[2]))
         fprintf(stderr, "overlap: %s\n", cc_last_error(ctx));
-    else printf("traces: overlap_program.json overlap_scheduled.json overlap_predicted.json\n");
+    else printf("traces: %s %s %s\n", path[0], path[1], path[2]);
     cc_trace_destroy(sh.measured[0]); cc_trace_destroy(sh.measured[1]); cc_trace_destroy(sh.predicted);
     cc_world_destroy(w);
     cc_context_destroy(ctx);

@@ -42,7 +42,7 @@
 #include "util.h"
 
 #ifdef CONCERTO_USE_LPSOLVE
-#include "../bench/stepgraph.h"
+#include "../examples/steps/synthetic_step.h"
 
 static cc_context* ctx;
 
@@ -165,7 +165,7 @@ static void test_windows_stepgraph(void) {
             cc_exact ex = e ? CC_EXACT_BOTH : CC_EXACT_LPSOLVE;
             cc_graph* g = NULL;
             cc_schedule s0, s1;
-            int ok = stepgraph_build(ctx, layers, 2.0, 7 + (uint64_t)layers, &g) == CC_OK;
+            int ok = synthetic_step_build(ctx, layers, 2.0, 7 + (uint64_t)layers, &g) == CC_OK;
             ok = ok && run_graph(g, ex, -1, 6, &s0) && run_graph(g, ex, 4, 6, &s1);
             CHECK(ok && cc_schedule_check(ctx, g, s1.start_us, NULL) == CC_OK && s1.makespan_us <= s0.makespan_us + 1e-9,
                   "training step, %d layers, odd-even windows of 12 ops by %s: valid, makespan %g <= start %g (lp won %lld, "
@@ -709,7 +709,7 @@ static void test_fault_windows(void) {
         double mk = -1;
         char msg[300];
         int ok, ok0;
-        if (trial == 0) ok = stepgraph_build(lctx, 3, 2.0, 11, &g) == CC_OK;
+        if (trial == 0) ok = synthetic_step_build(lctx, 3, 2.0, 11, &g) == CC_OK;
         else {
             tu_gen gen;
             memset(&gen, 0, sizeof gen);

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include "util.h"
-#include "../bench/stepgraph.h"
+#include "../examples/steps/synthetic_step.h"
 
 static cc_context* ctx;
 
@@ -922,7 +922,7 @@ static void test_large_windows(void) {
    makespan must be Johnson's optimum. Flow shops the search does not
    finish stay unproven (their makespans are above Johnson's), so the
    proof's effect is seen on the synthetic training step of 8 layers
-   (bench/stepgraph.h, 169 ops, windows of 2x65 ops, 4 rounds): the same
+   (examples/steps/synthetic_step.h, 169 ops, windows of 2x65 ops, 4 rounds): the same
    schedule, and windows proven that the search alone left open. A
    window_prove outside 0..1 is refused, the message naming it. */
 static void test_window_prove(void) {
@@ -933,7 +933,7 @@ static void test_window_prove(void) {
         cc_schedule s[2];
         int v;
         memset(s, 0, sizeof s);
-        if (CHECK(stepgraph_build(ctx, 8, 2.0, 15, &g) == CC_OK, "the 8-layer step: built")) {
+        if (CHECK(synthetic_step_build(ctx, 8, 2.0, 15, &g) == CC_OK, "the 8-layer step: built")) {
             for (v = 0; v < 2; v++) {
                 cc_sched_desc sd = cc_sched_desc_default();
                 sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = 65; sd.window_prove = v;
@@ -1006,7 +1006,7 @@ static void test_window_prove(void) {
             cc_schedule s[2];
             int v;
             memset(s, 0, sizeof s);
-            if (!CHECK(stepgraph_build(ctx, layers, 2.0, 15, &g) == CC_OK, "the %d-layer step: built", layers)) continue;
+            if (!CHECK(synthetic_step_build(ctx, layers, 2.0, 15, &g) == CC_OK, "the %d-layer step: built", layers)) continue;
             for (v = 0; v < 2; v++) {
                 cc_sched_desc sd = cc_sched_desc_default();
                 sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = 65; sd.window_prove = v;

@@ -1,5 +1,5 @@
 /* tests/test_step.c - the transformer step described once
-   (examples/gpt/gpt_step.h), built with sizes only as a planner builds it:
+   (examples/steps/gpt_step.h), built with sizes only as a planner builds it:
    - a small GPT (L=2, C=64, H=4, T=16, V=128, micro-batch 2) under TP2 x
      DP2: the number of ops of each kind, each layer's FLOPs forward and
      backward, the parameters of one shard and the bytes of every
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include "util.h"
-#include "../examples/gpt/gpt_step.h"
+#include "../examples/steps/gpt_step.h"
 
 static cc_context* g_ctx;
 
@@ -33,22 +33,22 @@ static gpt_step_desc small_desc(int tp, int dp) {
 }
 
 /* A built step: model, graph, records. */
-typedef struct built { gpt_model m; cc_graph* g; op_store ops; cc_result rc; } built;
+typedef struct built { gpt_model m; cc_graph* g; gpt_op_store ops; cc_result rc; } built;
 
 static built* build(const gpt_step_desc* d, int train) {
     built* b = (built*)calloc(1, sizeof *b);
     if (!b) return NULL;
     b->rc = gpt_model_create(&b->m, d, NULL, g_ctx);
     if (b->rc == CC_OK) b->rc = gpt_step_plan_comms(&b->m);
-    if (b->rc == CC_OK) b->rc = build_graph(&b->m, train, &b->g, &b->ops);
+    if (b->rc == CC_OK) b->rc = gpt_build_graph(&b->m, train, &b->g, &b->ops);
     if (b->rc != CC_OK) NOTE("build failed: %s / %s", b->m.error, cc_last_error(g_ctx));
     return b;
 }
 static void unbuild(built* b) {
     if (!b) return;
     cc_graph_destroy(b->g);
-    op_store_free(&b->ops);
-    model_free(&b->m);
+    gpt_op_store_free(&b->ops);
+    gpt_model_free(&b->m);
     free(b);
 }
 
@@ -98,9 +98,9 @@ static void test_tp2_dp2(void) {
        128 + 6144 + 96 + 2048 + 64 + 128 + 8192 + 128 + 8192 + 64 = 25184;
        the whole shard: wte 128x64 = 8192, wpe 16x64 = 1024, 2 blocks,
        lnf 128: 8192 + 1024 + 50368 + 128 = 59712 */
-    for (p = 0; p < b->m.np; p++) shard += tensor_elems(b->m.param[p]);
+    for (p = 0; p < b->m.np; p++) shard += gpt_tensor_elems(b->m.param[p]);
     CHECK_INT(shard, 59712, "one TP rank's shard of the parameters: 59712 elements");
-    for (p = 2, shard = 0; p < 14; p++) shard += tensor_elems(b->m.param[p]);
+    for (p = 2, shard = 0; p < 14; p++) shard += gpt_tensor_elems(b->m.param[p]);
     CHECK_INT(shard, 25184, "one block's shard: 25184 elements");
     /* compute ops: forward embed + 9 per block x 2 + lnf, head, loss = 22;
        backward head.bwd_w, head.bwd_x, lnf.bwd + 11 per block x 2 +
@@ -413,7 +413,7 @@ static void test_same_graph(void) {
             b = build(&d, t);
             mem->rc = gpt_model_create(&mem->m, &d, &k, g_ctx);
             if (mem->rc == CC_OK) mem->rc = gpt_step_plan_comms(&mem->m);
-            if (mem->rc == CC_OK) mem->rc = build_graph(&mem->m, t, &mem->g, &mem->ops);
+            if (mem->rc == CC_OK) mem->rc = gpt_build_graph(&mem->m, t, &mem->g, &mem->ops);
             if (CHECK(a && b && a->rc == CC_OK && b->rc == CC_OK && mem->rc == CC_OK, "layout %d (%s) builds three times", li,
                       t ? "step" : "evaluation")) {
                 CHECK(a->ops.fingerprint == b->ops.fingerprint && a->ops.n_info == b->ops.n_info &&
@@ -427,8 +427,8 @@ static void test_same_graph(void) {
             unbuild(a);
             unbuild(b);
             cc_graph_destroy(mem->g);
-            op_store_free(&mem->ops);
-            model_free(&mem->m);
+            gpt_op_store_free(&mem->ops);
+            gpt_model_free(&mem->m);
             memset(mem, 0, sizeof *mem);
         }
         free(mem);

@@ -13,7 +13,7 @@
 
    The step is one rank's graph (pipeline stage 0, TP and DP rank 0) with
    its micro-batches, built by the same code as the example trainers' steps
-   (examples/gpt/gpt_step.h) with buffers that are only sizes. Its ops get
+   (examples/steps/gpt_step.h) with buffers that are only sizes. Its ops get
    durations from the cost model: a compute op from its FLOPs and bytes
    against the device's peaks, a collective from NCCL's algorithms on the
    links its group spans. Ranks are laid out TP innermost, then DP, then PP
@@ -52,7 +52,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../examples/gpt/gpt_step.h"
+#include "../examples/steps/gpt_step.h"
 #include "peers.h"
 
 /* ---- options ---------------------------------------------------------------- */
@@ -71,7 +71,7 @@ static const model_preset presets[] = {
 
 typedef struct options {
     const char* model;
-    config cfg;
+    gpt_config cfg;
     int micro_batch, n_micro;
     int tp, dp, pp, zero, sp;
     int half;                      /* fp16 / bf16 (1) or fp32 (0) */
@@ -139,7 +139,7 @@ static int parse_double(const char* opt, const char* v, double lo, double hi, do
 /* 1, or 0 after saying what is wrong (the option named). */
 static int parse_args(int argc, char** argv, options* o) {
     int i, seed = 1, budget = 0, have_dp = 0;
-    config given;
+    gpt_config given;
     memset(o, 0, sizeof *o);
     memset(&given, 0, sizeof given);
     o->model = "gpt-1.3b";
@@ -314,7 +314,7 @@ static const cc_group_shape* shape_of(const planner* P, int group) {
 /* Every op's duration from the cost model (times 1 + noise u, u uniform in
    [-1, 1], where noise > 0), the stand-ins for the other pipeline stages
    from this stage's own ops, and the overlap slowdown alpha. */
-static cc_result cost_graph(const planner* P, cc_graph* g, const op_store* st, double noise, uint64_t* seed, double alpha) {
+static cc_result cost_graph(const planner* P, cc_graph* g, const gpt_op_store* st, double noise, uint64_t* seed, double alpha) {
     int i, n = cc_graph_n_ops(g), m, M = P->o.n_micro;
     double *fwd = NULL, *bwd = NULL, p2p = 0;
     cc_exec_costs costs;
@@ -411,13 +411,13 @@ static cc_result set_startups(const planner* P, cc_graph* g, const gpt_model* m)
 /* A built step: its model, what each op is, its graph (costed with the
    numbers the plan is chosen with) and the true durations (without
    --noise, with --alpha-true). */
-typedef struct step { gpt_model m; op_store st; cc_graph* g; double* truth; } step;
+typedef struct step { gpt_model m; gpt_op_store st; cc_graph* g; double* truth; } step;
 
 static void step_free(step* s) {
     cc_graph_destroy(s->g);
     free(s->truth);
-    op_store_free(&s->st);
-    model_free(&s->m);
+    gpt_op_store_free(&s->st);
+    gpt_model_free(&s->m);
     memset(s, 0, sizeof *s);
 }
 
@@ -448,7 +448,7 @@ static int step_build(const planner* P, const int* bucket_of, int n_bucket_of, i
     d.grad_sync = grad_sync;
     r = gpt_model_create(&s->m, &d, NULL, P->ctx);
     if (r == CC_OK) r = gpt_step_plan_comms(&s->m);
-    if (r == CC_OK) r = build_graph(&s->m, 1, &s->g, &s->st);
+    if (r == CC_OK) r = gpt_build_graph(&s->m, 1, &s->g, &s->st);
     if (r == CC_OK) r = cost_graph(P, s->g, &s->st, 0, &seed, P->o.alpha_true);
     if (r == CC_OK && !(s->truth = (double*)malloc(sizeof(double) * (size_t)(cc_graph_n_ops(s->g) + 1)))) r = CC_ERR_OUT_OF_MEMORY;
     if (r == CC_OK) {
@@ -662,7 +662,7 @@ static int runs_of(int* b, int n) {
 
 static cc_result run_peer(const planner* P, const peer_policy* pol, outcome* o) {
     gpt_step_desc d = step_desc(P);
-    model_layout lay;
+    gpt_model_layout lay;
     peer_param* params = NULL;
     peer_knobs k = peer_knobs_default();
     peer_plan pl;
@@ -684,7 +684,7 @@ static cc_result run_peer(const planner* P, const peer_policy* pol, outcome* o) 
     when = (peer_when*)malloc(sizeof(peer_when) * (size_t)n);
     if (!params || !grad || !gfwd || !gbwd || !when) r = CC_ERR_OUT_OF_MEMORY;
     for (i = 0; r == CC_OK && i < n; i++) {
-        params[i].n_elems = shard_size(&lay.p[i], P->o.tp);
+        params[i].n_elems = gpt_shard_size(&lay.p[i], P->o.tp);
         params[i].n_bytes = params[i].n_elems * (uint64_t)gpt_step_dtype_bytes(P->o.dtype);
         params[i].layer = lay.p[i].layer;
     }
@@ -717,7 +717,7 @@ static cc_result run_peer(const planner* P, const peer_policy* pol, outcome* o) 
     }
     o->plan_s = now_s() - t0;
     free(order); free(params); free(grad); free(gfwd); free(gbwd); free(when);
-    layout_free(&lay);
+    gpt_layout_free(&lay);
     return r;
 }
 
@@ -777,11 +777,11 @@ static cc_result run_s(const planner* P, step* prog, outcome* o, double* lb) {
 /* Buckets of about cap bytes of gradient, in reverse parameter order (the
    order gradients complete), as runs; cap 0: one per layer (the
    parameters outside the layers each their own). */
-static int cap_buckets(const planner* P, const model_layout* lay, uint64_t cap, int* b) {
+static int cap_buckets(const planner* P, const gpt_model_layout* lay, uint64_t cap, int* b) {
     int i, k = 0, open = 0, prev_layer = -2;
     uint64_t in = 0, esize = (uint64_t)gpt_step_dtype_bytes(P->o.dtype);
     for (i = lay->n - 1; i >= 0; i--) {
-        uint64_t bytes = (uint64_t)shard_size(&lay->p[i], P->o.tp) * esize;
+        uint64_t bytes = (uint64_t)gpt_shard_size(&lay->p[i], P->o.tp) * esize;
         int layer = lay->p[i].layer;
         if (open && (cap ? in + bytes > cap : layer != prev_layer || layer < 0)) { k++; in = 0; }
         b[i] = k;
@@ -818,7 +818,7 @@ static cc_result run_sf(const planner* P, step* prog, const outcome* s, outcome*
     cc_rewrite_report rep;
     cc_graph* fused = NULL;
     gpt_step_desc d = step_desc(P);
-    model_layout lay;
+    gpt_model_layout lay;
     winner w = { NULL, NULL };
     int* b = NULL;
     double t0 = now_s(), cp = 0, res = 0;
@@ -892,7 +892,7 @@ static cc_result run_sf(const planner* P, step* prog, const outcome* s, outcome*
         }
     }
     free(b);
-    layout_free(&lay);
+    gpt_layout_free(&lay);
     o->true_us = NAN;
     if (r == CC_OK) {
         if (o->us >= s->us) {

@@ -1,5 +1,5 @@
-/* step_sm - a synthetic training step (bench/stepgraph.h) written as a
-   PSPLIB .sm instance, for solvers that read that format (build/psplib,
+/* step_sm - a synthetic training step (examples/steps/synthetic_step.h) written
+   as a PSPLIB .sm instance, for solvers that read that format (build/psplib,
    bench/solver/cpsat_ref.py).
 
    build/bench_step_sm LAYERS COMM_RATIO FILE.sm
@@ -12,7 +12,7 @@
 #define _POSIX_C_SOURCE 200809L
 #define CONCERTO_IMPLEMENTATION
 #include "../../concerto.h"
-#include "../stepgraph.h"
+#include "../../examples/steps/synthetic_step.h"
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     if (cc_context_create(NULL, &ctx) != CC_OK) return 1;
-    if (stepgraph_build(ctx, layers, ratio, 1, &g) != CC_OK || cc_psplib_write(ctx, g, argv[3], 1.0) != CC_OK) {
+    if (synthetic_step_build(ctx, layers, ratio, 1, &g) != CC_OK || cc_psplib_write(ctx, g, argv[3], 1.0) != CC_OK) {
         fprintf(stderr, "bench_step_sm: %s\n", cc_last_error(ctx));
         return 1;
     }

@@ -1,5 +1,5 @@
 /* gpt_common.h - what the example GPT trainers share, whatever runs their
-   kernels, besides the step itself (gpt_step.h, included here: the
+   kernels, besides the step itself (../steps/gpt_step.h, included here: the
    parameter layout, a rank's tensors and the step's graph): the options
    and the command line, the data (vocabulary, splits, the generated
    corpus, batches), the files of FORMATS.md (checkpoints, batches,
@@ -31,7 +31,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "gpt_step.h"
+#include "../steps/gpt_step.h"
 
 /* The trainers' bounds (the step's description has none). */
 #define MAX_LAYERS 64
@@ -45,7 +45,7 @@ enum { GPT_F32 = 0, GPT_BF16 = 1 };   /* options.dtype */
 
 typedef struct options {
     const char* data;
-    config cfg;               /* V comes from the data */
+    gpt_config cfg;               /* V comes from the data */
     int batch, tp, dp, steps;
     uint64_t seed;
     double lr;
@@ -145,12 +145,12 @@ static double wall_s(void) {
 
 /* ---- >>params: sharding and initialisation (the layout: gpt_step.h) ------- */
 /* Copies between a global tensor g and rank t's shard s (to_shard: g -> s). */
-static void shard_copy(const pinfo* p, int tp, int t, float* g, float* s, int to_shard) {
+static void shard_copy(const gpt_pinfo* p, int tp, int t, float* g, float* s, int to_shard) {
     int r, c;
-    if (p->shard == SH_REPL) {
-        if (to_shard) memcpy(s, g, sizeof(float) * shard_size(p, 1));
-        else memcpy(g, s, sizeof(float) * shard_size(p, 1));
-    } else if (p->shard == SH_ROWS) {
+    if (p->shard == GPT_SH_REPL) {
+        if (to_shard) memcpy(s, g, sizeof(float) * gpt_shard_size(p, 1));
+        else memcpy(g, s, sizeof(float) * gpt_shard_size(p, 1));
+    } else if (p->shard == GPT_SH_ROWS) {
         int sec_rows = p->rows / p->sections, part = sec_rows / tp, k, i = 0;
         for (k = 0; k < p->sections; k++)
             for (r = 0; r < part; r++, i++) {
@@ -173,11 +173,11 @@ static void shard_copy(const pinfo* p, int tp, int t, float* g, float* s, int to
 
 /* GPT-2's initialisation: N(0, 0.02) for weights and embeddings, the
    residual projections scaled by 1/sqrt(2L), zero biases, unit norms. */
-static void init_params(const config* c, const model_layout* m, float* w, uint64_t seed) {
+static void init_params(const gpt_config* c, const gpt_model_layout* m, float* w, uint64_t seed) {
     int i;
     uint64_t s = seed * 0x2545F4914F6CDD1Dull + 17;
     for (i = 0; i < m->n; i++) {
-        const pinfo* p = &m->p[i];
+        const gpt_pinfo* p = &m->p[i];
         size_t k, n = (size_t)p->rows * (size_t)p->cols;
         const char* leaf = strchr(p->name, '.') ? strchr(p->name, '.') + 1 : p->name;
         double sd = 0.02;
@@ -318,10 +318,10 @@ static double lr_at(const options* o, int step) {   /* linear warm-up, then cosi
 typedef struct hwriter { FILE* f; uint64_t h; int ok; } hwriter;
 static void hw(hwriter* w, const void* p, size_t n) {
     if (w->ok && fwrite(p, 1, n, w->f) != n) w->ok = 0;
-    w->h = fnv1a(w->h, p, n);
+    w->h = gpt_fnv1a(w->h, p, n);
 }
 
-static int save_checkpoint(const char* path, const config* c, const dataset* d, int steps_done, const float* w, size_t P,
+static int save_checkpoint(const char* path, const gpt_config* c, const dataset* d, int steps_done, const float* w, size_t P,
                            char* err, size_t errn) {
     hwriter wr;
     uint32_t hdr[8];
@@ -329,7 +329,7 @@ static int save_checkpoint(const char* path, const config* c, const dataset* d, 
     unsigned char vocab[260];
     size_t vpad = ((size_t)c->V + 3) / 4 * 4;
     wr.f = fopen(path, "wb");
-    wr.h = FNV_START;
+    wr.h = GPT_FNV_START;
     wr.ok = wr.f != NULL;
     if (!wr.f) { snprintf(err, errn, "cannot write checkpoint '%s': %s", path, strerror(errno)); return 0; }
     hdr[0] = 1; hdr[1] = (uint32_t)c->V; hdr[2] = (uint32_t)c->C; hdr[3] = (uint32_t)c->L; hdr[4] = (uint32_t)c->H;
@@ -352,7 +352,7 @@ static int save_checkpoint(const char* path, const config* c, const dataset* d, 
 
 /* Reads a checkpoint: the configuration, vocabulary and parameters
    (*w malloc'd). Every inconsistency is an error naming the file. */
-static int load_checkpoint(const char* path, config* c, unsigned char* vocab, int* steps_done, float** w, size_t* P,
+static int load_checkpoint(const char* path, gpt_config* c, unsigned char* vocab, int* steps_done, float** w, size_t* P,
                            char* err, size_t errn) {
     FILE* f = fopen(path, "rb");
     unsigned char* buf = NULL;
@@ -360,7 +360,7 @@ static int load_checkpoint(const char* path, config* c, unsigned char* vocab, in
     uint32_t hdr[8];
     uint64_t n64, h_file, h;
     size_t vpad, need;
-    model_layout* m = NULL;
+    gpt_model_layout* m = NULL;
     int ok = 0;
     *w = NULL;
     if (!f) { snprintf(err, errn, "cannot open checkpoint '%s': %s", path, strerror(errno)); return 0; }
@@ -382,8 +382,8 @@ static int load_checkpoint(const char* path, config* c, unsigned char* vocab, in
         snprintf(err, errn, "checkpoint '%s': implausible configuration V=%d C=%d L=%d H=%d T=%d", path, c->V, c->C, c->L, c->H, c->T);
         goto out;
     }
-    m = (model_layout*)calloc(1, sizeof *m);
-    if (!m || !layout_model(c, m)) { snprintf(err, errn, "out of memory"); goto out; }
+    m = (gpt_model_layout*)calloc(1, sizeof *m);
+    if (!m || !gpt_layout_model(c, m)) { snprintf(err, errn, "out of memory"); goto out; }
     if (n64 != m->total) {
         snprintf(err, errn, "checkpoint '%s': %llu parameters in the header, the configuration has %zu", path,
                  (unsigned long long)n64, m->total);
@@ -396,7 +396,7 @@ static int load_checkpoint(const char* path, config* c, unsigned char* vocab, in
                  (size_t)len < need ? "truncated" : "trailing bytes");
         goto out;
     }
-    h = fnv1a(FNV_START, buf, need - 8);
+    h = gpt_fnv1a(GPT_FNV_START, buf, need - 8);
     memcpy(&h_file, buf + need - 8, 8);
     if (h != h_file) { snprintf(err, errn, "checkpoint '%s' is corrupt: its hash does not match its contents", path); goto out; }
     memcpy(vocab, buf + 48, (size_t)c->V);
@@ -409,7 +409,7 @@ static int load_checkpoint(const char* path, config* c, unsigned char* vocab, in
 out:
     if (f) fclose(f);
     free(buf);
-    if (m) layout_free(m);
+    if (m) gpt_layout_free(m);
     free(m);
     return ok;
 }
@@ -519,7 +519,7 @@ static int parse_args(int argc, char** argv, options* o) {
 }
 
 /* The configuration must split over the layout; says what does not. */
-static int check_layout(const options* o, const config* c) {
+static int check_layout(const options* o, const gpt_config* c) {
     if (c->C % c->H) { fprintf(stderr, "%s: the embedding width %d does not divide into %d heads\n", gpt_program, c->C, c->H); return 0; }
     if (c->H % o->tp) {
         fprintf(stderr, "%s: %d heads do not divide by the tensor-parallel degree %d\n", gpt_program, c->H, o->tp);
@@ -581,7 +581,7 @@ static int write_grads(const char* path, double loss, const float* g, size_t P, 
 /* The step of world rank `me` of the layout o (world rank r = dp_rank * TP
    + tp_rank): one stage, one micro-batch of B/DP sequences, the
    communicated tensors in bfloat16 with --dtype bf16. */
-static gpt_step_desc model_desc(const options* o, const config* cfg, int me) {
+static gpt_step_desc model_desc(const options* o, const gpt_config* cfg, int me) {
     gpt_step_desc d;
     memset(&d, 0, sizeof d);
     d.cfg = *cfg;

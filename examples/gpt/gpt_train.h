@@ -1,13 +1,27 @@
-/* gpt_train.h - the training driver the example GPT trainers share: a
-   rank's life (its tensors and graphs, the step profiled, rewritten and
-   scheduled by the library, the two orders compared, training, evaluation,
-   sampling) and main's (the model and data, the report, the files). What
-   differs between trainers is given by a platform (gpt_platform): the
-   table of kernels, with the memory the tensors live in and the copies to
-   and from it, and how the ranks start with their contexts, communicators
-   and backends.
+/* gpt_train.h - the training driver the example GPT trainers share.
+
+   A trainer's main reads, in its own file:
+       gpt_parse      the options (the trainer: its name, its kernels)
+       gpt_load       the model and its data; says what will run
+       ...            the trainer starts its ranks, each runs gpt_rank_main
+                      (--graph-fingerprint: gpt_fingerprint_ranks instead
+                      builds their graphs, in host memory, and runs nothing)
+       gpt_report     what training gave and what the library did; the files
+       gpt_free
+   and a rank's life is one function, gpt_rank_main (the section "a
+   rank's life" below), in straight lines: build the model and the step,
+   let the library optimise the step (profile its ops, rewrite it,
+   schedule it, plan it, profile it in place, time the two orders side by
+   side), train, evaluate, sample.
+
+   What differs between trainers is the table of kernels (gpt_trainer, with
+   the memory the tensors live in and the copies to and from it) and how
+   the ranks start, with their contexts, communicators and backends, which
+   each trainer's main does itself:
      train_gpt.c       CPU kernels; ranks are threads of the library's
-                       in-process world, on its CPU backend
+                       in-process world, on its CPU backend (with GPT_MPI:
+                       one rank per process under mpirun, on MPI
+                       communicators)
      train_gpt.cu      CUDA kernels and cuBLAS; a thread per GPU, on the
                        CUDA backend (concerto_cuda.h), NCCL communicators
                        (concerto_nccl.h)
@@ -24,31 +38,21 @@
 
 typedef struct shared shared;
 
-/* A trainer: its kernels and how its ranks start. */
-typedef struct gpt_platform {
+/* A trainer: its name, its kernels and what they support. */
+typedef struct gpt_trainer {
     const char* program;                   /* in messages */
     const gpt_kernel_table* kernels;
     int bf16;                              /* --dtype bf16 is supported */
     int graphs;                            /* --cuda-graphs is supported */
     int emulates_link;                     /* its collectives run over the emulated link (--link, --latency) */
-    /* A process per rank (mpirun): before anything else, start says
-       whether this process speaks (sh->quiet = 0 on world rank 0 only:
-       the setup, the report and every file) and may fail (the exit status,
-       else 0); run_ranks then runs this process's rank alone, and the
-       final parameters and gradients are summed over all ranks (each
-       element has one writer) so that rank 0 holds them. NULL for a
-       process that holds every rank. finish: after the report (NULL:
-       nothing). */
-    int (*start)(shared* sh);
-    void (*finish)(shared* sh);
-    /* Starts the o.tp x o.dp ranks (world rank r = dp_rank * TP + tp_rank)
-       and runs gpt_rank_main on each, with the rank's context, the
-       communicator of all ranks and the rank's backend; says what failed.
-       0, or the exit status. */
-    int (*run_ranks)(shared* sh);
-} gpt_platform;
-
-static cc_result gpt_rank_main(shared* sh, cc_context* ctx, cc_comm* world, cc_backend* be, int me);
+    /* A process per rank (mpirun): the process's main says whether it
+       speaks (shared.quiet = 0 on world rank 0 only: the setup, the report
+       and every file) before gpt_load, and runs its rank alone; the final
+       parameters and gradients are then summed over all ranks (each
+       element has one writer) so that rank 0 holds them. 0 for a process
+       that holds every rank. */
+    int process_per_rank;
+} gpt_trainer;
 
 /* ---- a rank's state ------------------------------------------------------------- */
 /* A snapshot holds a copy of every block of the rank's tensors. */
@@ -63,10 +67,10 @@ typedef struct rank_state {
     /* the step */
     cc_graph* train;                       /* the training step as written (program order) */
     cc_graph* eval;                        /* the forward pass with the loss */
-    op_store train_ops, eval_ops;
+    gpt_op_store train_ops, eval_ops;
     cc_graph *decomposed, *fused;          /* the library's rewrites of train (NULL: off) */
     cc_graph* run;                         /* the step the library's order runs: train, rewritten */
-    cc_backend* be;                        /* the platform's; NULL when only the graphs are built */
+    cc_backend* be;                        /* the trainer's; NULL when only the graphs are built */
     cc_schedule sched;                     /* of run */
     cc_plan* plan[2];                      /* by order: 0 program (train), 1 the library's (run) */
     cc_exec* ex[2];
@@ -113,20 +117,20 @@ static void snap_free(snapshot* sn) {
     sn->n = 0;
 }
 
-/* ---- a rank's life ------------------------------------------------------------ */
+/* ---- a rank's steps: what gpt_rank_main calls ------------------------------------- */
 /* What main sets up for the ranks, and what they hand back (rank 0 unless
    stated). */
 struct shared {
     options o;
-    config cfg;
-    model_layout layout;
+    gpt_config cfg;
+    gpt_model_layout layout;
     dataset data;
     char* text;
     float* init_params;            /* [P] global, unsharded */
     size_t P;
     int steps_done;                /* by the checkpoint loaded */
-    const gpt_platform* pf;        /* the trainer's kernels and ranks */
-    cc_context* ctx;               /* the host's: the trace, the platform's ranks */
+    const gpt_trainer* tr;         /* the trainer's kernels */
+    cc_context* ctx;               /* the host's: the trace, the in-process world's ranks */
     cc_trace* trace;
     float* final_params;           /* [P] written by the ranks of DP rank 0 */
     float* grads0;                 /* [P] the first step's gradient (--dump-grads), same ranks */
@@ -164,16 +168,16 @@ struct shared {
 
 /* Shards of every parameter (or gradient) into a global vector; only the
    ranks of DP rank 0 write, replicated tensors only TP rank 0. */
-static cc_result unshard_all(const rank_state* s, tensor* const* local, float* global) {
+static cc_result unshard_all(const rank_state* s, gpt_tensor* const* local, float* global) {
     int p;
     if (s->m.dp_rank != 0) return CC_OK;
     for (p = 0; p < s->m.np; p++) {
-        const pinfo* pi = &s->m.layout->p[p];
-        if (pi->shard == SH_REPL && s->m.tp_rank != 0) continue;
+        const gpt_pinfo* pi = &s->m.layout->p[p];
+        if (pi->shard == GPT_SH_REPL && s->m.tp_rank != 0) continue;
         if (from_tensor(s, s->host, local[p]->p, local[p]->bytes) != CC_OK) return CC_ERR_BACKEND;
         if (local[p]->bf16) {                /* widen in place, from the end */
             const uint16_t* h = (const uint16_t*)s->host;
-            size_t i = tensor_elems(local[p]);
+            size_t i = gpt_tensor_elems(local[p]);
             while (i-- > 0) {
                 uint32_t u = (uint32_t)h[i] << 16;
                 memcpy(&s->host[i], &u, sizeof u);
@@ -212,7 +216,7 @@ static cc_result exec_step(rank_state* s, cc_exec* x) {
     cc_result rc = cc_exec_step(x);
     s->wall_ms = (wall_s() - t0) * 1000.0;
     if (rc == CC_OK && s->m.kernels->error && (err = s->m.kernels->error()) != NULL) {
-        fprintf(stderr, "%s: rank %d: %s\n", s->sh->pf->program, s->me, err);
+        fprintf(stderr, "%s: rank %d: %s\n", s->sh->tr->program, s->me, err);
         rc = CC_ERR_BACKEND;
     }
     return rc;
@@ -269,10 +273,10 @@ static cc_result model_durations(const rank_state* s, cc_graph* g) {
     inter.alpha_us = o->link_alpha_us; inter.us_per_byte = o->link_us_per_kib / 1024.0;
     for (i = 0; i < n; i++) {
         cc_op op = cc_graph_op(g, i);
-        int tp = cc_op_demand(g, op, S_TP);
+        int tp = cc_op_demand(g, op, GPT_S_TP);
         double us;
         cc_result r;
-        if (tp || cc_op_demand(g, op, S_DP))   /* the step's collectives are all-reduces of the region they write */
+        if (tp || cc_op_demand(g, op, GPT_S_DP))   /* the step's collectives are all-reduces of the region they write */
             us = cc_link_time_us(tp ? &intra : &inter, CC_COLL_ALL_REDUCE, (size_t)cc_op_bytes(g, op, 1), tp ? s->m.TP : s->m.DP);
         else us = (double)(cc_op_bytes(g, op, 0) + cc_op_bytes(g, op, 1)) / 1000.0;
         if ((r = cc_op_set_duration(g, op, us)) != CC_OK) return r;
@@ -309,8 +313,8 @@ static cc_result rank_setup(rank_state* s, shared* sh, const gpt_kernel_table* k
     s->world_comm = world;
     if (o->tp > 1 && (rc = cc_comm_split(s->world_comm, s->m.dp_rank, s->m.tp_rank, &s->m.tp_comm)) != CC_OK) return rc;
     if (o->dp > 1 && (rc = cc_comm_split(s->world_comm, s->m.tp_rank, s->m.dp_rank, &s->m.dp_comm)) != CC_OK) return rc;
-    if ((rc = build_graph(&s->m, 1, &s->train, &s->train_ops)) != CC_OK) return rc;
-    return build_graph(&s->m, 0, &s->eval, &s->eval_ops);
+    if ((rc = gpt_build_graph(&s->m, 1, &s->train, &s->train_ops)) != CC_OK) return rc;
+    return gpt_build_graph(&s->m, 0, &s->eval, &s->eval_ops);
 }
 
 /* Program order, and the durations of its ops: each profiled alone
@@ -433,8 +437,8 @@ static cc_result schedule_step(rank_state* s, const cc_sched_desc* sd) {
         sh->lower_bound_ms = s->sched.lower_bound_us / 1000.0;
         sh->n_ops = n;
         sh->n_ops_run = nx;
-        for (i = 0; i < n; i++) if (!cc_op_demand(s->train, prog[i], S_COMPUTE)) sh->n_colls++;
-        for (i = 0; i < nx; i++) if (!cc_op_demand(s->run, cc_graph_op(s->run, i), S_COMPUTE)) sh->n_colls_run++;
+        for (i = 0; i < n; i++) if (!cc_op_demand(s->train, prog[i], GPT_S_COMPUTE)) sh->n_colls++;
+        for (i = 0; i < nx; i++) if (!cc_op_demand(s->run, cc_graph_op(s->run, i), GPT_S_COMPUTE)) sh->n_colls_run++;
         /* ops issued at another position than in program order (of the graph that runs) */
         if (!s->program_kept)
             for (i = 0; i < nx; i++) if (cc_op_index(s->run, s->sched.order[i]) != i) sh->moved++;
@@ -465,7 +469,7 @@ static cc_result plan_steps(rank_state* s) {
     return s->op_start && s->op_end ? CC_OK : CC_ERR_OUT_OF_MEMORY;
 }
 
-/* Each order profiled in steps run as train_pass runs them (the
+/* Each order profiled in steps run as training runs them (the
    batch and AdamW's step set, the step, its time and loss read back), each
    added to its profile (cc_exec_profile_add), then applied, the ranks
    agreeing. Not cc_exec_profile_steps: steps back to back, with no host
@@ -575,27 +579,6 @@ static void progress(const rank_state* s, const char* fmt, ...) {
     fflush(stdout);
 }
 
-/* The step made faster: profiled, rewritten, scheduled, planned. One
-   schedule desc judges the rewrites and schedules the step they give. */
-static cc_result optimise_step(rank_state* s) {
-    cc_sched_desc sd = cc_sched_desc_default();
-    const options* o = s->o;
-    cc_result rc;
-    if (o->budget > 0) sd.budget_schedules = o->budget;
-    if (o->profile_repeats > 0)
-        progress(s, "profiling the step's %d ops, %d times each", cc_graph_n_ops(s->train), o->profile_repeats);
-    rc = profile_step(s);
-    if (rc == CC_OK) progress(s, "rewriting and scheduling the step");
-    if (rc == CC_OK) rc = rewrite_step(s, &sd);
-    if (rc == CC_OK) rc = schedule_step(s, &sd);
-    if (rc == CC_OK) rc = plan_steps(s);
-    if (rc == CC_OK && o->profile_steps > 0 && o->profile_repeats > 0 && !o->cuda_graphs)
-        progress(s, "profiling %s in place: %d steps%s, after %d of warm-up", s->program_kept ? "program order" : "both orders",
-                 o->profile_steps, s->program_kept ? "" : " each", o->profile_warmup);
-    if (rc == CC_OK) rc = profile_in_place(s);
-    return rc;
-}
-
 /* v[0..n) summed over all ranks, through the communicator of all ranks,
    in the kernels' memory (a device's, for a GPU trainer). */
 static cc_result sum_over_ranks(rank_state* s, double* v, int n) {
@@ -662,58 +645,18 @@ static cc_result compare_orders(rank_state* s) {
     return rc;
 }
 
-/* One training run in one order (0 program, 1 the library's) from the
-   snapshot; the trace of its last step if asked for. */
-static cc_result train_pass(rank_state* s, int pass) {
-    shared* sh = s->sh;
-    const options* o = s->o;
-    int k = sh->pass_order[pass], step;
-    cc_graph* graph;
-    if (k && s->program_kept >= 2) k = 0;   /* found slower: program order runs as the library's */
-    graph = k ? s->run : s->train;
-    double t0 = wall_s();
-    cc_result rc = snap_restore(s, &s->snap);
-    if (rc != CC_OK) return rc;
-    if (s->me == 0 && sh->passes > 1)
-        printf("--- training in %s order%s ---\n", sh->pass_order[pass] ? "the library's" : "program",
-               sh->pass_order[pass] && s->program_kept ? " (which kept program order)" : "");
-    for (step = 0; step < o->steps; step++) {
-        double ms, exposed, loss;
-        if ((rc = run_step(s, s->ex[k], 0, step, lr_at(o, step), step + 1)) != CC_OK) return rc;
-        if ((rc = measure_step(s, s->ex[k], graph, &ms, &exposed)) != CC_OK) return rc;
-        if ((rc = read_loss(s, &loss)) != CC_OK) return rc;
-        if (s->me == 0) {
-            sh->losses[pass][step] = loss;
-            sh->step_ms[pass][step] = ms;
-            sh->exposed_ms[pass][step] = exposed;
-            if (o->print_every > 0 && (step % o->print_every == 0 || step == o->steps - 1))
-                printf("step %4d  loss %.4f  lr %.2e  step %7.2f ms (predicted %7.2f)  exposed comm %6.2f ms (predicted %6.2f)\n",
-                       step + 1, loss, s->m.step.lr, ms, sh->pred_ms[k], exposed, sh->pred_exposed_ms[k]);
-        }
-        if (step == 0 && pass == 0) {
-            if ((rc = unshard_all(s, s->m.grad, sh->grads0)) != CC_OK) return rc;
-            if (s->me == 0) sh->loss0 = loss;
-        }
-    }
-    if (s->me == 0) sh->train_s = wall_s() - t0;
-    if (pass == sh->passes - 1 && sh->trace) {
-        char name[48];
-        snprintf(name, sizeof name, "rank %d (tp %d, dp %d)", s->me, s->m.tp_rank, s->m.dp_rank);
-        rc = cc_exec_timeline(s->ex[k], s->op_start, s->op_end);
-        if (rc == CC_OK) rc = cc_trace_add(sh->trace, graph, s->me, name, s->op_start, s->op_end);
-        /* the prediction of the same step, on the same time axis (from the
-           step's launch): a process of its own below the ranks' */
-        snprintf(name, sizeof name, "rank %d predicted", s->me);
-        if (rc == CC_OK) rc = cc_trace_add(sh->trace, graph, 1000 + s->me, name, s->pred_start[k], NULL);
-    }
-    return rc;
-}
-
-/* Training, once per order asked for, from the same start. */
-static cc_result train(rank_state* s) {
-    int pass;
-    cc_result rc = CC_OK;
-    for (pass = 0; pass < s->sh->passes && rc == CC_OK; pass++) rc = train_pass(s, pass);
+/* The trace of the step executor k just ran (of graph g), every rank's,
+   and beside it the prediction of the same step. */
+static cc_result trace_step(rank_state* s, int k, cc_graph* g) {
+    char name[48];
+    cc_result rc;
+    snprintf(name, sizeof name, "rank %d (tp %d, dp %d)", s->me, s->m.tp_rank, s->m.dp_rank);
+    rc = cc_exec_timeline(s->ex[k], s->op_start, s->op_end);
+    if (rc == CC_OK) rc = cc_trace_add(s->sh->trace, g, s->me, name, s->op_start, s->op_end);
+    /* the prediction of the same step, on the same time axis (from the
+       step's launch): a process of its own below the ranks' */
+    snprintf(name, sizeof name, "rank %d predicted", s->me);
+    if (rc == CC_OK) rc = cc_trace_add(s->sh->trace, g, 1000 + s->me, name, s->pred_start[k], NULL);
     return rc;
 }
 
@@ -794,8 +737,8 @@ static void rank_free(rank_state* s) {
     cc_graph_destroy(s->fused);
     cc_comm_destroy(s->m.tp_comm);
     cc_comm_destroy(s->m.dp_comm);
-    op_store_free(&s->train_ops);
-    op_store_free(&s->eval_ops);
+    gpt_op_store_free(&s->train_ops);
+    gpt_op_store_free(&s->eval_ops);
     snap_free(&s->snap);
     free(s->batch_in);
     free(s->batch_tg);
@@ -804,7 +747,7 @@ static void rank_free(rank_state* s) {
     free(s->pred_start[1]);
     free(s->op_end);
     free(s->host);
-    model_free(&s->m);
+    gpt_model_free(&s->m);
     free(s);
 }
 
@@ -824,27 +767,90 @@ static cc_result gather_on_all(rank_state* s, float* v) {
     return cc_comm_run(&co);
 }
 
-/* One rank, world rank `me`, as the platform started it: its context, the
-   communicator of all ranks and its backend (the platform's, which outlive
-   the call). Set up, make the step faster, compare the orders, train,
-   evaluate, sample; the final parameters to the host. */
+/* ---- a rank's life ------------------------------------------------------------ */
+/* A rank's life: world rank `me` (= dp_rank * TP + tp_rank), as its
+   trainer's main started it, with its context, the communicator of all
+   ranks and its backend (the trainer's, which outlive the call). Every
+   rank runs the same lines; rank 0 fills in what the report prints. */
 static cc_result gpt_rank_main(shared* sh, cc_context* ctx, cc_comm* world, cc_backend* be, int me) {
+    const options* o = &sh->o;
     rank_state* s = (rank_state*)calloc(1, sizeof *s);
+    cc_sched_desc sd = cc_sched_desc_default();   /* judges the rewrites and schedules the step they give */
+    int pass, step;
     cc_result rc;
     if (!s) return CC_ERR_OUT_OF_MEMORY;
     s->be = be;
-    rc = rank_setup(s, sh, sh->pf->kernels, ctx, world, me);
-    if (rc == CC_OK) rc = optimise_step(s);
-    if (rc == CC_OK && s->o->compare_steps > 0) {
-        progress(s, "timing the two orders side by side: %d steps each", s->o->compare_steps);
+    if (o->budget > 0) sd.budget_schedules = o->budget;
+
+    /* the model and the step: this rank's shards of the parameters, its
+       TP and DP communicators, the graphs of a training step and of the
+       forward pass */
+    rc = rank_setup(s, sh, sh->tr->kernels, ctx, world, me);
+
+    /* the library optimises the step: it profiles the ops of program order
+       (or takes them from the model), rewrites the step (decomposition,
+       fusion), schedules it, plans both orders' streams and events, and
+       predicts each order again from its ops profiled in place; then the
+       two orders are timed side by side */
+    if (rc == CC_OK && o->profile_repeats > 0)
+        progress(s, "profiling the step's %d ops, %d times each", cc_graph_n_ops(s->train), o->profile_repeats);
+    if (rc == CC_OK) rc = profile_step(s);
+    if (rc == CC_OK) progress(s, "rewriting and scheduling the step");
+    if (rc == CC_OK) rc = rewrite_step(s, &sd);
+    if (rc == CC_OK) rc = schedule_step(s, &sd);
+    if (rc == CC_OK) rc = plan_steps(s);
+    if (rc == CC_OK && o->profile_steps > 0 && o->profile_repeats > 0 && !o->cuda_graphs)
+        progress(s, "profiling %s in place: %d steps%s, after %d of warm-up", s->program_kept ? "program order" : "both orders",
+                 o->profile_steps, s->program_kept ? "" : " each", o->profile_warmup);
+    if (rc == CC_OK) rc = profile_in_place(s);
+    if (rc == CC_OK && o->compare_steps > 0) {
+        progress(s, "timing the two orders side by side: %d steps each", o->compare_steps);
         rc = compare_orders(s);
     }
-    if (rc == CC_OK) rc = train(s);
-    if (rc == CC_OK && s->o->eval_batches > 0) rc = evaluate(s);
-    if (rc == CC_OK && s->o->sample_chars > 0) rc = sample_text(s);
-    if (rc == CC_OK) rc = unshard_all(s, s->m.param, s->sh->final_params);
-    if (rc == CC_OK && sh->pf->start) rc = gather_on_all(s, sh->final_params);
-    if (rc == CC_OK && sh->pf->start && s->o->dump_grads && s->o->steps > 0) rc = gather_on_all(s, sh->grads0);
+
+    /* training, once per order asked for (0 program, 1 the library's), each
+       from the state before the first step; the trace of the last step */
+    for (pass = 0; pass < sh->passes && rc == CC_OK; pass++) {
+        int k = sh->pass_order[pass];
+        cc_graph* graph;
+        double t0;
+        if (k && s->program_kept >= 2) k = 0;   /* found slower: program order runs as the library's */
+        graph = k ? s->run : s->train;
+        t0 = wall_s();
+        rc = snap_restore(s, &s->snap);
+        if (rc == CC_OK && me == 0 && sh->passes > 1)
+            printf("--- training in %s order%s ---\n", sh->pass_order[pass] ? "the library's" : "program",
+                   sh->pass_order[pass] && s->program_kept ? " (which kept program order)" : "");
+        for (step = 0; step < o->steps && rc == CC_OK; step++) {
+            double ms, exposed, loss;
+            rc = run_step(s, s->ex[k], 0, step, lr_at(o, step), step + 1);
+            if (rc == CC_OK) rc = measure_step(s, s->ex[k], graph, &ms, &exposed);
+            if (rc == CC_OK) rc = read_loss(s, &loss);
+            if (rc == CC_OK && me == 0) {
+                sh->losses[pass][step] = loss;
+                sh->step_ms[pass][step] = ms;
+                sh->exposed_ms[pass][step] = exposed;
+                if (o->print_every > 0 && (step % o->print_every == 0 || step == o->steps - 1))
+                    printf("step %4d  loss %.4f  lr %.2e  step %7.2f ms (predicted %7.2f)  exposed comm %6.2f ms (predicted %6.2f)\n",
+                           step + 1, loss, s->m.step.lr, ms, sh->pred_ms[k], exposed, sh->pred_exposed_ms[k]);
+            }
+            if (rc == CC_OK && step == 0 && pass == 0) {   /* the first step's loss and gradient (--dump-grads) */
+                rc = unshard_all(s, s->m.grad, sh->grads0);
+                if (rc == CC_OK && me == 0) sh->loss0 = loss;
+            }
+        }
+        if (rc == CC_OK && me == 0) sh->train_s = wall_s() - t0;
+        if (rc == CC_OK && pass == sh->passes - 1 && sh->trace) rc = trace_step(s, k, graph);
+    }
+
+    /* evaluation and sampling, with the forward pass */
+    if (rc == CC_OK && o->eval_batches > 0) rc = evaluate(s);
+    if (rc == CC_OK && o->sample_chars > 0) rc = sample_text(s);
+
+    /* the final parameters to the host (to rank 0 when ranks are processes) */
+    if (rc == CC_OK) rc = unshard_all(s, s->m.param, sh->final_params);
+    if (rc == CC_OK && sh->tr->process_per_rank) rc = gather_on_all(s, sh->final_params);
+    if (rc == CC_OK && sh->tr->process_per_rank && o->dump_grads && o->steps > 0) rc = gather_on_all(s, sh->grads0);
     rank_free(s);
     return rc;
 }
@@ -865,7 +871,7 @@ static int host_copy(void* dst, const void* src, size_t n_bytes) {
 static cc_result fingerprint_planned(shared* sh, cc_context* ctx) {
     gpt_step_desc d = model_desc(&sh->o, &sh->cfg, 0);
     gpt_model* m = (gpt_model*)calloc(1, sizeof *m);
-    op_store ops[2];
+    gpt_op_store ops[2];
     cc_graph* g = NULL;
     cc_result rc;
     int k;
@@ -874,22 +880,22 @@ static cc_result fingerprint_planned(shared* sh, cc_context* ctx) {
     rc = gpt_model_create(m, &d, NULL, ctx);
     if (rc == CC_OK) rc = gpt_step_plan_comms(m);
     for (k = 0; k < 2 && rc == CC_OK; k++) {
-        rc = build_graph(m, k == 0, &g, &ops[k]);
+        rc = gpt_build_graph(m, k == 0, &g, &ops[k]);
         cc_graph_destroy(g);
         g = NULL;
         sh->planned[k] = ops[k].fingerprint;
     }
     if (rc != CC_OK) fprintf(stderr, "%s: the planned graph: %s\n", gpt_program, m->error[0] ? m->error : cc_last_error(ctx));
-    op_store_free(&ops[0]);
-    op_store_free(&ops[1]);
-    model_free(m);
+    gpt_op_store_free(&ops[0]);
+    gpt_op_store_free(&ops[1]);
+    gpt_model_free(m);
     free(m);
     return rc;
 }
 
 static cc_result fingerprint_rank(cc_rank* rank, void* user) {
     shared* sh = (shared*)user;
-    gpt_kernel_table host = *sh->pf->kernels;
+    gpt_kernel_table host = *sh->tr->kernels;
     rank_state* s = (rank_state*)calloc(1, sizeof *s);
     cc_result rc;
     if (!s) return CC_ERR_OUT_OF_MEMORY;
@@ -906,7 +912,9 @@ static cc_result fingerprint_rank(cc_rank* rank, void* user) {
     rank_free(s);
     return rc;
 }
-static int fingerprint_ranks(shared* sh) {
+/* Every rank's graphs, on the in-process world whatever the trainer. 0,
+   or the exit status. */
+static int gpt_fingerprint_ranks(shared* sh) {
     cc_world_desc wd = cc_world_desc_default();
     cc_world* w = NULL;
     cc_result r;
@@ -917,16 +925,16 @@ static int fingerprint_ranks(shared* sh) {
         r = cc_world_run(w, fingerprint_rank, sh);
         if (r != CC_OK) {
             const char* m = cc_world_error(w);
-            fprintf(stderr, "%s: %s\n", sh->pf->program, m && *m ? m : cc_result_description(r));
+            fprintf(stderr, "%s: %s\n", sh->tr->program, m && *m ? m : cc_result_description(r));
         }
         cc_world_destroy(w);
         return r == CC_OK ? 0 : 1;
     }
-    fprintf(stderr, "%s: %s\n", sh->pf->program, cc_last_error(sh->ctx));
+    fprintf(stderr, "%s: %s\n", sh->tr->program, cc_last_error(sh->ctx));
     return 1;
 }
 
-/* ---- main -------------------------------------------------------------------- */
+/* ---- the host's side: the model and data, the report, the files ------------------- */
 /* The model and its data: from the checkpoint or freshly initialised, the
    text encoded; the files asked for before training. 0, or the exit
    status. */
@@ -955,7 +963,7 @@ static int prepare_model(shared* sh) {
         return 1;
     }
     sh->cfg.V = sh->data.V;
-    if (!layout_model(&sh->cfg, &sh->layout)) {
+    if (!gpt_layout_model(&sh->cfg, &sh->layout)) {
         fprintf(stderr, "%s: out of memory\n", gpt_program);
         return 1;
     }
@@ -1012,12 +1020,12 @@ static int prepare_run(shared* sh) {
 /* What the run is: the model, the data, the layout and the link. */
 static void print_setup(const shared* sh) {
     const options* o = &sh->o;
-    const config* c = &sh->cfg;
+    const gpt_config* c = &sh->cfg;
     printf("model: %d layers, width %d, %d heads, context %d, vocabulary %d: %zu parameters\n", c->L, c->C, c->H, c->T, c->V, sh->P);
     printf("data: %s, %zu characters (%zu train, %zu validation)\n", o->data ? o->data : "generated corpus", sh->data.n,
            sh->data.n_train, sh->data.n - sh->data.n_train);
     printf("ranks: %d = TP %d x DP %d; global batch %d x %d tokens; ", o->tp * o->dp, o->tp, o->dp, o->batch, c->T);
-    if (!sh->pf->emulates_link)
+    if (!sh->tr->emulates_link)
         printf("collectives on the machine's own links\n");
     else if (o->emulate)
         printf("emulated link: %.0f us + %.1f us/KiB between nodes, %.0f us + %.1f us/KiB within\n", o->link_alpha_us,
@@ -1153,7 +1161,64 @@ static int write_outputs(const shared* sh) {
     return 0;
 }
 
-static void shared_free(shared* sh) {
+/* ---- what a trainer's main calls ------------------------------------------------ */
+/* The options, for trainer tr. *out: what the ranks share, or NULL where
+   the program stops here (--help, a bad option, or one the trainer does
+   not support). The exit status. */
+static int gpt_parse(int argc, char** argv, const gpt_trainer* tr, shared** out) {
+    options o;
+    shared* sh;
+    int pr;
+    *out = NULL;
+    gpt_program = tr->program;
+    pr = parse_args(argc, argv, &o);
+    if (pr <= 0) return pr < 0 ? 0 : 2;
+    if (o.dtype != GPT_F32 && !tr->bf16 && !o.graph_fingerprint) {
+        fprintf(stderr, "%s: --dtype bf16 needs the CUDA trainer (train_gpt_cuda); this one computes in float32\n", tr->program);
+        return 2;
+    }
+    if (o.cuda_graphs && !tr->graphs) {
+        fprintf(stderr, "%s: --cuda-graphs needs the CUDA trainer (train_gpt_cuda)\n", tr->program);
+        return 2;
+    }
+    if (!(sh = (shared*)calloc(1, sizeof *sh))) {
+        fprintf(stderr, "%s: out of memory\n", tr->program);
+        return 1;
+    }
+    sh->o = o;
+    sh->tr = tr;
+    *out = sh;
+    return 0;
+}
+
+/* The model and its data, what the ranks fill in, the host's context and
+   trace; says what will run (not with --graph-fingerprint). 0, or the
+   exit status. */
+static int gpt_load(shared* sh) {
+    int status = prepare_model(sh);
+    if (status == 0) status = prepare_run(sh);
+    if (status == 0 && !sh->o.graph_fingerprint && !sh->quiet) print_setup(sh);
+    return status;
+}
+
+/* After the ranks ran (status: 0, or the exit status they gave): the
+   fingerprints (--graph-fingerprint), or the report and the files. The
+   exit status. */
+static int gpt_report(const shared* sh, int status) {
+    if (status != 0 || sh->quiet) return status;
+    if (sh->o.graph_fingerprint) {
+        printf("graph fingerprint: %016llx (training step), %016llx (evaluation)\n", (unsigned long long)sh->fingerprint[0],
+               (unsigned long long)sh->fingerprint[1]);
+        printf("planned graph fingerprint: %016llx (training step), %016llx (evaluation)\n", (unsigned long long)sh->planned[0],
+               (unsigned long long)sh->planned[1]);
+        return 0;
+    }
+    print_report(sh);
+    return write_outputs(sh);
+}
+
+/* What gpt_parse and gpt_load made. */
+static void gpt_free(shared* sh) {
     int k;
     if (sh->trace) cc_trace_destroy(sh->trace);
     if (sh->ctx) cc_context_destroy(sh->ctx);
@@ -1167,52 +1232,8 @@ static void shared_free(shared* sh) {
     free(sh->init_params);
     free(sh->text);
     free(sh->data.tokens);
-    layout_free(&sh->layout);
+    gpt_layout_free(&sh->layout);
     free(sh);
-}
-
-/* A trainer's main: the options, the model and data, the ranks (the
-   platform's, or only their graphs with --graph-fingerprint), the report
-   and the files. The exit status. */
-static int gpt_main(int argc, char** argv, const gpt_platform* pf) {
-    options o;
-    shared* sh;
-    int status, pr;
-    gpt_program = pf->program;
-    pr = parse_args(argc, argv, &o);
-    if (pr <= 0) return pr < 0 ? 0 : 2;
-    if (o.dtype != GPT_F32 && !pf->bf16 && !o.graph_fingerprint) {
-        fprintf(stderr, "%s: --dtype bf16 needs the CUDA trainer (train_gpt_cuda); this one computes in float32\n", pf->program);
-        return 2;
-    }
-    if (o.cuda_graphs && !pf->graphs) {
-        fprintf(stderr, "%s: --cuda-graphs needs the CUDA trainer (train_gpt_cuda)\n", pf->program);
-        return 2;
-    }
-    if (!(sh = (shared*)calloc(1, sizeof *sh))) {
-        fprintf(stderr, "%s: out of memory\n", pf->program);
-        return 1;
-    }
-    sh->o = o;
-    sh->pf = pf;
-    status = pf->start ? pf->start(sh) : 0;
-    if (status == 0) status = prepare_model(sh);
-    if (status == 0) status = prepare_run(sh);
-    if (status == 0 && !o.graph_fingerprint && !sh->quiet) print_setup(sh);
-    if (status == 0) status = o.graph_fingerprint ? fingerprint_ranks(sh) : pf->run_ranks(sh);
-    if (status == 0 && o.graph_fingerprint && !sh->quiet) {
-        printf("graph fingerprint: %016llx (training step), %016llx (evaluation)\n", (unsigned long long)sh->fingerprint[0],
-               (unsigned long long)sh->fingerprint[1]);
-        printf("planned graph fingerprint: %016llx (training step), %016llx (evaluation)\n", (unsigned long long)sh->planned[0],
-               (unsigned long long)sh->planned[1]);
-    }
-    else if (status == 0 && !o.graph_fingerprint && !sh->quiet) {
-        print_report(sh);
-        status = write_outputs(sh);
-    }
-    if (pf->finish) pf->finish(sh);
-    shared_free(sh);
-    return status;
 }
 
 #endif /* GPT_TRAIN_H_INCLUDED */

@@ -19,7 +19,7 @@
 
    Every operation of the step (forward, backward, communication, optimizer)
    is a library op on one of three streams (compute, tp, dp). A compute op
-   is a record (op_args) of one kernel and the tensors it reads and writes:
+   is a record (gpt_op_args) of one kernel and the tensors it reads and writes:
    the op's regions in the graph come from that record, and its work gets
    the record and nothing else, so the dependencies the library derives are
    the kernel's own. The library profiles the ops, agrees on their
@@ -31,20 +31,22 @@
 
    Before scheduling, the library may rewrite the step (the library's order
    only; --decompose, --fuse): the ops around each tensor-parallel
-   all-reduce can run in chunks of token rows (op_chunk: the rows of the
+   all-reduce can run in chunks of token rows (gpt_op_chunk: the rows of the
    chunk's regions), so it cuts them and the all-reduce into pieces that
    overlap; the gradients lie back to back in memory, so it can fuse their
    all-reduces into buckets. Both keep every sum in the same order: the
    losses stay bit-identical to program order's.
 
    What does not depend on where the kernels run is shared with the CUDA
-   trainer (train_gpt.cu): configuration, options, data, files, a
-   rank's tensors and the graph builder in gpt_common.h; a rank's life and
-   main's in gpt_train.h. Here are only the CPU kernels as ops (the table
-   cpu_kernels) and the ranks as threads of the library's in-process world
-   on its CPU backend (cpu_platform); built with GPT_MPI (by mpicc:
-   build/train_gpt_mpi), one rank per process under mpirun, on MPI
-   communicators (mpi_platform).
+   trainer (train_gpt.cu): configuration, options, data, files and a
+   rank's step description in gpt_common.h (the step itself, its tensors
+   and graph builder, in ../steps/gpt_step.h); a rank's life
+   (gpt_rank_main: build the model and the step, let the library optimise
+   the step, train, evaluate, sample) and the host's side in gpt_train.h.
+   Here are only the CPU kernels as ops (the table cpu_kernels) and main,
+   which starts the ranks: threads of the library's in-process world on its
+   CPU backend; built with GPT_MPI (by mpicc: build/train_gpt_mpi), one
+   rank per process under mpirun, on MPI communicators.
 
    Run with --help for the options. */
 #if defined(__linux__)
@@ -69,12 +71,12 @@
 
 /* ---- the kernels on the CPU ---------------------------------------------------- */
 /* Each kernel as an op: what in[] and out[] hold, in the record's sizes.
-   Ops that the library may cut into chunks (add_op's `chunks`) must work
+   Ops that the library may cut into chunks (gpt_add_op's `chunks`) must work
    row by row: layernorm, matmul, matmul_gelu, residual, matmul_bwd_x,
    layernorm_bwd. */
 
 /* in: wte [V][C], wpe [T][C], tokens [N]; out: x [N][C] */
-static void run_embed(const op_args* a, const op_view* v) {
+static void run_embed(const gpt_op_args* a, const gpt_op_view* v) {
     const float *wte = v->in[0], *wpe = v->in[1];
     const int* tokens = v->in[2];
     float* x = v->out[0];
@@ -86,25 +88,25 @@ static void run_embed(const op_args* a, const op_view* v) {
     }
 }
 /* in: x [N][C], w [C], b [C]; out: y [N][C], mean [N], rstd [N] */
-static void run_layernorm(const op_args* a, const op_view* v) {
+static void run_layernorm(const gpt_op_args* a, const gpt_op_view* v) {
     k_layernorm(v->out[0], v->out[1], v->out[2], v->in[0], v->in[1], v->in[2], v->N, a->C);
 }
 /* in: x [N][C], w [OC][C], bias [OC] or NULL; out: y [N][OC] */
-static void run_matmul(const op_args* a, const op_view* v) {
+static void run_matmul(const gpt_op_args* a, const gpt_op_view* v) {
     k_matmul(v->out[0], v->in[0], v->in[1], v->in[2], v->N, a->C, a->OC);
 }
 /* in: x [N][C], w [OC][C], bias [OC]; out: h [N][OC] (x w^T + bias), u [N][OC] (gelu of h) */
-static void run_matmul_gelu(const op_args* a, const op_view* v) {
+static void run_matmul_gelu(const gpt_op_args* a, const gpt_op_view* v) {
     k_matmul(v->out[0], v->in[0], v->in[1], v->in[2], v->N, a->C, a->OC);
     k_gelu(v->out[1], v->out[0], (size_t)v->N * a->OC);
 }
 /* in: qkv [B T][3 NH HS] (q, k, v blocks; head h at columns h HS of each);
    out: y [B T][NH HS], att [B][NH][T][T] */
-static void run_attention(const op_args* a, const op_view* v) {
+static void run_attention(const gpt_op_args* a, const gpt_op_view* v) {
     k_attention(v->out[0], v->out[1], v->in[0], a->B, a->T, a->NH, a->HS);
 }
 /* in: x [N][C], part [N][C], bias [C]; out: y [N][C] = x + (part + bias) */
-static void run_residual(const op_args* a, const op_view* v) {
+static void run_residual(const gpt_op_args* a, const gpt_op_view* v) {
     const float *x = v->in[0], *part = v->in[1], *bias = v->in[2];
     float* y = v->out[0];
     int n, k;
@@ -115,38 +117,38 @@ static void run_residual(const op_args* a, const op_view* v) {
         }
 }
 /* in: logits [N][V], targets [N]; out: loss [1] (the mean), dlogits [N][V] or NULL */
-static void run_crossentropy(const op_args* a, const op_view* v) {
+static void run_crossentropy(const gpt_op_args* a, const gpt_op_view* v) {
     float* loss = v->out[0];
     loss[0] = (float)k_cross_entropy(v->out[1], v->in[0], v->in[1], v->N, a->V);
 }
 /* in: dy [N][OC], x [N][C]; out: dw [OC][C], dbias [OC] or NULL */
-static void run_matmul_bwd_w(const op_args* a, const op_view* v) {
+static void run_matmul_bwd_w(const gpt_op_args* a, const gpt_op_view* v) {
     k_matmul_bwd_weight(v->out[0], v->out[1], v->in[0], v->in[1], v->N, a->C, a->OC);
 }
 /* in: dy [N][OC], w [OC][C]; out: dx [N][C] */
-static void run_matmul_bwd_x(const op_args* a, const op_view* v) {
+static void run_matmul_bwd_x(const gpt_op_args* a, const gpt_op_view* v) {
     k_matmul_bwd_input(v->out[0], v->in[0], v->in[1], v->N, a->C, a->OC);
 }
 /* in: dy [N][OC], w [OC][C], h [N][C] (GELU's input); out: dh [N][C] */
-static void run_matmul_gelu_bwd_x(const op_args* a, const op_view* v) {
+static void run_matmul_gelu_bwd_x(const gpt_op_args* a, const gpt_op_view* v) {
     k_matmul_bwd_input(v->out[0], v->in[0], v->in[1], v->N, a->C, a->OC);
     k_gelu_bwd(v->out[0], v->out[0], v->in[2], (size_t)v->N * a->C);
 }
 /* in: resid [N][C] or NULL, dy [N][C], x [N][C], mean [N], rstd [N], w [C];
    out: dx [N][C] (resid + the norm's input gradient), dw [C], db [C]. The
    weight gradients sum over rows: chunk 0 writes them, later chunks add. */
-static void run_layernorm_bwd(const op_args* a, const op_view* v) {
+static void run_layernorm_bwd(const gpt_op_args* a, const gpt_op_view* v) {
     k_layernorm_bwd(v->out[0], v->out[1], v->out[2], v->in[0], v->in[1], v->in[2], v->in[3], v->in[4], v->in[5], v->N, a->C,
                     !v->first);
 }
 /* in: dy [B T][NH HS], att [B][NH][T][T], qkv [B T][3 NH HS]; out: dqkv [B T][3 NH HS] */
-static void run_attention_bwd(const op_args* a, const op_view* v) {
+static void run_attention_bwd(const gpt_op_args* a, const gpt_op_view* v) {
     k_attention_bwd(v->out[0], v->in[0], v->in[1], v->in[2], a->B, a->T, a->NH, a->HS);
 }
 /* in: dx [B T][C], tokens [B T], dwte [V][C]; out: dwte [V][C], dwpe [T][C].
    wte's gradient is read as well as written: the token embedding's part
    accumulates onto the head's, which the op that wrote it left there. */
-static void run_embed_bwd(const op_args* a, const op_view* v) {
+static void run_embed_bwd(const gpt_op_args* a, const gpt_op_view* v) {
     const float* dx = v->in[0];
     const int* tokens = v->in[1];
     float *dwte = v->out[0], *dwpe = v->out[1];
@@ -164,7 +166,7 @@ static void run_embed_bwd(const op_args* a, const op_view* v) {
 }
 /* in: g [n]; out: its slot of sumsq [1] (float64): the squared norm, 0 where
    it does not count on this rank (replicated tensors count on TP rank 0) */
-static void run_sumsq(const op_args* a, const op_view* v) {
+static void run_sumsq(const gpt_op_args* a, const gpt_op_view* v) {
     const float* g = v->in[0];
     double* slot = v->out[0];
     double sum = 0;
@@ -174,7 +176,7 @@ static void run_sumsq(const op_args* a, const op_view* v) {
     slot[0] = sum;
 }
 /* in: sumsq [n] (float64); out: normsq [1], their sum */
-static void run_grad_norm(const op_args* a, const op_view* v) {
+static void run_grad_norm(const gpt_op_args* a, const gpt_op_view* v) {
     const double* sumsq = v->in[0];
     double* normsq = v->out[0];
     double sum = 0;
@@ -182,19 +184,19 @@ static void run_grad_norm(const op_args* a, const op_view* v) {
     for (i = 0; i < a->n; i++) sum += sumsq[i];
     normsq[0] = sum;
 }
-/* in: g [n], normsq [1] (the global one), the step (adamw_step); out: param [n], m [n], v [n].
+/* in: g [n], normsq [1] (the global one), the step (gpt_adamw_step); out: param [n], m [n], v [n].
    The gradient is clipped to norm 1 by scaling. */
-static void run_adamw(const op_args* a, const op_view* v) {
+static void run_adamw(const gpt_op_args* a, const gpt_op_view* v) {
     const double* normsq = v->in[1];
-    const adamw_step* st = (const adamw_step*)v->in[2];
+    const gpt_adamw_step* st = (const gpt_adamw_step*)v->in[2];
     double norm = sqrt(normsq[0]), coef = 1.0 / (norm + 1e-6);
     float scale = (float)(coef < 1.0 ? coef : 1.0);
     k_adamw(v->out[0], v->out[1], v->out[2], v->in[0], a->n, scale, st->lr, 0.9f, 0.95f, 1e-8f, a->weight_decay, st->t);
 }
 
 
-/* This trainer's kernels, which the graph builder (gpt_common.h) gives the
-   ops; its tensors are in the host's memory. */
+/* This trainer's kernels, which the graph builder (../steps/gpt_step.h)
+   gives the ops; its tensors are in the host's memory. */
 static const gpt_kernel_table cpu_kernels = {
     {
         [GPT_OP_EMBED] = run_embed, [GPT_OP_LAYERNORM] = run_layernorm, [GPT_OP_MATMUL] = run_matmul,
@@ -213,9 +215,11 @@ static const gpt_kernel_table cpu_kernels = {
 };
 
 #ifndef GPT_MPI
+static const gpt_trainer cpu_trainer = { "train_gpt", &cpu_kernels, 0, 0, 1, 0 };
+
 /* ---- the ranks ------------------------------------------------------------------ */
 /* A rank of the in-process world: the world's context and communicator,
-   the CPU backend. */
+   the CPU backend, and the rank's life (gpt_rank_main). */
 static cc_result cpu_rank(cc_rank* rank, void* user) {
     cc_backend be;
     cc_result rc = cc_cpu_backend_create(rank, &be);
@@ -254,41 +258,57 @@ static void pin_thread(int rank, int stream, void* user) { (void)rank; (void)str
 static int pin_prepare(void) { return 0; }
 #endif
 
-/* TP x DP ranks as threads, the TP group on one node, over the emulated
-   link. 0, or the exit status. */
-static int cpu_run_ranks(shared* sh) {
-    const options* o = &sh->o;
+/* The in-process world: TP x DP ranks as threads, the TP group on one
+   node, over the emulated link (intra, inter: its links, filled in here). */
+static cc_world_desc world_desc(const options* o, cc_link* intra, cc_link* inter) {
     cc_world_desc wd = cc_world_desc_default();
-    cc_world* world = NULL;
-    cc_link intra, inter;
-    cc_result r;
     wd.n_ranks = o->tp * o->dp;
     wd.ranks_per_node = o->tp;
     wd.emulate_link = o->emulate;
-    inter.alpha_us = o->link_alpha_us;
-    inter.us_per_byte = o->link_us_per_kib / 1024.0;
-    intra.alpha_us = o->link_alpha_us / 2;
-    intra.us_per_byte = o->link_us_per_kib / 4 / 1024.0;
-    wd.inter_node = &inter;
-    wd.intra_node = &intra;
+    inter->alpha_us = o->link_alpha_us;
+    inter->us_per_byte = o->link_us_per_kib / 1024.0;
+    intra->alpha_us = o->link_alpha_us / 2;
+    intra->us_per_byte = o->link_us_per_kib / 4 / 1024.0;
+    wd.inter_node = inter;
+    wd.intra_node = intra;
     wd.timeout_s = 120;
     if (o->pin && pin_prepare()) wd.thread_start = pin_thread;
-    if (cc_world_create(sh->ctx, &wd, &world) != CC_OK) {
-        fprintf(stderr, "train_gpt: %s\n", cc_last_error(sh->ctx));
-        return 1;
-    }
-    r = cc_world_run(world, cpu_rank, sh);
-    if (r != CC_OK) {
-        const char* m = cc_world_error(world);
-        fprintf(stderr, "train_gpt: %s\n", m && *m ? m : cc_result_description(r));
-    }
-    cc_world_destroy(world);
-    return r == CC_OK ? 0 : 1;
+    return wd;
 }
 
-static const gpt_platform cpu_platform = { "train_gpt", &cpu_kernels, 0, 0, 1, NULL, NULL, cpu_run_ranks };
-
-int main(int argc, char** argv) { return gpt_main(argc, argv, &cpu_platform); }
+/* ---- main ----------------------------------------------------------------------- */
+int main(int argc, char** argv) {
+    shared* sh = NULL;
+    cc_world_desc wd;
+    cc_link intra, inter;
+    cc_world* world = NULL;
+    cc_result r;
+    int status = gpt_parse(argc, argv, &cpu_trainer, &sh);   /* the options */
+    if (!sh) return status;
+    status = gpt_load(sh);                                    /* the model and its data */
+    if (status == 0 && sh->o.graph_fingerprint)
+        status = gpt_fingerprint_ranks(sh);                   /* only the ranks' graphs: nothing trains */
+    else if (status == 0) {
+        /* the ranks: threads of the in-process world, each running
+           gpt_rank_main on the CPU backend (cpu_rank) */
+        wd = world_desc(&sh->o, &intra, &inter);
+        if (cc_world_create(sh->ctx, &wd, &world) != CC_OK) {
+            fprintf(stderr, "train_gpt: %s\n", cc_last_error(sh->ctx));
+            status = 1;
+        } else {
+            r = cc_world_run(world, cpu_rank, sh);
+            if (r != CC_OK) {
+                const char* m = cc_world_error(world);
+                fprintf(stderr, "train_gpt: %s\n", m && *m ? m : cc_result_description(r));
+                status = 1;
+            }
+            cc_world_destroy(world);
+        }
+    }
+    status = gpt_report(sh, status);                          /* the report and the files */
+    gpt_free(sh);
+    return status;
+}
 #else
 /* ---- a process per rank (build/train_gpt_mpi: GPT_MPI, built by mpicc) ------------- */
 /* Under mpirun -np TP*DP: each process is world rank MPI_COMM_WORLD's rank,
@@ -297,24 +317,25 @@ int main(int argc, char** argv) { return gpt_main(argc, argv, &cpu_platform); }
    in-process world's bit for bit); rank 0 prints and writes the files. */
 #include "../../concerto_mpi.h"
 
-static cc_context* mpi_ctx;        /* this process's rank's */
-static cc_comm* mpi_world;
-static int mpi_rank;
+static const gpt_trainer mpi_trainer = { "train_gpt_mpi", &cpu_kernels, 0, 0, 0, 1 };
 
-static int mpi_start(shared* sh) {
+/* MPI, this process's context, world rank (*me) and communicator of all
+   ranks (*world); whether this process speaks (world rank 0 only). 0, or
+   the exit status. */
+static int mpi_start(shared* sh, cc_context** ctx, cc_comm** world, int* me) {
     cc_mpi_desc md = cc_mpi_desc_default();
     int size = 0, want = sh->o.tp * sh->o.dp;
-    if (cc_context_create(NULL, &mpi_ctx) != CC_OK) {
+    if (cc_context_create(NULL, ctx) != CC_OK) {
         fprintf(stderr, "train_gpt_mpi: cannot create a context\n");
         return 1;
     }
-    if (cc_mpi_init(mpi_ctx, NULL, NULL) != CC_OK) {
-        fprintf(stderr, "train_gpt_mpi: %s\n", cc_last_error(mpi_ctx));
+    if (cc_mpi_init(*ctx, NULL, NULL) != CC_OK) {
+        fprintf(stderr, "train_gpt_mpi: %s\n", cc_last_error(*ctx));
         return 1;
     }
-    MPI_Comm_rank(MPI_COMM_WORLD, &mpi_rank);
+    MPI_Comm_rank(MPI_COMM_WORLD, me);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    sh->quiet = mpi_rank != 0;
+    sh->quiet = *me != 0;
     if (size != want) {
         if (!sh->quiet)
             fprintf(stderr, "train_gpt_mpi: TP %d x DP %d is %d ranks: start it with mpirun -np %d (this job has %d processes)\n",
@@ -323,25 +344,26 @@ static int mpi_start(shared* sh) {
     }
     md.name = "world";
     md.timeout_s = 120;
-    if (cc_mpi_comm_create(mpi_ctx, MPI_COMM_WORLD, &md, &mpi_world) != CC_OK) {
-        fprintf(stderr, "train_gpt_mpi: rank %d: %s\n", mpi_rank, cc_last_error(mpi_ctx));
+    if (cc_mpi_comm_create(*ctx, MPI_COMM_WORLD, &md, world) != CC_OK) {
+        fprintf(stderr, "train_gpt_mpi: rank %d: %s\n", *me, cc_last_error(*ctx));
         return 1;
     }
     return 0;
 }
 
-/* This process's rank. A failure ends the job: peers may be waiting in a
-   collective this rank will not issue. */
-static int mpi_run_ranks(shared* sh) {
+/* This process's rank: the CPU backend, and the rank's life
+   (gpt_rank_main). A failure ends the job: peers may be waiting in a
+   collective this rank will not issue. 0, or the exit status. */
+static int mpi_rank(shared* sh, cc_context* ctx, cc_comm* world, int me) {
     cc_backend be;
-    cc_result rc = cc_cpu_backend_create_ctx(mpi_ctx, &be);
+    cc_result rc = cc_cpu_backend_create_ctx(ctx, &be);
     if (rc == CC_OK) {
-        rc = gpt_rank_main(sh, mpi_ctx, mpi_world, &be, mpi_rank);
+        rc = gpt_rank_main(sh, ctx, world, &be, me);
         cc_backend_destroy(&be);
     }
     if (rc != CC_OK) {
-        const char* m = cc_last_error(mpi_ctx);
-        fprintf(stderr, "train_gpt_mpi: rank %d: %s\n", mpi_rank, m && *m ? m : cc_result_description(rc));
+        const char* m = cc_last_error(ctx);
+        fprintf(stderr, "train_gpt_mpi: rank %d: %s\n", me, m && *m ? m : cc_result_description(rc));
         fflush(stderr);
         MPI_Abort(MPI_COMM_WORLD, 1);
         return 1;
@@ -349,16 +371,31 @@ static int mpi_run_ranks(shared* sh) {
     return 0;
 }
 
-static void mpi_finish(shared* sh) {
+static void mpi_finish(cc_context* ctx, cc_comm* world) {
     int inited = 0;
-    (void)sh;
-    cc_comm_destroy(mpi_world);
+    cc_comm_destroy(world);
     MPI_Initialized(&inited);
     if (inited) MPI_Finalize();
-    cc_context_destroy(mpi_ctx);
+    cc_context_destroy(ctx);
 }
 
-static const gpt_platform mpi_platform = { "train_gpt_mpi", &cpu_kernels, 0, 0, 0, mpi_start, mpi_finish, mpi_run_ranks };
-
-int main(int argc, char** argv) { return gpt_main(argc, argv, &mpi_platform); }
+/* ---- main ----------------------------------------------------------------------- */
+int main(int argc, char** argv) {
+    shared* sh = NULL;
+    cc_context* ctx = NULL;
+    cc_comm* world = NULL;
+    int me = 0;
+    int status = gpt_parse(argc, argv, &mpi_trainer, &sh);   /* the options */
+    if (!sh) return status;
+    status = mpi_start(sh, &ctx, &world, &me);                /* MPI; only world rank 0 speaks */
+    if (status == 0) status = gpt_load(sh);                   /* the model and its data */
+    if (status == 0 && sh->o.graph_fingerprint)
+        status = gpt_fingerprint_ranks(sh);                   /* only the ranks' graphs: nothing trains */
+    else if (status == 0)
+        status = mpi_rank(sh, ctx, world, me);                /* this process's rank */
+    status = gpt_report(sh, status);                          /* the report and the files (rank 0) */
+    mpi_finish(ctx, world);
+    gpt_free(sh);
+    return status;
+}
 #endif

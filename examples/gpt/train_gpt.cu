@@ -3,8 +3,9 @@
    GPU, its collectives through NCCL, and the step scheduled by Concerto-C.
 
    Everything but the kernels and the ranks' set-up is the CPU trainer's:
-   gpt_common.h (configuration, options, data, checkpoints, a rank's
-   tensors, the graph builder) and gpt_train.h (a rank's life, main). The
+   gpt_common.h (configuration, options, data, checkpoints),
+   ../steps/gpt_step.h (a rank's tensors, the graph builder) and
+   gpt_train.h (a rank's life, gpt_rank_main, and the host's side). The
    graph of the step is built by the same code from the same records; only
    the table of kernels behind its ops (cuda_kernels) differs, and the
    tensors live in device memory (cudaMalloc). --graph-fingerprint prints
@@ -17,7 +18,7 @@
 
    Kernels, on the op's stream (the backend's cudaStream_t):
    - matmuls through cuBLAS (cublasGemmEx, compute in float32: no TF32),
-     except the ops the library may cut into chunks of rows (op_args
+     except the ops the library may cut into chunks of rows (gpt_op_args
      .chunked: proj, fcproj and the input gradients of fc and attn), which
      run a tiled kernel of this file whose every output element is one
      sum in a fixed order, so that a chunk's rows come out bit-identical to
@@ -449,7 +450,7 @@ __global__ void grad_norm_kernel(double* normsq, const double* sumsq, size_t n) 
 /* AdamW as the CPU's k_adamw, the gradient clipped to norm 1; the learning
    rate and step count read from device memory (a replayed graph sees the
    host's latest). */
-__global__ void adamw_kernel(float* p, float* m, float* v, const void* g, int g_bf, const double* normsq, const adamw_step* step,
+__global__ void adamw_kernel(float* p, float* m, float* v, const void* g, int g_bf, const double* normsq, const gpt_adamw_step* step,
                              size_t n, float wd) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
@@ -505,20 +506,20 @@ static dim3 tiles(int N, int J) { return dim3((unsigned)((J + TM - 1) / TM), (un
 /* Each op's tensors as the CPU trainer's kernels take them (train_gpt.c gives
    the shapes); v->stream is the op's cudaStream_t. */
 #define STREAM(v) ((cudaStream_t)(v)->stream)
-static int bf_of(const tensor* t) { return t ? t->bf16 : 0; }
+static int bf_of(const gpt_tensor* t) { return t ? t->bf16 : 0; }
 
-static void run_embed(const op_args* a, const op_view* v) {
+static void run_embed(const gpt_op_args* a, const gpt_op_view* v) {
     embed_kernel<<<blocks_for((size_t)v->N * a->C), THREADS, 0, STREAM(v)>>>((float*)v->out[0], (const float*)v->in[0],
                                                                               (const float*)v->in[1], (const int*)v->in[2], v->N, a->T,
                                                                               a->C);
 }
-static void run_layernorm(const op_args* a, const op_view* v) {
+static void run_layernorm(const gpt_op_args* a, const gpt_op_view* v) {
     if (v->N > 0)
         layernorm_kernel<<<v->N, THREADS, 0, STREAM(v)>>>((float*)v->out[0], (float*)v->out[1], (float*)v->out[2],
                                                            (const float*)v->in[0], (const float*)v->in[1], (const float*)v->in[2], a->C);
 }
 /* in: x, w, bias or NULL; out: y (bfloat16 for the partial sums with --dtype bf16) */
-static void run_matmul(const op_args* a, const op_view* v) {
+static void run_matmul(const gpt_op_args* a, const gpt_op_view* v) {
     int y_bf = bf_of(a->out[0]);
     if (v->N <= 0) return;
     if (a->chunked) {          /* the same bits for a chunk's rows as for the whole op's */
@@ -530,27 +531,27 @@ static void run_matmul(const op_args* a, const op_view* v) {
     matmul_fwd(STREAM(v), v->out[0], y_bf, (const float*)v->in[0], (const float*)v->in[1], v->N, a->C, a->OC);
     if (v->in[2]) add_bias_kernel<<<blocks_for((size_t)v->N * a->OC), THREADS, 0, STREAM(v)>>>((float*)v->out[0], (const float*)v->in[2], v->N, a->OC);
 }
-static void run_matmul_gelu(const op_args* a, const op_view* v) {
+static void run_matmul_gelu(const gpt_op_args* a, const gpt_op_view* v) {
     matmul_fwd(STREAM(v), v->out[0], 0, (const float*)v->in[0], (const float*)v->in[1], v->N, a->C, a->OC);
     bias_gelu_kernel<<<blocks_for((size_t)v->N * a->OC), THREADS, 0, STREAM(v)>>>((float*)v->out[0], (float*)v->out[1],
                                                                                  (const float*)v->in[2], v->N, a->OC);
 }
-static void run_attention(const op_args* a, const op_view* v) {
+static void run_attention(const gpt_op_args* a, const gpt_op_view* v) {
     size_t rows = (size_t)a->B * a->NH * a->T;
     attention_kernel<<<(unsigned)((rows + 7) / 8), THREADS, 0, STREAM(v)>>>((float*)v->out[0], (float*)v->out[1],
                                                                            (const float*)v->in[0], a->B, a->T, a->NH, a->HS);
 }
-static void run_residual(const op_args* a, const op_view* v) {
+static void run_residual(const gpt_op_args* a, const gpt_op_view* v) {
     residual_kernel<<<blocks_for((size_t)v->N * a->C), THREADS, 0, STREAM(v)>>>((float*)v->out[0], (const float*)v->in[0], v->in[1],
                                                                                 bf_of(a->in[1]), (const float*)v->in[2], v->N, a->C);
 }
-static void run_crossentropy(const op_args* a, const op_view* v) {
+static void run_crossentropy(const gpt_op_args* a, const gpt_op_view* v) {
     crossentropy_kernel<<<v->N, THREADS, 0, STREAM(v)>>>(g_rank->rowloss, (float*)v->out[1], (const float*)v->in[0],
                                                          (const int*)v->in[1], v->N, a->V);
     mean_loss_kernel<<<1, THREADS, 0, STREAM(v)>>>((float*)v->out[0], g_rank->rowloss, v->N);
 }
 /* in: dy [N][OC], x [N][C]; out: dw [OC][C], dbias [OC] or NULL (gradients: bfloat16 with --dtype bf16) */
-static void run_matmul_bwd_w(const op_args* a, const op_view* v) {
+static void run_matmul_bwd_w(const gpt_op_args* a, const gpt_op_view* v) {
     int g_bf = bf_of(a->out[0]);
     gemm(STREAM(v), CUBLAS_OP_N, CUBLAS_OP_T, a->C, a->OC, v->N, (const float*)v->in[1], (size_t)v->N * a->C, a->C,
          (const float*)v->in[0], (size_t)v->N * a->OC, a->OC, v->out[0], g_bf, a->C);
@@ -558,7 +559,7 @@ static void run_matmul_bwd_w(const op_args* a, const op_view* v) {
         bias_grad_kernel<<<blocks_for((size_t)a->OC), THREADS, 0, STREAM(v)>>>(v->out[1], bf_of(a->out[1]), (const float*)v->in[0], v->N,
                                                                                a->OC);
 }
-static void run_matmul_bwd_x(const op_args* a, const op_view* v) {
+static void run_matmul_bwd_x(const gpt_op_args* a, const gpt_op_view* v) {
     int dx_bf = bf_of(a->out[0]);
     if (v->N <= 0) return;
     if (a->chunked) {
@@ -568,13 +569,13 @@ static void run_matmul_bwd_x(const op_args* a, const op_view* v) {
     }
     matmul_bwd_x(STREAM(v), v->out[0], dx_bf, (const float*)v->in[0], (const float*)v->in[1], v->N, a->C, a->OC);
 }
-static void run_matmul_gelu_bwd_x(const op_args* a, const op_view* v) {
+static void run_matmul_gelu_bwd_x(const gpt_op_args* a, const gpt_op_view* v) {
     matmul_bwd_x(STREAM(v), v->out[0], 0, (const float*)v->in[0], (const float*)v->in[1], v->N, a->C, a->OC);
     gelu_bwd_kernel<<<blocks_for((size_t)v->N * a->C), THREADS, 0, STREAM(v)>>>((float*)v->out[0], (const float*)v->in[2],
                                                                                 (size_t)v->N * a->C);
 }
 /* in: resid or NULL, dy, x, mean, rstd, w; out: dx, dw, db (chunks after the first add to dw and db) */
-static void run_layernorm_bwd(const op_args* a, const op_view* v) {
+static void run_layernorm_bwd(const gpt_op_args* a, const gpt_op_view* v) {
     if (v->N <= 0) return;
     layernorm_bwd_x_kernel<<<v->N, THREADS, 0, STREAM(v)>>>((float*)v->out[0], (const float*)v->in[0], v->in[1], bf_of(a->in[1]),
                                                              (const float*)v->in[2], (const float*)v->in[3], (const float*)v->in[4],
@@ -584,7 +585,7 @@ static void run_layernorm_bwd(const op_args* a, const op_view* v) {
                                                                                (const float*)v->in[3], (const float*)v->in[4], v->N,
                                                                                a->C, !v->first);
 }
-static void run_attention_bwd(const op_args* a, const op_view* v) {
+static void run_attention_bwd(const gpt_op_args* a, const gpt_op_view* v) {
     size_t rows = (size_t)a->B * a->NH * a->T;
     attention_bwd_q_kernel<<<(unsigned)((rows + ATT_WARPS - 1) / ATT_WARPS), 32 * ATT_WARPS, 0, STREAM(v)>>>(
         (float*)v->out[0], g_rank->dots, (const float*)v->in[0], (const float*)v->in[1], (const float*)v->in[2], a->B, a->T, a->NH,
@@ -593,22 +594,22 @@ static void run_attention_bwd(const op_args* a, const op_view* v) {
                                                                                   (const float*)v->in[0], (const float*)v->in[1],
                                                                                   (const float*)v->in[2], a->B, a->T, a->NH, a->HS);
 }
-static void run_embed_bwd(const op_args* a, const op_view* v) {
-    size_t V = tensor_elems(a->out[0]) / (size_t)a->C;
+static void run_embed_bwd(const gpt_op_args* a, const gpt_op_view* v) {
+    size_t V = gpt_tensor_elems(a->out[0]) / (size_t)a->C;
     embed_bwd_wte_kernel<<<blocks_for(V * a->C), THREADS, 0, STREAM(v)>>>(v->out[0], bf_of(a->out[0]), (const float*)v->in[0],
                                                                           (const int*)v->in[1], a->B * a->T, (int)V, a->C);
     embed_bwd_wpe_kernel<<<blocks_for((size_t)a->T * a->C), THREADS, 0, STREAM(v)>>>(v->out[1], bf_of(a->out[1]),
                                                                                     (const float*)v->in[0], a->B, a->T, a->C);
 }
-static void run_sumsq(const op_args* a, const op_view* v) {
+static void run_sumsq(const gpt_op_args* a, const gpt_op_view* v) {
     sumsq_kernel<<<1, THREADS, 0, STREAM(v)>>>((double*)v->out[0], v->in[0], bf_of(a->in[0]), a->n, a->counted);
 }
-static void run_grad_norm(const op_args* a, const op_view* v) {
+static void run_grad_norm(const gpt_op_args* a, const gpt_op_view* v) {
     grad_norm_kernel<<<1, 1, 0, STREAM(v)>>>((double*)v->out[0], (const double*)v->in[0], a->n);
 }
-static void run_adamw(const op_args* a, const op_view* v) {
+static void run_adamw(const gpt_op_args* a, const gpt_op_view* v) {
     adamw_kernel<<<blocks_for(a->n), THREADS, 0, STREAM(v)>>>((float*)v->out[0], (float*)v->out[1], (float*)v->out[2], v->in[0],
-                                                              bf_of(a->in[0]), (const double*)v->in[1], (const adamw_step*)v->in[2],
+                                                              bf_of(a->in[0]), (const double*)v->in[1], (const gpt_adamw_step*)v->in[2],
                                                               a->n, a->weight_decay);
 }
 
@@ -739,7 +740,7 @@ typedef struct cuda_rank_arg {
 } cuda_rank_arg;
 
 /* Rank me on device me: its context, NCCL communicator of all ranks, CUDA
-   backend and GPU state, then the shared rank's life. */
+   backend and GPU state, then the rank's life (gpt_rank_main). */
 static void* cuda_rank(void* p) {
     cuda_rank_arg* ra = (cuda_rank_arg*)p;
     const options* o = &ra->sh->o;
@@ -781,16 +782,22 @@ static void* cuda_rank(void* p) {
     return NULL;
 }
 
-/* TP x DP ranks, one per GPU, as threads of this process. 0, or the exit status. */
+/* TP x DP ranks, one per GPU, as threads of this process (cuda_rank),
+   once the model is known to suit the kernels. 0, or the exit status. */
 static int cuda_run_ranks(shared* sh) {
     const options* o = &sh->o;
-    int n = o->tp * o->dp, count = 0, i, status = 0;
-    cudaError_t e = cudaGetDeviceCount(&count);
+    int n = o->tp * o->dp, count = 0, i, status = 0, hs = sh->cfg.C / sh->cfg.H;
+    cudaError_t e;
     ncclUniqueId id;
     ncclResult_t nr;
     pthread_t* th;
     cuda_rank_arg* args;
     start_gate gate;
+    if (hs > 128) {
+        fprintf(stderr, "%s: heads of size %d: the attention kernels take at most 128 (use more heads)\n", gpt_program, hs);
+        return 2;
+    }
+    e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess) {
         fprintf(stderr, "%s: no usable CUDA device: %s (%s)\n", gpt_program, cudaGetErrorString(e), cudaGetErrorName(e));
         return 1;
@@ -841,16 +848,19 @@ static int cuda_run_ranks(shared* sh) {
     return status;
 }
 
-/* The CUDA trainer refuses what its kernels do not handle before any rank starts. */
-static int cuda_run_checked(shared* sh) {
-    int hs = sh->cfg.C / sh->cfg.H;
-    if (hs > 128) {
-        fprintf(stderr, "%s: heads of size %d: the attention kernels take at most 128 (use more heads)\n", gpt_program, hs);
-        return 2;
-    }
-    return cuda_run_ranks(sh);
+/* ---- main ----------------------------------------------------------------------- */
+static const gpt_trainer cuda_trainer = { "train_gpt_cuda", &cuda_kernels, 1, 1, 0, 0 };
+
+int main(int argc, char** argv) {
+    shared* sh = NULL;
+    int status = gpt_parse(argc, argv, &cuda_trainer, &sh);   /* the options */
+    if (!sh) return status;
+    status = gpt_load(sh);                                     /* the model and its data */
+    if (status == 0 && sh->o.graph_fingerprint)
+        status = gpt_fingerprint_ranks(sh);                    /* only the ranks' graphs: nothing trains */
+    else if (status == 0)
+        status = cuda_run_ranks(sh);                           /* a thread per GPU, each running gpt_rank_main */
+    status = gpt_report(sh, status);                           /* the report and the files */
+    gpt_free(sh);
+    return status;
 }
-
-static const gpt_platform cuda_platform = { "train_gpt_cuda", &cuda_kernels, 1, 1, 0, NULL, NULL, cuda_run_checked };
-
-int main(int argc, char** argv) { return gpt_main(argc, argv, &cuda_platform); }

@@ -1,9 +1,12 @@
 /* gpt_step.h - the transformer step described once: a GPT model's
    parameters, one rank's tensors, the records of its ops, and the step's
-   graph built from them. The trainers (train_gpt.c on CPU ranks,
-   train_gpt.cu on GPUs) build it with real memory and their kernels; a
-   planner builds it with no memory at all (sizes only, durations set later
-   from a cost model) for layouts no trainer runs.
+   graph built from them. The trainers (examples/gpt: train_gpt.c on CPU
+   ranks, train_gpt.cu on GPUs) build it with real memory and their
+   kernels; a planner (tools/plan.c) builds it with no memory at all (sizes
+   only, durations set later from a cost model) for layouts no trainer
+   runs. It depends on concerto.h alone, so that either may include it.
+   Every name it exports starts with gpt_ (GPT_ for macros and enum
+   constants).
 
    Plain C99 (and C++, for nvcc's host pass), host code only. Include after
    concerto.h; every function is static. Nothing here prints, exits or
@@ -99,41 +102,41 @@
 #endif
 
 /* FNV-1a: files' hashes and the graph's fingerprint. */
-GPT_STEP_FN uint64_t fnv1a(uint64_t h, const void* p, size_t n) {
+GPT_STEP_FN uint64_t gpt_fnv1a(uint64_t h, const void* p, size_t n) {
     const unsigned char* b = (const unsigned char*)p;
     size_t i;
     for (i = 0; i < n; i++) { h ^= b[i]; h *= 0x100000001B3ull; }
     return h;
 }
-#define FNV_START 0xCBF29CE484222325ull
+#define GPT_FNV_START 0xCBF29CE484222325ull
 
 /* ---- >>params: shapes, order, sharding ------------------------------------ */
 /* V vocabulary, C embedding width, L blocks, H heads, T context length. */
-typedef struct config { int V, C, L, H, T; } config;
+typedef struct gpt_config { int V, C, L, H, T; } gpt_config;
 
-enum { SH_REPL = 0, SH_ROWS, SH_COLS };   /* replicated; rows split (per section); columns split */
+enum { GPT_SH_REPL = 0, GPT_SH_ROWS, GPT_SH_COLS };   /* replicated; rows split (per section); columns split */
 
-typedef struct pinfo {
+typedef struct gpt_pinfo {
     char name[32];
     int rows, cols;          /* global shape [rows][cols] (vectors: cols 1) */
-    int shard, sections;     /* SH_ROWS: rows in `sections` equal blocks, each split by TP */
+    int shard, sections;     /* GPT_SH_ROWS: rows in `sections` equal blocks, each split by TP */
     int decay;               /* weight decay applies (2-D tensors) */
     int layer;               /* its block, -1 outside the blocks */
     size_t offset;           /* in the global parameter vector */
-} pinfo;
+} gpt_pinfo;
 
-typedef struct model_layout { int n, cap; pinfo* p; size_t total; } model_layout;
+typedef struct gpt_model_layout { int n, cap; gpt_pinfo* p; size_t total; } gpt_model_layout;
 
-GPT_STEP_FN void layout_free(model_layout* m) {
+GPT_STEP_FN void gpt_layout_free(gpt_model_layout* m) {
     free(m->p);
     memset(m, 0, sizeof *m);
 }
 
-GPT_STEP_FN int add_param(model_layout* m, const char* name, int layer, int rows, int cols, int shard, int sections, int decay) {
-    pinfo* p;
+GPT_STEP_FN int gpt_add_param(gpt_model_layout* m, const char* name, int layer, int rows, int cols, int shard, int sections, int decay) {
+    gpt_pinfo* p;
     if (m->n == m->cap) {
         int cap = m->cap ? 2 * m->cap : 64;
-        pinfo* grown = (pinfo*)realloc(m->p, sizeof(pinfo) * (size_t)cap);
+        gpt_pinfo* grown = (gpt_pinfo*)realloc(m->p, sizeof(gpt_pinfo) * (size_t)cap);
         if (!grown) return 0;
         m->p = grown;
         m->cap = cap;
@@ -149,37 +152,39 @@ GPT_STEP_FN int add_param(model_layout* m, const char* name, int layer, int rows
 }
 
 /* One block's 12 parameters, in the order of FORMATS.md. */
-GPT_STEP_FN int add_block_params(model_layout* m, int l, int C) {
-    return add_param(m, "ln1_w", l, C, 1, SH_REPL, 1, 0) && add_param(m, "ln1_b", l, C, 1, SH_REPL, 1, 0) &&
-           add_param(m, "attn_w", l, 3 * C, C, SH_ROWS, 3, 1) && add_param(m, "attn_b", l, 3 * C, 1, SH_ROWS, 3, 0) &&
-           add_param(m, "proj_w", l, C, C, SH_COLS, 1, 1) && add_param(m, "proj_b", l, C, 1, SH_REPL, 1, 0) &&
-           add_param(m, "ln2_w", l, C, 1, SH_REPL, 1, 0) && add_param(m, "ln2_b", l, C, 1, SH_REPL, 1, 0) &&
-           add_param(m, "fc_w", l, 4 * C, C, SH_ROWS, 1, 1) && add_param(m, "fc_b", l, 4 * C, 1, SH_ROWS, 1, 0) &&
-           add_param(m, "fcproj_w", l, C, 4 * C, SH_COLS, 1, 1) && add_param(m, "fcproj_b", l, C, 1, SH_REPL, 1, 0);
+GPT_STEP_FN int gpt_add_block_params(gpt_model_layout* m, int l, int C) {
+    return gpt_add_param(m, "ln1_w", l, C, 1, GPT_SH_REPL, 1, 0) && gpt_add_param(m, "ln1_b", l, C, 1, GPT_SH_REPL, 1, 0) &&
+           gpt_add_param(m, "attn_w", l, 3 * C, C, GPT_SH_ROWS, 3, 1) && gpt_add_param(m, "attn_b", l, 3 * C, 1, GPT_SH_ROWS, 3, 0) &&
+           gpt_add_param(m, "proj_w", l, C, C, GPT_SH_COLS, 1, 1) && gpt_add_param(m, "proj_b", l, C, 1, GPT_SH_REPL, 1, 0) &&
+           gpt_add_param(m, "ln2_w", l, C, 1, GPT_SH_REPL, 1, 0) && gpt_add_param(m, "ln2_b", l, C, 1, GPT_SH_REPL, 1, 0) &&
+           gpt_add_param(m, "fc_w", l, 4 * C, C, GPT_SH_ROWS, 1, 1) && gpt_add_param(m, "fc_b", l, 4 * C, 1, GPT_SH_ROWS, 1, 0) &&
+           gpt_add_param(m, "fcproj_w", l, C, 4 * C, GPT_SH_COLS, 1, 1) && gpt_add_param(m, "fcproj_b", l, C, 1, GPT_SH_REPL, 1, 0);
 }
-enum { PARAMS_PER_BLOCK = 12 };
+enum { GPT_PARAMS_PER_BLOCK = 12 };
 
 /* The parameters of blocks [l0, l1), with the embeddings before them
    (first) and the final norm (and, with head, the head's copy of the token
    embedding) after them (last). 1, or 0 when out of memory (m is then
    empty). */
-GPT_STEP_FN int layout_stage(const config* c, int l0, int l1, int first, int last, int head, model_layout* m) {
+GPT_STEP_FN int gpt_layout_stage(const gpt_config* c, int l0, int l1, int first, int last, int head, gpt_model_layout* m) {
     int l, ok = 1;
     memset(m, 0, sizeof *m);
-    if (first) ok = add_param(m, "wte", -1, c->V, c->C, SH_REPL, 1, 1) && add_param(m, "wpe", -1, c->T, c->C, SH_REPL, 1, 1);
-    for (l = l0; ok && l < l1; l++) ok = add_block_params(m, l, c->C);
-    if (ok && last) ok = add_param(m, "lnf_w", -1, c->C, 1, SH_REPL, 1, 0) && add_param(m, "lnf_b", -1, c->C, 1, SH_REPL, 1, 0);
-    if (ok && head) ok = add_param(m, "head_w", -1, c->V, c->C, SH_REPL, 1, 1);
-    if (!ok) layout_free(m);
+    if (first)
+        ok = gpt_add_param(m, "wte", -1, c->V, c->C, GPT_SH_REPL, 1, 1) && gpt_add_param(m, "wpe", -1, c->T, c->C, GPT_SH_REPL, 1, 1);
+    for (l = l0; ok && l < l1; l++) ok = gpt_add_block_params(m, l, c->C);
+    if (ok && last)
+        ok = gpt_add_param(m, "lnf_w", -1, c->C, 1, GPT_SH_REPL, 1, 0) && gpt_add_param(m, "lnf_b", -1, c->C, 1, GPT_SH_REPL, 1, 0);
+    if (ok && head) ok = gpt_add_param(m, "head_w", -1, c->V, c->C, GPT_SH_REPL, 1, 1);
+    if (!ok) gpt_layout_free(m);
     return ok;
 }
 
 /* The whole model in the order of FORMATS.md; 1, or 0 when out of memory. */
-GPT_STEP_FN int layout_model(const config* c, model_layout* m) { return layout_stage(c, 0, c->L, 1, 1, 0, m); }
+GPT_STEP_FN int gpt_layout_model(const gpt_config* c, gpt_model_layout* m) { return gpt_layout_stage(c, 0, c->L, 1, 1, 0, m); }
 
 /* Elements of one TP rank's shard of parameter p. */
-GPT_STEP_FN size_t shard_size(const pinfo* p, int tp) {
-    return (size_t)p->rows * (size_t)p->cols / (p->shard == SH_REPL ? 1u : (size_t)tp);
+GPT_STEP_FN size_t gpt_shard_size(const gpt_pinfo* p, int tp) {
+    return (size_t)p->rows * (size_t)p->cols / (p->shard == GPT_SH_REPL ? 1u : (size_t)tp);
 }
 
 /* ---- >>desc: what step to build ---------------------------------------------- */
@@ -187,7 +192,7 @@ enum { GPT_SYNC_AFTER_BACKWARD = 0, GPT_SYNC_WHEN_READY = 1 };   /* gpt_step_des
 
 /* Zero means the default everywhere. */
 typedef struct gpt_step_desc {
-    config cfg;                /* V, C, L, H, T: all required */
+    gpt_config cfg;                /* V, C, L, H, T: all required */
     int micro_batch;           /* sequences per micro-batch on one DP rank (required) */
     int n_micro;               /* M, micro-batches per step (0: 1) */
     int tp, dp, pp;            /* degrees (0: 1) */
@@ -218,7 +223,7 @@ GPT_STEP_FN int gpt_step_dtype_bytes(cc_dtype t) {
 /* What is wrong with d (the option at fault named, as the planner's
    command line spells it), or NULL. */
 GPT_STEP_FN const char* gpt_step_check(const gpt_step_desc* d, char* err, size_t n) {
-    const config* c = &d->cfg;
+    const gpt_config* c = &d->cfg;
     int tp = d->tp ? d->tp : 1, dp = d->dp ? d->dp : 1, pp = d->pp ? d->pp : 1, M = d->n_micro ? d->n_micro : 1;
     if (c->V < 1 || c->C < 1 || c->L < 1 || c->H < 1 || c->T < 1)
         snprintf(err, n, "the model needs --vocab, --embd, --layers, --heads and --seq >= 1 (got V=%d C=%d L=%d H=%d T=%d)",
@@ -261,7 +266,7 @@ GPT_STEP_FN const char* gpt_step_check(const gpt_step_desc* d, char* err, size_t
    which the library may cut the ops that use it into chunks
    (decomposition). A slot is a part of another tensor (`whole`): its
    region of that tensor's buffer. */
-typedef struct tensor {
+typedef struct gpt_tensor {
     const char* name;
     void* p;                       /* its memory; sizes only: a virtual address, never dereferenced */
     size_t bytes;
@@ -271,60 +276,60 @@ typedef struct tensor {
     cc_dtype dtype;                /* of its elements (float32 where not told) */
     int bf16;                      /* dtype is BFLOAT16 (the trainers' kernels read this) */
     int grad_of;                   /* the gradient of the stage's parameter grad_of - 1; 0: none */
-    const struct tensor* whole;    /* a slot: the tensor it is part of; else NULL */
-} tensor;
+    const struct gpt_tensor* whole;    /* a slot: the tensor it is part of; else NULL */
+} gpt_tensor;
 
 /* One block's parameters (or their gradients): this TP rank's shards. */
-typedef struct layer_weights {
-    tensor *ln1_w, *ln1_b;         /* [C] */
-    tensor *attn_w, *attn_b;       /* [3 Cl][C], [3 Cl]: this rank's rows of q, k and v */
-    tensor *proj_w, *proj_b;       /* [C][Cl], [C] */
-    tensor *ln2_w, *ln2_b;         /* [C] */
-    tensor *fc_w, *fc_b;           /* [F][C], [F] */
-    tensor *fcproj_w, *fcproj_b;   /* [C][F], [C] */
-} layer_weights;
+typedef struct gpt_layer_weights {
+    gpt_tensor *ln1_w, *ln1_b;         /* [C] */
+    gpt_tensor *attn_w, *attn_b;       /* [3 Cl][C], [3 Cl]: this rank's rows of q, k and v */
+    gpt_tensor *proj_w, *proj_b;       /* [C][Cl], [C] */
+    gpt_tensor *ln2_w, *ln2_b;         /* [C] */
+    gpt_tensor *fc_w, *fc_b;           /* [F][C], [F] */
+    gpt_tensor *fcproj_w, *fcproj_b;   /* [C][F], [C] */
+} gpt_layer_weights;
 
-typedef struct model_weights {
-    tensor* wte;                   /* [V][C] (first stage) */
-    tensor* wpe;                   /* [T][C] (first stage) */
-    layer_weights* h;              /* [the stage's blocks] */
-    tensor *lnf_w, *lnf_b;         /* [C] (last stage) */
-    tensor* head;                  /* [V][C]: wte with one stage, head_w with more (last stage) */
-} model_weights;
+typedef struct gpt_model_weights {
+    gpt_tensor* wte;                   /* [V][C] (first stage) */
+    gpt_tensor* wpe;                   /* [T][C] (first stage) */
+    gpt_layer_weights* h;              /* [the stage's blocks] */
+    gpt_tensor *lnf_w, *lnf_b;         /* [C] (last stage) */
+    gpt_tensor* head;                  /* [V][C]: wte with one stage, head_w with more (last stage) */
+} gpt_model_weights;
 
 /* One block's activations and their gradients (one micro-batch). */
-typedef struct layer_acts {
-    tensor *ln1, *ln1_mean, *ln1_rstd;   /* [Ns][C], [Ns], [Ns] */
-    tensor* qkv;                         /* [N][3 Cl] */
-    tensor* att;                         /* [Bl][Hl][T][T] softmax probabilities (rows: sequences) */
-    tensor* atty;                        /* [N][Cl] attention output, heads side by side */
-    tensor* proj;                        /* [N][C] partial projection, reduced over TP */
-    tensor* x1;                          /* [Ns][C] residual stream after attention */
-    tensor *ln2, *ln2_mean, *ln2_rstd;   /* [Ns][C], [Ns], [Ns] */
-    tensor *fch, *fch_gelu;              /* [N][F] before and after GELU */
-    tensor* fcproj;                      /* [N][C] partial MLP output, reduced over TP */
-    tensor* dx1;                         /* [Ns][C] */
-    tensor* dfch;                        /* [N][F] */
-    tensor* dln2;                        /* [N][C] partial, reduced */
-    tensor* datty;                       /* [N][Cl] */
-    tensor* dqkv;                        /* [N][3 Cl] */
-    tensor* dln1;                        /* [N][C] partial, reduced */
+typedef struct gpt_layer_acts {
+    gpt_tensor *ln1, *ln1_mean, *ln1_rstd;   /* [Ns][C], [Ns], [Ns] */
+    gpt_tensor* qkv;                         /* [N][3 Cl] */
+    gpt_tensor* att;                         /* [Bl][Hl][T][T] softmax probabilities (rows: sequences) */
+    gpt_tensor* atty;                        /* [N][Cl] attention output, heads side by side */
+    gpt_tensor* proj;                        /* [N][C] partial projection, reduced over TP */
+    gpt_tensor* x1;                          /* [Ns][C] residual stream after attention */
+    gpt_tensor *ln2, *ln2_mean, *ln2_rstd;   /* [Ns][C], [Ns], [Ns] */
+    gpt_tensor *fch, *fch_gelu;              /* [N][F] before and after GELU */
+    gpt_tensor* fcproj;                      /* [N][C] partial MLP output, reduced over TP */
+    gpt_tensor* dx1;                         /* [Ns][C] */
+    gpt_tensor* dfch;                        /* [N][F] */
+    gpt_tensor* dln2;                        /* [N][C] partial, reduced */
+    gpt_tensor* datty;                       /* [N][Cl] */
+    gpt_tensor* dqkv;                        /* [N][3 Cl] */
+    gpt_tensor* dln1;                        /* [N][C] partial, reduced */
     /* sequence parallelism only (NULL without) */
-    tensor *ln1_full, *ln2_full;         /* [N][C] all-gathered ln1, ln2 */
-    tensor *proj_rs, *fcproj_rs;         /* [Ns][C] reduce-scattered proj, fcproj */
-    tensor *dy_full, *dx1_full;          /* [N][C] all-gathered gradients of the block's output and of x1 */
-    tensor *dln2_rs, *dln1_rs;           /* [Ns][C] reduce-scattered dln2, dln1 */
-} layer_acts;
+    gpt_tensor *ln1_full, *ln2_full;         /* [N][C] all-gathered ln1, ln2 */
+    gpt_tensor *proj_rs, *fcproj_rs;         /* [Ns][C] reduce-scattered proj, fcproj */
+    gpt_tensor *dy_full, *dx1_full;          /* [N][C] all-gathered gradients of the block's output and of x1 */
+    gpt_tensor *dln2_rs, *dln1_rs;           /* [Ns][C] reduce-scattered dln2, dln1 */
+} gpt_layer_acts;
 
 /* One micro-batch's activations on the stage. */
 typedef struct gpt_micro {
-    tensor *inputs, *targets;              /* [Ns] tokens (first stage; last stage) */
-    tensor **x, **dx;                      /* [Ls + 1] of [Ns][C]: the residual stream into the stage's block l, its gradient */
-    layer_acts* acts;                      /* [Ls] */
-    tensor *lnf, *lnf_mean, *lnf_rstd;     /* [Ns][C], [Ns], [Ns] (last stage) */
-    tensor *logits, *dlogits;              /* [Ns][V] */
-    tensor* dlnf;                          /* [Ns][C] */
-    tensor* loss;                          /* [1] the mean over the global batch */
+    gpt_tensor *inputs, *targets;              /* [Ns] tokens (first stage; last stage) */
+    gpt_tensor **x, **dx;                      /* [Ls + 1] of [Ns][C]: the residual stream into the stage's block l, its gradient */
+    gpt_layer_acts* acts;                      /* [Ls] */
+    gpt_tensor *lnf, *lnf_mean, *lnf_rstd;     /* [Ns][C], [Ns], [Ns] (last stage) */
+    gpt_tensor *logits, *dlogits;              /* [Ns][V] */
+    gpt_tensor* dlnf;                          /* [Ns][C] */
+    gpt_tensor* loss;                          /* [1] the mean over the global batch */
 } gpt_micro;
 
 /* A gradient bucket: the stage's parameters [first, first + n), elements
@@ -332,16 +337,16 @@ typedef struct gpt_micro {
    (elems padded to a multiple of dp with ZeRO). */
 typedef struct gpt_bucket { int first, n; size_t offset, elems; } gpt_bucket;
 
-typedef struct adamw_step { float lr; int t; } adamw_step;   /* t counts from 1 */
+typedef struct gpt_adamw_step { float lr; int t; } gpt_adamw_step;   /* t counts from 1 */
 
 /* Each op's record (>>ops): the graph's ops point at them. */
-typedef struct op_args op_args;
+typedef struct gpt_op_args gpt_op_args;
 typedef struct gpt_step_op_info gpt_step_op_info;
-typedef struct op_store {
-    op_args** ops; int n, cap;
+typedef struct gpt_op_store {
+    gpt_op_args** ops; int n, cap;
     gpt_step_op_info* info; int n_info, cap_info;   /* [graph op index] */
     uint64_t fingerprint;          /* of the graph built with these records (graph_fingerprint) */
-} op_store;
+} gpt_op_store;
 
 /* The kernels, by the kind of op. A trainer gives one table: the work of
    every kind (each entry is required) and the memory its tensors live in.
@@ -355,10 +360,10 @@ enum gpt_op_kind {
     GPT_OP_KINDS
 };
 
-typedef struct op_view op_view;
+typedef struct gpt_op_view gpt_op_view;
 /* The work of one op (or of one chunk of it, v's rows): a's tensors as v
    gives them, on v's stream. */
-typedef void (*gpt_kernel_fn)(const op_args* a, const op_view* v);
+typedef void (*gpt_kernel_fn)(const gpt_op_args* a, const gpt_op_view* v);
 
 typedef struct gpt_kernel_table {
     gpt_kernel_fn run[GPT_OP_KINDS];          /* by enum gpt_op_kind */
@@ -375,40 +380,40 @@ typedef struct gpt_kernel_table {
 
 /* A rank's part of the model: its sizes, its tensors (holding this rank's
    shards), its communicators. The graph of the step is built from this
-   alone (build_graph). */
+   alone (gpt_build_graph). */
 typedef struct gpt_model {
     const gpt_kernel_table* kernels;       /* NULL: sizes only, no memory, no kernels */
     cc_context* ctx;
-    config cfg;
+    gpt_config cfg;
     int TP, DP, PP, M, SP, ZERO;
     int tp_rank, dp_rank, pp_rank;
     int Bl, N, Ns, Cl, F, Hl;
     int L0, Ls;                            /* the stage's first block (global index) and its blocks */
     int first_stage, last_stage;
     int grad_sync, chunk_stubs;
-    model_layout stage;                    /* the stage's parameters, in order */
-    const model_layout* layout;            /* = &stage */
+    gpt_model_layout stage;                    /* the stage's parameters, in order */
+    const gpt_model_layout* layout;            /* = &stage */
     int np;                                /* the stage's parameter tensors */
     gpt_bucket* bucket; int nb;            /* buckets, by index */
     int* bucket_of;                        /* [np] */
     /* the tensors: pointers stay put; memory in groups (blocks) */
-    tensor** t; int n_tensors, cap_tensors;
+    gpt_tensor** t; int n_tensors, cap_tensors;
     void** arena; int n_arena, arena_left;
     void** block; size_t* block_bytes; int n_blocks, cap_blocks;
     uint64_t virtual_next;                 /* sizes only: the next group's virtual address */
-    tensor *params, *grads;                /* flat: every parameter's working copy, every gradient */
-    tensor **param, **grad;                /* [np] slots of params, grads, in parameter order */
-    tensor **bucket_param, **bucket_grad;  /* [nb] slots: each bucket's range */
-    tensor **adam_m, **adam_v;             /* [np] (ZeRO 0) or [nb] (ZeRO: the rank's shard of each bucket) */
-    tensor **param_shard, **grad_shard;    /* [nb] ZeRO: the rank's 1/dp of each bucket (NULL without ZeRO) */
-    model_weights w, dw;                   /* the parameters and their gradients by name */
+    gpt_tensor *params, *grads;                /* flat: every parameter's working copy, every gradient */
+    gpt_tensor **param, **grad;                /* [np] slots of params, grads, in parameter order */
+    gpt_tensor **bucket_param, **bucket_grad;  /* [nb] slots: each bucket's range */
+    gpt_tensor **adam_m, **adam_v;             /* [np] (ZeRO 0) or [nb] (ZeRO: the rank's shard of each bucket) */
+    gpt_tensor **param_shard, **grad_shard;    /* [nb] ZeRO: the rank's 1/dp of each bucket (NULL without ZeRO) */
+    gpt_model_weights w, dw;                   /* the parameters and their gradients by name */
     gpt_micro* mb;                         /* [M] */
-    tensor *inputs, *targets, *logits, *loss;   /* micro-batch 0's */
-    tensor* sumsq;                         /* [n_slots] float64: each gradient's (or shard's) squared norm */
-    tensor** sumsq_slot; int n_slots;
-    tensor* normsq;                        /* [1] float64: the squared norm of the whole gradient */
-    tensor* step_t;                        /* [1] adamw_step: AdamW's learning rate and step count */
-    adamw_step step;                       /* the host's copy of step_t, which it writes before each step */
+    gpt_tensor *inputs, *targets, *logits, *loss;   /* micro-batch 0's */
+    gpt_tensor* sumsq;                         /* [n_slots] float64: each gradient's (or shard's) squared norm */
+    gpt_tensor** sumsq_slot; int n_slots;
+    gpt_tensor* normsq;                        /* [1] float64: the squared norm of the whole gradient */
+    gpt_tensor* step_t;                        /* [1] gpt_adamw_step: AdamW's learning rate and step count */
+    gpt_adamw_step step;                       /* the host's copy of step_t, which it writes before each step */
     int bf16;                              /* the communicated tensors are bfloat16 (the trainers' --dtype bf16) */
     cc_dtype reduced;                      /* their type */
     cc_dtype act_dtype, param_dtype;       /* of the other activations, of the working parameters */
@@ -417,16 +422,16 @@ typedef struct gpt_model {
     char error[256];
 } gpt_model;
 
-GPT_STEP_FN size_t tensor_esize(const tensor* t) { return (size_t)gpt_step_dtype_bytes(t->dtype); }
+GPT_STEP_FN size_t gpt_tensor_esize(const gpt_tensor* t) { return (size_t)gpt_step_dtype_bytes(t->dtype); }
 /* Elements of a tensor. */
-GPT_STEP_FN size_t tensor_elems(const tensor* t) { return t->bytes / tensor_esize(t); }
+GPT_STEP_FN size_t gpt_tensor_elems(const gpt_tensor* t) { return t->bytes / gpt_tensor_esize(t); }
 
 /* A new tensor (rows: see tensor), zeroed; NULL when out of memory. */
-GPT_STEP_FN tensor* tensor_new(gpt_model* s, const char* name, size_t bytes, cc_dtype dtype, uint64_t rows) {
-    tensor* t;
+GPT_STEP_FN gpt_tensor* gpt_tensor_new(gpt_model* s, const char* name, size_t bytes, cc_dtype dtype, uint64_t rows) {
+    gpt_tensor* t;
     if (s->n_tensors == s->cap_tensors) {
         int cap = s->cap_tensors ? 2 * s->cap_tensors : 256;
-        tensor** grown = (tensor**)realloc(s->t, sizeof(tensor*) * (size_t)cap);
+        gpt_tensor** grown = (gpt_tensor**)realloc(s->t, sizeof(gpt_tensor*) * (size_t)cap);
         if (!grown) return NULL;
         s->t = grown;
         s->cap_tensors = cap;
@@ -435,11 +440,11 @@ GPT_STEP_FN tensor* tensor_new(gpt_model* s, const char* name, size_t bytes, cc_
         void** grown = (void**)realloc(s->arena, sizeof(void*) * (size_t)(s->n_arena + 1));
         if (!grown) return NULL;
         s->arena = grown;
-        if (!(s->arena[s->n_arena] = calloc(256, sizeof(tensor)))) return NULL;
+        if (!(s->arena[s->n_arena] = calloc(256, sizeof(gpt_tensor)))) return NULL;
         s->n_arena++;
         s->arena_left = 256;
     }
-    t = (tensor*)s->arena[s->n_arena - 1] + (256 - s->arena_left--);
+    t = (gpt_tensor*)s->arena[s->n_arena - 1] + (256 - s->arena_left--);
     t->name = name;
     t->bytes = bytes;
     t->rows = rows;
@@ -451,21 +456,21 @@ GPT_STEP_FN tensor* tensor_new(gpt_model* s, const char* name, size_t bytes, cc_
 }
 /* n elements of the type: the communicated type (reduced), the
    activations' (act), float32. */
-GPT_STEP_FN tensor* tensor_add_reduced(gpt_model* s, const char* name, size_t n, uint64_t rows) {
-    return tensor_new(s, name, n * (size_t)gpt_step_dtype_bytes(s->reduced), s->reduced, rows);
+GPT_STEP_FN gpt_tensor* gpt_tensor_add_reduced(gpt_model* s, const char* name, size_t n, uint64_t rows) {
+    return gpt_tensor_new(s, name, n * (size_t)gpt_step_dtype_bytes(s->reduced), s->reduced, rows);
 }
-GPT_STEP_FN tensor* tensor_add_act(gpt_model* s, const char* name, size_t n, uint64_t rows) {
-    return tensor_new(s, name, n * (size_t)gpt_step_dtype_bytes(s->act_dtype), s->act_dtype, rows);
+GPT_STEP_FN gpt_tensor* gpt_tensor_add_act(gpt_model* s, const char* name, size_t n, uint64_t rows) {
+    return gpt_tensor_new(s, name, n * (size_t)gpt_step_dtype_bytes(s->act_dtype), s->act_dtype, rows);
 }
-GPT_STEP_FN tensor* tensor_add_f32(gpt_model* s, const char* name, size_t n, uint64_t rows) {
-    return tensor_new(s, name, n * 4, CC_DTYPE_FLOAT32, rows);
+GPT_STEP_FN gpt_tensor* gpt_tensor_add_f32(gpt_model* s, const char* name, size_t n, uint64_t rows) {
+    return gpt_tensor_new(s, name, n * 4, CC_DTYPE_FLOAT32, rows);
 }
 /* A slot of whole: its elements [first, first + n). */
-GPT_STEP_FN tensor* tensor_slot(gpt_model* s, const tensor* whole, const char* name, size_t first, size_t n) {
-    tensor* t = tensor_new(s, name, n * tensor_esize(whole), whole->dtype, 0);
+GPT_STEP_FN gpt_tensor* gpt_tensor_slot(gpt_model* s, const gpt_tensor* whole, const char* name, size_t first, size_t n) {
+    gpt_tensor* t = gpt_tensor_new(s, name, n * gpt_tensor_esize(whole), whole->dtype, 0);
     if (!t) return NULL;
     t->whole = whole;
-    t->off = whole->off + first * tensor_esize(whole);
+    t->off = whole->off + first * gpt_tensor_esize(whole);
     return t;
 }
 
@@ -476,14 +481,14 @@ GPT_STEP_FN tensor* tensor_slot(gpt_model* s, const tensor* whole, const char* n
    aligned for any element type and for vector loads). Sizes only: a
    virtual address range instead, never dereferenced, so that collectives
    have non-NULL buffers and neighbours stay neighbours (fusion). Slots
-   get their address from their whole (tensor_place_slots). */
-GPT_STEP_FN size_t carve_offset(size_t at, size_t align) { return (at + align - 1) / align * align; }
-GPT_STEP_FN int tensor_carve(gpt_model* s, int first, size_t align) {
+   get their address from their whole (gpt_tensor_place_slots). */
+GPT_STEP_FN size_t gpt_carve_offset(size_t at, size_t align) { return (at + align - 1) / align * align; }
+GPT_STEP_FN int gpt_tensor_carve(gpt_model* s, int first, size_t align) {
     size_t total = 0;
     char* p = NULL;
     int i;
     for (i = first; i < s->n_tensors; i++)
-        if (!s->t[i]->whole) total = carve_offset(total, align) + s->t[i]->bytes;
+        if (!s->t[i]->whole) total = gpt_carve_offset(total, align) + s->t[i]->bytes;
     if (s->kernels) {
         if (s->n_blocks == s->cap_blocks) {
             int cap = s->cap_blocks ? 2 * s->cap_blocks : 8;
@@ -501,22 +506,22 @@ GPT_STEP_FN int tensor_carve(gpt_model* s, int first, size_t align) {
     }
     if (!s->virtual_next) s->virtual_next = 4096;
     for (i = first, total = 0; i < s->n_tensors; i++) {
-        tensor* t = s->t[i];
+        gpt_tensor* t = s->t[i];
         if (t->whole) continue;
-        total = carve_offset(total, align);
+        total = gpt_carve_offset(total, align);
         t->off = total;
         t->p = p ? (void*)(p + total) : (void*)(uintptr_t)(s->virtual_next + total);
         total += t->bytes;
     }
-    if (!p) s->virtual_next = carve_offset(s->virtual_next + total + 1, 4096);
+    if (!p) s->virtual_next = gpt_carve_offset(s->virtual_next + total + 1, 4096);
     return 1;
 }
 /* Slots' addresses, once their wholes have theirs. */
-GPT_STEP_FN void tensor_place_slots(gpt_model* s, int first) {
+GPT_STEP_FN void gpt_tensor_place_slots(gpt_model* s, int first) {
     int i;
     for (i = first; i < s->n_tensors; i++) {
-        tensor* t = s->t[i];
-        const tensor* w = t->whole;
+        gpt_tensor* t = s->t[i];
+        const gpt_tensor* w = t->whole;
         if (!w) continue;
         if (s->kernels) t->p = (char*)w->p + (t->off - w->off);
         else t->p = (void*)((uintptr_t)w->p + (uintptr_t)(t->off - w->off));
@@ -525,18 +530,18 @@ GPT_STEP_FN void tensor_place_slots(gpt_model* s, int first) {
 
 /* The stage's parameters as gpt_step_desc.bucket_of counts them: their
    number, and their names (borrowed from a layout the caller frees with
-   layout_free), without building a model. 0 when out of memory. */
-GPT_STEP_FN int gpt_step_stage_params(const gpt_step_desc* d, model_layout* out) {
+   gpt_layout_free), without building a model. 0 when out of memory. */
+GPT_STEP_FN int gpt_step_stage_params(const gpt_step_desc* d, gpt_model_layout* out) {
     int pp = d->pp ? d->pp : 1, Ls = d->cfg.L / pp, s = d->pp_rank;
-    return layout_stage(&d->cfg, s * Ls, (s + 1) * Ls, s == 0, s == pp - 1, pp > 1 && s == pp - 1, out);
+    return gpt_layout_stage(&d->cfg, s * Ls, (s + 1) * Ls, s == 0, s == pp - 1, pp > 1 && s == pp - 1, out);
 }
 
 /* Points the names of w at the stage's tensors t[0..np) in parameter order. */
-GPT_STEP_FN void name_weights(const gpt_model* s, model_weights* w, tensor* const* t) {
+GPT_STEP_FN void gpt_name_weights(const gpt_model* s, gpt_model_weights* w, gpt_tensor* const* t) {
     int l, i = 0;
     if (s->first_stage) { w->wte = t[i++]; w->wpe = t[i++]; }
     for (l = 0; l < s->Ls; l++) {
-        layer_weights* h = &w->h[l];
+        gpt_layer_weights* h = &w->h[l];
         h->ln1_w = t[i++]; h->ln1_b = t[i++];
         h->attn_w = t[i++]; h->attn_b = t[i++];
         h->proj_w = t[i++]; h->proj_b = t[i++];
@@ -552,7 +557,7 @@ GPT_STEP_FN void name_weights(const gpt_model* s, model_weights* w, tensor* cons
 
 /* Buckets from the desc: each a run of consecutive parameters. 0 with
    s->error set, or when out of memory. */
-GPT_STEP_FN int make_buckets(gpt_model* s, const gpt_step_desc* d) {
+GPT_STEP_FN int gpt_make_buckets(gpt_model* s, const gpt_step_desc* d) {
     int p, k;
     if (!(s->bucket_of = (int*)malloc(sizeof(int) * (size_t)(s->np ? s->np : 1)))) return 0;
     if (d->bucket_of) {
@@ -597,7 +602,7 @@ GPT_STEP_FN int make_buckets(gpt_model* s, const gpt_step_desc* d) {
 /* Parameters and gradients: flat buffers in parameter order (each bucket
    padded to a multiple of dp elements with ZeRO), one slot per parameter
    and per bucket; AdamW's moments; ZeRO's shards. */
-GPT_STEP_FN int create_weights(gpt_model* s) {
+GPT_STEP_FN int gpt_create_weights(gpt_model* s) {
     size_t total = 0;
     int p, k, first, nb = s->nb, np = s->np, zero = s->ZERO;
     size_t* at = (size_t*)malloc(sizeof(size_t) * (size_t)(np ? np : 1));
@@ -608,14 +613,14 @@ GPT_STEP_FN int create_weights(gpt_model* s) {
         gpt_bucket* b = &s->bucket[s->bucket_of[p]];
         if (b->first == p) b->offset = total;
         at[p] = total;
-        total += shard_size(&s->stage.p[p], s->TP);
+        total += gpt_shard_size(&s->stage.p[p], s->TP);
         if (b->first + b->n - 1 == p) {
             b->elems = total - b->offset;
             if (zero) b->elems = (b->elems + (size_t)s->DP - 1) / (size_t)s->DP * (size_t)s->DP;
             total = b->offset + b->elems;
         }
     }
-    s->param = (tensor**)calloc((size_t)(2 * np + 6 * nb + 2), sizeof(tensor*));
+    s->param = (gpt_tensor**)calloc((size_t)(2 * np + 6 * nb + 2), sizeof(gpt_tensor*));
     if (!s->param) goto out;
     s->grad = s->param + np;
     s->bucket_param = s->grad + np;
@@ -623,47 +628,48 @@ GPT_STEP_FN int create_weights(gpt_model* s) {
     s->param_shard = zero ? s->bucket_grad + nb : NULL;
     s->grad_shard = zero ? s->bucket_grad + 2 * nb : NULL;
     first = s->n_tensors;
-    if (!(s->params = tensor_new(s, "params", total * (size_t)gpt_step_dtype_bytes(s->param_dtype), s->param_dtype, 0))) goto out;
+    if (!(s->params = gpt_tensor_new(s, "params", total * (size_t)gpt_step_dtype_bytes(s->param_dtype), s->param_dtype, 0))) goto out;
     for (p = 0; p < np; p++)
-        if (!(s->param[p] = tensor_slot(s, s->params, s->stage.p[p].name, at[p], shard_size(&s->stage.p[p], s->TP)))) goto out;
+        if (!(s->param[p] = gpt_tensor_slot(s, s->params, s->stage.p[p].name, at[p], gpt_shard_size(&s->stage.p[p], s->TP)))) goto out;
     for (k = 0; k < nb; k++)
-        if (!(s->bucket_param[k] = tensor_slot(s, s->params, "bucket", s->bucket[k].offset, s->bucket[k].elems))) goto out;
-    if (!tensor_carve(s, first, 1)) goto out;
-    tensor_place_slots(s, first);
+        if (!(s->bucket_param[k] = gpt_tensor_slot(s, s->params, "bucket", s->bucket[k].offset, s->bucket[k].elems))) goto out;
+    if (!gpt_tensor_carve(s, first, 1)) goto out;
+    gpt_tensor_place_slots(s, first);
     first = s->n_tensors;
-    if (!(s->grads = tensor_add_reduced(s, "grads", total, 0))) goto out;
+    if (!(s->grads = gpt_tensor_add_reduced(s, "grads", total, 0))) goto out;
     for (p = 0; p < np; p++) {
-        if (!(s->grad[p] = tensor_slot(s, s->grads, "grad", at[p], shard_size(&s->stage.p[p], s->TP)))) goto out;
+        if (!(s->grad[p] = gpt_tensor_slot(s, s->grads, "grad", at[p], gpt_shard_size(&s->stage.p[p], s->TP)))) goto out;
         s->grad[p]->grad_of = p + 1;
     }
     for (k = 0; k < nb; k++)
-        if (!(s->bucket_grad[k] = tensor_slot(s, s->grads, "grad_bucket", s->bucket[k].offset, s->bucket[k].elems))) goto out;
-    if (!tensor_carve(s, first, 1)) goto out;
-    tensor_place_slots(s, first);
+        if (!(s->bucket_grad[k] = gpt_tensor_slot(s, s->grads, "grad_bucket", s->bucket[k].offset, s->bucket[k].elems))) goto out;
+    if (!gpt_tensor_carve(s, first, 1)) goto out;
+    gpt_tensor_place_slots(s, first);
     first = s->n_tensors;
     if (zero) {
         /* the rank's shards of each bucket: parameters, gradient, moments */
         for (k = 0; k < nb; k++) {
             size_t n = s->bucket[k].elems / (size_t)s->DP;
-            if (!(s->param_shard[k] = tensor_new(s, "param_shard", n * (size_t)gpt_step_dtype_bytes(s->param_dtype), s->param_dtype, 0)) ||
-                !(s->grad_shard[k] = tensor_add_reduced(s, "grad_shard", n, 0)))
+            size_t bytes = n * (size_t)gpt_step_dtype_bytes(s->param_dtype);
+            if (!(s->param_shard[k] = gpt_tensor_new(s, "param_shard", bytes, s->param_dtype, 0)) ||
+                !(s->grad_shard[k] = gpt_tensor_add_reduced(s, "grad_shard", n, 0)))
                 goto out;
         }
     }
     {
         int n = zero ? nb : np;
-        if (!(s->adam_m = (tensor**)calloc((size_t)(2 * n + 1), sizeof(tensor*)))) goto out;
+        if (!(s->adam_m = (gpt_tensor**)calloc((size_t)(2 * n + 1), sizeof(gpt_tensor*)))) goto out;
         s->adam_v = s->adam_m + n;
         for (k = 0; k < n; k++)
-            if (!(s->adam_m[k] = tensor_add_f32(s, "adam_m", zero ? s->grad_shard[k]->bytes / tensor_esize(s->grad_shard[k])
-                                                                   : tensor_elems(s->param[k]), 0)))
+            if (!(s->adam_m[k] = gpt_tensor_add_f32(s, "adam_m", zero ? s->grad_shard[k]->bytes / gpt_tensor_esize(s->grad_shard[k])
+                                                                   : gpt_tensor_elems(s->param[k]), 0)))
                 goto out;
         for (k = 0; k < n; k++)
-            if (!(s->adam_v[k] = tensor_add_f32(s, "adam_v", s->adam_m[k]->bytes / 4, 0))) goto out;
+            if (!(s->adam_v[k] = gpt_tensor_add_f32(s, "adam_v", s->adam_m[k]->bytes / 4, 0))) goto out;
     }
-    if (!tensor_carve(s, first, 16)) goto out;
-    name_weights(s, &s->w, s->param);
-    name_weights(s, &s->dw, s->grad);
+    if (!gpt_tensor_carve(s, first, 16)) goto out;
+    gpt_name_weights(s, &s->w, s->param);
+    gpt_name_weights(s, &s->dw, s->grad);
     ok = 1;
 out:
     free(at);
@@ -671,83 +677,84 @@ out:
 }
 
 /* One micro-batch's activations, rows of tokens (N or Ns) unless stated. */
-GPT_STEP_FN int create_micro(gpt_model* s, gpt_micro* m) {
+GPT_STEP_FN int gpt_create_micro(gpt_model* s, gpt_micro* m) {
     size_t N = (size_t)s->N, Ns = (size_t)s->Ns, C = (size_t)s->cfg.C, Cl = (size_t)s->Cl, F = (size_t)s->F;
     size_t T = (size_t)s->cfg.T, V = (size_t)s->cfg.V;
     int l, L = s->Ls, sp = s->SP;
     /* with sequence parallelism the tensors that are gathered or
        scattered are of the communicated type */
-    tensor* (*sp_type)(gpt_model*, const char*, size_t, uint64_t) = sp ? tensor_add_reduced : tensor_add_act;
-    if (!(m->x = (tensor**)calloc(2 * (size_t)(L + 1), sizeof(tensor*))) || !(m->acts = (layer_acts*)calloc((size_t)(L ? L : 1), sizeof(layer_acts))))
+    gpt_tensor* (*sp_type)(gpt_model*, const char*, size_t, uint64_t) = sp ? gpt_tensor_add_reduced : gpt_tensor_add_act;
+    if (!(m->x = (gpt_tensor**)calloc(2 * (size_t)(L + 1), sizeof(gpt_tensor*))) ||
+        !(m->acts = (gpt_layer_acts*)calloc((size_t)(L ? L : 1), sizeof(gpt_layer_acts))))
         return 0;
     m->dx = m->x + L + 1;
-    if (s->first_stage && !(m->inputs = tensor_new(s, "inputs", sizeof(int) * Ns, CC_DTYPE_INT32, Ns))) return 0;
-    if (s->last_stage && !(m->targets = tensor_new(s, "targets", sizeof(int) * Ns, CC_DTYPE_INT32, Ns))) return 0;
+    if (s->first_stage && !(m->inputs = gpt_tensor_new(s, "inputs", sizeof(int) * Ns, CC_DTYPE_INT32, Ns))) return 0;
+    if (s->last_stage && !(m->targets = gpt_tensor_new(s, "targets", sizeof(int) * Ns, CC_DTYPE_INT32, Ns))) return 0;
     for (l = 0; l <= L; l++)
         if (!(m->x[l] = sp_type(s, "x", Ns * C, Ns)) || !(m->dx[l] = sp_type(s, "dx", Ns * C, Ns))) return 0;
     for (l = 0; l < L; l++) {
-        layer_acts* a = &m->acts[l];
-        if (!(a->ln1 = sp_type(s, "ln1", Ns * C, Ns)) || !(a->ln1_mean = tensor_add_f32(s, "mean1", Ns, Ns)) ||
-            !(a->ln1_rstd = tensor_add_f32(s, "rstd1", Ns, Ns)) || !(a->qkv = tensor_add_act(s, "qkv", N * 3 * Cl, N)) ||
-            !(a->att = tensor_add_act(s, "att", (size_t)s->Bl * (size_t)s->Hl * T * T, (uint64_t)s->Bl)) ||
-            !(a->atty = tensor_add_act(s, "attn_out", N * Cl, N)) || !(a->proj = tensor_add_reduced(s, "proj_partial", N * C, N)) ||
+        gpt_layer_acts* a = &m->acts[l];
+        if (!(a->ln1 = sp_type(s, "ln1", Ns * C, Ns)) || !(a->ln1_mean = gpt_tensor_add_f32(s, "mean1", Ns, Ns)) ||
+            !(a->ln1_rstd = gpt_tensor_add_f32(s, "rstd1", Ns, Ns)) || !(a->qkv = gpt_tensor_add_act(s, "qkv", N * 3 * Cl, N)) ||
+            !(a->att = gpt_tensor_add_act(s, "att", (size_t)s->Bl * (size_t)s->Hl * T * T, (uint64_t)s->Bl)) ||
+            !(a->atty = gpt_tensor_add_act(s, "attn_out", N * Cl, N)) || !(a->proj = gpt_tensor_add_reduced(s, "proj_partial", N * C, N)) ||
             !(a->x1 = sp_type(s, "x1", Ns * C, Ns)) || !(a->ln2 = sp_type(s, "ln2", Ns * C, Ns)) ||
-            !(a->ln2_mean = tensor_add_f32(s, "mean2", Ns, Ns)) || !(a->ln2_rstd = tensor_add_f32(s, "rstd2", Ns, Ns)) ||
-            !(a->fch = tensor_add_act(s, "fc", N * F, N)) || !(a->fch_gelu = tensor_add_act(s, "gelu", N * F, N)) ||
-            !(a->fcproj = tensor_add_reduced(s, "fcproj_partial", N * C, N)) || !(a->dx1 = sp_type(s, "dx1", Ns * C, Ns)) ||
-            !(a->dfch = tensor_add_act(s, "dfc", N * F, N)) || !(a->dln2 = tensor_add_reduced(s, "dln2_partial", N * C, N)) ||
-            !(a->datty = tensor_add_act(s, "dattn_out", N * Cl, N)) || !(a->dqkv = tensor_add_act(s, "dqkv", N * 3 * Cl, N)) ||
-            !(a->dln1 = tensor_add_reduced(s, "dln1_partial", N * C, N)))
+            !(a->ln2_mean = gpt_tensor_add_f32(s, "mean2", Ns, Ns)) || !(a->ln2_rstd = gpt_tensor_add_f32(s, "rstd2", Ns, Ns)) ||
+            !(a->fch = gpt_tensor_add_act(s, "fc", N * F, N)) || !(a->fch_gelu = gpt_tensor_add_act(s, "gelu", N * F, N)) ||
+            !(a->fcproj = gpt_tensor_add_reduced(s, "fcproj_partial", N * C, N)) || !(a->dx1 = sp_type(s, "dx1", Ns * C, Ns)) ||
+            !(a->dfch = gpt_tensor_add_act(s, "dfc", N * F, N)) || !(a->dln2 = gpt_tensor_add_reduced(s, "dln2_partial", N * C, N)) ||
+            !(a->datty = gpt_tensor_add_act(s, "dattn_out", N * Cl, N)) || !(a->dqkv = gpt_tensor_add_act(s, "dqkv", N * 3 * Cl, N)) ||
+            !(a->dln1 = gpt_tensor_add_reduced(s, "dln1_partial", N * C, N)))
             return 0;
-        if (sp && (!(a->ln1_full = tensor_add_reduced(s, "ln1_full", N * C, N)) ||
-                   !(a->ln2_full = tensor_add_reduced(s, "ln2_full", N * C, N)) ||
-                   !(a->proj_rs = tensor_add_reduced(s, "proj_rs", Ns * C, Ns)) ||
-                   !(a->fcproj_rs = tensor_add_reduced(s, "fcproj_rs", Ns * C, Ns)) ||
-                   !(a->dy_full = tensor_add_reduced(s, "dy_full", N * C, N)) ||
-                   !(a->dx1_full = tensor_add_reduced(s, "dx1_full", N * C, N)) ||
-                   !(a->dln2_rs = tensor_add_reduced(s, "dln2_rs", Ns * C, Ns)) ||
-                   !(a->dln1_rs = tensor_add_reduced(s, "dln1_rs", Ns * C, Ns))))
+        if (sp && (!(a->ln1_full = gpt_tensor_add_reduced(s, "ln1_full", N * C, N)) ||
+                   !(a->ln2_full = gpt_tensor_add_reduced(s, "ln2_full", N * C, N)) ||
+                   !(a->proj_rs = gpt_tensor_add_reduced(s, "proj_rs", Ns * C, Ns)) ||
+                   !(a->fcproj_rs = gpt_tensor_add_reduced(s, "fcproj_rs", Ns * C, Ns)) ||
+                   !(a->dy_full = gpt_tensor_add_reduced(s, "dy_full", N * C, N)) ||
+                   !(a->dx1_full = gpt_tensor_add_reduced(s, "dx1_full", N * C, N)) ||
+                   !(a->dln2_rs = gpt_tensor_add_reduced(s, "dln2_rs", Ns * C, Ns)) ||
+                   !(a->dln1_rs = gpt_tensor_add_reduced(s, "dln1_rs", Ns * C, Ns))))
             return 0;
     }
     if (s->last_stage &&
-        (!(m->lnf = tensor_add_act(s, "lnf", Ns * C, Ns)) || !(m->lnf_mean = tensor_add_f32(s, "meanf", Ns, Ns)) ||
-         !(m->lnf_rstd = tensor_add_f32(s, "rstdf", Ns, Ns)) || !(m->logits = tensor_add_act(s, "logits", Ns * V, Ns)) ||
-         !(m->dlogits = tensor_add_act(s, "dlogits", Ns * V, Ns)) || !(m->dlnf = tensor_add_act(s, "dlnf", Ns * C, Ns)) ||
-         !(m->loss = tensor_add_f32(s, "loss", 1, 0))))
+        (!(m->lnf = gpt_tensor_add_act(s, "lnf", Ns * C, Ns)) || !(m->lnf_mean = gpt_tensor_add_f32(s, "meanf", Ns, Ns)) ||
+         !(m->lnf_rstd = gpt_tensor_add_f32(s, "rstdf", Ns, Ns)) || !(m->logits = gpt_tensor_add_act(s, "logits", Ns * V, Ns)) ||
+         !(m->dlogits = gpt_tensor_add_act(s, "dlogits", Ns * V, Ns)) || !(m->dlnf = gpt_tensor_add_act(s, "dlnf", Ns * C, Ns)) ||
+         !(m->loss = gpt_tensor_add_f32(s, "loss", 1, 0))))
         return 0;
     return 1;
 }
 
-GPT_STEP_FN int create_activations(gpt_model* s) {
+GPT_STEP_FN int gpt_create_activations(gpt_model* s) {
     int i, first = s->n_tensors;
     for (i = 0; i < s->M; i++)
-        if (!create_micro(s, &s->mb[i])) return 0;
+        if (!gpt_create_micro(s, &s->mb[i])) return 0;
     s->inputs = s->mb[0].inputs;
     s->targets = s->mb[0].targets;
     s->logits = s->mb[0].logits;
     s->loss = s->mb[0].loss;
-    return tensor_carve(s, first, 16);
+    return gpt_tensor_carve(s, first, 16);
 }
 
 /* The squared norms of the gradients (or of the rank's shards): one
    float64 slot each, and their sum; AdamW's step. */
-GPT_STEP_FN int create_norms(gpt_model* s) {
+GPT_STEP_FN int gpt_create_norms(gpt_model* s) {
     int p, first = s->n_tensors;
     s->n_slots = s->ZERO ? s->nb : s->np;
-    if (!(s->sumsq = tensor_new(s, "sumsq", sizeof(double) * (size_t)s->n_slots, CC_DTYPE_FLOAT64, 0)) ||
-        !(s->normsq = tensor_new(s, "normsq", sizeof(double), CC_DTYPE_FLOAT64, 0)) ||
-        !(s->step_t = tensor_new(s, "adamw_step", sizeof(adamw_step), CC_DTYPE_FLOAT32, 0)) ||
-        !(s->sumsq_slot = (tensor**)calloc((size_t)(s->n_slots ? s->n_slots : 1), sizeof(tensor*))))
+    if (!(s->sumsq = gpt_tensor_new(s, "sumsq", sizeof(double) * (size_t)s->n_slots, CC_DTYPE_FLOAT64, 0)) ||
+        !(s->normsq = gpt_tensor_new(s, "normsq", sizeof(double), CC_DTYPE_FLOAT64, 0)) ||
+        !(s->step_t = gpt_tensor_new(s, "adamw_step", sizeof(gpt_adamw_step), CC_DTYPE_FLOAT32, 0)) ||
+        !(s->sumsq_slot = (gpt_tensor**)calloc((size_t)(s->n_slots ? s->n_slots : 1), sizeof(gpt_tensor*))))
         return 0;
-    if (!tensor_carve(s, first, 16)) return 0;
+    if (!gpt_tensor_carve(s, first, 16)) return 0;
     first = s->n_tensors;
     for (p = 0; p < s->n_slots; p++)
-        if (!(s->sumsq_slot[p] = tensor_slot(s, s->sumsq, "sumsq", (size_t)p, 1))) return 0;
-    tensor_place_slots(s, first);
+        if (!(s->sumsq_slot[p] = gpt_tensor_slot(s, s->sumsq, "sumsq", (size_t)p, 1))) return 0;
+    gpt_tensor_place_slots(s, first);
     return 1;
 }
 
-GPT_STEP_FN void model_free(gpt_model* s) {
+GPT_STEP_FN void gpt_model_free(gpt_model* s) {
     int i;
     for (i = 0; i < s->n_blocks; i++) s->kernels->free_memory(s->block[i]);
     for (i = 0; i < s->n_arena; i++) free(s->arena[i]);
@@ -762,7 +769,7 @@ GPT_STEP_FN void model_free(gpt_model* s) {
     free(s->mb); free(s->t); free(s->arena); free(s->block); free(s->block_bytes);
     free(s->bucket); free(s->bucket_of); free(s->param); free(s->adam_m); free(s->sumsq_slot);
     free(s->w.h); free(s->dw.h);
-    layout_free(&s->stage);
+    gpt_layout_free(&s->stage);
     s->n_blocks = s->n_arena = 0;
     s->mb = NULL; s->t = NULL; s->arena = NULL; s->block = NULL; s->block_bytes = NULL;
     s->bucket = NULL; s->bucket_of = NULL; s->param = NULL; s->adam_m = NULL; s->sumsq_slot = NULL;
@@ -774,7 +781,7 @@ GPT_STEP_FN void model_free(gpt_model* s) {
    175-billion-parameter model takes megabytes of tensor records). The
    communicators are the caller's to set (a trainer's splits, or
    gpt_step_plan_comms). CC_OK, or CC_ERR_INVALID_ARG with s->error naming
-   the option at fault, or CC_ERR_OUT_OF_MEMORY; free with model_free
+   the option at fault, or CC_ERR_OUT_OF_MEMORY; free with gpt_model_free
    either way. */
 GPT_STEP_FN cc_result gpt_model_create(gpt_model* s, const gpt_step_desc* d, const gpt_kernel_table* k, cc_context* ctx) {
     memset(s, 0, sizeof *s);
@@ -798,11 +805,11 @@ GPT_STEP_FN cc_result gpt_model_create(gpt_model* s, const gpt_step_desc* d, con
     if (!gpt_step_stage_params(d, &s->stage)) return CC_ERR_OUT_OF_MEMORY;
     s->layout = &s->stage;
     s->np = s->stage.n;
-    if (!make_buckets(s, d)) return s->error[0] ? CC_ERR_INVALID_ARG : CC_ERR_OUT_OF_MEMORY;
-    s->w.h = (layer_weights*)calloc((size_t)s->Ls, sizeof(layer_weights));
-    s->dw.h = (layer_weights*)calloc((size_t)s->Ls, sizeof(layer_weights));
+    if (!gpt_make_buckets(s, d)) return s->error[0] ? CC_ERR_INVALID_ARG : CC_ERR_OUT_OF_MEMORY;
+    s->w.h = (gpt_layer_weights*)calloc((size_t)s->Ls, sizeof(gpt_layer_weights));
+    s->dw.h = (gpt_layer_weights*)calloc((size_t)s->Ls, sizeof(gpt_layer_weights));
     s->mb = (gpt_micro*)calloc((size_t)s->M, sizeof(gpt_micro));
-    if (!s->w.h || !s->dw.h || !s->mb || !create_weights(s) || !create_activations(s) || !create_norms(s)) {
+    if (!s->w.h || !s->dw.h || !s->mb || !gpt_create_weights(s) || !gpt_create_activations(s) || !gpt_create_norms(s)) {
         snprintf(s->error, sizeof s->error, "out of memory for the model's tensors");
         return CC_ERR_OUT_OF_MEMORY;
     }
@@ -833,33 +840,33 @@ GPT_STEP_FN cc_result gpt_step_plan_comms(gpt_model* s) {
 /* An op's record is the one place its tensors are named: the tensors its
    kernel reads (in) and writes (out), in the kernel's argument order, and
    the sizes it needs. The graph learns the op's read and write regions from
-   the record (add_op), and the op's work gets the record and nothing else,
+   the record (gpt_add_op), and the op's work gets the record and nothing else,
    so a tensor that is not declared cannot reach a kernel, and every
    dependency the library derives is one the kernel has. NULL entries are
    absent optional arguments (a bias, a residual, the loss's gradient).
    Besides tensors a record holds only sizes and flags (AdamW's learning
    rate and step count are a tensor, which the host writes before a step). */
-#define OP_MAX_IN 8
-#define OP_MAX_OUT 3
+#define GPT_OP_MAX_IN 8
+#define GPT_OP_MAX_OUT 3
 
 /* An op's tensors for one chunk: rows [c R/n, (c+1) R/n) of each tensor of
    R rows (the rows the library gives the chunk's regions), all of a tensor
    without rows; N, the rows of tokens of the chunk. The whole op is chunk 0
    of 1. */
-struct op_view {
+struct gpt_op_view {
     void* stream;                  /* the op's stream (the backend's): where a device kernel runs */
     int N;
     int first;                     /* chunk 0 of an op that does not accumulate: outputs summed over
                                       rows are overwritten, not added to */
-    const void* in[OP_MAX_IN];
-    void* out[OP_MAX_OUT];
+    const void* in[GPT_OP_MAX_IN];
+    void* out[GPT_OP_MAX_OUT];
 };
 
-struct op_args {
+struct gpt_op_args {
     int kind;                      /* enum gpt_op_kind */
     gpt_kernel_fn run;             /* the trainer's kernel of that kind; NULL: sizes only */
-    const tensor* in[OP_MAX_IN];   /* read */
-    tensor* out[OP_MAX_OUT];       /* written */
+    const gpt_tensor* in[GPT_OP_MAX_IN];   /* read */
+    gpt_tensor* out[GPT_OP_MAX_OUT];       /* written */
     int N;                         /* rows of tokens */
     int C, OC;                     /* widths: a matmul's input and output; a norm's or residual's C */
     int B, T, NH, HS;              /* sequences, positions, heads and head size (attention, embeddings) */
@@ -868,44 +875,44 @@ struct op_args {
     int counted;                   /* sumsq: counts towards the norm on this rank */
     float weight_decay;            /* AdamW */
     int accumulate;                /* a weight gradient of a later micro-batch: added to what is there */
-    int chunked;                   /* the library may run the op in chunks of rows (add_op's chunks): its
+    int chunked;                   /* the library may run the op in chunks of rows (gpt_add_op's chunks): its
                                       kernel must give each row the same result whatever the chunk */
 };
 
-GPT_STEP_FN void* rows_of(const tensor* t, int chunk, int n_chunks) {
+GPT_STEP_FN void* gpt_rows_of(const gpt_tensor* t, int chunk, int n_chunks) {
     if (!t) return NULL;
     if (t->rows == 0) return t->p;
     return (char*)t->p + t->bytes / t->rows * (size_t)(t->rows * (uint64_t)chunk / (uint64_t)n_chunks);
 }
 
-GPT_STEP_FN op_view view_of(const op_args* a, int chunk, int n_chunks) {
-    op_view v;
+GPT_STEP_FN gpt_op_view gpt_view_of(const gpt_op_args* a, int chunk, int n_chunks) {
+    gpt_op_view v;
     int i;
     v.stream = NULL;
     v.N = (int)((int64_t)a->N * (chunk + 1) / n_chunks - (int64_t)a->N * chunk / n_chunks);
     v.first = chunk == 0 && !a->accumulate;
-    for (i = 0; i < OP_MAX_IN; i++) v.in[i] = rows_of(a->in[i], chunk, n_chunks);
-    for (i = 0; i < OP_MAX_OUT; i++) v.out[i] = rows_of(a->out[i], chunk, n_chunks);
+    for (i = 0; i < GPT_OP_MAX_IN; i++) v.in[i] = gpt_rows_of(a->in[i], chunk, n_chunks);
+    for (i = 0; i < GPT_OP_MAX_OUT; i++) v.out[i] = gpt_rows_of(a->out[i], chunk, n_chunks);
     return v;
 }
 
 /* The work of a compute op (cc_op_fn) and of one of its chunks (cc_op_chunk_fn):
    the record's kernel. */
-static void op_whole(void* stream, void* user_data) {
-    const op_args* a = (const op_args*)user_data;
-    op_view v = view_of(a, 0, 1);
+static void gpt_op_whole(void* stream, void* user_data) {
+    const gpt_op_args* a = (const gpt_op_args*)user_data;
+    gpt_op_view v = gpt_view_of(a, 0, 1);
     v.stream = stream;
     a->run(a, &v);
 }
-static void op_chunk(void* stream, void* user_data, int chunk, int n_chunks) {
-    const op_args* a = (const op_args*)user_data;
-    op_view v = view_of(a, chunk, n_chunks);
+static void gpt_op_chunk(void* stream, void* user_data, int chunk, int n_chunks) {
+    const gpt_op_args* a = (const gpt_op_args*)user_data;
+    gpt_op_view v = gpt_view_of(a, chunk, n_chunks);
     v.stream = stream;
     a->run(a, &v);
 }
 /* gpt_step_desc.chunk_stubs: the work of a sizes-only op, which is none. */
-static void op_no_work(void* stream, void* user_data) { (void)stream; (void)user_data; }
-static void op_no_work_chunk(void* stream, void* user_data, int chunk, int n_chunks) {
+static void gpt_op_no_work(void* stream, void* user_data) { (void)stream; (void)user_data; }
+static void gpt_op_no_work_chunk(void* stream, void* user_data, int chunk, int n_chunks) {
     (void)stream; (void)user_data; (void)chunk; (void)n_chunks;
 }
 
@@ -915,7 +922,7 @@ static void op_no_work_chunk(void* stream, void* user_data, int chunk, int n_chu
    (1/(2C) of that). Elementwise work is an estimate per element, stated
    per kind. Attention counts the whole T x T score matrix (the causal mask
    is not used to skip half). */
-GPT_STEP_FN double gpt_op_flops(const op_args* a) {
+GPT_STEP_FN double gpt_op_flops(const gpt_op_args* a) {
     double N = a->N, C = a->C, OC = a->OC, V = a->V, n = (double)a->n;
     double BH = (double)a->B * a->NH, TT = (double)a->T * a->T, HS = a->HS;
     switch (a->kind) {
@@ -945,24 +952,24 @@ GPT_STEP_FN double gpt_op_flops(const op_args* a) {
 /* Bytes an op moves: every tensor it reads and writes, once; AdamW also
    reads and writes a float32 master copy where the parameters it updates
    have 2-byte elements. */
-GPT_STEP_FN double gpt_op_bytes(const op_args* a) {
+GPT_STEP_FN double gpt_op_bytes(const gpt_op_args* a) {
     double b = 0;
     int i;
-    for (i = 0; i < OP_MAX_IN; i++) if (a->in[i]) b += (double)a->in[i]->bytes;
-    for (i = 0; i < OP_MAX_OUT; i++) if (a->out[i]) b += (double)a->out[i]->bytes;
-    if (a->kind == GPT_OP_ADAMW && a->out[0] && tensor_esize(a->out[0]) == 2) b += 8.0 * (double)a->n;
+    for (i = 0; i < GPT_OP_MAX_IN; i++) if (a->in[i]) b += (double)a->in[i]->bytes;
+    for (i = 0; i < GPT_OP_MAX_OUT; i++) if (a->out[i]) b += (double)a->out[i]->bytes;
+    if (a->kind == GPT_OP_ADAMW && a->out[0] && gpt_tensor_esize(a->out[0]) == 2) b += 8.0 * (double)a->n;
     return b;
 }
 
 /* ---- >>graph: building the step's graph --------------------------------------- */
-enum { S_COMPUTE = 0, S_TP = 1, S_DP = 2, S_PP = 3 };   /* streams ("pp" only with pp > 1) */
-enum { WHOLE = 0, IN_CHUNKS = 1 };                     /* add_op: the library may cut the op into chunks */
+enum { GPT_S_COMPUTE = 0, GPT_S_TP = 1, GPT_S_DP = 2, GPT_S_PP = 3 };   /* streams ("pp" only with pp > 1) */
+enum { GPT_WHOLE = 0, GPT_IN_CHUNKS = 1 };                     /* gpt_add_op: the library may cut the op into chunks */
 
 enum { GPT_GROUP_NONE = 0, GPT_GROUP_TP, GPT_GROUP_DP, GPT_GROUP_PP };          /* gpt_step_op_info.group */
 enum { GPT_PHASE_FORWARD = 0, GPT_PHASE_BACKWARD, GPT_PHASE_UPDATE };           /* gpt_step_op_info.phase */
 enum { GPT_OTHER_NONE = 0, GPT_OTHER_LATER = 1, GPT_OTHER_EARLIER = -1 };       /* gpt_step_op_info.other_stages */
 
-/* What op i of a built graph is (op_store.info[i]), for a cost model. */
+/* What op i of a built graph is (gpt_op_store.info[i]), for a cost model. */
 struct gpt_step_op_info {
     int kind;                  /* enum gpt_op_kind of a compute op; -1 for a collective or a no-stream op */
     cc_coll_kind coll;         /* the collective's kind; CC_COLL_NONE for the others */
@@ -981,10 +988,10 @@ struct gpt_step_op_info {
     int other_stages;          /* GPT_OTHER_LATER (pp.other_stages), GPT_OTHER_EARLIER (pp.prev_stages) */
 };
 
-typedef struct builder {
+typedef struct gpt_builder {
     cc_graph* g;
     cc_buffer* buf;                /* [tensor id]: the tensor's buffer in g (id 0: not added yet) */
-    op_store* store;
+    gpt_op_store* store;
     const gpt_model* s;
     const gpt_kernel_table* kernels;
     uint64_t fingerprint;          /* graph_fingerprint: of the ops added so far */
@@ -996,21 +1003,21 @@ typedef struct builder {
     char* gathered;                /* [nb] ZeRO-3: gathered in the current pass */
     cc_op* other;                  /* [M] each micro-batch's pp.other_stages */
     cc_op last;                    /* the op added last */
-} builder;
+} gpt_builder;
 
 /* A new record for an op of this kernel, zeroed, owned by the store. */
-GPT_STEP_FN op_args* op_new(builder* b, int kind, int N) {
-    op_store* st = b->store;
-    op_args* a;
+GPT_STEP_FN gpt_op_args* gpt_op_new(gpt_builder* b, int kind, int N) {
+    gpt_op_store* st = b->store;
+    gpt_op_args* a;
     if (b->rc != CC_OK) return NULL;
     if (st->n == st->cap) {
         int cap = st->cap ? 2 * st->cap : 256;
-        op_args** grown = (op_args**)realloc(st->ops, sizeof(op_args*) * (size_t)cap);
+        gpt_op_args** grown = (gpt_op_args**)realloc(st->ops, sizeof(gpt_op_args*) * (size_t)cap);
         if (!grown) { b->rc = CC_ERR_OUT_OF_MEMORY; return NULL; }
         st->ops = grown;
         st->cap = cap;
     }
-    if (!(a = (op_args*)calloc(1, sizeof *a))) { b->rc = CC_ERR_OUT_OF_MEMORY; return NULL; }
+    if (!(a = (gpt_op_args*)calloc(1, sizeof *a))) { b->rc = CC_ERR_OUT_OF_MEMORY; return NULL; }
     st->ops[st->n++] = a;
     a->kind = kind;
     a->run = b->kernels ? b->kernels->run[kind] : NULL;
@@ -1018,7 +1025,7 @@ GPT_STEP_FN op_args* op_new(builder* b, int kind, int N) {
     return a;
 }
 
-GPT_STEP_FN void op_store_free(op_store* st) {
+GPT_STEP_FN void gpt_op_store_free(gpt_op_store* st) {
     int i;
     for (i = 0; i < st->n; i++) free(st->ops[i]);
     free(st->ops);
@@ -1026,8 +1033,8 @@ GPT_STEP_FN void op_store_free(op_store* st) {
     memset(st, 0, sizeof *st);
 }
 
-GPT_STEP_FN cc_region region_of(builder* b, const tensor* t) {
-    const tensor* whole = t->whole ? t->whole : t;
+GPT_STEP_FN cc_region gpt_region_of(gpt_builder* b, const gpt_tensor* t) {
+    const gpt_tensor* whole = t->whole ? t->whole : t;
     cc_region r;
     memset(&r, 0, sizeof r);
     if (b->buf[whole->id].id == 0 && b->rc == CC_OK) b->rc = cc_graph_add_buffer(b->g, whole->name, whole->bytes, &b->buf[whole->id]);
@@ -1046,45 +1053,46 @@ GPT_STEP_FN cc_region region_of(builder* b, const tensor* t) {
    bytes and rows). The same model, layout and rank give the same
    fingerprint whatever runs the kernels, and with no memory at all: no
    addresses, no timings. */
-GPT_STEP_FN void fingerprint_u64(builder* b, uint64_t v) { b->fingerprint = fnv1a(b->fingerprint, &v, sizeof v); }
-GPT_STEP_FN void fingerprint_str(builder* b, const char* str) { b->fingerprint = fnv1a(b->fingerprint, str, strlen(str) + 1); }
-
-GPT_STEP_FN void fingerprint_tensor(builder* b, const tensor* t) {
-    const tensor* whole = t->whole ? t->whole : t;
-    fingerprint_str(b, whole->name);
-    fingerprint_u64(b, whole->bytes);
-    fingerprint_u64(b, (uint64_t)(t->off - whole->off));
-    fingerprint_u64(b, t->bytes);
-    fingerprint_u64(b, t->rows);
+GPT_STEP_FN void gpt_fingerprint_u64(gpt_builder* b, uint64_t v) { b->fingerprint = gpt_fnv1a(b->fingerprint, &v,
+                                     sizeof v); } GPT_STEP_FN void gpt_fingerprint_str(gpt_builder* b,
+                                     const char* str) { b->fingerprint = gpt_fnv1a(b->fingerprint, str,
+                                     strlen(str) + 1); }  GPT_STEP_FN void gpt_fingerprint_tensor(gpt_builder* b,
+                                     const gpt_tensor* t) {
+    const gpt_tensor* whole = t->whole ? t->whole : t;
+    gpt_fingerprint_str(b, whole->name);
+    gpt_fingerprint_u64(b, whole->bytes);
+    gpt_fingerprint_u64(b, (uint64_t)(t->off - whole->off));
+    gpt_fingerprint_u64(b, t->bytes);
+    gpt_fingerprint_u64(b, t->rows);
 }
 
-GPT_STEP_FN void fingerprint_op(builder* b, const cc_op_desc* d, const op_args* a, int chunks) {
+GPT_STEP_FN void gpt_fingerprint_op(gpt_builder* b, const cc_op_desc* d, const gpt_op_args* a, int chunks) {
     const cc_collective* co = d->coll;
     uint64_t duration;
     int i;
     memcpy(&duration, &d->duration_us, sizeof duration);
-    fingerprint_str(b, d->name);
-    fingerprint_u64(b, (uint64_t)(int64_t)d->stream);
-    fingerprint_u64(b, duration);
-    fingerprint_u64(b, (uint64_t)chunks);
+    gpt_fingerprint_str(b, d->name);
+    gpt_fingerprint_u64(b, (uint64_t)(int64_t)d->stream);
+    gpt_fingerprint_u64(b, duration);
+    gpt_fingerprint_u64(b, (uint64_t)chunks);
     if (co) {
-        fingerprint_u64(b, 1000 + (uint64_t)co->kind);
-        fingerprint_u64(b, (uint64_t)co->dtype);
-        fingerprint_u64(b, (uint64_t)co->reduce);
-        fingerprint_u64(b, (uint64_t)co->n_elems);
-        fingerprint_u64(b, (uint64_t)cc_comm_size(co->comm));
-        fingerprint_u64(b, (uint64_t)(int64_t)co->peer);
-    } else fingerprint_u64(b, (uint64_t)a->kind);
-    for (i = 0; i < d->n_deps; i++) fingerprint_u64(b, 2000 + (uint64_t)(int64_t)cc_op_index(b->g, d->deps[i]));
-    fingerprint_u64(b, (uint64_t)d->n_reads);
-    for (i = 0; i < OP_MAX_IN; i++) if (a->in[i]) fingerprint_tensor(b, a->in[i]);
-    fingerprint_u64(b, (uint64_t)d->n_writes);
-    for (i = 0; i < OP_MAX_OUT; i++) if (a->out[i]) fingerprint_tensor(b, a->out[i]);
+        gpt_fingerprint_u64(b, 1000 + (uint64_t)co->kind);
+        gpt_fingerprint_u64(b, (uint64_t)co->dtype);
+        gpt_fingerprint_u64(b, (uint64_t)co->reduce);
+        gpt_fingerprint_u64(b, (uint64_t)co->n_elems);
+        gpt_fingerprint_u64(b, (uint64_t)cc_comm_size(co->comm));
+        gpt_fingerprint_u64(b, (uint64_t)(int64_t)co->peer);
+    } else gpt_fingerprint_u64(b, (uint64_t)a->kind);
+    for (i = 0; i < d->n_deps; i++) gpt_fingerprint_u64(b, 2000 + (uint64_t)(int64_t)cc_op_index(b->g, d->deps[i]));
+    gpt_fingerprint_u64(b, (uint64_t)d->n_reads);
+    for (i = 0; i < GPT_OP_MAX_IN; i++) if (a->in[i]) gpt_fingerprint_tensor(b, a->in[i]);
+    gpt_fingerprint_u64(b, (uint64_t)d->n_writes);
+    for (i = 0; i < GPT_OP_MAX_OUT; i++) if (a->out[i]) gpt_fingerprint_tensor(b, a->out[i]);
 }
 
 /* Room for one more gpt_step_op_info. */
-GPT_STEP_FN gpt_step_op_info* info_new(builder* b) {
-    op_store* st = b->store;
+GPT_STEP_FN gpt_step_op_info* gpt_info_new(gpt_builder* b) {
+    gpt_op_store* st = b->store;
     gpt_step_op_info* in;
     if (st->n_info == st->cap_info) {
         int cap = st->cap_info ? 2 * st->cap_info : 256;
@@ -1098,28 +1106,28 @@ GPT_STEP_FN gpt_step_op_info* info_new(builder* b) {
     return in;
 }
 
-static void grad_ready(builder* b, int p);
+static void gpt_grad_ready(gpt_builder* b, int p);
 
 /* Adds the op of record a (or the collective coll on a's tensors, or with
    neither a no-stream op): its regions are a's tensors, read then written,
    in a's order; l is the stage's block (-1: none); deps, explicit
    predecessors. With chunks, every tensor with rows must have the op's N
-   rows: the library cuts them as view_of does. */
-GPT_STEP_FN void add_op(builder* b, const char* name, int l, int stream, op_args* a, int chunks, const cc_collective* coll,
-                        const cc_op* deps, int n_deps) {
+   rows: the library cuts them as gpt_view_of does. */
+GPT_STEP_FN void gpt_add_op(gpt_builder* b, const char* name, int l, int stream, gpt_op_args* a, int chunks,
+                            const cc_collective* coll, const cc_op* deps, int n_deps) {
     const gpt_model* s = b->s;
     cc_op_desc d = cc_op_desc_default();
-    cc_region reads[OP_MAX_IN], writes[OP_MAX_OUT];
+    cc_region reads[GPT_OP_MAX_IN], writes[GPT_OP_MAX_OUT];
     gpt_step_op_info* info;
     char full[96], pre[16];
-    int i, ready[OP_MAX_OUT], n_ready = 0;
+    int i, ready[GPT_OP_MAX_OUT], n_ready = 0;
     if (b->rc != CC_OK) return;
     pre[0] = 0;
     if (s->M > 1 && b->micro >= 0) snprintf(pre, sizeof pre, "mb%d.", b->micro);
     if (l >= 0) snprintf(full, sizeof full, "%sh%d.%s", pre, s->L0 + l, name);
     else snprintf(full, sizeof full, "%s%s", pre, name);
-    for (i = 0; i < OP_MAX_IN + OP_MAX_OUT; i++) {
-        const tensor* t = i < OP_MAX_IN ? a->in[i] : a->out[i - OP_MAX_IN];
+    for (i = 0; i < GPT_OP_MAX_IN + GPT_OP_MAX_OUT; i++) {
+        const gpt_tensor* t = i < GPT_OP_MAX_IN ? a->in[i] : a->out[i - GPT_OP_MAX_IN];
         if (chunks && t && t->rows > 0 && t->rows != (uint64_t)a->N) {
             snprintf(((gpt_model*)s)->error, sizeof s->error, "op '%s' runs in chunks of %d rows, but '%s' has %llu rows", full, a->N,
                      t->name, (unsigned long long)t->rows);
@@ -1127,9 +1135,9 @@ GPT_STEP_FN void add_op(builder* b, const char* name, int l, int stream, op_args
             return;
         }
     }
-    if (!(info = info_new(b))) return;
-    for (i = 0; i < OP_MAX_IN; i++) if (a->in[i]) reads[d.n_reads++] = region_of(b, a->in[i]);
-    for (i = 0; i < OP_MAX_OUT; i++) if (a->out[i]) writes[d.n_writes++] = region_of(b, a->out[i]);
+    if (!(info = gpt_info_new(b))) return;
+    for (i = 0; i < GPT_OP_MAX_IN; i++) if (a->in[i]) reads[d.n_reads++] = gpt_region_of(b, a->in[i]);
+    for (i = 0; i < GPT_OP_MAX_OUT; i++) if (a->out[i]) writes[d.n_writes++] = gpt_region_of(b, a->out[i]);
     a->chunked = chunks != 0;
     d.name = full;
     d.duration_us = 1;
@@ -1141,22 +1149,22 @@ GPT_STEP_FN void add_op(builder* b, const char* name, int l, int stream, op_args
     d.n_deps = n_deps;
     if (!coll && stream == CC_NO_STREAM) d.duration_us = 0;
     if (a->run) {
-        d.fn = op_whole;
+        d.fn = gpt_op_whole;
         d.user_data = a;
-        if (chunks) d.chunk_fn = op_chunk;
+        if (chunks) d.chunk_fn = gpt_op_chunk;
     } else if (!coll && chunks && s->chunk_stubs) {
-        d.fn = op_no_work;
-        d.chunk_fn = op_no_work_chunk;
+        d.fn = gpt_op_no_work;
+        d.chunk_fn = gpt_op_no_work_chunk;
         d.user_data = a;
     }
-    fingerprint_op(b, &d, a, chunks);
+    gpt_fingerprint_op(b, &d, a, chunks);
     if (b->rc == CC_OK) b->rc = cc_graph_add_op(b->g, &d, &b->last);
     if (b->rc != CC_OK) return;
     /* what it is */
     info->kind = coll || stream == CC_NO_STREAM ? -1 : a->kind;
     info->coll = coll ? coll->kind : CC_COLL_NONE;
-    info->group = stream == S_TP ? GPT_GROUP_TP : stream == S_DP ? GPT_GROUP_DP
-                : stream == S_PP || stream == CC_NO_STREAM ? GPT_GROUP_PP : GPT_GROUP_NONE;
+    info->group = stream == GPT_S_TP ? GPT_GROUP_TP : stream == GPT_S_DP ? GPT_GROUP_DP
+                : stream == GPT_S_PP || stream == CC_NO_STREAM ? GPT_GROUP_PP : GPT_GROUP_NONE;
     info->layer = l >= 0 ? s->L0 + l : -1;
     info->micro = b->phase == GPT_PHASE_UPDATE ? -1 : b->micro;
     info->phase = b->phase;
@@ -1178,20 +1186,20 @@ GPT_STEP_FN void add_op(builder* b, const char* name, int l, int stream, op_args
     b->bucket = -1; b->first_param = -1; b->n_params = 0; b->other_stages = GPT_OTHER_NONE;
     /* the gradients it completes (the last micro-batch's backward) */
     if (b->track && !coll)
-        for (i = 0; i < OP_MAX_OUT; i++)
+        for (i = 0; i < GPT_OP_MAX_OUT; i++)
             if (a->out[i] && a->out[i]->grad_of && --b->pending[a->out[i]->grad_of - 1] == 0) ready[n_ready++] = a->out[i]->grad_of - 1;
-    for (i = 0; i < n_ready; i++) grad_ready(b, ready[i]);
+    for (i = 0; i < n_ready; i++) gpt_grad_ready(b, ready[i]);
 }
 
 /* A collective on a communication stream: in and out are its send and
    receive tensors (the same one in place; SEND has no out, RECV no in);
    its elements: all-reduce and reduce-scatter out's, all-gather and send
    in's, recv out's. */
-GPT_STEP_FN void add_coll(builder* b, const char* name, int l, cc_coll_kind kind, cc_reduce_op reduce, const tensor* in, tensor* out,
-                          cc_comm* comm, int stream, int peer) {
-    const tensor* t = kind == CC_COLL_ALL_GATHER || kind == CC_COLL_SEND ? in : out;
+GPT_STEP_FN void gpt_add_coll(gpt_builder* b, const char* name, int l, cc_coll_kind kind, cc_reduce_op reduce, const gpt_tensor* in,
+                              gpt_tensor* out, cc_comm* comm, int stream, int peer) {
+    const gpt_tensor* t = kind == CC_COLL_ALL_GATHER || kind == CC_COLL_SEND ? in : out;
     cc_collective co;
-    op_args a;
+    gpt_op_args a;
     memset(&co, 0, sizeof co);
     memset(&a, 0, sizeof a);
     a.in[0] = in;
@@ -1199,192 +1207,192 @@ GPT_STEP_FN void add_coll(builder* b, const char* name, int l, cc_coll_kind kind
     co.kind = kind;
     co.dtype = t->dtype;
     co.reduce = reduce;
-    co.n_elems = tensor_elems(t);
+    co.n_elems = gpt_tensor_elems(t);
     co.comm = comm;
     co.peer = peer;
     co.send_buf = in ? in->p : NULL;
     co.recv_buf = out ? out->p : NULL;
-    add_op(b, name, l, stream, &a, WHOLE, &co, NULL, 0);
+    gpt_add_op(b, name, l, stream, &a, GPT_WHOLE, &co, NULL, 0);
 }
 /* An in-place all-reduce of tensor t, whole. */
-GPT_STEP_FN void add_allreduce(builder* b, const char* name, int l, tensor* t, cc_reduce_op reduce, cc_comm* comm, int stream) {
-    add_coll(b, name, l, CC_COLL_ALL_REDUCE, reduce, t, t, comm, stream, 0);
+GPT_STEP_FN void gpt_add_allreduce(gpt_builder* b, const char* name, int l, gpt_tensor* t, cc_reduce_op reduce, cc_comm* comm, int stream) {
+    gpt_add_coll(b, name, l, CC_COLL_ALL_REDUCE, reduce, t, t, comm, stream, 0);
 }
 
 /* One function per kernel: the op's tensors in the kernel's argument order. */
-GPT_STEP_FN void add_compute(builder* b, const char* name, int l, op_args* a, int chunks) {
-    if (a) add_op(b, name, l, S_COMPUTE, a, chunks, NULL, NULL, 0);
+GPT_STEP_FN void gpt_add_compute(gpt_builder* b, const char* name, int l, gpt_op_args* a, int chunks) {
+    if (a) gpt_add_op(b, name, l, GPT_S_COMPUTE, a, chunks, NULL, NULL, 0);
 }
-GPT_STEP_FN void add_embed(builder* b, const char* name, tensor* x, const tensor* wte, const tensor* wpe, const tensor* tokens, int N,
-                           int T, int C) {
-    op_args* a = op_new(b, GPT_OP_EMBED, N);
+GPT_STEP_FN void gpt_add_embed(gpt_builder* b, const char* name, gpt_tensor* x, const gpt_tensor* wte, const gpt_tensor* wpe,
+                               const gpt_tensor* tokens, int N, int T, int C) {
+    gpt_op_args* a = gpt_op_new(b, GPT_OP_EMBED, N);
     if (!a) return;
     a->out[0] = x;
     a->in[0] = wte; a->in[1] = wpe; a->in[2] = tokens;
     a->T = T; a->C = C;
-    add_compute(b, name, -1, a, WHOLE);
+    gpt_add_compute(b, name, -1, a, GPT_WHOLE);
 }
-GPT_STEP_FN void add_layernorm(builder* b, const char* name, int l, tensor* y, tensor* mean, tensor* rstd, const tensor* x,
-                               const tensor* w, const tensor* bias, int N, int C) {
-    op_args* a = op_new(b, GPT_OP_LAYERNORM, N);
+GPT_STEP_FN void gpt_add_layernorm(gpt_builder* b, const char* name, int l, gpt_tensor* y, gpt_tensor* mean, gpt_tensor* rstd,
+                                   const gpt_tensor* x, const gpt_tensor* w, const gpt_tensor* bias, int N, int C) {
+    gpt_op_args* a = gpt_op_new(b, GPT_OP_LAYERNORM, N);
     if (!a) return;
     a->out[0] = y; a->out[1] = mean; a->out[2] = rstd;
     a->in[0] = x; a->in[1] = w; a->in[2] = bias;
     a->C = C;
-    add_compute(b, name, l, a, WHOLE);
+    gpt_add_compute(b, name, l, a, GPT_WHOLE);
 }
-GPT_STEP_FN void add_matmul(builder* b, const char* name, int l, int chunks, tensor* y, const tensor* x, const tensor* w,
-                            const tensor* bias, int N, int C, int OC) {
-    op_args* a = op_new(b, GPT_OP_MATMUL, N);
+GPT_STEP_FN void gpt_add_matmul(gpt_builder* b, const char* name, int l, int chunks, gpt_tensor* y, const gpt_tensor* x,
+                                const gpt_tensor* w, const gpt_tensor* bias, int N, int C, int OC) {
+    gpt_op_args* a = gpt_op_new(b, GPT_OP_MATMUL, N);
     if (!a) return;
     a->out[0] = y;
     a->in[0] = x; a->in[1] = w; a->in[2] = bias;
     a->C = C; a->OC = OC;
-    add_compute(b, name, l, a, chunks);
+    gpt_add_compute(b, name, l, a, chunks);
 }
-GPT_STEP_FN void add_matmul_gelu(builder* b, const char* name, int l, tensor* h, tensor* u, const tensor* x, const tensor* w,
-                                 const tensor* bias, int N, int C, int OC) {
-    op_args* a = op_new(b, GPT_OP_MATMUL_GELU, N);
+GPT_STEP_FN void gpt_add_matmul_gelu(gpt_builder* b, const char* name, int l, gpt_tensor* h, gpt_tensor* u, const gpt_tensor* x,
+                                     const gpt_tensor* w, const gpt_tensor* bias, int N, int C, int OC) {
+    gpt_op_args* a = gpt_op_new(b, GPT_OP_MATMUL_GELU, N);
     if (!a) return;
     a->out[0] = h; a->out[1] = u;
     a->in[0] = x; a->in[1] = w; a->in[2] = bias;
     a->C = C; a->OC = OC;
-    add_compute(b, name, l, a, WHOLE);
+    gpt_add_compute(b, name, l, a, GPT_WHOLE);
 }
-GPT_STEP_FN void add_attention(builder* b, const char* name, int l, tensor* y, tensor* att, const tensor* qkv, int B, int T, int NH,
-                               int HS) {
-    op_args* a = op_new(b, GPT_OP_ATTENTION, B * T);
+GPT_STEP_FN void gpt_add_attention(gpt_builder* b, const char* name, int l, gpt_tensor* y, gpt_tensor* att, const gpt_tensor* qkv,
+                                   int B, int T, int NH, int HS) {
+    gpt_op_args* a = gpt_op_new(b, GPT_OP_ATTENTION, B * T);
     if (!a) return;
     a->out[0] = y; a->out[1] = att;
     a->in[0] = qkv;
     a->B = B; a->T = T; a->NH = NH; a->HS = HS;
-    add_compute(b, name, l, a, WHOLE);
+    gpt_add_compute(b, name, l, a, GPT_WHOLE);
 }
-GPT_STEP_FN void add_residual(builder* b, const char* name, int l, int chunks, tensor* y, const tensor* x, const tensor* part,
-                              const tensor* bias, int N, int C) {
-    op_args* a = op_new(b, GPT_OP_RESIDUAL, N);
+GPT_STEP_FN void gpt_add_residual(gpt_builder* b, const char* name, int l, int chunks, gpt_tensor* y, const gpt_tensor* x,
+                                  const gpt_tensor* part, const gpt_tensor* bias, int N, int C) {
+    gpt_op_args* a = gpt_op_new(b, GPT_OP_RESIDUAL, N);
     if (!a) return;
     a->out[0] = y;
     a->in[0] = x; a->in[1] = part; a->in[2] = bias;
     a->C = C;
-    add_compute(b, name, l, a, chunks);
+    gpt_add_compute(b, name, l, a, chunks);
 }
-GPT_STEP_FN void add_crossentropy(builder* b, const char* name, tensor* loss, tensor* dlogits, const tensor* logits,
-                                  const tensor* targets, int N, int V) {
-    op_args* a = op_new(b, GPT_OP_CROSSENTROPY, N);
+GPT_STEP_FN void gpt_add_crossentropy(gpt_builder* b, const char* name, gpt_tensor* loss, gpt_tensor* dlogits,
+                                      const gpt_tensor* logits, const gpt_tensor* targets, int N, int V) {
+    gpt_op_args* a = gpt_op_new(b, GPT_OP_CROSSENTROPY, N);
     if (!a) return;
     a->out[0] = loss; a->out[1] = dlogits;
     a->in[0] = logits; a->in[1] = targets;
     a->V = V;
-    add_compute(b, name, -1, a, WHOLE);
+    gpt_add_compute(b, name, -1, a, GPT_WHOLE);
 }
 /* The weight-gradient ops accumulate in micro-batches after the first:
    they then read what they write. */
-GPT_STEP_FN void accumulating(builder* b, op_args* a, int first_in) {
+GPT_STEP_FN void gpt_accumulating(gpt_builder* b, gpt_op_args* a, int first_in) {
     int i;
     if (b->micro == 0) return;
     a->accumulate = 1;
-    for (i = 0; i < OP_MAX_OUT && first_in + i < OP_MAX_IN; i++)
+    for (i = 0; i < GPT_OP_MAX_OUT && first_in + i < GPT_OP_MAX_IN; i++)
         if (a->out[i] && a->out[i]->grad_of) a->in[first_in++] = a->out[i];
 }
-GPT_STEP_FN void add_matmul_bwd_w(builder* b, const char* name, int l, tensor* dw, tensor* dbias, const tensor* dy, const tensor* x,
-                                  int N, int C, int OC) {
-    op_args* a = op_new(b, GPT_OP_MATMUL_BWD_W, N);
+GPT_STEP_FN void gpt_add_matmul_bwd_w(gpt_builder* b, const char* name, int l, gpt_tensor* dw, gpt_tensor* dbias,
+                                      const gpt_tensor* dy, const gpt_tensor* x, int N, int C, int OC) {
+    gpt_op_args* a = gpt_op_new(b, GPT_OP_MATMUL_BWD_W, N);
     if (!a) return;
     a->out[0] = dw; a->out[1] = dbias;
     a->in[0] = dy; a->in[1] = x;
     a->C = C; a->OC = OC;
-    accumulating(b, a, 2);
-    add_compute(b, name, l, a, WHOLE);
+    gpt_accumulating(b, a, 2);
+    gpt_add_compute(b, name, l, a, GPT_WHOLE);
 }
-GPT_STEP_FN void add_matmul_bwd_x(builder* b, const char* name, int l, int chunks, tensor* dx, const tensor* dy, const tensor* w, int N,
-                                  int C, int OC) {
-    op_args* a = op_new(b, GPT_OP_MATMUL_BWD_X, N);
+GPT_STEP_FN void gpt_add_matmul_bwd_x(gpt_builder* b, const char* name, int l, int chunks, gpt_tensor* dx, const gpt_tensor* dy,
+                                      const gpt_tensor* w, int N, int C, int OC) {
+    gpt_op_args* a = gpt_op_new(b, GPT_OP_MATMUL_BWD_X, N);
     if (!a) return;
     a->out[0] = dx;
     a->in[0] = dy; a->in[1] = w;
     a->C = C; a->OC = OC;
-    add_compute(b, name, l, a, chunks);
+    gpt_add_compute(b, name, l, a, chunks);
 }
-GPT_STEP_FN void add_matmul_gelu_bwd_x(builder* b, const char* name, int l, tensor* dh, const tensor* dy, const tensor* w,
-                                       const tensor* h, int N, int C, int OC) {
-    op_args* a = op_new(b, GPT_OP_MATMUL_GELU_BWD_X, N);
+GPT_STEP_FN void gpt_add_matmul_gelu_bwd_x(gpt_builder* b, const char* name, int l, gpt_tensor* dh, const gpt_tensor* dy,
+                                           const gpt_tensor* w, const gpt_tensor* h, int N, int C, int OC) {
+    gpt_op_args* a = gpt_op_new(b, GPT_OP_MATMUL_GELU_BWD_X, N);
     if (!a) return;
     a->out[0] = dh;
     a->in[0] = dy; a->in[1] = w; a->in[2] = h;
     a->C = C; a->OC = OC;
-    add_compute(b, name, l, a, WHOLE);
+    gpt_add_compute(b, name, l, a, GPT_WHOLE);
 }
-GPT_STEP_FN void add_layernorm_bwd(builder* b, const char* name, int l, int chunks, tensor* dx, tensor* dw, tensor* dbias,
-                                   const tensor* resid, const tensor* dy, const tensor* x, const tensor* mean, const tensor* rstd,
-                                   const tensor* w, int N, int C) {
-    op_args* a = op_new(b, GPT_OP_LAYERNORM_BWD, N);
+GPT_STEP_FN void gpt_add_layernorm_bwd(gpt_builder* b, const char* name, int l, int chunks, gpt_tensor* dx, gpt_tensor* dw,
+                                       gpt_tensor* dbias, const gpt_tensor* resid, const gpt_tensor* dy, const gpt_tensor* x,
+                                       const gpt_tensor* mean, const gpt_tensor* rstd, const gpt_tensor* w, int N, int C) {
+    gpt_op_args* a = gpt_op_new(b, GPT_OP_LAYERNORM_BWD, N);
     if (!a) return;
     a->out[0] = dx; a->out[1] = dw; a->out[2] = dbias;
     a->in[0] = resid; a->in[1] = dy; a->in[2] = x; a->in[3] = mean; a->in[4] = rstd; a->in[5] = w;
     a->C = C;
-    accumulating(b, a, 6);
-    add_compute(b, name, l, a, chunks);
+    gpt_accumulating(b, a, 6);
+    gpt_add_compute(b, name, l, a, chunks);
 }
-GPT_STEP_FN void add_attention_bwd(builder* b, const char* name, int l, tensor* dqkv, const tensor* dy, const tensor* att,
-                                   const tensor* qkv, int B, int T, int NH, int HS) {
-    op_args* a = op_new(b, GPT_OP_ATTENTION_BWD, B * T);
+GPT_STEP_FN void gpt_add_attention_bwd(gpt_builder* b, const char* name, int l, gpt_tensor* dqkv, const gpt_tensor* dy,
+                                       const gpt_tensor* att, const gpt_tensor* qkv, int B, int T, int NH, int HS) {
+    gpt_op_args* a = gpt_op_new(b, GPT_OP_ATTENTION_BWD, B * T);
     if (!a) return;
     a->out[0] = dqkv;
     a->in[0] = dy; a->in[1] = att; a->in[2] = qkv;
     a->B = B; a->T = T; a->NH = NH; a->HS = HS;
-    add_compute(b, name, l, a, WHOLE);
+    gpt_add_compute(b, name, l, a, GPT_WHOLE);
 }
 /* dwte is read as well: with one stage the head's gradient is already in it. */
-GPT_STEP_FN void add_embed_bwd(builder* b, const char* name, tensor* dwte, tensor* dwpe, const tensor* dx, const tensor* tokens, int B,
-                               int T, int C, int N) {
-    op_args* a = op_new(b, GPT_OP_EMBED_BWD, N);
+GPT_STEP_FN void gpt_add_embed_bwd(gpt_builder* b, const char* name, gpt_tensor* dwte, gpt_tensor* dwpe, const gpt_tensor* dx,
+                                   const gpt_tensor* tokens, int B, int T, int C, int N) {
+    gpt_op_args* a = gpt_op_new(b, GPT_OP_EMBED_BWD, N);
     if (!a) return;
     a->out[0] = dwte; a->out[1] = dwpe;
     a->in[0] = dx; a->in[1] = tokens; a->in[2] = dwte;
     a->B = B; a->T = T; a->C = C;
     if (b->micro > 0) { a->accumulate = 1; a->in[3] = dwpe; }
-    add_compute(b, name, -1, a, WHOLE);
+    gpt_add_compute(b, name, -1, a, GPT_WHOLE);
 }
-GPT_STEP_FN void add_sumsq(builder* b, const char* name, tensor* slot, const tensor* g, int counted) {
-    op_args* a = op_new(b, GPT_OP_SUMSQ, 0);
+GPT_STEP_FN void gpt_add_sumsq(gpt_builder* b, const char* name, gpt_tensor* slot, const gpt_tensor* g, int counted) {
+    gpt_op_args* a = gpt_op_new(b, GPT_OP_SUMSQ, 0);
     if (!a) return;
     a->out[0] = slot;
     a->in[0] = g;
-    a->n = tensor_elems(g);
+    a->n = gpt_tensor_elems(g);
     a->counted = counted;
-    add_compute(b, name, -1, a, WHOLE);
+    gpt_add_compute(b, name, -1, a, GPT_WHOLE);
 }
-GPT_STEP_FN void add_grad_norm(builder* b, const char* name, tensor* normsq, const tensor* sumsq) {
-    op_args* a = op_new(b, GPT_OP_GRAD_NORM, 0);
+GPT_STEP_FN void gpt_add_grad_norm(gpt_builder* b, const char* name, gpt_tensor* normsq, const gpt_tensor* sumsq) {
+    gpt_op_args* a = gpt_op_new(b, GPT_OP_GRAD_NORM, 0);
     if (!a) return;
     a->out[0] = normsq;
     a->in[0] = sumsq;
     a->n = sumsq->bytes / sizeof(double);
-    add_compute(b, name, -1, a, WHOLE);
+    gpt_add_compute(b, name, -1, a, GPT_WHOLE);
 }
-GPT_STEP_FN void add_adamw(builder* b, const char* name, tensor* param, tensor* m, tensor* v, const tensor* g, const tensor* normsq,
-                           float weight_decay, const tensor* step) {
-    op_args* a = op_new(b, GPT_OP_ADAMW, 0);
+GPT_STEP_FN void gpt_add_adamw(gpt_builder* b, const char* name, gpt_tensor* param, gpt_tensor* m, gpt_tensor* v,
+                               const gpt_tensor* g, const gpt_tensor* normsq, float weight_decay, const gpt_tensor* step) {
+    gpt_op_args* a = gpt_op_new(b, GPT_OP_ADAMW, 0);
     if (!a) return;
     a->out[0] = param; a->out[1] = m; a->out[2] = v;
     a->in[0] = g; a->in[1] = normsq; a->in[2] = step;
-    a->n = tensor_elems(param);
+    a->n = gpt_tensor_elems(param);
     a->weight_decay = weight_decay;
-    add_compute(b, name, -1, a, WHOLE);
+    gpt_add_compute(b, name, -1, a, GPT_WHOLE);
 }
 
 /* The stage's parameter index of block l's first parameter, of lnf_w, of
    the head's weight. */
-GPT_STEP_FN int block_param0(const gpt_model* s, int l) { return (s->first_stage ? 2 : 0) + PARAMS_PER_BLOCK * l; }
-GPT_STEP_FN int head_param(const gpt_model* s) { return s->PP > 1 ? s->np - 1 : 0; }
+GPT_STEP_FN int gpt_block_param0(const gpt_model* s, int l) { return (s->first_stage ? 2 : 0) + GPT_PARAMS_PER_BLOCK * l; }
+GPT_STEP_FN int gpt_head_param(const gpt_model* s) { return s->PP > 1 ? s->np - 1 : 0; }
 
 /* The name of a bucket's collective: its parameter's, or the bucket's. */
-GPT_STEP_FN void bucket_name(const gpt_model* s, int k, const char* what, char* name, size_t n) {
+GPT_STEP_FN void gpt_bucket_name(const gpt_model* s, int k, const char* what, char* name, size_t n) {
     if (s->bucket[k].n == 1) snprintf(name, n, "%s.%s", s->stage.p[s->bucket[k].first].name, what);
     else snprintf(name, n, "bucket%d.%s", k, what);
 }
-GPT_STEP_FN void about_bucket(builder* b, int k) {
+GPT_STEP_FN void gpt_about_bucket(gpt_builder* b, int k) {
     b->bucket = k;
     b->first_param = b->s->bucket[k].first;
     b->n_params = b->s->bucket[k].n;
@@ -1392,7 +1400,7 @@ GPT_STEP_FN void about_bucket(builder* b, int k) {
 
 /* ZeRO-3: the buckets of the stage's parameters [p0, p0 + n) not yet
    gathered in this pass, all-gathered from the ranks' shards. */
-GPT_STEP_FN void gather_params(builder* b, int p0, int n) {
+GPT_STEP_FN void gpt_gather_params(gpt_builder* b, int p0, int n) {
     const gpt_model* s = b->s;
     char name[64];
     int p;
@@ -1401,50 +1409,51 @@ GPT_STEP_FN void gather_params(builder* b, int p0, int n) {
         int k = s->bucket_of[p];
         if (b->gathered[k]) continue;
         b->gathered[k] = 1;
-        bucket_name(s, k, "param.allgather", name, sizeof name);
-        about_bucket(b, k);
-        add_coll(b, name, -1, CC_COLL_ALL_GATHER, CC_REDUCE_SUM, s->param_shard[k], s->bucket_param[k], s->dp_comm, S_DP, 0);
+        gpt_bucket_name(s, k, "param.allgather", name, sizeof name);
+        gpt_about_bucket(b, k);
+        gpt_add_coll(b, name, -1, CC_COLL_ALL_GATHER, CC_REDUCE_SUM, s->param_shard[k], s->bucket_param[k], s->dp_comm, GPT_S_DP, 0);
     }
 }
 
 /* Bucket k's gradient over DP: averaged by an all-reduce, or with ZeRO
    reduce-scattered into the rank's shard. */
-GPT_STEP_FN void reduce_bucket(builder* b, int k) {
+GPT_STEP_FN void gpt_reduce_bucket(gpt_builder* b, int k) {
     const gpt_model* s = b->s;
     char name[64];
-    bucket_name(s, k, s->ZERO ? "grad.reduce_scatter" : "grad.allreduce", name, sizeof name);
-    about_bucket(b, k);
-    if (s->ZERO) add_coll(b, name, -1, CC_COLL_REDUCE_SCATTER, CC_REDUCE_AVG, s->bucket_grad[k], s->grad_shard[k], s->dp_comm, S_DP, 0);
-    else add_allreduce(b, name, -1, s->bucket_grad[k], CC_REDUCE_AVG, s->dp_comm, S_DP);
+    gpt_bucket_name(s, k, s->ZERO ? "grad.reduce_scatter" : "grad.allreduce", name, sizeof name);
+    gpt_about_bucket(b, k);
+    if (s->ZERO)
+        gpt_add_coll(b, name, -1, CC_COLL_REDUCE_SCATTER, CC_REDUCE_AVG, s->bucket_grad[k], s->grad_shard[k], s->dp_comm, GPT_S_DP, 0);
+    else gpt_add_allreduce(b, name, -1, s->bucket_grad[k], CC_REDUCE_AVG, s->dp_comm, GPT_S_DP);
 }
 
 /* A parameter applied on the rank's N/tp rows under sequence parallelism,
    whose gradient is then a partial sum over the TP group: the norms, the
    embeddings, the head (the projections' biases get whole gradients, from
    the all-gathered gradient of the block's output). */
-GPT_STEP_FN int sp_partial(const pinfo* p) {
+GPT_STEP_FN int gpt_sp_partial(const gpt_pinfo* p) {
     const char* leaf = strchr(p->name, '.') ? strchr(p->name, '.') + 1 : p->name;
-    return p->shard == SH_REPL && strcmp(leaf, "proj_b") != 0 && strcmp(leaf, "fcproj_b") != 0;
+    return p->shard == GPT_SH_REPL && strcmp(leaf, "proj_b") != 0 && strcmp(leaf, "fcproj_b") != 0;
 }
 
 /* Parameter p's gradient is complete (the last micro-batch's backward):
    with SP it is summed over TP; when ready, its bucket is reduced once
    every parameter of it is complete. */
-static void grad_ready(builder* b, int p) {
+static void gpt_grad_ready(gpt_builder* b, int p) {
     const gpt_model* s = b->s;
     int saved = b->micro;
     char name[64];
-    if (s->SP && sp_partial(&s->stage.p[p])) {
+    if (s->SP && gpt_sp_partial(&s->stage.p[p])) {
         snprintf(name, sizeof name, "%s.grad.tp_allreduce", s->stage.p[p].name);
         b->first_param = p;
         b->n_params = 1;
         b->micro = -1;
-        add_allreduce(b, name, -1, s->grad[p], CC_REDUCE_SUM, s->tp_comm, S_TP);
+        gpt_add_allreduce(b, name, -1, s->grad[p], CC_REDUCE_SUM, s->tp_comm, GPT_S_TP);
         b->micro = saved;
     }
     if (s->DP > 1 && s->grad_sync == GPT_SYNC_WHEN_READY && --b->bucket_left[s->bucket_of[p]] == 0) {
         b->micro = -1;
-        reduce_bucket(b, s->bucket_of[p]);
+        gpt_reduce_bucket(b, s->bucket_of[p]);
         b->micro = saved;
     }
 }
@@ -1453,162 +1462,163 @@ static void grad_ready(builder* b, int p) {
    after each row-parallel projection; with SP an all-gather before each
    column-parallel projection and a reduce-scatter after each row-parallel
    one. */
-GPT_STEP_FN void forward_layer(builder* b, const gpt_micro* mb, int l) {
+GPT_STEP_FN void gpt_forward_layer(gpt_builder* b, const gpt_micro* mb, int l) {
     const gpt_model* s = b->s;
-    const layer_weights* w = &s->w.h[l];
-    const layer_acts* a = &mb->acts[l];
-    int N = s->N, Ns = s->Ns, C = s->cfg.C, T = s->cfg.T, sp = s->SP, ch = sp ? WHOLE : IN_CHUNKS;
-    const tensor *ln1 = a->ln1, *ln2 = a->ln2, *proj = a->proj, *fcproj = a->fcproj;
-    gather_params(b, block_param0(s, l), PARAMS_PER_BLOCK);
-    add_layernorm(b, "ln1", l, a->ln1, a->ln1_mean, a->ln1_rstd, mb->x[l], w->ln1_w, w->ln1_b, Ns, C);
+    const gpt_layer_weights* w = &s->w.h[l];
+    const gpt_layer_acts* a = &mb->acts[l];
+    int N = s->N, Ns = s->Ns, C = s->cfg.C, T = s->cfg.T, sp = s->SP, ch = sp ? GPT_WHOLE : GPT_IN_CHUNKS;
+    const gpt_tensor *ln1 = a->ln1, *ln2 = a->ln2, *proj = a->proj, *fcproj = a->fcproj;
+    gpt_gather_params(b, gpt_block_param0(s, l), GPT_PARAMS_PER_BLOCK);
+    gpt_add_layernorm(b, "ln1", l, a->ln1, a->ln1_mean, a->ln1_rstd, mb->x[l], w->ln1_w, w->ln1_b, Ns, C);
     if (sp) {
-        add_coll(b, "ln1.allgather", l, CC_COLL_ALL_GATHER, CC_REDUCE_SUM, a->ln1, a->ln1_full, s->tp_comm, S_TP, 0);
+        gpt_add_coll(b, "ln1.allgather", l, CC_COLL_ALL_GATHER, CC_REDUCE_SUM, a->ln1, a->ln1_full, s->tp_comm, GPT_S_TP, 0);
         ln1 = a->ln1_full;
     }
-    add_matmul(b, "qkv", l, WHOLE, a->qkv, ln1, w->attn_w, w->attn_b, N, C, 3 * s->Cl);
-    add_attention(b, "attn", l, a->atty, a->att, a->qkv, s->Bl, T, s->Hl, C / s->cfg.H);
-    add_matmul(b, "proj", l, ch, a->proj, a->atty, w->proj_w, NULL, N, s->Cl, C);
+    gpt_add_matmul(b, "qkv", l, GPT_WHOLE, a->qkv, ln1, w->attn_w, w->attn_b, N, C, 3 * s->Cl);
+    gpt_add_attention(b, "attn", l, a->atty, a->att, a->qkv, s->Bl, T, s->Hl, C / s->cfg.H);
+    gpt_add_matmul(b, "proj", l, ch, a->proj, a->atty, w->proj_w, NULL, N, s->Cl, C);
     if (sp) {
-        add_coll(b, "proj.reduce_scatter", l, CC_COLL_REDUCE_SCATTER, CC_REDUCE_SUM, a->proj, a->proj_rs, s->tp_comm, S_TP, 0);
+        gpt_add_coll(b, "proj.reduce_scatter", l, CC_COLL_REDUCE_SCATTER, CC_REDUCE_SUM, a->proj, a->proj_rs, s->tp_comm, GPT_S_TP, 0);
         proj = a->proj_rs;
     }
-    else if (s->TP > 1) add_allreduce(b, "proj.allreduce", l, a->proj, CC_REDUCE_SUM, s->tp_comm, S_TP);
-    add_residual(b, "resid1", l, ch, a->x1, mb->x[l], proj, w->proj_b, Ns, C);
-    add_layernorm(b, "ln2", l, a->ln2, a->ln2_mean, a->ln2_rstd, a->x1, w->ln2_w, w->ln2_b, Ns, C);
+    else if (s->TP > 1) gpt_add_allreduce(b, "proj.allreduce", l, a->proj, CC_REDUCE_SUM, s->tp_comm, GPT_S_TP);
+    gpt_add_residual(b, "resid1", l, ch, a->x1, mb->x[l], proj, w->proj_b, Ns, C);
+    gpt_add_layernorm(b, "ln2", l, a->ln2, a->ln2_mean, a->ln2_rstd, a->x1, w->ln2_w, w->ln2_b, Ns, C);
     if (sp) {
-        add_coll(b, "ln2.allgather", l, CC_COLL_ALL_GATHER, CC_REDUCE_SUM, a->ln2, a->ln2_full, s->tp_comm, S_TP, 0);
+        gpt_add_coll(b, "ln2.allgather", l, CC_COLL_ALL_GATHER, CC_REDUCE_SUM, a->ln2, a->ln2_full, s->tp_comm, GPT_S_TP, 0);
         ln2 = a->ln2_full;
     }
-    add_matmul_gelu(b, "fc", l, a->fch, a->fch_gelu, ln2, w->fc_w, w->fc_b, N, C, s->F);
-    add_matmul(b, "fcproj", l, ch, a->fcproj, a->fch_gelu, w->fcproj_w, NULL, N, s->F, C);
+    gpt_add_matmul_gelu(b, "fc", l, a->fch, a->fch_gelu, ln2, w->fc_w, w->fc_b, N, C, s->F);
+    gpt_add_matmul(b, "fcproj", l, ch, a->fcproj, a->fch_gelu, w->fcproj_w, NULL, N, s->F, C);
     if (sp) {
-        add_coll(b, "fcproj.reduce_scatter", l, CC_COLL_REDUCE_SCATTER, CC_REDUCE_SUM, a->fcproj, a->fcproj_rs, s->tp_comm, S_TP, 0);
+        gpt_add_coll(b, "fcproj.reduce_scatter", l, CC_COLL_REDUCE_SCATTER, CC_REDUCE_SUM, a->fcproj, a->fcproj_rs, s->tp_comm,
+                     GPT_S_TP, 0);
         fcproj = a->fcproj_rs;
     }
-    else if (s->TP > 1) add_allreduce(b, "fcproj.allreduce", l, a->fcproj, CC_REDUCE_SUM, s->tp_comm, S_TP);
-    add_residual(b, "resid2", l, ch, mb->x[l + 1], a->x1, fcproj, w->fcproj_b, Ns, C);
+    else if (s->TP > 1) gpt_add_allreduce(b, "fcproj.allreduce", l, a->fcproj, CC_REDUCE_SUM, s->tp_comm, GPT_S_TP);
+    gpt_add_residual(b, "resid2", l, ch, mb->x[l + 1], a->x1, fcproj, w->fcproj_b, Ns, C);
 }
 
 /* Block l's backward pass: for each matmul the weight gradient, then the
    input gradient; an all-reduce after each column-parallel one (with SP a
    reduce-scatter, and an all-gather of the gradient the row-parallel
    projections need). */
-GPT_STEP_FN void backward_layer(builder* b, const gpt_micro* mb, int l) {
+GPT_STEP_FN void gpt_backward_layer(gpt_builder* b, const gpt_micro* mb, int l) {
     const gpt_model* s = b->s;
-    const layer_weights* w = &s->w.h[l];
-    const layer_weights* dw = &s->dw.h[l];
-    const layer_acts* a = &mb->acts[l];
-    int N = s->N, Ns = s->Ns, C = s->cfg.C, T = s->cfg.T, sp = s->SP, ch = sp ? WHOLE : IN_CHUNKS;
-    const tensor *dy = mb->dx[l + 1], *dx1 = a->dx1, *ln1 = sp ? a->ln1_full : a->ln1, *ln2 = sp ? a->ln2_full : a->ln2;
-    const tensor *dln2 = a->dln2, *dln1 = a->dln1;
+    const gpt_layer_weights* w = &s->w.h[l];
+    const gpt_layer_weights* dw = &s->dw.h[l];
+    const gpt_layer_acts* a = &mb->acts[l];
+    int N = s->N, Ns = s->Ns, C = s->cfg.C, T = s->cfg.T, sp = s->SP, ch = sp ? GPT_WHOLE : GPT_IN_CHUNKS;
+    const gpt_tensor *dy = mb->dx[l + 1], *dx1 = a->dx1, *ln1 = sp ? a->ln1_full : a->ln1, *ln2 = sp ? a->ln2_full : a->ln2;
+    const gpt_tensor *dln2 = a->dln2, *dln1 = a->dln1;
     /* the layer norms' weight gradients sum over rows: in chunks, each
        chunk adds to what the one before stored, which in bfloat16 would
        round once per chunk; so with bfloat16 they run whole */
-    int ln_chunks = s->bf16 || sp ? WHOLE : IN_CHUNKS;
-    gather_params(b, block_param0(s, l), PARAMS_PER_BLOCK);
+    int ln_chunks = s->bf16 || sp ? GPT_WHOLE : GPT_IN_CHUNKS;
+    gpt_gather_params(b, gpt_block_param0(s, l), GPT_PARAMS_PER_BLOCK);
     if (sp) {
-        add_coll(b, "dy.allgather", l, CC_COLL_ALL_GATHER, CC_REDUCE_SUM, mb->dx[l + 1], a->dy_full, s->tp_comm, S_TP, 0);
+        gpt_add_coll(b, "dy.allgather", l, CC_COLL_ALL_GATHER, CC_REDUCE_SUM, mb->dx[l + 1], a->dy_full, s->tp_comm, GPT_S_TP, 0);
         dy = a->dy_full;
     }
-    add_matmul_bwd_w(b, "fcproj.bwd_w", l, dw->fcproj_w, dw->fcproj_b, dy, a->fch_gelu, N, s->F, C);
-    add_matmul_gelu_bwd_x(b, "fcproj.bwd_x", l, a->dfch, dy, w->fcproj_w, a->fch, N, s->F, C);
-    add_matmul_bwd_w(b, "fc.bwd_w", l, dw->fc_w, dw->fc_b, a->dfch, ln2, N, C, s->F);
-    add_matmul_bwd_x(b, "fc.bwd_x", l, ch, a->dln2, a->dfch, w->fc_w, N, C, s->F);
+    gpt_add_matmul_bwd_w(b, "fcproj.bwd_w", l, dw->fcproj_w, dw->fcproj_b, dy, a->fch_gelu, N, s->F, C);
+    gpt_add_matmul_gelu_bwd_x(b, "fcproj.bwd_x", l, a->dfch, dy, w->fcproj_w, a->fch, N, s->F, C);
+    gpt_add_matmul_bwd_w(b, "fc.bwd_w", l, dw->fc_w, dw->fc_b, a->dfch, ln2, N, C, s->F);
+    gpt_add_matmul_bwd_x(b, "fc.bwd_x", l, ch, a->dln2, a->dfch, w->fc_w, N, C, s->F);
     if (sp) {
-        add_coll(b, "fc.bwd.reduce_scatter", l, CC_COLL_REDUCE_SCATTER, CC_REDUCE_SUM, a->dln2, a->dln2_rs, s->tp_comm, S_TP, 0);
+        gpt_add_coll(b, "fc.bwd.reduce_scatter", l, CC_COLL_REDUCE_SCATTER, CC_REDUCE_SUM, a->dln2, a->dln2_rs, s->tp_comm, GPT_S_TP, 0);
         dln2 = a->dln2_rs;
     }
-    else if (s->TP > 1) add_allreduce(b, "fc.bwd.allreduce", l, a->dln2, CC_REDUCE_SUM, s->tp_comm, S_TP);
-    add_layernorm_bwd(b, "ln2.bwd", l, ln_chunks, a->dx1, dw->ln2_w, dw->ln2_b, mb->dx[l + 1], dln2, a->x1, a->ln2_mean,
+    else if (s->TP > 1) gpt_add_allreduce(b, "fc.bwd.allreduce", l, a->dln2, CC_REDUCE_SUM, s->tp_comm, GPT_S_TP);
+    gpt_add_layernorm_bwd(b, "ln2.bwd", l, ln_chunks, a->dx1, dw->ln2_w, dw->ln2_b, mb->dx[l + 1], dln2, a->x1, a->ln2_mean,
                       a->ln2_rstd, w->ln2_w, Ns, C);
     if (sp) {
-        add_coll(b, "dx1.allgather", l, CC_COLL_ALL_GATHER, CC_REDUCE_SUM, a->dx1, a->dx1_full, s->tp_comm, S_TP, 0);
+        gpt_add_coll(b, "dx1.allgather", l, CC_COLL_ALL_GATHER, CC_REDUCE_SUM, a->dx1, a->dx1_full, s->tp_comm, GPT_S_TP, 0);
         dx1 = a->dx1_full;
     }
-    add_matmul_bwd_w(b, "proj.bwd_w", l, dw->proj_w, dw->proj_b, dx1, a->atty, N, s->Cl, C);
-    add_matmul_bwd_x(b, "proj.bwd_x", l, WHOLE, a->datty, dx1, w->proj_w, N, s->Cl, C);
-    add_attention_bwd(b, "attn.bwd", l, a->dqkv, a->datty, a->att, a->qkv, s->Bl, T, s->Hl, C / s->cfg.H);
-    add_matmul_bwd_w(b, "qkv.bwd_w", l, dw->attn_w, dw->attn_b, a->dqkv, ln1, N, C, 3 * s->Cl);
-    add_matmul_bwd_x(b, "qkv.bwd_x", l, ch, a->dln1, a->dqkv, w->attn_w, N, C, 3 * s->Cl);
+    gpt_add_matmul_bwd_w(b, "proj.bwd_w", l, dw->proj_w, dw->proj_b, dx1, a->atty, N, s->Cl, C);
+    gpt_add_matmul_bwd_x(b, "proj.bwd_x", l, GPT_WHOLE, a->datty, dx1, w->proj_w, N, s->Cl, C);
+    gpt_add_attention_bwd(b, "attn.bwd", l, a->dqkv, a->datty, a->att, a->qkv, s->Bl, T, s->Hl, C / s->cfg.H);
+    gpt_add_matmul_bwd_w(b, "qkv.bwd_w", l, dw->attn_w, dw->attn_b, a->dqkv, ln1, N, C, 3 * s->Cl);
+    gpt_add_matmul_bwd_x(b, "qkv.bwd_x", l, ch, a->dln1, a->dqkv, w->attn_w, N, C, 3 * s->Cl);
     if (sp) {
-        add_coll(b, "qkv.bwd.reduce_scatter", l, CC_COLL_REDUCE_SCATTER, CC_REDUCE_SUM, a->dln1, a->dln1_rs, s->tp_comm, S_TP, 0);
+        gpt_add_coll(b, "qkv.bwd.reduce_scatter", l, CC_COLL_REDUCE_SCATTER, CC_REDUCE_SUM, a->dln1, a->dln1_rs, s->tp_comm, GPT_S_TP, 0);
         dln1 = a->dln1_rs;
     }
-    else if (s->TP > 1) add_allreduce(b, "qkv.bwd.allreduce", l, a->dln1, CC_REDUCE_SUM, s->tp_comm, S_TP);
-    add_layernorm_bwd(b, "ln1.bwd", l, ln_chunks, mb->dx[l], dw->ln1_w, dw->ln1_b, a->dx1, dln1,
+    else if (s->TP > 1) gpt_add_allreduce(b, "qkv.bwd.allreduce", l, a->dln1, CC_REDUCE_SUM, s->tp_comm, GPT_S_TP);
+    gpt_add_layernorm_bwd(b, "ln1.bwd", l, ln_chunks, mb->dx[l], dw->ln1_w, dw->ln1_b, a->dx1, dln1,
                       mb->x[l], a->ln1_mean, a->ln1_rstd, w->ln1_w, Ns, C);
 }
 
 /* A no-stream op standing for the other stages (see the top of this file). */
-GPT_STEP_FN void add_other_stages(builder* b, const char* name, int which, const cc_op* after) {
-    op_args a;
+GPT_STEP_FN void gpt_add_other_stages(gpt_builder* b, const char* name, int which, const cc_op* after) {
+    gpt_op_args a;
     memset(&a, 0, sizeof a);
     a.kind = -1;
     b->other_stages = which;
-    add_op(b, name, -1, CC_NO_STREAM, &a, WHOLE, NULL, after, after ? 1 : 0);
+    gpt_add_op(b, name, -1, CC_NO_STREAM, &a, GPT_WHOLE, NULL, after, after ? 1 : 0);
 }
 
 /* A RECV into t from stage `from` on the "pp" stream, after op `after`. */
-GPT_STEP_FN void add_recv(builder* b, const char* name, tensor* t, int from, const cc_op* after) {
+GPT_STEP_FN void gpt_add_recv(gpt_builder* b, const char* name, gpt_tensor* t, int from, const cc_op* after) {
     cc_collective co;
-    op_args a;
+    gpt_op_args a;
     memset(&co, 0, sizeof co);
     memset(&a, 0, sizeof a);
     a.out[0] = t;
     co.kind = CC_COLL_RECV;
     co.dtype = t->dtype;
-    co.n_elems = tensor_elems(t);
+    co.n_elems = gpt_tensor_elems(t);
     co.comm = b->s->pp_comm;
     co.peer = from;
     co.recv_buf = t->p;
-    add_op(b, name, -1, S_PP, &a, WHOLE, &co, after, 1);
+    gpt_add_op(b, name, -1, GPT_S_PP, &a, GPT_WHOLE, &co, after, 1);
 }
 
 /* Micro-batch m's forward pass on the stage, with the loss (with train,
    also its gradient) on the last; the boundary activations received and
    sent. */
-GPT_STEP_FN void forward_micro(builder* b, int m, int train) {
+GPT_STEP_FN void gpt_forward_micro(gpt_builder* b, int m, int train) {
     const gpt_model* s = b->s;
-    const model_weights* w = &s->w;
+    const gpt_model_weights* w = &s->w;
     const gpt_micro* mb = &s->mb[m];
     int l, Ns = s->Ns, C = s->cfg.C, L = s->Ls;
     b->micro = m;
     b->phase = GPT_PHASE_FORWARD;
     if (s->ZERO == 3) memset(b->gathered, 0, (size_t)s->nb);
     if (s->first_stage) {
-        gather_params(b, 0, 2);
-        add_embed(b, "embed", mb->x[0], w->wte, w->wpe, mb->inputs, Ns, s->cfg.T, C);
+        gpt_gather_params(b, 0, 2);
+        gpt_add_embed(b, "embed", mb->x[0], w->wte, w->wpe, mb->inputs, Ns, s->cfg.T, C);
     } else {
         cc_op prev;
-        add_other_stages(b, "pp.prev_stages", GPT_OTHER_EARLIER, NULL);
+        gpt_add_other_stages(b, "pp.prev_stages", GPT_OTHER_EARLIER, NULL);
         prev = b->last;
         if (b->rc != CC_OK) return;
-        add_recv(b, "pp.recv_act", mb->x[0], s->pp_rank - 1, &prev);
+        gpt_add_recv(b, "pp.recv_act", mb->x[0], s->pp_rank - 1, &prev);
     }
-    for (l = 0; l < L; l++) forward_layer(b, mb, l);
+    for (l = 0; l < L; l++) gpt_forward_layer(b, mb, l);
     if (s->last_stage) {
-        gather_params(b, block_param0(s, L), 2);
-        gather_params(b, head_param(s), 1);
-        add_layernorm(b, "lnf", -1, mb->lnf, mb->lnf_mean, mb->lnf_rstd, mb->x[L], w->lnf_w, w->lnf_b, Ns, C);
-        add_matmul(b, "head", -1, WHOLE, mb->logits, mb->lnf, w->head, NULL, Ns, C, s->cfg.V);
-        add_crossentropy(b, "loss", mb->loss, train ? mb->dlogits : NULL, mb->logits, mb->targets, Ns, s->cfg.V);
-        if (s->SP) add_allreduce(b, "loss.tp_allreduce", -1, mb->loss, CC_REDUCE_AVG, s->tp_comm, S_TP);
-        if (s->DP > 1) add_allreduce(b, "loss.allreduce", -1, mb->loss, CC_REDUCE_AVG, s->dp_comm, S_DP);
+        gpt_gather_params(b, gpt_block_param0(s, L), 2);
+        gpt_gather_params(b, gpt_head_param(s), 1);
+        gpt_add_layernorm(b, "lnf", -1, mb->lnf, mb->lnf_mean, mb->lnf_rstd, mb->x[L], w->lnf_w, w->lnf_b, Ns, C);
+        gpt_add_matmul(b, "head", -1, GPT_WHOLE, mb->logits, mb->lnf, w->head, NULL, Ns, C, s->cfg.V);
+        gpt_add_crossentropy(b, "loss", mb->loss, train ? mb->dlogits : NULL, mb->logits, mb->targets, Ns, s->cfg.V);
+        if (s->SP) gpt_add_allreduce(b, "loss.tp_allreduce", -1, mb->loss, CC_REDUCE_AVG, s->tp_comm, GPT_S_TP);
+        if (s->DP > 1) gpt_add_allreduce(b, "loss.allreduce", -1, mb->loss, CC_REDUCE_AVG, s->dp_comm, GPT_S_DP);
     } else {
-        add_coll(b, "pp.send_act", -1, CC_COLL_SEND, CC_REDUCE_SUM, mb->x[L], NULL, s->pp_comm, S_PP, s->pp_rank + 1);
+        gpt_add_coll(b, "pp.send_act", -1, CC_COLL_SEND, CC_REDUCE_SUM, mb->x[L], NULL, s->pp_comm, GPT_S_PP, s->pp_rank + 1);
         if (train) {
             cc_op sent = b->last;
             if (b->rc != CC_OK) return;
-            add_other_stages(b, "pp.other_stages", GPT_OTHER_LATER, &sent);
+            gpt_add_other_stages(b, "pp.other_stages", GPT_OTHER_LATER, &sent);
             b->other[m] = b->last;
         }
     }
 }
 
 /* Micro-batch m's backward pass on the stage. */
-GPT_STEP_FN void backward_micro(builder* b, int m) {
+GPT_STEP_FN void gpt_backward_micro(gpt_builder* b, int m) {
     const gpt_model* s = b->s;
-    const model_weights *w = &s->w, *dw = &s->dw;
+    const gpt_model_weights *w = &s->w, *dw = &s->dw;
     const gpt_micro* mb = &s->mb[m];
     int l, Ns = s->Ns, C = s->cfg.C, L = s->Ls;
     b->micro = m;
@@ -1616,17 +1626,17 @@ GPT_STEP_FN void backward_micro(builder* b, int m) {
     b->track = m == s->M - 1;
     if (s->ZERO == 3) memset(b->gathered, 0, (size_t)s->nb);
     if (s->last_stage) {
-        gather_params(b, block_param0(s, L), 2);
-        gather_params(b, head_param(s), 1);
-        add_matmul_bwd_w(b, "head.bwd_w", -1, dw->head, NULL, mb->dlogits, mb->lnf, Ns, C, s->cfg.V);
-        add_matmul_bwd_x(b, "head.bwd_x", -1, WHOLE, mb->dlnf, mb->dlogits, w->head, Ns, C, s->cfg.V);
-        add_layernorm_bwd(b, "lnf.bwd", -1, WHOLE, mb->dx[L], dw->lnf_w, dw->lnf_b, NULL, mb->dlnf, mb->x[L], mb->lnf_mean,
+        gpt_gather_params(b, gpt_block_param0(s, L), 2);
+        gpt_gather_params(b, gpt_head_param(s), 1);
+        gpt_add_matmul_bwd_w(b, "head.bwd_w", -1, dw->head, NULL, mb->dlogits, mb->lnf, Ns, C, s->cfg.V);
+        gpt_add_matmul_bwd_x(b, "head.bwd_x", -1, GPT_WHOLE, mb->dlnf, mb->dlogits, w->head, Ns, C, s->cfg.V);
+        gpt_add_layernorm_bwd(b, "lnf.bwd", -1, GPT_WHOLE, mb->dx[L], dw->lnf_w, dw->lnf_b, NULL, mb->dlnf, mb->x[L], mb->lnf_mean,
                           mb->lnf_rstd, w->lnf_w, Ns, C);
-    } else add_recv(b, "pp.recv_grad", mb->dx[L], s->pp_rank + 1, &b->other[m]);
-    for (l = L - 1; l >= 0; l--) backward_layer(b, mb, l);
+    } else gpt_add_recv(b, "pp.recv_grad", mb->dx[L], s->pp_rank + 1, &b->other[m]);
+    for (l = L - 1; l >= 0; l--) gpt_backward_layer(b, mb, l);
     if (s->first_stage)
-        add_embed_bwd(b, "embed.bwd", dw->wte, dw->wpe, mb->dx[0], mb->inputs, s->Bl, s->cfg.T, C, Ns);
-    else add_coll(b, "pp.send_grad", -1, CC_COLL_SEND, CC_REDUCE_SUM, mb->dx[0], NULL, s->pp_comm, S_PP, s->pp_rank - 1);
+        gpt_add_embed_bwd(b, "embed.bwd", dw->wte, dw->wpe, mb->dx[0], mb->inputs, s->Bl, s->cfg.T, C, Ns);
+    else gpt_add_coll(b, "pp.send_grad", -1, CC_COLL_SEND, CC_REDUCE_SUM, mb->dx[0], NULL, s->pp_comm, GPT_S_PP, s->pp_rank - 1);
     b->track = 0;
 }
 
@@ -1634,7 +1644,7 @@ GPT_STEP_FN void backward_micro(builder* b, int m) {
    shard's, into its own slot of sumsq; the sum over the TP group, over the
    DP group with ZeRO, over the stages), then AdamW; ZeRO-1/2 all-gather
    the updated buckets. */
-GPT_STEP_FN void build_update(builder* b) {
+GPT_STEP_FN void gpt_build_update(gpt_builder* b) {
     const gpt_model* s = b->s;
     int p, k;
     char name[64];
@@ -1642,50 +1652,51 @@ GPT_STEP_FN void build_update(builder* b) {
     b->micro = -1;
     if (!s->ZERO)
         for (p = 0; p < s->np; p++) {
-            const pinfo* pi = &s->layout->p[p];
+            const gpt_pinfo* pi = &s->layout->p[p];
             snprintf(name, sizeof name, "%s.sumsq", pi->name);
-            add_sumsq(b, name, s->sumsq_slot[p], s->grad[p], pi->shard != SH_REPL || s->tp_rank == 0);
+            gpt_add_sumsq(b, name, s->sumsq_slot[p], s->grad[p], pi->shard != GPT_SH_REPL || s->tp_rank == 0);
         }
     else
         for (k = 0; k < s->nb; k++) {
-            bucket_name(s, k, "sumsq", name, sizeof name);
-            about_bucket(b, k);
-            add_sumsq(b, name, s->sumsq_slot[k], s->grad_shard[k], 1);
+            gpt_bucket_name(s, k, "sumsq", name, sizeof name);
+            gpt_about_bucket(b, k);
+            gpt_add_sumsq(b, name, s->sumsq_slot[k], s->grad_shard[k], 1);
         }
-    add_grad_norm(b, "grad_norm", s->normsq, s->sumsq);
-    if (s->TP > 1) add_allreduce(b, "grad_norm.allreduce", -1, s->normsq, CC_REDUCE_SUM, s->tp_comm, S_TP);
-    if (s->ZERO) add_allreduce(b, "grad_norm.dp_allreduce", -1, s->normsq, CC_REDUCE_SUM, s->dp_comm, S_DP);
-    if (s->PP > 1) add_allreduce(b, "grad_norm.pp_allreduce", -1, s->normsq, CC_REDUCE_SUM, s->pp_comm, S_PP);
+    gpt_add_grad_norm(b, "grad_norm", s->normsq, s->sumsq);
+    if (s->TP > 1) gpt_add_allreduce(b, "grad_norm.allreduce", -1, s->normsq, CC_REDUCE_SUM, s->tp_comm, GPT_S_TP);
+    if (s->ZERO) gpt_add_allreduce(b, "grad_norm.dp_allreduce", -1, s->normsq, CC_REDUCE_SUM, s->dp_comm, GPT_S_DP);
+    if (s->PP > 1) gpt_add_allreduce(b, "grad_norm.pp_allreduce", -1, s->normsq, CC_REDUCE_SUM, s->pp_comm, GPT_S_PP);
     if (!s->ZERO)
         for (p = 0; p < s->np; p++) {
-            const pinfo* pi = &s->layout->p[p];
+            const gpt_pinfo* pi = &s->layout->p[p];
             snprintf(name, sizeof name, "%s.adamw", pi->name);
-            add_adamw(b, name, s->param[p], s->adam_m[p], s->adam_v[p], s->grad[p], s->normsq, pi->decay ? 0.1f : 0.0f, s->step_t);
+            gpt_add_adamw(b, name, s->param[p], s->adam_m[p], s->adam_v[p], s->grad[p], s->normsq, pi->decay ? 0.1f : 0.0f, s->step_t);
         }
     else {
         for (k = 0; k < s->nb; k++) {
-            bucket_name(s, k, "adamw", name, sizeof name);
-            about_bucket(b, k);
-            add_adamw(b, name, s->param_shard[k], s->adam_m[k], s->adam_v[k], s->grad_shard[k], s->normsq,
+            gpt_bucket_name(s, k, "adamw", name, sizeof name);
+            gpt_about_bucket(b, k);
+            gpt_add_adamw(b, name, s->param_shard[k], s->adam_m[k], s->adam_v[k], s->grad_shard[k], s->normsq,
                       s->stage.p[s->bucket[k].first].decay ? 0.1f : 0.0f, s->step_t);
         }
         if (s->ZERO < 3)
             for (k = 0; k < s->nb; k++) {
-                bucket_name(s, k, "param.allgather", name, sizeof name);
-                about_bucket(b, k);
-                add_coll(b, name, -1, CC_COLL_ALL_GATHER, CC_REDUCE_SUM, s->param_shard[k], s->bucket_param[k], s->dp_comm, S_DP, 0);
+                gpt_bucket_name(s, k, "param.allgather", name, sizeof name);
+                gpt_about_bucket(b, k);
+                gpt_add_coll(b, name, -1, CC_COLL_ALL_GATHER, CC_REDUCE_SUM, s->param_shard[k], s->bucket_param[k], s->dp_comm,
+                             GPT_S_DP, 0);
             }
     }
 }
 
 /* The first compute op added at or after op index from (-1: none), and
    the last one before op index to. */
-GPT_STEP_FN int first_compute(const builder* b, int from, int to) {
+GPT_STEP_FN int gpt_first_compute(const gpt_builder* b, int from, int to) {
     int i;
     for (i = from; i < to; i++) if (b->store->info[i].kind >= 0) return i;
     return -1;
 }
-GPT_STEP_FN int last_compute(const builder* b, int from, int to) {
+GPT_STEP_FN int gpt_last_compute(const gpt_builder* b, int from, int to) {
     int i;
     for (i = to - 1; i >= from; i--) if (b->store->info[i].kind >= 0) return i;
     return -1;
@@ -1693,15 +1704,15 @@ GPT_STEP_FN int last_compute(const builder* b, int from, int to) {
 
 /* Micro-batch m's training forward (backward); the index of its first
    (last) compute op, or -1. */
-GPT_STEP_FN int forward_at(builder* b, int m) {
+GPT_STEP_FN int gpt_forward_at(gpt_builder* b, int m) {
     int at = cc_graph_n_ops(b->g);
-    forward_micro(b, m, 1);
-    return b->rc == CC_OK ? first_compute(b, at, cc_graph_n_ops(b->g)) : -1;
+    gpt_forward_micro(b, m, 1);
+    return b->rc == CC_OK ? gpt_first_compute(b, at, cc_graph_n_ops(b->g)) : -1;
 }
-GPT_STEP_FN int backward_at(builder* b, int m) {
+GPT_STEP_FN int gpt_backward_at(gpt_builder* b, int m) {
     int at = cc_graph_n_ops(b->g);
-    backward_micro(b, m);
-    return b->rc == CC_OK ? last_compute(b, at, cc_graph_n_ops(b->g)) : -1;
+    gpt_backward_micro(b, m);
+    return b->rc == CC_OK ? gpt_last_compute(b, at, cc_graph_n_ops(b->g)) : -1;
 }
 
 /* The micro-batches in 1F1B order: min(pp - 1 - stage, M) forwards, then
@@ -1711,7 +1722,7 @@ GPT_STEP_FN int backward_at(builder* b, int m) {
    starts after micro-batch m - warm-up - 1's backward compute is done, so
    a scheduler may move communication but never holds more micro-batches'
    activations than 1F1B does (with pp = 1: accumulation, one at a time). */
-GPT_STEP_FN void build_train(builder* b) {
+GPT_STEP_FN void gpt_build_train(gpt_builder* b) {
     const gpt_model* s = b->s;
     int warm = s->PP - 1 - s->pp_rank, f = 0, k = 0, p, m;
     int *f_first = (int*)malloc(sizeof(int) * (size_t)s->M), *b_last = (int*)malloc(sizeof(int) * (size_t)s->M);
@@ -1722,9 +1733,9 @@ GPT_STEP_FN void build_train(builder* b) {
         return;
     }
     if (warm > s->M) warm = s->M;
-    while (f < warm) { f_first[f] = forward_at(b, f); f++; }
-    while (f < s->M) { f_first[f] = forward_at(b, f); f++; b_last[k] = backward_at(b, k); k++; }
-    while (k < s->M) { b_last[k] = backward_at(b, k); k++; }
+    while (f < warm) { f_first[f] = gpt_forward_at(b, f); f++; }
+    while (f < s->M) { f_first[f] = gpt_forward_at(b, f); f++; b_last[k] = gpt_backward_at(b, k); k++; }
+    while (k < s->M) { b_last[k] = gpt_backward_at(b, k); k++; }
     for (m = warm + 1; m < s->M && b->rc == CC_OK; m++)
         if (b_last[m - warm - 1] >= 0 && f_first[m] >= 0)
             b->rc = cc_graph_add_dep(b->g, cc_graph_op(b->g, b_last[m - warm - 1]), cc_graph_op(b->g, f_first[m]));
@@ -1733,24 +1744,24 @@ GPT_STEP_FN void build_train(builder* b) {
     b->micro = -1;
     if (s->DP > 1 && s->grad_sync == GPT_SYNC_AFTER_BACKWARD)
         for (p = 0; p < s->np; p++)
-            if (s->bucket[s->bucket_of[p]].first == p) reduce_bucket(b, s->bucket_of[p]);
-    build_update(b);
+            if (s->bucket[s->bucket_of[p]].first == p) gpt_reduce_bucket(b, s->bucket_of[p]);
+    gpt_build_update(b);
 }
 
 /* The training step (train = 1) or the forward passes with the loss (0),
    on the streams compute, tp, dp (and pp with more than one stage); its op
    records and what each op is (info) go to *store. Errors: the context's,
    or the model's `error` (a record the builder refuses). */
-GPT_STEP_FN cc_result build_graph(const gpt_model* s, int train, cc_graph** out, op_store* store) {
+GPT_STEP_FN cc_result gpt_build_graph(const gpt_model* s, int train, cc_graph** out, gpt_op_store* store) {
     static const char* const stream_names[] = { "compute", "tp", "dp", "pp" };
     cc_graph_desc gd = cc_graph_desc_default();
-    builder b;
+    gpt_builder b;
     int p, m;
     memset(&b, 0, sizeof b);
     b.s = s;
     b.store = store;
     b.kernels = s->kernels;
-    b.fingerprint = FNV_START;
+    b.fingerprint = GPT_FNV_START;
     b.bucket = -1; b.first_param = -1;
     gd.n_streams = s->PP > 1 ? 4 : 3;
     gd.stream_names = stream_names;
@@ -1768,9 +1779,9 @@ GPT_STEP_FN cc_result build_graph(const gpt_model* s, int train, cc_graph** out,
         if (s->first_stage && s->last_stage) b.pending[0] = 2;   /* wte: the head's gradient, then the embedding's */
         b.rc = cc_graph_create(s->ctx, &gd, &b.g);
     }
-    if (train) build_train(&b);
+    if (train) gpt_build_train(&b);
     else
-        for (m = 0; m < s->M; m++) forward_micro(&b, m, 0);
+        for (m = 0; m < s->M; m++) gpt_forward_micro(&b, m, 0);
     if (b.rc == CC_OK) b.rc = cc_graph_validate(b.g);
     free(b.buf); free(b.pending); free(b.gathered); free(b.other);
     if (b.rc != CC_OK) {

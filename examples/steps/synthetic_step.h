@@ -1,4 +1,4 @@
-/* stepgraph.h - synthetic training-step graphs shaped like a transformer's
+/* synthetic_step.h - synthetic training-step graphs shaped like a transformer's
    forward, backward and gradient communication, for benchmarks and tests.
 
    Per layer l (0..L-1):
@@ -14,12 +14,12 @@
    collectives against the compute. Dependencies are explicit (building a 1M-op
    graph through buffer regions would measure the region analysis instead).
    Program order is the order above, which is what a framework would issue. */
-#ifndef CONCERTO_STEPGRAPH_H
-#define CONCERTO_STEPGRAPH_H
-#include "../concerto.h"
+#ifndef SYNTHETIC_STEP_H_INCLUDED
+#define SYNTHETIC_STEP_H_INCLUDED
+#include "../../concerto.h"
 #include <stdio.h>
 
-static double stepgraph__jitter(uint64_t* s, double base) {
+static double synthetic_step__jitter(uint64_t* s, double base) {
     uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
@@ -27,8 +27,8 @@ static double stepgraph__jitter(uint64_t* s, double base) {
     return base * (0.8 + 0.4 * (double)(z >> 11) / 9007199254740992.0);
 }
 
-static cc_result stepgraph_add(cc_graph* g, cc_op* out, const char* name, double dur, int stream,
-                               const cc_op* deps, int n_deps) {
+static cc_result synthetic_step_add(cc_graph* g, cc_op* out, const char* name, double dur, int stream,
+                                    const cc_op* deps, int n_deps) {
     cc_op_desc d = cc_op_desc_default();
     d.name = name;
     d.duration_us = dur;
@@ -39,7 +39,7 @@ static cc_result stepgraph_add(cc_graph* g, cc_op* out, const char* name, double
 }
 
 /* Builds the graph of about 22*layers+1 ops into a new graph *out. */
-static cc_result stepgraph_build(cc_context* ctx, int layers, double comm_ratio, uint64_t seed, cc_graph** out) {
+static cc_result synthetic_step_build(cc_context* ctx, int layers, double comm_ratio, uint64_t seed, cc_graph** out) {
     static const double fwd_us[7] = { 10, 60, 45, 20, 10, 80, 80 };
     static const int has_w[7] = { 0, 1, 0, 1, 0, 1, 1 };
     cc_graph* g = NULL;
@@ -52,21 +52,22 @@ static cc_result stepgraph_build(cc_context* ctx, int layers, double comm_ratio,
     f = (cc_op*)malloc(sizeof(cc_op) * (size_t)layers * 7);
     ag = (cc_op*)malloc(sizeof(cc_op) * (size_t)layers);
     if (!f || !ag) { free(f); free(ag); cc_graph_destroy(g); return CC_ERR_OUT_OF_MEMORY; }
-#define SG_TRY(x) do { if ((rc = (x)) != CC_OK) goto fail; } while (0)
+#define SYNTHETIC_STEP_TRY(x) do { if ((rc = (x)) != CC_OK) goto fail; } while (0)
     prev.id = 0;
     for (l = 0; l < layers; l++) {
         snprintf(nm, sizeof nm, "L%d.allgather", l);
-        SG_TRY(stepgraph_add(g, &ag[l], nm, stepgraph__jitter(&s, 120 * comm_ratio), CC_STREAM_COMM, NULL, 0));
+        SYNTHETIC_STEP_TRY(synthetic_step_add(g, &ag[l], nm, synthetic_step__jitter(&s, 120 * comm_ratio), CC_STREAM_COMM, NULL, 0));
         for (j = 0; j < 7; j++) {
             int nd = 0;
             if (prev.id) deps[nd++] = prev;
             if (j == 0) deps[nd++] = ag[l];
             snprintf(nm, sizeof nm, "L%d.fwd%d", l, j);
-            SG_TRY(stepgraph_add(g, &f[l * 7 + j], nm, stepgraph__jitter(&s, fwd_us[j]), CC_STREAM_COMPUTE, deps, nd));
+            SYNTHETIC_STEP_TRY(synthetic_step_add(g, &f[l * 7 + j], nm, synthetic_step__jitter(&s, fwd_us[j]), CC_STREAM_COMPUTE,
+                                                  deps, nd));
             prev = f[l * 7 + j];
         }
     }
-    SG_TRY(stepgraph_add(g, &loss, "loss", stepgraph__jitter(&s, 15), CC_STREAM_COMPUTE, &prev, 1));
+    SYNTHETIC_STEP_TRY(synthetic_step_add(g, &loss, "loss", synthetic_step__jitter(&s, 15), CC_STREAM_COMPUTE, &prev, 1));
     last_dx = loss;
     for (l = layers - 1; l >= 0; l--) {
         cc_op dw[7], rs;
@@ -75,19 +76,19 @@ static cc_result stepgraph_build(cc_context* ctx, int layers, double comm_ratio,
             cc_op in_grad = last_dx;
             deps[0] = in_grad; deps[1] = f[l * 7 + j];
             snprintf(nm, sizeof nm, "L%d.dx%d", l, j);
-            SG_TRY(stepgraph_add(g, &last_dx, nm, stepgraph__jitter(&s, fwd_us[j]), CC_STREAM_COMPUTE, deps, 2));
+            SYNTHETIC_STEP_TRY(synthetic_step_add(g, &last_dx, nm, synthetic_step__jitter(&s, fwd_us[j]), CC_STREAM_COMPUTE, deps, 2));
             if (has_w[j]) {
                 snprintf(nm, sizeof nm, "L%d.dw%d", l, j);
-                SG_TRY(stepgraph_add(g, &dw[nw], nm, stepgraph__jitter(&s, fwd_us[j]), CC_STREAM_COMPUTE, deps, 2));
+                SYNTHETIC_STEP_TRY(synthetic_step_add(g, &dw[nw], nm, synthetic_step__jitter(&s, fwd_us[j]), CC_STREAM_COMPUTE, deps, 2));
                 nw++;
             }
         }
         snprintf(nm, sizeof nm, "L%d.reducescatter", l);
-        SG_TRY(stepgraph_add(g, &rs, nm, stepgraph__jitter(&s, 240 * comm_ratio), CC_STREAM_COMM, dw, nw));
+        SYNTHETIC_STEP_TRY(synthetic_step_add(g, &rs, nm, synthetic_step__jitter(&s, 240 * comm_ratio), CC_STREAM_COMM, dw, nw));
         snprintf(nm, sizeof nm, "L%d.optimizer", l);
-        SG_TRY(stepgraph_add(g, NULL, nm, stepgraph__jitter(&s, 15), CC_STREAM_COMPUTE, &rs, 1));
+        SYNTHETIC_STEP_TRY(synthetic_step_add(g, NULL, nm, synthetic_step__jitter(&s, 15), CC_STREAM_COMPUTE, &rs, 1));
     }
-#undef SG_TRY
+#undef SYNTHETIC_STEP_TRY
     free(f); free(ag);
     *out = g;
     return CC_OK;
