@@ -27,7 +27,7 @@
        cc_context* ctx;  cc_graph* g;  cc_schedule s;  cc_op op;
        cc_context_create(NULL, &ctx);
        cc_graph_create(ctx, NULL, &g);                 // streams "compute", "comm"
-       cc_op_desc d = cc_op_desc_default();
+       cc_op_desc d = {0};                             // zero: every default
        d.name = "matmul"; d.duration_us = 120; d.stream = CC_STREAM_COMPUTE;
        ...  cc_graph_add_op(g, &d, &op);
        cc_sched_desc sd = cc_sched_desc_default();     // zero: every default
@@ -70,8 +70,10 @@
                                 with CC_ERR_UNSUPPORTED
 
    Descs: every create and solve takes a desc in which zero means "the
-   default" (a NULL desc: all defaults); cc_*_query_defaults says what a
-   desc resolves to.
+   default" (a NULL desc: all defaults): start from `cc_graph_desc d = {0};`
+   (`{}` in C++) and set what you need. cc_*_query_defaults says what a desc
+   resolves to. The exceptions say so where they are declared: a world's
+   n_ranks must be set (a NULL world desc is one rank).
 
    Errors: every function that can fail returns a cc_result (0 = CC_OK,
    negative ranges per area) and records a message naming the operation,
@@ -225,7 +227,10 @@ typedef struct cc_context_desc {
     int rank;                 /* shown in messages */
 } cc_context_desc;
 
-CONCERTO_API cc_context_desc cc_context_desc_default(void);
+/* The desc as cc_context_create resolves it (NULL: every field zero): the
+   C library's allocator where none is set. Nothing is checked (an
+   allocator set in part stays as it is, and cc_context_create refuses it). */
+CONCERTO_API cc_context_desc cc_context_query_defaults(const cc_context_desc* desc);
 /* desc may be NULL for the defaults. *out is owned by the caller. */
 CONCERTO_API cc_result   cc_context_create(const cc_context_desc* desc, cc_context** out);
 CONCERTO_API void        cc_context_destroy(cc_context* ctx);
@@ -391,8 +396,6 @@ typedef struct cc_op_desc {
                                  gradient summed over rows) must overwrite it in chunk 0 and accumulate after. */
 } cc_op_desc;
 
-CONCERTO_API cc_graph_desc cc_graph_desc_default(void);   /* every field zero: its default */
-CONCERTO_API cc_op_desc    cc_op_desc_default(void);
 /* The desc as cc_graph_create resolves it (NULL: the default desc). */
 CONCERTO_API cc_graph_desc cc_graph_query_defaults(const cc_graph_desc* desc);
 
@@ -442,10 +445,10 @@ CONCERTO_API cc_exec_costs cc_graph_exec_costs(const cc_graph* graph);   /* zero
    ranks and the backend add (cc_exec_profile measures it for every
    communicator of the plan). The rewrites' cost of a resized collective
    starts from it: a chunk of a collective costs this plus its share of
-   the rest, so splitting a collective into k is never predicted free. Up
-   to CONCERTO_MAX_STARTUPS (16) communicators per graph (more: ignored);
+   the rest, so splitting a collective into k is never predicted free. Any
+   number of communicators per graph (the table grows through the context's
+   allocator: CC_ERR_OUT_OF_MEMORY, changing nothing, where it cannot);
    copied by the rewrites. us >= 0 and finite. */
-#define CONCERTO_MAX_STARTUPS 16
 CONCERTO_API cc_result cc_graph_set_coll_startup(cc_graph* graph, const cc_comm* comm, double us);
 CONCERTO_API double    cc_graph_coll_startup(const cc_graph* graph, const cc_comm* comm);   /* -1: not set */
 /* Derives region dependencies and checks the graph (cycles name the
@@ -914,7 +917,6 @@ typedef struct cc_rewrite_report {
     int n_evaluations;         /* candidate graphs scheduled (the input's own schedule not counted) */
 } cc_rewrite_report;
 
-CONCERTO_API cc_rewrite_desc cc_rewrite_desc_default(void);   /* every field zero: its default */
 /* The desc as the rewrites resolve it (NULL: the default desc); sched is
    left to cc_sched_solve (cc_sched_query_defaults). */
 CONCERTO_API cc_rewrite_desc cc_rewrite_query_defaults(const cc_rewrite_desc* desc);
@@ -1166,9 +1168,8 @@ typedef struct cc_world_desc {
     void* thread_start_user;
 } cc_world_desc;
 
-/* n_ranks 1, every other field zero (its default). */
-CONCERTO_API cc_world_desc cc_world_desc_default(void);
-/* The desc as cc_world_create resolves it (NULL: the default desc): every
+/* The desc as cc_world_create resolves it (NULL: one rank, every other
+   field zero): every
    default filled in, the links pointing at the library's constant default
    links where the desc had none. Nothing is checked. */
 CONCERTO_API cc_world_desc cc_world_query_defaults(const cc_world_desc* desc);
@@ -1350,26 +1351,27 @@ static void* cc__default_alloc(size_t n, void* ud) { (void)ud; return malloc(n);
 static void* cc__default_realloc(void* p, size_t n, void* ud) { (void)ud; return realloc(p, n); }
 static void  cc__default_free(void* p, void* ud) { (void)ud; free(p); }
 
-CONCERTO_API cc_context_desc cc_context_desc_default(void) {
+CONCERTO_API cc_context_desc cc_context_query_defaults(const cc_context_desc* desc) {
     cc_context_desc d;
-    memset(&d, 0, sizeof d);
-    return d;
-}
-
-CONCERTO_API cc_result cc_context_create(const cc_context_desc* desc, cc_context** out) {
-    cc_context_desc d = desc ? *desc : cc_context_desc_default();
-    cc_context* ctx;
-    int n_set;
-    if (!out) return CC_ERR_INVALID_ARG;
-    *out = NULL;
-    n_set = (d.allocator.alloc_fn != NULL) + (d.allocator.realloc_fn != NULL) + (d.allocator.free_fn != NULL);
-    if (n_set != 0 && n_set != 3) return CC_ERR_INVALID_ARG;  /* all-or-none */
-    if (n_set == 0) {
+    if (desc) d = *desc;
+    else memset(&d, 0, sizeof d);
+    if (!d.allocator.alloc_fn && !d.allocator.realloc_fn && !d.allocator.free_fn) {
         d.allocator.alloc_fn = cc__default_alloc;
         d.allocator.realloc_fn = cc__default_realloc;
         d.allocator.free_fn = cc__default_free;
         d.allocator.user_data = NULL;
     }
+    return d;
+}
+
+CONCERTO_API cc_result cc_context_create(const cc_context_desc* desc, cc_context** out) {
+    cc_context_desc d = cc_context_query_defaults(desc);
+    cc_context* ctx;
+    int n_set;
+    if (!out) return CC_ERR_INVALID_ARG;
+    *out = NULL;
+    n_set = (d.allocator.alloc_fn != NULL) + (d.allocator.realloc_fn != NULL) + (d.allocator.free_fn != NULL);
+    if (n_set != 3) return CC_ERR_INVALID_ARG;  /* all-or-none */
     ctx = (cc_context*)d.allocator.alloc_fn(sizeof *ctx, d.allocator.user_data);
     if (!ctx) return CC_ERR_OUT_OF_MEMORY;
     memset(ctx, 0, sizeof *ctx);
@@ -1817,6 +1819,8 @@ static void cc__chunk_trampoline(void* stream, void* user_data) {
     r->fn(stream, r->user_data, r->chunk, r->n_chunks);
 }
 
+typedef struct cc__startup { const cc_comm* comm; double us; } cc__startup;
+
 struct cc_graph {
     cc_context* ctx;
     uint32_t serial;            /* in every handle of the graph */
@@ -1846,8 +1850,8 @@ struct cc_graph {
     uint64_t* buf_bytes; uint32_t* buf_name; int n_buf; size_t buf_cap, buf_name_cap;
     cc__strpool names;          /* of ops, buffers, resources */
     cc_exec_costs costs;        /* cc_graph_set_exec_costs */
-    struct { const cc_comm* comm; double us; } startup[CONCERTO_MAX_STARTUPS];   /* cc_graph_set_coll_startup */
-    int n_startup;
+    cc__startup* startup;       /* cc_graph_set_coll_startup, [n_startup] */
+    size_t n_startup, startup_cap;
     /* chunk records of decomposed ops, each its own allocation (stable addresses) */
     cc__chunk_rec** recs; size_t n_recs, recs_cap;
     /* derived after validate */
@@ -1857,21 +1861,11 @@ struct cc_graph {
     size_t n_edges;
 };
 
-CONCERTO_API cc_graph_desc cc_graph_desc_default(void) {
-    cc_graph_desc d;
-    memset(&d, 0, sizeof d);
-    return d;
-}
-
 CONCERTO_API cc_graph_desc cc_graph_query_defaults(const cc_graph_desc* desc) {
-    cc_graph_desc d = desc ? *desc : cc_graph_desc_default();
+    cc_graph_desc d;
+    if (desc) d = *desc;
+    else memset(&d, 0, sizeof d);
     if (d.n_resources == 0 && d.n_streams == 0) d.n_streams = 2;
-    return d;
-}
-
-CONCERTO_API cc_op_desc cc_op_desc_default(void) {
-    cc_op_desc d;
-    memset(&d, 0, sizeof d);
     return d;
 }
 
@@ -1899,6 +1893,7 @@ CONCERTO_API void cc_graph_destroy(cc_graph* g) {
     cc__free(ctx, g->recs);
     cc__free(ctx, g->e_from); cc__free(ctx, g->e_to); cc__free(ctx, g->acc);
     cc__free(ctx, g->buf_bytes); cc__free(ctx, g->buf_name); cc__free(ctx, g->names.s);
+    cc__free(ctx, g->startup);
     cc__free(ctx, g);
 }
 
@@ -2349,7 +2344,7 @@ CONCERTO_API cc_exec_costs cc_graph_exec_costs(const cc_graph* g) {
 }
 
 CONCERTO_API cc_result cc_graph_set_coll_startup(cc_graph* g, const cc_comm* comm, double us) {
-    int i;
+    size_t i;
     if (!g) return CC_ERR_INVALID_ARG;
     if (!comm) return CONCERTO__FAIL(g->ctx, CC_ERR_INVALID_ARG, "cc_graph_set_coll_startup: graph '%s': comm is NULL", cc_graph_name(g));
     if (!(us >= 0 && us <= 1e12))
@@ -2357,15 +2352,19 @@ CONCERTO_API cc_result cc_graph_set_coll_startup(cc_graph* g, const cc_comm* com
                               cc_graph_name(g), us);
     for (i = 0; i < g->n_startup; i++)
         if (g->startup[i].comm == comm) break;
-    if (i == CONCERTO_MAX_STARTUPS) return CC_OK;
-    if (i == g->n_startup) g->n_startup++;
+    if (i == g->n_startup) {
+        if (!CONCERTO__GROW(g->ctx, g->startup, g->startup_cap, g->n_startup + 1))
+            return CONCERTO__FAIL(g->ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_set_coll_startup: graph '%s': out of memory for %d communicators",
+                                  cc_graph_name(g), (int)g->n_startup + 1);
+        g->n_startup++;
+    }
     g->startup[i].comm = comm;
     g->startup[i].us = us;
     return CC_OK;
 }
 
 CONCERTO_API double cc_graph_coll_startup(const cc_graph* g, const cc_comm* comm) {
-    int i;
+    size_t i;
     if (!g) return -1;
     for (i = 0; i < g->n_startup; i++)
         if (g->startup[i].comm == comm) return g->startup[i].us;
@@ -10390,17 +10389,19 @@ static cc_result cc__psp_capacities(cc__psp* P) {
 
 /* The graph of what was read: jobs "job<N>", their successors, validated. */
 static cc_result cc__psp_graph(cc__psp* P, cc_graph** out) {
-    cc_graph_desc gd = cc_graph_desc_default();
+    cc_graph_desc gd;
     cc_graph* g = NULL;
     cc_result rc;
     int i, c;
+    memset(&gd, 0, sizeof gd);
     gd.name = P->name;
     gd.n_resources = (int)P->nk;
     gd.capacities = P->caps;
     if ((rc = cc_graph_create(P->ctx, &gd, &g)) != CC_OK) return rc;
     for (i = 0; i < P->nj && rc == CC_OK; i++) {
-        cc_op_desc od = cc_op_desc_default();
+        cc_op_desc od;
         char nm[32];
+        memset(&od, 0, sizeof od);
         cc__fmt(nm, sizeof nm, "job%d", i + 1);
         od.name = nm;
         od.duration_us = (double)P->durs[i];
@@ -10607,13 +10608,6 @@ typedef struct cc__rw_src {
     size_t max_acc;                  /* the most accesses of one op */
 } cc__rw_src;
 
-CONCERTO_API cc_rewrite_desc cc_rewrite_desc_default(void) {
-    cc_rewrite_desc d;
-    memset(&d, 0, sizeof d);
-    d.sched = cc_sched_desc_default();
-    return d;
-}
-
 /* The defaults, in one place. The judging desc is the scheduler's and is
    resolved by cc_sched_solve for each candidate graph. */
 static void cc__rewrite_resolve(cc_rewrite_desc* d) {
@@ -10622,7 +10616,9 @@ static void cc__rewrite_resolve(cc_rewrite_desc* d) {
 }
 
 CONCERTO_API cc_rewrite_desc cc_rewrite_query_defaults(const cc_rewrite_desc* desc) {
-    cc_rewrite_desc d = desc ? *desc : cc_rewrite_desc_default();
+    cc_rewrite_desc d;
+    if (desc) d = *desc;
+    else memset(&d, 0, sizeof d);
     cc__rewrite_resolve(&d);
     return d;
 }
@@ -10762,12 +10758,13 @@ static void cc__rw_src_free(cc__rw* w, cc__rw_src* s) { cc__free(w->ctx, s->acc_
 
 /* An empty graph with src's streams or resources and buffers. */
 static cc_result cc__rw_begin(cc__rw* w, const cc_graph* src, cc_graph** out) {
-    cc_graph_desc gd = cc_graph_desc_default();
+    cc_graph_desc gd;
     const char* names[CONCERTO_MAX_RESOURCES];
     int caps[CONCERTO_MAX_RESOURCES], r, b;
     cc_graph* g = NULL;
     cc_result rc;
     *out = NULL;
+    memset(&gd, 0, sizeof gd);
     gd.name = w->out_name;
     for (r = 0; r < src->k; r++) { names[r] = src->names.s + src->res_name[r]; caps[r] = src->cap[r]; }
     if (src->stream_mode) {
@@ -10780,7 +10777,11 @@ static cc_result cc__rw_begin(cc__rw* w, const cc_graph* src, cc_graph** out) {
     }
     if ((rc = cc_graph_create(w->ctx, &gd, &g)) != CC_OK) return rc;
     g->costs = src->costs;
-    memcpy(g->startup, src->startup, sizeof g->startup);
+    if (src->n_startup && !CONCERTO__GROW(w->ctx, g->startup, g->startup_cap, src->n_startup)) {
+        cc_graph_destroy(g);
+        return CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", w->who);
+    }
+    if (src->n_startup) memcpy(g->startup, src->startup, src->n_startup * sizeof *g->startup);
     g->n_startup = src->n_startup;
     for (b = 0; b < src->n_buf; b++)
         if ((rc = cc_graph_add_buffer(g, src->names.s + src->buf_name[b], src->buf_bytes[b], NULL)) != CC_OK) {
@@ -10820,7 +10821,7 @@ static int cc__rw_regions(const cc__rw_src* s, int i, const cc_graph* dst, cc_re
 static void cc__rw_desc_of(const cc__rw_src* s, int i, const cc_graph* dst, cc_region* regs, int* dem, cc_op_desc* d) {
     const cc_graph* g = s->g;
     int r, m, nr;
-    *d = cc_op_desc_default();
+    memset(d, 0, sizeof *d);
     d->name = cc__name(g, i);
     d->duration_us = g->dur_us[i];
     m = cc__rw_regions(s, i, dst, regs, &nr);
@@ -10967,7 +10968,8 @@ static cc_result cc__rw_start(cc__rw* w, cc_context* ctx, const char* who, cc_gr
     if (out) *out = NULL;
     if ((rc = cc__graph_args(ctx, g, who)) != CC_OK) return rc;
     if (!out) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: out is NULL", who);
-    w->d = desc ? *desc : cc_rewrite_desc_default();
+    if (desc) w->d = *desc;
+    else memset(&w->d, 0, sizeof w->d);
     if (w->d.max_chunks < 0 || w->d.max_evaluations < 0)
         return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: max_chunks (%d) and max_evaluations (%d) must be >= 0", who,
                               w->d.max_chunks, w->d.max_evaluations);
@@ -12048,7 +12050,7 @@ static double cc__median_of(double* v, int n) {
 /* A collective's fixed cost on each communicator of the plan, in plan
    order of first use (the same on every rank): a one-element float32
    all-reduce on the stream of the communicator's first op, between two
-   timestamps, median of n. comms[]/us[]: at most CONCERTO_MAX_STARTUPS. */
+   timestamps, median of n. comms[]/us[]: room for one per op of the plan. */
 static cc_result cc__profile_startups(cc_exec* x, int n, const cc_comm** comms, double* us, int* n_comms, double* v) {
     const cc_backend_fns* f = x->be.fns;
     const cc_plan* pl = x->plan;
@@ -12057,7 +12059,7 @@ static cc_result cc__profile_startups(cc_exec* x, int n, const cc_comm** comms, 
     cc_result rc = CC_OK;
     *n_comms = 0;
     if (!f->collective || !f->timestamp) return CC_OK;
-    for (i = 0; i < pl->n_ops && rc == CC_OK && *n_comms < CONCERTO_MAX_STARTUPS; i++) {
+    for (i = 0; i < pl->n_ops && rc == CC_OK; i++) {
         const cc__plan_op* po = &pl->op[pl->issue[i]];
         float host[2] = { 0, 0 };
         void* dev = NULL;
@@ -12208,8 +12210,8 @@ CONCERTO_API cc_result cc_exec_profile(cc_exec* x, int repeats, cc_comm* comm) {
     double* samples = NULL;
     double* med = NULL;
     cc_exec_costs costs;
-    const cc_comm* comms[CONCERTO_MAX_STARTUPS];
-    double startups[CONCERTO_MAX_STARTUPS];
+    const cc_comm** comms = NULL;   /* [n_ops]: each communicator of the plan, in plan order of first use */
+    double* startups = NULL;        /* [n_ops]: its start-up cost */
     int n_comms = 0, k;
     int i;
     cc_result rc = CC_OK;
@@ -12223,8 +12225,10 @@ CONCERTO_API cc_result cc_exec_profile(cc_exec* x, int repeats, cc_comm* comm) {
         return CONCERTO__FAIL(x->ctx, CC_ERR_UNSUPPORTED, "cc_exec_profile: backend '%s' has neither timestamps nor a clock",
                               x->be_name);
     samples = (double*)cc__alloc(x->ctx, (size_t)pl->n_ops * (size_t)repeats * sizeof(double) + 1);
-    med = (double*)cc__alloc(x->ctx, ((size_t)pl->n_ops + 2 + CONCERTO_MAX_STARTUPS) * sizeof(double));
-    if (!samples || !med) { rc = CONCERTO__FAIL(x->ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_profile: out of memory"); goto done; }
+    med = (double*)cc__alloc(x->ctx, (2 * (size_t)pl->n_ops + 2) * sizeof(double));
+    comms = (const cc_comm**)cc__alloc(x->ctx, ((size_t)pl->n_ops + 1) * sizeof *comms);
+    startups = (double*)cc__alloc(x->ctx, ((size_t)pl->n_ops + 1) * sizeof(double));
+    if (!samples || !med || !comms || !startups) { rc = CONCERTO__FAIL(x->ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_profile: out of memory"); goto done; }
     if ((rc = cc__profile_samples(x, repeats, samples)) != CC_OK) goto done;
     if ((rc = cc__profile_costs(x, repeats, &costs, comms, startups, &n_comms)) != CC_OK) goto done;
     for (i = 0; i < pl->n_ops; i++) {
@@ -12234,10 +12238,10 @@ CONCERTO_API cc_result cc_exec_profile(cc_exec* x, int repeats, cc_comm* comm) {
     if (comm) {
         cc_collective c;
         memset(&c, 0, sizeof c);
-        size_t m = (size_t)pl->n_ops + 2 + CONCERTO_MAX_STARTUPS;
+        size_t m = 2 * (size_t)pl->n_ops + 2;   /* the same on every member: their plans agree */
         med[pl->n_ops] = costs.launch_us;
         med[pl->n_ops + 1] = costs.wait_us;
-        for (k = 0; k < CONCERTO_MAX_STARTUPS; k++) med[pl->n_ops + 2 + k] = k < n_comms ? startups[k] : 0;
+        for (k = 0; k < pl->n_ops; k++) med[pl->n_ops + 2 + k] = k < n_comms ? startups[k] : 0;
         c.kind = CC_COLL_ALL_REDUCE; c.dtype = CC_DTYPE_FLOAT64; c.reduce = CC_REDUCE_MAX;
         c.n_elems = m; c.comm = comm; c.send_buf = med; c.recv_buf = med;
         if ((rc = cc__exec_collective_now(x, &c, m * sizeof(double), m * sizeof(double), "cc_exec_profile: agreeing on durations")) !=
@@ -12269,6 +12273,7 @@ CONCERTO_API cc_result cc_exec_profile(cc_exec* x, int repeats, cc_comm* comm) {
     for (k = 0; k < n_comms && rc == CC_OK; k++) rc = cc_graph_set_coll_startup(pl->g, comms[k], startups[k] < 1e12 ? startups[k] : 1e12);
 done:
     cc__free(x->ctx, samples); cc__free(x->ctx, med);
+    cc__free(x->ctx, (void*)comms); cc__free(x->ctx, startups);
     return rc;
 }
 
@@ -13212,15 +13217,10 @@ static const cc_link cc__link_intra_default = { 2.0, 1e-5 };    /* 100 GB/s */
 
 static const cc_link cc__link_inter_default = { 10.0, 8e-5 };   /* 12.5 GB/s */
 
-CONCERTO_API cc_world_desc cc_world_desc_default(void) {
-    cc_world_desc d;
-    memset(&d, 0, sizeof d);
-    d.n_ranks = 1;
-    return d;
-}
-
 CONCERTO_API cc_world_desc cc_world_query_defaults(const cc_world_desc* desc) {
-    cc_world_desc d = desc ? *desc : cc_world_desc_default();
+    cc_world_desc d;
+    if (desc) d = *desc;
+    else { memset(&d, 0, sizeof d); d.n_ranks = 1; }
     if (!d.intra_node) d.intra_node = &cc__link_intra_default;
     if (!d.inter_node) d.inter_node = &cc__link_inter_default;
     if (d.timeout_s == 0) d.timeout_s = 30.0;
@@ -13248,7 +13248,7 @@ static void cc__world_desc_problems(const cc_world_desc* d, char* problems, size
 
 CONCERTO_API cc_result cc_world_create(cc_context* ctx, const cc_world_desc* desc, cc_world** out) {
     cc_world_desc d;
-    cc_context_desc cd = cc_context_desc_default();
+    cc_context_desc cd;
     cc_context* wctx = NULL;
     cc_world* w;
     char problems[CONCERTO__MSG_MAX];
@@ -13259,6 +13259,7 @@ CONCERTO_API cc_result cc_world_create(cc_context* ctx, const cc_world_desc* des
     d = cc_world_query_defaults(desc);
     cc__world_desc_problems(&d, problems, sizeof problems);
     if (problems[0]) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_world_create: %s", problems);
+    memset(&cd, 0, sizeof cd);
     cd.allocator = ctx->alloc;
     cd.logger = ctx->logger;
     if (cc_context_create(&cd, &wctx) != CC_OK)

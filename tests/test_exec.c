@@ -49,7 +49,7 @@ typedef struct case_ctx {
 /* Builds a random DAG on random streams; deps point to earlier ops. */
 static cc_graph* random_case(cc_context* ctx, tu_rng* rng, case_ctx* c) {
     cc_graph* g = NULL;
-    cc_graph_desc gd = cc_graph_desc_default();
+    cc_graph_desc gd = {0};
     int i, j, np = 0;
     gd.n_streams = c->streams;
     if (cc_graph_create(ctx, &gd, &g) != CC_OK) return NULL;
@@ -58,7 +58,7 @@ static cc_graph* random_case(cc_context* ctx, tu_rng* rng, case_ctx* c) {
     c->pred = (int*)malloc(sizeof(int) * (size_t)c->n * 4);
     c->recs = (rec*)calloc((size_t)c->n, sizeof(rec));
     for (i = 0; i < c->n; i++) {
-        cc_op_desc d = cc_op_desc_default();
+        cc_op_desc d = {0};
         cc_op deps[4];
         char name[32];
         int nd = 0, tries;
@@ -242,7 +242,7 @@ static void test_waits(void) {
     cc_graph* g;
     cc_plan* pl;
     cc_op a, b, c, d2, e;
-    cc_op_desc d = cc_op_desc_default();
+    cc_op_desc d = {0};
     cc_op dep[2];
     cc_context_create(NULL, &ctx);
     /* A (s0) -> B (s1) and A -> C (s1), C after B on s1: one wait */
@@ -257,7 +257,7 @@ static void test_waits(void) {
     cc_graph_destroy(g);
     /* A (s0) -> B (s1) -> C (s0) -> D (s1), and A -> D: A->D implied by C->D */
     cc_graph_create(ctx, NULL, &g);
-    d = cc_op_desc_default();
+    d = (cc_op_desc){0};
     d.name = "A"; d.stream = 0; cc_graph_add_op(g, &d, &a);
     dep[0] = a; d.deps = dep; d.n_deps = 1;
     d.name = "B"; d.stream = 1; cc_graph_add_op(g, &d, &b);
@@ -271,11 +271,11 @@ static void test_waits(void) {
     /* three streams: A (s0) -> B (s1) -> C (s2), A -> C: C's wait for A is implied by B */
     {
         cc_graph* g3;
-        cc_graph_desc gd = cc_graph_desc_default();
+        cc_graph_desc gd = {0};
         cc_op x0, x1;
         gd.n_streams = 3;
         cc_graph_create(ctx, &gd, &g3);
-        d = cc_op_desc_default();
+        d = (cc_op_desc){0};
         d.name = "A"; d.stream = 0; cc_graph_add_op(g3, &d, &x0);
         dep[0] = x0; d.deps = dep; d.n_deps = 1;
         d.name = "B"; d.stream = 1; cc_graph_add_op(g3, &d, &x1);
@@ -294,7 +294,7 @@ static void test_waits(void) {
         CHECK_CONTAINS(cc_last_error(ctx), "'D'", "the message names the blocked op");
     }
     /* an op without a stream cannot be executed */
-    d = cc_op_desc_default();
+    d = (cc_op_desc){0};
     d.name = "nowhere"; d.stream = CC_NO_STREAM;
     cc_graph_add_op(g, &d, &e);
     CHECK_RES(ctx, cc_plan_create(ctx, g, NULL, &pl), CC_ERR_UNSUPPORTED, "an op on no stream");
@@ -313,7 +313,7 @@ static void test_hash(void) {
     cc_context_create(NULL, &ctx);
     for (i = 0; i < 2; i++) {
         cc_graph** g = i ? &g2 : &g1;
-        cc_op_desc d = cc_op_desc_default();
+        cc_op_desc d = {0};
         cc_graph_create(ctx, NULL, g);
         d.name = "x"; d.stream = 0; cc_graph_add_op(*g, &d, &ops[0]);
         d.name = "y"; d.stream = 0; cc_graph_add_op(*g, &d, &ops[1]);
@@ -374,7 +374,7 @@ static cc_result failing_rank(cc_rank* rank, void* user) {
     memset(recs, 0, sizeof recs);
     cc_graph_create(ctx, NULL, &g);
     for (i = 0; i < 4; i++) {
-        cc_op_desc d = cc_op_desc_default();
+        cc_op_desc d = {0};
         char name[16];
         snprintf(name, sizeof name, "k%d", i);
         d.name = name; d.stream = i % 2; d.duration_us = 1; d.fn = sleepy; d.user_data = &recs[i];
@@ -486,7 +486,7 @@ static cc_result same_rank(cc_rank* rank, void* user) {
         bufs[0] = act; bufs[1] = wb; bufs[2] = gb;
         sizes[0] = A; sizes[1] = W; sizes[2] = W;
         for (k = 0; k < sizeof ops / sizeof *ops; k++) {
-            cc_op_desc d = cc_op_desc_default();
+            cc_op_desc d = {0};
             cc_region r[3], w[1];
             int q;
             for (q = 0; q < ops[k].nr; q++) r[q] = reg(bufs[ops[k].reads[q][0]], ops[k].reads[q][1], sizes[ops[k].reads[q][0]]);
@@ -496,7 +496,7 @@ static cc_result same_rank(cc_rank* rank, void* user) {
             if (cc_graph_add_op(g, &d, NULL) != CC_OK) return cc_last_result(ctx);
             if (ops[k].fn == f_dw2 || ops[k].fn == f_dw1) {
                 int which = ops[k].fn == f_dw2;
-                cc_op_desc c = cc_op_desc_default();
+                cc_op_desc c = {0};
                 char name[32];
                 memset(&ar[which], 0, sizeof ar[which]);
                 ar[which].kind = CC_COLL_ALL_REDUCE; ar[which].dtype = CC_DTYPE_FLOAT32; ar[which].reduce = CC_REDUCE_AVG;
@@ -507,7 +507,7 @@ static cc_result same_rank(cc_rank* rank, void* user) {
                 c.reads = w; c.n_reads = 1; c.writes = w; c.n_writes = 1;
                 if (cc_graph_add_op(g, &c, NULL) != CC_OK) return cc_last_result(ctx);
                 snprintf(name, sizeof name, "update W%d", which + 1);
-                c = cc_op_desc_default();
+                c = (cc_op_desc){0};
                 r[0] = w[0]; r[1] = reg(wb, which, W);
                 c.name = name; c.duration_us = 5; c.fn = f_up; c.user_data = &jobs[which];
                 c.reads = r; c.n_reads = 2; c.writes = &r[1]; c.n_writes = 1;
@@ -568,7 +568,7 @@ static cc_result mismatch_rank(cc_rank* rank, void* user) {
     cc_plan* pl;
     cc_exec* x;
     cc_backend be;
-    cc_op_desc d = cc_op_desc_default();
+    cc_op_desc d = {0};
     cc_result r;
     int* out = (int*)user;
     cc_graph_create(ctx, NULL, &g);
@@ -579,7 +579,7 @@ static cc_result mismatch_rank(cc_rank* rank, void* user) {
     cc_graph_add_op(g, &d, NULL);
     memset(&c, 0, sizeof c);
     c.kind = CC_COLL_ALL_REDUCE; c.n_elems = 4; c.comm = cc_rank_world_comm(rank); c.send_buf = buf; c.recv_buf = buf;
-    d = cc_op_desc_default();
+    d = (cc_op_desc){0};
     d.name = "sum"; d.duration_us = 1; d.stream = CC_STREAM_COMM; d.coll = &c;
     cc_graph_add_op(g, &d, NULL);
     cc_plan_create(ctx, g, NULL, &pl);
@@ -623,7 +623,7 @@ static void test_trace_files(void) {
     cc_context* ctx;
     cc_graph* g;
     cc_trace* t;
-    cc_op_desc d = cc_op_desc_default();
+    cc_op_desc d = {0};
     cc_collective c;
     double st[2] = { 0, 5 }, en[2] = { 4, 9 };
     char path[600], dot[600];
@@ -635,7 +635,7 @@ static void test_trace_files(void) {
     memset(&c, 0, sizeof c);
     c.kind = CC_COLL_ALL_REDUCE; c.n_elems = 256; c.send_buf = st; c.recv_buf = st;
     CHECK_RES(ctx, cc_comm_wrap(ctx, &idle_family, NULL, 0, 2, "pair", &c.comm), CC_OK, "a communicator that never runs");
-    d = cc_op_desc_default();
+    d = (cc_op_desc){0};
     d.name = "grad_allreduce"; d.duration_us = 4; d.stream = CC_STREAM_COMM; d.coll = &c;
     CHECK_RES(ctx, cc_graph_add_op(g, &d, NULL), CC_OK, "a collective op");
     cc_trace_create(ctx, &t);
@@ -711,7 +711,7 @@ static cc_result through_rank(cc_rank* rank, void* user) {
     A->world[me] = cc_rank_world_comm(rank);
     if ((r = cc_graph_create(ctx, NULL, &g)) != CC_OK) return r;
     for (i = 0; i < 3; i++) {
-        cc_op_desc d = cc_op_desc_default();
+        cc_op_desc d = {0};
         recs[i].sleep_us = 100 * (i + 1);
         d.duration_us = 1; d.fn = sleepy; d.user_data = &recs[i];
         if ((r = cc_graph_add_op(g, &d, NULL)) != CC_OK) return r;
@@ -784,7 +784,7 @@ static cc_result two_ops_make(cc_rank* rank, rec* r0, float* buf, size_t n, int 
     cc_context* ctx = cc_rank_context(rank);
     cc_buffer b;
     cc_region reg;
-    cc_op_desc d = cc_op_desc_default();
+    cc_op_desc d = {0};
     cc_result r;
     memset(t, 0, sizeof *t);
     if ((r = cc_graph_create(ctx, NULL, &t->g)) != CC_OK) return r;
@@ -796,7 +796,7 @@ static cc_result two_ops_make(cc_rank* rank, rec* r0, float* buf, size_t n, int 
     r = cc_graph_add_op(t->g, &d, NULL);
     t->co.kind = CC_COLL_ALL_REDUCE; t->co.dtype = CC_DTYPE_FLOAT32; t->co.reduce = CC_REDUCE_SUM; t->co.n_elems = n;
     t->co.comm = cc_rank_world_comm(rank); t->co.send_buf = buf; t->co.recv_buf = buf;
-    d = cc_op_desc_default();
+    d = (cc_op_desc){0};
     d.duration_us = 1; d.stream = CC_STREAM_COMM; d.coll = &t->co; d.reads = &reg; d.n_reads = 1; d.writes = &reg; d.n_writes = 1;
     if (r == CC_OK) r = cc_graph_add_op(t->g, &d, NULL);
     if (r == CC_OK) r = cc_plan_create(ctx, t->g, NULL, &t->pl);
@@ -852,7 +852,7 @@ static cc_result run_world(cc_context* ctx, const cc_world_desc* wd, cc_result (
 }
 
 static void test_profiled_costs(void) {
-    cc_world_desc wd = cc_world_desc_default();
+    cc_world_desc wd = {0};
     cc_link slow;
     char err[512];
     cc_context* ctx = NULL;
@@ -917,7 +917,7 @@ static void test_profile_steps(void) {
     cc_plan* pl = NULL;
     cc_exec* x = NULL;
     cc_backend be;
-    cc_op_desc d = cc_op_desc_default();
+    cc_op_desc d = {0};
     cc_exec_costs costs;
     double alone_a = 0, step_a = 0, pred = 0, start[2], end[2], measured = 0;
     cc_op order[2];
@@ -1028,7 +1028,7 @@ static cc_result steps_rank(cc_rank* rank, void* user) {
 }
 
 static void test_profile_steps_agree(void) {
-    cc_world_desc wd = cc_world_desc_default();
+    cc_world_desc wd = {0};
     char err[512];
     cc_context* ctx = NULL;
     steps_arg A;
@@ -1078,7 +1078,7 @@ static void test_profile_add(void) {
     cc_plan* pl = NULL;
     cc_exec* x = NULL;
     cc_backend be;
-    cc_op_desc d = cc_op_desc_default();
+    cc_op_desc d = {0};
     double before, mean, st[5], en[5], hand, hand_mk;
     cc_result r;
     int k;
@@ -1179,7 +1179,7 @@ static void test_profile_makespan(void) {
     cc_plan* pl = NULL;
     cc_exec* x = NULL;
     cc_backend be;
-    cc_op_desc d = cc_op_desc_default();
+    cc_op_desc d = {0};
     cc_op order[2];
     double med = 0, avg = 0, of_means = 0, mk[4] = { 0, 0, 0, 0 }, hand_mean = 0, mean_p = 0, mean_q = 0;
     cc_steps_profile sp;
@@ -1275,7 +1275,7 @@ static cc_result start_rank(cc_rank* rank, void* user) {
     return r;
 }
 static void test_thread_start(void) {
-    cc_world_desc wd = cc_world_desc_default();
+    cc_world_desc wd = {0};
     char err[512];
     cc_context* ctx = NULL;
     start_log L;

@@ -1108,7 +1108,8 @@ static void grad_ready(builder* b, int p);
 GPT_STEP_FN void add_op(builder* b, const char* name, int l, int stream, op_args* a, int chunks, const cc_collective* coll,
                         const cc_op* deps, int n_deps) {
     const gpt_model* s = b->s;
-    cc_op_desc d = cc_op_desc_default();
+    cc_op_desc d;
+    memset(&d, 0, sizeof d);
     cc_region reads[OP_MAX_IN], writes[OP_MAX_OUT];
     gpt_step_op_info* info;
     char full[96], pre[16];
@@ -1743,7 +1744,8 @@ GPT_STEP_FN void build_train(builder* b) {
    or the model's `error` (a record the builder refuses). */
 GPT_STEP_FN cc_result build_graph(const gpt_model* s, int train, cc_graph** out, op_store* store) {
     static const char* const stream_names[] = { "compute", "tp", "dp", "pp" };
-    cc_graph_desc gd = cc_graph_desc_default();
+    cc_graph_desc gd;
+    memset(&gd, 0, sizeof gd);
     builder b;
     int p, m;
     memset(&b, 0, sizeof b);

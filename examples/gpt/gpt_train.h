@@ -337,7 +337,8 @@ static cc_result profile_step(rank_state* s) {
    schedule desc that will schedule the result. The rewritten step is
    profiled again (with --profile 0 it keeps the library's estimates). */
 static cc_result rewrite_step(rank_state* s, const cc_sched_desc* sd) {
-    cc_rewrite_desc rd = cc_rewrite_desc_default();
+    cc_rewrite_desc rd;
+    memset(&rd, 0, sizeof rd);
     cc_rewrite_report rep;
     cc_plan* plan = NULL;
     cc_exec* ex = NULL;
@@ -907,7 +908,8 @@ static cc_result fingerprint_rank(cc_rank* rank, void* user) {
     return rc;
 }
 static int fingerprint_ranks(shared* sh) {
-    cc_world_desc wd = cc_world_desc_default();
+    cc_world_desc wd;
+    memset(&wd, 0, sizeof wd);
     cc_world* w = NULL;
     cc_result r;
     wd.n_ranks = sh->o.tp * sh->o.dp;

@@ -258,7 +258,7 @@ static int pin_prepare(void) { return 0; }
    link. 0, or the exit status. */
 static int cpu_run_ranks(shared* sh) {
     const options* o = &sh->o;
-    cc_world_desc wd = cc_world_desc_default();
+    cc_world_desc wd = {0};
     cc_world* world = NULL;
     cc_link intra, inter;
     cc_result r;
@@ -302,7 +302,7 @@ static cc_comm* mpi_world;
 static int mpi_rank;
 
 static int mpi_start(shared* sh) {
-    cc_mpi_desc md = cc_mpi_desc_default();
+    cc_mpi_desc md = {0};
     int size = 0, want = sh->o.tp * sh->o.dp;
     if (cc_context_create(NULL, &mpi_ctx) != CC_OK) {
         fprintf(stderr, "train_gpt_mpi: cannot create a context\n");
