@@ -42,7 +42,7 @@
                                                         (check, simulate)   (trace)
 
    A trainer builds the graph of its step (cc_graph_*), measures each op on
-   its backend (cc_exec_profile), lets the library rewrite the step
+   its backend (cc_exec_profile_ops), lets the library rewrite the step
    (cc_graph_decompose splits a synchronous all-reduce, with the ops that
    produce and consume its rows, into chunks that overlap; cc_graph_fuse
    merges small all-reduces into buckets; each rewrite judged by the
@@ -133,7 +133,7 @@
        cc_plan_create(ctx, graph, schedule.order, &plan);   // or NULL: program order
        cc_exec_create(ctx, plan, &be, &exec);
        cc_exec_agree(exec, cc_rank_world_comm(rank));       // same plan everywhere?
-       cc_exec_profile(exec, 5, comm);                      // optional: measured durations
+       cc_exec_profile_ops(exec, 5, comm);                  // optional: measured durations
        for (;;) cc_exec_step(exec);
        cc_exec_destroy(exec);  cc_backend_destroy(&be);
    A process that is one rank of a job (mpirun) makes its backend with
@@ -424,7 +424,7 @@ CONCERTO_API cc_result cc_op_set_duration(cc_graph* graph, cc_op op, double dura
    wait_us to every op whose start is set by a dependency on another
    stream that ends after the op's own stream is free; so a plan with more
    waits is predicted slower; and it stretches the overlapped part of an op
-   by its class's overlap slowdown. cc_exec_profile measures them all on
+   by its class's overlap slowdown. cc_exec_profile_ops measures them all on
    its backend and sets them; a rewrite copies them. Zero by default; NULL
    costs: zero; launch and wait must be 0..1e6 us, the slowdowns 0..10. */
 typedef struct cc_exec_costs {
@@ -442,7 +442,7 @@ CONCERTO_API cc_result     cc_graph_set_exec_costs(cc_graph* graph, const cc_exe
 CONCERTO_API cc_exec_costs cc_graph_exec_costs(const cc_graph* graph);   /* zero for NULL */
 /* A collective's fixed cost on a communicator: the time of a one-element
    all-reduce on it, whatever the link's latency, the rendezvous of the
-   ranks and the backend add (cc_exec_profile measures it for every
+   ranks and the backend add (cc_exec_profile_ops measures it for every
    communicator of the plan). The rewrites' cost of a resized collective
    starts from it: a chunk of a collective costs this plus its share of
    the rest, so splitting a collective into k is never predicted free. Any
@@ -970,7 +970,7 @@ typedef struct cc_rank cc_rank;
    of backend (const, usually static), and the instance they act on. The
    executor reaches streams, events, timers and collectives only through it:
    every step, the agreement of plans (cc_exec_agree) and the profiling of
-   ops (cc_exec_profile) alike, so a backend that brings its own
+   ops (cc_exec_profile_ops) alike, so a backend that brings its own
    communicators serves all of them.
    A backend's streams are of one kind (stream_kind: "host" for threads,
    "cuda" for cudaStream_t); it runs the collectives of communicators whose
@@ -978,7 +978,7 @@ typedef struct cc_rank cc_rank;
    any other.
    Required entries: stream_create, stream_destroy, launch, synchronize;
    collective for plans with collectives and for cc_exec_agree /
-   cc_exec_profile with a communicator. Optional, with their fallbacks:
+   cc_exec_profile_ops with a communicator. Optional, with their fallbacks:
      event_create, event_destroy, event_record, stream_wait_event (all four
                   or none): without them a cross-stream wait becomes synchronize
      timestamp    none: no measured timeline (cc_exec_timeline fails) and
@@ -1050,77 +1050,61 @@ CONCERTO_API cc_result cc_exec_step(cc_exec* exec);           /* launch + wait *
 /* Start and end of every op (by op index) in the last step, in us from the
    step's launch, where the backend has timestamps. */
 CONCERTO_API cc_result cc_exec_timeline(cc_exec* exec, double* start_us, double* end_us);
-/* Profiles every op of the plan's graph in isolation on the backend,
-   repeats times each (in plan order, so ranks issue collectives alike), and
-   sets its duration to the median. With comm, the members of comm then
-   agree on the maximum of each duration (a collective through the
-   backend), so they all compute the same schedule. It also measures the
-   executor's own costs on the backend (an op's launch, a cross-stream wait
-   that blocks: cc_exec_costs), agreed the same way, and sets them on the
-   graph, so that predictions and judgements include them. */
-CONCERTO_API cc_result cc_exec_profile(cc_exec* exec, int repeats, cc_comm* comm);
-/* Profiles the plan in the concurrency its step really has: runs the whole
-   step `steps` times (1..1000; cc_exec_step) and sets each op's duration to
-   the mean of its start-to-end times in them (cc_exec_timeline), and the
-   executor's launch and wait costs to the mean gaps the timelines show (an
-   op's start after its stream let it go; after the other-stream
-   dependency it waited for), the members of comm agreeing on the mean over
-   them. The mean, not cc_exec_profile's maximum: in a step the members of
-   a collective end it together, each after waiting for the last, so the
-   mean of their times runs from their mean arrival to that end, which is
-   where a prediction from the mean durations of the ops before it puts
-   them; the maximum would count the wait of the earliest member on top of
-   the latest's arrival. Alone, an op runs with nothing beside it; in the
-   step it shares what the step shares: a compute op the cores with the
-   other ranks' threads (ranks of one process) or the SMs with a collective
-   beside it, a collective waits for its last member to arrive, a thread
-   woken for the next op waits for a core. So the overlap slowdowns of the
-   graph's cc_exec_costs are set to none (the durations hold them). Means,
-   not medians: a step's time is a sum of its ops' and gaps' times, stalls
-   included. A prediction of this plan from these durations is made under
-   the conditions it was measured in; another order of the same graph
-   shares other things (profile it in its own steps). The steps run on the
-   state as it is and may change it. Needs per-op timestamps:
-   CC_ERR_UNSUPPORTED without them (a backend with none, a replayed CUDA
-   graph). It starts afresh: steps added before (cc_exec_profile_add) are
-   dropped. */
+/* Profiling sets the graph's durations and executor costs (cc_exec_costs,
+   collective start-ups) from measurements on the backend, so that
+   predictions and schedules use them. Three ways, one call each; the
+   members of comm (NULL: this rank alone) all call it and agree on the
+   figures, so that they compute the same schedule. Why each way measures
+   what it does: the >>profile section comment.
+
+   cc_exec_profile_ops: every op alone, repeats (1..1000) times each in
+   plan order; each duration is the median, agreed as the maximum over
+   comm. Also measures an op's launch, a blocking cross-stream wait, each
+   communicator's start-up and the overlap slowdowns. Needs
+   cc_exec_agree first where the plan has collectives
+   (CC_ERR_PLAN_MISMATCH), and timestamps or a clock (CC_ERR_UNSUPPORTED).
+   Cost: repeats runs of every op, one at a time.
+
+   cc_exec_profile_steps: steps (1..1000) whole steps, run back to back by
+   the library (cc_exec_step); each duration is the mean of the op's times
+   in them, and the launch and wait costs the mean gaps the timelines show,
+   agreed as the mean over comm; the overlap slowdowns are set to none.
+   Steps recorded before (cc_exec_profile_loop_step) are dropped. Needs
+   per-op timestamps (CC_ERR_UNSUPPORTED without: no timestamps, a
+   replayed CUDA graph). Cost: steps steps; they run on the state as it
+   is and may change it.
+
+   cc_exec_profile_loop_step, after each step of the caller's own loop
+   (after cc_exec_wait or cc_exec_step): records that step.
+   cc_exec_profile_loop_apply then sets the same figures as
+   cc_exec_profile_steps from the steps recorded (each member having
+   recorded its own) and starts afresh. Errors: a second record before the
+   next step, or an apply with none recorded, CC_ERR_INVALID_ARG (nothing
+   changes); a step without per-op times, CC_ERR_UNSUPPORTED (nothing is
+   recorded); a 1001st record before an apply, CC_ERR_INVALID_ARG. Cost:
+   a simulation of the step per record.
+
+   For all three: repeats or steps out of range, or a step still running,
+   are CC_ERR_INVALID_ARG; a failed collective's or op's error is
+   returned, naming it. */
+CONCERTO_API cc_result cc_exec_profile_ops(cc_exec* exec, int repeats, cc_comm* comm);
 CONCERTO_API cc_result cc_exec_profile_steps(cc_exec* exec, int steps, cc_comm* comm);
-/* The same profile from steps the caller runs, where it runs them: steps
-   run back to back (cc_exec_profile_steps) are not the steps of a training
-   loop, which does host work between them (the next batch, the loss read
-   back, a log line), and the ranks' starts drift apart differently there;
-   a prediction for that loop comes true only if profiled in it.
-   cc_exec_profile_add, after a step's cc_exec_wait (or cc_exec_step),
-   adds that step's timeline to the executor's profile; once per step (a
-   second call before the next step is CC_ERR_INVALID_ARG), and a step
-   without per-op times adds nothing and is CC_ERR_UNSUPPORTED.
-   cc_exec_profile_apply then sets the graph's durations and executor
-   costs from the steps added, as cc_exec_profile_steps does (the members
-   of comm agreeing, each having added its steps), and starts the profile
-   afresh; with none added it is CC_ERR_INVALID_ARG and changes nothing. */
-CONCERTO_API cc_result cc_exec_profile_add(cc_exec* exec);
-CONCERTO_API cc_result cc_exec_profile_apply(cc_exec* exec, cc_comm* comm);
-/* The plan's step as the last profile of whole steps predicts it, step by
-   step: each step profiled, simulated in the plan's order from its own op
-   times and each op's own launch or wait gap, so that it ends where it was
-   measured to (the members of comm agreeing on the mean over them, step
-   by step, so they need the same number of steps). Steps vary, and a step
-   ends with whichever path was slowest in it, so these makespans exceed
-   cc_simulate's makespan from the mean durations and costs (a makespan is
-   a maximum over paths, and the mean of a maximum is at least the maximum
-   of the means; a long gap, a thread woken on a busy core, counts where it
-   fell, on its path): the more paths run side by side, the more (an
-   overlapped plan more than program order). Likewise the exposed
-   communication of each step (cc_exposed_comm_us of its timeline), which a
-   timeline from the mean durations puts where no step had it.
-   CC_ERR_INVALID_ARG before a profile of whole steps was applied. */
-typedef struct cc_steps_profile {
+CONCERTO_API cc_result cc_exec_profile_loop_step(cc_exec* exec);
+CONCERTO_API cc_result cc_exec_profile_loop_apply(cc_exec* exec, cc_comm* comm);
+/* The last profile of steps (cc_exec_profile_steps or
+   cc_exec_profile_loop_apply) as it predicts the plan's step: each step
+   recorded, simulated in the plan's order from its own op times and gaps
+   (agreed step by step as the mean over comm, so members need the same
+   number of steps). These makespans exceed cc_simulate's from the mean
+   durations (see >>profile). CC_ERR_INVALID_ARG before such a profile was
+   applied, or for out NULL. Cost: a copy. */
+typedef struct cc_profile_result {
     int steps;                  /* in the profile */
     double makespan_median_us;  /* of the steps, each simulated as above */
     double makespan_mean_us;
-    double exposed_median_us;   /* of the steps' exposed communication */
-} cc_steps_profile;
-CONCERTO_API cc_result cc_exec_steps_profile(cc_exec* exec, cc_steps_profile* out);
+    double exposed_median_us;   /* of the steps' exposed communication (cc_exposed_comm_us) */
+} cc_profile_result;
+CONCERTO_API cc_result cc_exec_query_profile(cc_exec* exec, cc_profile_result* out);
 /* ---- world: ranks as threads in one process ------------------------------
    N ranks, each a thread with its own context, running fn; ranks are grouped
    into nodes of ranks_per_node. Collectives between them move real data:
@@ -11688,7 +11672,7 @@ done:
    Running a plan: every step the ops of the plan in host order, each with
    its waits, timestamps and event record, all through the backend. */
 
-#define CONCERTO__PROFILE_MAX_STEPS 1000   /* steps cc_exec_profile_add takes before an apply */
+#define CONCERTO__PROFILE_MAX_STEPS 1000   /* steps cc_exec_profile_loop_step takes before an apply */
 
 struct cc_exec {
     cc_context* ctx;
@@ -11703,14 +11687,14 @@ struct cc_exec {
     int launched;
     int has_coll;              /* the plan issues collectives */
     int agreed;                /* cc_exec_agree succeeded */
-    int ran;                   /* a step ended since the last cc_exec_profile_add */
-    int prof_steps;            /* steps added since the last cc_exec_profile_apply */
+    int ran;                   /* a step ended since the last cc_exec_profile_loop_step */
+    int prof_steps;            /* steps added since the last cc_exec_profile_loop_apply */
     double* prof;              /* [n_ops + 4]: their ops' times summed, launch gaps (sum,
                                   count), wait gaps (sum, count) */
     double* prof_mk;           /* [2 CONCERTO__PROFILE_MAX_STEPS]: each added step simulated from
                                   its own times (us), then each one's exposed communication */
     double* prof_se;           /* [2 n_ops]: scratch, one step's starts and ends */
-    cc_steps_profile prof_last; /* as the last apply agreed it; steps 0: none */
+    cc_profile_result prof_last; /* as the last apply agreed it; steps 0: none */
     cc__time* prof_dur;        /* [4 n_ops]: scratch, one step's times in ticks, its simulated starts,
                                   each op's launch and wait gaps in ticks */
 };
@@ -11997,11 +11981,52 @@ CONCERTO_API cc_result cc_exec_agree(cc_exec* x, cc_comm* comm) {
 }
 
 /* >>profile
-   Every op alone on the backend, repeats times, in plan order (so ranks
-   issue their collectives alike); the median of each becomes its duration,
-   after the ranks of a communicator agreed on the maximum. Or every op in
-   whole steps of the plan (cc_exec_profile_steps): the median of its times
-   there, agreed the same way. */
+   Three ways to measure a plan's ops on its backend (declared with
+   cc_exec_profile_ops), and why each measures what it does.
+
+   Ops alone (cc_exec_profile_ops): every op on its own, repeats times, in
+   plan order (so ranks issue their collectives alike); the median of each
+   becomes its duration, after the members of comm agreed on the maximum.
+   The executor's own costs are measured on the backend too (an op's
+   launch, a blocking cross-stream wait, each communicator's start-up: a
+   one-element all-reduce) and agreed the same way.
+
+   Ops in place, over whole steps (cc_exec_profile_steps, or the caller's
+   loop: cc_exec_profile_loop_step and cc_exec_profile_loop_apply). Alone,
+   an op runs with nothing beside it; in the step it shares what the step
+   shares: a compute op the cores with the other ranks' threads (ranks of
+   one process) or the SMs with a collective beside it, a collective waits
+   for its last member to arrive, a thread woken for the next op waits for
+   a core. So the durations are the op's start-to-end times in the step
+   (cc_exec_timeline), the launch and wait costs the gaps the timelines
+   show (an op's start after its stream let it go; after the other-stream
+   dependency it waited for), and the overlap slowdowns are none (the
+   durations hold them). Means, not medians: a step's time is a sum of its
+   ops' and gaps' times, stalls included. The members agree on the mean,
+   not the maximum: in a step the members of a collective end it together,
+   each after waiting for the last, so the mean of their times runs from
+   their mean arrival to that end, which is where a prediction from the
+   mean durations of the ops before it puts them; the maximum would count
+   the wait of the earliest member on top of the latest's arrival. A
+   prediction of this plan from these durations is made under the
+   conditions it was measured in; another order of the same graph shares
+   other things (profile it in its own steps). Steps run back to back by
+   the library are not the steps of a training loop, which does host work
+   between them (the next batch, the loss read back, a log line), and the
+   ranks' starts drift apart differently there: a prediction for that loop
+   comes true only if profiled in it, hence the loop's own two calls.
+
+   The result (cc_exec_query_profile): each step recorded is simulated in
+   the plan's order from its own op times and each op's own launch or wait
+   gap, so that it ends where it was measured to. Steps vary, and a step
+   ends with whichever path was slowest in it, so these makespans exceed
+   cc_simulate's makespan from the mean durations and costs (a makespan is
+   a maximum over paths, and the mean of a maximum is at least the maximum
+   of the means; a long gap, a thread woken on a busy core, counts where it
+   fell, on its path): the more paths run side by side, the more (an
+   overlapped plan more than program order). Likewise the exposed
+   communication of each step, which a timeline from the mean durations
+   puts where no step had it. */
 
 static int cc__dbl_cmp(const void* a, const void* b) {
     double x = *(const double*)a, y = *(const double*)b;
@@ -12022,7 +12047,7 @@ static cc_result cc__profile_samples(cc_exec* x, int repeats, double* samples) {
             if (rc != CC_OK) {
                 char msg[CONCERTO__MSG_MAX];
                 cc__copy_msg(msg, sizeof msg, cc_last_error(x->ctx));
-                return CONCERTO__FAIL(x->ctx, rc, "cc_exec_profile: op '%s': %s", cc__name(pl->g, v), msg);
+                return CONCERTO__FAIL(x->ctx, rc, "cc_exec_profile_ops: op '%s': %s", cc__name(pl->g, v), msg);
             }
             h1 = f->now_us ? f->now_us(x->be.self) : 0;
             samples[(size_t)v * repeats + rep] = f->timestamp ? x->t[2 * v + 1] - x->t[2 * v] : h1 - h0;
@@ -12132,7 +12157,7 @@ static cc_result cc__profile_costs(cc_exec* x, int repeats, cc_exec_costs* out, 
     if (rc != CC_OK) {
         char msg[CONCERTO__MSG_MAX];
         cc__copy_msg(msg, sizeof msg, cc_last_error(x->ctx));
-        return CONCERTO__FAIL(x->ctx, rc, "cc_exec_profile: measuring the executor's costs on backend '%s': %s", x->be_name, msg);
+        return CONCERTO__FAIL(x->ctx, rc, "cc_exec_profile_ops: measuring the executor's costs on backend '%s': %s", x->be_name, msg);
     }
     return CC_OK;
 }
@@ -12199,13 +12224,13 @@ static cc_result cc__profile_overlap(cc_exec* x, int repeats, const double* med,
     if (rc != CC_OK) {
         char msg[CONCERTO__MSG_MAX];
         cc__copy_msg(msg, sizeof msg, cc_last_error(x->ctx));
-        return CONCERTO__FAIL(x->ctx, rc, "cc_exec_profile: measuring ops '%s' and '%s' together: %s", cc__name(pl->g, vc),
+        return CONCERTO__FAIL(x->ctx, rc, "cc_exec_profile_ops: measuring ops '%s' and '%s' together: %s", cc__name(pl->g, vc),
                               cc__name(pl->g, vm), msg);
     }
     return CC_OK;
 }
 
-CONCERTO_API cc_result cc_exec_profile(cc_exec* x, int repeats, cc_comm* comm) {
+CONCERTO_API cc_result cc_exec_profile_ops(cc_exec* x, int repeats, cc_comm* comm) {
     const cc_plan* pl;
     double* samples = NULL;
     double* med = NULL;
@@ -12217,18 +12242,18 @@ CONCERTO_API cc_result cc_exec_profile(cc_exec* x, int repeats, cc_comm* comm) {
     cc_result rc = CC_OK;
     if (!x) return CC_ERR_INVALID_ARG;
     pl = x->plan;
-    if (repeats < 1 || repeats > 1000) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile: repeats must be 1..1000, got %d", repeats);
-    if (x->launched) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile: wait for the step first");
+    if (repeats < 1 || repeats > 1000) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile_ops: repeats must be 1..1000, got %d", repeats);
+    if (x->launched) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile_ops: wait for the step first");
     if (x->has_coll && !x->agreed)
-        return CONCERTO__FAIL(x->ctx, CC_ERR_PLAN_MISMATCH, "cc_exec_profile: the plan has collectives: call cc_exec_agree first");
+        return CONCERTO__FAIL(x->ctx, CC_ERR_PLAN_MISMATCH, "cc_exec_profile_ops: the plan has collectives: call cc_exec_agree first");
     if (!x->be.fns->timestamp && !x->be.fns->now_us)
-        return CONCERTO__FAIL(x->ctx, CC_ERR_UNSUPPORTED, "cc_exec_profile: backend '%s' has neither timestamps nor a clock",
+        return CONCERTO__FAIL(x->ctx, CC_ERR_UNSUPPORTED, "cc_exec_profile_ops: backend '%s' has neither timestamps nor a clock",
                               x->be_name);
     samples = (double*)cc__alloc(x->ctx, (size_t)pl->n_ops * (size_t)repeats * sizeof(double) + 1);
     med = (double*)cc__alloc(x->ctx, (2 * (size_t)pl->n_ops + 2) * sizeof(double));
     comms = (const cc_comm**)cc__alloc(x->ctx, ((size_t)pl->n_ops + 1) * sizeof *comms);
     startups = (double*)cc__alloc(x->ctx, ((size_t)pl->n_ops + 1) * sizeof(double));
-    if (!samples || !med || !comms || !startups) { rc = CONCERTO__FAIL(x->ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_profile: out of memory"); goto done; }
+    if (!samples || !med || !comms || !startups) { rc = CONCERTO__FAIL(x->ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_profile_ops: out of memory"); goto done; }
     if ((rc = cc__profile_samples(x, repeats, samples)) != CC_OK) goto done;
     if ((rc = cc__profile_costs(x, repeats, &costs, comms, startups, &n_comms)) != CC_OK) goto done;
     for (i = 0; i < pl->n_ops; i++) {
@@ -12244,7 +12269,7 @@ CONCERTO_API cc_result cc_exec_profile(cc_exec* x, int repeats, cc_comm* comm) {
         for (k = 0; k < pl->n_ops; k++) med[pl->n_ops + 2 + k] = k < n_comms ? startups[k] : 0;
         c.kind = CC_COLL_ALL_REDUCE; c.dtype = CC_DTYPE_FLOAT64; c.reduce = CC_REDUCE_MAX;
         c.n_elems = m; c.comm = comm; c.send_buf = med; c.recv_buf = med;
-        if ((rc = cc__exec_collective_now(x, &c, m * sizeof(double), m * sizeof(double), "cc_exec_profile: agreeing on durations")) !=
+        if ((rc = cc__exec_collective_now(x, &c, m * sizeof(double), m * sizeof(double), "cc_exec_profile_ops: agreeing on durations")) !=
             CC_OK)
             goto done;
         costs.launch_us = med[pl->n_ops];
@@ -12260,7 +12285,7 @@ CONCERTO_API cc_result cc_exec_profile(cc_exec* x, int repeats, cc_comm* comm) {
         two[1] = costs.comm_overlap;
         c.kind = CC_COLL_ALL_REDUCE; c.dtype = CC_DTYPE_FLOAT64; c.reduce = CC_REDUCE_MAX;
         c.n_elems = 2; c.comm = comm; c.send_buf = two; c.recv_buf = two;
-        if ((rc = cc__exec_collective_now(x, &c, sizeof two, sizeof two, "cc_exec_profile: agreeing on the overlap slowdowns")) != CC_OK)
+        if ((rc = cc__exec_collective_now(x, &c, sizeof two, sizeof two, "cc_exec_profile_ops: agreeing on the overlap slowdowns")) != CC_OK)
             goto done;
         costs.compute_overlap = two[0];
         costs.comm_overlap = two[1];
@@ -12308,7 +12333,7 @@ static void cc__profile_gaps(const cc_plan* pl, const double* t, double t0, doub
     }
 }
 
-CONCERTO_API cc_result cc_exec_profile_add(cc_exec* x) {
+CONCERTO_API cc_result cc_exec_profile_loop_step(cc_exec* x) {
     const cc_plan* pl;
     double gaps[4], exposed = 0;
     cc__prob p;
@@ -12318,17 +12343,17 @@ CONCERTO_API cc_result cc_exec_profile_add(cc_exec* x) {
     if (!x) return CC_ERR_INVALID_ARG;
     pl = x->plan;
     if (!x->be.fns->timestamp)
-        return CONCERTO__FAIL(x->ctx, CC_ERR_UNSUPPORTED, "cc_exec_profile_add: backend '%s' has no timestamps", x->be_name);
-    if (x->launched) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile_add: wait for the step first");
+        return CONCERTO__FAIL(x->ctx, CC_ERR_UNSUPPORTED, "cc_exec_profile_loop_step: backend '%s' has no timestamps", x->be_name);
+    if (x->launched) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile_loop_step: wait for the step first");
     if (!x->ran)
-        return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile_add: no step has ended since the last one added "
+        return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile_loop_step: no step has ended since the last one added "
                               "(run one with cc_exec_step, or cc_exec_launch and cc_exec_wait)");
     if (x->prof_steps >= CONCERTO__PROFILE_MAX_STEPS)
-        return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile_add: %d steps added already, the most it takes: "
+        return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile_loop_step: %d steps added already, the most it takes: "
                               "apply them first", x->prof_steps);
     for (i = 0; i < pl->n_ops; i++)   /* checked first: a step that cannot be added adds nothing */
         if (!(x->t[2 * i + 1] - x->t[2 * i] == x->t[2 * i + 1] - x->t[2 * i]))
-            return CONCERTO__FAIL(x->ctx, CC_ERR_UNSUPPORTED, "cc_exec_profile_add: op '%s' has no time in the step on backend "
+            return CONCERTO__FAIL(x->ctx, CC_ERR_UNSUPPORTED, "cc_exec_profile_loop_step: op '%s' has no time in the step on backend "
                                   "'%s' (a replayed graph times only the whole step)", cc__name(pl->g, i), x->be_name);
     for (i = 0; i < pl->n_ops; i++) {
         x->prof_se[i] = x->t[2 * i];
@@ -12355,7 +12380,7 @@ CONCERTO_API cc_result cc_exec_profile_add(cc_exec* x) {
     p.slow[0] = p.slow[1] = 1;
     mk = cc__stream_sim(x->ctx, &p, pl->issue, x->prof_dur + pl->n_ops, blocked);
     if (mk < 0)
-        return CONCERTO__FAIL(x->ctx, mk == -2 ? CC_ERR_OUT_OF_MEMORY : CC_ERR_DEADLOCK, "cc_exec_profile_add: simulating the step "
+        return CONCERTO__FAIL(x->ctx, mk == -2 ? CC_ERR_OUT_OF_MEMORY : CC_ERR_DEADLOCK, "cc_exec_profile_loop_step: simulating the step "
                               "from its times: %s", mk == -2 ? "out of memory" : "the plan's order contradicts its dependencies");
     for (i = 0; i < pl->n_ops; i++) {   /* nothing fails from here: the step is added whole */
         double d = x->t[2 * i + 1] - x->t[2 * i];
@@ -12369,7 +12394,7 @@ CONCERTO_API cc_result cc_exec_profile_add(cc_exec* x) {
     return CC_OK;
 }
 
-CONCERTO_API cc_result cc_exec_profile_apply(cc_exec* x, cc_comm* comm) {
+CONCERTO_API cc_result cc_exec_profile_loop_apply(cc_exec* x, cc_comm* comm) {
     const cc_plan* pl;
     const double* acc;
     double* mean;
@@ -12379,12 +12404,12 @@ CONCERTO_API cc_result cc_exec_profile_apply(cc_exec* x, cc_comm* comm) {
     if (!x) return CC_ERR_INVALID_ARG;
     pl = x->plan;
     if (x->prof_steps < 1)
-        return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile_apply: no step added (cc_exec_profile_add after "
+        return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile_loop_apply: no step added (cc_exec_profile_loop_step after "
                               "each step to profile)");
     m = pl->n_ops + 2 + 2 * x->prof_steps;   /* the means, then each step's simulated makespan, its exposure */
     acc = x->prof + pl->n_ops;
     if (!(mean = (double*)cc__alloc(x->ctx, (size_t)m * sizeof(double))))
-        return CONCERTO__FAIL(x->ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_profile_apply: out of memory");
+        return CONCERTO__FAIL(x->ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_profile_loop_apply: out of memory");
     memcpy(mean + pl->n_ops + 2, x->prof_mk, (size_t)x->prof_steps * sizeof(double));
     memcpy(mean + pl->n_ops + 2 + x->prof_steps, x->prof_mk + CONCERTO__PROFILE_MAX_STEPS, (size_t)x->prof_steps * sizeof(double));
     /* means: a step's time is a sum of its ops' times and gaps, and a
@@ -12398,13 +12423,13 @@ CONCERTO_API cc_result cc_exec_profile_apply(cc_exec* x, cc_comm* comm) {
         c.kind = CC_COLL_ALL_REDUCE; c.dtype = CC_DTYPE_FLOAT64; c.reduce = CC_REDUCE_SUM;
         c.n_elems = (size_t)m; c.comm = comm; c.send_buf = mean; c.recv_buf = mean;
         if ((rc = cc__exec_collective_now(x, &c, (size_t)m * sizeof(double), (size_t)m * sizeof(double),
-                                          "cc_exec_profile_apply: agreeing on durations")) != CC_OK)
+                                          "cc_exec_profile_loop_apply: agreeing on durations")) != CC_OK)
             goto done;
         for (i = 0; i < m; i++) mean[i] /= cc_comm_size(comm) > 0 ? cc_comm_size(comm) : 1;
     }
     for (i = 0; i < pl->n_ops; i++)
         if (!(mean[i] >= 0 && mean[i] <= 1e12)) {   /* checked before any is set: the graph is changed whole or not at all */
-            rc = CONCERTO__FAIL(x->ctx, CC_ERR_BACKEND, "cc_exec_profile_apply: op '%s' has a mean time of %g us on backend '%s'",
+            rc = CONCERTO__FAIL(x->ctx, CC_ERR_BACKEND, "cc_exec_profile_loop_apply: op '%s' has a mean time of %g us on backend '%s'",
                                 cc__name(pl->g, i), mean[i], x->be_name);
             goto done;
         }
@@ -12433,12 +12458,12 @@ done:
     return rc;
 }
 
-CONCERTO_API cc_result cc_exec_steps_profile(cc_exec* x, cc_steps_profile* out) {
+CONCERTO_API cc_result cc_exec_query_profile(cc_exec* x, cc_profile_result* out) {
     if (!x) return CC_ERR_INVALID_ARG;
-    if (!out) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_steps_profile: out is NULL");
+    if (!out) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_query_profile: out is NULL");
     if (x->prof_last.steps < 1)
-        return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_steps_profile: no profile of whole steps applied yet "
-                              "(cc_exec_profile_steps, or cc_exec_profile_add and cc_exec_profile_apply)");
+        return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_query_profile: no profile of whole steps applied yet "
+                              "(cc_exec_profile_steps, or cc_exec_profile_loop_step and cc_exec_profile_loop_apply)");
     *out = x->prof_last;
     return CC_OK;
 }
@@ -12455,8 +12480,8 @@ CONCERTO_API cc_result cc_exec_profile_steps(cc_exec* x, int steps, cc_comm* com
     memset(x->prof, 0, ((size_t)x->plan->n_ops + 4) * sizeof(double));   /* its own steps alone */
     x->prof_steps = 0;
     for (k = 0; k < steps && rc == CC_OK; k++)
-        if ((rc = cc_exec_step(x)) == CC_OK) rc = cc_exec_profile_add(x);
-    return rc == CC_OK ? cc_exec_profile_apply(x, comm) : rc;
+        if ((rc = cc_exec_step(x)) == CC_OK) rc = cc_exec_profile_loop_step(x);
+    return rc == CC_OK ? cc_exec_profile_loop_apply(x, comm) : rc;
 }
 
 /* >>world: ranks as threads in one process, communicators, collectives with

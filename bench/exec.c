@@ -17,7 +17,7 @@
    run 18 steps, the last 15 profiled in place (cc_exec_profile_steps)
    and 15 measured. Reported: the prediction from the ops profiled alone
    (program order: cc_simulate; scheduled: the schedule's makespan), the
-   prediction from the order's own steps (cc_exec_steps_profile, the
+   prediction from the order's own steps (cc_exec_query_profile, the
    median), the median measured step, and its ratio to the latter. */
 #define _POSIX_C_SOURCE 200809L
 #define CONCERTO_IMPLEMENTATION
@@ -207,7 +207,7 @@ static cc_result agree_rank(cc_rank* rank, void* user) {
         if (pass == 0) {
             cc_sched_desc sd = cc_sched_desc_default();
             cc_op* prog = (cc_op*)malloc(sizeof(cc_op) * (size_t)n);
-            CHECK(cc_exec_profile(x, 5, cc_rank_world_comm(rank)));
+            CHECK(cc_exec_profile_ops(x, 5, cc_rank_world_comm(rank)));
             CHECK(cc_sched_solve(ctx, g, &sd, &sched));
             for (i = 0; i < n; i++) prog[i] = cc_graph_op(g, i);
             CHECK(cc_simulate(ctx, g, prog, n, NULL, &a->alone[0]));
@@ -218,11 +218,11 @@ static cc_result agree_rank(cc_rank* rank, void* user) {
             /* the order's own steps profiled where they run: 3 not
                profiled, then 15 (cc_exec_profile_steps), the median of
                them each simulated from its own op times */
-            cc_steps_profile sp;
+            cc_profile_result sp;
             memset(&sp, 0, sizeof sp);
             for (s = 0; s < 3; s++) CHECK(cc_exec_step(x));
             CHECK(cc_exec_profile_steps(x, 15, cc_rank_world_comm(rank)));
-            CHECK(cc_exec_steps_profile(x, &sp));
+            CHECK(cc_exec_query_profile(x, &sp));
             a->pred[pass] = sp.makespan_median_us;
         }
         for (s = 0; s < 15; s++) {

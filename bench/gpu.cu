@@ -39,7 +39,7 @@
    update (W -= lr dW) after it. A one-rank all-reduce copies its input, so
    its size is chosen, from a calibration of the matmuls and of the copy,
    to take `target` times the layer's backward compute (0.5, 1 and 2). Every
-   op is profiled (cc_exec_profile, median of 5), the schedule solved
+   op is profiled (cc_exec_profile_ops, median of 5), the schedule solved
    (cc_sched_solve); then program order and the schedule run 15 steps each
    after one warm-up step. Measured: the median over steps of the last op's
    end in the timeline (the backend's timestamps); predicted: cc_simulate of
@@ -500,7 +500,7 @@ static void step_run(const model* m, cc_comm* comm, size_t n_elems, step_row* ro
             cc_sched_desc sd = cc_sched_desc_default();
             cc_op* prog = (cc_op*)malloc(sizeof(cc_op) * (size_t)n);
             if (!prog) { fprintf(stderr, "bench_gpu: out of memory\n"); exit(1); }
-            CHECK_CC(cc_exec_profile(x, 5, comm));
+            CHECK_CC(cc_exec_profile_ops(x, 5, comm));
             CHECK_CC(cc_sched_solve(ctx, g, &sd, &sched));
             for (i = 0; i < n; i++) prog[i] = cc_graph_op(g, i);
             CHECK_CC(cc_simulate(ctx, g, prog, n, NULL, &row->pred[0]));

@@ -208,7 +208,7 @@ static cc_result rank_main(cc_rank* rank, void* user) {
         if (pass == 0) {
             /* measure every op alone, agree on durations, schedule */
             cc_sched_desc sd = cc_sched_desc_default();
-            CHECK(cc_exec_profile(x, 7, cc_rank_world_comm(rank)));
+            CHECK(cc_exec_profile_ops(x, 7, cc_rank_world_comm(rank)));
             memcpy(n, snapshot, sizeof *n);
             CHECK(cc_sched_solve(ctx, g, &sd, &sched));
             {
@@ -225,11 +225,11 @@ static cc_result rank_main(cc_rank* rank, void* user) {
                unprofiled ones): what they share, the cores with the other
                ranks' threads and the waits between streams and ranks, which
                ops profiled alone do not see; the state restored after */
-            cc_steps_profile sp;
+            cc_profile_result sp;
             memset(&sp, 0, sizeof sp);
             for (s = 0; s < PROFILE_WARMUP; s++) CHECK(cc_exec_step(x));
             CHECK(cc_exec_profile_steps(x, PROFILE_STEPS, cc_rank_world_comm(rank)));
-            CHECK(cc_exec_steps_profile(x, &sp));
+            CHECK(cc_exec_query_profile(x, &sp));
             sh->in_place_us[pass] = sp.makespan_median_us;
             memcpy(n, snapshot, sizeof *n);
         }

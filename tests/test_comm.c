@@ -352,7 +352,7 @@ static cc_result loop_rank(cc_rank* rank, void* ud) {
         cc_exec_create(ctx, plan, &be, &x) == CC_OK) {
         L->agree = cc_exec_agree(x, comm);
         L->calls_after_agree = L->fam.n_calls;
-        L->profile = cc_exec_profile(x, 3, comm);
+        L->profile = cc_exec_profile_ops(x, 3, comm);
         L->calls_after_profile = L->fam.n_calls;
         memset(L->data.y, 0, sizeof L->data.y);
         L->step = cc_exec_step(x);
@@ -382,7 +382,7 @@ static void test_own_family(void) {
     CHECK_CONTAINS(L.split_msg, "'loop' cannot split", "the message names the family (%s)", L.split_msg);
     CHECK_RES(NULL, L.agree, CC_OK, "cc_exec_agree through the family");
     CHECK_INT(L.calls_after_agree, 1, "agreement is one collective of the family");
-    CHECK_RES(NULL, L.profile, CC_OK, "cc_exec_profile with the family's communicator");
+    CHECK_RES(NULL, L.profile, CC_OK, "cc_exec_profile_ops with the family's communicator");
     CHECK_INT(L.calls_after_profile, 1 + 3 + 5 + 1 + 1,
               "profiling: the op three times, the communicator's start-up five times (one element), the maximum of the "
               "durations, the maximum of the overlap slowdowns (the all-reduce shares memory with both compute ops: it is "
@@ -614,7 +614,7 @@ static cc_result mem_rank(cc_rank* rank, void* ud) {
     be.fns = &fns; be.self = cpu.self;
     if (cc_exec_create(ctx, plan, &be, &x) == CC_OK) {
         M->agree[r] = cc_exec_agree(x, cc_rank_world_comm(rank));
-        M->profile[r] = cc_exec_profile(x, 3, cc_rank_world_comm(rank));
+        M->profile[r] = cc_exec_profile_ops(x, 3, cc_rank_world_comm(rank));
         for (i = 0; i < 2; i++) M->dur[r][i] = cc_op_duration_us(g, cc_graph_op(g, i));
     }
     cc_exec_destroy(x);

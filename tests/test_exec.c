@@ -723,7 +723,7 @@ static cc_result through_rank(cc_rank* rank, void* user) {
     if (r == CC_OK) r = cc_exec_create(ctx, pl, &be, &x);
     if (r == CC_OK) r = cc_exec_agree(x, cc_rank_world_comm(rank));
     if (me == 0) A->n_agree = f.n_coll;
-    if (r == CC_OK) r = cc_exec_profile(x, 3, cc_rank_world_comm(rank));
+    if (r == CC_OK) r = cc_exec_profile_ops(x, 3, cc_rank_world_comm(rank));
     if (me == 0) {
         A->n_profile = f.n_coll - A->n_agree;
         /* the ranks agreed on the maximum: every op at least its sleep */
@@ -765,7 +765,7 @@ static void test_through_backend(void) {
     tu_run_world(2, through_rank, &A, &rc, err, sizeof err);
     CHECK_RES(NULL, rc, CC_OK, "the world ran (%s)", err);
     CHECK_INT(A.n_agree, 1, "cc_exec_agree: one call of the backend's collective entry");
-    CHECK_INT(A.n_profile, 1, "cc_exec_profile with a communicator: one more (the maximum of the durations)");
+    CHECK_INT(A.n_profile, 1, "cc_exec_profile_ops with a communicator: one more (the maximum of the durations)");
     CHECK(A.durations_ok, "the profiled durations are at least what each op sleeps");
     CHECK(A.no_entry_ok, "a backend without a collective entry cannot agree: CC_ERR_UNSUPPORTED naming it %s", A.msg);
     CHECK(A.foreign_ok, "the CPU backend refuses another rank's communicator %s", A.msg);
@@ -812,7 +812,7 @@ static void two_ops_free(two_ops* t) {
     cc_graph_destroy(t->g);
 }
 
-/* cc_exec_profile measures the executor's costs: a cross-stream wait that
+/* cc_exec_profile_ops measures the executor's costs: a cross-stream wait that
    blocks costs a thread's wake-up (more than nothing, far less than a
    second), and a one-element all-reduce on 2 ranks over an emulated link of
    latency 2000 us costs at least the ring's 2 (n - 1) steps of it (4000 us,
@@ -828,7 +828,7 @@ static cc_result costs_rank(cc_rank* rank, void* user) {
     memset(&r0, 0, sizeof r0);
     r0.sleep_us = 200;
     r = two_ops_make(rank, &r0, costs_buf[me], 64, 0, &t);
-    if (r == CC_OK) r = cc_exec_profile(t.x, 3, cc_rank_world_comm(rank));
+    if (r == CC_OK) r = cc_exec_profile_ops(t.x, 3, cc_rank_world_comm(rank));
     if (r == CC_OK && me == 0) {
         A->costs = cc_graph_exec_costs(t.g);
         A->startup = cc_graph_coll_startup(t.g, cc_rank_world_comm(rank));
@@ -932,7 +932,7 @@ static void test_profile_steps(void) {
     if (r == CC_OK) r = cc_plan_create(ctx, g, NULL, &pl);
     if (r == CC_OK) r = cc_cpu_backend_create_ctx(ctx, &be);
     if (r == CC_OK) r = cc_exec_create(ctx, pl, &be, &x);
-    if (r == CC_OK) r = cc_exec_profile(x, 3, NULL);
+    if (r == CC_OK) r = cc_exec_profile_ops(x, 3, NULL);
     alone_a = cc_op_duration_us(g, cc_graph_op(g, 0));
     costs = cc_graph_exec_costs(g);
     CHECK_RES(ctx, cc_exec_profile_steps(x, 0, NULL), CC_ERR_INVALID_ARG, "cc_exec_profile_steps refuses 0 steps");
@@ -1012,12 +1012,12 @@ static cc_result steps_rank(cc_rank* rank, void* user) {
        exposed; by hand, its end - start in this rank's timeline */
     if (r == CC_OK) {
         double st[2], en[2];
-        cc_steps_profile sp;
+        cc_profile_result sp;
         r = cc_exec_step(t.x);
         if (r == CC_OK) r = cc_exec_timeline(t.x, st, en);
-        if (r == CC_OK) r = cc_exec_profile_add(t.x);
-        if (r == CC_OK) r = cc_exec_profile_apply(t.x, cc_rank_world_comm(rank));
-        if (r == CC_OK) r = cc_exec_steps_profile(t.x, &sp);
+        if (r == CC_OK) r = cc_exec_profile_loop_step(t.x);
+        if (r == CC_OK) r = cc_exec_profile_loop_apply(t.x, cc_rank_world_comm(rank));
+        if (r == CC_OK) r = cc_exec_query_profile(t.x, &sp);
         if (r == CC_OK) {
             A->hand[me] = en[1] - st[1];
             A->exposed[me] = sp.exposed_median_us;
@@ -1052,7 +1052,7 @@ static void test_profile_steps_agree(void) {
     cc_context_destroy(ctx);
 }
 
-/* cc_exec_profile_add / cc_exec_profile_apply: the steps the caller runs,
+/* cc_exec_profile_loop_step / cc_exec_profile_loop_apply: the steps the caller runs,
    with its own work between them. Op B sleeps what the caller set before
    the step: 5000, 5000, 5000 and 45000 us. The expected figures are
    computed by hand from each step's timeline as measured (a loaded
@@ -1093,23 +1093,23 @@ static void test_profile_add(void) {
     CHECK_RES(ctx, r, CC_OK, "a one-op plan on the CPU backend");
     if (r != CC_OK) goto done;
     {
-        cc_steps_profile none;
-        CHECK_RES(ctx, cc_exec_steps_profile(x, &none), CC_ERR_INVALID_ARG, "no makespans before a profile of steps");
+        cc_profile_result none;
+        CHECK_RES(ctx, cc_exec_query_profile(x, &none), CC_ERR_INVALID_ARG, "no makespans before a profile of steps");
     }
-    CHECK_RES(ctx, cc_exec_profile_add(x), CC_ERR_INVALID_ARG, "cc_exec_profile_add before any step is refused");
+    CHECK_RES(ctx, cc_exec_profile_loop_step(x), CC_ERR_INVALID_ARG, "cc_exec_profile_loop_step before any step is refused");
     CHECK(strstr(cc_last_error(ctx), "no step") != NULL, "and says why: %s", cc_last_error(ctx));
-    CHECK_RES(ctx, cc_exec_profile_apply(x, NULL), CC_ERR_INVALID_ARG, "cc_exec_profile_apply with no step added is refused");
+    CHECK_RES(ctx, cc_exec_profile_loop_apply(x, NULL), CC_ERR_INVALID_ARG, "cc_exec_profile_loop_apply with no step added is refused");
     CHECK(strstr(cc_last_error(ctx), "no step added") != NULL, "and says why: %s", cc_last_error(ctx));
     before = cc_op_duration_us(g, cc_graph_op(g, 0));
     CHECK(before == 77, "and changes nothing (B keeps its 77 us: %.0f)", before);
     for (k = 0; k < 4 && r == CC_OK; k++) {
         b_sleep_us = sleeps[k];   /* the caller's work between steps */
         if ((r = cc_exec_step(x)) == CC_OK) r = cc_exec_timeline(x, &st[k], &en[k]);
-        if (r == CC_OK) r = cc_exec_profile_add(x);
+        if (r == CC_OK) r = cc_exec_profile_loop_step(x);
     }
     CHECK_RES(ctx, r, CC_OK, "four steps, each added");
-    CHECK_RES(ctx, cc_exec_profile_add(x), CC_ERR_INVALID_ARG, "adding the last step again is refused");
-    if (r == CC_OK) r = cc_exec_profile_apply(x, NULL);
+    CHECK_RES(ctx, cc_exec_profile_loop_step(x), CC_ERR_INVALID_ARG, "adding the last step again is refused");
+    if (r == CC_OK) r = cc_exec_profile_loop_apply(x, NULL);
     CHECK_RES(ctx, r, CC_OK, "applying the four");
     if (r != CC_OK) goto done;
     for (k = 0, hand = 0, hand_mk = 0; k < 4; k++) { hand += (en[k] - st[k]) / 4; hand_mk += en[k] / 4; }
@@ -1118,13 +1118,13 @@ static void test_profile_add(void) {
           "B's duration is the mean of the four steps, %.1f us by hand (%.1f; the last step alone %.0f, the last added "
           "twice %.0f)", hand, mean, en[3] - st[3], (4 * hand + en[3] - st[3]) / 5);
     {
-        cc_steps_profile sp;
+        cc_profile_result sp;
         double srt[4], med = -1, avg = -1;
         int a, b;
         memcpy(srt, en, sizeof srt);
         for (a = 1; a < 4; a++)
             for (b = a; b > 0 && srt[b - 1] > srt[b]; b--) { double t = srt[b]; srt[b] = srt[b - 1]; srt[b - 1] = t; }
-        CHECK_RES(ctx, cc_exec_steps_profile(x, &sp), CC_OK, "the steps' makespans after the apply");
+        CHECK_RES(ctx, cc_exec_query_profile(x, &sp), CC_OK, "the steps' makespans after the apply");
         med = sp.makespan_median_us;
         avg = sp.makespan_mean_us;
         CHECK(sp.steps == 4 && sp.exposed_median_us == 0, "of 4 steps, none with a collective exposed (%d, %.0f us)", sp.steps,
@@ -1133,13 +1133,13 @@ static void test_profile_add(void) {
               "%.0f us (%.1f)", srt[0], srt[1], srt[2], srt[3], med);
         CHECK(fabs(avg - hand_mk) < 1, "their mean: %.1f us by hand (%.1f)", hand_mk, avg);
     }
-    CHECK_RES(ctx, cc_exec_profile_apply(x, NULL), CC_ERR_INVALID_ARG, "after applying the profile starts afresh");
+    CHECK_RES(ctx, cc_exec_profile_loop_apply(x, NULL), CC_ERR_INVALID_ARG, "after applying the profile starts afresh");
     CHECK(cc_op_duration_us(g, cc_graph_op(g, 0)) == mean, "and the refused apply leaves B as it was");
     b_sleep_us = 30000;
     if (r == CC_OK) r = cc_exec_step(x);
     if (r == CC_OK) r = cc_exec_timeline(x, &st[4], &en[4]);
-    if (r == CC_OK) r = cc_exec_profile_add(x);
-    if (r == CC_OK) r = cc_exec_profile_apply(x, NULL);
+    if (r == CC_OK) r = cc_exec_profile_loop_step(x);
+    if (r == CC_OK) r = cc_exec_profile_loop_apply(x, NULL);
     CHECK_RES(ctx, r, CC_OK, "one more step, added and applied");
     if (r != CC_OK) goto done;
     CHECK(fabs(cc_op_duration_us(g, cc_graph_op(g, 0)) - (en[4] - st[4])) < 1 &&
@@ -1182,7 +1182,7 @@ static void test_profile_makespan(void) {
     cc_op_desc d = {0};
     cc_op order[2];
     double med = 0, avg = 0, of_means = 0, mk[4] = { 0, 0, 0, 0 }, hand_mean = 0, mean_p = 0, mean_q = 0;
-    cc_steps_profile sp;
+    cc_profile_result sp;
     cc_result r;
     int k;
     memset(&be, 0, sizeof be);
@@ -1201,14 +1201,14 @@ static void test_profile_makespan(void) {
         p_sleep_us = k % 2 ? 25000 : 5000;
         q_sleep_us = k % 2 ? 5000 : 25000;
         if ((r = cc_exec_step(x)) == CC_OK) r = cc_exec_timeline(x, s2, e2);
-        if (r == CC_OK) r = cc_exec_profile_add(x);
+        if (r == CC_OK) r = cc_exec_profile_loop_step(x);
         mk[k] = e2[0] > e2[1] ? e2[0] : e2[1];
         hand_mean += mk[k] / 4;
         mean_p += (e2[0] - s2[0]) / 4;
         mean_q += (e2[1] - s2[1]) / 4;
     }
-    if (r == CC_OK) r = cc_exec_profile_apply(x, NULL);
-    if (r == CC_OK) r = cc_exec_steps_profile(x, &sp);
+    if (r == CC_OK) r = cc_exec_profile_loop_apply(x, NULL);
+    if (r == CC_OK) r = cc_exec_query_profile(x, &sp);
     med = sp.makespan_median_us;
     avg = sp.makespan_mean_us;
     if (r == CC_OK) r = cc_simulate(ctx, g, order, 2, NULL, &of_means);
@@ -1233,9 +1233,9 @@ static void test_profile_makespan(void) {
         q_sleep_us = 700;
         if (r == CC_OK) r = cc_exec_step(x);
         if (r == CC_OK) r = cc_exec_timeline(x, st, en);
-        if (r == CC_OK) r = cc_exec_profile_add(x);
-        if (r == CC_OK) r = cc_exec_profile_apply(x, NULL);
-        if (r == CC_OK) r = cc_exec_steps_profile(x, &sp);
+        if (r == CC_OK) r = cc_exec_profile_loop_step(x);
+        if (r == CC_OK) r = cc_exec_profile_loop_apply(x, NULL);
+        if (r == CC_OK) r = cc_exec_query_profile(x, &sp);
         measured = en[0] > en[1] ? en[0] : en[1];
         CHECK_RES(ctx, r, CC_OK, "one more step, profiled alone");
         CHECK(fabs(sp.makespan_median_us - measured) < 0.01, "the step simulated from its own times ends where it was measured "
