@@ -396,7 +396,7 @@ typedef struct cc_op_desc {
                                  gradient summed over rows) must overwrite it in chunk 0 and accumulate after. */
 } cc_op_desc;
 
-/* The desc as cc_graph_create resolves it (NULL: the default desc). */
+/* The desc as cc_graph_create resolves it (NULL: every field zero). */
 CONCERTO_API cc_graph_desc cc_graph_query_defaults(const cc_graph_desc* desc);
 
 /* desc may be NULL (two streams). The graph is an arena freed in one call;
@@ -917,7 +917,7 @@ typedef struct cc_rewrite_report {
     int n_evaluations;         /* candidate graphs scheduled (the input's own schedule not counted) */
 } cc_rewrite_report;
 
-/* The desc as the rewrites resolve it (NULL: the default desc); sched is
+/* The desc as the rewrites resolve it (NULL: every field zero); sched is
    left to cc_sched_solve (cc_sched_query_defaults). */
 CONCERTO_API cc_rewrite_desc cc_rewrite_query_defaults(const cc_rewrite_desc* desc);
 /* Both write a new graph into *out (the caller destroys it; the input is unchanged), report may be NULL.
@@ -1131,7 +1131,7 @@ CONCERTO_API cc_result cc_exec_query_profile(cc_exec* exec, cc_profile_result* o
 typedef struct cc_world cc_world;
 
 typedef struct cc_world_desc {
-    int n_ranks;               /* >= 1 (the default desc: 1) */
+    int n_ranks;               /* >= 1, required (a NULL desc: 1) */
     int ranks_per_node;        /* 0: all ranks on one node */
     int emulate_link;          /* 1: a collective takes its modelled time (spent waiting) */
     const cc_link* intra_node; /* copied; NULL: the default, 2 us + 100 GB/s. A link of zeros is free */

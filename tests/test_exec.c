@@ -1298,6 +1298,63 @@ static void test_thread_start(void) {
     pthread_mutex_destroy(&L.mu);
 }
 
+/* cc_exec_profile_ops measures the start-up of every communicator of the
+   plan, however many: 20 here, each with one all-reduce, on two ranks. */
+#define N_PROFILE_COMMS 20
+typedef struct many_comms_arg { int n_set[2]; int agreed[2]; } many_comms_arg;
+static cc_result many_comms_rank(cc_rank* rank, void* arg) {
+    many_comms_arg* A = (many_comms_arg*)arg;
+    cc_context* ctx = cc_rank_context(rank);
+    cc_comm* world = cc_rank_world_comm(rank);
+    cc_comm* comms[N_PROFILE_COMMS];
+    cc_collective co[N_PROFILE_COMMS];
+    float buf[N_PROFILE_COMMS];
+    int me = cc_rank_index(rank), i;
+    cc_graph* g = NULL;
+    cc_plan* pl = NULL;
+    cc_exec* x = NULL;
+    cc_backend be;
+    cc_result r;
+    memset(&be, 0, sizeof be);
+    memset(buf, 0, sizeof buf);
+    for (i = 0; i < N_PROFILE_COMMS; i++)
+        if ((r = cc_comm_split(world, 0, me, &comms[i])) != CC_OK) return r;
+    if ((r = cc_graph_create(ctx, NULL, &g)) != CC_OK) return r;
+    for (i = 0; i < N_PROFILE_COMMS && r == CC_OK; i++) {
+        cc_op_desc d = {0};
+        memset(&co[i], 0, sizeof co[i]);
+        co[i].kind = CC_COLL_ALL_REDUCE; co[i].dtype = CC_DTYPE_FLOAT32; co[i].reduce = CC_REDUCE_SUM; co[i].n_elems = 1;
+        co[i].comm = comms[i]; co[i].send_buf = &buf[i]; co[i].recv_buf = &buf[i];
+        d.duration_us = 1; d.stream = CC_STREAM_COMM; d.coll = &co[i];
+        r = cc_graph_add_op(g, &d, NULL);
+    }
+    if (r == CC_OK) r = cc_plan_create(ctx, g, NULL, &pl);
+    if (r == CC_OK) r = cc_cpu_backend_create(rank, &be);
+    if (r == CC_OK) r = cc_exec_create(ctx, pl, &be, &x);
+    if (r == CC_OK) r = cc_exec_agree(x, world);
+    if (r == CC_OK) r = cc_exec_profile_ops(x, 1, world);
+    A->agreed[me] = r == CC_OK;
+    for (i = 0; i < N_PROFILE_COMMS && r == CC_OK; i++)
+        if (cc_graph_coll_startup(g, comms[i]) >= 0) A->n_set[me]++;
+    cc_exec_destroy(x);
+    cc_backend_destroy(&be);
+    cc_plan_destroy(pl);
+    cc_graph_destroy(g);
+    return r;
+}
+
+static void test_profile_many_comms(void) {
+    many_comms_arg A;
+    cc_result rc;
+    char err[512];
+    memset(&A, 0, sizeof A);
+    tu_run_world(2, many_comms_rank, &A, &rc, err, sizeof err);
+    CHECK_RES(NULL, rc, CC_OK, "the world ran (%s)", err);
+    CHECK(A.agreed[0] && A.agreed[1], "both ranks profiled their plan of %d communicators", N_PROFILE_COMMS);
+    CHECK_INT(A.n_set[0], N_PROFILE_COMMS, "rank 0: every communicator has its start-up measured");
+    CHECK_INT(A.n_set[1], N_PROFILE_COMMS, "rank 1: every communicator has its start-up measured");
+}
+
 int main(void) {
     TH_RUN(test_profiled_costs);
     TH_RUN(test_profile_steps);
@@ -1313,5 +1370,6 @@ int main(void) {
     TH_RUN(test_hash);
     TH_RUN(test_backend_failure);
     TH_RUN(test_through_backend);
+    TH_RUN(test_profile_many_comms);
     return th_done();
 }
