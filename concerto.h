@@ -27,7 +27,7 @@
        cc_context* ctx;  cc_graph* g;  cc_schedule s;  cc_op op;
        cc_context_create(NULL, &ctx);
        cc_graph_create(ctx, NULL, &g);                 // streams "compute", "comm"
-       cc_op_desc d = cc_op_desc_default();
+       cc_op_desc d = {0};                             // zero: every default
        d.name = "matmul"; d.duration_us = 120; d.stream = CC_STREAM_COMPUTE;
        ...  cc_graph_add_op(g, &d, &op);
        cc_sched_desc sd = cc_sched_desc_default();     // zero: every default
@@ -42,7 +42,7 @@
                                                         (check, simulate)   (trace)
 
    A trainer builds the graph of its step (cc_graph_*), measures each op on
-   its backend (cc_exec_profile), lets the library rewrite the step
+   its backend (cc_exec_profile_ops), lets the library rewrite the step
    (cc_graph_decompose splits a synchronous all-reduce, with the ops that
    produce and consume its rows, into chunks that overlap; cc_graph_fuse
    merges small all-reduces into buckets; each rewrite judged by the
@@ -70,8 +70,10 @@
                                 with CC_ERR_UNSUPPORTED
 
    Descs: every create and solve takes a desc in which zero means "the
-   default" (a NULL desc: all defaults); cc_*_query_defaults says what a
-   desc resolves to.
+   default" (a NULL desc: all defaults): start from `cc_graph_desc d = {0};`
+   (`{}` in C++) and set what you need. cc_*_query_defaults says what a desc
+   resolves to. The exceptions say so where they are declared: a world's
+   n_ranks must be set (a NULL world desc is one rank).
 
    Errors: every function that can fail returns a cc_result (0 = CC_OK,
    negative ranges per area) and records a message naming the operation,
@@ -131,7 +133,7 @@
        cc_plan_create(ctx, graph, schedule.order, &plan);   // or NULL: program order
        cc_exec_create(ctx, plan, &be, &exec);
        cc_exec_agree(exec, cc_rank_world_comm(rank));       // same plan everywhere?
-       cc_exec_profile(exec, 5, comm);                      // optional: measured durations
+       cc_exec_profile_ops(exec, 5, comm);                  // optional: measured durations
        for (;;) cc_exec_step(exec);
        cc_exec_destroy(exec);  cc_backend_destroy(&be);
    A process that is one rank of a job (mpirun) makes its backend with
@@ -225,7 +227,10 @@ typedef struct cc_context_desc {
     int rank;                 /* shown in messages */
 } cc_context_desc;
 
-CONCERTO_API cc_context_desc cc_context_desc_default(void);
+/* The desc as cc_context_create resolves it (NULL: every field zero): the
+   C library's allocator where none is set. Nothing is checked (an
+   allocator set in part stays as it is, and cc_context_create refuses it). */
+CONCERTO_API cc_context_desc cc_context_query_defaults(const cc_context_desc* desc);
 /* desc may be NULL for the defaults. *out is owned by the caller. */
 CONCERTO_API cc_result   cc_context_create(const cc_context_desc* desc, cc_context** out);
 CONCERTO_API void        cc_context_destroy(cc_context* ctx);
@@ -391,9 +396,7 @@ typedef struct cc_op_desc {
                                  gradient summed over rows) must overwrite it in chunk 0 and accumulate after. */
 } cc_op_desc;
 
-CONCERTO_API cc_graph_desc cc_graph_desc_default(void);   /* every field zero: its default */
-CONCERTO_API cc_op_desc    cc_op_desc_default(void);
-/* The desc as cc_graph_create resolves it (NULL: the default desc). */
+/* The desc as cc_graph_create resolves it (NULL: every field zero). */
 CONCERTO_API cc_graph_desc cc_graph_query_defaults(const cc_graph_desc* desc);
 
 /* desc may be NULL (two streams). The graph is an arena freed in one call;
@@ -421,7 +424,7 @@ CONCERTO_API cc_result cc_op_set_duration(cc_graph* graph, cc_op op, double dura
    wait_us to every op whose start is set by a dependency on another
    stream that ends after the op's own stream is free; so a plan with more
    waits is predicted slower; and it stretches the overlapped part of an op
-   by its class's overlap slowdown. cc_exec_profile measures them all on
+   by its class's overlap slowdown. cc_exec_profile_ops measures them all on
    its backend and sets them; a rewrite copies them. Zero by default; NULL
    costs: zero; launch and wait must be 0..1e6 us, the slowdowns 0..10. */
 typedef struct cc_exec_costs {
@@ -439,13 +442,13 @@ CONCERTO_API cc_result     cc_graph_set_exec_costs(cc_graph* graph, const cc_exe
 CONCERTO_API cc_exec_costs cc_graph_exec_costs(const cc_graph* graph);   /* zero for NULL */
 /* A collective's fixed cost on a communicator: the time of a one-element
    all-reduce on it, whatever the link's latency, the rendezvous of the
-   ranks and the backend add (cc_exec_profile measures it for every
+   ranks and the backend add (cc_exec_profile_ops measures it for every
    communicator of the plan). The rewrites' cost of a resized collective
    starts from it: a chunk of a collective costs this plus its share of
-   the rest, so splitting a collective into k is never predicted free. Up
-   to CONCERTO_MAX_STARTUPS (16) communicators per graph (more: ignored);
+   the rest, so splitting a collective into k is never predicted free. Any
+   number of communicators per graph (the table grows through the context's
+   allocator: CC_ERR_OUT_OF_MEMORY, changing nothing, where it cannot);
    copied by the rewrites. us >= 0 and finite. */
-#define CONCERTO_MAX_STARTUPS 16
 CONCERTO_API cc_result cc_graph_set_coll_startup(cc_graph* graph, const cc_comm* comm, double us);
 CONCERTO_API double    cc_graph_coll_startup(const cc_graph* graph, const cc_comm* comm);   /* -1: not set */
 /* Derives region dependencies and checks the graph (cycles name the
@@ -914,8 +917,7 @@ typedef struct cc_rewrite_report {
     int n_evaluations;         /* candidate graphs scheduled (the input's own schedule not counted) */
 } cc_rewrite_report;
 
-CONCERTO_API cc_rewrite_desc cc_rewrite_desc_default(void);   /* every field zero: its default */
-/* The desc as the rewrites resolve it (NULL: the default desc); sched is
+/* The desc as the rewrites resolve it (NULL: every field zero); sched is
    left to cc_sched_solve (cc_sched_query_defaults). */
 CONCERTO_API cc_rewrite_desc cc_rewrite_query_defaults(const cc_rewrite_desc* desc);
 /* Both write a new graph into *out (the caller destroys it; the input is unchanged), report may be NULL.
@@ -968,7 +970,7 @@ typedef struct cc_rank cc_rank;
    of backend (const, usually static), and the instance they act on. The
    executor reaches streams, events, timers and collectives only through it:
    every step, the agreement of plans (cc_exec_agree) and the profiling of
-   ops (cc_exec_profile) alike, so a backend that brings its own
+   ops (cc_exec_profile_ops) alike, so a backend that brings its own
    communicators serves all of them.
    A backend's streams are of one kind (stream_kind: "host" for threads,
    "cuda" for cudaStream_t); it runs the collectives of communicators whose
@@ -976,7 +978,7 @@ typedef struct cc_rank cc_rank;
    any other.
    Required entries: stream_create, stream_destroy, launch, synchronize;
    collective for plans with collectives and for cc_exec_agree /
-   cc_exec_profile with a communicator. Optional, with their fallbacks:
+   cc_exec_profile_ops with a communicator. Optional, with their fallbacks:
      event_create, event_destroy, event_record, stream_wait_event (all four
                   or none): without them a cross-stream wait becomes synchronize
      timestamp    none: no measured timeline (cc_exec_timeline fails) and
@@ -1048,77 +1050,61 @@ CONCERTO_API cc_result cc_exec_step(cc_exec* exec);           /* launch + wait *
 /* Start and end of every op (by op index) in the last step, in us from the
    step's launch, where the backend has timestamps. */
 CONCERTO_API cc_result cc_exec_timeline(cc_exec* exec, double* start_us, double* end_us);
-/* Profiles every op of the plan's graph in isolation on the backend,
-   repeats times each (in plan order, so ranks issue collectives alike), and
-   sets its duration to the median. With comm, the members of comm then
-   agree on the maximum of each duration (a collective through the
-   backend), so they all compute the same schedule. It also measures the
-   executor's own costs on the backend (an op's launch, a cross-stream wait
-   that blocks: cc_exec_costs), agreed the same way, and sets them on the
-   graph, so that predictions and judgements include them. */
-CONCERTO_API cc_result cc_exec_profile(cc_exec* exec, int repeats, cc_comm* comm);
-/* Profiles the plan in the concurrency its step really has: runs the whole
-   step `steps` times (1..1000; cc_exec_step) and sets each op's duration to
-   the mean of its start-to-end times in them (cc_exec_timeline), and the
-   executor's launch and wait costs to the mean gaps the timelines show (an
-   op's start after its stream let it go; after the other-stream
-   dependency it waited for), the members of comm agreeing on the mean over
-   them. The mean, not cc_exec_profile's maximum: in a step the members of
-   a collective end it together, each after waiting for the last, so the
-   mean of their times runs from their mean arrival to that end, which is
-   where a prediction from the mean durations of the ops before it puts
-   them; the maximum would count the wait of the earliest member on top of
-   the latest's arrival. Alone, an op runs with nothing beside it; in the
-   step it shares what the step shares: a compute op the cores with the
-   other ranks' threads (ranks of one process) or the SMs with a collective
-   beside it, a collective waits for its last member to arrive, a thread
-   woken for the next op waits for a core. So the overlap slowdowns of the
-   graph's cc_exec_costs are set to none (the durations hold them). Means,
-   not medians: a step's time is a sum of its ops' and gaps' times, stalls
-   included. A prediction of this plan from these durations is made under
-   the conditions it was measured in; another order of the same graph
-   shares other things (profile it in its own steps). The steps run on the
-   state as it is and may change it. Needs per-op timestamps:
-   CC_ERR_UNSUPPORTED without them (a backend with none, a replayed CUDA
-   graph). It starts afresh: steps added before (cc_exec_profile_add) are
-   dropped. */
+/* Profiling sets the graph's durations and executor costs (cc_exec_costs,
+   collective start-ups) from measurements on the backend, so that
+   predictions and schedules use them. Three ways, one call each; the
+   members of comm (NULL: this rank alone) all call it and agree on the
+   figures, so that they compute the same schedule. Why each way measures
+   what it does: the >>profile section comment.
+
+   cc_exec_profile_ops: every op alone, repeats (1..1000) times each in
+   plan order; each duration is the median, agreed as the maximum over
+   comm. Also measures an op's launch, a blocking cross-stream wait, each
+   communicator's start-up and the overlap slowdowns. Needs
+   cc_exec_agree first where the plan has collectives
+   (CC_ERR_PLAN_MISMATCH), and timestamps or a clock (CC_ERR_UNSUPPORTED).
+   Cost: repeats runs of every op, one at a time.
+
+   cc_exec_profile_steps: steps (1..1000) whole steps, run back to back by
+   the library (cc_exec_step); each duration is the mean of the op's times
+   in them, and the launch and wait costs the mean gaps the timelines show,
+   agreed as the mean over comm; the overlap slowdowns are set to none.
+   Steps recorded before (cc_exec_profile_loop_step) are dropped. Needs
+   per-op timestamps (CC_ERR_UNSUPPORTED without: no timestamps, a
+   replayed CUDA graph). Cost: steps steps; they run on the state as it
+   is and may change it.
+
+   cc_exec_profile_loop_step, after each step of the caller's own loop
+   (after cc_exec_wait or cc_exec_step): records that step.
+   cc_exec_profile_loop_apply then sets the same figures as
+   cc_exec_profile_steps from the steps recorded (each member having
+   recorded its own) and starts afresh. Errors: a second record before the
+   next step, or an apply with none recorded, CC_ERR_INVALID_ARG (nothing
+   changes); a step without per-op times, CC_ERR_UNSUPPORTED (nothing is
+   recorded); a 1001st record before an apply, CC_ERR_INVALID_ARG. Cost:
+   a simulation of the step per record.
+
+   For all three: repeats or steps out of range, or a step still running,
+   are CC_ERR_INVALID_ARG; a failed collective's or op's error is
+   returned, naming it. */
+CONCERTO_API cc_result cc_exec_profile_ops(cc_exec* exec, int repeats, cc_comm* comm);
 CONCERTO_API cc_result cc_exec_profile_steps(cc_exec* exec, int steps, cc_comm* comm);
-/* The same profile from steps the caller runs, where it runs them: steps
-   run back to back (cc_exec_profile_steps) are not the steps of a training
-   loop, which does host work between them (the next batch, the loss read
-   back, a log line), and the ranks' starts drift apart differently there;
-   a prediction for that loop comes true only if profiled in it.
-   cc_exec_profile_add, after a step's cc_exec_wait (or cc_exec_step),
-   adds that step's timeline to the executor's profile; once per step (a
-   second call before the next step is CC_ERR_INVALID_ARG), and a step
-   without per-op times adds nothing and is CC_ERR_UNSUPPORTED.
-   cc_exec_profile_apply then sets the graph's durations and executor
-   costs from the steps added, as cc_exec_profile_steps does (the members
-   of comm agreeing, each having added its steps), and starts the profile
-   afresh; with none added it is CC_ERR_INVALID_ARG and changes nothing. */
-CONCERTO_API cc_result cc_exec_profile_add(cc_exec* exec);
-CONCERTO_API cc_result cc_exec_profile_apply(cc_exec* exec, cc_comm* comm);
-/* The plan's step as the last profile of whole steps predicts it, step by
-   step: each step profiled, simulated in the plan's order from its own op
-   times and each op's own launch or wait gap, so that it ends where it was
-   measured to (the members of comm agreeing on the mean over them, step
-   by step, so they need the same number of steps). Steps vary, and a step
-   ends with whichever path was slowest in it, so these makespans exceed
-   cc_simulate's makespan from the mean durations and costs (a makespan is
-   a maximum over paths, and the mean of a maximum is at least the maximum
-   of the means; a long gap, a thread woken on a busy core, counts where it
-   fell, on its path): the more paths run side by side, the more (an
-   overlapped plan more than program order). Likewise the exposed
-   communication of each step (cc_exposed_comm_us of its timeline), which a
-   timeline from the mean durations puts where no step had it.
-   CC_ERR_INVALID_ARG before a profile of whole steps was applied. */
-typedef struct cc_steps_profile {
+CONCERTO_API cc_result cc_exec_profile_loop_step(cc_exec* exec);
+CONCERTO_API cc_result cc_exec_profile_loop_apply(cc_exec* exec, cc_comm* comm);
+/* The last profile of steps (cc_exec_profile_steps or
+   cc_exec_profile_loop_apply) as it predicts the plan's step: each step
+   recorded, simulated in the plan's order from its own op times and gaps
+   (agreed step by step as the mean over comm, so members need the same
+   number of steps). These makespans exceed cc_simulate's from the mean
+   durations (see >>profile). CC_ERR_INVALID_ARG before such a profile was
+   applied, or for out NULL. Cost: a copy. */
+typedef struct cc_profile_result {
     int steps;                  /* in the profile */
     double makespan_median_us;  /* of the steps, each simulated as above */
     double makespan_mean_us;
-    double exposed_median_us;   /* of the steps' exposed communication */
-} cc_steps_profile;
-CONCERTO_API cc_result cc_exec_steps_profile(cc_exec* exec, cc_steps_profile* out);
+    double exposed_median_us;   /* of the steps' exposed communication (cc_exposed_comm_us) */
+} cc_profile_result;
+CONCERTO_API cc_result cc_exec_query_profile(cc_exec* exec, cc_profile_result* out);
 /* ---- world: ranks as threads in one process ------------------------------
    N ranks, each a thread with its own context, running fn; ranks are grouped
    into nodes of ranks_per_node. Collectives between them move real data:
@@ -1145,7 +1131,7 @@ CONCERTO_API cc_result cc_exec_steps_profile(cc_exec* exec, cc_steps_profile* ou
 typedef struct cc_world cc_world;
 
 typedef struct cc_world_desc {
-    int n_ranks;               /* >= 1 (the default desc: 1) */
+    int n_ranks;               /* >= 1, required (a NULL desc: 1) */
     int ranks_per_node;        /* 0: all ranks on one node */
     int emulate_link;          /* 1: a collective takes its modelled time (spent waiting) */
     const cc_link* intra_node; /* copied; NULL: the default, 2 us + 100 GB/s. A link of zeros is free */
@@ -1166,9 +1152,8 @@ typedef struct cc_world_desc {
     void* thread_start_user;
 } cc_world_desc;
 
-/* n_ranks 1, every other field zero (its default). */
-CONCERTO_API cc_world_desc cc_world_desc_default(void);
-/* The desc as cc_world_create resolves it (NULL: the default desc): every
+/* The desc as cc_world_create resolves it (NULL: one rank, every other
+   field zero): every
    default filled in, the links pointing at the library's constant default
    links where the desc had none. Nothing is checked. */
 CONCERTO_API cc_world_desc cc_world_query_defaults(const cc_world_desc* desc);
@@ -1350,26 +1335,27 @@ static void* cc__default_alloc(size_t n, void* ud) { (void)ud; return malloc(n);
 static void* cc__default_realloc(void* p, size_t n, void* ud) { (void)ud; return realloc(p, n); }
 static void  cc__default_free(void* p, void* ud) { (void)ud; free(p); }
 
-CONCERTO_API cc_context_desc cc_context_desc_default(void) {
+CONCERTO_API cc_context_desc cc_context_query_defaults(const cc_context_desc* desc) {
     cc_context_desc d;
-    memset(&d, 0, sizeof d);
-    return d;
-}
-
-CONCERTO_API cc_result cc_context_create(const cc_context_desc* desc, cc_context** out) {
-    cc_context_desc d = desc ? *desc : cc_context_desc_default();
-    cc_context* ctx;
-    int n_set;
-    if (!out) return CC_ERR_INVALID_ARG;
-    *out = NULL;
-    n_set = (d.allocator.alloc_fn != NULL) + (d.allocator.realloc_fn != NULL) + (d.allocator.free_fn != NULL);
-    if (n_set != 0 && n_set != 3) return CC_ERR_INVALID_ARG;  /* all-or-none */
-    if (n_set == 0) {
+    if (desc) d = *desc;
+    else memset(&d, 0, sizeof d);
+    if (!d.allocator.alloc_fn && !d.allocator.realloc_fn && !d.allocator.free_fn) {
         d.allocator.alloc_fn = cc__default_alloc;
         d.allocator.realloc_fn = cc__default_realloc;
         d.allocator.free_fn = cc__default_free;
         d.allocator.user_data = NULL;
     }
+    return d;
+}
+
+CONCERTO_API cc_result cc_context_create(const cc_context_desc* desc, cc_context** out) {
+    cc_context_desc d = cc_context_query_defaults(desc);
+    cc_context* ctx;
+    int n_set;
+    if (!out) return CC_ERR_INVALID_ARG;
+    *out = NULL;
+    n_set = (d.allocator.alloc_fn != NULL) + (d.allocator.realloc_fn != NULL) + (d.allocator.free_fn != NULL);
+    if (n_set != 3) return CC_ERR_INVALID_ARG;  /* all-or-none */
     ctx = (cc_context*)d.allocator.alloc_fn(sizeof *ctx, d.allocator.user_data);
     if (!ctx) return CC_ERR_OUT_OF_MEMORY;
     memset(ctx, 0, sizeof *ctx);
@@ -1817,6 +1803,8 @@ static void cc__chunk_trampoline(void* stream, void* user_data) {
     r->fn(stream, r->user_data, r->chunk, r->n_chunks);
 }
 
+typedef struct cc__startup { const cc_comm* comm; double us; } cc__startup;
+
 struct cc_graph {
     cc_context* ctx;
     uint32_t serial;            /* in every handle of the graph */
@@ -1846,8 +1834,8 @@ struct cc_graph {
     uint64_t* buf_bytes; uint32_t* buf_name; int n_buf; size_t buf_cap, buf_name_cap;
     cc__strpool names;          /* of ops, buffers, resources */
     cc_exec_costs costs;        /* cc_graph_set_exec_costs */
-    struct { const cc_comm* comm; double us; } startup[CONCERTO_MAX_STARTUPS];   /* cc_graph_set_coll_startup */
-    int n_startup;
+    cc__startup* startup;       /* cc_graph_set_coll_startup, [n_startup] */
+    size_t n_startup, startup_cap;
     /* chunk records of decomposed ops, each its own allocation (stable addresses) */
     cc__chunk_rec** recs; size_t n_recs, recs_cap;
     /* derived after validate */
@@ -1857,21 +1845,11 @@ struct cc_graph {
     size_t n_edges;
 };
 
-CONCERTO_API cc_graph_desc cc_graph_desc_default(void) {
-    cc_graph_desc d;
-    memset(&d, 0, sizeof d);
-    return d;
-}
-
 CONCERTO_API cc_graph_desc cc_graph_query_defaults(const cc_graph_desc* desc) {
-    cc_graph_desc d = desc ? *desc : cc_graph_desc_default();
+    cc_graph_desc d;
+    if (desc) d = *desc;
+    else memset(&d, 0, sizeof d);
     if (d.n_resources == 0 && d.n_streams == 0) d.n_streams = 2;
-    return d;
-}
-
-CONCERTO_API cc_op_desc cc_op_desc_default(void) {
-    cc_op_desc d;
-    memset(&d, 0, sizeof d);
     return d;
 }
 
@@ -1899,6 +1877,7 @@ CONCERTO_API void cc_graph_destroy(cc_graph* g) {
     cc__free(ctx, g->recs);
     cc__free(ctx, g->e_from); cc__free(ctx, g->e_to); cc__free(ctx, g->acc);
     cc__free(ctx, g->buf_bytes); cc__free(ctx, g->buf_name); cc__free(ctx, g->names.s);
+    cc__free(ctx, g->startup);
     cc__free(ctx, g);
 }
 
@@ -2349,7 +2328,7 @@ CONCERTO_API cc_exec_costs cc_graph_exec_costs(const cc_graph* g) {
 }
 
 CONCERTO_API cc_result cc_graph_set_coll_startup(cc_graph* g, const cc_comm* comm, double us) {
-    int i;
+    size_t i;
     if (!g) return CC_ERR_INVALID_ARG;
     if (!comm) return CONCERTO__FAIL(g->ctx, CC_ERR_INVALID_ARG, "cc_graph_set_coll_startup: graph '%s': comm is NULL", cc_graph_name(g));
     if (!(us >= 0 && us <= 1e12))
@@ -2357,15 +2336,19 @@ CONCERTO_API cc_result cc_graph_set_coll_startup(cc_graph* g, const cc_comm* com
                               cc_graph_name(g), us);
     for (i = 0; i < g->n_startup; i++)
         if (g->startup[i].comm == comm) break;
-    if (i == CONCERTO_MAX_STARTUPS) return CC_OK;
-    if (i == g->n_startup) g->n_startup++;
+    if (i == g->n_startup) {
+        if (!CONCERTO__GROW(g->ctx, g->startup, g->startup_cap, g->n_startup + 1))
+            return CONCERTO__FAIL(g->ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_set_coll_startup: graph '%s': out of memory for %d communicators",
+                                  cc_graph_name(g), (int)g->n_startup + 1);
+        g->n_startup++;
+    }
     g->startup[i].comm = comm;
     g->startup[i].us = us;
     return CC_OK;
 }
 
 CONCERTO_API double cc_graph_coll_startup(const cc_graph* g, const cc_comm* comm) {
-    int i;
+    size_t i;
     if (!g) return -1;
     for (i = 0; i < g->n_startup; i++)
         if (g->startup[i].comm == comm) return g->startup[i].us;
@@ -10390,17 +10373,19 @@ static cc_result cc__psp_capacities(cc__psp* P) {
 
 /* The graph of what was read: jobs "job<N>", their successors, validated. */
 static cc_result cc__psp_graph(cc__psp* P, cc_graph** out) {
-    cc_graph_desc gd = cc_graph_desc_default();
+    cc_graph_desc gd;
     cc_graph* g = NULL;
     cc_result rc;
     int i, c;
+    memset(&gd, 0, sizeof gd);
     gd.name = P->name;
     gd.n_resources = (int)P->nk;
     gd.capacities = P->caps;
     if ((rc = cc_graph_create(P->ctx, &gd, &g)) != CC_OK) return rc;
     for (i = 0; i < P->nj && rc == CC_OK; i++) {
-        cc_op_desc od = cc_op_desc_default();
+        cc_op_desc od;
         char nm[32];
+        memset(&od, 0, sizeof od);
         cc__fmt(nm, sizeof nm, "job%d", i + 1);
         od.name = nm;
         od.duration_us = (double)P->durs[i];
@@ -10607,13 +10592,6 @@ typedef struct cc__rw_src {
     size_t max_acc;                  /* the most accesses of one op */
 } cc__rw_src;
 
-CONCERTO_API cc_rewrite_desc cc_rewrite_desc_default(void) {
-    cc_rewrite_desc d;
-    memset(&d, 0, sizeof d);
-    d.sched = cc_sched_desc_default();
-    return d;
-}
-
 /* The defaults, in one place. The judging desc is the scheduler's and is
    resolved by cc_sched_solve for each candidate graph. */
 static void cc__rewrite_resolve(cc_rewrite_desc* d) {
@@ -10622,7 +10600,9 @@ static void cc__rewrite_resolve(cc_rewrite_desc* d) {
 }
 
 CONCERTO_API cc_rewrite_desc cc_rewrite_query_defaults(const cc_rewrite_desc* desc) {
-    cc_rewrite_desc d = desc ? *desc : cc_rewrite_desc_default();
+    cc_rewrite_desc d;
+    if (desc) d = *desc;
+    else memset(&d, 0, sizeof d);
     cc__rewrite_resolve(&d);
     return d;
 }
@@ -10762,12 +10742,13 @@ static void cc__rw_src_free(cc__rw* w, cc__rw_src* s) { cc__free(w->ctx, s->acc_
 
 /* An empty graph with src's streams or resources and buffers. */
 static cc_result cc__rw_begin(cc__rw* w, const cc_graph* src, cc_graph** out) {
-    cc_graph_desc gd = cc_graph_desc_default();
+    cc_graph_desc gd;
     const char* names[CONCERTO_MAX_RESOURCES];
     int caps[CONCERTO_MAX_RESOURCES], r, b;
     cc_graph* g = NULL;
     cc_result rc;
     *out = NULL;
+    memset(&gd, 0, sizeof gd);
     gd.name = w->out_name;
     for (r = 0; r < src->k; r++) { names[r] = src->names.s + src->res_name[r]; caps[r] = src->cap[r]; }
     if (src->stream_mode) {
@@ -10780,7 +10761,11 @@ static cc_result cc__rw_begin(cc__rw* w, const cc_graph* src, cc_graph** out) {
     }
     if ((rc = cc_graph_create(w->ctx, &gd, &g)) != CC_OK) return rc;
     g->costs = src->costs;
-    memcpy(g->startup, src->startup, sizeof g->startup);
+    if (src->n_startup && !CONCERTO__GROW(w->ctx, g->startup, g->startup_cap, src->n_startup)) {
+        cc_graph_destroy(g);
+        return CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", w->who);
+    }
+    if (src->n_startup) memcpy(g->startup, src->startup, src->n_startup * sizeof *g->startup);
     g->n_startup = src->n_startup;
     for (b = 0; b < src->n_buf; b++)
         if ((rc = cc_graph_add_buffer(g, src->names.s + src->buf_name[b], src->buf_bytes[b], NULL)) != CC_OK) {
@@ -10820,7 +10805,7 @@ static int cc__rw_regions(const cc__rw_src* s, int i, const cc_graph* dst, cc_re
 static void cc__rw_desc_of(const cc__rw_src* s, int i, const cc_graph* dst, cc_region* regs, int* dem, cc_op_desc* d) {
     const cc_graph* g = s->g;
     int r, m, nr;
-    *d = cc_op_desc_default();
+    memset(d, 0, sizeof *d);
     d->name = cc__name(g, i);
     d->duration_us = g->dur_us[i];
     m = cc__rw_regions(s, i, dst, regs, &nr);
@@ -10967,7 +10952,8 @@ static cc_result cc__rw_start(cc__rw* w, cc_context* ctx, const char* who, cc_gr
     if (out) *out = NULL;
     if ((rc = cc__graph_args(ctx, g, who)) != CC_OK) return rc;
     if (!out) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: out is NULL", who);
-    w->d = desc ? *desc : cc_rewrite_desc_default();
+    if (desc) w->d = *desc;
+    else memset(&w->d, 0, sizeof w->d);
     if (w->d.max_chunks < 0 || w->d.max_evaluations < 0)
         return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: max_chunks (%d) and max_evaluations (%d) must be >= 0", who,
                               w->d.max_chunks, w->d.max_evaluations);
@@ -11686,7 +11672,7 @@ done:
    Running a plan: every step the ops of the plan in host order, each with
    its waits, timestamps and event record, all through the backend. */
 
-#define CONCERTO__PROFILE_MAX_STEPS 1000   /* steps cc_exec_profile_add takes before an apply */
+#define CONCERTO__PROFILE_MAX_STEPS 1000   /* steps cc_exec_profile_loop_step takes before an apply */
 
 struct cc_exec {
     cc_context* ctx;
@@ -11701,14 +11687,14 @@ struct cc_exec {
     int launched;
     int has_coll;              /* the plan issues collectives */
     int agreed;                /* cc_exec_agree succeeded */
-    int ran;                   /* a step ended since the last cc_exec_profile_add */
-    int prof_steps;            /* steps added since the last cc_exec_profile_apply */
+    int ran;                   /* a step ended since the last cc_exec_profile_loop_step */
+    int prof_steps;            /* steps added since the last cc_exec_profile_loop_apply */
     double* prof;              /* [n_ops + 4]: their ops' times summed, launch gaps (sum,
                                   count), wait gaps (sum, count) */
     double* prof_mk;           /* [2 CONCERTO__PROFILE_MAX_STEPS]: each added step simulated from
                                   its own times (us), then each one's exposed communication */
     double* prof_se;           /* [2 n_ops]: scratch, one step's starts and ends */
-    cc_steps_profile prof_last; /* as the last apply agreed it; steps 0: none */
+    cc_profile_result prof_last; /* as the last apply agreed it; steps 0: none */
     cc__time* prof_dur;        /* [4 n_ops]: scratch, one step's times in ticks, its simulated starts,
                                   each op's launch and wait gaps in ticks */
 };
@@ -11995,11 +11981,52 @@ CONCERTO_API cc_result cc_exec_agree(cc_exec* x, cc_comm* comm) {
 }
 
 /* >>profile
-   Every op alone on the backend, repeats times, in plan order (so ranks
-   issue their collectives alike); the median of each becomes its duration,
-   after the ranks of a communicator agreed on the maximum. Or every op in
-   whole steps of the plan (cc_exec_profile_steps): the median of its times
-   there, agreed the same way. */
+   Three ways to measure a plan's ops on its backend (declared with
+   cc_exec_profile_ops), and why each measures what it does.
+
+   Ops alone (cc_exec_profile_ops): every op on its own, repeats times, in
+   plan order (so ranks issue their collectives alike); the median of each
+   becomes its duration, after the members of comm agreed on the maximum.
+   The executor's own costs are measured on the backend too (an op's
+   launch, a blocking cross-stream wait, each communicator's start-up: a
+   one-element all-reduce) and agreed the same way.
+
+   Ops in place, over whole steps (cc_exec_profile_steps, or the caller's
+   loop: cc_exec_profile_loop_step and cc_exec_profile_loop_apply). Alone,
+   an op runs with nothing beside it; in the step it shares what the step
+   shares: a compute op the cores with the other ranks' threads (ranks of
+   one process) or the SMs with a collective beside it, a collective waits
+   for its last member to arrive, a thread woken for the next op waits for
+   a core. So the durations are the op's start-to-end times in the step
+   (cc_exec_timeline), the launch and wait costs the gaps the timelines
+   show (an op's start after its stream let it go; after the other-stream
+   dependency it waited for), and the overlap slowdowns are none (the
+   durations hold them). Means, not medians: a step's time is a sum of its
+   ops' and gaps' times, stalls included. The members agree on the mean,
+   not the maximum: in a step the members of a collective end it together,
+   each after waiting for the last, so the mean of their times runs from
+   their mean arrival to that end, which is where a prediction from the
+   mean durations of the ops before it puts them; the maximum would count
+   the wait of the earliest member on top of the latest's arrival. A
+   prediction of this plan from these durations is made under the
+   conditions it was measured in; another order of the same graph shares
+   other things (profile it in its own steps). Steps run back to back by
+   the library are not the steps of a training loop, which does host work
+   between them (the next batch, the loss read back, a log line), and the
+   ranks' starts drift apart differently there: a prediction for that loop
+   comes true only if profiled in it, hence the loop's own two calls.
+
+   The result (cc_exec_query_profile): each step recorded is simulated in
+   the plan's order from its own op times and each op's own launch or wait
+   gap, so that it ends where it was measured to. Steps vary, and a step
+   ends with whichever path was slowest in it, so these makespans exceed
+   cc_simulate's makespan from the mean durations and costs (a makespan is
+   a maximum over paths, and the mean of a maximum is at least the maximum
+   of the means; a long gap, a thread woken on a busy core, counts where it
+   fell, on its path): the more paths run side by side, the more (an
+   overlapped plan more than program order). Likewise the exposed
+   communication of each step, which a timeline from the mean durations
+   puts where no step had it. */
 
 static int cc__dbl_cmp(const void* a, const void* b) {
     double x = *(const double*)a, y = *(const double*)b;
@@ -12020,7 +12047,7 @@ static cc_result cc__profile_samples(cc_exec* x, int repeats, double* samples) {
             if (rc != CC_OK) {
                 char msg[CONCERTO__MSG_MAX];
                 cc__copy_msg(msg, sizeof msg, cc_last_error(x->ctx));
-                return CONCERTO__FAIL(x->ctx, rc, "cc_exec_profile: op '%s': %s", cc__name(pl->g, v), msg);
+                return CONCERTO__FAIL(x->ctx, rc, "cc_exec_profile_ops: op '%s': %s", cc__name(pl->g, v), msg);
             }
             h1 = f->now_us ? f->now_us(x->be.self) : 0;
             samples[(size_t)v * repeats + rep] = f->timestamp ? x->t[2 * v + 1] - x->t[2 * v] : h1 - h0;
@@ -12048,7 +12075,7 @@ static double cc__median_of(double* v, int n) {
 /* A collective's fixed cost on each communicator of the plan, in plan
    order of first use (the same on every rank): a one-element float32
    all-reduce on the stream of the communicator's first op, between two
-   timestamps, median of n. comms[]/us[]: at most CONCERTO_MAX_STARTUPS. */
+   timestamps, median of n. comms[]/us[]: room for one per op of the plan. */
 static cc_result cc__profile_startups(cc_exec* x, int n, const cc_comm** comms, double* us, int* n_comms, double* v) {
     const cc_backend_fns* f = x->be.fns;
     const cc_plan* pl = x->plan;
@@ -12057,7 +12084,7 @@ static cc_result cc__profile_startups(cc_exec* x, int n, const cc_comm** comms, 
     cc_result rc = CC_OK;
     *n_comms = 0;
     if (!f->collective || !f->timestamp) return CC_OK;
-    for (i = 0; i < pl->n_ops && rc == CC_OK && *n_comms < CONCERTO_MAX_STARTUPS; i++) {
+    for (i = 0; i < pl->n_ops && rc == CC_OK; i++) {
         const cc__plan_op* po = &pl->op[pl->issue[i]];
         float host[2] = { 0, 0 };
         void* dev = NULL;
@@ -12130,7 +12157,7 @@ static cc_result cc__profile_costs(cc_exec* x, int repeats, cc_exec_costs* out, 
     if (rc != CC_OK) {
         char msg[CONCERTO__MSG_MAX];
         cc__copy_msg(msg, sizeof msg, cc_last_error(x->ctx));
-        return CONCERTO__FAIL(x->ctx, rc, "cc_exec_profile: measuring the executor's costs on backend '%s': %s", x->be_name, msg);
+        return CONCERTO__FAIL(x->ctx, rc, "cc_exec_profile_ops: measuring the executor's costs on backend '%s': %s", x->be_name, msg);
     }
     return CC_OK;
 }
@@ -12197,34 +12224,36 @@ static cc_result cc__profile_overlap(cc_exec* x, int repeats, const double* med,
     if (rc != CC_OK) {
         char msg[CONCERTO__MSG_MAX];
         cc__copy_msg(msg, sizeof msg, cc_last_error(x->ctx));
-        return CONCERTO__FAIL(x->ctx, rc, "cc_exec_profile: measuring ops '%s' and '%s' together: %s", cc__name(pl->g, vc),
+        return CONCERTO__FAIL(x->ctx, rc, "cc_exec_profile_ops: measuring ops '%s' and '%s' together: %s", cc__name(pl->g, vc),
                               cc__name(pl->g, vm), msg);
     }
     return CC_OK;
 }
 
-CONCERTO_API cc_result cc_exec_profile(cc_exec* x, int repeats, cc_comm* comm) {
+CONCERTO_API cc_result cc_exec_profile_ops(cc_exec* x, int repeats, cc_comm* comm) {
     const cc_plan* pl;
     double* samples = NULL;
     double* med = NULL;
     cc_exec_costs costs;
-    const cc_comm* comms[CONCERTO_MAX_STARTUPS];
-    double startups[CONCERTO_MAX_STARTUPS];
+    const cc_comm** comms = NULL;   /* [n_ops]: each communicator of the plan, in plan order of first use */
+    double* startups = NULL;        /* [n_ops]: its start-up cost */
     int n_comms = 0, k;
     int i;
     cc_result rc = CC_OK;
     if (!x) return CC_ERR_INVALID_ARG;
     pl = x->plan;
-    if (repeats < 1 || repeats > 1000) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile: repeats must be 1..1000, got %d", repeats);
-    if (x->launched) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile: wait for the step first");
+    if (repeats < 1 || repeats > 1000) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile_ops: repeats must be 1..1000, got %d", repeats);
+    if (x->launched) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile_ops: wait for the step first");
     if (x->has_coll && !x->agreed)
-        return CONCERTO__FAIL(x->ctx, CC_ERR_PLAN_MISMATCH, "cc_exec_profile: the plan has collectives: call cc_exec_agree first");
+        return CONCERTO__FAIL(x->ctx, CC_ERR_PLAN_MISMATCH, "cc_exec_profile_ops: the plan has collectives: call cc_exec_agree first");
     if (!x->be.fns->timestamp && !x->be.fns->now_us)
-        return CONCERTO__FAIL(x->ctx, CC_ERR_UNSUPPORTED, "cc_exec_profile: backend '%s' has neither timestamps nor a clock",
+        return CONCERTO__FAIL(x->ctx, CC_ERR_UNSUPPORTED, "cc_exec_profile_ops: backend '%s' has neither timestamps nor a clock",
                               x->be_name);
     samples = (double*)cc__alloc(x->ctx, (size_t)pl->n_ops * (size_t)repeats * sizeof(double) + 1);
-    med = (double*)cc__alloc(x->ctx, ((size_t)pl->n_ops + 2 + CONCERTO_MAX_STARTUPS) * sizeof(double));
-    if (!samples || !med) { rc = CONCERTO__FAIL(x->ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_profile: out of memory"); goto done; }
+    med = (double*)cc__alloc(x->ctx, (2 * (size_t)pl->n_ops + 2) * sizeof(double));
+    comms = (const cc_comm**)cc__alloc(x->ctx, ((size_t)pl->n_ops + 1) * sizeof *comms);
+    startups = (double*)cc__alloc(x->ctx, ((size_t)pl->n_ops + 1) * sizeof(double));
+    if (!samples || !med || !comms || !startups) { rc = CONCERTO__FAIL(x->ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_profile_ops: out of memory"); goto done; }
     if ((rc = cc__profile_samples(x, repeats, samples)) != CC_OK) goto done;
     if ((rc = cc__profile_costs(x, repeats, &costs, comms, startups, &n_comms)) != CC_OK) goto done;
     for (i = 0; i < pl->n_ops; i++) {
@@ -12234,13 +12263,13 @@ CONCERTO_API cc_result cc_exec_profile(cc_exec* x, int repeats, cc_comm* comm) {
     if (comm) {
         cc_collective c;
         memset(&c, 0, sizeof c);
-        size_t m = (size_t)pl->n_ops + 2 + CONCERTO_MAX_STARTUPS;
+        size_t m = 2 * (size_t)pl->n_ops + 2;   /* the same on every member: their plans agree */
         med[pl->n_ops] = costs.launch_us;
         med[pl->n_ops + 1] = costs.wait_us;
-        for (k = 0; k < CONCERTO_MAX_STARTUPS; k++) med[pl->n_ops + 2 + k] = k < n_comms ? startups[k] : 0;
+        for (k = 0; k < pl->n_ops; k++) med[pl->n_ops + 2 + k] = k < n_comms ? startups[k] : 0;
         c.kind = CC_COLL_ALL_REDUCE; c.dtype = CC_DTYPE_FLOAT64; c.reduce = CC_REDUCE_MAX;
         c.n_elems = m; c.comm = comm; c.send_buf = med; c.recv_buf = med;
-        if ((rc = cc__exec_collective_now(x, &c, m * sizeof(double), m * sizeof(double), "cc_exec_profile: agreeing on durations")) !=
+        if ((rc = cc__exec_collective_now(x, &c, m * sizeof(double), m * sizeof(double), "cc_exec_profile_ops: agreeing on durations")) !=
             CC_OK)
             goto done;
         costs.launch_us = med[pl->n_ops];
@@ -12256,7 +12285,7 @@ CONCERTO_API cc_result cc_exec_profile(cc_exec* x, int repeats, cc_comm* comm) {
         two[1] = costs.comm_overlap;
         c.kind = CC_COLL_ALL_REDUCE; c.dtype = CC_DTYPE_FLOAT64; c.reduce = CC_REDUCE_MAX;
         c.n_elems = 2; c.comm = comm; c.send_buf = two; c.recv_buf = two;
-        if ((rc = cc__exec_collective_now(x, &c, sizeof two, sizeof two, "cc_exec_profile: agreeing on the overlap slowdowns")) != CC_OK)
+        if ((rc = cc__exec_collective_now(x, &c, sizeof two, sizeof two, "cc_exec_profile_ops: agreeing on the overlap slowdowns")) != CC_OK)
             goto done;
         costs.compute_overlap = two[0];
         costs.comm_overlap = two[1];
@@ -12269,6 +12298,7 @@ CONCERTO_API cc_result cc_exec_profile(cc_exec* x, int repeats, cc_comm* comm) {
     for (k = 0; k < n_comms && rc == CC_OK; k++) rc = cc_graph_set_coll_startup(pl->g, comms[k], startups[k] < 1e12 ? startups[k] : 1e12);
 done:
     cc__free(x->ctx, samples); cc__free(x->ctx, med);
+    cc__free(x->ctx, (void*)comms); cc__free(x->ctx, startups);
     return rc;
 }
 
@@ -12303,7 +12333,7 @@ static void cc__profile_gaps(const cc_plan* pl, const double* t, double t0, doub
     }
 }
 
-CONCERTO_API cc_result cc_exec_profile_add(cc_exec* x) {
+CONCERTO_API cc_result cc_exec_profile_loop_step(cc_exec* x) {
     const cc_plan* pl;
     double gaps[4], exposed = 0;
     cc__prob p;
@@ -12313,17 +12343,17 @@ CONCERTO_API cc_result cc_exec_profile_add(cc_exec* x) {
     if (!x) return CC_ERR_INVALID_ARG;
     pl = x->plan;
     if (!x->be.fns->timestamp)
-        return CONCERTO__FAIL(x->ctx, CC_ERR_UNSUPPORTED, "cc_exec_profile_add: backend '%s' has no timestamps", x->be_name);
-    if (x->launched) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile_add: wait for the step first");
+        return CONCERTO__FAIL(x->ctx, CC_ERR_UNSUPPORTED, "cc_exec_profile_loop_step: backend '%s' has no timestamps", x->be_name);
+    if (x->launched) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile_loop_step: wait for the step first");
     if (!x->ran)
-        return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile_add: no step has ended since the last one added "
+        return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile_loop_step: no step has ended since the last one added "
                               "(run one with cc_exec_step, or cc_exec_launch and cc_exec_wait)");
     if (x->prof_steps >= CONCERTO__PROFILE_MAX_STEPS)
-        return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile_add: %d steps added already, the most it takes: "
+        return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile_loop_step: %d steps added already, the most it takes: "
                               "apply them first", x->prof_steps);
     for (i = 0; i < pl->n_ops; i++)   /* checked first: a step that cannot be added adds nothing */
         if (!(x->t[2 * i + 1] - x->t[2 * i] == x->t[2 * i + 1] - x->t[2 * i]))
-            return CONCERTO__FAIL(x->ctx, CC_ERR_UNSUPPORTED, "cc_exec_profile_add: op '%s' has no time in the step on backend "
+            return CONCERTO__FAIL(x->ctx, CC_ERR_UNSUPPORTED, "cc_exec_profile_loop_step: op '%s' has no time in the step on backend "
                                   "'%s' (a replayed graph times only the whole step)", cc__name(pl->g, i), x->be_name);
     for (i = 0; i < pl->n_ops; i++) {
         x->prof_se[i] = x->t[2 * i];
@@ -12350,7 +12380,7 @@ CONCERTO_API cc_result cc_exec_profile_add(cc_exec* x) {
     p.slow[0] = p.slow[1] = 1;
     mk = cc__stream_sim(x->ctx, &p, pl->issue, x->prof_dur + pl->n_ops, blocked);
     if (mk < 0)
-        return CONCERTO__FAIL(x->ctx, mk == -2 ? CC_ERR_OUT_OF_MEMORY : CC_ERR_DEADLOCK, "cc_exec_profile_add: simulating the step "
+        return CONCERTO__FAIL(x->ctx, mk == -2 ? CC_ERR_OUT_OF_MEMORY : CC_ERR_DEADLOCK, "cc_exec_profile_loop_step: simulating the step "
                               "from its times: %s", mk == -2 ? "out of memory" : "the plan's order contradicts its dependencies");
     for (i = 0; i < pl->n_ops; i++) {   /* nothing fails from here: the step is added whole */
         double d = x->t[2 * i + 1] - x->t[2 * i];
@@ -12364,7 +12394,7 @@ CONCERTO_API cc_result cc_exec_profile_add(cc_exec* x) {
     return CC_OK;
 }
 
-CONCERTO_API cc_result cc_exec_profile_apply(cc_exec* x, cc_comm* comm) {
+CONCERTO_API cc_result cc_exec_profile_loop_apply(cc_exec* x, cc_comm* comm) {
     const cc_plan* pl;
     const double* acc;
     double* mean;
@@ -12374,12 +12404,12 @@ CONCERTO_API cc_result cc_exec_profile_apply(cc_exec* x, cc_comm* comm) {
     if (!x) return CC_ERR_INVALID_ARG;
     pl = x->plan;
     if (x->prof_steps < 1)
-        return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile_apply: no step added (cc_exec_profile_add after "
+        return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile_loop_apply: no step added (cc_exec_profile_loop_step after "
                               "each step to profile)");
     m = pl->n_ops + 2 + 2 * x->prof_steps;   /* the means, then each step's simulated makespan, its exposure */
     acc = x->prof + pl->n_ops;
     if (!(mean = (double*)cc__alloc(x->ctx, (size_t)m * sizeof(double))))
-        return CONCERTO__FAIL(x->ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_profile_apply: out of memory");
+        return CONCERTO__FAIL(x->ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_profile_loop_apply: out of memory");
     memcpy(mean + pl->n_ops + 2, x->prof_mk, (size_t)x->prof_steps * sizeof(double));
     memcpy(mean + pl->n_ops + 2 + x->prof_steps, x->prof_mk + CONCERTO__PROFILE_MAX_STEPS, (size_t)x->prof_steps * sizeof(double));
     /* means: a step's time is a sum of its ops' times and gaps, and a
@@ -12393,13 +12423,13 @@ CONCERTO_API cc_result cc_exec_profile_apply(cc_exec* x, cc_comm* comm) {
         c.kind = CC_COLL_ALL_REDUCE; c.dtype = CC_DTYPE_FLOAT64; c.reduce = CC_REDUCE_SUM;
         c.n_elems = (size_t)m; c.comm = comm; c.send_buf = mean; c.recv_buf = mean;
         if ((rc = cc__exec_collective_now(x, &c, (size_t)m * sizeof(double), (size_t)m * sizeof(double),
-                                          "cc_exec_profile_apply: agreeing on durations")) != CC_OK)
+                                          "cc_exec_profile_loop_apply: agreeing on durations")) != CC_OK)
             goto done;
         for (i = 0; i < m; i++) mean[i] /= cc_comm_size(comm) > 0 ? cc_comm_size(comm) : 1;
     }
     for (i = 0; i < pl->n_ops; i++)
         if (!(mean[i] >= 0 && mean[i] <= 1e12)) {   /* checked before any is set: the graph is changed whole or not at all */
-            rc = CONCERTO__FAIL(x->ctx, CC_ERR_BACKEND, "cc_exec_profile_apply: op '%s' has a mean time of %g us on backend '%s'",
+            rc = CONCERTO__FAIL(x->ctx, CC_ERR_BACKEND, "cc_exec_profile_loop_apply: op '%s' has a mean time of %g us on backend '%s'",
                                 cc__name(pl->g, i), mean[i], x->be_name);
             goto done;
         }
@@ -12428,12 +12458,12 @@ done:
     return rc;
 }
 
-CONCERTO_API cc_result cc_exec_steps_profile(cc_exec* x, cc_steps_profile* out) {
+CONCERTO_API cc_result cc_exec_query_profile(cc_exec* x, cc_profile_result* out) {
     if (!x) return CC_ERR_INVALID_ARG;
-    if (!out) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_steps_profile: out is NULL");
+    if (!out) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_query_profile: out is NULL");
     if (x->prof_last.steps < 1)
-        return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_steps_profile: no profile of whole steps applied yet "
-                              "(cc_exec_profile_steps, or cc_exec_profile_add and cc_exec_profile_apply)");
+        return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_query_profile: no profile of whole steps applied yet "
+                              "(cc_exec_profile_steps, or cc_exec_profile_loop_step and cc_exec_profile_loop_apply)");
     *out = x->prof_last;
     return CC_OK;
 }
@@ -12450,8 +12480,8 @@ CONCERTO_API cc_result cc_exec_profile_steps(cc_exec* x, int steps, cc_comm* com
     memset(x->prof, 0, ((size_t)x->plan->n_ops + 4) * sizeof(double));   /* its own steps alone */
     x->prof_steps = 0;
     for (k = 0; k < steps && rc == CC_OK; k++)
-        if ((rc = cc_exec_step(x)) == CC_OK) rc = cc_exec_profile_add(x);
-    return rc == CC_OK ? cc_exec_profile_apply(x, comm) : rc;
+        if ((rc = cc_exec_step(x)) == CC_OK) rc = cc_exec_profile_loop_step(x);
+    return rc == CC_OK ? cc_exec_profile_loop_apply(x, comm) : rc;
 }
 
 /* >>world: ranks as threads in one process, communicators, collectives with
@@ -13212,15 +13242,10 @@ static const cc_link cc__link_intra_default = { 2.0, 1e-5 };    /* 100 GB/s */
 
 static const cc_link cc__link_inter_default = { 10.0, 8e-5 };   /* 12.5 GB/s */
 
-CONCERTO_API cc_world_desc cc_world_desc_default(void) {
-    cc_world_desc d;
-    memset(&d, 0, sizeof d);
-    d.n_ranks = 1;
-    return d;
-}
-
 CONCERTO_API cc_world_desc cc_world_query_defaults(const cc_world_desc* desc) {
-    cc_world_desc d = desc ? *desc : cc_world_desc_default();
+    cc_world_desc d;
+    if (desc) d = *desc;
+    else { memset(&d, 0, sizeof d); d.n_ranks = 1; }
     if (!d.intra_node) d.intra_node = &cc__link_intra_default;
     if (!d.inter_node) d.inter_node = &cc__link_inter_default;
     if (d.timeout_s == 0) d.timeout_s = 30.0;
@@ -13248,7 +13273,7 @@ static void cc__world_desc_problems(const cc_world_desc* d, char* problems, size
 
 CONCERTO_API cc_result cc_world_create(cc_context* ctx, const cc_world_desc* desc, cc_world** out) {
     cc_world_desc d;
-    cc_context_desc cd = cc_context_desc_default();
+    cc_context_desc cd;
     cc_context* wctx = NULL;
     cc_world* w;
     char problems[CONCERTO__MSG_MAX];
@@ -13259,6 +13284,7 @@ CONCERTO_API cc_result cc_world_create(cc_context* ctx, const cc_world_desc* des
     d = cc_world_query_defaults(desc);
     cc__world_desc_problems(&d, problems, sizeof problems);
     if (problems[0]) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_world_create: %s", problems);
+    memset(&cd, 0, sizeof cd);
     cd.allocator = ctx->alloc;
     cd.logger = ctx->logger;
     if (cc_context_create(&cd, &wctx) != CC_OK)

@@ -21,7 +21,7 @@
        cc_plan_create(ctx, graph, schedule.order, &plan);
        cc_exec_create(ctx, plan, &be, &exec);
        cc_exec_agree(exec, comm);          // comm: e.g. from concerto_nccl.h
-       cc_exec_profile(exec, 5, comm);     // optional: measured durations
+       cc_exec_profile_ops(exec, 5, comm); // optional: measured durations
        for (;;) cc_exec_step(exec);
        cc_exec_destroy(exec);  cc_backend_destroy(&be);
 
@@ -44,7 +44,7 @@
      synchronize converts it to microseconds of the host's monotonic clock
      (now_us): a base event recorded on an idle stream at the host time of
      the first timestamp, plus cudaEventElapsedTime. cc_exec_timeline and
-     cc_exec_profile use them.
+     cc_exec_profile_ops use them.
    - synchronize never blocks forever: it polls the streams (cudaStreamQuery,
      with naps of 20 to 250 us) and, while it waits, every communicator the
      step used (cc_comm_fns.poll: NCCL's asynchronous errors). On an
@@ -102,7 +102,7 @@
    drops the graph: the next step is captured again.
    cc_cuda_backend_graph_status says whether steps replay a graph, and why
    not. During captured and replayed steps timestamps are not recorded: the
-   timeline's times are NaN (cc_exec_profile never begins a step, so it
+   timeline's times are NaN (cc_exec_profile_ops never begins a step, so it
    times every op plainly in either mode). A collective enqueued into a
    capture that is then discarded is not run by NCCL; the plain issue that
    follows runs it.

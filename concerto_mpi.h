@@ -16,7 +16,7 @@
 
    ONE PROCESS PER RANK
        cc_mpi_init(ctx, &argc, &argv);        // MPI_Init_thread(MPI_THREAD_MULTIPLE)
-       cc_mpi_desc md = cc_mpi_desc_default();  md.name = "world";
+       cc_mpi_desc md = {0};  md.name = "world";
        cc_mpi_comm_create(ctx, MPI_COMM_WORLD, &md, &world);
        cc_comm_split(world, rank / tp, rank % tp, &dp);     // MPI_Comm_split
        cc_cpu_backend_create_ctx(ctx, &be);
@@ -156,9 +156,7 @@ typedef struct cc_mpi_desc {
 } cc_mpi_desc;
 /* Communicators split from one inherit its desc (the name gets ".color"). */
 
-/* Every field zero: its default. */
-CONCERTO_API cc_mpi_desc cc_mpi_desc_default(void);
-/* The desc as cc_mpi_comm_create resolves it (NULL: the default): name
+/* The desc as cc_mpi_comm_create resolves it (NULL: every field zero): name
    "mpi" where NULL, timeout_s 30 where 0, abort_delay_s 1 where 0. Nothing
    is checked. */
 CONCERTO_API cc_mpi_desc cc_mpi_query_defaults(const cc_mpi_desc* desc);
@@ -693,14 +691,10 @@ static const cc_comm_fns cc__mpi_comm_fns_table = {
 static const cc_comm_fns* cc__mpi_fns(void) { return &cc__mpi_comm_fns_table; }
 
 /* ---- set-up -----------------------------------------------------------------------*/
-CONCERTO_API cc_mpi_desc cc_mpi_desc_default(void) {
-    cc_mpi_desc d;
-    memset(&d, 0, sizeof d);
-    return d;
-}
-
 CONCERTO_API cc_mpi_desc cc_mpi_query_defaults(const cc_mpi_desc* desc) {
-    cc_mpi_desc d = desc ? *desc : cc_mpi_desc_default();
+    cc_mpi_desc d;
+    if (desc) d = *desc;
+    else memset(&d, 0, sizeof d);
     if (!d.name) d.name = "mpi";
     if (d.timeout_s == 0) d.timeout_s = 30.0;
     if (d.abort_delay_s == 0) d.abort_delay_s = 1.0;

@@ -22,7 +22,7 @@
        cc_nccl_id_exchange_tcp(ctx, "node0", 29500, rank, n_ranks, 60, &id);
        //   or cc_nccl_id_exchange_file(ctx, "/shared/job42.id", rank, 60, &id);
        cudaSetDevice(local_rank);
-       cc_nccl_desc nd = cc_nccl_desc_default();  nd.name = "world";
+       cc_nccl_desc nd = {0};  nd.name = "world";
        cc_nccl_comm_init_rank(ctx, &id, n_ranks, rank, &nd, &world);
        cc_comm_split(world, rank / tp, rank % tp, &dp);     // subgroups
        ... cc_cuda_backend_create, cc_exec_create(ctx, plan, &be, &exec),
@@ -138,9 +138,7 @@ typedef struct cc_nccl_desc {
     double timeout_s;
 } cc_nccl_desc;
 
-/* Every field zero: its default. */
-CONCERTO_API cc_nccl_desc cc_nccl_desc_default(void);
-/* The desc as the init functions resolve it (NULL: the default): name
+/* The desc as the init functions resolve it (NULL: every field zero): name
    "nccl" where NULL, timeout_s 30 where 0. Nothing is checked. */
 CONCERTO_API cc_nccl_desc cc_nccl_query_defaults(const cc_nccl_desc* desc);
 
@@ -507,14 +505,10 @@ static cc_result cc__nccl_check_version(cc_context* ctx, const char* what) {
 
 static int cc__nccl_bad_timeout(double t) { return !(t >= 0) || t - t != 0; }   /* negative, NaN or infinite */
 
-CONCERTO_API cc_nccl_desc cc_nccl_desc_default(void) {
-    cc_nccl_desc d;
-    memset(&d, 0, sizeof d);
-    return d;
-}
-
 CONCERTO_API cc_nccl_desc cc_nccl_query_defaults(const cc_nccl_desc* desc) {
-    cc_nccl_desc d = desc ? *desc : cc_nccl_desc_default();
+    cc_nccl_desc d;
+    if (desc) d = *desc;
+    else memset(&d, 0, sizeof d);
     if (!d.name) d.name = "nccl";
     if (d.timeout_s == 0) d.timeout_s = 30.0;
     return d;

@@ -17,7 +17,7 @@
    run 18 steps, the last 15 profiled in place (cc_exec_profile_steps)
    and 15 measured. Reported: the prediction from the ops profiled alone
    (program order: cc_simulate; scheduled: the schedule's makespan), the
-   prediction from the order's own steps (cc_exec_steps_profile, the
+   prediction from the order's own steps (cc_exec_query_profile, the
    median), the median measured step, and its ratio to the latter. */
 #define _POSIX_C_SOURCE 200809L
 #define CONCERTO_IMPLEMENTATION
@@ -48,7 +48,7 @@ typedef struct ov_arg { int n_per_stream, streams, chain; double per_op_us, loop
 static cc_result overhead_rank(cc_rank* rank, void* user) {
     ov_arg* a = (ov_arg*)user;
     cc_context* ctx = cc_rank_context(rank);
-    cc_graph_desc gd = cc_graph_desc_default();
+    cc_graph_desc gd = {0};
     cc_graph* g;
     cc_plan* pl;
     cc_exec* x;
@@ -61,7 +61,7 @@ static cc_result overhead_rank(cc_rank* rank, void* user) {
     gd.n_streams = a->streams;
     CHECK(cc_graph_create(ctx, &gd, &g));
     for (i = 0; i < n; i++) {
-        cc_op_desc d = cc_op_desc_default();
+        cc_op_desc d = {0};
         cc_op op;
         d.duration_us = 1;
         d.stream = i % a->streams;
@@ -104,7 +104,7 @@ static int run_overhead(void) {
     printf("| ops per stream | streams | cross-stream chain | step us (median of 41) | plain loop us | overhead per op per stream us |\n");
     printf("|---|---|---|---|---|---|\n");
     for (k = 0; k < sizeof layouts / sizeof *layouts; k++) {
-        cc_world_desc wd = cc_world_desc_default();
+        cc_world_desc wd = {0};
         cc_world* w;
         cc_context* ctx;
         ov_arg a;
@@ -155,7 +155,7 @@ static cc_result agree_rank(cc_rank* rank, void* user) {
     CHECK(cc_graph_create(ctx, NULL, &g));
     for (l = 0; l < L; l++)
         for (j = 0; j < 3; j++) {
-            cc_op_desc d = cc_op_desc_default();
+            cc_op_desc d = {0};
             snprintf(name, sizeof name, "L%d.fwd%d", l, j);
             sl[ns].us = fwd_us[j];
             d.name = name; d.duration_us = fwd_us[j]; d.fn = sleep_op; d.user_data = &sl[ns++];
@@ -166,7 +166,7 @@ static cc_result agree_rank(cc_rank* rank, void* user) {
     for (l = L - 1; l >= 0; l--) {
         cc_op dw[3], up, deps[2], red;
         for (j = 2; j >= 0; j--) {
-            cc_op_desc d = cc_op_desc_default();
+            cc_op_desc d = {0};
             deps[0] = prev; deps[1] = fw[l * 3 + j];
             snprintf(name, sizeof name, "L%d.dx%d", l, j);
             sl[ns].us = fwd_us[j];
@@ -178,14 +178,14 @@ static cc_result agree_rank(cc_rank* rank, void* user) {
             CHECK(cc_graph_add_op(g, &d, &dw[j]));
         }
         {
-            cc_op_desc d = cc_op_desc_default();
+            cc_op_desc d = {0};
             ar[l].kind = CC_COLL_ALL_REDUCE; ar[l].dtype = CC_DTYPE_FLOAT32; ar[l].reduce = CC_REDUCE_SUM;
             ar[l].n_elems = 16384; ar[l].comm = cc_rank_world_comm(rank);
             ar[l].send_buf = grads + (size_t)l * 16384; ar[l].recv_buf = grads + (size_t)l * 16384;
             snprintf(name, sizeof name, "L%d.all_reduce", l);
             d.name = name; d.duration_us = 1; d.stream = CC_STREAM_COMM; d.coll = &ar[l]; d.deps = dw; d.n_deps = 3;
             CHECK(cc_graph_add_op(g, &d, &red));
-            d = cc_op_desc_default();
+            d = (cc_op_desc){0};
             snprintf(name, sizeof name, "L%d.update", l);
             sl[ns].us = 60;
             d.name = name; d.duration_us = 60; d.fn = sleep_op; d.user_data = &sl[ns++]; d.deps = &red; d.n_deps = 1;
@@ -207,7 +207,7 @@ static cc_result agree_rank(cc_rank* rank, void* user) {
         if (pass == 0) {
             cc_sched_desc sd = cc_sched_desc_default();
             cc_op* prog = (cc_op*)malloc(sizeof(cc_op) * (size_t)n);
-            CHECK(cc_exec_profile(x, 5, cc_rank_world_comm(rank)));
+            CHECK(cc_exec_profile_ops(x, 5, cc_rank_world_comm(rank)));
             CHECK(cc_sched_solve(ctx, g, &sd, &sched));
             for (i = 0; i < n; i++) prog[i] = cc_graph_op(g, i);
             CHECK(cc_simulate(ctx, g, prog, n, NULL, &a->alone[0]));
@@ -218,11 +218,11 @@ static cc_result agree_rank(cc_rank* rank, void* user) {
             /* the order's own steps profiled where they run: 3 not
                profiled, then 15 (cc_exec_profile_steps), the median of
                them each simulated from its own op times */
-            cc_steps_profile sp;
+            cc_profile_result sp;
             memset(&sp, 0, sizeof sp);
             for (s = 0; s < 3; s++) CHECK(cc_exec_step(x));
             CHECK(cc_exec_profile_steps(x, 15, cc_rank_world_comm(rank)));
-            CHECK(cc_exec_steps_profile(x, &sp));
+            CHECK(cc_exec_query_profile(x, &sp));
             a->pred[pass] = sp.makespan_median_us;
         }
         for (s = 0; s < 15; s++) {
@@ -249,7 +249,7 @@ static int run_agree(int ranks) {
            "scheduled predicted (alone) | scheduled predicted | scheduled measured | ratio | speed-up predicted | speed-up measured |\n");
     printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (k = 0; k < sizeof us_per_kb / sizeof *us_per_kb; k++) {
-        cc_world_desc wd = cc_world_desc_default();
+        cc_world_desc wd = {0};
         cc_world* w;
         cc_context* ctx;
         cc_link link;

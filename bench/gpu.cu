@@ -39,7 +39,7 @@
    update (W -= lr dW) after it. A one-rank all-reduce copies its input, so
    its size is chosen, from a calibration of the matmuls and of the copy,
    to take `target` times the layer's backward compute (0.5, 1 and 2). Every
-   op is profiled (cc_exec_profile, median of 5), the schedule solved
+   op is profiled (cc_exec_profile_ops, median of 5), the schedule solved
    (cc_sched_solve); then program order and the schedule run 15 steps each
    after one warm-up step. Measured: the median over steps of the last op's
    end in the timeline (the backend's timestamps); predicted: cc_simulate of
@@ -157,7 +157,7 @@ static const layout layouts[] = { { 2000, 1, 0 }, { 2000, 2, 0 }, { 2000, 2, 1 }
 static cudaStream_t seen[MAX_STREAMS];   /* the executor's streams, as op_empty saw them */
 
 static cc_graph* empty_graph(const layout* lo) {
-    cc_graph_desc gd = cc_graph_desc_default();
+    cc_graph_desc gd = {};
     cc_graph* g;
     cc_op prev;
     int i, n = lo->n_per_stream * lo->streams;
@@ -165,7 +165,7 @@ static cc_graph* empty_graph(const layout* lo) {
     gd.n_streams = lo->streams;
     CHECK_CC(cc_graph_create(ctx, &gd, &g));
     for (i = 0; i < n; i++) {
-        cc_op_desc d = cc_op_desc_default();
+        cc_op_desc d = {};
         cc_op op;
         d.duration_us = 1;
         d.stream = i % lo->streams;
@@ -413,7 +413,7 @@ static cc_graph* step_graph(const model* m, cc_comm* comm, size_t n_elems, mm_ar
     prev.id = 0; prev.graph = 0;
     CHECK_CC(cc_graph_create(ctx, NULL, &g));
     for (k = 0; k < m->n_sub; k++) {
-        cc_op_desc d = cc_op_desc_default();
+        cc_op_desc d = {};
         snprintf(name, sizeof name, "L%d.fwd%d", k / 3, k % 3);
         mm[k] = mm_fwd(m, k);
         d.name = name; d.duration_us = 1; d.fn = op_matmul; d.user_data = &mm[k];
@@ -424,7 +424,7 @@ static cc_graph* step_graph(const model* m, cc_comm* comm, size_t n_elems, mm_ar
     for (l = m->L - 1; l >= 0; l--) {
         cc_op dwo[3], deps[2], red, last_dx, ud[2], upd;
         for (j = 2; j >= 0; j--) {
-            cc_op_desc d = cc_op_desc_default();
+            cc_op_desc d = {};
             k = 3 * l + j;
             deps[0] = prev; deps[1] = fw[k];
             mm[m->n_sub + 2 * k] = mm_dx(m, k);
@@ -440,7 +440,7 @@ static cc_graph* step_graph(const model* m, cc_comm* comm, size_t n_elems, mm_ar
         }
         last_dx = prev;
         {
-            cc_op_desc d = cc_op_desc_default();
+            cc_op_desc d = {};
             d.duration_us = 1; d.stream = CC_STREAM_COMM; d.deps = dwo; d.n_deps = 3;
             if (comm) {
                 memset(&ar[l], 0, sizeof ar[l]);
@@ -457,7 +457,7 @@ static cc_graph* step_graph(const model* m, cc_comm* comm, size_t n_elems, mm_ar
             CHECK_CC(cc_graph_add_op(g, &d, &red));
             comm_ops[l] = red;
             /* the update writes w of the layer, which its last dX reads */
-            d = cc_op_desc_default();
+            d = cc_op_desc();
             up[l].y = m->w + (size_t)3 * l * dd; up[l].x = m->dw + (size_t)3 * l * dd; up[l].n = 3 * dd; up[l].a = -1e-6f;
             ud[0] = red; ud[1] = last_dx;
             snprintf(name, sizeof name, "L%d.update", l);
@@ -500,7 +500,7 @@ static void step_run(const model* m, cc_comm* comm, size_t n_elems, step_row* ro
             cc_sched_desc sd = cc_sched_desc_default();
             cc_op* prog = (cc_op*)malloc(sizeof(cc_op) * (size_t)n);
             if (!prog) { fprintf(stderr, "bench_gpu: out of memory\n"); exit(1); }
-            CHECK_CC(cc_exec_profile(x, 5, comm));
+            CHECK_CC(cc_exec_profile_ops(x, 5, comm));
             CHECK_CC(cc_sched_solve(ctx, g, &sd, &sched));
             for (i = 0; i < n; i++) prog[i] = cc_graph_op(g, i);
             CHECK_CC(cc_simulate(ctx, g, prog, n, NULL, &row->pred[0]));
@@ -539,7 +539,7 @@ static int run_step(const step_opts* o) {
     int k;
     if (!o->copies) {
         ncclUniqueId id;
-        cc_nccl_desc nd = cc_nccl_desc_default();
+        cc_nccl_desc nd = {};
         nd.name = "one-rank";
         CHECK_NCCL(ncclGetUniqueId(&id));
         CHECK_CC(cc_nccl_comm_init_rank(ctx, &id, 1, 0, &nd, &comm));

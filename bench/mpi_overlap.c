@@ -48,7 +48,7 @@ static double median(double* v, int n) {
 /* A plan of the compute op (with_compute), the all-reduce (with_comm), or both. */
 static cc_result make_exec(cc_context* ctx, cc_comm* comm, cc_backend* be, work* w, float* buf, size_t n, int with_compute,
                            int with_comm, cc_graph** g, cc_plan** plan, cc_exec** ex) {
-    cc_graph_desc gd = cc_graph_desc_default();
+    cc_graph_desc gd = {0};
     cc_buffer b;
     cc_region r;
     cc_collective co;
@@ -60,7 +60,7 @@ static cc_result make_exec(cc_context* ctx, cc_comm* comm, cc_backend* be, work*
     r.buffer = b;
     r.n_bytes = sizeof(float) * n;
     if (with_compute) {
-        cc_op_desc d = cc_op_desc_default();
+        cc_op_desc d = {0};
         d.name = "compute";
         d.stream = 0;
         d.duration_us = 1;
@@ -69,7 +69,7 @@ static cc_result make_exec(cc_context* ctx, cc_comm* comm, cc_backend* be, work*
         if ((rc = cc_graph_add_op(*g, &d, NULL)) != CC_OK) return rc;
     }
     if (with_comm) {
-        cc_op_desc d = cc_op_desc_default();
+        cc_op_desc d = {0};
         memset(&co, 0, sizeof co);
         co.kind = CC_COLL_ALL_REDUCE;
         co.dtype = CC_DTYPE_FLOAT32;
@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
     cc_context* ctx = NULL;
     cc_comm* world = NULL;
     cc_backend be;
-    cc_mpi_desc md = cc_mpi_desc_default();
+    cc_mpi_desc md = {0};
     work w;
     int status = 0;
     if (cc_context_create(NULL, &ctx) != CC_OK) return 1;

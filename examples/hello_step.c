@@ -7,7 +7,7 @@
    they read and write: the library derives the dependencies, and the
    scheduler moves the load behind the all-reduce, where program order
    would leave the compute stream waiting for it. Durations are estimates
-   in microseconds (a trainer profiles them: cc_exec_profile).
+   in microseconds (a trainer profiles them: cc_exec_profile_ops).
 
    build/hello_step                                                        */
 #define _POSIX_C_SOURCE 200809L    /* the CPU world uses POSIX threads and clocks */

@@ -149,7 +149,7 @@ static cc_result rank_main(cc_rank* rank, void* user) {
     CHECK(cc_graph_add_buffer(g, "w", WB * (uint64_t)L, &bw));
     CHECK(cc_graph_add_buffer(g, "dw", WB * (uint64_t)L, &bdw));
     for (l = 0; l < L; l++) {
-        cc_op_desc d = cc_op_desc_default();
+        cc_op_desc d = {0};
         cc_region r[2], w[1];
         char name[32];
         snprintf(name, sizeof name, "L%d.forward", l);
@@ -159,7 +159,7 @@ static cc_result rank_main(cc_rank* rank, void* user) {
         CHECK(cc_graph_add_op(g, &d, NULL));
     }
     {
-        cc_op_desc d = cc_op_desc_default();
+        cc_op_desc d = {0};
         cc_region r[1], w[1];
         r[0] = whole(bx, ACT * (uint64_t)L, ACT); w[0] = whole(bdx, ACT * (uint64_t)L, ACT);
         d.name = "loss_grad"; d.duration_us = 1; d.fn = loss_grad; d.user_data = &jobs[L];
@@ -167,7 +167,7 @@ static cc_result rank_main(cc_rank* rank, void* user) {
         CHECK(cc_graph_add_op(g, &d, NULL));
     }
     for (l = L - 1; l >= 0; l--) {
-        cc_op_desc d = cc_op_desc_default();
+        cc_op_desc d = {0};
         cc_region r[3], w[1];
         char name[32];
         r[0] = whole(bdx, ACT * (uint64_t)(l + 1), ACT); r[1] = whole(bx, ACT * (uint64_t)(l + 1), ACT);
@@ -183,13 +183,13 @@ static cc_result rank_main(cc_rank* rank, void* user) {
         ar[l].kind = CC_COLL_ALL_REDUCE; ar[l].dtype = CC_DTYPE_FLOAT32; ar[l].reduce = CC_REDUCE_AVG;
         ar[l].n_elems = (size_t)D * D; ar[l].comm = cc_rank_world_comm(rank);
         ar[l].send_buf = n->dw[l]; ar[l].recv_buf = n->dw[l];
-        d = cc_op_desc_default();
+        d = (cc_op_desc){0};
         r[0] = whole(bdw, WB * (uint64_t)l, WB); w[0] = r[0];
         snprintf(name, sizeof name, "L%d.all_reduce", l);
         d.name = name; d.duration_us = 1; d.stream = CC_STREAM_COMM; d.coll = &ar[l];
         d.reads = r; d.n_reads = 1; d.writes = w; d.n_writes = 1;
         CHECK(cc_graph_add_op(g, &d, NULL));
-        d = cc_op_desc_default();
+        d = (cc_op_desc){0};
         r[1] = whole(bw, WB * (uint64_t)l, WB); w[0] = r[1];
         snprintf(name, sizeof name, "L%d.update", l);
         d.name = name; d.duration_us = 1; d.fn = update; d.user_data = &jobs[l];
@@ -211,7 +211,7 @@ static cc_result rank_main(cc_rank* rank, void* user) {
         if (pass == 0) {
             /* measure every op alone, agree on durations, schedule */
             cc_sched_desc sd = cc_sched_desc_default();
-            CHECK(cc_exec_profile(x, 7, cc_rank_world_comm(rank)));
+            CHECK(cc_exec_profile_ops(x, 7, cc_rank_world_comm(rank)));
             memcpy(n, snapshot, sizeof *n);
             CHECK(cc_sched_solve(ctx, g, &sd, &sched));
             {
@@ -228,11 +228,11 @@ static cc_result rank_main(cc_rank* rank, void* user) {
                unprofiled ones): what they share, the cores with the other
                ranks' threads and the waits between streams and ranks, which
                ops profiled alone do not see; the state restored after */
-            cc_steps_profile sp;
+            cc_profile_result sp;
             memset(&sp, 0, sizeof sp);
             for (s = 0; s < PROFILE_WARMUP; s++) CHECK(cc_exec_step(x));
             CHECK(cc_exec_profile_steps(x, PROFILE_STEPS, cc_rank_world_comm(rank)));
-            CHECK(cc_exec_steps_profile(x, &sp));
+            CHECK(cc_exec_query_profile(x, &sp));
             sh->in_place_us[pass] = sp.makespan_median_us;
             memcpy(n, snapshot, sizeof *n);
         }
@@ -267,7 +267,7 @@ static cc_result rank_main(cc_rank* rank, void* user) {
 
 int main(int argc, char** argv) {
     shared sh;
-    cc_world_desc wd = cc_world_desc_default();
+    cc_world_desc wd = {0};
     cc_link intra, inter;
     cc_world* w;
     cc_context* ctx;

@@ -30,7 +30,7 @@ static cc_region whole(cc_buffer b, uint64_t n_bytes) {
 /* adds an op that reads r[0..nr) and writes w[0..nw) */
 static void add(cc_context* ctx, cc_graph* g, const char* name, double us, int stream,
                 const cc_region* r, int nr, const cc_region* w, int nw) {
-    cc_op_desc d = cc_op_desc_default();
+    cc_op_desc d = {0};
     d.name = name; d.duration_us = us; d.stream = stream;
     d.reads = r; d.n_reads = nr; d.writes = w; d.n_writes = nw;
     CHECK(cc_graph_add_op(g, &d, NULL));

@@ -81,7 +81,8 @@ static void* count_realloc(void* p, size_t n, void* ud) {
 static void count_free(void* p, void* ud) { if (p) { ((counting*)ud)->live--; free(p); } }
 
 static cc_context* counted_context(counting* c) {
-    cc_context_desc d = cc_context_desc_default();
+    cc_context_desc d;
+    memset(&d, 0, sizeof d);
     cc_context* ctx = NULL;
     c->live = 0;
     d.allocator.alloc_fn = count_alloc;
@@ -196,7 +197,8 @@ static cc_result refuse_rank(cc_rank* rank, void* arg) {
     cc_exec* x = NULL;
     cc_backend be;
     cc_collective c;
-    cc_op_desc d = cc_op_desc_default();
+    cc_op_desc d;
+    memset(&d, 0, sizeof d);
     cc_op op;
     float buf[4] = {1, 2, 3, 4};
     cc_result r = CC_ERR_BACKEND;
@@ -248,8 +250,9 @@ static const char* tmp_dir(void) {
 
 /* ---- NCCL ---------------------------------------------------------------------*/
 static void test_nccl_desc_table(void) {
-    cc_nccl_desc d = cc_nccl_desc_default(), q;
+    cc_nccl_desc d, q;
     const cc_comm_fns* f = cc_nccl_comm_fns();
+    memset(&d, 0, sizeof d);
     CHECK(d.name == NULL && d.timeout_s == 0, "the default NCCL desc is all zero");
     q = cc_nccl_query_defaults(NULL);
     CHECK(q.name && strcmp(q.name, "nccl") == 0 && q.timeout_s == 30.0, "query_defaults(NULL): 'nccl', 30 s");
@@ -267,7 +270,8 @@ static void test_nccl_init(void) {
     ncclUniqueId id;
     cc_comm* comm = (cc_comm*)&cnt;   /* not NULL: the call must clear it */
     cc_comm* comms[2];
-    cc_nccl_desc nd = cc_nccl_desc_default();
+    cc_nccl_desc nd;
+    memset(&nd, 0, sizeof nd);
     cc_result r;
     if (!CHECK(ctx != NULL, "a counted context")) return;
     memset(&id, 0, sizeof id);

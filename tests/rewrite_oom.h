@@ -17,7 +17,7 @@ static void check_rewrite_oom(cc_context* ctx, tu_alloc* ta, cc_graph* g, rw_fn 
                               const char* what) {
     cc_graph* out = NULL;
     cc_rewrite_report rep;
-    cc_rewrite_desc rd = cc_rewrite_desc_default();
+    cc_rewrite_desc rd = {0};
     long n_calls, base, k, bad_code = 0, bad_out = 0, leaks = 0, changed_input = 0;
     uint64_t fp0, fp_ok = 0;
     rd.sched.method = CC_SCHED_LIST;

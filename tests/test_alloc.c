@@ -31,7 +31,7 @@ static void scenario(tu_alloc* a, int mode, outcome* out) {
     cc_graph* pg = NULL;
     cc_graph* back = NULL;
     cc_schedule s1, s2, s3;
-    cc_context_desc cd = cc_context_desc_default();
+    cc_context_desc cd = {0};
     cc_result r;
     cc_buffer buf[2];
     cc_op ops[10];
@@ -59,7 +59,7 @@ static void scenario(tu_alloc* a, int mode, outcome* out) {
     STEP("cc_graph_add_buffer", cc_graph_add_buffer(g, "activations", 4096, &buf[0]));
     STEP("cc_graph_add_buffer", cc_graph_add_buffer(g, "gradients", 4096, &buf[1]));
     for (i = 0; i < 10; i++) {
-        cc_op_desc d = cc_op_desc_default();
+        cc_op_desc d = {0};
         cc_region rd, wr;
         char name[32];
         snprintf(name, sizeof name, "%s%d", i % 3 == 2 ? "allreduce" : "layer", i);
@@ -189,7 +189,7 @@ static void test_refusals(void) {
 
 static void test_partial_allocator(void) {
     tu_alloc a;
-    cc_context_desc cd = cc_context_desc_default();
+    cc_context_desc cd = {0};
     cc_context* ctx = NULL;
     memset(&a, 0, sizeof a);
     cd.allocator = tu_allocator(&a);

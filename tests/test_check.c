@@ -10,7 +10,7 @@ static cc_context* ctx;
 static void test_stream_schedules(void) {
     cc_graph* g = NULL;
     cc_op a, b, c;
-    cc_op_desc d = cc_op_desc_default();
+    cc_op_desc d = {0};
     double s[3], mk = -1;
     if (cc_graph_create(ctx, NULL, &g) != CC_OK) { CHECK(0, "setup"); return; }
     d.name = "gemm_a"; d.duration_us = 10; d.stream = CC_STREAM_COMPUTE;
@@ -58,10 +58,10 @@ static void test_stream_schedules(void) {
 
 static void test_general_schedules(void) {
     cc_graph* g = NULL;
-    cc_graph_desc gd = cc_graph_desc_default();
+    cc_graph_desc gd = {0};
     int caps[2] = {3, 1};
     int dp[2] = {2, 0}, dq[2] = {2, 1}, dr[2] = {1, 0}, dz[2] = {3, 1};
-    cc_op_desc d = cc_op_desc_default();
+    cc_op_desc d = {0};
     cc_op p, q, r, z;
     double s[4], mk = 0;
     gd.n_resources = 2;

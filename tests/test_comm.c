@@ -84,7 +84,7 @@ static cc_result half_rank(cc_rank* rank, void* ud) {
 }
 
 static int run_half(int n_ranks, half_case* h) {
-    cc_world_desc d = cc_world_desc_default();
+    cc_world_desc d = {0};
     cc_world* w = NULL;
     cc_result r;
     d.n_ranks = n_ranks;
@@ -265,7 +265,7 @@ static cc_result split_rank(cc_rank* rank, void* ud) {
 }
 
 static void test_split(void) {
-    cc_world_desc d = cc_world_desc_default();
+    cc_world_desc d = {0};
     cc_world* w = NULL;
     split_run S;
     int r;
@@ -337,22 +337,22 @@ static cc_result loop_rank(cc_rank* rank, void* ud) {
     cc_graph_add_buffer(g, "x", sizeof L->data.x, &rx.buffer);
     cc_graph_add_buffer(g, "y", sizeof L->data.y, &ry.buffer);
     rx.n_bytes = sizeof L->data.x; ry.n_bytes = sizeof L->data.y;
-    d = cc_op_desc_default(); d.name = "produce"; d.duration_us = 5; d.fn = produce; d.user_data = &L->data;
+    d = (cc_op_desc){0}; d.name = "produce"; d.duration_us = 5; d.fn = produce; d.user_data = &L->data;
     d.writes = &rx; d.n_writes = 1;
     cc_graph_add_op(g, &d, NULL);
     memset(&c, 0, sizeof c);
     c.kind = CC_COLL_ALL_REDUCE; c.n_elems = 8; c.comm = comm; c.send_buf = L->data.x; c.recv_buf = L->data.y;
-    d = cc_op_desc_default(); d.name = "loop.allreduce"; d.duration_us = 5; d.stream = CC_STREAM_COMM; d.coll = &c;
+    d = (cc_op_desc){0}; d.name = "loop.allreduce"; d.duration_us = 5; d.stream = CC_STREAM_COMM; d.coll = &c;
     d.reads = &rx; d.n_reads = 1; d.writes = &ry; d.n_writes = 1;
     cc_graph_add_op(g, &d, NULL);
-    d = cc_op_desc_default(); d.name = "consume"; d.duration_us = 5; d.fn = consume; d.user_data = &L->data;
+    d = (cc_op_desc){0}; d.name = "consume"; d.duration_us = 5; d.fn = consume; d.user_data = &L->data;
     d.reads = &ry; d.n_reads = 1; d.writes = &ry; d.n_writes = 1;
     cc_graph_add_op(g, &d, NULL);
     if (cc_plan_create(ctx, g, NULL, &plan) == CC_OK && cc_cpu_backend_create(rank, &be) == CC_OK &&
         cc_exec_create(ctx, plan, &be, &x) == CC_OK) {
         L->agree = cc_exec_agree(x, comm);
         L->calls_after_agree = L->fam.n_calls;
-        L->profile = cc_exec_profile(x, 3, comm);
+        L->profile = cc_exec_profile_ops(x, 3, comm);
         L->calls_after_profile = L->fam.n_calls;
         memset(L->data.y, 0, sizeof L->data.y);
         L->step = cc_exec_step(x);
@@ -382,7 +382,7 @@ static void test_own_family(void) {
     CHECK_CONTAINS(L.split_msg, "'loop' cannot split", "the message names the family (%s)", L.split_msg);
     CHECK_RES(NULL, L.agree, CC_OK, "cc_exec_agree through the family");
     CHECK_INT(L.calls_after_agree, 1, "agreement is one collective of the family");
-    CHECK_RES(NULL, L.profile, CC_OK, "cc_exec_profile with the family's communicator");
+    CHECK_RES(NULL, L.profile, CC_OK, "cc_exec_profile_ops with the family's communicator");
     CHECK_INT(L.calls_after_profile, 1 + 3 + 5 + 1 + 1,
               "profiling: the op three times, the communicator's start-up five times (one element), the maximum of the "
               "durations, the maximum of the overlap slowdowns (the all-reduce shares memory with both compute ops: it is "
@@ -482,7 +482,7 @@ static cc_result kind_rank(cc_rank* rank, void* ud) {
     cc_graph_create(ctx, NULL, &g);
     memset(&c, 0, sizeof c);
     c.kind = CC_COLL_ALL_REDUCE; c.n_elems = 4; c.comm = comm; c.send_buf = buf; c.recv_buf = buf;
-    d = cc_op_desc_default(); d.name = "grad.allreduce"; d.duration_us = 5; d.stream = CC_STREAM_COMM; d.coll = &c;
+    d = (cc_op_desc){0}; d.name = "grad.allreduce"; d.duration_us = 5; d.stream = CC_STREAM_COMM; d.coll = &c;
     cc_graph_add_op(g, &d, NULL);
     cc_plan_create(ctx, g, NULL, &plan);
     cc_cpu_backend_create(rank, &be);
@@ -494,7 +494,7 @@ static cc_result kind_rank(cc_rank* rank, void* ud) {
     /* agreement on that communicator through an executor of a plan without it */
     cc_graph_destroy(g);
     cc_graph_create(ctx, NULL, &g);
-    d = cc_op_desc_default(); d.name = "compute"; d.duration_us = 5;
+    d = (cc_op_desc){0}; d.name = "compute"; d.duration_us = 5;
     cc_graph_add_op(g, &d, NULL);
     cc_plan_create(ctx, g, NULL, &plan);
     if (cc_exec_create(ctx, plan, &be, &x) == CC_OK) {
@@ -596,7 +596,7 @@ static cc_result mem_rank(cc_rank* rank, void* ud) {
     int i;
     cc_graph_create(ctx, NULL, &g);
     for (i = 0; i < 2; i++) {   /* rank 1's first op is slow, rank 0's second: the maximum mixes them */
-        d = cc_op_desc_default(); d.name = i ? "b" : "a"; d.duration_us = 5; d.fn = sleep_op;
+        d = (cc_op_desc){0}; d.name = i ? "b" : "a"; d.duration_us = 5; d.fn = sleep_op;
         d.user_data = &us[(i + r) % 2 == 1];
         cc_graph_add_op(g, &d, NULL);
     }
@@ -614,7 +614,7 @@ static cc_result mem_rank(cc_rank* rank, void* ud) {
     be.fns = &fns; be.self = cpu.self;
     if (cc_exec_create(ctx, plan, &be, &x) == CC_OK) {
         M->agree[r] = cc_exec_agree(x, cc_rank_world_comm(rank));
-        M->profile[r] = cc_exec_profile(x, 3, cc_rank_world_comm(rank));
+        M->profile[r] = cc_exec_profile_ops(x, 3, cc_rank_world_comm(rank));
         for (i = 0; i < 2; i++) M->dur[r][i] = cc_op_duration_us(g, cc_graph_op(g, i));
     }
     cc_exec_destroy(x);
@@ -625,7 +625,7 @@ static cc_result mem_rank(cc_rank* rank, void* ud) {
 }
 
 static void test_backend_memory(void) {
-    cc_world_desc d = cc_world_desc_default();
+    cc_world_desc d = {0};
     cc_world* w = NULL;
     mem_run M;
     int r;

@@ -150,7 +150,7 @@ static cc_result build_step(cc_context* ctx, model* m, cc_comm* comm, step_graph
         cc_region rd[2];
         sg->args[0][l].m = m; sg->args[0][l].l = l;
         rd[0] = rx; rd[1] = rw[l];
-        d = cc_op_desc_default();
+        d = (cc_op_desc){0};
         snprintf(name, sizeof name, "fwd%d", l); d.name = name; d.duration_us = 10; d.fn = fwd_op; d.user_data = &sg->args[0][l];
         d.reads = rd; d.n_reads = 2; d.writes = &rx; d.n_writes = 1;
         if ((rc = cc_graph_add_op(sg->g, &d, NULL)) != CC_OK) return rc;
@@ -160,19 +160,19 @@ static cc_result build_step(cc_context* ctx, model* m, cc_comm* comm, step_graph
         sg->args[1][l].m = m; sg->args[1][l].l = l;
         sg->args[2][l].m = m; sg->args[2][l].l = l;
         rd[0] = rx; rd[1] = rw[l];
-        d = cc_op_desc_default();
+        d = (cc_op_desc){0};
         snprintf(name, sizeof name, "bwd%d", l); d.name = name; d.duration_us = 10; d.fn = bwd_op; d.user_data = &sg->args[1][l];
         d.reads = rd; d.n_reads = 2; d.writes = &rg[l]; d.n_writes = 1;
         if ((rc = cc_graph_add_op(sg->g, &d, NULL)) != CC_OK) return rc;
         memset(&c, 0, sizeof c);
         c.kind = CC_COLL_ALL_REDUCE; c.dtype = CC_DTYPE_FLOAT32; c.reduce = CC_REDUCE_AVG; c.n_elems = W;
         c.comm = comm; c.send_buf = m->g[l]; c.recv_buf = m->g[l];
-        d = cc_op_desc_default();
+        d = (cc_op_desc){0};
         snprintf(name, sizeof name, "ar%d", l); d.name = name; d.duration_us = 30; d.stream = CC_STREAM_COMM; d.coll = &c;
         d.reads = &rg[l]; d.n_reads = 1; d.writes = &rg[l]; d.n_writes = 1;
         if ((rc = cc_graph_add_op(sg->g, &d, NULL)) != CC_OK) return rc;
         rd[0] = rg[l];
-        d = cc_op_desc_default();
+        d = (cc_op_desc){0};
         snprintf(name, sizeof name, "upd%d", l); d.name = name; d.duration_us = 5; d.fn = upd_op; d.user_data = &sg->args[2][l];
         d.reads = rd; d.n_reads = 1; d.writes = &rw[l]; d.n_writes = 1;
         if ((rc = cc_graph_add_op(sg->g, &d, NULL)) != CC_OK) return rc;
@@ -255,7 +255,7 @@ static ncclUniqueId g_id;
 typedef struct cuda_rank { cc_context* ctx; cc_comm* comm; cc_backend be; } cuda_rank;
 
 static cc_result cuda_rank_open(cuda_rank* cr, int r, int n, int use_graphs, double timeout_s) {
-    cc_nccl_desc nd = cc_nccl_desc_default();
+    cc_nccl_desc nd = {0};
     cc_cuda_backend_desc bd = cc_cuda_backend_desc_default();
     cc_result rc;
     memset(cr, 0, sizeof *cr);
@@ -312,7 +312,7 @@ static void expect_clean(const char* what) {
 
 static void test_step_numbers(void) {
     step_run ref, got;
-    cc_world_desc wd = cc_world_desc_default();
+    cc_world_desc wd = {0};
     cc_world* w = NULL;
     cc_context* ctx = NULL;
     cc_result rc[MAXR];
@@ -473,7 +473,7 @@ static void test_collectives(void) {
     make_cases();
     cc_context_create(NULL, &ctx);
     for (n = 2; n <= 4; n++) {
-        cc_world_desc wd = cc_world_desc_default();
+        cc_world_desc wd = {0};
         cc_world* w = NULL;
         cc_result rc[MAXR];
         int k, r, lay, bad = 0, failed = 0;
@@ -648,7 +648,7 @@ static cc_result site_rank(int r, int n, void* p) {
     if (rc == CC_OK) rc = cc_plan_create(ctx, sg.g, NULL, &plan);
     if (rc == CC_OK) { S->stage = 2; rc = cc_exec_create(ctx, plan, &be, &x); }
     if (rc == CC_OK) { S->stage = 3; rc = cc_exec_agree(x, comm); }
-    if (rc == CC_OK) { S->stage = 4; rc = cc_exec_profile(x, 2, comm); }
+    if (rc == CC_OK) { S->stage = 4; rc = cc_exec_profile_ops(x, 2, comm); }
     if (rc == CC_OK) { S->stage = 5; rc = cc_exec_step(x); }
     if (rc == CC_OK) { S->stage = 6; rc = cc_exec_step(x); }
     S->rc = rc;
@@ -777,7 +777,7 @@ static void test_graph_fallback(void) {
     if (cudaMalloc((void**)&data.v, sizeof(float)) != cudaSuccess) { CHECK(0, "cudaMalloc"); return; }
     data.v[0] = 0;
     cc_graph_create(ctx, NULL, &g);
-    d = cc_op_desc_default(); d.name = "syncs"; d.duration_us = 1; d.fn = fb_op; d.user_data = &data;
+    d = (cc_op_desc){0}; d.name = "syncs"; d.duration_us = 1; d.fn = fb_op; d.user_data = &data;
     cc_graph_add_op(g, &d, NULL);
     cc_plan_create(ctx, g, NULL, &plan);
     bd.use_graphs = 1;
@@ -817,7 +817,7 @@ static void test_priorities(void) {
     standin_reset();
     cc_context_create(NULL, &ctx);
     cc_graph_create(ctx, NULL, &g);
-    d = cc_op_desc_default(); d.name = "on_compute"; d.duration_us = 1; d.fn = prio_op; d.user_data = &which[0];
+    d = (cc_op_desc){0}; d.name = "on_compute"; d.duration_us = 1; d.fn = prio_op; d.user_data = &which[0];
     cc_graph_add_op(g, &d, NULL);
     d.name = "on_comm"; d.stream = CC_STREAM_COMM; d.user_data = &which[1];
     cc_graph_add_op(g, &d, NULL);

@@ -149,7 +149,7 @@ static cc_result build_tp(cc_context* ctx, tp* m, tjob* jobs, cc_comm* comm, int
     }
     for (l = 0; l < L && r == CC_OK; l++) {
         int bad = l == 1 ? defect : DEF_NONE;
-        cc_op_desc d = cc_op_desc_default();
+        cc_op_desc d = {0};
         cc_region rd[2], wr[1];
         cc_collective co;
         tjob* jb = &jobs[l * 3];
@@ -169,21 +169,21 @@ static cc_result build_tp(cc_context* ctx, tp* m, tjob* jobs, cc_comm* comm, int
         co.dtype = CC_DTYPE_FLOAT32; co.reduce = CC_REDUCE_SUM; co.n_elems = T * D; co.comm = comm;
         co.send_buf = m->p[l]; co.recv_buf = bad == DEF_NOT_IN_PLACE ? m->scratch : m->p[l];
         rd[0] = rg(bp[l], XB, bad == DEF_AR_ONE_ROW ? 1 : bad == DEF_SPLIT0 ? 0 : T);
-        d = cc_op_desc_default();
+        d = (cc_op_desc){0};
         snprintf(name, sizeof name, "ar%d", l);
         d.name = name; d.duration_us = DUR_AR; d.stream = CC_STREAM_COMM; d.coll = &co;
         d.reads = rd; d.n_reads = 1; d.writes = rd; d.n_writes = 1;
         if (r == CC_OK) r = cc_graph_add_op(g, &d, NULL);
         /* norm */
         rd[0] = rg(bp[l], XB, T); rd[1] = rg(bx[l], XB, T); wr[0] = rg(bx[l + 1], XB, bad == DEF_CONSUMER_ROWS ? 3 : T);
-        d = cc_op_desc_default();
+        d = (cc_op_desc){0};
         snprintf(name, sizeof name, "norm%d", l);
         d.name = name; d.duration_us = DUR_NORM; d.fn = whole_fn; d.chunk_fn = chunk_fn; d.user_data = &jb[1];
         d.reads = rd; d.n_reads = 2; d.writes = wr; d.n_writes = 1;
         if (r == CC_OK) r = cc_graph_add_op(g, &d, NULL);
         /* wgrad: G summed over rows, a whole region */
         rd[0] = rg(bx[l], XB, T); rd[1] = rg(bp[l], XB, T); wr[0] = rg(bg[l], WB, 0);
-        d = cc_op_desc_default();
+        d = (cc_op_desc){0};
         snprintf(name, sizeof name, "wgrad%d", l);
         d.name = name; d.duration_us = DUR_WGRAD; d.fn = whole_fn; d.chunk_fn = bad == DEF_NO_CHUNK_CONSUMER ? NULL : chunk_fn;
         d.user_data = &jb[2];
@@ -234,7 +234,7 @@ static cc_result dec_rank(cc_rank* rank, void* user) {
     for (v = 0; v < N_VARIANTS; v++) {
         vres* R = &A->v[v][me];
         cc_graph *g0 = NULL, *g1 = NULL, *dg = NULL, *fg = NULL;
-        cc_rewrite_desc rd = cc_rewrite_desc_default();
+        cc_rewrite_desc rd = {0};
         cc_rewrite_report rep;
         cc_schedule s, s0;
         cc_link link;
@@ -430,7 +430,7 @@ static void test_left_alone(void) {
         cc_graph* g = NULL;
         cc_graph* dg = NULL;
         cc_rewrite_report rep;
-        cc_rewrite_desc rd = cc_rewrite_desc_default();
+        cc_rewrite_desc rd = {0};
         rd.max_chunks = 1;
         build_tp(ctx, &m, jobs, (cc_comm*)&dummy_comm, DEF_NONE, &g);
         CHECK_RES(ctx, cc_graph_decompose(ctx, g, &rd, &dg, &rep), CC_OK, "max_chunks 1");
@@ -439,7 +439,7 @@ static void test_left_alone(void) {
         CHECK(dg && tu_graph_fingerprint(dg) == tu_graph_fingerprint(g), "the copy has the same ops, names and durations");
         cc_graph_destroy(dg);
         /* max_evaluations 1: one candidate graph judged */
-        rd = cc_rewrite_desc_default();
+        rd = (cc_rewrite_desc){0};
         rd.max_evaluations = 1;
         CHECK_RES(ctx, cc_graph_decompose(ctx, g, &rd, &dg, &rep), CC_OK, "max_evaluations 1");
         CHECK(rep.n_evaluations == 1 && rep.n_changed <= 1, "max_evaluations 1: the search stops after one (%d, %d split)",
@@ -478,19 +478,19 @@ static void test_bad_args(void) {
     CHECK_RES(ctx, cc_graph_decompose(ctx, NULL, NULL, &dg, NULL), CC_ERR_INVALID_ARG, "no graph");
     CHECK_CONTAINS(cc_last_error(ctx), "cc_graph_decompose", "the message names the function");
     CHECK_RES(ctx, cc_graph_decompose(ctx, g, NULL, NULL, NULL), CC_ERR_INVALID_ARG, "no out");
-    rd = cc_rewrite_desc_default();
+    rd = (cc_rewrite_desc){0};
     rd.max_chunks = -4;
     memset(&rep, 0x55, sizeof rep);
     CHECK_RES(ctx, cc_graph_decompose(ctx, g, &rd, &dg, &rep), CC_ERR_INVALID_ARG, "max_chunks < 0");
     CHECK_CONTAINS(cc_last_error(ctx), "max_chunks", "the message names the field");
     CHECK(rep.n_candidates == 0 && rep.n_ops_after == 0, "the report is zero after a failure");
-    rd = cc_rewrite_desc_default();
+    rd = (cc_rewrite_desc){0};
     rd.sched.priority = (cc_priority)77;
     CHECK_RES(ctx, cc_graph_decompose(ctx, g, &rd, &dg, NULL), CC_ERR_INVALID_ARG, "an unknown priority rule for judging");
     CHECK(dg == NULL, "*out is NULL");
     /* the desc rules of cc_graph_add_op */
     {
-        cc_op_desc d = cc_op_desc_default();
+        cc_op_desc d = {0};
         cc_collective co;
         float buf[4];
         d.name = "chunks_only"; d.chunk_fn = chunk_fn;
@@ -498,7 +498,7 @@ static void test_bad_args(void) {
         CHECK_CONTAINS(cc_last_error(ctx), "chunk_fn", "the message says why");
         memset(&co, 0, sizeof co);
         co.kind = CC_COLL_ALL_REDUCE; co.n_elems = 4; co.comm = (cc_comm*)&dummy_comm; co.send_buf = co.recv_buf = buf;
-        d = cc_op_desc_default();
+        d = (cc_op_desc){0};
         d.name = "coll_with_chunks"; d.stream = CC_STREAM_COMM; d.coll = &co; d.chunk_fn = chunk_fn;
         CHECK_RES(ctx, cc_graph_add_op(g, &d, NULL), CC_ERR_INVALID_ARG, "a collective with a chunk_fn is refused");
     }
@@ -513,7 +513,7 @@ static void test_bad_args(void) {
 static int decomposed_every_layer(const cc_rewrite_report* rep) { return rep->n_changed == L; }
 static void test_failing_allocator(void) {
     tu_alloc ta;
-    cc_context_desc cd = cc_context_desc_default();
+    cc_context_desc cd = {0};
     cc_context* ctx = NULL;
     cc_graph* g = NULL;
     static tp m;
@@ -558,7 +558,7 @@ static void test_determinism(void) {
         cc_graph* g = NULL;
         cc_graph* dg = NULL;
         cc_graph* fg = NULL;
-        cc_op_desc d = cc_op_desc_default();
+        cc_op_desc d = {0};
         cc_buffer b;
         cc_region r;
         int calls = 0, i, n_chunk_ops = 0;
@@ -573,12 +573,12 @@ static void test_determinism(void) {
             static float buf[16];
             memset(&co, 0, sizeof co);
             co.kind = CC_COLL_ALL_REDUCE; co.n_elems = 16; co.comm = (cc_comm*)&dummy_comm; co.send_buf = co.recv_buf = buf;
-            d = cc_op_desc_default();
+            d = (cc_op_desc){0};
             d.name = "sum"; d.duration_us = 100; d.stream = CC_STREAM_COMM; d.coll = &co;
             d.reads = &r; d.n_reads = 1; d.writes = &r; d.n_writes = 1;
             cc_graph_add_op(g, &d, NULL);
         }
-        d = cc_op_desc_default();
+        d = (cc_op_desc){0};
         d.name = "after"; d.duration_us = 10; d.fn = whole_count; d.chunk_fn = chunk_count; d.user_data = &calls;
         d.reads = &r; d.n_reads = 1;
         cc_graph_add_op(g, &d, NULL);
@@ -605,7 +605,7 @@ static cc_result copy_rank(cc_rank* rank, void* user) {
     int* calls = (int*)user;
     cc_context* ctx = cc_rank_context(rank);
     cc_graph *g = NULL, *dg = NULL, *fg = NULL;
-    cc_op_desc d = cc_op_desc_default();
+    cc_op_desc d = {0};
     cc_buffer b;
     cc_region r;
     static float buf[2][16];
@@ -620,7 +620,7 @@ static cc_result copy_rank(cc_rank* rank, void* user) {
     cc_graph_add_op(g, &d, NULL);
     memset(&co, 0, sizeof co);
     co.kind = CC_COLL_ALL_REDUCE; co.n_elems = 16; co.comm = cc_rank_world_comm(rank); co.send_buf = co.recv_buf = buf[me];
-    d = cc_op_desc_default();
+    d = (cc_op_desc){0};
     d.name = "sum"; d.duration_us = 100; d.stream = CC_STREAM_COMM; d.coll = &co;
     d.reads = &r; d.n_reads = 1; d.writes = &r; d.n_writes = 1;
     cc_graph_add_op(g, &d, NULL);

@@ -1287,7 +1287,7 @@ static void test_oe_inner(void) {
         ufixed_window(&u, inc, &mk0);
         for (k = 0; k <= n_allocs + 1; k++) {
             tu_alloc a;
-            cc_context_desc cd = cc_context_desc_default();
+            cc_context_desc cd = {0};
             cc_context* c2 = NULL;
             cc__oe o;
             cc__exact_cfg cfg;
@@ -1557,7 +1557,7 @@ static void test_oe_window_lists(void) {
         ufixed_window(&u, inc, &mk0);
         for (kk = 0; kk <= n_allocs + 1; kk++) {
             tu_alloc a;
-            cc_context_desc cd = cc_context_desc_default();
+            cc_context_desc cd = {0};
             cc_context* c2 = NULL;
             memset(&a, 0, sizeof a);
             a.fail_at = kk;

@@ -49,7 +49,7 @@ typedef struct case_ctx {
 /* Builds a random DAG on random streams; deps point to earlier ops. */
 static cc_graph* random_case(cc_context* ctx, tu_rng* rng, case_ctx* c) {
     cc_graph* g = NULL;
-    cc_graph_desc gd = cc_graph_desc_default();
+    cc_graph_desc gd = {0};
     int i, j, np = 0;
     gd.n_streams = c->streams;
     if (cc_graph_create(ctx, &gd, &g) != CC_OK) return NULL;
@@ -58,7 +58,7 @@ static cc_graph* random_case(cc_context* ctx, tu_rng* rng, case_ctx* c) {
     c->pred = (int*)malloc(sizeof(int) * (size_t)c->n * 4);
     c->recs = (rec*)calloc((size_t)c->n, sizeof(rec));
     for (i = 0; i < c->n; i++) {
-        cc_op_desc d = cc_op_desc_default();
+        cc_op_desc d = {0};
         cc_op deps[4];
         char name[32];
         int nd = 0, tries;
@@ -242,7 +242,7 @@ static void test_waits(void) {
     cc_graph* g;
     cc_plan* pl;
     cc_op a, b, c, d2, e;
-    cc_op_desc d = cc_op_desc_default();
+    cc_op_desc d = {0};
     cc_op dep[2];
     cc_context_create(NULL, &ctx);
     /* A (s0) -> B (s1) and A -> C (s1), C after B on s1: one wait */
@@ -257,7 +257,7 @@ static void test_waits(void) {
     cc_graph_destroy(g);
     /* A (s0) -> B (s1) -> C (s0) -> D (s1), and A -> D: A->D implied by C->D */
     cc_graph_create(ctx, NULL, &g);
-    d = cc_op_desc_default();
+    d = (cc_op_desc){0};
     d.name = "A"; d.stream = 0; cc_graph_add_op(g, &d, &a);
     dep[0] = a; d.deps = dep; d.n_deps = 1;
     d.name = "B"; d.stream = 1; cc_graph_add_op(g, &d, &b);
@@ -271,11 +271,11 @@ static void test_waits(void) {
     /* three streams: A (s0) -> B (s1) -> C (s2), A -> C: C's wait for A is implied by B */
     {
         cc_graph* g3;
-        cc_graph_desc gd = cc_graph_desc_default();
+        cc_graph_desc gd = {0};
         cc_op x0, x1;
         gd.n_streams = 3;
         cc_graph_create(ctx, &gd, &g3);
-        d = cc_op_desc_default();
+        d = (cc_op_desc){0};
         d.name = "A"; d.stream = 0; cc_graph_add_op(g3, &d, &x0);
         dep[0] = x0; d.deps = dep; d.n_deps = 1;
         d.name = "B"; d.stream = 1; cc_graph_add_op(g3, &d, &x1);
@@ -294,7 +294,7 @@ static void test_waits(void) {
         CHECK_CONTAINS(cc_last_error(ctx), "'D'", "the message names the blocked op");
     }
     /* an op without a stream cannot be executed */
-    d = cc_op_desc_default();
+    d = (cc_op_desc){0};
     d.name = "nowhere"; d.stream = CC_NO_STREAM;
     cc_graph_add_op(g, &d, &e);
     CHECK_RES(ctx, cc_plan_create(ctx, g, NULL, &pl), CC_ERR_UNSUPPORTED, "an op on no stream");
@@ -313,7 +313,7 @@ static void test_hash(void) {
     cc_context_create(NULL, &ctx);
     for (i = 0; i < 2; i++) {
         cc_graph** g = i ? &g2 : &g1;
-        cc_op_desc d = cc_op_desc_default();
+        cc_op_desc d = {0};
         cc_graph_create(ctx, NULL, g);
         d.name = "x"; d.stream = 0; cc_graph_add_op(*g, &d, &ops[0]);
         d.name = "y"; d.stream = 0; cc_graph_add_op(*g, &d, &ops[1]);
@@ -374,7 +374,7 @@ static cc_result failing_rank(cc_rank* rank, void* user) {
     memset(recs, 0, sizeof recs);
     cc_graph_create(ctx, NULL, &g);
     for (i = 0; i < 4; i++) {
-        cc_op_desc d = cc_op_desc_default();
+        cc_op_desc d = {0};
         char name[16];
         snprintf(name, sizeof name, "k%d", i);
         d.name = name; d.stream = i % 2; d.duration_us = 1; d.fn = sleepy; d.user_data = &recs[i];
@@ -486,7 +486,7 @@ static cc_result same_rank(cc_rank* rank, void* user) {
         bufs[0] = act; bufs[1] = wb; bufs[2] = gb;
         sizes[0] = A; sizes[1] = W; sizes[2] = W;
         for (k = 0; k < sizeof ops / sizeof *ops; k++) {
-            cc_op_desc d = cc_op_desc_default();
+            cc_op_desc d = {0};
             cc_region r[3], w[1];
             int q;
             for (q = 0; q < ops[k].nr; q++) r[q] = reg(bufs[ops[k].reads[q][0]], ops[k].reads[q][1], sizes[ops[k].reads[q][0]]);
@@ -496,7 +496,7 @@ static cc_result same_rank(cc_rank* rank, void* user) {
             if (cc_graph_add_op(g, &d, NULL) != CC_OK) return cc_last_result(ctx);
             if (ops[k].fn == f_dw2 || ops[k].fn == f_dw1) {
                 int which = ops[k].fn == f_dw2;
-                cc_op_desc c = cc_op_desc_default();
+                cc_op_desc c = {0};
                 char name[32];
                 memset(&ar[which], 0, sizeof ar[which]);
                 ar[which].kind = CC_COLL_ALL_REDUCE; ar[which].dtype = CC_DTYPE_FLOAT32; ar[which].reduce = CC_REDUCE_AVG;
@@ -507,7 +507,7 @@ static cc_result same_rank(cc_rank* rank, void* user) {
                 c.reads = w; c.n_reads = 1; c.writes = w; c.n_writes = 1;
                 if (cc_graph_add_op(g, &c, NULL) != CC_OK) return cc_last_result(ctx);
                 snprintf(name, sizeof name, "update W%d", which + 1);
-                c = cc_op_desc_default();
+                c = (cc_op_desc){0};
                 r[0] = w[0]; r[1] = reg(wb, which, W);
                 c.name = name; c.duration_us = 5; c.fn = f_up; c.user_data = &jobs[which];
                 c.reads = r; c.n_reads = 2; c.writes = &r[1]; c.n_writes = 1;
@@ -568,7 +568,7 @@ static cc_result mismatch_rank(cc_rank* rank, void* user) {
     cc_plan* pl;
     cc_exec* x;
     cc_backend be;
-    cc_op_desc d = cc_op_desc_default();
+    cc_op_desc d = {0};
     cc_result r;
     int* out = (int*)user;
     cc_graph_create(ctx, NULL, &g);
@@ -579,7 +579,7 @@ static cc_result mismatch_rank(cc_rank* rank, void* user) {
     cc_graph_add_op(g, &d, NULL);
     memset(&c, 0, sizeof c);
     c.kind = CC_COLL_ALL_REDUCE; c.n_elems = 4; c.comm = cc_rank_world_comm(rank); c.send_buf = buf; c.recv_buf = buf;
-    d = cc_op_desc_default();
+    d = (cc_op_desc){0};
     d.name = "sum"; d.duration_us = 1; d.stream = CC_STREAM_COMM; d.coll = &c;
     cc_graph_add_op(g, &d, NULL);
     cc_plan_create(ctx, g, NULL, &pl);
@@ -623,7 +623,7 @@ static void test_trace_files(void) {
     cc_context* ctx;
     cc_graph* g;
     cc_trace* t;
-    cc_op_desc d = cc_op_desc_default();
+    cc_op_desc d = {0};
     cc_collective c;
     double st[2] = { 0, 5 }, en[2] = { 4, 9 };
     char path[600], dot[600];
@@ -635,7 +635,7 @@ static void test_trace_files(void) {
     memset(&c, 0, sizeof c);
     c.kind = CC_COLL_ALL_REDUCE; c.n_elems = 256; c.send_buf = st; c.recv_buf = st;
     CHECK_RES(ctx, cc_comm_wrap(ctx, &idle_family, NULL, 0, 2, "pair", &c.comm), CC_OK, "a communicator that never runs");
-    d = cc_op_desc_default();
+    d = (cc_op_desc){0};
     d.name = "grad_allreduce"; d.duration_us = 4; d.stream = CC_STREAM_COMM; d.coll = &c;
     CHECK_RES(ctx, cc_graph_add_op(g, &d, NULL), CC_OK, "a collective op");
     cc_trace_create(ctx, &t);
@@ -711,7 +711,7 @@ static cc_result through_rank(cc_rank* rank, void* user) {
     A->world[me] = cc_rank_world_comm(rank);
     if ((r = cc_graph_create(ctx, NULL, &g)) != CC_OK) return r;
     for (i = 0; i < 3; i++) {
-        cc_op_desc d = cc_op_desc_default();
+        cc_op_desc d = {0};
         recs[i].sleep_us = 100 * (i + 1);
         d.duration_us = 1; d.fn = sleepy; d.user_data = &recs[i];
         if ((r = cc_graph_add_op(g, &d, NULL)) != CC_OK) return r;
@@ -723,7 +723,7 @@ static cc_result through_rank(cc_rank* rank, void* user) {
     if (r == CC_OK) r = cc_exec_create(ctx, pl, &be, &x);
     if (r == CC_OK) r = cc_exec_agree(x, cc_rank_world_comm(rank));
     if (me == 0) A->n_agree = f.n_coll;
-    if (r == CC_OK) r = cc_exec_profile(x, 3, cc_rank_world_comm(rank));
+    if (r == CC_OK) r = cc_exec_profile_ops(x, 3, cc_rank_world_comm(rank));
     if (me == 0) {
         A->n_profile = f.n_coll - A->n_agree;
         /* the ranks agreed on the maximum: every op at least its sleep */
@@ -765,7 +765,7 @@ static void test_through_backend(void) {
     tu_run_world(2, through_rank, &A, &rc, err, sizeof err);
     CHECK_RES(NULL, rc, CC_OK, "the world ran (%s)", err);
     CHECK_INT(A.n_agree, 1, "cc_exec_agree: one call of the backend's collective entry");
-    CHECK_INT(A.n_profile, 1, "cc_exec_profile with a communicator: one more (the maximum of the durations)");
+    CHECK_INT(A.n_profile, 1, "cc_exec_profile_ops with a communicator: one more (the maximum of the durations)");
     CHECK(A.durations_ok, "the profiled durations are at least what each op sleeps");
     CHECK(A.no_entry_ok, "a backend without a collective entry cannot agree: CC_ERR_UNSUPPORTED naming it %s", A.msg);
     CHECK(A.foreign_ok, "the CPU backend refuses another rank's communicator %s", A.msg);
@@ -784,7 +784,7 @@ static cc_result two_ops_make(cc_rank* rank, rec* r0, float* buf, size_t n, int 
     cc_context* ctx = cc_rank_context(rank);
     cc_buffer b;
     cc_region reg;
-    cc_op_desc d = cc_op_desc_default();
+    cc_op_desc d = {0};
     cc_result r;
     memset(t, 0, sizeof *t);
     if ((r = cc_graph_create(ctx, NULL, &t->g)) != CC_OK) return r;
@@ -796,7 +796,7 @@ static cc_result two_ops_make(cc_rank* rank, rec* r0, float* buf, size_t n, int 
     r = cc_graph_add_op(t->g, &d, NULL);
     t->co.kind = CC_COLL_ALL_REDUCE; t->co.dtype = CC_DTYPE_FLOAT32; t->co.reduce = CC_REDUCE_SUM; t->co.n_elems = n;
     t->co.comm = cc_rank_world_comm(rank); t->co.send_buf = buf; t->co.recv_buf = buf;
-    d = cc_op_desc_default();
+    d = (cc_op_desc){0};
     d.duration_us = 1; d.stream = CC_STREAM_COMM; d.coll = &t->co; d.reads = &reg; d.n_reads = 1; d.writes = &reg; d.n_writes = 1;
     if (r == CC_OK) r = cc_graph_add_op(t->g, &d, NULL);
     if (r == CC_OK) r = cc_plan_create(ctx, t->g, NULL, &t->pl);
@@ -812,7 +812,7 @@ static void two_ops_free(two_ops* t) {
     cc_graph_destroy(t->g);
 }
 
-/* cc_exec_profile measures the executor's costs: a cross-stream wait that
+/* cc_exec_profile_ops measures the executor's costs: a cross-stream wait that
    blocks costs a thread's wake-up (more than nothing, far less than a
    second), and a one-element all-reduce on 2 ranks over an emulated link of
    latency 2000 us costs at least the ring's 2 (n - 1) steps of it (4000 us,
@@ -828,7 +828,7 @@ static cc_result costs_rank(cc_rank* rank, void* user) {
     memset(&r0, 0, sizeof r0);
     r0.sleep_us = 200;
     r = two_ops_make(rank, &r0, costs_buf[me], 64, 0, &t);
-    if (r == CC_OK) r = cc_exec_profile(t.x, 3, cc_rank_world_comm(rank));
+    if (r == CC_OK) r = cc_exec_profile_ops(t.x, 3, cc_rank_world_comm(rank));
     if (r == CC_OK && me == 0) {
         A->costs = cc_graph_exec_costs(t.g);
         A->startup = cc_graph_coll_startup(t.g, cc_rank_world_comm(rank));
@@ -852,7 +852,7 @@ static cc_result run_world(cc_context* ctx, const cc_world_desc* wd, cc_result (
 }
 
 static void test_profiled_costs(void) {
-    cc_world_desc wd = cc_world_desc_default();
+    cc_world_desc wd = {0};
     cc_link slow;
     char err[512];
     cc_context* ctx = NULL;
@@ -917,7 +917,7 @@ static void test_profile_steps(void) {
     cc_plan* pl = NULL;
     cc_exec* x = NULL;
     cc_backend be;
-    cc_op_desc d = cc_op_desc_default();
+    cc_op_desc d = {0};
     cc_exec_costs costs;
     double alone_a = 0, step_a = 0, pred = 0, start[2], end[2], measured = 0;
     cc_op order[2];
@@ -932,7 +932,7 @@ static void test_profile_steps(void) {
     if (r == CC_OK) r = cc_plan_create(ctx, g, NULL, &pl);
     if (r == CC_OK) r = cc_cpu_backend_create_ctx(ctx, &be);
     if (r == CC_OK) r = cc_exec_create(ctx, pl, &be, &x);
-    if (r == CC_OK) r = cc_exec_profile(x, 3, NULL);
+    if (r == CC_OK) r = cc_exec_profile_ops(x, 3, NULL);
     alone_a = cc_op_duration_us(g, cc_graph_op(g, 0));
     costs = cc_graph_exec_costs(g);
     CHECK_RES(ctx, cc_exec_profile_steps(x, 0, NULL), CC_ERR_INVALID_ARG, "cc_exec_profile_steps refuses 0 steps");
@@ -1012,12 +1012,12 @@ static cc_result steps_rank(cc_rank* rank, void* user) {
        exposed; by hand, its end - start in this rank's timeline */
     if (r == CC_OK) {
         double st[2], en[2];
-        cc_steps_profile sp;
+        cc_profile_result sp;
         r = cc_exec_step(t.x);
         if (r == CC_OK) r = cc_exec_timeline(t.x, st, en);
-        if (r == CC_OK) r = cc_exec_profile_add(t.x);
-        if (r == CC_OK) r = cc_exec_profile_apply(t.x, cc_rank_world_comm(rank));
-        if (r == CC_OK) r = cc_exec_steps_profile(t.x, &sp);
+        if (r == CC_OK) r = cc_exec_profile_loop_step(t.x);
+        if (r == CC_OK) r = cc_exec_profile_loop_apply(t.x, cc_rank_world_comm(rank));
+        if (r == CC_OK) r = cc_exec_query_profile(t.x, &sp);
         if (r == CC_OK) {
             A->hand[me] = en[1] - st[1];
             A->exposed[me] = sp.exposed_median_us;
@@ -1028,7 +1028,7 @@ static cc_result steps_rank(cc_rank* rank, void* user) {
 }
 
 static void test_profile_steps_agree(void) {
-    cc_world_desc wd = cc_world_desc_default();
+    cc_world_desc wd = {0};
     char err[512];
     cc_context* ctx = NULL;
     steps_arg A;
@@ -1052,7 +1052,7 @@ static void test_profile_steps_agree(void) {
     cc_context_destroy(ctx);
 }
 
-/* cc_exec_profile_add / cc_exec_profile_apply: the steps the caller runs,
+/* cc_exec_profile_loop_step / cc_exec_profile_loop_apply: the steps the caller runs,
    with its own work between them. Op B sleeps what the caller set before
    the step: 5000, 5000, 5000 and 45000 us. The expected figures are
    computed by hand from each step's timeline as measured (a loaded
@@ -1078,7 +1078,7 @@ static void test_profile_add(void) {
     cc_plan* pl = NULL;
     cc_exec* x = NULL;
     cc_backend be;
-    cc_op_desc d = cc_op_desc_default();
+    cc_op_desc d = {0};
     double before, mean, st[5], en[5], hand, hand_mk;
     cc_result r;
     int k;
@@ -1093,23 +1093,23 @@ static void test_profile_add(void) {
     CHECK_RES(ctx, r, CC_OK, "a one-op plan on the CPU backend");
     if (r != CC_OK) goto done;
     {
-        cc_steps_profile none;
-        CHECK_RES(ctx, cc_exec_steps_profile(x, &none), CC_ERR_INVALID_ARG, "no makespans before a profile of steps");
+        cc_profile_result none;
+        CHECK_RES(ctx, cc_exec_query_profile(x, &none), CC_ERR_INVALID_ARG, "no makespans before a profile of steps");
     }
-    CHECK_RES(ctx, cc_exec_profile_add(x), CC_ERR_INVALID_ARG, "cc_exec_profile_add before any step is refused");
+    CHECK_RES(ctx, cc_exec_profile_loop_step(x), CC_ERR_INVALID_ARG, "cc_exec_profile_loop_step before any step is refused");
     CHECK(strstr(cc_last_error(ctx), "no step") != NULL, "and says why: %s", cc_last_error(ctx));
-    CHECK_RES(ctx, cc_exec_profile_apply(x, NULL), CC_ERR_INVALID_ARG, "cc_exec_profile_apply with no step added is refused");
+    CHECK_RES(ctx, cc_exec_profile_loop_apply(x, NULL), CC_ERR_INVALID_ARG, "cc_exec_profile_loop_apply with no step added is refused");
     CHECK(strstr(cc_last_error(ctx), "no step added") != NULL, "and says why: %s", cc_last_error(ctx));
     before = cc_op_duration_us(g, cc_graph_op(g, 0));
     CHECK(before == 77, "and changes nothing (B keeps its 77 us: %.0f)", before);
     for (k = 0; k < 4 && r == CC_OK; k++) {
         b_sleep_us = sleeps[k];   /* the caller's work between steps */
         if ((r = cc_exec_step(x)) == CC_OK) r = cc_exec_timeline(x, &st[k], &en[k]);
-        if (r == CC_OK) r = cc_exec_profile_add(x);
+        if (r == CC_OK) r = cc_exec_profile_loop_step(x);
     }
     CHECK_RES(ctx, r, CC_OK, "four steps, each added");
-    CHECK_RES(ctx, cc_exec_profile_add(x), CC_ERR_INVALID_ARG, "adding the last step again is refused");
-    if (r == CC_OK) r = cc_exec_profile_apply(x, NULL);
+    CHECK_RES(ctx, cc_exec_profile_loop_step(x), CC_ERR_INVALID_ARG, "adding the last step again is refused");
+    if (r == CC_OK) r = cc_exec_profile_loop_apply(x, NULL);
     CHECK_RES(ctx, r, CC_OK, "applying the four");
     if (r != CC_OK) goto done;
     for (k = 0, hand = 0, hand_mk = 0; k < 4; k++) { hand += (en[k] - st[k]) / 4; hand_mk += en[k] / 4; }
@@ -1118,13 +1118,13 @@ static void test_profile_add(void) {
           "B's duration is the mean of the four steps, %.1f us by hand (%.1f; the last step alone %.0f, the last added "
           "twice %.0f)", hand, mean, en[3] - st[3], (4 * hand + en[3] - st[3]) / 5);
     {
-        cc_steps_profile sp;
+        cc_profile_result sp;
         double srt[4], med = -1, avg = -1;
         int a, b;
         memcpy(srt, en, sizeof srt);
         for (a = 1; a < 4; a++)
             for (b = a; b > 0 && srt[b - 1] > srt[b]; b--) { double t = srt[b]; srt[b] = srt[b - 1]; srt[b - 1] = t; }
-        CHECK_RES(ctx, cc_exec_steps_profile(x, &sp), CC_OK, "the steps' makespans after the apply");
+        CHECK_RES(ctx, cc_exec_query_profile(x, &sp), CC_OK, "the steps' makespans after the apply");
         med = sp.makespan_median_us;
         avg = sp.makespan_mean_us;
         CHECK(sp.steps == 4 && sp.exposed_median_us == 0, "of 4 steps, none with a collective exposed (%d, %.0f us)", sp.steps,
@@ -1133,13 +1133,13 @@ static void test_profile_add(void) {
               "%.0f us (%.1f)", srt[0], srt[1], srt[2], srt[3], med);
         CHECK(fabs(avg - hand_mk) < 1, "their mean: %.1f us by hand (%.1f)", hand_mk, avg);
     }
-    CHECK_RES(ctx, cc_exec_profile_apply(x, NULL), CC_ERR_INVALID_ARG, "after applying the profile starts afresh");
+    CHECK_RES(ctx, cc_exec_profile_loop_apply(x, NULL), CC_ERR_INVALID_ARG, "after applying the profile starts afresh");
     CHECK(cc_op_duration_us(g, cc_graph_op(g, 0)) == mean, "and the refused apply leaves B as it was");
     b_sleep_us = 30000;
     if (r == CC_OK) r = cc_exec_step(x);
     if (r == CC_OK) r = cc_exec_timeline(x, &st[4], &en[4]);
-    if (r == CC_OK) r = cc_exec_profile_add(x);
-    if (r == CC_OK) r = cc_exec_profile_apply(x, NULL);
+    if (r == CC_OK) r = cc_exec_profile_loop_step(x);
+    if (r == CC_OK) r = cc_exec_profile_loop_apply(x, NULL);
     CHECK_RES(ctx, r, CC_OK, "one more step, added and applied");
     if (r != CC_OK) goto done;
     CHECK(fabs(cc_op_duration_us(g, cc_graph_op(g, 0)) - (en[4] - st[4])) < 1 &&
@@ -1179,10 +1179,10 @@ static void test_profile_makespan(void) {
     cc_plan* pl = NULL;
     cc_exec* x = NULL;
     cc_backend be;
-    cc_op_desc d = cc_op_desc_default();
+    cc_op_desc d = {0};
     cc_op order[2];
     double med = 0, avg = 0, of_means = 0, mk[4] = { 0, 0, 0, 0 }, hand_mean = 0, mean_p = 0, mean_q = 0;
-    cc_steps_profile sp;
+    cc_profile_result sp;
     cc_result r;
     int k;
     memset(&be, 0, sizeof be);
@@ -1201,14 +1201,14 @@ static void test_profile_makespan(void) {
         p_sleep_us = k % 2 ? 25000 : 5000;
         q_sleep_us = k % 2 ? 5000 : 25000;
         if ((r = cc_exec_step(x)) == CC_OK) r = cc_exec_timeline(x, s2, e2);
-        if (r == CC_OK) r = cc_exec_profile_add(x);
+        if (r == CC_OK) r = cc_exec_profile_loop_step(x);
         mk[k] = e2[0] > e2[1] ? e2[0] : e2[1];
         hand_mean += mk[k] / 4;
         mean_p += (e2[0] - s2[0]) / 4;
         mean_q += (e2[1] - s2[1]) / 4;
     }
-    if (r == CC_OK) r = cc_exec_profile_apply(x, NULL);
-    if (r == CC_OK) r = cc_exec_steps_profile(x, &sp);
+    if (r == CC_OK) r = cc_exec_profile_loop_apply(x, NULL);
+    if (r == CC_OK) r = cc_exec_query_profile(x, &sp);
     med = sp.makespan_median_us;
     avg = sp.makespan_mean_us;
     if (r == CC_OK) r = cc_simulate(ctx, g, order, 2, NULL, &of_means);
@@ -1233,9 +1233,9 @@ static void test_profile_makespan(void) {
         q_sleep_us = 700;
         if (r == CC_OK) r = cc_exec_step(x);
         if (r == CC_OK) r = cc_exec_timeline(x, st, en);
-        if (r == CC_OK) r = cc_exec_profile_add(x);
-        if (r == CC_OK) r = cc_exec_profile_apply(x, NULL);
-        if (r == CC_OK) r = cc_exec_steps_profile(x, &sp);
+        if (r == CC_OK) r = cc_exec_profile_loop_step(x);
+        if (r == CC_OK) r = cc_exec_profile_loop_apply(x, NULL);
+        if (r == CC_OK) r = cc_exec_query_profile(x, &sp);
         measured = en[0] > en[1] ? en[0] : en[1];
         CHECK_RES(ctx, r, CC_OK, "one more step, profiled alone");
         CHECK(fabs(sp.makespan_median_us - measured) < 0.01, "the step simulated from its own times ends where it was measured "
@@ -1275,7 +1275,7 @@ static cc_result start_rank(cc_rank* rank, void* user) {
     return r;
 }
 static void test_thread_start(void) {
-    cc_world_desc wd = cc_world_desc_default();
+    cc_world_desc wd = {0};
     char err[512];
     cc_context* ctx = NULL;
     start_log L;
@@ -1298,6 +1298,63 @@ static void test_thread_start(void) {
     pthread_mutex_destroy(&L.mu);
 }
 
+/* cc_exec_profile_ops measures the start-up of every communicator of the
+   plan, however many: 20 here, each with one all-reduce, on two ranks. */
+#define N_PROFILE_COMMS 20
+typedef struct many_comms_arg { int n_set[2]; int agreed[2]; } many_comms_arg;
+static cc_result many_comms_rank(cc_rank* rank, void* arg) {
+    many_comms_arg* A = (many_comms_arg*)arg;
+    cc_context* ctx = cc_rank_context(rank);
+    cc_comm* world = cc_rank_world_comm(rank);
+    cc_comm* comms[N_PROFILE_COMMS];
+    cc_collective co[N_PROFILE_COMMS];
+    float buf[N_PROFILE_COMMS];
+    int me = cc_rank_index(rank), i;
+    cc_graph* g = NULL;
+    cc_plan* pl = NULL;
+    cc_exec* x = NULL;
+    cc_backend be;
+    cc_result r;
+    memset(&be, 0, sizeof be);
+    memset(buf, 0, sizeof buf);
+    for (i = 0; i < N_PROFILE_COMMS; i++)
+        if ((r = cc_comm_split(world, 0, me, &comms[i])) != CC_OK) return r;
+    if ((r = cc_graph_create(ctx, NULL, &g)) != CC_OK) return r;
+    for (i = 0; i < N_PROFILE_COMMS && r == CC_OK; i++) {
+        cc_op_desc d = {0};
+        memset(&co[i], 0, sizeof co[i]);
+        co[i].kind = CC_COLL_ALL_REDUCE; co[i].dtype = CC_DTYPE_FLOAT32; co[i].reduce = CC_REDUCE_SUM; co[i].n_elems = 1;
+        co[i].comm = comms[i]; co[i].send_buf = &buf[i]; co[i].recv_buf = &buf[i];
+        d.duration_us = 1; d.stream = CC_STREAM_COMM; d.coll = &co[i];
+        r = cc_graph_add_op(g, &d, NULL);
+    }
+    if (r == CC_OK) r = cc_plan_create(ctx, g, NULL, &pl);
+    if (r == CC_OK) r = cc_cpu_backend_create(rank, &be);
+    if (r == CC_OK) r = cc_exec_create(ctx, pl, &be, &x);
+    if (r == CC_OK) r = cc_exec_agree(x, world);
+    if (r == CC_OK) r = cc_exec_profile_ops(x, 1, world);
+    A->agreed[me] = r == CC_OK;
+    for (i = 0; i < N_PROFILE_COMMS && r == CC_OK; i++)
+        if (cc_graph_coll_startup(g, comms[i]) >= 0) A->n_set[me]++;
+    cc_exec_destroy(x);
+    cc_backend_destroy(&be);
+    cc_plan_destroy(pl);
+    cc_graph_destroy(g);
+    return r;
+}
+
+static void test_profile_many_comms(void) {
+    many_comms_arg A;
+    cc_result rc;
+    char err[512];
+    memset(&A, 0, sizeof A);
+    tu_run_world(2, many_comms_rank, &A, &rc, err, sizeof err);
+    CHECK_RES(NULL, rc, CC_OK, "the world ran (%s)", err);
+    CHECK(A.agreed[0] && A.agreed[1], "both ranks profiled their plan of %d communicators", N_PROFILE_COMMS);
+    CHECK_INT(A.n_set[0], N_PROFILE_COMMS, "rank 0: every communicator has its start-up measured");
+    CHECK_INT(A.n_set[1], N_PROFILE_COMMS, "rank 1: every communicator has its start-up measured");
+}
+
 int main(void) {
     TH_RUN(test_profiled_costs);
     TH_RUN(test_profile_steps);
@@ -1313,5 +1370,6 @@ int main(void) {
     TH_RUN(test_hash);
     TH_RUN(test_backend_failure);
     TH_RUN(test_through_backend);
+    TH_RUN(test_profile_many_comms);
     return th_done();
 }

@@ -74,7 +74,7 @@ static cc_result build_pieces(cc_context* ctx, pieces* p, pjob* jobs, cc_comm* c
         if (r == CC_OK) r = cc_graph_add_buffer(g, name, (uint64_t)piece_elems[i] * sizeof(float), &ob[i]);
     }
     for (i = 0; i < NPIECE && r == CC_OK; i++) {
-        cc_op_desc d = cc_op_desc_default();
+        cc_op_desc d = {0};
         cc_region rg = whole(pb[i], (uint64_t)piece_elems[i] * sizeof(float));
         jobs[i].p = p;
         jobs[i].i = i;
@@ -86,21 +86,21 @@ static cc_result build_pieces(cc_context* ctx, pieces* p, pjob* jobs, cc_comm* c
         co.kind = CC_COLL_ALL_REDUCE; co.dtype = CC_DTYPE_FLOAT32; co.reduce = CC_REDUCE_SUM;
         co.n_elems = (size_t)piece_elems[i]; co.comm = comm;
         co.send_buf = p->data + p->off[i]; co.recv_buf = p->data + p->off[i];
-        d = cc_op_desc_default();
+        d = (cc_op_desc){0};
         snprintf(name, sizeof name, "ar%d", i);
         d.name = name; d.duration_us = ar_duration(co.n_elems); d.stream = CC_STREAM_COMM; d.coll = &co;
         d.reads = &rg; d.n_reads = 1; d.writes = &rg; d.n_writes = 1;
         if (r == CC_OK) r = cc_graph_add_op(g, &d, NULL);
         if (r == CC_OK && layout == L_BLOCKER && i == 0) {
             cc_region w = whole(ob[0], rg.n_bytes);
-            d = cc_op_desc_default();
+            d = (cc_op_desc){0};
             d.name = "use0"; d.duration_us = 10; d.fn = use_fn; d.user_data = &jobs[0];
             d.reads = &rg; d.n_reads = 1; d.writes = &w; d.n_writes = 1;
             r = cc_graph_add_op(g, &d, NULL);
         }
     }
     for (i = 0; i < NPIECE && r == CC_OK; i++) {
-        cc_op_desc d = cc_op_desc_default();
+        cc_op_desc d = {0};
         cc_region rg = whole(pb[i], (uint64_t)piece_elems[i] * sizeof(float)), w = whole(ob[i], rg.n_bytes);
         if (layout == L_BLOCKER && i == 0) continue;
         snprintf(name, sizeof name, "use%d", i);
@@ -153,7 +153,7 @@ static cc_result fuse_rank(cc_rank* rank, void* user) {
         vres* R = &A->v[v][me];
         cc_graph* g = NULL;
         cc_graph* fg = NULL;
-        cc_rewrite_desc rd = cc_rewrite_desc_default();
+        cc_rewrite_desc rd = {0};
         cc_rewrite_report rep;
         cc_schedule s, s0;
         cc_link link;
@@ -307,7 +307,7 @@ typedef struct gcoll {
 
 static cc_graph* build_colls(cc_context* ctx, const gcoll* cs, int n, int with_between_reader, int stream_of_second) {
     cc_graph* g = NULL;
-    cc_graph_desc gd = cc_graph_desc_default();
+    cc_graph_desc gd = {0};
     cc_buffer bufs[16];
     int i;
     gd.n_streams = 3;
@@ -318,7 +318,7 @@ static cc_graph* build_colls(cc_context* ctx, const gcoll* cs, int n, int with_b
         if (cc_graph_add_buffer(g, name, cs[i].n * 8, &bufs[i]) != CC_OK) { cc_graph_destroy(g); return NULL; }
     }
     for (i = 0; i < n; i++) {
-        cc_op_desc d = cc_op_desc_default();
+        cc_op_desc d = {0};
         cc_collective c;
         cc_region rg;
         char name[32];
@@ -328,14 +328,14 @@ static cc_graph* build_colls(cc_context* ctx, const gcoll* cs, int n, int with_b
         cc_graph_add_op(g, &d, NULL);
         if (with_between_reader && i == 1) {
             cc_region r0 = whole(bufs[0], cs[0].n * 4);
-            d = cc_op_desc_default();
+            d = (cc_op_desc){0};
             d.name = "reader_of_0"; d.duration_us = 5; d.reads = &r0; d.n_reads = 1;
             cc_graph_add_op(g, &d, NULL);
         }
         memset(&c, 0, sizeof c);
         c.kind = cs[i].kind; c.dtype = cs[i].dtype; c.reduce = cs[i].reduce; c.comm = (cc_comm*)cs[i].comm;
         c.n_elems = cs[i].n; c.send_buf = cs[i].send; c.recv_buf = cs[i].recv;
-        d = cc_op_desc_default();
+        d = (cc_op_desc){0};
         snprintf(name, sizeof name, "c%d", i);
         d.name = name; d.duration_us = 300 + 0.01 * (double)(cs[i].n * 4 * (size_t)(i + 1));
         d.stream = i == 1 ? stream_of_second : CC_STREAM_COMM; d.coll = &c;
@@ -438,7 +438,7 @@ static void test_never_fused(void) {
     /* an explicit edge from an op between them to the second member */
     g = build_colls(ctx, base, 2, 0, CC_STREAM_COMM);
     if (g) {
-        cc_op_desc d = cc_op_desc_default();
+        cc_op_desc d = {0};
         cc_graph* g2 = NULL;
         cc_op mid;
         /* rebuild with an unrelated op between c0 and c1 and an edge mid -> c1 */
@@ -458,11 +458,11 @@ static void test_never_fused(void) {
             d.name = "c0"; d.duration_us = 300; d.stream = CC_STREAM_COMM; d.coll = &co;
             d.reads = &r0; d.n_reads = 1; d.writes = &r0; d.n_writes = 1;
             cc_graph_add_op(g2, &d, NULL);
-            d = cc_op_desc_default();
+            d = (cc_op_desc){0};
             d.name = "mid"; d.duration_us = 5;
             cc_graph_add_op(g2, &d, &mid);
             co.n_elems = 512; co.send_buf = co.recv_buf = mem + 256;
-            d = cc_op_desc_default();
+            d = (cc_op_desc){0};
             d.name = "c1"; d.duration_us = 320; d.stream = CC_STREAM_COMM; d.coll = &co;
             d.reads = &r1; d.n_reads = 1; d.writes = &r1; d.n_writes = 1;
             cc_graph_add_op(g2, &d, &c1);
@@ -494,7 +494,7 @@ static void test_edges_and_input(void) {
     }
     g = build_colls(ctx, c, 3, 0, CC_STREAM_COMM);
     {
-        cc_op_desc d = cc_op_desc_default();
+        cc_op_desc d = {0};
         d.name = "before"; d.duration_us = 1;
         cc_graph_add_op(g, &d, &before);
         d.name = "after"; d.duration_us = 1;
@@ -540,7 +540,7 @@ static cc_result link_rank(cc_rank* rank, void* user) {
     gcoll c[4];
     cc_graph* g;
     cc_graph* fg = NULL;
-    cc_rewrite_desc rd = cc_rewrite_desc_default();
+    cc_rewrite_desc rd = {0};
     cc_link link;
     int i, me = cc_rank_index(rank);
     memset(c, 0, sizeof c);
@@ -617,23 +617,23 @@ static void test_bad_args(void) {
     CHECK_CONTAINS(cc_last_error(ctx), "cc_graph_fuse", "the message names the function");
     CHECK(fg == NULL, "*out is NULL");
     CHECK_RES(ctx, cc_graph_fuse(ctx, g, NULL, NULL, NULL), CC_ERR_INVALID_ARG, "no out");
-    rd = cc_rewrite_desc_default();
+    rd = (cc_rewrite_desc){0};
     rd.max_evaluations = -1;
     memset(&rep, 0x55, sizeof rep);
     CHECK_RES(ctx, cc_graph_fuse(ctx, g, &rd, &fg, &rep), CC_ERR_INVALID_ARG, "max_evaluations < 0");
     CHECK_CONTAINS(cc_last_error(ctx), "max_evaluations", "the message names the field");
     CHECK(rep.n_evaluations == 0 && rep.n_ops_before == 0, "the report is zero after a failure");
-    rd = cc_rewrite_desc_default();
+    rd = (cc_rewrite_desc){0};
     rd.max_chunks = -2;
     CHECK_RES(ctx, cc_graph_fuse(ctx, g, &rd, &fg, NULL), CC_ERR_INVALID_ARG, "max_chunks < 0");
-    rd = cc_rewrite_desc_default();
+    rd = (cc_rewrite_desc){0};
     bad.alpha_us = NAN; bad.us_per_byte = 0;
     rd.link = &bad;
     CHECK_RES(ctx, cc_graph_fuse(ctx, g, &rd, &fg, NULL), CC_ERR_INVALID_ARG, "a link with NaN latency");
     CHECK_CONTAINS(cc_last_error(ctx), "alpha_us", "the message names it");
     bad.alpha_us = 1; bad.us_per_byte = -1;
     CHECK_RES(ctx, cc_graph_fuse(ctx, g, &rd, &fg, NULL), CC_ERR_INVALID_ARG, "a link with negative us_per_byte");
-    rd = cc_rewrite_desc_default();
+    rd = (cc_rewrite_desc){0};
     rd.sched.method = (cc_sched_method)99;
     CHECK_RES(ctx, cc_graph_fuse(ctx, g, &rd, &fg, NULL), CC_ERR_INVALID_ARG, "an unknown judging method");
     CHECK_CONTAINS(cc_last_error(ctx), "method", "the scheduler's message says why");
@@ -658,7 +658,7 @@ static void test_bad_args(void) {
 static int fused_into_one(const cc_rewrite_report* rep) { return rep->n_colls_after == 1; }
 static void test_failing_allocator(void) {
     tu_alloc ta;
-    cc_context_desc cd = cc_context_desc_default();
+    cc_context_desc cd = {0};
     cc_context* ctx = NULL;
     cc_graph* g;
     static float mem[4096];

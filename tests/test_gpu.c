@@ -80,10 +80,10 @@ static cc_graph* build_step(cc_context* ctx, cc_op_fn fill_fn) {
     cc_op ops[5];
     cc_op_desc d;
     if (cc_graph_create(ctx, NULL, &g) != CC_OK) return NULL;
-    d = cc_op_desc_default();
+    d = (cc_op_desc){0};
     d.name = "fill"; d.stream = CC_STREAM_COMPUTE; d.duration_us = 20; d.fn = fill_fn; d.user_data = &fill_a;
     if (cc_graph_add_op(g, &d, &ops[0]) != CC_OK) goto fail;
-    d = cc_op_desc_default();
+    d = (cc_op_desc){0};
     d.name = "ar"; d.stream = CC_STREAM_COMM; d.duration_us = 30; d.deps = &ops[0]; d.n_deps = 1;
     if (comm) {
         memset(&ar_coll, 0, sizeof ar_coll);
@@ -94,14 +94,14 @@ static cc_graph* build_step(cc_context* ctx, cc_op_fn fill_fn) {
         d.fn = op_copy; d.user_data = &copy_ab;
     }
     if (cc_graph_add_op(g, &d, &ops[1]) != CC_OK) goto fail;
-    d = cc_op_desc_default();
+    d = (cc_op_desc){0};
     d.name = "fill2"; d.stream = CC_STREAM_COMPUTE; d.duration_us = 20; d.fn = op_fill; d.user_data = &fill_c;
     if (cc_graph_add_op(g, &d, &ops[2]) != CC_OK) goto fail;
-    d = cc_op_desc_default();
+    d = (cc_op_desc){0};
     d.name = "copy"; d.stream = CC_STREAM_COMPUTE; d.duration_us = 10; d.fn = op_copy; d.user_data = &copy_bd;
     d.deps = &ops[1]; d.n_deps = 1;
     if (cc_graph_add_op(g, &d, &ops[3]) != CC_OK) goto fail;
-    d = cc_op_desc_default();
+    d = (cc_op_desc){0};
     d.name = "copy2"; d.stream = CC_STREAM_COMPUTE; d.duration_us = 10; d.fn = op_copy; d.user_data = &copy_ce;
     d.deps = &ops[2]; d.n_deps = 1;
     if (cc_graph_add_op(g, &d, &ops[4]) != CC_OK) goto fail;
@@ -210,7 +210,7 @@ static void test_graphs(void) {
         CHECK(st == 1, "still replaying: '%s'", why);
         st = cc_exec_timeline(x, start, end);
         CHECK(st == CC_OK && isnan(start[0]) && isnan(end[4]), "the timeline of a replayed step is NaN (%g)", start[0]);
-        CHECK(cc_exec_profile(x, 3, comm) == CC_OK, "profiling on the graph backend (plain, op by op) (%s)", cc_last_error(ctx));
+        CHECK(cc_exec_profile_ops(x, 3, comm) == CC_OK, "profiling on the graph backend (plain, op by op) (%s)", cc_last_error(ctx));
         CHECK_INT(run_steps(ctx, x, 2, "after profiling"), 2, "steps after profiling still right");
         st = cc_cuda_backend_graph_status(&be, &why);
         CHECK(st == 1, "and replayed: '%s'", why);
@@ -235,7 +235,7 @@ static void test_profile(void) {
     if (!CHECK(g && cc_plan_create(ctx, g, NULL, &plan) == CC_OK, "the step's graph and plan")) goto done;
     if (!CHECK(cc_cuda_backend_create(ctx, NULL, &be) == CC_OK, "a plain backend (%s)", cc_last_error(ctx))) goto done;
     if ((x = make_exec(ctx, plan, &be)) != NULL) {
-        CHECK(cc_exec_profile(x, 5, comm) == CC_OK, "cc_exec_profile, 5 repeats (%s)", cc_last_error(ctx));
+        CHECK(cc_exec_profile_ops(x, 5, comm) == CC_OK, "cc_exec_profile_ops, 5 repeats (%s)", cc_last_error(ctx));
         for (i = 0; i < 5; i++) {
             double us = cc_op_duration_us(g, cc_graph_op(g, i));
             NOTE("%s: %.1f us", cc_op_name(g, cc_graph_op(g, i)), us);
@@ -380,17 +380,17 @@ static void test_timeout(void) {
 #ifndef CONCERTO_TEST_NO_NCCL
     {
         ncclUniqueId id;
-        cc_nccl_desc nd = cc_nccl_desc_default();
+        cc_nccl_desc nd = {0};
         nd.name = "hang";
         if (!CHECK(ncclGetUniqueId(&id) == ncclSuccess && cc_nccl_comm_init_rank(ctx, &id, 1, 0, &nd, &own) == CC_OK,
                    "a communicator of its own (%s)", cc_last_error(ctx))) goto done;
     }
 #endif
     if (!CHECK(cc_graph_create(ctx, NULL, &g) == CC_OK, "a graph")) goto done;
-    d = cc_op_desc_default();
+    d = (cc_op_desc){0};
     d.name = "block"; d.stream = CC_STREAM_COMM; d.fn = op_block;
     if (!CHECK(cc_graph_add_op(g, &d, &ops[0]) == CC_OK, "op block")) goto done;
-    d = cc_op_desc_default();
+    d = (cc_op_desc){0};
     d.name = own ? "stuck_ar" : "stuck_copy"; d.stream = CC_STREAM_COMM; d.deps = &ops[0]; d.n_deps = 1;
     memset(&c, 0, sizeof c);
     c.kind = CC_COLL_ALL_REDUCE; c.dtype = CC_DTYPE_FLOAT32; c.n_elems = 1024; c.comm = own; c.send_buf = dev_a; c.recv_buf = dev_b;
@@ -460,7 +460,7 @@ int main(void) {
 #ifndef CONCERTO_TEST_NO_NCCL
     {
         ncclUniqueId id;
-        cc_nccl_desc nd = cc_nccl_desc_default();
+        cc_nccl_desc nd = {0};
         th__test = "test_gpu";
         nd.name = "gpu";
         if (!CHECK(ncclGetUniqueId(&id) == ncclSuccess && cc_nccl_comm_init_rank(ctx, &id, 1, 0, &nd, &comm) == CC_OK,

@@ -1,6 +1,7 @@
 /* tests/test_graph.c - graph building, validation of bad input, and the
    dependencies derived from buffer regions. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "util.h"
@@ -8,7 +9,7 @@
 static cc_context* ctx;
 
 static cc_op add(cc_graph* g, const char* name, double dur, int stream, const cc_op* deps, int n_deps) {
-    cc_op_desc d = cc_op_desc_default();
+    cc_op_desc d = {0};
     cc_op op = {0};
     cc_result r;
     d.name = name;
@@ -30,8 +31,8 @@ static int has_pred(cc_graph* g, cc_op op, cc_op pred) {
 
 static void test_defaults(void) {
     cc_graph* g = NULL;
-    cc_graph_desc gd = cc_graph_desc_default();
-    cc_op_desc od = cc_op_desc_default();
+    cc_graph_desc gd = {0};
+    cc_op_desc od = {0};
     cc_op a, b;
     int x = 7;
     CHECK_RES(ctx, cc_graph_create(ctx, NULL, &g), CC_OK, "cc_graph_create with a NULL desc");
@@ -42,8 +43,8 @@ static void test_defaults(void) {
     CHECK(cc_graph_resource_name(g, 1) && strcmp(cc_graph_resource_name(g, 1), "comm") == 0,
           "stream 1 is named \"comm\" (got \"%s\")", cc_graph_resource_name(g, 1) ? cc_graph_resource_name(g, 1) : "(null)");
     CHECK_INT(cc_graph_capacity(g, 0), 1, "stream capacity is 1");
-    CHECK_INT(od.stream, CC_STREAM_COMPUTE, "cc_op_desc_default: stream is compute");
-    CHECK(od.duration_us == 0 && od.name == NULL && od.n_deps == 0, "cc_op_desc_default: zero duration, no name, no deps");
+    CHECK_INT(od.stream, CC_STREAM_COMPUTE, "a zero op desc: stream is compute");
+    CHECK(od.duration_us == 0 && od.name == NULL && od.n_deps == 0, "a zero op desc: zero duration, no name, no deps");
     od.duration_us = 5;
     od.user_data = &x;
     CHECK_RES(ctx, cc_graph_add_op(g, &od, &a), CC_OK, "add an op with a NULL name");
@@ -114,13 +115,13 @@ static void test_cycle(void) {
     {
         cc_buffer x;
         cc_region reg;
-        cc_op_desc od = cc_op_desc_default();
+        cc_op_desc od = {0};
         cc_op w, rd;
         cc_graph_add_buffer(g, "X", 64, &x);
         reg.buffer = x; reg.offset_bytes = 0; reg.n_bytes = 64;
         od.name = "writer_x"; od.duration_us = 1; od.writes = &reg; od.n_writes = 1;
         cc_graph_add_op(g, &od, &w);
-        od = cc_op_desc_default();
+        od = (cc_op_desc){0};
         od.name = "reader_x"; od.duration_us = 1; od.reads = &reg; od.n_reads = 1; od.stream = CC_STREAM_COMM;
         cc_graph_add_op(g, &od, &rd);
         r = cc_graph_add_dep(g, rd, w);
@@ -145,7 +146,7 @@ static void test_cycle(void) {
 static void test_bad_input(void) {
     cc_graph* g = NULL;
     cc_graph* gg = NULL;
-    cc_graph_desc gd = cc_graph_desc_default();
+    cc_graph_desc gd = {0};
     cc_op_desc d;
     cc_op a, out;
     cc_buffer buf, b0 = {0, 0}, b99 = {99, 0};
@@ -168,7 +169,7 @@ static void test_bad_input(void) {
     for (i = 0; i < 3; i++) {
         char name[32];
         snprintf(name, sizeof name, "dur_%s", bad_names[i]);
-        d = cc_op_desc_default();
+        d = (cc_op_desc){0};
         d.name = name;
         d.duration_us = bad_durs[i];
         CHECK_RES(ctx, cc_graph_add_op(g, &d, &out), CC_ERR_BAD_DURATION, "%s duration", bad_names[i]);
@@ -179,7 +180,7 @@ static void test_bad_input(void) {
     CHECK_CONTAINS(cc_last_error(ctx), "first", "cc_op_set_duration(NaN): message names the op");
     CHECK(cc_op_duration_us(g, a) == 3.0, "a refused duration leaves the old one (got %g)", cc_op_duration_us(g, a));
 
-    d = cc_op_desc_default();
+    d = (cc_op_desc){0};
     d.name = "on_stream_5";
     d.duration_us = 1;
     d.stream = 5;
@@ -189,7 +190,7 @@ static void test_bad_input(void) {
     CHECK_RES(ctx, cc_graph_add_op(g, &d, &out), CC_ERR_UNKNOWN_RESOURCE, "stream -2");
     CHECK_INT(cc_graph_n_ops(g), 1, "unknown stream: op count unchanged");
 
-    d = cc_op_desc_default();
+    d = (cc_op_desc){0};
     d.name = "reads_nothing";
     d.duration_us = 1;
     reg.buffer = b99; reg.offset_bytes = 0; reg.n_bytes = 4;
@@ -200,7 +201,7 @@ static void test_bad_input(void) {
     d.reads = NULL; d.n_reads = 0; d.writes = &reg; d.n_writes = 1;
     CHECK_RES(ctx, cc_graph_add_op(g, &d, &out), CC_ERR_UNKNOWN_BUFFER, "write to buffer id 0");
 
-    d = cc_op_desc_default();
+    d = (cc_op_desc){0};
     d.name = "overruns";
     d.duration_us = 1;
     reg.buffer = buf; reg.offset_bytes = 90; reg.n_bytes = 20;
@@ -216,7 +217,7 @@ static void test_bad_input(void) {
 
     {
         cc_op missing = {4242, 0}, zero = {0, 0};
-        d = cc_op_desc_default();
+        d = (cc_op_desc){0};
         d.name = "after_ghost";
         d.duration_us = 1;
         d.deps = &missing; d.n_deps = 1;
@@ -230,7 +231,7 @@ static void test_bad_input(void) {
         CHECK_INT(cc_graph_n_ops(g), 2, "unknown op: op count unchanged");
     }
 
-    d = cc_op_desc_default();
+    d = (cc_op_desc){0};
     CHECK_RES(ctx, cc_graph_add_op(g, NULL, &out), CC_ERR_INVALID_ARG, "NULL op desc");
     d.n_deps = 1;   /* deps == NULL */
     CHECK_RES(ctx, cc_graph_add_op(g, &d, &out), CC_ERR_INVALID_ARG, "n_deps 1 with deps NULL");
@@ -255,7 +256,7 @@ static void test_bad_input(void) {
     if (cc_graph_create(ctx, &gd, &gg) != CC_OK) { CHECK(0, "setup: general graph: %s", cc_last_error(ctx)); return; }
     CHECK_INT(cc_graph_n_resources(gg), 2, "general graph has 2 resources");
     CHECK_INT(cc_graph_capacity(gg, 1), 3, "capacity of resource 1");
-    d = cc_op_desc_default();
+    d = (cc_op_desc){0};
     d.name = "fits";
     d.duration_us = 1;
     d.demands = dem_ok;
@@ -323,7 +324,7 @@ static void test_regions(void) {
     REG(r_w6, B, 0, 50);
     REG(r_io, A, 0, 200);
 #undef REG
-#define ADD(idx, nm, rd, n_rd, wr, n_wr) do { d = cc_op_desc_default(); d.name = nm; d.duration_us = 1 + idx; \
+#define ADD(idx, nm, rd, n_rd, wr, n_wr) do { d = (cc_op_desc){0}; d.name = nm; d.duration_us = 1 + idx; \
         d.stream = CC_NO_STREAM; d.reads = rd; d.n_reads = n_rd; d.writes = wr; d.n_writes = n_wr; \
         cc_graph_add_op(g, &d, &op[idx]); } while (0)
     ADD(0, "w0", NULL, 0, &r_w0, 1);
@@ -404,7 +405,7 @@ static void test_regions_random(void) {
         if (cc_graph_create(ctx, NULL, &g) != CC_OK) { tu_inst_free(in); return; }
         for (i = 0; i < 3; i++) cc_graph_add_buffer(g, i == 0 ? "b0" : i == 1 ? "b1" : "b2", 256, &bufs[i]);
         for (i = 0; i < n; i++) {
-            cc_op_desc d = cc_op_desc_default();
+            cc_op_desc d = {0};
             uint64_t off;
             has_rd[i] = tu_randint(&rng, 0, 2) > 0;
             has_wr[i] = tu_randint(&rng, 0, 2) > 0;
@@ -496,7 +497,7 @@ static void test_regions_random(void) {
    both graphs; so is a handle of a destroyed graph, and one of the input
    of a rewrite given to its output. */
 static void test_foreign_handles(void) {
-    cc_graph_desc gd = cc_graph_desc_default();
+    cc_graph_desc gd = {0};
     cc_graph *g1 = NULL, *g2 = NULL, *g3 = NULL;
     cc_op a, x, order[2];
     cc_buffer b1, b2;
@@ -519,13 +520,13 @@ static void test_foreign_handles(void) {
     CHECK_RES(ctx, cc_graph_add_dep(g2, a, x), CC_ERR_UNKNOWN_OP, "cc_graph_add_dep with an op of another graph");
     CHECK(strstr(cc_last_error(ctx), "'first'") && strstr(cc_last_error(ctx), "'second'"), "the message names both graphs: %s",
           cc_last_error(ctx));
-    d = cc_op_desc_default();
+    d = (cc_op_desc){0};
     d.name = "y"; d.duration_us = 1; d.deps = &a; d.n_deps = 1;
     CHECK_RES(ctx, cc_graph_add_op(g2, &d, NULL), CC_ERR_UNKNOWN_OP, "a dependency on an op of another graph");
     CHECK(strstr(cc_last_error(ctx), "'first'") && strstr(cc_last_error(ctx), "'second'") && strstr(cc_last_error(ctx), "deps[0]"),
           "the message names both graphs and the field: %s", cc_last_error(ctx));
     reg.buffer = b1; reg.offset_bytes = 0; reg.n_bytes = 8; reg.split_rows = 0;
-    d = cc_op_desc_default();
+    d = (cc_op_desc){0};
     d.name = "z"; d.duration_us = 1; d.reads = &reg; d.n_reads = 1;
     CHECK_RES(ctx, cc_graph_add_op(g2, &d, NULL), CC_ERR_UNKNOWN_BUFFER, "a region of a buffer of another graph");
     CHECK(strstr(cc_last_error(ctx), "'first'") && strstr(cc_last_error(ctx), "'second'") && strstr(cc_last_error(ctx), "'z'"),
@@ -598,14 +599,101 @@ static void test_other_context(void) {
 
 /* cc_graph_query_defaults: what cc_graph_create makes of a desc. */
 static void test_graph_query(void) {
-    cc_graph_desc q = cc_graph_query_defaults(NULL), d = cc_graph_desc_default();
+    cc_graph_desc q = cc_graph_query_defaults(NULL), d = {0};
     cc_graph* g = NULL;
     CHECK(q.n_streams == 2 && q.n_resources == 0, "the default desc resolves to two streams (%d)", q.n_streams);
-    CHECK(d.n_streams == 0, "cc_graph_desc_default leaves n_streams 0 (its default)");
+    CHECK(d.n_streams == 0, "a zero graph desc has n_streams 0 (its default)");
     if (cc_graph_create(ctx, &d, &g) == CC_OK) {
         CHECK_INT(cc_graph_n_resources(g), q.n_streams, "and a graph made from the default desc has them");
         cc_graph_destroy(g);
     }
+}
+
+/* A graph with more communicators than any fixed table would hold: the
+   start-up cost of every one counts (cc_graph_coll_startup returns each as
+   set, a rewrite's output keeps them all), and a table that cannot grow
+   fails with CC_ERR_OUT_OF_MEMORY and keeps what it had. */
+static cc_result idle_collective(void* self, void* stream, const cc_collective* c, char* msg, size_t msg_size) {
+    (void)self; (void)stream; (void)c;
+    snprintf(msg, msg_size, "the idle family runs nothing");
+    return CC_ERR_UNSUPPORTED;
+}
+static const cc_comm_fns idle_family = { "idle", "host", idle_collective, NULL, NULL, NULL, NULL };
+
+#define N_STARTUP_COMMS 40
+static void test_many_startups(void) {
+    cc_comm* comms[N_STARTUP_COMMS] = {0};
+    float buf[N_STARTUP_COMMS];
+    cc_graph* g = NULL;
+    cc_graph* out = NULL;
+    cc_context* fctx = NULL;
+    cc_context_desc cd = {0};
+    tu_alloc fa;
+    int i, n_ok = 0, n_kept = 0;
+    double sum = 0, want_sum = 0;
+    char name[32];
+    memset(buf, 0, sizeof buf);
+    if (cc_graph_create(ctx, NULL, &g) != CC_OK) { CHECK(0, "a graph: %s", cc_last_error(ctx)); return; }
+    for (i = 0; i < N_STARTUP_COMMS; i++) {
+        cc_op_desc d = {0};
+        cc_collective c;
+        snprintf(name, sizeof name, "group%d", i);
+        if (cc_comm_wrap(ctx, &idle_family, NULL, 0, 2, name, &comms[i]) != CC_OK) break;
+        memset(&c, 0, sizeof c);
+        c.kind = CC_COLL_ALL_REDUCE; c.dtype = CC_DTYPE_FLOAT32; c.n_elems = 1; c.comm = comms[i];
+        c.send_buf = &buf[i]; c.recv_buf = &buf[i];
+        d.name = name; d.duration_us = 10; d.stream = CC_STREAM_COMM; d.coll = &c;
+        if (cc_graph_add_op(g, &d, NULL) != CC_OK) break;
+        if (cc_graph_set_coll_startup(g, comms[i], 1.0 + 0.5 * i) == CC_OK) n_ok++;
+        want_sum += 1.0 + 0.5 * i;
+    }
+    CHECK_INT(i, N_STARTUP_COMMS, "%d communicators, each with an all-reduce in the graph", N_STARTUP_COMMS);
+    CHECK_INT(n_ok, N_STARTUP_COMMS, "cc_graph_set_coll_startup takes all %d start-up costs", N_STARTUP_COMMS);
+    for (i = 0; i < N_STARTUP_COMMS; i++) {
+        double us = cc_graph_coll_startup(g, comms[i]);
+        if (us == 1.0 + 0.5 * i) n_kept++;
+        sum += us;
+    }
+    CHECK_INT(n_kept, N_STARTUP_COMMS, "cc_graph_coll_startup returns each one as set");
+    CHECK_NEAR(sum, want_sum, 1e-9, "their sum is the hand sum 40 + 0.5 * (0 + ... + 39) = %g", want_sum);
+    CHECK_RES(ctx, cc_graph_set_coll_startup(g, comms[30], 7), CC_OK, "setting the 31st again");
+    CHECK_NEAR(cc_graph_coll_startup(g, comms[30]), 7, 0, "replaces its cost");
+    CHECK_NEAR(cc_graph_coll_startup(g, comms[31]), 1.0 + 0.5 * 31, 0, "and leaves the next alone");
+    CHECK_RES(ctx, cc_graph_fuse(ctx, g, NULL, &out, NULL), CC_OK, "fusing the graph");
+    if (out) {
+        n_kept = 0;
+        for (i = 0; i < N_STARTUP_COMMS; i++)
+            if (cc_graph_coll_startup(out, comms[i]) == cc_graph_coll_startup(g, comms[i])) n_kept++;
+        CHECK_INT(n_kept, N_STARTUP_COMMS, "the rewrite's output has all %d start-up costs", N_STARTUP_COMMS);
+        cc_graph_destroy(out);
+    }
+    cc_graph_destroy(g);
+    /* a table that cannot grow: the 17th communicator needs a larger one */
+    memset(&fa, 0, sizeof fa);
+    cd.allocator = tu_allocator(&fa);
+    CHECK_RES(NULL, cc_context_create(&cd, &fctx), CC_OK, "a context whose allocator fails on request");
+    if (fctx) {
+        g = NULL;
+        CHECK_RES(fctx, cc_graph_create(fctx, NULL, &g), CC_OK, "a graph in it");
+        if (g) {
+            for (i = 0; i < 16; i++) cc_graph_set_coll_startup(g, comms[i], 2);
+            fa.fail_at = fa.n_calls + 1;
+            fa.fail_after = 1;
+            CHECK_RES(fctx, cc_graph_set_coll_startup(g, comms[16], 3), CC_ERR_OUT_OF_MEMORY,
+                      "a 17th communicator without memory is refused");
+            CHECK_CONTAINS(cc_last_error(fctx), "out of memory", "saying so (%s)", cc_last_error(fctx));
+            CHECK_NEAR(cc_graph_coll_startup(g, comms[16]), -1, 0, "it is not set");
+            CHECK_NEAR(cc_graph_coll_startup(g, comms[15]), 2, 0, "and the 16 before it are kept");
+            fa.fail_at = 0;
+            fa.fail_after = 0;
+            CHECK_RES(fctx, cc_graph_set_coll_startup(g, comms[16], 3), CC_OK, "with memory again it is taken");
+            cc_graph_destroy(g);
+        }
+        CHECK_INT(fa.live, 1, "only the context's own block is left");
+        cc_context_destroy(fctx);
+        CHECK_INT(fa.live, 0, "nothing leaks");
+    }
+    for (i = 0; i < N_STARTUP_COMMS; i++) cc_comm_destroy(comms[i]);
 }
 
 int main(void) {
@@ -618,6 +706,7 @@ int main(void) {
     TH_RUN(test_foreign_handles);
     TH_RUN(test_other_context);
     TH_RUN(test_graph_query);
+    TH_RUN(test_many_startups);
     cc_context_destroy(ctx);
     return th_done();
 }

@@ -696,7 +696,7 @@ static void test_fault_windows(void) {
     int n_logged = 0, trial, n_bad = 0, n_graphs = 0;
     int64_t failures = 0;
     cc_context* lctx = NULL;
-    cc_context_desc cd = cc_context_desc_default();
+    cc_context_desc cd = {0};
     tu_rng rng = { 31337 };
     cd.logger.log_fn = count_log;
     cd.logger.user_data = &n_logged;

@@ -38,11 +38,11 @@ static void log_fn(cc_log_level level, const char* message, void* user_data) {
 
 
 static void test_errors_and_logger(void) {
-    cc_context_desc cd = cc_context_desc_default();
+    cc_context_desc cd = {0};
     cc_context* ctx = NULL;
     cc_context* other = NULL;
     cc_graph* g = NULL;
-    cc_op_desc d = cc_op_desc_default();
+    cc_op_desc d = {0};
     cc_op op;
     log_record rec;
     memset(&rec, 0, sizeof rec);
@@ -91,7 +91,7 @@ static void test_never_prints(void) {
     cc_schedule s;
     cc_sched_desc sd = cc_sched_desc_default();
     cc_op ops[4], junk;
-    cc_op_desc d = cc_op_desc_default();
+    cc_op_desc d = {0};
     cc_buffer b, ghost = {77, 0};
     cc_region reg;
     double t[4] = {0, 0, 0, 0}, mk, cp, rb;

@@ -171,7 +171,7 @@ static cc_result world_rank(cc_rank* rank, void* arg) {
 }
 
 static int world_reference(cc_context* ctx, const cc_collective* c, int n, int me, int salt, void* result) {
-    cc_world_desc wd = cc_world_desc_default();
+    cc_world_desc wd = {0};
     cc_world* w = NULL;
     world_case wc;
     cc_result r;
@@ -308,7 +308,7 @@ static void op_combine(void* s, void* u) {
    (dp, stream comm1), combine; salt != 0 builds a different plan */
 static cc_graph* plan_graph(cc_context* ctx, plan_data* p, cc_comm* world, cc_comm* dp, int other) {
     static const char* names[] = { "compute", "comm", "comm1" };
-    cc_graph_desc gd = cc_graph_desc_default();
+    cc_graph_desc gd = {0};
     cc_graph* g = NULL;
     cc_buffer ba, bb, bg, bo;
     cc_region ra, rb, rg, ro, rr[2];
@@ -331,18 +331,18 @@ static cc_graph* plan_graph(cc_context* ctx, plan_data* p, cc_comm* world, cc_co
     ar.comm = world; ar.send_buf = p->a; ar.recv_buf = p->a;
     memset(&ag, 0, sizeof ag);
     ag.kind = CC_COLL_ALL_GATHER; ag.dtype = CC_DTYPE_FLOAT32; ag.n_elems = PN; ag.comm = dp; ag.send_buf = p->b; ag.recv_buf = p->g;
-    d = cc_op_desc_default(); d.name = "fill_a"; d.duration_us = 100; d.fn = op_fill_a; d.user_data = p; d.writes = &ra; d.n_writes = 1;
+    d = (cc_op_desc){0}; d.name = "fill_a"; d.duration_us = 100; d.fn = op_fill_a; d.user_data = p; d.writes = &ra; d.n_writes = 1;
     cc_graph_add_op(g, &d, &op);
-    d = cc_op_desc_default(); d.name = "allreduce_a"; d.duration_us = 300; d.stream = 1; d.coll = &ar;
+    d = (cc_op_desc){0}; d.name = "allreduce_a"; d.duration_us = 300; d.stream = 1; d.coll = &ar;
     d.reads = &ra; d.n_reads = 1; d.writes = &ra; d.n_writes = 1;
     cc_graph_add_op(g, &d, &op);
-    d = cc_op_desc_default(); d.name = "fill_b"; d.duration_us = 100; d.fn = op_fill_b; d.user_data = p; d.writes = &rb; d.n_writes = 1;
+    d = (cc_op_desc){0}; d.name = "fill_b"; d.duration_us = 100; d.fn = op_fill_b; d.user_data = p; d.writes = &rb; d.n_writes = 1;
     cc_graph_add_op(g, &d, &op);
-    d = cc_op_desc_default(); d.name = "allgather_b"; d.duration_us = 300; d.stream = 2; d.coll = &ag;
+    d = (cc_op_desc){0}; d.name = "allgather_b"; d.duration_us = 300; d.stream = 2; d.coll = &ag;
     d.reads = &rb; d.n_reads = 1; d.writes = &rg; d.n_writes = 1;
     cc_graph_add_op(g, &d, &op);
     rr[0] = ra; rr[1] = rg;
-    d = cc_op_desc_default(); d.name = "combine"; d.duration_us = 50; d.fn = op_combine; d.user_data = p;
+    d = (cc_op_desc){0}; d.name = "combine"; d.duration_us = 50; d.fn = op_combine; d.user_data = p;
     d.reads = rr; d.n_reads = 2; d.writes = &ro; d.n_writes = 1;
     cc_graph_add_op(g, &d, &op);
     return g;
@@ -426,7 +426,7 @@ static void check_plan(cc_context* ctx, cc_comm* world, cc_comm* dp) {
 
 /* ---- a mismatch through cc_comm_run ---------------------------------------*/
 static void check_mismatch(cc_context* ctx) {
-    cc_mpi_desc md = cc_mpi_desc_default();
+    cc_mpi_desc md = {0};
     cc_comm* c = NULL;
     float x[8], y[8 * 4];
     cc_collective k;
@@ -454,7 +454,7 @@ static void check_mismatch(cc_context* ctx) {
 }
 
 static void check_api(cc_context* ctx, cc_comm* world) {
-    cc_mpi_desc d = cc_mpi_query_defaults(NULL), bad = cc_mpi_desc_default();
+    cc_mpi_desc d = cc_mpi_query_defaults(NULL), bad = (cc_mpi_desc){0};
     cc_comm *none = (cc_comm*)1, *c = NULL;
     cc_collective k;
     float x[4] = { 0, 0, 0, 0 };
@@ -486,7 +486,7 @@ static void check_api(cc_context* ctx, cc_comm* world) {
 
 /* ---- fault scenarios: through the CPU backend, as a step would -----------*/
 static int fault(cc_context* ctx, const char* mode) {
-    cc_mpi_desc md = cc_mpi_desc_default();
+    cc_mpi_desc md = {0};
     cc_comm* world = NULL;
     cc_backend be;
     void* st = NULL;
@@ -534,9 +534,9 @@ static int fault(cc_context* ctx, const char* mode) {
 }
 
 int main(int argc, char** argv) {
-    cc_context_desc cd = cc_context_desc_default();
+    cc_context_desc cd = {0};
     cc_context* ctx = NULL;
-    cc_mpi_desc md = cc_mpi_desc_default();
+    cc_mpi_desc md = {0};
     cc_comm *world = NULL, *tp = NULL, *dp = NULL, *native = NULL;
     int sums[2], tot[2], tpn, salt = 1;
     double t0;

@@ -254,7 +254,7 @@ static int dummy_comm;
 static float dummy_buf[4];
 
 static cc_op add(cc_graph* g, const char* name, double us, int stream, cc_coll_kind kind, const cc_op* deps, int n_deps) {
-    cc_op_desc d = cc_op_desc_default();
+    cc_op_desc d = {0};
     cc_collective co;
     cc_op op;
     memset(&co, 0, sizeof co);
@@ -268,7 +268,7 @@ static cc_op add(cc_graph* g, const char* name, double us, int stream, cc_coll_k
 }
 
 static cc_graph* three_streams(void) {
-    cc_graph_desc gd = cc_graph_desc_default();
+    cc_graph_desc gd = {0};
     cc_graph* g = NULL;
     gd.n_streams = 3;
     if (cc_graph_create(ctx, &gd, &g) != CC_OK) CHECK(0, "a graph of 3 streams: %s", cc_last_error(ctx));
@@ -442,7 +442,7 @@ static void test_xla_random(void) {
 
 /* Not a stream graph: refused with the resource named. */
 static void test_xla_bad(void) {
-    cc_graph_desc gd = cc_graph_desc_default();
+    cc_graph_desc gd = {0};
     cc_graph* g = NULL;
     int caps[1] = { 2 };
     cc_op order[1];

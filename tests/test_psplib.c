@@ -278,7 +278,7 @@ static void test_malformed(void) {
         cc_graph* g = NULL;
         tu_alloc a;
         cc_context* cx = NULL;
-        cc_context_desc cd = cc_context_desc_default();
+        cc_context_desc cd = {0};
         cc_result r;
         memset(&a, 0, sizeof a);
         cd.allocator = tu_allocator(&a);
@@ -407,7 +407,7 @@ static void test_wide_line(void) {
     snprintf(path, sizeof path, "%s/wide.sm", tu_tmp_dir());
     r = cc_graph_create(ctx, NULL, &g);
     for (i = 0; i < 2000 && r == CC_OK; i++) {
-        cc_op_desc d = cc_op_desc_default();
+        cc_op_desc d = {0};
         d.duration_us = 1 + i % 7;
         d.stream = i % 2;
         r = cc_graph_add_op(g, &d, NULL);

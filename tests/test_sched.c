@@ -370,7 +370,7 @@ static void test_edge_cases(void) {
     cc_graph* g = NULL;
     cc_schedule s;
     cc_sched_desc sd = cc_sched_desc_default();
-    cc_op_desc d = cc_op_desc_default();
+    cc_op_desc d = {0};
     cc_op a;
     int meth;
     if (cc_graph_create(ctx, NULL, &g) != CC_OK) return;
@@ -412,7 +412,7 @@ static void test_edge_cases(void) {
 static void test_grid(void) {
     cc_graph* g = NULL;
     cc_op a, b, c;
-    cc_op_desc d = cc_op_desc_default();
+    cc_op_desc d = {0};
     cc_schedule s;
     cc_sched_desc sd = cc_sched_desc_default();
     if (cc_graph_create(ctx, NULL, &g) != CC_OK) return;
@@ -523,7 +523,7 @@ static void test_query_defaults(void) {
 static void test_window_report(void) {
     cc_graph* g = NULL;
     cc_op c1, c2, s1, s2;
-    cc_op_desc d = cc_op_desc_default();
+    cc_op_desc d = {0};
     cc_sched_desc sd;
     cc_schedule s;
     int b;
@@ -560,7 +560,7 @@ static void test_window_report(void) {
     if (cc_graph_create(ctx, NULL, &g) != CC_OK) return;
     for (b = 0; b < 20; b++) {
         cc_op c;
-        d = cc_op_desc_default();
+        d = (cc_op_desc){0};
         d.name = "c"; d.duration_us = 1 + (7 * b) % 9; d.stream = CC_STREAM_COMPUTE; cc_graph_add_op(g, &d, &c);
         d.name = "s"; d.duration_us = 1 + (5 * b) % 9; d.stream = CC_STREAM_COMM; d.deps = &c; d.n_deps = 1;
         cc_graph_add_op(g, &d, NULL);
@@ -639,7 +639,7 @@ static double small_windows(cc_graph* g, const tu_inst* in, int window_max_ops, 
 static void check_refused(int field, int below, int above) {
     const char* name = field ? "perturbations" : "window_max_ops";
     cc_graph* g = NULL;
-    cc_op_desc d = cc_op_desc_default();
+    cc_op_desc d = {0};
     cc_schedule s;
     int t;
     if (cc_graph_create(ctx, NULL, &g) != CC_OK) return;
@@ -700,7 +700,7 @@ static void test_never_worse_than_program(void) {
     int t, trial;
     for (t = 0; t < 4; t++)
         for (trial = 0; trial < (sizes[t] > 2000 ? 2 : 5); trial++) {
-            cc_graph_desc gd = cc_graph_desc_default();
+            cc_graph_desc gd = {0};
             cc_graph* g = NULL;
             cc_exec_costs costs;
             cc_schedule sch;
@@ -714,7 +714,7 @@ static void test_never_worse_than_program(void) {
             r = cc_graph_create(ctx, &gd, &g);
             ops = (cc_op*)malloc(sizeof(cc_op) * (size_t)n);
             for (i = 0; i < n && r == CC_OK; i++) {
-                cc_op_desc d = cc_op_desc_default();
+                cc_op_desc d = {0};
                 cc_op deps[3];
                 int j, nd = 0;
                 for (j = 0; j < 3 && i > 0; j++)
@@ -1027,7 +1027,7 @@ static void test_window_prove(void) {
     CHECK(n_runs == 8 && n_open > 0, "window_prove on flow shops: %d runs, %d left above Johnson's optimum", n_runs, n_open);
     {
         cc_graph* g = NULL;
-        cc_op_desc d = cc_op_desc_default();
+        cc_op_desc d = {0};
         cc_sched_desc sd = cc_sched_desc_default();
         cc_schedule s;
         if (cc_graph_create(ctx, NULL, &g) == CC_OK) {
@@ -1051,7 +1051,7 @@ static void perturb_oom(const tu_inst* in, double ref, const double* ref_st) {
     int bad = 0, n_oom = 0;
     for (k = 0; k <= n_allocs + 1; k++) {
         tu_alloc a;
-        cc_context_desc cd = cc_context_desc_default();
+        cc_context_desc cd = {0};
         cc_context* c2 = NULL;
         cc_graph* g = NULL;
         cc_schedule s;

@@ -130,7 +130,7 @@ static void test_refusals_on_threads(void) {
     if (!CHECK(tries < 20, "a graph of 36 ops where the restarts run (%d tried)", tries)) goto out;
     for (k = 0; k <= n_allocs + 1; k += (k < 20 ? 1 : 97)) {
         locked_alloc l;
-        cc_context_desc cd = cc_context_desc_default();
+        cc_context_desc cd = {0};
         cc_context* c2 = NULL;
         cc_graph* g2 = NULL;
         cc_schedule s;

@@ -151,7 +151,7 @@ static void test_random_issue(void) {
 
 static void test_deadlock(void) {
     cc_graph* g = NULL;
-    cc_op_desc d = cc_op_desc_default();
+    cc_op_desc d = {0};
     cc_op prod, cons, other, order[3];
     double mk = -1;
     cc_result r;
@@ -175,7 +175,7 @@ static void test_deadlock(void) {
         cc_op x, y, o2[2];
         cc_graph* g2 = NULL;
         cc_graph_create(ctx, NULL, &g2);
-        d = cc_op_desc_default();
+        d = (cc_op_desc){0};
         d.name = "x_compute"; d.duration_us = 4; cc_graph_add_op(g2, &d, &x);
         d.name = "y_comm"; d.duration_us = 1; d.stream = CC_STREAM_COMM; d.deps = &x; d.n_deps = 1; cc_graph_add_op(g2, &d, &y);
         o2[0] = y; o2[1] = x;
@@ -192,13 +192,13 @@ static void test_deadlock(void) {
     CHECK(cc_simulate(ctx, g, NULL, 3, NULL, &mk) != CC_OK, "issue_order NULL is refused");
     cc_graph_destroy(g);
     {
-        cc_graph_desc gd = cc_graph_desc_default();
+        cc_graph_desc gd = {0};
         int caps[1] = {2};
         cc_op a;
         gd.n_resources = 1;
         gd.capacities = caps;
         if (cc_graph_create(ctx, &gd, &g) == CC_OK) {
-            d = cc_op_desc_default();
+            d = (cc_op_desc){0};
             d.name = "wide"; d.duration_us = 1;
             cc_graph_add_op(g, &d, &a);
             CHECK(cc_simulate(ctx, g, &a, 1, NULL, &mk) != CC_OK, "a graph with a resource of capacity 2 is not a stream graph: refused (%s)",
@@ -227,14 +227,14 @@ static cc_graph* chain_graph(cc_op* ops) {
     co.kind = CC_COLL_ALL_REDUCE; co.dtype = CC_DTYPE_FLOAT32; co.reduce = CC_REDUCE_SUM; co.n_elems = 16;
     co.comm = (cc_comm*)&dummy;
     co.send_buf = sendbuf; co.recv_buf = sendbuf;
-    d = cc_op_desc_default(); d.name = "a"; d.duration_us = 10; d.writes = &r; d.n_writes = 1;
+    d = (cc_op_desc){0}; d.name = "a"; d.duration_us = 10; d.writes = &r; d.n_writes = 1;
     cc_graph_add_op(g, &d, &ops[0]);
-    d = cc_op_desc_default(); d.name = "b"; d.duration_us = 10; d.stream = 1; d.coll = &co;
+    d = (cc_op_desc){0}; d.name = "b"; d.duration_us = 10; d.stream = 1; d.coll = &co;
     d.reads = &r; d.n_reads = 1; d.writes = &r; d.n_writes = 1;
     CHECK_RES(ctx, cc_graph_add_op(g, &d, &ops[1]), CC_OK, "the all-reduce is added");
-    d = cc_op_desc_default(); d.name = "d"; d.duration_us = 4;
+    d = (cc_op_desc){0}; d.name = "d"; d.duration_us = 4;
     cc_graph_add_op(g, &d, &ops[2]);
-    d = cc_op_desc_default(); d.name = "c"; d.duration_us = 10; d.reads = &r; d.n_reads = 1;
+    d = (cc_op_desc){0}; d.name = "c"; d.duration_us = 10; d.reads = &r; d.n_reads = 1;
     cc_graph_add_op(g, &d, &ops[3]);
     return g;
 }
@@ -324,7 +324,7 @@ static void test_exposed(void) {
     cc_graph_destroy(g);
     {   /* no collectives: zero, whatever the gaps */
         cc_graph* h = NULL;
-        cc_op_desc d = cc_op_desc_default();
+        cc_op_desc d = {0};
         double s3[2] = { 0, 50 }, e3[2] = { 10, 60 };
         cc_graph_create(ctx, NULL, &h);
         d.duration_us = 10;

@@ -384,7 +384,7 @@ static void check_tallies(const char* what, const tally* t, int n_ranks, int ski
 }
 
 static void test_collectives(void) {
-    cc_world_desc d = cc_world_desc_default();
+    cc_world_desc d = {0};
     cc_world* w = NULL;
     layout_run* L = (layout_run*)calloc(1, sizeof *L);
     cc_result r;
@@ -474,7 +474,7 @@ static cc_result mismatch_rank(cc_rank* rank, void* ud) {
 }
 
 static void test_mismatch(void) {
-    cc_world_desc d = cc_world_desc_default();
+    cc_world_desc d = {0};
     cc_world* w = NULL;
     mm_run* M = (mm_run*)calloc(1, sizeof *M);
     cc_result r;
@@ -516,7 +516,7 @@ static cc_result timeout_rank(cc_rank* rank, void* ud) {
 }
 
 static void test_timeout(void) {
-    cc_world_desc d = cc_world_desc_default();
+    cc_world_desc d = {0};
     cc_world* w = NULL;
     to_run T;
     cc_result r;
@@ -564,7 +564,7 @@ static cc_result failing_rank(cc_rank* rank, void* ud) {
 }
 
 static void test_failing_rank(void) {
-    cc_world_desc d = cc_world_desc_default();
+    cc_world_desc d = {0};
     cc_world* w = NULL;
     to_run T;
     cc_result r;
@@ -619,7 +619,7 @@ static cc_result link_rank(cc_rank* rank, void* ud) {
 }
 
 static void test_link(void) {
-    cc_world_desc d = cc_world_desc_default();
+    cc_world_desc d = {0};
     cc_world* w = NULL;
     link_run L;
     cc_link link, intra, inter;
@@ -700,11 +700,11 @@ static cc_result bad_rank(cc_rank* rank, void* ud) {
 }
 
 static void test_bad_args(void) {
-    cc_world_desc d = cc_world_desc_default();
+    cc_world_desc d = {0};
     cc_world* w = NULL;
     bad_run* B = (bad_run*)calloc(1, sizeof *B);
     log_keep lk;
-    cc_context_desc cd = cc_context_desc_default();
+    cc_context_desc cd = {0};
     cc_context* lctx = NULL;
     cc_link inf;
     int i;
@@ -727,14 +727,14 @@ static void test_bad_args(void) {
     CHECK_RES(NULL, cc_world_create(g_ctx, &d, &w), CC_ERR_INVALID_ARG, "cc_world_create with no logger");
     CHECK_CONTAINS(cc_last_error(g_ctx), "n_ranks must be >= 1, got 0", "cc_last_error of the context names n_ranks (%s)",
                    cc_last_error(g_ctx));
-    d = cc_world_desc_default();
+    d = (cc_world_desc){0};
     d.n_ranks = 2;
     inf.alpha_us = 1;
     inf.us_per_byte = HUGE_VAL;
     d.inter_node = &inf;
     CHECK_RES(NULL, cc_world_create(g_ctx, &d, &w), CC_ERR_INVALID_ARG, "cc_world_create with an infinite us_per_byte");
     CHECK_CONTAINS(cc_last_error(g_ctx), "inter_node", "the message names the link (%s)", cc_last_error(g_ctx));
-    d = cc_world_desc_default();
+    d = (cc_world_desc){0};
     d.n_ranks = 2;
     d.timeout_s = 5;
     if (cc_world_create(g_ctx, &d, &w) != CC_OK) { CHECK(0, "cc_world_create"); free(B); return; }
@@ -776,8 +776,8 @@ static cc_result alloc_rank(cc_rank* rank, void* ud) {
 }
 
 static void test_allocator(void) {
-    cc_world_desc d = cc_world_desc_default();
-    cc_context_desc cd = cc_context_desc_default();
+    cc_world_desc d = {0};
+    cc_context_desc cd = {0};
     cc_context* actx = NULL;
     cc_world* w = NULL;
     count_alloc ca;
@@ -854,7 +854,7 @@ static cc_result same_rank(cc_rank* rank, void* ud) {
 }
 
 static void test_same_comm_threads(void) {
-    cc_world_desc d = cc_world_desc_default();
+    cc_world_desc d = {0};
     cc_world* w = NULL;
     same_run S;
     cc_result r;
@@ -885,9 +885,9 @@ static void test_create_oom(void) {
     int k, n_oom = 0, n_other = 0, leaks = 0, ok_at = 0;
     for (k = 1; k < 200 && !ok_at; k++) {
         tu_alloc a;
-        cc_context_desc cd = cc_context_desc_default();
+        cc_context_desc cd = {0};
         cc_context* actx = NULL;
-        cc_world_desc d = cc_world_desc_default();
+        cc_world_desc d = {0};
         cc_world* w = NULL;
         cc_result r;
         memset(&a, 0, sizeof a);

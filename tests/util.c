@@ -134,7 +134,7 @@ tu_inst* tu_random_inst(tu_rng* r, const tu_gen* g) {
 }
 
 cc_result tu_build_graph(cc_context* ctx, const tu_inst* in, cc_graph** out) {
-    cc_graph_desc gd = cc_graph_desc_default();
+    cc_graph_desc gd = {0};
     cc_graph* g = NULL;
     cc_op* ops = (cc_op*)calloc((size_t)in->n + 1, sizeof(cc_op));
     cc_op* deps = (cc_op*)calloc((size_t)in->n + 1, sizeof(cc_op));
@@ -149,7 +149,7 @@ cc_result tu_build_graph(cc_context* ctx, const tu_inst* in, cc_graph** out) {
     }
     res = cc_graph_create(ctx, &gd, &g);
     for (i = 0; res == CC_OK && i < in->n; i++) {
-        cc_op_desc d = cc_op_desc_default();
+        cc_op_desc d = {0};
         char name[32];
         int nd = 0;
         snprintf(name, sizeof name, "j%d", i);
@@ -655,7 +655,7 @@ cc_result tu_run_step(cc_rank* rank, cc_graph* g, const cc_op* order) {
 }
 
 void tu_run_world(int n_ranks, cc_result (*fn)(cc_rank*, void*), void* arg, cc_result* rc, char* err, size_t n_err) {
-    cc_world_desc wd = cc_world_desc_default();
+    cc_world_desc wd = {0};
     cc_world* w = NULL;
     cc_context* ctx = NULL;
     wd.n_ranks = n_ranks;

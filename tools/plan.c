@@ -723,7 +723,7 @@ static cc_result run_peer(const planner* P, const peer_policy* pol, outcome* o) 
 
 /* ---- the library ------------------------------------------------------------------ */
 static cc_rewrite_desc rewrite_desc(const planner* P, int n_ops) {
-    cc_rewrite_desc rd = cc_rewrite_desc_default();
+    cc_rewrite_desc rd = {0};
     rd.sched = sched_desc(P);
     /* large steps: candidates judged by one list pass each, at most 96
        (the result is still scheduled in full) */

@@ -55,7 +55,7 @@ typedef struct options {
     double link_alpha_us, link_us_per_kib;
     const char *save, *save_init, *load, *dump_batches, *dump_grads, *losses, *trace;
     int eval_batches, sample_chars, profile_repeats, print_every, compare_steps;
-    int profile_steps;             /* steps of each order profiled in place (cc_exec_profile_add, run as training runs them); 0: none */
+    int profile_steps;             /* steps of each order profiled in place (cc_exec_profile_loop_step, run as training runs them); 0: none */
     int profile_warmup;            /* steps of each order run before those, not profiled */
     int pin;                       /* CPU ranks as threads: each rank's threads kept to one core (Linux) */
     int decompose, fuse;      /* rewrites before scheduling (the library's order only) */

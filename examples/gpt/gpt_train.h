@@ -330,7 +330,7 @@ static cc_result profile_step(rank_state* s) {
     if ((rc = snap_save(s, &s->snap)) != CC_OK) return rc;
     rc = set_batch(s, 0, 0);
     if (rc == CC_OK) rc = set_step(s, 0, 1);
-    if (rc == CC_OK && s->o->profile_repeats > 0) rc = cc_exec_profile(s->ex[0], s->o->profile_repeats, world);
+    if (rc == CC_OK && s->o->profile_repeats > 0) rc = cc_exec_profile_ops(s->ex[0], s->o->profile_repeats, world);
     else if (rc == CC_OK) rc = model_durations(s, s->train);
     if (rc == CC_OK) rc = snap_restore(s, &s->snap);
     return rc;
@@ -341,7 +341,8 @@ static cc_result profile_step(rank_state* s) {
    schedule desc that will schedule the result. The rewritten step is
    profiled again (with --profile 0 it keeps the library's estimates). */
 static cc_result rewrite_step(rank_state* s, const cc_sched_desc* sd) {
-    cc_rewrite_desc rd = cc_rewrite_desc_default();
+    cc_rewrite_desc rd;
+    memset(&rd, 0, sizeof rd);
     cc_rewrite_report rep;
     cc_plan* plan = NULL;
     cc_exec* ex = NULL;
@@ -363,7 +364,7 @@ static cc_result rewrite_step(rank_state* s, const cc_sched_desc* sd) {
     rc = cc_plan_create(s->m.ctx, s->run, NULL, &plan);
     if (rc == CC_OK) rc = cc_exec_create(s->m.ctx, plan, s->be, &ex);
     if (rc == CC_OK) rc = cc_exec_agree(ex, world);
-    if (rc == CC_OK && s->o->profile_repeats > 0) rc = cc_exec_profile(ex, s->o->profile_repeats, world);
+    if (rc == CC_OK && s->o->profile_repeats > 0) rc = cc_exec_profile_ops(ex, s->o->profile_repeats, world);
     /* --profile 0: the rewritten step's ops from the same model (a chunk of
        a collective pays the link's latency, which the rewrites' estimate of
        a resized collective does not know without profiling) */
@@ -471,7 +472,7 @@ static cc_result plan_steps(rank_state* s) {
 
 /* Each order profiled in steps run as training runs them (the
    batch and AdamW's step set, the step, its time and loss read back), each
-   added to its profile (cc_exec_profile_add), then applied, the ranks
+   added to its profile (cc_exec_profile_loop_step), then applied, the ranks
    agreeing. Not cc_exec_profile_steps: steps back to back, with no host
    work between them, let the ranks drift apart otherwise than in training
    (a rank that ends its step early starts the next at once and waits in
@@ -498,9 +499,9 @@ static cc_result profile_orders(rank_state* s, int n_orders, int warmup, int ste
             rc = run_step(s, s->ex[k], 0, step, 0, 1);
             if (rc == CC_OK) rc = measure_step(s, s->ex[k], g, &ms, &exposed);
             if (rc == CC_OK) rc = read_loss(s, &loss);
-            if (rc == CC_OK && step >= warmup) rc = cc_exec_profile_add(s->ex[k]);
+            if (rc == CC_OK && step >= warmup) rc = cc_exec_profile_loop_step(s->ex[k]);
         }
-    for (k = 0; k < n_orders && rc == CC_OK; k++) rc = cc_exec_profile_apply(s->ex[k], s->world_comm);
+    for (k = 0; k < n_orders && rc == CC_OK; k++) rc = cc_exec_profile_loop_apply(s->ex[k], s->world_comm);
     return rc;
 }
 
@@ -519,7 +520,7 @@ static cc_result profile_in_place(rank_state* s) {
     shared* sh = s->sh;
     int i, n = cc_graph_n_ops(s->train), nx = cc_graph_n_ops(s->run), k = s->o->profile_steps;
     double mk0 = 0, mk1 = 0, mean0 = 0, mean1 = 0;
-    cc_steps_profile sp[2];
+    cc_profile_result sp[2];
     cc_op* prog;
     cc_result rc;
     if (k <= 0 || s->o->profile_repeats <= 0 || s->o->cuda_graphs) return CC_OK;
@@ -531,11 +532,11 @@ static cc_result profile_in_place(rank_state* s) {
        durations (the trace's prediction) */
     rc = profile_orders(s, s->program_kept ? 1 : 2, s->o->profile_warmup, k);
     if (rc == CC_OK) rc = cc_simulate(s->m.ctx, s->train, prog, n, s->pred_start[0], &mean0);
-    if (rc == CC_OK) rc = cc_exec_steps_profile(s->ex[0], &sp[0]);
+    if (rc == CC_OK) rc = cc_exec_query_profile(s->ex[0], &sp[0]);
     mk0 = sp[0].makespan_median_us;
     if (rc == CC_OK && !s->program_kept) {
         rc = cc_simulate(s->m.ctx, s->run, s->sched.order, nx, s->pred_start[1], &mean1);
-        if (rc == CC_OK) rc = cc_exec_steps_profile(s->ex[1], &sp[1]);
+        if (rc == CC_OK) rc = cc_exec_query_profile(s->ex[1], &sp[1]);
         mk1 = sp[1].makespan_median_us;
     } else if (rc == CC_OK) {
         mk1 = mk0;
@@ -915,7 +916,8 @@ static cc_result fingerprint_rank(cc_rank* rank, void* user) {
 /* Every rank's graphs, on the in-process world whatever the trainer. 0,
    or the exit status. */
 static int gpt_fingerprint_ranks(shared* sh) {
-    cc_world_desc wd = cc_world_desc_default();
+    cc_world_desc wd;
+    memset(&wd, 0, sizeof wd);
     cc_world* w = NULL;
     cc_result r;
     wd.n_ranks = sh->o.tp * sh->o.dp;

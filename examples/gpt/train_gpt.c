@@ -261,7 +261,7 @@ static int pin_prepare(void) { return 0; }
 /* The in-process world: TP x DP ranks as threads, the TP group on one
    node, over the emulated link (intra, inter: its links, filled in here). */
 static cc_world_desc world_desc(const options* o, cc_link* intra, cc_link* inter) {
-    cc_world_desc wd = cc_world_desc_default();
+    cc_world_desc wd = {0};
     wd.n_ranks = o->tp * o->dp;
     wd.ranks_per_node = o->tp;
     wd.emulate_link = o->emulate;
@@ -323,7 +323,7 @@ static const gpt_trainer mpi_trainer = { "train_gpt_mpi", &cpu_kernels, 0, 0, 0,
    ranks (*world); whether this process speaks (world rank 0 only). 0, or
    the exit status. */
 static int mpi_start(shared* sh, cc_context** ctx, cc_comm** world, int* me) {
-    cc_mpi_desc md = cc_mpi_desc_default();
+    cc_mpi_desc md = {0};
     int size = 0, want = sh->o.tp * sh->o.dp;
     if (cc_context_create(NULL, ctx) != CC_OK) {
         fprintf(stderr, "train_gpt_mpi: cannot create a context\n");

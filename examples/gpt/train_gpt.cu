@@ -759,7 +759,7 @@ static void* cuda_rank(void* p) {
         ra->status = 2;
     }
     if (rc == CC_OK) {
-        cc_nccl_desc nd = cc_nccl_desc_default();
+        cc_nccl_desc nd = {};
         cc_cuda_backend_desc bd = cc_cuda_backend_desc_default();
         nd.name = "world";
         nd.timeout_s = 120;

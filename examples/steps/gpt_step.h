@@ -1116,7 +1116,8 @@ static void gpt_grad_ready(gpt_builder* b, int p);
 GPT_STEP_FN void gpt_add_op(gpt_builder* b, const char* name, int l, int stream, gpt_op_args* a, int chunks,
                             const cc_collective* coll, const cc_op* deps, int n_deps) {
     const gpt_model* s = b->s;
-    cc_op_desc d = cc_op_desc_default();
+    cc_op_desc d;
+    memset(&d, 0, sizeof d);
     cc_region reads[GPT_OP_MAX_IN], writes[GPT_OP_MAX_OUT];
     gpt_step_op_info* info;
     char full[96], pre[16];
@@ -1754,7 +1755,8 @@ GPT_STEP_FN void gpt_build_train(gpt_builder* b) {
    or the model's `error` (a record the builder refuses). */
 GPT_STEP_FN cc_result gpt_build_graph(const gpt_model* s, int train, cc_graph** out, gpt_op_store* store) {
     static const char* const stream_names[] = { "compute", "tp", "dp", "pp" };
-    cc_graph_desc gd = cc_graph_desc_default();
+    cc_graph_desc gd;
+    memset(&gd, 0, sizeof gd);
     gpt_builder b;
     int p, m;
     memset(&b, 0, sizeof b);

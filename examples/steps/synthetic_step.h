@@ -29,7 +29,7 @@ static double synthetic_step__jitter(uint64_t* s, double base) {
 
 static cc_result synthetic_step_add(cc_graph* g, cc_op* out, const char* name, double dur, int stream,
                                     const cc_op* deps, int n_deps) {
-    cc_op_desc d = cc_op_desc_default();
+    cc_op_desc d = {0};
     d.name = name;
     d.duration_us = dur;
     d.stream = stream;
