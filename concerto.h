@@ -1277,6 +1277,8 @@ struct cc_context {
     char last_error[CONCERTO__MSG_MAX];
     uint32_t n_graphs;          /* graphs created: their serials */
     struct cc_graph* graphs;    /* the live ones, a list (to name a handle's graph) */
+    int bnb_shave_depth;        /* tests only (tests/test_exact_shave.c sets it): branch and bound's
+                                   nodes of fewer placed jobs shave their windows; 0: none do */
 };
 
 CONCERTO_API const char* cc_result_description(cc_result result) {
@@ -3917,9 +3919,7 @@ done:
      so that an incumbent at the bound stops the search at once. Where it
      shaves, the root bound runs again over a second clique cover (jobs of
      equal duration taken by id descending) and keeps the higher; the
-     search keeps the first cover. The nodes
-     shave too only below CONCERTO__BNB_SHAVE_DEPTH placed jobs (0 by
-     default).
+     search keeps the first cover. The nodes do not shave.
    - look-ahead: a child is dropped at once when an unplaced job with all
      predecessors placed fits entirely before s (it could only be placed
      later, where the left-shift rule would drop it).
@@ -3976,9 +3976,7 @@ typedef struct cc__bnb_result {
    count two steps per task and stream; unary-only problems above
    CONCERTO__BNB_UNARY_NODES_N jobs do not propagate in their nodes, so
    there a node is one unit. */
-#ifndef CONCERTO__BNB_WORK_PER_NODE
 #define CONCERTO__BNB_WORK_PER_NODE 115
-#endif
 
 typedef struct cc__bnb_child {
     int job;
@@ -4316,38 +4314,21 @@ static cc__time cc__bnb_fit_last(const cc__bnb* b, int j, cc__time lo, cc__time 
    a node of two streams of 32+ tasks cost 5-10 times more for at most a
    better makespan at 2x32, while the root bound alone halves the largest
    gap at about the cost of before. */
-#ifndef CONCERTO__BNB_UNARY_NODES_N
 #define CONCERTO__BNB_UNARY_NODES_N 32
-#endif
 
 #define CONCERTO__BNB_CLIQUES 32     /* cliques kept for edge-finding */
-
-/* Where some resource is cumulative, the destructive bound at the root
-   shaves its windows (cc__bnb_shave), and so do the nodes of fewer than
-   this many placed jobs, whose search then starts from the root's shaved
-   windows; 0: the search does not shave. Shaving every node (a depth
-   above n) cuts the nodes of the hardest J30 proofs 8-36 times, but a
-   node then costs 50-200 times more (bench/RESULTS.md), so by default the
-   search does not. */
-#ifndef CONCERTO__BNB_SHAVE_DEPTH
-#define CONCERTO__BNB_SHAVE_DEPTH 0
-#endif
 
 /* The root shaves only where the node budget is unlimited or at least this
    many (odd-even windows search 300 nodes: the root's shaving made them
    25% slower on J60 for no better makespan). */
-#ifndef CONCERTO__BNB_SHAVE_MIN_NODES
 #define CONCERTO__BNB_SHAVE_MIN_NODES 10000
-#endif
 
 /* The root's destructive bound runs energetic reasoning only where the node
    budget is unlimited or at least this many. In the J60 restarts' window
    searches (300 and 1000 nodes) it proved no window more and moved no
    makespan on every 4th instance (2525 windows proven either way), for 8%
    of the instructions of a hard instance. */
-#ifndef CONCERTO__BNB_ENERGETIC_MIN_NODES
 #define CONCERTO__BNB_ENERGETIC_MIN_NODES 2000
-#endif
 
 /* One time-tabling pass: the compulsory parts of the unplaced jobs (from
    h[] and lt[]) join the profile; then every unplaced job's head moves to
@@ -4989,9 +4970,7 @@ static int cc__bnb_probe(cc__bnb* b, const cc__time* w, int j, cc__time lo, cc__
    far. Every completion that ends by the target keeps its jobs in the
    shaved windows. Returns 0 when a window empties (no completion), else 1
    with the windows in h[] and lt[]. */
-#ifndef CONCERTO__BNB_SHAVE_PASSES
 #define CONCERTO__BNB_SHAVE_PASSES 3
-#endif
 
 /* The streams' snapshots' arrays (b->sk_*, b->bk_*); 0, and no
    snapshots (sk_on 0), when they cannot be had. */
@@ -5776,9 +5755,7 @@ static void cc__bnb_cliques(cc__bnb* b, int rev) {
 /* The work a proof by shaving (cc__bnb_run's prove) may spend: about
    0.6 s of the 2-core machine of bench/RESULTS.md. The proofs of the
    synthetic training steps' windows of 2x125 ops took 0.7-6.6 million. */
-#ifndef CONCERTO__BNB_PROVE_WORK
 #define CONCERTO__BNB_PROVE_WORK ((int64_t)1 << 23)
-#endif
 
 /* Branch and bound (cc__bnb_solve below) whose nodes propagate on
    unary-only problems of up to unary_nodes jobs (cc__bnb_solve:
@@ -5858,7 +5835,13 @@ static cc_result cc__bnb_run(cc_context* ctx, const cc__prob* p, cc__time* best,
         cc__bnb_cliques(b, 0);
         if (lb2 > lb) lb = lb2;
     }
-    if (b->shave) b->shave = CONCERTO__BNB_SHAVE_DEPTH;
+    /* where some resource is cumulative, the destructive bound at the root
+       shaves its windows (cc__bnb_shave); the nodes do not (shaving every
+       node cuts the nodes of the hardest proofs several times, but a node
+       then costs 50-200 times more), except those of fewer than
+       ctx->bnb_shave_depth placed jobs, a depth only tests set, whose
+       search then starts from the root's shaved windows */
+    if (b->shave) b->shave = ctx->bnb_shave_depth;
     if (b->shave > 0 && lb < CONCERTO__TIME_MAX && lb < b->U && b->U < CONCERTO__TIME_MAX) {
         /* the root's windows against the incumbent's target, shaved, become
            the heads and latest starts of every node's bound */
@@ -7053,8 +7036,8 @@ oom:
      busy blocks only make the model stricter), clique rows (jobs no two of
      which can overlap run one at a time), releases rounded up and deadlines
      down. The binaries are the steps y_{j,m} = "job j starts at m or
-     earlier" (x_{j,m} = y_{j,m} - y_{j,m-1}, y_{j,m-1} <= y_{j,m};
-     CONCERTO_LP_STEP, 0: the pulses themselves): a change of variables with
+     earlier" (x_{j,m} = y_{j,m} - y_{j,m-1}, y_{j,m-1} <= y_{j,m}; tests
+     also build it over the pulses themselves, cc__lp.pulse): a change of variables with
      the same relaxation, but lp_solve's branching on one splits a job's
      window in two rather than fixing or forbidding one start, and the
      precedence and capacity rows telescope to two entries a job. Alone on
@@ -7068,8 +7051,7 @@ oom:
      cc__lp_root_bound; or the bound the caller passes: a short branch and
      bound's before lp_solve alone); from it, feasibility models at rising
      horizons (each proven infeasible raises the bound; the first feasible
-     one is optimal) share the time limit (CONCERTO_LP_SEQUENCE; 0: one model
-     minimising C). A model whose releases, deadlines and busy times all lie
+     one is optimal) share the time limit. A model whose releases, deadlines and busy times all lie
      on the grid is exact; otherwise it is a restriction and never claims a
      proof. Models above CONCERTO__LP_MAX_TI_COLS binaries are refused
      (CC_ERR_UNSUPPORTED).
@@ -7111,25 +7093,6 @@ static make_lp_func* cc__lp_make_call = make_lp;
 
 static solve_func* cc__lp_solve_call = solve;
 
-/* lp_solve's branch-and-bound settings (lp_lib.h): which branch first, the
-   node selection rule, presolve, improve and scaling (-1: lp_solve's
-   default). Measured on J30 in bench/RESULTS.md. */
-#ifndef CONCERTO_LP_FLOOR
-#define CONCERTO_LP_FLOOR BRANCH_CEILING
-#endif
-#ifndef CONCERTO_LP_BB_RULE
-#define CONCERTO_LP_BB_RULE NODE_GAPSELECT
-#endif
-#ifndef CONCERTO_LP_PRESOLVE
-#define CONCERTO_LP_PRESOLVE PRESOLVE_NONE
-#endif
-#ifndef CONCERTO_LP_IMPROVE
-#define CONCERTO_LP_IMPROVE (-1)
-#endif
-#ifndef CONCERTO_LP_SCALING
-#define CONCERTO_LP_SCALING (-1)
-#endif
-
 /* The name of an lp_solve status (solve's return value). */
 static const char* cc__lp_status_name(int ret) {
     switch (ret) {
@@ -7159,7 +7122,7 @@ typedef struct cc__lp {
     size_t f_cap_a, f_cap_b;
     double t_end;             /* wall clock */
     cc__time known_lb;        /* a lower bound from the caller; < 0: branch and bound's root bound */
-    int pulse;                /* time-indexed models with pulse columns (0: step columns) */
+    int pulse;                /* tests only: time-indexed models with pulse columns (0: step columns) */
 } cc__lp;
 
 
@@ -7337,7 +7300,7 @@ typedef struct cc__lp_model {
     double scale;
     cc__time origin;
     /* time-indexed */
-    int step;                 /* columns are y_i = "starts at cm[i] or earlier" (CONCERTO_LP_STEP), not x_i */
+    int step;                 /* columns are y_i = "starts at cm[i] or earlier" (not cc__lp.pulse), not x_i */
     int* c0;                  /* [n+1] first column of job j (1-based), CSR */
     cc__time* cm;             /* grid index of each x column (0-based column - 1) */
     size_t cap_cm;
@@ -7621,13 +7584,6 @@ typedef struct cc__lp_win {
     int on;                   /* 0: the profile is too large, precedence only */
 } cc__lp_win;
 
-#ifndef CONCERTO_LP_STEP
-#define CONCERTO_LP_STEP 1       /* 1: the time-indexed model's columns are step variables; 0: pulses */
-#endif
-#ifndef CONCERTO_LP_CLIQUES
-#define CONCERTO_LP_CLIQUES 1    /* 1: clique rows in the time-indexed model */
-#endif
-
 #define CONCERTO__LP_MAX_PROFILE (1 << 22)   /* cells x resources of the time-tabling profile at most */
 
 static void cc__lp_win_free(cc_context* ctx, cc__lp_win* W) {
@@ -7861,6 +7817,7 @@ static cc_result cc__lp_build_ti(cc__lp* L, cc__lp_model* m, cc__lp_row* w, cons
     int n = L->n, k = L->k, i, j, e, q, r, col, ncell;
     cc__time o = W->o, g = W->g, mmax = 0, t;
     int32_t* avail = NULL;
+    cc_result rq;
     m->origin = o; m->scale = (double)g;
     m->exact = cc__lp_ti_exact(L, o, g);
     m->c0 = (int*)cc__alloc(L->ctx, ((size_t)n + 1) * sizeof(int));
@@ -7970,10 +7927,8 @@ static cc_result cc__lp_build_ti(cc__lp* L, cc__lp_model* m, cc__lp_row* w, cons
         }
     }
     cc__free(L->ctx, avail);
-    if (CONCERTO_LP_CLIQUES) {
-        cc_result rq = cc__lp_ti_cliques(L, m, w, ncell);
-        if (rq != CC_OK) return rq;
-    }
+    rq = cc__lp_ti_cliques(L, m, w, ncell);
+    if (rq != CC_OK) return rq;
     set_add_rowmode(m->lp, FALSE);
     return CC_OK;
 }
@@ -8042,13 +7997,12 @@ static cc_result cc__lp_run(cc__lp* L, cc__lp_model* m, cc__time* best, int have
     set_verbose(m->lp, NEUTRAL);
     put_abortfunc(m->lp, cc__lp_abort, &L->t_end);
     set_timeout(m->lp, (long)ceil(left > 0 ? left : 0) + 1);
-    set_bb_floorfirst(m->lp, CONCERTO_LP_FLOOR);
-    /* gap selection finds improved solutions of the time-indexed model
-       where the default rule finds none in 10 s (J30) */
-    set_bb_rule(m->lp, CONCERTO_LP_BB_RULE);
-    if (CONCERTO_LP_PRESOLVE) set_presolve(m->lp, CONCERTO_LP_PRESOLVE, get_presolveloops(m->lp));
-    if (CONCERTO_LP_IMPROVE >= 0) set_improve(m->lp, CONCERTO_LP_IMPROVE);
-    if (CONCERTO_LP_SCALING >= 0) set_scaling(m->lp, CONCERTO_LP_SCALING);
+    /* branch and bound: the ceiling branch first, and gap selection, which
+       finds improved solutions of the time-indexed model where the default
+       rule finds none in 10 s (J30); presolve, improve and scaling are
+       lp_solve's defaults */
+    set_bb_floorfirst(m->lp, BRANCH_CEILING);
+    set_bb_rule(m->lp, NODE_GAPSELECT);
     ret = cc__lp_solve_call(m->lp);
     if (ret == OPTIMAL || ret == PRESOLVED || ret == SUBOPTIMAL ||
         ((ret == TIMEOUT || ret == USERABORT) && get_solutioncount(m->lp) > 0)) {
@@ -8078,10 +8032,6 @@ static cc_result cc__lp_run(cc__lp* L, cc__lp_model* m, cc__time* best, int have
     return rc;
 }
 
-#ifndef CONCERTO_LP_ROOT_BOUND
-#define CONCERTO_LP_ROOT_BOUND 1   /* 1: the time-indexed models start at branch and bound's root bound */
-#endif
-
 /* The lower bound of branch and bound's root (cc__bnb_solve with a budget of
    one node, from a copy of the incumbent best[]): its propagation, reused
    rather than repeated here. CC_OK with *lb, or CC_ERR_OUT_OF_MEMORY with
@@ -8098,15 +8048,10 @@ static cc_result cc__lp_root_bound(cc__lp* L, const cc__time* best, cc__time* lb
     return rc == CC_ERR_OUT_OF_MEMORY ? rc : CC_OK;
 }
 
-#ifndef CONCERTO_LP_SEQUENCE
-#define CONCERTO_LP_SEQUENCE 1   /* 1: feasibility models at rising horizons; 0: one model minimising C */
-#endif
-
 /* The time-indexed model from the incumbent. The windows are propagated
    (cc__lp_win_prop) and the least horizon h_lb that propagation does not
-   refute is a lower bound. Then either one model at the horizon
-   incumbent - 1 minimises C >= h_lb, or (CONCERTO_LP_SEQUENCE) models at
-   h_lb, h_lb + 1, ... each ask for any schedule finishing by h, with
+   refute is a lower bound, raised to branch and bound's root bound. Then
+   models at h_lb, h_lb + 1, ... each ask for any schedule finishing by h, with
    windows propagated at h: one proven infeasible raises the bound, the
    first feasible one is optimal. Models share the time limit (L->t_end).
    On return m holds the last model (freed by the caller), L->lim its
@@ -8127,7 +8072,7 @@ static cc_result cc__lp_ti_solve(cc__lp* L, cc__lp_model* m, cc__lp_row* w, cc__
     top = cc__lp_floordiv(L->lim - o, g);
     exact = cc__lp_ti_exact(L, o, g);
     m->exact = exact;
-    if (CONCERTO_LP_ROOT_BOUND && have_incumbent && top >= lo) {
+    if (have_incumbent && top >= lo) {
         /* branch and bound's root bound (time-tabling, energetic reasoning,
            edge-finding, by bisection below the incumbent), without a search:
            a bound of the problem, so of the model too (the model is the
@@ -8147,12 +8092,12 @@ static cc_result cc__lp_ti_solve(cc__lp* L, cc__lp_model* m, cc__lp_row* w, cc__
         if (cc__lp_win_prop(L, &W, h)) hi = h; else lo = h + 1;
     }
     if (exact && o + lo * g > res->lower_bound) res->lower_bound = o + lo * g;
-    for (h = CONCERTO_LP_SEQUENCE ? lo : top; h <= top; h++) {
+    for (h = lo; h <= top; h++) {
         if (!cc__lp_win_prop(L, &W, h)) continue;   /* not for h >= lo (monotone); the windows at h */
         cc__lp_model_free(L->ctx, m);
         memset(m, 0, sizeof *m);
         L->lim = o + h * g;
-        rc = cc__lp_build_ti(L, m, w, &W, CONCERTO_LP_SEQUENCE ? h : lo);
+        rc = cc__lp_build_ti(L, m, w, &W, h);
         if (rc == CC_OK) {
             rc = cc__lp_run(L, m, best, have_incumbent, t_limit, res);
             if (rc == CC_ERR_OUT_OF_MEMORY) rc = CONCERTO__FAIL(L->ctx, rc, "lp_solve backend: out of memory for %d jobs", L->n);
@@ -8191,7 +8136,6 @@ static cc_result cc__lp_solve(cc_context* ctx, const cc__prob* p, cc__time* best
     if (n <= 0) { res->makespan = 0; res->proven = 1; return CC_OK; }
     L.ctx = ctx; L.p = p; L.n = n; L.k = p->k;
     L.known_lb = known_lb;
-    L.pulse = !CONCERTO_LP_STEP;
     L.t_end = cc__now_s() + t_limit;
     L.lim = cc__lp_limit(p, have_incumbent, inc);
     m.exact = 1;
@@ -8374,16 +8318,10 @@ static void cc__exact_report(cc_schedule* out, const cc__exact_cfg* cfg) {
 
 /* The inner search of large windows (cc__oe_inner): windows of 2b jobs
    above CONCERTO__OE_INNER_MIN, blocks CONCERTO__OE_INNER_B0 to _BMAX. */
-#ifndef CONCERTO__OE_INNER_MIN
 #define CONCERTO__OE_INNER_MIN 128
-#endif
 #define CONCERTO__OE_INNER_B0 8
-#ifndef CONCERTO__OE_INNER_BMAX
 #define CONCERTO__OE_INNER_BMAX 32
-#endif
-#ifndef CONCERTO__OE_INNER_PASSES
 #define CONCERTO__OE_INNER_PASSES 4
-#endif
 /* A round of large windows can end on a shorter window (down to 2 _B0 + 1
    jobs). One of up to this many jobs that its search leaves unproven tries
    the proof by shaving whatever window_prove says (cc__bnb_prove): the
@@ -8391,15 +8329,11 @@ static void cc__exact_report(cc_schedule* out, const cc__exact_cfg* cfg) {
    two streams, were the largest gaps its search left (2.4% on the 455-layer
    step), and CP-SAT proves them in 0.02 s (bench/RESULTS.md); the shaving
    proves them at no cost measurable in the run. */
-#ifndef CONCERTO__OE_PROVE_SMALL
 #define CONCERTO__OE_PROVE_SMALL 128
-#endif
 /* The inner windows of a large window whose list schedules all miss a
    deadline (cc__oe_window_solve) propagate in every node up to this many
    jobs: all of them (2 _BMAX) */
-#ifndef CONCERTO__OE_INNER_PROP_N
 #define CONCERTO__OE_INNER_PROP_N (2 * CONCERTO__OE_INNER_BMAX)
-#endif
 
 typedef struct cc__window {
     int cap;                    /* jobs */
@@ -8693,9 +8627,6 @@ static cc_result cc__oe_inner(cc__oe* o, const cc__prob* sub, cc__time* start, c
    (start[] then holds the placement or a shorter schedule found before,
    either valid). */
 #define CONCERTO__OE_LIST_SAMPLES 8
-#ifndef CONCERTO__OE_LIST_PARALLEL
-#define CONCERTO__OE_LIST_PARALLEL 1   /* 0: the serial SGS alone (to measure what the parallel one adds) */
-#endif
 static int cc__oe_window_lists(cc_context* ctx, const cc__prob* sub, cc__time* start, int* met) {
     static const cc_priority rules[] = { CC_PRIO_BOTTOM_LEVEL, CC_PRIO_LFT, CC_PRIO_MTS, CC_PRIO_GRPW };
     int n = sub->n, i, ok = 1, smp;
@@ -8723,7 +8654,6 @@ static int cc__oe_window_lists(cc_context* ctx, const cc__prob* sub, cc__time* s
             }
             if (mk >= 0) (*met)++;
             if (mk >= 0 && mk < best) { best = mk; memcpy(start, s, (size_t)n * sizeof *s); }
-#if CONCERTO__OE_LIST_PARALLEL
             if (smp == 0) {   /* the rule's list by the parallel SGS too */
                 int q;
                 for (q = 0; q < n; q++) pos[list[q]] = q;
@@ -8731,7 +8661,6 @@ static int cc__oe_window_lists(cc_context* ctx, const cc__prob* sub, cc__time* s
                 if (mk >= 0) (*met)++;
                 if (mk >= 0 && mk < best) { best = mk; memcpy(start, s, (size_t)n * sizeof *s); }
             }
-#endif
         }
     }
     cc__profile_free(ctx, &pr);

@@ -39,6 +39,13 @@
 
 static cc_context* ctx;
 
+/* tests/test_exact_shave.c runs this program again with the search
+   shaving the windows of the nodes of fewer placed jobs than this (the
+   context's test-only bnb_shave_depth); 0: only the root bound shaves. */
+#ifndef TEST_SHAVE_DEPTH
+#define TEST_SHAVE_DEPTH 0
+#endif
+
 /* ---- brute force ---------------------------------------------------------*/
 /* Under AddressSanitizer or ThreadSanitizer (make asan, make tsan: the
    same code, several times slower) every third instance; plain builds run
@@ -1296,6 +1303,7 @@ static void test_oe_inner(void) {
             a.fail_at = k;
             cd.allocator = tu_allocator(&a);
             if (cc_context_create(&cd, &c2) != CC_OK) continue;
+            c2->bnb_shave_depth = TEST_SHAVE_DEPTH;
             memset(&o, 0, sizeof o);
             memset(&cfg, 0, sizeof cfg);
             cfg.which = CC_EXACT_BNB; cfg.nodes = 100000;
@@ -1563,6 +1571,7 @@ static void test_oe_window_lists(void) {
             a.fail_at = kk;
             cd.allocator = tu_allocator(&a);
             if (cc_context_create(&cd, &c2) != CC_OK) continue;
+            c2->bnb_shave_depth = TEST_SHAVE_DEPTH;
             memcpy(st, inc, sizeof inc);
             ok = cc__oe_window_lists(c2, &u.p, st, &met);
             cc_context_destroy(c2);
@@ -2043,6 +2052,7 @@ static void test_ga_shift(void) {
 
 int main(void) {
     cc_context_create(NULL, &ctx);
+    ctx->bnb_shave_depth = TEST_SHAVE_DEPTH;
     TH_RUN(test_timetabling);
     TH_RUN(test_pairs);
     TH_RUN(test_edgefind);
