@@ -110,15 +110,16 @@ static void test_brute_force(void) {
             continue;
         }
         for (v = 0; v < 2; v++) {
-            cc_sched_desc d = cc_sched_desc_default();
+            cc_sched_desc d = {0};
             cc_schedule s;
+            cc_sched_stats s_st;
             memset(&s, 0, sizeof s);
             d.method = CC_SCHED_BNB;
             if (v == 1) {   /* a poor incumbent: the search has optima to find (and to lose) */
-                d.priority = CC_PRIO_PROGRAM_ORDER;
-                d.improve_passes = -1;
+                d.tuning.priority = CC_PRIO_PROGRAM_ORDER;
+                d.tuning.improve_passes = -1;
             }
-            if (cc_sched_solve(ctx, g, &d, &s) != CC_OK) {
+            if (cc_sched_solve_stats(ctx, g, &d, &s, &s_st) != CC_OK) {
                 if (bad_solve++ < 3) NOTE("trial %d: solve failed: %s", trial, cc_last_error(ctx));
                 continue;
             }
@@ -130,8 +131,8 @@ static void test_brute_force(void) {
                          s.proven_optimal, opt);
             }
             if (s.lower_bound_us > opt + 1e-9 && bad_lb++ < 3) NOTE("trial %d: lower bound %g above the optimum %g", trial, s.lower_bound_us, opt);
-            if (v == 1 && s.n_nodes < 0) bad_poor++;
-            if (v == 0) nodes_v0 = (long)s.n_nodes;
+            if (v == 1 && s_st.n_nodes < 0) bad_poor++;
+            if (v == 0) nodes_v0 = (long)s_st.n_nodes;
             cc_schedule_release(ctx, &s);
         }
         cc_graph_destroy(g);
@@ -150,19 +151,20 @@ static void test_brute_force(void) {
             if (tu_build_graph(ctx, in, &g2) != CC_OK) {
                 if (bad_scaled++ < 3) NOTE("trial %d: scaled graph: %s", trial, cc_last_error(ctx));
             } else {
-                cc_sched_desc d = cc_sched_desc_default();
+                cc_sched_desc d = {0};
                 cc_schedule s;
+                cc_sched_stats s_st;
                 memset(&s, 0, sizeof s);
                 d.method = CC_SCHED_BNB;
-                if (cc_sched_solve(ctx, g2, &d, &s) != CC_OK) {
+                if (cc_sched_solve_stats(ctx, g2, &d, &s, &s_st) != CC_OK) {
                     if (bad_scaled++ < 3) NOTE("trial %d: scaled solve failed: %s", trial, cc_last_error(ctx));
                 } else {
                     int valid = tu_check(in, s.start_us, &mk, msg, sizeof msg);
-                    if (!valid || !s.proven_optimal || fabs(mk - opt) > 1e-9 || (min_cap >= 2 && (long)s.n_nodes != nodes_v0)) {
+                    if (!valid || !s.proven_optimal || fabs(mk - opt) > 1e-9 || (min_cap >= 2 && (long)s_st.n_nodes != nodes_v0)) {
                         if (bad_scaled++ < 3)
                             NOTE("trial %d (n=%d, k=%d, least capacity %d) scaled: valid %d, makespan %g, proven %d, %ld nodes; "
                                  "brute force %g, unscaled %ld nodes", trial, in->n, in->k, min_cap, valid, mk, s.proven_optimal,
-                                 (long)s.n_nodes, opt, nodes_v0);
+                                 (long)s_st.n_nodes, opt, nodes_v0);
                     } else n_scaled_same += min_cap >= 2;
                     cc_schedule_release(ctx, &s);
                 }
@@ -356,18 +358,19 @@ static void test_energetic(void) {
 static void test_destructive(void) {
     tu_inst* in = tu_inst_new(3, 1, 0);
     cc_graph* g = NULL;
-    cc_sched_desc d = cc_sched_desc_default();
+    cc_sched_desc d = {0};
     cc_schedule s;
+    cc_sched_stats s_st;
     in->cap[0] = 2;
     in->dur[0] = 4; in->dur[1] = 4; in->dur[2] = 3;
     in->dem[0] = in->dem[1] = in->dem[2] = 1;
     memset(&s, 0, sizeof s);
     CHECK_RES(ctx, tu_build_graph(ctx, in, &g), CC_OK, "graph");
     d.method = CC_SCHED_BNB;
-    CHECK_RES(ctx, cc_sched_solve(ctx, g, &d, &s), CC_OK, "solve");
-    CHECK(s.makespan_us == 7 && s.proven_optimal && s.lower_bound_us == 7 && s.n_nodes == 0,
+    CHECK_RES(ctx, cc_sched_solve_stats(ctx, g, &d, &s, &s_st), CC_OK, "solve");
+    CHECK(s.makespan_us == 7 && s.proven_optimal && s.lower_bound_us == 7 && s_st.n_nodes == 0,
           "makespan 7 proven at the root (lower bound %g, resource bound %g, %lld nodes)", s.lower_bound_us, s.lb_resource_us,
-          (long long)s.n_nodes);
+          (long long)s_st.n_nodes);
     cc_schedule_release(ctx, &s);
     cc_graph_destroy(g);
     tu_inst_free(in);
@@ -1625,17 +1628,18 @@ static void test_work_budget(void) {
         }
         CHECK_RES(ctx, tu_build_graph(ctx, in, &g), CC_OK, "graph");
         for (v = 0; v < 2; v++) {
-            cc_sched_desc d = cc_sched_desc_default();
+            cc_sched_desc d = {0};
             cc_schedule s;
+            cc_sched_stats s_st;
             char msg[300];
             memset(&s, 0, sizeof s);
             d.method = CC_SCHED_BNB;
-            d.priority = CC_PRIO_PROGRAM_ORDER;
-            d.improve_passes = -1;
-            d.bnb_nodes = budget;
-            CHECK_RES(ctx, cc_sched_solve(ctx, g, &d, &s), CC_OK, "solve");
+            d.tuning.priority = CC_PRIO_PROGRAM_ORDER;
+            d.tuning.improve_passes = -1;
+            d.tuning.bnb_nodes = budget;
+            CHECK_RES(ctx, cc_sched_solve_stats(ctx, g, &d, &s, &s_st), CC_OK, "solve");
             CHECK(tu_check(in, s.start_us, &mk[v], msg, sizeof msg), "valid: %s", msg);
-            nodes[v] = (long long)s.n_nodes;
+            nodes[v] = (long long)s_st.n_nodes;
             stopped = stopped && !s.proven_optimal;
             cc_schedule_release(ctx, &s);
         }

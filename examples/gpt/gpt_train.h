@@ -68,6 +68,7 @@ typedef struct rank_state {
     cc_graph* run;                         /* the step the library's order runs: train, rewritten */
     cc_backend* be;                        /* the platform's; NULL when only the graphs are built */
     cc_schedule sched;                     /* of run */
+    cc_sched_stats sched_stats;            /* the solve of sched */
     cc_plan* plan[2];                      /* by order: 0 program (train), 1 the library's (run) */
     cc_exec* ex[2];
     cc_plan* eval_plan;
@@ -379,6 +380,7 @@ static cc_result schedule_step(rank_state* s, const cc_sched_desc* sd) {
     double* st0 = (double*)malloc(sizeof(double) * (size_t)n);
     double mk0 = 0;
     cc_schedule plain;
+    cc_sched_stats plain_stats;
     cc_result rc;
     memset(&plain, 0, sizeof plain);
     if (!prog || !st0) {
@@ -387,12 +389,12 @@ static cc_result schedule_step(rank_state* s, const cc_sched_desc* sd) {
         return CC_ERR_OUT_OF_MEMORY;
     }
     for (i = 0; i < n; i++) prog[i] = cc_graph_op(s->train, i);
-    rc = cc_sched_solve(s->m.ctx, s->run, sd, &s->sched);
+    rc = cc_sched_solve_stats(s->m.ctx, s->run, sd, &s->sched, &s->sched_stats);
     /* The rewrites were judged with the durations of the step as written;
        profiled itself, the rewritten step may be predicted slower than the
        step as written, scheduled: then that one runs. Every rank decides
        alike (the durations are agreed). */
-    if (rc == CC_OK && s->run != s->train && (rc = cc_sched_solve(s->m.ctx, s->train, sd, &plain)) == CC_OK) {
+    if (rc == CC_OK && s->run != s->train && (rc = cc_sched_solve_stats(s->m.ctx, s->train, sd, &plain, &plain_stats)) == CC_OK) {
         if (s->me == 0) {
             sh->pred_rewritten_ms = s->sched.makespan_us / 1000.0;
             sh->pred_plain_ms = plain.makespan_us / 1000.0;
@@ -400,6 +402,7 @@ static cc_result schedule_step(rank_state* s, const cc_sched_desc* sd) {
         if (plain.makespan_us < s->sched.makespan_us) {
             cc_schedule_release(s->m.ctx, &s->sched);
             s->sched = plain;
+            s->sched_stats = plain_stats;
             memset(&plain, 0, sizeof plain);
             s->run = s->train;
             if (s->me == 0) sh->dropped = 1;
@@ -429,7 +432,7 @@ static cc_result schedule_step(rank_state* s, const cc_sched_desc* sd) {
         sh->pred_exposed_ms[1] = sh->pred_exposed_ms[0];
         if (!s->program_kept) sh->pred_exposed_ms[1] = predicted_exposed(s->m.ctx, s->run, s->sched.start_us);
         sh->costs = cc_graph_exec_costs(s->run);
-        sh->sched_ms = s->sched.solve_ms;
+        sh->sched_ms = s->sched_stats.solve_ms;
         sh->lower_bound_ms = s->sched.lower_bound_us / 1000.0;
         sh->n_ops = n;
         sh->n_ops_run = nx;
@@ -578,10 +581,11 @@ static void progress(const rank_state* s, const char* fmt, ...) {
 /* The step made faster: profiled, rewritten, scheduled, planned. One
    schedule desc judges the rewrites and schedules the step they give. */
 static cc_result optimise_step(rank_state* s) {
-    cc_sched_desc sd = cc_sched_desc_default();
+    cc_sched_desc sd;   /* zero: every default */
     const options* o = s->o;
     cc_result rc;
-    if (o->budget > 0) sd.budget_schedules = o->budget;
+    memset(&sd, 0, sizeof sd);
+    if (o->budget > 0) sd.tuning.budget_schedules = o->budget;
     if (o->profile_repeats > 0)
         progress(s, "profiling the step's %d ops, %d times each", cc_graph_n_ops(s->train), o->profile_repeats);
     rc = profile_step(s);
