@@ -519,9 +519,9 @@ typedef enum cc_exact {
    during the call. Jobs are numbered 0..n_jobs-1 in a topological order. */
 typedef struct cc_sched_window {
     int n_jobs, n_resources;
-    const int* capacity;         /* [n_resources] */
+    const int32_t* capacity;     /* [n_resources] */
     const double* duration_us;   /* [n_jobs] */
-    const int* demand;           /* [n_jobs * n_resources]: job i's on resource r at [i * n_resources + r] */
+    const int32_t* demand;       /* [n_jobs * n_resources]: job i's on resource r at [i * n_resources + r] */
     const double* release_us;    /* [n_jobs] earliest start (from the fixed predecessors) */
     const double* deadline_us;   /* [n_jobs] latest end (from the fixed successors); < 0: none */
     const int* pred_off;         /* [n_jobs + 1]: job i's predecessors in the window are */
@@ -530,7 +530,7 @@ typedef struct cc_sched_window {
     int n_busy;                  /* the fixed jobs running in the window's span, as blocks: */
     const double* busy_start_us; /* [n_busy] from, */
     const double* busy_end_us;   /* [n_busy] to, */
-    const int* busy_demand;      /* [n_busy * n_resources] holding these units */
+    const int32_t* busy_demand;  /* [n_busy * n_resources] holding these units */
     double first_start_us;       /* the window's first start before its solve */
     double makespan_us;          /* the end of the placement's last job */
     double lower_bound_us;       /* the solve's proven bound on that end (< makespan_us) */

@@ -63,20 +63,20 @@ static void write_window(const cc_sched_window* w, void* user_data) {
     fprintf(f, "window %d jobs %d resources %d t0 %lld makespan %lld lower_bound %lld\n", d->count - 1, w->n_jobs, k,
             in_grains(w->first_start_us, g), in_grains(w->makespan_us, g), in_grains(w->lower_bound_us, g));
     fprintf(f, "capacity");
-    for (r = 0; r < k; r++) fprintf(f, " %d", w->capacity[r]);
+    for (r = 0; r < k; r++) fprintf(f, " %d", (int)w->capacity[r]);
     fprintf(f, "\n");
     for (i = 0; i < w->n_jobs; i++) {
         long long dl = w->deadline_us[i] >= 0 ? in_grains(w->deadline_us[i], g) : -1;
         fprintf(f, "job %d %lld %lld %lld %lld", i, in_grains(w->duration_us[i], g), in_grains(w->release_us[i], g), dl,
                 in_grains(w->start_us[i], g));
-        for (r = 0; r < k; r++) fprintf(f, " %d", w->demand[(size_t)i * k + r]);
+        for (r = 0; r < k; r++) fprintf(f, " %d", (int)w->demand[(size_t)i * k + r]);
         fprintf(f, " preds");
         for (e = w->pred_off[i]; e < w->pred_off[i + 1]; e++) fprintf(f, " %d", w->pred[e]);
         fprintf(f, "\n");
     }
     for (b = 0; b < w->n_busy; b++) {
         fprintf(f, "busy %lld %lld", in_grains(w->busy_start_us[b], g), in_grains(w->busy_end_us[b], g));
-        for (r = 0; r < k; r++) fprintf(f, " %d", w->busy_demand[(size_t)b * k + r]);
+        for (r = 0; r < k; r++) fprintf(f, " %d", (int)w->busy_demand[(size_t)b * k + r]);
         fprintf(f, "\n");
     }
     if (fclose(f) != 0 && !d->failed) {
