@@ -933,6 +933,70 @@ static void test_large_windows(void) {
    (bench/stepgraph.h, 169 ops, windows of 2x65 ops, 4 rounds): the same
    schedule, and windows proven that the search alone left open. A
    window_prove outside 0..1 is refused, the message naming it. */
+/* The windows a solve leaves unproven, handed to the caller
+   (cc_sched_tuning.on_window): each a consistent problem (its placement
+   within releases, deadlines and precedences, its end the placement's,
+   its bound below it), and the callback changes nothing of the solve. */
+typedef struct win_seen {
+    int n, bad;
+    char why[200];
+} win_seen;
+
+static void on_window_check(const cc_sched_window* w, void* user_data) {
+    win_seen* ws = (win_seen*)user_data;
+    double end = w->first_start_us;
+    int i, e;
+    ws->n++;
+    if (w->n_jobs <= 16 || w->n_resources < 1 || !(w->lower_bound_us < w->makespan_us) || !(w->grain_us > 0)) {
+        if (!ws->bad++) snprintf(ws->why, sizeof ws->why, "window %d: %d jobs, bound %g, end %g, grain %g", ws->n - 1,
+                                 w->n_jobs, w->lower_bound_us, w->makespan_us, w->grain_us);
+        return;
+    }
+    for (i = 0; i < w->n_jobs; i++) {
+        double s = w->start_us[i], f = s + w->duration_us[i];
+        if (f > end) end = f;
+        if (s < w->first_start_us - EPS || s < w->release_us[i] - EPS || (w->deadline_us[i] >= 0 && f > w->deadline_us[i] + EPS))
+            if (!ws->bad++) snprintf(ws->why, sizeof ws->why, "window %d, job %d: [%g, %g) outside its release %g, deadline %g",
+                                     ws->n - 1, i, s, f, w->release_us[i], w->deadline_us[i]);
+        for (e = w->pred_off[i]; e < w->pred_off[i + 1]; e++) {
+            int q = w->pred[e];
+            if (q < 0 || q >= i || s < w->start_us[q] + w->duration_us[q] - EPS)
+                if (!ws->bad++) snprintf(ws->why, sizeof ws->why, "window %d: job %d before its predecessor %d", ws->n - 1, i, q);
+        }
+    }
+    if (fabs(end - w->makespan_us) > EPS && !ws->bad++)
+        snprintf(ws->why, sizeof ws->why, "window %d: its placement ends at %g, reported %g", ws->n - 1, end, w->makespan_us);
+}
+
+static void test_window_callback(void) {
+    cc_graph* g = NULL;
+    cc_schedule s[2];
+    cc_sched_stats st[2];
+    win_seen ws;
+    int v;
+    memset(s, 0, sizeof s);
+    memset(&ws, 0, sizeof ws);
+    if (!CHECK(stepgraph_build(ctx, 8, 2.0, 15, &g) == CC_OK, "the 8-layer step: built")) return;
+    for (v = 0; v < 2; v++) {
+        cc_sched_desc sd = {0};
+        sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = 65;
+        if (v) { sd.tuning.on_window = on_window_check; sd.tuning.on_window_user_data = &ws; }
+        CHECK(cc_sched_solve_stats(ctx, g, &sd, &s[v], &st[v]) == CC_OK, "the 8-layer step, windows of 2x65, callback %d: solves", v);
+    }
+    if (s[0].start_us && s[1].start_us) {
+        CHECK(s[0].makespan_us == s[1].makespan_us && !memcmp(s[0].start_us, s[1].start_us, (size_t)s[0].n_ops * sizeof(double)) &&
+              st[0].n_windows == st[1].n_windows && st[0].n_windows_proven == st[1].n_windows_proven,
+              "the callback changes neither the schedule nor the windows (%g, %g)", s[0].makespan_us, s[1].makespan_us);
+        CHECK(ws.n >= 1 && ws.n <= st[1].n_windows - st[1].n_windows_proven,
+              "the callback sees the unproven windows: %d of %lld unproven", ws.n,
+              (long long)(st[1].n_windows - st[1].n_windows_proven));
+        CHECK(ws.bad == 0, "each window handed over is consistent (%s)", ws.why);
+    }
+    cc_schedule_release(ctx, &s[0]);
+    cc_schedule_release(ctx, &s[1]);
+    cc_graph_destroy(g);
+}
+
 static void test_window_prove(void) {
     static const int sizes[] = { 12, 20, 30, 70 };
     int si, nodes, bad = 0, n_open = 0, n_runs = 0;
@@ -1181,6 +1245,7 @@ int main(void) {
     TH_RUN(test_query_defaults);
     TH_RUN(test_window_report);
     TH_RUN(test_window_prove);
+    TH_RUN(test_window_callback);
     TH_RUN(test_never_worse_than_program);
     TH_RUN(test_deeper_windows);
     TH_RUN(test_large_windows);
