@@ -205,7 +205,7 @@ static cc_result agree_rank(cc_rank* rank, void* user) {
         CHECK(cc_exec_create(ctx, pl, &be, &x));
         CHECK(cc_exec_agree(x, cc_rank_world_comm(rank)));
         if (pass == 0) {
-            cc_sched_desc sd = cc_sched_desc_default();
+            cc_sched_desc sd = {0};
             cc_op* prog = (cc_op*)malloc(sizeof(cc_op) * (size_t)n);
             CHECK(cc_exec_profile_ops(x, 5, cc_rank_world_comm(rank)));
             CHECK(cc_sched_solve(ctx, g, &sd, &sched));

@@ -497,7 +497,7 @@ static void step_run(const model* m, cc_comm* comm, size_t n_elems, step_row* ro
         CHECK_CC(cc_exec_create(ctx, pl, &be, &x));
         if (comm) CHECK_CC(cc_exec_agree(x, comm));
         if (pass == 0) {
-            cc_sched_desc sd = cc_sched_desc_default();
+            cc_sched_desc sd = {};
             cc_op* prog = (cc_op*)malloc(sizeof(cc_op) * (size_t)n);
             if (!prog) { fprintf(stderr, "bench_gpu: out of memory\n"); exit(1); }
             CHECK_CC(cc_exec_profile_ops(x, 5, comm));

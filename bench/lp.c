@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
     printf("|---|---|---|---|---|---|---|\n");
     for (a = 0; a < sizeof sizes / sizeof *sizes; a++)
         for (e = 0; e < 2; e++) {
-            cc_sched_desc d = cc_sched_desc_default();
+            cc_sched_desc d = {0};
             cc_schedule s0, s1;
             double t0, t1;
             int nwin;

@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
         static const int rounds[] = { 1, 2, 4, 8 };
         static const int windows[] = { 4, 8, 16, 32 };
         size_t a, b;
-        d = cc_sched_desc_default();
+        memset(&d, 0, sizeof d);
         d.method = CC_SCHED_ODD_EVEN;
         d.rounds = -1;
         CHECK(cc_sched_solve(ctx, g, &d, &s1));
@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
         printf("%-8s %-8s %-12s %-10s\n", "rounds", "block_b", "mk/lb", "seconds");
         for (a = 0; a < sizeof rounds / sizeof *rounds; a++)
             for (b = 0; b < sizeof windows / sizeof *windows; b++) {
-                d = cc_sched_desc_default();
+                memset(&d, 0, sizeof d);
                 d.method = CC_SCHED_ODD_EVEN;
                 d.rounds = rounds[a];
                 d.window_ops = windows[b];
@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
             }
         cc_schedule_release(ctx, &s1);
     } else {
-        d = cc_sched_desc_default();
+        memset(&d, 0, sizeof d);
         d.method = CC_SCHED_ODD_EVEN;   /* every priority rule once, improved, */
         d.rounds = -1;                  /* and no odd-even round */
         t3 = now_s();

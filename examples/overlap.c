@@ -210,7 +210,7 @@ static cc_result rank_main(cc_rank* rank, void* user) {
         CHECK(cc_exec_agree(x, cc_rank_world_comm(rank)));
         if (pass == 0) {
             /* measure every op alone, agree on durations, schedule */
-            cc_sched_desc sd = cc_sched_desc_default();
+            cc_sched_desc sd = {0};
             CHECK(cc_exec_profile_ops(x, 7, cc_rank_world_comm(rank)));
             memcpy(n, snapshot, sizeof *n);
             CHECK(cc_sched_solve(ctx, g, &sd, &sched));

@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
     for (i = 0; i < n; i++) program[i] = cc_graph_op(g, i);
     CHECK(cc_simulate(ctx, g, program, n, NULL, &program_us));
 
-    sd = cc_sched_desc_default();
+    memset(&sd, 0, sizeof sd);
     CHECK(cc_sched_solve(ctx, g, &sd, &s));
     CHECK(cc_schedule_check(ctx, g, s.start_us, &scheduled_check_us));
     CHECK(cc_lower_bounds(ctx, g, &cp, &res));

@@ -49,7 +49,7 @@ static void test_solver_only(void) {
     for (par = 1; par <= 4; par++) {
         cc_graph* g = NULL;
         cc_schedule s;
-        cc_sched_desc sd = cc_sched_desc_default();
+        cc_sched_desc sd = {0};
         int opt;
         memset(&s, 0, sizeof s);
         snprintf(name, sizeof name, "j30%d_1", par);

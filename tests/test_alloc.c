@@ -78,16 +78,16 @@ static void scenario(tu_alloc* a, int mode, outcome* out) {
     STEP("cc_graph_validate", cc_graph_validate(g));
     out->n_ops = cc_graph_n_ops(g);
     {
-        cc_sched_desc sd = cc_sched_desc_default();
+        cc_sched_desc sd = {0};
         STEP("cc_sched_solve(AUTO)", cc_sched_solve(ctx, g, &sd, &s1));
         out->makespan_auto = s1.makespan_us;
         sd.method = CC_SCHED_ODD_EVEN;
         sd.window_ops = 3;
         STEP("cc_sched_solve(ODD_EVEN)", cc_sched_solve(ctx, g, &sd, &s2));
         out->makespan_oe = s2.makespan_us;
-        sd = cc_sched_desc_default();
+        memset(&sd, 0, sizeof sd);
         sd.method = CC_SCHED_SAMPLING;
-        sd.budget_schedules = 20;
+        sd.tuning.budget_schedules = 20;
         STEP("cc_sched_solve(SAMPLING)", cc_sched_solve(ctx, g, &sd, &s3));
     }
     {
@@ -98,10 +98,10 @@ static void scenario(tu_alloc* a, int mode, outcome* out) {
     }
     STEP("cc_psplib_parse", cc_psplib_parse(ctx, sm_text, sm_len, "small.sm", &pg));
     {
-        cc_sched_desc sd = cc_sched_desc_default();
+        cc_sched_desc sd = {0};
         cc_schedule_release(ctx, &s3);
         sd.method = CC_SCHED_BNB;
-        sd.bnb_nodes = 500;
+        sd.tuning.bnb_nodes = 500;
         STEP("cc_sched_solve(psplib, BNB 500 nodes)", cc_sched_solve(ctx, pg, &sd, &s3));
     }
     STEP("cc_psplib_write", cc_psplib_write(ctx, g, sm_out, 0.5));

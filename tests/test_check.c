@@ -106,7 +106,7 @@ static void test_random_verdicts(void) {
         tu_inst* in;
         cc_graph* g = NULL;
         cc_schedule s;
-        cc_sched_desc sd = cc_sched_desc_default();
+        cc_sched_desc sd = {0};
         gen.streams = trial % 3 == 0;
         in = tu_random_inst(&rng, &gen);
         memset(&s, 0, sizeof s);

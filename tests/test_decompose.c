@@ -485,7 +485,7 @@ static void test_bad_args(void) {
     CHECK_CONTAINS(cc_last_error(ctx), "max_chunks", "the message names the field");
     CHECK(rep.n_candidates == 0 && rep.n_ops_after == 0, "the report is zero after a failure");
     rd = (cc_rewrite_desc){0};
-    rd.sched.priority = (cc_priority)77;
+    rd.sched.tuning.priority = (cc_priority)77;
     CHECK_RES(ctx, cc_graph_decompose(ctx, g, &rd, &dg, NULL), CC_ERR_INVALID_ARG, "an unknown priority rule for judging");
     CHECK(dg == NULL, "*out is NULL");
     /* the desc rules of cc_graph_add_op */

@@ -54,30 +54,31 @@ static void test_same_schedule(void) {
     cc_context_create(NULL, &c2);
     sc[0].name = "AUTO, 70 ops, 4 resources, 1000 schedules, 20000 nodes";
     sc[0].in = tu_random_inst(&rng, &gen);
-    sc[0].desc = cc_sched_desc_default();
-    sc[0].desc.budget_schedules = 1000;
-    sc[0].desc.bnb_nodes = 20000;
+    memset(&sc[0].desc, 0, sizeof sc[0].desc);
+    sc[0].desc.tuning.budget_schedules = 1000;
+    sc[0].desc.tuning.bnb_nodes = 20000;
     sc[1].name = "SAMPLING, 70 ops, seed 9";
     sc[1].in = tu_random_inst(&rng, &gen);
-    sc[1].desc = cc_sched_desc_default();
+    memset(&sc[1].desc, 0, sizeof sc[1].desc);
     sc[1].desc.method = CC_SCHED_SAMPLING;
     sc[1].desc.seed = 9;
     sc[2].name = "BNB, 70 ops, 20000 nodes";
     sc[2].in = tu_random_inst(&rng, &gen);
-    sc[2].desc = cc_sched_desc_default();
+    memset(&sc[2].desc, 0, sizeof sc[2].desc);
     sc[2].desc.method = CC_SCHED_BNB;
-    sc[2].desc.bnb_nodes = 20000;
+    sc[2].desc.tuning.bnb_nodes = 20000;
     sc[3].name = "ODD_EVEN, 150-op stream graph";
     sc[3].in = tu_random_inst(&rng, &sgen);
-    sc[3].desc = cc_sched_desc_default();
+    memset(&sc[3].desc, 0, sizeof sc[3].desc);
     sc[3].desc.method = CC_SCHED_ODD_EVEN;
     sc[4].name = "AUTO, 150-op stream graph";
     sc[4].in = tu_random_inst(&rng, &sgen);
-    sc[4].desc = cc_sched_desc_default();
+    memset(&sc[4].desc, 0, sizeof sc[4].desc);
     for (i = 0; i < n_sc; i++) {
         cc_graph* g1 = NULL;
         cc_graph* g2 = NULL;
         cc_schedule a, b, c, d;
+        cc_sched_stats sa, sb, sc_, sd;
         char why[256];
         cc_result ra, rb, rc, rd;
         memset(&a, 0, sizeof a); memset(&b, 0, sizeof b); memset(&c, 0, sizeof c); memset(&d, 0, sizeof d);
@@ -87,21 +88,21 @@ static void test_same_schedule(void) {
             cc_graph_destroy(g2);
             continue;
         }
-        ra = cc_sched_solve(c1, g1, &sc[i].desc, &a);
-        rb = cc_sched_solve(c1, g1, &sc[i].desc, &b);
-        rc = cc_sched_solve(c2, g2, &sc[i].desc, &c);
+        ra = cc_sched_solve_stats(c1, g1, &sc[i].desc, &a, &sa);
+        rb = cc_sched_solve_stats(c1, g1, &sc[i].desc, &b, &sb);
+        rc = cc_sched_solve_stats(c2, g2, &sc[i].desc, &c, &sc_);
         load_cpu(2);
-        rd = cc_sched_solve(c2, g2, &sc[i].desc, &d);
+        rd = cc_sched_solve_stats(c2, g2, &sc[i].desc, &d, &sd);
         unload_cpu();
         if (CHECK(ra == CC_OK && rb == CC_OK && rc == CC_OK && rd == CC_OK, "%s: all four solves succeed", sc[i].name)) {
-            CHECK(tu_same_schedule(&a, &b, why, sizeof why), "%s: solved twice in one context: identical (%s)", sc[i].name,
-                  tu_same_schedule(&a, &b, why, sizeof why) ? "" : why);
-            CHECK(tu_same_schedule(&a, &c, why, sizeof why), "%s: in another context with a rebuilt graph: identical (%s)",
-                  sc[i].name, tu_same_schedule(&a, &c, why, sizeof why) ? "" : why);
-            CHECK(tu_same_schedule(&a, &d, why, sizeof why), "%s: with 2 busy processes loading the CPU: identical (%s)",
-                  sc[i].name, tu_same_schedule(&a, &d, why, sizeof why) ? "" : why);
+            CHECK(tu_same_schedule(&a, &sa, &b, &sb, why, sizeof why), "%s: solved twice in one context: identical (%s)", sc[i].name,
+                  tu_same_schedule(&a, &sa, &b, &sb, why, sizeof why) ? "" : why);
+            CHECK(tu_same_schedule(&a, &sa, &c, &sc_, why, sizeof why), "%s: in another context with a rebuilt graph: identical (%s)",
+                  sc[i].name, tu_same_schedule(&a, &sa, &c, &sc_, why, sizeof why) ? "" : why);
+            CHECK(tu_same_schedule(&a, &sa, &d, &sd, why, sizeof why), "%s: with 2 busy processes loading the CPU: identical (%s)",
+                  sc[i].name, tu_same_schedule(&a, &sa, &d, &sd, why, sizeof why) ? "" : why);
             NOTE("%s: makespan %g, lower bound %g, %lld schedules, %lld nodes, %.0f ms unloaded, %.0f ms loaded", sc[i].name,
-                 a.makespan_us, a.lower_bound_us, (long long)a.n_schedules, (long long)a.n_nodes, a.solve_ms, d.solve_ms);
+                 a.makespan_us, a.lower_bound_us, (long long)sa.n_schedules, (long long)sa.n_nodes, sa.solve_ms, sd.solve_ms);
         }
         cc_schedule_release(c1, &a);
         cc_schedule_release(c1, &b);

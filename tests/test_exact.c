@@ -39,6 +39,13 @@
 
 static cc_context* ctx;
 
+/* tests/test_exact_shave.c runs this program again with the search
+   shaving the windows of the nodes of fewer placed jobs than this (the
+   context's test-only bnb_shave_depth); 0: only the root bound shaves. */
+#ifndef TEST_SHAVE_DEPTH
+#define TEST_SHAVE_DEPTH 0
+#endif
+
 /* ---- brute force ---------------------------------------------------------*/
 /* Under AddressSanitizer or ThreadSanitizer (make asan, make tsan: the
    same code, several times slower) every third instance; plain builds run
@@ -103,15 +110,16 @@ static void test_brute_force(void) {
             continue;
         }
         for (v = 0; v < 2; v++) {
-            cc_sched_desc d = cc_sched_desc_default();
+            cc_sched_desc d = {0};
             cc_schedule s;
+            cc_sched_stats s_st;
             memset(&s, 0, sizeof s);
             d.method = CC_SCHED_BNB;
             if (v == 1) {   /* a poor incumbent: the search has optima to find (and to lose) */
-                d.priority = CC_PRIO_PROGRAM_ORDER;
-                d.improve_passes = -1;
+                d.tuning.priority = CC_PRIO_PROGRAM_ORDER;
+                d.tuning.improve_passes = -1;
             }
-            if (cc_sched_solve(ctx, g, &d, &s) != CC_OK) {
+            if (cc_sched_solve_stats(ctx, g, &d, &s, &s_st) != CC_OK) {
                 if (bad_solve++ < 3) NOTE("trial %d: solve failed: %s", trial, cc_last_error(ctx));
                 continue;
             }
@@ -123,8 +131,8 @@ static void test_brute_force(void) {
                          s.proven_optimal, opt);
             }
             if (s.lower_bound_us > opt + 1e-9 && bad_lb++ < 3) NOTE("trial %d: lower bound %g above the optimum %g", trial, s.lower_bound_us, opt);
-            if (v == 1 && s.n_nodes < 0) bad_poor++;
-            if (v == 0) nodes_v0 = (long)s.n_nodes;
+            if (v == 1 && s_st.n_nodes < 0) bad_poor++;
+            if (v == 0) nodes_v0 = (long)s_st.n_nodes;
             cc_schedule_release(ctx, &s);
         }
         cc_graph_destroy(g);
@@ -143,19 +151,20 @@ static void test_brute_force(void) {
             if (tu_build_graph(ctx, in, &g2) != CC_OK) {
                 if (bad_scaled++ < 3) NOTE("trial %d: scaled graph: %s", trial, cc_last_error(ctx));
             } else {
-                cc_sched_desc d = cc_sched_desc_default();
+                cc_sched_desc d = {0};
                 cc_schedule s;
+                cc_sched_stats s_st;
                 memset(&s, 0, sizeof s);
                 d.method = CC_SCHED_BNB;
-                if (cc_sched_solve(ctx, g2, &d, &s) != CC_OK) {
+                if (cc_sched_solve_stats(ctx, g2, &d, &s, &s_st) != CC_OK) {
                     if (bad_scaled++ < 3) NOTE("trial %d: scaled solve failed: %s", trial, cc_last_error(ctx));
                 } else {
                     int valid = tu_check(in, s.start_us, &mk, msg, sizeof msg);
-                    if (!valid || !s.proven_optimal || fabs(mk - opt) > 1e-9 || (min_cap >= 2 && (long)s.n_nodes != nodes_v0)) {
+                    if (!valid || !s.proven_optimal || fabs(mk - opt) > 1e-9 || (min_cap >= 2 && (long)s_st.n_nodes != nodes_v0)) {
                         if (bad_scaled++ < 3)
                             NOTE("trial %d (n=%d, k=%d, least capacity %d) scaled: valid %d, makespan %g, proven %d, %ld nodes; "
                                  "brute force %g, unscaled %ld nodes", trial, in->n, in->k, min_cap, valid, mk, s.proven_optimal,
-                                 (long)s.n_nodes, opt, nodes_v0);
+                                 (long)s_st.n_nodes, opt, nodes_v0);
                     } else n_scaled_same += min_cap >= 2;
                     cc_schedule_release(ctx, &s);
                 }
@@ -349,18 +358,19 @@ static void test_energetic(void) {
 static void test_destructive(void) {
     tu_inst* in = tu_inst_new(3, 1, 0);
     cc_graph* g = NULL;
-    cc_sched_desc d = cc_sched_desc_default();
+    cc_sched_desc d = {0};
     cc_schedule s;
+    cc_sched_stats s_st;
     in->cap[0] = 2;
     in->dur[0] = 4; in->dur[1] = 4; in->dur[2] = 3;
     in->dem[0] = in->dem[1] = in->dem[2] = 1;
     memset(&s, 0, sizeof s);
     CHECK_RES(ctx, tu_build_graph(ctx, in, &g), CC_OK, "graph");
     d.method = CC_SCHED_BNB;
-    CHECK_RES(ctx, cc_sched_solve(ctx, g, &d, &s), CC_OK, "solve");
-    CHECK(s.makespan_us == 7 && s.proven_optimal && s.lower_bound_us == 7 && s.n_nodes == 0,
+    CHECK_RES(ctx, cc_sched_solve_stats(ctx, g, &d, &s, &s_st), CC_OK, "solve");
+    CHECK(s.makespan_us == 7 && s.proven_optimal && s.lower_bound_us == 7 && s_st.n_nodes == 0,
           "makespan 7 proven at the root (lower bound %g, resource bound %g, %lld nodes)", s.lower_bound_us, s.lb_resource_us,
-          (long long)s.n_nodes);
+          (long long)s_st.n_nodes);
     cc_schedule_release(ctx, &s);
     cc_graph_destroy(g);
     tu_inst_free(in);
@@ -1296,6 +1306,7 @@ static void test_oe_inner(void) {
             a.fail_at = k;
             cd.allocator = tu_allocator(&a);
             if (cc_context_create(&cd, &c2) != CC_OK) continue;
+            c2->bnb_shave_depth = TEST_SHAVE_DEPTH;
             memset(&o, 0, sizeof o);
             memset(&cfg, 0, sizeof cfg);
             cfg.which = CC_EXACT_BNB; cfg.nodes = 100000;
@@ -1563,6 +1574,7 @@ static void test_oe_window_lists(void) {
             a.fail_at = kk;
             cd.allocator = tu_allocator(&a);
             if (cc_context_create(&cd, &c2) != CC_OK) continue;
+            c2->bnb_shave_depth = TEST_SHAVE_DEPTH;
             memcpy(st, inc, sizeof inc);
             ok = cc__oe_window_lists(c2, &u.p, st, &met);
             cc_context_destroy(c2);
@@ -1616,17 +1628,18 @@ static void test_work_budget(void) {
         }
         CHECK_RES(ctx, tu_build_graph(ctx, in, &g), CC_OK, "graph");
         for (v = 0; v < 2; v++) {
-            cc_sched_desc d = cc_sched_desc_default();
+            cc_sched_desc d = {0};
             cc_schedule s;
+            cc_sched_stats s_st;
             char msg[300];
             memset(&s, 0, sizeof s);
             d.method = CC_SCHED_BNB;
-            d.priority = CC_PRIO_PROGRAM_ORDER;
-            d.improve_passes = -1;
-            d.bnb_nodes = budget;
-            CHECK_RES(ctx, cc_sched_solve(ctx, g, &d, &s), CC_OK, "solve");
+            d.tuning.priority = CC_PRIO_PROGRAM_ORDER;
+            d.tuning.improve_passes = -1;
+            d.tuning.bnb_nodes = budget;
+            CHECK_RES(ctx, cc_sched_solve_stats(ctx, g, &d, &s, &s_st), CC_OK, "solve");
             CHECK(tu_check(in, s.start_us, &mk[v], msg, sizeof msg), "valid: %s", msg);
-            nodes[v] = (long long)s.n_nodes;
+            nodes[v] = (long long)s_st.n_nodes;
             stopped = stopped && !s.proven_optimal;
             cc_schedule_release(ctx, &s);
         }
@@ -2043,6 +2056,7 @@ static void test_ga_shift(void) {
 
 int main(void) {
     cc_context_create(NULL, &ctx);
+    ctx->bnb_shave_depth = TEST_SHAVE_DEPTH;
     TH_RUN(test_timetabling);
     TH_RUN(test_pairs);
     TH_RUN(test_edgefind);

@@ -144,7 +144,7 @@ static cc_result order_rank(cc_rank* rank, void* user) {
         case_ctx c;
         cc_graph* g;
         cc_schedule s;
-        cc_sched_desc sd = cc_sched_desc_default();
+        cc_sched_desc sd = {0};
         cc_plan* pl = NULL;
         cc_exec* x = NULL;
         cc_backend be, run;
@@ -518,14 +518,14 @@ static cc_result same_rank(cc_rank* rank, void* user) {
     if (cc_cpu_backend_create(rank, &be) != CC_OK) return cc_last_result(ctx);
     for (variant = 0; variant < 3; variant++) {
         cc_schedule s;
-        cc_sched_desc sd = cc_sched_desc_default();
+        cc_sched_desc sd = {0};
         cc_plan* pl = NULL;
         cc_exec* x = NULL;
         int step;
         cc_result r = CC_OK;
         memset(&s, 0, sizeof s);
         sd.method = variant == 1 ? CC_SCHED_AUTO : CC_SCHED_LIST;
-        sd.priority = CC_PRIO_MTS;
+        sd.tuning.priority = CC_PRIO_MTS;
         if (variant > 0) r = cc_sched_solve(ctx, g, &sd, &s);
         if (r == CC_OK) r = cc_plan_create(ctx, g, variant ? s.order : NULL, &pl);
         if (r == CC_OK) r = cc_exec_create(ctx, pl, &be, &x);

@@ -84,7 +84,7 @@ static void test_cycle(void) {
     cc_op a, b, c, d, e;
     cc_result r;
     cc_schedule s;
-    cc_sched_desc sd = cc_sched_desc_default();
+    cc_sched_desc sd = {0};
     if (cc_graph_create(ctx, NULL, &g) != CC_OK) { CHECK(0, "setup: graph: %s", cc_last_error(ctx)); return; }
     a = add(g, "cyc_alpha", 1, CC_STREAM_COMPUTE, NULL, 0);
     b = add(g, "cyc_beta", 1, CC_STREAM_COMM, &a, 1);
@@ -152,7 +152,7 @@ static void test_bad_input(void) {
     cc_buffer buf, b0 = {0, 0}, b99 = {99, 0};
     cc_region reg;
     cc_schedule s;
-    cc_sched_desc sd = cc_sched_desc_default();
+    cc_sched_desc sd = {0};
     int caps[2] = {2, 3};
     int dem_ok[2] = {2, 3}, dem_big[2] = {1, 4}, dem_neg[2] = {-1, 0};
     double bad_durs[3];
@@ -308,7 +308,7 @@ static void test_regions(void) {
     cc_region r_w0, r_r1, r_r2, r_w3, r_w4, r_r5, r_w6, r_io;
     cc_op_desc d;
     cc_schedule s;
-    cc_sched_desc sd = cc_sched_desc_default();
+    cc_sched_desc sd = {0};
     cc_op preds[16];
     int np, i;
     if (cc_graph_create(ctx, NULL, &g) != CC_OK) return;
@@ -401,7 +401,7 @@ static void test_regions_random(void) {
         unsigned char conflict[24][24], reach[24][24];
         tu_inst* in = tu_inst_new(n, 2, 1);
         cc_schedule s;
-        cc_sched_desc sd = cc_sched_desc_default();
+        cc_sched_desc sd = {0};
         if (cc_graph_create(ctx, NULL, &g) != CC_OK) { tu_inst_free(in); return; }
         for (i = 0; i < 3; i++) cc_graph_add_buffer(g, i == 0 ? "b0" : i == 1 ? "b1" : "b2", 256, &bufs[i]);
         for (i = 0; i < n; i++) {
@@ -474,7 +474,7 @@ static void test_regions_random(void) {
         for (kk = 0; kk < 3; kk++) {
             char msg[256];
             memset(&s, 0, sizeof s);
-            sd = cc_sched_desc_default();
+            memset(&sd, 0, sizeof sd);
             sd.method = kk == 0 ? CC_SCHED_AUTO : kk == 1 ? CC_SCHED_LIST : CC_SCHED_ODD_EVEN;
             if (cc_sched_solve(ctx, g, &sd, &s) != CC_OK) {
                 if (bad_sched++ < 3) NOTE("trial %d method %d: solve failed: %s", trial, kk, cc_last_error(ctx));
@@ -565,7 +565,7 @@ static void test_other_context(void) {
     cc_graph* g = NULL;
     cc_graph* out = NULL;
     cc_schedule s;
-    cc_sched_desc sd = cc_sched_desc_default();
+    cc_sched_desc sd = {0};
     cc_plan* pl = NULL;
     cc_op order[1];
     double start[1] = {0}, mk, cp, rb;

@@ -43,7 +43,8 @@ static void check_instance(cc_context* ctx, const char* csv, const char* dir, co
     tu_inst* ref;
     cc_graph* g = NULL;
     cc_schedule s;
-    cc_sched_desc sd = cc_sched_desc_default();
+    cc_sched_stats st;
+    cc_sched_desc sd = {0};
     cc_result r;
     double mk = -1;
     snprintf(path, sizeof path, "%s/%s.sm", dir, name);
@@ -58,18 +59,18 @@ static void check_instance(cc_context* ctx, const char* csv, const char* dir, co
     }
     memset(&s, 0, sizeof s);
     r = cc_psplib_read(ctx, path, &g);
-    if (r == CC_OK) r = cc_sched_solve(ctx, g, &sd, &s);
+    if (r == CC_OK) r = cc_sched_solve_stats(ctx, g, &sd, &s, &st);
     if (r != CC_OK) {
         CHECK(0, "%s: read and solve: %s: %s", name, tu_res_name(r), cc_last_error(ctx));
     } else {
         int valid = s.n_ops == ref->n && tu_check(ref, s.start_us, &mk, msg, sizeof msg);
         int checked = cc_schedule_check(ctx, g, s.start_us, NULL) == CC_OK;
         (*n_done)++;
-        *total_ms += s.solve_ms;
+        *total_ms += st.solve_ms;
         *n_opt += valid && mk == ub;
         CHECK(valid && checked && mk == ub && s.makespan_us == mk && s.proven_optimal,
               "%s: makespan %g == optimum %d, proven, valid (lower bound %g, proven %d, %lld schedules, %lld nodes, %.0f ms)%s%s", name,
-              s.makespan_us, ub, s.lower_bound_us, s.proven_optimal, (long long)s.n_schedules, (long long)s.n_nodes, s.solve_ms,
+              s.makespan_us, ub, s.lower_bound_us, s.proven_optimal, (long long)st.n_schedules, (long long)st.n_nodes, st.solve_ms,
               valid ? "" : ": INVALID: ", valid ? (checked ? "" : ": cc_schedule_check refuses it") : msg);
     }
     cc_schedule_release(ctx, &s);

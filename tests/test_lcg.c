@@ -260,7 +260,7 @@ static void test_brute_force(void) {
         cc__prob_of_graph(g, &p);
         n_run++;
         for (v = 0; v < 2; v++) {
-            cc_sched_desc d = cc_sched_desc_default();
+            cc_sched_desc d = {0};
             cc_schedule s;
             cc__time* st = (cc__time*)malloc(((size_t)in->n + 1) * sizeof *st);
             double* us = (double*)malloc(((size_t)in->n + 1) * sizeof *us);
@@ -272,8 +272,8 @@ static void test_brute_force(void) {
             memset(&s, 0, sizeof s);
             if (v == 0) {   /* a poor incumbent */
                 d.method = CC_SCHED_LIST;
-                d.priority = CC_PRIO_PROGRAM_ORDER;
-                d.improve_passes = -1;
+                d.tuning.priority = CC_PRIO_PROGRAM_ORDER;
+                d.tuning.improve_passes = -1;
             } else d.method = CC_SCHED_BNB;   /* an optimal one (branch and bound's, proven) */
             if (cc_sched_solve(ctx, g, &d, &s) != CC_OK) {
                 if (bad_solve++ < 3) NOTE("trial %d: incumbent: %s", trial, cc_last_error(ctx));
@@ -338,7 +338,7 @@ static void test_incremental_tt(void) {
         tu_inst* in;
         cc_graph* g = NULL;
         cc__prob p;
-        cc_sched_desc d = cc_sched_desc_default();
+        cc_sched_desc d = {0};
         cc_schedule s;
         cc__time *st[2];
         cc__bnb_result res[2];
@@ -356,8 +356,8 @@ static void test_incremental_tt(void) {
         cc__prob_of_graph(g, &p);
         memset(&s, 0, sizeof s);
         d.method = CC_SCHED_LIST;
-        d.priority = CC_PRIO_PROGRAM_ORDER;
-        d.improve_passes = -1;
+        d.tuning.priority = CC_PRIO_PROGRAM_ORDER;
+        d.tuning.improve_passes = -1;
         if (cc_sched_solve(ctx, g, &d, &s) != CC_OK) {
             if (bad++ < 3) NOTE("trial %d: incumbent: %s", trial, cc_last_error(ctx));
             cc_graph_destroy(g);
@@ -399,8 +399,9 @@ static void test_incremental_tt(void) {
 typedef struct { double mk; int proven; int64_t conflicts; } path_res;
 static int path_solve(const tu_inst* in, int64_t nodes, int trial, int v, int* bad_solve, int* bad_valid, path_res* r) {
     cc_graph* g = NULL;
-    cc_sched_desc d = cc_sched_desc_default();
+    cc_sched_desc d = {0};
     cc_schedule s;
+    cc_sched_stats s_st;
     char msg[300];
     int ok = 0;
     r->mk = -1; r->proven = 0; r->conflicts = 0;
@@ -409,17 +410,17 @@ static int path_solve(const tu_inst* in, int64_t nodes, int trial, int v, int* b
         cc_graph_destroy(g);
         return 0;
     }
-    d.restarts = 2;
-    d.budget_schedules = 1000;
-    if (nodes > 0) d.bnb_nodes = nodes;
+    d.tuning.restarts = 2;
+    d.tuning.budget_schedules = 1000;
+    if (nodes > 0) d.tuning.bnb_nodes = nodes;
     memset(&s, 0, sizeof s);
-    if (cc_sched_solve(ctx, g, &d, &s) != CC_OK) {
+    if (cc_sched_solve_stats(ctx, g, &d, &s, &s_st) != CC_OK) {
         if ((*bad_solve)++ < 3) NOTE("trial %d (%d): solve: %s", trial, v, cc_last_error(ctx));
     } else {
         if (!tu_check(in, s.start_us, &r->mk, msg, sizeof msg) && (*bad_valid)++ < 3) NOTE("trial %d (%d): %s", trial, v, msg);
-        if (s.exact_failures && (*bad_solve)++ < 3) NOTE("trial %d (%d): an exact run failed: %s", trial, v, s.exact_message);
+        if (s_st.exact_failures && (*bad_solve)++ < 3) NOTE("trial %d (%d): an exact run failed: %s", trial, v, s_st.exact_message);
         r->proven = s.proven_optimal;
-        r->conflicts = s.n_conflicts;
+        r->conflicts = s_st.n_conflicts;
         ok = 1;
         cc_schedule_release(ctx, &s);
     }
@@ -696,7 +697,7 @@ static void test_alloc_failures(void) {
     cc_graph* g = NULL;
     cc__prob p;
     cc_schedule s;
-    cc_sched_desc d = cc_sched_desc_default();
+    cc_sched_desc d = {0};
     cc__time *st0, *st;
     cc__bnb_result ref, res;
     long at, total = 0, bad = 0, n_oom = 0, n_same = 0;
@@ -709,7 +710,7 @@ static void test_alloc_failures(void) {
     if (tu_build_graph(ctx, in, &g) != CC_OK || cc_graph_validate(g) != CC_OK) { CHECK(0, "graph"); tu_inst_free(in); return; }
     cc__prob_of_graph(g, &p);
     memset(&s, 0, sizeof s);
-    d.method = CC_SCHED_LIST; d.priority = CC_PRIO_PROGRAM_ORDER; d.improve_passes = -1;
+    d.method = CC_SCHED_LIST; d.tuning.priority = CC_PRIO_PROGRAM_ORDER; d.tuning.improve_passes = -1;
     cc_sched_solve(ctx, g, &d, &s);
     st0 = (cc__time*)malloc((size_t)n * sizeof *st0);
     st = (cc__time*)malloc((size_t)n * sizeof *st);
@@ -800,7 +801,7 @@ static void test_j3013_1(void) {
     char* csv;
     cc_graph* g = NULL;
     cc_schedule s;
-    cc_sched_desc d = cc_sched_desc_default();
+    cc_sched_desc d = {0};
     cc__prob p;
     cc__time *st, *st1;
     cc__bnb_result r1, r2, r3;

@@ -89,7 +89,7 @@ static void test_never_prints(void) {
     cc_graph* g = NULL;
     cc_graph* pg = NULL;
     cc_schedule s;
-    cc_sched_desc sd = cc_sched_desc_default();
+    cc_sched_desc sd = {0};
     cc_op ops[4], junk;
     cc_op_desc d = {0};
     cc_buffer b, ghost = {77, 0};

@@ -37,47 +37,47 @@ static int make_methods(method* m, uint64_t seed) {
     for (p = CC_PRIO_DEFAULT; p < CC__PRIO_COUNT; p++)
         for (sgs = CC_SGS_SERIAL; sgs <= CC_SGS_PARALLEL; sgs++)
             for (imp = 0; imp < 2; imp++) {
-                m[n].desc = cc_sched_desc_default();
+                memset(&m[n].desc, 0, sizeof m[n].desc);
                 m[n].desc.method = CC_SCHED_LIST;
-                m[n].desc.priority = (cc_priority)p;
-                m[n].desc.sgs = (cc_sgs)sgs;
-                m[n].desc.improve_passes = imp ? -1 : 0;
+                m[n].desc.tuning.priority = (cc_priority)p;
+                m[n].desc.tuning.sgs = (cc_sgs)sgs;
+                m[n].desc.tuning.improve_passes = imp ? -1 : 0;
                 snprintf(m[n].name, sizeof m[n].name, "LIST/%s/%s%s", prio_names[p], sgs == CC_SGS_SERIAL ? "serial" : "parallel",
                          imp ? "/no-improve" : "");
                 n++;
             }
-    m[n].desc = cc_sched_desc_default();
+    memset(&m[n].desc, 0, sizeof m[n].desc);
     m[n].desc.method = CC_SCHED_SAMPLING;
-    m[n].desc.budget_schedules = 100;
+    m[n].desc.tuning.budget_schedules = 100;
     m[n].desc.seed = seed;
     snprintf(m[n].name, sizeof m[n].name, "SAMPLING/100");
     n++;
-    m[n].desc = cc_sched_desc_default();
+    memset(&m[n].desc, 0, sizeof m[n].desc);
     m[n].desc.method = CC_SCHED_ODD_EVEN;
     snprintf(m[n].name, sizeof m[n].name, "ODD_EVEN/default");
     n++;
-    m[n].desc = cc_sched_desc_default();
+    memset(&m[n].desc, 0, sizeof m[n].desc);
     m[n].desc.method = CC_SCHED_ODD_EVEN;
     m[n].desc.window_ops = 2;
     m[n].desc.rounds = 3;
     snprintf(m[n].name, sizeof m[n].name, "ODD_EVEN/b=2,k=3");
     n++;
-    m[n].desc = cc_sched_desc_default();
+    memset(&m[n].desc, 0, sizeof m[n].desc);
     m[n].desc.method = CC_SCHED_ODD_EVEN;
     m[n].desc.window_ops = 1;
-    m[n].desc.window_max_ops = 6;
+    m[n].desc.tuning.window_max_ops = 6;
     snprintf(m[n].name, sizeof m[n].name, "ODD_EVEN/b=1, deeper to 6");
     n++;
-    m[n].desc = cc_sched_desc_default();
+    memset(&m[n].desc, 0, sizeof m[n].desc);
     m[n].desc.method = CC_SCHED_ODD_EVEN;
     m[n].desc.rounds = -1;
     snprintf(m[n].name, sizeof m[n].name, "ODD_EVEN/rounds=-1 (none)");
     n++;
-    m[n].desc = cc_sched_desc_default();
+    memset(&m[n].desc, 0, sizeof m[n].desc);
     m[n].desc.method = CC_SCHED_AUTO;
     snprintf(m[n].name, sizeof m[n].name, "AUTO");
     n++;
-    m[n].desc = cc_sched_desc_default();
+    memset(&m[n].desc, 0, sizeof m[n].desc);
     m[n].desc.method = CC_SCHED_BNB;
     snprintf(m[n].name, sizeof m[n].name, "BNB");
     n++;
@@ -86,7 +86,8 @@ static int make_methods(method* m, uint64_t seed) {
 
 /* Properties every returned schedule has, judged by the test alone. Returns
    the makespan, or -1 after reporting. */
-static double judge(tally* t, const char* where, const tu_inst* in, const cc_schedule* s, double cp, double rb) {
+static double judge(tally* t, const char* where, const tu_inst* in, const cc_schedule* s, const cc_sched_stats* st, double cp,
+                    double rb) {
     char msg[300];
     double mk = 0;
     if (s->n_ops != in->n || (in->n > 0 && (!s->start_us || !s->order))) {
@@ -119,9 +120,9 @@ static double judge(tally* t, const char* where, const tu_inst* in, const cc_sch
     }
     /* every method here uses branch and bound, whose budget stops (nodes,
        windows) are normal ends, never failures */
-    if (s->exact_status != CC_OK || s->exact_failures != 0 || s->exact_message[0]) {
+    if (st->exact_status != CC_OK || st->exact_failures != 0 || st->exact_message[0]) {
         bad(t, "%s: branch and bound reported a failure: exact_status %s, exact_failures %lld, \"%s\"", where,
-            tu_res_name(s->exact_status), (long long)s->exact_failures, s->exact_message);
+            tu_res_name(st->exact_status), (long long)st->exact_failures, st->exact_message);
         return -1;
     }
     return mk;
@@ -238,6 +239,7 @@ static void test_brute_force(void) {
                 trial, cp_lib, cp, rb_lib, rb, opt, cc_last_error(ctx));
         for (j = 0; j < n_methods; j++) {
             cc_schedule s;
+            cc_sched_stats s_st;
             char where[256];
             double mk, mk_check = -1;
             cc_result r;
@@ -247,7 +249,7 @@ static void test_brute_force(void) {
             t_solve.n_seen++;
             {
                 clock_t c0 = clock();
-                r = cc_sched_solve(ctx, g, &m[j].desc, &s);
+                r = cc_sched_solve_stats(ctx, g, &m[j].desc, &s, &s_st);
                 secs[j] += (double)(clock() - c0) / CLOCKS_PER_SEC;
             }
             if (r != CC_OK) {
@@ -255,7 +257,7 @@ static void test_brute_force(void) {
                 continue;
             }
             t_valid.n_seen++;
-            mk = judge(&t_valid, where, in, &s, cp, rb);
+            mk = judge(&t_valid, where, in, &s, &s_st, cp, rb);
             if (mk >= 0) {
                 order_ok(&t_order, &t_ties, where, in, g, &s);
                 r = cc_schedule_check(ctx, g, s.start_us, &mk_check);
@@ -269,7 +271,7 @@ static void test_brute_force(void) {
                     bad(&t_proven, "%s: proven_optimal with makespan %g, optimum %g", where, mk, opt);
                 if (m[j].desc.method == CC_SCHED_BNB && (!s.proven_optimal || fabs(mk - opt) > EPS))
                     bad(&t_bnb, "%s: proven_optimal %d, makespan %g, brute-force optimum %g (%lld nodes)", where,
-                        s.proven_optimal, mk, opt, (long long)s.n_nodes);
+                        s.proven_optimal, mk, opt, (long long)s_st.n_nodes);
                 gap_sum[j] += opt > 0 ? (mk - opt) / opt : 0;
                 n_opt[j] += fabs(mk - opt) <= EPS;
             }
@@ -332,27 +334,28 @@ static void test_larger(void) {
         }
         for (mj = 0; mj < n_methods; mj++) {
             cc_schedule s;
+            cc_sched_stats s_st;
             char where[256];
             cc_sched_desc d;
             j = mj;
-            if (m[j].desc.method == CC_SCHED_LIST && m[j].desc.improve_passes < 0 && trial > 4) continue;
+            if (m[j].desc.method == CC_SCHED_LIST && m[j].desc.tuning.improve_passes < 0 && trial > 4) continue;
             d = m[j].desc;
-            if (d.method == CC_SCHED_BNB || d.method == CC_SCHED_AUTO) d.bnb_nodes = 2000;   /* keep it quick */
-            if (d.method == CC_SCHED_AUTO) d.budget_schedules = 500;
+            if (d.method == CC_SCHED_BNB || d.method == CC_SCHED_AUTO) d.tuning.bnb_nodes = 2000;   /* keep it quick */
+            if (d.method == CC_SCHED_AUTO) d.tuning.budget_schedules = 500;
             memset(&s, 0, sizeof s);
             snprintf(where, sizeof where, "large trial %d (n=%d, k=%d%s) %.48s", trial, in->n, in->k, in->streams ? ", streams" : "",
                      m[j].name);
             t_all.n_seen++;
             {
                 clock_t c0 = clock();
-                cc_result r = cc_sched_solve(ctx, g, &d, &s);
+                cc_result r = cc_sched_solve_stats(ctx, g, &d, &s, &s_st);
                 secs[j] += (double)(clock() - c0) / CLOCKS_PER_SEC;
                 if (r != CC_OK) {
                     bad(&t_all, "%s: %s", where, cc_last_error(ctx));
                     continue;
                 }
             }
-            if (judge(&t_all, where, in, &s, cp, rb) >= 0) order_ok(&t_order, &t_ties, where, in, g, &s);
+            if (judge(&t_all, where, in, &s, &s_st, cp, rb) >= 0) order_ok(&t_order, &t_ties, where, in, g, &s);
             cc_schedule_release(ctx, &s);
         }
         cc_graph_destroy(g);
@@ -369,7 +372,7 @@ static void test_larger(void) {
 static void test_edge_cases(void) {
     cc_graph* g = NULL;
     cc_schedule s;
-    cc_sched_desc sd = cc_sched_desc_default();
+    cc_sched_desc sd = {0};
     cc_op_desc d = {0};
     cc_op a;
     int meth;
@@ -403,8 +406,8 @@ static void test_edge_cases(void) {
         cc_schedule_release(ctx, &e);   /* releasing an empty one too */
         CHECK(1, "releasing an empty schedule does not crash");
     }
-    sd = cc_sched_desc_default();
-    CHECK(sd.method == CC_SCHED_AUTO && sd.time_limit_s == 0, "cc_sched_desc_default: AUTO, no time limit");
+    sd = cc_sched_query_defaults(NULL, 10);
+    CHECK(sd.method == CC_SCHED_AUTO && sd.time_limit_s == 0, "the zero desc: AUTO, no time limit");
 }
 
 /* Durations on the 1 ns grid are exact: a chain of 0.001 + 1.234 + 0.017 us
@@ -414,7 +417,7 @@ static void test_grid(void) {
     cc_op a, b, c;
     cc_op_desc d = {0};
     cc_schedule s;
-    cc_sched_desc sd = cc_sched_desc_default();
+    cc_sched_desc sd = {0};
     if (cc_graph_create(ctx, NULL, &g) != CC_OK) return;
     d.name = "ns_a"; d.duration_us = 0.001; cc_graph_add_op(g, &d, &a);
     d.name = "ns_b"; d.duration_us = 1.234; d.deps = &a; d.n_deps = 1; cc_graph_add_op(g, &d, &b);
@@ -457,32 +460,34 @@ static void test_query_defaults(void) {
         in = tu_random_inst(&rng, &gen);
         if (tu_build_graph(ctx, in, &g) != CC_OK) { tu_inst_free(in); CHECK(0, "build"); continue; }
         for (mi = 0; mi < 5; mi++) {
-            cc_sched_desc zero = cc_sched_desc_default(), q;
+            cc_sched_desc zero = {0}, q;
             cc_schedule a, b;
+            cc_sched_stats b_st;
+            cc_sched_stats a_st;
             int i, eq;
             zero.method = methods[mi];
             q = cc_sched_query_defaults(&zero, cc_graph_n_ops(g));
-            if (q.sgs == CC_SGS_DEFAULT || q.priority == CC_PRIO_DEFAULT || q.improve_passes == 0 || q.budget_schedules == 0 ||
-                q.bnb_nodes == 0 || q.window_ops == 0 || q.rounds == 0 || q.window_nodes == 0 || q.exact == CC_EXACT_DEFAULT ||
-                q.lp_time_limit_s == 0 || q.lp_window_time_limit_s == 0 || q.restarts == 0 || q.method != zero.method)
+            if (q.tuning.sgs == CC_SGS_DEFAULT || q.tuning.priority == CC_PRIO_DEFAULT || q.tuning.improve_passes == 0 || q.tuning.budget_schedules == 0 ||
+                q.tuning.bnb_nodes == 0 || q.window_ops == 0 || q.rounds == 0 || q.tuning.window_nodes == 0 || q.exact == CC_EXACT_DEFAULT ||
+                q.tuning.lp_time_limit_s == 0 || q.tuning.lp_window_time_limit_s == 0 || q.tuning.restarts == 0 || q.method != zero.method)
                 filled = 0;
             memset(&a, 0, sizeof a);
             memset(&b, 0, sizeof b);
-            if (cc_sched_solve(ctx, g, &zero, &a) != CC_OK || cc_sched_solve(ctx, g, &q, &b) != CC_OK) {
+            if (cc_sched_solve_stats(ctx, g, &zero, &a, &a_st) != CC_OK || cc_sched_solve_stats(ctx, g, &q, &b, &b_st) != CC_OK) {
                 CHECK(0, "solve: %s", cc_last_error(ctx));
                 continue;
             }
-            eq = a.makespan_us == b.makespan_us && a.lower_bound_us == b.lower_bound_us && a.n_schedules == b.n_schedules &&
-                 a.n_nodes == b.n_nodes && a.proven_optimal == b.proven_optimal;
+            eq = a.makespan_us == b.makespan_us && a.lower_bound_us == b.lower_bound_us && a_st.n_schedules == b_st.n_schedules &&
+                 a_st.n_nodes == b_st.n_nodes && a.proven_optimal == b.proven_optimal;
             for (i = 0; i < a.n_ops && eq; i++) eq = a.order[i].id == b.order[i].id && a.start_us[i] == b.start_us[i];
             cases++;
             if (eq) same++;
             else if (!first[0])
                 snprintf(first, sizeof first, "%d ops, method %d: makespan %g vs %g, %lld vs %lld schedules, %lld vs %lld nodes",
-                         cc_graph_n_ops(g), (int)zero.method, a.makespan_us, b.makespan_us, (long long)a.n_schedules,
-                         (long long)b.n_schedules, (long long)a.n_nodes, (long long)b.n_nodes);
-            if (methods[mi] == CC_SCHED_BNB && a.n_nodes > q.bnb_nodes) nodes_ok = 0;
-            if (methods[mi] == CC_SCHED_SAMPLING && a.n_schedules > q.budget_schedules + 2 * 6 * (q.improve_passes + 1) + 64)
+                         cc_graph_n_ops(g), (int)zero.method, a.makespan_us, b.makespan_us, (long long)a_st.n_schedules,
+                         (long long)b_st.n_schedules, (long long)a_st.n_nodes, (long long)b_st.n_nodes);
+            if (methods[mi] == CC_SCHED_BNB && a_st.n_nodes > q.tuning.bnb_nodes) nodes_ok = 0;
+            if (methods[mi] == CC_SCHED_SAMPLING && a_st.n_schedules > q.tuning.budget_schedules + 2 * 6 * (q.tuning.improve_passes + 1) + 64)
                 nodes_ok = 0;
             cc_schedule_release(ctx, &a);
             cc_schedule_release(ctx, &b);
@@ -495,16 +500,16 @@ static void test_query_defaults(void) {
               "the resolved desc gives the zero desc's schedule, counts and bounds (%d of %d cases)", same, cases);
     CHECK(nodes_ok, "branch and bound stays within the resolved bnb_nodes, sampling near the resolved budget");
     {
-        cc_sched_desc z = cc_sched_desc_default(), small, large;
+        cc_sched_desc z = {0}, small, large;
         z.method = CC_SCHED_AUTO;
         small = cc_sched_query_defaults(&z, 100);
         large = cc_sched_query_defaults(&z, 1000);
-        CHECK(small.priority == CC_PRIO_LFT && large.priority == CC_PRIO_ALL,
-              "AUTO: one rule (LFT) up to 200 ops, every rule above (%d, %d)", (int)small.priority, (int)large.priority);
-        CHECK(small.bnb_nodes > large.bnb_nodes && large.bnb_nodes >= 1, "the default node budget shrinks with size (%lld, %lld)",
-              (long long)small.bnb_nodes, (long long)large.bnb_nodes);
-        z.bnb_nodes = -1;
-        CHECK(cc_sched_query_defaults(&z, 100).bnb_nodes == -1, "a set field (bnb_nodes -1: none) is kept");
+        CHECK(small.tuning.priority == CC_PRIO_LFT && large.tuning.priority == CC_PRIO_ALL,
+              "AUTO: one rule (LFT) up to 200 ops, every rule above (%d, %d)", (int)small.tuning.priority, (int)large.tuning.priority);
+        CHECK(small.tuning.bnb_nodes > large.tuning.bnb_nodes && large.tuning.bnb_nodes >= 1, "the default node budget shrinks with size (%lld, %lld)",
+              (long long)small.tuning.bnb_nodes, (long long)large.tuning.bnb_nodes);
+        z.tuning.bnb_nodes = -1;
+        CHECK(cc_sched_query_defaults(&z, 100).tuning.bnb_nodes == -1, "a set field (bnb_nodes -1: none) is kept");
     }
 }
 
@@ -526,6 +531,7 @@ static void test_window_report(void) {
     cc_op_desc d = {0};
     cc_sched_desc sd;
     cc_schedule s;
+    cc_sched_stats s_st;
     int b;
     if (cc_graph_create(ctx, NULL, &g) != CC_OK) return;
     d.name = "c1"; d.duration_us = 1; d.stream = CC_STREAM_COMPUTE; cc_graph_add_op(g, &d, &c1);
@@ -533,26 +539,26 @@ static void test_window_report(void) {
     d.name = "s1"; d.duration_us = 4; d.stream = CC_STREAM_COMM; d.deps = &c1; d.n_deps = 1; cc_graph_add_op(g, &d, &s1);
     d.name = "s2"; d.duration_us = 1; d.deps = &c2; cc_graph_add_op(g, &d, &s2);
     for (b = 1; b <= 2; b++) {
-        sd = cc_sched_desc_default();
+        memset(&sd, 0, sizeof sd);
         sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = b; sd.rounds = 1;
         memset(&s, 0, sizeof s);
-        if (!CHECK(cc_sched_solve(ctx, g, &sd, &s) == CC_OK, "flow shop, b = %d: solves", b)) continue;
+        if (!CHECK(cc_sched_solve_stats(ctx, g, &sd, &s, &s_st) == CC_OK, "flow shop, b = %d: solves", b)) continue;
         CHECK(fabs(s.makespan_us - 6) < EPS, "flow shop, b = %d: Johnson's optimum 6 (got %g)", b, s.makespan_us);
         if (CHECK(s.lower_bound_us < 6 - EPS, "flow shop: the solve's bound is below 6 (got %g), so the windows run",
                   s.lower_bound_us)) {
-            CHECK_INT((int)s.n_windows, b == 1 ? 2 : 1, "flow shop, b = %d, one round: windows", b);
-            CHECK_INT((int)s.n_windows_proven, (int)s.n_windows, "flow shop, b = %d: every window proven", b);
-            CHECK(s.window_gap_max == 0 && s.window_ms_max >= 0, "flow shop, b = %d: gap 0 (got %g), time >= 0 (got %g)", b,
-                  s.window_gap_max, s.window_ms_max);
+            CHECK_INT((int)s_st.n_windows, b == 1 ? 2 : 1, "flow shop, b = %d, one round: windows", b);
+            CHECK_INT((int)s_st.n_windows_proven, (int)s_st.n_windows, "flow shop, b = %d: every window proven", b);
+            CHECK(s_st.window_gap_max == 0 && s_st.window_ms_max >= 0, "flow shop, b = %d: gap 0 (got %g), time >= 0 (got %g)", b,
+                  s_st.window_gap_max, s_st.window_ms_max);
         }
         cc_schedule_release(ctx, &s);
     }
-    sd = cc_sched_desc_default();
+    memset(&sd, 0, sizeof sd);
     sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = 2; sd.rounds = -1;
     memset(&s, 0, sizeof s);
-    if (CHECK(cc_sched_solve(ctx, g, &sd, &s) == CC_OK, "flow shop, no rounds: solves")) {
-        CHECK(s.n_windows == 0 && s.n_windows_proven == 0 && s.window_gap_max == 0 && s.window_ms_max == 0,
-              "flow shop, no rounds: no window reported (got %lld)", (long long)s.n_windows);
+    if (CHECK(cc_sched_solve_stats(ctx, g, &sd, &s, &s_st) == CC_OK, "flow shop, no rounds: solves")) {
+        CHECK(s_st.n_windows == 0 && s_st.n_windows_proven == 0 && s_st.window_gap_max == 0 && s_st.window_ms_max == 0,
+              "flow shop, no rounds: no window reported (got %lld)", (long long)s_st.n_windows);
         cc_schedule_release(ctx, &s);
     }
     cc_graph_destroy(g);
@@ -565,16 +571,16 @@ static void test_window_report(void) {
         d.name = "s"; d.duration_us = 1 + (5 * b) % 9; d.stream = CC_STREAM_COMM; d.deps = &c; d.n_deps = 1;
         cc_graph_add_op(g, &d, NULL);
     }
-    sd = cc_sched_desc_default();
-    sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = 20; sd.rounds = 1; sd.window_nodes = 1;
+    memset(&sd, 0, sizeof sd);
+    sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = 20; sd.rounds = 1; sd.tuning.window_nodes = 1;
     memset(&s, 0, sizeof s);
-    if (CHECK(cc_sched_solve(ctx, g, &sd, &s) == CC_OK, "40-op flow shop, one window, 1 node: solves")) {
+    if (CHECK(cc_sched_solve_stats(ctx, g, &sd, &s, &s_st) == CC_OK, "40-op flow shop, one window, 1 node: solves")) {
         if (CHECK(s.makespan_us > s.lower_bound_us + EPS, "40-op flow shop: above the bound (%g > %g), so the window runs",
                   s.makespan_us, s.lower_bound_us)) {
-            CHECK_INT((int)s.n_windows, 1, "40 ops, b = 20, one round: one window");
-            CHECK(s.n_windows_proven == 0 && s.window_gap_max > 0 && s.window_gap_max <= 1,
-                  "40 ops, 1 node: the window unproven (%lld proven), gap in (0, 1] (got %g)", (long long)s.n_windows_proven,
-                  s.window_gap_max);
+            CHECK_INT((int)s_st.n_windows, 1, "40 ops, b = 20, one round: one window");
+            CHECK(s_st.n_windows_proven == 0 && s_st.window_gap_max > 0 && s_st.window_gap_max <= 1,
+                  "40 ops, 1 node: the window unproven (%lld proven), gap in (0, 1] (got %g)", (long long)s_st.n_windows_proven,
+                  s_st.window_gap_max);
         }
         cc_schedule_release(ctx, &s);
     }
@@ -617,11 +623,11 @@ static int small_case(tu_rng* rng, int streams, int cap_max, tu_inst** in, cc_gr
    failure), or 1e30 with the solver's or the checker's message in msg. */
 static double small_windows(cc_graph* g, const tu_inst* in, int window_max_ops, int perturbations, double* starts, char* msg,
                             size_t cap) {
-    cc_sched_desc sd = cc_sched_desc_default();
+    cc_sched_desc sd = {0};
     cc_schedule s;
     double m2 = 0, mk = 1e30;
-    sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = 1; sd.window_nodes = 100000;
-    sd.window_max_ops = window_max_ops; sd.perturbations = perturbations;
+    sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = 1; sd.tuning.window_nodes = 100000;
+    sd.tuning.window_max_ops = window_max_ops; sd.tuning.perturbations = perturbations;
     memset(&s, 0, sizeof s);
     msg[0] = 0;
     if (starts) memset(starts, 0, (size_t)in->n * sizeof(double));
@@ -645,10 +651,10 @@ static void check_refused(int field, int below, int above) {
     if (cc_graph_create(ctx, NULL, &g) != CC_OK) return;
     d.name = "a"; d.duration_us = 1; d.stream = CC_STREAM_COMPUTE; cc_graph_add_op(g, &d, NULL);
     for (t = 0; t < 2; t++) {
-        cc_sched_desc sd = cc_sched_desc_default();
+        cc_sched_desc sd = {0};
         int v = t ? above : below;
-        if (field) sd.perturbations = v;
-        else sd.window_max_ops = v;
+        if (field) sd.tuning.perturbations = v;
+        else sd.tuning.window_max_ops = v;
         memset(&s, 0, sizeof s);
         CHECK(cc_sched_solve(ctx, g, &sd, &s) == CC_ERR_INVALID_ARG && strstr(cc_last_error(ctx), name),
               "%s %d refused, naming it (%s)", name, v, cc_last_error(ctx));
@@ -740,7 +746,7 @@ static void test_never_worse_than_program(void) {
         }
 }
 
-/* AUTO's restarts and neighbourhood search (desc.restarts) on graphs with
+/* AUTO's restarts and neighbourhood search (desc.tuning.restarts) on graphs with
    cumulative resources. With the branch and bound off and the same seed,
    the first evolution is the same with and without them, and they only
    ever offer a better schedule: so restarts = 1 (the neighbourhood search
@@ -773,25 +779,26 @@ static void test_restarts(void) {
         rb = tu_resource_bound(in);
         if (tu_build_graph(ctx, in, &g) != CC_OK) { bad(&t_solve, "trial %d: build: %s", trial, cc_last_error(ctx)); tu_inst_free(in); continue; }
         for (v = 0; v < 3; v++) {
-            cc_sched_desc d = cc_sched_desc_default();
+            cc_sched_desc d = {0};
             cc_schedule s, s2;
+            cc_sched_stats s_st;
             char where[160];
             double mc = -1;
             d.method = CC_SCHED_AUTO;
-            d.bnb_nodes = -1;
-            d.budget_schedules = big ? 60 : 20;
+            d.tuning.bnb_nodes = -1;
+            d.tuning.budget_schedules = big ? 60 : 20;
             d.seed = (uint64_t)trial;
-            d.restarts = rs[v];
+            d.tuning.restarts = rs[v];
             snprintf(where, sizeof where, "trial %d (n=%d, k=%d) restarts=%d", trial, in->n, in->k, rs[v]);
             memset(&s, 0, sizeof s);
             memset(&s2, 0, sizeof s2);
             t_solve.n_seen++;
-            if (cc_sched_solve(ctx, g, &d, &s) != CC_OK || cc_sched_solve(ctx, g, &d, &s2) != CC_OK) {
+            if (cc_sched_solve_stats(ctx, g, &d, &s, &s_st) != CC_OK || cc_sched_solve(ctx, g, &d, &s2) != CC_OK) {
                 bad(&t_solve, "%s: %s", where, cc_last_error(ctx));
                 cc_schedule_release(ctx, &s); cc_schedule_release(ctx, &s2);
                 continue;
             }
-            mk[v] = judge(&t_valid, where, in, &s, cp, rb);
+            mk[v] = judge(&t_valid, where, in, &s, &s_st, cp, rb);
             if (mk[v] >= 0) {
                 if (cc_schedule_check(ctx, g, s.start_us, &mc) != CC_OK || fabs(mc - mk[v]) > EPS)
                     bad(&t_check, "%s: makespan %g (own %g): %s", where, mc, mk[v], cc_last_error(ctx));
@@ -859,6 +866,7 @@ static void test_large_windows(void) {
         tu_inst* in;
         cc_graph* g = NULL;
         cc_schedule s[3];
+        cc_sched_stats s_st[3];
         int v, i, ok = 1, nj = 150;
         char msg[300];
         double m2 = 0, opt = 0, a[150], b[150];
@@ -880,10 +888,10 @@ static void test_large_windows(void) {
         if (!in || tu_build_graph(ctx, in, &g) != CC_OK) { CHECK(0, "trial %d: graph: %s", trial, cc_last_error(ctx)); tu_inst_free(in); continue; }
         memset(s, 0, sizeof s);
         for (v = 0; v < 3 && ok; v++) {
-            cc_sched_desc sd = cc_sched_desc_default();
+            cc_sched_desc sd = {0};
             sd.method = v == 0 ? CC_SCHED_LIST : CC_SCHED_ODD_EVEN;
             sd.window_ops = 125; sd.rounds = 1;
-            ok = CHECK(cc_sched_solve(ctx, g, &sd, &s[v]) == CC_OK, "trial %d (n=%d), %s: solves (%s)", trial, in->n,
+            ok = CHECK(cc_sched_solve_stats(ctx, g, &sd, &s[v], &s_st[v]) == CC_OK, "trial %d (n=%d), %s: solves (%s)", trial, in->n,
                        v ? "windows of 2x125" : "list", cc_last_error(ctx));
         }
         if (ok) {
@@ -891,13 +899,13 @@ static void test_large_windows(void) {
             if (s[1].makespan_us > s[0].makespan_us + EPS && bad_worse++ < 3)
                 NOTE("trial %d: windows %g, list %g", trial, s[1].makespan_us, s[0].makespan_us);
             n_better += s[1].makespan_us < s[0].makespan_us - EPS;
-            if ((s[1].n_windows < 1 || s[1].window_gap_max < 0 || s[1].window_gap_max > 1) && bad_report++ < 3)
-                NOTE("trial %d: %lld windows, gap %g", trial, (long long)s[1].n_windows, s[1].window_gap_max);
+            if ((s_st[1].n_windows < 1 || s_st[1].window_gap_max < 0 || s_st[1].window_gap_max > 1) && bad_report++ < 3)
+                NOTE("trial %d: %lld windows, gap %g", trial, (long long)s_st[1].n_windows, s_st[1].window_gap_max);
             if ((s[1].makespan_us != s[2].makespan_us || memcmp(s[1].start_us, s[2].start_us, (size_t)in->n * sizeof(double))) && bad_det++ < 3)
                 NOTE("trial %d: solved twice, %g and %g", trial, s[1].makespan_us, s[2].makespan_us);
             NOTE("trial %d (n=%d): list %g, windows of 2x125 %g (%lld of %lld windows proven, gap at most %.4f), bound %g", trial,
-                 in->n, s[0].makespan_us, s[1].makespan_us, (long long)s[1].n_windows_proven, (long long)s[1].n_windows,
-                 s[1].window_gap_max, s[1].lower_bound_us);
+                 in->n, s[0].makespan_us, s[1].makespan_us, (long long)s_st[1].n_windows_proven, (long long)s_st[1].n_windows,
+                 s_st[1].window_gap_max, s[1].lower_bound_us);
             if (trial == 0)
                 CHECK(s[1].makespan_us >= opt - EPS && s[1].makespan_us <= 1.02 * opt + EPS,
                       "flow shop of 150 jobs: windows of 2x125 %g, not below Johnson's optimum %g and within 2%% of it", s[1].makespan_us, opt);
@@ -925,28 +933,93 @@ static void test_large_windows(void) {
    (examples/steps/synthetic_step.h, 169 ops, windows of 2x65 ops, 4 rounds): the same
    schedule, and windows proven that the search alone left open. A
    window_prove outside 0..1 is refused, the message naming it. */
+/* The windows a solve leaves unproven, handed to the caller
+   (cc_sched_tuning.on_window): each a consistent problem (its placement
+   within releases, deadlines and precedences, its end the placement's,
+   its bound below it), and the callback changes nothing of the solve. */
+typedef struct win_seen {
+    int n, bad;
+    char why[200];
+} win_seen;
+
+static void on_window_check(const cc_sched_window* w, void* user_data) {
+    win_seen* ws = (win_seen*)user_data;
+    double end = w->first_start_us;
+    int i, e;
+    ws->n++;
+    if (w->n_jobs <= 16 || w->n_resources < 1 || !(w->lower_bound_us < w->makespan_us) || !(w->grain_us > 0)) {
+        if (!ws->bad++) snprintf(ws->why, sizeof ws->why, "window %d: %d jobs, bound %g, end %g, grain %g", ws->n - 1,
+                                 w->n_jobs, w->lower_bound_us, w->makespan_us, w->grain_us);
+        return;
+    }
+    for (i = 0; i < w->n_jobs; i++) {
+        double s = w->start_us[i], f = s + w->duration_us[i];
+        if (f > end) end = f;
+        if (s < w->first_start_us - EPS || s < w->release_us[i] - EPS || (w->deadline_us[i] >= 0 && f > w->deadline_us[i] + EPS))
+            if (!ws->bad++) snprintf(ws->why, sizeof ws->why, "window %d, job %d: [%g, %g) outside its release %g, deadline %g",
+                                     ws->n - 1, i, s, f, w->release_us[i], w->deadline_us[i]);
+        for (e = w->pred_off[i]; e < w->pred_off[i + 1]; e++) {
+            int q = w->pred[e];
+            if (q < 0 || q >= i || s < w->start_us[q] + w->duration_us[q] - EPS)
+                if (!ws->bad++) snprintf(ws->why, sizeof ws->why, "window %d: job %d before its predecessor %d", ws->n - 1, i, q);
+        }
+    }
+    if (fabs(end - w->makespan_us) > EPS && !ws->bad++)
+        snprintf(ws->why, sizeof ws->why, "window %d: its placement ends at %g, reported %g", ws->n - 1, end, w->makespan_us);
+}
+
+static void test_window_callback(void) {
+    cc_graph* g = NULL;
+    cc_schedule s[2];
+    cc_sched_stats st[2];
+    win_seen ws;
+    int v;
+    memset(s, 0, sizeof s);
+    memset(&ws, 0, sizeof ws);
+    if (!CHECK(stepgraph_build(ctx, 8, 2.0, 15, &g) == CC_OK, "the 8-layer step: built")) return;
+    for (v = 0; v < 2; v++) {
+        cc_sched_desc sd = {0};
+        sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = 65;
+        if (v) { sd.tuning.on_window = on_window_check; sd.tuning.on_window_user_data = &ws; }
+        CHECK(cc_sched_solve_stats(ctx, g, &sd, &s[v], &st[v]) == CC_OK, "the 8-layer step, windows of 2x65, callback %d: solves", v);
+    }
+    if (s[0].start_us && s[1].start_us) {
+        CHECK(s[0].makespan_us == s[1].makespan_us && !memcmp(s[0].start_us, s[1].start_us, (size_t)s[0].n_ops * sizeof(double)) &&
+              st[0].n_windows == st[1].n_windows && st[0].n_windows_proven == st[1].n_windows_proven,
+              "the callback changes neither the schedule nor the windows (%g, %g)", s[0].makespan_us, s[1].makespan_us);
+        CHECK(ws.n >= 1 && ws.n <= st[1].n_windows - st[1].n_windows_proven,
+              "the callback sees the unproven windows: %d of %lld unproven", ws.n,
+              (long long)(st[1].n_windows - st[1].n_windows_proven));
+        CHECK(ws.bad == 0, "each window handed over is consistent (%s)", ws.why);
+    }
+    cc_schedule_release(ctx, &s[0]);
+    cc_schedule_release(ctx, &s[1]);
+    cc_graph_destroy(g);
+}
+
 static void test_window_prove(void) {
     static const int sizes[] = { 12, 20, 30, 70 };
     int si, nodes, bad = 0, n_open = 0, n_runs = 0;
     {
         cc_graph* g = NULL;
         cc_schedule s[2];
+        cc_sched_stats s_st[2];
         int v;
         memset(s, 0, sizeof s);
         if (CHECK(synthetic_step_build(ctx, 8, 2.0, 15, &g) == CC_OK, "the 8-layer step: built")) {
             for (v = 0; v < 2; v++) {
-                cc_sched_desc sd = cc_sched_desc_default();
-                sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = 65; sd.window_prove = v;
-                CHECK(cc_sched_solve(ctx, g, &sd, &s[v]) == CC_OK, "the 8-layer step, prove %d: solves", v);
+                cc_sched_desc sd = {0};
+                sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = 65; sd.tuning.window_prove = v;
+                CHECK(cc_sched_solve_stats(ctx, g, &sd, &s[v], &s_st[v]) == CC_OK, "the 8-layer step, prove %d: solves", v);
             }
             if (s[0].start_us && s[1].start_us) {
                 CHECK(s[0].makespan_us == s[1].makespan_us && !memcmp(s[0].start_us, s[1].start_us, (size_t)s[0].n_ops * sizeof(double)) &&
-                      s[0].n_windows == s[1].n_windows, "the 8-layer step: the same schedule and windows with the proof (%g, %g)",
+                      s_st[0].n_windows == s_st[1].n_windows, "the 8-layer step: the same schedule and windows with the proof (%g, %g)",
                       s[0].makespan_us, s[1].makespan_us);
-                CHECK(s[0].n_windows_proven < s[0].n_windows && s[1].n_windows_proven > s[0].n_windows_proven && s[1].window_gap_max < s[0].window_gap_max,
+                CHECK(s_st[0].n_windows_proven < s_st[0].n_windows && s_st[1].n_windows_proven > s_st[0].n_windows_proven && s_st[1].window_gap_max < s_st[0].window_gap_max,
                       "the 8-layer step: windows proven %lld of %lld without the proof, %lld with it (gap %g, %g)",
-                      (long long)s[0].n_windows_proven, (long long)s[0].n_windows, (long long)s[1].n_windows_proven, s[0].window_gap_max,
-                      s[1].window_gap_max);
+                      (long long)s_st[0].n_windows_proven, (long long)s_st[0].n_windows, (long long)s_st[1].n_windows_proven, s_st[0].window_gap_max,
+                      s_st[1].window_gap_max);
             }
             cc_schedule_release(ctx, &s[0]);
             cc_schedule_release(ctx, &s[1]);
@@ -960,6 +1033,7 @@ static void test_window_prove(void) {
             tu_inst* in = tu_inst_new(2 * nj, 2, 1);
             cc_graph* g = NULL;
             cc_schedule s[2];
+            cc_sched_stats s_st[2];
             for (i = 0; i < nj; i++) {
                 a[i] = 1 + (7 * i + nodes) % 9; b[i] = 1 + (5 * i + 3 * si) % 9;
                 in->dur[2 * i] = a[i]; in->dur[2 * i + 1] = b[i];
@@ -970,23 +1044,23 @@ static void test_window_prove(void) {
             memset(s, 0, sizeof s);
             if (tu_build_graph(ctx, in, &g) != CC_OK) { CHECK(0, "flow shop of %d: graph: %s", nj, cc_last_error(ctx)); tu_inst_free(in); continue; }
             for (v = 0; v < 2; v++) {
-                cc_sched_desc sd = cc_sched_desc_default();
-                sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = nj; sd.rounds = 1; sd.window_nodes = nodes; sd.window_prove = v;
-                if (!CHECK(cc_sched_solve(ctx, g, &sd, &s[v]) == CC_OK, "flow shop of %d, %d nodes, prove %d: solves", nj, nodes, v)) bad++;
+                cc_sched_desc sd = {0};
+                sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = nj; sd.rounds = 1; sd.tuning.window_nodes = nodes; sd.tuning.window_prove = v;
+                if (!CHECK(cc_sched_solve_stats(ctx, g, &sd, &s[v], &s_st[v]) == CC_OK, "flow shop of %d, %d nodes, prove %d: solves", nj, nodes, v)) bad++;
             }
             if (s[0].start_us && s[1].start_us) {
                 n_runs++;
                 if ((s[1].makespan_us != s[0].makespan_us || memcmp(s[0].start_us, s[1].start_us, (size_t)in->n * sizeof(double)) ||
-                     s[1].n_windows != s[0].n_windows || s[1].n_windows_proven < s[0].n_windows_proven ||
-                     s[1].window_gap_max > s[0].window_gap_max) && bad++ < 3)
+                     s_st[1].n_windows != s_st[0].n_windows || s_st[1].n_windows_proven < s_st[0].n_windows_proven ||
+                     s_st[1].window_gap_max > s_st[0].window_gap_max) && bad++ < 3)
                     NOTE("flow shop of %d, %d nodes: makespan %g / %g, windows proven %lld / %lld, gap %g / %g", nj, nodes, s[0].makespan_us,
-                         s[1].makespan_us, (long long)s[0].n_windows_proven, (long long)s[1].n_windows_proven, s[0].window_gap_max,
-                         s[1].window_gap_max);
+                         s[1].makespan_us, (long long)s_st[0].n_windows_proven, (long long)s_st[1].n_windows_proven, s_st[0].window_gap_max,
+                         s_st[1].window_gap_max);
                 n_open += s[1].makespan_us > opt + EPS;
-                if (s[1].n_windows == 1 && s[1].n_windows_proven == 1 && fabs(s[1].makespan_us - opt) > EPS && bad++ < 3)
+                if (s_st[1].n_windows == 1 && s_st[1].n_windows_proven == 1 && fabs(s[1].makespan_us - opt) > EPS && bad++ < 3)
                     NOTE("flow shop of %d, %d nodes: the window proven at %g, Johnson's optimum %g", nj, nodes, s[1].makespan_us, opt);
                 NOTE("flow shop of %d jobs, %d nodes: %g (Johnson %g), windows proven %lld of %lld, %lld with the proof", nj, nodes,
-                     s[1].makespan_us, opt, (long long)s[0].n_windows_proven, (long long)s[0].n_windows, (long long)s[1].n_windows_proven);
+                     s[1].makespan_us, opt, (long long)s_st[0].n_windows_proven, (long long)s_st[0].n_windows, (long long)s_st[1].n_windows_proven);
             }
             cc_schedule_release(ctx, &s[0]);
             cc_schedule_release(ctx, &s[1]);
@@ -1004,21 +1078,22 @@ static void test_window_prove(void) {
         for (layers = 5; layers <= 6; layers++) {
             cc_graph* g = NULL;
             cc_schedule s[2];
+            cc_sched_stats s_st[2];
             int v;
             memset(s, 0, sizeof s);
             if (!CHECK(synthetic_step_build(ctx, layers, 2.0, 15, &g) == CC_OK, "the %d-layer step: built", layers)) continue;
             for (v = 0; v < 2; v++) {
-                cc_sched_desc sd = cc_sched_desc_default();
-                sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = 65; sd.window_prove = v;
-                CHECK(cc_sched_solve(ctx, g, &sd, &s[v]) == CC_OK, "the %d-layer step, prove %d: solves", layers, v);
+                cc_sched_desc sd = {0};
+                sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = 65; sd.tuning.window_prove = v;
+                CHECK(cc_sched_solve_stats(ctx, g, &sd, &s[v], &s_st[v]) == CC_OK, "the %d-layer step, prove %d: solves", layers, v);
             }
             if (s[0].start_us && s[1].start_us)
                 CHECK(s[0].makespan_us == s[1].makespan_us && !memcmp(s[0].start_us, s[1].start_us, (size_t)s[0].n_ops * sizeof(double)) &&
-                      s[0].n_windows == s[1].n_windows && s[0].n_windows_proven == s[1].n_windows_proven &&
-                      s[0].window_gap_max == s[1].window_gap_max && s[0].n_windows_proven >= 3,
+                      s_st[0].n_windows == s_st[1].n_windows && s_st[0].n_windows_proven == s_st[1].n_windows_proven &&
+                      s_st[0].window_gap_max == s_st[1].window_gap_max && s_st[0].n_windows_proven >= 3,
                       "the %d-layer step in windows of 2x65: the proof tried without window_prove (%lld of %lld proven, %lld with it; gap %g, %g)",
-                      layers, (long long)s[0].n_windows_proven, (long long)s[0].n_windows, (long long)s[1].n_windows_proven,
-                      s[0].window_gap_max, s[1].window_gap_max);
+                      layers, (long long)s_st[0].n_windows_proven, (long long)s_st[0].n_windows, (long long)s_st[1].n_windows_proven,
+                      s_st[0].window_gap_max, s_st[1].window_gap_max);
             cc_schedule_release(ctx, &s[0]);
             cc_schedule_release(ctx, &s[1]);
             cc_graph_destroy(g);
@@ -1028,12 +1103,12 @@ static void test_window_prove(void) {
     {
         cc_graph* g = NULL;
         cc_op_desc d = {0};
-        cc_sched_desc sd = cc_sched_desc_default();
+        cc_sched_desc sd = {0};
         cc_schedule s;
         if (cc_graph_create(ctx, NULL, &g) == CC_OK) {
             d.name = "c"; d.duration_us = 1;
             cc_graph_add_op(g, &d, NULL);
-            sd.window_prove = 2;
+            sd.tuning.window_prove = 2;
             memset(&s, 0, sizeof s);
             CHECK(cc_sched_solve(ctx, g, &sd, &s) == CC_ERR_INVALID_ARG && strstr(cc_last_error(ctx), "window_prove"),
                   "window_prove 2 is refused, naming the field (%s)", cc_last_error(ctx));
@@ -1055,14 +1130,14 @@ static void perturb_oom(const tu_inst* in, double ref, const double* ref_st) {
         cc_context* c2 = NULL;
         cc_graph* g = NULL;
         cc_schedule s;
-        cc_sched_desc sd = cc_sched_desc_default();
+        cc_sched_desc sd = {0};
         cc_result rc;
         memset(&a, 0, sizeof a);
         memset(&s, 0, sizeof s);
         a.fail_at = k;
         cd.allocator = tu_allocator(&a);
         if (cc_context_create(&cd, &c2) != CC_OK) continue;
-        sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = 1; sd.window_nodes = 100000; sd.perturbations = 20;
+        sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = 1; sd.tuning.window_nodes = 100000; sd.tuning.perturbations = 20;
         rc = tu_build_graph(c2, in, &g);
         if (rc == CC_OK) rc = cc_sched_solve(c2, g, &sd, &s);
         if (k == 0) {
@@ -1084,7 +1159,7 @@ static void perturb_oom(const tu_inst* in, double ref, const double* ref_st) {
     CHECK(n_oom > 0, "refusals reach the caller as out of memory (%d)", n_oom);
 }
 
-/* Perturbation restarts of the odd-even windows (cc_sched_desc.perturbations):
+/* Perturbation restarts of the odd-even windows (cc_sched_tuning.perturbations):
    on small random graphs (streams and cumulative resources) with windows of
    2 ops, against brute force: valid, never below the optimum, never later
    than the windows without restarts, the same schedule when solved again,
@@ -1139,15 +1214,15 @@ static void test_perturb(void) {
         opt = johnson(a, b, 150);
         if (tu_build_graph(ctx, in, &g) != CC_OK) ok = CHECK(0, "flow shop graph: %s", cc_last_error(ctx));
         for (v = 0; v < 2 && ok; v++) {
-            cc_sched_desc sd = cc_sched_desc_default();
+            cc_sched_desc sd = {0};
             cc_schedule s;
-            sd.method = CC_SCHED_ODD_EVEN; sd.perturbations = v ? 8 : 0;
+            sd.method = CC_SCHED_ODD_EVEN; sd.tuning.perturbations = v ? 8 : 0;
             memset(&s, 0, sizeof s);
             ok = cc_sched_solve(ctx, g, &sd, &s) == CC_OK;
-            if (!ok) CHECK(0, "flow shop, perturbations %d: %s", sd.perturbations, cc_last_error(ctx));
+            if (!ok) CHECK(0, "flow shop, perturbations %d: %s", sd.tuning.perturbations, cc_last_error(ctx));
             if (ok) {
                 msg[0] = 0;
-                CHECK(tu_check(in, s.start_us, &m2, msg, sizeof msg), "flow shop, perturbations %d: valid %s", sd.perturbations, msg);
+                CHECK(tu_check(in, s.start_us, &m2, msg, sizeof msg), "flow shop, perturbations %d: valid %s", sd.tuning.perturbations, msg);
                 mk[v] = s.makespan_us;
             }
             cc_schedule_release(ctx, &s);
@@ -1170,6 +1245,7 @@ int main(void) {
     TH_RUN(test_query_defaults);
     TH_RUN(test_window_report);
     TH_RUN(test_window_prove);
+    TH_RUN(test_window_callback);
     TH_RUN(test_never_worse_than_program);
     TH_RUN(test_deeper_windows);
     TH_RUN(test_large_windows);

@@ -11,11 +11,11 @@
 #include "util.h"
 
 static cc_sched_desc restarts_desc(int threads, uint64_t seed) {
-    cc_sched_desc d = cc_sched_desc_default();
+    cc_sched_desc d = {0};
     d.method = CC_SCHED_AUTO;
-    d.budget_schedules = 1000;   /* restarts as long as the main line (evolution, branch and bound): */
-    d.bnb_nodes = 500;           /* the threads take restarts side by side */
-    d.restarts = 8;
+    d.tuning.budget_schedules = 1000;   /* restarts as long as the main line (evolution, branch and bound): */
+    d.tuning.bnb_nodes = 500;           /* the threads take restarts side by side */
+    d.tuning.restarts = 8;
     d.seed = seed;
     d.threads = threads;
     return d;
@@ -33,15 +33,17 @@ static void test_same_on_any_threads(void) {
         tu_inst* in = tu_random_inst(&rng, &gen);
         cc_graph* g = NULL;
         cc_schedule s[3];
+        cc_sched_stats st[3];
         static const int th[3] = {1, 2, 4};
         int v;
         memset(s, 0, sizeof s);
+        memset(st, 0, sizeof st);
         if (tu_build_graph(ctx, in, &g) != CC_OK) { n_fail++; tu_inst_free(in); continue; }
         for (v = 0; v < 3; v++) {
             cc_sched_desc d = restarts_desc(th[v], (uint64_t)trial + 1);
             char why[300], msg[300];
             double mk = -1, mc = -1;
-            if (cc_sched_solve(ctx, g, &d, &s[v]) != CC_OK) {
+            if (cc_sched_solve_stats(ctx, g, &d, &s[v], &st[v]) != CC_OK) {
                 if (n_fail++ < 3) NOTE("trial %d, %d threads: %s", trial, th[v], cc_last_error(ctx));
                 continue;
             }
@@ -50,11 +52,11 @@ static void test_same_on_any_threads(void) {
                 if (n_bad_valid++ < 3) NOTE("trial %d, %d threads: invalid (%s), makespan %g, own %g, checker %g", trial, th[v], msg,
                                             s[v].makespan_us, mk, mc);
             }
-            if (v > 0 && s[0].n_ops == in->n && !tu_same_schedule(&s[0], &s[v], why, sizeof why))
+            if (v > 0 && s[0].n_ops == in->n && !tu_same_schedule(&s[0], &st[0], &s[v], &st[v], why, sizeof why))
                 if (n_bad_same++ < 3) NOTE("trial %d: 1 thread vs %d: %s", trial, th[v], why);
         }
         /* the restarts ran: more schedules than the first evolution's budget */
-        n_restarted += s[0].n_schedules > 2 * 1000;
+        n_restarted += st[0].n_schedules > 2 * 1000;
         for (v = 0; v < 3; v++) cc_schedule_release(ctx, &s[v]);
         cc_graph_destroy(g);
         tu_inst_free(in);
@@ -108,11 +110,13 @@ static void test_refusals_on_threads(void) {
     tu_gen gen = {36, 36, 3, 3, 0, 6, 9, 1.0, 0.12, 0.0};
     tu_inst* in = NULL;
     cc_schedule ref;
+    cc_sched_stats ref_st;
     cc_context* ctx = NULL;
     cc_graph* g = NULL;
     long k, n_allocs = 0, n_tried = 0;
     int bad = 0, n_oom = 0, n_same = 0, tries;
     memset(&ref, 0, sizeof ref);
+    memset(&ref_st, 0, sizeof ref_st);
     if (!CHECK(cc_context_create(NULL, &ctx) == CC_OK, "setup")) return;
     /* the first of these graphs where the restarts run */
     for (tries = 0; tries < 20; tries++) {
@@ -121,11 +125,11 @@ static void test_refusals_on_threads(void) {
         cc_graph_destroy(g); g = NULL;
         tu_inst_free(in);
         in = tu_random_inst(&rng, &gen);
-        if (tu_build_graph(ctx, in, &g) != CC_OK || cc_sched_solve(ctx, g, &d, &ref) != CC_OK) {
+        if (tu_build_graph(ctx, in, &g) != CC_OK || cc_sched_solve_stats(ctx, g, &d, &ref, &ref_st) != CC_OK) {
             CHECK(0, "build and solve the reference: %s", cc_last_error(ctx));
             goto out;
         }
-        if (ref.n_schedules > 2 * d.budget_schedules && !ref.proven_optimal) break;
+        if (ref_st.n_schedules > 2 * d.tuning.budget_schedules && !ref.proven_optimal) break;
     }
     if (!CHECK(tries < 20, "a graph of 36 ops where the restarts run (%d tried)", tries)) goto out;
     for (k = 0; k <= n_allocs + 1; k += (k < 20 ? 1 : 97)) {
@@ -134,6 +138,7 @@ static void test_refusals_on_threads(void) {
         cc_context* c2 = NULL;
         cc_graph* g2 = NULL;
         cc_schedule s;
+        cc_sched_stats s_st;
         cc_sched_desc d = restarts_desc(2, 5);
         cc_result rc;
         memset(&l, 0, sizeof l);
@@ -145,7 +150,7 @@ static void test_refusals_on_threads(void) {
         cd.allocator.user_data = &l;
         if (cc_context_create(&cd, &c2) != CC_OK) { pthread_mutex_destroy(&l.mu); continue; }
         rc = tu_build_graph(c2, in, &g2);
-        if (rc == CC_OK) rc = cc_sched_solve(c2, g2, &d, &s);
+        if (rc == CC_OK) rc = cc_sched_solve_stats(c2, g2, &d, &s, &s_st);
         n_tried++;
         if (k == 0) {
             n_allocs = l.a.n_calls;
@@ -155,7 +160,7 @@ static void test_refusals_on_threads(void) {
         else if (rc != CC_OK) { if (bad++ < 3) NOTE("refusal %ld: %s: %s", k, tu_res_name(rc), cc_last_error(c2)); }
         else {
             char why[300];
-            if (!tu_same_schedule(&ref, &s, why, sizeof why)) { if (bad++ < 3) NOTE("refusal %ld of %ld: %s", k, n_allocs, why); }
+            if (!tu_same_schedule(&ref, &ref_st, &s, &s_st, why, sizeof why)) { if (bad++ < 3) NOTE("refusal %ld of %ld: %s", k, n_allocs, why); }
             else n_same++;
         }
         cc_schedule_release(c2, &s);
@@ -200,14 +205,14 @@ static void test_bad_threads(void) {
         cc_schedule s;
         cc_result rc;
         memset(&s, 0, sizeof s);
-        d.restarts = 100001;
+        d.tuning.restarts = 100001;
         rc = cc_sched_solve(ctx, g, &d, &s);
         CHECK(rc == CC_ERR_INVALID_ARG && strstr(cc_last_error(ctx), "restarts"), "restarts 100001: refused naming restarts (%s: %s)",
               tu_res_name(rc), cc_last_error(ctx));
         cc_schedule_release(ctx, &s);
     }
     {
-        cc_sched_desc d = cc_sched_desc_default(), q;
+        cc_sched_desc d = {0}, q;
         q = cc_sched_query_defaults(&d, 60);
         CHECK(q.threads == 1, "threads defaults to 1 (%d)", q.threads);
     }

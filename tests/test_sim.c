@@ -32,7 +32,7 @@ static void test_schedule_order(void) {
         if (tu_build_graph(ctx, in, &g) != CC_OK) { n_fail++; tu_inst_free(in); continue; }
         for (meth = 0; meth < 3; meth++) {
             cc_schedule s;
-            cc_sched_desc sd = cc_sched_desc_default();
+            cc_sched_desc sd = {0};
             double* st = (double*)calloc((size_t)in->n + 1, sizeof(double));
             double* ref = (double*)calloc((size_t)in->n + 1, sizeof(double));
             int* issue = (int*)calloc((size_t)in->n + 1, sizeof(int));
@@ -41,9 +41,9 @@ static void test_schedule_order(void) {
             int i;
             cc_result r;
             sd.method = meth == 0 ? CC_SCHED_AUTO : meth == 1 ? CC_SCHED_LIST : CC_SCHED_ODD_EVEN;
-            sd.bnb_nodes = 2000;   /* keep it quick */
-            sd.budget_schedules = 500;
-            if (meth == 1) sd.sgs = CC_SGS_PARALLEL;
+            sd.tuning.bnb_nodes = 2000;   /* keep it quick */
+            sd.tuning.budget_schedules = 500;
+            if (meth == 1) sd.tuning.sgs = CC_SGS_PARALLEL;
             memset(&s, 0, sizeof s);
             n_solves++;
             if (cc_sched_solve(ctx, g, &sd, &s) != CC_OK) {

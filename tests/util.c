@@ -669,7 +669,8 @@ void tu_run_world(int n_ranks, cc_result (*fn)(cc_rank*, void*), void* arg, cc_r
     cc_context_destroy(ctx);
 }
 
-int tu_same_schedule(const cc_schedule* a, const cc_schedule* b, char* why, size_t n_why) {
+int tu_same_schedule(const cc_schedule* a, const cc_sched_stats* sa, const cc_schedule* b, const cc_sched_stats* sb,
+                     char* why, size_t n_why) {
     int i;
     if (a->n_ops != b->n_ops) { snprintf(why, n_why, "n_ops %d vs %d", a->n_ops, b->n_ops); return 0; }
     for (i = 0; i < a->n_ops; i++) {
@@ -680,13 +681,13 @@ int tu_same_schedule(const cc_schedule* a, const cc_schedule* b, char* why, size
         if (a->order[i].id != b->order[i].id) { snprintf(why, n_why, "order[%d] differs", i); return 0; }
     }
     if (a->makespan_us != b->makespan_us || a->lower_bound_us != b->lower_bound_us ||
-        a->proven_optimal != b->proven_optimal || a->n_schedules != b->n_schedules || a->n_nodes != b->n_nodes ||
-        a->n_conflicts != b->n_conflicts || a->n_windows != b->n_windows || a->n_windows_proven != b->n_windows_proven) {
+        a->proven_optimal != b->proven_optimal || sa->n_schedules != sb->n_schedules || sa->n_nodes != sb->n_nodes ||
+        sa->n_conflicts != sb->n_conflicts || sa->n_windows != sb->n_windows || sa->n_windows_proven != sb->n_windows_proven) {
         snprintf(why, n_why, "makespan %g/%g, bound %g/%g, proven %d/%d, schedules %lld/%lld, nodes %lld/%lld, "
                  "conflicts %lld/%lld, windows %lld/%lld",
                  a->makespan_us, b->makespan_us, a->lower_bound_us, b->lower_bound_us, a->proven_optimal, b->proven_optimal,
-                 (long long)a->n_schedules, (long long)b->n_schedules, (long long)a->n_nodes, (long long)b->n_nodes,
-                 (long long)a->n_conflicts, (long long)b->n_conflicts, (long long)a->n_windows, (long long)b->n_windows);
+                 (long long)sa->n_schedules, (long long)sb->n_schedules, (long long)sa->n_nodes, (long long)sb->n_nodes,
+                 (long long)sa->n_conflicts, (long long)sb->n_conflicts, (long long)sa->n_windows, (long long)sb->n_windows);
         return 0;
     }
     return 1;

@@ -114,7 +114,8 @@ long tu_capture_end(tu_capture* c, char* head, size_t n_head);  /* bytes capture
 /* 1 if two schedules are the same: every start and the issue order, the
    makespan, bound and proof, and the counts of schedules, nodes and
    windows; else 0 with the first difference in why. */
-int tu_same_schedule(const cc_schedule* a, const cc_schedule* b, char* why, size_t n_why);
+int tu_same_schedule(const cc_schedule* a, const cc_sched_stats* sa, const cc_schedule* b, const cc_sched_stats* sb,
+                     char* why, size_t n_why);
 
 /* Graph helpers for the world tests. */
 /* A hash of every op's name, duration (ns) and demands, in program order. */

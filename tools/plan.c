@@ -601,8 +601,8 @@ static cc_result simulate_order(const planner* P, step* s, const cc_op* order_in
 }
 
 static cc_sched_desc sched_desc(const planner* P) {
-    cc_sched_desc d = cc_sched_desc_default();
-    if (P->o.budget > 0) d.budget_schedules = P->o.budget;
+    cc_sched_desc d = {0};
+    if (P->o.budget > 0) d.tuning.budget_schedules = P->o.budget;
     return d;
 }
 

@@ -39,19 +39,19 @@
                  to search more in the same time (--threads 2 --restarts 20)
    --window-prove   odd-even windows of unary streams that their search leaves
                  unproven try to prove their placement optimal by shaving
-                 (cc_sched_desc.window_prove; the same schedule, more windows
+                 (cc_sched_tuning.window_prove; the same schedule, more windows
                  proven, more time)
    The naive single-pass schedule: --method list --rule lft --sgs serial --improve 0
 
    One line per instance:
        <file-basename> makespan=<int> lb=<int> optimal=<0|1> valid=<0|1> ms=<float> nodes=<int>
    followed by " conflicts=<int>" when lazy clause generation ran (its
-   conflicts, cc_schedule.n_conflicts), " exact=<timeout|backend|unsupported|out_of_memory|CODE>
+   conflicts, cc_sched_stats.n_conflicts), " exact=<timeout|backend|unsupported|out_of_memory|CODE>
    exact_failures=<int>" when the exact solver failed or timed out (the
    schedule is then the best found without it; the first failure's message
    goes to stderr), then " windows=<int> windows_proven=<int>
    window_gap_max=<float> window_ms_max=<float>" when odd-even windows were
-   solved (see cc_schedule), then a summary line (exact_failed: instances with such
+   solved (see cc_sched_stats), then a summary line (exact_failed: instances with such
    a failure). valid comes from the independent checker; ms is the
    wall-clock time of the solve, nodes the branch-and-bound nodes. Exit
    status: 0 if every instance was read, solved and valid, 1 otherwise (an
@@ -99,7 +99,7 @@ static void usage(void) {
 }
 
 int main(int argc, char** argv) {
-    cc_sched_desc sd = cc_sched_desc_default();
+    cc_sched_desc sd = {0};
     cc_context* ctx = NULL;
     double* times;
     int a, n_files = 0, n_ok = 0, n_opt = 0, n_valid = 0, n_err = 0, n_exact_err = 0;
@@ -108,10 +108,10 @@ int main(int argc, char** argv) {
         const char* opt = argv[a];
         if (!strcmp(opt, "--")) { a++; break; }
         if (!strcmp(opt, "--help")) { usage(); return 0; }
-        if (!strcmp(opt, "--window-prove")) { sd.window_prove = 1; continue; }
+        if (!strcmp(opt, "--window-prove")) { sd.tuning.window_prove = 1; continue; }
         if (a + 1 >= argc) { usage(); return 2; }
-        if (!strcmp(opt, "--budget")) sd.budget_schedules = atoll(argv[++a]);
-        else if (!strcmp(opt, "--exact")) { long long v = atoll(argv[++a]); sd.bnb_nodes = v > 0 ? v : -1; }
+        if (!strcmp(opt, "--budget")) sd.tuning.budget_schedules = atoll(argv[++a]);
+        else if (!strcmp(opt, "--exact")) { long long v = atoll(argv[++a]); sd.tuning.bnb_nodes = v > 0 ? v : -1; }
         else if (!strcmp(opt, "--time-limit")) sd.time_limit_s = atof(argv[++a]);
         else if (!strcmp(opt, "--method")) {
             const char* m = argv[++a];
@@ -127,15 +127,15 @@ int main(int argc, char** argv) {
             int r;
             for (r = 1; r < 7; r++) if (!strcmp(m, names[r])) break;
             if (r == 7) { usage(); return 2; }
-            sd.priority = (cc_priority)r;
+            sd.tuning.priority = (cc_priority)r;
         } else if (!strcmp(opt, "--sgs")) {
             const char* m = argv[++a];
-            if (!strcmp(m, "serial")) sd.sgs = CC_SGS_SERIAL;
-            else if (!strcmp(m, "parallel")) sd.sgs = CC_SGS_PARALLEL;
+            if (!strcmp(m, "serial")) sd.tuning.sgs = CC_SGS_SERIAL;
+            else if (!strcmp(m, "parallel")) sd.tuning.sgs = CC_SGS_PARALLEL;
             else { usage(); return 2; }
         } else if (!strcmp(opt, "--improve")) {
             int v = atoi(argv[++a]);
-            sd.improve_passes = v > 0 ? v : -1;
+            sd.tuning.improve_passes = v > 0 ? v : -1;
         } else if (!strcmp(opt, "--seed")) sd.seed = (uint64_t)strtoull(argv[++a], NULL, 10);
         else if (!strcmp(opt, "--window")) {
             int v = atoi(argv[++a]);
@@ -147,28 +147,28 @@ int main(int argc, char** argv) {
         } else if (!strcmp(opt, "--window-nodes")) {
             int v = atoi(argv[++a]);
             if (v < 1) { usage(); return 2; }
-            sd.window_nodes = v;
+            sd.tuning.window_nodes = v;
         } else if (!strcmp(opt, "--window-max")) {
             int v = atoi(argv[++a]);
             if (v < 1 || v > 4096) { usage(); return 2; }
-            sd.window_max_ops = v;
+            sd.tuning.window_max_ops = v;
         }
-        else if (!strcmp(opt, "--lp-warm")) { long long v = atoll(argv[++a]); sd.lp_warm_nodes = v > 0 ? v : -1; }
+        else if (!strcmp(opt, "--lp-warm")) { long long v = atoll(argv[++a]); sd.tuning.lp_warm_nodes = v > 0 ? v : -1; }
         else if (!strcmp(opt, "--perturb")) {
             int v = atoi(argv[++a]);
             if (v < 0 || v > 100000) { usage(); return 2; }
-            sd.perturbations = v;
+            sd.tuning.perturbations = v;
         }
         else if (!strcmp(opt, "--restarts")) {
             int v = atoi(argv[++a]);
-            sd.restarts = v > 0 ? v : -1;
+            sd.tuning.restarts = v > 0 ? v : -1;
         }
         else if (!strcmp(opt, "--threads")) {
             int v = atoi(argv[++a]);
             if (v < 1 || v > 256) { usage(); return 2; }
             sd.threads = v;
         }
-        else if (!strcmp(opt, "--lp-time-limit")) sd.lp_time_limit_s = sd.lp_window_time_limit_s = atof(argv[++a]);
+        else if (!strcmp(opt, "--lp-time-limit")) sd.tuning.lp_time_limit_s = sd.tuning.lp_window_time_limit_s = atof(argv[++a]);
         else if (!strcmp(opt, "--solver")) {
             const char* m = argv[++a];
             if (!strcmp(m, "bnb")) sd.exact = CC_EXACT_BNB;
@@ -188,6 +188,7 @@ int main(int argc, char** argv) {
         char name[256];
         cc_graph* g = NULL;
         cc_schedule s;
+        cc_sched_stats st;
         double t0, ms, mk_checked = 0;
         int valid;
         size_t len;
@@ -203,7 +204,7 @@ int main(int argc, char** argv) {
             continue;
         }
         t0 = now_ms();
-        if (cc_sched_solve(ctx, g, &sd, &s) != CC_OK) {
+        if (cc_sched_solve_stats(ctx, g, &sd, &s, &st) != CC_OK) {
             fprintf(stderr, "psplib: %s: %s\n", name, cc_last_error(ctx));
             printf("%s error=solve\n", name);
             n_err++;
@@ -214,17 +215,17 @@ int main(int argc, char** argv) {
         valid = cc_schedule_check(ctx, g, s.start_us, &mk_checked) == CC_OK && mk_checked == s.makespan_us;
         if (!valid) fprintf(stderr, "psplib: %s: invalid schedule: %s\n", name, cc_last_error(ctx));
         printf("%s makespan=%.0f lb=%.0f optimal=%d valid=%d ms=%.3f nodes=%lld", name, s.makespan_us, s.lower_bound_us,
-               s.proven_optimal, valid, ms, (long long)s.n_nodes);
-        if (s.n_conflicts > 0) printf(" conflicts=%lld", (long long)s.n_conflicts);
-        if (s.exact_status != CC_OK) {
+               s.proven_optimal, valid, ms, (long long)st.n_nodes);
+        if (st.n_conflicts > 0) printf(" conflicts=%lld", (long long)st.n_conflicts);
+        if (st.exact_status != CC_OK) {
             char code[16];
-            printf(" exact=%s exact_failures=%lld", exact_word(s.exact_status, code, sizeof code), (long long)s.exact_failures);
-            fprintf(stderr, "psplib: %s: exact solver: %s\n", name, s.exact_message);
+            printf(" exact=%s exact_failures=%lld", exact_word(st.exact_status, code, sizeof code), (long long)st.exact_failures);
+            fprintf(stderr, "psplib: %s: exact solver: %s\n", name, st.exact_message);
             n_exact_err++;
         }
-        if (s.n_windows > 0)
-            printf(" windows=%lld windows_proven=%lld window_gap_max=%.5f window_ms_max=%.3f", (long long)s.n_windows,
-                   (long long)s.n_windows_proven, s.window_gap_max, s.window_ms_max);
+        if (st.n_windows > 0)
+            printf(" windows=%lld windows_proven=%lld window_gap_max=%.5f window_ms_max=%.3f", (long long)st.n_windows,
+                   (long long)st.n_windows_proven, st.window_gap_max, st.window_ms_max);
         printf("\n");
         fflush(stdout);
         times[n_ok++] = ms;

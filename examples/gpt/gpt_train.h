@@ -72,6 +72,7 @@ typedef struct rank_state {
     cc_graph* run;                         /* the step the library's order runs: train, rewritten */
     cc_backend* be;                        /* the trainer's; NULL when only the graphs are built */
     cc_schedule sched;                     /* of run */
+    cc_sched_stats sched_stats;            /* the solve of sched */
     cc_plan* plan[2];                      /* by order: 0 program (train), 1 the library's (run) */
     cc_exec* ex[2];
     cc_plan* eval_plan;
@@ -384,6 +385,7 @@ static cc_result schedule_step(rank_state* s, const cc_sched_desc* sd) {
     double* st0 = (double*)malloc(sizeof(double) * (size_t)n);
     double mk0 = 0;
     cc_schedule plain;
+    cc_sched_stats plain_stats;
     cc_result rc;
     memset(&plain, 0, sizeof plain);
     if (!prog || !st0) {
@@ -392,12 +394,12 @@ static cc_result schedule_step(rank_state* s, const cc_sched_desc* sd) {
         return CC_ERR_OUT_OF_MEMORY;
     }
     for (i = 0; i < n; i++) prog[i] = cc_graph_op(s->train, i);
-    rc = cc_sched_solve(s->m.ctx, s->run, sd, &s->sched);
+    rc = cc_sched_solve_stats(s->m.ctx, s->run, sd, &s->sched, &s->sched_stats);
     /* The rewrites were judged with the durations of the step as written;
        profiled itself, the rewritten step may be predicted slower than the
        step as written, scheduled: then that one runs. Every rank decides
        alike (the durations are agreed). */
-    if (rc == CC_OK && s->run != s->train && (rc = cc_sched_solve(s->m.ctx, s->train, sd, &plain)) == CC_OK) {
+    if (rc == CC_OK && s->run != s->train && (rc = cc_sched_solve_stats(s->m.ctx, s->train, sd, &plain, &plain_stats)) == CC_OK) {
         if (s->me == 0) {
             sh->pred_rewritten_ms = s->sched.makespan_us / 1000.0;
             sh->pred_plain_ms = plain.makespan_us / 1000.0;
@@ -405,6 +407,7 @@ static cc_result schedule_step(rank_state* s, const cc_sched_desc* sd) {
         if (plain.makespan_us < s->sched.makespan_us) {
             cc_schedule_release(s->m.ctx, &s->sched);
             s->sched = plain;
+            s->sched_stats = plain_stats;
             memset(&plain, 0, sizeof plain);
             s->run = s->train;
             if (s->me == 0) sh->dropped = 1;
@@ -434,7 +437,7 @@ static cc_result schedule_step(rank_state* s, const cc_sched_desc* sd) {
         sh->pred_exposed_ms[1] = sh->pred_exposed_ms[0];
         if (!s->program_kept) sh->pred_exposed_ms[1] = predicted_exposed(s->m.ctx, s->run, s->sched.start_us);
         sh->costs = cc_graph_exec_costs(s->run);
-        sh->sched_ms = s->sched.solve_ms;
+        sh->sched_ms = s->sched_stats.solve_ms;
         sh->lower_bound_ms = s->sched.lower_bound_us / 1000.0;
         sh->n_ops = n;
         sh->n_ops_run = nx;
@@ -776,12 +779,13 @@ static cc_result gather_on_all(rank_state* s, float* v) {
 static cc_result gpt_rank_main(shared* sh, cc_context* ctx, cc_comm* world, cc_backend* be, int me) {
     const options* o = &sh->o;
     rank_state* s = (rank_state*)calloc(1, sizeof *s);
-    cc_sched_desc sd = cc_sched_desc_default();   /* judges the rewrites and schedules the step they give */
+    cc_sched_desc sd;   /* judges the rewrites and schedules the step they give; zero: every default */
     int pass, step;
     cc_result rc;
     if (!s) return CC_ERR_OUT_OF_MEMORY;
     s->be = be;
-    if (o->budget > 0) sd.budget_schedules = o->budget;
+    memset(&sd, 0, sizeof sd);
+    if (o->budget > 0) sd.tuning.budget_schedules = o->budget;
 
     /* the model and the step: this rank's shards of the parameters, its
        TP and DP communicators, the graphs of a training step and of the
