@@ -3127,7 +3127,7 @@ static cc__time cc__ssgs(cc_context* ctx, const cc__prob* p, const int* list, cc
    not at every job, and a job tried where it does not fit is tried
    again only once time reaches where it did (the profile only fills, so
    it fits nowhere before). A schedule of the synthetic training steps of
-   946, 4,768 and 19,090 ops (bench/stepgraph.h) takes 0.09, 0.96 and 12
+   946, 4,768 and 19,090 ops (examples/steps/synthetic_step.h) takes 0.09, 0.96 and 12
    ms where a scan of every job, each tried at every point, took 0.77, 17
    and 261 ms; the same starts. */
 static cc__time cc__psgs(cc_context* ctx, const cc__prob* p, const int* pos, cc__time* start,
@@ -8535,7 +8535,7 @@ static cc_result cc__oe_passes(cc_context* ctx, cc__heur* h, cc__time* s, cc__ti
    searches from their placement. The inner windows use branch and bound
    whatever the exact solver, and nest no further (cc__exact_cfg.inner).
    Never worse: each inner window keeps its incumbent. Measured on
-   bench/stepgraph.h's 946-op step, windows of 2x125 jobs, 4 rounds
+   examples/steps/synthetic_step.h's 946-op step, windows of 2x125 jobs, 4 rounds
    (bench/RESULTS.md): 40104 without the inner search (1 of 8 windows
    proven), 38936 with it (9 of 16); CP-SAT's windows 38926-39216 in 2 s
    each, varying between runs. unary_nodes: the inner windows' branch and

@@ -976,7 +976,7 @@ static void test_window_callback(void) {
     int v;
     memset(s, 0, sizeof s);
     memset(&ws, 0, sizeof ws);
-    if (!CHECK(stepgraph_build(ctx, 8, 2.0, 15, &g) == CC_OK, "the 8-layer step: built")) return;
+    if (!CHECK(synthetic_step_build(ctx, 8, 2.0, 15, &g) == CC_OK, "the 8-layer step: built")) return;
     for (v = 0; v < 2; v++) {
         cc_sched_desc sd = {0};
         sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = 65;
