@@ -142,7 +142,7 @@ clean:
 # ---- programs: the command-line solver, benchmarks, examples ----
 HEADERS := concerto.h
 
-$(BUILD)/psplib: tools/psplib.c $(HEADERS)
+$(BUILD)/psplib: tools/psplib.c $(HEADERS) concerto_rcpsp.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 
@@ -151,7 +151,8 @@ $(BUILD)/plan: tools/plan.c tools/peers.h examples/gpt/gpt_step.h $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 
-$(BUILD)/bench_%: bench/%.c $(wildcard bench/*.h) $(HEADERS)
+# (bench/window_dump.c builds tools/psplib.c, with concerto_rcpsp.h)
+$(BUILD)/bench_%: bench/%.c $(wildcard bench/*.h) $(HEADERS) tools/psplib.c concerto_rcpsp.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 

@@ -32,6 +32,7 @@
 #include "invariants.h"
 #define CONCERTO_IMPLEMENTATION
 #include "../concerto.h"
+#include "../concerto_rcpsp.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,7 +104,7 @@ static void test_brute_force(void) {
             continue;
         }
         for (v = 0; v < 2; v++) {
-            cc_sched_desc d = cc_sched_desc_default();
+            cc_sched_desc d = tu_sched_desc();
             cc_schedule s;
             memset(&s, 0, sizeof s);
             d.method = CC_SCHED_BNB;
@@ -143,7 +144,7 @@ static void test_brute_force(void) {
             if (tu_build_graph(ctx, in, &g2) != CC_OK) {
                 if (bad_scaled++ < 3) NOTE("trial %d: scaled graph: %s", trial, cc_last_error(ctx));
             } else {
-                cc_sched_desc d = cc_sched_desc_default();
+                cc_sched_desc d = tu_sched_desc();
                 cc_schedule s;
                 memset(&s, 0, sizeof s);
                 d.method = CC_SCHED_BNB;
@@ -349,7 +350,7 @@ static void test_energetic(void) {
 static void test_destructive(void) {
     tu_inst* in = tu_inst_new(3, 1, 0);
     cc_graph* g = NULL;
-    cc_sched_desc d = cc_sched_desc_default();
+    cc_sched_desc d = tu_sched_desc();
     cc_schedule s;
     in->cap[0] = 2;
     in->dur[0] = 4; in->dur[1] = 4; in->dur[2] = 3;
@@ -1616,7 +1617,7 @@ static void test_work_budget(void) {
         }
         CHECK_RES(ctx, tu_build_graph(ctx, in, &g), CC_OK, "graph");
         for (v = 0; v < 2; v++) {
-            cc_sched_desc d = cc_sched_desc_default();
+            cc_sched_desc d = tu_sched_desc();
             cc_schedule s;
             char msg[300];
             memset(&s, 0, sizeof s);

@@ -43,7 +43,7 @@ static void check_instance(cc_context* ctx, const char* csv, const char* dir, co
     tu_inst* ref;
     cc_graph* g = NULL;
     cc_schedule s;
-    cc_sched_desc sd = cc_sched_desc_default();
+    cc_sched_desc sd = tu_sched_desc();
     cc_result r;
     double mk = -1;
     snprintf(path, sizeof path, "%s/%s.sm", dir, name);

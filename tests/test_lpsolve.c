@@ -36,6 +36,7 @@
 #include "invariants.h"
 #define CONCERTO_IMPLEMENTATION
 #include "../concerto.h"
+#include "../concerto_rcpsp.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +49,7 @@ static cc_context* ctx;
 
 static int solve_inst(const tu_inst* in, cc_exact ex, cc_sched_method meth, double lp_s, cc_schedule* s) {
     cc_graph* g = NULL;
-    cc_sched_desc d = cc_sched_desc_default();
+    cc_sched_desc d = tu_sched_desc();
     cc_result r;
     memset(s, 0, sizeof *s);
     if (tu_build_graph(ctx, in, &g) != CC_OK) return 0;
@@ -120,7 +121,7 @@ static void test_j30_sample(void) {
         tu_inst* ref;
         cc_graph* g = NULL;
         cc_schedule s;
-        cc_sched_desc d = cc_sched_desc_default();
+        cc_sched_desc d = tu_sched_desc();
         int ub = tu_bound_ub(csv, names[i]);
         double mk = -1;
         char msg[300];
@@ -148,7 +149,7 @@ static void test_j30_sample(void) {
 }
 
 static int run_graph_in(cc_context* c, cc_graph* g, cc_exact ex, int rounds, int window_ops, cc_schedule* s) {
-    cc_sched_desc d = cc_sched_desc_default();
+    cc_sched_desc d = tu_sched_desc();
     memset(s, 0, sizeof *s);
     d.method = CC_SCHED_ODD_EVEN; d.exact = ex; d.rounds = rounds; d.window_ops = window_ops; d.lp_window_time_limit_s = 0.5;
     return cc_sched_solve(c, g, &d, s) == CC_OK;
@@ -258,7 +259,7 @@ static void test_timeout(void) {
     const char* path = "build/j30/j3013_1.sm";   /* optimum 58, bounds 48: hard */
     cc_graph* g = NULL;
     cc_schedule s;
-    cc_sched_desc d = cc_sched_desc_default();
+    cc_sched_desc d = tu_sched_desc();
     char* text = tu_read_file(path, NULL);
     tu_inst* ref = text ? tu_sm_parse(text) : NULL;
     double mk = -1;
@@ -543,7 +544,7 @@ static void test_warm_start(void) {
         tu_inst* in;
         cc_graph* g = NULL;
         cc_schedule sw, sb, sl;
-        cc_sched_desc d = cc_sched_desc_default();
+        cc_sched_desc d = tu_sched_desc();
         double opt, mw = -1, mb = -1, ml = -1;
         char msg[300];
         int ok;
