@@ -45,7 +45,8 @@ STRICT_CFLAGS = -std=c99 -Wall -Wextra -Werror -pedantic $(CFLAGS) $(SAN) -MMD -
 LDLIBS       = $(LPSOLVE_LIBS) -lm
 
 T := $(BUILD)/tests
-UNIT_TESTS    := test_sched test_sched_threads test_exact test_exact_shave test_lcg test_j30 test_alloc test_determinism test_graph test_check test_sim test_psplib test_misc test_world test_exec test_lpsolve test_fuse test_decompose test_comm test_cluster test_peers test_step
+UNIT_TESTS    := test_sched test_sched_threads test_exact test_exact_shave test_lcg test_j30 test_alloc test_determinism test_graph test_check test_sim test_psplib test_misc test_world test_exec test_lpsolve test_fuse test_decompose test_comm test_cluster test_peers test_step \
+                 test_rcpsp_off
 COMPILE_TESTS := compile_c99 compile_cpp11 compile_static compile_solver_only
 UNIT_BINS     := $(addprefix $(T)/,$(UNIT_TESTS))
 TEST_BINS     := $(UNIT_BINS) $(addprefix $(T)/,$(COMPILE_TESTS)) tests/test_psplib_tool.sh tests/test_plan.sh tests/test_gpt.sh \
@@ -61,7 +62,7 @@ TEST_BINS     := $(UNIT_BINS) $(addprefix $(T)/,$(COMPILE_TESTS)) tests/test_psp
 # stale. An edit of the list reaches a program when it is next linked
 # (make clean, or a fresh clone as CI's).
 THREAD_FREE_UNITS := test_sched test_exact test_exact_shave test_lcg test_j30 test_alloc test_determinism test_graph test_check test_sim \
-                     test_psplib test_misc test_lpsolve test_cluster test_peers test_step
+                     test_psplib test_misc test_lpsolve test_cluster test_peers test_step test_rcpsp_off
 THREAD_FREE   := $(addprefix $(T)/,$(THREAD_FREE_UNITS)) tests/test_psplib_tool.sh tests/test_plan.sh
 TSAN_BUILD     = $(findstring -fsanitize=thread,$(SAN))
 # what make test runs: every test program, but under ThreadSanitizer those that start threads
@@ -143,7 +144,7 @@ clean:
 # ---- programs: the command-line solver, benchmarks, examples ----
 HEADERS := concerto.h
 
-$(BUILD)/psplib: tools/psplib.c $(HEADERS)
+$(BUILD)/psplib: tools/psplib.c $(HEADERS) concerto_rcpsp.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 
@@ -153,7 +154,7 @@ $(BUILD)/plan: tools/plan.c tools/peers.h examples/steps/gpt_step.h $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 
-$(BUILD)/bench_%: bench/%.c $(wildcard bench/*.h) examples/steps/synthetic_step.h $(HEADERS)
+$(BUILD)/bench_%: bench/%.c $(wildcard bench/*.h) examples/steps/synthetic_step.h $(HEADERS) concerto_rcpsp.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 
@@ -190,7 +191,7 @@ $(T)/%.o: tests/%.c
 	@mkdir -p $(@D)
 	@echo "$(CC) $(ALL_CFLAGS) -c $< -o $@"
 	@$(CC) $(ALL_CFLAGS) -c $< -o $@ || { rm -f $@ $(T)/$* $(if $(filter util concerto_impl,$*),$(UNIT_BINS)) \
-	    $(if $(filter compile_static_%,$*),$(T)/compile_static); exit 1; }
+	    $(if $(filter compile_static_%,$*),$(T)/compile_static) $(if $(filter rcpsp_off_with,$*),$(T)/test_rcpsp_off); exit 1; }
 
 $(T)/compile_cpp11.o: tests/compile_cpp11.cpp
 	@mkdir -p $(@D)
@@ -201,8 +202,15 @@ $(T)/compile_cpp11.o: tests/compile_cpp11.cpp
 # for failing fakes through hooks that are private to that translation unit;
 # test_peers compiles it beside tools/peers.h, as a planner would.
 SELF_IMPL_BINS := $(T)/test_lpsolve $(T)/test_exact $(T)/test_exact_shave $(T)/test_lcg $(T)/test_peers
+# test_rcpsp_off links two private copies of the implementation
+# (CONCERTO_STATIC): its own, compiled without concerto_rcpsp.h, and
+# rcpsp_off_with.c's, compiled with it.
+TWO_COPY_BINS  := $(T)/test_rcpsp_off
 
-$(filter-out $(SELF_IMPL_BINS),$(UNIT_BINS)): $(T)/%: $(T)/%.o $(T)/util.o $(T)/concerto_impl.o
+$(filter-out $(SELF_IMPL_BINS) $(TWO_COPY_BINS),$(UNIT_BINS)): $(T)/%: $(T)/%.o $(T)/util.o $(T)/concerto_impl.o
+	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(LDLIBS) || { rm -f $@; exit 1; }
+
+$(TWO_COPY_BINS): $(T)/%: $(T)/%.o $(T)/rcpsp_off_with.o
 	$(CC) $^ -o $@ $(ALL_LDFLAGS) $(LDLIBS) || { rm -f $@; exit 1; }
 
 $(SELF_IMPL_BINS): $(T)/%: $(T)/%.o $(T)/util.o

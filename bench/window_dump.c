@@ -31,6 +31,7 @@
 #define _POSIX_C_SOURCE 200809L
 #define CONCERTO_IMPLEMENTATION
 #include "../concerto.h"
+#include "../concerto_rcpsp.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,6 +140,7 @@ int main(int argc, char** argv) {
     snprintf(name, sizeof name, "%s", base ? base + 1 : path);
     len = strlen(name);
     if (len > 3 && !strcmp(name + len - 3, ".sm")) name[len - 3] = 0;
+    sd.general = cc_rcpsp_search();   /* as build/psplib: the search for cumulative resources too */
     sd.tuning.on_window = write_window;
     sd.tuning.on_window_user_data = &d;
     if (cc_context_create(NULL, &ctx) != CC_OK) { fprintf(stderr, "bench_window_dump: cannot create a context\n"); return 1; }

@@ -2,13 +2,14 @@
    leaves out the world, the executor, the backends and threads, so the
    implementation compiles as strict C99 with no POSIX at all. The Makefile
    builds this file with -std=c99 -pedantic, without _POSIX_C_SOURCE and
-   without -pthread; it then solves PSPLIB J30 instances (the first of the
+   without -pthread, with concerto_rcpsp.h; it then solves PSPLIB J30 instances (the first of the
    first four parameter groups) and compares the makespans with the proven
    optima of j30_bounds.csv. */
 #define CONCERTO_NO_RUNTIME
 #include "invariants.h"
 #define CONCERTO_IMPLEMENTATION
 #include "../concerto.h"
+#include "../concerto_rcpsp.h"
 #include "harness.h"
 
 #include <stdio.h>
@@ -51,6 +52,7 @@ static void test_solver_only(void) {
         cc_schedule s;
         cc_sched_desc sd = {0};
         int opt;
+        sd.general = cc_rcpsp_search();   /* PSPLIB's instances are general RCPSP */
         memset(&s, 0, sizeof s);
         snprintf(name, sizeof name, "j30%d_1", par);
         snprintf(path, sizeof path, "%s/%s.sm", dir, name);

@@ -5,7 +5,10 @@
 #include "invariants.h"
 #define CONCERTO_IMPLEMENTATION
 #include "../concerto.h"
+#include "../concerto_rcpsp.h"
 #include "compile_scenario.inc"
 
 double compile_static_b(void);
 double compile_static_b(void) { return compile_scenario(); }
+double compile_static_b_rcpsp(void);
+double compile_static_b_rcpsp(void) { return compile_rcpsp_scenario(); }

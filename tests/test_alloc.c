@@ -78,14 +78,14 @@ static void scenario(tu_alloc* a, int mode, outcome* out) {
     STEP("cc_graph_validate", cc_graph_validate(g));
     out->n_ops = cc_graph_n_ops(g);
     {
-        cc_sched_desc sd = {0};
+        cc_sched_desc sd = tu_sched_desc();
         STEP("cc_sched_solve(AUTO)", cc_sched_solve(ctx, g, &sd, &s1));
         out->makespan_auto = s1.makespan_us;
         sd.method = CC_SCHED_ODD_EVEN;
         sd.window_ops = 3;
         STEP("cc_sched_solve(ODD_EVEN)", cc_sched_solve(ctx, g, &sd, &s2));
         out->makespan_oe = s2.makespan_us;
-        memset(&sd, 0, sizeof sd);
+        sd = tu_sched_desc();
         sd.method = CC_SCHED_SAMPLING;
         sd.tuning.budget_schedules = 20;
         STEP("cc_sched_solve(SAMPLING)", cc_sched_solve(ctx, g, &sd, &s3));
@@ -98,7 +98,7 @@ static void scenario(tu_alloc* a, int mode, outcome* out) {
     }
     STEP("cc_psplib_parse", cc_psplib_parse(ctx, sm_text, sm_len, "small.sm", &pg));
     {
-        cc_sched_desc sd = {0};
+        cc_sched_desc sd = tu_sched_desc();
         cc_schedule_release(ctx, &s3);
         sd.method = CC_SCHED_BNB;
         sd.tuning.bnb_nodes = 500;

@@ -32,6 +32,7 @@
 #include "invariants.h"
 #define CONCERTO_IMPLEMENTATION
 #include "../concerto.h"
+#include "../concerto_rcpsp.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,7 +111,7 @@ static void test_brute_force(void) {
             continue;
         }
         for (v = 0; v < 2; v++) {
-            cc_sched_desc d = {0};
+            cc_sched_desc d = tu_sched_desc();
             cc_schedule s;
             cc_sched_stats s_st;
             memset(&s, 0, sizeof s);
@@ -151,7 +152,7 @@ static void test_brute_force(void) {
             if (tu_build_graph(ctx, in, &g2) != CC_OK) {
                 if (bad_scaled++ < 3) NOTE("trial %d: scaled graph: %s", trial, cc_last_error(ctx));
             } else {
-                cc_sched_desc d = {0};
+                cc_sched_desc d = tu_sched_desc();
                 cc_schedule s;
                 cc_sched_stats s_st;
                 memset(&s, 0, sizeof s);
@@ -358,7 +359,7 @@ static void test_energetic(void) {
 static void test_destructive(void) {
     tu_inst* in = tu_inst_new(3, 1, 0);
     cc_graph* g = NULL;
-    cc_sched_desc d = {0};
+    cc_sched_desc d = tu_sched_desc();
     cc_schedule s;
     cc_sched_stats s_st;
     in->cap[0] = 2;
@@ -1628,7 +1629,7 @@ static void test_work_budget(void) {
         }
         CHECK_RES(ctx, tu_build_graph(ctx, in, &g), CC_OK, "graph");
         for (v = 0; v < 2; v++) {
-            cc_sched_desc d = {0};
+            cc_sched_desc d = tu_sched_desc();
             cc_schedule s;
             cc_sched_stats s_st;
             char msg[300];

@@ -44,7 +44,7 @@ static void check_instance(cc_context* ctx, const char* csv, const char* dir, co
     cc_graph* g = NULL;
     cc_schedule s;
     cc_sched_stats st;
-    cc_sched_desc sd = {0};
+    cc_sched_desc sd = tu_sched_desc();
     cc_result r;
     double mk = -1;
     snprintf(path, sizeof path, "%s/%s.sm", dir, name);

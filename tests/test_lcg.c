@@ -1,4 +1,4 @@
-/* tests/test_lcg.c - lazy clause generation (>>lcg of concerto.h):
+/* tests/test_lcg.c - lazy clause generation (>>lcg of concerto_rcpsp.h):
    - soundness of every clause it derives: on 300 random problems of 2-5
      jobs, each explanation, conflict and learnt clause is checked against
      every schedule the test enumerates (precedence, capacities, every job
@@ -32,22 +32,25 @@
      prove), from its optimum 58 (from j30_bounds.csv): proven, the same
      conflicts on a second run; from a schedule of 59 it finds 58.
    This program compiles the implementation itself to reach the solver,
-   which is private to the implementation's translation unit. */
+   which is private to the implementation's translation unit, and its test
+   hooks (cc__lcg_hooks). */
 #define _POSIX_C_SOURCE 200809L   /* the implementation needs POSIX threads and clocks */
 #include "invariants.h"
-struct cc__lcg;
-static void lcg_clause_hook(const struct cc__lcg* L, const int* lits, int n);
-#define CONCERTO__LCG_CLAUSE_HOOK(L, lits, n) lcg_clause_hook((L), (lits), (n))
-static int lcg_tt_full;   /* 1: every time-tabling pass rebuilds and rescans all */
-#define CONCERTO__LCG_TT_FULL lcg_tt_full
 #define CONCERTO_IMPLEMENTATION
 #include "../concerto.h"
+#include "../concerto_rcpsp.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "util.h"
 
 static cc_context* ctx;
+
+/* The solver's test hooks (cc__lcg_hooks): every derived clause to
+   lcg_clause_hook; tt_full 1: every time-tabling pass rebuilds and
+   rescans all. */
+static void lcg_clause_hook(const struct cc__lcg* L, const int* lits, int n);
+static cc__lcg_hooks lcg_hooks = { lcg_clause_hook, 0 };
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define LCG_STRIDE 3   /* every third instance under the sanitizers (several times slower) */
@@ -194,7 +197,7 @@ static void test_clause_soundness(void) {
         snd_enumerate(&h.p, serial);
         for (q = 0; q < snd.count; q++) if (snd.makespan[q] < best_mk) best_mk = snd.makespan[q];
         snd.active = 1;
-        rc = cc__lcg_solve(ctx, &h.p, best, 0, 0, 0, 0, &res);
+        rc = cc__lcg_solve_hooked(ctx, &h.p, best, 0, 0, 0, 0, &lcg_hooks, &res);
         snd.active = 0;
         if (rc != CC_OK || !res.proven || res.makespan != best_mk) {
             if (bad_opt++ < 3) NOTE("trial %d (n=%d): rc %d, makespan %lld proven %d, enumeration %d", trial, n, (int)rc,
@@ -260,7 +263,7 @@ static void test_brute_force(void) {
         cc__prob_of_graph(g, &p);
         n_run++;
         for (v = 0; v < 2; v++) {
-            cc_sched_desc d = {0};
+            cc_sched_desc d = tu_sched_desc();
             cc_schedule s;
             cc__time* st = (cc__time*)malloc(((size_t)in->n + 1) * sizeof *st);
             double* us = (double*)malloc(((size_t)in->n + 1) * sizeof *us);
@@ -338,7 +341,7 @@ static void test_incremental_tt(void) {
         tu_inst* in;
         cc_graph* g = NULL;
         cc__prob p;
-        cc_sched_desc d = {0};
+        cc_sched_desc d = tu_sched_desc();
         cc_schedule s;
         cc__time *st[2];
         cc__bnb_result res[2];
@@ -367,10 +370,10 @@ static void test_incremental_tt(void) {
         for (v = 0; v < 2; v++) {
             st[v] = (cc__time*)malloc(((size_t)in->n + 1) * sizeof *st[v]);
             to_ticks(&s, in->n, st[v]);
-            lcg_tt_full = v;
-            rc[v] = cc__lcg_solve(ctx, &p, st[v], 2000, 0, 0, 0, &res[v]);
+            lcg_hooks.tt_full = v;
+            rc[v] = cc__lcg_solve_hooked(ctx, &p, st[v], 2000, 0, 0, 0, &lcg_hooks, &res[v]);
         }
-        lcg_tt_full = 0;
+        lcg_hooks.tt_full = 0;
         if (rc[0] != rc[1] || res[0].nodes != res[1].nodes || res[0].proven != res[1].proven ||
             res[0].makespan != res[1].makespan || memcmp(st[0], st[1], (size_t)in->n * sizeof *st[0])) {
             if (bad++ < 3)
@@ -399,7 +402,7 @@ static void test_incremental_tt(void) {
 typedef struct { double mk; int proven; int64_t conflicts; } path_res;
 static int path_solve(const tu_inst* in, int64_t nodes, int trial, int v, int* bad_solve, int* bad_valid, path_res* r) {
     cc_graph* g = NULL;
-    cc_sched_desc d = {0};
+    cc_sched_desc d = tu_sched_desc();
     cc_schedule s;
     cc_sched_stats s_st;
     char msg[300];
@@ -697,7 +700,7 @@ static void test_alloc_failures(void) {
     cc_graph* g = NULL;
     cc__prob p;
     cc_schedule s;
-    cc_sched_desc d = {0};
+    cc_sched_desc d = tu_sched_desc();
     cc__time *st0, *st;
     cc__bnb_result ref, res;
     long at, total = 0, bad = 0, n_oom = 0, n_same = 0;
@@ -801,7 +804,7 @@ static void test_j3013_1(void) {
     char* csv;
     cc_graph* g = NULL;
     cc_schedule s;
-    cc_sched_desc d = {0};
+    cc_sched_desc d = tu_sched_desc();
     cc__prob p;
     cc__time *st, *st1;
     cc__bnb_result r1, r2, r3;

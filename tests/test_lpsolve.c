@@ -36,6 +36,7 @@
 #include "invariants.h"
 #define CONCERTO_IMPLEMENTATION
 #include "../concerto.h"
+#include "../concerto_rcpsp.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +49,7 @@ static cc_context* ctx;
 
 static int solve_inst(const tu_inst* in, cc_exact ex, cc_sched_method meth, double lp_s, cc_schedule* s, cc_sched_stats* st) {
     cc_graph* g = NULL;
-    cc_sched_desc d = {0};
+    cc_sched_desc d = tu_sched_desc();
     cc_result r;
     memset(s, 0, sizeof *s);
     if (tu_build_graph(ctx, in, &g) != CC_OK) return 0;
@@ -120,7 +121,7 @@ static void test_j30_sample(void) {
         tu_inst* ref;
         cc_graph* g = NULL;
         cc_schedule s;
-        cc_sched_desc d = {0};
+        cc_sched_desc d = tu_sched_desc();
         int ub = tu_bound_ub(csv, names[i]);
         double mk = -1;
         char msg[300];
@@ -148,7 +149,7 @@ static void test_j30_sample(void) {
 }
 
 static int run_graph_in(cc_context* c, cc_graph* g, cc_exact ex, int rounds, int window_ops, cc_schedule* s, cc_sched_stats* st) {
-    cc_sched_desc d = {0};
+    cc_sched_desc d = tu_sched_desc();
     memset(s, 0, sizeof *s);
     d.method = CC_SCHED_ODD_EVEN; d.exact = ex; d.rounds = rounds; d.window_ops = window_ops; d.tuning.lp_window_time_limit_s = 0.5;
     return cc_sched_solve_stats(c, g, &d, s, st) == CC_OK;
@@ -262,7 +263,7 @@ static void test_timeout(void) {
     cc_graph* g = NULL;
     cc_schedule s;
     cc_sched_stats s_st;
-    cc_sched_desc d = {0};
+    cc_sched_desc d = tu_sched_desc();
     char* text = tu_read_file(path, NULL);
     tu_inst* ref = text ? tu_sm_parse(text) : NULL;
     double mk = -1;
@@ -547,7 +548,7 @@ static void test_warm_start(void) {
         tu_inst* in;
         cc_graph* g = NULL;
         cc_schedule sw, sb, sl;
-        cc_sched_desc d = {0};
+        cc_sched_desc d = tu_sched_desc();
         double opt, mw = -1, mb = -1, ml = -1;
         char msg[300];
         int ok;

@@ -37,7 +37,7 @@ static int make_methods(method* m, uint64_t seed) {
     for (p = CC_PRIO_DEFAULT; p < CC__PRIO_COUNT; p++)
         for (sgs = CC_SGS_SERIAL; sgs <= CC_SGS_PARALLEL; sgs++)
             for (imp = 0; imp < 2; imp++) {
-                memset(&m[n].desc, 0, sizeof m[n].desc);
+                m[n].desc = tu_sched_desc();
                 m[n].desc.method = CC_SCHED_LIST;
                 m[n].desc.tuning.priority = (cc_priority)p;
                 m[n].desc.tuning.sgs = (cc_sgs)sgs;
@@ -46,38 +46,38 @@ static int make_methods(method* m, uint64_t seed) {
                          imp ? "/no-improve" : "");
                 n++;
             }
-    memset(&m[n].desc, 0, sizeof m[n].desc);
+    m[n].desc = tu_sched_desc();
     m[n].desc.method = CC_SCHED_SAMPLING;
     m[n].desc.tuning.budget_schedules = 100;
     m[n].desc.seed = seed;
     snprintf(m[n].name, sizeof m[n].name, "SAMPLING/100");
     n++;
-    memset(&m[n].desc, 0, sizeof m[n].desc);
+    m[n].desc = tu_sched_desc();
     m[n].desc.method = CC_SCHED_ODD_EVEN;
     snprintf(m[n].name, sizeof m[n].name, "ODD_EVEN/default");
     n++;
-    memset(&m[n].desc, 0, sizeof m[n].desc);
+    m[n].desc = tu_sched_desc();
     m[n].desc.method = CC_SCHED_ODD_EVEN;
     m[n].desc.window_ops = 2;
     m[n].desc.rounds = 3;
     snprintf(m[n].name, sizeof m[n].name, "ODD_EVEN/b=2,k=3");
     n++;
-    memset(&m[n].desc, 0, sizeof m[n].desc);
+    m[n].desc = tu_sched_desc();
     m[n].desc.method = CC_SCHED_ODD_EVEN;
     m[n].desc.window_ops = 1;
     m[n].desc.tuning.window_max_ops = 6;
     snprintf(m[n].name, sizeof m[n].name, "ODD_EVEN/b=1, deeper to 6");
     n++;
-    memset(&m[n].desc, 0, sizeof m[n].desc);
+    m[n].desc = tu_sched_desc();
     m[n].desc.method = CC_SCHED_ODD_EVEN;
     m[n].desc.rounds = -1;
     snprintf(m[n].name, sizeof m[n].name, "ODD_EVEN/rounds=-1 (none)");
     n++;
-    memset(&m[n].desc, 0, sizeof m[n].desc);
+    m[n].desc = tu_sched_desc();
     m[n].desc.method = CC_SCHED_AUTO;
     snprintf(m[n].name, sizeof m[n].name, "AUTO");
     n++;
-    memset(&m[n].desc, 0, sizeof m[n].desc);
+    m[n].desc = tu_sched_desc();
     m[n].desc.method = CC_SCHED_BNB;
     snprintf(m[n].name, sizeof m[n].name, "BNB");
     n++;
@@ -372,7 +372,7 @@ static void test_larger(void) {
 static void test_edge_cases(void) {
     cc_graph* g = NULL;
     cc_schedule s;
-    cc_sched_desc sd = {0};
+    cc_sched_desc sd = tu_sched_desc();
     cc_op_desc d = {0};
     cc_op a;
     int meth;
@@ -417,7 +417,7 @@ static void test_grid(void) {
     cc_op a, b, c;
     cc_op_desc d = {0};
     cc_schedule s;
-    cc_sched_desc sd = {0};
+    cc_sched_desc sd = tu_sched_desc();
     if (cc_graph_create(ctx, NULL, &g) != CC_OK) return;
     d.name = "ns_a"; d.duration_us = 0.001; cc_graph_add_op(g, &d, &a);
     d.name = "ns_b"; d.duration_us = 1.234; d.deps = &a; d.n_deps = 1; cc_graph_add_op(g, &d, &b);
@@ -460,7 +460,7 @@ static void test_query_defaults(void) {
         in = tu_random_inst(&rng, &gen);
         if (tu_build_graph(ctx, in, &g) != CC_OK) { tu_inst_free(in); CHECK(0, "build"); continue; }
         for (mi = 0; mi < 5; mi++) {
-            cc_sched_desc zero = {0}, q;
+            cc_sched_desc zero = tu_sched_desc(), q;
             cc_schedule a, b;
             cc_sched_stats b_st;
             cc_sched_stats a_st;
@@ -500,7 +500,7 @@ static void test_query_defaults(void) {
               "the resolved desc gives the zero desc's schedule, counts and bounds (%d of %d cases)", same, cases);
     CHECK(nodes_ok, "branch and bound stays within the resolved bnb_nodes, sampling near the resolved budget");
     {
-        cc_sched_desc z = {0}, small, large;
+        cc_sched_desc z = tu_sched_desc(), small, large;
         z.method = CC_SCHED_AUTO;
         small = cc_sched_query_defaults(&z, 100);
         large = cc_sched_query_defaults(&z, 1000);
@@ -539,7 +539,7 @@ static void test_window_report(void) {
     d.name = "s1"; d.duration_us = 4; d.stream = CC_STREAM_COMM; d.deps = &c1; d.n_deps = 1; cc_graph_add_op(g, &d, &s1);
     d.name = "s2"; d.duration_us = 1; d.deps = &c2; cc_graph_add_op(g, &d, &s2);
     for (b = 1; b <= 2; b++) {
-        memset(&sd, 0, sizeof sd);
+        sd = tu_sched_desc();
         sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = b; sd.rounds = 1;
         memset(&s, 0, sizeof s);
         if (!CHECK(cc_sched_solve_stats(ctx, g, &sd, &s, &s_st) == CC_OK, "flow shop, b = %d: solves", b)) continue;
@@ -553,7 +553,7 @@ static void test_window_report(void) {
         }
         cc_schedule_release(ctx, &s);
     }
-    memset(&sd, 0, sizeof sd);
+    sd = tu_sched_desc();
     sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = 2; sd.rounds = -1;
     memset(&s, 0, sizeof s);
     if (CHECK(cc_sched_solve_stats(ctx, g, &sd, &s, &s_st) == CC_OK, "flow shop, no rounds: solves")) {
@@ -571,7 +571,7 @@ static void test_window_report(void) {
         d.name = "s"; d.duration_us = 1 + (5 * b) % 9; d.stream = CC_STREAM_COMM; d.deps = &c; d.n_deps = 1;
         cc_graph_add_op(g, &d, NULL);
     }
-    memset(&sd, 0, sizeof sd);
+    sd = tu_sched_desc();
     sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = 20; sd.rounds = 1; sd.tuning.window_nodes = 1;
     memset(&s, 0, sizeof s);
     if (CHECK(cc_sched_solve_stats(ctx, g, &sd, &s, &s_st) == CC_OK, "40-op flow shop, one window, 1 node: solves")) {
@@ -623,7 +623,7 @@ static int small_case(tu_rng* rng, int streams, int cap_max, tu_inst** in, cc_gr
    failure), or 1e30 with the solver's or the checker's message in msg. */
 static double small_windows(cc_graph* g, const tu_inst* in, int window_max_ops, int perturbations, double* starts, char* msg,
                             size_t cap) {
-    cc_sched_desc sd = {0};
+    cc_sched_desc sd = tu_sched_desc();
     cc_schedule s;
     double m2 = 0, mk = 1e30;
     sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = 1; sd.tuning.window_nodes = 100000;
@@ -651,7 +651,7 @@ static void check_refused(int field, int below, int above) {
     if (cc_graph_create(ctx, NULL, &g) != CC_OK) return;
     d.name = "a"; d.duration_us = 1; d.stream = CC_STREAM_COMPUTE; cc_graph_add_op(g, &d, NULL);
     for (t = 0; t < 2; t++) {
-        cc_sched_desc sd = {0};
+        cc_sched_desc sd = tu_sched_desc();
         int v = t ? above : below;
         if (field) sd.tuning.perturbations = v;
         else sd.tuning.window_max_ops = v;
@@ -779,7 +779,7 @@ static void test_restarts(void) {
         rb = tu_resource_bound(in);
         if (tu_build_graph(ctx, in, &g) != CC_OK) { bad(&t_solve, "trial %d: build: %s", trial, cc_last_error(ctx)); tu_inst_free(in); continue; }
         for (v = 0; v < 3; v++) {
-            cc_sched_desc d = {0};
+            cc_sched_desc d = tu_sched_desc();
             cc_schedule s, s2;
             cc_sched_stats s_st;
             char where[160];
@@ -888,7 +888,7 @@ static void test_large_windows(void) {
         if (!in || tu_build_graph(ctx, in, &g) != CC_OK) { CHECK(0, "trial %d: graph: %s", trial, cc_last_error(ctx)); tu_inst_free(in); continue; }
         memset(s, 0, sizeof s);
         for (v = 0; v < 3 && ok; v++) {
-            cc_sched_desc sd = {0};
+            cc_sched_desc sd = tu_sched_desc();
             sd.method = v == 0 ? CC_SCHED_LIST : CC_SCHED_ODD_EVEN;
             sd.window_ops = 125; sd.rounds = 1;
             ok = CHECK(cc_sched_solve_stats(ctx, g, &sd, &s[v], &s_st[v]) == CC_OK, "trial %d (n=%d), %s: solves (%s)", trial, in->n,
@@ -1008,7 +1008,7 @@ static void test_window_prove(void) {
         memset(s, 0, sizeof s);
         if (CHECK(synthetic_step_build(ctx, 8, 2.0, 15, &g) == CC_OK, "the 8-layer step: built")) {
             for (v = 0; v < 2; v++) {
-                cc_sched_desc sd = {0};
+                cc_sched_desc sd = tu_sched_desc();
                 sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = 65; sd.tuning.window_prove = v;
                 CHECK(cc_sched_solve_stats(ctx, g, &sd, &s[v], &s_st[v]) == CC_OK, "the 8-layer step, prove %d: solves", v);
             }
@@ -1044,7 +1044,7 @@ static void test_window_prove(void) {
             memset(s, 0, sizeof s);
             if (tu_build_graph(ctx, in, &g) != CC_OK) { CHECK(0, "flow shop of %d: graph: %s", nj, cc_last_error(ctx)); tu_inst_free(in); continue; }
             for (v = 0; v < 2; v++) {
-                cc_sched_desc sd = {0};
+                cc_sched_desc sd = tu_sched_desc();
                 sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = nj; sd.rounds = 1; sd.tuning.window_nodes = nodes; sd.tuning.window_prove = v;
                 if (!CHECK(cc_sched_solve_stats(ctx, g, &sd, &s[v], &s_st[v]) == CC_OK, "flow shop of %d, %d nodes, prove %d: solves", nj, nodes, v)) bad++;
             }
@@ -1083,7 +1083,7 @@ static void test_window_prove(void) {
             memset(s, 0, sizeof s);
             if (!CHECK(synthetic_step_build(ctx, layers, 2.0, 15, &g) == CC_OK, "the %d-layer step: built", layers)) continue;
             for (v = 0; v < 2; v++) {
-                cc_sched_desc sd = {0};
+                cc_sched_desc sd = tu_sched_desc();
                 sd.method = CC_SCHED_ODD_EVEN; sd.window_ops = 65; sd.tuning.window_prove = v;
                 CHECK(cc_sched_solve_stats(ctx, g, &sd, &s[v], &s_st[v]) == CC_OK, "the %d-layer step, prove %d: solves", layers, v);
             }
@@ -1103,7 +1103,7 @@ static void test_window_prove(void) {
     {
         cc_graph* g = NULL;
         cc_op_desc d = {0};
-        cc_sched_desc sd = {0};
+        cc_sched_desc sd = tu_sched_desc();
         cc_schedule s;
         if (cc_graph_create(ctx, NULL, &g) == CC_OK) {
             d.name = "c"; d.duration_us = 1;
@@ -1130,7 +1130,7 @@ static void perturb_oom(const tu_inst* in, double ref, const double* ref_st) {
         cc_context* c2 = NULL;
         cc_graph* g = NULL;
         cc_schedule s;
-        cc_sched_desc sd = {0};
+        cc_sched_desc sd = tu_sched_desc();
         cc_result rc;
         memset(&a, 0, sizeof a);
         memset(&s, 0, sizeof s);
@@ -1214,7 +1214,7 @@ static void test_perturb(void) {
         opt = johnson(a, b, 150);
         if (tu_build_graph(ctx, in, &g) != CC_OK) ok = CHECK(0, "flow shop graph: %s", cc_last_error(ctx));
         for (v = 0; v < 2 && ok; v++) {
-            cc_sched_desc sd = {0};
+            cc_sched_desc sd = tu_sched_desc();
             cc_schedule s;
             sd.method = CC_SCHED_ODD_EVEN; sd.tuning.perturbations = v ? 8 : 0;
             memset(&s, 0, sizeof s);

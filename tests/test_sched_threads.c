@@ -11,7 +11,7 @@
 #include "util.h"
 
 static cc_sched_desc restarts_desc(int threads, uint64_t seed) {
-    cc_sched_desc d = {0};
+    cc_sched_desc d = tu_sched_desc();
     d.method = CC_SCHED_AUTO;
     d.tuning.budget_schedules = 1000;   /* restarts as long as the main line (evolution, branch and bound): */
     d.tuning.bnb_nodes = 500;           /* the threads take restarts side by side */
@@ -212,7 +212,7 @@ static void test_bad_threads(void) {
         cc_schedule_release(ctx, &s);
     }
     {
-        cc_sched_desc d = {0}, q;
+        cc_sched_desc d = tu_sched_desc(), q;
         q = cc_sched_query_defaults(&d, 60);
         CHECK(q.threads == 1, "threads defaults to 1 (%d)", q.threads);
     }

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "../concerto.h"
+#include "../concerto_rcpsp.h"
+#include <string.h>
 #include "harness.h"
 
 /* ---- results ------------------------------------------------------------*/
@@ -24,6 +26,18 @@ const char* tu_res_name(cc_result r);   /* "CC_ERR_CYCLE" */
                  (ctx) && tu_g_ != CC_OK ? "]" : ""); \
         th__check(tu_g_ == tu_w_, __FILE__, __LINE__, tu_d_, __VA_ARGS__); \
     } while (0)
+
+/* ---- the scheduler's desc ------------------------------------------------
+   The zero desc (every default) with concerto_rcpsp.h's search plugged in
+   (cc_sched_desc.general), as a program that solves general RCPSP
+   instances sets it; stream graphs never use it. A test that calls it
+   links the implementation of concerto_rcpsp.h. */
+static inline cc_sched_desc tu_sched_desc(void) {
+    cc_sched_desc d;
+    memset(&d, 0, sizeof d);
+    d.general = cc_rcpsp_search();
+    return d;
+}
 
 /* ---- paths ----------------------------------------------------------------
    Tests run from the repository root (tests/run.sh cds there). */

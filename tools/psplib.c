@@ -59,6 +59,7 @@
 #define _POSIX_C_SOURCE 200809L
 #define CONCERTO_IMPLEMENTATION
 #include "../concerto.h"
+#include "../concerto_rcpsp.h"   /* lazy clause generation and the restarts */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +105,7 @@ int main(int argc, char** argv) {
     double* times;
     int a, n_files = 0, n_ok = 0, n_opt = 0, n_valid = 0, n_err = 0, n_exact_err = 0;
     double total_ms = 0;
+    sd.general = cc_rcpsp_search();   /* PSPLIB's instances are general RCPSP */
     for (a = 1; a < argc && argv[a][0] == '-' && argv[a][1] == '-'; a++) {
         const char* opt = argv[a];
         if (!strcmp(opt, "--")) { a++; break; }
