@@ -27,12 +27,12 @@
    - Lazy clause generation on the whole graph where some resource is
      cumulative: after branch and bound where that left the schedule
      unproven (methods AUTO and BNB, exact solver CC_EXACT_BNB), with half
-     of bnb_nodes as conflicts (cc_schedule.n_conflicts); with restarts,
+     of bnb_nodes as conflicts (cc_sched_stats.n_conflicts); with restarts,
      before it (see cc_sched_tuning.bnb_nodes).
    - AUTO up to 200 ops on a graph that is not unary: the restarts
-     (cc_sched_tuning.restarts, cc_sched_desc.threads), each an evolution followed by a
-     large-neighbourhood search of exact windows, then one evolution seeded
-     with their results and a deeper search.
+     (cc_sched_tuning.restarts, cc_sched_desc.threads), each an evolution
+     followed by a large-neighbourhood search of exact windows, then one
+     evolution seeded with their results and a deeper search.
    Without it (general NULL) the same solves run branch and bound alone,
    as with restarts < 0 and no lazy clause generation. The schedule does
    not depend on the number of threads.
