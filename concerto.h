@@ -5788,9 +5788,9 @@ static cc_result cc__bnb_run(cc_context* ctx, const cc__prob* p, cc__time* best,
     b->step = cc__bnb_step(p);
     /* the propagation (time-tabling, pairs, cliques, the destructive root
        bound) where some resource is cumulative; on unary resources alone (a
-       training step's streams) compulsory parts rarely prune and made a
-       node several times dearer for no better schedule, so there the
-       streams' rules run instead (below) */
+       training step's streams) compulsory parts rarely prune and make a
+       node dearer for no better schedule, so there the streams' rules run
+       instead (below) */
     b->tt = cc__prob_cumulative(p);
     if (!cc__bnb_alloc(b)) goto oom;
     infeasible = cc__bnb_structure(b);
