@@ -705,7 +705,10 @@ CONCERTO_API cc_result cc_schedule_check(cc_context* ctx, cc_graph* graph, const
    ops one after another in that order, each as soon as its dependencies are
    done; ops with no stream run as soon as their dependencies are done. Only
    for stream graphs (each op on at most one resource of capacity 1).
-   start_us (by op index) may be NULL. */
+   start_us (by op index) may be NULL. Errors: CC_ERR_UNSUPPORTED (not a
+   stream graph), CC_ERR_INVALID_ARG (issue_order not every op once),
+   CC_ERR_DEADLOCK (the order contradicts a dependency: both ops named).
+   Cost: O(n k + dependencies) for n ops on k streams. */
 CONCERTO_API cc_result cc_simulate(cc_context* ctx, cc_graph* graph, const cc_op* issue_order, int n,
                                    double* start_us, double* makespan_us);
 /* Exposed communication of a timeline of the graph's ops (start_us[i],
@@ -713,7 +716,8 @@ CONCERTO_API cc_result cc_simulate(cc_context* ctx, cc_graph* graph, const cc_op
    starts with each op's duration added, end_us NULL): the time during
    which some communication op (one with a collective) runs and no compute
    op (one without) does. The one definition of it, for what was measured
-   and what was predicted alike. Zero for a graph without collectives. */
+   and what was predicted alike. Zero for a graph without collectives.
+   Cost: O(n log n) for n ops. */
 CONCERTO_API cc_result cc_exposed_comm_us(cc_context* ctx, cc_graph* graph, const double* start_us, const double* end_us,
                                           double* exposed_us);
 
