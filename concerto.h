@@ -37,7 +37,10 @@
        cc_schedule_release(ctx, &s);
        cc_graph_destroy(g);  cc_context_destroy(ctx);
 
-   THE PIPELINE, in the order of this file's sections:
+   cc_sched_solve_stats is the same solve that also fills a cc_sched_stats
+   (schedules, nodes, windows, the exact solver's failures).
+
+   THE PIPELINE:
 
        build graph -> profile -> decompose -> fuse -> schedule -> plan -> execute
                                                         (check, simulate)   (trace)
@@ -50,6 +53,10 @@
    scheduler), schedules it (cc_sched_solve), turns the schedule's order
    into per-stream sequences with the fewest cross-stream waits
    (cc_plan_create), and runs that plan every step (cc_exec_step).
+   The file's sections do not follow the pipeline but dependency order:
+   each section uses only those above it, so the scheduler comes before
+   the rewrites that it judges, and the executor before the profiling that
+   runs on it (CONTENTS below).
 
    General RCPSP instances (a resource of capacity above 1, PSPLIB's) get
    more of the scheduler from concerto_rcpsp.h: lazy clause generation and
@@ -102,7 +109,7 @@
    counted in schedules generated and search nodes, never in time, unless a
    time limit is set explicitly (then the result may depend on machine load).
 
-   CONTENTS (grep for the markers)
+   CONTENTS (grep for the markers), every section in file order
        >>api          public declarations, in the same order
        >>core         context, allocation, errors; the clock, hashes, string
                       pool, element sizes, byte ranges, heap, topological
@@ -145,6 +152,11 @@
        cc_exec_profile_ops(exec, 5, comm);                  // optional: measured durations
        for (;;) cc_exec_step(exec);
        cc_exec_destroy(exec);  cc_backend_destroy(&be);
+   Profiling has one call per way: cc_exec_profile_ops (each op alone),
+   cc_exec_profile_steps (ops in place over steps the library runs),
+   cc_exec_profile_loop_step after each step of your own loop, then
+   cc_exec_profile_loop_apply; cc_exec_query_profile reads what the last
+   profile of steps predicts.
    A process that is one rank of a job (mpirun) makes its backend with
    cc_cpu_backend_create_ctx(ctx, &be) and its communicators with
    concerto_mpi.h; the rest is the same.
@@ -670,7 +682,9 @@ CONCERTO_API cc_sched_desc cc_sched_query_defaults(const cc_sched_desc* desc, in
    (cc_last_error, the logger); failures in odd-even windows only in the
    stats. Errors: CC_ERR_INVALID_ARG (a field out of range, named),
    CC_ERR_UNSUPPORTED (lp_solve asked for but not compiled in),
-   CC_ERR_INFEASIBLE, CC_ERR_OUT_OF_MEMORY, the graph's validation errors. */
+   CC_ERR_INFEASIBLE, CC_ERR_OUT_OF_MEMORY, the graph's validation errors.
+   Cost: bounded by the desc's budgets (schedules, search nodes, windows and
+   rounds: cc_sched_query_defaults for a graph's size) and time_limit_s. */
 CONCERTO_API cc_result cc_sched_solve(cc_context* ctx, cc_graph* graph, const cc_sched_desc* desc, cc_schedule* out);
 /* cc_sched_solve, and what it did in *stats (may be NULL; zeroed on failure).
    The schedule is the same as cc_sched_solve's. */
@@ -682,14 +696,19 @@ CONCERTO_API cc_result cc_lower_bounds(cc_context* ctx, cc_graph* graph, double*
 
 /* Independent checker: start_us[i] for op index i. Verifies every
    dependency and every resource's capacity at every instant; on failure
-   names the operations and the instant. makespan_us may be NULL. */
+   (CC_ERR_INVALID_SCHEDULE) names the operations and the instant.
+   makespan_us may be NULL. Cost: O(n log n + n K + dependencies) for n ops
+   and K resources. */
 CONCERTO_API cc_result cc_schedule_check(cc_context* ctx, cc_graph* graph, const double* start_us, double* makespan_us);
 
 /* Stream simulator: issue_order lists every op once; each stream runs its
    ops one after another in that order, each as soon as its dependencies are
    done; ops with no stream run as soon as their dependencies are done. Only
    for stream graphs (each op on at most one resource of capacity 1).
-   start_us (by op index) may be NULL. */
+   start_us (by op index) may be NULL. Errors: CC_ERR_UNSUPPORTED (not a
+   stream graph), CC_ERR_INVALID_ARG (issue_order not every op once),
+   CC_ERR_DEADLOCK (the order contradicts a dependency: both ops named).
+   Cost: O(n k + dependencies) for n ops on k streams. */
 CONCERTO_API cc_result cc_simulate(cc_context* ctx, cc_graph* graph, const cc_op* issue_order, int n,
                                    double* start_us, double* makespan_us);
 /* Exposed communication of a timeline of the graph's ops (start_us[i],
@@ -697,7 +716,8 @@ CONCERTO_API cc_result cc_simulate(cc_context* ctx, cc_graph* graph, const cc_op
    starts with each op's duration added, end_us NULL): the time during
    which some communication op (one with a collective) runs and no compute
    op (one without) does. The one definition of it, for what was measured
-   and what was predicted alike. Zero for a graph without collectives. */
+   and what was predicted alike. Zero for a graph without collectives.
+   Cost: O(n log n) for n ops. */
 CONCERTO_API cc_result cc_exposed_comm_us(cc_context* ctx, cc_graph* graph, const double* start_us, const double* end_us,
                                           double* exposed_us);
 
@@ -943,7 +963,8 @@ CONCERTO_API cc_rewrite_desc cc_rewrite_query_defaults(const cc_rewrite_desc* de
    the members' regions and explicit edges, n_elems their sum and the lowest send/receive addresses.
    A bucket is refused if an op between its members touches the region of an earlier member or has an
    explicit edge to or from one, if its members touch each other's regions, or if a path through other
-   ops joins two members. Greedy, left to right per stream; ties are accepted (fewer collectives). */
+   ops joins two members. Greedy, left to right per stream; ties are accepted (fewer collectives).
+   Cost: at most max_evaluations solves of candidate graphs with desc.sched. */
 CONCERTO_API cc_result cc_graph_decompose(cc_context* ctx, cc_graph* graph, const cc_rewrite_desc* desc, cc_graph** out,
                                           cc_rewrite_report* report);
 CONCERTO_API cc_result cc_graph_fuse(cc_context* ctx, cc_graph* graph, const cc_rewrite_desc* desc, cc_graph** out,
@@ -954,7 +975,12 @@ CONCERTO_API cc_result cc_graph_fuse(cc_context* ctx, cc_graph* graph, const cc_
    cross-stream waits that enforce every dependency. */
 typedef struct cc_plan cc_plan;
 
-/* order: an issue order (a cc_schedule's order), or NULL for program order. */
+/* order: an issue order (a cc_schedule's order: every op once), or NULL
+   for program order. The plan borrows graph, which must outlive it.
+   Errors: CC_ERR_INVALID_ARG (order not every op once), CC_ERR_DEADLOCK
+   (order contradicts the dependencies on the streams), CC_ERR_UNSUPPORTED
+   (general resources, an op on no stream or on several), the graph's
+   validation errors. Cost: O((ops + dependencies) x streams^2) at most. */
 CONCERTO_API cc_result cc_plan_create(cc_context* ctx, cc_graph* graph, const cc_op* order, cc_plan** out);
 CONCERTO_API void      cc_plan_destroy(cc_plan* plan);
 CONCERTO_API uint64_t  cc_plan_hash(const cc_plan* plan);     /* ops, order, collectives */
@@ -1147,8 +1173,8 @@ typedef struct cc_world_desc {
        (cc_cpu_backend_create; the stream's index). Where an application
        places threads on cores: ranks of one process share the machine's
        cores, and where the operating system moves their threads between
-       cores a step's time jumps between regimes (on 2 cores, 22 or 35 ms
-       for the same step of two ranks), which no profile predicts; a rank
+       cores a step's time jumps between regimes, which no profile
+       predicts; a rank
        kept to its own cores runs its steps alike. The library sets no
        affinity itself (that is not portable C). */
     void (*thread_start)(int rank, int stream, void* user);
@@ -2939,9 +2965,7 @@ static cc__time cc__profile_earliest(const cc__profile* pr, cc__time est, cc__ti
    resource holds the use. Finding a start looks at each cell of the job's
    span once, and placing a job adds to its cells, where the segment list
    searches and splits (memmove) its segments: the same schedule, cheaper
-   where jobs are a few grains long (PSPLIB: with the backward look below, a
-   fifth less processor time on the hardest J60 instances than the sort's
-   change alone gave). The grid spans
+   where jobs are a few grains long. The grid spans
    the sum of the durations (no serial schedule is longer: a job can always
    start at the latest finish so far); it serves where that is at most
    CONCERTO__GRID_CELLS cells over the resources and CONCERTO__GRID_MEAN_CELLS
@@ -3087,7 +3111,7 @@ static cc__time cc__ssgs_grid(const cc__prob* p, const int* list, cc__time* star
    of a lane is at most its capacity, below 2^15, so no lane borrows from
    the next, and a lane keeps its bit exactly when its use is at most its
    room. One subtraction a cell instead of a look per resource: the same
-   starts, a third less time for the heuristics' schedules on PSPLIB. */
+   starts. */
 static cc__time cc__ssgs_packed(const cc__prob* p, const int* list, cc__time* start, cc__profile* pr) {
     const int hz = pr->g_hz;
     const int32_t* du = pr->g_du;
@@ -3152,10 +3176,8 @@ static cc__time cc__ssgs(cc_context* ctx, const cc__prob* p, const int* list, cc
    last predecessor is placed), so a decision point looks at those alone,
    not at every job, and a job tried where it does not fit is tried
    again only once time reaches where it did (the profile only fills, so
-   it fits nowhere before). A schedule of the synthetic training steps of
-   946, 4,768 and 19,090 ops (examples/steps/synthetic_step.h) takes 0.09, 0.96 and 12
-   ms where a scan of every job, each tried at every point, took 0.77, 17
-   and 261 ms; the same starts. */
+   it fits nowhere before): the same starts as a scan of every job at
+   every point, at a fraction of its cost on large graphs. */
 static cc__time cc__psgs(cc_context* ctx, const cc__prob* p, const int* pos, cc__time* start,
                          cc__profile* pr, int* scratch /* [3n] */) {
     int* left = scratch;              /* unplaced preds, or -1 once placed */
@@ -3459,10 +3481,9 @@ static void cc__sort_u64(uint64_t* a, uint64_t* b, int n) {
    the ranks and the job indices fit one 64-bit word together (always on
    graphs of PSPLIB's size), each job's key is that word and the sort runs
    inline; else qsort. The order is the same either way: ranks are
-   distinct, so the key is a total order. Every justification sorts, and
-   qsort's calls through the comparator were a fifth of the heuristics'
-   time: on the hardest J60 instances the whole solve takes 17% less
-   processor time (the same schedules). */
+   distinct, so the key is a total order. Every justification sorts, so
+   the sort is on the heuristics' hot path, where a call through qsort's
+   comparator per compare costs more than the compare. */
 static void cc__sort_jobs(const cc__prob* p, const cc__time* t, const int* rank, int desc, cc__tkey* tmp, int* out) {
     int i, n = p->n;
     if (n >= 2) {
@@ -3747,11 +3768,7 @@ static void cc__ga_shift(const cc__prob* p, int* list, uint64_t* rng) {
    limit. */
 #define CONCERTO__GA_POP 32
 
-/* Shift mutations per child, after the swaps. All of J60 with 10 restarts
-   and the seeded evolution: none 10.77% above the critical-path bound
-   (404 at the best known), 2 10.74% (412), 4 10.77% (411); every 4th instance
-   by name (sorted), 10 restarts: none 10.08%, 2 10.07%, 4 10.05%; 8
-   restarts: 1 10.11%, 2 10.09%. */
+/* Shift mutations per child, after the swaps. */
 #define CONCERTO__GA_SHIFTS 2
 
 static cc_result cc__sample(cc__heur* h, const cc_sched_desc* d, const int* topo, double t_end, int fresh,
@@ -4301,27 +4318,22 @@ static cc__time cc__bnb_fit_last(const cc__bnb* b, int j, cc__time lo, cc__time 
    odd-even windows) run the streams' rules in the destructive root bound,
    and up to this many jobs in every node searched (lazily: a child
    propagates when it is searched, not when it is generated, so a node
-   costs one propagation, not one per child). On odd-even windows of a
-   training step (bench/RESULTS.md) the nodes' propagation proves every
-   window of 2x8 ops in fewer nodes and no more time, and at 2x16 more
-   windows and a better makespan in about twice the time; from 2x32 ops on
-   a node of two streams of 32+ tasks cost 5-10 times more for at most a
-   better makespan at 2x32, while the root bound alone halves the largest
-   gap at about the cost of before. */
+   costs one propagation, not one per child). On small windows the nodes'
+   propagation proves more in fewer nodes; on larger ones a node of long
+   streams costs more than the nodes it saves, and the root bound alone
+   keeps most of the gain. */
 #define CONCERTO__BNB_UNARY_NODES_N 32
 
 #define CONCERTO__BNB_CLIQUES 32     /* cliques kept for edge-finding */
 
 /* The root shaves only where the node budget is unlimited or at least this
-   many (odd-even windows search 300 nodes: the root's shaving made them
-   25% slower on J60 for no better makespan). */
+   many (odd-even windows search 300 nodes: there shaving costs more than
+   the search and finds nothing better). */
 #define CONCERTO__BNB_SHAVE_MIN_NODES 10000
 
 /* The root's destructive bound runs energetic reasoning only where the node
-   budget is unlimited or at least this many. In the J60 restarts' window
-   searches (300 and 1000 nodes) it proved no window more and moved no
-   makespan on every 4th instance (2525 windows proven either way), for 8%
-   of the instructions of a hard instance. */
+   budget is unlimited or at least this many: a search of a few hundred
+   nodes gains nothing from it for its cost. */
 #define CONCERTO__BNB_ENERGETIC_MIN_NODES 2000
 
 /* One time-tabling pass: the compulsory parts of the unplaced jobs (from
@@ -4544,11 +4556,11 @@ static int cc__bnb_edgefind(cc__bnb* b, int* changed) {
    empties, leaves no completion. Every completion that ends by the target
    keeps its jobs in the windows, so no completion better than the
    incumbent is lost.
-   Cost, as measured in the proofs of windows (bench/RESULTS.md): the
-   tree's comparisons go either way at random, so they are selected by
-   masks, not branches; detectable precedences and not-last share one
-   sweep of one theta tree; and a stream sorts from the orders of its last
-   run, which the windows change little. */
+   Cost: O(c log c) per rule and stream. The tree's comparisons go either
+   way at random, so they are selected by masks, not branches; detectable
+   precedences and not-last share one sweep of one theta tree; and a
+   stream sorts from the orders of its last run, which the windows change
+   little. */
 
 #define CONCERTO__UNY_NEG (-CONCERTO__TIME_MAX)
 
@@ -4562,7 +4574,7 @@ typedef struct cc__uny_wnode { cc__time sp, ect; } cc__uny_wnode;
 /* One step up the white tree from node v (the path's P in *sp, its ECT
    ect; o the sibling): the parent's ECT, and its P in *sp. The side the
    path comes from is picked by a mask, not a branch: it goes either way at
-   random and a branch on it mispredicted (bench/RESULTS.md). */
+   random, so a branch on it would mispredict. */
 static cc__time cc__uny_wup(const cc__uny_wnode* o, int v, cc__time* sp, cc__time ect) {
     cc__time right = -(cc__time)(v & 1);   /* all ones: the path is the right child */
     cc__time e = (cc__bnb_max(ect, o->ect + *sp) & right) | (cc__bnb_max(o->ect, ect + o->sp) & ~right);
@@ -4616,7 +4628,7 @@ static void cc__uny_pull(cc__uny_node* t, int v) {
     x->sp = l->sp + r->sp;
     x->ect = cc__bnb_max(r->ect, l->ect + r->sp);
     {   /* by masks, not branches: the comparisons go either way at random and mispredict
-           (written inline: through a select helper the proofs took 13% longer) */
+           (written inline, not through a select helper: this is the proofs' inner loop) */
         cc__time ma = -(cc__time)(a >= c2), m1, mm;
         int mai = (int)ma, i1, mmi;
         x->spb = (a & ma) | (c2 & ~ma);
@@ -5700,8 +5712,8 @@ static int cc__bnb_streams(cc__bnb* b) {
    (dis[] or a path of precedence edges); sets of 3 or more, each once, at
    most CONCERTO__BNB_CLIQUES. Jobs of equal duration go by id, or with
    rev by id descending: a second cover, which the root bound also tries.
-   The cover decides what edge-finding sees: PSPLIB's j309_1 (optimum 83)
-   has the root bound 79 over the first cover and 83 over the second. */
+   The cover decides what edge-finding sees: the two covers can give
+   different root bounds. */
 static void cc__bnb_cliques(cc__bnb* b, int rev) {
     const cc__prob* p = b->p;
     int n = b->n, nw = b->nw, a, c, x, q, tried = 0;
@@ -5746,9 +5758,8 @@ static void cc__bnb_cliques(cc__bnb* b, int rev) {
     }
 }
 
-/* The work a proof by shaving (cc__bnb_run's prove) may spend: about
-   0.6 s of the 2-core machine of bench/RESULTS.md. The proofs of the
-   synthetic training steps' windows of 2x125 ops took 0.7-6.6 million. */
+/* The work a proof by shaving (cc__bnb_run's prove) may spend, counted
+   in propagation steps (cc__bnb.work), so the same on every machine. */
 #define CONCERTO__BNB_PROVE_WORK ((int64_t)1 << 23)
 
 /* Branch and bound (cc__bnb_solve below) whose nodes propagate on
@@ -5781,9 +5792,9 @@ static cc_result cc__bnb_run(cc_context* ctx, const cc__prob* p, cc__time* best,
     b->step = cc__bnb_step(p);
     /* the propagation (time-tabling, pairs, cliques, the destructive root
        bound) where some resource is cumulative; on unary resources alone (a
-       training step's streams) compulsory parts rarely prune and made a
-       node several times dearer for no better schedule, so there the
-       streams' rules run instead (below) */
+       training step's streams) compulsory parts rarely prune and make a
+       node dearer for no better schedule, so there the streams' rules run
+       instead (below) */
     b->tt = cc__prob_cumulative(p);
     if (!cc__bnb_alloc(b)) goto oom;
     infeasible = cc__bnb_structure(b);
@@ -5805,11 +5816,11 @@ static cc_result cc__bnb_run(cc_context* ctx, const cc__prob* p, cc__time* best,
     if (b->tt && lb < CONCERTO__TIME_MAX && b->U < CONCERTO__TIME_MAX) lb = cc__bnb_destructive(b, lb);
     if (prove && b->uo && lb < CONCERTO__TIME_MAX && lb < b->U && b->U < CONCERTO__TIME_MAX) {
         /* the proof: the incumbent's target refuted by shaving. On a
-           training step's windows the destructive bound stays 0.5-2.4%
-           below makespans that are optimal; every completion by the target
+           training step's windows the destructive bound can stay below
+           makespans that are optimal; every completion by the target
            needs each job to start by its latest start, and holding one
            there is refuted job after job along the window, until one
-           window empties (bench/RESULTS.md) */
+           window empties */
         cc__time r;
         cc__bnb_set_target(b);
         b->shave = 1; b->shave_sides = 2; b->shave_cap = CONCERTO__BNB_PROVE_WORK;
@@ -5819,10 +5830,9 @@ static cc_result cc__bnb_run(cc_context* ctx, const cc__prob* p, cc__time* best,
     }
     if (b->shave && b->n_clq > 0 && lb < CONCERTO__TIME_MAX && lb < b->U && b->U < CONCERTO__TIME_MAX) {
         /* the same bound over the second clique cover (cc__bnb_cliques);
-           the search keeps the first. Both covers in the search proved
-           j309_1 but lost three J30 proofs near the budget; at the root
-           alone it costs one more destructive bound where the search runs
-           (J30: 474 -> 475 proven, total time the same within the noise) */
+           the search keeps the first: both covers in every node cost
+           more nodes than they save; at the root alone it costs one more
+           destructive bound */
         cc__time lb2;
         cc__bnb_cliques(b, 1);
         lb2 = cc__bnb_destructive(b, lb);
@@ -5831,8 +5841,8 @@ static cc_result cc__bnb_run(cc_context* ctx, const cc__prob* p, cc__time* best,
     }
     /* where some resource is cumulative, the destructive bound at the root
        shaves its windows (cc__bnb_shave); the nodes do not (shaving every
-       node cuts the nodes of the hardest proofs several times, but a node
-       then costs 50-200 times more), except those of fewer than
+       node cuts the nodes of the hardest proofs, but each node then costs
+       far more than that saves), except those of fewer than
        ctx->bnb_shave_depth placed jobs, a depth only tests set, whose
        search then starts from the root's shaved windows */
     if (b->shave) b->shave = ctx->bnb_shave_depth;
@@ -5919,9 +5929,9 @@ static cc_result cc__bnb_prove(cc_context* ctx, const cc__prob* p, cc__time* bes
      also build it over the pulses themselves, cc__lp.pulse): a change of variables with
      the same relaxation, but lp_solve's branching on one splits a job's
      window in two rather than fixing or forbidding one start, and the
-     precedence and capacity rows telescope to two entries a job. Alone on
-     the 48 J30 sets it proves one more (35 of 48) and raises the bound on
-     five of those it leaves open (bench/RESULTS.md). Only the starts inside
+     precedence and capacity rows telescope to two entries a job, so it
+     proves more than the pulses and raises the bound where it does not
+     prove. Only the starts inside
      time windows propagated at the model's horizon (precedence and
      time-tabling, cc__lp_win_prop) get a binary. The least horizon
      propagation does not refute is a lower bound, raised to branch and
@@ -6878,7 +6888,7 @@ static cc_result cc__lp_run(cc__lp* L, cc__lp_model* m, cc__time* best, int have
     set_timeout(m->lp, (long)ceil(left > 0 ? left : 0) + 1);
     /* branch and bound: the ceiling branch first, and gap selection, which
        finds improved solutions of the time-indexed model where the default
-       rule finds none in 10 s (J30); presolve, improve and scaling are
+       rule often finds none in its time; presolve, improve and scaling are
        lp_solve's defaults */
     set_bb_floorfirst(m->lp, BRANCH_CEILING);
     set_bb_rule(m->lp, NODE_GAPSELECT);
@@ -7128,8 +7138,8 @@ static cc_result cc__exact_solve(cc_context* ctx, const cc__prob* p, cc__time* b
         int warm = 0;
         if (cfg->lp_warm_nodes > 0) {
             /* a short branch and bound first: its search finds the schedules
-               that lp_solve's models do not reach from above in their time
-               (J30: j3013_1 61 -> 59, j3021_1 86 -> 84); a proof ends it */
+               that lp_solve's models do not reach from above in their time;
+               a proof ends it */
             rb = cc__bnb_solve(ctx, p, best, have_inc, cfg->lp_warm_nodes, cfg->time_limit_s, &b);
             cc__exact_note(ctx, cfg, rb, "branch and bound");
             if (rb == CC_ERR_OUT_OF_MEMORY) { *res = b; return rb; }
@@ -7205,11 +7215,9 @@ static void cc__exact_report(cc_sched_stats* out, const cc__exact_cfg* cfg) {
 #define CONCERTO__OE_INNER_PASSES 4
 /* A round of large windows can end on a shorter window (down to 2 _B0 + 1
    jobs). One of up to this many jobs that its search leaves unproven tries
-   the proof by shaving whatever window_prove says (cc__bnb_prove): the
-   last windows of the synthetic steps' rounds of 2x125 ops, 58 jobs on
-   two streams, were the largest gaps its search left (2.4% on the 455-layer
-   step), and CP-SAT proves them in 0.02 s (bench/RESULTS.md); the shaving
-   proves them at no cost measurable in the run. */
+   the proof by shaving whatever window_prove says (cc__bnb_prove): such
+   short last windows of large rounds are where a training step's search
+   leaves its largest gaps, and shaving proves them cheaply. */
 #define CONCERTO__OE_PROVE_SMALL 128
 /* The inner windows of a large window whose list schedules all miss a
    deadline (cc__oe_window_solve) propagate in every node up to this many
@@ -7434,9 +7442,8 @@ static cc_result cc__oe_passes(cc_context* ctx, cc__heur* h, cc__time* s, cc__ti
 
 /* Windows of 2b > CONCERTO__OE_INNER_MIN jobs (and a shorter last window
    of such a round, above 2 CONCERTO__OE_INNER_B0 jobs) are too large for the
-   branch and bound's search to move its incumbent (2x125 jobs of a
-   training step: 300 or 30,000 nodes end at the same placement, while its
-   root bound is as tight as CP-SAT's), so it is first replaced by the best
+   branch and bound's search to move its incumbent (more nodes end at the
+   same placement, though its root bound is tight), so it is first replaced by the best
    of its list schedules where that ends earlier (cc__oe_window_lists),
    then improved by odd-even
    windows of its own, blocks of CONCERTO__OE_INNER_B0 to _BMAX jobs with
@@ -7445,11 +7452,7 @@ static cc_result cc__oe_passes(cc_context* ctx, cc__heur* h, cc__time* s, cc__ti
    proof where they meet); if they stay above it, the branch and bound
    searches from their placement. The inner windows use branch and bound
    whatever the exact solver, and nest no further (cc__exact_cfg.inner).
-   Never worse: each inner window keeps its incumbent. Measured on
-   examples/steps/synthetic_step.h's 946-op step, windows of 2x125 jobs, 4 rounds
-   (bench/RESULTS.md): 40104 without the inner search (1 of 8 windows
-   proven), 38936 with it (9 of 16); CP-SAT's windows 38926-39216 in 2 s
-   each, varying between runs. unary_nodes: the inner windows' branch and
+   Never worse: each inner window keeps its incumbent. unary_nodes: the inner windows' branch and
    bound propagates in every node of a unary-only window up to this many
    jobs (0: CONCERTO__BNB_UNARY_NODES_N), for a window whose deadlines no
    list schedule met (cc__oe_window_solve). */
@@ -7490,19 +7493,16 @@ static cc_result cc__oe_inner(cc__oe* o, const cc__prob* sub, cc__time* start, c
    priority rules, then CONCERTO__OE_LIST_SAMPLES regret-biased samples
    around each (a seeded generator: the same every run), and each rule's
    list by the parallel schedule generation too, which never leaves a
-   stream idle while a job is ready for it: on a window of the planner's
-   gpt-13b step (compute waiting on tensor-parallel all-reduces, two
-   micro-batches to interleave) the longest-path rule's parallel schedule
-   ends at the window's bound, 347,017 us, where the serial ones and the
-   searches after them ended at 347,490 (bench/RESULTS.md); the shortest that
+   stream idle while a job is ready for it, and so can reach a window's
+   bound where the serial schedules and the searches after them do not
+   (compute waiting on tensor-parallel all-reduces, micro-batches to
+   interleave); the shortest that
    ends before the placement start[] and meets every release, deadline and
    busy block replaces it. The placement a window inherits, from the whole
    graph's list schedule and the windows before, can be far from what a
-   rule computed on the window alone gives: on a window of the planner's
-   gpt-13b step the longest-path rule ends at the window's root bound (the
-   optimum, 279012 us), where the inner search and branch and bound from
-   the placement ended at 282802; over the synthetic steps' 2x125 windows
-   69-86% are proven with it, 56-65% without (bench/RESULTS.md). *met:
+   rule computed on the window alone gives, which can end at the window's
+   root bound where the inner search and branch and bound from the
+   placement do not; so these schedules prove more windows. *met:
    how many of the schedules met every constraint (none: the window's
    deadlines bind harder than a greedy placement sees). 0: out of memory
    (start[] then holds the placement or a shorter schedule found before,
@@ -7617,9 +7617,8 @@ static cc_result cc__oe_window_solve(cc__oe* o, int* changed) {
            schedule missed a deadline (the planner's pipeline steps: the
            ops due before another window's wall of busy blocks on a
            stream), the inner windows propagate in every node, which
-           carries those deadlines into the search (bench/RESULTS.md:
-           gpt-13b 420727 -> 419864 us, its largest gap 3.5% -> 2.7%);
-           elsewhere their nodes cost 2-3 times more for nothing */
+           carries those deadlines into the search; elsewhere their nodes
+           cost more for nothing */
         int met = 0;
         rc = cc__oe_window_lists(ctx, &sub, w->start, &met) ? cc__bnb_solve(ctx, &sub, w->start, 1, 1, 0.0, &br)
                                                             : CC_ERR_OUT_OF_MEMORY;
@@ -7789,12 +7788,8 @@ static cc_result cc__output_order(cc_context* ctx, const cc__prob* p, const cc__
                                        proof (PSPLIB J30); above, it mostly looks for better schedules */
 #define CONCERTO__MAX_THREADS 256   /* cc_sched_desc.threads, at most */
 #define CONCERTO__AUTO_FIRST_BUDGET 1000  /* AUTO's schedules before branch and bound */
-/* AUTO's budget up to CONCERTO__BNB_AUTO_N ops: each evolution of the
-   restarts. Once schedules and the search's nodes were about 40% cheaper
-   (packed cells and profiles), on all of PSPLIB J60 (480; mean deviation
-   from the critical-path bound, 10 restarts): 5000 10.74%, 10000 10.65%,
-   12500 10.66%, 15000 10.64%; 7500 with 14 restarts 10.67%, 10000 with 13
-   restarts 10.63% but with a maximum near 1 s. */
+/* AUTO's budget up to CONCERTO__BNB_AUTO_N ops: the schedules of each
+   evolution of the restarts; larger budgets gain little for their time. */
 #define CONCERTO__AUTO_BUDGET 10000
 
 /* The defaults, in one place: every zero field of d filled in as a solve
@@ -8042,11 +8037,9 @@ static cc_result cc__solve_windows_of(cc__solve* S, cc__heur* h, int b0, int b_m
    the fast list scheme, as the first schedules), then the windows as the
    solve ran them; the result becomes the base where it ends no later (so
    the search also drifts along schedules of the same makespan). The
-   windows' results depend on where they start: on the planner's gpt-1.3b
-   step, CP-SAT's windows of 2x125 ops end at 55090 where ours ended at
-   55132 from the same first schedule, yet ours reach 55090 in one round
-   from the schedule CP-SAT's windows held after three; a perturbed start
-   gives them such a schedule of their own. Budget in restarts, so
+   windows' results depend on where they start: from another first
+   schedule the same windows can reach a shorter makespan, and a perturbed
+   start gives them such a schedule of their own. Budget in restarts, so
    deterministic (the solve's seed). */
 static cc_result cc__solve_perturb(cc__solve* S, int b0, int b_max, int rounds, int64_t nodes, int passes) {
     const cc__prob* p = &S->p;

@@ -14,7 +14,7 @@
 
    and hand it to every solve of a general instance:
 
-       cc_sched_desc sd = cc_sched_desc_default();
+       cc_sched_desc sd = {0};                         // {} in C++
        sd.general = cc_rcpsp_search();
        cc_sched_solve(ctx, graph, &sd, &schedule);
 
@@ -27,12 +27,12 @@
    - Lazy clause generation on the whole graph where some resource is
      cumulative: after branch and bound where that left the schedule
      unproven (methods AUTO and BNB, exact solver CC_EXACT_BNB), with half
-     of bnb_nodes as conflicts (cc_schedule.n_conflicts); with restarts,
-     before it (see cc_sched_desc.bnb_nodes).
+     of bnb_nodes as conflicts (cc_sched_stats.n_conflicts); with restarts,
+     before it (see cc_sched_tuning.bnb_nodes).
    - AUTO up to 200 ops on a graph that is not unary: the restarts
-     (cc_sched_desc.restarts, threads), each an evolution followed by a
-     large-neighbourhood search of exact windows, then one evolution seeded
-     with their results and a deeper search.
+     (cc_sched_tuning.restarts, cc_sched_desc.threads), each an evolution
+     followed by a large-neighbourhood search of exact windows, then one
+     evolution seeded with their results and a deeper search.
    Without it (general NULL) the same solves run branch and bound alone,
    as with restarts < 0 and no lazy clause generation. The schedule does
    not depend on the number of threads.
@@ -83,9 +83,8 @@ extern "C" {
    the bounds of the start times, with propagators that explain what they
    derive as clauses, so that every failure teaches a nogood that prunes the
    rest of the search. Branch and bound (>>bnb) proves what its bounds and
-   dominance rules close; the proofs it cannot finish (PSPLIB's j3013_*,
-   j3029_8: 124k-780k+ nodes) take this solver tens of thousands of
-   conflicts. It runs on whole graphs without releases, deadlines or busy
+   dominance rules close; the proofs it cannot finish within its nodes
+   this solver, learning from its conflicts, can. It runs on whole graphs without releases, deadlines or busy
    blocks (cc__solve_lcg: after branch and bound, where that did not prove
    its schedule; in AUTO's main line with restarts, before it).
 
@@ -103,11 +102,10 @@ extern "C" {
      ([s_b >= lb_a + D_a] from it and [s_a >= lb_a], and back for latest
      starts); where a cannot end by b's latest start it is set false
      (from [s_a >= lb_a] and [s_b <= ub_b]). Above all it is a decision:
-     on the hardest PSPLIB J30 proofs, whose jobs mostly cannot run
-     together (resource strength 0.2), the search splits on which of two
-     jobs goes first, as in disjunctive scheduling, and needs 16-22% fewer
-     conflicts over all 480 (bench/RESULTS.md). In a search for better
-     schedules (above 32 ops) J60 gained nothing from them.
+     where jobs mostly cannot run together (low resource strength), the
+     search splits on which of two jobs goes first, as in disjunctive
+     scheduling, and needs fewer conflicts. A search for better schedules
+     (above 32 ops) does without them.
    - Propagation: precedence (s_j >= t implies s_succ >= t + D_j, and back
      for upper bounds, each explained by the one literal), the learnt
      clauses (two watched literals with a blocker), and time-tabling per
@@ -142,19 +140,15 @@ extern "C" {
      search for proofs also keeps, out of that count, every clause of
      distance up to CONCERTO__LCG_TIER2 that served as a reason in an
      analysis since the last reduction (a middle tier, as in the SAT
-     solvers after Glucose: Oh 2016, Kochemazov 2020); on J30 that cut the
-     conflicts by 14% on the mean over three VSIDS decays and by 21% on
-     the hardest proof (bench/RESULTS.md). The search for better schedules
-     does not (no gain on J60).
+     solvers after Glucose: Oh 2016, Kochemazov 2020), which shortens
+     proofs. The search for better schedules does not keep them.
    - A schedule (every job fixed) is checked against the problem
      (precedence and capacities, cc__lcg_verify) before it replaces the
      incumbent; the target then drops below it, at level 0, and the learnt
      clauses stay (a lower target only adds unit clauses). A conflict at
      level 0 proves the incumbent optimal.
    - The budget counts conflicts, not time: the same search on every
-     machine.
-   On all 480 PSPLIB J30 instances from the solver's default incumbent it
-   proves every optimum alone (bench/RESULTS.md). */
+     machine. */
 
 #define CONCERTO__LCG_MAX_VARS ((int64_t)1 << 20)   /* literals at most (about 80 bytes each) */
 #define CONCERTO__LCG_MAX_ARENA ((size_t)1 << 28)   /* ints of learnt clauses, and of explanations, at most */
@@ -1216,12 +1210,11 @@ static cc_result cc__lcg_solve(cc_context* ctx, const cc__prob* p, cc__time* bes
    left to prove and some resource is cumulative (on unary resources alone
    the streams' rules of branch and bound serve). *ran (if given): 1 when
    the solver took the problem. A failed run is noted, not returned (out
-   of memory aside). Above 32 ops its phases stay the best schedule's: its
-   short run (13,700 conflicts at 62 ops) mostly searches for better
-   schedules, and PSPLIB J60 and the 90- and 120-job sets gain from it;
-   up to 32 ops its long run (100,000) mostly proves, and saved phases
-   prove J30 in 27% less time, and deciding the orders of the pairs of
-   ops that cannot overlap in 25% less again (bench/RESULTS.md). */
+   of memory aside). Above 32 ops its phases stay the best schedule's:
+   its short run there mostly searches for better schedules, which the
+   best schedule's phases serve; up to 32 ops its long run mostly proves,
+   which phases saved on backtrack and deciding the orders of the pairs
+   of ops that cannot overlap both shorten. */
 static cc_result cc__solve_lcg(cc__solve* S, int64_t conflicts, int* ran) {
     cc__bnb_result br;
     double left;
@@ -1402,11 +1395,10 @@ static void cc__restart_pool_join(cc__restart_pool* P) {
    neighbourhood search of its incumbent. The exact search is lazy clause
    generation first, half of bnb_nodes as conflicts; then branch and bound
    where the solver does not apply (with a fifth of bnb_nodes above 32 ops)
-   and, up to 32 ops, where it did not prove. Above 32 ops the branch and
-   bound rarely completed a proof: on PSPLIB J60 its fifth proved and
-   improved nothing the solver did not, and J60 took 12-14% less time
-   without it. Up to 32 ops the solver alone proves all of J30 in half the
-   time the branch and bound took before it (bench/RESULTS.md). */
+   and, up to 32 ops, where it did not prove. Above 32 ops branch and
+   bound rarely completes a proof that the solver did not, so it gets only
+   a fifth of the nodes there; up to 32 ops the solver, run first, does
+   most of the proving. */
 static cc_result cc__solve_main_line_restarts(cc__solve* S) {
     int64_t nodes = S->d.tuning.bnb_nodes;
     cc_result rc = CC_OK;
@@ -1437,32 +1429,10 @@ static cc_result cc__solve_main_line_restarts(cc__solve* S) {
    independent runs found; the rest random), and a deeper search (windows
    of 24 and 32 jobs, 1000 nodes each) ends it. The restarts are combined
    in their order, whatever thread ran them, so the schedule is the same on
-   any number of threads (d.threads).
-   On every 4th PSPLIB J60 instance
-   (percent above the critical-path bound; one evolution and no search
-   12.83%): 8 restarts without any search 12.50%, with the searches of
-   16 jobs 12.43%, and the deeper one 12.39% (windows of 24 jobs only
-   12.42%, 24 to 48 jobs at 3000 nodes 12.41%); 12 restarts of 3500
-   schedules 12.46%; 4 restarts whose searches go to 48 jobs at 3000
-   nodes 12.40% at about twice the time. Independent
-   starts pay: on every 4th PSPLIB J60 instance the best of four runs of
-   5000 schedules (and windows) is 12.46% above the critical-path bound,
-   one run of 30000 12.65%.
-   Once the serial SGS ran on a grid (a third less processor time), on
-   all of J60 (480): 8 restarts 10.84%; 10 restarts and the seeded
-   evolution 10.77% (404 at the best known, was 401) at about 80% of the
-   old processor time; 12 restarts and the seeded evolution 10.77%; 10
-   restarts and two seeded evolutions 10.76%. On every 4th instance by
-   name (sorted; 10.13% with 8 restarts): the seeded evolution alone
-   10.10%, 12 restarts alone 10.09%; no better: 4 window offsets instead
-   of 2 (10.13%), the searches also on the mirrored (right-justified)
-   schedule (10.13%), 1000 nodes a window (10.08% at 1.3 times the
-   time), populations of 20 or 48 (10.25%, 10.18%), 13 restarts of
-   3000 schedules (10.18%), one forward-backward pass (10.18%), the
-   parallel SGS in every other restart (10.15-10.19%), Debels and
-   Vanhoucke's peak crossover (10.16-10.23%). All of J60 on 2 threads
-   (one: 10 restarts 10.65%, max 0.81 s): 20 restarts 10.62%, 26 10.59%
-   (max 0.86 s), 30 10.58% (max 0.92 s). */
+   any number of threads (d.threads). Independent starts pay: the best of
+   several short runs beats one long run of the same schedules, and each
+   restart's neighbourhood search and the seeded evolution's deeper one
+   each shorten the result further. */
 static cc_result cc__solve_restarts(cc__solve* S) {
     cc_result rc = CC_OK;
     int r, n_el = 0, nr = S->d.tuning.restarts > 0 ? S->d.tuning.restarts : 1, n = S->p.n;
