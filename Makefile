@@ -163,6 +163,11 @@ $(BUILD)/bench_step_sm: bench/solver/step_sm.c examples/steps/synthetic_step.h $
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 
+# each odd-even window left unproven, written for CP-SAT (bench/run.sh windows)
+$(BUILD)/bench_window_dump: bench/solver/window_dump.c $(HEADERS) concerto_rcpsp.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
+
 # the cluster cost model against published NCCL figures (bench/run.sh cluster)
 $(BUILD)/bench_cluster: bench/cluster_validate.c $(HEADERS)
 	@mkdir -p $(@D)

@@ -35,7 +35,7 @@
 # planner's gpt-13b and gpt-175b steps and the synthetic 455-layer step
 # (WINDOWS_GRAPHS: planN, the cpsat part's Nth planner step, 0-2 for
 # gpt-1.3b, gpt-13b, gpt-175b by default; stepN), each written out by
-# build/bench_window_dump (bench/window_dump.c: the scheduler hands each
+# build/bench_window_dump (bench/solver/window_dump.c: the scheduler hands each
 # unproven window to cc_sched_tuning.on_window) and solved alone by CP-SAT (bench/solver/cpsat_window.py,
 # 20 s, 2 workers; CPSAT_WINDOW_SOLO_TIME_LIMIT): whether our placement or
 # our lower bound keeps each from its proof, and per graph how much shorter

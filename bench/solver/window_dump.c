@@ -30,8 +30,8 @@
    window written; 1 otherwise; 2 for a usage error. */
 #define _POSIX_C_SOURCE 200809L
 #define CONCERTO_IMPLEMENTATION
-#include "../concerto.h"
-#include "../concerto_rcpsp.h"
+#include "../../concerto.h"
+#include "../../concerto_rcpsp.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
