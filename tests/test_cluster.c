@@ -10,6 +10,15 @@
 #include <string.h>
 #include "util.h"
 
+/* A collective on one link, the flat alpha-beta model (as the emulated link). */
+static double flat_us(const cc_link* link, cc_coll_kind kind, size_t n_bytes, int n_ranks) {
+    cc_group_shape g;
+    double us = -1;
+    g.n_ranks = g.ranks_per_node = n_ranks;
+    if (cc_coll_us(NULL, link, NULL, kind, (uint64_t)n_bytes, g, CC_ALGO_FLAT, &us) != CC_OK) return -1;
+    return us;
+}
+
 #define GIB 1073741824.0
 
 static cc_cluster_spec toy(void) {
@@ -45,9 +54,9 @@ static void test_ring_one_node(void) {
     CHECK_NEAR(coll(&s, CC_COLL_BROADCAST, 1e6, 8, 8, CC_ALGO_RING), 17, 1e-9, "broadcast, 8 ranks, 1 MB");
     /* the same ring formula as the alpha-beta cc_link with alpha = li, 1/bi per byte */
     {
-        cc_link l; l.alpha_us = 1; l.us_per_byte = 1e-5;
-        CHECK_NEAR(coll(&s, CC_COLL_ALL_REDUCE, 8e6, 8, 8, CC_ALGO_RING), cc_link_time_us(&l, CC_COLL_ALL_REDUCE, 8000000, 8), 1e-9,
-                   "one node's ring all-reduce agrees with cc_link_time_us on the same link");
+        cc_link l = { 0 }; l.latency_us = 1; l.us_per_byte = 1e-5;
+        CHECK_NEAR(coll(&s, CC_COLL_ALL_REDUCE, 8e6, 8, 8, CC_ALGO_RING), flat_us(&l, CC_COLL_ALL_REDUCE, 8000000, 8), 1e-9,
+                   "one node's ring all-reduce agrees with the flat model on the same link");
     }
 }
 
@@ -279,6 +288,138 @@ static void test_busbw(void) {
     CHECK_NEAR(cc_busbw_gbps(CC_COLL_SEND, 1000000000u, 2, 1e4), 100, 1e-9, "send busbw = algbw");
 }
 
+/* ---- the one cost model against independent copies of the formulas ---- */
+/* The alpha-beta model on one link, as the emulated link has always charged. */
+static double ref_flat(double a, double b, cc_coll_kind kind, size_t n_bytes_per_rank, int n_ranks) {
+    double bytes = (double)n_bytes_per_rank, n = (double)n_ranks;
+    if (n_ranks <= 1) return 0;
+    switch (kind) {
+        case CC_COLL_ALL_REDUCE: return 2.0 * (n - 1) * (a + bytes / n * b);
+        case CC_COLL_REDUCE_SCATTER:
+        case CC_COLL_ALL_GATHER:
+        case CC_COLL_ALL_TO_ALL: return (n - 1) * (a + bytes * b);
+        case CC_COLL_BROADCAST: return (n - 1) * a + bytes * b;
+        case CC_COLL_SEND:
+        case CC_COLL_RECV: return a + bytes * b;
+        default: return 0;
+    }
+}
+
+/* NCCL's algorithms on a cluster's links given as line rate and efficiency. */
+static double ref_rate(double gbps, double eff) { return gbps * (eff > 0 ? eff : 1.0) * 1e3; }
+static double ref_cluster(const cc_cluster_spec* s, cc_coll_kind kind, double S, int n, int r, cc_coll_algo algo) {
+    int k = n / r;
+    double bi = ref_rate(s->intra.gbps, s->intra.efficiency), be = ref_rate(s->inter.gbps, s->inter.efficiency);
+    double li = s->intra.latency_us, le = s->inter.latency_us;
+    double c, L, nn = (double)n, rr = (double)r, kk = (double)k;
+    switch (kind) {
+        case CC_COLL_SEND:
+        case CC_COLL_RECV:
+            if (algo != CC_ALGO_RING) return -1;
+            return k == 1 ? li + S / bi : le + S / be;
+        case CC_COLL_ALL_TO_ALL: {
+            double t_in = (rr - 1) * S / bi, t_out = (nn - rr) * S / be;
+            if (algo != CC_ALGO_RING) return -1;
+            return (k > 1 ? le : li) + (t_in > t_out ? t_in : t_out);
+        }
+        default: break;
+    }
+    if (algo == CC_ALGO_RING) {
+        if (k == 1) { c = 1.0 / bi; L = li; }
+        else {
+            double a = (rr - 1) / (rr * bi), b = 1.0 / (rr * be);
+            c = a > b ? a : b;
+            L = (kk * le + (nn - kk) * li) / nn;
+        }
+        switch (kind) {
+            case CC_COLL_ALL_REDUCE: return 2 * (nn - 1) * L + 2 * (nn - 1) / nn * S * c;
+            case CC_COLL_REDUCE_SCATTER:
+            case CC_COLL_ALL_GATHER: return (nn - 1) * L + (nn - 1) * S * c;
+            case CC_COLL_BROADCAST: return (nn - 1) * L + S * c;
+            default: return -1;
+        }
+    }
+    if (algo == CC_ALGO_TREE) {
+        double depth = 0, t_in = 0, t_out = 0;
+        if (kind != CC_COLL_ALL_REDUCE) return -1;
+        while ((1 << (int)depth) < k) depth += 1;
+        if (r > 1) t_in = 2 * S / bi;
+        if (k > 1) t_out = (k == 2 ? S : 2 * S) / (rr * be);
+        return 2 * ((rr - 1) * li + depth * le) + (t_in > t_out ? t_in : t_out);
+    }
+    if (algo == CC_ALGO_HIERARCHICAL) {
+        if (k == 1 || r == 1) return -1;
+        switch (kind) {
+            case CC_COLL_ALL_REDUCE:
+                return 2 * ((rr - 1) * li + (rr - 1) / rr * S / bi) + 2 * (kk - 1) * le + 2 * (kk - 1) / kk * (S / rr) / be;
+            case CC_COLL_REDUCE_SCATTER:
+            case CC_COLL_ALL_GATHER:
+                return (rr - 1) * (li + kk * S / bi) + (kk - 1) * (le + S / be);
+            default: return -1;
+        }
+    }
+    return -1;
+}
+
+static unsigned long long bits_state = 88172645463325252ull;
+static unsigned long long bits_next(void) {
+    bits_state ^= bits_state << 13; bits_state ^= bits_state >> 7; bits_state ^= bits_state << 17;
+    return bits_state;
+}
+static double bits_unit(void) { return (double)(bits_next() >> 11) / 9007199254740992.0; }
+
+static void test_bit_identical(void) {
+    static const cc_coll_kind kinds[] = { CC_COLL_ALL_REDUCE, CC_COLL_REDUCE_SCATTER, CC_COLL_ALL_GATHER, CC_COLL_BROADCAST,
+                                          CC_COLL_SEND, CC_COLL_RECV, CC_COLL_ALL_TO_ALL };
+    static const cc_coll_algo algos[] = { CC_ALGO_RING, CC_ALGO_TREE, CC_ALGO_HIERARCHICAL };
+    int i, bad_flat = 0, bad_cluster = 0, n_cluster = 0;
+    for (i = 0; i < 20000; i++) {             /* the emulated link: latency_us, us_per_byte */
+        cc_link l = { 0 };
+        cc_coll_kind kind = kinds[bits_next() % 7];
+        int n = 1 + (int)(bits_next() % 64);
+        size_t bytes = (size_t)(bits_next() % 4000000000ull);
+        double got;
+        l.latency_us = (bits_next() % 4) ? bits_unit() * 1e4 : 0;
+        l.us_per_byte = (bits_next() % 8) ? bits_unit() * 1e-2 : 0;
+        if (kind == CC_COLL_SEND || kind == CC_COLL_RECV) n = 2;
+        got = flat_us(&l, kind, bytes, n);
+        if (got != ref_flat(l.latency_us, l.us_per_byte, kind, bytes, n)) bad_flat++;
+    }
+    CHECK(bad_flat == 0, "cc_coll_us, CC_ALGO_FLAT, is bit-identical to the alpha-beta formulas (%d of 20000 differ)", bad_flat);
+    for (i = 0; i < 20000; i++) {             /* a cluster: latency_us, gbps, efficiency */
+        cc_cluster_spec s = toy();
+        cc_coll_kind kind = kinds[bits_next() % 7];
+        cc_coll_algo algo = algos[bits_next() % 3];
+        int g = 1 + (int)(bits_next() % 8), k = 1 + (int)(bits_next() % 16), r = 1 + (int)(bits_next() % (unsigned)g);
+        uint64_t bytes = bits_next() % 8000000000ull;
+        double got = -1, want;
+        cc_group_shape shape;
+        cc_result rc;
+        s.gpus_per_node = g;
+        s.intra.latency_us = bits_unit() * 10; s.intra.gbps = 1 + bits_unit() * 900;
+        s.intra.efficiency = (bits_next() % 4) ? bits_unit() : 0;
+        s.inter.latency_us = bits_unit() * 20; s.inter.gbps = 1 + bits_unit() * 100;
+        s.inter.efficiency = (bits_next() % 4) ? bits_unit() : 0;
+        if (kind == CC_COLL_SEND || kind == CC_COLL_RECV || kind == CC_COLL_ALL_TO_ALL) algo = CC_ALGO_RING;
+        shape.n_ranks = r * k; shape.ranks_per_node = r;
+        want = shape.n_ranks == 1 ? 0 : ref_cluster(&s, kind, (double)bytes, r * k, r, algo);
+        if (want < 0) continue;
+        n_cluster++;
+        rc = cc_cluster_coll_us(NULL, &s, kind, bytes, shape,
+                                kind == CC_COLL_SEND || kind == CC_COLL_RECV || kind == CC_COLL_ALL_TO_ALL ? CC_ALGO_AUTO : algo,
+                                &got);
+        if (rc != CC_OK || got != want) bad_cluster++;
+        else {
+            rc = cc_coll_us(NULL, &s.intra, &s.inter, kind, bytes, shape,
+                            kind == CC_COLL_SEND || kind == CC_COLL_RECV || kind == CC_COLL_ALL_TO_ALL ? CC_ALGO_AUTO : algo, &got);
+            if (rc != CC_OK || got != want) bad_cluster++;
+        }
+    }
+    CHECK(n_cluster > 10000, "most random cluster cases apply (%d)", n_cluster);
+    CHECK(bad_cluster == 0, "the cluster's algorithms are bit-identical to their formulas (%d of %d differ)", bad_cluster,
+          n_cluster);
+}
+
 int main(void) {
     TH_RUN(test_ring_one_node);
     TH_RUN(test_tree);
@@ -291,5 +432,6 @@ int main(void) {
     TH_RUN(test_presets);
     TH_RUN(test_bad_specs);
     TH_RUN(test_busbw);
+    TH_RUN(test_bit_identical);
     return th_done();
 }
