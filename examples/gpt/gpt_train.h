@@ -268,7 +268,9 @@ static double predicted_exposed(cc_context* ctx, cc_graph* g, const double* star
 static cc_result model_durations(const rank_state* s, cc_graph* g) {
     const options* o = s->o;
     int i, n = cc_graph_n_ops(g);
-    cc_link intra = { 0 }, inter = { 0 };
+    cc_link intra, inter;
+    memset(&intra, 0, sizeof intra);
+    memset(&inter, 0, sizeof inter);
     intra.latency_us = o->link_alpha_us / 2; intra.us_per_byte = o->link_us_per_kib / 4 / 1024.0;
     inter.latency_us = o->link_alpha_us; inter.us_per_byte = o->link_us_per_kib / 1024.0;
     for (i = 0; i < n; i++) {
