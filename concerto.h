@@ -861,9 +861,10 @@ CONCERTO_API cc_result cc_cluster_preset(cc_context* ctx, const char* name, cc_c
 /* The names of the presets, NULL-terminated (static). */
 CONCERTO_API const char* const* cc_cluster_preset_names(void);
 /* CC_OK, or CC_ERR_INVALID_ARG naming the first field that is zero,
-   negative, NaN or infinite where it must not be (peaks, bandwidths,
-   gpus_per_node; negative latencies or launch; efficiencies outside
-   [0, 1]; overlap_slowdown below 1 and not 0). ctx may be NULL. */
+   negative, NaN or infinite where it must not be (peaks, gpus_per_node,
+   a link's gbps unless its us_per_byte is > 0; negative latencies,
+   us_per_byte or launch; efficiencies outside [0, 1]; overlap_slowdown
+   below 1 and not 0). ctx may be NULL. */
 CONCERTO_API cc_result cc_cluster_check(cc_context* ctx, const cc_cluster_spec* spec);
 /* cc_coll_us on the spec's intra and inter links, with ranks_per_node 0
    resolved as min(n_ranks, gpus_per_node). Checks the spec and the group
@@ -9961,8 +9962,8 @@ CONCERTO_API cc_result cc_cluster_check(cc_context* ctx, const cc_cluster_spec* 
     f[0].field = "device.fp32_tflops"; f[0].v = s->device.fp32_tflops;
     f[1].field = "device.fp16_tflops"; f[1].v = s->device.fp16_tflops;
     f[2].field = "device.mem_gbps";    f[2].v = s->device.mem_gbps;
-    f[3].field = "intra.gbps";         f[3].v = s->intra.gbps;
-    f[4].field = "inter.gbps";         f[4].v = s->inter.gbps;
+    f[3].field = "intra.gbps";         f[3].v = s->intra.us_per_byte > 0 ? 1 : s->intra.gbps;
+    f[4].field = "inter.gbps";         f[4].v = s->inter.us_per_byte > 0 ? 1 : s->inter.gbps;
     for (i = 0; i < 5; i++)
         if (!cc__finite(f[i].v) || f[i].v <= 0)
             return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: cluster '%s': %s must be a finite number > 0, got %g", who, nm,
@@ -9971,7 +9972,9 @@ CONCERTO_API cc_result cc_cluster_check(cc_context* ctx, const cc_cluster_spec* 
     f[0].field = "device.launch_us";   f[0].v = s->device.launch_us;
     f[1].field = "intra.latency_us";   f[1].v = s->intra.latency_us;
     f[2].field = "inter.latency_us";   f[2].v = s->inter.latency_us;
-    for (i = 0; i < 3; i++)
+    f[3].field = "intra.us_per_byte";  f[3].v = s->intra.us_per_byte;
+    f[4].field = "inter.us_per_byte";  f[4].v = s->inter.us_per_byte;
+    for (i = 0; i < 5; i++)
         if (!cc__finite(f[i].v) || f[i].v < 0)
             return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: cluster '%s': %s must be a finite number >= 0, got %g", who, nm,
                                   f[i].field, f[i].v);

@@ -420,6 +420,39 @@ static void test_bit_identical(void) {
           n_cluster);
 }
 
+static void test_coll_us_errors(void) {
+    cc_context* ctx = NULL;
+    cc_link in = { 0 }, ex = { 0 };
+    cc_group_shape two_nodes, one_node;
+    double us = -1, want;
+    CHECK(cc_context_create(NULL, &ctx) == CC_OK, "context");
+    two_nodes.n_ranks = 8; two_nodes.ranks_per_node = 4;
+    one_node.n_ranks = 4; one_node.ranks_per_node = 0;
+    in.latency_us = 1; in.gbps = 100;
+    ex.latency_us = 5; ex.us_per_byte = 1e-4;
+    CHECK_RES(ctx, cc_coll_us(ctx, &in, NULL, CC_COLL_ALL_REDUCE, 1000, two_nodes, CC_ALGO_RING, &us), CC_ERR_INVALID_ARG,
+              "a group across nodes needs inter");
+    CHECK_CONTAINS(cc_last_error(ctx), "inter", "the message names inter");
+    CHECK_RES(ctx, cc_coll_us(ctx, &in, NULL, CC_COLL_ALL_REDUCE, 1000, one_node, CC_ALGO_RING, &us), CC_OK,
+              "ranks_per_node 0: one node, inter not needed");
+    CHECK_NEAR(us, 2 * 3 * 1 + 2 * 3.0 / 4 * 1000 / 1e5, 1e-12, "one node's ring on a gbps link");
+    CHECK_RES(ctx, cc_coll_us(ctx, &ex, NULL, CC_COLL_ALL_REDUCE, 1000, one_node, CC_ALGO_FLAT, &us), CC_OK, "flat");
+    want = 2.0 * 3 * (5 + 1000.0 / 4 * 1e-4);
+    CHECK(us == want, "flat on a us_per_byte link: 2(n-1)(a + B/n b)");
+    ex.latency_us = NAN;
+    CHECK_RES(ctx, cc_coll_us(ctx, &in, &ex, CC_COLL_ALL_REDUCE, 1000, two_nodes, CC_ALGO_AUTO, &us), CC_ERR_INVALID_ARG,
+              "a NaN latency is refused");
+    CHECK_CONTAINS(cc_last_error(ctx), "inter.latency_us", "the message names inter.latency_us");
+    CHECK(us == 0, "*us is 0 on failure");
+    in.gbps = 0;
+    CHECK_RES(ctx, cc_coll_us(ctx, &in, NULL, CC_COLL_ALL_REDUCE, 1000, one_node, CC_ALGO_RING, &us), CC_ERR_INVALID_ARG,
+              "NCCL's algorithms need a bandwidth");
+    CHECK_RES(ctx, cc_coll_us(ctx, &in, NULL, CC_COLL_ALL_REDUCE, 1000, one_node, CC_ALGO_FLAT, &us), CC_OK,
+              "a link of zeros is free on the flat model");
+    CHECK(us == 2.0 * 3 * 1, "latency alone");
+    cc_context_destroy(ctx);
+}
+
 int main(void) {
     TH_RUN(test_ring_one_node);
     TH_RUN(test_tree);
@@ -433,5 +466,6 @@ int main(void) {
     TH_RUN(test_bad_specs);
     TH_RUN(test_busbw);
     TH_RUN(test_bit_identical);
+    TH_RUN(test_coll_us_errors);
     return th_done();
 }
