@@ -718,9 +718,11 @@ CONCERTO_API cc_result cc_psplib_write(cc_context* ctx, cc_graph* graph, const c
    times efficiency (GB/s = 1e3 bytes/us). A link of zeros is free.
 
    cc_coll_us costs one collective of kind on a group of group.n_ranks
-   members, group.ranks_per_node of them in each node (0: all in one node),
-   over intra (inside a node) and inter (between nodes; may be NULL where
-   the group is in one node), with algorithm algo:
+   members, group.ranks_per_node of them in each node, over intra (inside a
+   node) and inter (between nodes; may be NULL where the group is in one
+   node), on nodes of gpus_per_node GPUs (0: unbounded), with algorithm
+   algo. For a cluster spec s: cc_coll_us(ctx, &s.intra, &s.inter,
+   s.gpus_per_node, ...), after cc_cluster_check. The algorithms:
      CC_ALGO_FLAT: the alpha-beta model on one link, intra if the group is
        in one node, else inter (a collective that spans nodes runs at the
        inter-node link's speed). One step costs a + bytes b (a the latency,
@@ -735,8 +737,9 @@ CONCERTO_API cc_result cc_psplib_write(cc_context* ctx, cc_graph* graph, const c
    n_bytes is n_elems times the element size, n_elems as in cc_collective.
    n_ranks == 1 costs 0. Errors: CC_ERR_INVALID_ARG for a NULL us or intra,
    a NULL inter where the group spans nodes, a link whose numbers are
-   negative, NaN or infinite (or, outside FLAT, with no bandwidth), a kind
-   that is not a collective or a bad group (naming the field);
+   negative, NaN or infinite (or, outside FLAT, with no bandwidth), a
+   negative gpus_per_node, a kind that is not a collective or a bad group
+   (naming the field; ranks_per_node may not pass gpus_per_node);
    CC_ERR_UNSUPPORTED for an algorithm that does not apply. *us is 0 on
    failure. ctx may be NULL. Cost: a few flops. */
 typedef struct cc_link {
@@ -747,16 +750,18 @@ typedef struct cc_link {
 } cc_link;
 
 /* A collective's group: n_ranks members, ranks_per_node of them in each
-   node it spans (ranks_per_node divides n_ranks; 0: packed, for
-   cc_cluster_coll_us min(n_ranks, gpus_per_node), for cc_coll_us n_ranks). */
+   node it spans (ranks_per_node divides n_ranks and is at most the node's
+   GPUs; 0: packed, min(n_ranks, gpus_per_node), or n_ranks where
+   gpus_per_node is 0). */
 typedef struct cc_group_shape { int n_ranks; int ranks_per_node; } cc_group_shape;
 
 typedef enum cc_coll_algo {
     CC_ALGO_AUTO = 0, CC_ALGO_RING, CC_ALGO_TREE, CC_ALGO_HIERARCHICAL, CC_ALGO_FLAT
 } cc_coll_algo;
 
-CONCERTO_API cc_result cc_coll_us(cc_context* ctx, const cc_link* intra, const cc_link* inter, cc_coll_kind kind,
-                                  uint64_t n_bytes, cc_group_shape group, cc_coll_algo algo, double* us);
+CONCERTO_API cc_result cc_coll_us(cc_context* ctx, const cc_link* intra, const cc_link* inter, int gpus_per_node,
+                                  cc_coll_kind kind, uint64_t n_bytes, cc_group_shape group, cc_coll_algo algo,
+                                  double* us);
 
 /* ---- cluster cost model ---------------------------------------------------
    What a step costs on a cluster that exists only as a description: compute
@@ -866,13 +871,6 @@ CONCERTO_API const char* const* cc_cluster_preset_names(void);
    us_per_byte or launch; efficiencies outside [0, 1]; overlap_slowdown
    below 1 and not 0). ctx may be NULL. */
 CONCERTO_API cc_result cc_cluster_check(cc_context* ctx, const cc_cluster_spec* spec);
-/* cc_coll_us on the spec's intra and inter links, with ranks_per_node 0
-   resolved as min(n_ranks, gpus_per_node). Checks the spec and the group
-   (CC_ERR_INVALID_ARG, naming the field; ranks_per_node may not pass
-   gpus_per_node) and the algorithm (CC_ERR_UNSUPPORTED). *us is 0 on
-   failure. ctx may be NULL. */
-CONCERTO_API cc_result cc_cluster_coll_us(cc_context* ctx, const cc_cluster_spec* spec, cc_coll_kind kind,
-                                          uint64_t n_bytes, cc_group_shape group, cc_coll_algo algo, double* us);
 /* The algorithm AUTO picks for this collective (CC_ALGO_RING where the
    kind has one algorithm); CC_ALGO_AUTO for n_ranks <= 1 or a bad input. */
 CONCERTO_API cc_coll_algo cc_cluster_coll_algo(const cc_cluster_spec* spec, cc_coll_kind kind, uint64_t n_bytes,
@@ -10099,20 +10097,19 @@ static double cc__cluster_algo_us(const cc_link* in, const cc_link* ex, cc_coll_
 }
 
 /* Checks the group and resolves ranks_per_node into *r: 0 is packed into
-   nodes of gpus_per_node (s NULL: one node); s names the cluster for messages. */
-static cc_result cc__cluster_group(cc_context* ctx, const char* who, const cc_cluster_spec* s, cc_group_shape g, int* r) {
+   nodes of gpn GPUs (gpn 0: one node). */
+static cc_result cc__coll_group(cc_context* ctx, const char* who, int gpn, cc_group_shape g, int* r) {
     int rr = g.ranks_per_node;
     if (g.n_ranks < 1)
         return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: group.n_ranks must be >= 1, got %d", who, g.n_ranks);
-    if (rr == 0) rr = !s || g.n_ranks < s->gpus_per_node ? g.n_ranks : s->gpus_per_node;
+    if (rr == 0) rr = gpn == 0 || g.n_ranks < gpn ? g.n_ranks : gpn;
     if (rr < 1 || rr > g.n_ranks || g.n_ranks % rr != 0)
         return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG,
                               "%s: group.ranks_per_node must divide group.n_ranks (%d) and be in 1..n_ranks, got %d", who,
                               g.n_ranks, rr);
-    if (s && rr > s->gpus_per_node)
+    if (gpn > 0 && rr > gpn)
         return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG,
-                              "%s: group.ranks_per_node %d is more than cluster '%s' has in a node (gpus_per_node %d)", who,
-                              rr, s->name ? s->name : "(unnamed)", s->gpus_per_node);
+                              "%s: group.ranks_per_node %d is more than a node has (gpus_per_node %d)", who, rr, gpn);
     *r = rr;
     return CC_OK;
 }
@@ -10152,21 +10149,26 @@ static cc_coll_algo cc__cluster_best(const cc_link* in, const cc_link* ex, cc_co
     return best;
 }
 
-/* The shared core of cc_coll_us and cc_cluster_coll_us, links checked;
-   s (may be NULL) resolves and bounds ranks_per_node. */
-static cc_result cc__coll_us(cc_context* ctx, const char* who, const cc_cluster_spec* s, const cc_link* in,
-                             const cc_link* ex, cc_coll_kind kind, uint64_t n_bytes, cc_group_shape group,
-                             cc_coll_algo algo, double* us) {
+CONCERTO_API cc_result cc_coll_us(cc_context* ctx, const cc_link* in, const cc_link* ex, int gpus_per_node,
+                                  cc_coll_kind kind, uint64_t n_bytes, cc_group_shape group, cc_coll_algo algo,
+                                  double* us) {
+    const char* who = "cc_coll_us";
     cc_result rc;
-    int r;
+    int r, flat = algo == CC_ALGO_FLAT;
     double t;
+    if (!us) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: us is NULL", who);
+    *us = 0;
+    if (!in) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: intra is NULL", who);
+    if ((rc = cc__link_check(ctx, who, "intra", in, !flat)) != CC_OK) return rc;
+    if (ex && (rc = cc__link_check(ctx, who, "inter", ex, !flat)) != CC_OK) return rc;
+    if (gpus_per_node < 0)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: gpus_per_node must be >= 0, got %d", who, gpus_per_node);
     if (kind < CC_COLL_ALL_REDUCE || kind > CC_COLL_ALL_TO_ALL)
         return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: kind %d is not a collective", who, (int)kind);
     if (algo < CC_ALGO_AUTO || algo > CC_ALGO_FLAT)
         return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: algo %d is not an algorithm", who, (int)algo);
-    if ((rc = cc__cluster_group(ctx, who, s, group, &r)) != CC_OK) return rc;
-    if ((kind == CC_COLL_SEND || kind == CC_COLL_RECV || kind == CC_COLL_ALL_TO_ALL) && algo != CC_ALGO_AUTO &&
-        algo != CC_ALGO_FLAT)
+    if ((rc = cc__coll_group(ctx, who, gpus_per_node, group, &r)) != CC_OK) return rc;
+    if ((kind == CC_COLL_SEND || kind == CC_COLL_RECV || kind == CC_COLL_ALL_TO_ALL) && algo != CC_ALGO_AUTO && !flat)
         return CONCERTO__FAIL(ctx, CC_ERR_UNSUPPORTED, "%s: %s has one algorithm: pass CC_ALGO_AUTO, not %s", who,
                               cc__coll_name(kind), cc__algo_name(algo));
     if (r < group.n_ranks && !ex)
@@ -10185,33 +10187,11 @@ static cc_result cc__coll_us(cc_context* ctx, const char* who, const cc_cluster_
     return CC_OK;
 }
 
-CONCERTO_API cc_result cc_coll_us(cc_context* ctx, const cc_link* intra, const cc_link* inter, cc_coll_kind kind,
-                                  uint64_t n_bytes, cc_group_shape group, cc_coll_algo algo, double* us) {
-    const char* who = "cc_coll_us";
-    cc_result rc;
-    int flat = algo == CC_ALGO_FLAT;
-    if (!us) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: us is NULL", who);
-    *us = 0;
-    if (!intra) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: intra is NULL", who);
-    if ((rc = cc__link_check(ctx, who, "intra", intra, !flat)) != CC_OK) return rc;
-    if (inter && (rc = cc__link_check(ctx, who, "inter", inter, !flat)) != CC_OK) return rc;
-    return cc__coll_us(ctx, who, NULL, intra, inter, kind, n_bytes, group, algo, us);
-}
-
-CONCERTO_API cc_result cc_cluster_coll_us(cc_context* ctx, const cc_cluster_spec* s, cc_coll_kind kind, uint64_t n_bytes,
-                                          cc_group_shape group, cc_coll_algo algo, double* us) {
-    cc_result rc;
-    if (!us) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_cluster_coll_us: us is NULL");
-    *us = 0;
-    if ((rc = cc_cluster_check(ctx, s)) != CC_OK) return rc;
-    return cc__coll_us(ctx, "cc_cluster_coll_us", s, &s->intra, &s->inter, kind, n_bytes, group, algo, us);
-}
-
 CONCERTO_API cc_coll_algo cc_cluster_coll_algo(const cc_cluster_spec* s, cc_coll_kind kind, uint64_t n_bytes, cc_group_shape group) {
     int r;
     double t;
     if (cc_cluster_check(NULL, s) != CC_OK || kind < CC_COLL_ALL_REDUCE || kind > CC_COLL_ALL_TO_ALL) return CC_ALGO_AUTO;
-    if (cc__cluster_group(NULL, "", s, group, &r) != CC_OK || group.n_ranks <= 1) return CC_ALGO_AUTO;
+    if (cc__coll_group(NULL, "", s->gpus_per_node, group, &r) != CC_OK || group.n_ranks <= 1) return CC_ALGO_AUTO;
     return cc__cluster_best(&s->intra, &s->inter, kind, (double)n_bytes, group.n_ranks, r, &t);
 }
 

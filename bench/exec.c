@@ -269,7 +269,7 @@ static int run_agree(int ranks) {
         cc_world_destroy(w);
         cc_context_destroy(ctx);
         grp.n_ranks = grp.ranks_per_node = ranks;
-        if (cc_coll_us(NULL, &link, NULL, CC_COLL_ALL_REDUCE, 16384 * 4, grp, CC_ALGO_FLAT, &link_us) != CC_OK) return 1;
+        if (cc_coll_us(NULL, &link, NULL, 0, CC_COLL_ALL_REDUCE, 16384 * 4, grp, CC_ALGO_FLAT, &link_us) != CC_OK) return 1;
         printf("| %.0f | %.0f | %.0f | %.0f | %.0f | %.3f | %.0f | %.0f | %.0f | %.3f | %.2fx | %.2fx |\n", us_per_kb[k],
                link_us, a.alone[0], a.pred[0], a.meas[0],
                a.meas[0] / a.pred[0], a.alone[1], a.pred[1], a.meas[1], a.meas[1] / a.pred[1], a.pred[0] / a.pred[1],

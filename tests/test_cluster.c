@@ -10,12 +10,21 @@
 #include <string.h>
 #include "util.h"
 
+/* A collective on a cluster spec: the spec checked, then cc_coll_us on its links. */
+static cc_result cluster_coll_us(cc_context* ctx, const cc_cluster_spec* s, cc_coll_kind kind, uint64_t n_bytes,
+                                 cc_group_shape group, cc_coll_algo algo, double* us) {
+    cc_result rc;
+    *us = 0;
+    if ((rc = cc_cluster_check(ctx, s)) != CC_OK) return rc;
+    return cc_coll_us(ctx, &s->intra, &s->inter, s->gpus_per_node, kind, n_bytes, group, algo, us);
+}
+
 /* A collective on one link, the flat alpha-beta model (as the emulated link). */
 static double flat_us(const cc_link* link, cc_coll_kind kind, size_t n_bytes, int n_ranks) {
     cc_group_shape g;
     double us = -1;
     g.n_ranks = g.ranks_per_node = n_ranks;
-    if (cc_coll_us(NULL, link, NULL, kind, (uint64_t)n_bytes, g, CC_ALGO_FLAT, &us) != CC_OK) return -1;
+    if (cc_coll_us(NULL, link, NULL, 0, kind, (uint64_t)n_bytes, g, CC_ALGO_FLAT, &us) != CC_OK) return -1;
     return us;
 }
 
@@ -38,7 +47,7 @@ static cc_group_shape grp(int n, int r) { cc_group_shape g; g.n_ranks = n; g.ran
 
 static double coll(const cc_cluster_spec* s, cc_coll_kind kind, double bytes, int n, int r, cc_coll_algo algo) {
     double us = -1;
-    if (cc_cluster_coll_us(NULL, s, kind, (uint64_t)bytes, grp(n, r), algo, &us) != CC_OK) return -1;
+    if (cluster_coll_us(NULL, s, kind, (uint64_t)bytes, grp(n, r), algo, &us) != CC_OK) return -1;
     return us;
 }
 
@@ -71,7 +80,7 @@ static void test_tree(void) {
     CHECK_NEAR(coll(&s, CC_COLL_ALL_REDUCE, 1e6, 8, 1, CC_ALGO_TREE), 230, 1e-9, "tree on 8 nodes x 1, 1 MB");
     /* 5 nodes: depth ceil(log2 5) = 3, same as 8 nodes */
     CHECK_NEAR(coll(&s, CC_COLL_ALL_REDUCE, 1e6, 5, 1, CC_ALGO_TREE), 230, 1e-9, "tree on 5 nodes: depth 3");
-    CHECK_RES(NULL, cc_cluster_coll_us(NULL, &s, CC_COLL_ALL_GATHER, 1000, grp(8, 8), CC_ALGO_TREE, &(double){0}),
+    CHECK_RES(NULL, cluster_coll_us(NULL, &s, CC_COLL_ALL_GATHER, 1000, grp(8, 8), CC_ALGO_TREE, &(double){0}),
               CC_ERR_UNSUPPORTED, "tree for an all-gather is refused");
 }
 
@@ -104,7 +113,7 @@ static void test_across_nodes(void) {
     t = s; t.intra.gbps = 1; t.intra.latency_us = 1000;
     CHECK_NEAR(coll(&t, CC_COLL_ALL_REDUCE, 1e6, 4, 1, CC_ALGO_AUTO), coll(&s, CC_COLL_ALL_REDUCE, 1e6, 4, 1, CC_ALGO_AUTO), 0,
                "one member per node: the intra link does not matter");
-    CHECK_RES(NULL, cc_cluster_coll_us(NULL, &s, CC_COLL_ALL_REDUCE, 1000, grp(4, 1), CC_ALGO_HIERARCHICAL, &(double){0}),
+    CHECK_RES(NULL, cluster_coll_us(NULL, &s, CC_COLL_ALL_REDUCE, 1000, grp(4, 1), CC_ALGO_HIERARCHICAL, &(double){0}),
               CC_ERR_UNSUPPORTED, "hierarchical with one member per node is refused");
     /* all-to-all, 2 x 8, blocks 1e6: le + max(7e6/1e5, 8e6/1e4) = 5 + 800 */
     CHECK_NEAR(coll(&s, CC_COLL_ALL_TO_ALL, 1e6, 16, 8, CC_ALGO_AUTO), 805, 1e-9, "all-to-all, 2 x 8");
@@ -121,7 +130,7 @@ static void test_one_node_never_inter(void) {
             if (coll(&s, kinds[i], 3e6, n, n, CC_ALGO_AUTO) != coll(&t, kinds[i], 3e6, n, n, CC_ALGO_AUTO) ||
                 coll(&s, kinds[i], 3e6, n, n, CC_ALGO_AUTO) <= 0) bad++;
     CHECK_INT(bad, 0, "groups inside one node cost the same whatever the inter link");
-    CHECK_RES(NULL, cc_cluster_coll_us(NULL, &s, CC_COLL_ALL_REDUCE, 1000, grp(8, 8), CC_ALGO_HIERARCHICAL, &(double){0}),
+    CHECK_RES(NULL, cluster_coll_us(NULL, &s, CC_COLL_ALL_REDUCE, 1000, grp(8, 8), CC_ALGO_HIERARCHICAL, &(double){0}),
               CC_ERR_UNSUPPORTED, "hierarchical inside one node is refused");
     /* ranks_per_node 0: packed, min(n, 8): 8 ranks in one node */
     CHECK_NEAR(coll(&s, CC_COLL_ALL_REDUCE, GIB, 8, 0, CC_ALGO_RING), 18804.48192, 1e-6, "ranks_per_node 0 packs 8 ranks in a node");
@@ -132,7 +141,7 @@ static void test_send_recv(void) {
     /* li + S/bi = 1 + 10; le + S/be = 5 + 100 */
     CHECK_NEAR(coll(&s, CC_COLL_SEND, 1e6, 2, 2, CC_ALGO_AUTO), 11, 1e-9, "send inside a node: 1 + 1e6/1e5");
     CHECK_NEAR(coll(&s, CC_COLL_RECV, 1e6, 2, 1, CC_ALGO_AUTO), 105, 1e-9, "recv across nodes: 5 + 1e6/1e4");
-    CHECK_RES(NULL, cc_cluster_coll_us(NULL, &s, CC_COLL_SEND, 1000, grp(2, 2), CC_ALGO_RING, &(double){0}), CC_ERR_UNSUPPORTED,
+    CHECK_RES(NULL, cluster_coll_us(NULL, &s, CC_COLL_SEND, 1000, grp(2, 2), CC_ALGO_RING, &(double){0}), CC_ERR_UNSUPPORTED,
               "send takes AUTO only");
 }
 
@@ -181,7 +190,7 @@ static void test_auto_and_monotonic(void) {
 static void test_n1(void) {
     cc_cluster_spec s = toy();
     double us = -1;
-    CHECK_RES(NULL, cc_cluster_coll_us(NULL, &s, CC_COLL_ALL_REDUCE, (uint64_t)GIB, grp(1, 1), CC_ALGO_AUTO, &us), CC_OK,
+    CHECK_RES(NULL, cluster_coll_us(NULL, &s, CC_COLL_ALL_REDUCE, (uint64_t)GIB, grp(1, 1), CC_ALGO_AUTO, &us), CC_OK,
               "one rank is accepted");
     CHECK_NEAR(us, 0, 0, "one rank costs 0");
     CHECK_NEAR(coll(&s, CC_COLL_ALL_GATHER, GIB, 1, 0, CC_ALGO_RING), 0, 0, "one rank costs 0 (ring, ranks_per_node 0)");
@@ -247,7 +256,7 @@ static void test_bad_specs(void) {
     CHECK_RES(ctx, cc_cluster_check(ctx, &s), CC_ERR_INVALID_ARG, "intra.gbps 0 is refused");
     CHECK_CONTAINS(cc_last_error(ctx), "intra.gbps", "the message names intra.gbps");
     s = toy(); s.inter.gbps = -12.5;
-    CHECK_RES(ctx, cc_cluster_coll_us(ctx, &s, CC_COLL_ALL_REDUCE, 100, grp(16, 8), CC_ALGO_AUTO, &us), CC_ERR_INVALID_ARG,
+    CHECK_RES(ctx, cluster_coll_us(ctx, &s, CC_COLL_ALL_REDUCE, 100, grp(16, 8), CC_ALGO_AUTO, &us), CC_ERR_INVALID_ARG,
               "a negative inter.gbps fails the collective");
     CHECK_CONTAINS(cc_last_error(ctx), "inter.gbps", "the message names inter.gbps");
     CHECK_NEAR(us, 0, 0, "*us is 0 on failure");
@@ -267,13 +276,13 @@ static void test_bad_specs(void) {
     CHECK_RES(ctx, cc_cluster_check(ctx, &s), CC_ERR_INVALID_ARG, "overlap_slowdown below 1 is refused");
     CHECK_CONTAINS(cc_last_error(ctx), "overlap_slowdown", "the message names overlap_slowdown");
     s = toy();
-    CHECK_RES(ctx, cc_cluster_coll_us(ctx, &s, CC_COLL_ALL_REDUCE, 100, grp(8, 3), CC_ALGO_AUTO, &us), CC_ERR_INVALID_ARG,
+    CHECK_RES(ctx, cluster_coll_us(ctx, &s, CC_COLL_ALL_REDUCE, 100, grp(8, 3), CC_ALGO_AUTO, &us), CC_ERR_INVALID_ARG,
               "ranks_per_node not dividing n_ranks is refused");
     CHECK_CONTAINS(cc_last_error(ctx), "ranks_per_node", "the message names ranks_per_node");
-    CHECK_RES(ctx, cc_cluster_coll_us(ctx, &s, CC_COLL_ALL_REDUCE, 100, grp(32, 16), CC_ALGO_AUTO, &us), CC_ERR_INVALID_ARG,
+    CHECK_RES(ctx, cluster_coll_us(ctx, &s, CC_COLL_ALL_REDUCE, 100, grp(32, 16), CC_ALGO_AUTO, &us), CC_ERR_INVALID_ARG,
               "more ranks a node than the node has is refused");
     CHECK_CONTAINS(cc_last_error(ctx), "gpus_per_node 8", "the message says what a node has");
-    CHECK_RES(ctx, cc_cluster_coll_us(ctx, &s, CC_COLL_REDUCE_SCATTER, 100, grp(8, 8), CC_ALGO_TREE, &us), CC_ERR_UNSUPPORTED,
+    CHECK_RES(ctx, cluster_coll_us(ctx, &s, CC_COLL_REDUCE_SCATTER, 100, grp(8, 8), CC_ALGO_TREE, &us), CC_ERR_UNSUPPORTED,
               "tree reduce-scatter is refused");
     CHECK_CONTAINS(cc_last_error(ctx), "tree", "the message names the algorithm");
     CHECK_CONTAINS(cc_last_error(ctx), "reduce_scatter", "and the kind");
@@ -405,12 +414,12 @@ static void test_bit_identical(void) {
         want = shape.n_ranks == 1 ? 0 : ref_cluster(&s, kind, (double)bytes, r * k, r, algo);
         if (want < 0) continue;
         n_cluster++;
-        rc = cc_cluster_coll_us(NULL, &s, kind, bytes, shape,
+        rc = cluster_coll_us(NULL, &s, kind, bytes, shape,
                                 kind == CC_COLL_SEND || kind == CC_COLL_RECV || kind == CC_COLL_ALL_TO_ALL ? CC_ALGO_AUTO : algo,
                                 &got);
         if (rc != CC_OK || got != want) bad_cluster++;
         else {
-            rc = cc_coll_us(NULL, &s.intra, &s.inter, kind, bytes, shape,
+            rc = cc_coll_us(NULL, &s.intra, &s.inter, s.gpus_per_node, kind, bytes, shape,
                             kind == CC_COLL_SEND || kind == CC_COLL_RECV || kind == CC_COLL_ALL_TO_ALL ? CC_ALGO_AUTO : algo, &got);
             if (rc != CC_OK || got != want) bad_cluster++;
         }
@@ -430,24 +439,24 @@ static void test_coll_us_errors(void) {
     one_node.n_ranks = 4; one_node.ranks_per_node = 0;
     in.latency_us = 1; in.gbps = 100;
     ex.latency_us = 5; ex.us_per_byte = 1e-4;
-    CHECK_RES(ctx, cc_coll_us(ctx, &in, NULL, CC_COLL_ALL_REDUCE, 1000, two_nodes, CC_ALGO_RING, &us), CC_ERR_INVALID_ARG,
+    CHECK_RES(ctx, cc_coll_us(ctx, &in, NULL, 0, CC_COLL_ALL_REDUCE, 1000, two_nodes, CC_ALGO_RING, &us), CC_ERR_INVALID_ARG,
               "a group across nodes needs inter");
     CHECK_CONTAINS(cc_last_error(ctx), "inter", "the message names inter");
-    CHECK_RES(ctx, cc_coll_us(ctx, &in, NULL, CC_COLL_ALL_REDUCE, 1000, one_node, CC_ALGO_RING, &us), CC_OK,
+    CHECK_RES(ctx, cc_coll_us(ctx, &in, NULL, 0, CC_COLL_ALL_REDUCE, 1000, one_node, CC_ALGO_RING, &us), CC_OK,
               "ranks_per_node 0: one node, inter not needed");
     CHECK_NEAR(us, 2 * 3 * 1 + 2 * 3.0 / 4 * 1000 / 1e5, 1e-12, "one node's ring on a gbps link");
-    CHECK_RES(ctx, cc_coll_us(ctx, &ex, NULL, CC_COLL_ALL_REDUCE, 1000, one_node, CC_ALGO_FLAT, &us), CC_OK, "flat");
+    CHECK_RES(ctx, cc_coll_us(ctx, &ex, NULL, 0, CC_COLL_ALL_REDUCE, 1000, one_node, CC_ALGO_FLAT, &us), CC_OK, "flat");
     want = 2.0 * 3 * (5 + 1000.0 / 4 * 1e-4);
     CHECK(us == want, "flat on a us_per_byte link: 2(n-1)(a + B/n b)");
     ex.latency_us = NAN;
-    CHECK_RES(ctx, cc_coll_us(ctx, &in, &ex, CC_COLL_ALL_REDUCE, 1000, two_nodes, CC_ALGO_AUTO, &us), CC_ERR_INVALID_ARG,
+    CHECK_RES(ctx, cc_coll_us(ctx, &in, &ex, 0, CC_COLL_ALL_REDUCE, 1000, two_nodes, CC_ALGO_AUTO, &us), CC_ERR_INVALID_ARG,
               "a NaN latency is refused");
     CHECK_CONTAINS(cc_last_error(ctx), "inter.latency_us", "the message names inter.latency_us");
     CHECK(us == 0, "*us is 0 on failure");
     in.gbps = 0;
-    CHECK_RES(ctx, cc_coll_us(ctx, &in, NULL, CC_COLL_ALL_REDUCE, 1000, one_node, CC_ALGO_RING, &us), CC_ERR_INVALID_ARG,
+    CHECK_RES(ctx, cc_coll_us(ctx, &in, NULL, 0, CC_COLL_ALL_REDUCE, 1000, one_node, CC_ALGO_RING, &us), CC_ERR_INVALID_ARG,
               "NCCL's algorithms need a bandwidth");
-    CHECK_RES(ctx, cc_coll_us(ctx, &in, NULL, CC_COLL_ALL_REDUCE, 1000, one_node, CC_ALGO_FLAT, &us), CC_OK,
+    CHECK_RES(ctx, cc_coll_us(ctx, &in, NULL, 0, CC_COLL_ALL_REDUCE, 1000, one_node, CC_ALGO_FLAT, &us), CC_OK,
               "a link of zeros is free on the flat model");
     CHECK(us == 2.0 * 3 * 1, "latency alone");
     cc_context_destroy(ctx);

@@ -19,7 +19,7 @@ static double flat_us(const cc_link* link, cc_coll_kind kind, size_t n_bytes, in
     cc_group_shape g;
     double us = -1;
     g.n_ranks = g.ranks_per_node = n_ranks;
-    if (cc_coll_us(NULL, link, NULL, kind, (uint64_t)n_bytes, g, CC_ALGO_FLAT, &us) != CC_OK) return -1;
+    if (cc_coll_us(NULL, link, NULL, 0, kind, (uint64_t)n_bytes, g, CC_ALGO_FLAT, &us) != CC_OK) return -1;
     return us;
 }
 

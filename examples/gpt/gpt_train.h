@@ -281,7 +281,7 @@ static cc_result model_durations(const rank_state* s, cc_graph* g) {
         if (tp || cc_op_demand(g, op, GPT_S_DP)) {   /* the step's collectives are all-reduces of the region they write */
             int nr = tp ? s->m.TP : s->m.DP;
             cc_group_shape grp = { nr, nr };
-            if ((r = cc_coll_us(NULL, tp ? &intra : &inter, NULL, CC_COLL_ALL_REDUCE, (uint64_t)cc_op_bytes(g, op, 1), grp,
+            if ((r = cc_coll_us(NULL, tp ? &intra : &inter, NULL, 0, CC_COLL_ALL_REDUCE, (uint64_t)cc_op_bytes(g, op, 1), grp,
                                 CC_ALGO_FLAT, &us)) != CC_OK)
                 return r;
         } else us = (double)(cc_op_bytes(g, op, 0) + cc_op_bytes(g, op, 1)) / 1000.0;
