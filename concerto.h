@@ -824,10 +824,11 @@ CONCERTO_API cc_result cc_coll_us(cc_context* ctx, const cc_link* intra, const c
        (r == n); the group is the communicator, usually the two peers.
    AUTO: the fastest algorithm that applies to the kind and the shape (ring
    and, for ALL_REDUCE, tree; hierarchical where k > 1 and r > 1); it
-   always answers. An algorithm that does not apply (TREE for anything but
-   ALL_REDUCE; HIERARCHICAL for one node, one member per node, broadcast,
-   all-to-all or send/recv; anything but AUTO for send/recv and all-to-all)
-   is CC_ERR_UNSUPPORTED, naming both. n_ranks == 1 costs 0.
+   always answers (FLAT is never its choice). An algorithm that does not
+   apply (TREE for anything but ALL_REDUCE; HIERARCHICAL for one node, one
+   member per node, broadcast, all-to-all or send/recv; anything but AUTO
+   or FLAT for send/recv and all-to-all) is CC_ERR_UNSUPPORTED, naming
+   both. n_ranks == 1 costs 0.
    Not modelled: NVLink SHARP (NVLS) and in-network (CollNet/SHARP)
    reductions, NCCL's protocols (LL, LL128, Simple: folded into the
    efficiencies), congestion between groups sharing links, and the
