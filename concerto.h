@@ -734,21 +734,57 @@ CONCERTO_API cc_result cc_psplib_parse(cc_context* ctx, const char* text, size_t
 CONCERTO_API cc_result cc_psplib_write(cc_context* ctx, cc_graph* graph, const char* path, double unit_us);
 
 /* ---- cost model ---------------------------------------------------------
-   The alpha-beta model of a collective on a link: one step costs
-   alpha_us + bytes * us_per_byte. With n = n_ranks and B = n_bytes_per_rank
-   (n_elems times the element size, n_elems as in cc_collective):
-     ALL_REDUCE (ring)                          2(n-1)(alpha + (B/n) us_per_byte)
-     REDUCE_SCATTER, ALL_GATHER, ALL_TO_ALL     (n-1)(alpha + B us_per_byte)
-     BROADCAST (pipelined)                      (n-1) alpha + B us_per_byte
-     SEND / RECV                                alpha + B us_per_byte
-   n_ranks <= 1, a NULL link or CC_COLL_NONE give 0. A collective whose group
-   spans more than one node runs at the inter-node link's speed. */
+   One link model and one function that costs a collective on it.
+
+   A link (cc_link) has a latency per algorithm step and a bandwidth, given
+   either as us_per_byte (> 0 takes precedence) or as a line rate gbps
+   times efficiency (GB/s = 1e3 bytes/us). A link of zeros is free.
+
+   cc_coll_us costs one collective of kind on a group of group.n_ranks
+   members, group.ranks_per_node of them in each node, over intra (inside a
+   node) and inter (between nodes; may be NULL where the group is in one
+   node), on nodes of gpus_per_node GPUs (0: unbounded), with algorithm
+   algo. For a cluster spec s: cc_coll_us(ctx, &s.intra, &s.inter,
+   s.gpus_per_node, ...), after cc_cluster_check. The algorithms:
+     CC_ALGO_FLAT: the alpha-beta model on one link, intra if the group is
+       in one node, else inter (a collective that spans nodes runs at the
+       inter-node link's speed). One step costs a + bytes b (a the latency,
+       b the link's us per byte); with n = n_ranks, B = n_bytes:
+         ALL_REDUCE (ring)                          2(n-1)(a + (B/n) b)
+         REDUCE_SCATTER, ALL_GATHER, ALL_TO_ALL     (n-1)(a + B b)
+         BROADCAST (pipelined)                      (n-1) a + B b
+         SEND / RECV                                a + B b
+       This is what the in-process world's emulated link charges.
+     CC_ALGO_RING, CC_ALGO_TREE, CC_ALGO_HIERARCHICAL, CC_ALGO_AUTO: NCCL's
+       algorithms, described under the cluster cost model below.
+   n_bytes is n_elems times the element size, n_elems as in cc_collective.
+   n_ranks == 1 costs 0. Errors: CC_ERR_INVALID_ARG for a NULL us or intra,
+   a NULL inter where the group spans nodes, a link whose numbers are
+   negative, NaN or infinite (or, outside FLAT, with no bandwidth), a
+   negative gpus_per_node, a kind that is not a collective or a bad group
+   (naming the field; ranks_per_node may not pass gpus_per_node);
+   CC_ERR_UNSUPPORTED for an algorithm that does not apply. *us is 0 on
+   failure. ctx may be NULL. Cost: a few flops. */
 typedef struct cc_link {
-    double alpha_us;           /* latency per step */
-    double us_per_byte;        /* inverse bandwidth (1 GB/s = 0.001 us per byte) */
+    double latency_us;         /* per algorithm step, >= 0 */
+    double us_per_byte;        /* inverse bandwidth (1 GB/s = 0.001 us per byte); > 0 takes precedence */
+    double gbps;               /* else the line rate, GB/s per GPU, one direction */
+    double efficiency;         /* fraction of gbps a collective moves data at, in [0, 1]; 0: 1 */
 } cc_link;
 
-CONCERTO_API double cc_link_time_us(const cc_link* link, cc_coll_kind kind, size_t n_bytes_per_rank, int n_ranks);
+/* A collective's group: n_ranks members, ranks_per_node of them in each
+   node it spans (ranks_per_node divides n_ranks and is at most the node's
+   GPUs; 0: packed, min(n_ranks, gpus_per_node), or n_ranks where
+   gpus_per_node is 0). */
+typedef struct cc_group_shape { int n_ranks; int ranks_per_node; } cc_group_shape;
+
+typedef enum cc_coll_algo {
+    CC_ALGO_AUTO = 0, CC_ALGO_RING, CC_ALGO_TREE, CC_ALGO_HIERARCHICAL, CC_ALGO_FLAT
+} cc_coll_algo;
+
+CONCERTO_API cc_result cc_coll_us(cc_context* ctx, const cc_link* intra, const cc_link* inter, int gpus_per_node,
+                                  cc_coll_kind kind, uint64_t n_bytes, cc_group_shape group, cc_coll_algo algo,
+                                  double* us);
 
 /* ---- cluster cost model ---------------------------------------------------
    What a step costs on a cluster that exists only as a description: compute
@@ -763,7 +799,7 @@ CONCERTO_API double cc_link_time_us(const cc_link* link, cc_coll_kind kind, size
    bytes at b = e * G GB/s; latencies are per algorithm step.
 
    Collectives. n = group.n_ranks, r = group.ranks_per_node (members in one
-   node), k = n / r nodes. S = n_bytes as in cc_link_time_us: n_elems times
+   node), k = n / r nodes. S = n_bytes as in cc_coll_us: n_elems times
    the element size, n_elems as in cc_collective (the whole buffer of an
    all-reduce or broadcast, one rank's block of a reduce-scatter, all-gather
    or all-to-all). bi, li: the intra link's rate and latency; be, le: the
@@ -811,10 +847,11 @@ CONCERTO_API double cc_link_time_us(const cc_link* link, cc_coll_kind kind, size
        (r == n); the group is the communicator, usually the two peers.
    AUTO: the fastest algorithm that applies to the kind and the shape (ring
    and, for ALL_REDUCE, tree; hierarchical where k > 1 and r > 1); it
-   always answers. An algorithm that does not apply (TREE for anything but
-   ALL_REDUCE; HIERARCHICAL for one node, one member per node, broadcast,
-   all-to-all or send/recv; anything but AUTO for send/recv and all-to-all)
-   is CC_ERR_UNSUPPORTED, naming both. n_ranks == 1 costs 0.
+   always answers (FLAT is never its choice). An algorithm that does not
+   apply (TREE for anything but ALL_REDUCE; HIERARCHICAL for one node, one
+   member per node, broadcast, all-to-all or send/recv; anything but AUTO
+   or FLAT for send/recv and all-to-all) is CC_ERR_UNSUPPORTED, naming
+   both. n_ranks == 1 costs 0.
    Not modelled: NVLink SHARP (NVLS) and in-network (CollNet/SHARP)
    reductions, NCCL's protocols (LL, LL128, Simple: folded into the
    efficiencies), congestion between groups sharing links, and the
@@ -835,31 +872,16 @@ typedef struct cc_device_spec {      /* one accelerator */
     double launch_us;                /* per kernel, >= 0 */
 } cc_device_spec;
 
-typedef struct cc_link_spec {
-    double latency_us;               /* per algorithm step, >= 0 */
-    double gbps;                     /* line rate, GB/s per GPU, one direction, > 0 */
-    double efficiency;               /* fraction of gbps a collective moves data at (protocol
-                                        overheads), in (0, 1]; 0: 1 */
-} cc_link_spec;
-
 typedef struct cc_cluster_spec {
     const char* name;
     cc_device_spec device;
     int gpus_per_node;               /* >= 1 */
-    cc_link_spec intra;              /* inside a node: NVLink/NVSwitch or PCIe */
-    cc_link_spec inter;              /* between nodes: each GPU's share of its node's NICs */
+    cc_link intra;                   /* inside a node: NVLink/NVSwitch or PCIe (latency_us, gbps,
+                                        efficiency; us_per_byte 0) */
+    cc_link inter;                   /* between nodes: each GPU's share of its node's NICs */
     double overlap_slowdown;         /* compute beside communication runs this many times slower
                                         (the paper's alpha), >= 1; 0: 1.2 */
 } cc_cluster_spec;
-
-/* A collective's group: n_ranks members, ranks_per_node of them in each
-   node it spans (ranks_per_node divides n_ranks and is at most the node's
-   GPUs; 0: packed, min(n_ranks, gpus_per_node)). */
-typedef struct cc_group_shape { int n_ranks; int ranks_per_node; } cc_group_shape;
-
-typedef enum cc_coll_algo {
-    CC_ALGO_AUTO = 0, CC_ALGO_RING, CC_ALGO_TREE, CC_ALGO_HIERARCHICAL
-} cc_coll_algo;
 
 /* A named preset ("a800", "a100", "h100"; case-insensitive) into *out
    (name borrowed, static). Unknown: CC_ERR_INVALID_ARG naming it and the
@@ -868,15 +890,11 @@ CONCERTO_API cc_result cc_cluster_preset(cc_context* ctx, const char* name, cc_c
 /* The names of the presets, NULL-terminated (static). */
 CONCERTO_API const char* const* cc_cluster_preset_names(void);
 /* CC_OK, or CC_ERR_INVALID_ARG naming the first field that is zero,
-   negative, NaN or infinite where it must not be (peaks, bandwidths,
-   gpus_per_node; negative latencies or launch; efficiencies outside
-   [0, 1]; overlap_slowdown below 1 and not 0). ctx may be NULL. */
+   negative, NaN or infinite where it must not be (peaks, gpus_per_node,
+   a link's gbps unless its us_per_byte is > 0; negative latencies,
+   us_per_byte or launch; efficiencies outside [0, 1]; overlap_slowdown
+   below 1 and not 0). ctx may be NULL. */
 CONCERTO_API cc_result cc_cluster_check(cc_context* ctx, const cc_cluster_spec* spec);
-/* The modelled time of one collective, in us (see above). Checks the spec
-   and the group (CC_ERR_INVALID_ARG, naming the field) and the algorithm
-   (CC_ERR_UNSUPPORTED). *us is 0 on failure. ctx may be NULL. */
-CONCERTO_API cc_result cc_cluster_coll_us(cc_context* ctx, const cc_cluster_spec* spec, cc_coll_kind kind,
-                                          uint64_t n_bytes, cc_group_shape group, cc_coll_algo algo, double* us);
 /* The algorithm AUTO picks for this collective (CC_ALGO_RING where the
    kind has one algorithm); CC_ALGO_AUTO for n_ranks <= 1 or a bad input. */
 CONCERTO_API cc_coll_algo cc_cluster_coll_algo(const cc_cluster_spec* spec, cc_coll_kind kind, uint64_t n_bytes,
@@ -920,7 +938,7 @@ CONCERTO_API double cc_busbw_gbps(cc_coll_kind kind, uint64_t n_bytes, int n_ran
    reduction, and their send ranges (and receive ranges) must form one
    contiguous range, in place all or none. */
 typedef struct cc_rewrite_desc {
-    const cc_link* link;       /* cost of a resized collective: cc_link_time_us on this link with the
+    const cc_link* link;       /* cost of a resized collective: cc_coll_us, CC_ALGO_FLAT, on this link with the
                                   communicator's size; NULL: a + b*bytes fitted (least squares, a, b >= 0)
                                   to the current durations of the graph's collectives of the same kind on the
                                   same communicator; with fewer than two distinct sizes, b = duration/bytes, a = 0 */
@@ -1152,7 +1170,7 @@ CONCERTO_API cc_result cc_exec_query_profile(cc_exec* exec, cc_profile_result* o
    - a rank whose fn fails aborts the world: collectives waiting on it fail
      with CC_ERR_BACKEND and the world cannot run again;
    - with emulate_link a collective completes no earlier than the last
-     member's arrival plus cc_link_time_us, on intra_node if every member is
+     member's arrival plus cc_coll_us, CC_ALGO_FLAT, on intra_node if every member is
      on one node (rank / ranks_per_node), else on inter_node.
    The world and every rank's context use the allocator and logger of the
    context it is created with; they are called from every rank's thread and
@@ -8460,17 +8478,17 @@ static const cc_cluster_spec cc__cluster_presets[] = {
            312 TFLOPS dense, HBM2e 2,039 GB/s). 800 Gb/s per node, 8 GPUs: 100 Gb/s = 12.5 GB/s
            each (the paper gives the node's total; read as 4 x 200 Gb/s HDR). */
         "a800", { "A800-80GB-SXM", 19.5, 312.0, 2039.0, CONCERTO__FLOPS_EFF_DEFAULT, CONCERTO__MEM_EFF_DEFAULT, 4.0 },
-        8, { 1.0, 200.0, 0.82 }, { 3.0, 12.5, 0.94 }, CONCERTO__OVERLAP_DEFAULT },
+        8, { 1.0, 0, 200.0, 0.82 }, { 3.0, 0, 12.5, 0.94 }, CONCERTO__OVERLAP_DEFAULT },
     {   /* DGX A100: 8 x A100-80GB SXM (NVIDIA A100 datasheet: FP32 19.5, FP16/BF16 tensor 312 TFLOPS
            dense, HBM2e 2,039 GB/s; NVLink3 600 GB/s both directions = 300 each way), 8 x 200 Gb/s
            HDR ConnectX-6 for compute traffic (DGX A100 user guide): 25 GB/s per GPU. */
         "a100", { "A100-80GB-SXM", 19.5, 312.0, 2039.0, CONCERTO__FLOPS_EFF_DEFAULT, CONCERTO__MEM_EFF_DEFAULT, 4.0 },
-        8, { 1.0, 300.0, 0.82 }, { 3.0, 25.0, 0.94 }, CONCERTO__OVERLAP_DEFAULT },
+        8, { 1.0, 0, 300.0, 0.82 }, { 3.0, 0, 25.0, 0.94 }, CONCERTO__OVERLAP_DEFAULT },
     {   /* DGX H100: 8 x H100-SXM5-80GB (NVIDIA H100 datasheet/whitepaper: FP32 66.9 TFLOPS, FP16/BF16
            tensor 989.4 TFLOPS dense (1,979 with sparsity), HBM3 3,350 GB/s; NVLink4 900 GB/s both
            directions = 450 each way), 8 x 400 Gb/s NDR ConnectX-7: 50 GB/s per GPU. */
         "h100", { "H100-SXM-80GB", 66.9, 989.4, 3350.0, CONCERTO__FLOPS_EFF_DEFAULT, CONCERTO__MEM_EFF_DEFAULT, 4.0 },
-        8, { 1.0, 450.0, 0.82 }, { 3.0, 50.0, 0.94 }, CONCERTO__OVERLAP_DEFAULT },
+        8, { 1.0, 0, 450.0, 0.82 }, { 3.0, 0, 50.0, 0.94 }, CONCERTO__OVERLAP_DEFAULT },
 };
 #define CONCERTO__N_CLUSTER_PRESETS ((int)(sizeof cc__cluster_presets / sizeof cc__cluster_presets[0]))
 
@@ -8513,8 +8531,8 @@ CONCERTO_API cc_result cc_cluster_check(cc_context* ctx, const cc_cluster_spec* 
     f[0].field = "device.fp32_tflops"; f[0].v = s->device.fp32_tflops;
     f[1].field = "device.fp16_tflops"; f[1].v = s->device.fp16_tflops;
     f[2].field = "device.mem_gbps";    f[2].v = s->device.mem_gbps;
-    f[3].field = "intra.gbps";         f[3].v = s->intra.gbps;
-    f[4].field = "inter.gbps";         f[4].v = s->inter.gbps;
+    f[3].field = "intra.gbps";         f[3].v = s->intra.us_per_byte > 0 ? 1 : s->intra.gbps;
+    f[4].field = "inter.gbps";         f[4].v = s->inter.us_per_byte > 0 ? 1 : s->inter.gbps;
     for (i = 0; i < 5; i++)
         if (!cc__finite(f[i].v) || f[i].v <= 0)
             return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: cluster '%s': %s must be a finite number > 0, got %g", who, nm,
@@ -8523,7 +8541,9 @@ CONCERTO_API cc_result cc_cluster_check(cc_context* ctx, const cc_cluster_spec* 
     f[0].field = "device.launch_us";   f[0].v = s->device.launch_us;
     f[1].field = "intra.latency_us";   f[1].v = s->intra.latency_us;
     f[2].field = "inter.latency_us";   f[2].v = s->inter.latency_us;
-    for (i = 0; i < 3; i++)
+    f[3].field = "intra.us_per_byte";  f[3].v = s->intra.us_per_byte;
+    f[4].field = "inter.us_per_byte";  f[4].v = s->inter.us_per_byte;
+    for (i = 0; i < 5; i++)
         if (!cc__finite(f[i].v) || f[i].v < 0)
             return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: cluster '%s': %s must be a finite number >= 0, got %g", who, nm,
                                   f[i].field, f[i].v);
@@ -8547,7 +8567,36 @@ CONCERTO_API double cc_cluster_overlap_slowdown(const cc_cluster_spec* s) {
 }
 
 /* A link's rate in bytes per us (1 GB/s = 1e3 bytes/us). */
-static double cc__link_rate(const cc_link_spec* l) { return l->gbps * (l->efficiency > 0 ? l->efficiency : 1.0) * 1e3; }
+static double cc__link_rate(const cc_link* l) {
+    if (l->us_per_byte > 0) return 1.0 / l->us_per_byte;
+    return l->gbps * (l->efficiency > 0 ? l->efficiency : 1.0) * 1e3;
+}
+
+/* A link's inverse bandwidth in us per byte; 0 for a link of zeros. */
+static double cc__link_us_per_byte(const cc_link* l) {
+    double rate;
+    if (l->us_per_byte > 0 || !(l->gbps > 0)) return l->us_per_byte;
+    rate = cc__link_rate(l);
+    return rate > 0 ? 1.0 / rate : 0;
+}
+
+/* The flat alpha-beta model of kind on n ranks of one link (see cc_coll_us). */
+static double cc__link_flat_us(const cc_link* link, cc_coll_kind kind, double bytes, int n_ranks) {
+    double a, b, n = (double)n_ranks;
+    if (!link || n_ranks <= 1) return 0;
+    a = link->latency_us;
+    b = cc__link_us_per_byte(link);
+    switch (kind) {
+        case CC_COLL_ALL_REDUCE: return 2.0 * (n - 1) * (a + bytes / n * b);
+        case CC_COLL_REDUCE_SCATTER:
+        case CC_COLL_ALL_GATHER:
+        case CC_COLL_ALL_TO_ALL: return (n - 1) * (a + bytes * b);
+        case CC_COLL_BROADCAST: return (n - 1) * a + bytes * b;
+        case CC_COLL_SEND:
+        case CC_COLL_RECV: return a + bytes * b;
+        default: return 0;
+    }
+}
 
 static const char* cc__algo_name(cc_coll_algo a) {
     switch (a) {
@@ -8555,17 +8604,20 @@ static const char* cc__algo_name(cc_coll_algo a) {
         case CC_ALGO_RING: return "ring";
         case CC_ALGO_TREE: return "tree";
         case CC_ALGO_HIERARCHICAL: return "hierarchical";
+        case CC_ALGO_FLAT: return "flat";
         default: return "unknown";
     }
 }
 
 /* The time of kind with algorithm algo (not AUTO) on the group, or -1
    where algo does not apply. n >= 2, r resolved and valid. */
-static double cc__cluster_algo_us(const cc_cluster_spec* s, cc_coll_kind kind, double S, int n, int r, cc_coll_algo algo) {
+static double cc__cluster_algo_us(const cc_link* in, const cc_link* ex, cc_coll_kind kind, double S, int n, int r,
+                                  cc_coll_algo algo) {
     int k = n / r;
-    double bi = cc__link_rate(&s->intra), be = cc__link_rate(&s->inter);
-    double li = s->intra.latency_us, le = s->inter.latency_us;
+    double bi = cc__link_rate(in), be = cc__link_rate(ex);
+    double li = in->latency_us, le = ex->latency_us;
     double c, L, nn = (double)n, rr = (double)r, kk = (double)k;
+    if (algo == CC_ALGO_FLAT) return cc__link_flat_us(k == 1 ? in : ex, kind, S, n);
     switch (kind) {
         case CC_COLL_SEND:
         case CC_COLL_RECV:
@@ -8615,63 +8667,93 @@ static double cc__cluster_algo_us(const cc_cluster_spec* s, cc_coll_kind kind, d
     return -1;
 }
 
-/* Checks the group against the spec and resolves ranks_per_node into *r. */
-static cc_result cc__cluster_group(cc_context* ctx, const cc_cluster_spec* s, cc_group_shape g, int* r) {
-    const char* nm = s->name ? s->name : "(unnamed)";
+/* Checks the group and resolves ranks_per_node into *r: 0 is packed into
+   nodes of gpn GPUs (gpn 0: one node). */
+static cc_result cc__coll_group(cc_context* ctx, const char* who, int gpn, cc_group_shape g, int* r) {
     int rr = g.ranks_per_node;
     if (g.n_ranks < 1)
-        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_cluster_coll_us: group.n_ranks must be >= 1, got %d", g.n_ranks);
-    if (rr == 0) rr = g.n_ranks < s->gpus_per_node ? g.n_ranks : s->gpus_per_node;
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: group.n_ranks must be >= 1, got %d", who, g.n_ranks);
+    if (rr == 0) rr = gpn == 0 || g.n_ranks < gpn ? g.n_ranks : gpn;
     if (rr < 1 || rr > g.n_ranks || g.n_ranks % rr != 0)
         return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG,
-                              "cc_cluster_coll_us: group.ranks_per_node must divide group.n_ranks (%d) and be in 1..n_ranks, got %d",
+                              "%s: group.ranks_per_node must divide group.n_ranks (%d) and be in 1..n_ranks, got %d", who,
                               g.n_ranks, rr);
-    if (rr > s->gpus_per_node)
+    if (gpn > 0 && rr > gpn)
         return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG,
-                              "cc_cluster_coll_us: group.ranks_per_node %d is more than cluster '%s' has in a node (gpus_per_node %d)",
-                              rr, nm, s->gpus_per_node);
+                              "%s: group.ranks_per_node %d is more than a node has (gpus_per_node %d)", who, rr, gpn);
     *r = rr;
     return CC_OK;
 }
 
+/* CC_OK, or CC_ERR_INVALID_ARG naming the field of a link (what names it)
+   that is negative, NaN or infinite; need_bw: it must have a bandwidth. */
+static cc_result cc__link_check(cc_context* ctx, const char* who, const char* what, const cc_link* l, int need_bw) {
+    struct { const char* field; double v; } f[3];
+    int i;
+    f[0].field = "latency_us"; f[0].v = l->latency_us;
+    f[1].field = "us_per_byte"; f[1].v = l->us_per_byte;
+    f[2].field = "gbps"; f[2].v = l->gbps;
+    for (i = 0; i < 3; i++)
+        if (!cc__finite(f[i].v) || f[i].v < 0)
+            return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: %s.%s must be a finite number >= 0, got %g", who, what,
+                                  f[i].field, f[i].v);
+    if (!(l->efficiency >= 0 && l->efficiency <= 1))
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: %s.efficiency must be in [0, 1] (0: 1), got %g", who, what,
+                              l->efficiency);
+    if (need_bw && !(l->us_per_byte > 0) && !(l->gbps > 0))
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: %s has no bandwidth: us_per_byte or gbps must be > 0", who, what);
+    return CC_OK;
+}
+
 /* The fastest applicable algorithm and its time; n >= 2. */
-static cc_coll_algo cc__cluster_best(const cc_cluster_spec* s, cc_coll_kind kind, double S, int n, int r, double* us) {
+static cc_coll_algo cc__cluster_best(const cc_link* in, const cc_link* ex, cc_coll_kind kind, double S, int n, int r,
+                                     double* us) {
     static const cc_coll_algo algos[] = { CC_ALGO_RING, CC_ALGO_TREE, CC_ALGO_HIERARCHICAL };
     cc_coll_algo best = CC_ALGO_AUTO;
     double bt = -1;
     int i;
     for (i = 0; i < 3; i++) {
-        double t = cc__cluster_algo_us(s, kind, S, n, r, algos[i]);
+        double t = cc__cluster_algo_us(in, ex, kind, S, n, r, algos[i]);
         if (t >= 0 && (bt < 0 || t < bt)) { bt = t; best = algos[i]; }
     }
     *us = bt;
     return best;
 }
 
-CONCERTO_API cc_result cc_cluster_coll_us(cc_context* ctx, const cc_cluster_spec* s, cc_coll_kind kind, uint64_t n_bytes,
-                                          cc_group_shape group, cc_coll_algo algo, double* us) {
+CONCERTO_API cc_result cc_coll_us(cc_context* ctx, const cc_link* in, const cc_link* ex, int gpus_per_node,
+                                  cc_coll_kind kind, uint64_t n_bytes, cc_group_shape group, cc_coll_algo algo,
+                                  double* us) {
+    const char* who = "cc_coll_us";
     cc_result rc;
-    int r;
+    int r, flat = algo == CC_ALGO_FLAT;
     double t;
-    if (!us) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_cluster_coll_us: us is NULL");
+    if (!us) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: us is NULL", who);
     *us = 0;
-    if ((rc = cc_cluster_check(ctx, s)) != CC_OK) return rc;
+    if (!in) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: intra is NULL", who);
+    if ((rc = cc__link_check(ctx, who, "intra", in, !flat)) != CC_OK) return rc;
+    if (ex && (rc = cc__link_check(ctx, who, "inter", ex, !flat)) != CC_OK) return rc;
+    if (gpus_per_node < 0)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: gpus_per_node must be >= 0, got %d", who, gpus_per_node);
     if (kind < CC_COLL_ALL_REDUCE || kind > CC_COLL_ALL_TO_ALL)
-        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_cluster_coll_us: kind %d is not a collective", (int)kind);
-    if (algo < CC_ALGO_AUTO || algo > CC_ALGO_HIERARCHICAL)
-        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_cluster_coll_us: algo %d is not an algorithm", (int)algo);
-    if ((rc = cc__cluster_group(ctx, s, group, &r)) != CC_OK) return rc;
-    if ((kind == CC_COLL_SEND || kind == CC_COLL_RECV || kind == CC_COLL_ALL_TO_ALL) && algo != CC_ALGO_AUTO)
-        return CONCERTO__FAIL(ctx, CC_ERR_UNSUPPORTED, "cc_cluster_coll_us: %s has one algorithm: pass CC_ALGO_AUTO, not %s",
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: kind %d is not a collective", who, (int)kind);
+    if (algo < CC_ALGO_AUTO || algo > CC_ALGO_FLAT)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: algo %d is not an algorithm", who, (int)algo);
+    if ((rc = cc__coll_group(ctx, who, gpus_per_node, group, &r)) != CC_OK) return rc;
+    if ((kind == CC_COLL_SEND || kind == CC_COLL_RECV || kind == CC_COLL_ALL_TO_ALL) && algo != CC_ALGO_AUTO && !flat)
+        return CONCERTO__FAIL(ctx, CC_ERR_UNSUPPORTED, "%s: %s has one algorithm: pass CC_ALGO_AUTO, not %s", who,
                               cc__coll_name(kind), cc__algo_name(algo));
+    if (r < group.n_ranks && !ex)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: the group spans %d nodes and inter is NULL", who,
+                              group.n_ranks / r);
+    if (!ex) ex = in;
     if (group.n_ranks == 1) return CC_OK;
-    if (algo == CC_ALGO_AUTO) cc__cluster_best(s, kind, (double)n_bytes, group.n_ranks, r, &t);
-    else t = cc__cluster_algo_us(s, kind, (double)n_bytes, group.n_ranks, r, algo);
+    if (algo == CC_ALGO_AUTO) cc__cluster_best(in, ex, kind, (double)n_bytes, group.n_ranks, r, &t);
+    else t = cc__cluster_algo_us(in, ex, kind, (double)n_bytes, group.n_ranks, r, algo);
     if (t < 0)
         return CONCERTO__FAIL(ctx, CC_ERR_UNSUPPORTED,
-                              "cc_cluster_coll_us: algorithm %s does not apply to %s on %d ranks, %d per node (tree: all_reduce "
+                              "%s: algorithm %s does not apply to %s on %d ranks, %d per node (tree: all_reduce "
                               "only; hierarchical: all_reduce, reduce_scatter, all_gather across nodes with several per node)",
-                              cc__algo_name(algo), cc__coll_name(kind), group.n_ranks, r);
+                              who, cc__algo_name(algo), cc__coll_name(kind), group.n_ranks, r);
     *us = t;
     return CC_OK;
 }
@@ -8680,8 +8762,8 @@ CONCERTO_API cc_coll_algo cc_cluster_coll_algo(const cc_cluster_spec* s, cc_coll
     int r;
     double t;
     if (cc_cluster_check(NULL, s) != CC_OK || kind < CC_COLL_ALL_REDUCE || kind > CC_COLL_ALL_TO_ALL) return CC_ALGO_AUTO;
-    if (cc__cluster_group(NULL, s, group, &r) != CC_OK || group.n_ranks <= 1) return CC_ALGO_AUTO;
-    return cc__cluster_best(s, kind, (double)n_bytes, group.n_ranks, r, &t);
+    if (cc__coll_group(NULL, "", s->gpus_per_node, group, &r) != CC_OK || group.n_ranks <= 1) return CC_ALGO_AUTO;
+    return cc__cluster_best(&s->intra, &s->inter, kind, (double)n_bytes, group.n_ranks, r, &t);
 }
 
 CONCERTO_API double cc_cluster_compute_us(const cc_cluster_spec* s, double flops, double bytes, int half_precision) {
@@ -9122,24 +9204,6 @@ CONCERTO_API cc_result cc_psplib_write(cc_context* ctx, cc_graph* g, const char*
    the result depends on the graph and the desc alone (and, for fusion's
    contiguity, on this rank's buffer addresses). */
 
-/* ---- the alpha-beta cost model of a collective -------------------------*/
-CONCERTO_API double cc_link_time_us(const cc_link* link, cc_coll_kind kind, size_t n_bytes_per_rank, int n_ranks) {
-    double a, b, bytes = (double)n_bytes_per_rank, n = (double)n_ranks;
-    if (!link || n_ranks <= 1) return 0;
-    a = link->alpha_us;
-    b = link->us_per_byte;
-    switch (kind) {
-        case CC_COLL_ALL_REDUCE: return 2.0 * (n - 1) * (a + bytes / n * b);
-        case CC_COLL_REDUCE_SCATTER:
-        case CC_COLL_ALL_GATHER:
-        case CC_COLL_ALL_TO_ALL: return (n - 1) * (a + bytes * b);
-        case CC_COLL_BROADCAST: return (n - 1) * a + bytes * b;
-        case CC_COLL_SEND:
-        case CC_COLL_RECV: return a + bytes * b;
-        default: return 0;
-    }
-}
-
 typedef struct cc__rw_fit {          /* duration = a + b * bytes, per (kind, communicator) */
     cc_coll_kind kind;
     const cc_comm* comm;
@@ -9279,7 +9343,7 @@ static cc_result cc__rw_fit_all(cc__rw* w, const cc_graph* g) {
 static double cc__rw_coll_us(const cc__rw* w, const cc_collective* c, size_t n_elems) {
     double bytes = cc__rw_bytes(c, n_elems), t = 0;
     size_t f;
-    if (w->d.link) t = cc_link_time_us(w->d.link, c->kind, (size_t)bytes, cc_comm_size(c->comm));
+    if (w->d.link) t = cc__link_flat_us(w->d.link, c->kind, (double)(size_t)bytes, cc_comm_size(c->comm));
     else
         for (f = 0; f < w->n_fits; f++)
             if (w->fits[f].kind == c->kind && w->fits[f].comm == c->comm) {
@@ -9527,10 +9591,10 @@ static cc_result cc__rw_start(cc__rw* w, cc_context* ctx, const char* who, cc_gr
     if (w->d.max_chunks < 0 || w->d.max_evaluations < 0)
         return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: max_chunks (%d) and max_evaluations (%d) must be >= 0", who,
                               w->d.max_chunks, w->d.max_evaluations);
-    if (w->d.link && !(w->d.link->alpha_us >= 0 && w->d.link->alpha_us <= 1e12 && w->d.link->us_per_byte >= 0 &&
+    if (w->d.link && !(w->d.link->latency_us >= 0 && w->d.link->latency_us <= 1e12 && w->d.link->us_per_byte >= 0 &&
                        w->d.link->us_per_byte <= 1e12))
-        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: link alpha_us %g and us_per_byte %g must be finite and >= 0", who,
-                              w->d.link->alpha_us, w->d.link->us_per_byte);
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: link latency_us %g and us_per_byte %g must be finite and >= 0", who,
+                              w->d.link->latency_us, w->d.link->us_per_byte);
     cc__rewrite_resolve(&w->d);
     cc__fmt(w->out_name, sizeof w->out_name, "%s(%s)", who + 9, cc_graph_name(g));   /* who without "cc_graph_" */
     if ((rc = cc_graph_validate(g)) != CC_OK) return rc;
@@ -11528,8 +11592,8 @@ static cc_result cc__world_group_coll(cc__world_view* comm, const cc_collective*
             return r;
         }
         if (w->desc.emulate_link)
-            g->deadline_s = t_last + 1e-6 * cc_link_time_us(g->link, mine.kind,
-                                                            mine.n_elems * cc__dtype_size(mine.dtype), g->n);
+            g->deadline_s = t_last + 1e-6 * cc__link_flat_us(g->link, mine.kind,
+                                                             (double)(mine.n_elems * cc__dtype_size(mine.dtype)), g->n);
         deadline = g->deadline_s;
         g->n_done = seq + 1;
         pthread_cond_broadcast(&g->cv);
@@ -11637,8 +11701,8 @@ static cc_result cc__world_p2p(cc__world_view* comm, const cc_collective* c, cha
         if (w->desc.emulate_link) {
             const cc_link* link = cc__world_node_of(w, g->members[src]) == cc__world_node_of(w, g->members[dst])
                                       ? w->desc.intra_node : w->desc.inter_node;
-            ch->deadline_s = t_last + 1e-6 * cc_link_time_us(link, CC_COLL_SEND,
-                                                             c->n_elems * cc__dtype_size(c->dtype), 2);
+            ch->deadline_s = t_last + 1e-6 * cc__link_flat_us(link, CC_COLL_SEND,
+                                                              (double)(c->n_elems * cc__dtype_size(c->dtype)), 2);
         }
         deadline = ch->deadline_s;
         ch->send_posted = ch->recv_posted = 0;
@@ -11808,9 +11872,9 @@ static cc__world_group* cc__world_group_new(cc_world* w, const int* members, int
 
 /* ---- world -----------------------------------------------------------------------*/
 /* The links a world uses when its desc names none. */
-static const cc_link cc__link_intra_default = { 2.0, 1e-5 };    /* 100 GB/s */
+static const cc_link cc__link_intra_default = { 2.0, 1e-5, 0, 0 };    /* 100 GB/s */
 
-static const cc_link cc__link_inter_default = { 10.0, 8e-5 };   /* 12.5 GB/s */
+static const cc_link cc__link_inter_default = { 10.0, 8e-5, 0, 0 };   /* 12.5 GB/s */
 
 CONCERTO_API cc_world_desc cc_world_query_defaults(const cc_world_desc* desc) {
     cc_world_desc d;
@@ -11831,12 +11895,12 @@ static void cc__world_desc_problems(const cc_world_desc* d, char* problems, size
     (cc__append(problems, size, "%s", problems[0] ? "; " : ""), cc__append(problems, size, __VA_ARGS__))
     if (d->n_ranks < 1) CONCERTO__WORLD_PROBLEM("n_ranks must be >= 1, got %d", d->n_ranks);
     if (d->ranks_per_node < 0) CONCERTO__WORLD_PROBLEM("ranks_per_node must be >= 0, got %d", d->ranks_per_node);
-    if (cc__world_bad_double(d->intra_node->alpha_us) || cc__world_bad_double(d->intra_node->us_per_byte))
-        CONCERTO__WORLD_PROBLEM("intra_node must have alpha_us and us_per_byte >= 0 and finite, got %g and %g",
-                                d->intra_node->alpha_us, d->intra_node->us_per_byte);
-    if (cc__world_bad_double(d->inter_node->alpha_us) || cc__world_bad_double(d->inter_node->us_per_byte))
-        CONCERTO__WORLD_PROBLEM("inter_node must have alpha_us and us_per_byte >= 0 and finite, got %g and %g",
-                                d->inter_node->alpha_us, d->inter_node->us_per_byte);
+    if (cc__world_bad_double(d->intra_node->latency_us) || cc__world_bad_double(d->intra_node->us_per_byte))
+        CONCERTO__WORLD_PROBLEM("intra_node must have latency_us and us_per_byte >= 0 and finite, got %g and %g",
+                                d->intra_node->latency_us, d->intra_node->us_per_byte);
+    if (cc__world_bad_double(d->inter_node->latency_us) || cc__world_bad_double(d->inter_node->us_per_byte))
+        CONCERTO__WORLD_PROBLEM("inter_node must have latency_us and us_per_byte >= 0 and finite, got %g and %g",
+                                d->inter_node->latency_us, d->inter_node->us_per_byte);
     if (cc__world_bad_double(d->timeout_s)) CONCERTO__WORLD_PROBLEM("timeout_s must be >= 0 and finite, got %g", d->timeout_s);
 #undef CONCERTO__WORLD_PROBLEM
 }

@@ -19,6 +19,15 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A collective on a cluster spec: the spec checked, then cc_coll_us on its links. */
+static cc_result cluster_coll_us(cc_context* ctx, const cc_cluster_spec* s, cc_coll_kind kind, uint64_t n_bytes,
+                                 cc_group_shape group, cc_coll_algo algo, double* us) {
+    cc_result rc;
+    *us = 0;
+    if ((rc = cc_cluster_check(ctx, s)) != CC_OK) return rc;
+    return cc_coll_us(ctx, &s->intra, &s->inter, s->gpus_per_node, kind, n_bytes, group, algo, us);
+}
+
 /* The model's busbw (GB/s) of kind on n ranks, r a node, nccl-tests size
    `size` bytes, with the algorithm AUTO picks (its name in *algo). */
 static double model_busbw(const cc_cluster_spec* s, cc_coll_kind kind, double size, int n, int r, const char** algo) {
@@ -27,7 +36,7 @@ static double model_busbw(const cc_cluster_spec* s, cc_coll_kind kind, double si
     double us = 0;
     uint64_t bytes = (uint64_t)(kind == CC_COLL_ALL_REDUCE ? size : size / n);   /* n_bytes: a rank's block for RS/AG */
     g.n_ranks = n; g.ranks_per_node = r;
-    if (cc_cluster_coll_us(NULL, s, kind, bytes, g, CC_ALGO_AUTO, &us) != CC_OK) return -1;
+    if (cluster_coll_us(NULL, s, kind, bytes, g, CC_ALGO_AUTO, &us) != CC_OK) return -1;
     if (algo) *algo = names[cc_cluster_coll_algo(s, kind, bytes, g)];
     return cc_busbw_gbps(kind, bytes, n, us);
 }
@@ -121,7 +130,7 @@ static void compare(void) {
             double us = 0;
             uint64_t bytes = (uint64_t)(p->kind == CC_COLL_ALL_REDUCE ? p->size : p->size / n);
             g.n_ranks = n; g.ranks_per_node = 8;
-            cc_cluster_coll_us(NULL, &s, p->kind, bytes, g, CC_ALGO_RING, &us);
+            cluster_coll_us(NULL, &s, p->kind, bytes, g, CC_ALGO_RING, &us);
             bw = cc_busbw_gbps(p->kind, bytes, n, us);
             a = "ring";
         }

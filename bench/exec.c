@@ -252,22 +252,26 @@ static int run_agree(int ranks) {
         cc_world_desc wd = {0};
         cc_world* w;
         cc_context* ctx;
-        cc_link link;
+        cc_link link = { 0 };
+        cc_group_shape grp;
+        double link_us;
         ag_arg a;
         memset(&a, 0, sizeof a);
         a.layers = 12;
         wd.n_ranks = ranks;
         wd.ranks_per_node = ranks;
         wd.emulate_link = 1;
-        link.alpha_us = 20;
+        link.latency_us = 20;
         link.us_per_byte = us_per_kb[k] / 1024.0;
         wd.intra_node = &link;
         if (cc_context_create(NULL, &ctx) != CC_OK || cc_world_create(ctx, &wd, &w) != CC_OK) return 1;
         if (cc_world_run(w, agree_rank, &a) != CC_OK) { fprintf(stderr, "agree run failed: %s\n", cc_world_error(w)); return 1; }
         cc_world_destroy(w);
         cc_context_destroy(ctx);
+        grp.n_ranks = grp.ranks_per_node = ranks;
+        if (cc_coll_us(NULL, &link, NULL, 0, CC_COLL_ALL_REDUCE, 16384 * 4, grp, CC_ALGO_FLAT, &link_us) != CC_OK) return 1;
         printf("| %.0f | %.0f | %.0f | %.0f | %.0f | %.3f | %.0f | %.0f | %.0f | %.3f | %.2fx | %.2fx |\n", us_per_kb[k],
-               cc_link_time_us(&link, CC_COLL_ALL_REDUCE, 16384 * 4, ranks), a.alone[0], a.pred[0], a.meas[0],
+               link_us, a.alone[0], a.pred[0], a.meas[0],
                a.meas[0] / a.pred[0], a.alone[1], a.pred[1], a.meas[1], a.meas[1] / a.pred[1], a.pred[0] / a.pred[1],
                a.meas[0] / a.meas[1]);
     }

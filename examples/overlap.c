@@ -268,7 +268,7 @@ static cc_result rank_main(cc_rank* rank, void* user) {
 int main(int argc, char** argv) {
     shared sh;
     cc_world_desc wd = {0};
-    cc_link intra, inter;
+    cc_link intra = { 0 }, inter = { 0 };
     cc_world* w;
     cc_context* ctx;
     cc_result r;
@@ -297,8 +297,8 @@ int main(int argc, char** argv) {
     wd.n_ranks = sh.ranks;
     wd.ranks_per_node = 2;
     wd.emulate_link = 1;
-    intra.alpha_us = 20; intra.us_per_byte = sh.us_per_kb / 1024.0;
-    inter.alpha_us = 40; inter.us_per_byte = 2 * sh.us_per_kb / 1024.0;
+    intra.latency_us = 20; intra.us_per_byte = sh.us_per_kb / 1024.0;
+    inter.latency_us = 40; inter.us_per_byte = 2 * sh.us_per_kb / 1024.0;
     wd.intra_node = &intra;
     wd.inter_node = &inter;
     if (cc_context_create(NULL, &ctx) != CC_OK) return 1;

@@ -10,6 +10,24 @@
 #include <string.h>
 #include "util.h"
 
+/* A collective on a cluster spec: the spec checked, then cc_coll_us on its links. */
+static cc_result cluster_coll_us(cc_context* ctx, const cc_cluster_spec* s, cc_coll_kind kind, uint64_t n_bytes,
+                                 cc_group_shape group, cc_coll_algo algo, double* us) {
+    cc_result rc;
+    *us = 0;
+    if ((rc = cc_cluster_check(ctx, s)) != CC_OK) return rc;
+    return cc_coll_us(ctx, &s->intra, &s->inter, s->gpus_per_node, kind, n_bytes, group, algo, us);
+}
+
+/* A collective on one link, the flat alpha-beta model (as the emulated link). */
+static double flat_us(const cc_link* link, cc_coll_kind kind, size_t n_bytes, int n_ranks) {
+    cc_group_shape g;
+    double us = -1;
+    g.n_ranks = g.ranks_per_node = n_ranks;
+    if (cc_coll_us(NULL, link, NULL, 0, kind, (uint64_t)n_bytes, g, CC_ALGO_FLAT, &us) != CC_OK) return -1;
+    return us;
+}
+
 #define GIB 1073741824.0
 
 static cc_cluster_spec toy(void) {
@@ -29,7 +47,7 @@ static cc_group_shape grp(int n, int r) { cc_group_shape g; g.n_ranks = n; g.ran
 
 static double coll(const cc_cluster_spec* s, cc_coll_kind kind, double bytes, int n, int r, cc_coll_algo algo) {
     double us = -1;
-    if (cc_cluster_coll_us(NULL, s, kind, (uint64_t)bytes, grp(n, r), algo, &us) != CC_OK) return -1;
+    if (cluster_coll_us(NULL, s, kind, (uint64_t)bytes, grp(n, r), algo, &us) != CC_OK) return -1;
     return us;
 }
 
@@ -45,9 +63,9 @@ static void test_ring_one_node(void) {
     CHECK_NEAR(coll(&s, CC_COLL_BROADCAST, 1e6, 8, 8, CC_ALGO_RING), 17, 1e-9, "broadcast, 8 ranks, 1 MB");
     /* the same ring formula as the alpha-beta cc_link with alpha = li, 1/bi per byte */
     {
-        cc_link l; l.alpha_us = 1; l.us_per_byte = 1e-5;
-        CHECK_NEAR(coll(&s, CC_COLL_ALL_REDUCE, 8e6, 8, 8, CC_ALGO_RING), cc_link_time_us(&l, CC_COLL_ALL_REDUCE, 8000000, 8), 1e-9,
-                   "one node's ring all-reduce agrees with cc_link_time_us on the same link");
+        cc_link l = { 0 }; l.latency_us = 1; l.us_per_byte = 1e-5;
+        CHECK_NEAR(coll(&s, CC_COLL_ALL_REDUCE, 8e6, 8, 8, CC_ALGO_RING), flat_us(&l, CC_COLL_ALL_REDUCE, 8000000, 8), 1e-9,
+                   "one node's ring all-reduce agrees with the flat model on the same link");
     }
 }
 
@@ -62,7 +80,7 @@ static void test_tree(void) {
     CHECK_NEAR(coll(&s, CC_COLL_ALL_REDUCE, 1e6, 8, 1, CC_ALGO_TREE), 230, 1e-9, "tree on 8 nodes x 1, 1 MB");
     /* 5 nodes: depth ceil(log2 5) = 3, same as 8 nodes */
     CHECK_NEAR(coll(&s, CC_COLL_ALL_REDUCE, 1e6, 5, 1, CC_ALGO_TREE), 230, 1e-9, "tree on 5 nodes: depth 3");
-    CHECK_RES(NULL, cc_cluster_coll_us(NULL, &s, CC_COLL_ALL_GATHER, 1000, grp(8, 8), CC_ALGO_TREE, &(double){0}),
+    CHECK_RES(NULL, cluster_coll_us(NULL, &s, CC_COLL_ALL_GATHER, 1000, grp(8, 8), CC_ALGO_TREE, &(double){0}),
               CC_ERR_UNSUPPORTED, "tree for an all-gather is refused");
 }
 
@@ -95,7 +113,7 @@ static void test_across_nodes(void) {
     t = s; t.intra.gbps = 1; t.intra.latency_us = 1000;
     CHECK_NEAR(coll(&t, CC_COLL_ALL_REDUCE, 1e6, 4, 1, CC_ALGO_AUTO), coll(&s, CC_COLL_ALL_REDUCE, 1e6, 4, 1, CC_ALGO_AUTO), 0,
                "one member per node: the intra link does not matter");
-    CHECK_RES(NULL, cc_cluster_coll_us(NULL, &s, CC_COLL_ALL_REDUCE, 1000, grp(4, 1), CC_ALGO_HIERARCHICAL, &(double){0}),
+    CHECK_RES(NULL, cluster_coll_us(NULL, &s, CC_COLL_ALL_REDUCE, 1000, grp(4, 1), CC_ALGO_HIERARCHICAL, &(double){0}),
               CC_ERR_UNSUPPORTED, "hierarchical with one member per node is refused");
     /* all-to-all, 2 x 8, blocks 1e6: le + max(7e6/1e5, 8e6/1e4) = 5 + 800 */
     CHECK_NEAR(coll(&s, CC_COLL_ALL_TO_ALL, 1e6, 16, 8, CC_ALGO_AUTO), 805, 1e-9, "all-to-all, 2 x 8");
@@ -112,7 +130,7 @@ static void test_one_node_never_inter(void) {
             if (coll(&s, kinds[i], 3e6, n, n, CC_ALGO_AUTO) != coll(&t, kinds[i], 3e6, n, n, CC_ALGO_AUTO) ||
                 coll(&s, kinds[i], 3e6, n, n, CC_ALGO_AUTO) <= 0) bad++;
     CHECK_INT(bad, 0, "groups inside one node cost the same whatever the inter link");
-    CHECK_RES(NULL, cc_cluster_coll_us(NULL, &s, CC_COLL_ALL_REDUCE, 1000, grp(8, 8), CC_ALGO_HIERARCHICAL, &(double){0}),
+    CHECK_RES(NULL, cluster_coll_us(NULL, &s, CC_COLL_ALL_REDUCE, 1000, grp(8, 8), CC_ALGO_HIERARCHICAL, &(double){0}),
               CC_ERR_UNSUPPORTED, "hierarchical inside one node is refused");
     /* ranks_per_node 0: packed, min(n, 8): 8 ranks in one node */
     CHECK_NEAR(coll(&s, CC_COLL_ALL_REDUCE, GIB, 8, 0, CC_ALGO_RING), 18804.48192, 1e-6, "ranks_per_node 0 packs 8 ranks in a node");
@@ -123,7 +141,7 @@ static void test_send_recv(void) {
     /* li + S/bi = 1 + 10; le + S/be = 5 + 100 */
     CHECK_NEAR(coll(&s, CC_COLL_SEND, 1e6, 2, 2, CC_ALGO_AUTO), 11, 1e-9, "send inside a node: 1 + 1e6/1e5");
     CHECK_NEAR(coll(&s, CC_COLL_RECV, 1e6, 2, 1, CC_ALGO_AUTO), 105, 1e-9, "recv across nodes: 5 + 1e6/1e4");
-    CHECK_RES(NULL, cc_cluster_coll_us(NULL, &s, CC_COLL_SEND, 1000, grp(2, 2), CC_ALGO_RING, &(double){0}), CC_ERR_UNSUPPORTED,
+    CHECK_RES(NULL, cluster_coll_us(NULL, &s, CC_COLL_SEND, 1000, grp(2, 2), CC_ALGO_RING, &(double){0}), CC_ERR_UNSUPPORTED,
               "send takes AUTO only");
 }
 
@@ -172,7 +190,7 @@ static void test_auto_and_monotonic(void) {
 static void test_n1(void) {
     cc_cluster_spec s = toy();
     double us = -1;
-    CHECK_RES(NULL, cc_cluster_coll_us(NULL, &s, CC_COLL_ALL_REDUCE, (uint64_t)GIB, grp(1, 1), CC_ALGO_AUTO, &us), CC_OK,
+    CHECK_RES(NULL, cluster_coll_us(NULL, &s, CC_COLL_ALL_REDUCE, (uint64_t)GIB, grp(1, 1), CC_ALGO_AUTO, &us), CC_OK,
               "one rank is accepted");
     CHECK_NEAR(us, 0, 0, "one rank costs 0");
     CHECK_NEAR(coll(&s, CC_COLL_ALL_GATHER, GIB, 1, 0, CC_ALGO_RING), 0, 0, "one rank costs 0 (ring, ranks_per_node 0)");
@@ -238,7 +256,7 @@ static void test_bad_specs(void) {
     CHECK_RES(ctx, cc_cluster_check(ctx, &s), CC_ERR_INVALID_ARG, "intra.gbps 0 is refused");
     CHECK_CONTAINS(cc_last_error(ctx), "intra.gbps", "the message names intra.gbps");
     s = toy(); s.inter.gbps = -12.5;
-    CHECK_RES(ctx, cc_cluster_coll_us(ctx, &s, CC_COLL_ALL_REDUCE, 100, grp(16, 8), CC_ALGO_AUTO, &us), CC_ERR_INVALID_ARG,
+    CHECK_RES(ctx, cluster_coll_us(ctx, &s, CC_COLL_ALL_REDUCE, 100, grp(16, 8), CC_ALGO_AUTO, &us), CC_ERR_INVALID_ARG,
               "a negative inter.gbps fails the collective");
     CHECK_CONTAINS(cc_last_error(ctx), "inter.gbps", "the message names inter.gbps");
     CHECK_NEAR(us, 0, 0, "*us is 0 on failure");
@@ -258,13 +276,13 @@ static void test_bad_specs(void) {
     CHECK_RES(ctx, cc_cluster_check(ctx, &s), CC_ERR_INVALID_ARG, "overlap_slowdown below 1 is refused");
     CHECK_CONTAINS(cc_last_error(ctx), "overlap_slowdown", "the message names overlap_slowdown");
     s = toy();
-    CHECK_RES(ctx, cc_cluster_coll_us(ctx, &s, CC_COLL_ALL_REDUCE, 100, grp(8, 3), CC_ALGO_AUTO, &us), CC_ERR_INVALID_ARG,
+    CHECK_RES(ctx, cluster_coll_us(ctx, &s, CC_COLL_ALL_REDUCE, 100, grp(8, 3), CC_ALGO_AUTO, &us), CC_ERR_INVALID_ARG,
               "ranks_per_node not dividing n_ranks is refused");
     CHECK_CONTAINS(cc_last_error(ctx), "ranks_per_node", "the message names ranks_per_node");
-    CHECK_RES(ctx, cc_cluster_coll_us(ctx, &s, CC_COLL_ALL_REDUCE, 100, grp(32, 16), CC_ALGO_AUTO, &us), CC_ERR_INVALID_ARG,
+    CHECK_RES(ctx, cluster_coll_us(ctx, &s, CC_COLL_ALL_REDUCE, 100, grp(32, 16), CC_ALGO_AUTO, &us), CC_ERR_INVALID_ARG,
               "more ranks a node than the node has is refused");
     CHECK_CONTAINS(cc_last_error(ctx), "gpus_per_node 8", "the message says what a node has");
-    CHECK_RES(ctx, cc_cluster_coll_us(ctx, &s, CC_COLL_REDUCE_SCATTER, 100, grp(8, 8), CC_ALGO_TREE, &us), CC_ERR_UNSUPPORTED,
+    CHECK_RES(ctx, cluster_coll_us(ctx, &s, CC_COLL_REDUCE_SCATTER, 100, grp(8, 8), CC_ALGO_TREE, &us), CC_ERR_UNSUPPORTED,
               "tree reduce-scatter is refused");
     CHECK_CONTAINS(cc_last_error(ctx), "tree", "the message names the algorithm");
     CHECK_CONTAINS(cc_last_error(ctx), "reduce_scatter", "and the kind");
@@ -279,6 +297,171 @@ static void test_busbw(void) {
     CHECK_NEAR(cc_busbw_gbps(CC_COLL_SEND, 1000000000u, 2, 1e4), 100, 1e-9, "send busbw = algbw");
 }
 
+/* ---- the one cost model against independent copies of the formulas ---- */
+/* The alpha-beta model on one link, as the emulated link has always charged. */
+static double ref_flat(double a, double b, cc_coll_kind kind, size_t n_bytes_per_rank, int n_ranks) {
+    double bytes = (double)n_bytes_per_rank, n = (double)n_ranks;
+    if (n_ranks <= 1) return 0;
+    switch (kind) {
+        case CC_COLL_ALL_REDUCE: return 2.0 * (n - 1) * (a + bytes / n * b);
+        case CC_COLL_REDUCE_SCATTER:
+        case CC_COLL_ALL_GATHER:
+        case CC_COLL_ALL_TO_ALL: return (n - 1) * (a + bytes * b);
+        case CC_COLL_BROADCAST: return (n - 1) * a + bytes * b;
+        case CC_COLL_SEND:
+        case CC_COLL_RECV: return a + bytes * b;
+        default: return 0;
+    }
+}
+
+/* NCCL's algorithms on a cluster's links given as line rate and efficiency. */
+static double ref_rate(double gbps, double eff) { return gbps * (eff > 0 ? eff : 1.0) * 1e3; }
+static double ref_cluster(const cc_cluster_spec* s, cc_coll_kind kind, double S, int n, int r, cc_coll_algo algo) {
+    int k = n / r;
+    double bi = ref_rate(s->intra.gbps, s->intra.efficiency), be = ref_rate(s->inter.gbps, s->inter.efficiency);
+    double li = s->intra.latency_us, le = s->inter.latency_us;
+    double c, L, nn = (double)n, rr = (double)r, kk = (double)k;
+    switch (kind) {
+        case CC_COLL_SEND:
+        case CC_COLL_RECV:
+            if (algo != CC_ALGO_RING) return -1;
+            return k == 1 ? li + S / bi : le + S / be;
+        case CC_COLL_ALL_TO_ALL: {
+            double t_in = (rr - 1) * S / bi, t_out = (nn - rr) * S / be;
+            if (algo != CC_ALGO_RING) return -1;
+            return (k > 1 ? le : li) + (t_in > t_out ? t_in : t_out);
+        }
+        default: break;
+    }
+    if (algo == CC_ALGO_RING) {
+        if (k == 1) { c = 1.0 / bi; L = li; }
+        else {
+            double a = (rr - 1) / (rr * bi), b = 1.0 / (rr * be);
+            c = a > b ? a : b;
+            L = (kk * le + (nn - kk) * li) / nn;
+        }
+        switch (kind) {
+            case CC_COLL_ALL_REDUCE: return 2 * (nn - 1) * L + 2 * (nn - 1) / nn * S * c;
+            case CC_COLL_REDUCE_SCATTER:
+            case CC_COLL_ALL_GATHER: return (nn - 1) * L + (nn - 1) * S * c;
+            case CC_COLL_BROADCAST: return (nn - 1) * L + S * c;
+            default: return -1;
+        }
+    }
+    if (algo == CC_ALGO_TREE) {
+        double depth = 0, t_in = 0, t_out = 0;
+        if (kind != CC_COLL_ALL_REDUCE) return -1;
+        while ((1 << (int)depth) < k) depth += 1;
+        if (r > 1) t_in = 2 * S / bi;
+        if (k > 1) t_out = (k == 2 ? S : 2 * S) / (rr * be);
+        return 2 * ((rr - 1) * li + depth * le) + (t_in > t_out ? t_in : t_out);
+    }
+    if (algo == CC_ALGO_HIERARCHICAL) {
+        if (k == 1 || r == 1) return -1;
+        switch (kind) {
+            case CC_COLL_ALL_REDUCE:
+                return 2 * ((rr - 1) * li + (rr - 1) / rr * S / bi) + 2 * (kk - 1) * le + 2 * (kk - 1) / kk * (S / rr) / be;
+            case CC_COLL_REDUCE_SCATTER:
+            case CC_COLL_ALL_GATHER:
+                return (rr - 1) * (li + kk * S / bi) + (kk - 1) * (le + S / be);
+            default: return -1;
+        }
+    }
+    return -1;
+}
+
+static unsigned long long bits_state = 88172645463325252ull;
+static unsigned long long bits_next(void) {
+    bits_state ^= bits_state << 13; bits_state ^= bits_state >> 7; bits_state ^= bits_state << 17;
+    return bits_state;
+}
+static double bits_unit(void) { return (double)(bits_next() >> 11) / 9007199254740992.0; }
+
+static void test_bit_identical(void) {
+    static const cc_coll_kind kinds[] = { CC_COLL_ALL_REDUCE, CC_COLL_REDUCE_SCATTER, CC_COLL_ALL_GATHER, CC_COLL_BROADCAST,
+                                          CC_COLL_SEND, CC_COLL_RECV, CC_COLL_ALL_TO_ALL };
+    static const cc_coll_algo algos[] = { CC_ALGO_RING, CC_ALGO_TREE, CC_ALGO_HIERARCHICAL };
+    int i, bad_flat = 0, bad_cluster = 0, n_cluster = 0;
+    for (i = 0; i < 20000; i++) {             /* the emulated link: latency_us, us_per_byte */
+        cc_link l = { 0 };
+        cc_coll_kind kind = kinds[bits_next() % 7];
+        int n = 1 + (int)(bits_next() % 64);
+        size_t bytes = (size_t)(bits_next() % 4000000000ull);
+        double got;
+        l.latency_us = (bits_next() % 4) ? bits_unit() * 1e4 : 0;
+        l.us_per_byte = (bits_next() % 8) ? bits_unit() * 1e-2 : 0;
+        if (kind == CC_COLL_SEND || kind == CC_COLL_RECV) n = 2;
+        got = flat_us(&l, kind, bytes, n);
+        if (got != ref_flat(l.latency_us, l.us_per_byte, kind, bytes, n)) bad_flat++;
+    }
+    CHECK(bad_flat == 0, "cc_coll_us, CC_ALGO_FLAT, is bit-identical to the alpha-beta formulas (%d of 20000 differ)", bad_flat);
+    for (i = 0; i < 20000; i++) {             /* a cluster: latency_us, gbps, efficiency */
+        cc_cluster_spec s = toy();
+        cc_coll_kind kind = kinds[bits_next() % 7];
+        cc_coll_algo algo = algos[bits_next() % 3];
+        int g = 1 + (int)(bits_next() % 8), k = 1 + (int)(bits_next() % 16), r = 1 + (int)(bits_next() % (unsigned)g);
+        uint64_t bytes = bits_next() % 8000000000ull;
+        double got = -1, want;
+        cc_group_shape shape;
+        cc_result rc;
+        s.gpus_per_node = g;
+        s.intra.latency_us = bits_unit() * 10; s.intra.gbps = 1 + bits_unit() * 900;
+        s.intra.efficiency = (bits_next() % 4) ? bits_unit() : 0;
+        s.inter.latency_us = bits_unit() * 20; s.inter.gbps = 1 + bits_unit() * 100;
+        s.inter.efficiency = (bits_next() % 4) ? bits_unit() : 0;
+        if (kind == CC_COLL_SEND || kind == CC_COLL_RECV || kind == CC_COLL_ALL_TO_ALL) algo = CC_ALGO_RING;
+        shape.n_ranks = r * k; shape.ranks_per_node = r;
+        want = shape.n_ranks == 1 ? 0 : ref_cluster(&s, kind, (double)bytes, r * k, r, algo);
+        if (want < 0) continue;
+        n_cluster++;
+        rc = cluster_coll_us(NULL, &s, kind, bytes, shape,
+                                kind == CC_COLL_SEND || kind == CC_COLL_RECV || kind == CC_COLL_ALL_TO_ALL ? CC_ALGO_AUTO : algo,
+                                &got);
+        if (rc != CC_OK || got != want) bad_cluster++;
+        else {
+            rc = cc_coll_us(NULL, &s.intra, &s.inter, s.gpus_per_node, kind, bytes, shape,
+                            kind == CC_COLL_SEND || kind == CC_COLL_RECV || kind == CC_COLL_ALL_TO_ALL ? CC_ALGO_AUTO : algo, &got);
+            if (rc != CC_OK || got != want) bad_cluster++;
+        }
+    }
+    CHECK(n_cluster > 10000, "most random cluster cases apply (%d)", n_cluster);
+    CHECK(bad_cluster == 0, "the cluster's algorithms are bit-identical to their formulas (%d of %d differ)", bad_cluster,
+          n_cluster);
+}
+
+static void test_coll_us_errors(void) {
+    cc_context* ctx = NULL;
+    cc_link in = { 0 }, ex = { 0 };
+    cc_group_shape two_nodes, one_node;
+    double us = -1, want;
+    CHECK(cc_context_create(NULL, &ctx) == CC_OK, "context");
+    two_nodes.n_ranks = 8; two_nodes.ranks_per_node = 4;
+    one_node.n_ranks = 4; one_node.ranks_per_node = 0;
+    in.latency_us = 1; in.gbps = 100;
+    ex.latency_us = 5; ex.us_per_byte = 1e-4;
+    CHECK_RES(ctx, cc_coll_us(ctx, &in, NULL, 0, CC_COLL_ALL_REDUCE, 1000, two_nodes, CC_ALGO_RING, &us), CC_ERR_INVALID_ARG,
+              "a group across nodes needs inter");
+    CHECK_CONTAINS(cc_last_error(ctx), "inter", "the message names inter");
+    CHECK_RES(ctx, cc_coll_us(ctx, &in, NULL, 0, CC_COLL_ALL_REDUCE, 1000, one_node, CC_ALGO_RING, &us), CC_OK,
+              "ranks_per_node 0: one node, inter not needed");
+    CHECK_NEAR(us, 2 * 3 * 1 + 2 * 3.0 / 4 * 1000 / 1e5, 1e-12, "one node's ring on a gbps link");
+    CHECK_RES(ctx, cc_coll_us(ctx, &ex, NULL, 0, CC_COLL_ALL_REDUCE, 1000, one_node, CC_ALGO_FLAT, &us), CC_OK, "flat");
+    want = 2.0 * 3 * (5 + 1000.0 / 4 * 1e-4);
+    CHECK(us == want, "flat on a us_per_byte link: 2(n-1)(a + B/n b)");
+    ex.latency_us = NAN;
+    CHECK_RES(ctx, cc_coll_us(ctx, &in, &ex, 0, CC_COLL_ALL_REDUCE, 1000, two_nodes, CC_ALGO_AUTO, &us), CC_ERR_INVALID_ARG,
+              "a NaN latency is refused");
+    CHECK_CONTAINS(cc_last_error(ctx), "inter.latency_us", "the message names inter.latency_us");
+    CHECK(us == 0, "*us is 0 on failure");
+    in.gbps = 0;
+    CHECK_RES(ctx, cc_coll_us(ctx, &in, NULL, 0, CC_COLL_ALL_REDUCE, 1000, one_node, CC_ALGO_RING, &us), CC_ERR_INVALID_ARG,
+              "NCCL's algorithms need a bandwidth");
+    CHECK_RES(ctx, cc_coll_us(ctx, &in, NULL, 0, CC_COLL_ALL_REDUCE, 1000, one_node, CC_ALGO_FLAT, &us), CC_OK,
+              "a link of zeros is free on the flat model");
+    CHECK(us == 2.0 * 3 * 1, "latency alone");
+    cc_context_destroy(ctx);
+}
+
 int main(void) {
     TH_RUN(test_ring_one_node);
     TH_RUN(test_tree);
@@ -291,5 +474,7 @@ int main(void) {
     TH_RUN(test_presets);
     TH_RUN(test_bad_specs);
     TH_RUN(test_busbw);
+    TH_RUN(test_bit_identical);
+    TH_RUN(test_coll_us_errors);
     return th_done();
 }

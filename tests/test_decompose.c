@@ -237,13 +237,13 @@ static cc_result dec_rank(cc_rank* rank, void* user) {
         cc_rewrite_desc rd = {0};
         cc_rewrite_report rep;
         cc_schedule s, s0;
-        cc_link link;
+        cc_link link = { 0 };
         cc_result r;
         int i, l;
         memset(&s, 0, sizeof s);
         memset(&s0, 0, sizeof s0);
         /* a link whose all-reduce of P on 2 ranks takes 200 us (2 alpha + bytes * us_per_byte) */
-        link.alpha_us = 5; link.us_per_byte = 190.0 / (double)XB;
+        link.latency_us = 5; link.us_per_byte = 190.0 / (double)XB;
         if (v == V_LINK) rd.link = &link;
         init_tp(m0, me);
         init_tp(m1, me);

@@ -853,13 +853,13 @@ static cc_result run_world(cc_context* ctx, const cc_world_desc* wd, cc_result (
 
 static void test_profiled_costs(void) {
     cc_world_desc wd = {0};
-    cc_link slow;
+    cc_link slow = { 0 };
     char err[512];
     cc_context* ctx = NULL;
     costs_arg A;
     cc_result rc;
     memset(&A, 0, sizeof A);
-    slow.alpha_us = 2000;
+    slow.latency_us = 2000;
     slow.us_per_byte = 0;
     wd.n_ranks = 2;
     wd.emulate_link = 1;

@@ -14,6 +14,15 @@
 #include "util.h"
 #include "rewrite_oom.h"
 
+/* A collective on one link, the flat alpha-beta model (as the emulated link). */
+static double flat_us(const cc_link* link, cc_coll_kind kind, size_t n_bytes, int n_ranks) {
+    cc_group_shape g;
+    double us = -1;
+    g.n_ranks = g.ranks_per_node = n_ranks;
+    if (cc_coll_us(NULL, link, NULL, 0, kind, (uint64_t)n_bytes, g, CC_ALGO_FLAT, &us) != CC_OK) return -1;
+    return us;
+}
+
 #define NPIECE 6
 #define MAXRANKS 3
 static const int piece_elems[NPIECE] = { 64, 128, 64, 96, 128, 32 };   /* floats; distinct sizes for the fit */
@@ -156,14 +165,14 @@ static cc_result fuse_rank(cc_rank* rank, void* user) {
         cc_rewrite_desc rd = {0};
         cc_rewrite_report rep;
         cc_schedule s, s0;
-        cc_link link;
+        cc_link link = { 0 };
         cc_result r;
         memset(&s, 0, sizeof s);
         memset(&s0, 0, sizeof s0);
         /* a fixed cost per step below the measured collectives' 200 us, so
            that on 2 and on 3 ranks (2(n-1) steps) any two fused cost less
            than apart */
-        link.alpha_us = 40; link.us_per_byte = 0.001;
+        link.latency_us = 40; link.us_per_byte = 0.001;
         if (v == V_LINK) rd.link = &link;
         if (v == V_BUCKET) rd.max_bucket_bytes = BUCKET_LIMIT;
         r = build_pieces(ctx, &p, jobs, cc_rank_world_comm(rank), v == V_BLOCKER ? L_BLOCKER : L_PLAIN, &g);
@@ -541,19 +550,19 @@ static cc_result link_rank(cc_rank* rank, void* user) {
     cc_graph* g;
     cc_graph* fg = NULL;
     cc_rewrite_desc rd = {0};
-    cc_link link;
+    cc_link link = { 0 };
     int i, me = cc_rank_index(rank);
     memset(c, 0, sizeof c);
     for (i = 0; i < 4; i++) {
         c[i].kind = CC_COLL_ALL_REDUCE; c[i].comm = cc_rank_world_comm(rank); c[i].n = 256;
         c[i].send = c[i].recv = mem[me] + 256 * i;
     }
-    link.alpha_us = 500; link.us_per_byte = 0.002;
+    link.latency_us = 500; link.us_per_byte = 0.002;
     rd.link = &link;
     g = build_colls(ctx, c, 4, 0, CC_STREAM_COMM);
     for (i = 0; g && i < cc_graph_n_ops(g); i++)   /* the durations the link gives (as if profiled) */
         if (cc_op_demand(g, cc_graph_op(g, i), CC_STREAM_COMM) == 1)
-            cc_op_set_duration(g, cc_graph_op(g, i), cc_link_time_us(&link, CC_COLL_ALL_REDUCE, 1024, 2));
+            cc_op_set_duration(g, cc_graph_op(g, i), flat_us(&link, CC_COLL_ALL_REDUCE, 1024, 2));
     if (cc_graph_fuse(ctx, g, &rd, &fg, NULL) == CC_OK) {
         for (i = 0; i < cc_graph_n_ops(fg); i++)
             if (cc_op_demand(fg, cc_graph_op(fg, i), CC_STREAM_COMM) == 1) {
@@ -582,13 +591,13 @@ static void test_link_and_limit(void) {
     double outv[8];
     cc_result rc;
     char err[512];
-    cc_link link;
+    cc_link link = { 0 };
     memset(outv, 0, sizeof outv);
-    link.alpha_us = 500; link.us_per_byte = 0.002;
+    link.latency_us = 500; link.us_per_byte = 0.002;
     tu_run_world(2, link_rank, outv, &rc, err, sizeof err);
     CHECK_RES(NULL, rc, CC_OK, "two ranks (%s)", err);
     CHECK(outv[0] == 1 && outv[4] == 1, "with a link of 500 us latency four all-reduces become one (%g, %g)", outv[0], outv[4]);
-    CHECK_NEAR(outv[1], cc_link_time_us(&link, CC_COLL_ALL_REDUCE, 4096, 2), 1e-3,
+    CHECK_NEAR(outv[1], flat_us(&link, CC_COLL_ALL_REDUCE, 4096, 2), 1e-3,
                "its duration is the link model's for 4096 bytes on 2 ranks");
     CHECK(outv[2] == 2 && outv[6] == 2, "max_bucket_bytes 2048: two buckets of two (%g)", outv[2]);
     CHECK(outv[3] == 4, "max_bucket_bytes below two members: nothing fused (%g)", outv[3]);
@@ -601,7 +610,7 @@ static void test_bad_args(void) {
     cc_graph* fg = (cc_graph*)&fg;
     cc_rewrite_desc rd;
     cc_rewrite_report rep;
-    cc_link bad;
+    cc_link bad = { 0 };
     static float mem[1024];
     int comm;
     gcoll c[2];
@@ -627,11 +636,11 @@ static void test_bad_args(void) {
     rd.max_chunks = -2;
     CHECK_RES(ctx, cc_graph_fuse(ctx, g, &rd, &fg, NULL), CC_ERR_INVALID_ARG, "max_chunks < 0");
     rd = (cc_rewrite_desc){0};
-    bad.alpha_us = NAN; bad.us_per_byte = 0;
+    bad.latency_us = NAN; bad.us_per_byte = 0;
     rd.link = &bad;
     CHECK_RES(ctx, cc_graph_fuse(ctx, g, &rd, &fg, NULL), CC_ERR_INVALID_ARG, "a link with NaN latency");
-    CHECK_CONTAINS(cc_last_error(ctx), "alpha_us", "the message names it");
-    bad.alpha_us = 1; bad.us_per_byte = -1;
+    CHECK_CONTAINS(cc_last_error(ctx), "latency_us", "the message names it");
+    bad.latency_us = 1; bad.us_per_byte = -1;
     CHECK_RES(ctx, cc_graph_fuse(ctx, g, &rd, &fg, NULL), CC_ERR_INVALID_ARG, "a link with negative us_per_byte");
     rd = (cc_rewrite_desc){0};
     rd.sched.method = (cc_sched_method)99;

@@ -55,6 +55,15 @@
 #include "../examples/steps/gpt_step.h"
 #include "peers.h"
 
+/* A collective on a cluster spec: the spec checked, then cc_coll_us on its links. */
+static cc_result cluster_coll_us(cc_context* ctx, const cc_cluster_spec* s, cc_coll_kind kind, uint64_t n_bytes,
+                                 cc_group_shape group, cc_coll_algo algo, double* us) {
+    cc_result rc;
+    *us = 0;
+    if ((rc = cc_cluster_check(ctx, s)) != CC_OK) return rc;
+    return cc_coll_us(ctx, &s->intra, &s->inter, s->gpus_per_node, kind, n_bytes, group, algo, us);
+}
+
 /* ---- options ---------------------------------------------------------------- */
 /* Model presets: GPT-3's sizes (Brown et al. 2020, Table 2.1) with a head
    size of 128 (the 1.3B model with 16 heads, as Megatron-LM's GPT
@@ -334,7 +343,7 @@ static cc_result cost_graph(const planner* P, cc_graph* g, const gpt_op_store* s
         else if (in->coll != CC_COLL_NONE) {
             const cc_collective* co = cc_op_collective(g, op);
             uint64_t bytes = (uint64_t)in->n_elems * (uint64_t)gpt_step_dtype_bytes(co ? co->dtype : P->o.dtype);
-            r = cc_cluster_coll_us(P->ctx, &P->spec, in->coll, bytes, *shape_of(P, in->group), CC_ALGO_AUTO, &us);
+            r = cluster_coll_us(P->ctx, &P->spec, in->coll, bytes, *shape_of(P, in->group), CC_ALGO_AUTO, &us);
             if (in->group == GPT_GROUP_PP && us > p2p) p2p = us;
         } else continue;   /* the other stages: below */
         if (noise > 0) us *= 1.0 + noise * uniform_pm1(seed);
@@ -367,7 +376,7 @@ static cc_result coll_us(const planner* P, const cc_collective* co, double* us) 
     const char* name = cc_comm_name(co->comm);
     int group = !strcmp(name, "tp") ? GPT_GROUP_TP : !strcmp(name, "dp") ? GPT_GROUP_DP : GPT_GROUP_PP;
     uint64_t bytes = (uint64_t)co->n_elems * (uint64_t)gpt_step_dtype_bytes(co->dtype);
-    return cc_cluster_coll_us(P->ctx, &P->spec, co->kind, bytes, *shape_of(P, group), CC_ALGO_AUTO, us);
+    return cluster_coll_us(P->ctx, &P->spec, co->kind, bytes, *shape_of(P, group), CC_ALGO_AUTO, us);
 }
 
 /* A rewritten graph (its collectives resized, its compute cut in chunks):

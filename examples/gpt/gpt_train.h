@@ -270,16 +270,22 @@ static cc_result model_durations(const rank_state* s, cc_graph* g) {
     const options* o = s->o;
     int i, n = cc_graph_n_ops(g);
     cc_link intra, inter;
-    intra.alpha_us = o->link_alpha_us / 2; intra.us_per_byte = o->link_us_per_kib / 4 / 1024.0;
-    inter.alpha_us = o->link_alpha_us; inter.us_per_byte = o->link_us_per_kib / 1024.0;
+    memset(&intra, 0, sizeof intra);
+    memset(&inter, 0, sizeof inter);
+    intra.latency_us = o->link_alpha_us / 2; intra.us_per_byte = o->link_us_per_kib / 4 / 1024.0;
+    inter.latency_us = o->link_alpha_us; inter.us_per_byte = o->link_us_per_kib / 1024.0;
     for (i = 0; i < n; i++) {
         cc_op op = cc_graph_op(g, i);
         int tp = cc_op_demand(g, op, GPT_S_TP);
         double us;
         cc_result r;
-        if (tp || cc_op_demand(g, op, GPT_S_DP))   /* the step's collectives are all-reduces of the region they write */
-            us = cc_link_time_us(tp ? &intra : &inter, CC_COLL_ALL_REDUCE, (size_t)cc_op_bytes(g, op, 1), tp ? s->m.TP : s->m.DP);
-        else us = (double)(cc_op_bytes(g, op, 0) + cc_op_bytes(g, op, 1)) / 1000.0;
+        if (tp || cc_op_demand(g, op, GPT_S_DP)) {   /* the step's collectives are all-reduces of the region they write */
+            int nr = tp ? s->m.TP : s->m.DP;
+            cc_group_shape grp = { nr, nr };
+            if ((r = cc_coll_us(NULL, tp ? &intra : &inter, NULL, 0, CC_COLL_ALL_REDUCE, (uint64_t)cc_op_bytes(g, op, 1), grp,
+                                CC_ALGO_FLAT, &us)) != CC_OK)
+                return r;
+        } else us = (double)(cc_op_bytes(g, op, 0) + cc_op_bytes(g, op, 1)) / 1000.0;
         if ((r = cc_op_set_duration(g, op, us)) != CC_OK) return r;
     }
     return CC_OK;

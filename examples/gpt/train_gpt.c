@@ -265,9 +265,9 @@ static cc_world_desc world_desc(const options* o, cc_link* intra, cc_link* inter
     wd.n_ranks = o->tp * o->dp;
     wd.ranks_per_node = o->tp;
     wd.emulate_link = o->emulate;
-    inter->alpha_us = o->link_alpha_us;
+    inter->latency_us = o->link_alpha_us;
     inter->us_per_byte = o->link_us_per_kib / 1024.0;
-    intra->alpha_us = o->link_alpha_us / 2;
+    intra->latency_us = o->link_alpha_us / 2;
     intra->us_per_byte = o->link_us_per_kib / 4 / 1024.0;
     wd.inter_node = inter;
     wd.intra_node = intra;
@@ -280,7 +280,7 @@ static cc_world_desc world_desc(const options* o, cc_link* intra, cc_link* inter
 int main(int argc, char** argv) {
     shared* sh = NULL;
     cc_world_desc wd;
-    cc_link intra, inter;
+    cc_link intra = { 0 }, inter = { 0 };
     cc_world* world = NULL;
     cc_result r;
     int status = gpt_parse(argc, argv, &cpu_trainer, &sh);   /* the options */
