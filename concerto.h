@@ -8725,7 +8725,7 @@ CONCERTO_API cc_result cc_coll_us(cc_context* ctx, const cc_link* in, const cc_l
                                   double* us) {
     const char* who = "cc_coll_us";
     cc_result rc;
-    int r, flat = algo == CC_ALGO_FLAT;
+    int r = 0, flat = algo == CC_ALGO_FLAT;
     double t;
     if (!us) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: us is NULL", who);
     *us = 0;
