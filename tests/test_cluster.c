@@ -19,15 +19,6 @@ static cc_result cluster_coll_us(cc_context* ctx, const cc_cluster_spec* s, cc_c
     return cc_coll_us(ctx, &s->intra, &s->inter, s->gpus_per_node, kind, n_bytes, group, algo, us);
 }
 
-/* A collective on one link, the flat alpha-beta model (as the emulated link). */
-static double flat_us(const cc_link* link, cc_coll_kind kind, size_t n_bytes, int n_ranks) {
-    cc_group_shape g;
-    double us = -1;
-    g.n_ranks = g.ranks_per_node = n_ranks;
-    if (cc_coll_us(NULL, link, NULL, 0, kind, (uint64_t)n_bytes, g, CC_ALGO_FLAT, &us) != CC_OK) return -1;
-    return us;
-}
-
 #define GIB 1073741824.0
 
 static cc_cluster_spec toy(void) {
@@ -64,7 +55,7 @@ static void test_ring_one_node(void) {
     /* the same ring formula as the alpha-beta cc_link with alpha = li, 1/bi per byte */
     {
         cc_link l = { 0 }; l.latency_us = 1; l.us_per_byte = 1e-5;
-        CHECK_NEAR(coll(&s, CC_COLL_ALL_REDUCE, 8e6, 8, 8, CC_ALGO_RING), flat_us(&l, CC_COLL_ALL_REDUCE, 8000000, 8), 1e-9,
+        CHECK_NEAR(coll(&s, CC_COLL_ALL_REDUCE, 8e6, 8, 8, CC_ALGO_RING), tu_flat_us(&l, CC_COLL_ALL_REDUCE, 8000000, 8), 1e-9,
                    "one node's ring all-reduce agrees with the flat model on the same link");
     }
 }
@@ -391,7 +382,7 @@ static void test_bit_identical(void) {
         l.latency_us = (bits_next() % 4) ? bits_unit() * 1e4 : 0;
         l.us_per_byte = (bits_next() % 8) ? bits_unit() * 1e-2 : 0;
         if (kind == CC_COLL_SEND || kind == CC_COLL_RECV) n = 2;
-        got = flat_us(&l, kind, bytes, n);
+        got = tu_flat_us(&l, kind, bytes, n);
         if (got != ref_flat(l.latency_us, l.us_per_byte, kind, bytes, n)) bad_flat++;
     }
     CHECK(bad_flat == 0, "cc_coll_us, CC_ALGO_FLAT, is bit-identical to the alpha-beta formulas (%d of 20000 differ)", bad_flat);

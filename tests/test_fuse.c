@@ -14,15 +14,6 @@
 #include "util.h"
 #include "rewrite_oom.h"
 
-/* A collective on one link, the flat alpha-beta model (as the emulated link). */
-static double flat_us(const cc_link* link, cc_coll_kind kind, size_t n_bytes, int n_ranks) {
-    cc_group_shape g;
-    double us = -1;
-    g.n_ranks = g.ranks_per_node = n_ranks;
-    if (cc_coll_us(NULL, link, NULL, 0, kind, (uint64_t)n_bytes, g, CC_ALGO_FLAT, &us) != CC_OK) return -1;
-    return us;
-}
-
 #define NPIECE 6
 #define MAXRANKS 3
 static const int piece_elems[NPIECE] = { 64, 128, 64, 96, 128, 32 };   /* floats; distinct sizes for the fit */
@@ -562,7 +553,7 @@ static cc_result link_rank(cc_rank* rank, void* user) {
     g = build_colls(ctx, c, 4, 0, CC_STREAM_COMM);
     for (i = 0; g && i < cc_graph_n_ops(g); i++)   /* the durations the link gives (as if profiled) */
         if (cc_op_demand(g, cc_graph_op(g, i), CC_STREAM_COMM) == 1)
-            cc_op_set_duration(g, cc_graph_op(g, i), flat_us(&link, CC_COLL_ALL_REDUCE, 1024, 2));
+            cc_op_set_duration(g, cc_graph_op(g, i), tu_flat_us(&link, CC_COLL_ALL_REDUCE, 1024, 2));
     if (cc_graph_fuse(ctx, g, &rd, &fg, NULL) == CC_OK) {
         for (i = 0; i < cc_graph_n_ops(fg); i++)
             if (cc_op_demand(fg, cc_graph_op(fg, i), CC_STREAM_COMM) == 1) {
@@ -597,7 +588,7 @@ static void test_link_and_limit(void) {
     tu_run_world(2, link_rank, outv, &rc, err, sizeof err);
     CHECK_RES(NULL, rc, CC_OK, "two ranks (%s)", err);
     CHECK(outv[0] == 1 && outv[4] == 1, "with a link of 500 us latency four all-reduces become one (%g, %g)", outv[0], outv[4]);
-    CHECK_NEAR(outv[1], flat_us(&link, CC_COLL_ALL_REDUCE, 4096, 2), 1e-3,
+    CHECK_NEAR(outv[1], tu_flat_us(&link, CC_COLL_ALL_REDUCE, 4096, 2), 1e-3,
                "its duration is the link model's for 4096 bytes on 2 ranks");
     CHECK(outv[2] == 2 && outv[6] == 2, "max_bucket_bytes 2048: two buckets of two (%g)", outv[2]);
     CHECK(outv[3] == 4, "max_bucket_bytes below two members: nothing fused (%g)", outv[3]);

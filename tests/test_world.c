@@ -14,15 +14,6 @@
 #include <time.h>
 #include "util.h"
 
-/* A collective on one link, the flat alpha-beta model (as the emulated link). */
-static double flat_us(const cc_link* link, cc_coll_kind kind, size_t n_bytes, int n_ranks) {
-    cc_group_shape g;
-    double us = -1;
-    g.n_ranks = g.ranks_per_node = n_ranks;
-    if (cc_coll_us(NULL, link, NULL, 0, kind, (uint64_t)n_bytes, g, CC_ALGO_FLAT, &us) != CC_OK) return -1;
-    return us;
-}
-
 /* The context the worlds of these tests are created in (main makes it). */
 static cc_context* g_ctx;
 
@@ -638,14 +629,14 @@ static void test_link(void) {
     /* the formulas, by hand: B bytes per rank, n ranks */
     link.latency_us = 10;
     link.us_per_byte = 0.5;
-    CHECK_NEAR(flat_us(&link, CC_COLL_ALL_REDUCE, 800, 4), 2.0 * 3 * (10 + 200 * 0.5), 1e-9, "all_reduce: 2(n-1)(a + B/n b)");
-    CHECK_NEAR(flat_us(&link, CC_COLL_REDUCE_SCATTER, 800, 4), 3 * (10 + 800 * 0.5), 1e-9, "reduce_scatter: (n-1)(a + B b)");
-    CHECK_NEAR(flat_us(&link, CC_COLL_ALL_GATHER, 800, 4), 3 * (10 + 800 * 0.5), 1e-9, "all_gather: (n-1)(a + B b)");
-    CHECK_NEAR(flat_us(&link, CC_COLL_BROADCAST, 800, 4), 3 * 10 + 800 * 0.5, 1e-9, "broadcast: (n-1)a + B b");
-    CHECK_NEAR(flat_us(&link, CC_COLL_SEND, 800, 2), 10 + 800 * 0.5, 1e-9, "send: a + B b");
-    CHECK_NEAR(flat_us(&link, CC_COLL_RECV, 800, 2), 10 + 800 * 0.5, 1e-9, "recv: a + B b");
-    CHECK_NEAR(flat_us(&link, CC_COLL_ALL_TO_ALL, 800, 4), 3 * (10 + 800 * 0.5), 1e-9, "all_to_all: (n-1)(a + B b)");
-    CHECK_NEAR(flat_us(&link, CC_COLL_ALL_REDUCE, 800, 1), 0, 0, "one rank: 0");
+    CHECK_NEAR(tu_flat_us(&link, CC_COLL_ALL_REDUCE, 800, 4), 2.0 * 3 * (10 + 200 * 0.5), 1e-9, "all_reduce: 2(n-1)(a + B/n b)");
+    CHECK_NEAR(tu_flat_us(&link, CC_COLL_REDUCE_SCATTER, 800, 4), 3 * (10 + 800 * 0.5), 1e-9, "reduce_scatter: (n-1)(a + B b)");
+    CHECK_NEAR(tu_flat_us(&link, CC_COLL_ALL_GATHER, 800, 4), 3 * (10 + 800 * 0.5), 1e-9, "all_gather: (n-1)(a + B b)");
+    CHECK_NEAR(tu_flat_us(&link, CC_COLL_BROADCAST, 800, 4), 3 * 10 + 800 * 0.5, 1e-9, "broadcast: (n-1)a + B b");
+    CHECK_NEAR(tu_flat_us(&link, CC_COLL_SEND, 800, 2), 10 + 800 * 0.5, 1e-9, "send: a + B b");
+    CHECK_NEAR(tu_flat_us(&link, CC_COLL_RECV, 800, 2), 10 + 800 * 0.5, 1e-9, "recv: a + B b");
+    CHECK_NEAR(tu_flat_us(&link, CC_COLL_ALL_TO_ALL, 800, 4), 3 * (10 + 800 * 0.5), 1e-9, "all_to_all: (n-1)(a + B b)");
+    CHECK_NEAR(tu_flat_us(&link, CC_COLL_ALL_REDUCE, 800, 1), 0, 0, "one rank: 0");
 
     memset(&L, 0, sizeof L);
     d.n_ranks = 4;

@@ -692,3 +692,11 @@ int tu_same_schedule(const cc_schedule* a, const cc_sched_stats* sa, const cc_sc
     }
     return 1;
 }
+
+double tu_flat_us(const cc_link* link, cc_coll_kind kind, size_t n_bytes, int n_ranks) {
+    cc_group_shape g;
+    double us = -1;
+    g.n_ranks = g.ranks_per_node = n_ranks;
+    if (cc_coll_us(NULL, link, NULL, 0, kind, (uint64_t)n_bytes, g, CC_ALGO_FLAT, &us) != CC_OK) return -1;
+    return us;
+}

@@ -45,6 +45,12 @@ const char* tu_data_dir(void);   /* $CONCERTO_DATA or ../shared/data */
 const char* tu_tmp_dir(void);    /* $TEST_TMPDIR or build/tmp (created) */
 /* Reads a whole file (malloc'd, NUL-terminated); NULL if absent. */
 char* tu_read_file(const char* path, size_t* n_bytes);
+
+/* ---- the cost model -------------------------------------------------------
+   A collective of n_bytes on n_ranks over one link by the flat alpha-beta
+   model (CC_ALGO_FLAT, as the emulated link costs it), or -1 where
+   cc_coll_us refuses it. */
+double tu_flat_us(const cc_link* link, cc_coll_kind kind, size_t n_bytes, int n_ranks);
 /* The ub column (best known makespan) of an instance in the text of a
    j{30,60}_bounds.csv, or -1. */
 int tu_bound_ub(const char* csv, const char* instance);
