@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # bench/figures.sh OUT_DIR - the deterministic figures of this checkout, with
 # every measured time removed, so that two commits can be compared with
-# `diff -r A B`: makespans, bounds, proofs and search counts on PSPLIB J30
-# (all 480), a quarter of J60 and an odd-even sample of it; the synthetic
-# steps' makespan ratios; the planner's simulated step times on four layouts;
-# the example trainer's losses in four layouts and both orders (durations
-# from its model, --profile 0, so its predictions are deterministic too).
-# About 3 minutes on 2 cores.
+# `diff -r A B`: the psplib part of bench/run.sh without its times
+# (makespans, bounds, proofs and search counts on PSPLIB J30 and J60, naive
+# and default; J60 also by odd-even windows on a sample), the scale part's
+# makespan ratios (946 to 954,556 ops, and its sweeps of rounds and block
+# sizes), the planner's simulated step times on four layouts, and the
+# example trainer's losses in four layouts and both orders (durations from
+# its model, --profile 0, so its predictions are deterministic too).
+# About 10 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: bench/figures.sh OUT_DIR}
@@ -25,10 +27,15 @@ j60=$(ls "$BUILD"/psplib-data/j60/*.sm)
 # shellcheck disable=SC2086
 "$BUILD/psplib" $j30 | untimed > "$out/j30.txt"
 # shellcheck disable=SC2086
-"$BUILD/psplib" $(echo "$j60" | awk 'NR % 4 == 1') | untimed > "$out/j60-quarter.txt"
+"$BUILD/psplib" --method list --rule lft --sgs serial --improve 0 $j30 | untimed > "$out/j30-naive.txt"
+# shellcheck disable=SC2086
+"$BUILD/psplib" $j60 | untimed > "$out/j60.txt"
+# shellcheck disable=SC2086
+"$BUILD/psplib" --method list --rule lft --sgs serial --improve 0 $j60 | untimed > "$out/j60-naive.txt"
 # shellcheck disable=SC2086
 "$BUILD/psplib" --method oddeven $(echo "$j60" | awk 'NR % 16 == 3') | untimed > "$out/j60-oddeven.txt"
-for layers in 45 455; do for ratio in 1.0 2.0; do "$BUILD/bench_scale" $layers $ratio | untimed; done; done > "$out/scale.txt"
+{ for ratio in 1.0 2.0; do for layers in 45 455 4545 45455; do "$BUILD/bench_scale" $layers $ratio | untimed; done; done
+  for layers in 45 455; do "$BUILD/bench_scale" --sweep $layers 2.0 | awk '{ print $1, $2, $3 }'; done; } > "$out/scale.txt"
 for cfg in "--model gpt-1.3b --tp 8 --dp 4 --nodes 4" \
            "--model gpt-13b --tp 8 --dp 4 --pp 4 --micro-batches 8 --nodes 16" \
            "--model gpt-1.3b --tp 4 --dp 8 --zero 3 --nodes 4" \
