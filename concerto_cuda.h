@@ -15,8 +15,8 @@
    -pedantic clean) or CUDA C++ (nvcc). Link with -lcudart.
 
    RUNNING A STEP ON ONE GPU (one host thread per GPU)
-       cc_cuda_backend_desc bd = cc_cuda_backend_desc_default();   // the current device
-       bd.use_graphs = 1;                                          // optional
+       cc_cuda_backend_desc bd = {0};      // zero: the thread's current device, plain launches
+       bd.use_graphs = 1;                  // optional
        cc_cuda_backend_create(ctx, &bd, &be);
        cc_plan_create(ctx, graph, schedule.order, &plan);
        cc_exec_create(ctx, plan, &be, &exec);
@@ -142,16 +142,12 @@
 extern "C" {
 #endif
 
-/* desc.device: the calling thread's current device (cudaGetDevice). */
-#define CONCERTO_CUDA_CURRENT_DEVICE (-1)
-
 typedef struct cc_cuda_backend_desc {
-    /* CONCERTO_CUDA_CURRENT_DEVICE (-1; what cc_cuda_backend_desc_default
-       and a NULL desc give): the calling thread's current device. d >= 0:
-       device d, made current on the calling thread with cudaSetDevice. A
-       desc zeroed by hand therefore selects device 0: start from
-       cc_cuda_backend_desc_default(). */
-    int device;
+    /* 0: the calling thread's current device (cudaGetDevice). 1: device
+       `device` (>= 0), made current on the calling thread with
+       cudaSetDevice. */
+    int select_device;
+    int device;              /* with select_device 1; 0 otherwise */
     /* 1: capture the first step into a CUDA graph and replay it every step
        (see CUDA GRAPHS above); 0: plain launches. */
     int use_graphs;
@@ -161,11 +157,10 @@ typedef struct cc_cuda_backend_desc {
     double timeout_s;
 } cc_cuda_backend_desc;
 
-/* device CONCERTO_CUDA_CURRENT_DEVICE, every other field zero (its default). */
-CONCERTO_API cc_cuda_backend_desc cc_cuda_backend_desc_default(void);
-/* The desc as cc_cuda_backend_create resolves it (NULL: the default desc):
-   timeout_s 30 where it was 0; device stays CONCERTO_CUDA_CURRENT_DEVICE
-   (resolved by cudaGetDevice when the backend is made). Nothing is checked. */
+/* The desc as cc_cuda_backend_create resolves it (NULL: a zero desc, every
+   default): timeout_s 30 where it was 0; the current device stays
+   select_device 0 (resolved by cudaGetDevice when the backend is made).
+   Nothing is checked. */
 CONCERTO_API cc_cuda_backend_desc cc_cuda_backend_query_defaults(const cc_cuda_backend_desc* desc);
 /* Fills *out ({fns, self}); desc may be NULL. Errors are recorded in ctx,
    which the backend keeps for the messages of its entries; destroy it with
@@ -1056,15 +1051,10 @@ static const cc_backend_fns cc__cuda_backend_fns_table = {
 };
 
 /* ---- public ------------------------------------------------------------------------*/
-CONCERTO_API cc_cuda_backend_desc cc_cuda_backend_desc_default(void) {
-    cc_cuda_backend_desc d;
-    memset(&d, 0, sizeof d);
-    d.device = CONCERTO_CUDA_CURRENT_DEVICE;
-    return d;
-}
-
 CONCERTO_API cc_cuda_backend_desc cc_cuda_backend_query_defaults(const cc_cuda_backend_desc* desc) {
-    cc_cuda_backend_desc d = desc ? *desc : cc_cuda_backend_desc_default();
+    cc_cuda_backend_desc d;
+    if (desc) d = *desc;
+    else memset(&d, 0, sizeof d);
     if (d.timeout_s == 0) d.timeout_s = 30.0;
     return d;
 }
@@ -1080,11 +1070,12 @@ CONCERTO_API cc_result cc_cuda_backend_create(cc_context* ctx, const cc_cuda_bac
     if (!ctx) return CC_ERR_INVALID_ARG;
     if (!out) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_cuda_backend_create: out is NULL");
     memset(out, 0, sizeof *out);
-    if (d.device < CONCERTO_CUDA_CURRENT_DEVICE || (d.use_graphs != 0 && d.use_graphs != 1) || !(d.timeout_s > 0) ||
-        d.timeout_s - d.timeout_s != 0)
-        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_cuda_backend_create: device %d (want -1 for the current one or >= 0), "
-                              "use_graphs %d (want 0 or 1), timeout_s %g (want > 0 and finite, or 0 for 30 s)", d.device,
-                              d.use_graphs, d.timeout_s);
+    if ((d.select_device != 0 && d.select_device != 1) || d.device < 0 || (!d.select_device && d.device != 0))
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_cuda_backend_create: select_device %d, device %d (want select_device 0 "
+                              "and device 0 for the current device, or select_device 1 and device >= 0)", d.select_device, d.device);
+    if ((d.use_graphs != 0 && d.use_graphs != 1) || !(d.timeout_s > 0) || d.timeout_s - d.timeout_s != 0)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_cuda_backend_create: use_graphs %d (want 0 or 1), timeout_s %g "
+                              "(want > 0 and finite, or 0 for 30 s)", d.use_graphs, d.timeout_s);
     be = (cc__cuda_backend*)cc__calloc(ctx, 1, sizeof *be);
     if (!be) return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_cuda_backend_create: out of memory");
     be->ctx = ctx;
@@ -1095,7 +1086,7 @@ CONCERTO_API cc_result cc_cuda_backend_create(cc_context* ctx, const cc_cuda_bac
     be->done.flags = cudaEventDisableTiming;
     cc__fmt(what, sizeof what, "cc_cuda_backend_create");
     call = "cudaSetDevice";
-    e = d.device >= 0 ? cudaSetDevice(d.device) : cudaSuccess;
+    e = d.select_device ? cudaSetDevice(d.device) : cudaSuccess;
     if (e == cudaSuccess) { call = "cudaGetDevice"; e = cudaGetDevice(&be->device); }
     if (e == cudaSuccess) { call = "cudaDeviceGetStreamPriorityRange"; e = cudaDeviceGetStreamPriorityRange(&be->prio_least, &be->prio_greatest); }
     if (e == cudaSuccess) { call = "cudaStreamCreateWithFlags"; e = cudaStreamCreateWithFlags(&be->origin, cudaStreamNonBlocking); }
@@ -1106,7 +1097,7 @@ CONCERTO_API cc_result cc_cuda_backend_create(cc_context* ctx, const cc_cuda_bac
     if (e != cudaSuccess) be->base = NULL;
     if (e != cudaSuccess) {
         cc_result rc;
-        if (d.device >= 0) cc__fmt(what, sizeof what, "cc_cuda_backend_create (device %d)", d.device);
+        if (d.select_device) cc__fmt(what, sizeof what, "cc_cuda_backend_create (device %d)", d.device);
         rc = cc__cuda_fail(be, e, call, what);
         cc__cuda_destroy(be);
         return rc;

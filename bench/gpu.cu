@@ -208,7 +208,7 @@ typedef struct timing {
    0: the table without its timestamp entry), after two warm-up steps; with
    loop, the plain loop after each step. */
 static timing time_plan(cc_plan* pl, const layout* lo, int use_graphs, int timestamps, int loop) {
-    cc_cuda_backend_desc bd = cc_cuda_backend_desc_default();
+    cc_cuda_backend_desc bd = {};
     cc_backend be, run;
     cc_backend_fns fns;
     cc_exec* x;

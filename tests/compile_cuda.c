@@ -112,14 +112,17 @@ static void test_versions(void) {
 }
 
 static void test_cuda_desc(void) {
-    cc_cuda_backend_desc d = cc_cuda_backend_desc_default(), q;
-    CHECK(d.device == CONCERTO_CUDA_CURRENT_DEVICE && d.device == -1, "the default desc means the current device (-1)");
-    CHECK(d.use_graphs == 0 && d.timeout_s == 0, "and plain launches, timeout 0 (its default)");
+    cc_cuda_backend_desc d, q;
+    memset(&d, 0, sizeof d);   /* zero: every default ({0} in C, {} in C++) */
     q = cc_cuda_backend_query_defaults(NULL);
-    CHECK(q.device == -1 && q.use_graphs == 0 && q.timeout_s == 30.0, "query_defaults(NULL): current device, no graphs, 30 s");
-    d.timeout_s = 2.5; d.device = 3; d.use_graphs = 1;
+    CHECK(q.select_device == 0 && q.device == 0 && q.use_graphs == 0 && q.timeout_s == 30.0,
+          "query_defaults(NULL): the current device, no graphs, 30 s");
     q = cc_cuda_backend_query_defaults(&d);
-    CHECK(q.device == 3 && q.use_graphs == 1 && q.timeout_s == 2.5, "query_defaults keeps what was set");
+    CHECK(q.select_device == 0 && q.device == 0 && q.use_graphs == 0 && q.timeout_s == 30.0,
+          "query_defaults of a zero desc: the same as NULL's");
+    d.timeout_s = 2.5; d.select_device = 1; d.device = 3; d.use_graphs = 1;
+    q = cc_cuda_backend_query_defaults(&d);
+    CHECK(q.select_device == 1 && q.device == 3 && q.use_graphs == 1 && q.timeout_s == 2.5, "query_defaults keeps what was set");
 }
 
 static void test_cuda_table(void) {
@@ -143,19 +146,26 @@ static void test_cuda_table(void) {
 static void test_cuda_create(void) {
     counting cnt;
     cc_context* ctx = counted_context(&cnt);
-    cc_cuda_backend_desc d = cc_cuda_backend_desc_default();
+    cc_cuda_backend_desc d;
     cc_backend be;
     cc_result r;
     const char* why = NULL;
     if (!CHECK(ctx != NULL, "a counted context")) return;
+    memset(&d, 0, sizeof d);
     memset(&be, 1, sizeof be);
     d.timeout_s = -1;
     r = cc_cuda_backend_create(ctx, &d, &be);
     CHECK(r == CC_ERR_INVALID_ARG && strstr(cc_last_error(ctx), "timeout_s -1"), "timeout_s -1 is refused: %s", cc_last_error(ctx));
     CHECK(be.fns == NULL && be.self == NULL, "and *out is zero");
-    d = cc_cuda_backend_desc_default(); d.device = -2;
+    memset(&d, 0, sizeof d); d.select_device = 1; d.device = -2;
     CHECK(cc_cuda_backend_create(ctx, &d, &be) == CC_ERR_INVALID_ARG, "device -2 is refused");
-    d = cc_cuda_backend_desc_default(); d.use_graphs = 2;
+    memset(&d, 0, sizeof d); d.device = 1;
+    r = cc_cuda_backend_create(ctx, &d, &be);
+    CHECK(r == CC_ERR_INVALID_ARG && strstr(cc_last_error(ctx), "select_device 0, device 1"),
+          "a device without select_device is refused, not ignored: %s", cc_last_error(ctx));
+    memset(&d, 0, sizeof d); d.select_device = 2;
+    CHECK(cc_cuda_backend_create(ctx, &d, &be) == CC_ERR_INVALID_ARG, "select_device 2 is refused");
+    memset(&d, 0, sizeof d); d.use_graphs = 2;
     CHECK(cc_cuda_backend_create(ctx, &d, &be) == CC_ERR_INVALID_ARG, "use_graphs 2 is refused");
     CHECK(cc_cuda_backend_create(ctx, NULL, NULL) == CC_ERR_INVALID_ARG, "out NULL is refused");
     CHECK(cc_cuda_backend_create(NULL, NULL, &be) == CC_ERR_INVALID_ARG, "ctx NULL is refused");
@@ -166,7 +176,7 @@ static void test_cuda_create(void) {
         CHECK(st == 0 && why && strstr(why, "use_graphs is 0"),
               "plain launches: '%s'", why ? why : "(null)");
         cc_backend_destroy(&be);
-        d = cc_cuda_backend_desc_default(); d.use_graphs = 1; d.device = 0;
+        memset(&d, 0, sizeof d); d.use_graphs = 1; d.select_device = 1; d.device = 0;
         r = cc_cuda_backend_create(ctx, &d, &be);
         why = NULL;
         st = r == CC_OK ? cc_cuda_backend_graph_status(&be, &why) : -1;
@@ -178,7 +188,7 @@ static void test_cuda_create(void) {
         CHECK(strstr(m, "cc_cuda_backend_create: cudaGetDevice failed: ") && strstr(m, "(cudaError"),
               "naming the CUDA call and its error: %s", m);
         CHECK(be.fns == NULL && be.self == NULL, "*out is zero");
-        d = cc_cuda_backend_desc_default(); d.device = 0;
+        memset(&d, 0, sizeof d); d.select_device = 1; d.device = 0;
         r = cc_cuda_backend_create(ctx, &d, &be);
         m = cc_last_error(ctx);
         CHECK(r == CC_ERR_BACKEND && strstr(m, "(device 0): cudaSetDevice failed: "), "device 0: names cudaSetDevice: %s", m);

@@ -256,7 +256,7 @@ typedef struct cuda_rank { cc_context* ctx; cc_comm* comm; cc_backend be; } cuda
 
 static cc_result cuda_rank_open(cuda_rank* cr, int r, int n, int use_graphs, double timeout_s) {
     cc_nccl_desc nd = {0};
-    cc_cuda_backend_desc bd = cc_cuda_backend_desc_default();
+    cc_cuda_backend_desc bd = {0};
     cc_result rc;
     memset(cr, 0, sizeof *cr);
     if ((rc = cc_context_create(NULL, &cr->ctx)) != CC_OK) return rc;
@@ -623,7 +623,7 @@ static cc_result site_rank(int r, int n, void* p) {
     cc_context* ctx = NULL;
     cc_comm* comm = NULL;
     cc_backend be = { NULL, NULL };
-    cc_cuda_backend_desc bd = cc_cuda_backend_desc_default();
+    cc_cuda_backend_desc bd = {0};
     model m;
     float* mem = NULL;
     step_graph sg;
@@ -766,7 +766,7 @@ static void test_graph_fallback(void) {
     cc_plan* plan = NULL;
     cc_exec* x = NULL;
     cc_backend be = { NULL, NULL };
-    cc_cuda_backend_desc bd = cc_cuda_backend_desc_default();
+    cc_cuda_backend_desc bd = {0};
     cc_op_desc d;
     fb_data data;
     const char* why = NULL;

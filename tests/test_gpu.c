@@ -191,7 +191,7 @@ static void test_graphs(void) {
     cc_graph* g;
     cc_plan* plan = NULL;
     cc_backend be;
-    cc_cuda_backend_desc bd = cc_cuda_backend_desc_default();
+    cc_cuda_backend_desc bd = {0};
     cc_exec* x;
     double start[5] = {0, 0, 0, 0, 0}, end[5] = {0, 0, 0, 0, 0};
     const char* why = NULL;
@@ -261,7 +261,7 @@ static void test_two_execs(void) {
     cc_graph* g;
     cc_plan *p1 = NULL, *p2 = NULL;
     cc_backend be;
-    cc_cuda_backend_desc bd = cc_cuda_backend_desc_default();
+    cc_cuda_backend_desc bd = {0};
     cc_exec *x1 = NULL, *x2 = NULL;
     const char* why = NULL;
     int st, right = 0;
@@ -293,7 +293,7 @@ static void test_capture_breaks(void) {
     cc_graph* g;
     cc_plan* plan = NULL;
     cc_backend be;
-    cc_cuda_backend_desc bd = cc_cuda_backend_desc_default();
+    cc_cuda_backend_desc bd = {0};
     cc_exec* x;
     const char* why = NULL;
     int st;
@@ -367,7 +367,7 @@ static void test_timeout(void) {
     cc_graph* g = NULL;
     cc_plan* plan = NULL;
     cc_backend be;
-    cc_cuda_backend_desc bd = cc_cuda_backend_desc_default();
+    cc_cuda_backend_desc bd = {0};
     cc_exec* x = NULL;
     cc_comm* own = NULL;
     cc_op ops[2];

@@ -760,7 +760,7 @@ static void* cuda_rank(void* p) {
     }
     if (rc == CC_OK) {
         cc_nccl_desc nd = {};
-        cc_cuda_backend_desc bd = cc_cuda_backend_desc_default();
+        cc_cuda_backend_desc bd = {};
         nd.name = "world";
         nd.timeout_s = 120;
         bd.use_graphs = o->cuda_graphs;
