@@ -427,7 +427,26 @@ CONCERTO_API cc_result cc_graph_create(cc_context* ctx, const cc_graph_desc* des
 CONCERTO_API void      cc_graph_destroy(cc_graph* graph);
 CONCERTO_API cc_context* cc_graph_context(const cc_graph* graph);
 CONCERTO_API const char* cc_graph_name(const cc_graph* graph);      /* borrowed */
+/* A buffer is bound or transient. A bound buffer (cc_graph_add_buffer) is
+   the caller's memory, alive for the whole step; the library knows its
+   name and size. A transient buffer (cc_graph_add_transient) is memory
+   the library places: it is allocated at the start of the op that first
+   accesses it (which must write it) and freed at the end of the last op
+   that accesses it, so it is alive from the one to the other in any
+   schedule. Its bytes count against cc_sched_desc.memory_cap_bytes, and
+   an executor places it in one arena per rank at an offset its plan fixes
+   (cc_exec_buffer_ptr). Validation adds a dependency from its first
+   writer to every other op that accesses it, and refuses, naming the
+   buffer, one first accessed by a read or never read. Name copied (NULL:
+   "buffer<N>"); a transient buffer must have n_bytes >= 1. */
 CONCERTO_API cc_result cc_graph_add_buffer(cc_graph* graph, const char* name, uint64_t n_bytes, cc_buffer* out);
+CONCERTO_API cc_result cc_graph_add_transient(cc_graph* graph, const char* name, uint64_t n_bytes, cc_buffer* out);
+CONCERTO_API int         cc_graph_n_buffers(const cc_graph* graph);
+CONCERTO_API cc_buffer   cc_graph_buffer(const cc_graph* graph, int index);          /* index 0..n-1 */
+CONCERTO_API int         cc_buffer_index(const cc_graph* graph, cc_buffer buffer);   /* -1 if invalid */
+CONCERTO_API const char* cc_buffer_name(const cc_graph* graph, cc_buffer buffer);    /* borrowed; "" if invalid */
+CONCERTO_API uint64_t    cc_buffer_bytes(const cc_graph* graph, cc_buffer buffer);   /* 0 if invalid */
+CONCERTO_API int         cc_buffer_transient(const cc_graph* graph, cc_buffer buffer); /* 1 transient, 0 bound or invalid */
 /* Program order is the order of cc_graph_add_op calls: region dependencies
    (read-after-write, write-after-read, write-after-write) follow it. */
 CONCERTO_API cc_result cc_graph_add_op(cc_graph* graph, const cc_op_desc* desc, cc_op* out);
@@ -618,6 +637,20 @@ typedef struct cc_sched_desc {
                                  caller's alone; at most 256; one with lp_solve or CONCERTO_NO_RUNTIME */
     int window_ops;           /* odd-even block size b (windows of 2b ops); 0: 8 */
     int rounds;               /* odd-even rounds; 0: 4; < 0: none */
+    /* The most bytes of transient buffers alive at once (a hard limit, held
+       at every instant: a buffer from its allocating op's start to its last
+       user's end); 0: none. Every rank must give the same cap, as it gives
+       the same durations. Under a cap every method keeps only schedules
+       that fit, repairing others by the serial scheme; lp_solve and
+       d.general (no memory resource) do not run, and the stats say so.
+       No schedule found that fits: CC_ERR_INFEASIBLE naming the cap, the
+       smallest peak found and the buffers alive there. */
+    uint64_t memory_cap_bytes;
+    /* Optional: an issue order (every op once, a graph order) the solve
+       starts from: where its schedule fits the cap, the result is no later
+       than it (a falling cap solved from the tightest up keeps step times
+       monotone). */
+    const cc_op* start_order;
     const cc_sched_extension* general;   /* concerto_rcpsp.h's cc_rcpsp_search(): lazy clause generation and
                                  the restarts where a resource is not unary. NULL: neither (restarts and
                                  threads do nothing). Stream graphs (training steps) never use it */
@@ -649,6 +682,11 @@ typedef struct cc_sched_stats {
     double window_gap_max;    /* the largest (end - proven bound) / (end - first start) of an unproven
                                  window that ended normally; 0: none */
     double window_ms_max;     /* the slowest window's solve, ms on the clock of time_limit_s */
+    /* Under memory_cap_bytes: schedules found above the cap and rebuilt by
+       the serial scheme, and the solvers that did not run because they
+       hold no memory resource ("" if none). */
+    int64_t memory_repairs;
+    char memory_note[160];
 } cc_sched_stats;
 
 typedef struct cc_schedule {
@@ -663,6 +701,7 @@ typedef struct cc_schedule {
     double lb_resource_us;    /* max over resources of load / capacity, rounded up
                                  to the common step of the durations */
     int proven_optimal;       /* 1 only when makespan == a proven lower bound */
+    uint64_t peak_bytes;      /* the most bytes of transient buffers alive at once (cc_memory_check) */
 } cc_schedule;
 
 /* The desc as cc_sched_solve resolves it for a graph of n_ops ops (NULL:
@@ -700,6 +739,18 @@ CONCERTO_API cc_result cc_lower_bounds(cc_context* ctx, cc_graph* graph, double*
    makespan_us may be NULL. Cost: O(n log n + n K + dependencies) for n ops
    and K resources. */
 CONCERTO_API cc_result cc_schedule_check(cc_context* ctx, cc_graph* graph, const double* start_us, double* makespan_us);
+
+/* Memory of a timeline of the graph's ops (start_us[i], end_us[i] by op
+   index; end_us NULL: start plus duration): the most bytes of transient
+   buffers alive at once, each from the earliest start to the latest end of
+   the ops that access it (a buffer ending at t and one starting at t are
+   not alive together). *peak_bytes and *at_us (the instant; either may be
+   NULL). With cap_bytes > 0, a peak above it is CC_ERR_INVALID_SCHEDULE,
+   naming the cap, the instant and the buffers alive there. The graph's
+   own check, written apart from the solvers. For an issue order, pass its
+   cc_simulate starts. Cost: O(a + b log b) for a accesses, b buffers. */
+CONCERTO_API cc_result cc_memory_check(cc_context* ctx, cc_graph* graph, const double* start_us, const double* end_us,
+                                       uint64_t cap_bytes, uint64_t* peak_bytes, double* at_us);
 
 /* Stream simulator: issue_order lists every op once; each stream runs its
    ops one after another in that order, each as soon as its dependencies are
@@ -1889,6 +1940,7 @@ struct cc_graph {
     cc__access* acc; size_t n_acc, acc_cap;
     /* buffers */
     uint64_t* buf_bytes; uint32_t* buf_name; int n_buf; size_t buf_cap, buf_name_cap;
+    unsigned char* buf_transient; size_t buf_tr_cap;   /* [n_buf] 1: placed by the library */
     cc__strpool names;          /* of ops, buffers, resources */
     cc_exec_costs costs;        /* cc_graph_set_exec_costs */
     cc__startup* startup;       /* cc_graph_set_coll_startup, [n_startup] */
@@ -1900,6 +1952,13 @@ struct cc_graph {
     int *pred_off, *pred, *succ_off, *succ;
     int* topo;                  /* a topological order */
     size_t n_edges;
+    /* transient buffers after validate: n_mb of them, mb_buf[m] the buffer,
+       mb_alloc[m] its first writer; users (distinct ops, the writer among
+       them) mb_user[mb_user_off[m] ..]; each op's transient buffers
+       op_mb[op_mb_off[i] ..] */
+    int n_mb;
+    int *mb_buf, *mb_alloc, *mb_user_off, *mb_user, *op_mb_off, *op_mb;
+    uint64_t* mb_bytes;
 };
 
 CONCERTO_API cc_graph_desc cc_graph_query_defaults(const cc_graph_desc* desc) {
@@ -1916,6 +1975,11 @@ static void cc__graph_invalidate(cc_graph* g) {
     cc__free(ctx, g->succ_off); cc__free(ctx, g->succ);
     cc__free(ctx, g->topo);
     g->pred_off = g->pred = g->succ_off = g->succ = g->topo = NULL;
+    cc__free(ctx, g->mb_buf); cc__free(ctx, g->mb_alloc); cc__free(ctx, g->mb_user_off); cc__free(ctx, g->mb_user);
+    cc__free(ctx, g->op_mb_off); cc__free(ctx, g->op_mb); cc__free(ctx, g->mb_bytes);
+    g->mb_buf = g->mb_alloc = g->mb_user_off = g->mb_user = g->op_mb_off = g->op_mb = NULL;
+    g->mb_bytes = NULL;
+    g->n_mb = 0;
     g->valid = 0;
 }
 
@@ -1933,7 +1997,7 @@ CONCERTO_API void cc_graph_destroy(cc_graph* g) {
     while (g->n_recs) cc__free(ctx, g->recs[--g->n_recs]);
     cc__free(ctx, g->recs);
     cc__free(ctx, g->e_from); cc__free(ctx, g->e_to); cc__free(ctx, g->acc);
-    cc__free(ctx, g->buf_bytes); cc__free(ctx, g->buf_name); cc__free(ctx, g->names.s);
+    cc__free(ctx, g->buf_bytes); cc__free(ctx, g->buf_name); cc__free(ctx, g->buf_transient); cc__free(ctx, g->names.s);
     cc__free(ctx, g->startup);
     cc__free(ctx, g);
 }
@@ -2161,7 +2225,7 @@ CONCERTO_API uint64_t cc_op_bytes(const cc_graph* g, cc_op op, int writes) {
     return sum;
 }
 
-CONCERTO_API cc_result cc_graph_add_buffer(cc_graph* g, const char* name, uint64_t n_bytes, cc_buffer* out) {
+static cc_result cc__graph_add_buffer(cc_graph* g, const char* name, uint64_t n_bytes, int transient, cc_buffer* out) {
     cc_context* ctx;
     char buf[32];
     uint32_t off;
@@ -2169,15 +2233,57 @@ CONCERTO_API cc_result cc_graph_add_buffer(cc_graph* g, const char* name, uint64
     ctx = g->ctx;
     if (out) { out->id = 0; out->graph = 0; }
     if (!name) { cc__fmt(buf, sizeof buf, "buffer%d", g->n_buf); name = buf; }
+    if (transient && n_bytes == 0)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_graph_add_transient: buffer '%s' has 0 bytes (want >= 1)", name);
     if (!CONCERTO__GROW(ctx, g->buf_bytes, g->buf_cap, (size_t)g->n_buf + 1) ||
         !CONCERTO__GROW(ctx, g->buf_name, g->buf_name_cap, (size_t)g->n_buf + 1) ||
+        !CONCERTO__GROW(ctx, g->buf_transient, g->buf_tr_cap, (size_t)g->n_buf + 1) ||
         !cc__strpool_add(g->ctx, &g->names, name, strlen(name), &off))
         return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "buffer '%s': out of memory", name);
     g->buf_bytes[g->n_buf] = n_bytes;
     g->buf_name[g->n_buf] = off;
+    g->buf_transient[g->n_buf] = (unsigned char)(transient != 0);
     g->n_buf++;
+    if (transient) cc__graph_invalidate(g);
     if (out) { out->id = (uint32_t)g->n_buf; out->graph = g->serial; }
     return CC_OK;
+}
+
+CONCERTO_API cc_result cc_graph_add_buffer(cc_graph* g, const char* name, uint64_t n_bytes, cc_buffer* out) {
+    return cc__graph_add_buffer(g, name, n_bytes, 0, out);
+}
+
+CONCERTO_API cc_result cc_graph_add_transient(cc_graph* g, const char* name, uint64_t n_bytes, cc_buffer* out) {
+    return cc__graph_add_buffer(g, name, n_bytes, 1, out);
+}
+
+CONCERTO_API int cc_graph_n_buffers(const cc_graph* g) { return g ? g->n_buf : 0; }
+
+CONCERTO_API cc_buffer cc_graph_buffer(const cc_graph* g, int index) {
+    cc_buffer b;
+    b.id = 0; b.graph = 0;
+    if (g && index >= 0 && index < g->n_buf) { b.id = (uint32_t)index + 1; b.graph = g->serial; }
+    return b;
+}
+
+CONCERTO_API int cc_buffer_index(const cc_graph* g, cc_buffer b) {
+    if (!g || b.graph != g->serial || b.id < 1 || b.id > (uint32_t)g->n_buf) return -1;
+    return (int)b.id - 1;
+}
+
+CONCERTO_API const char* cc_buffer_name(const cc_graph* g, cc_buffer b) {
+    int i = cc_buffer_index(g, b);
+    return i < 0 ? "" : g->names.s + g->buf_name[i];
+}
+
+CONCERTO_API uint64_t cc_buffer_bytes(const cc_graph* g, cc_buffer b) {
+    int i = cc_buffer_index(g, b);
+    return i < 0 ? 0 : g->buf_bytes[i];
+}
+
+CONCERTO_API int cc_buffer_transient(const cc_graph* g, cc_buffer b) {
+    int i = cc_buffer_index(g, b);
+    return i < 0 ? 0 : g->buf_transient[i];
 }
 
 static int cc__duration_ticks(double us, cc__time* out) {
@@ -2479,6 +2585,97 @@ done:
     return CC_OK;
 }
 
+/* Transient buffers: each one's first writer, its users and each op's
+   transient buffers into the graph (mb_*, op_mb*), and an edge from the
+   first writer to every other user. Refuses, naming the buffer, one whose
+   first access is a read or that no op reads. */
+static cc_result cc__derive_transients(cc_graph* g, cc__edge** edges, size_t* n_edges, size_t* cap_edges) {
+    cc_context* ctx = g->ctx;
+    int* mb_of = NULL;   /* buffer -> its transient index, or -1 */
+    int* last = NULL;    /* per transient: the last op counted as a user */
+    char* read = NULL;
+    size_t a;
+    int b, m, i, nm = 0, nu = 0;
+    cc_result rc = CC_OK;
+    for (b = 0; b < g->n_buf; b++) nm += g->buf_transient[b];
+    if (nm == 0) return CC_OK;
+    mb_of = (int*)cc__alloc(ctx, (size_t)g->n_buf * sizeof(int));
+    last = (int*)cc__alloc(ctx, (size_t)nm * sizeof(int));
+    read = (char*)cc__calloc(ctx, (size_t)nm, 1);
+    g->mb_buf = (int*)cc__alloc(ctx, (size_t)nm * sizeof(int));
+    g->mb_alloc = (int*)cc__alloc(ctx, (size_t)nm * sizeof(int));
+    g->mb_bytes = (uint64_t*)cc__alloc(ctx, (size_t)nm * sizeof(uint64_t));
+    g->mb_user_off = (int*)cc__calloc(ctx, (size_t)nm + 1, sizeof(int));
+    g->op_mb_off = (int*)cc__calloc(ctx, (size_t)g->n + 1, sizeof(int));
+    if (!mb_of || !last || !read || !g->mb_buf || !g->mb_alloc || !g->mb_bytes || !g->mb_user_off || !g->op_mb_off) {
+        rc = CC_ERR_OUT_OF_MEMORY; goto done;
+    }
+    for (b = 0, m = 0; b < g->n_buf; b++) {
+        mb_of[b] = g->buf_transient[b] ? m : -1;
+        if (g->buf_transient[b]) { g->mb_buf[m] = b; g->mb_alloc[m] = -1; g->mb_bytes[m] = g->buf_bytes[b]; last[m] = -1; m++; }
+    }
+    g->n_mb = nm;
+    /* accesses are in program order: the first one of a buffer is its first access */
+    for (a = 0; a < g->n_acc; a++) {
+        const cc__access* x = &g->acc[a];
+        if ((m = mb_of[x->buffer]) < 0) continue;
+        if (g->mb_alloc[m] < 0) {
+            if (!x->is_write)
+                { rc = CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "transient buffer '%s' is read by op '%s' before any op writes it",
+                                      g->names.s + g->buf_name[x->buffer], cc__name(g, (int)x->op)); goto done; }
+            g->mb_alloc[m] = (int)x->op;
+        }
+        if (!x->is_write) read[m] = 1;
+        if (last[m] != (int)x->op) {   /* an op's accesses are consecutive */
+            last[m] = (int)x->op;
+            g->mb_user_off[m + 1]++;
+            g->op_mb_off[x->op + 1]++;
+            nu++;
+        }
+    }
+    for (m = 0; m < nm; m++)
+        if (!read[m]) {
+            rc = CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, g->mb_alloc[m] < 0 ? "transient buffer '%s' is accessed by no op"
+                                : "transient buffer '%s' is written but no op reads it", g->names.s + g->buf_name[g->mb_buf[m]]);
+            goto done;
+        }
+    for (m = 0; m < nm; m++) g->mb_user_off[m + 1] += g->mb_user_off[m];
+    for (i = 0; i < g->n; i++) g->op_mb_off[i + 1] += g->op_mb_off[i];
+    g->mb_user = (int*)cc__alloc(ctx, ((size_t)nu + 1) * sizeof(int));
+    g->op_mb = (int*)cc__alloc(ctx, ((size_t)nu + 1) * sizeof(int));
+    if (!g->mb_user || !g->op_mb) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
+    for (m = 0; m < nm; m++) last[m] = 0;   /* reused: users filled per buffer */
+    for (a = 0; a < g->n_acc; a++) {        /* users in program order (an op's accesses are consecutive) */
+        const cc__access* x = &g->acc[a];
+        int* fu;
+        if ((m = mb_of[x->buffer]) < 0) continue;
+        fu = &last[m];
+        if (*fu > 0 && g->mb_user[g->mb_user_off[m] + *fu - 1] == (int)x->op) continue;
+        g->mb_user[g->mb_user_off[m] + (*fu)++] = (int)x->op;
+    }
+    {
+        int* fill = (int*)cc__calloc(ctx, (size_t)g->n + 1, sizeof(int));
+        if (!fill) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
+        for (m = 0; m < nm; m++) {
+            int k;
+            for (k = g->mb_user_off[m]; k < g->mb_user_off[m + 1]; k++) {
+                int u = g->mb_user[k];
+                g->op_mb[g->op_mb_off[u] + fill[u]++] = m;
+                if (u == g->mb_alloc[m]) continue;
+                if (!CONCERTO__GROW(ctx, *edges, *cap_edges, *n_edges + 1)) { cc__free(ctx, fill); rc = CC_ERR_OUT_OF_MEMORY; goto done; }
+                (*edges)[*n_edges].from = g->mb_alloc[m];
+                (*edges)[*n_edges].to = u;
+                (*n_edges)++;
+            }
+        }
+        cc__free(ctx, fill);
+    }
+done:
+    cc__free(ctx, mb_of); cc__free(ctx, last); cc__free(ctx, read);
+    if (rc == CC_ERR_OUT_OF_MEMORY) return CONCERTO__FAIL(ctx, rc, "cc_graph_validate: out of memory");
+    return rc;
+}
+
 static cc_result cc__report_cycle(cc_graph* g, const int* indeg) {
     /* every op left with indeg > 0 has a predecessor also left: walk back */
     cc_context* ctx = g->ctx;
@@ -2546,6 +2743,11 @@ CONCERTO_API cc_result cc_graph_validate(cc_graph* g) {
         n_edges++;
     }
     if ((rc = cc__derive_region_edges(g, &edges, &n_edges, &cap_edges)) != CC_OK) { cc__free(ctx, edges); return rc; }
+    if ((rc = cc__derive_transients(g, &edges, &n_edges, &cap_edges)) != CC_OK) {
+        cc__free(ctx, edges);
+        cc__graph_invalidate(g);
+        return rc;
+    }
     qsort(edges, n_edges, sizeof *edges, cc__edge_cmp);
     for (e = 0, m = 0; e < n_edges; e++)
         if (m == 0 || edges[e].from != edges[m - 1].from || edges[e].to != edges[m - 1].to) edges[m++] = edges[e];
@@ -2615,6 +2817,13 @@ typedef struct cc__prob {
     const cc__time* wait_of;    /* and wait (a step replayed from its timeline) */
     double slow[2];             /* overlap slowdowns by class: [0] compute, [1] communication (1: none) */
     const int* coll_of;         /* [n] >= 0: a communication job (with slow[]), or NULL */
+    /* memory (a whole graph's problem alone; mem_cap 0: none): n_mb
+       transient buffers, each held from its allocating job's start to its
+       users' last end (the graph's mb_* and op_mb*) */
+    uint64_t mem_cap;
+    int n_mb;
+    const uint64_t* mb_bytes;
+    const int *mb_alloc, *mb_user_off, *mb_user, *op_mb_off, *op_mb;
 } cc__prob;
 
 /* The problem of a whole validated graph (borrows the graph's arrays). */
@@ -2633,6 +2842,41 @@ static void cc__prob_of_graph(const cc_graph* g, cc__prob* p) {
     p->slow[0] = g->costs.compute_overlap > 1 ? g->costs.compute_overlap : 1;
     p->slow[1] = g->costs.comm_overlap > 1 ? g->costs.comm_overlap : 1;
     p->coll_of = g->coll_of;
+    p->n_mb = g->n_mb; p->mb_bytes = g->mb_bytes; p->mb_alloc = g->mb_alloc;
+    p->mb_user_off = g->mb_user_off; p->mb_user = g->mb_user; p->op_mb_off = g->op_mb_off; p->op_mb = g->op_mb;
+}
+
+/* The peak of the transient buffers of starts s (each from its allocating
+   job's start to its users' last end), the instant *at (may be NULL).
+   ev: scratch of 2 n_mb entries. */
+typedef struct cc__mev { cc__time t; int64_t d; } cc__mev;
+
+static int cc__mev_cmp(const void* a, const void* b) {
+    const cc__mev* x = (const cc__mev*)a;
+    const cc__mev* y = (const cc__mev*)b;
+    if (x->t != y->t) return x->t < y->t ? -1 : 1;
+    return (x->d > y->d) - (x->d < y->d);   /* frees first at equal times */
+}
+
+static uint64_t cc__mem_peak(const cc__prob* p, const cc__time* s, cc__mev* ev, cc__time* at) {
+    int m, k, ne = 0;
+    int64_t cur = 0, best = 0;
+    if (at) *at = 0;
+    for (m = 0; m < p->n_mb; m++) {
+        cc__time e = 0;
+        for (k = p->mb_user_off[m]; k < p->mb_user_off[m + 1]; k++) {
+            int u = p->mb_user[k];
+            if (s[u] + p->dur[u] > e) e = s[u] + p->dur[u];
+        }
+        ev[ne].t = s[p->mb_alloc[m]]; ev[ne].d = (int64_t)p->mb_bytes[m]; ne++;
+        ev[ne].t = e > s[p->mb_alloc[m]] ? e : s[p->mb_alloc[m]] + 1; ev[ne].d = -(int64_t)p->mb_bytes[m]; ne++;
+    }
+    qsort(ev, (size_t)ne, sizeof *ev, cc__mev_cmp);
+    for (k = 0; k < ne; k++) {
+        cur += ev[k].d;
+        if (cur > best) { best = cur; if (at) *at = ev[k].t; }
+    }
+    return (uint64_t)best;
 }
 
 /* The earliest start of job i after its predecessors, which start at
@@ -2890,6 +3134,12 @@ typedef struct cc__profile {
     int g_packed;
     uint64_t *g_cell, *g_pdem, *g_proom;
     size_t g_du_cap, g_su_cap, g_use_cap, g_off_cap, g_res_cap, g_room_cap, g_cell_cap, g_pdem_cap, g_proom_cap;
+    /* memory under a cap (the serial SGS): allocations and frees so far,
+       by time (frees first at equal times); per transient buffer its users
+       placed and their last end */
+    cc__mev* m_ev; int m_ne;
+    int* m_cnt; cc__time* m_end;
+    size_t m_ev_cap, m_cnt_cap, m_end_cap;
 } cc__profile;
 
 static void cc__profile_free(cc_context* ctx, cc__profile* pr) {
@@ -2897,6 +3147,7 @@ static void cc__profile_free(cc_context* ctx, cc__profile* pr) {
     cc__free(ctx, pr->g_du); cc__free(ctx, pr->g_su); cc__free(ctx, pr->g_use);
     cc__free(ctx, pr->g_off); cc__free(ctx, pr->g_res); cc__free(ctx, pr->g_room);
     cc__free(ctx, pr->g_cell); cc__free(ctx, pr->g_pdem); cc__free(ctx, pr->g_proom);
+    cc__free(ctx, pr->m_ev); cc__free(ctx, pr->m_cnt); cc__free(ctx, pr->m_end);
     memset(pr, 0, sizeof *pr);
 }
 
@@ -3169,16 +3420,171 @@ static cc__time cc__ssgs_packed(const cc__prob* p, const int* list, cc__time* st
 /* Serial SGS: jobs in list order (precedence-feasible), each at the earliest
    precedence- and resource-feasible time. Returns the makespan, or -1 when a
    deadline cannot be met, -2 when out of memory. */
+/* Memory in the serial SGS (p->mem_cap > 0). A buffer is held from its
+   allocating job's start; until its last user is placed it is held for
+   ever, then to that user's end. So the use after any instant t is known
+   to be at most what the events say, and a job that allocates `need`
+   bytes fits at t exactly when the use never exceeds cap - need from t
+   on: a set [t_m, infinity), found by one scan from the end. */
+static int cc__mem_begin(cc_context* ctx, cc__profile* pr, const cc__prob* p) {
+    if (!CONCERTO__GROW(ctx, pr->m_ev, pr->m_ev_cap, 2 * (size_t)p->n_mb + 1) ||
+        !CONCERTO__GROW(ctx, pr->m_cnt, pr->m_cnt_cap, (size_t)p->n_mb + 1) ||
+        !CONCERTO__GROW(ctx, pr->m_end, pr->m_end_cap, (size_t)p->n_mb + 1))
+        return 0;
+    pr->m_ne = 0;
+    memset(pr->m_cnt, 0, (size_t)p->n_mb * sizeof(int));
+    memset(pr->m_end, 0, (size_t)p->n_mb * sizeof(cc__time));
+    return 1;
+}
+
+static void cc__mem_event(cc__profile* pr, cc__time t, int64_t d) {
+    int i = pr->m_ne;
+    cc__mev x;
+    x.t = t; x.d = d;
+    while (i > 0 && cc__mev_cmp(&pr->m_ev[i - 1], &x) > 0) { pr->m_ev[i] = pr->m_ev[i - 1]; i--; }
+    pr->m_ev[i] = x;
+    pr->m_ne++;
+}
+
+/* The earliest t from which `need` more bytes fit for ever; TIME_MAX: never. */
+static cc__time cc__mem_earliest(const cc__profile* pr, uint64_t cap, uint64_t need) {
+    int64_t total = 0, room = (int64_t)cap - (int64_t)need;
+    int i;
+    if (need > cap) return CONCERTO__TIME_MAX;
+    for (i = 0; i < pr->m_ne; i++) total += pr->m_ev[i].d;
+    if (total > room) return CONCERTO__TIME_MAX;
+    /* backwards: the use on [t_i, t_{i+1}) is the sum of events 0..i */
+    for (i = pr->m_ne - 1; i >= 0; i--) {
+        cc__time next = pr->m_ev[i + 1 < pr->m_ne ? i + 1 : i].t;
+        if (i + 1 < pr->m_ne && next == pr->m_ev[i].t) { total -= pr->m_ev[i].d; continue; }   /* an empty segment */
+        if (total > room) return i + 1 < pr->m_ne ? next : CONCERTO__TIME_MAX;
+        total -= pr->m_ev[i].d;
+    }
+    return 0;
+}
+
+/* Job i placed at s: its allocations, and the frees of the buffers whose
+   last user it is. */
+static void cc__mem_place(cc__profile* pr, const cc__prob* p, const cc__time* start, int i, cc__time s) {
+    int k;
+    for (k = p->op_mb_off[i]; k < p->op_mb_off[i + 1]; k++) {
+        int m = p->op_mb[k];
+        cc__time e = s + p->dur[i];
+        if (p->mb_alloc[m] == i) cc__mem_event(pr, s, (int64_t)p->mb_bytes[m]);
+        if (e > pr->m_end[m]) pr->m_end[m] = e;
+        if (++pr->m_cnt[m] == p->mb_user_off[m + 1] - p->mb_user_off[m]) {
+            cc__time a = start[p->mb_alloc[m]];
+            cc__mem_event(pr, pr->m_end[m] > a ? pr->m_end[m] : a + 1, -(int64_t)p->mb_bytes[m]);
+        }
+    }
+}
+
+/* The bytes job i allocates. */
+static uint64_t cc__mem_need(const cc__prob* p, int i) {
+    uint64_t need = 0;
+    int k;
+    for (k = p->op_mb_off[i]; k < p->op_mb_off[i + 1]; k++)
+        if (p->mb_alloc[p->op_mb[k]] == i) need += p->mb_bytes[p->op_mb[k]];
+    return need;
+}
+
+/* The serial SGS under a memory cap. The next job is the first of the
+   list whose predecessors are placed and whose allocation fits for ever
+   after some instant (the use held now plus its bytes within the cap):
+   a list that would deadlock the memory defers such a job until the
+   frees it waits for are placed. The list itself wherever it fits (so
+   program order fits wherever running the ops one by one does). -1 when
+   no job can go on. */
+static int64_t cc__mem_held(const cc__profile* pr) {
+    int64_t total = 0;
+    int i;
+    for (i = 0; i < pr->m_ne; i++) total += pr->m_ev[i].d;
+    return total;
+}
+
+/* Whether placing job j (allocating need) leaves a way on: after it, some
+   job whose predecessors are placed fits the bytes held (or none is left).
+   One step of lookahead: a list that allocates every prefetch first would
+   otherwise fill the cap with buffers whose users cannot start. */
+static int cc__mem_safe(const cc__prob* p, const cc__profile* pr, const int* list, int head, const char* done, const int* left,
+                        int j, uint64_t need) {
+    int64_t held = cc__mem_held(pr) + (int64_t)need;
+    int k, pos, any = 0;
+    for (k = p->op_mb_off[j]; k < p->op_mb_off[j + 1]; k++) {   /* what j frees as the last user */
+        int m = p->op_mb[k];
+        if (pr->m_cnt[m] + 1 == p->mb_user_off[m + 1] - p->mb_user_off[m]) held -= (int64_t)p->mb_bytes[m];
+    }
+    for (pos = head; pos < p->n; pos++) {
+        int x = list[pos], e, ready = 1;
+        if (done[x] || x == j) continue;
+        any = 1;
+        if (left[x] > 0) {   /* ready once j is placed? */
+            int l = left[x];
+            for (e = p->pred_off[x]; e < p->pred_off[x + 1]; e++) if (p->pred[e] == j) l--;
+            ready = l == 0;
+        }
+        if (ready && held + (int64_t)cc__mem_need(p, x) <= (int64_t)p->mem_cap) return 1;
+    }
+    return !any;
+}
+
+static cc__time cc__ssgs_mem(cc_context* ctx, const cc__prob* p, const int* list, cc__time* start, cc__profile* pr) {
+    int n = p->n, head = 0, t, pos, e;
+    uint64_t need, max_need = 0;
+    cc__time mk = 0;
+    int* left = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int));
+    char* done = (char*)cc__calloc(ctx, (size_t)n + 1, 1);
+    if (!left || !done || !cc__mem_begin(ctx, pr, p)) { mk = -2; goto out; }
+    for (t = 0; t < n; t++) left[t] = p->pred_off[t + 1] - p->pred_off[t];
+    for (t = 0; t < n; t++) if ((need = cc__mem_need(p, t)) > max_need) max_need = need;
+    for (t = 0; t < n; t++) {
+        int i = -1, fallback = -1;
+        cc__time est, s, tm = 0, tm_fb = 0;
+        for (pos = head; pos < n; pos++) {
+            int j = list[pos];
+            cc__time tj = 0;
+            if (done[j] || left[j] > 0) continue;
+            need = cc__mem_need(p, j);
+            if (need > 0 && (tj = cc__mem_earliest(pr, p->mem_cap, need)) == CONCERTO__TIME_MAX) continue;
+            if (need > 0 && cc__mem_held(pr) + need + max_need > p->mem_cap && !cc__mem_safe(p, pr, list, head, done, left, j, need)) {
+                if (fallback < 0) { fallback = j; tm_fb = tj; }
+                continue;
+            }
+            i = j; tm = tj;
+            break;
+        }
+        if (i < 0) { i = fallback; tm = tm_fb; }
+        if (i < 0) { mk = -1; goto out; }
+        est = cc__prob_est(p, i, start);
+        if (tm > est) est = tm;
+        s = cc__profile_earliest(pr, est, p->dur[i], p->dem + (size_t)i * p->k);
+        if (s == CONCERTO__TIME_MAX || (p->deadline && s + p->dur[i] > p->deadline[i])) { mk = -1; goto out; }
+        start[i] = s;
+        if (!cc__profile_add(ctx, pr, s, s + p->dur[i], p->dem + (size_t)i * p->k, 1)) { mk = -2; goto out; }
+        cc__mem_place(pr, p, start, i, s);
+        if (s + p->dur[i] > mk) mk = s + p->dur[i];
+        done[i] = 1;
+        for (e = p->succ_off[i]; e < p->succ_off[i + 1]; e++) left[p->succ[e]]--;
+        while (head < n && done[list[head]]) head++;
+    }
+out:
+    cc__free(ctx, left); cc__free(ctx, done);
+    return mk;
+}
+
 static cc__time cc__ssgs(cc_context* ctx, const cc__prob* p, const int* list, cc__time* start, cc__profile* pr) {
     cc__time mk = 0;
-    int t = cc__grid_ready(ctx, pr, p);
+    int mem = p->mem_cap > 0 && p->n_mb > 0;
+    int t = mem ? 0 : cc__grid_ready(ctx, pr, p);
     if (t == -2) return -2;
     if (t == 1 && (mk = pr->g_packed ? cc__ssgs_packed(p, list, start, pr) : cc__ssgs_grid(p, list, start, pr)) != -3) return mk;
     mk = 0;
     if (!cc__profile_init(ctx, pr, p)) return -2;
+    if (mem) return cc__ssgs_mem(ctx, p, list, start, pr);
     for (t = 0; t < p->n; t++) {
         int i = list[t];
-        cc__time s = cc__profile_earliest(pr, cc__prob_est(p, i, start), p->dur[i], p->dem + (size_t)i * p->k);
+        cc__time est = cc__prob_est(p, i, start), s;
+        s = cc__profile_earliest(pr, est, p->dur[i], p->dem + (size_t)i * p->k);
         if (s == CONCERTO__TIME_MAX || (p->deadline && s + p->dur[i] > p->deadline[i])) return -1;
         start[i] = s;
         if (!cc__profile_add(ctx, pr, s, s + p->dur[i], p->dem + (size_t)i * p->k, 1)) return -2;
@@ -3600,6 +4006,14 @@ typedef struct cc__heur {
     int *ord, *cnt, *bk;        /* cc__sort_jobs_count: the tie orders (ascending, then descending), scratch */
     int ord_ok;                 /* ord is set */
     const int* cancel;          /* set from another thread: stop here (a restart the merge drops) */
+    /* under a memory cap (p->mem_cap): scratch for the peak and the repair,
+       and the schedule of the smallest peak seen while none fitted */
+    cc__mev* mev;
+    cc__time *rep, *mem_min;
+    int* rlist;
+    uint64_t mem_min_peak;      /* UINT64_MAX: none seen */
+    int64_t mem_repairs;        /* schedules above the cap rebuilt by the serial scheme */
+    int oom;                    /* a repair ran out of memory */
 } cc__heur;
 
 /* Relaxed atomics for the restarts' flags (concerto_rcpsp.h's cc__solve_restarts) */
@@ -3619,6 +4033,7 @@ static void cc__heur_free(cc__heur* h) {
     cc__free(ctx, h->list); cc__free(ctx, h->pos); cc__free(ctx, h->scratch); cc__free(ctx, h->tk);
     cc__free(ctx, h->cur); cc__free(ctx, h->tmp); cc__free(ctx, h->fin); cc__free(ctx, h->best);
     cc__free(ctx, h->ord); cc__free(ctx, h->cnt); cc__free(ctx, h->bk);
+    cc__free(ctx, h->mev); cc__free(ctx, h->rep); cc__free(ctx, h->mem_min); cc__free(ctx, h->rlist);
 }
 
 static int cc__heur_init(cc_context* ctx, cc__heur* h, const cc__prob* p, const int* rank) {
@@ -3628,6 +4043,8 @@ static int cc__heur_init(cc_context* ctx, cc__heur* h, const cc__prob* p, const 
     h->rev = *p;
     h->rev.succ_off = p->pred_off; h->rev.succ = p->pred;
     h->rev.pred_off = p->succ_off; h->rev.pred = p->succ;
+    h->rev.mem_cap = 0;   /* the backward pass only orders; the forward pass holds the cap */
+    h->mem_min_peak = UINT64_MAX;
     (void)cc__prob_shape(p, NULL, &h->unary);
     h->best_mk = CONCERTO__TIME_MAX;
     h->list = (int*)cc__alloc(ctx, n1 * sizeof(int));
@@ -3643,6 +4060,13 @@ static int cc__heur_init(cc_context* ctx, cc__heur* h, const cc__prob* p, const 
     h->bk = (int*)cc__alloc(ctx, n1 * sizeof(int));
     if (!h->list || !h->pos || !h->scratch || !h->tk || !h->cur || !h->tmp || !h->fin || !h->best || !h->ord || !h->cnt || !h->bk)
         return 0;
+    if (p->mem_cap > 0 && p->n_mb > 0) {
+        h->mev = (cc__mev*)cc__alloc(ctx, (2 * (size_t)p->n_mb + 1) * sizeof(cc__mev));
+        h->rep = (cc__time*)cc__alloc(ctx, n1 * sizeof(cc__time));
+        h->mem_min = (cc__time*)cc__alloc(ctx, n1 * sizeof(cc__time));
+        h->rlist = (int*)cc__alloc(ctx, n1 * sizeof(int));
+        if (!h->mev || !h->rep || !h->mem_min || !h->rlist) return 0;
+    }
     return 1;
 }
 
@@ -3668,11 +4092,38 @@ static void cc__heur_sort(cc__heur* h, const cc__prob* p, const cc__time* t, int
         cc__sort_jobs(p, t, h->rank, desc, h->tk, out);
 }
 
+/* 1 if the starts s fit the memory cap (always without one). */
+static int cc__heur_fits(cc__heur* h, const cc__time* s) {
+    const cc__prob* p = h->p;
+    return !(p->mem_cap > 0 && p->n_mb > 0) || cc__mem_peak(p, s, h->mev, NULL) <= p->mem_cap;
+}
+
+/* A schedule offered to the incumbent: kept where it is shorter. Under a
+   memory cap one above the cap is rebuilt first by the serial scheme in
+   its start order (which holds the cap, or fails), and while nothing has
+   fitted the one of smallest peak is remembered for the error. */
 static void cc__heur_offer(cc__heur* h, const cc__time* s, cc__time mk) {
-    if (mk >= 0 && mk < h->best_mk) {
-        h->best_mk = mk;
-        memcpy(h->best, s, (size_t)h->p->n * sizeof(cc__time));
+    const cc__prob* p = h->p;
+    if (mk < 0 || mk >= h->best_mk) return;
+    if (p->mem_cap > 0 && p->n_mb > 0) {
+        uint64_t pk = cc__mem_peak(p, s, h->mev, NULL);
+        if (pk > p->mem_cap) {
+            cc__time m2;
+            if (h->best_mk == CONCERTO__TIME_MAX && pk < h->mem_min_peak) {
+                h->mem_min_peak = pk;
+                memcpy(h->mem_min, s, (size_t)p->n * sizeof(cc__time));
+            }
+            cc__heur_sort(h, p, s, 0, h->rlist);
+            m2 = cc__ssgs(h->ctx, p, h->rlist, h->rep, &h->prof);
+            h->mem_repairs++;
+            if (m2 == -2) h->oom = 1;
+            if (m2 < 0 || m2 >= h->best_mk) return;
+            CONCERTO_ASSERT(cc__mem_peak(p, h->rep, h->mev, NULL) <= p->mem_cap);
+            s = h->rep; mk = m2;
+        }
     }
+    h->best_mk = mk;
+    memcpy(h->best, s, (size_t)p->n * sizeof(cc__time));
 }
 
 /* Left-justifies the schedule in t[] keeping the order by start time
@@ -3697,8 +4148,8 @@ static cc__time cc__fbi(cc__heur* h, cc__time* s, cc__time mk, int passes) {
         if (mb < 0) return mb;
         for (i = 0; i < p->n; i++) h->tmp[i] = mb - h->tmp[i] - p->dur[i];
         mf = cc__justify(h, p, h->fin, h->tmp, 0);
-        if (mf < 0) return mf;
-        if (mf < mk) { memcpy(s, h->fin, (size_t)p->n * sizeof(cc__time)); mk = mf; }
+        if (mf == -2) return mf;
+        if (mf >= 0 && mf < mk && cc__heur_fits(h, h->fin)) { memcpy(s, h->fin, (size_t)p->n * sizeof(cc__time)); mk = mf; }
         else break;
     }
     return mk;
@@ -7677,6 +8128,18 @@ static cc_result cc__oe_window_solve(cc__oe* o, int* changed) {
     o->nodes += br.nodes;
     if (rc == CC_ERR_OUT_OF_MEMORY) return rc;
     if (rc != CC_OK || br.makespan >= w->t1) return CC_OK;
+    if (o->p->mem_cap > 0 && o->p->n_mb > 0) {
+        /* the window's jobs know no memory: its placement is kept only
+           where the whole schedule still fits the cap */
+        cc__time* old = (cc__time*)cc__alloc(ctx, ((size_t)w->m + 1) * sizeof(cc__time));
+        int fits;
+        if (!old) return CC_ERR_OUT_OF_MEMORY;
+        for (i = 0; i < w->m; i++) { old[i] = o->s[w->glob[i]]; o->s[w->glob[i]] = w->start[i]; }
+        fits = cc__heur_fits(o->h, o->s);
+        for (i = 0; i < w->m; i++) o->s[w->glob[i]] = old[i];
+        cc__free(ctx, old);
+        if (!fits) return CC_OK;
+    }
     for (i = 0; i < w->m; i++) {
         int v = w->glob[i];
         if (o->s[v] == w->start[i]) continue;
@@ -7896,6 +8359,89 @@ static cc_result cc__sched_check(cc_context* ctx, const cc_sched_desc* d) {
     return CC_OK;
 }
 
+/* The desc's memory fields against the graph: start_order every op once
+   in a graph order; no transient buffer above the cap. Under a cap the
+   solvers without a memory resource are left out, and *st says which. */
+static cc_result cc__sched_memory_args(cc_context* ctx, const cc_graph* g, cc_sched_desc* d, cc_sched_stats* st) {
+    int i, b;
+    if (d->start_order) {
+        int* pos = (int*)cc__alloc(ctx, ((size_t)g->n + 1) * sizeof(int));
+        cc_result rc = CC_OK;
+        if (!pos) return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_sched_solve: out of memory");
+        for (i = 0; i < g->n; i++) pos[i] = -1;
+        for (i = 0; i < g->n && rc == CC_OK; i++) {
+            int v = cc_op_index(g, d->start_order[i]);
+            if (v < 0) rc = CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: start_order[%d] is not an op of graph '%s'", i,
+                                           cc_graph_name(g));
+            else if (pos[v] >= 0) rc = CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: start_order lists op '%s' twice "
+                                                      "(at %d and %d)", cc__name(g, v), pos[v], i);
+            else pos[v] = i;
+        }
+        for (i = 0; i < g->n && rc == CC_OK; i++) {
+            int e;
+            for (e = g->pred_off[i]; e < g->pred_off[i + 1]; e++)
+                if (pos[g->pred[e]] > pos[i]) {
+                    rc = CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: start_order puts op '%s' before op '%s', "
+                                        "which it depends on", cc__name(g, i), cc__name(g, g->pred[e]));
+                    break;
+                }
+        }
+        cc__free(ctx, pos);
+        if (rc != CC_OK) return rc;
+    }
+    if (d->memory_cap_bytes == 0 || g->n_mb == 0) return CC_OK;
+    for (b = 0; b < g->n_mb; b++)
+        if (g->mb_bytes[b] > d->memory_cap_bytes)
+            return CONCERTO__FAIL(ctx, CC_ERR_CAPACITY, "cc_sched_solve: transient buffer '%s' of %llu bytes is larger than "
+                                  "memory_cap_bytes = %llu", g->names.s + g->buf_name[g->mb_buf[b]],
+                                  (unsigned long long)g->mb_bytes[b], (unsigned long long)d->memory_cap_bytes);
+    if (d->exact == CC_EXACT_LPSOLVE || d->exact == CC_EXACT_BOTH) {
+        d->exact = CC_EXACT_BNB;
+        cc__fmt(st->memory_note, sizeof st->memory_note, "lp_solve not run: it has no memory resource; branch and bound ran alone");
+    }
+    if (d->general) {
+        size_t len = strlen(st->memory_note);
+        d->general = NULL;
+        cc__fmt(st->memory_note + len, sizeof st->memory_note - len, "%slazy clause generation and the restarts not run: "
+                "no memory resource", len ? "; " : "");
+    }
+    return CC_OK;
+}
+
+/* CC_ERR_INFEASIBLE under a cap: the cap, the smallest peak found (starts
+   s) and the buffers alive at its instant, in graph order, as many as
+   the message holds. */
+static cc_result cc__sched_no_fit(cc_context* ctx, const cc_graph* g, const cc__prob* p, const cc__time* s, uint64_t peak) {
+    char msg[CONCERTO__MSG_MAX - 160];
+    size_t len = 0;
+    cc__time at = 0;
+    int m, k, n_alive = 0;
+    cc__mev* ev = (cc__mev*)cc__alloc(ctx, (2 * (size_t)p->n_mb + 1) * sizeof *ev);
+    msg[0] = 0;
+    if (ev) {
+        (void)cc__mem_peak(p, s, ev, &at);
+        cc__free(ctx, ev);
+        for (m = 0; m < p->n_mb; m++) {
+            cc__time e = 0, a = s[p->mb_alloc[m]];
+            int w;
+            for (k = p->mb_user_off[m]; k < p->mb_user_off[m + 1]; k++) {
+                int u = p->mb_user[k];
+                if (s[u] + p->dur[u] > e) e = s[u] + p->dur[u];
+            }
+            if (e <= a) e = a + 1;
+            if (!(a <= at && at < e)) continue;
+            n_alive++;
+            if (len + 64 >= sizeof msg) continue;
+            w = snprintf(msg + len, sizeof msg - len, "%s'%s' (%llu)", len ? ", " : "", g->names.s + g->buf_name[g->mb_buf[m]],
+                         (unsigned long long)p->mb_bytes[m]);
+            if (w > 0) len += (size_t)w < sizeof msg - len ? (size_t)w : sizeof msg - len - 1;
+        }
+    }
+    return CONCERTO__FAIL(ctx, CC_ERR_INFEASIBLE, "cc_sched_solve: no order found fits memory_cap_bytes = %llu: the best "
+                          "peaks at %llu bytes at %.3f us, with %d buffers alive: %s", (unsigned long long)p->mem_cap,
+                          (unsigned long long)peak, (double)at / CONCERTO__TICKS_PER_US, n_alive, msg);
+}
+
 /* A solve in progress. */
 typedef struct cc__solve {
     cc_context* ctx;
@@ -7957,7 +8503,36 @@ static cc_result cc__solve_first(cc__solve* S) {
         }
         if (h->best_mk <= S->lb || cc__solve_out_of_time(S)) break;
     }
+    if (rc == CC_OK && S->p.mem_cap > 0 && S->p.n_mb > 0) {
+        /* under a cap program order by the serial scheme is always a
+           candidate: it fits wherever running the ops one by one does */
+        int i;
+        for (i = 0; i < n; i++) key[i] = (double)i;
+        if (!cc__make_list(S->ctx, &S->p, key, NULL, h->list) ||
+            cc__decode(h, CC_SGS_SERIAL, d->tuning.improve_passes > 0 ? d->tuning.improve_passes : 0) == -2) rc = CC_ERR_OUT_OF_MEMORY;
+        if (rc == CC_OK && h->best_mk == CONCERTO__TIME_MAX) {
+            /* nothing fits so far: program order without the cap, offered
+               (and refused) for the smallest peak the error names */
+            uint64_t cap = S->p.mem_cap;
+            cc__time m0;
+            S->p.mem_cap = 0;
+            m0 = cc__ssgs(S->ctx, &S->p, h->list, h->cur, &h->prof);
+            S->p.mem_cap = cap;
+            if (m0 == -2) rc = CC_ERR_OUT_OF_MEMORY;
+            else cc__heur_offer(h, h->cur, m0);
+        }
+    }
     cc__free(S->ctx, key);
+    if (rc == CC_OK && d->start_order) {
+        int i;
+        cc__time m0;
+        for (i = 0; i < n; i++) h->list[i] = cc_op_index(S->g, d->start_order[i]);
+        m0 = h->unary ? cc__stream_sim(S->ctx, &S->p, h->list, h->cur, NULL) : cc__ssgs(S->ctx, &S->p, h->list, h->cur, &h->prof);
+        h->n_sched++;
+        if (m0 == -2) rc = CC_ERR_OUT_OF_MEMORY;
+        else cc__heur_offer(h, h->cur, m0);
+    }
+    if (rc == CC_OK && h->oom) rc = CC_ERR_OUT_OF_MEMORY;
     return rc;
 }
 
@@ -7965,7 +8540,7 @@ static cc_result cc__solve_first(cc__solve* S) {
    and bound kept. */
 static void cc__solve_take(cc__solve* S, const cc__bnb_result* br) {
     if (br->makespan < S->h.best_mk) cc__heur_offer(&S->h, S->h.cur, br->makespan);
-    if (br->proven) S->proven = 1;
+    if (br->proven && S->h.best_mk <= br->makespan) S->proven = 1;   /* (under a cap the proof may be of one dropped) */
     if (br->lower_bound > S->lb) S->lb = br->lower_bound;
 }
 
@@ -8186,6 +8761,7 @@ static cc_result cc__solve_output(cc__solve* S, double t0) {
         cc__time m2 = cc__stream_sim(S->ctx, &S->p, h->list, h->cur, NULL), mp;
         if (m2 == -2) return CC_ERR_OUT_OF_MEMORY;
         CONCERTO_ASSERT(m2 >= 0);   /* the order respects every dependency */
+        if (m2 >= 0 && !cc__heur_fits(h, h->cur)) m2 = -1;   /* under a cap the schedule's own times stand */
         if (m2 >= 0) {
             if (m2 > mk) S->proven = 0;
             memcpy(h->best, h->cur, (size_t)n * sizeof(cc__time));
@@ -8196,7 +8772,7 @@ static cc_result cc__solve_output(cc__solve* S, double t0) {
            edges may point backwards) */
         for (i = 0; i < n; i++) h->list[i] = i;
         if ((mp = cc__stream_sim(S->ctx, &S->p, h->list, h->cur, NULL)) == -2) return CC_ERR_OUT_OF_MEMORY;
-        if (mp >= 0 && (m2 < 0 || mp < mk)) {
+        if (mp >= 0 && mp < mk && cc__heur_fits(h, h->cur)) {
             memcpy(h->best, h->cur, (size_t)n * sizeof(cc__time));
             if (mp > lb) S->proven = 0;
             mk = mp;
@@ -8215,6 +8791,13 @@ static cc_result cc__solve_output(cc__solve* S, double t0) {
     out->lb_critical_path_us = (double)S->cp / CONCERTO__TICKS_PER_US;
     out->lb_resource_us = (double)cc__round_up(S->rlb, S->p.grain) / CONCERTO__TICKS_PER_US;
     out->proven_optimal = S->proven;
+    if (S->g->n_mb > 0) {
+        cc__mev* ev = (cc__mev*)cc__alloc(S->ctx, (2 * (size_t)S->g->n_mb + 1) * sizeof *ev);
+        if (!ev) return CC_ERR_OUT_OF_MEMORY;
+        out->peak_bytes = cc__mem_peak(&S->p, h->best, ev, NULL);
+        cc__free(S->ctx, ev);
+    }
+    S->st->memory_repairs = h->mem_repairs;
     S->st->n_schedules = h->n_sched;
     S->st->n_nodes = S->nodes;
     S->st->n_conflicts = S->conflicts;
@@ -8228,6 +8811,7 @@ static cc_result cc__solve_output(cc__solve* S, double t0) {
 static cc_result cc__solve_init(cc__solve* S) {
     int i, n = S->g->n;
     cc__prob_of_graph(S->g, &S->p);
+    if (S->g->n_mb > 0) S->p.mem_cap = S->d.memory_cap_bytes;
     if (!cc__heur_init(S->ctx, &S->h, &S->p, NULL)) return CC_ERR_OUT_OF_MEMORY;
     S->rank = (int*)cc__alloc(S->ctx, ((size_t)n + 1) * sizeof *S->rank);
     S->out->start_us = (double*)cc__alloc(S->ctx, ((size_t)n + 1) * sizeof(double));
@@ -8261,10 +8845,13 @@ CONCERTO_API cc_result cc_sched_solve_stats(cc_context* ctx, cc_graph* g, const 
     if ((rc = cc__sched_check(ctx, &S.d)) != CC_OK) return rc;
     if ((rc = cc_graph_validate(g)) != CC_OK) return rc;
     cc__sched_resolve(&S.d, g->n);
+    if ((rc = cc__sched_memory_args(ctx, g, &S.d, &st)) != CC_OK) return rc;
     S.ctx = ctx; S.g = g; S.out = out;
     S.t_end = S.d.time_limit_s > 0 ? t0 + S.d.time_limit_s : 0;
     rc = cc__solve_init(&S);
     if (rc == CC_OK) rc = cc__solve_first(&S);
+    if (rc == CC_OK && S.h.best_mk == CONCERTO__TIME_MAX && S.p.mem_cap > 0 && S.h.mem_min_peak != UINT64_MAX)
+        rc = cc__sched_no_fit(ctx, g, &S.p, S.h.mem_min, S.h.mem_min_peak);
     if (rc == CC_OK && S.h.best_mk == CONCERTO__TIME_MAX)
         rc = CONCERTO__FAIL(ctx, CC_ERR_INFEASIBLE, "cc_sched_solve: no schedule could be generated");
     if (rc == CC_OK) rc = cc__solve_improve(&S);
@@ -8365,6 +8952,81 @@ CONCERTO_API cc_result cc_schedule_check(cc_context* ctx, cc_graph* g, const dou
     rc = CC_OK;
 done:
     cc__free(ctx, st); cc__free(ctx, ev);
+    return rc;
+}
+
+/* Memory: each transient buffer alive from the earliest start to the
+   latest end of the ops that access it (from the graph's accesses, not
+   the solvers' derived arrays), swept over its events. */
+CONCERTO_API cc_result cc_memory_check(cc_context* ctx, cc_graph* g, const double* start_us, const double* end_us,
+                                       uint64_t cap_bytes, uint64_t* peak_bytes, double* at_us) {
+    cc__time *lo = NULL, *hi = NULL;
+    cc__cev* ev = NULL;
+    size_t a;
+    int b, m = 0, i;
+    int64_t cur = 0, best = 0;
+    cc__time at = 0;
+    cc_result rc;
+    if (peak_bytes) *peak_bytes = 0;
+    if (at_us) *at_us = 0;
+    if ((rc = cc__graph_args(ctx, g, "cc_memory_check")) != CC_OK) return rc;
+    if (!start_us) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_memory_check: start_us is NULL");
+    if (g->n_buf == 0) return CC_OK;
+    lo = (cc__time*)cc__alloc(ctx, (size_t)g->n_buf * sizeof *lo);
+    hi = (cc__time*)cc__alloc(ctx, (size_t)g->n_buf * sizeof *hi);
+    ev = (cc__cev*)cc__alloc(ctx, 2 * (size_t)g->n_buf * sizeof *ev);
+    if (!lo || !hi || !ev) { rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_memory_check: out of memory"); goto done; }
+    for (b = 0; b < g->n_buf; b++) { lo[b] = CONCERTO__TIME_MAX; hi[b] = -1; }
+    for (i = 0; i < g->n; i++) {
+        double e = end_us ? end_us[i] : start_us[i] + g->dur_us[i];
+        if (!(start_us[i] >= 0 && start_us[i] < 1e12) || !(e >= start_us[i] && e < 1e12)) {
+            rc = CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_memory_check: op '%s' has start %g us and end %g us (want 0 <= start "
+                                "<= end, finite)", cc__name(g, i), start_us[i], e);
+            goto done;
+        }
+    }
+    for (a = 0; a < g->n_acc; a++) {
+        const cc__access* x = &g->acc[a];
+        int o = (int)x->op;
+        cc__time s0 = (cc__time)llround(start_us[o] * CONCERTO__TICKS_PER_US);
+        cc__time e0 = end_us ? (cc__time)llround(end_us[o] * CONCERTO__TICKS_PER_US) : s0 + g->dur[o];
+        if (!g->buf_transient[x->buffer]) continue;
+        if (s0 < lo[x->buffer]) lo[x->buffer] = s0;
+        if (e0 > hi[x->buffer]) hi[x->buffer] = e0;
+    }
+    for (b = 0; b < g->n_buf; b++) {
+        if (!g->buf_transient[b] || hi[b] < 0) continue;
+        if (hi[b] <= lo[b]) hi[b] = lo[b] + 1;   /* an instant still holds it */
+        ev[m].t = lo[b]; ev[m].delta_sign = 1; ev[m].op = b; m++;
+        ev[m].t = hi[b]; ev[m].delta_sign = -1; ev[m].op = b; m++;
+    }
+    qsort(ev, (size_t)m, sizeof *ev, cc__cev_cmp);
+    for (i = 0; i < m; i++) {
+        cur += ev[i].delta_sign * (int64_t)g->buf_bytes[ev[i].op];
+        if (cur > best) { best = cur; at = ev[i].t; }
+    }
+    if (peak_bytes) *peak_bytes = (uint64_t)best;
+    if (at_us) *at_us = (double)at / CONCERTO__TICKS_PER_US;
+    if (cap_bytes > 0 && (uint64_t)best > cap_bytes) {
+        char list[CONCERTO__MSG_MAX - 200];
+        size_t len = 0;
+        int n_alive = 0;
+        list[0] = 0;
+        for (b = 0; b < g->n_buf; b++) {
+            int w;
+            if (!g->buf_transient[b] || hi[b] < 0 || !(lo[b] <= at && at < hi[b])) continue;
+            n_alive++;
+            if (len + 64 >= sizeof list) continue;
+            w = snprintf(list + len, sizeof list - len, "%s'%s' (%llu)", len ? ", " : "", g->names.s + g->buf_name[b],
+                         (unsigned long long)g->buf_bytes[b]);
+            if (w > 0) len += (size_t)w < sizeof list - len ? (size_t)w : sizeof list - len - 1;
+        }
+        rc = CONCERTO__FAIL(ctx, CC_ERR_INVALID_SCHEDULE, "memory: %llu bytes alive at %.3f us, above the cap of %llu: %d "
+                            "buffers: %s", (unsigned long long)best, (double)at / CONCERTO__TICKS_PER_US,
+                            (unsigned long long)cap_bytes, n_alive, list);
+    }
+done:
+    cc__free(ctx, lo); cc__free(ctx, hi); cc__free(ctx, ev);
     return rc;
 }
 
@@ -9402,7 +10064,7 @@ static cc_result cc__rw_begin(cc__rw* w, const cc_graph* src, cc_graph** out) {
     if (src->n_startup) memcpy(g->startup, src->startup, src->n_startup * sizeof *g->startup);
     g->n_startup = src->n_startup;
     for (b = 0; b < src->n_buf; b++)
-        if ((rc = cc_graph_add_buffer(g, src->names.s + src->buf_name[b], src->buf_bytes[b], NULL)) != CC_OK) {
+        if ((rc = cc__graph_add_buffer(g, src->names.s + src->buf_name[b], src->buf_bytes[b], src->buf_transient[b], NULL)) != CC_OK) {
             cc_graph_destroy(g);
             return rc;
         }
