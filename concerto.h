@@ -622,6 +622,7 @@ typedef struct cc_sched_tuning {
    with their neighbourhood search. Opaque: concerto_rcpsp.h gives it
    (cc_rcpsp_search) for cc_sched_desc.general. */
 typedef struct cc_sched_extension cc_sched_extension;
+typedef struct cc_schedule cc_schedule;   /* a solve's result: below */
 
 /* How cc_sched_solve schedules a graph. Zero is the default of every field
    (cc_sched_desc d = {0}; in C, {} in C++); cc_sched_query_defaults says
@@ -646,11 +647,12 @@ typedef struct cc_sched_desc {
        No schedule found that fits: CC_ERR_INFEASIBLE naming the cap, the
        smallest peak found and the buffers alive there. */
     uint64_t memory_cap_bytes;
-    /* Optional: an issue order (every op once, a graph order) the solve
-       starts from: where its schedule fits the cap, the result is no later
-       than it (a falling cap solved from the tightest up keeps step times
-       monotone). */
-    const cc_op* start_order;
+    /* Optional: a schedule of this graph the solve starts from (a result
+       of an earlier solve, say under a tighter cap): where it fits the cap
+       the result is no later than it, so a falling cap solved from the
+       tightest up gives step times that never grow as the cap rises.
+       Checked with cc_schedule_check (CC_ERR_INVALID_ARG if it fails). */
+    const cc_schedule* start_from;
     const cc_sched_extension* general;   /* concerto_rcpsp.h's cc_rcpsp_search(): lazy clause generation and
                                  the restarts where a resource is not unary. NULL: neither (restarts and
                                  threads do nothing). Stream graphs (training steps) never use it */
@@ -689,7 +691,7 @@ typedef struct cc_sched_stats {
     char memory_note[160];
 } cc_sched_stats;
 
-typedef struct cc_schedule {
+struct cc_schedule {
     int n_ops;
     double* start_us;         /* [n_ops] by op index; owned, see cc_schedule_release */
     cc_op* order;             /* [n_ops] ops by start time; at equal starts zero-duration
@@ -702,7 +704,7 @@ typedef struct cc_schedule {
                                  to the common step of the durations */
     int proven_optimal;       /* 1 only when makespan == a proven lower bound */
     uint64_t peak_bytes;      /* the most bytes of transient buffers alive at once (cc_memory_check) */
-} cc_schedule;
+};
 
 /* The desc as cc_sched_solve resolves it for a graph of n_ops ops (NULL:
    the default desc): every zero field replaced by the value the solve
@@ -970,7 +972,9 @@ CONCERTO_API double cc_busbw_gbps(cc_coll_kind kind, uint64_t n_bytes, int n_ran
 
    Each judges its candidates with the scheduler itself (desc.sched): a
    rewrite is kept only if the judged makespan shrinks (decomposition) or
-   does not grow (fusion). Both are deterministic: the same graph and
+   does not grow (fusion). Under sched.memory_cap_bytes a candidate that no
+   schedule found fits is not kept either (report.n_over_cap counts them);
+   transient buffers stay transient in every graph a rewrite makes. Both are deterministic: the same graph and
    durations give the same new graph on every rank (fusion also looks at
    buffer addresses: ranks whose buffers are laid out differently can fuse
    differently, which cc_exec_agree then reports).
@@ -1007,6 +1011,8 @@ typedef struct cc_rewrite_report {
     int n_colls_before, n_colls_after;
     double makespan_before_us, makespan_after_us;   /* by the judging schedule */
     int n_evaluations;         /* candidate graphs scheduled (the input's own schedule not counted) */
+    int n_over_cap;            /* of those, candidates dropped because no schedule found fits
+                                  sched.memory_cap_bytes (the input itself not fitting is an error) */
 } cc_rewrite_report;
 
 /* The desc as the rewrites resolve it (NULL: every field zero); sched is
@@ -8359,35 +8365,22 @@ static cc_result cc__sched_check(cc_context* ctx, const cc_sched_desc* d) {
     return CC_OK;
 }
 
-/* The desc's memory fields against the graph: start_order every op once
-   in a graph order; no transient buffer above the cap. Under a cap the
+/* The desc's memory fields against the graph: start_from a schedule of
+   it; no transient buffer above the cap. Under a cap the
    solvers without a memory resource are left out, and *st says which. */
 static cc_result cc__sched_memory_args(cc_context* ctx, const cc_graph* g, cc_sched_desc* d, cc_sched_stats* st) {
-    int i, b;
-    if (d->start_order) {
-        int* pos = (int*)cc__alloc(ctx, ((size_t)g->n + 1) * sizeof(int));
-        cc_result rc = CC_OK;
-        if (!pos) return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_sched_solve: out of memory");
-        for (i = 0; i < g->n; i++) pos[i] = -1;
-        for (i = 0; i < g->n && rc == CC_OK; i++) {
-            int v = cc_op_index(g, d->start_order[i]);
-            if (v < 0) rc = CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: start_order[%d] is not an op of graph '%s'", i,
-                                           cc_graph_name(g));
-            else if (pos[v] >= 0) rc = CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: start_order lists op '%s' twice "
-                                                      "(at %d and %d)", cc__name(g, v), pos[v], i);
-            else pos[v] = i;
+    int b;
+    if (d->start_from) {
+        const cc_schedule* f = d->start_from;
+        if (f->n_ops != g->n || !f->start_us)
+            return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: start_from has %d ops and %s start times; graph '%s' "
+                                  "has %d ops", f->n_ops, f->start_us ? "its" : "no", cc_graph_name(g), g->n);
+        if (cc_schedule_check(ctx, (cc_graph*)g, f->start_us, NULL) != CC_OK) {
+            char why[CONCERTO__MSG_MAX];
+            cc__copy_msg(why, sizeof why, ctx->last_error);
+            return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: start_from is not a schedule of graph '%s': %s",
+                                  cc_graph_name(g), why);
         }
-        for (i = 0; i < g->n && rc == CC_OK; i++) {
-            int e;
-            for (e = g->pred_off[i]; e < g->pred_off[i + 1]; e++)
-                if (pos[g->pred[e]] > pos[i]) {
-                    rc = CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: start_order puts op '%s' before op '%s', "
-                                        "which it depends on", cc__name(g, i), cc__name(g, g->pred[e]));
-                    break;
-                }
-        }
-        cc__free(ctx, pos);
-        if (rc != CC_OK) return rc;
     }
     if (d->memory_cap_bytes == 0 || g->n_mb == 0) return CC_OK;
     for (b = 0; b < g->n_mb; b++)
@@ -8523,14 +8516,10 @@ static cc_result cc__solve_first(cc__solve* S) {
         }
     }
     cc__free(S->ctx, key);
-    if (rc == CC_OK && d->start_order) {
+    if (rc == CC_OK && d->start_from) {
         int i;
-        cc__time m0;
-        for (i = 0; i < n; i++) h->list[i] = cc_op_index(S->g, d->start_order[i]);
-        m0 = h->unary ? cc__stream_sim(S->ctx, &S->p, h->list, h->cur, NULL) : cc__ssgs(S->ctx, &S->p, h->list, h->cur, &h->prof);
-        h->n_sched++;
-        if (m0 == -2) rc = CC_ERR_OUT_OF_MEMORY;
-        else cc__heur_offer(h, h->cur, m0);
+        for (i = 0; i < n; i++) h->cur[i] = (cc__time)llround(d->start_from->start_us[i] * CONCERTO__TICKS_PER_US);
+        cc__heur_offer(h, h->cur, cc__makespan(&S->p, h->cur));
     }
     if (rc == CC_OK && h->oom) rc = CC_ERR_OUT_OF_MEMORY;
     return rc;
@@ -9879,6 +9868,8 @@ typedef struct cc__rw {
     cc_rewrite_desc d;               /* defaults resolved */
     cc__rw_fit* fits; size_t n_fits, fits_cap;
     int n_eval;                      /* candidate graphs judged */
+    int judged_input;                /* the input's own judgement is done */
+    int n_over_cap;                  /* candidates no schedule fitted under d.sched.memory_cap_bytes */
 } cc__rw;
 
 /* What a build needs of its source graph: where each op's accesses are. */
@@ -10227,10 +10218,29 @@ done:
     return CC_OK;
 }
 
-/* The judged makespan of g. */
+/* The judged makespan of g. A candidate (not the input) that no schedule
+   fits under the desc's memory cap is judged infinitely long and counted
+   in w->n_over_cap, quietly: its error is not the rewrite's. */
 static cc_result cc__rw_judge(cc__rw* w, cc_graph* g, double* makespan_us) {
     cc_schedule s;
-    cc_result rc = cc_sched_solve(w->ctx, g, &w->d.sched, &s);
+    cc_context* ctx = w->ctx;
+    int quiet = w->d.sched.memory_cap_bytes > 0 && w->judged_input;
+    char saved_msg[CONCERTO__MSG_MAX];
+    cc_logger saved_logger = ctx->logger;
+    cc_result saved_result = ctx->last_result, rc;
+    if (quiet) { memcpy(saved_msg, ctx->last_error, sizeof saved_msg); ctx->logger.log_fn = NULL; }
+    rc = cc_sched_solve(ctx, g, &w->d.sched, &s);
+    if (quiet) {
+        ctx->logger = saved_logger;
+        if (rc == CC_ERR_INFEASIBLE) {
+            ctx->last_result = saved_result;
+            memcpy(ctx->last_error, saved_msg, sizeof saved_msg);
+            w->n_over_cap++;
+            *makespan_us = HUGE_VAL;
+            return CC_OK;
+        }
+    }
+    w->judged_input = 1;
     if (rc != CC_OK) return rc;
     *makespan_us = s.makespan_us;
     cc_schedule_release(w->ctx, &s);
@@ -10275,6 +10285,7 @@ static void cc__rw_finish(cc__rw* w, const cc_graph* in, const cc_graph* out, do
     report->makespan_before_us = mk0;
     report->makespan_after_us = mk1;
     report->n_evaluations = w->n_eval;
+    report->n_over_cap = w->n_over_cap;
 }
 
 /* A search in progress: the current graph (the input rewritten so far) and
