@@ -8844,6 +8844,7 @@ CONCERTO_API cc_result cc_sched_solve_stats(cc_context* ctx, cc_graph* g, const 
     if (rc == CC_OK && S.h.best_mk == CONCERTO__TIME_MAX)
         rc = CONCERTO__FAIL(ctx, CC_ERR_INFEASIBLE, "cc_sched_solve: no schedule could be generated");
     if (rc == CC_OK) rc = cc__solve_improve(&S);
+    if (rc == CC_OK && S.h.oom) rc = CC_ERR_OUT_OF_MEMORY;   /* a repair under the cap could not run */
     if (rc == CC_OK) rc = cc__solve_output(&S, t0);
     cc__free(ctx, S.rank);
     cc__heur_free(&S.h);

@@ -18,7 +18,8 @@ static char sm_out[600];     /* where the scenario writes */
 
 typedef struct outcome {
     int n_ops;
-    double makespan_auto, makespan_oe, sim_makespan;
+    double makespan_auto, makespan_oe, sim_makespan, makespan_mem;
+    uint64_t peak_mem;
     int n_psplib_ops;
     char error[400];         /* first violation, "" if none */
 } outcome;
@@ -96,6 +97,45 @@ static void scenario(tu_alloc* a, int mode, outcome* out) {
         STEP("cc_schedule_check", cc_schedule_check(ctx, g, s1.start_us, &mk));
         STEP("cc_simulate", cc_simulate(ctx, g, s1.order, s1.n_ops, NULL, &out->sim_makespan));
     }
+    {   /* transient buffers under a memory cap: two layers' gathered
+           weights and activations, a cap that holds one layer's weights */
+        cc_graph* mg = NULL;
+        cc_buffer w[3], act[3];
+        cc_schedule ms;
+        cc_sched_desc sd = tu_sched_desc();
+        memset(&ms, 0, sizeof ms);
+        r = cc_graph_create(ctx, NULL, &mg);
+        if (r == CC_ERR_OUT_OF_MEMORY && mode == 0) r = cc_graph_create(ctx, NULL, &mg);
+        if (r != CC_OK) { if (!(r == CC_ERR_OUT_OF_MEMORY && mode == 1)) snprintf(out->error, sizeof out->error, "cc_graph_create"); goto done; }
+        for (i = 0; i < 3 && r == CC_OK; i++) {
+            cc_op_desc d = {0};
+            cc_region rg[2];
+            char nm[3][16];
+            snprintf(nm[0], 16, "w%d", i); snprintf(nm[1], 16, "act%d", i);
+#define MSTEP(what, call) do { r = (call); if (r == CC_ERR_OUT_OF_MEMORY && mode == 0) r = (call); } while (0)
+            MSTEP("transient", cc_graph_add_transient(mg, nm[0], 1000, &w[i]));
+            if (r == CC_OK) MSTEP("transient", cc_graph_add_transient(mg, nm[1], 100, &act[i]));
+            rg[0].buffer = w[i]; rg[0].offset_bytes = 0; rg[0].n_bytes = 1000; rg[0].split_rows = 0;
+            d.name = nm[0]; d.duration_us = 2; d.stream = CC_STREAM_COMM; d.writes = rg; d.n_writes = 1;
+            if (r == CC_OK) MSTEP("op", cc_graph_add_op(mg, &d, NULL));
+            rg[1] = rg[0]; rg[1].buffer = act[i]; rg[1].n_bytes = 100;
+            snprintf(nm[2], 16, "f%d", i);
+            d.name = nm[2]; d.stream = CC_STREAM_COMPUTE; d.reads = rg; d.n_reads = 1; d.writes = rg + 1; d.n_writes = 1;
+            if (r == CC_OK) MSTEP("op", cc_graph_add_op(mg, &d, NULL));
+            d.name = nm[1]; d.reads = rg + 1; d.writes = NULL; d.n_writes = 0;
+            if (r == CC_OK) MSTEP("op", cc_graph_add_op(mg, &d, NULL));
+#undef MSTEP
+        }
+        sd.memory_cap_bytes = 1300;
+        if (r == CC_OK) { r = cc_sched_solve(ctx, mg, &sd, &ms); if (r == CC_ERR_OUT_OF_MEMORY && mode == 0) r = cc_sched_solve(ctx, mg, &sd, &ms); }
+        if (r == CC_OK) { r = cc_memory_check(ctx, mg, ms.start_us, NULL, 1300, &out->peak_mem, NULL);
+                          if (r == CC_ERR_OUT_OF_MEMORY && mode == 0) r = cc_memory_check(ctx, mg, ms.start_us, NULL, 1300, &out->peak_mem, NULL); }
+        out->makespan_mem = ms.makespan_us;
+        cc_schedule_release(ctx, &ms);
+        cc_graph_destroy(mg);
+        if (r == CC_ERR_OUT_OF_MEMORY && mode == 1) goto done;
+        if (r != CC_OK) { snprintf(out->error, sizeof out->error, "memory-capped solve returned %s: %s", tu_res_name(r), cc_last_error(ctx)); goto done; }
+    }
     STEP("cc_psplib_parse", cc_psplib_parse(ctx, sm_text, sm_len, "small.sm", &pg));
     {
         cc_sched_desc sd = tu_sched_desc();
@@ -123,7 +163,8 @@ done:
 
 static int same_outcome(const outcome* a, const outcome* b) {
     return a->n_ops == b->n_ops && a->makespan_auto == b->makespan_auto && a->makespan_oe == b->makespan_oe &&
-           a->sim_makespan == b->sim_makespan && a->n_psplib_ops == b->n_psplib_ops;
+           a->sim_makespan == b->sim_makespan && a->n_psplib_ops == b->n_psplib_ops && a->makespan_mem == b->makespan_mem &&
+           a->peak_mem == b->peak_mem;
 }
 
 /* Runs the scenario for k = 1..n_total in child processes. */
