@@ -58,6 +58,14 @@
    the rewrites that it judges, and the executor before the profiling that
    runs on it (CONTENTS below).
 
+   Memory: a buffer is bound (the caller's, cc_graph_add_buffer) or
+   transient (cc_graph_add_transient): alive from the op that first writes
+   it to the last op that touches it. cc_sched_desc.memory_cap_bytes caps
+   the transient bytes alive at once as a hard constraint in every method
+   (cc_memory_check is the independent check of any timeline; the solve
+   fails, naming the cap and the buffers at the peak, where nothing fits);
+   the plan places transient buffers in one arena per rank.
+
    General RCPSP instances (a resource of capacity above 1, PSPLIB's) get
    more of the scheduler from concerto_rcpsp.h: lazy clause generation and
    restarts with a large-neighbourhood search, plugged in through
