@@ -1155,6 +1155,13 @@ CONCERTO_API void      cc_exec_destroy(cc_exec* exec);
    it), through the backend's collective entry; CC_ERR_PLAN_MISMATCH if any
    differs. A plan with collectives does not launch before this succeeded. */
 CONCERTO_API cc_result cc_exec_agree(cc_exec* exec, cc_comm* comm);
+/* The members of comm agree on a memory cap before they schedule, as they
+   agree on durations: every member calls it (with an exec of any plan on
+   its backend, program order's say), and *cap_bytes becomes the smallest
+   nonzero cap any member gave (0 where all gave 0), so every rank solves
+   under the same cc_sched_desc.memory_cap_bytes and plans the same order.
+   Errors: the backend's (as cc_exec_agree). Cost: one all-gather. */
+CONCERTO_API cc_result cc_exec_agree_cap(cc_exec* exec, cc_comm* comm, uint64_t* cap_bytes);
 /* Enqueues one step and returns; cc_exec_wait waits for it. */
 CONCERTO_API cc_result cc_exec_launch(cc_exec* exec);
 CONCERTO_API cc_result cc_exec_wait(cc_exec* exec);
@@ -11293,6 +11300,39 @@ CONCERTO_API cc_result cc_exec_agree(cc_exec* x, cc_comm* comm) {
             }
     cc__free(x->ctx, all);
     if (rc == CC_OK) x->agreed = 1;
+    return rc;
+}
+
+CONCERTO_API cc_result cc_exec_agree_cap(cc_exec* x, cc_comm* comm, uint64_t* cap_bytes) {
+    int32_t mine[2], *all;
+    uint64_t best = 0;
+    cc_collective c;
+    int i, n;
+    cc_result rc;
+    if (!x) return CC_ERR_INVALID_ARG;
+    if (!comm || !cap_bytes) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_agree_cap: comm or cap_bytes is NULL");
+    if (x->launched) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_agree_cap: wait for the step first");
+    n = cc_comm_size(comm);
+    all = (int32_t*)cc__alloc(x->ctx, 2 * (size_t)n * sizeof(int32_t));
+    if (!all) return CONCERTO__FAIL(x->ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_agree_cap: out of memory");
+    mine[0] = (int32_t)(uint32_t)(*cap_bytes & 0xffffffffu);
+    mine[1] = (int32_t)(uint32_t)(*cap_bytes >> 32);
+    memset(&c, 0, sizeof c);
+    c.kind = CC_COLL_ALL_GATHER;
+    c.dtype = CC_DTYPE_INT32;
+    c.n_elems = 2;
+    c.comm = comm;
+    c.send_buf = mine;
+    c.recv_buf = all;
+    rc = cc__exec_collective_now(x, &c, sizeof mine, 2 * (size_t)n * sizeof(int32_t), "cc_exec_agree_cap");
+    if (rc == CC_OK) {
+        for (i = 0; i < n; i++) {
+            uint64_t theirs = (uint64_t)(uint32_t)all[2 * i] | ((uint64_t)(uint32_t)all[2 * i + 1] << 32);
+            if (theirs && (!best || theirs < best)) best = theirs;
+        }
+        *cap_bytes = best;
+    }
+    cc__free(x->ctx, all);
     return rc;
 }
 

@@ -303,6 +303,50 @@ static void test_waits(void) {
     cc_context_destroy(ctx);
 }
 
+/* cc_exec_agree_cap: three ranks give 0, 5000 and 3000 bytes; all take
+   3000. Then all give 0: none. */
+typedef struct cap_arg { uint64_t got[3], none[3]; cc_result rc[3]; } cap_arg;
+static cc_result cap_rank(cc_rank* rank, void* arg) {
+    cap_arg* a = (cap_arg*)arg;
+    cc_context* ctx = cc_rank_context(rank);
+    int me = cc_rank_index(rank);
+    cc_graph* g = NULL;
+    cc_plan* pl = NULL;
+    cc_exec* x = NULL;
+    cc_backend be;
+    cc_op_desc d = {0};
+    static const uint64_t given[3] = {0, 5000, 3000};
+    uint64_t cap = given[me], none = 0;
+    cc_result r = cc_graph_create(ctx, NULL, &g);
+    memset(&be, 0, sizeof be);
+    d.name = "x"; d.duration_us = 1;
+    if (r == CC_OK) r = cc_graph_add_op(g, &d, NULL);
+    if (r == CC_OK) r = cc_plan_create(ctx, g, NULL, &pl);
+    if (r == CC_OK) r = cc_cpu_backend_create(rank, &be);
+    if (r == CC_OK) r = cc_exec_create(ctx, pl, &be, &x);
+    if (r == CC_OK) r = cc_exec_agree_cap(x, cc_rank_world_comm(rank), &cap);
+    if (r == CC_OK) r = cc_exec_agree_cap(x, cc_rank_world_comm(rank), &none);
+    a->got[me] = cap; a->none[me] = none; a->rc[me] = r;
+    cc_exec_destroy(x);
+    cc_backend_destroy(&be);
+    cc_plan_destroy(pl);
+    cc_graph_destroy(g);
+    return r;
+}
+
+static void test_agree_cap(void) {
+    cap_arg a;
+    cc_result rc;
+    char err[512];
+    int r;
+    memset(&a, 0, sizeof a);
+    tu_run_world(3, cap_rank, &a, &rc, err, sizeof err);
+    CHECK_INT(rc, CC_OK, "three ranks agree on a memory cap (%s)", err);
+    for (r = 0; r < 3; r++)
+        CHECK(a.got[r] == 3000 && a.none[r] == 0, "rank %d takes the smallest nonzero cap, 3000 (got %llu), and 0 where all gave 0 "
+              "(got %llu)", r, (unsigned long long)a.got[r], (unsigned long long)a.none[r]);
+}
+
 /* The same graph gives the same hash; another order or name another. */
 static void test_hash(void) {
     cc_context* ctx;
@@ -1368,6 +1412,7 @@ int main(void) {
     TH_RUN(test_order);
     TH_RUN(test_waits);
     TH_RUN(test_hash);
+    TH_RUN(test_agree_cap);
     TH_RUN(test_backend_failure);
     TH_RUN(test_through_backend);
     TH_RUN(test_profile_many_comms);
