@@ -11268,72 +11268,70 @@ static cc_result cc__exec_collective_now(cc_exec* x, const cc_collective* c, siz
     return CC_OK;
 }
 
-CONCERTO_API cc_result cc_exec_agree(cc_exec* x, cc_comm* comm) {
+/* Every member's 64-bit value, by member: *all (n = the size of comm),
+   the caller frees it. Errors named with what. */
+static cc_result cc__exec_allgather_u64(cc_exec* x, cc_comm* comm, uint64_t value, uint64_t** all_out, const char* what) {
     int32_t mine[2], *all;
+    uint64_t* out;
     cc_collective c;
+    int i, n = cc_comm_size(comm);
+    cc_result rc;
+    *all_out = NULL;
+    all = (int32_t*)cc__alloc(x->ctx, 2 * (size_t)n * sizeof(int32_t));
+    out = (uint64_t*)cc__alloc(x->ctx, (size_t)n * sizeof(uint64_t));
+    if (!all || !out) { cc__free(x->ctx, all); cc__free(x->ctx, out); return CONCERTO__FAIL(x->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", what); }
+    mine[0] = (int32_t)(uint32_t)(value & 0xffffffffu);
+    mine[1] = (int32_t)(uint32_t)(value >> 32);
+    memset(&c, 0, sizeof c);
+    c.kind = CC_COLL_ALL_GATHER;
+    c.dtype = CC_DTYPE_INT32;
+    c.n_elems = 2;
+    c.comm = comm;
+    c.send_buf = mine;
+    c.recv_buf = all;
+    rc = cc__exec_collective_now(x, &c, sizeof mine, 2 * (size_t)n * sizeof(int32_t), what);
+    for (i = 0; rc == CC_OK && i < n; i++) out[i] = (uint64_t)(uint32_t)all[2 * i] | ((uint64_t)(uint32_t)all[2 * i + 1] << 32);
+    cc__free(x->ctx, all);
+    if (rc != CC_OK) { cc__free(x->ctx, out); return rc; }
+    *all_out = out;
+    return CC_OK;
+}
+
+CONCERTO_API cc_result cc_exec_agree(cc_exec* x, cc_comm* comm) {
+    uint64_t* all;
     int i, n;
     cc_result rc;
     if (!x) return CC_ERR_INVALID_ARG;
     if (!comm) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_agree: comm is NULL");
     if (x->launched) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_agree: wait for the step first");
     n = cc_comm_size(comm);
-    all = (int32_t*)cc__alloc(x->ctx, 2 * (size_t)n * sizeof(int32_t));
-    if (!all) return CONCERTO__FAIL(x->ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_agree: out of memory");
-    mine[0] = (int32_t)(uint32_t)(x->plan->hash & 0xffffffffu);
-    mine[1] = (int32_t)(uint32_t)(x->plan->hash >> 32);
-    memset(&c, 0, sizeof c);
-    c.kind = CC_COLL_ALL_GATHER;
-    c.dtype = CC_DTYPE_INT32;
-    c.n_elems = 2;
-    c.comm = comm;
-    c.send_buf = mine;
-    c.recv_buf = all;
-    rc = cc__exec_collective_now(x, &c, sizeof mine, 2 * (size_t)n * sizeof(int32_t), "cc_exec_agree");
-    if (rc == CC_OK)
-        for (i = 0; i < n; i++)
-            if (all[2 * i] != mine[0] || all[2 * i + 1] != mine[1]) {
-                uint64_t theirs = (uint64_t)(uint32_t)all[2 * i] | ((uint64_t)(uint32_t)all[2 * i + 1] << 32);
-                rc = CONCERTO__FAIL(x->ctx, CC_ERR_PLAN_MISMATCH, "cc_exec_agree: the plan of rank %d of the group differs from this "
-                              "rank's (hash %016llx vs %016llx): ranks would issue different collectives", i,
-                              (unsigned long long)theirs, (unsigned long long)x->plan->hash);
-                break;
-            }
+    if ((rc = cc__exec_allgather_u64(x, comm, x->plan->hash, &all, "cc_exec_agree")) != CC_OK) return rc;
+    for (i = 0; i < n; i++)
+        if (all[i] != x->plan->hash) {
+            rc = CONCERTO__FAIL(x->ctx, CC_ERR_PLAN_MISMATCH, "cc_exec_agree: the plan of rank %d of the group differs from this "
+                                "rank's (hash %016llx vs %016llx): ranks would issue different collectives", i,
+                                (unsigned long long)all[i], (unsigned long long)x->plan->hash);
+            break;
+        }
     cc__free(x->ctx, all);
     if (rc == CC_OK) x->agreed = 1;
     return rc;
 }
 
 CONCERTO_API cc_result cc_exec_agree_cap(cc_exec* x, cc_comm* comm, uint64_t* cap_bytes) {
-    int32_t mine[2], *all;
-    uint64_t best = 0;
-    cc_collective c;
+    uint64_t *all, best = 0;
     int i, n;
     cc_result rc;
     if (!x) return CC_ERR_INVALID_ARG;
     if (!comm || !cap_bytes) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_agree_cap: comm or cap_bytes is NULL");
     if (x->launched) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_agree_cap: wait for the step first");
     n = cc_comm_size(comm);
-    all = (int32_t*)cc__alloc(x->ctx, 2 * (size_t)n * sizeof(int32_t));
-    if (!all) return CONCERTO__FAIL(x->ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_agree_cap: out of memory");
-    mine[0] = (int32_t)(uint32_t)(*cap_bytes & 0xffffffffu);
-    mine[1] = (int32_t)(uint32_t)(*cap_bytes >> 32);
-    memset(&c, 0, sizeof c);
-    c.kind = CC_COLL_ALL_GATHER;
-    c.dtype = CC_DTYPE_INT32;
-    c.n_elems = 2;
-    c.comm = comm;
-    c.send_buf = mine;
-    c.recv_buf = all;
-    rc = cc__exec_collective_now(x, &c, sizeof mine, 2 * (size_t)n * sizeof(int32_t), "cc_exec_agree_cap");
-    if (rc == CC_OK) {
-        for (i = 0; i < n; i++) {
-            uint64_t theirs = (uint64_t)(uint32_t)all[2 * i] | ((uint64_t)(uint32_t)all[2 * i + 1] << 32);
-            if (theirs && (!best || theirs < best)) best = theirs;
-        }
-        *cap_bytes = best;
-    }
+    if ((rc = cc__exec_allgather_u64(x, comm, *cap_bytes, &all, "cc_exec_agree_cap")) != CC_OK) return rc;
+    for (i = 0; i < n; i++)
+        if (all[i] && (!best || all[i] < best)) best = all[i];
+    *cap_bytes = best;
     cc__free(x->ctx, all);
-    return rc;
+    return CC_OK;
 }
 
 /* >>profile

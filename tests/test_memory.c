@@ -460,18 +460,16 @@ static void test_check_by_hand(void) {
     {   /* the solve under 500 keeps them apart; under 499 b alone is too large */
         cc_sched_desc sd = {0};
         cc_schedule sc;
-        sd.memory_cap_bytes = 500;
-        CHECK_RES(ctx, cc_sched_solve(ctx, g, &sd, &sc), CC_OK, "solve under 500");
-        if (sc.n_ops) {
-            CHECK(sc.makespan_us == 8 && sc.peak_bytes == 500, "the streams wait for each other: 8 us, peak 500 (got %g, %llu)",
-                  sc.makespan_us, (unsigned long long)sc.peak_bytes);
-            cc_schedule_release(ctx, &sc);
-        }
-        sd.memory_cap_bytes = 0;
-        CHECK_RES(ctx, cc_sched_solve(ctx, g, &sd, &sc), CC_OK, "solve without a cap");
-        if (sc.n_ops) {
-            CHECK(sc.makespan_us == 4 && sc.peak_bytes == 800, "the streams overlap: 4 us, peak 800 (got %g, %llu)",
-                  sc.makespan_us, (unsigned long long)sc.peak_bytes);
+        static const uint64_t cap[2] = {500, 0};
+        static const double want_mk[2] = {8, 4};
+        static const uint64_t want_pk[2] = {500, 800};
+        int k;
+        for (k = 0; k < 2; k++) {   /* under 500 the streams wait for each other; without a cap they overlap */
+            sd.memory_cap_bytes = cap[k];
+            CHECK_RES(ctx, cc_sched_solve(ctx, g, &sd, &sc), CC_OK, "solve under a cap of %llu (0: none)", (unsigned long long)cap[k]);
+            if (!sc.n_ops) continue;
+            CHECK(sc.makespan_us == want_mk[k] && sc.peak_bytes == want_pk[k], "%g us, peak %llu (got %g, %llu)", want_mk[k],
+                  (unsigned long long)want_pk[k], sc.makespan_us, (unsigned long long)sc.peak_bytes);
             cc_schedule_release(ctx, &sc);
         }
         sd.memory_cap_bytes = 499;
