@@ -555,12 +555,92 @@ static void test_cap_without_transients(void) {
     CHECK(same, "a graph without transient buffers schedules the same under any cap");
 }
 
+/* A fusion whose best schedule breaks the cap is not kept. Two in-place
+   all-reduces of adjacent pieces (program order: a0 w1 ar1 w2 ar2 c1 c2);
+   c1, the last reader of transient A, needs the first's result, w2
+   allocates transient B for c2. Apart, c1 can free A before w2 allocates
+   B; fused, the bucket waits for w2, so A and B are alive together: above
+   a cap of one of them. */
+static cc_graph* fuse_case(void) {
+    static float mem[512];
+    static int comm;   /* its address stands for a communicator: the rewrite only compares it */
+    cc_graph* g = NULL;
+    cc_buffer p[2], a, b;
+    cc_region rp[2], ra, rb, rr[2];
+    cc_collective co;
+    cc_op_desc d = {0};
+    int i;
+    if (cc_graph_create(ctx, NULL, &g) != CC_OK) return NULL;
+    cc_graph_add_buffer(g, "p1", 1024, &p[0]);
+    cc_graph_add_buffer(g, "p2", 512, &p[1]);
+    cc_graph_add_transient(g, "A", 1000, &a);
+    cc_graph_add_transient(g, "B", 1000, &b);
+    for (i = 0; i < 2; i++) { rp[i].buffer = p[i]; rp[i].offset_bytes = 0; rp[i].n_bytes = i ? 512 : 1024; rp[i].split_rows = 0; }
+    ra = rp[0]; ra.buffer = a; ra.n_bytes = 1000;
+    rb = ra; rb.buffer = b;
+    memset(&co, 0, sizeof co);
+    co.kind = CC_COLL_ALL_REDUCE; co.dtype = CC_DTYPE_FLOAT32; co.reduce = CC_REDUCE_SUM; co.comm = (cc_comm*)(void*)&comm;
+    co.n_elems = 256;
+    d.name = "a0"; d.duration_us = 5; d.writes = &ra; d.n_writes = 1; cc_graph_add_op(g, &d, NULL);
+    d.name = "w1"; d.writes = &rp[0]; d.reads = &ra; d.n_reads = 1; cc_graph_add_op(g, &d, NULL);   /* A from the start */
+    co.send_buf = co.recv_buf = mem;
+    d.name = "ar1"; d.duration_us = 300; d.stream = CC_STREAM_COMM; d.coll = &co; d.reads = &rp[0]; d.n_reads = 1;
+    d.writes = &rp[0]; d.n_writes = 1; cc_graph_add_op(g, &d, NULL);
+    rr[0] = rb; rr[1] = rp[1];
+    d = (cc_op_desc){0};
+    d.name = "w2"; d.duration_us = 5; d.writes = rr; d.n_writes = 2; cc_graph_add_op(g, &d, NULL);
+    co.send_buf = co.recv_buf = mem + 256;
+    co.n_elems = 128;
+    d = (cc_op_desc){0};
+    d.name = "ar2"; d.duration_us = 250; d.stream = CC_STREAM_COMM; d.coll = &co; d.reads = &rp[1]; d.n_reads = 1;
+    d.writes = &rp[1]; d.n_writes = 1; cc_graph_add_op(g, &d, NULL);
+    ra = rb; ra.buffer = a;
+    rr[0] = rp[0]; rr[1] = ra;
+    d = (cc_op_desc){0};
+    d.name = "c1"; d.duration_us = 5; d.reads = rr; d.n_reads = 2; cc_graph_add_op(g, &d, NULL);
+    rr[0] = rb; rr[1] = rp[1];
+    d = (cc_op_desc){0};
+    d.name = "c2"; d.duration_us = 5; d.reads = rr; d.n_reads = 2; cc_graph_add_op(g, &d, NULL);
+    return g;
+}
+
+static void test_fusion_over_cap(void) {
+    cc_graph *g = fuse_case(), *f = NULL;
+    cc_rewrite_desc rd;
+    cc_rewrite_report rep;
+    if (!g) { CHECK(0, "setup"); return; }
+    memset(&rd, 0, sizeof rd);
+    CHECK_RES(ctx, cc_graph_fuse(ctx, g, &rd, &f, &rep), CC_OK, "fusion without a cap");
+    CHECK(rep.n_changed == 1 && rep.n_over_cap == 0, "without a cap the two all-reduces fuse (%d buckets)", rep.n_changed);
+    if (f) {
+        cc_schedule s;
+        cc_sched_desc sd = {0};
+        sd.memory_cap_bytes = 1000;
+        CHECK_RES(ctx, cc_sched_solve(ctx, f, &sd, &s), CC_ERR_INFEASIBLE, "the fused step fits no order under 1000 bytes");
+        cc_graph_destroy(f);
+        f = NULL;
+    }
+    rd.sched.memory_cap_bytes = 1000;
+    cc_clear_error(ctx);
+    CHECK_RES(ctx, cc_graph_fuse(ctx, g, &rd, &f, &rep), CC_OK, "fusion under a cap of 1000 bytes");
+    CHECK(rep.n_changed == 0 && rep.n_over_cap == 1 && rep.n_colls_after == 2, "under the cap the bucket is not kept, and the "
+          "report counts it (%d buckets, %d over the cap)", rep.n_changed, rep.n_over_cap);
+    CHECK(strcmp(cc_last_error(ctx), "") == 0, "the dropped candidate's error is not left as the rewrite's (\"%s\")", cc_last_error(ctx));
+    if (f) {
+        CHECK(cc_graph_n_buffers(f) == 4 && cc_buffer_transient(f, cc_graph_buffer(f, 2)) && !cc_buffer_transient(f, cc_graph_buffer(f, 0)),
+              "the rewritten graph keeps which buffers are transient");
+        cc_graph_destroy(f);
+    }
+    cc_graph_destroy(g);
+}
+
 int main(void) {
     if (cc_context_create(NULL, &ctx) != CC_OK) return 1;
     TH_RUN(test_check_by_hand);
     TH_RUN(test_bad_input);
     TH_RUN(test_cap_without_transients);
     TH_RUN(test_issue_order_peak);
+    TH_RUN(test_fusion_over_cap);
     TH_RUN(test_random_caps);
     TH_RUN(test_falling_cap);
     cc_context_destroy(ctx);
