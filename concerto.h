@@ -649,9 +649,11 @@ typedef struct cc_sched_desc {
     /* The most bytes of transient buffers alive at once (a hard limit, held
        at every instant: a buffer from its allocating op's start to its last
        user's end); 0: none. Every rank must give the same cap, as it gives
-       the same durations. Under a cap every method keeps only schedules
-       that fit, repairing others by the serial scheme; lp_solve and
-       d.general (no memory resource) do not run, and the stats say so.
+       the same durations. The solve runs first without the cap: where that
+       schedule fits, it is the result; else it seeds the capped search, in
+       which every method keeps only schedules that fit, repairing others
+       by the serial scheme, and lp_solve and d.general (no memory
+       resource) do not run (the stats say so).
        No schedule found that fits: CC_ERR_INFEASIBLE naming the cap, the
        smallest peak found and the buffers alive there. */
     uint64_t memory_cap_bytes;
@@ -8464,6 +8466,7 @@ typedef struct cc__solve {
     int64_t nodes, conflicts, wins[2];
     cc_schedule* out;
     cc_sched_stats* st;         /* what the solve did (never NULL) */
+    const cc_schedule* seed;    /* under a cap: the uncapped solve's schedule, above the cap */
 } cc__solve;
 
 /* cc_sched_desc.general: the search that serves graphs with a resource
@@ -8531,10 +8534,15 @@ static cc_result cc__solve_first(cc__solve* S) {
         }
     }
     cc__free(S->ctx, key);
-    if (rc == CC_OK && d->start_from) {
-        int i;
-        for (i = 0; i < n; i++) h->cur[i] = (cc__time)llround(d->start_from->start_us[i] * CONCERTO__TICKS_PER_US);
-        cc__heur_offer(h, h->cur, cc__makespan(&S->p, h->cur));
+    {   /* the caller's start, and the uncapped solve's (repaired by the offer) */
+        const cc_schedule* from[2];
+        int i, k;
+        from[0] = d->start_from; from[1] = S->seed;
+        for (k = 0; k < 2 && rc == CC_OK; k++) {
+            if (!from[k]) continue;
+            for (i = 0; i < n; i++) h->cur[i] = (cc__time)llround(from[k]->start_us[i] * CONCERTO__TICKS_PER_US);
+            cc__heur_offer(h, h->cur, cc__makespan(&S->p, h->cur));
+        }
     }
     if (rc == CC_OK && h->oom) rc = CC_ERR_OUT_OF_MEMORY;
     return rc;
@@ -8836,9 +8844,11 @@ CONCERTO_API cc_result cc_sched_solve_stats(cc_context* ctx, cc_graph* g, const 
                                             cc_sched_stats* stats) {
     cc__solve S;
     cc_sched_stats st;
+    cc_schedule free_s;
     double t0 = cc__now_s();
     cc_result rc;
     if (stats) memset(stats, 0, sizeof *stats);
+    memset(&free_s, 0, sizeof free_s);
     if ((rc = cc__graph_args(ctx, g, "cc_sched_solve")) != CC_OK) return rc;
     if (!out) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_sched_solve: out is NULL");
     memset(out, 0, sizeof *out);
@@ -8850,8 +8860,29 @@ CONCERTO_API cc_result cc_sched_solve_stats(cc_context* ctx, cc_graph* g, const 
     if ((rc = cc_graph_validate(g)) != CC_OK) return rc;
     cc__sched_resolve(&S.d, g->n);
     if ((rc = cc__sched_memory_args(ctx, g, &S.d, &st)) != CC_OK) return rc;
+    if (S.d.memory_cap_bytes > 0 && g->n_mb > 0) {
+        /* first without the cap: where that schedule fits, it is the
+           result (a cap at or above its peak changes nothing); else it
+           seeds the capped search, which repairs it */
+        cc_sched_desc free_d;
+        cc_sched_stats free_st;
+        if (desc) free_d = *desc;
+        else memset(&free_d, 0, sizeof free_d);
+        free_d.memory_cap_bytes = 0;
+        if ((rc = cc_sched_solve_stats(ctx, g, &free_d, &free_s, &free_st)) != CC_OK) return rc;
+        if (free_s.peak_bytes <= S.d.memory_cap_bytes) {
+            *out = free_s;
+            if (stats) *stats = free_st;
+            return CC_OK;
+        }
+        S.seed = &free_s;
+        if (S.d.time_limit_s > 0) {
+            double left = S.d.time_limit_s - (cc__now_s() - t0);
+            S.d.time_limit_s = left > 1e-3 ? left : 1e-3;
+        }
+    }
     S.ctx = ctx; S.g = g; S.out = out;
-    S.t_end = S.d.time_limit_s > 0 ? t0 + S.d.time_limit_s : 0;
+    S.t_end = S.d.time_limit_s > 0 ? cc__now_s() + S.d.time_limit_s : 0;
     rc = cc__solve_init(&S);
     if (rc == CC_OK) rc = cc__solve_first(&S);
     if (rc == CC_OK && S.h.best_mk == CONCERTO__TIME_MAX && S.p.mem_cap > 0 && S.h.mem_min_peak != UINT64_MAX)
@@ -8863,6 +8894,7 @@ CONCERTO_API cc_result cc_sched_solve_stats(cc_context* ctx, cc_graph* g, const 
     if (rc == CC_OK) rc = cc__solve_output(&S, t0);
     cc__free(ctx, S.rank);
     cc__heur_free(&S.h);
+    cc_schedule_release(ctx, &free_s);
     if (rc == CC_OK) {
         if (stats) *stats = st;
         return CC_OK;
