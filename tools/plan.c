@@ -1239,6 +1239,137 @@ static void print_text(const planner* P, outcome* out, int n_out, double lb_us, 
     printf("planned in %.2f s\n", plan_s);
 }
 
+/* ---- --memory-curve -------------------------------------------------------------------- */
+typedef struct curve_point {
+    uint64_t cap;              /* a rank's cap (persistent + transient), bytes; 0: unlimited */
+    double us;                 /* S's step under it */
+    uint64_t peak;             /* its timeline's peak, persistent included */
+    double solve_s;
+    int kept;                  /* the solve gave a later step: the tighter cap's schedule, which fits, is kept */
+} curve_point;
+
+/* S of g under a transient cap (0: none) from start_order (NULL: none):
+   its step, transient peak and order (replacing *order). */
+static cc_result solve_capped(const planner* P, cc_graph* g, uint64_t cap_transient, const cc_op* start_order, double* us,
+                              uint64_t* peak, cc_op** order, double* secs) {
+    cc_sched_desc d = sched_desc(P, g);
+    cc_schedule sch;
+    double t0 = now_s();
+    int n = cc_graph_n_ops(g);
+    cc_result r;
+    memset(&sch, 0, sizeof sch);
+    d.memory_cap_bytes = cap_transient;
+    d.start_order = start_order;
+    r = cc_sched_solve(P->ctx, g, &d, &sch);
+    *secs = now_s() - t0;
+    if (r != CC_OK) return r;
+    *us = sch.makespan_us;
+    /* the peak by the graph's own sweep, not the solver's figure */
+    r = cc_memory_check(P->ctx, g, sch.start_us, NULL, cap_transient, peak, NULL);
+    if (r == CC_OK) {
+        cc_op* o = (cc_op*)malloc(sizeof(cc_op) * (size_t)(n + 1));
+        if (!o) r = CC_ERR_OUT_OF_MEMORY;
+        else {
+            memcpy(o, sch.order, sizeof(cc_op) * (size_t)n);
+            free(*order);
+            *order = o;
+        }
+    }
+    cc_schedule_release(P->ctx, &sch);
+    return r;
+}
+
+/* The curve of S's step time against the cap on the step as written
+   (prog, with program order's timeline in prog_out), points[n_caps + 1]. */
+static cc_result memory_curve(const planner* P, step* prog, const outcome* prog_out, int n_caps, curve_point* pts) {
+    cc_graph* g = prog->g;
+    uint64_t keep = persistent_bytes(P, g), lo, hi, peak = 0;
+    cc_op* order = program_order(g);
+    cc_op* best = NULL;
+    double us = 0, secs = 0, best_us = INFINITY;
+    int i;
+    cc_result r = order ? CC_OK : CC_ERR_OUT_OF_MEMORY;
+    /* S without a cap: where the curve ends */
+    if (r == CC_OK) r = solve_capped(P, g, 0, NULL, &us, &peak, &best, &secs);
+    if (r != CC_OK) { free(order); free(best); return r; }
+    hi = peak;
+    lo = prog_out->peak - keep;
+    if (hi < lo) hi = lo;
+    free(best);
+    best = order;   /* the tightest cap starts from program order */
+    order = NULL;
+    for (i = 0; i <= n_caps && r == CC_OK; i++) {
+        uint64_t cap_t = i < n_caps ? lo + (uint64_t)((double)(hi - lo) * i / (n_caps - 1)) : 0;
+        curve_point* pt = &pts[i];
+        memset(pt, 0, sizeof *pt);
+        pt->cap = i < n_caps ? keep + cap_t : 0;
+        progress(P, "memory curve: cap %d of %d (%.3f GiB)", i + 1, n_caps + 1, pt->cap ? gib(pt->cap) : INFINITY);
+        r = solve_capped(P, g, cap_t, best, &us, &peak, &order, &pt->solve_s);
+        if (r != CC_OK) break;
+        if (us > best_us) {   /* the previous schedule fits this looser cap: keep it */
+            pt->kept = 1;
+            us = best_us;
+            peak = pts[i - 1].peak - keep;
+        } else {
+            free(best);
+            best = order;
+            order = NULL;
+            best_us = us;
+        }
+        pt->us = us;
+        pt->peak = keep + peak;
+    }
+    free(order);
+    free(best);
+    return r;
+}
+
+static void print_curve(const planner* P, const outcome* out, int n_peers, const curve_point* pts, int n_pts, uint64_t keep) {
+    int i;
+    if (P->o.json) {
+        printf("{\"simulated\": true, \"persistent_bytes\": %llu, \"program_us\": ", (unsigned long long)keep);
+        json_num(out[0].us);
+        printf(", \"program_peak_bytes\": %llu, \"curve\": [", (unsigned long long)out[0].peak);
+        for (i = 0; i < n_pts; i++) {
+            printf("%s{\"memory_cap_bytes\": ", i ? ", " : "");
+            if (pts[i].cap) printf("%llu", (unsigned long long)pts[i].cap);
+            else printf("null");
+            printf(", \"s_us\": ");
+            json_num(pts[i].us);
+            printf(", \"peak_bytes\": %llu, \"solve_s\": ", (unsigned long long)pts[i].peak);
+            json_num(pts[i].solve_s);
+            printf(", \"kept\": %s}", pts[i].kept ? "true" : "false");
+        }
+        printf("], \"peers\": {");
+        for (i = 1; i <= n_peers; i++) {
+            printf("%s", i > 1 ? ", " : "");
+            json_str(out[i].name);
+            printf(": {\"us\": ");
+            json_num(out[i].us);
+            printf(", \"peak_bytes\": ");
+            json_bytes(&out[i]);
+            printf("}");
+        }
+        printf("}}\n");
+        return;
+    }
+    printf("S's step against a rank's memory cap (every figure SIMULATED); persistent %.3f GiB\n", gib(keep));
+    printf("%12s %12s %12s %10s\n", "cap GiB", "step ms", "peak GiB", "solve s");
+    for (i = 0; i < n_pts; i++) {
+        char cap[32];
+        if (pts[i].cap) snprintf(cap, sizeof cap, "%.3f", gib(pts[i].cap));
+        else snprintf(cap, sizeof cap, "unlimited");
+        printf("%12s %12.3f %12.3f %10.2f%s\n", cap, pts[i].us / 1000.0, gib(pts[i].peak), pts[i].solve_s,
+               pts[i].kept ? "  (the tighter cap's schedule kept)" : "");
+    }
+    printf("fixed policies (no cap):\n");
+    for (i = 0; i <= n_peers; i++) {
+        const outcome* v = &out[i];
+        if (v->has_peak) printf("%-16s %12.3f %12.3f\n", v->name, v->us / 1000.0, gib(v->peak));
+        else printf("%-16s %12.3f %12s\n", v->name, v->us / 1000.0, "-");
+    }
+}
+
 /* ---- main ---------------------------------------------------------------------------- */
 int main(int argc, char** argv) {
     options o;
@@ -1274,6 +1405,17 @@ int main(int argc, char** argv) {
         r = run_peer(&P, &peer_policies[i], &out[n_out]);
         n_out++;
         n_peers++;
+    }
+    if (r == CC_OK && o.memory_curve) {
+        curve_point* pts = (curve_point*)calloc((size_t)o.memory_curve + 1, sizeof *pts);
+        if (!pts) r = CC_ERR_OUT_OF_MEMORY;
+        else if ((r = memory_curve(&P, &out[0].s, &out[0], o.memory_curve, pts)) == CC_OK)
+            print_curve(&P, out, n_peers, pts, o.memory_curve + 1, persistent_bytes(&P, out[0].s.g));
+        free(pts);
+        if (r != CC_OK) fprintf(stderr, "%s: --memory-curve: %s\n", program_name, cc_last_error(P.ctx));
+        for (i = n_out - 1; i >= 0; i--) outcome_free(&out[i]);
+        cc_context_destroy(P.ctx);
+        return r == CC_OK ? 0 : 1;
     }
     if (r == CC_OK) {
         progress(&P, "S: scheduling %d ops", cc_graph_n_ops(out[0].s.g));
