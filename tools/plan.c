@@ -1279,9 +1279,14 @@ static cc_result solve_capped(const planner* P, cc_graph* g, uint64_t cap_transi
     return r;
 }
 
+/* The solve-time cost of the memory resource: S without a cap, and S
+   under the cap halfway between program order's peak and S's uncapped
+   one, both from nothing (no start order). */
+typedef struct curve_cost { double free_s, free_us, capped_s, capped_us; uint64_t free_peak, capped_cap, capped_peak; } curve_cost;
+
 /* The curve of S's step time against the cap on the step as written
    (prog, with program order's timeline in prog_out), points[n_caps + 1]. */
-static cc_result memory_curve(const planner* P, step* prog, const outcome* prog_out, int n_caps, curve_point* pts) {
+static cc_result memory_curve(const planner* P, step* prog, const outcome* prog_out, int n_caps, curve_point* pts, curve_cost* cost) {
     cc_graph* g = prog->g;
     uint64_t keep = persistent_bytes(P, g), lo, hi, peak = 0;
     cc_op* order = program_order(g);
@@ -1292,9 +1297,15 @@ static cc_result memory_curve(const planner* P, step* prog, const outcome* prog_
     /* S without a cap: where the curve ends */
     if (r == CC_OK) r = solve_capped(P, g, 0, NULL, &us, &peak, &best, &secs);
     if (r != CC_OK) { free(order); free(best); return r; }
+    cost->free_s = secs; cost->free_us = us; cost->free_peak = keep + peak;
     hi = peak;
     lo = prog_out->peak - keep;
     if (hi < lo) hi = lo;
+    cost->capped_cap = keep + lo + (hi - lo) / 2;
+    progress(P, "memory curve: S under %.3f GiB from nothing", gib(cost->capped_cap));
+    r = solve_capped(P, g, lo + (hi - lo) / 2, NULL, &cost->capped_us, &cost->capped_peak, &best, &cost->capped_s);
+    if (r != CC_OK) { free(order); free(best); return r; }
+    cost->capped_peak += keep;
     free(best);
     best = order;   /* the tightest cap starts from program order */
     order = NULL;
@@ -1324,10 +1335,12 @@ static cc_result memory_curve(const planner* P, step* prog, const outcome* prog_
     return r;
 }
 
-static void print_curve(const planner* P, const outcome* out, int n_peers, const curve_point* pts, int n_pts, uint64_t keep) {
+static void print_curve(const planner* P, const outcome* out, int n_peers, const curve_point* pts, int n_pts, uint64_t keep,
+                        const curve_cost* c) {
     int i;
     if (P->o.json) {
-        printf("{\"simulated\": true, \"persistent_bytes\": %llu, \"program_us\": ", (unsigned long long)keep);
+        printf("{\"simulated\": true, \"n_ops\": %d, \"persistent_bytes\": %llu, \"program_us\": ", out[0].n_ops,
+               (unsigned long long)keep);
         json_num(out[0].us);
         printf(", \"program_peak_bytes\": %llu, \"curve\": [", (unsigned long long)out[0].peak);
         for (i = 0; i < n_pts; i++) {
@@ -1340,7 +1353,15 @@ static void print_curve(const planner* P, const outcome* out, int n_peers, const
             json_num(pts[i].solve_s);
             printf(", \"kept\": %s}", pts[i].kept ? "true" : "false");
         }
-        printf("], \"peers\": {");
+        printf("], \"uncapped\": {\"s_us\": ");
+        json_num(c->free_us);
+        printf(", \"peak_bytes\": %llu, \"solve_s\": ", (unsigned long long)c->free_peak);
+        json_num(c->free_s);
+        printf("}, \"capped\": {\"memory_cap_bytes\": %llu, \"s_us\": ", (unsigned long long)c->capped_cap);
+        json_num(c->capped_us);
+        printf(", \"peak_bytes\": %llu, \"solve_s\": ", (unsigned long long)c->capped_peak);
+        json_num(c->capped_s);
+        printf("}, \"peers\": {");
         for (i = 1; i <= n_peers; i++) {
             printf("%s", i > 1 ? ", " : "");
             json_str(out[i].name);
@@ -1362,6 +1383,9 @@ static void print_curve(const planner* P, const outcome* out, int n_peers, const
         printf("%12s %12.3f %12.3f %10.2f%s\n", cap, pts[i].us / 1000.0, gib(pts[i].peak), pts[i].solve_s,
                pts[i].kept ? "  (the tighter cap's schedule kept)" : "");
     }
+    printf("solved from nothing: without a cap %.3f ms, peak %.3f GiB, in %.2f s; under %.3f GiB %.3f ms, peak %.3f GiB, in %.2f s\n",
+           c->free_us / 1000.0, gib(c->free_peak), c->free_s, gib(c->capped_cap), c->capped_us / 1000.0, gib(c->capped_peak),
+           c->capped_s);
     printf("fixed policies (no cap):\n");
     for (i = 0; i <= n_peers; i++) {
         const outcome* v = &out[i];
@@ -1408,9 +1432,11 @@ int main(int argc, char** argv) {
     }
     if (r == CC_OK && o.memory_curve) {
         curve_point* pts = (curve_point*)calloc((size_t)o.memory_curve + 1, sizeof *pts);
+        curve_cost cost;
+        memset(&cost, 0, sizeof cost);
         if (!pts) r = CC_ERR_OUT_OF_MEMORY;
-        else if ((r = memory_curve(&P, &out[0].s, &out[0], o.memory_curve, pts)) == CC_OK)
-            print_curve(&P, out, n_peers, pts, o.memory_curve + 1, persistent_bytes(&P, out[0].s.g));
+        else if ((r = memory_curve(&P, &out[0].s, &out[0], o.memory_curve, pts, &cost)) == CC_OK)
+            print_curve(&P, out, n_peers, pts, o.memory_curve + 1, persistent_bytes(&P, out[0].s.g), &cost);
         free(pts);
         if (r != CC_OK) fprintf(stderr, "%s: --memory-curve: %s\n", program_name, cc_last_error(P.ctx));
         for (i = n_out - 1; i >= 0; i--) outcome_free(&out[i]);
