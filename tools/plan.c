@@ -479,6 +479,7 @@ static cc_result set_startups(const planner* P, cc_graph* g, const gpt_model* m)
 typedef struct step {
     gpt_model m; gpt_op_store st; cc_graph* g; double* truth;
     int* bucket_of; int n_bucket_of, grad_sync;   /* how it was built (bucket_of owned; NULL: one per parameter) */
+    const peer_policy* edges_of;   /* a peer whose order function added edges to g (run_peer), or NULL */
 } step;
 
 static void step_free(step* s) {
@@ -838,6 +839,7 @@ static cc_result run_peer(const planner* P, const peer_policy* pol, outcome* o) 
         if (!(order = (cc_op*)malloc(sizeof(cc_op) * (size_t)(cc_graph_n_ops(o->s.g) + 1)))) r = CC_ERR_OUT_OF_MEMORY;
         else if ((r = pol->order(o->s.g, 1, order, &n_edges, err, sizeof err)) != CC_OK)
             fprintf(stderr, "%s: peer %s: %s\n", program_name, pol->name, err);
+        else o->s.edges_of = pol;
     }
     if (r == CC_OK) r = simulate_order(P, &o->s, order, o);
     if (r == CC_OK) {
@@ -1071,6 +1073,14 @@ static cc_result run_sad(const planner* P, cc_graph* base, const step* base_src,
        measured) */
     if (!P->o.memory_cap) {
         if (!step_build_ex(P, base_src->bucket_of, base_src->n_bucket_of, base_src->grad_sync, 0, &bound)) return CC_ERR_INVALID_ARG;
+        if (base_src->edges_of) {   /* the peer's edges, as its order function added them to base */
+            cc_op* ord = (cc_op*)malloc(sizeof(cc_op) * (size_t)(cc_graph_n_ops(bound.g) + 1));
+            char err[512];
+            int n_edges = 0;
+            r = ord ? base_src->edges_of->order(bound.g, 1, ord, &n_edges, err, sizeof err) : CC_ERR_OUT_OF_MEMORY;
+            free(ord);
+            if (r != CC_OK) { step_free(&bound); return r; }
+        }
         base = bound.g;
         unmeasured = 1;
     }
