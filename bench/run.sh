@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make bench: the scheduler's benchmarks. Results go to stdout; the figures
 # in bench/RESULTS.md were taken with this script (see there for the machine).
-#   bench/run.sh [psplib|scale|exec|lp|lp48|larger|j30-hard|cpsat|windows|gpt|gpu|gpt-cuda|cluster|plan|solver|all]      (default all)
+#   bench/run.sh [psplib|scale|exec|lp|lp48|larger|j30-hard|cpsat|windows|gpt|gpu|gpt-cuda|cluster|plan|memory|solver|all]      (default all)
 #   (gpt-throughput, gpt-orders, gpt-text, gpt-mpi: one part of gpt)
 # solver: the scheduler's quality figures beside CP-SAT in one run: psplib,
 # lp48, larger, j30-hard and cpsat, in that order (about 45 minutes).
@@ -49,6 +49,10 @@
 # sensitivity to alpha and to noise, and planning time against ops per rank.
 # Every step time it prints is simulated. About half an hour on 2 cores.
 # (plan-paper, plan-grid, plan-sensitivity: one part of plan)
+# memory: bench/memory_curve.sh, the planner's step time against a rank's
+# memory cap on a ZeRO-3 gpt-13b step beside fixed prefetch policies, and
+# the solve-time cost of the memory resource on its largest steps. About a
+# minute.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -508,4 +512,9 @@ if [ "$what" = all ] || [ "$what" = plan ] || [ "${what#plan-}" != "$what" ]; th
   make -s "$BUILD/plan"
   case "$what" in plan-*) parts=${what#plan-} ;; *) parts=all ;; esac
   python3 bench/plan_tables.py --plan "$BUILD/plan" $parts
+fi
+
+if [ "$what" = all ] || [ "$what" = memory ]; then
+  echo
+  bash bench/memory_curve.sh
 fi

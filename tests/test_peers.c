@@ -456,6 +456,81 @@ static void test_xla_bad(void) {
     CHECK_RES(NULL, peer_xla_schedule(NULL, 1, order, NULL, err, sizeof err), CC_ERR_INVALID_ARG, "a NULL graph is refused");
 }
 
+/* ---- a prefetch depth of one layer -------------------------------------------------*/
+/* Its buckets: DeepSpeed's gradient buckets; gathers one bucket per run of
+   one layer: by hand {0,1} {2..5} {6,7} {8,9}. */
+static void test_prefetch1_buckets(void) {
+    static const int want[NP] = { 0, 0, 1, 1, 1, 1, 2, 2, 3, 3 };
+    peer_knobs k = peer_knobs_default();
+    peer_plan p = fresh_plan(1), ds = fresh_plan(0);
+    int grad_ds[NP], i;
+    k.zero_stage = 3;
+    CHECK_RES(NULL, peer_prefetch1_buckets(params, NP, &k, &p, err, sizeof err), CC_OK, "prefetch-1 buckets: %s", err);
+    if (!CHECK(same(gfwd, want, NP) && same(gbwd, want, NP), "prefetch-1: one gather bucket per run of one layer"))
+        note_buckets("got", gfwd);
+    CHECK_INT(p.n_gather_fwd, 4, "prefetch-1: 4 gather buckets");
+    memcpy(grad_ds, bucket, sizeof grad_ds);
+    CHECK_RES(NULL, peer_deepspeed_zero3_buckets(params, NP, &k, &ds, err, sizeof err), CC_OK, "DeepSpeed buckets: %s", err);
+    for (i = 0; i < NP && grad_ds[i] == bucket[i]; i++) {}
+    CHECK_INT(i, NP, "prefetch-1: the gradient buckets are DeepSpeed ZeRO-3's");
+}
+
+static cc_result plan_collective(void* self, void* native_stream, const cc_collective* coll, char* msg, size_t msg_size) {
+    (void)self; (void)native_stream; (void)coll;
+    snprintf(msg, msg_size, "runs nothing");
+    return CC_ERR_UNSUPPORTED;
+}
+
+/* Three modules, each a 10 us all-gather over "dp" (stream 1) then its
+   compute (stream 0): 5 us; the first module 5 + 5. Program order lets
+   the gathers run back to back (makespan 35 by hand: g 0-10, 10-20,
+   20-30; compute 10-20, 20-25, 30-35). prefetch-1 makes gather j wait for
+   module j-1's first compute op: 2 edges; g2 15-25, g3 30-40, makespan 45
+   by hand. A gather over another communicator ("tp") is not a module's. */
+static void test_prefetch1_order(void) {
+    static const cc_comm_fns fns = { "test", "host", plan_collective, NULL, NULL, NULL, NULL };
+    cc_comm *dp = NULL, *tp = NULL;
+    cc_graph* g = three_streams();
+    cc_op ops[8], order[8];
+    double st[8], mk = -1;
+    int n_edges = -1, i;
+    cc_op_desc d;
+    cc_collective co;
+    static const struct { const char* name; double us; int stream; int gather; int dep; } spec[8] = {
+        { "g1", 10, 1, 1, -1 }, { "c1", 5, 0, 0, 0 }, { "c1b", 5, 0, 0, 1 }, { "tp_gather", 0, 2, 2, -1 },
+        { "g2", 10, 1, 1, -1 }, { "c2", 5, 0, 0, 4 }, { "g3", 10, 1, 1, -1 }, { "c3", 5, 0, 0, 6 },
+    };
+    if (!g) return;
+    if (!CHECK(cc_comm_wrap(ctx, &fns, NULL, 0, 2, "dp", &dp) == CC_OK && cc_comm_wrap(ctx, &fns, NULL, 0, 2, "tp", &tp) == CC_OK,
+               "communicators named dp and tp: %s", cc_last_error(ctx))) {
+        cc_graph_destroy(g); cc_comm_destroy(dp); cc_comm_destroy(tp);
+        return;
+    }
+    for (i = 0; i < 8; i++) {
+        memset(&d, 0, sizeof d);
+        memset(&co, 0, sizeof co);
+        co.kind = CC_COLL_ALL_GATHER; co.dtype = CC_DTYPE_FLOAT32; co.n_elems = 1; co.comm = spec[i].gather == 2 ? tp : dp;
+        co.send_buf = dummy_buf; co.recv_buf = dummy_buf + 2;
+        d.name = spec[i].name; d.duration_us = spec[i].us; d.stream = spec[i].stream;
+        if (spec[i].gather) d.coll = &co;
+        if (spec[i].dep >= 0) { d.deps = &ops[spec[i].dep]; d.n_deps = 1; }
+        if (cc_graph_add_op(g, &d, &ops[i]) != CC_OK) CHECK(0, "adding op %s: %s", spec[i].name, cc_last_error(ctx));
+    }
+    CHECK_RES(ctx, simulate_program(g, st, &mk), CC_OK, "program order simulates");
+    CHECK_NEAR(mk, 35, 1e-9, "program order: the gathers run back to back, makespan 35");
+    CHECK_RES(NULL, peer_prefetch1_order(g, 1, order, &n_edges, err, sizeof err), CC_OK, "prefetch-1 order: %s", err);
+    CHECK_INT(n_edges, 2, "prefetch-1: an edge to the 2nd and 3rd module's gathers");
+    for (i = 0; i < 8 && cc_op_index(g, order[i]) == i; i++) {}
+    CHECK_INT(i, 8, "prefetch-1: its issue order is program order");
+    CHECK_RES(ctx, cc_simulate(ctx, g, order, 8, st, &mk), CC_OK, "the prefetch-1 order simulates");
+    CHECK_NEAR(mk, 45, 1e-9, "prefetch-1: makespan 45 by hand");
+    CHECK_NEAR(st[4], 15, 1e-9, "prefetch-1: g2 starts when c1 ends (15)");
+    CHECK_NEAR(st[6], 30, 1e-9, "prefetch-1: g3 starts when c2 ends (30)");
+    cc_graph_destroy(g);
+    cc_comm_destroy(dp);
+    cc_comm_destroy(tp);
+}
+
 int main(void) {
     if (cc_context_create(NULL, &ctx) != CC_OK) { printf("FAIL main: no context\n"); return 1; }
     setup_params();
@@ -469,6 +544,8 @@ int main(void) {
     TH_RUN(test_xla_chain);
     TH_RUN(test_xla_random);
     TH_RUN(test_xla_bad);
+    TH_RUN(test_prefetch1_buckets);
+    TH_RUN(test_prefetch1_order);
     cc_context_destroy(ctx);
     return th_done();
 }

@@ -43,8 +43,8 @@ for entry in "${layouts[@]}"; do
     timeout 300 "$plan" "${small[@]}" $args >"$out" 2>"$tmp/l$i.err"; rc=$?
     check $rc "$name: exits 0" "exit $rc: $(tail -n 3 "$tmp/l$i.err")"
     [ $rc -eq 0 ] || continue
-    res=$(json "$out" "all(k in j for k in ('program_us','peers','s_us','sf_us','sad_us','lower_bound_us','plan_s')) and len(j['peers']) == 5")
-    [ "$res" = True ]; check $? "$name: the JSON has program_us, peers (5), s_us, sf_us, sad_us, lower_bound_us, plan_s" "$res"
+    res=$(json "$out" "all(k in j for k in ('program_us','peers','s_us','sf_us','sad_us','lower_bound_us','plan_s','peak_bytes','persistent_bytes','peers_peak_bytes')) and len(j['peers']) == 6 and sorted(j['peers_peak_bytes']) == sorted(j['peers']) and 'memory_cap_bytes' not in j")
+    [ "$res" = True ]; check $? "$name: the JSON has program_us, peers (6), s_us, sf_us, sad_us, lower_bound_us, plan_s, peak_bytes, persistent_bytes, peers_peak_bytes" "$res"
     res=$(json "$out" "[v['name'] for v in j['variants'] if not v['valid']]")
     [ "$res" = "[]" ]; check $? "$name: every timeline passes the independent checker" "invalid: $res"
     res=$(json "$out" "[v['name'] for v in j['variants'] if v['us'] < j['lower_bound_us'] * (1 - 1e-9)]")
@@ -98,6 +98,64 @@ timeout 300 "$plan" --model gpt-1.3b --layers 2 --hidden 256 --heads 8 --seq 256
     >/dev/null 2>"$tmp/progress.err"
 grep -q "S+AD" "$tmp/progress.err"; check $? "progress goes to standard error" "$(head -n 3 "$tmp/progress.err")"
 
+# memory: a falling cap on a ZeRO-3 step. The CLI solves one cap a run, so
+# each run is judged alone: exit 0, every library timeline (S, S+F, S+AD) at
+# or under the cap, program order's peak as the reference: at or above it a
+# solve always succeeds, and S is then no later than program order.
+z3=(--zero 3 --nodes 1 --gpus-per-node 4)
+timeout 300 "$plan" "${small[@]}" "${z3[@]}" >"$tmp/z3.json" 2>"$tmp/z3.err"; rc=$?
+check $rc "zero3, no cap: exits 0" "exit $rc: $(tail -n 3 "$tmp/z3.err")"
+res=$(json "$tmp/z3.json" "all(isinstance(v['peak_bytes'], int) and v['peak_bytes'] > j['persistent_bytes'] for v in j['variants'] if v['name'] != 'S+AD') and j['peak_bytes'] == [v for v in j['variants'] if v['name'] == 'S'][0]['peak_bytes']")
+[ "$res" = True ]; check $? "zero3: every timeline has a peak above the persistent bytes; peak_bytes is S's" "$res"
+prog_peak=$(json "$tmp/z3.json" "[v for v in j['variants'] if v['name'] == 'program'][0]['peak_bytes']")
+s_peak=$(json "$tmp/z3.json" "j['peak_bytes']")
+keep=$(json "$tmp/z3.json" "j['persistent_bytes']")
+caps=$("$py" -c "import sys; p, s = int(sys.argv[1]), int(sys.argv[2]); hi = max(p, s) + 1000000; print(' '.join(str(p + (hi - p) * k // 4) for k in range(5)))" "$prog_peak" "$s_peak")
+for cap in $caps; do
+    out="$tmp/cap$cap.json"
+    timeout 300 "$plan" "${small[@]}" "${z3[@]}" --memory-cap "$cap" >"$out" 2>"$tmp/cap.err"; rc=$?
+    check $rc "zero3, --memory-cap $cap (>= program order's peak $prog_peak): the solve succeeds" "exit $rc: $(tail -n 3 "$tmp/cap.err")"
+    [ $rc -eq 0 ] || continue
+    res=$(json "$out" "j['memory_cap_bytes'] == $cap and [(v['name'], v['peak_bytes']) for v in j['variants'] if v['name'] in ('S', 'S+F', 'S+AD') and (v['peak_bytes'] is None or v['peak_bytes'] > $cap)]")
+    [ "$res" = "[]" ]; check $? "zero3, --memory-cap $cap: S, S+F and S+AD peak at or under the cap" "over: $res"
+    res=$(json "$out" "[v['name'] for v in j['variants'] if not v['valid']] == [] and j['s_us'] <= j['program_us'] * (1 + 1e-9) and j['s_us'] >= j['lower_bound_us'] * (1 - 1e-9)")
+    [ "$res" = True ]; check $? "zero3, --memory-cap $cap: timelines valid, lower bound <= S <= program order" "$res"
+    res=$(json "$out" "sorted(j['peers_over_cap']) == sorted(k for k, v in j['peers_peak_bytes'].items() if v is not None and v > $cap)")
+    [ "$res" = True ]; check $? "zero3, --memory-cap $cap: peers_over_cap names the policies whose peak is above it" "$res"
+done
+# the curve: caps solved from program order's peak up, each from the
+# tighter cap's order: step times never rise as the cap loosens, and every
+# point's peak is under its cap
+timeout 300 "$plan" "${small[@]}" "${z3[@]}" --memory-curve 6 >"$tmp/curve.json" 2>"$tmp/curve.err"; rc=$?
+check $rc "zero3, --memory-curve 6: exits 0" "exit $rc: $(tail -n 3 "$tmp/curve.err")"
+if [ $rc -eq 0 ]; then
+    res=$(json "$tmp/curve.json" "len(j['curve']) == 7 and j['curve'][-1]['memory_cap_bytes'] is None and j['curve'][0]['memory_cap_bytes'] == $prog_peak")
+    [ "$res" = True ]; check $? "the curve: 6 caps from program order's peak, then unlimited" "$res"
+    res=$(json "$tmp/curve.json" "[(a['memory_cap_bytes'], a['s_us'], b['s_us']) for a, b in zip(j['curve'], j['curve'][1:]) if b['s_us'] > a['s_us']]")
+    [ "$res" = "[]" ]; check $? "the curve: the step time never rises as the cap loosens" "rises: $res"
+    res=$(json "$tmp/curve.json" "[p['memory_cap_bytes'] for p in j['curve'] if p['memory_cap_bytes'] is not None and p['peak_bytes'] > p['memory_cap_bytes']]")
+    [ "$res" = "[]" ]; check $? "the curve: every point's peak is at or under its cap" "over: $res"
+    res=$(json "$tmp/curve.json" "j['curve'][0]['s_us'] <= j['program_us'] * (1 + 1e-9) and 'deepspeed-zero3' in j['peers'] and 'prefetch-1' in j['peers']")
+    [ "$res" = True ]; check $? "the curve: at program order's peak S is no later than program order; DeepSpeed's and prefetch-1's beside it" "$res"
+fi
+# nothing fits: the persistent bytes and one byte (below any transient
+# buffer), and below the persistent bytes alone
+for cap in $((keep + 1)) $((keep - 1)); do
+    out=$(timeout 120 "$plan" "${small[@]}" "${z3[@]}" --memory-cap "$cap" 2>&1 >/dev/null); rc=$?
+    [ $rc -eq 1 ] && grep -qF -- "--memory-cap $cap" <<<"$out"; check $? "zero3, --memory-cap $cap (persistent $keep): exit 1 naming the cap" "exit $rc: $out"
+done
+out=$(timeout 120 "$plan" "${small[@]}" "${z3[@]}" --memory-cap $((keep + 1)) 2>&1 >/dev/null)
+grep -q "larger than memory_cap_bytes\|no order found fits" <<<"$out"; check $? "below the largest transient buffer: the library's message says which" "$out"
+out=$(timeout 120 "$plan" "${small[@]}" "${z3[@]}" --memory-cap $((keep - 1)) 2>&1 >/dev/null)
+grep -q "persistent" <<<"$out"; check $? "below the persistent bytes: the message says so" "$out"
+# suffixes
+timeout 300 "$plan" "${small[@]}" "${z3[@]}" --memory-cap 1G >"$tmp/g.json" 2>/dev/null
+res=$(json "$tmp/g.json" "j['memory_cap_bytes'] == 1073741824")
+[ "$res" = True ]; check $? "--memory-cap 1G is 1073741824 bytes" "$res"
+timeout 300 "$plan" "${small[@]}" "${z3[@]}" --memory-cap 1GB >"$tmp/gb.json" 2>/dev/null
+res=$(json "$tmp/gb.json" "j['memory_cap_bytes'] == 1000000000")
+[ "$res" = True ]; check $? "--memory-cap 1GB is 10^9 bytes" "$res"
+
 # bad input: exit 2 and a message naming the option
 bad() {   # expected text, arguments...
     local want=$1; shift
@@ -113,4 +171,9 @@ bad "--cluster" --cluster tpu
 bad "--zero" --zero 4
 bad "--nodes" --tp 3 --nodes 1
 bad "--micro-batches" --pp 4 --micro-batches 2 --nodes 1 --gpus-per-node 4
+bad "--memory-cap" --memory-cap 0
+bad "--memory-cap" --memory-cap -40G
+bad "--memory-cap" --memory-cap lots
+bad "--memory-cap" --memory-cap 40Q
+bad "--memory-cap" --memory-cap
 summary

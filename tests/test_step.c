@@ -13,7 +13,11 @@
    - a 96-layer model of GPT-3 175B's shape builds in little memory;
    - bad input is refused with a message naming the option;
    - a planning communicator refuses to run a collective;
-   - the library's decomposition and fusion rewrite a sizes-only step. */
+   - the library's decomposition and fusion rewrite a sizes-only step;
+   - transients: the same ops and the same order (every op's set of
+     ancestors) as the bound step, in several layouts; the buffers marked
+     transient (activations, ZeRO-3's gathers, one per pass) and bound
+     (parameters, gradients, shards), with sizes by hand. */
 #include <string.h>
 #include <sys/resource.h>
 #include "util.h"
@@ -544,6 +548,140 @@ static void test_rewrites(void) {
 }
 
 /* ---- planning communicators ---------------------------------------------------- */
+/* Every op's ancestors (ops are in program order, a topological order):
+   n x n bits; NULL when out of memory. */
+static unsigned char* ancestors(cc_graph* g) {
+    int n = cc_graph_n_ops(g), i, k, m;
+    size_t row = ((size_t)n + 7) / 8;
+    unsigned char* a = (unsigned char*)calloc((size_t)n * row + 1, 1);
+    cc_op* preds = (cc_op*)malloc(sizeof(cc_op) * ((size_t)n + 1));
+    if (!a || !preds) { free(a); free(preds); return NULL; }
+    for (i = 0; i < n; i++) {
+        m = cc_op_preds(g, cc_graph_op(g, i), preds, n);
+        for (k = 0; k < m; k++) {
+            int p = cc_op_index(g, preds[k]);
+            size_t j;
+            for (j = 0; j < row; j++) a[(size_t)i * row + j] |= a[(size_t)p * row + j];
+            a[(size_t)i * row + (size_t)p / 8] |= (unsigned char)(1u << (p % 8));
+        }
+    }
+    free(preds);
+    return a;
+}
+
+/* The buffer of that name (the first), or -1. */
+static int buffer_named(cc_graph* g, const char* name) {
+    int i;
+    for (i = 0; i < cc_graph_n_buffers(g); i++)
+        if (!strcmp(cc_buffer_name(g, cc_graph_buffer(g, i)), name)) return i;
+    return -1;
+}
+
+static int n_transient_named(cc_graph* g, const char* name) {
+    int i, k = 0;
+    for (i = 0; i < cc_graph_n_buffers(g); i++) {
+        cc_buffer b = cc_graph_buffer(g, i);
+        k += cc_buffer_transient(g, b) && !strcmp(cc_buffer_name(g, b), name);
+    }
+    return k;
+}
+
+static void test_transients(void) {
+    static const struct { const char* what; int tp, dp, pp, M, zero, sp, layer_buckets; } L[] = {
+        { "TP2 x DP2", 2, 2, 1, 1, 0, 0, 0 },
+        { "ZeRO-3 DP2, 2 micro-batches", 1, 2, 1, 2, 3, 0, 0 },
+        { "ZeRO-3 TP2 x DP2, buckets of one layer", 2, 2, 1, 1, 3, 0, 1 },
+        { "ZeRO-1 DP2 with SP TP2", 2, 2, 1, 2, 1, 1, 0 },
+        { "PP2 x DP2, 4 micro-batches, ZeRO-3", 1, 2, 2, 4, 3, 0, 0 },
+    };
+    size_t c;
+    int i, stage;
+    for (c = 0; c < sizeof L / sizeof L[0]; c++)
+        for (stage = 0; stage < L[c].pp; stage++) {
+            gpt_step_desc d = small_desc(L[c].tp, L[c].dp);
+            built *a, *t;
+            int n, same = 1, bk[64];
+            d.pp = L[c].pp; d.pp_rank = stage; d.n_micro = L[c].M; d.zero = L[c].zero; d.sp = L[c].sp;
+            if (L[c].layer_buckets) {   /* wte wpe | block 0 | block 1 | lnf: 2 + 24 + 2 parameters */
+                for (i = 0; i < 28; i++) bk[i] = i < 2 ? 0 : i < 14 ? 1 : i < 26 ? 2 : 3;
+                d.bucket_of = bk; d.n_bucket_of = 28;
+            }
+            a = build(&d, 1);
+            d.transients = 1;
+            t = build(&d, 1);
+            if (!CHECK(a && t && a->rc == CC_OK && t->rc == CC_OK, "%s, stage %d: both build", L[c].what, stage)) {
+                unbuild(a); unbuild(t);
+                continue;
+            }
+            n = cc_graph_n_ops(a->g);
+            CHECK_INT(cc_graph_n_ops(t->g), n, "%s, stage %d: the same ops", L[c].what, stage);
+            for (i = 0; i < n && same; i++)
+                same = !strcmp(cc_op_name(a->g, cc_graph_op(a->g, i)), cc_op_name(t->g, cc_graph_op(t->g, i)));
+            CHECK(same, "%s, stage %d: in the same order, by name", L[c].what, stage);
+            if (cc_graph_n_ops(t->g) == n) {
+                unsigned char *x = ancestors(a->g), *y = ancestors(t->g);
+                CHECK(x && y && !memcmp(x, y, (size_t)n * (((size_t)n + 7) / 8)),
+                      "%s, stage %d: every op has the same ancestors (transients add only implied dependencies)", L[c].what, stage);
+                free(x); free(y);
+            }
+            /* the bound step has no transient buffer; the transient one its activations */
+            for (i = 0, same = 0; i < cc_graph_n_buffers(a->g); i++) same += cc_buffer_transient(a->g, cc_graph_buffer(a->g, i));
+            CHECK_INT(same, 0, "%s, stage %d: without transients every buffer is bound", L[c].what, stage);
+            /* qkv: N x 3 Cl float32 = 32 x 3 (64 / tp) x 4 bytes, one per block and micro-batch */
+            i = buffer_named(t->g, "qkv");
+            CHECK(i >= 0 && cc_buffer_transient(t->g, cc_graph_buffer(t->g, i)) &&
+                  cc_buffer_bytes(t->g, cc_graph_buffer(t->g, i)) == (uint64_t)32 * 3 * (64 / L[c].tp) * 4,
+                  "%s, stage %d: qkv is transient, 32 x 3 x %d x 4 bytes", L[c].what, stage, 64 / L[c].tp);
+            CHECK_INT(n_transient_named(t->g, "qkv"), (2 / L[c].pp) * L[c].M, "%s, stage %d: one qkv per block and micro-batch",
+                      L[c].what, stage);
+            i = buffer_named(t->g, L[c].zero ? "param_shard" : "params");
+            CHECK(i >= 0 && !cc_buffer_transient(t->g, cc_graph_buffer(t->g, i)), "%s, stage %d: the parameters stay bound", L[c].what,
+                  stage);
+            i = buffer_named(t->g, "grads");
+            CHECK(i >= 0 && !cc_buffer_transient(t->g, cc_graph_buffer(t->g, i)), "%s, stage %d: the gradients stay bound", L[c].what,
+                  stage);
+            if (L[c].zero == 3 && !L[c].layer_buckets) {
+                /* block 0's attn_w (stage 0's first block): 3C x C / tp = 192 x 64 / tp elements, float32,
+                   gathered in each pass: forward and backward of every micro-batch */
+                char name[64];
+                int l0 = stage * (2 / L[c].pp);
+                uint64_t want = (uint64_t)192 * 64 / (uint64_t)L[c].tp * 4;
+                snprintf(name, sizeof name, L[c].M > 1 ? "h%d.attn_w.mb0.fwd.gathered" : "h%d.attn_w.fwd.gathered", l0);
+                i = buffer_named(t->g, name);
+                CHECK(i >= 0 && cc_buffer_transient(t->g, cc_graph_buffer(t->g, i)) && cc_buffer_bytes(t->g, cc_graph_buffer(t->g, i)) == want,
+                      "%s, stage %d: %s is transient, %llu bytes", L[c].what, stage, name, (unsigned long long)want);
+                snprintf(name, sizeof name, L[c].M > 1 ? "h%d.attn_w.mb%d.bwd.gathered" : "h%d.attn_w.bwd.gathered", l0, L[c].M - 1);
+                CHECK(buffer_named(t->g, name) >= 0, "%s, stage %d: and %s, the last backward's", L[c].what, stage, name);
+                /* a bias is not read in the backward: its backward gathers write a bound buffer */
+                snprintf(name, sizeof name, "h%d.attn_b.gathered_unread", l0);
+                i = buffer_named(t->g, name);
+                CHECK(i >= 0 && !cc_buffer_transient(t->g, cc_graph_buffer(t->g, i)), "%s, stage %d: %s is bound", L[c].what, stage,
+                      name);
+            }
+            if (L[c].layer_buckets) {
+                /* bucket 1 (block 0): its 12 parameters' TP2 shards, elements by hand:
+                   ln 2 x 64 x 2, attn 192 x 64 / 2 + 192 / 2, proj 64 x 64 / 2 + 64, fc 256 x 64 / 2 + 256 / 2,
+                   fcproj 64 x 256 / 2 + 64 = 256 + 6240 + 2112 + 8320 + 8256 = 25,184, even: 100,736 bytes */
+                i = buffer_named(t->g, "bucket1.fwd.gathered");
+                CHECK(i >= 0 && cc_buffer_bytes(t->g, cc_graph_buffer(t->g, i)) == 25184u * 4, "%s: bucket1.fwd.gathered is %u bytes "
+                      "(got %llu)", L[c].what, 25184u * 4, i >= 0 ? (unsigned long long)cc_buffer_bytes(t->g, cc_graph_buffer(t->g, i)) : 0ull);
+            }
+            unbuild(a);
+            unbuild(t);
+        }
+    {   /* the forward passes alone stay bound */
+        gpt_step_desc d = small_desc(1, 2);
+        built* f;
+        d.zero = 3; d.transients = 1;
+        f = build(&d, 0);
+        if (CHECK(f && f->rc == CC_OK, "a forward-only step with transients builds")) {
+            for (i = 0, stage = 0; i < cc_graph_n_buffers(f->g); i++) stage += cc_buffer_transient(f->g, cc_graph_buffer(f->g, i));
+            CHECK_INT(stage, 0, "the forward-only step has no transient buffer");
+        }
+        unbuild(f);
+    }
+}
+
 static void test_plan_comm(void) {
     gpt_step_desc d = small_desc(2, 1);
     built* b = build(&d, 1);
@@ -573,6 +711,7 @@ int main(void) {
     TH_RUN(test_same_graph);
     TH_RUN(test_bad_input);
     TH_RUN(test_plan_comm);
+    TH_RUN(test_transients);
     TH_RUN(test_rewrites);
     TH_RUN(test_large);
     cc_context_destroy(g_ctx);

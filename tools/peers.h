@@ -26,6 +26,7 @@
      peer_deepspeed_zero3_buckets         DeepSpeed ZeRO stage 3
      peer_llmc_buckets                    llm.c (train_gpt2.cu)
      peer_xla_buckets, peer_xla_schedule  XLA: all-reduce combiner, latency-hiding scheduler
+     peer_prefetch1_buckets, _order       ZeRO-3 with a prefetch depth of one layer
      peer_policies, peer_policy_find      the table: name -> functions */
 #ifndef CONCERTO_PEERS_H_INCLUDED
 #define CONCERTO_PEERS_H_INCLUDED
@@ -669,6 +670,80 @@ out:
     return rc;
 }
 
+/* ---- ZeRO-3, a prefetch depth of one layer ------------------------------------------
+   A fixed prefetch policy as FSDP's (forward_prefetch, backward_prefetch
+   BACKWARD_PRE: the next module's all-gather is issued when the current
+   module starts) or DeepSpeed's with a prefetch bucket of one layer: the
+   gradients bucketed as DeepSpeed ZeRO-3 does; the parameters gathered one
+   layer a bucket (those outside the layers, one bucket per run of them);
+   in the issue order, the gathers of module j (a run of the
+   data-parallel communicator's all-gathers, the one named "dp", with no
+   compute between them) wait for the first compute op (an op on the
+   graph's first resource, the compute stream) after the gathers of module
+   j - 1. So at most two modules' gathered parameters are alive besides
+   those being freed, whatever the communication stream could run ahead. */
+static PEER__UNUSED cc_result peer_prefetch1_buckets(const peer_param* params, int n_params, const peer_knobs* k, peer_plan* out,
+                                                     char* err, size_t errn) {
+    cc_result rc;
+    int i, b = -1, prev = -2;
+    if ((rc = peer_deepspeed_zero3_buckets(params, n_params, k, out, err, errn)) != CC_OK) {
+        /* its messages name DeepSpeed's knobs; this policy's name first */
+        if (err && errn) {
+            char tmp[512];
+            snprintf(tmp, sizeof tmp, "prefetch-1 (DeepSpeed's buckets): %s", err);
+            snprintf(err, errn, "%s", tmp);
+        }
+        return rc;
+    }
+    for (i = 0; i < n_params; i++) {
+        if (params[i].layer != prev) b++;
+        prev = params[i].layer;
+        if (out->gather_bucket_fwd) out->gather_bucket_fwd[i] = b;
+        if (out->gather_bucket_bwd) out->gather_bucket_bwd[i] = b;
+    }
+    out->n_gather_fwd = out->n_gather_bwd = b + 1;
+    out->gather_prefetch = 1;
+    out->rule = "prefetch depth one layer: DeepSpeed ZeRO-3's gradient buckets; gathers one layer a bucket, each layer's "
+                "issued when the layer before it starts computing";
+    return CC_OK;
+}
+
+static PEER__UNUSED cc_result peer_prefetch1_order(cc_graph* graph, int add_edges, cc_op* order, int* n_edges, char* err, size_t errn) {
+    cc_context* ctx;
+    cc_result rc;
+    int i, n, anchor = -1, last_anchor = -1, open = 0, added = 0;
+    if (err && errn) err[0] = '\0';
+    if (n_edges) *n_edges = 0;
+    if (!graph || !order) return peer__fail(err, errn, "prefetch-1: graph and order are required");
+    ctx = cc_graph_context(graph);
+    if ((rc = cc_graph_validate(graph)) != CC_OK) {
+        peer__fail(err, errn, "prefetch-1: graph '%s' does not validate: %s", cc_graph_name(graph), cc_last_error(ctx));
+        return rc;
+    }
+    n = cc_graph_n_ops(graph);
+    for (i = 0; i < n; i++) order[i] = cc_graph_op(graph, i);
+    if (cc_graph_n_resources(graph) < 1) return CC_OK;
+    for (i = 0; i < n; i++) {
+        cc_op op = cc_graph_op(graph, i);
+        const cc_collective* co = cc_op_collective(graph, op);
+        if (co && co->kind == CC_COLL_ALL_GATHER && !strcmp(cc_comm_name(co->comm), "dp")) {
+            if (!open) { open = 1; last_anchor = anchor; anchor = -1; }
+            if (last_anchor >= 0) {
+                if (add_edges && (rc = cc_graph_add_dep(graph, cc_graph_op(graph, last_anchor), op)) != CC_OK) {
+                    peer__fail(err, errn, "prefetch-1: %s", cc_last_error(ctx));
+                    return rc;
+                }
+                added++;
+            }
+        } else if (!co && cc_op_demand(graph, op, 0) > 0 && open) {
+            open = 0;
+            anchor = i;
+        }
+    }
+    if (n_edges) *n_edges = added;
+    return CC_OK;
+}
+
 /* ---- the table ------------------------------------------------------------------------------*/
 typedef cc_result (*peer_bucket_fn)(const peer_param* params, int n_params, const peer_knobs* knobs, peer_plan* out, char* err,
                                     size_t errn);
@@ -687,6 +762,8 @@ static PEER__UNUSED const peer_policy peer_policies[] = {
     { "deepspeed-zero3", "DeepSpeed ZeRO stage 3", peer_deepspeed_zero3_buckets, NULL },
     { "llm.c", "llm.c train_gpt2.cu", peer_llmc_buckets, NULL },
     { "xla-lhs", "XLA all-reduce combiner + latency-hiding scheduler", peer_xla_buckets, peer_xla_schedule },
+    { "prefetch-1", "ZeRO-3 with a prefetch depth of one layer (FSDP's, or DeepSpeed with a one-layer prefetch bucket)",
+      peer_prefetch1_buckets, peer_prefetch1_order },
 };
 #define PEER_N_POLICIES ((int)(sizeof peer_policies / sizeof peer_policies[0]))
 

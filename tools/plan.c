@@ -9,7 +9,8 @@
               [--sp] [--dtype fp16|bf16|fp32] [--cluster a800|a100|h100]
               [--nodes N] [--gpus-per-node G] [--intra-gbps X] [--inter-gbps X]
               [--alpha A] [--alpha-true A] [--noise F] [--seed N]
-              [--budget N] [--json] [--trace FILE] [--sm FILE] [--quiet]
+              [--budget N] [--memory-cap BYTES] [--memory-curve N] [--json]
+              [--trace FILE] [--sm FILE] [--quiet]
 
    The step is one rank's graph (pipeline stage 0, TP and DP rank 0) with
    its micro-batches, built by the same code as the example trainers' steps
@@ -37,8 +38,34 @@
    order's step under the true durations (the unperturbed ones, alpha
    --alpha-true): how much planning under the wrong numbers costs.
 
+   Memory: a rank holds its persistent bytes (the step's bound buffers:
+   parameters or ZeRO's shards of them, gradients, AdamW's moments, and
+   its float32 master copy of 2-byte parameters) and its transient buffers
+   (activations, ZeRO-3's gathered parameters: gpt_step_desc.transients),
+   alive from their first writer's start to their last user's end. Each
+   timeline's peak is persistent + the transient peak (cc_memory_check).
+   --memory-cap BYTES (suffixes K M G T, KiB .. TiB: powers of 1024; KB
+   .. TB: of 1000) caps a rank's device memory: the library's schedules
+   (S, S+F, S+AD) get what the persistent bytes leave as
+   cc_sched_desc.memory_cap_bytes; a rewrite or bucketing that fits no
+   schedule under it is dropped; the peers' fixed policies are reported
+   with their peaks, marked where they would not fit. Persistent bytes
+   above the cap, or no schedule of the step that fits: exit 1 with the
+   library's message (the cap, the best peak, the buffers alive there).
+
+   --memory-curve N: instead of the variants, the step time of the
+   library's schedule (S) against N caps from program order's peak up to
+   S's own uncapped peak, solved from the tightest up, each solve starting
+   from the order found under the tighter cap (cc_sched_desc.start_order),
+   so that the step time never grows as the cap loosens; then unlimited;
+   beside them the peers' step times and peaks. Text, or JSON with --json.
+
    --json prints one JSON object: program_us, peers {name: us}, s_us,
-   sf_us, sad_us, lower_bound_us, plan_s and the rest. Progress goes to
+   sf_us, sad_us, lower_bound_us, plan_s, peak_bytes (S's),
+   persistent_bytes, memory_cap_bytes (under --memory-cap),
+   peers_peak_bytes {name: bytes}, peers_over_cap [names] (under
+   --memory-cap), each variant's peak_bytes (null where not measured: S+AD
+   without a cap decomposes a step with every buffer bound) and the rest. Progress goes to
    standard error. Exit status: 0, 1 on a failure of the library, 2 on bad
    usage (the message names the option). */
 #define _POSIX_C_SOURCE 200809L
@@ -95,6 +122,8 @@ typedef struct options {
     int json, quiet;
     const char* trace;
     const char* sm;
+    uint64_t memory_cap;           /* --memory-cap: bytes of device memory per rank; 0: none */
+    int memory_curve;              /* --memory-curve N: caps; 0: no curve */
 } options;
 
 static const char* program_name = "plan";
@@ -105,7 +134,7 @@ static void usage(FILE* f) {
             "            [--micro-batch B] [--micro-batches M] [--tp N] [--dp N] [--pp N] [--zero 0|1|2|3] [--sp]\n"
             "            [--dtype fp16|bf16|fp32] [--cluster a800|a100|h100] [--nodes N] [--gpus-per-node G]\n"
             "            [--intra-gbps X] [--inter-gbps X] [--alpha A] [--alpha-true A] [--noise F] [--seed N]\n"
-            "            [--budget N] [--json] [--trace FILE] [--sm FILE] [--quiet]\n"
+            "            [--budget N] [--memory-cap BYTES] [--memory-curve N] [--json] [--trace FILE] [--sm FILE] [--quiet]\n"
             "Predicts one training step of a GPT model on a cluster from a cost model (every figure is simulated):\n"
             "program order, the peers' policies, and the library's schedule alone (S), with fusion (S+F) and with\n"
             "decomposition as well (S+AD). See the comment at the top of tools/plan.c.\n",
@@ -130,6 +159,30 @@ static int parse_int(const char* opt, const char* v, long lo, long hi, int* out)
     }
     *out = (int)x;
     return 1;
+}
+
+/* Bytes: a positive number with an optional suffix, K M G T (also KiB
+   MiB GiB TiB: powers of 1024) or KB MB GB TB (powers of 1000). */
+static int parse_bytes(const char* opt, const char* v, uint64_t* out) {
+    static const struct { const char* s; double f; } suf[] = {
+        { "", 1 }, { "B", 1 }, { "K", 1024.0 }, { "KiB", 1024.0 }, { "KB", 1e3 }, { "M", 1048576.0 }, { "MiB", 1048576.0 },
+        { "MB", 1e6 }, { "G", 1073741824.0 }, { "GiB", 1073741824.0 }, { "GB", 1e9 }, { "T", 1099511627776.0 },
+        { "TiB", 1099511627776.0 }, { "TB", 1e12 },
+    };
+    char* end;
+    double x;
+    size_t i;
+    if (!v) return bad("%s needs a value %s", opt, NULL);
+    x = strtod(v, &end);
+    for (i = 0; *v && end != v && i < sizeof suf / sizeof suf[0]; i++)
+        if (!strcmp(end, suf[i].s)) {
+            x *= suf[i].f;
+            if (x >= 1 && x < 1.8e19) { *out = (uint64_t)x; return 1; }
+            break;
+        }
+    fprintf(stderr, "%s: %s must be a positive number of bytes, optionally with a suffix K, M, G, T (or KiB, MiB, GiB, TiB: "
+            "powers of 1024; KB, MB, GB, TB: of 1000), got '%s'\n", program_name, opt, v);
+    return 0;
 }
 
 static int parse_double(const char* opt, const char* v, double lo, double hi, double* out) {
@@ -193,6 +246,8 @@ static int parse_args(int argc, char** argv, options* o) {
         else if (!strcmp(a, "--noise")) ok = parse_double(a, v, 0, 0.9, &o->noise);
         else if (!strcmp(a, "--seed")) ok = parse_int(a, v, 0, 2147483647, &seed);
         else if (!strcmp(a, "--budget")) ok = parse_int(a, v, 1, 100000000, &budget);
+        else if (!strcmp(a, "--memory-cap")) ok = parse_bytes(a, v, &o->memory_cap);
+        else if (!strcmp(a, "--memory-curve")) ok = parse_int(a, v, 2, 64, &o->memory_curve);
         else if (!strcmp(a, "--json")) { o->json = 1; takes = 0; }
         else if (!strcmp(a, "--quiet")) { o->quiet = 1; takes = 0; }
         else if (!strcmp(a, "--trace")) { if (!v) ok = bad("%s needs a value %s", a, v); else o->trace = v; }
@@ -252,6 +307,7 @@ typedef struct planner {
     cc_cluster_spec spec;
     cc_group_shape tp_shape, dp_shape, pp_shape;
     double progress_t0;
+    uint64_t master;               /* AdamW's float32 master copy (2-byte parameters), bytes; not a buffer */
 } planner;
 
 static double now_s(void) {
@@ -420,11 +476,16 @@ static cc_result set_startups(const planner* P, cc_graph* g, const gpt_model* m)
 /* A built step: its model, what each op is, its graph (costed with the
    numbers the plan is chosen with) and the true durations (without
    --noise, with --alpha-true). */
-typedef struct step { gpt_model m; gpt_op_store st; cc_graph* g; double* truth; } step;
+typedef struct step {
+    gpt_model m; gpt_op_store st; cc_graph* g; double* truth;
+    int* bucket_of; int n_bucket_of, grad_sync;   /* how it was built (bucket_of owned; NULL: one per parameter) */
+    const peer_policy* edges_of;   /* a peer whose order function added edges to g (run_peer), or NULL */
+} step;
 
 static void step_free(step* s) {
     cc_graph_destroy(s->g);
     free(s->truth);
+    free(s->bucket_of);
     gpt_op_store_free(&s->st);
     gpt_model_free(&s->m);
     memset(s, 0, sizeof *s);
@@ -442,20 +503,30 @@ static gpt_step_desc step_desc(const planner* P) {
     d.coll_dtype = P->o.dtype;
     d.act_bytes = d.param_bytes = P->o.half ? 2 : 4;
     d.chunk_stubs = 1;
+    d.transients = 1;
     return d;
 }
 
 /* Stage 0's rank's step with these buckets (NULL: one per parameter),
-   costed. 1, or 0 after saying what is wrong. */
-static int step_build(const planner* P, const int* bucket_of, int n_bucket_of, int grad_sync, step* s) {
+   costed; with transients its activations and ZeRO-3 gathers transient
+   (gpt_step_desc.transients), else every buffer bound. 1, or 0 after
+   saying what is wrong. */
+static int step_build_ex(const planner* P, const int* bucket_of, int n_bucket_of, int grad_sync, int transients, step* s) {
     gpt_step_desc d = step_desc(P);
-    cc_result r;
+    cc_result r = CC_OK;
     uint64_t seed = P->o.seed * 0x9E3779B97F4A7C15ull + 1;
     memset(s, 0, sizeof *s);
     d.bucket_of = bucket_of;
     d.n_bucket_of = n_bucket_of;
     d.grad_sync = grad_sync;
-    r = gpt_model_create(&s->m, &d, NULL, P->ctx);
+    d.transients = transients;
+    s->n_bucket_of = n_bucket_of;
+    s->grad_sync = grad_sync;
+    if (bucket_of && n_bucket_of > 0) {
+        if (!(s->bucket_of = (int*)malloc(sizeof(int) * (size_t)n_bucket_of))) r = CC_ERR_OUT_OF_MEMORY;
+        else memcpy(s->bucket_of, bucket_of, sizeof(int) * (size_t)n_bucket_of);
+    }
+    if (r == CC_OK) r = gpt_model_create(&s->m, &d, NULL, P->ctx);
     if (r == CC_OK) r = gpt_step_plan_comms(&s->m);
     if (r == CC_OK) r = gpt_build_graph(&s->m, 1, &s->g, &s->st);
     if (r == CC_OK) r = cost_graph(P, s->g, &s->st, 0, &seed, P->o.alpha_true);
@@ -473,6 +544,38 @@ static int step_build(const planner* P, const int* bucket_of, int n_bucket_of, i
     }
     return 1;
 }
+
+static int step_build(const planner* P, const int* bucket_of, int n_bucket_of, int grad_sync, step* s) {
+    return step_build_ex(P, bucket_of, n_bucket_of, grad_sync, 1, s);
+}
+
+/* ---- memory ----------------------------------------------------------------------- */
+/* A rank's memory is its persistent bytes, the bound buffers of its step
+   (the parameters or ZeRO's shards of them, the gradients, AdamW's
+   moments, the norms, the tokens) and AdamW's float32 master copy where
+   the parameters are 2 bytes, plus its transient buffers alive at once
+   (activations, ZeRO-3's gathered parameters), which a schedule decides. */
+static uint64_t bound_bytes(const cc_graph* g) {
+    int i, n = cc_graph_n_buffers(g);
+    uint64_t sum = 0;
+    for (i = 0; i < n; i++) {
+        cc_buffer b = cc_graph_buffer(g, i);
+        if (!cc_buffer_transient(g, b)) sum += cc_buffer_bytes(g, b);
+    }
+    return sum;
+}
+
+static uint64_t master_bytes(const gpt_model* m) {
+    int k, n = m->ZERO ? m->nb : m->np;
+    uint64_t sum = 0;
+    if (gpt_step_dtype_bytes(m->param_dtype) != 2) return 0;
+    for (k = 0; k < n; k++) sum += m->adam_m[k]->bytes;   /* float32, one element per parameter element */
+    return sum;
+}
+
+static uint64_t persistent_bytes(const planner* P, const cc_graph* g) { return bound_bytes(g) + P->master; }
+
+static double gib(uint64_t bytes) { return (double)bytes / 1073741824.0; }
 
 /* The true durations (without --noise) of the ops of g, src's graph or a
    rewrite of it: src's own where g is its graph; else a collective's from
@@ -557,6 +660,8 @@ typedef struct outcome {
     cc_graph* g;               /* the graph of its timeline (s.g, or a rewrite it owns with own_g) */
     int own_g;
     double* start;             /* [n_ops] its timeline */
+    int has_peak;              /* peak is known (0: a timeline of a graph without transient buffers) */
+    uint64_t peak;             /* its memory: persistent bytes + the peak of its transient buffers (cc_memory_check) */
 } outcome;
 
 static void outcome_free(outcome* o) {
@@ -584,6 +689,14 @@ static cc_result settle(const planner* P, cc_graph* g, double* start, double mak
     o->valid = cc_schedule_check(P->ctx, g, start, &mk) == CC_OK;
     if (!o->valid) fprintf(stderr, "%s: %s: the timeline fails the checker: %s\n", program_name, o->name, cc_last_error(P->ctx));
     r = cc_exposed_comm_us(P->ctx, g, start, NULL, &o->exposed_us);
+    if (r == CC_OK) {
+        uint64_t peak = 0;
+        int i, transients = 0;
+        for (i = 0; i < cc_graph_n_buffers(g) && !transients; i++) transients = cc_buffer_transient(g, cc_graph_buffer(g, i));
+        r = cc_memory_check(P->ctx, g, start, NULL, 0, &peak, NULL);
+        o->has_peak = transients;
+        o->peak = persistent_bytes(P, g) + peak;
+    }
     return r;
 }
 
@@ -609,15 +722,25 @@ static cc_result simulate_order(const planner* P, step* s, const cc_op* order_in
     return settle(P, s->g, start, mk, o);
 }
 
-static cc_sched_desc sched_desc(const planner* P) {
+/* The scheduler's desc for graph g: under --memory-cap, its transient
+   buffers get what the persistent bytes leave (1 byte where they leave
+   nothing: no schedule fits). */
+static cc_sched_desc sched_desc(const planner* P, const cc_graph* g) {
     cc_sched_desc d = {0};
     if (P->o.budget > 0) d.tuning.budget_schedules = P->o.budget;
+    if (P->o.memory_cap) {
+        uint64_t keep = persistent_bytes(P, g);
+        d.memory_cap_bytes = keep < P->o.memory_cap ? P->o.memory_cap - keep : 1;
+    }
     return d;
 }
 
+/* A solve that found nothing under the cap (a candidate the planner then drops). */
+static int over_cap(cc_result r) { return r == CC_ERR_INFEASIBLE || r == CC_ERR_CAPACITY; }
+
 /* The library's schedule of g; start and makespan into o (g borrowed). */
 static cc_result schedule(const planner* P, cc_graph* g, outcome* o, double* lower_bound_us, cc_op** order_out) {
-    cc_sched_desc d = sched_desc(P);
+    cc_sched_desc d = sched_desc(P, g);
     cc_schedule sch;
     double* start;
     cc_result r;
@@ -716,6 +839,7 @@ static cc_result run_peer(const planner* P, const peer_policy* pol, outcome* o) 
         if (!(order = (cc_op*)malloc(sizeof(cc_op) * (size_t)(cc_graph_n_ops(o->s.g) + 1)))) r = CC_ERR_OUT_OF_MEMORY;
         else if ((r = pol->order(o->s.g, 1, order, &n_edges, err, sizeof err)) != CC_OK)
             fprintf(stderr, "%s: peer %s: %s\n", program_name, pol->name, err);
+        else o->s.edges_of = pol;
     }
     if (r == CC_OK) r = simulate_order(P, &o->s, order, o);
     if (r == CC_OK) {
@@ -731,9 +855,10 @@ static cc_result run_peer(const planner* P, const peer_policy* pol, outcome* o) 
 }
 
 /* ---- the library ------------------------------------------------------------------ */
-static cc_rewrite_desc rewrite_desc(const planner* P, int n_ops) {
+static cc_rewrite_desc rewrite_desc(const planner* P, const cc_graph* g) {
     cc_rewrite_desc rd = {0};
-    rd.sched = sched_desc(P);
+    int n_ops = cc_graph_n_ops(g);
+    rd.sched = sched_desc(P, g);
     /* large steps: candidates judged by one list pass each, at most 96
        (the result is still scheduled in full) */
     if (n_ops > 3000) {
@@ -757,6 +882,8 @@ static void take(outcome* o, const outcome* src, cc_graph* g, int own_g, double*
     o->n_ops = src->n_ops;
     o->n_colls = src->n_colls;
     o->valid = src->valid;
+    o->has_peak = src->has_peak;
+    o->peak = src->peak;
 }
 
 /* o takes over from a better earlier outcome: the same timeline. */
@@ -823,7 +950,7 @@ static cc_result run_sf(const planner* P, step* prog, const outcome* s, outcome*
                         cc_graph** base, const step** base_src, double* lb) {
     /* MiB; 0: one per layer; the last: one bucket for everything */
     static const double caps_mib[] = { 0, 1, 4, 16, 64, 256, 1024, 4096, 1e9 };
-    cc_rewrite_desc rd = rewrite_desc(P, cc_graph_n_ops(prog->g));
+    cc_rewrite_desc rd = rewrite_desc(P, prog->g);
     cc_rewrite_report rep;
     cc_graph* fused = NULL;
     gpt_step_desc d = step_desc(P);
@@ -850,6 +977,10 @@ static cc_result run_sf(const planner* P, step* prog, const outcome* s, outcome*
                  rep.n_colls_before, rep.n_colls_after);
         if (rep.n_changed == 0) o->us = INFINITY;
     } else cc_graph_destroy(fused);
+    if (over_cap(r)) {   /* under --memory-cap: no fused schedule fits */
+        r = CC_OK;
+        o->us = INFINITY;
+    }
     memset(&lay, 0, sizeof lay);
     if (r == CC_OK && (!gpt_step_stage_params(&d, &lay) || !(b = (int*)malloc(sizeof(int) * (size_t)(lay.n + 1)))))
         r = CC_ERR_OUT_OF_MEMORY;
@@ -882,6 +1013,7 @@ static cc_result run_sf(const planner* P, step* prog, const outcome* s, outcome*
             free(order);
             step_free(&cand);
         }
+        if (over_cap(r)) r = CC_OK;   /* the candidate does not fit under --memory-cap */
     }
     /* the peers' bucketings (their graphs, with their placements), scheduled by the library */
     for (c = 0; r == CC_OK && c < (size_t)n_peers; c++) {
@@ -899,6 +1031,7 @@ static cc_result run_sf(const planner* P, step* prog, const outcome* s, outcome*
             free(try_.start);
             free(order);
         }
+        if (over_cap(r)) r = CC_OK;
     }
     free(b);
     gpt_layout_free(&lay);
@@ -924,13 +1057,33 @@ static cc_result run_sf(const planner* P, step* prog, const outcome* s, outcome*
    each judged by the scheduler, the collectives costed again, scheduled;
    S+F where it does not pay. */
 static cc_result run_sad(const planner* P, cc_graph* base, const step* base_src, const outcome* sf, outcome* o) {
-    cc_rewrite_desc rd = rewrite_desc(P, cc_graph_n_ops(base));
+    cc_rewrite_desc rd = rewrite_desc(P, base);
     cc_rewrite_report dec, fus;
     cc_graph *split = NULL, *fused = NULL;
     cc_op* order = NULL;
     double t0 = now_s();
     cc_result r;
+    step bound;
+    int unmeasured = 0;
     snprintf(o->name, sizeof o->name, "S+AD");
+    memset(&bound, 0, sizeof bound);
+    /* without a cap the step is decomposed with every buffer bound: a
+       transient buffer cut in chunks is allocated by the first chunk that
+       writes it, which orders the chunks after it (S+AD's peak is then not
+       measured) */
+    if (!P->o.memory_cap) {
+        if (!step_build_ex(P, base_src->bucket_of, base_src->n_bucket_of, base_src->grad_sync, 0, &bound)) return CC_ERR_INVALID_ARG;
+        if (base_src->edges_of) {   /* the peer's edges, as its order function added them to base */
+            cc_op* ord = (cc_op*)malloc(sizeof(cc_op) * (size_t)(cc_graph_n_ops(bound.g) + 1));
+            char err[512];
+            int n_edges = 0;
+            r = ord ? base_src->edges_of->order(bound.g, 1, ord, &n_edges, err, sizeof err) : CC_ERR_OUT_OF_MEMORY;
+            free(ord);
+            if (r != CC_OK) { step_free(&bound); return r; }
+        }
+        base = bound.g;
+        unmeasured = 1;
+    }
     r = cc_graph_decompose(P->ctx, base, &rd, &split, &dec);
     if (r == CC_OK) r = recost_collectives(P, split);
     if (r == CC_OK) r = cc_graph_fuse(P->ctx, split, &rd, &fused, &fus);
@@ -942,7 +1095,13 @@ static cc_result run_sad(const planner* P, cc_graph* base, const step* base_src,
         o->g = fused;
     } else cc_graph_destroy(fused);
     o->true_us = NAN;
+    if (over_cap(r)) {   /* under --memory-cap: nothing decomposed fits */
+        r = CC_OK;
+        o->us = INFINITY;
+        dec.n_changed = 0;
+    }
     if (r == CC_OK) {
+        if (unmeasured) o->has_peak = 0;
         if (dec.n_changed == 0 || o->us >= sf->us) {
             char why[200];
             snprintf(why, sizeof why, "decomposition did not pay (%d split, %.3f ms): as S+F", dec.n_changed, o->us / 1000.0);
@@ -954,6 +1113,7 @@ static cc_result run_sad(const planner* P, cc_graph* base, const step* base_src,
         }
     }
     free(order);
+    step_free(&bound);
     o->plan_s = now_s() - t0;
     return r;
 }
@@ -974,9 +1134,14 @@ static void json_num(double v) {
     else printf("%.3f", v);
 }
 
+static void json_bytes(const outcome* v) {
+    if (v->has_peak) printf("%llu", (unsigned long long)v->peak);
+    else printf("null");
+}
+
 static void print_json(const planner* P, outcome* out, int n_out, int n_peers, double lb_us, double plan_s, int n_ops) {
     const options* o = &P->o;
-    int i;
+    int i, first;
     printf("{\"simulated\": true, \"model\": ");
     json_str(o->model);
     printf(", \"layers\": %d, \"hidden\": %d, \"heads\": %d, \"seq\": %d, \"vocab\": %d, \"micro_batch\": %d, \"micro_batches\": %d",
@@ -1005,6 +1170,30 @@ static void print_json(const planner* P, outcome* out, int n_out, int n_peers, d
     json_num(lb_us);
     printf(", \"plan_s\": ");
     json_num(plan_s);
+    /* memory: S's peak (the library's schedule of the step as written),
+       every peer's, the persistent part, the cap */
+    printf(", \"peak_bytes\": ");
+    json_bytes(&out[n_peers + 1]);
+    printf(", \"persistent_bytes\": %llu", (unsigned long long)persistent_bytes(P, out[0].g));
+    if (o->memory_cap) printf(", \"memory_cap_bytes\": %llu", (unsigned long long)o->memory_cap);
+    printf(", \"peers_peak_bytes\": {");
+    for (i = 1; i <= n_peers; i++) {
+        if (i > 1) printf(", ");
+        json_str(out[i].name);
+        printf(": ");
+        json_bytes(&out[i]);
+    }
+    printf("}");
+    if (o->memory_cap) {
+        printf(", \"peers_over_cap\": [");
+        for (i = 1, first = 1; i <= n_peers; i++)
+            if (out[i].has_peak && out[i].peak > o->memory_cap) {
+                if (!first) printf(", ");
+                json_str(out[i].name);
+                first = 0;
+            }
+        printf("]");
+    }
     printf(", \"variants\": [");
     for (i = 0; i < n_out; i++) {
         outcome* v = &out[i];
@@ -1019,6 +1208,8 @@ static void print_json(const planner* P, outcome* out, int n_out, int n_peers, d
         json_num(v->exposed_us);
         printf(", \"plan_s\": ");
         json_num(v->plan_s);
+        printf(", \"peak_bytes\": ");
+        json_bytes(v);
         printf(", \"n_ops\": %d, \"n_colls\": %d, \"valid\": %s, \"what\": ", v->n_ops, v->n_colls, v->valid ? "true" : "false");
         json_str(v->what);
         printf("}");
@@ -1034,17 +1225,183 @@ static void print_text(const planner* P, outcome* out, int n_out, double lb_us, 
            o->dtype == CC_DTYPE_FLOAT32 ? "fp32" : o->dtype == CC_DTYPE_BFLOAT16 ? "bf16" : "fp16");
     printf("cluster: %s, %d node(s) x %d GPUs; overlapped compute %.2fx as long (alpha)\n", P->spec.name ? P->spec.name : o->cluster,
            o->nodes, o->gpus_per_node, o->alpha);
-    printf("the step of stage 0's rank: %d ops; every figure below is SIMULATED from the cost model\n\n", n_ops);
-    printf("%-16s %12s %8s %12s %10s  %s\n", "", "step ms", "vs prog", "exposed ms", "plan s", "what");
+    printf("the step of stage 0's rank: %d ops; every figure below is SIMULATED from the cost model\n", n_ops);
+    if (o->memory_cap)
+        printf("memory cap: %.3f GiB per rank, of which %.3f GiB persistent (parameters or their shards, gradients, optimizer "
+               "state); peak: persistent + transient buffers alive at once\n", gib(o->memory_cap), gib(persistent_bytes(P, out[0].g)));
+    printf("\n");
+    if (o->memory_cap) printf("%-16s %12s %8s %12s %10s %9s  %s\n", "", "step ms", "vs prog", "exposed ms", "plan s", "peak GiB", "what");
+    else printf("%-16s %12s %8s %12s %10s  %s\n", "", "step ms", "vs prog", "exposed ms", "plan s", "what");
     for (i = 0; i < n_out; i++) {
         const outcome* v = &out[i];
-        printf("%-16s %12.3f %7.3fx %12.3f %10.3f  %s%s\n", v->name, v->us / 1000.0, v->us > 0 ? out[0].us / v->us : 0,
-               v->exposed_us / 1000.0, v->plan_s, v->what, v->valid ? "" : " [TIMELINE INVALID]");
+        char peak[32] = "";
+        if (o->memory_cap) {
+            if (v->has_peak) snprintf(peak, sizeof peak, " %9.3f", gib(v->peak));
+            else snprintf(peak, sizeof peak, " %9s", "-");
+        }
+        printf("%-16s %12.3f %7.3fx %12.3f %10.3f%s  %s%s%s\n", v->name, v->us / 1000.0, v->us > 0 ? out[0].us / v->us : 0,
+               v->exposed_us / 1000.0, v->plan_s, peak, v->what, v->valid ? "" : " [TIMELINE INVALID]",
+               o->memory_cap && v->has_peak && v->peak > o->memory_cap ? " [OVER THE MEMORY CAP]" : "");
         if ((o->noise > 0 || o->alpha_true != o->alpha) && !isnan(v->true_us))
             printf("%-16s %12.3f   (its order under the true numbers)\n", "", v->true_us / 1000.0);
     }
     printf("%-16s %12.3f\n", "lower bound", lb_us / 1000.0);
     printf("planned in %.2f s\n", plan_s);
+}
+
+/* ---- --memory-curve -------------------------------------------------------------------- */
+typedef struct curve_point {
+    uint64_t cap;              /* a rank's cap (persistent + transient), bytes; 0: unlimited */
+    double us;                 /* S's step under it */
+    uint64_t peak;             /* its timeline's peak, persistent included */
+    double solve_s;
+    int kept;                  /* the solve gave a later step: the tighter cap's schedule, which fits, is kept */
+} curve_point;
+
+/* S of g under a transient cap (0: none) from start_order (NULL: none):
+   its step, transient peak and order (replacing *order). */
+static cc_result solve_capped(const planner* P, cc_graph* g, uint64_t cap_transient, const cc_op* start_order, double* us,
+                              uint64_t* peak, cc_op** order, double* secs) {
+    cc_sched_desc d = sched_desc(P, g);
+    cc_schedule sch;
+    double t0 = now_s();
+    int n = cc_graph_n_ops(g);
+    cc_result r;
+    memset(&sch, 0, sizeof sch);
+    d.memory_cap_bytes = cap_transient;
+    d.start_order = start_order;
+    r = cc_sched_solve(P->ctx, g, &d, &sch);
+    *secs = now_s() - t0;
+    if (r != CC_OK) return r;
+    *us = sch.makespan_us;
+    /* the peak by the graph's own sweep, not the solver's figure */
+    r = cc_memory_check(P->ctx, g, sch.start_us, NULL, cap_transient, peak, NULL);
+    if (r == CC_OK) {
+        cc_op* o = (cc_op*)malloc(sizeof(cc_op) * (size_t)(n + 1));
+        if (!o) r = CC_ERR_OUT_OF_MEMORY;
+        else {
+            memcpy(o, sch.order, sizeof(cc_op) * (size_t)n);
+            free(*order);
+            *order = o;
+        }
+    }
+    cc_schedule_release(P->ctx, &sch);
+    return r;
+}
+
+/* The solve-time cost of the memory resource: S without a cap, and S
+   under the cap halfway between program order's peak and S's uncapped
+   one, both from nothing (no start order). */
+typedef struct curve_cost { double free_s, free_us, capped_s, capped_us; uint64_t free_peak, capped_cap, capped_peak; } curve_cost;
+
+/* The curve of S's step time against the cap on the step as written
+   (prog, with program order's timeline in prog_out), points[n_caps + 1]. */
+static cc_result memory_curve(const planner* P, step* prog, const outcome* prog_out, int n_caps, curve_point* pts, curve_cost* cost) {
+    cc_graph* g = prog->g;
+    uint64_t keep = persistent_bytes(P, g), lo, hi, peak = 0;
+    cc_op* order = program_order(g);
+    cc_op* best = NULL;
+    double us = 0, secs = 0, best_us = INFINITY;
+    int i;
+    cc_result r = order ? CC_OK : CC_ERR_OUT_OF_MEMORY;
+    /* S without a cap: where the curve ends */
+    if (r == CC_OK) r = solve_capped(P, g, 0, NULL, &us, &peak, &best, &secs);
+    if (r != CC_OK) { free(order); free(best); return r; }
+    cost->free_s = secs; cost->free_us = us; cost->free_peak = keep + peak;
+    hi = peak;
+    lo = prog_out->peak - keep;
+    if (hi < lo) hi = lo;
+    cost->capped_cap = keep + lo + (hi - lo) / 2;
+    progress(P, "memory curve: S under %.3f GiB from nothing", gib(cost->capped_cap));
+    r = solve_capped(P, g, lo + (hi - lo) / 2, NULL, &cost->capped_us, &cost->capped_peak, &best, &cost->capped_s);
+    if (r != CC_OK) { free(order); free(best); return r; }
+    cost->capped_peak += keep;
+    free(best);
+    best = order;   /* the tightest cap starts from program order */
+    order = NULL;
+    for (i = 0; i <= n_caps && r == CC_OK; i++) {
+        uint64_t cap_t = i < n_caps ? lo + (uint64_t)((double)(hi - lo) * i / (n_caps - 1)) : 0;
+        curve_point* pt = &pts[i];
+        memset(pt, 0, sizeof *pt);
+        pt->cap = i < n_caps ? keep + cap_t : 0;
+        progress(P, "memory curve: cap %d of %d (%.3f GiB)", i + 1, n_caps + 1, pt->cap ? gib(pt->cap) : INFINITY);
+        r = solve_capped(P, g, cap_t, best, &us, &peak, &order, &pt->solve_s);
+        if (r != CC_OK) break;
+        if (us > best_us) {   /* the previous schedule fits this looser cap: keep it */
+            pt->kept = 1;
+            us = best_us;
+            peak = pts[i - 1].peak - keep;
+        } else {
+            free(best);
+            best = order;
+            order = NULL;
+            best_us = us;
+        }
+        pt->us = us;
+        pt->peak = keep + peak;
+    }
+    free(order);
+    free(best);
+    return r;
+}
+
+static void print_curve(const planner* P, const outcome* out, int n_peers, const curve_point* pts, int n_pts, uint64_t keep,
+                        const curve_cost* c) {
+    int i;
+    if (P->o.json) {
+        printf("{\"simulated\": true, \"n_ops\": %d, \"persistent_bytes\": %llu, \"program_us\": ", out[0].n_ops,
+               (unsigned long long)keep);
+        json_num(out[0].us);
+        printf(", \"program_peak_bytes\": %llu, \"curve\": [", (unsigned long long)out[0].peak);
+        for (i = 0; i < n_pts; i++) {
+            printf("%s{\"memory_cap_bytes\": ", i ? ", " : "");
+            if (pts[i].cap) printf("%llu", (unsigned long long)pts[i].cap);
+            else printf("null");
+            printf(", \"s_us\": ");
+            json_num(pts[i].us);
+            printf(", \"peak_bytes\": %llu, \"solve_s\": ", (unsigned long long)pts[i].peak);
+            json_num(pts[i].solve_s);
+            printf(", \"kept\": %s}", pts[i].kept ? "true" : "false");
+        }
+        printf("], \"uncapped\": {\"s_us\": ");
+        json_num(c->free_us);
+        printf(", \"peak_bytes\": %llu, \"solve_s\": ", (unsigned long long)c->free_peak);
+        json_num(c->free_s);
+        printf("}, \"capped\": {\"memory_cap_bytes\": %llu, \"s_us\": ", (unsigned long long)c->capped_cap);
+        json_num(c->capped_us);
+        printf(", \"peak_bytes\": %llu, \"solve_s\": ", (unsigned long long)c->capped_peak);
+        json_num(c->capped_s);
+        printf("}, \"peers\": {");
+        for (i = 1; i <= n_peers; i++) {
+            printf("%s", i > 1 ? ", " : "");
+            json_str(out[i].name);
+            printf(": {\"us\": ");
+            json_num(out[i].us);
+            printf(", \"peak_bytes\": ");
+            json_bytes(&out[i]);
+            printf("}");
+        }
+        printf("}}\n");
+        return;
+    }
+    printf("S's step against a rank's memory cap (every figure SIMULATED); persistent %.3f GiB\n", gib(keep));
+    printf("%12s %12s %12s %10s\n", "cap GiB", "step ms", "peak GiB", "solve s");
+    for (i = 0; i < n_pts; i++) {
+        char cap[32];
+        if (pts[i].cap) snprintf(cap, sizeof cap, "%.3f", gib(pts[i].cap));
+        else snprintf(cap, sizeof cap, "unlimited");
+        printf("%12s %12.3f %12.3f %10.2f%s\n", cap, pts[i].us / 1000.0, gib(pts[i].peak), pts[i].solve_s,
+               pts[i].kept ? "  (the tighter cap's schedule kept)" : "");
+    }
+    printf("solved from nothing: without a cap %.3f ms, peak %.3f GiB, in %.2f s; under %.3f GiB %.3f ms, peak %.3f GiB, in %.2f s\n",
+           c->free_us / 1000.0, gib(c->free_peak), c->free_s, gib(c->capped_cap), c->capped_us / 1000.0, gib(c->capped_peak),
+           c->capped_s);
+    printf("fixed policies (no cap):\n");
+    for (i = 0; i <= n_peers; i++) {
+        const outcome* v = &out[i];
+        if (v->has_peak) printf("%-16s %12.3f %12.3f\n", v->name, v->us / 1000.0, gib(v->peak));
+        else printf("%-16s %12.3f %12s\n", v->name, v->us / 1000.0, "-");
+    }
 }
 
 /* ---- main ---------------------------------------------------------------------------- */
@@ -1064,6 +1421,16 @@ int main(int argc, char** argv) {
     snprintf(out[0].name, sizeof out[0].name, "program");
     progress(&P, "program: building and costing the step");
     if (!step_build(&P, NULL, 0, GPT_SYNC_AFTER_BACKWARD, &out[0].s)) { cc_context_destroy(P.ctx); return 2; }
+    P.master = master_bytes(&out[0].s.m);
+    if (o.memory_cap && persistent_bytes(&P, out[0].s.g) >= o.memory_cap) {
+        fprintf(stderr, "%s: --memory-cap %llu bytes (%.3f GiB) is below the rank's persistent memory alone: %llu bytes (%.3f GiB) of "
+                "parameters (or their shards), gradients, optimizer state and master weights, before any activation\n", program_name,
+                (unsigned long long)o.memory_cap, gib(o.memory_cap), (unsigned long long)persistent_bytes(&P, out[0].s.g),
+                gib(persistent_bytes(&P, out[0].s.g)));
+        outcome_free(&out[0]);
+        cc_context_destroy(P.ctx);
+        return 1;
+    }
     r = simulate_order(&P, &out[0].s, NULL, &out[0]);
     snprintf(out[0].what, sizeof out[0].what, "as issued: %d collectives, gradients reduced after the backward", out[0].n_colls);
     n_out = 1;
@@ -1072,6 +1439,19 @@ int main(int argc, char** argv) {
         r = run_peer(&P, &peer_policies[i], &out[n_out]);
         n_out++;
         n_peers++;
+    }
+    if (r == CC_OK && o.memory_curve) {
+        curve_point* pts = (curve_point*)calloc((size_t)o.memory_curve + 1, sizeof *pts);
+        curve_cost cost;
+        memset(&cost, 0, sizeof cost);
+        if (!pts) r = CC_ERR_OUT_OF_MEMORY;
+        else if ((r = memory_curve(&P, &out[0].s, &out[0], o.memory_curve, pts, &cost)) == CC_OK)
+            print_curve(&P, out, n_peers, pts, o.memory_curve + 1, persistent_bytes(&P, out[0].s.g), &cost);
+        free(pts);
+        if (r != CC_OK) fprintf(stderr, "%s: --memory-curve: %s\n", program_name, cc_last_error(P.ctx));
+        for (i = n_out - 1; i >= 0; i--) outcome_free(&out[i]);
+        cc_context_destroy(P.ctx);
+        return r == CC_OK ? 0 : 1;
     }
     if (r == CC_OK) {
         progress(&P, "S: scheduling %d ops", cc_graph_n_ops(out[0].s.g));
@@ -1112,12 +1492,24 @@ int main(int argc, char** argv) {
     if (r == CC_OK) {
         double plan_s = now_s() - t0;
         progress(&P, "done in %d variants", n_out);
+        /* the library never plans above the cap: checked here by cc_memory_check's sweep (settle) */
+        for (i = n_peers + 1; i < n_out && o.memory_cap; i++)
+            if (out[i].has_peak && out[i].peak > o.memory_cap) {
+                fprintf(stderr, "%s: %s: its timeline peaks at %llu bytes, above --memory-cap %llu\n", program_name, out[i].name,
+                        (unsigned long long)out[i].peak, (unsigned long long)o.memory_cap);
+                out[i].valid = 0;
+            }
         if (o.json) print_json(&P, out, n_out, n_peers, lb, plan_s, cc_graph_n_ops(out[0].s.g));
         else print_text(&P, out, n_out, lb, plan_s, cc_graph_n_ops(out[0].s.g));
         for (i = 0; i < n_out; i++)
             if (!out[i].valid) rc = 1;
     } else {
-        fprintf(stderr, "%s: %s\n", program_name, cc_last_error(P.ctx)[0] ? cc_last_error(P.ctx) : cc_result_description(r));
+        if (o.memory_cap && over_cap(r))
+            fprintf(stderr, "%s: nothing fits under --memory-cap %llu bytes (%.3f GiB; %.3f GiB of it persistent, the rest for "
+                    "transient buffers): ", program_name, (unsigned long long)o.memory_cap, gib(o.memory_cap),
+                    gib(persistent_bytes(&P, out[0].s.g)));
+        else fprintf(stderr, "%s: ", program_name);
+        fprintf(stderr, "%s\n", cc_last_error(P.ctx)[0] ? cc_last_error(P.ctx) : cc_result_description(r));
         rc = 1;
     }
     for (i = n_out - 1; i >= 0; i--) outcome_free(&out[i]);

@@ -214,6 +214,24 @@ typedef struct gpt_step_desc {
        chunk_fn that do nothing, so that cc_graph_decompose can split them
        in a plan that is only simulated; 0: no op gets a fn. */
     int chunk_stubs;
+    /* The training step's buffers that live within the step placed by the
+       library (cc_graph_add_transient), so that a schedule's memory can be
+       judged and capped: each micro-batch's activations and their
+       gradients (not the tokens, not the loss), and with ZeRO-3 each
+       gather of a bucket of parameters, a buffer of its own per pass
+       (forward and backward of every micro-batch) that the pass's ops
+       read. The rest stays bound: the parameters, the gradients (a bucket
+       accumulates over several ops that write different parameters'
+       gradients, which a buffer allocated by its first writer would
+       order), ZeRO's shards, AdamW's moments, the norms; and a ZeRO-3
+       gather no op of its pass reads (a bias's in the backward) writes a
+       bound buffer of its bucket. The graph's dependencies are those of
+       the step built without (the passes' gathers of a bucket keep the
+       order one buffer gave them, as explicit dependencies), so a
+       schedule without a memory cap is the same. 0: every buffer bound
+       (what the trainers, which give their tensors memory, build). A
+       forward-only graph (gpt_build_graph's train 0) stays bound. */
+    int transients;
 } gpt_step_desc;
 
 GPT_STEP_FN int gpt_step_dtype_bytes(cc_dtype t) {
@@ -391,6 +409,8 @@ typedef struct gpt_model {
     int L0, Ls;                            /* the stage's first block (global index) and its blocks */
     int first_stage, last_stage;
     int grad_sync, chunk_stubs;
+    int transients;                        /* gpt_step_desc.transients */
+    int act_first, act_end;                /* the activations' tensor ids [act_first, act_end) */
     gpt_model_layout stage;                    /* the stage's parameters, in order */
     const gpt_model_layout* layout;            /* = &stage */
     int np;                                /* the stage's parameter tensors */
@@ -729,6 +749,8 @@ GPT_STEP_FN int gpt_create_activations(gpt_model* s) {
     int i, first = s->n_tensors;
     for (i = 0; i < s->M; i++)
         if (!gpt_create_micro(s, &s->mb[i])) return 0;
+    s->act_first = first;
+    s->act_end = s->n_tensors;
     s->inputs = s->mb[0].inputs;
     s->targets = s->mb[0].targets;
     s->logits = s->mb[0].logits;
@@ -798,6 +820,7 @@ GPT_STEP_FN cc_result gpt_model_create(gpt_model* s, const gpt_step_desc* d, con
     s->Ls = s->cfg.L / s->PP; s->L0 = s->pp_rank * s->Ls;
     s->first_stage = s->pp_rank == 0; s->last_stage = s->pp_rank == s->PP - 1;
     s->grad_sync = d->grad_sync; s->chunk_stubs = d->chunk_stubs;
+    s->transients = d->transients != 0;
     s->reduced = d->coll_dtype;
     s->bf16 = s->reduced == CC_DTYPE_BFLOAT16;
     s->act_dtype = d->act_bytes == 2 ? (s->reduced == CC_DTYPE_FLOAT32 ? CC_DTYPE_FLOAT16 : s->reduced) : CC_DTYPE_FLOAT32;
@@ -1003,6 +1026,11 @@ typedef struct gpt_builder {
     char* gathered;                /* [nb] ZeRO-3: gathered in the current pass */
     cc_op* other;                  /* [M] each micro-batch's pp.other_stages */
     cc_op last;                    /* the op added last */
+    /* transients (gpt_step_desc.transients, a training step) */
+    int transients;
+    int* bucket_of_t;              /* [tensor id] ZeRO-3: the bucket of a parameter's slot or a bucket's; else -1 */
+    cc_buffer *gbuf, *gbuf_unread; /* [nb] ZeRO-3: the bucket's buffer of the current pass; of its unread gathers */
+    int **users, *n_users, *cap_users;   /* [nb] ZeRO-3: op indices that used the bucket since its last gather */
 } gpt_builder;
 
 /* A new record for an op of this kernel, zeroed, owned by the store. */
@@ -1033,11 +1061,44 @@ GPT_STEP_FN void gpt_op_store_free(gpt_op_store* st) {
     memset(st, 0, sizeof *st);
 }
 
-GPT_STEP_FN cc_region gpt_region_of(gpt_builder* b, const gpt_tensor* t) {
+/* ZeRO-3 with transients: op index op uses bucket k's gathered buffer. */
+GPT_STEP_FN void gpt_bucket_used(gpt_builder* b, int k, int op) {
+    if (b->n_users[k] > 0 && b->users[k][b->n_users[k] - 1] == op) return;
+    if (b->n_users[k] == b->cap_users[k]) {
+        int cap = b->cap_users[k] ? 2 * b->cap_users[k] : 8;
+        int* grown = (int*)realloc(b->users[k], sizeof(int) * (size_t)cap);
+        if (!grown) { b->rc = CC_ERR_OUT_OF_MEMORY; return; }
+        b->users[k] = grown;
+        b->cap_users[k] = cap;
+    }
+    b->users[k][b->n_users[k]++] = op;
+}
+
+/* The region of tensor t for the op about to be added (it writes t, or
+   reads it): its whole's buffer, which a first access creates (with
+   transients, an activation first written is transient); with ZeRO-3 and
+   transients a parameter's slot is in its bucket's buffer of the pass. */
+GPT_STEP_FN cc_region gpt_region_of(gpt_builder* b, const gpt_tensor* t, int write) {
+    const gpt_model* s = b->s;
     const gpt_tensor* whole = t->whole ? t->whole : t;
     cc_region r;
     memset(&r, 0, sizeof r);
-    if (b->buf[whole->id].id == 0 && b->rc == CC_OK) b->rc = cc_graph_add_buffer(b->g, whole->name, whole->bytes, &b->buf[whole->id]);
+    if (b->transients && s->ZERO == 3 && whole == s->params && b->bucket_of_t[t->id] >= 0) {
+        int k = b->bucket_of_t[t->id];
+        r.buffer = b->gbuf[k];
+        r.offset_bytes = (uint64_t)(t->off - s->bucket_param[k]->off);
+        r.n_bytes = t->bytes;
+        r.split_rows = t->rows;
+        gpt_bucket_used(b, k, cc_graph_n_ops(b->g));
+        return r;
+    }
+    if (b->buf[whole->id].id == 0 && b->rc == CC_OK) {
+        int act = b->transients && whole->id >= s->act_first && whole->id < s->act_end && write;
+        int i;
+        for (i = 0; act && i < s->M; i++)
+            if (whole == s->mb[i].inputs || whole == s->mb[i].targets || whole == s->mb[i].loss) act = 0;
+        b->rc = (act ? cc_graph_add_transient : cc_graph_add_buffer)(b->g, whole->name, whole->bytes, &b->buf[whole->id]);
+    }
     r.buffer = b->buf[whole->id];
     r.offset_bytes = (uint64_t)(t->off - whole->off);
     r.n_bytes = t->bytes;
@@ -1137,8 +1198,8 @@ GPT_STEP_FN void gpt_add_op(gpt_builder* b, const char* name, int l, int stream,
         }
     }
     if (!(info = gpt_info_new(b))) return;
-    for (i = 0; i < GPT_OP_MAX_IN; i++) if (a->in[i]) reads[d.n_reads++] = gpt_region_of(b, a->in[i]);
-    for (i = 0; i < GPT_OP_MAX_OUT; i++) if (a->out[i]) writes[d.n_writes++] = gpt_region_of(b, a->out[i]);
+    for (i = 0; i < GPT_OP_MAX_IN; i++) if (a->in[i]) reads[d.n_reads++] = gpt_region_of(b, a->in[i], 0);
+    for (i = 0; i < GPT_OP_MAX_OUT; i++) if (a->out[i]) writes[d.n_writes++] = gpt_region_of(b, a->out[i], 1);
     a->chunked = chunks != 0;
     d.name = full;
     d.duration_us = 1;
@@ -1399,20 +1460,68 @@ GPT_STEP_FN void gpt_about_bucket(gpt_builder* b, int k) {
     b->n_params = b->s->bucket[k].n;
 }
 
+/* Some op of the current pass reads a parameter of bucket k: every one
+   in the forward; in the backward the weights (not the biases, whose
+   gradients need no parameter) and the head. */
+GPT_STEP_FN int gpt_bucket_read_in_pass(const gpt_builder* b, int k) {
+    const gpt_model* s = b->s;
+    int p;
+    if (b->phase == GPT_PHASE_FORWARD) return 1;
+    for (p = s->bucket[k].first; p < s->bucket[k].first + s->bucket[k].n; p++) {
+        const char* nm = s->stage.p[p].name;
+        size_t len = strlen(nm);
+        if ((len >= 2 && !strcmp(nm + len - 2, "_w")) || (s->last_stage && p == gpt_head_param(s))) return 1;
+    }
+    return 0;
+}
+
+/* ZeRO-3 with transients: bucket k's buffer for the gather about to be
+   added: a transient one of its own where the pass reads it, else the
+   bucket's bound one. */
+GPT_STEP_FN void gpt_gather_buffer(gpt_builder* b, int k) {
+    const gpt_model* s = b->s;
+    char name[80], what[40];
+    if (b->rc != CC_OK) return;
+    if (gpt_bucket_read_in_pass(b, k)) {
+        if (s->M > 1) snprintf(what, sizeof what, "mb%d.%s.gathered", b->micro, b->phase == GPT_PHASE_FORWARD ? "fwd" : "bwd");
+        else snprintf(what, sizeof what, "%s.gathered", b->phase == GPT_PHASE_FORWARD ? "fwd" : "bwd");
+        gpt_bucket_name(s, k, what, name, sizeof name);
+        b->rc = cc_graph_add_transient(b->g, name, s->bucket_param[k]->bytes, &b->gbuf[k]);
+    } else {
+        if (b->gbuf_unread[k].id == 0) {
+            gpt_bucket_name(s, k, "gathered_unread", name, sizeof name);
+            b->rc = cc_graph_add_buffer(b->g, name, s->bucket_param[k]->bytes, &b->gbuf_unread[k]);
+        }
+        b->gbuf[k] = b->gbuf_unread[k];
+    }
+}
+
 /* ZeRO-3: the buckets of the stage's parameters [p0, p0 + n) not yet
-   gathered in this pass, all-gathered from the ranks' shards. */
+   gathered in this pass, all-gathered from the ranks' shards. With
+   transients, each gather after the bucket's first depends on the ops
+   that used the bucket since the one before (the order one buffer for
+   both gave them). */
 GPT_STEP_FN void gpt_gather_params(gpt_builder* b, int p0, int n) {
     const gpt_model* s = b->s;
     char name[64];
-    int p;
+    int p, j;
     if (s->ZERO != 3) return;
     for (p = p0; p < p0 + n; p++) {
-        int k = s->bucket_of[p];
+        int k = s->bucket_of[p], before = 0;
         if (b->gathered[k]) continue;
         b->gathered[k] = 1;
         gpt_bucket_name(s, k, "param.allgather", name, sizeof name);
+        if (b->transients) {
+            gpt_gather_buffer(b, k);
+            before = b->n_users[k];
+        }
         gpt_about_bucket(b, k);
         gpt_add_coll(b, name, -1, CC_COLL_ALL_GATHER, CC_REDUCE_SUM, s->param_shard[k], s->bucket_param[k], s->dp_comm, GPT_S_DP, 0);
+        if (!b->transients || b->rc != CC_OK) continue;
+        for (j = 0; j < before && b->rc == CC_OK; j++)
+            b->rc = cc_graph_add_dep(b->g, cc_graph_op(b->g, b->users[k][j]), b->last);
+        b->users[k][0] = cc_op_index(b->g, b->last);
+        b->n_users[k] = 1;
     }
 }
 
@@ -1771,8 +1880,26 @@ GPT_STEP_FN cc_result gpt_build_graph(const gpt_model* s, int train, cc_graph** 
     b.pending = (int*)calloc((size_t)s->np + (size_t)s->nb + 1, sizeof(int));
     b.gathered = (char*)calloc((size_t)s->nb + 1, 1);
     b.other = (cc_op*)calloc((size_t)s->M, sizeof(cc_op));
+    b.transients = s->transients && train;
+    if (b.transients) {
+        b.bucket_of_t = (int*)malloc(sizeof(int) * ((size_t)s->n_tensors + 1));
+        b.gbuf = (cc_buffer*)calloc(2 * (size_t)s->nb + 1, sizeof(cc_buffer));
+        b.users = (int**)calloc((size_t)s->nb + 1, sizeof(int*));
+        b.n_users = (int*)calloc(2 * (size_t)s->nb + 1, sizeof(int));
+        if (!b.bucket_of_t || !b.gbuf || !b.users || !b.n_users) b.rc = CC_ERR_OUT_OF_MEMORY;
+        else {
+            b.gbuf_unread = b.gbuf + s->nb;
+            b.cap_users = b.n_users + s->nb;
+            for (p = 0; p < s->n_tensors; p++) b.bucket_of_t[p] = -1;
+            if (s->ZERO == 3) {
+                for (p = 0; p < s->np; p++) b.bucket_of_t[s->param[p]->id] = s->bucket_of[p];
+                for (p = 0; p < s->nb; p++) b.bucket_of_t[s->bucket_param[p]->id] = p;
+            }
+        }
+        gpt_fingerprint_str(&b, "transients");
+    }
     if (!b.buf || !b.pending || !b.gathered || !b.other) b.rc = CC_ERR_OUT_OF_MEMORY;
-    else {
+    else if (b.rc == CC_OK) {
         b.bucket_left = b.pending + s->np;
         for (p = 0; p < s->np; p++) {
             b.pending[p] = 1;
@@ -1786,6 +1913,9 @@ GPT_STEP_FN cc_result gpt_build_graph(const gpt_model* s, int train, cc_graph** 
         for (m = 0; m < s->M; m++) gpt_forward_micro(&b, m, 0);
     if (b.rc == CC_OK) b.rc = cc_graph_validate(b.g);
     free(b.buf); free(b.pending); free(b.gathered); free(b.other);
+    if (b.users)
+        for (p = 0; p < s->nb; p++) free(b.users[p]);
+    free(b.users); free(b.n_users); free(b.gbuf); free(b.bucket_of_t);
     if (b.rc != CC_OK) {
         cc_graph_destroy(b.g);
         return b.rc;
