@@ -4,7 +4,7 @@
 # cost model, every peak is cc_memory_check's sweep over a timeline.
 #   1. the curve: S's step time against a rank's memory cap on a ZeRO-3 GPT
 #      step (build/plan --memory-curve: caps from program order's peak up
-#      to S's uncapped peak, solved tightest first, each from the order
+#      to S's uncapped peak, solved tightest first, each from the schedule
 #      found under the tighter cap, then unlimited), beside the fixed
 #      prefetch policies' step times and peaks (DeepSpeed ZeRO-3's, a
 #      prefetch depth of one layer, and the other peers);

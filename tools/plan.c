@@ -56,8 +56,9 @@
    --memory-curve N: instead of the variants, the step time of the
    library's schedule (S) against N caps from program order's peak up to
    S's own uncapped peak, solved from the tightest up, each solve starting
-   from the order found under the tighter cap (cc_sched_desc.start_order),
-   so that the step time never grows as the cap loosens; then unlimited;
+   from the schedule found under the tighter cap (cc_sched_desc.start_from:
+   the result is never later than it), so that the step time never grows
+   as the cap loosens; then unlimited;
    beside them the peers' step times and peaks. Text, or JSON with --json.
 
    --json prints one JSON object: program_us, peers {name: us}, s_us,
@@ -1255,37 +1256,30 @@ typedef struct curve_point {
     double us;                 /* S's step under it */
     uint64_t peak;             /* its timeline's peak, persistent included */
     double solve_s;
-    int kept;                  /* the solve gave a later step: the tighter cap's schedule, which fits, is kept */
 } curve_point;
 
-/* S of g under a transient cap (0: none) from start_order (NULL: none):
-   its step, transient peak and order (replacing *order). */
-static cc_result solve_capped(const planner* P, cc_graph* g, uint64_t cap_transient, const cc_op* start_order, double* us,
-                              uint64_t* peak, cc_op** order, double* secs) {
+/* S of g under a transient cap (0: none) from the schedule from (NULL:
+   none): its step and transient peak; the schedule into *sched (released
+   first) where sched is not NULL. */
+static cc_result solve_capped(const planner* P, cc_graph* g, uint64_t cap_transient, const cc_schedule* from, double* us,
+                              uint64_t* peak, cc_schedule* sched, double* secs) {
     cc_sched_desc d = sched_desc(P, g);
     cc_schedule sch;
     double t0 = now_s();
-    int n = cc_graph_n_ops(g);
     cc_result r;
     memset(&sch, 0, sizeof sch);
     d.memory_cap_bytes = cap_transient;
-    d.start_order = start_order;
+    d.start_from = from;
     r = cc_sched_solve(P->ctx, g, &d, &sch);
     *secs = now_s() - t0;
     if (r != CC_OK) return r;
     *us = sch.makespan_us;
     /* the peak by the graph's own sweep, not the solver's figure */
     r = cc_memory_check(P->ctx, g, sch.start_us, NULL, cap_transient, peak, NULL);
-    if (r == CC_OK) {
-        cc_op* o = (cc_op*)malloc(sizeof(cc_op) * (size_t)(n + 1));
-        if (!o) r = CC_ERR_OUT_OF_MEMORY;
-        else {
-            memcpy(o, sch.order, sizeof(cc_op) * (size_t)n);
-            free(*order);
-            *order = o;
-        }
-    }
-    cc_schedule_release(P->ctx, &sch);
+    if (r == CC_OK && sched) {
+        cc_schedule_release(P->ctx, sched);
+        *sched = sch;
+    } else cc_schedule_release(P->ctx, &sch);
     return r;
 }
 
@@ -1300,48 +1294,44 @@ static cc_result memory_curve(const planner* P, step* prog, const outcome* prog_
     cc_graph* g = prog->g;
     uint64_t keep = persistent_bytes(P, g), lo, hi, peak = 0;
     cc_op* order = program_order(g);
-    cc_op* best = NULL;
-    double us = 0, secs = 0, best_us = INFINITY;
-    int i;
-    cc_result r = order ? CC_OK : CC_ERR_OUT_OF_MEMORY;
+    int n = cc_graph_n_ops(g), i;
+    double* prog_start = (double*)malloc(sizeof(double) * (size_t)(n + 1));
+    cc_schedule best, prog_sched;
+    double us = 0, secs = 0, mk = 0;
+    cc_result r = order && prog_start ? CC_OK : CC_ERR_OUT_OF_MEMORY;
+    memset(&best, 0, sizeof best);
+    memset(&prog_sched, 0, sizeof prog_sched);
     /* S without a cap: where the curve ends */
-    if (r == CC_OK) r = solve_capped(P, g, 0, NULL, &us, &peak, &best, &secs);
-    if (r != CC_OK) { free(order); free(best); return r; }
+    if (r == CC_OK) r = solve_capped(P, g, 0, NULL, &us, &peak, NULL, &secs);
+    /* program order's timeline: where the tightest cap starts from */
+    if (r == CC_OK) r = cc_simulate(P->ctx, g, order, n, prog_start, &mk);
+    free(order);
+    if (r != CC_OK) { free(prog_start); return r; }
+    prog_sched.n_ops = n;
+    prog_sched.start_us = prog_start;
+    prog_sched.makespan_us = mk;
     cost->free_s = secs; cost->free_us = us; cost->free_peak = keep + peak;
     hi = peak;
     lo = prog_out->peak - keep;
     if (hi < lo) hi = lo;
     cost->capped_cap = keep + lo + (hi - lo) / 2;
     progress(P, "memory curve: S under %.3f GiB from nothing", gib(cost->capped_cap));
-    r = solve_capped(P, g, lo + (hi - lo) / 2, NULL, &cost->capped_us, &cost->capped_peak, &best, &cost->capped_s);
-    if (r != CC_OK) { free(order); free(best); return r; }
+    r = solve_capped(P, g, lo + (hi - lo) / 2, NULL, &cost->capped_us, &cost->capped_peak, NULL, &cost->capped_s);
     cost->capped_peak += keep;
-    free(best);
-    best = order;   /* the tightest cap starts from program order */
-    order = NULL;
     for (i = 0; i <= n_caps && r == CC_OK; i++) {
         uint64_t cap_t = i < n_caps ? lo + (uint64_t)((double)(hi - lo) * i / (n_caps - 1)) : 0;
         curve_point* pt = &pts[i];
         memset(pt, 0, sizeof *pt);
         pt->cap = i < n_caps ? keep + cap_t : 0;
         progress(P, "memory curve: cap %d of %d (%.3f GiB)", i + 1, n_caps + 1, pt->cap ? gib(pt->cap) : INFINITY);
-        r = solve_capped(P, g, cap_t, best, &us, &peak, &order, &pt->solve_s);
-        if (r != CC_OK) break;
-        if (us > best_us) {   /* the previous schedule fits this looser cap: keep it */
-            pt->kept = 1;
-            us = best_us;
-            peak = pts[i - 1].peak - keep;
-        } else {
-            free(best);
-            best = order;
-            order = NULL;
-            best_us = us;
-        }
+        /* each from the schedule under the tighter cap (program order's
+           for the tightest): never later than it, by the solver's promise */
+        r = solve_capped(P, g, cap_t, i ? &best : &prog_sched, &us, &peak, &best, &pt->solve_s);
         pt->us = us;
         pt->peak = keep + peak;
     }
-    free(order);
-    free(best);
+    cc_schedule_release(P->ctx, &best);
+    free(prog_start);
     return r;
 }
 
@@ -1361,7 +1351,7 @@ static void print_curve(const planner* P, const outcome* out, int n_peers, const
             json_num(pts[i].us);
             printf(", \"peak_bytes\": %llu, \"solve_s\": ", (unsigned long long)pts[i].peak);
             json_num(pts[i].solve_s);
-            printf(", \"kept\": %s}", pts[i].kept ? "true" : "false");
+            printf("}");
         }
         printf("], \"uncapped\": {\"s_us\": ");
         json_num(c->free_us);
@@ -1390,8 +1380,7 @@ static void print_curve(const planner* P, const outcome* out, int n_peers, const
         char cap[32];
         if (pts[i].cap) snprintf(cap, sizeof cap, "%.3f", gib(pts[i].cap));
         else snprintf(cap, sizeof cap, "unlimited");
-        printf("%12s %12.3f %12.3f %10.2f%s\n", cap, pts[i].us / 1000.0, gib(pts[i].peak), pts[i].solve_s,
-               pts[i].kept ? "  (the tighter cap's schedule kept)" : "");
+        printf("%12s %12.3f %12.3f %10.2f\n", cap, pts[i].us / 1000.0, gib(pts[i].peak), pts[i].solve_s);
     }
     printf("solved from nothing: without a cap %.3f ms, peak %.3f GiB, in %.2f s; under %.3f GiB %.3f ms, peak %.3f GiB, in %.2f s\n",
            c->free_us / 1000.0, gib(c->free_peak), c->free_s, gib(c->capped_cap), c->capped_us / 1000.0, gib(c->capped_peak),
