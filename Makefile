@@ -7,8 +7,9 @@
 #                 "N passed, N failed[, N skipped]", exit status non-zero on a failure
 #   make asan     the tests again with -fsanitize=address,undefined (in build/asan)
 #   make tsan     the tests that start threads again with -fsanitize=thread (in build/tsan)
-#   make test-gpu build/tests/test_gpu: the CUDA backend and NCCL on a real GPU
-#                 (skips, saying so, without one)
+#   make test-gpu build/tests/test_gpu and tests/test_gpt_cuda.sh: the CUDA backend,
+#                 NCCL and the CUDA trainer on a real GPU, one program at a time
+#                 (fails, saying why, without a GPU and a driver new enough for it)
 #   make bench    bench/run.sh, if there is one
 #   make demo     the example GPT trainer (examples/gpt) on 4 CPU ranks, in program
 #                 order and then scheduled by the library
@@ -307,10 +308,17 @@ TEST_BINS   += $(GPU_TESTS)
 .PHONY: test-gpu gpu-config-check
 tests-build: $(GPU_TESTS) $(T)/test_gpu
 
+# test-gpu decides once whether a GPU is there (build/tests/gpu_probe: a
+# device, and a driver for the CUDA version the tests were built with) and
+# fails, saying why, when none is: it is the GPU target. With one, the GPU
+# programs run one at a time (TEST_JOBS=1: one GPU, and test_gpu measures
+# time) with GPU_PRESENT=1, under which a check that cannot run fails.
 test-gpu: deps
-	@$(MAKE) --no-print-directory $(T)/test_gpu
-	@$(MAKE) --no-print-directory $(BUILD)/train_gpt $(BUILD)/train_gpt_cuda
-	@TEST_BUILD="$(BUILD)" GPT_CUDA_GPU=1 tests/run.sh $(BUILD)/gpu $(T)/test_gpu tests/test_gpt_cuda.sh
+	@$(MAKE) --no-print-directory $(T)/gpu_probe
+	@probe=$$($(T)/gpu_probe); echo "$$probe"; \
+	 case "$$probe" in "gpu present:"*) ;; *) echo "FAIL test-gpu: $$probe"; echo "0 passed, 1 failed"; exit 1;; esac
+	@$(MAKE) --no-print-directory $(T)/test_gpu $(BUILD)/train_gpt $(BUILD)/train_gpt_cuda
+	@TEST_JOBS=1 GPU_PRESENT=1 TEST_BUILD="$(BUILD)" GPT_CUDA_GPU=1 tests/run.sh $(BUILD)/gpu $(T)/test_gpu tests/test_gpt_cuda.sh
 
 # What the GPU programs are built with; rewritten only when it changes.
 gpu-config-check:
@@ -324,6 +332,13 @@ $(T)/compile_cuda $(T)/test_gpu: $(T)/%: tests/%.c $(GPU_HEADERS) $(T)/gpu-confi
 	    echo "$(CC) $(GPU_CFLAGS) $< -o $@ $(GPU_LIBS)"; \
 	    $(CC) $(GPU_CFLAGS) $< -o $@ $(GPU_LIBS) || { rm -f $@; exit 1; }; \
 	 else $(call gpu_stub,$*,$(GPU_NO_CUDART)); fi
+
+# The GPU probe of test-gpu (tests/gpu_probe.c); where no CUDA runtime is
+# found, a script that says why ("no usable GPU: ...") and exits 1.
+$(T)/gpu_probe: tests/gpu_probe.c $(T)/gpu-config
+	@if [ "$(HAVE_CUDART)" = 1 ]; then \
+	    $(CC) $(GPU_CFLAGS) $< -o $@ $(GPU_LIBS) || { rm -f $@; exit 1; }; \
+	 else printf '#!/bin/sh\necho "no usable GPU: %s"\nexit 1\n' "$(GPU_NO_CUDART)" >$@ && chmod +x $@; fi
 
 $(T)/compile_cuda_nvcc: tests/compile_cuda.c $(GPU_HEADERS) $(T)/gpu-config
 	@if [ "$(HAVE_CUDA)" = 1 ]; then \

@@ -164,7 +164,10 @@ typedef struct cc_cuda_backend_desc {
 CONCERTO_API cc_cuda_backend_desc cc_cuda_backend_query_defaults(const cc_cuda_backend_desc* desc);
 /* Fills *out ({fns, self}); desc may be NULL. Errors are recorded in ctx,
    which the backend keeps for the messages of its entries; destroy it with
-   cc_backend_destroy after the executors that use it. */
+   cc_backend_destroy after the executors that use it and before the
+   communicators its steps used (its CUDA graphs hold their collectives,
+   and NCCL 2.26 and later wait in ncclCommDestroy until those graphs are
+   destroyed). */
 CONCERTO_API cc_result cc_cuda_backend_create(cc_context* ctx, const cc_cuda_backend_desc* desc, cc_backend* out);
 /* The backend's function table (name "cuda", stream_kind "cuda"). */
 CONCERTO_API const cc_backend_fns* cc_cuda_backend_fns(void);

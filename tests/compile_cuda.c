@@ -307,7 +307,7 @@ static void test_nccl_init(void) {
     } else {
         const char* m = cc_last_error(ctx);
         CHECK(r == CC_ERR_BACKEND && comm == NULL, "without a GPU, cc_nccl_comm_init_rank fails with CC_ERR_BACKEND (%d)", (int)r);
-        CHECK(strstr(m, "cc_nccl_comm_init_rank 'solo' (rank 0 of 1): ncclCommInitRank failed: ") != NULL,
+        CHECK(strstr(m, "cc_nccl_comm_init_rank 'solo' (rank 0 of 1): ncclCommInitRankConfig failed: ") != NULL,
               "naming the communicator and the NCCL call: %s", m);
         comms[0] = comms[1] = (cc_comm*)&cnt;
         r = cc_nccl_comm_init_all(ctx, 2, NULL, comms);
