@@ -446,6 +446,21 @@ $(T)/test_cuda_standin:
 	@mkdir -p $(@D)
 	@$(call gpu_stub,test_cuda_standin,$(if $(filter 1,$(NO_CUDA)),CUDA switched off with NO_CUDA=1,no cuda_runtime_api.h and nccl.h under $(CUDA_INCLUDE): $(CUDA_HOWTO)))
 endif
+# test_gpu_standin: tests/test_gpu.c (the checks `make test-gpu` runs on a
+# GPU) on the stand-in, so that its graph checks (warm-up, capture, replays
+# counted, each executor its own graph, a broken capture) run in `make test`.
+TEST_BINS += $(T)/test_gpu_standin
+tests-build: $(T)/test_gpu_standin
+ifeq ($(HAVE_CUDA_HEADERS),1)
+$(T)/test_gpu_standin: tests/test_gpu.c $(GPU_HEADERS) $(STANDIN_HEADERS) $(STANDIN_OBJS)
+	@mkdir -p $(@D)
+	@echo "$(CC) $(STANDIN_CFLAGS) -DTH_PROGRAM='\"test_gpu_standin\"' $< $(STANDIN_OBJS) -o $@"
+	@$(CC) $(STANDIN_CFLAGS) -DTH_PROGRAM='"test_gpu_standin"' $< $(STANDIN_OBJS) -o $@ $(ALL_LDFLAGS) $(LDLIBS) -lm || { rm -f $@; exit 1; }
+else
+$(T)/test_gpu_standin:
+	@mkdir -p $(@D)
+	@$(call gpu_stub,test_gpu_standin,$(if $(filter 1,$(NO_CUDA)),CUDA switched off with NO_CUDA=1,no cuda_runtime_api.h and nccl.h under $(CUDA_INCLUDE): $(CUDA_HOWTO)))
+endif
 # ---- <<standin ----
 
 # ==== >>mpi: concerto_mpi.h ====================================================
