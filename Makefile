@@ -362,8 +362,11 @@ $(BUILD)/bench_gpu: bench/gpu.cu concerto.h concerto_cuda.h concerto_nccl.h $(T)
 # Not in the sanitized runs (make asan, make tsan): nvcc builds the same
 # unsanitized program there, and the graph it is compared with is checked
 # sanitized by test_gpt.sh.
-GPT_CUDA_ARCHS   ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90
-GPT_CUDA_SMS      = $(patsubst arch=compute_%,sm_%,$(filter arch=%,$(subst $(comma), ,$(GPT_CUDA_ARCHS))))
+# SASS for each, and PTX for the newest (code=compute_90), which the driver
+# compiles for GPUs newer than any listed.
+GPT_CUDA_ARCHS   ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+                    -gencode arch=compute_90,code=compute_90
+GPT_CUDA_SMS      = $(sort $(patsubst arch=compute_%,sm_%,$(filter arch=%,$(subst $(comma), ,$(GPT_CUDA_ARCHS)))))
 comma            := ,
 GPT_CUDA_MISSING  = needs $(if $(filter 1,$(HAVE_CUDA)),,nvcc )$(if $(filter 1,$(HAVE_NCCL)),,NCCL )$(if $(filter 1,$(HAVE_CUBLAS)),,cuBLAS )in $(CUDA_HOME): $(CUDA_HOWTO)$(if $(filter 1,$(HAVE_NCCL)),,; $(NCCL_HOWTO))
 all: $(BUILD)/train_gpt_cuda
