@@ -1,6 +1,6 @@
 /* concerto_cuda.h - the CUDA backend of concerto.h: the executor's streams,
-   events, timers and collectives on the CUDA runtime, and optionally the
-   whole step captured once into a CUDA graph and replayed.
+   events, timers and collectives on the CUDA runtime, and optionally each
+   executor's step captured once into a CUDA graph of its own and replayed.
 
    DO THIS: include concerto.h first, then this header; in the one file that
    has the implementation, after concerto.h's:
@@ -24,6 +24,7 @@
        cc_exec_profile_ops(exec, 5, comm); // optional: measured durations
        for (;;) cc_exec_step(exec);
        cc_exec_destroy(exec);  cc_backend_destroy(&be);
+       cc_comm_destroy(comm);              // after the backend: see CUDA GRAPHS
 
    WHAT THE BACKEND DOES
    - Streams: one non-blocking cudaStream_t per stream of the plan. Stream 0
@@ -163,8 +164,9 @@ typedef struct cc_cuda_backend_desc {
        cudaSetDevice. */
     int select_device;
     int device;              /* with select_device 1; 0 otherwise */
-    /* 1: capture the first step into a CUDA graph and replay it every step
-       (see CUDA GRAPHS above); 0: plain launches. */
+    /* 1: each step that runs again is captured into a CUDA graph (after a
+       plain warm-up run) and replayed from then on (see CUDA GRAPHS above);
+       0: plain launches. */
     int use_graphs;
     /* Seconds of the monotonic clock that synchronize waits for a step (or
        mem_copy for its copy) before it aborts the step's communicators and
@@ -186,9 +188,10 @@ CONCERTO_API cc_cuda_backend_desc cc_cuda_backend_query_defaults(const cc_cuda_b
 CONCERTO_API cc_result cc_cuda_backend_create(cc_context* ctx, const cc_cuda_backend_desc* desc, cc_backend* out);
 /* The backend's function table (name "cuda", stream_kind "cuda"). */
 CONCERTO_API const cc_backend_fns* cc_cuda_backend_fns(void);
-/* 1 if steps replay a CUDA graph (the last step launched it), else 0; *why
-   (may be NULL) says what happens, or why not ("use_graphs is 0", "no
-   step captured yet", the failed CUDA call, ...). Borrowed, valid until the
+/* 1 if the last step launched a CUDA graph (captured then, or replayed),
+   else 0; *why (may be NULL) says what happened, or why not ("use_graphs is
+   0", the step's warm-up, the capture that broke and the op it broke at,
+   the failed CUDA call, ...). Borrowed, valid until the
    backend's next entry. 0 with a reason for anything but a CUDA backend. */
 CONCERTO_API int cc_cuda_backend_graph_status(const cc_backend* backend, const char** why);
 /* How the steps of a CUDA backend ran since it was made: each completed
