@@ -954,6 +954,22 @@ static void test_abort_after_graphs(void) {
     CHECK_INT(waits, 0, "no ncclCommAbort while a graph held the communicator's collectives");
     standin_clear_violations();
     CHECK_INT(standin_live_handles(), 0, "every handle freed");
+    /* cc_nccl_comm_init_all: one group of ncclCommInitRankConfig, blocking = 1 */
+    standin_reset();
+    {
+        cc_context* ctx = NULL;
+        cc_comm* comms[2] = { NULL, NULL };
+        cc_context_create(NULL, &ctx);
+        CHECK_OK(cc_nccl_comm_init_all(ctx, 2, NULL, comms), "cc_nccl_comm_init_all of 2 devices (%s)", cc_last_error(ctx));
+        CHECK(comms[0] && comms[1] && standin_nccl_comm_blocking(cc_nccl_comm_handle(comms[0])) == 1 &&
+              standin_nccl_comm_blocking(cc_nccl_comm_handle(comms[1])) == 1, "both made with an explicit config of blocking = 1");
+        CHECK(comms[0] && comms[1] && cc_comm_rank(comms[0]) == 0 && cc_comm_rank(comms[1]) == 1 && cc_comm_size(comms[1]) == 2,
+              "ranks 0 and 1 of 2");
+        cc_comm_destroy(comms[1]);
+        cc_comm_destroy(comms[0]);
+        cc_context_destroy(ctx);
+        expect_clean("cc_nccl_comm_init_all");
+    }
     /* the stand-in catches the wrong order */
     standin_reset();
     ncclGetUniqueId(&g_id);
