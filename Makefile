@@ -7,8 +7,9 @@
 #                 "N passed, N failed[, N skipped]", exit status non-zero on a failure
 #   make asan     the tests again with -fsanitize=address,undefined (in build/asan)
 #   make tsan     the tests that start threads again with -fsanitize=thread (in build/tsan)
-#   make test-gpu build/tests/test_gpu: the CUDA backend and NCCL on a real GPU
-#                 (skips, saying so, without one)
+#   make test-gpu build/tests/test_gpu and tests/test_gpt_cuda.sh: the CUDA backend,
+#                 NCCL and the CUDA trainer on a real GPU, one program at a time
+#                 (fails, saying why, without a GPU and a driver new enough for it)
 #   make bench    bench/run.sh, if there is one
 #   make demo     the example GPT trainer (examples/gpt) on 4 CPU ranks, in program
 #                 order and then scheduled by the library
@@ -307,10 +308,17 @@ TEST_BINS   += $(GPU_TESTS)
 .PHONY: test-gpu gpu-config-check
 tests-build: $(GPU_TESTS) $(T)/test_gpu
 
+# test-gpu decides once whether a GPU is there (build/tests/gpu_probe: a
+# device, and a driver for the CUDA version the tests were built with) and
+# fails, saying why, when none is: it is the GPU target. With one, the GPU
+# programs run one at a time (TEST_JOBS=1: one GPU, and test_gpu measures
+# time) with GPU_PRESENT=1, under which a check that cannot run fails.
 test-gpu: deps
-	@$(MAKE) --no-print-directory $(T)/test_gpu
-	@$(MAKE) --no-print-directory $(BUILD)/train_gpt $(BUILD)/train_gpt_cuda
-	@TEST_BUILD="$(BUILD)" GPT_CUDA_GPU=1 tests/run.sh $(BUILD)/gpu $(T)/test_gpu tests/test_gpt_cuda.sh
+	@$(MAKE) --no-print-directory $(T)/gpu_probe
+	@probe=$$($(T)/gpu_probe); echo "$$probe"; \
+	 case "$$probe" in "gpu present:"*) ;; *) echo "FAIL test-gpu: $$probe"; echo "0 passed, 1 failed"; exit 1;; esac
+	@$(MAKE) --no-print-directory $(T)/test_gpu $(BUILD)/train_gpt $(BUILD)/train_gpt_cuda
+	@TEST_JOBS=1 GPU_PRESENT=1 TEST_BUILD="$(BUILD)" GPT_CUDA_GPU=1 tests/run.sh $(BUILD)/gpu $(T)/test_gpu tests/test_gpt_cuda.sh
 
 # What the GPU programs are built with; rewritten only when it changes.
 gpu-config-check:
@@ -324,6 +332,13 @@ $(T)/compile_cuda $(T)/test_gpu: $(T)/%: tests/%.c $(GPU_HEADERS) $(T)/gpu-confi
 	    echo "$(CC) $(GPU_CFLAGS) $< -o $@ $(GPU_LIBS)"; \
 	    $(CC) $(GPU_CFLAGS) $< -o $@ $(GPU_LIBS) || { rm -f $@; exit 1; }; \
 	 else $(call gpu_stub,$*,$(GPU_NO_CUDART)); fi
+
+# The GPU probe of test-gpu (tests/gpu_probe.c); where no CUDA runtime is
+# found, a script that says why ("no usable GPU: ...") and exits 1.
+$(T)/gpu_probe: tests/gpu_probe.c $(T)/gpu-config
+	@if [ "$(HAVE_CUDART)" = 1 ]; then \
+	    $(CC) $(GPU_CFLAGS) $< -o $@ $(GPU_LIBS) || { rm -f $@; exit 1; }; \
+	 else printf '#!/bin/sh\necho "no usable GPU: %s"\nexit 1\n' "$(GPU_NO_CUDART)" >$@ && chmod +x $@; fi
 
 $(T)/compile_cuda_nvcc: tests/compile_cuda.c $(GPU_HEADERS) $(T)/gpu-config
 	@if [ "$(HAVE_CUDA)" = 1 ]; then \
@@ -347,8 +362,11 @@ $(BUILD)/bench_gpu: bench/gpu.cu concerto.h concerto_cuda.h concerto_nccl.h $(T)
 # Not in the sanitized runs (make asan, make tsan): nvcc builds the same
 # unsanitized program there, and the graph it is compared with is checked
 # sanitized by test_gpt.sh.
-GPT_CUDA_ARCHS   ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90
-GPT_CUDA_SMS      = $(patsubst arch=compute_%,sm_%,$(filter arch=%,$(subst $(comma), ,$(GPT_CUDA_ARCHS))))
+# SASS for each, and PTX for the newest (code=compute_90), which the driver
+# compiles for GPUs newer than any listed.
+GPT_CUDA_ARCHS   ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+                    -gencode arch=compute_90,code=compute_90
+GPT_CUDA_SMS      = $(sort $(patsubst arch=compute_%,sm_%,$(filter arch=%,$(subst $(comma), ,$(GPT_CUDA_ARCHS)))))
 comma            := ,
 GPT_CUDA_MISSING  = needs $(if $(filter 1,$(HAVE_CUDA)),,nvcc )$(if $(filter 1,$(HAVE_NCCL)),,NCCL )$(if $(filter 1,$(HAVE_CUBLAS)),,cuBLAS )in $(CUDA_HOME): $(CUDA_HOWTO)$(if $(filter 1,$(HAVE_NCCL)),,; $(NCCL_HOWTO))
 all: $(BUILD)/train_gpt_cuda
@@ -430,6 +448,21 @@ else
 $(T)/test_cuda_standin:
 	@mkdir -p $(@D)
 	@$(call gpu_stub,test_cuda_standin,$(if $(filter 1,$(NO_CUDA)),CUDA switched off with NO_CUDA=1,no cuda_runtime_api.h and nccl.h under $(CUDA_INCLUDE): $(CUDA_HOWTO)))
+endif
+# test_gpu_standin: tests/test_gpu.c (the checks `make test-gpu` runs on a
+# GPU) on the stand-in, so that its graph checks (warm-up, capture, replays
+# counted, each executor its own graph, a broken capture) run in `make test`.
+TEST_BINS += $(T)/test_gpu_standin
+tests-build: $(T)/test_gpu_standin
+ifeq ($(HAVE_CUDA_HEADERS),1)
+$(T)/test_gpu_standin: tests/test_gpu.c $(GPU_HEADERS) $(STANDIN_HEADERS) $(STANDIN_OBJS)
+	@mkdir -p $(@D)
+	@echo "$(CC) $(STANDIN_CFLAGS) -DTH_PROGRAM='\"test_gpu_standin\"' $< $(STANDIN_OBJS) -o $@"
+	@$(CC) $(STANDIN_CFLAGS) -DTH_PROGRAM='"test_gpu_standin"' $< $(STANDIN_OBJS) -o $@ $(ALL_LDFLAGS) $(LDLIBS) -lm || { rm -f $@; exit 1; }
+else
+$(T)/test_gpu_standin:
+	@mkdir -p $(@D)
+	@$(call gpu_stub,test_gpu_standin,$(if $(filter 1,$(NO_CUDA)),CUDA switched off with NO_CUDA=1,no cuda_runtime_api.h and nccl.h under $(CUDA_INCLUDE): $(CUDA_HOWTO)))
 endif
 # ---- <<standin ----
 

@@ -1,6 +1,6 @@
 /* concerto_cuda.h - the CUDA backend of concerto.h: the executor's streams,
-   events, timers and collectives on the CUDA runtime, and optionally the
-   whole step captured once into a CUDA graph and replayed.
+   events, timers and collectives on the CUDA runtime, and optionally each
+   executor's step captured once into a CUDA graph of its own and replayed.
 
    DO THIS: include concerto.h first, then this header; in the one file that
    has the implementation, after concerto.h's:
@@ -24,6 +24,7 @@
        cc_exec_profile_ops(exec, 5, comm); // optional: measured durations
        for (;;) cc_exec_step(exec);
        cc_exec_destroy(exec);  cc_backend_destroy(&be);
+       cc_comm_destroy(comm);              // after the backend: see CUDA GRAPHS
 
    WHAT THE BACKEND DOES
    - Streams: one non-blocking cudaStream_t per stream of the plan. Stream 0
@@ -72,18 +73,31 @@
      same message. Nothing exits, aborts or prints.
 
    CUDA GRAPHS (use_graphs = 1)
-   The first step is captured: cudaStreamBeginCapture on the backend's own
-   origin stream, in cudaStreamCaptureModeThreadLocal; every plan stream
-   joins the capture by waiting for an event recorded on the origin, the
-   step's entries are issued as usual, every stream is joined back into the
-   origin, and cudaStreamEndCapture ends it. The graph is instantiated once
-   and launched (on the origin stream) at the end of that step and of every
-   following one; in those replayed steps the executor's entries enqueue
-   nothing and op functions are not called. So op functions must enqueue
-   the same work with the same pointers and arguments every step, as CUDA
-   graphs require (a kernel argument read from host memory at enqueue time,
-   like a step counter, is frozen at its captured value: read it from
-   device memory instead).
+   A step is known by its entries (stream, function and argument,
+   collective, event, timestamp slot). The first time a step runs it runs
+   plainly (its warm-up: lazy initialisation, workspaces and the like
+   happen outside any capture) and its entries are kept; the next time a
+   step begins with the same entries it is captured: cudaStreamBeginCapture
+   on the backend's own origin stream, in cudaStreamCaptureModeThreadLocal;
+   every stream of the backend joins the capture by waiting for an event
+   recorded on the origin, the step's entries are issued as usual, every
+   stream is joined back into the origin, and cudaStreamEndCapture ends it.
+   The graph is instantiated once and launched (on the origin stream) at the
+   end of that step, and at the end of every later step whose entries are
+   the same; in those replayed steps the executor's entries enqueue nothing
+   and op functions are not called. So op functions must enqueue the same
+   work with the same pointers and arguments every step, as CUDA graphs
+   require (a kernel argument read from host memory at enqueue time, like a
+   step counter, is frozen at its captured value: read it from device
+   memory instead).
+   The backend keeps up to 16 known steps, each with its own graph (the
+   least recently run makes room), so several executors (or plans) that
+   alternate on one backend each replay their own step. A replayed step is
+   followed entry by entry: where it parts from its graph, another known
+   step that begins the same way is taken (replayed, or captured), or the
+   entries so far are issued plainly and the step is kept as a new one
+   (captured the next time it runs). Destroying a stream or an event (an
+   executor going away) forgets the steps that used it.
    Why ThreadLocal: Global would make "unsafe" calls (cudaMalloc, ...) of
    every thread of the process fail during the capture, and a process that
    drives one GPU per thread captures on each of them; Relaxed would let an
@@ -91,21 +105,23 @@
    while the graph is replayed forever. ThreadLocal forbids those calls on
    the capturing thread alone: an op function that makes one breaks the
    capture, which is detected.
-   The executor's entries of each replayed step are compared with those of
-   the captured step (stream, function and argument, collective, event,
-   timestamp slot). If the capture or the instantiation fails, the step's
-   recorded entries are issued again as plain launches (op functions are
-   then called a second time in that step), and every later step runs plain;
-   if a step differs from the captured one (two executors alternating on one
-   backend, say), the skipped entries are issued plainly and graphs are
-   given up the same way. Creating or destroying a stream (a new executor)
-   drops the graph: the next step is captured again.
-   cc_cuda_backend_graph_status says whether steps replay a graph, and why
-   not. During captured and replayed steps timestamps are not recorded: the
-   timeline's times are NaN (cc_exec_profile_ops never begins a step, so it
-   times every op plainly in either mode). A collective enqueued into a
-   capture that is then discarded is not run by NCCL; the plain issue that
-   follows runs it.
+   If the capture or the instantiation fails, the step's recorded entries
+   are issued again as plain launches (op functions are then called a
+   second time in that step), and that step runs plainly from then on
+   (other steps are not affected). cc_cuda_backend_graph_status says whether
+   the last step launched a graph, and why not; cc_cuda_backend_graph_counts
+   counts plain, captured and replayed steps. During captured and replayed
+   steps timestamps are not recorded: the timeline's times are NaN
+   (cc_exec_profile_ops never begins a step, so it times every op plainly in
+   either mode). A collective enqueued into a capture that is then
+   discarded is not run by NCCL; the plain issue that follows runs it.
+   When a step fails for good (see Errors), an open capture is ended and
+   every graph destroyed before any communicator is aborted: NCCL 2.26 and
+   later wait in ncclCommAbort and ncclCommDestroy until the graphs holding
+   the communicator's collectives are destroyed. For the same reason,
+   destroy the backend before the communicators its steps used.
+   Before an op function is called, a CUDA error left by other work
+   (cudaGetLastError) is cleared, so that it is not charged to that op.
 
    WHAT IS VERIFIED WITHOUT A GPU
    Built in every `make test` as C11 (gcc -Wall -Wextra -Werror -pedantic)
@@ -148,8 +164,9 @@ typedef struct cc_cuda_backend_desc {
        cudaSetDevice. */
     int select_device;
     int device;              /* with select_device 1; 0 otherwise */
-    /* 1: capture the first step into a CUDA graph and replay it every step
-       (see CUDA GRAPHS above); 0: plain launches. */
+    /* 1: each step that runs again is captured into a CUDA graph (after a
+       plain warm-up run) and replayed from then on (see CUDA GRAPHS above);
+       0: plain launches. */
     int use_graphs;
     /* Seconds of the monotonic clock that synchronize waits for a step (or
        mem_copy for its copy) before it aborts the step's communicators and
@@ -164,15 +181,30 @@ typedef struct cc_cuda_backend_desc {
 CONCERTO_API cc_cuda_backend_desc cc_cuda_backend_query_defaults(const cc_cuda_backend_desc* desc);
 /* Fills *out ({fns, self}); desc may be NULL. Errors are recorded in ctx,
    which the backend keeps for the messages of its entries; destroy it with
-   cc_backend_destroy after the executors that use it. */
+   cc_backend_destroy after the executors that use it and before the
+   communicators its steps used (its CUDA graphs hold their collectives,
+   and NCCL 2.26 and later wait in ncclCommDestroy until those graphs are
+   destroyed). */
 CONCERTO_API cc_result cc_cuda_backend_create(cc_context* ctx, const cc_cuda_backend_desc* desc, cc_backend* out);
 /* The backend's function table (name "cuda", stream_kind "cuda"). */
 CONCERTO_API const cc_backend_fns* cc_cuda_backend_fns(void);
-/* 1 if steps replay a CUDA graph (the last step launched it), else 0; *why
-   (may be NULL) says what happens, or why not ("use_graphs is 0", "no
-   step captured yet", the failed CUDA call, ...). Borrowed, valid until the
+/* 1 if the last step launched a CUDA graph (captured then, or replayed),
+   else 0; *why (may be NULL) says what happened, or why not ("use_graphs is
+   0", the step's warm-up, the capture that broke and the op it broke at,
+   the failed CUDA call, ...). Borrowed, valid until the
    backend's next entry. 0 with a reason for anything but a CUDA backend. */
 CONCERTO_API int cc_cuda_backend_graph_status(const cc_backend* backend, const char** why);
+/* How the steps of a CUDA backend ran since it was made: each completed
+   step counts once. */
+typedef struct cc_cuda_graph_counts {
+    long n_plain;       /* plain launches: use_graphs 0, a step's first run (its warm-up), a capture that failed */
+    long n_captured;    /* captured into a CUDA graph, then launched */
+    long n_replayed;    /* replayed a graph captured by an earlier step */
+    int n_graphs;       /* the instantiated graphs the backend holds now (one per known step) */
+} cc_cuda_graph_counts;
+/* Fills *out. CC_ERR_INVALID_ARG (out zeroed) if out is NULL or backend is
+   not a CUDA backend. Nothing is recorded in a context. */
+CONCERTO_API cc_result cc_cuda_backend_graph_counts(const cc_backend* backend, cc_cuda_graph_counts* out);
 
 #ifdef __cplusplus
 }
@@ -205,10 +237,12 @@ extern "C" {
 
 /* what an entry of a step is */
 enum { CC__CUDA_LAUNCH = 1, CC__CUDA_COLL, CC__CUDA_RECORD, CC__CUDA_WAIT, CC__CUDA_STAMP };
-/* how the entries of the current step act */
-enum { CC__CUDA_PLAIN = 0, CC__CUDA_CAPTURE, CC__CUDA_REPLAY };
-/* the graph: none yet (the next step is captured), instantiated, given up */
-enum { CC__CUDA_GRAPH_NONE = 0, CC__CUDA_GRAPH_READY, CC__CUDA_GRAPH_OFF };
+/* how the entries of the current step act: plain; plain and recorded (a
+   warm-up); captured; replayed (nothing enqueued); not known yet (the
+   first entry chooses) */
+enum { CC__CUDA_PLAIN = 0, CC__CUDA_WARMUP, CC__CUDA_CAPTURE, CC__CUDA_REPLAY, CC__CUDA_PENDING };
+/* the steps a backend keeps graphs of */
+#define CONCERTO__CUDA_GRAPHS_MAX 16
 
 typedef struct cc__cuda_stream {
     cudaStream_t s;
@@ -244,6 +278,18 @@ typedef struct cc__cuda_pool {
     unsigned flags;
 } cc__cuda_pool;
 
+/* A known step: its entries, and once captured its graph. */
+typedef struct cc__cuda_graph {
+    cc__cuda_call* calls;
+    size_t n_calls, calls_cap;
+    cudaGraphExec_t gexec;           /* NULL: run once plainly (its warm-up), captured next time */
+    cc__cuda_coll_rec* colls;        /* the collectives of the captured step */
+    size_t n_colls, colls_cap;
+    int off;                         /* its capture failed: it runs plainly (why) */
+    unsigned long used;              /* the backend's step count when it last ran */
+    char why[CONCERTO__MSG_MAX];
+} cc__cuda_graph;
+
 typedef struct cc__cuda_backend {
     cc_context* ctx;
     int device, use_graphs;
@@ -260,16 +306,19 @@ typedef struct cc__cuda_backend {
     cc__cuda_pool stamps, done;
     cc__cuda_coll_rec* colls;  /* issued since the last synchronize */
     size_t n_colls, colls_cap;
-    cc__cuda_coll_rec* graph_colls;   /* those of the captured step */
-    size_t n_graph_colls, graph_colls_cap;
     const char* label_ptr;
     char label[CONCERTO__CUDA_LABEL_MAX];
     /* graphs */
-    int in_step, mode, graph, broken;
-    cudaGraphExec_t gexec;
-    cc__cuda_call* calls;      /* the entries of the captured step */
+    int in_step, mode, broken, launched;
+    cc__cuda_graph* graphs[CONCERTO__CUDA_GRAPHS_MAX];   /* the known steps */
+    int n_graphs;
+    cc__cuda_graph* cur;       /* the step's (replayed or captured); NULL */
+    cc__cuda_call* calls;      /* the entries of the current step, recorded or captured */
     size_t n_calls, calls_cap, pos;
+    unsigned long n_steps;
+    long n_plain, n_captured, n_replayed;
     char graph_why[CONCERTO__MSG_MAX];
+    char break_why[CONCERTO__MSG_MAX];
     /* a failed step: every later entry fails with it */
     cc_result sticky;
     char sticky_msg[CONCERTO__MSG_MAX];
@@ -357,6 +406,8 @@ static void cc__cuda_batch_reset(cc__cuda_backend* be) {
     be->base_set = 0;
 }
 
+static void cc__cuda_graphs_close(cc__cuda_backend* be);
+
 /* The step failed for good: names the collective it waits for, aborts every
    communicator the step used, and makes the failure sticky. */
 static cc_result cc__cuda_step_failed(cc__cuda_backend* be, cc_result code, const char* reason, const cc_comm* culprit) {
@@ -387,6 +438,7 @@ static cc_result cc__cuda_step_failed(cc__cuda_backend* be, cc_result code, cons
         }
     }
     (void)cudaGetLastError();
+    cc__cuda_graphs_close(be);   /* before any abort: NCCL waits there for graphs holding its collectives */
     for (i = 0; i < be->n_colls; i++) {
         cc_comm* c = be->colls[i].coll.comm;
         int seen = 0;
@@ -413,6 +465,7 @@ static cc_result cc__cuda_entry_failed(cc__cuda_backend* be, cc_result code, con
     size_t i;
     if (code == CC_ERR_INVALID_ARG || be->sticky != CC_OK) return code;
     cc__copy_msg(m, n, be->ctx->last_result == code ? be->ctx->last_error : cc_result_description(code));
+    cc__cuda_graphs_close(be);   /* before any abort: NCCL waits there for graphs holding its collectives */
     for (i = 0; i <= be->n_colls; i++) {
         cc_comm* c = i < be->n_colls ? be->colls[i].coll.comm : failed ? failed->comm : NULL;
         int dup = 0;
@@ -469,6 +522,7 @@ static cc_result cc__cuda_plain(cc__cuda_backend* be, const cc__cuda_call* c) {
     cudaError_t e;
     switch (c->kind) {
         case CC__CUDA_LAUNCH:
+            (void)cudaGetLastError();   /* an error left by other work is not this op's */
             c->fn((void*)s, c->user_data);
             if ((e = cudaGetLastError()) != cudaSuccess)
                 return cc__cuda_fail(be, e, "a CUDA call of the op's function (cudaGetLastError after it)", "cuda backend");
@@ -522,44 +576,63 @@ static cc_result cc__cuda_plain(cc__cuda_backend* be, const cc__cuda_call* c) {
     }
 }
 
-/* ---- graphs -----------------------------------------------------------------------*/
-static void cc__cuda_graph_release(cc__cuda_backend* be) {
-    if (be->gexec) (void)cudaGraphExecDestroy(be->gexec);   /* one in flight is freed when it completes */
-    be->gexec = NULL;
+/* ---- graphs -----------------------------------------------------------------------
+   A step is known by its entries. The backend keeps up to
+   CONCERTO__CUDA_GRAPHS_MAX known steps (cc__cuda_graph): each was first
+   run plainly (its warm-up), is captured the next time a step begins with
+   the same entries, and is replayed from then on. A step chooses its graph
+   by its entries as they come: while they match a captured step's nothing
+   is enqueued; where they part, another known step with the same beginning
+   is taken, or the step goes on plainly (recorded, to be captured next
+   time). So executors that alternate on one backend each replay their own
+   step. */
+static void cc__cuda_graph_free(cc__cuda_backend* be, cc__cuda_graph* gr) {
+    if (!gr) return;
+    if (gr->gexec) (void)cudaGraphExecDestroy(gr->gexec);   /* one in flight is freed when it completes */
+    cc__free(be->ctx, gr->calls);
+    cc__free(be->ctx, gr->colls);
+    cc__free(be->ctx, gr);
+}
+
+/* Forgets graph i (the order of the others is kept). */
+static void cc__cuda_graph_remove(cc__cuda_backend* be, int i) {
+    int j;
+    if (be->cur == be->graphs[i]) be->cur = NULL;
+    cc__cuda_graph_free(be, be->graphs[i]);
+    for (j = i; j + 1 < be->n_graphs; j++) be->graphs[j] = be->graphs[j + 1];
+    be->n_graphs--;
+}
+
+/* Forgets every graph whose step used the stream or the event (NULL: any):
+   a handle destroyed now may be reused by a new one. */
+static void cc__cuda_graph_forget(cc__cuda_backend* be, const cc__cuda_stream* s, cudaEvent_t ev) {
+    int i = 0;
+    while (i < be->n_graphs) {
+        const cc__cuda_graph* gr = be->graphs[i];
+        size_t k;
+        int uses = 0;
+        for (k = 0; k < gr->n_calls && !uses; k++)
+            uses = (s && gr->calls[k].stream == s) ||
+                   (ev && (gr->calls[k].kind == CC__CUDA_RECORD || gr->calls[k].kind == CC__CUDA_WAIT) && gr->calls[k].event == ev);
+        if (uses) cc__cuda_graph_remove(be, i);
+        else i++;
+    }
+}
+
+/* Ends an open capture (its graph discarded) and destroys every graph: what
+   must happen before a communicator whose collectives they hold is aborted
+   (NCCL 2.26 and later wait for those graphs in ncclCommAbort). */
+static void cc__cuda_graphs_close(cc__cuda_backend* be) {
+    if (be->in_step && be->mode == CC__CUDA_CAPTURE) {
+        cudaGraph_t g = NULL;
+        if (cudaStreamEndCapture(be->origin, &g) == cudaSuccess && g) (void)cudaGraphDestroy(g);
+        be->mode = CC__CUDA_PLAIN;
+    }
+    if (be->in_step && be->mode != CC__CUDA_PLAIN) be->mode = CC__CUDA_PLAIN;
+    while (be->n_graphs > 0) cc__cuda_graph_remove(be, be->n_graphs - 1);
+    be->cur = NULL;
     be->n_calls = 0;
-    be->n_graph_colls = 0;
-}
-
-/* The streams changed (another executor): the next step is captured again. */
-static void cc__cuda_graph_drop(cc__cuda_backend* be) {
-    cc__cuda_graph_release(be);
-    if (be->graph != CC__CUDA_GRAPH_OFF) {
-        be->graph = CC__CUDA_GRAPH_NONE;
-        cc__fmt(be->graph_why, sizeof be->graph_why, "%s", be->use_graphs ? "no step captured yet" : "use_graphs is 0: plain launches");
-    }
-}
-
-/* Graphs given up for good: every later step runs plain. */
-static void cc__cuda_graph_off(cc__cuda_backend* be, const char* why) {
-    cc__cuda_graph_release(be);
-    be->graph = CC__CUDA_GRAPH_OFF;
-    cc__fmt(be->graph_why, sizeof be->graph_why, "plain launches: %s", why);
     (void)cudaGetLastError();
-}
-
-/* Issues the first n recorded entries of the step plainly (after a failed
-   capture, or a replayed step that differs from the captured one). */
-static cc_result cc__cuda_issue_recorded(cc__cuda_backend* be, size_t n) {
-    const char* label = be->label_ptr;
-    size_t i;
-    cc_result rc = CC_OK;
-    cc__cuda_batch_reset(be);
-    for (i = 0; i < n && rc == CC_OK; i++) {
-        cc__cuda_set_label(be, be->calls[i].label);
-        rc = cc__cuda_plain(be, &be->calls[i]);
-    }
-    cc__cuda_set_label(be, label);
-    return rc;
 }
 
 static int cc__cuda_same_coll(const cc_collective* a, const cc_collective* b) {
@@ -589,49 +662,77 @@ static const char* cc__cuda_call_name(int kind) {
     }
 }
 
-/* Graphs are given up (why) and the first n recorded entries of this step
-   are issued plainly: after a failed capture, or in a replayed step that
-   differs from the captured one. */
-static cc_result cc__cuda_fall_back(cc__cuda_backend* be, size_t n, const char* why) {
-    cc_result rc;
-    be->mode = CC__CUDA_PLAIN;
-    if (be->gexec) (void)cudaGraphExecDestroy(be->gexec);
-    be->gexec = NULL;
-    be->n_graph_colls = 0;
-    be->graph = CC__CUDA_GRAPH_OFF;
-    cc__fmt(be->graph_why, sizeof be->graph_why, "plain launches: %s", why);
-    (void)cudaGetLastError();
-    rc = cc__cuda_issue_recorded(be, n);   /* the recorded entries outlive the graph until here */
-    be->n_calls = 0;
-    return rc;
+/* A known step (not given up) that begins with the n entries of `prefix`
+   followed by c (c NULL: that has exactly those n entries); captured ones
+   first. NULL if none. */
+static cc__cuda_graph* cc__cuda_graph_find(cc__cuda_backend* be, const cc__cuda_call* prefix, size_t n, const cc__cuda_call* c) {
+    cc__cuda_graph* warm = NULL;
+    int i;
+    for (i = 0; i < be->n_graphs; i++) {
+        cc__cuda_graph* gr = be->graphs[i];
+        size_t k;
+        int same = 1;
+        if (gr->off || (c ? gr->n_calls <= n : gr->n_calls != n)) continue;
+        for (k = 0; k < n && same; k++) same = cc__cuda_same_call(&gr->calls[k], &prefix[k]);
+        if (!same || (c && !cc__cuda_same_call(&gr->calls[n], c))) continue;
+        if (gr->gexec) return gr;
+        if (!warm) warm = gr;
+    }
+    return warm;
 }
 
-/* A replayed step's entries differ from the captured step's at be->pos (c:
-   the differing entry; NULL: the step ended early). */
-static cc_result cc__cuda_leave_replay(cc__cuda_backend* be, const cc__cuda_call* c) {
-    char why[CONCERTO__MSG_MAX];
-    if (c)
-        cc__fmt(why, sizeof why, "a step differed from the captured one at its entry %lu (%s%s%s%s; captured: %lu entries)",
-                (unsigned long)be->pos + 1, cc__cuda_call_name(c->kind), be->label[0] ? " of op '" : "", be->label,
-                be->label[0] ? "'" : "", (unsigned long)be->n_calls);
-    else
-        cc__fmt(why, sizeof why, "a step ended after %lu of the captured step's %lu entries", (unsigned long)be->pos,
-                (unsigned long)be->n_calls);
-    return cc__cuda_fall_back(be, be->pos, why);
+/* Records an entry of the current step (a capture, or a plain step that is
+   recorded to be captured next time). */
+static cc_result cc__cuda_record(cc__cuda_backend* be, const cc__cuda_call* c) {
+    if (!CONCERTO__GROW(be->ctx, be->calls, be->calls_cap, be->n_calls + 1))
+        return CONCERTO__FAIL(be->ctx, CC_ERR_OUT_OF_MEMORY, "cuda backend: recording a step's entries: out of memory");
+    be->calls[be->n_calls++] = *c;
+    return CC_OK;
+}
+
+/* Captures from here: the backend's streams join the origin's capture.
+   0 if it could not begin (gr is given up, saying why). */
+static int cc__cuda_capture_begin(cc__cuda_backend* be, cc__cuda_graph* gr) {
+    cudaError_t e;
+    const char* call = "cudaStreamBeginCapture";
+    int i;
+    be->broken = 0;
+    if ((e = cudaStreamBeginCapture(be->origin, cudaStreamCaptureModeThreadLocal)) == cudaSuccess) {
+        call = "cudaEventRecord (the capture's fork)";
+        e = cudaEventRecord(be->fork, be->origin);
+        for (i = 0; i < be->n_streams && e == cudaSuccess; i++) {
+            call = "cudaStreamWaitEvent (a stream joining the capture)";
+            e = cudaStreamWaitEvent(be->streams[i]->s, be->fork, 0);
+        }
+        if (e != cudaSuccess) {
+            cudaGraph_t g = NULL;
+            cudaError_t e2 = cudaStreamEndCapture(be->origin, &g);
+            if (e2 == cudaSuccess && g) (void)cudaGraphDestroy(g);
+        }
+    }
+    if (e != cudaSuccess) {
+        gr->off = 1;
+        cc__fmt(gr->why, sizeof gr->why, "%s failed: %s (%s)", call, cudaGetErrorString(e), cudaGetErrorName(e));
+        (void)cudaGetLastError();
+        return 0;
+    }
+    be->cur = gr;
+    be->mode = CC__CUDA_CAPTURE;
+    return 1;
 }
 
 /* An entry during a capture: issued into it and recorded. Errors of the
-   capture itself only break it (the step then runs plainly at step_end);
+   capture itself are kept for capture_end (the step then runs plainly);
    a collective's refusal is the op's error. */
 static cc_result cc__cuda_capture_call(cc__cuda_backend* be, const cc__cuda_call* c) {
     cudaError_t e = cudaSuccess;
-    if (!CONCERTO__GROW(be->ctx, be->calls, be->calls_cap, be->n_calls + 1))
-        return CONCERTO__FAIL(be->ctx, CC_ERR_OUT_OF_MEMORY, "cuda backend: capturing a step: out of memory");
-    be->calls[be->n_calls++] = *c;
+    cc_result rc;
+    if ((rc = cc__cuda_record(be, c)) != CC_OK) return rc;
     if (c->kind == CC__CUDA_STAMP) { *c->where = (double)NAN; return CC_OK; }
     if (be->broken) return CC_OK;
     switch (c->kind) {
         case CC__CUDA_LAUNCH:
+            (void)cudaGetLastError();   /* an error left by other work is not this op's */
             c->fn((void*)c->stream->s, c->user_data);
             e = cudaGetLastError();
             break;
@@ -653,7 +754,7 @@ static cc_result cc__cuda_capture_call(cc__cuda_backend* be, const cc__cuda_call
         default: break;
     }
     if (e != cudaSuccess) {
-        cc__fmt(be->graph_why, sizeof be->graph_why, "the capture broke at the %s%s%s%s: %s (%s)", cc__cuda_call_name(c->kind),
+        cc__fmt(be->break_why, sizeof be->break_why, "the capture broke at the %s%s%s%s: %s (%s)", cc__cuda_call_name(c->kind),
                 be->label[0] ? " of op '" : "", be->label, be->label[0] ? "'" : "", cudaGetErrorString(e), cudaGetErrorName(e));
         (void)cudaGetLastError();
         be->broken = 1;
@@ -661,58 +762,78 @@ static cc_result cc__cuda_capture_call(cc__cuda_backend* be, const cc__cuda_call
     return CC_OK;
 }
 
-/* Every entry of the executor goes through here. */
-static cc_result cc__cuda_entry(cc__cuda_backend* be, cc__cuda_call* c) {
-    cc_result rc;
-    c->label = be->label_ptr;
-    if (be->in_step && be->mode == CC__CUDA_REPLAY) {
-        if (be->pos < be->n_calls && cc__cuda_same_call(&be->calls[be->pos], c)) {
-            be->pos++;
-            if (c->kind == CC__CUDA_STAMP) *c->where = (double)NAN;
-            return CC_OK;
-        }
-        if ((rc = cc__cuda_leave_replay(be, c)) != CC_OK) return rc;
+/* Issues n entries (from a known step's list) into the current mode:
+   captured, or plainly and recorded. */
+static cc_result cc__cuda_reissue(cc__cuda_backend* be, const cc__cuda_call* calls, size_t n) {
+    const char* label = be->label_ptr;
+    size_t i;
+    cc_result rc = CC_OK;
+    for (i = 0; i < n && rc == CC_OK; i++) {
+        cc__cuda_set_label(be, calls[i].label);
+        if (be->mode == CC__CUDA_CAPTURE) rc = cc__cuda_capture_call(be, &calls[i]);
+        else if ((rc = cc__cuda_plain(be, &calls[i])) == CC_OK) rc = cc__cuda_record(be, &calls[i]);
     }
-    if (be->in_step && be->mode == CC__CUDA_CAPTURE) rc = cc__cuda_capture_call(be, c);
-    else rc = cc__cuda_plain(be, c);
-    if (rc != CC_OK) rc = cc__cuda_entry_failed(be, rc, c->kind == CC__CUDA_COLL ? c->coll : NULL);
+    cc__cuda_set_label(be, label);
     return rc;
 }
 
-/* Captures from here: the plan's streams join the origin's capture. */
-static void cc__cuda_capture_begin(cc__cuda_backend* be) {
-    cudaError_t e;
-    const char* call = "cudaStreamBeginCapture";
-    int i;
+/* The step's entries so far (the n of prefix) are followed by c (NULL: the
+   step ends there), which no replayed graph expects: takes the known step
+   that begins so (replay, or capture) or goes on plainly, recording; the
+   entries so far are issued in the new mode. */
+static cc_result cc__cuda_choose(cc__cuda_backend* be, const cc__cuda_call* prefix, size_t n, const cc__cuda_call* c) {
+    cc__cuda_graph* gr = cc__cuda_graph_find(be, prefix, n, c);
     be->n_calls = 0;
-    be->broken = 0;
-    if ((e = cudaStreamBeginCapture(be->origin, cudaStreamCaptureModeThreadLocal)) != cudaSuccess) {
-        char why[CONCERTO__MSG_MAX];
-        cc__fmt(why, sizeof why, "%s failed: %s (%s)", call, cudaGetErrorString(e), cudaGetErrorName(e));
-        cc__cuda_graph_off(be, why);
+    be->cur = NULL;
+    if (gr && gr->gexec) {
+        be->cur = gr;
+        be->mode = CC__CUDA_REPLAY;
+        be->pos = n;
+        return CC_OK;
+    }
+    be->mode = CC__CUDA_WARMUP;
+    if (gr && !cc__cuda_capture_begin(be, gr)) be->mode = CC__CUDA_WARMUP;
+    return cc__cuda_reissue(be, prefix, n);
+}
+
+/* Keeps the plain step just recorded (its warm-up) as a known step, unless
+   it is one already; the least recently used one makes room. */
+static void cc__cuda_keep(cc__cuda_backend* be) {
+    cc__cuda_graph* gr;
+    int i;
+    for (i = 0; i < be->n_graphs; i++) {
+        size_t k;
+        int same;
+        gr = be->graphs[i];
+        same = gr->n_calls == be->n_calls;
+        for (k = 0; k < gr->n_calls && same; k++) same = cc__cuda_same_call(&gr->calls[k], &be->calls[k]);
+        if (!same) continue;
+        gr->used = be->n_steps;
+        if (gr->off) cc__fmt(be->graph_why, sizeof be->graph_why, "plain launches: %s", gr->why);
         return;
     }
-    call = "cudaEventRecord (the capture's fork)";
-    e = cudaEventRecord(be->fork, be->origin);
-    for (i = 0; i < be->n_streams && e == cudaSuccess; i++) {
-        call = "cudaStreamWaitEvent (a stream joining the capture)";
-        e = cudaStreamWaitEvent(be->streams[i]->s, be->fork, 0);
+    gr = (cc__cuda_graph*)cc__calloc(be->ctx, 1, sizeof *gr);
+    if (!gr) return;   /* not kept: captured some later time */
+    if (be->n_graphs == CONCERTO__CUDA_GRAPHS_MAX) {
+        int lru = 0;
+        for (i = 1; i < be->n_graphs; i++) if (be->graphs[i]->used < be->graphs[lru]->used) lru = i;
+        cc__cuda_graph_remove(be, lru);
     }
-    if (e != cudaSuccess) {
-        char why[CONCERTO__MSG_MAX];
-        cudaGraph_t g = NULL;
-        cc__fmt(why, sizeof why, "%s failed: %s (%s)", call, cudaGetErrorString(e), cudaGetErrorName(e));
-        if (cudaStreamEndCapture(be->origin, &g) == cudaSuccess && g) (void)cudaGraphDestroy(g);
-        cc__cuda_graph_off(be, why);
-        return;
-    }
-    be->mode = CC__CUDA_CAPTURE;
+    gr->calls = be->calls; gr->n_calls = be->n_calls; gr->calls_cap = be->calls_cap;
+    be->calls = NULL; be->n_calls = 0; be->calls_cap = 0;
+    gr->used = be->n_steps;
+    be->graphs[be->n_graphs++] = gr;
+    cc__fmt(be->graph_why, sizeof be->graph_why, "plain launches: the step's first run (its warm-up); it is captured the next time "
+            "it runs");
 }
 
 /* Ends the capture: joins the streams, instantiates, launches. On failure
-   graphs are given up and the recorded entries issued plainly. */
+   the step's recorded entries are issued plainly and its graph given up
+   (that step runs plainly from then on; others are not affected). */
 static cc_result cc__cuda_capture_end(cc__cuda_backend* be, int completed) {
+    cc__cuda_graph* gr = be->cur;
     cudaGraph_t g = NULL;
+    cudaGraphExec_t ex = NULL;
     cudaError_t e = cudaSuccess;
     const char* call = "";
     char why[CONCERTO__MSG_MAX];
@@ -728,41 +849,86 @@ static cc_result cc__cuda_capture_end(cc__cuda_backend* be, int completed) {
     }
     if (e != cudaSuccess) cc__fmt(why, sizeof why, "%s failed: %s (%s)", call, cudaGetErrorString(e), cudaGetErrorName(e));
     e = cudaStreamEndCapture(be->origin, &g);
-    if (!why[0] && be->broken) cc__copy_msg(why, sizeof why, be->graph_why);
+    if (!why[0] && be->broken) cc__copy_msg(why, sizeof why, be->break_why);
     if (!why[0] && (e != cudaSuccess || !g))
         cc__fmt(why, sizeof why, "cudaStreamEndCapture failed: %s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
-    if (!completed) {   /* an op failed: nothing of the step runs; the next step captures again */
+    if (!completed) {   /* an op failed: nothing of the step runs; it is captured again next time */
         if (g) (void)cudaGraphDestroy(g);
         (void)cudaGetLastError();
         be->n_calls = 0;
         be->n_colls = 0;
         return CC_OK;
     }
-    if (!why[0]) {
-        e = cudaGraphInstantiate(&be->gexec, g, 0);
-        if (e != cudaSuccess) {
-            be->gexec = NULL;
-            cc__fmt(why, sizeof why, "cudaGraphInstantiate failed: %s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
-        }
+    if (!why[0] && (e = cudaGraphInstantiate(&ex, g, 0)) != cudaSuccess) {
+        ex = NULL;
+        cc__fmt(why, sizeof why, "cudaGraphInstantiate failed: %s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
     }
     if (g) (void)cudaGraphDestroy(g);   /* the instantiated graph does not need it */
-    if (!why[0] && !CONCERTO__GROW(be->ctx, be->graph_colls, be->graph_colls_cap, be->n_colls + 1)) {
-        cc__cuda_graph_release(be);   /* nothing of the step runs; the next step captures again */
+    if (!why[0] && !CONCERTO__GROW(be->ctx, gr->colls, gr->colls_cap, be->n_colls + 1)) {
+        (void)cudaGraphExecDestroy(ex);   /* nothing of the step runs; it is captured again next time */
+        be->n_calls = 0;
         be->n_colls = 0;
         return CONCERTO__FAIL(be->ctx, CC_ERR_OUT_OF_MEMORY, "cuda backend: keeping the captured step's collectives: out of memory");
     }
-    if (!why[0] && (e = cudaGraphLaunch(be->gexec, be->origin)) != cudaSuccess)
+    if (!why[0] && (e = cudaGraphLaunch(ex, be->origin)) != cudaSuccess)
         cc__fmt(why, sizeof why, "cudaGraphLaunch failed: %s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
+    {   /* the captured entries become the step's */
+        cc__cuda_call* t = gr->calls;
+        size_t cap = gr->calls_cap;
+        gr->calls = be->calls; gr->n_calls = be->n_calls; gr->calls_cap = be->calls_cap;
+        be->calls = t; be->calls_cap = cap; be->n_calls = 0;
+    }
+    gr->used = be->n_steps;
     if (!why[0]) {
         size_t k;
-        for (k = 0; k < be->n_colls; k++) be->graph_colls[k] = be->colls[k];
-        be->n_graph_colls = be->n_colls;
-        be->graph = CC__CUDA_GRAPH_READY;
+        gr->gexec = ex;
+        for (k = 0; k < be->n_colls; k++) gr->colls[k] = be->colls[k];
+        gr->n_colls = be->n_colls;
+        be->launched = 1;
+        be->n_captured++;
         cc__fmt(be->graph_why, sizeof be->graph_why, "replaying the captured step (%lu entries, %lu collectives) as a CUDA graph",
-                (unsigned long)be->n_calls, (unsigned long)be->n_graph_colls);
+                (unsigned long)gr->n_calls, (unsigned long)gr->n_colls);
         return CC_OK;
     }
-    return cc__cuda_fall_back(be, be->n_calls, why);
+    if (ex) (void)cudaGraphExecDestroy(ex);
+    gr->off = 1;
+    cc__copy_msg(gr->why, sizeof gr->why, why);
+    cc__fmt(be->graph_why, sizeof be->graph_why, "plain launches: %s", why);
+    (void)cudaGetLastError();
+    be->mode = CC__CUDA_PLAIN;
+    be->n_plain++;
+    {   /* the step runs plainly: its recorded entries, issued again */
+        const char* label = be->label_ptr;
+        size_t k;
+        cc_result rc = CC_OK;
+        cc__cuda_batch_reset(be);
+        for (k = 0; k < gr->n_calls && rc == CC_OK; k++) {
+            cc__cuda_set_label(be, gr->calls[k].label);
+            rc = cc__cuda_plain(be, &gr->calls[k]);
+        }
+        cc__cuda_set_label(be, label);
+        return rc;
+    }
+}
+
+/* Every entry of the executor goes through here. */
+static cc_result cc__cuda_entry(cc__cuda_backend* be, cc__cuda_call* c) {
+    cc_result rc = CC_OK;
+    c->label = be->label_ptr;
+    if (be->in_step && be->mode == CC__CUDA_PENDING) rc = cc__cuda_choose(be, NULL, 0, c);
+    else if (be->in_step && be->mode == CC__CUDA_REPLAY && !(be->pos < be->cur->n_calls && cc__cuda_same_call(&be->cur->calls[be->pos], c)))
+        rc = cc__cuda_choose(be, be->cur->calls, be->pos, c);
+    if (rc == CC_OK && be->in_step && be->mode == CC__CUDA_REPLAY) {
+        be->pos++;
+        if (c->kind == CC__CUDA_STAMP) *c->where = (double)NAN;
+        return CC_OK;
+    }
+    if (rc == CC_OK) {
+        if (be->in_step && be->mode == CC__CUDA_CAPTURE) rc = cc__cuda_capture_call(be, c);
+        else if ((rc = cc__cuda_plain(be, c)) == CC_OK && be->in_step && be->mode == CC__CUDA_WARMUP) rc = cc__cuda_record(be, c);
+    }
+    if (rc != CC_OK) rc = cc__cuda_entry_failed(be, rc, c->kind == CC__CUDA_COLL ? c->coll : NULL);
+    return rc;
 }
 
 /* ---- the table's entries -----------------------------------------------------------*/
@@ -792,7 +958,6 @@ static cc_result cc__cuda_stream_create(void* self, int index, void** out) {
         return CONCERTO__FAIL(be->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", what);
     }
     be->streams[be->n_streams++] = s;
-    cc__cuda_graph_drop(be);
     *out = s;
     return CC_OK;
 }
@@ -805,10 +970,10 @@ static void cc__cuda_stream_destroy(void* self, void* stream) {
     if (!s) return;
     for (i = 0; i < be->n_streams; i++) if (be->streams[i] != s) be->streams[j++] = be->streams[i];
     be->n_streams = j;
+    cc__cuda_graph_forget(be, s, NULL);   /* the graphs of its steps: a new stream may get its address */
     (void)cudaEventDestroy(s->join);
     (void)cudaStreamDestroy(s->s);
     cc__free(be->ctx, s);
-    cc__cuda_graph_drop(be);
 }
 
 static cc_result cc__cuda_launch(void* self, void* stream, cc_op_fn fn, void* user_data) {
@@ -851,8 +1016,10 @@ static cc_result cc__cuda_event_create(void* self, void** out) {
 }
 
 static void cc__cuda_event_destroy(void* self, void* ev) {
-    (void)self;
-    if (ev) (void)cudaEventDestroy((cudaEvent_t)ev);
+    cc__cuda_backend* be = (cc__cuda_backend*)self;
+    if (!ev) return;
+    cc__cuda_graph_forget(be, NULL, (cudaEvent_t)ev);   /* a new event may get its handle */
+    (void)cudaEventDestroy((cudaEvent_t)ev);
 }
 
 static cc_result cc__cuda_event_record(void* self, void* ev, void* stream) {
@@ -902,7 +1069,7 @@ static cc_result cc__cuda_synchronize(void* self) {
                 char reason[CONCERTO__MSG_MAX];
                 cc__fmt(reason, sizeof reason, "the step failed on the %s stream%s: cudaStreamQuery: %s (%s)",
                         i < 0 ? "backend's own" : cc__cuda_stream_role(be->streams[i]->index),
-                        i < 0 && be->graph == CC__CUDA_GRAPH_READY ? " (the step's CUDA graph)" : "", cudaGetErrorString(e),
+                        i < 0 && be->launched ? " (the step's CUDA graph)" : "", cudaGetErrorString(e),
                         cudaGetErrorName(e));
                 return cc__cuda_step_failed(be, CC_ERR_BACKEND, reason, NULL);
             }
@@ -969,41 +1136,67 @@ static cc_result cc__cuda_step_begin(void* self) {
     CONCERTO__CUDA_STICKY(be);
     if (be->in_step) return CONCERTO__FAIL(be->ctx, CC_ERR_INVALID_ARG, "cuda backend: step_begin twice without step_end");
     if ((rc = cc__cuda_check_device(be, "cuda backend: beginning a step")) != CC_OK) return rc;
+    (void)cudaGetLastError();   /* an error left by earlier work is not charged to this step's ops */
     cc__cuda_set_label(be, NULL);
     be->in_step = 1;
-    be->mode = CC__CUDA_PLAIN;
+    be->mode = be->use_graphs ? CC__CUDA_PENDING : CC__CUDA_PLAIN;
     be->pos = 0;
-    if (!be->use_graphs || be->graph == CC__CUDA_GRAPH_OFF) return CC_OK;
-    if (be->graph == CC__CUDA_GRAPH_READY) { be->mode = CC__CUDA_REPLAY; return CC_OK; }
-    cc__cuda_capture_begin(be);
+    be->n_calls = 0;
+    be->cur = NULL;
+    be->launched = 0;
+    be->n_steps++;
     return CC_OK;
 }
 
 static cc_result cc__cuda_step_end(void* self, int completed) {
     cc__cuda_backend* be = (cc__cuda_backend*)self;
-    int mode = be->mode;
     cc_result rc = CC_OK;
+    int mode;
     if (!be->in_step) return CONCERTO__FAIL(be->ctx, CC_ERR_INVALID_ARG, "cuda backend: step_end without step_begin");
+    if (be->mode == CC__CUDA_REPLAY && completed && be->sticky == CC_OK && be->pos != be->cur->n_calls &&
+        (rc = cc__cuda_choose(be, be->cur->calls, be->pos, NULL)) != CC_OK)   /* the step ended early: another known step, or plain */
+        rc = cc__cuda_entry_failed(be, rc, NULL);   /* ends a capture it began */
+    mode = be->mode;
     be->in_step = 0;
     be->mode = CC__CUDA_PLAIN;
-    if (mode == CC__CUDA_CAPTURE) rc = cc__cuda_capture_end(be, completed);   /* ends the capture even after a failure */
+    if (rc != CC_OK) {}
+    else if (mode == CC__CUDA_CAPTURE) rc = cc__cuda_capture_end(be, completed);   /* ends the capture even after a failure */
     else if (mode == CC__CUDA_REPLAY && completed && be->sticky == CC_OK) {
-        if (be->pos != be->n_calls) rc = cc__cuda_leave_replay(be, NULL);
-        else if (!CONCERTO__GROW(be->ctx, be->colls, be->colls_cap, be->n_graph_colls + 1))
+        cc__cuda_graph* gr = be->cur;
+        if (!CONCERTO__GROW(be->ctx, be->colls, be->colls_cap, be->n_colls + gr->n_colls + 1))
             rc = CONCERTO__FAIL(be->ctx, CC_ERR_OUT_OF_MEMORY, "cuda backend: out of memory");   /* nothing launched */
         else {
-            cudaError_t e = cudaGraphLaunch(be->gexec, be->origin);
+            cudaError_t e = cudaGraphLaunch(gr->gexec, be->origin);
             if (e != cudaSuccess) {
                 char why[CONCERTO__MSG_MAX];
                 cc__fmt(why, sizeof why, "cudaGraphLaunch failed: %s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
-                rc = cc__cuda_fall_back(be, be->n_calls, why);
+                (void)cudaGetLastError();
+                (void)cudaGraphExecDestroy(gr->gexec);
+                gr->gexec = NULL;
+                gr->off = 1;
+                cc__copy_msg(gr->why, sizeof gr->why, why);
+                cc__fmt(be->graph_why, sizeof be->graph_why, "plain launches: %s", why);
+                be->n_plain++;
+                rc = cc__cuda_reissue(be, gr->calls, gr->n_calls);   /* plainly (mode is PLAIN), recorded */
+                be->n_calls = 0;
             } else {
                 size_t k;
-                for (k = 0; k < be->n_graph_colls; k++) be->colls[k] = be->graph_colls[k];
-                be->n_colls = be->n_graph_colls;
+                for (k = 0; k < gr->n_colls; k++) be->colls[be->n_colls + k] = gr->colls[k];
+                be->n_colls += gr->n_colls;
+                gr->used = be->n_steps;
+                be->launched = 1;
+                be->n_replayed++;
+                cc__fmt(be->graph_why, sizeof be->graph_why, "replaying the captured step (%lu entries, %lu collectives) as a "
+                        "CUDA graph", (unsigned long)gr->n_calls, (unsigned long)gr->n_colls);
             }
         }
+    } else if (mode == CC__CUDA_WARMUP && completed && be->sticky == CC_OK) {
+        be->n_plain++;
+        cc__cuda_keep(be);
+    } else if (mode == CC__CUDA_PLAIN && completed && be->sticky == CC_OK) {
+        be->n_plain++;
     }
+    be->cur = NULL;
     cc__cuda_set_label(be, NULL);
     if (rc == CC_OK && be->sticky != CC_OK) return cc__cuda_sticky(be);
     return rc;
@@ -1017,11 +1210,7 @@ static void cc__cuda_destroy(void* self) {
     int i;
     if (!be) return;
     ctx = be->ctx;
-    if (be->in_step && be->mode == CC__CUDA_CAPTURE) {
-        cudaGraph_t g = NULL;
-        if (cudaStreamEndCapture(be->origin, &g) == cudaSuccess && g) (void)cudaGraphDestroy(g);
-    }
-    cc__cuda_graph_release(be);
+    cc__cuda_graphs_close(be);
     for (i = 0; i < be->n_streams; i++) {
         (void)cudaEventDestroy(be->streams[i]->join);
         (void)cudaStreamDestroy(be->streams[i]->s);
@@ -1035,7 +1224,6 @@ static void cc__cuda_destroy(void* self) {
     (void)cudaGetLastError();
     cc__free(ctx, be->streams);
     cc__free(ctx, be->colls);
-    cc__free(ctx, be->graph_colls);
     cc__free(ctx, be->calls);
     cc__free(ctx, be);
 }
@@ -1102,7 +1290,6 @@ CONCERTO_API cc_result cc_cuda_backend_create(cc_context* ctx, const cc_cuda_bac
         cc__cuda_destroy(be);
         return rc;
     }
-    be->graph = CC__CUDA_GRAPH_NONE;
     cc__fmt(be->graph_why, sizeof be->graph_why, "%s", be->use_graphs ? "no step captured yet" : "use_graphs is 0: plain launches");
     out->fns = &cc__cuda_backend_fns_table;
     out->self = be;
@@ -1117,7 +1304,24 @@ CONCERTO_API int cc_cuda_backend_graph_status(const cc_backend* backend, const c
     }
     be = (const cc__cuda_backend*)backend->self;
     if (why) *why = be->graph_why;
-    return be->graph == CC__CUDA_GRAPH_READY;
+    return be->launched;
+}
+
+CONCERTO_API cc_result cc_cuda_backend_graph_counts(const cc_backend* backend, cc_cuda_graph_counts* out) {
+    const cc__cuda_backend* be;
+    if (!out) return CC_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    if (!backend || backend->fns != &cc__cuda_backend_fns_table || !backend->self) return CC_ERR_INVALID_ARG;
+    be = (const cc__cuda_backend*)backend->self;
+    out->n_plain = be->n_plain;
+    out->n_captured = be->n_captured;
+    out->n_replayed = be->n_replayed;
+    out->n_graphs = 0;
+    {
+        int i;
+        for (i = 0; i < be->n_graphs; i++) out->n_graphs += be->graphs[i]->gexec != NULL;
+    }
+    return CC_OK;
 }
 
 #ifdef __cplusplus

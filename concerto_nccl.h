@@ -98,7 +98,7 @@
    timeouts and bad input, and communicator creation failing cleanly with
    NCCL's error named. `make test-gpu` runs a one-rank communicator's
    collectives on a real GPU. NCCL calls used: ncclGetVersion,
-   ncclGetUniqueId, ncclCommInitRank, ncclCommInitAll, ncclCommSplit,
+   ncclGetUniqueId, ncclCommInitRankConfig, ncclCommSplit,
    ncclCommDestroy, ncclCommAbort, ncclCommGetAsyncError, ncclCommCount,
    ncclCommUserRank, ncclCommCuDevice, ncclAllReduce, ncclReduceScatter,
    ncclAllGather, ncclBroadcast, ncclSend, ncclRecv, ncclGroupStart,
@@ -146,15 +146,22 @@ CONCERTO_API cc_nccl_desc cc_nccl_query_defaults(const cc_nccl_desc* desc);
    cc_nccl_comm_fns()) is non-NULL for NCCL communicators. */
 CONCERTO_API const cc_comm_fns* cc_nccl_comm_fns(void);
 
-/* One communicator per device of this process (ncclCommInitAll): comms[i]
+/* One communicator per device of this process (what ncclCommInitAll does:
+   ncclCommInitRankConfig with blocking = 1 for each device in one group,
+   so NCCL_COMM_BLOCKING=0 does not make them non-blocking): comms[i]
    is rank i, on devices[i] (devices NULL: devices 0..n_devices-1), named
    "nccl", timeout 30 s. Drive each device from its own thread (see above).
    Owned by the caller: cc_comm_destroy each. On failure every comms[i] is
    NULL. */
 CONCERTO_API cc_result cc_nccl_comm_init_all(cc_context* ctx, int n_devices, const int* devices, cc_comm** comms);
-/* This process's rank of n_ranks (ncclCommInitRank) on the calling
-   thread's current device; every rank calls it with the same id. Blocks
-   until every rank has joined. desc may be NULL. Owned by the caller. */
+/* This process's rank of n_ranks (ncclCommInitRankConfig with blocking =
+   1, so NCCL_COMM_BLOCKING=0 in the environment does not make it
+   non-blocking; splits are made the same way) on the calling thread's
+   current device; every rank calls it with the same id. Blocks until every
+   rank has joined. desc may be NULL. Owned by the caller: destroy it after
+   every CUDA backend whose steps used it (cc_backend_destroy first: NCCL
+   2.26 and later wait, in ncclCommDestroy and ncclCommAbort, until the CUDA
+   graphs that captured the communicator's collectives are destroyed). */
 CONCERTO_API cc_result cc_nccl_comm_init_rank(cc_context* ctx, const ncclUniqueId* id, int n_ranks, int rank,
                                               const cc_nccl_desc* desc, cc_comm** out);
 /* The raw NCCL communicator of an NCCL communicator (for NCCL calls of your
@@ -476,7 +483,11 @@ static cc_result cc__nccl_split(void* self, int color, int key, cc_comm** out) {
     *out = NULL;
     if (k->aborted)
         return CONCERTO__FAIL(k->ctx, CC_ERR_BACKEND, "cc_comm_split '%s': the communicator was aborted: %s", cc__nccl_name(k), k->why);
-    r = ncclCommSplit(k->nc, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, &nc, NULL);
+    {
+        ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+        config.blocking = 1;   /* whatever NCCL_COMM_BLOCKING says: every call here expects a blocking communicator */
+        r = ncclCommSplit(k->nc, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, &nc, &config);
+    }
     if (r != ncclSuccess)
         return CONCERTO__FAIL(k->ctx, cc__nccl_code(r), "cc_comm_split '%s' (rank %d, color %d, key %d): ncclCommSplit failed: %s (%s)",
                               cc__nccl_name(k), cc_comm_rank(k->handle), color, key, ncclGetErrorString(r), ncclGetLastError(k->nc));
@@ -533,13 +544,35 @@ CONCERTO_API cc_result cc_nccl_comm_init_all(cc_context* ctx, int n_devices, con
     if ((rc = cc__nccl_check_version(ctx, "cc_nccl_comm_init_all")) != CC_OK) return rc;
     ncs = (ncclComm_t*)cc__calloc(ctx, (size_t)n_devices, sizeof *ncs);
     if (!ncs) return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_nccl_comm_init_all: out of memory");
-    if ((r = ncclCommInitAll(ncs, n_devices, devices)) != ncclSuccess) {
-        char list[256];
-        list[0] = 0;
-        for (i = 0; i < n_devices; i++) cc__append(list, sizeof list, "%s%d", i ? ", " : "", devices ? devices[i] : i);
-        cc__free(ctx, ncs);
-        return CONCERTO__FAIL(ctx, cc__nccl_code(r), "cc_nccl_comm_init_all (devices %s): ncclCommInitAll failed: %s (%s)", list,
-                              ncclGetErrorString(r), ncclGetLastError(NULL));
+    {   /* ncclCommInitAll's work, with a config: a rank per device in one group */
+        ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+        ncclUniqueId id;
+        const char* call = "ncclGetUniqueId";
+        int cur = -1, started = 0;
+        cudaError_t ce = cudaGetDevice(&cur);
+        config.blocking = 1;   /* whatever NCCL_COMM_BLOCKING says: every call here expects a blocking communicator */
+        r = ce != cudaSuccess ? ncclUnhandledCudaError : ncclGetUniqueId(&id);
+        if (ce != cudaSuccess) call = "cudaGetDevice";
+        if (r == ncclSuccess) { call = "ncclGroupStart"; r = ncclGroupStart(); started = r == ncclSuccess; }
+        for (i = 0; i < n_devices && r == ncclSuccess; i++) {
+            if ((ce = cudaSetDevice(devices ? devices[i] : i)) != cudaSuccess) { call = "cudaSetDevice"; r = ncclUnhandledCudaError; }
+            else { call = "ncclCommInitRankConfig"; r = ncclCommInitRankConfig(&ncs[i], n_devices, id, i, &config); }
+        }
+        if (started) {
+            ncclResult_t r2 = ncclGroupEnd();
+            if (r == ncclSuccess && r2 != ncclSuccess) { call = "ncclGroupEnd"; r = r2; }
+        }
+        if (cur >= 0) (void)cudaSetDevice(cur);
+        if (r != ncclSuccess) {
+            char list[256];
+            list[0] = 0;
+            for (i = 0; i < n_devices; i++) cc__append(list, sizeof list, "%s%d", i ? ", " : "", devices ? devices[i] : i);
+            for (i = 0; i < n_devices; i++) if (ncs[i]) (void)ncclCommAbort(ncs[i]);
+            cc__free(ctx, ncs);
+            return CONCERTO__FAIL(ctx, cc__nccl_code(r), "cc_nccl_comm_init_all (devices %s): %s failed: %s (%s)", list, call,
+                                  ce != cudaSuccess ? cudaGetErrorString(ce) : ncclGetErrorString(r),
+                                  ce != cudaSuccess ? cudaGetErrorName(ce) : ncclGetLastError(NULL));
+        }
     }
     for (i = 0; i < n_devices; i++)
         if ((rc = cc__nccl_wrap(ctx, ncs[i], "nccl", 30.0, "cc_nccl_comm_init_all", &comms[i])) != CC_OK) {
@@ -571,9 +604,14 @@ CONCERTO_API cc_result cc_nccl_comm_init_rank(cc_context* ctx, const ncclUniqueI
                               n_ranks < 1 || rank < 0 || rank >= n_ranks ? "need 0 <= rank < n_ranks" :
                               "timeout_s must be >= 0 and finite");
     if ((rc = cc__nccl_check_version(ctx, "cc_nccl_comm_init_rank")) != CC_OK) return rc;
-    if ((r = ncclCommInitRank(&nc, n_ranks, *id, rank)) != ncclSuccess)
-        return CONCERTO__FAIL(ctx, cc__nccl_code(r), "cc_nccl_comm_init_rank '%s' (rank %d of %d): ncclCommInitRank failed: %s (%s)",
-                              d.name, rank, n_ranks, ncclGetErrorString(r), ncclGetLastError(NULL));
+    {
+        ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+        config.blocking = 1;   /* whatever NCCL_COMM_BLOCKING says: every call here expects a blocking communicator */
+        r = ncclCommInitRankConfig(&nc, n_ranks, *id, rank, &config);
+    }
+    if (r != ncclSuccess)
+        return CONCERTO__FAIL(ctx, cc__nccl_code(r), "cc_nccl_comm_init_rank '%s' (rank %d of %d): ncclCommInitRankConfig "
+                              "failed: %s (%s)", d.name, rank, n_ranks, ncclGetErrorString(r), ncclGetLastError(NULL));
     return cc__nccl_wrap(ctx, nc, d.name, d.timeout_s, "cc_nccl_comm_init_rank", out);
 }
 

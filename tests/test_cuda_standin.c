@@ -18,7 +18,13 @@
    - the calls a GPU needs, in the right order: no violation of the
      stand-in's rules (events recorded before waited on, every collective
      in its group, counts in elements, no host synchronisation in a
-     capture), and a deliberately wrong caller that is caught.
+     capture), and a deliberately wrong caller that is caught;
+   - two executors alternating on one graph backend: counted by hand, each
+     warms up once, is captured once and is replayed from then on;
+   - a step that fails while its graph holds the collectives: the graphs
+     are destroyed before ncclCommAbort (the stand-in, like NCCL 2.26 and
+     later, refuses an abort while a graph holds them, and catches a
+     caller doing it), and communicators are made with blocking = 1.
 
    Rank threads never call CHECK: they record; the main thread checks. */
 #define _POSIX_C_SOURCE 200809L
@@ -802,6 +808,179 @@ static void test_graph_fallback(void) {
     expect_clean("graph fallback");
 }
 
+/* ---- two executors on one graph backend: each replays its own step -------------------------*/
+static void CUDART_CB pe_add(void* p) { *(float*)p += 1.0f; }
+static void pe_op(void* stream, void* p) { (void)cudaLaunchHostFunc((cudaStream_t)stream, pe_add, p); }
+static void test_graphs_per_exec(void) {
+    cc_context* ctx = NULL;
+    cc_graph* g = NULL;
+    cc_plan *p1 = NULL, *p2 = NULL;
+    cc_exec *x1 = NULL, *x2 = NULL;
+    cc_backend be = { NULL, NULL };
+    cc_cuda_backend_desc bd = {0};
+    cc_cuda_graph_counts n;
+    cc_op_desc d;
+    float* v = NULL;
+    const char* why = NULL;
+    int s, ok = 1, launched = 0;
+    standin_reset();
+    cc_context_create(NULL, &ctx);
+    if (cudaMalloc((void**)&v, sizeof(float)) != cudaSuccess) { CHECK(0, "cudaMalloc"); return; }
+    v[0] = 0;
+    cc_graph_create(ctx, NULL, &g);
+    d = (cc_op_desc){0}; d.name = "add"; d.duration_us = 1; d.fn = pe_op; d.user_data = v;
+    cc_graph_add_op(g, &d, NULL);
+    cc_plan_create(ctx, g, NULL, &p1);
+    cc_plan_create(ctx, g, NULL, &p2);
+    bd.use_graphs = 1;
+    CHECK_OK(cc_cuda_backend_create(ctx, &bd, &be), "a backend with use_graphs");
+    CHECK_OK(cc_exec_create(ctx, p1, &be, &x1), "executor 1");
+    CHECK_OK(cc_exec_create(ctx, p2, &be, &x2), "executor 2, on the same backend");
+    /* alternating, 2 steps each, 4 times: each executor's first step is its
+       warm-up, its second is captured, every later one replayed */
+    for (s = 0; s < 16 && ok; s++) {
+        cc_exec* x = (s / 2) % 2 ? x2 : x1;
+        if (cc_exec_step(x) != CC_OK) { ok = 0; CHECK(0, "step %d: %s", s, cc_last_error(ctx)); }
+        if (s >= 6) launched += cc_cuda_backend_graph_status(&be, NULL);
+    }
+    CHECK(ok && v[0] == 16.0f, "16 steps add 16, once each (%g)", ok ? (double)v[0] : -1.0);
+    CHECK_OK(cc_cuda_backend_graph_counts(&be, &n), "cc_cuda_backend_graph_counts");
+    CHECK(n.n_plain == 2 && n.n_captured == 2 && n.n_replayed == 12 && n.n_graphs == 2,
+          "each executor: 1 warm-up, 1 capture, then replays: plain %ld (2), captured %ld (2), replayed %ld (12), graphs %d (2)",
+          n.n_plain, n.n_captured, n.n_replayed, n.n_graphs);
+    CHECK_INT(launched, 10, "every step after both captures launched a graph");
+    CHECK(cc_cuda_backend_graph_status(&be, &why) == 1 && why && strstr(why, "replaying"), "the status says so (%s)", why ? why : "");
+    cc_exec_destroy(x2);
+    (void)cc_cuda_backend_graph_counts(&be, &n);
+    CHECK(n.n_graphs == 1, "destroying executor 2 forgets its graph (%d left)",
+          n.n_graphs);
+    CHECK(cc_exec_step(x1) == CC_OK && v[0] == 17.0f, "executor 1 still steps (%g)", (double)v[0]);
+    (void)cc_cuda_backend_graph_counts(&be, &n);
+    CHECK(n.n_replayed == 13, "and replays its graph (%ld replays)", n.n_replayed);
+    cc_exec_destroy(x1);
+    cc_backend_destroy(&be);
+    CHECK(cc_cuda_backend_graph_counts(NULL, &n) == CC_ERR_INVALID_ARG, "graph counts of no backend: CC_ERR_INVALID_ARG");
+    cc_plan_destroy(p2);
+    cc_plan_destroy(p1);
+    cc_graph_destroy(g);
+    cudaFree(v);
+    cc_context_destroy(ctx);
+    expect_clean("graphs per executor");
+}
+
+/* ---- a failure while a graph holds the collectives: graphs go before the abort -----------*/
+typedef struct ab_run { cc_result first; char msg[600]; int blocking, captured; } ab_run;
+static cc_result abort_rank(int r, int n, void* p) {
+    ab_run* A = (ab_run*)p;
+    cuda_rank cr;
+    model m;
+    float* mem = NULL;
+    step_graph sg;
+    cc_plan* plan = NULL;
+    cc_exec* x = NULL;
+    cc_cuda_graph_counts gc;
+    cc_result rc;
+    int l, s;
+    memset(&sg, 0, sizeof sg);
+    memset(&m, 0, sizeof m);
+    rc = cuda_rank_open(&cr, r, n, 1, 2);
+    if (rc == CC_OK) A->blocking = standin_nccl_comm_blocking(cc_nccl_comm_handle(cr.comm));
+    if (rc == CC_OK && cudaMalloc((void**)&mem, (2 * L + 1) * W * 4) != cudaSuccess) rc = CC_ERR_OUT_OF_MEMORY;
+    if (rc == CC_OK) {
+        m.x = mem; m.on_cuda = 1;
+        for (l = 0; l < L; l++) { m.w[l] = mem + W + 2 * l * W; m.g[l] = mem + 2 * W + 2 * l * W; }
+        model_init(&m, r);
+        rc = build_step(cr.ctx, &m, cr.comm, &sg);
+    }
+    if (rc == CC_OK) rc = cc_plan_create(cr.ctx, sg.g, NULL, &plan);
+    if (rc == CC_OK) rc = cc_exec_create(cr.ctx, plan, &cr.be, &x);
+    if (rc == CC_OK) rc = cc_exec_agree(x, cr.comm);
+    for (s = 0; s < 3 && rc == CC_OK; s++) { reset_x(&m); rc = cc_exec_step(x); }
+    if (rc != CC_OK) snprintf(A->msg, sizeof A->msg, "set-up: %s", cr.ctx ? cc_last_error(cr.ctx) : "no context");
+    if (rc == CC_OK && cc_cuda_backend_graph_counts(&cr.be, &gc) == CC_OK) A->captured = gc.n_graphs;
+    if (rc == CC_OK) {
+        standin_nccl_inject_async_error(r, 0, ncclSystemError);   /* the replayed graph's first collective */
+        reset_x(&m);
+        A->first = cc_exec_step(x);
+        snprintf(A->msg, sizeof A->msg, "%s", cc_last_error(cr.ctx));
+    }
+    cc_exec_destroy(x);
+    cc_plan_destroy(plan);
+    cc_graph_destroy(sg.g);
+    if (mem) cudaFree(mem);
+    cuda_rank_close(&cr);
+    return rc;
+}
+
+/* The wrong order, without the backend: a graph exec that holds an
+   all-reduce, then ncclCommAbort. */
+static cc_result wrong_abort_rank(int r, int n, void* p) {
+    ncclComm_t comm = NULL;
+    cudaStream_t st = NULL;
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t ex = NULL;
+    float* buf = NULL;
+    ncclResult_t* res = (ncclResult_t*)p;
+    ncclCommInitRank(&comm, n, g_id, r);
+    cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking);
+    cudaMalloc((void**)&buf, 16);
+    cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal);
+    ncclAllReduce(buf, buf, 4, ncclFloat32, ncclSum, comm, st);
+    cudaStreamEndCapture(st, &g);
+    cudaGraphInstantiate(&ex, g, 0);
+    *res = ncclCommAbort(comm);
+    cudaGraphExecDestroy(ex);
+    cudaGraphDestroy(g);
+    cudaFree(buf);
+    cudaStreamDestroy(st);
+    return CC_OK;
+}
+
+static void test_abort_after_graphs(void) {
+    ab_run A;
+    cc_result rc[MAXR];
+    ncclResult_t res = ncclSuccess;
+    int i, waits = 0;
+    standin_reset();
+    ncclGetUniqueId(&g_id);
+    memset(&A, 0, sizeof A);
+    run_team(1, abort_rank, &A, rc);
+    CHECK_OK(rc[0], "a rank with graphs: set-up and 3 steps (%s)", A.msg);
+    CHECK_INT(A.blocking, 1, "the communicator was made with an explicit config of blocking = 1");
+    CHECK_INT(A.captured, 1, "the step was captured (1 graph) before the failure");
+    CHECK(A.first != CC_OK && strstr(A.msg, "aborted the communicators"), "an asynchronous NCCL error in a replayed step fails it "
+          "and aborts the communicator (%s)", A.msg);
+    for (i = 0; i < standin_violation_count(); i++) if (strstr(standin_violation(i), "2.26")) waits++;
+    CHECK_INT(waits, 0, "no ncclCommAbort while a graph held the communicator's collectives");
+    standin_clear_violations();
+    CHECK_INT(standin_live_handles(), 0, "every handle freed");
+    /* cc_nccl_comm_init_all: one group of ncclCommInitRankConfig, blocking = 1 */
+    standin_reset();
+    {
+        cc_context* ctx = NULL;
+        cc_comm* comms[2] = { NULL, NULL };
+        cc_context_create(NULL, &ctx);
+        CHECK_OK(cc_nccl_comm_init_all(ctx, 2, NULL, comms), "cc_nccl_comm_init_all of 2 devices (%s)", cc_last_error(ctx));
+        CHECK(comms[0] && comms[1] && standin_nccl_comm_blocking(cc_nccl_comm_handle(comms[0])) == 1 &&
+              standin_nccl_comm_blocking(cc_nccl_comm_handle(comms[1])) == 1, "both made with an explicit config of blocking = 1");
+        CHECK(comms[0] && comms[1] && cc_comm_rank(comms[0]) == 0 && cc_comm_rank(comms[1]) == 1 && cc_comm_size(comms[1]) == 2,
+              "ranks 0 and 1 of 2");
+        cc_comm_destroy(comms[1]);
+        cc_comm_destroy(comms[0]);
+        cc_context_destroy(ctx);
+        expect_clean("cc_nccl_comm_init_all");
+    }
+    /* the stand-in catches the wrong order */
+    standin_reset();
+    ncclGetUniqueId(&g_id);
+    run_team(1, wrong_abort_rank, &res, rc);
+    for (i = 0; i < standin_violation_count(); i++) if (strstr(standin_violation(i), "2.26")) waits++;
+    CHECK(waits == 1 && res == ncclInvalidUsage, "ncclCommAbort with a live graph exec holding an all-reduce is caught (%d, %s)",
+          waits, ncclGetErrorString(res));
+    standin_clear_violations();
+    standin_reset();
+}
+
 /* ---- stream priorities -----------------------------------------------------------------*/
 static int g_prio[2];
 static void prio_op(void* stream, void* p) { g_prio[*(int*)p] = standin_stream_priority((cudaStream_t)stream); }
@@ -845,6 +1024,8 @@ int main(void) {
     TH_RUN(test_every_call_site);
     TH_RUN(test_rules_bite);
     TH_RUN(test_graph_fallback);
+    TH_RUN(test_graphs_per_exec);
+    TH_RUN(test_abort_after_graphs);
     standin_reset();
     return th_done();
 }

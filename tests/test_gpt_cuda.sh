@@ -23,7 +23,10 @@
 # - the library's order and program order give bit-identical losses, with
 #   decomposition and fusion on;
 # - CUDA-graph replay (--cuda-graphs on) gives the losses of plain launches,
-#   bit for bit.
+#   bit for bit, and the summary says the trained step was replayed (also
+#   with the side-by-side comparison's two executors on one backend).
+# With GPU_PRESENT=1 (set by `make test-gpu` once its probe found a GPU and a
+# driver new enough) a first run that fails is a failure, not a skip.
 set -u
 build=${TEST_BUILD:-build}
 tmp=${TEST_TMPDIR:-$build/tmp}/gpt_cuda
@@ -110,8 +113,15 @@ EOF
 fi
 
 # ---- on a GPU (make test-gpu) ----
-if ! timeout 60 "$gpu" "${small[@]}" --steps 0 --eval 0 --sample 0 --compare 0 --profile 0 >"$tmp/probe.log" 2>&1; then
-    skip "no GPU to run on: $(tail -n 1 "$tmp/probe.log")" gpu
+# Whether a GPU is there was decided once, by `make test-gpu`'s probe
+# (GPU_PRESENT=1); with one, a first run that fails (a crash, a CUDA, cuBLAS
+# or NCCL error, a timeout) is a failure, never a skip.
+timeout 60 "$gpu" "${small[@]}" --steps 0 --eval 0 --sample 0 --compare 0 --profile 0 >"$tmp/probe.log" 2>&1
+rc=$?
+if [ "$rc" -ne 0 ]; then
+    why="exit $rc"; [ "$rc" -eq 124 ] && why="timed out after 60 s"; [ "$rc" -gt 128 ] && [ "$rc" -ne 124 ] && why="killed by signal $((rc - 128))"
+    if [ "${GPU_PRESENT:-0}" = 1 ]; then fail "the CUDA trainer's first run on the GPU ($why): $(tail -n 3 "$tmp/probe.log")"
+    else skip "no GPU found by make test-gpu's probe (GPU_PRESENT is not 1), and the first run failed ($why): $(tail -n 1 "$tmp/probe.log")" gpu; fi
     finish
 fi
 if [ ! -x "$py" ]; then fail "$py is needed to compare the trainers' files"; finish; fi
@@ -160,4 +170,13 @@ g=(--steps 20 --eval 0 --sample 0 --compare 0 --profile 0)
     "$gpu" "${small[@]}" "${g[@]}" --cuda-graphs on --losses "$tmp/graphs.txt" >"$tmp/graphs.log" 2>&1 &&
     cmp -s "$tmp/plain.txt" "$tmp/graphs.txt"
 check $? "CUDA-graph replay gives the losses of plain launches, bit for bit (20 steps)" "$(tail -n 3 "$tmp/graphs.log")"
+# A capture that broke would fall back to plain launches and give the same
+# losses: the summary must say that the trained step replayed its graph.
+grep -Eq "^cuda graphs: the training step replayed its graph in ([1-9][0-9]*) of 20 steps" "$tmp/graphs.log"
+check $? "with --cuda-graphs on the training step was replayed as a CUDA graph" "$(grep "^cuda graphs" "$tmp/graphs.log" || tail -n 3 "$tmp/graphs.log")"
+# The side-by-side comparison alternates two executors on one backend: each
+# keeps its own graph.
+"$gpu" "${small[@]}" --steps 6 --eval 0 --sample 0 --compare 2 --order both --profile 0 --cuda-graphs on >"$tmp/graphs2.log" 2>&1 &&
+    grep -Eq "^cuda graphs: the training step replayed its graph in [1-9][0-9]* of" "$tmp/graphs2.log"
+check $? "with --order both and --compare 2 the trained step is still replayed" "$(grep "^cuda graphs" "$tmp/graphs2.log" || tail -n 3 "$tmp/graphs2.log")"
 finish

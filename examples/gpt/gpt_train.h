@@ -162,6 +162,8 @@ struct shared {
     double val_loss;
     char sample[4096];
     double train_s;
+    int replayed[2];               /* --cuda-graphs on: training steps of each pass that replayed a CUDA graph */
+    char graph_why[2][256];        /* and the backend's status after the pass's last step */
     uint64_t fingerprint[2];       /* --graph-fingerprint: of the training step and of evaluation */
     uint64_t planned[2];           /* the same graphs built with sizes only (gpt_step.h, as a planner builds them) */
     int quiet;                     /* a process that is not world rank 0's: prints and writes nothing */
@@ -834,7 +836,19 @@ static cc_result gpt_rank_main(shared* sh, cc_context* ctx, cc_comm* world, cc_b
                    sh->pass_order[pass] && s->program_kept ? " (which kept program order)" : "");
         for (step = 0; step < o->steps && rc == CC_OK; step++) {
             double ms, exposed, loss;
+#ifdef CONCERTO_CUDA_H_INCLUDED
+            cc_cuda_graph_counts g0, g1;
+            int counted = o->cuda_graphs && cc_cuda_backend_graph_counts(s->be, &g0) == CC_OK;
+#endif
             rc = run_step(s, s->ex[k], 0, step, lr_at(o, step), step + 1);
+#ifdef CONCERTO_CUDA_H_INCLUDED
+            if (rc == CC_OK && counted && me == 0 && cc_cuda_backend_graph_counts(s->be, &g1) == CC_OK) {
+                const char* why = NULL;
+                sh->replayed[pass] += g1.n_replayed > g0.n_replayed;
+                (void)cc_cuda_backend_graph_status(s->be, &why);
+                snprintf(sh->graph_why[pass], sizeof sh->graph_why[pass], "%.200s", why ? why : "");
+            }
+#endif
             if (rc == CC_OK) rc = measure_step(s, s->ex[k], graph, &ms, &exposed);
             if (rc == CC_OK) rc = read_loss(s, &loss);
             if (rc == CC_OK && me == 0) {
@@ -1071,6 +1085,10 @@ static void print_report(const shared* sh) {
         printf("losses of all %d steps identical in program order and the library's order: %s\n", o->steps, same ? "yes" : "NO");
     }
     if (o->steps > 0) printf("trained %d steps in %.1f s\n", o->steps, sh->train_s);
+    for (k = 0; k < sh->passes && o->steps > 0 && o->cuda_graphs; k++)   /* a broken capture falls back to plain launches */
+        printf("cuda graphs: the training step replayed its graph in %d of %d steps%s%s (last step: %s)\n", sh->replayed[k],
+               o->steps, sh->passes > 1 ? (sh->pass_order[k] ? " in the library's order" : " in program order") : "",
+               sh->replayed[k] == 0 ? ": NOT REPLAYED" : "", sh->graph_why[k]);
     if (o->eval_batches > 0) printf("validation loss: %.4f (ln V = %.4f)\n", sh->val_loss, log((double)sh->cfg.V));
     if (o->sample_chars > 0) printf("sample:\n%s\n", sh->sample);
     printf("\nwhat the library did to the step (%d ops, %d collectives as written):\n", sh->n_ops, sh->n_colls);

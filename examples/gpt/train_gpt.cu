@@ -643,8 +643,19 @@ static const char* gpu_error(void) {
     return taken;
 }
 
+/* A chunk of no rows (the library cut an op into more chunks than it has
+   rows) launches nothing: a grid of 0 blocks is a launch error. Only chunks
+   after the first are skipped, as the first also starts what later chunks
+   add to. */
+static gpt_kernel_fn cuda_run_kind[GPT_OP_KINDS];
+static void run_rows(const gpt_op_args* a, const gpt_op_view* v) {
+    if (a->chunked && v->N == 0 && !v->first) return;
+    cuda_run_kind[a->kind](a, v);
+}
+
 static gpt_kernel_table make_cuda_kernels(void) {
     gpt_kernel_table k;
+    int i;
     memset(&k, 0, sizeof k);
     k.run[GPT_OP_EMBED] = run_embed;
     k.run[GPT_OP_LAYERNORM] = run_layernorm;
@@ -662,6 +673,10 @@ static gpt_kernel_table make_cuda_kernels(void) {
     k.run[GPT_OP_SUMSQ] = run_sumsq;
     k.run[GPT_OP_GRAD_NORM] = run_grad_norm;
     k.run[GPT_OP_ADAMW] = run_adamw;
+    for (i = 0; i < GPT_OP_KINDS; i++) {
+        cuda_run_kind[i] = k.run[i];
+        k.run[i] = run_rows;
+    }
     k.alloc_zeroed = gpu_alloc_zeroed;
     k.free_memory = gpu_free;
     k.copy_in = gpu_copy_in;

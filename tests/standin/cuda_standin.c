@@ -1661,6 +1661,39 @@ cudaError_t CUDARTAPI cudaGraphDestroy(cudaGraph_t graph) {
     return gr ? cudaSuccess : standin__seterr(cudaErrorInvalidResourceHandle);
 }
 
+const char* standin__graph_holder(const standin__ext_fns* fns, int (*holds)(const void* payload, const void* arg),
+                                  const void* arg, char* buf, size_t size) {
+    struct CUgraph_st* gr;
+    struct CUgraphExec_st* ex;
+    standin__capture* c;
+    int i;
+#define STANDIN__HOLDS(op) ((op).kind == STANDIN__OP_EXT && (op).u.ext.fns == fns && (op).u.ext.payload && \
+                            holds((op).u.ext.payload, arg))
+    for (c = standin__g.captures; c; c = c->next_all)
+        if (c->active && c->graph)
+            for (i = 0; i < c->graph->n; i++)
+                if (STANDIN__HOLDS(c->graph->nodes[i].op)) {
+                    snprintf(buf, size, "an open capture (origin stream #%u)", c->origin ? c->origin->hdr.serial : 0u);
+                    return buf;
+                }
+    for (gr = standin__g.graphs; gr; gr = gr->next_all)
+        if (!gr->hdr.dead)
+            for (i = 0; i < gr->n; i++)
+                if (STANDIN__HOLDS(gr->nodes[i].op)) {
+                    snprintf(buf, size, "CUDA graph #%u", gr->hdr.serial);
+                    return buf;
+                }
+    for (ex = standin__g.execs; ex; ex = ex->next_all)
+        if (!ex->hdr.dead)
+            for (i = 0; i < ex->n; i++)
+                if (STANDIN__HOLDS(ex->ops[i])) {
+                    snprintf(buf, size, "CUDA graph exec #%u", ex->hdr.serial);
+                    return buf;
+                }
+#undef STANDIN__HOLDS
+    return NULL;
+}
+
 /* ------------------------------------------------------------------ */
 /* >>memory */
 

@@ -120,6 +120,7 @@ struct ncclComm {
     uint64_t* recv_seq;
     ncclResult_t async_err;
     int finalized;
+    int blocking;                    /* the config's blocking (-2: made without a config) */
     int inj_set;
     uint64_t inj_at;
     ncclResult_t inj_code;
@@ -1116,11 +1117,29 @@ ncclResult_t ncclGetUniqueId(ncclUniqueId* uniqueId) {
     return ncclSuccess;
 }
 
+static ncclResult_t standin__init_rank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank, int blocking);
+
 ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank) {
+    STANDIN__NENTER(ncclCommInitRank);
+    return standin__init_rank(comm, nranks, commId, rank, -2);
+}
+
+/* The config is checked (set from NCCL_CONFIG_INITIALIZER) and its blocking
+   recorded (standin_nccl_comm_blocking); every communicator of the stand-in
+   blocks whatever it says. */
+ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_t* config) {
+    STANDIN__NENTER(ncclCommInitRankConfig);
+    if (config && config->magic != 0xcafebeef) {
+        standin__violation("ncclCommInitRankConfig: config was not set from NCCL_CONFIG_INITIALIZER");
+        return standin__nerr(NULL, ncclInvalidArgument, "ncclCommInitRankConfig: invalid config");
+    }
+    return standin__init_rank(comm, nranks, commId, rank, config ? config->blocking : -2);
+}
+
+static ncclResult_t standin__init_rank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank, int blocking) {
     standin__rdv* v;
     struct ncclComm* c;
     ncclResult_t r = ncclSuccess;
-    STANDIN__NENTER(ncclCommInitRank);
     if (!comm || nranks < 1 || rank < 0 || rank >= nranks) {
         standin__violation("ncclCommInitRank: %s", !comm ? "comm is NULL" : "rank out of range or nranks < 1");
         return standin__nerr(NULL, ncclInvalidArgument, "ncclCommInitRank: invalid argument");
@@ -1156,6 +1175,7 @@ ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId,
     } else if (!(c = standin__comm_new(rank, nranks, standin__current_device()))) {
         r = ncclSystemError;
     } else {
+        c->blocking = blocking;
         c->rdv = v;
         v->comms[rank] = c;
         v->n_arrived++;
@@ -1323,13 +1343,47 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newc
         else r = standin__split_wait(c, sp, newcomm, standin__deadline());
     }
 done:
+    if (r == ncclSuccess && *newcomm) (*newcomm)->blocking = config ? config->blocking : c->blocking;
     standin__unlock();
     if (r != ncclSuccess) return standin__nerr(NULL, r, "ncclCommSplit failed");
     return ncclSuccess;
 }
 
+int standin_nccl_comm_blocking(void* comm) {
+    struct ncclComm* c;
+    int b;
+    standin__lock();
+    c = (struct ncclComm*)standin__check_handle(comm, STANDIN__COMM, "standin_nccl_comm_blocking");
+    b = c ? c->blocking : -3;
+    standin__unlock();
+    return b;
+}
+
 /* ------------------------------------------------------------------ */
 /* >>comm_api */
+
+/* lock held: a batch with an operation on communicator arg */
+static int standin__batch_uses(const void* payload, const void* arg) {
+    const standin__batch* b = (const standin__batch*)payload;
+    int i;
+    for (i = 0; i < b->n; i++) if ((const void*)b->parts[i].comm == arg) return 1;
+    return 0;
+}
+
+/* lock held: NCCL 2.26 and later wait in ncclCommAbort and ncclCommDestroy
+   until every CUDA graph that captured an operation of the communicator is
+   destroyed (an open capture, a graph, a graph exec): with one alive they
+   hang. That is a violation here, and the call fails with
+   ncclInvalidUsage after doing its work (so that the test goes on). */
+static int standin__held_by_graph(struct ncclComm* c, const char* fn) {
+    char buf[96];
+    const char* who = standin__graph_holder(&standin__batch_fns, standin__batch_uses, c, buf, sizeof buf);
+    if (!who) return 0;
+    standin__violation("%s: %s still holds operations of communicator #%u (rank %d): NCCL 2.26 and later wait "
+                       "for it to be destroyed, so this call would hang (end the capture and destroy the graph "
+                       "and its exec first)", fn, who, c->hdr.serial, c->rank);
+    return 1;
+}
 
 /* lock held: waits until c's issued operations finished; 0 on timeout */
 static int standin__drain_comm(struct ncclComm* c, const char* fn) {
@@ -1370,6 +1424,7 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm) {
     standin__hook();
     c = standin__comm(comm, "ncclCommDestroy");
     if (!c) r = ncclInvalidArgument;
+    else if (standin__held_by_graph(c, "ncclCommDestroy")) r = ncclInvalidUsage;
     else if (!standin__drain_comm(c, "ncclCommDestroy")) r = ncclInvalidUsage;
     else standin__kill(c, "ncclCommDestroy");
     standin__unlock();
@@ -1379,7 +1434,7 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm) {
 
 ncclResult_t ncclCommAbort(ncclComm_t comm) {
     struct ncclComm* c;
-    int i;
+    int i, held;
     STANDIN__NENTER(ncclCommAbort);
     if (!comm) return ncclSuccess;
     standin__lock();
@@ -1389,6 +1444,7 @@ ncclResult_t ncclCommAbort(ncclComm_t comm) {
         standin__unlock();
         return standin__nerr(NULL, ncclInvalidArgument, "ncclCommAbort: invalid communicator");
     }
+    held = standin__held_by_graph(c, "ncclCommAbort");
     if (c->set && !c->set->aborted) {
         c->set->aborted = 1;
         for (i = 0; i < c->set->nranks; i++)
@@ -1401,6 +1457,7 @@ ncclResult_t ncclCommAbort(ncclComm_t comm) {
     standin__kill(c, "ncclCommAbort");
     standin__broadcast();
     standin__unlock();
+    if (held) return standin__nerr(NULL, ncclInvalidUsage, "ncclCommAbort: a CUDA graph still holds the communicator's operations");
     return ncclSuccess;
 }
 

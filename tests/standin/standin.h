@@ -84,6 +84,13 @@ void standin_set_timeout_ms(int ms);
    communicator is aborted. */
 void standin_nccl_inject_async_error(int rank, int after_n, int result);
 
+/* The blocking field of the ncclConfig_t a communicator was made with
+   (ncclCommInitRankConfig; ncclCommSplit: its config's, or its parent's
+   without one): 1, 0 or NCCL_CONFIG_UNDEF_INT; -2 when it was made without a
+   config (ncclCommInitRank, ncclCommInitAll); -3 (and a violation) for a
+   handle that is not a live communicator. comm is an ncclComm_t. */
+int standin_nccl_comm_blocking(void* comm);
+
 /* The nodes and dependency edges of a graph from cudaStreamEndCapture;
    -1 if g is not a live graph. */
 int standin_graph_node_count(cudaGraph_t g);

@@ -32,7 +32,7 @@
     X(cudaGraphDestroy, 0) X(cudaMalloc, 0) X(cudaFree, 0) X(cudaMallocHost, 0) X(cudaFreeHost, 0) \
     X(cudaMemcpy, 0) X(cudaMemcpyAsync, 0) X(cudaMemsetAsync, 0) X(cudaGetLastError, 0) \
     X(cudaPeekAtLastError, 0) X(cudaGetErrorString, 2) X(cudaGetErrorName, 2) \
-    X(ncclGetVersion, 1) X(ncclGetUniqueId, 1) X(ncclCommInitRank, 1) X(ncclCommInitAll, 1) \
+    X(ncclGetVersion, 1) X(ncclGetUniqueId, 1) X(ncclCommInitRank, 1) X(ncclCommInitRankConfig, 1) X(ncclCommInitAll, 1) \
     X(ncclCommSplit, 1) X(ncclCommDestroy, 1) X(ncclCommAbort, 1) X(ncclCommFinalize, 1) \
     X(ncclCommGetAsyncError, 1) X(ncclCommCount, 1) X(ncclCommUserRank, 1) X(ncclCommCuDevice, 1) \
     X(ncclAllReduce, 1) X(ncclReduceScatter, 1) X(ncclAllGather, 1) X(ncclBroadcast, 1) X(ncclReduce, 1) \
@@ -105,6 +105,13 @@ cudaError_t standin__stream_check(cudaStream_t s, const char* fn, int* device);
 /* lock held: enqueues (or records into the stream's capture) the payload,
    which the stand-in then owns; on an error it is left to the caller */
 cudaError_t standin__enqueue_ext(cudaStream_t s, const standin__ext_fns* fns, void* payload, const char* fn);
+/* lock held: what holds ext work (of fns) whose payload refers to arg
+   (holds(payload, arg) != 0): "an open capture", "a CUDA graph" or "a CUDA
+   graph exec" (the first found, named with its serial in buf), or NULL when
+   nothing does. NCCL 2.26 and later wait in ncclCommAbort/Destroy until the
+   graphs holding a communicator's operations are destroyed. */
+const char* standin__graph_holder(const standin__ext_fns* fns, int (*holds)(const void* payload, const void* arg),
+                                  const void* arg, char* buf, size_t size);
 /* lock held: what the worker of `stream` is blocked on (for deadlock
    checks), and the position of the work it runs */
 void standin__stream_set_blocked(void* stream, void* what);
