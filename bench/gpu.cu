@@ -27,8 +27,9 @@
 
    graphs: the same plans on three backends, 41 steps each (median): plain
    launches without timestamps, plain launches of the default backend (two
-   timestamps per op), and use_graphs = 1 (the first step captured, every
-   later one replayed); whether the steps did replay, and why not.
+   timestamps per op), and use_graphs = 1 (the first step a warm-up, the
+   second captured, every later one replayed); whether the steps did
+   replay, and why not.
 
    step: L layers (default 12) of three D x D sub-layers (default D 512, M =
    D rows), each sub-layer a matmul on the compute stream forward and two
@@ -228,8 +229,8 @@ static timing time_plan(cc_plan* pl, const layout* lo, int use_graphs, int times
     }
     CHECK_CC(cc_exec_create(ctx, pl, &run, &x));
     for (s = 0; s < lo->streams; s++) CHECK_CUDA(cudaEventCreateWithFlags(&ev[s], cudaEventDisableTiming));
-    CHECK_CC(cc_exec_step(x));   /* warm up; with graphs, the capture */
-    CHECK_CC(cc_exec_step(x));
+    CHECK_CC(cc_exec_step(x));   /* warm up */
+    CHECK_CC(cc_exec_step(x));   /* with graphs, the capture */
     for (s = 0; s < N_STEPS; s++) {
         double t0 = now_us(), t1;
         CHECK_CC(cc_exec_launch(x));
