@@ -8861,16 +8861,23 @@ CONCERTO_API cc_result cc_sched_solve_stats(cc_context* ctx, cc_graph* g, const 
     cc__sched_resolve(&S.d, g->n);
     if ((rc = cc__sched_memory_args(ctx, g, &S.d, &st)) != CC_OK) return rc;
     if (S.d.memory_cap_bytes > 0 && g->n_mb > 0) {
-        /* first without the cap: where that schedule fits, it is the
-           result (a cap at or above its peak changes nothing); else it
-           seeds the capped search, which repairs it */
+        /* first without the cap: where that schedule fits (and is no later
+           than start_from), it is the result (a cap at or above its peak
+           changes nothing); else it seeds the capped search, which
+           repairs it */
         cc_sched_desc free_d;
         cc_sched_stats free_st;
         if (desc) free_d = *desc;
         else memset(&free_d, 0, sizeof free_d);
         free_d.memory_cap_bytes = 0;
         if ((rc = cc_sched_solve_stats(ctx, g, &free_d, &free_s, &free_st)) != CC_OK) return rc;
-        if (free_s.peak_bytes <= S.d.memory_cap_bytes) {
+        double from_mk = -1;
+        if (S.d.start_from) {
+            int i;
+            for (i = 0; i < g->n; i++)
+                if (S.d.start_from->start_us[i] + g->dur_us[i] > from_mk) from_mk = S.d.start_from->start_us[i] + g->dur_us[i];
+        }
+        if (free_s.peak_bytes <= S.d.memory_cap_bytes && (from_mk < 0 || free_s.makespan_us <= from_mk)) {
             *out = free_s;
             if (stats) *stats = free_st;
             return CC_OK;
