@@ -659,8 +659,10 @@ typedef struct cc_sched_desc {
     uint64_t memory_cap_bytes;
     /* Optional: a schedule of this graph the solve starts from (a result
        of an earlier solve, say under a tighter cap): where it fits the cap
-       the result is no later than it, so a falling cap solved from the
-       tightest up gives step times that never grow as the cap rises.
+       the result is no later than it (where the stream simulation of the
+       best order comes out later, start_from's own times are the result),
+       so a falling cap solved from the tightest up gives step times that
+       never grow as the cap rises.
        Checked with cc_schedule_check (CC_ERR_INVALID_ARG if it fails). */
     const cc_schedule* start_from;
     const cc_sched_extension* general;   /* concerto_rcpsp.h's cc_rcpsp_search(): lazy clause generation and
@@ -725,6 +727,9 @@ CONCERTO_API cc_sched_desc cc_sched_query_defaults(const cc_sched_desc* desc, in
    first. On a stream graph the result is the stream simulation of its
    order (cc_simulate, with the graph's executor costs), and never later
    than program order's where program order is an order of the graph.
+   Under memory_cap_bytes, where that simulation would break the cap, the
+   result keeps the schedule's own times, which leave out the executor's
+   costs (the plan's memory edges keep the order's memory within the cap).
    An exact solver that fails or times out is not a failure of the solve: it
    returns CC_OK with the best schedule found (never worse than the
    heuristic's), proven_optimal 0 unless something else proved it, and says
@@ -8790,6 +8795,17 @@ static cc_result cc__solve_output(cc__solve* S, double t0) {
             mk = mp;
         }
         if ((rc = cc__output_order(S->ctx, &S->p, h->best, h->tk, h->list)) != CC_OK) return rc;
+    }
+    if (S->d.start_from) {
+        /* never later than start_from where it fits: its own times, where
+           the simulation of an order came out later than them */
+        for (i = 0; i < n; i++) h->cur[i] = (cc__time)llround(S->d.start_from->start_us[i] * CONCERTO__TICKS_PER_US);
+        if (cc__makespan(&S->p, h->cur) < mk && cc__heur_fits(h, h->cur)) {
+            memcpy(h->best, h->cur, (size_t)n * sizeof(cc__time));
+            mk = cc__makespan(&S->p, h->cur);
+            S->proven = mk <= lb;
+            if ((rc = cc__output_order(S->ctx, &S->p, h->best, h->tk, h->list)) != CC_OK) return rc;
+        }
     }
     for (i = 0; i < n; i++) {
         out->start_us[i] = (double)h->best[i] / CONCERTO__TICKS_PER_US;
