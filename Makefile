@@ -10,6 +10,8 @@
 #   make test-gpu build/tests/test_gpu: the CUDA backend and NCCL on a real GPU
 #                 (skips, saying so, without one)
 #   make bench    bench/run.sh, if there is one
+#   make gpu-check-build, then make gpu-check on a GPU machine: the prepared
+#                 GPU check (bench/gpu_check.sh)
 #   make demo     the example GPT trainer (examples/gpt) on 4 CPU ranks, in program
 #                 order and then scheduled by the library
 #   make clean
@@ -365,6 +367,25 @@ $(BUILD)/train_gpt_cuda: examples/gpt/train_gpt.cu examples/gpt/gpt_common.h exa
 	    "$(NVCC_PATH)" $(NVCC_FLAGS) -std=c++17 -O2 $(GPT_CUDA_ARCHS) $< -o $@ $(NVCC_LIBS) -lcublas || { rm -f $@; exit 1; }; \
 	 else rm -f $@; why="$(if $(filter 1,$(NO_CUDA)),CUDA switched off (NO_CUDA=1),it $(GPT_CUDA_MISSING))"; \
 	    echo "$$why" >$@.skip; echo "note: $@ is not built: $$why"; fi
+
+# build/llmc_files (bench/llmc_files.c, plain C): llm.c's input files for
+# bench/run.sh gpt-cuda-llmc, built everywhere.
+all: $(BUILD)/llmc_files
+$(BUILD)/llmc_files: bench/llmc_files.c
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -O2 -Wall -Wextra -Werror -pedantic $< -o $@
+
+# The prepared GPU check (bench/gpu_check.sh): make gpu-check-build where a
+# compiler is (LLMC_BIN or LLMC_DIR: llm.c's train_gpt2cu, copied into
+# $(BUILD)/llmc), then, with $(BUILD) carried to a GPU machine, make
+# gpu-check there: the programs of make test-gpu one at a time, bench/run.sh
+# gpu and bench/run.sh gpt-cuda-llmc, compiling nothing, within 5 minutes,
+# and a summary for bench/RESULTS.md.
+.PHONY: gpu-check gpu-check-build
+gpu-check-build:
+	@BUILD="$(BUILD)" bench/gpu_check.sh build
+gpu-check:
+	@BUILD="$(BUILD)" bench/gpu_check.sh run
 # ==== end of the GPU block ===================================================
 
 # The J30 set is extracted into build/ (never into shared/).
