@@ -244,7 +244,7 @@ __global__ void layernorm_bwd_w_kernel(void* dw, void* db, int g_bf, const void*
    order, then the 32 sums of a column in order, added to what is there
    when accumulating. Fixed order, so deterministic; not the bits of the
    kernel above. */
-__global__ void layernorm_bwd_w_cols_kernel(void* dw, void* db, int g_bf, const void* dy, int dy_bf, const float* x, const float* mean,
+__global__ void __launch_bounds__(1024) layernorm_bwd_w_cols_kernel(void* dw, void* db, int g_bf, const void* dy, int dy_bf, const float* x, const float* mean,
                                             const float* rstd, int N, int C, int accumulate) {
     __shared__ float sws[32][33], sbs[32][33];
     int tx = threadIdx.x & 31, ty = threadIdx.x >> 5, c = blockIdx.x * 32 + tx;
