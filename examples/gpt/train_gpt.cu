@@ -244,8 +244,9 @@ __global__ void layernorm_bwd_w_kernel(void* dw, void* db, int g_bf, const void*
    order, then the 32 sums of a column in order, added to what is there
    when accumulating. Fixed order, so deterministic; not the bits of the
    kernel above. */
-__global__ void __launch_bounds__(1024) layernorm_bwd_w_cols_kernel(void* dw, void* db, int g_bf, const void* dy, int dy_bf, const float* x, const float* mean,
-                                            const float* rstd, int N, int C, int accumulate) {
+__global__ void __launch_bounds__(1024) layernorm_bwd_w_cols_kernel(void* dw, void* db, int g_bf, const void* dy, int dy_bf,
+                                                                    const float* x, const float* mean, const float* rstd, int N, int C,
+                                                                    int accumulate) {
     __shared__ float sws[32][33], sbs[32][33];
     int tx = threadIdx.x & 31, ty = threadIdx.x >> 5, c = blockIdx.x * 32 + tx;
     float sw = 0, sb = 0;
@@ -328,13 +329,31 @@ __global__ void gelu_bwd_kernel(float* d, const float* h, size_t n) {
     float x = h[i], u = GELU_S * (x + 0.044715f * x * x * x), t = tanhf(u);
     d[i] *= 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * GELU_S * (1.0f + 3.0f * 0.044715f * x * x);
 }
-/* A thread per column: dbias[j] = sum over rows of dy[n][j], in order. */
+/* A thread per column: dbias[j] = sum over rows of dy[n][j], in order
+   (TRAIN_GPT_CUDA_EXACT=1). */
 __global__ void bias_grad_kernel(void* dbias, int g_bf, const float* dy, int N, int J) {
     int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= J) return;
     float s = 0;
     for (int n = 0; n < N; n++) s += dy[(size_t)n * J + j];
     st(dbias, j, g_bf, s);
+}
+/* The same sums by a block of 32 x 32 threads per 32 columns: thread (i, j)
+   sums rows i, i + 32, ... in order, then the 32 sums of a column in order
+   (the op that runs it is never cut into chunks). */
+__global__ void __launch_bounds__(1024) bias_grad_cols_kernel(void* dbias, int g_bf, const float* dy, int N, int J) {
+    __shared__ float sh[32][33];
+    int tx = threadIdx.x & 31, ty = threadIdx.x >> 5, j = blockIdx.x * 32 + tx;
+    float s = 0;
+    if (j < J)
+        for (int n = ty; n < N; n += 32) s += dy[(size_t)n * J + j];
+    sh[ty][tx] = s;
+    __syncthreads();
+    if (ty == 0 && j < J) {
+        float t = 0;
+        for (int k = 0; k < 32; k++) t += sh[k][tx];
+        st(dbias, j, g_bf, t);
+    }
 }
 /* float32 to bfloat16 */
 __global__ void to_bf16_kernel(bf16* out, const float* in, size_t n) {
@@ -830,7 +849,10 @@ static void run_matmul_bwd_w(const gpt_op_args* a, const gpt_op_view* v) {
     int g_bf = bf_of(a->out[0]);
     gemm(STREAM(v), CUBLAS_OP_N, CUBLAS_OP_T, a->C, a->OC, v->N, (const float*)v->in[1], (size_t)v->N * a->C, a->C,
          (const float*)v->in[0], (size_t)v->N * a->OC, a->OC, v->out[0], g_bf, a->C);
-    if (v->out[1])
+    if (v->out[1] && !g_rank->exact && !a->chunked)
+        bias_grad_cols_kernel<<<(unsigned)((a->OC + 31) / 32), 1024, 0, STREAM(v)>>>(v->out[1], bf_of(a->out[1]), (const float*)v->in[0],
+                                                                                      v->N, a->OC);
+    else if (v->out[1])
         bias_grad_kernel<<<blocks_for((size_t)a->OC), THREADS, 0, STREAM(v)>>>(v->out[1], bf_of(a->out[1]), (const float*)v->in[0], v->N,
                                                                                a->OC);
 }
