@@ -369,8 +369,14 @@ $(BUILD)/train_gpt_cuda: examples/gpt/train_gpt.cu examples/gpt/gpt_common.h exa
 	    echo "$$why" >$@.skip; echo "note: $@ is not built: $$why"; fi
 
 # build/llmc_files (bench/llmc_files.c, plain C): llm.c's input files for
-# bench/run.sh gpt-cuda-llmc, built everywhere.
+# bench/run.sh gpt-cuda-llmc, built everywhere; tests/test_bench_llmc.sh
+# checks them and the script's parts that need no GPU (not sanitized: it
+# runs no library code).
 all: $(BUILD)/llmc_files
+ifeq ($(SAN),)
+TEST_BINS += tests/test_bench_llmc.sh
+tests-build: $(BUILD)/llmc_files
+endif
 $(BUILD)/llmc_files: bench/llmc_files.c
 	@mkdir -p $(@D)
 	$(CC) -std=c99 -O2 -Wall -Wextra -Werror -pedantic $< -o $@
