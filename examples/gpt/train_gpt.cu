@@ -27,13 +27,13 @@
      over the heads, bfloat16 tensor cores with --dtype bf16, with causal
      softmax kernels of this file; the probabilities are kept as the CPU's
      k_attention keeps them (attention_gemm_fwd, _bwd);
-   - this file's kernels for the embedding, layer norm (its weight gradient
-     by blocks of columns where the op is never cut), GELU, softmax
-     cross-entropy, the gradient's squared norm (per-block partial sums,
-     then one fixed-order sum) and AdamW.
+   - this file's kernels for the embedding, layer norm (its weight gradient,
+     and the matmuls' bias gradients, by blocks of 32 columns where the op
+     is never cut), GELU, softmax cross-entropy, the gradient's squared
+     norm (per-block partial sums, then one fixed-order sum) and AdamW.
    TRAIN_GPT_CUDA_EXACT=1 in the environment selects the reference kernels
    instead: a warp per query row for attention, one block per squared norm
-   and the row-ordered layer norm weight gradient everywhere.
+   and a thread per column for the layer norm and bias gradients.
    No kernel uses atomics: every sum runs in a fixed order, so a step
    gives the same bits every run, in either order and replayed as a CUDA
    graph (--cuda-graphs on). The collectives are NCCL's: with 3 or more
@@ -45,7 +45,9 @@
 
    --dtype bf16: float32 master weights, AdamW's moments, activations; the
    matmuls' operands are rounded to bfloat16 (cuBLAS with bfloat16 inputs
-   and float32 accumulation; the tiled kernel rounds its loads), and the
+   and float32 accumulation; the tiled kernel rounds its loads), as are
+   attention's q, k, v, dy, probabilities and scores' gradient for its
+   GEMMs (the softmax itself in float32), and the
    tensors that are all-reduced (the tensor-parallel partial sums and the
    gradients) are bfloat16, so the collectives move bfloat16. Sums into a
    bfloat16 gradient run in float32 and round once (the layer norms'
