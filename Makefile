@@ -11,6 +11,8 @@
 #                 NCCL and the CUDA trainer on a real GPU, one program at a time
 #                 (fails, saying why, without a GPU and a driver new enough for it)
 #   make bench    bench/run.sh, if there is one
+#   make gpu-check-build, then make gpu-check on a GPU machine: the prepared
+#                 GPU check (bench/gpu_check.sh)
 #   make demo     the example GPT trainer (examples/gpt) on 4 CPU ranks, in program
 #                 order and then scheduled by the library
 #   make clean
@@ -383,6 +385,31 @@ $(BUILD)/train_gpt_cuda: examples/gpt/train_gpt.cu examples/gpt/gpt_common.h exa
 	    "$(NVCC_PATH)" $(NVCC_FLAGS) -std=c++17 -O2 $(GPT_CUDA_ARCHS) $< -o $@ $(NVCC_LIBS) -lcublas || { rm -f $@; exit 1; }; \
 	 else rm -f $@; why="$(if $(filter 1,$(NO_CUDA)),CUDA switched off (NO_CUDA=1),it $(GPT_CUDA_MISSING))"; \
 	    echo "$$why" >$@.skip; echo "note: $@ is not built: $$why"; fi
+
+# build/llmc_files (bench/llmc_files.c, plain C): llm.c's input files for
+# bench/run.sh gpt-cuda-llmc, built everywhere; tests/test_bench_llmc.sh
+# checks them and the script's parts that need no GPU (not sanitized: it
+# runs no library code).
+all: $(BUILD)/llmc_files
+ifeq ($(SAN),)
+TEST_BINS += tests/test_bench_llmc.sh
+tests-build: $(BUILD)/llmc_files
+endif
+$(BUILD)/llmc_files: bench/llmc_files.c
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -O2 -Wall -Wextra -Werror -pedantic $< -o $@
+
+# The prepared GPU check (bench/gpu_check.sh): make gpu-check-build where a
+# compiler is (LLMC_BIN or LLMC_DIR: llm.c's train_gpt2cu, copied into
+# $(BUILD)/llmc), then, with $(BUILD) carried to a GPU machine, make
+# gpu-check there: the programs of make test-gpu one at a time, bench/run.sh
+# gpu and bench/run.sh gpt-cuda-llmc, compiling nothing, within 5 minutes,
+# and a summary for bench/RESULTS.md.
+.PHONY: gpu-check gpu-check-build
+gpu-check-build:
+	@BUILD="$(BUILD)" bench/gpu_check.sh build
+gpu-check:
+	@BUILD="$(BUILD)" bench/gpu_check.sh run
 # ==== end of the GPU block ===================================================
 
 # The J30 set is extracted into build/ (never into shared/).

@@ -2,6 +2,7 @@
 # make bench: the scheduler's benchmarks. Results go to stdout; the figures
 # in bench/RESULTS.md were taken with this script (see there for the machine).
 #   bench/run.sh [psplib|scale|exec|lp|lp48|larger|j30-hard|cpsat|windows|gpt|gpu|gpt-cuda|cluster|plan|memory|solver|all]      (default all)
+#   bench/run.sh gpt-cuda-llmc [--layers L] [--embd C] [--heads H] [--seq T] [--batch B] [--steps N]   (not part of all)
 #   (gpt-throughput, gpt-orders, gpt-text, gpt-mpi: one part of gpt)
 # solver: the scheduler's quality figures beside CP-SAT in one run: psplib,
 # lp48, larger, j30-hard and cpsat, in that order (about 45 minutes).
@@ -22,6 +23,19 @@
 # (12 layers, width 768, 12 heads, T 1024), float32 and bfloat16, plain and
 # as CUDA graphs, program order against the library's; skipped, saying why,
 # where it is not built or there is no GPU.
+# gpt-cuda-llmc: build/train_gpt_cuda beside llm.c's train_gpt2cu on one
+# GPU, both bfloat16, the same layers, width, heads, context and batch
+# (default GPT-2 small: 12, 768, 12, 1024, batch 8; 30 steps, the first 5 of
+# each not timed). llm.c is the user's: LLMC_BIN, or train_gpt2cu in the
+# copy LLMC_DIR names, built there without cuDNN for the GPU (sm_90 on an
+# H100 or H200); this script never fetches or builds it. llm.c gets random
+# weights and random tokens in its own formats (build/llmc_files, in
+# $BUILD/llmc-bench). Reported per trainer: tokens/s (from the median step)
+# and model FLOPs utilisation, each from its own model's FLOPs per token,
+# 6 (12 L C^2 + V C) + 12 L C T (V: ours at most 256 characters; llm.c's
+# padded 50,304), over the GPU's dense bfloat16 peak (PEAK_TFLOPS, or 989
+# for an H100 or H200, 312 for an A100). Without llm.c, or without a GPU,
+# it says so and runs what it can.
 # cpsat: the scheduler beside OR-tools CP-SAT (bench/solver/cpsat_ref.py) on synthetic
 # training steps of about 1k to 10k ops written as .sm files (build/bench_step_sm):
 # CP-SAT on the whole graph (60 s, 2 workers) and by the paper's odd-even
@@ -58,7 +72,14 @@ cd "$(dirname "$0")/.."
 what=${1:-all}
 BUILD=${BUILD:-build}
 DATA=../shared/data/psplib
-make -s "$BUILD/psplib" "$BUILD/bench_scale" "$BUILD/bench_exec" "$BUILD/bench_lp" "$BUILD/train_gpt"
+# BENCH_NO_BUILD=1: run what is built, compiling nothing (make gpu-check on a machine without a compiler)
+nobuild=${BENCH_NO_BUILD:-0}
+if [ "$nobuild" != 1 ]; then
+  case "$what" in
+    gpu|gpt-cuda-llmc) ;;
+    *) make -s "$BUILD/psplib" "$BUILD/bench_scale" "$BUILD/bench_exec" "$BUILD/bench_lp" "$BUILD/train_gpt" ;;
+  esac
+fi
 
 echo "machine: $(uname -m), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "commit:  $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
@@ -452,7 +473,7 @@ fi
 
 if [ "$what" = all ] || [ "$what" = gpu ]; then
   echo
-  make -s "$BUILD/bench_gpu"
+  [ "$nobuild" = 1 ] || make -s "$BUILD/bench_gpu"
   if [ ! -x "$BUILD/bench_gpu" ]; then
     echo "GPU benchmarks skipped: $BUILD/bench_gpu was not built; it needs nvcc and NCCL 2.18+ (CUDA_HOME, default /usr/local/cuda):"
     make -s deps | grep -E 'CUDA|NCCL'
@@ -498,6 +519,93 @@ if [ "$what" = all ] || [ "$what" = gpt-cuda ]; then
           grep -E '^model:|identical|predicted step|measured side by side|training in'
       done
     done
+  fi
+fi
+
+if [ "$what" = gpt-cuda-llmc ]; then
+  L=12 C=768 H=12 T=1024 B=8 STEPS=30
+  shift
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --layers|--embd|--heads|--seq|--batch|--steps)
+        if [ $# -lt 2 ] || ! [[ "$2" =~ ^[1-9][0-9]{0,6}$ ]]; then
+          echo "bench/run.sh gpt-cuda-llmc: $1 needs a positive integer" >&2; exit 2
+        fi
+        case "$1" in --layers) L=$2 ;; --embd) C=$2 ;; --heads) H=$2 ;; --seq) T=$2 ;; --batch) B=$2 ;; --steps) STEPS=$2 ;; esac
+        shift 2 ;;
+      *) echo "bench/run.sh gpt-cuda-llmc: unknown option '$1' (--layers, --embd, --heads, --seq, --batch, --steps)" >&2; exit 2 ;;
+    esac
+  done
+  if [ $((C % H)) -ne 0 ]; then echo "bench/run.sh gpt-cuda-llmc: width $C is not a multiple of $H heads" >&2; exit 2; fi
+  if [ "$STEPS" -le 5 ]; then echo "bench/run.sh gpt-cuda-llmc: --steps must be more than 5 (the first 5 are not timed)" >&2; exit 2; fi
+  [ "$nobuild" = 1 ] || make -s "$BUILD/llmc_files" "$BUILD/train_gpt_cuda" || true
+  echo
+  echo "side by side with llm.c: $L layers, width $C, $H heads, context $T, batch $B, $STEPS steps, bfloat16"
+  llmc=${LLMC_BIN:-}
+  if [ -z "$llmc" ] && [ -n "${LLMC_DIR:-}" ]; then llmc=$LLMC_DIR/train_gpt2cu; fi
+  if [ -z "$llmc" ]; then
+    echo "llm.c skipped: set LLMC_DIR to a copy of llm.c with train_gpt2cu built in it (without cuDNN, for this GPU), or LLMC_BIN to that program; this script never fetches or builds llm.c"
+  elif [ ! -x "$llmc" ]; then
+    echo "llm.c skipped: $llmc is not an executable program (build train_gpt2cu in your copy of llm.c first, without cuDNN)"
+    llmc=
+  fi
+  [ -z "$llmc" ] || llmc=$(cd "$(dirname "$llmc")" && pwd)/$(basename "$llmc")
+  work=$BUILD/llmc-bench
+  model=$work/model_L${L}_C${C}_H${H}_T${T}.bin
+  tokens=$work/tokens.bin
+  ntok=$((B * T * 4 + 1)); [ "$ntok" -ge 65537 ] || ntok=65537
+  probe=(--steps 0 --eval 0 --sample 0 --compare 0 --profile 0)
+  if [ ! -x "$BUILD/train_gpt_cuda" ]; then
+    echo "side-by-side benchmark skipped: $BUILD/train_gpt_cuda was not built"
+    [ "$nobuild" = 1 ] || make -s deps | grep 'CUDA trainer'
+  elif ! why=$("$BUILD/train_gpt_cuda" "${probe[@]}" 2>&1); then
+    echo "side-by-side benchmark skipped: no GPU to run on: $(tail -n 1 <<<"$why")"
+  else
+    gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 || true)
+    peak=${PEAK_TFLOPS:-}
+    if [ -z "$peak" ]; then
+      case "$gpu" in *H100*|*H200*|*H800*|*GH200*) peak=989 ;; *A100*|*A800*) peak=312 ;; esac
+    fi
+    echo "GPU: ${gpu:-unknown}; dense bfloat16 peak: ${peak:-unknown (set PEAK_TFLOPS)} TFLOP/s"
+    if [ -n "$llmc" ]; then
+      if [ ! -x "$BUILD/llmc_files" ]; then echo "llm.c skipped: $BUILD/llmc_files was not built (make $BUILD/llmc_files)"; llmc=
+      else
+        mkdir -p "$work"
+        [ -s "$model" ] || "$BUILD/llmc_files" model "$model" "$L" "$C" "$H" "$T" || { rm -f "$model"; exit 1; }
+        "$BUILD/llmc_files" tokens "$tokens" "$ntok" || exit 1
+        echo "llm.c's inputs: $model ($(wc -c <"$model") bytes, random bfloat16 weights), $tokens ($ntok random tokens)"
+      fi
+    fi
+    # median over the steps after the first 5 of a list of step times in ms
+    median() { tail -n +6 | sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+    # trainer, vocabulary, median ms: a line of the summary
+    row() {
+      local fpt tps mfu
+      fpt=$(awk -v L="$L" -v C="$C" -v T="$T" -v V="$2" 'BEGIN { printf "%.0f", 6 * (12 * L * C * C + V * C) + 12 * L * C * T }')
+      if [ -z "$3" ]; then echo "| $1 | $L x $C, $H heads, T $T, batch $B | $2 | failed | $fpt | - |"; return; fi
+      tps=$(awk -v ms="$3" -v B="$B" -v T="$T" 'BEGIN { printf "%.0f", B * T / (ms / 1000) }')
+      mfu=-
+      [ -z "$peak" ] || mfu=$(awk -v t="$tps" -v f="$fpt" -v p="$peak" 'BEGIN { printf "%.1f%%", 100 * t * f / (p * 1e12) }')
+      echo "| $1 | $L x $C, $H heads, T $T, batch $B | $2 | $tps | $fpt | $mfu |"
+    }
+    ours=$("$BUILD/train_gpt_cuda" --layers "$L" --embd "$C" --heads "$H" --seq "$T" --batch "$B" --steps "$STEPS" --dtype bf16 \
+             --eval 0 --sample 0 --compare 0 --profile 0 --print-every 1 --order concerto 2>&1) || echo "$ours" | tail -n 5
+    ours_v=$(sed -n 's/^model: .*vocabulary \([0-9]*\):.*/\1/p' <<<"$ours" | head -n 1)
+    ours_ms=$(sed -n 's/^step *[0-9]*  loss .*  step *\([0-9.]*\) ms .*/\1/p' <<<"$ours" | median || true)
+    if [ -z "$ours_ms" ]; then   # the summary's median where the step lines carry no time
+      ours_ms=$(sed -n 's/.*training in .* order: median step \([0-9.]*\) ms.*/\1/p' <<<"$ours" | head -n 1)
+    fi
+    llmc_ms=
+    if [ -n "$llmc" ]; then
+      out=$( (cd "$work" && "$llmc" -i tokens.bin -j tokens.bin -e "$(basename "$model")" -b "$B" -t "$T" -x "$STEPS" -v 1000000 \
+                -s 1000000 -h 0) 2>&1) || echo "$out" | tail -n 5
+      llmc_ms=$(sed -n 's/^step .*| *\([0-9.]*\) ms |.*/\1/p' <<<"$out" | median || true)
+    fi
+    echo
+    echo "| trainer | model | vocabulary | tokens/s | FLOPs per token | MFU |"
+    echo "|---|---|---|---|---|---|"
+    row "train_gpt_cuda (bf16)" "${ours_v:-256}" "$ours_ms"
+    if [ -n "$llmc" ]; then row "llm.c train_gpt2cu (bf16)" 50304 "$llmc_ms"; else echo "| llm.c train_gpt2cu | - | 50304 | not run | - | - |"; fi
   fi
 fi
 

@@ -23,10 +23,17 @@
      run a tiled kernel of this file whose every output element is one
      sum in a fixed order, so that a chunk's rows come out bit-identical to
      the whole op's and the library's rewrites change no number;
-   - this file's kernels for the embedding, layer norm, attention (plain
-     causal attention, a warp per query row with the probabilities kept, as
-     the CPU's k_attention; not a fused flash kernel), GELU, softmax
-     cross-entropy, the gradient's squared norm and AdamW.
+   - attention (never cut into chunks) from cuBLAS strided-batched GEMMs
+     over the heads, bfloat16 tensor cores with --dtype bf16, with causal
+     softmax kernels of this file; the probabilities are kept as the CPU's
+     k_attention keeps them (attention_gemm_fwd, _bwd);
+   - this file's kernels for the embedding, layer norm (its weight gradient,
+     and the matmuls' bias gradients, by blocks of 32 columns where the op
+     is never cut), GELU, softmax cross-entropy, the gradient's squared
+     norm (per-block partial sums, then one fixed-order sum) and AdamW.
+   TRAIN_GPT_CUDA_EXACT=1 in the environment selects the reference kernels
+   instead: a warp per query row for attention, one block per squared norm
+   and a thread per column for the layer norm and bias gradients.
    No kernel uses atomics: every sum runs in a fixed order, so a step
    gives the same bits every run, in either order and replayed as a CUDA
    graph (--cuda-graphs on). The collectives are NCCL's: with 3 or more
@@ -38,7 +45,9 @@
 
    --dtype bf16: float32 master weights, AdamW's moments, activations; the
    matmuls' operands are rounded to bfloat16 (cuBLAS with bfloat16 inputs
-   and float32 accumulation; the tiled kernel rounds its loads), and the
+   and float32 accumulation; the tiled kernel rounds its loads), as are
+   attention's q, k, v, dy, probabilities and scores' gradient for its
+   GEMMs (the softmax itself in float32), and the
    tensors that are all-reduced (the tensor-parallel partial sums and the
    gradients) are bfloat16, so the collectives move bfloat16. Sums into a
    bfloat16 gradient run in float32 and round once (the layer norms'
@@ -72,6 +81,21 @@ typedef struct gpu_rank {
     size_t scratch;                /* elements of each */
     double* rowloss;               /* [N] cross-entropy per row, summed in order */
     float* dots;                   /* [Bl][Hl][T] attention backward: sum of p * dp per query row */
+    /* Attention from batched GEMMs (attention_gemm): the heads' q, k, v and
+       dy as [B NH][T][HS] (bfloat16 with --dtype bf16, else float32), three
+       float32 results of that shape, the scores' gradient [B NH][T][T] in
+       float32 and a bfloat16 copy of probabilities or their gradient. */
+    void *aq, *ak, *av, *ao;
+    float *ar0, *ar1, *ar2, *ss;
+    bf16* ssb;
+    size_t att_act;                /* elements of each [B NH][T][HS] buffer */
+    size_t att_tt;                 /* elements of ss (and ssb) */
+    int exact;                     /* TRAIN_GPT_CUDA_EXACT=1: the warp-per-row attention kernels */
+    /* The gradient norms' per-block partial sums, a slice per stream the
+       sumsq ops ran on (so ops on different streams never share one). */
+    double* part;
+    cudaStream_t part_stream[16];
+    int n_part;
     int bf16;                      /* --dtype bf16 */
     char err[512];                 /* the first failure since error() was asked */
 } gpu_rank;
@@ -196,13 +220,57 @@ __global__ void layernorm_bwd_w_kernel(void* dw, void* db, int g_bf, const void*
     int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= C) return;
     float sw = accumulate ? ld(dw, c, g_bf) : 0.0f, sb = accumulate ? ld(db, c, g_bf) : 0.0f;
-    for (int n = 0; n < N; n++) {
-        float g = ld(dy, (size_t)n * C + c, dy_bf);
-        sw += g * ((x[(size_t)n * C + c] - mean[n]) * rstd[n]);
+    int n = 0;
+    for (; n + 8 <= N; n += 8) {           /* eight rows' loads in flight, summed in order */
+        float g[8], nm[8];
+        for (int u = 0; u < 8; u++) {
+            size_t i = (size_t)(n + u) * C + c;
+            g[u] = ld(dy, i, dy_bf);
+            nm[u] = (x[i] - mean[n + u]) * rstd[n + u];
+        }
+        for (int u = 0; u < 8; u++) {
+            sw += g[u] * nm[u];
+            sb += g[u];
+        }
+    }
+    for (; n < N; n++) {
+        float g = ld(dy, (size_t)n * C + c, dy_bf), nm = (x[(size_t)n * C + c] - mean[n]) * rstd[n];
+        sw += g * nm;
         sb += g;
     }
     st(dw, c, g_bf, sw);
     st(db, c, g_bf, sb);
+}
+/* The same sums for an op never cut into chunks: a block of 32 x 32
+   threads per 32 columns, thread (i, c) summing rows i, i + 32, ... in
+   order, then the 32 sums of a column in order, added to what is there
+   when accumulating. Fixed order, so deterministic; not the bits of the
+   kernel above. */
+__global__ void __launch_bounds__(1024) layernorm_bwd_w_cols_kernel(void* dw, void* db, int g_bf, const void* dy, int dy_bf,
+                                                                    const float* x, const float* mean, const float* rstd, int N, int C,
+                                                                    int accumulate) {
+    __shared__ float sws[32][33], sbs[32][33];
+    int tx = threadIdx.x & 31, ty = threadIdx.x >> 5, c = blockIdx.x * 32 + tx;
+    float sw = 0, sb = 0;
+    if (c < C)
+        for (int n = ty; n < N; n += 32) {
+            size_t i = (size_t)n * C + c;
+            float g = ld(dy, i, dy_bf), nm = (x[i] - mean[n]) * rstd[n];
+            sw += g * nm;
+            sb += g;
+        }
+    sws[ty][tx] = sw;
+    sbs[ty][tx] = sb;
+    __syncthreads();
+    if (ty == 0 && c < C) {
+        float tw = 0, tb = 0;
+        for (int k = 0; k < 32; k++) {
+            tw += sws[k][tx];
+            tb += sbs[k][tx];
+        }
+        st(dw, c, g_bf, (accumulate ? ld(dw, c, g_bf) : 0.0f) + tw);
+        st(db, c, g_bf, (accumulate ? ld(db, c, g_bf) : 0.0f) + tb);
+    }
 }
 
 /* y[n][j] = sum over k of x[n][k] * W(j, k) (+ bias[j]), W(j, k) = w[j][k]
@@ -263,13 +331,31 @@ __global__ void gelu_bwd_kernel(float* d, const float* h, size_t n) {
     float x = h[i], u = GELU_S * (x + 0.044715f * x * x * x), t = tanhf(u);
     d[i] *= 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * GELU_S * (1.0f + 3.0f * 0.044715f * x * x);
 }
-/* A thread per column: dbias[j] = sum over rows of dy[n][j], in order. */
+/* A thread per column: dbias[j] = sum over rows of dy[n][j], in order
+   (TRAIN_GPT_CUDA_EXACT=1). */
 __global__ void bias_grad_kernel(void* dbias, int g_bf, const float* dy, int N, int J) {
     int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= J) return;
     float s = 0;
     for (int n = 0; n < N; n++) s += dy[(size_t)n * J + j];
     st(dbias, j, g_bf, s);
+}
+/* The same sums by a block of 32 x 32 threads per 32 columns: thread (i, j)
+   sums rows i, i + 32, ... in order, then the 32 sums of a column in order
+   (the op that runs it is never cut into chunks). */
+__global__ void __launch_bounds__(1024) bias_grad_cols_kernel(void* dbias, int g_bf, const float* dy, int N, int J) {
+    __shared__ float sh[32][33];
+    int tx = threadIdx.x & 31, ty = threadIdx.x >> 5, j = blockIdx.x * 32 + tx;
+    float s = 0;
+    if (j < J)
+        for (int n = ty; n < N; n += 32) s += dy[(size_t)n * J + j];
+    sh[ty][tx] = s;
+    __syncthreads();
+    if (ty == 0 && j < J) {
+        float t = 0;
+        for (int k = 0; k < 32; k++) t += sh[k][tx];
+        st(dbias, j, g_bf, t);
+    }
 }
 /* float32 to bfloat16 */
 __global__ void to_bf16_kernel(bf16* out, const float* in, size_t n) {
@@ -376,6 +462,63 @@ __global__ void attention_bwd_kv_kernel(float* dqkv, const float* dots, const fl
         }
 }
 
+/* Attention from batched GEMMs (attention_gemm, below): the heads' rows
+   gathered into [B NH][T][HS] (q, k and v from qkv [B T][3 W], or dy from
+   [B T][W]; src points at the first head's column, stride is the row's
+   length), stored as float32 or bfloat16. */
+__global__ void heads_gather_kernel(void* out, int out_bf, const float* src, int stride, int B, int T, int NH, int HS) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (size_t)B * NH * T * HS) return;
+    int d = (int)(i % HS), t = (int)(i / HS % T), h = (int)(i / HS / T % NH), b = (int)(i / HS / T / NH);
+    st(out, i, out_bf, src[((size_t)b * T + t) * stride + h * HS + d]);
+}
+/* The inverse: [B NH][T][HS] float32 into the rows of dst (stride as above). */
+__global__ void heads_scatter_kernel(float* dst, int stride, const float* in, int B, int T, int NH, int HS) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (size_t)B * NH * T * HS) return;
+    int d = (int)(i % HS), t = (int)(i / HS % T), h = (int)(i / HS / T % NH), b = (int)(i / HS / T / NH);
+    dst[((size_t)b * T + t) * stride + h * HS + d] = in[i];
+}
+/* A warp per row (b, h, t) of the scaled scores att[b][h][t][0..T): the
+   causal softmax in place (zero past t), each lane's terms summed in order
+   and then across the warp in a fixed order; pb: a bfloat16 copy, or NULL. */
+__global__ void softmax_causal_kernel(float* att, bf16* pb, size_t rows, int T) {
+    int lane = threadIdx.x & 31;
+    size_t row = (size_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    if (row >= rows) return;
+    int t = (int)(row % T);
+    float* a = att + row * T;
+    float mx = -INFINITY, sum = 0;
+    for (int t2 = lane; t2 <= t; t2 += 32) mx = fmaxf(mx, a[t2]);
+    mx = warp_max(mx);
+    for (int t2 = lane; t2 <= t; t2 += 32) sum += expf(a[t2] - mx);
+    sum = warp_sum(sum);
+    for (int t2 = lane; t2 < T; t2 += 32) {
+        float p = t2 <= t ? expf(a[t2] - mx) / sum : 0.0f;
+        a[t2] = p;
+        if (pb) pb[row * T + t2] = __float2bfloat16(p);
+    }
+}
+/* A warp per row: the scores' gradient from the probabilities' (dp, in
+   ds): ds = att (dp - sum of att dp) scale up to t, zero past it; into ds
+   in place, or into dsb (bfloat16) when it is not NULL. */
+__global__ void softmax_causal_bwd_kernel(float* ds, bf16* dsb, const float* att, size_t rows, int T, float scale) {
+    int lane = threadIdx.x & 31;
+    size_t row = (size_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    if (row >= rows) return;
+    int t = (int)(row % T);
+    const float* p = att + row * T;
+    float* d = ds + row * T;
+    float dot = 0;
+    for (int t2 = lane; t2 <= t; t2 += 32) dot += p[t2] * d[t2];
+    dot = warp_sum(dot);
+    for (int t2 = lane; t2 < T; t2 += 32) {
+        float g = t2 <= t ? p[t2] * (d[t2] - dot) * scale : 0.0f;
+        if (dsb) dsb[row * T + t2] = __float2bfloat16(g);
+        else d[t2] = g;
+    }
+}
+
 /* y = x + (part + bias) (part may be bfloat16) */
 __global__ void residual_kernel(float* y, const float* x, const void* part, int part_bf, const float* bias, int N, int C) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -429,7 +572,8 @@ __global__ void embed_bwd_wpe_kernel(void* dwpe, int g_bf, const float* dx, int 
     st(dwpe, i, g_bf, s);
 }
 
-/* One block: slot[0] = the squared norm of g (double), or 0 where it does not count. */
+/* One block: slot[0] = the squared norm of g (double), or 0 where it does
+   not count (TRAIN_GPT_CUDA_EXACT=1). */
 __global__ void sumsq_kernel(double* slot, const void* g, int g_bf, size_t n, int counted) {
     __shared__ double sh[33];
     double s = 0;
@@ -439,6 +583,48 @@ __global__ void sumsq_kernel(double* slot, const void* g, int g_bf, size_t n, in
             s += x * x;
         }
     s = block_sum(s, sh);
+    if (threadIdx.x == 0) slot[0] = s;
+}
+/* The squared norm in two passes (run_sumsq): nb blocks of THREADS
+   threads, block b's thread i summing elements b THREADS + i, then every
+   nb THREADS on, in order, each block's sum in a fixed order
+   (sumsq_block); then the nb partial sums in a fixed order (sum_parts).
+   nb depends on n alone, so the bits do not depend on the launch. */
+#define SUMSQ_PARTS 512
+__device__ double sumsq_block(const void* g, int g_bf, size_t n, unsigned b, unsigned nb, double* sh) {
+    double s = 0;
+    for (size_t i = (size_t)b * blockDim.x + threadIdx.x; i < n; i += (size_t)nb * blockDim.x) {
+        double x = ld(g, i, g_bf);
+        s += x * x;
+    }
+    return block_sum(s, sh);
+}
+__device__ double sum_parts(const double* part, unsigned np, double* sh) {
+    double s = 0;
+    for (unsigned i = threadIdx.x; i < np; i += blockDim.x) s += part[i];
+    return block_sum(s, sh);
+}
+__global__ void sumsq_part_kernel(double* part, const void* g, int g_bf, size_t n) {
+    __shared__ double sh[33];
+    double s = sumsq_block(g, g_bf, n, blockIdx.x, gridDim.x, sh);
+    if (threadIdx.x == 0) part[blockIdx.x] = s;
+}
+__global__ void sumsq_final_kernel(double* slot, const double* part, unsigned np) {
+    __shared__ double sh[33];
+    double s = sum_parts(part, np, sh);
+    if (threadIdx.x == 0) slot[0] = s;
+}
+/* The same two passes and bits in one block, for a stream with no slice of
+   the partial sums left. */
+__global__ void sumsq_serial_kernel(double* slot, const void* g, int g_bf, size_t n, unsigned nb) {
+    __shared__ double sh[33];
+    __shared__ double part[SUMSQ_PARTS];
+    for (unsigned b = 0; b < nb; b++) {
+        double s = sumsq_block(g, g_bf, n, b, nb, sh);
+        if (threadIdx.x == 0) part[b] = s;
+    }
+    __syncthreads();
+    double s = sum_parts(part, nb, sh);
     if (threadIdx.x == 0) slot[0] = s;
 }
 /* One thread: normsq[0] = the sum of sumsq, in order. */
@@ -500,6 +686,112 @@ static void matmul_fwd(cudaStream_t s, void* y, int y_bf, const float* x, const 
 static void matmul_bwd_x(cudaStream_t s, void* dx, int dx_bf, const float* dy, const float* w, int N, int C, int OC) {
     gemm(s, CUBLAS_OP_N, CUBLAS_OP_N, C, N, OC, w, (size_t)OC * C, C, dy, (size_t)N * OC, OC, dx, dx_bf, C);
 }
+/* Column-major batched C_i[m][n] = alpha op(A_i) op(B_i) (beta 0), C float32,
+   A and B bfloat16 (in_bf) or float32; float32 accumulation either way. */
+static int bgemm(cudaStream_t s, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, float alpha, const void* A, int lda,
+                 long long sa, const void* B, int ldb, long long sb, float* C, int ldc, long long sc, int batch, int in_bf) {
+    gpu_rank* r = g_rank;
+    const float zero = 0.0f;
+    cudaDataType_t in = in_bf ? CUDA_R_16BF : CUDA_R_32F;
+    if (!blas_ok(cublasSetStream(r->blas, s), "cublasSetStream") ||
+        !blas_ok(cublasSetWorkspace(r->blas, r->blas_ws, r->blas_ws_bytes), "cublasSetWorkspace"))
+        return 0;
+    return blas_ok(cublasGemmStridedBatchedEx(r->blas, ta, tb, m, n, k, &alpha, A, in, lda, sa, B, in, ldb, sb, &zero, C, CUDA_R_32F, ldc,
+                                              sc, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                   "cublasGemmStridedBatchedEx");
+}
+
+/* Attention from batched GEMMs, one batch of B NH heads each (bfloat16
+   tensor cores with --dtype bf16, float32 otherwise), with the causal
+   softmax and its gradient as kernels of this file:
+     forward:  att = softmax(scale Q K^T) (masked), y = att V;
+     backward: dV = att^T dO, dP = dO V^T, dS = att (dP - rowsum(att dP))
+               scale, dQ = dS K, dK = dS^T Q.
+   The full T x T products are computed and the softmax zeroes what lies
+   past each query. Used for the attention ops only: the step builder never
+   lets the library cut them into chunks (gpt_add_attention and
+   gpt_add_attention_bwd add them whole), so the bits do not depend on the
+   order the library picks; cuBLAS gives the same bits every run on one GPU
+   model with a fixed workspace. The reference is the warp-per-row kernels
+   above (TRAIN_GPT_CUDA_EXACT=1), with fewer roundings in float32: the two
+   agree within rounding, and bfloat16 rounds q, k, v, dy, att and dS. */
+static int attention_fits(const gpt_op_args* a) {
+    const gpu_rank* r = g_rank;
+    return !r->exact && (size_t)a->B * a->NH * a->T * a->HS <= r->att_act && (size_t)a->B * a->NH * a->T * a->T <= r->att_tt;
+}
+static void gather_heads(cudaStream_t s, void* out, const float* src, int stride, const gpt_op_args* a) {
+    size_t n = (size_t)a->B * a->NH * a->T * a->HS;
+    heads_gather_kernel<<<blocks_for(n), THREADS, 0, s>>>(out, g_rank->bf16, src, stride, a->B, a->T, a->NH, a->HS);
+}
+static void scatter_heads(cudaStream_t s, float* dst, int stride, const float* in, const gpt_op_args* a) {
+    size_t n = (size_t)a->B * a->NH * a->T * a->HS;
+    heads_scatter_kernel<<<blocks_for(n), THREADS, 0, s>>>(dst, stride, in, a->B, a->T, a->NH, a->HS);
+}
+/* in: qkv [B T][3 W]; out: y [B T][W], att [B NH][T][T] */
+static void attention_gemm_fwd(cudaStream_t s, float* y, float* att, const float* qkv, const gpt_op_args* a) {
+    gpu_rank* r = g_rank;
+    int T = a->T, HS = a->HS, W = a->NH * a->HS, BH = a->B * a->NH, bf = r->bf16;
+    long long per = (long long)T * HS, tt = (long long)T * T;
+    size_t rows = (size_t)BH * T;
+    gather_heads(s, r->aq, qkv, 3 * W, a);
+    gather_heads(s, r->ak, qkv + W, 3 * W, a);
+    gather_heads(s, r->av, qkv + 2 * W, 3 * W, a);
+    /* att_cm(t2, t) = scale sum_d K(t2, d) Q(t, d): row-major att[t][t2] */
+    if (!bgemm(s, CUBLAS_OP_T, CUBLAS_OP_N, T, T, HS, 1.0f / sqrtf((float)HS), r->ak, HS, per, r->aq, HS, per, att, T, tt, BH, bf))
+        return;
+    softmax_causal_kernel<<<(unsigned)((rows + 7) / 8), THREADS, 0, s>>>(att, bf ? r->ssb : NULL, rows, T);
+    /* Y_cm(d, t) = sum_t2 V(t2, d) att[t][t2] */
+    if (!bgemm(s, CUBLAS_OP_N, CUBLAS_OP_N, HS, T, T, 1.0f, r->av, HS, per, bf ? (const void*)r->ssb : (const void*)att, T, tt, r->ar0,
+               HS, per, BH, bf))
+        return;
+    scatter_heads(s, y, W, r->ar0, a);
+}
+/* in: dy [B T][W], att, qkv; out: dqkv [B T][3 W] */
+static void attention_gemm_bwd(cudaStream_t s, float* dqkv, const float* dy, const float* att, const float* qkv, const gpt_op_args* a) {
+    gpu_rank* r = g_rank;
+    int T = a->T, HS = a->HS, W = a->NH * a->HS, BH = a->B * a->NH, bf = r->bf16;
+    long long per = (long long)T * HS, tt = (long long)T * T;
+    size_t rows = (size_t)BH * T;
+    const void* p = att;
+    const void* ds = r->ss;
+    gather_heads(s, r->aq, qkv, 3 * W, a);
+    gather_heads(s, r->ak, qkv + W, 3 * W, a);
+    gather_heads(s, r->av, qkv + 2 * W, 3 * W, a);
+    gather_heads(s, r->ao, dy, W, a);
+    if (bf) {
+        to_bf16_kernel<<<blocks_for(rows * T), THREADS, 0, s>>>(r->ssb, att, rows * T);
+        p = ds = r->ssb;
+    }
+    /* dV_cm(d, t2) = sum_t dO(t, d) att[t][t2] */
+    if (!bgemm(s, CUBLAS_OP_N, CUBLAS_OP_T, HS, T, T, 1.0f, r->ao, HS, per, p, T, tt, r->ar2, HS, per, BH, bf)) return;
+    /* dP_cm(t2, t) = sum_d V(t2, d) dO(t, d) */
+    if (!bgemm(s, CUBLAS_OP_T, CUBLAS_OP_N, T, T, HS, 1.0f, r->av, HS, per, r->ao, HS, per, r->ss, T, tt, BH, bf)) return;
+    softmax_causal_bwd_kernel<<<(unsigned)((rows + 7) / 8), THREADS, 0, s>>>(r->ss, bf ? r->ssb : NULL, att, rows, T,
+                                                                             1.0f / sqrtf((float)HS));
+    /* dQ_cm(d, t) = sum_t2 K(t2, d) dS[t][t2]; dK_cm(d, t2) = sum_t Q(t, d) dS[t][t2] */
+    if (!bgemm(s, CUBLAS_OP_N, CUBLAS_OP_N, HS, T, T, 1.0f, r->ak, HS, per, ds, T, tt, r->ar0, HS, per, BH, bf) ||
+        !bgemm(s, CUBLAS_OP_N, CUBLAS_OP_T, HS, T, T, 1.0f, r->aq, HS, per, ds, T, tt, r->ar1, HS, per, BH, bf))
+        return;
+    scatter_heads(s, dqkv, 3 * W, r->ar0, a);
+    scatter_heads(s, dqkv + W, 3 * W, r->ar1, a);
+    scatter_heads(s, dqkv + 2 * W, 3 * W, r->ar2, a);
+}
+
+/* The stream's slice of the partial sums (SUMSQ_PARTS each), or NULL when
+   every slice is taken. Ops on one stream run one after another, so they
+   can share a slice; the slices are allocated before the first step. */
+static double* part_of(cudaStream_t s) {
+    gpu_rank* r = g_rank;
+    int i;
+    int slots = (int)(sizeof r->part_stream / sizeof r->part_stream[0]);
+    if (!r->part) return NULL;
+    for (i = 0; i < r->n_part; i++)
+        if (r->part_stream[i] == s) return r->part + (size_t)i * SUMSQ_PARTS;
+    if (r->n_part == slots) return NULL;
+    r->part_stream[r->n_part] = s;
+    return r->part + (size_t)r->n_part++ * SUMSQ_PARTS;
+}
+
 static dim3 tiles(int N, int J) { return dim3((unsigned)((J + TM - 1) / TM), (unsigned)((N + TM - 1) / TM)); }
 
 /* ---- the kernels as ops ----------------------------------------------------------- */
@@ -537,6 +829,10 @@ static void run_matmul_gelu(const gpt_op_args* a, const gpt_op_view* v) {
                                                                                  (const float*)v->in[2], v->N, a->OC);
 }
 static void run_attention(const gpt_op_args* a, const gpt_op_view* v) {
+    if (attention_fits(a)) {
+        attention_gemm_fwd(STREAM(v), (float*)v->out[0], (float*)v->out[1], (const float*)v->in[0], a);
+        return;
+    }
     size_t rows = (size_t)a->B * a->NH * a->T;
     attention_kernel<<<(unsigned)((rows + 7) / 8), THREADS, 0, STREAM(v)>>>((float*)v->out[0], (float*)v->out[1],
                                                                            (const float*)v->in[0], a->B, a->T, a->NH, a->HS);
@@ -555,7 +851,10 @@ static void run_matmul_bwd_w(const gpt_op_args* a, const gpt_op_view* v) {
     int g_bf = bf_of(a->out[0]);
     gemm(STREAM(v), CUBLAS_OP_N, CUBLAS_OP_T, a->C, a->OC, v->N, (const float*)v->in[1], (size_t)v->N * a->C, a->C,
          (const float*)v->in[0], (size_t)v->N * a->OC, a->OC, v->out[0], g_bf, a->C);
-    if (v->out[1])
+    if (v->out[1] && !g_rank->exact && !a->chunked)
+        bias_grad_cols_kernel<<<(unsigned)((a->OC + 31) / 32), 1024, 0, STREAM(v)>>>(v->out[1], bf_of(a->out[1]), (const float*)v->in[0],
+                                                                                      v->N, a->OC);
+    else if (v->out[1])
         bias_grad_kernel<<<blocks_for((size_t)a->OC), THREADS, 0, STREAM(v)>>>(v->out[1], bf_of(a->out[1]), (const float*)v->in[0], v->N,
                                                                                a->OC);
 }
@@ -580,12 +879,22 @@ static void run_layernorm_bwd(const gpt_op_args* a, const gpt_op_view* v) {
     layernorm_bwd_x_kernel<<<v->N, THREADS, 0, STREAM(v)>>>((float*)v->out[0], (const float*)v->in[0], v->in[1], bf_of(a->in[1]),
                                                              (const float*)v->in[2], (const float*)v->in[3], (const float*)v->in[4],
                                                              (const float*)v->in[5], a->C);
+    if (!a->chunked && !g_rank->exact) {   /* never cut: the bits need not match a chunk's */
+        layernorm_bwd_w_cols_kernel<<<(unsigned)((a->C + 31) / 32), 1024, 0, STREAM(v)>>>(
+            v->out[1], v->out[2], bf_of(a->out[1]), v->in[1], bf_of(a->in[1]), (const float*)v->in[2], (const float*)v->in[3],
+            (const float*)v->in[4], v->N, a->C, !v->first);
+        return;
+    }
     layernorm_bwd_w_kernel<<<blocks_for((size_t)a->C), THREADS, 0, STREAM(v)>>>(v->out[1], v->out[2], bf_of(a->out[1]), v->in[1],
                                                                                bf_of(a->in[1]), (const float*)v->in[2],
                                                                                (const float*)v->in[3], (const float*)v->in[4], v->N,
                                                                                a->C, !v->first);
 }
 static void run_attention_bwd(const gpt_op_args* a, const gpt_op_view* v) {
+    if (attention_fits(a)) {
+        attention_gemm_bwd(STREAM(v), (float*)v->out[0], (const float*)v->in[0], (const float*)v->in[1], (const float*)v->in[2], a);
+        return;
+    }
     size_t rows = (size_t)a->B * a->NH * a->T;
     attention_bwd_q_kernel<<<(unsigned)((rows + ATT_WARPS - 1) / ATT_WARPS), 32 * ATT_WARPS, 0, STREAM(v)>>>(
         (float*)v->out[0], g_rank->dots, (const float*)v->in[0], (const float*)v->in[1], (const float*)v->in[2], a->B, a->T, a->NH,
@@ -602,7 +911,18 @@ static void run_embed_bwd(const gpt_op_args* a, const gpt_op_view* v) {
                                                                                     (const float*)v->in[0], a->B, a->T, a->C);
 }
 static void run_sumsq(const gpt_op_args* a, const gpt_op_view* v) {
-    sumsq_kernel<<<1, THREADS, 0, STREAM(v)>>>((double*)v->out[0], v->in[0], bf_of(a->in[0]), a->n, a->counted);
+    size_t blocks = a->counted ? (a->n + THREADS - 1) / THREADS : 0;
+    unsigned nb = (unsigned)(blocks < SUMSQ_PARTS ? blocks : SUMSQ_PARTS);
+    double* part;
+    if (g_rank->exact) {
+        sumsq_kernel<<<1, THREADS, 0, STREAM(v)>>>((double*)v->out[0], v->in[0], bf_of(a->in[0]), a->n, a->counted);
+        return;
+    }
+    if (nb > 0 && (part = part_of(STREAM(v))) != NULL) {
+        sumsq_part_kernel<<<nb, THREADS, 0, STREAM(v)>>>(part, v->in[0], bf_of(a->in[0]), a->n);
+        sumsq_final_kernel<<<1, THREADS, 0, STREAM(v)>>>((double*)v->out[0], part, nb);
+    } else
+        sumsq_serial_kernel<<<1, THREADS, 0, STREAM(v)>>>((double*)v->out[0], v->in[0], bf_of(a->in[0]), a->n, nb);
 }
 static void run_grad_norm(const gpt_op_args* a, const gpt_op_view* v) {
     grad_norm_kernel<<<1, 1, 0, STREAM(v)>>>((double*)v->out[0], (const double*)v->in[0], a->n);
@@ -706,8 +1026,26 @@ static int gpu_rank_init(gpu_rank* r, const shared* sh) {
     if (r->bf16 && (!cuda_ok(cudaMalloc((void**)&r->opa, sizeof(bf16) * need), "cudaMalloc (bfloat16 scratch)") ||
                     !cuda_ok(cudaMalloc((void**)&r->opb, sizeof(bf16) * need), "cudaMalloc (bfloat16 scratch)")))
         return 0;
-    return cuda_ok(cudaMalloc((void**)&r->rowloss, sizeof(double) * N), "cudaMalloc (row losses)") &&
-           cuda_ok(cudaMalloc((void**)&r->dots, sizeof(float) * N * (size_t)sh->cfg.H), "cudaMalloc (attention scratch)");
+    if (!cuda_ok(cudaMalloc((void**)&r->rowloss, sizeof(double) * N), "cudaMalloc (row losses)") ||
+        !cuda_ok(cudaMalloc((void**)&r->dots, sizeof(float) * N * (size_t)sh->cfg.H), "cudaMalloc (attention scratch)"))
+        return 0;
+    const char* exact = getenv("TRAIN_GPT_CUDA_EXACT");
+    r->exact = exact && exact[0] == '1';
+    if (r->exact) return 1;
+    /* attention_gemm's buffers, for every head of the model (a rank has at most that many) */
+    r->att_act = N * C;
+    r->att_tt = N * (size_t)sh->cfg.H * T;
+    void** act[4] = { &r->aq, &r->ak, &r->av, &r->ao };
+    float** res[3] = { &r->ar0, &r->ar1, &r->ar2 };
+    for (int i = 0; i < 4; i++)
+        if (!cuda_ok(cudaMalloc(act[i], sizeof(float) * r->att_act), "cudaMalloc (attention heads)")) return 0;
+    for (int i = 0; i < 3; i++)
+        if (!cuda_ok(cudaMalloc((void**)res[i], sizeof(float) * r->att_act), "cudaMalloc (attention results)")) return 0;
+    if (!cuda_ok(cudaMalloc((void**)&r->ss, sizeof(float) * r->att_tt), "cudaMalloc (attention scores' gradient)") ||
+        (r->bf16 && !cuda_ok(cudaMalloc((void**)&r->ssb, sizeof(bf16) * r->att_tt), "cudaMalloc (attention scores, bfloat16)")))
+        return 0;
+    return cuda_ok(cudaMalloc((void**)&r->part, sizeof(double) * SUMSQ_PARTS * (sizeof r->part_stream / sizeof r->part_stream[0])),
+                   "cudaMalloc (partial sums)");
 }
 static void gpu_rank_free(gpu_rank* r) {
     if (r->blas) cublasDestroy(r->blas);
@@ -716,6 +1054,16 @@ static void gpu_rank_free(gpu_rank* r) {
     cudaFree(r->opb);
     cudaFree(r->rowloss);
     cudaFree(r->dots);
+    cudaFree(r->aq);
+    cudaFree(r->ak);
+    cudaFree(r->av);
+    cudaFree(r->ao);
+    cudaFree(r->ar0);
+    cudaFree(r->ar1);
+    cudaFree(r->ar2);
+    cudaFree(r->ss);
+    cudaFree(r->ssb);
+    cudaFree(r->part);
 }
 
 /* Where the ranks meet before NCCL's set-up, which waits for every rank
