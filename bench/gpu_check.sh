@@ -4,8 +4,10 @@
 #   build (make gpu-check-build, here): every program the check runs,
 #     built in $BUILD (default build) and copied, in $BUILD's layout, into
 #     $BUILD/gpu-check (a few MiB): the GPU tests, both trainers,
-#     bench_gpu, llmc_files, and llm.c's train_gpt2cu when LLMC_BIN or
-#     LLMC_DIR names one (it is never fetched or built here). Carry
+#     bench_gpu, llmc_files, and llm.c's train_gpt2cu: LLMC_BIN names a
+#     built one, or LLMC_DIR a copy of llm.c (outside this repository,
+#     never fetched by this script) where it is built without cuDNN for
+#     sm_90. Carry
 #     $BUILD/gpu-check to the GPU machine with the working tree.
 #   run (make gpu-check, there): compiles nothing. In turn, each under a
 #     time limit so that the whole ends within 5 minutes: the programs of
@@ -27,7 +29,14 @@ case "${1:-}" in
       [ -x "$p" ] || { echo "gpu-check-build: $p was not built (make deps says why)"; exit 1; }
     done
     llmc=${LLMC_BIN:-}
-    if [ -z "$llmc" ] && [ -n "${LLMC_DIR:-}" ]; then llmc=$LLMC_DIR/train_gpt2cu; fi
+    if [ -z "$llmc" ] && [ -n "${LLMC_DIR:-}" ]; then
+      # the user's own copy of llm.c, outside this repository: its CUDA
+      # trainer built without cuDNN, for sm_90 (H100/H200), on one GPU
+      echo "gpu-check-build: building train_gpt2cu in $LLMC_DIR (USE_CUDNN=0 GPU_COMPUTE_CAPABILITY=90 NO_MULTI_GPU=1)"
+      make -C "$LLMC_DIR" train_gpt2cu USE_CUDNN=0 GPU_COMPUTE_CAPABILITY=90 NO_MULTI_GPU=1 >"$BUILD/llmc_build.log" 2>&1 ||
+        { echo "gpu-check-build: building llm.c's train_gpt2cu failed: see $BUILD/llmc_build.log"; exit 1; }
+      llmc=$LLMC_DIR/train_gpt2cu
+    fi
     rm -rf "$pack"
     mkdir -p "$pack/tests" || exit 1
     for p in "${progs[@]}"; do cp "$BUILD/$p" "$pack/$p" || exit 1; done
