@@ -27,8 +27,8 @@
 # GPU, both bfloat16, the same layers, width, heads, context and batch
 # (default GPT-2 small: 12, 768, 12, 1024, batch 8; 30 steps, the first 5 of
 # each not timed). llm.c is the user's: LLMC_BIN, or train_gpt2cu in the
-# copy LLMC_DIR names, built there without cuDNN for the GPU (sm_90 on an
-# H100 or H200); this script never fetches or builds it. llm.c gets random
+# copy LLMC_DIR names, which this script builds there without cuDNN for
+# sm_90 (H100, H200; not with BENCH_NO_BUILD=1); it never fetches llm.c. llm.c gets random
 # weights and random tokens in its own formats (build/llmc_files, in
 # $BUILD/llmc-bench). Reported per trainer: tokens/s (from the median step)
 # and model FLOPs utilisation, each from its own model's FLOPs per token,
@@ -542,9 +542,15 @@ if [ "$what" = gpt-cuda-llmc ]; then
   echo
   echo "side by side with llm.c: $L layers, width $C, $H heads, context $T, batch $B, $STEPS steps, bfloat16"
   llmc=${LLMC_BIN:-}
-  if [ -z "$llmc" ] && [ -n "${LLMC_DIR:-}" ]; then llmc=$LLMC_DIR/train_gpt2cu; fi
+  if [ -z "$llmc" ] && [ -n "${LLMC_DIR:-}" ]; then
+    llmc=$LLMC_DIR/train_gpt2cu
+    if [ "$nobuild" != 1 ] && [ -f "$LLMC_DIR/Makefile" ]; then   # the user's copy: its trainer without cuDNN, for sm_90
+      make -C "$LLMC_DIR" train_gpt2cu USE_CUDNN=0 GPU_COMPUTE_CAPABILITY=90 NO_MULTI_GPU=1 >"$BUILD/llmc_build.log" 2>&1 ||
+        echo "llm.c's train_gpt2cu did not build in $LLMC_DIR: see $BUILD/llmc_build.log"
+    fi
+  fi
   if [ -z "$llmc" ]; then
-    echo "llm.c skipped: set LLMC_DIR to a copy of llm.c with train_gpt2cu built in it (without cuDNN, for this GPU), or LLMC_BIN to that program; this script never fetches or builds llm.c"
+    echo "llm.c skipped: set LLMC_DIR to a copy of llm.c (train_gpt2cu is built there without cuDNN, for sm_90), or LLMC_BIN to a built train_gpt2cu; this script never fetches llm.c"
   elif [ ! -x "$llmc" ]; then
     echo "llm.c skipped: $llmc is not an executable program (build train_gpt2cu in your copy of llm.c first, without cuDNN)"
     llmc=
