@@ -1172,8 +1172,9 @@ typedef struct cc_exec cc_exec;
 /* The backend is copied (its fns and self), not owned: destroy it after
    the executor. The executor allocates the plan's arena once
    (cc_plan_arena_bytes; through the backend's mem_alloc where it has one,
-   which must align to 256 bytes as cudaMalloc does, else from the
-   context's allocator at 256 bytes) and frees it in cc_exec_destroy;
+   e.g. one cudaMalloc, else from the context's allocator; its base aligned
+   to 256 bytes, padded where the allocation is not) and frees it in
+   cc_exec_destroy;
    nothing is allocated per step. A collective whose send_buf (recv_buf)
    is NULL gets the address of its op's first read (write) region: a
    transient buffer's arena address plus the region's offset.
@@ -11348,10 +11349,15 @@ static cc_result cc__exec_arena(cc_exec* x) {
                 return cc__exec_fail(ctx, rc, "cc_exec_create: backend '%s' could not allocate the arena of %s bytes", x->be_name, nb);
             }
             x->arena_dev = 1;
-            x->arena = x->arena_raw;
-            if ((uintptr_t)x->arena % CONCERTO__ARENA_ALIGN)
-                return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_exec_create: backend '%s' allocated the arena at %p, not aligned to "
-                                      "%u bytes", x->be_name, x->arena, CONCERTO__ARENA_ALIGN);
+            if ((uintptr_t)x->arena_raw % CONCERTO__ARENA_ALIGN) {   /* less aligned than a device's: pad, still one allocation */
+                f->mem_free(x->be.self, x->arena_raw);
+                x->arena_raw = NULL;
+                if ((rc = f->mem_alloc(x->be.self, (size_t)pl->arena_bytes + CONCERTO__ARENA_ALIGN - 1, &x->arena_raw)) != CC_OK) {
+                    x->arena_raw = NULL;
+                    return cc__exec_fail(ctx, rc, "cc_exec_create: backend '%s' could not allocate the arena%s", x->be_name, "");
+                }
+            }
+            x->arena = (char*)x->arena_raw + (CONCERTO__ARENA_ALIGN - (uintptr_t)x->arena_raw % CONCERTO__ARENA_ALIGN) % CONCERTO__ARENA_ALIGN;
         } else {
             x->arena_raw = cc__alloc(ctx, (size_t)pl->arena_bytes + CONCERTO__ARENA_ALIGN - 1);
             if (!x->arena_raw) return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_create: out of memory for the arena of %llu bytes",

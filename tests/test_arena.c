@@ -13,6 +13,7 @@
    - the values the ops read in a step equal the values the test computes
      from its own record of who writes what (each op writes a value made of
      its index and what it read) in program order. */
+#define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 #include <string.h>
 #include "util.h"
@@ -234,14 +235,38 @@ static void note_error(stats* st, cc_context* ctx, const char* what) {
     if (!st->first_error[0]) snprintf(st->first_error, sizeof st->first_error, "%s: %s", what, cc_last_error(ctx));
 }
 
-/* Runs one step of plan pl; 0 and *got filled on success. */
-static int run_plan(cc_context* ctx, cc_rank* rank, cc_plan* pl, inst* in, const cc_buffer* buf, int32_t got[MAX_OPS][MAX_IO],
-                    stats* st) {
-    cc_backend be;
+/* A backend memory of its own: the CPU backend's table with mem_alloc,
+   mem_free and mem_copy added, handing out blocks 8 bytes past a 256-byte
+   boundary (so that the executor must pad) and counting them. */
+static int mem_live, mem_allocs;
+static cc_result odd_alloc(void* self, size_t n, void** ptr) {
+    char* raw;
+    (void)self;
+    if (posix_memalign((void**)&raw, 256, n + 264)) return CC_ERR_OUT_OF_MEMORY;
+    *ptr = raw + 8;
+    mem_live++; mem_allocs++;
+    return CC_OK;
+}
+static void odd_free(void* self, void* ptr) { (void)self; if (ptr) { free((char*)ptr - 8); mem_live--; } }
+static cc_result odd_copy(void* self, void* dst, const void* src, size_t n) { (void)self; memcpy(dst, src, n); return CC_OK; }
+
+/* Runs two steps of plan pl (with_mem: through a backend with its own
+   memory); 0 and *got filled on success. */
+static int run_plan_on(cc_context* ctx, cc_rank* rank, cc_plan* pl, inst* in, const cc_buffer* buf, int32_t got[MAX_OPS][MAX_IO],
+                       stats* st, int with_mem) {
+    cc_backend be, use;
+    cc_backend_fns fns;
     cc_exec* x = NULL;
     int i, k, steps;
     if (cc_cpu_backend_create(rank, &be) != CC_OK) { note_error(st, ctx, "backend"); return 1; }
-    if (cc_exec_create(ctx, pl, &be, &x) != CC_OK) { note_error(st, ctx, "cc_exec_create"); cc_backend_destroy(&be); return 1; }
+    use = be;
+    if (with_mem) {
+        fns = *be.fns;
+        fns.mem_alloc = odd_alloc; fns.mem_free = odd_free; fns.mem_copy = odd_copy; fns.destroy = NULL;
+        use.fns = &fns;
+    }
+    if (cc_exec_create(ctx, pl, &use, &x) != CC_OK) { note_error(st, ctx, "cc_exec_create"); cc_backend_destroy(&be); return 1; }
+    if (with_mem && mem_live != 1) st->failures++, snprintf(st->first_error, sizeof st->first_error, "%d blocks live", mem_live);
     for (i = 0; i < in->n_ops; i++) {
         op_io* o = &in->io[i];
         for (k = 0; k < o->n_r; k++) { o->rp[k] = (int32_t*)cc_exec_buffer_ptr(x, buf[o->r[k]]); o->r_elems[k] = in->bytes[o->r[k]] / 4; }
@@ -263,6 +288,11 @@ fail:
     cc_exec_destroy(x);
     cc_backend_destroy(&be);
     return 1;
+}
+
+static int run_plan(cc_context* ctx, cc_rank* rank, cc_plan* pl, inst* in, const cc_buffer* buf, int32_t got[MAX_OPS][MAX_IO],
+                    stats* st) {
+    return run_plan_on(ctx, rank, pl, in, buf, got, st, 0);
 }
 
 static int same_reads(const inst* in, int32_t a[MAX_OPS][MAX_IO], int32_t b[MAX_OPS][MAX_IO]) {
@@ -306,6 +336,10 @@ static cc_result random_rank(cc_rank* rank, void* user) {
             st->dep_bad += dep_bad;
         }
         if (run_plan(ctx, rank, pl0, &in, buf, got0, st) == 0 && !same_reads(&in, got0, want)) st->not_program++;
+        if (t < 4) {   /* the arena in the backend's memory */
+            int32_t gotm[MAX_OPS][MAX_IO];
+            if (run_plan_on(ctx, rank, pl0, &in, buf, gotm, st, 1) == 0 && !same_reads(&in, gotm, want)) st->not_program++;
+        }
         caps[0] = 0; caps[1] = po_peak * 2; caps[2] = po_peak + po_peak / 4; caps[3] = po_peak;
         for (c = 0; c < 4; c++) {
             cc_sched_desc sd;
@@ -360,6 +394,8 @@ static void test_random_arenas(void) {
     CHECK(st.failures == 0, "every call succeeded (%d failures; first: %s)", st.failures, st.first_error);
     CHECK(st.graphs == 40 && st.plans >= 100, "%d graphs, %d plans made under caps (%d refused as fragmented)", st.graphs, st.plans,
           st.infeasible);
+    CHECK(mem_allocs >= 4 && mem_live == 0, "the arena came from the backend's mem_alloc (%d blocks) and went back (%d live)",
+          mem_allocs, mem_live);
     CHECK_INT(st.hb_bad, 0, "no two buffers sharing arena bytes are unordered by the plan's happens-before");
     CHECK_INT(st.dep_bad, 0, "the plan's happens-before holds every read after its buffer's writer");
     CHECK_INT(st.above_cap, 0, "no arena above its cap");
