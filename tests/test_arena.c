@@ -496,6 +496,20 @@ static void test_cap_too_small(void) {
     CHECK(cc_plan_arena_bytes(pl) == 2024, "the arena is 1024 (1000 aligned to 256) + 1000 bytes (%llu)",
           (unsigned long long)cc_plan_arena_bytes(pl));
     CHECK(cc_plan_buffer_offset(pl, a) != cc_plan_buffer_offset(pl, b), "buffers alive together have distinct offsets");
+    {   /* wa, rab, wb, rb: a ends before b starts, so they share bytes and the hash differs */
+        cc_plan* p2 = NULL;
+        cc_op ord[4];
+        int i;
+        for (i = 0; i < 4; i++) ord[i] = cc_graph_op(g, i);
+        ord[1] = cc_graph_op(g, 2); ord[2] = cc_graph_op(g, 1);
+        pd.order = ord;
+        r = cc_plan_create_desc(ctx, g, &pd, &p2);
+        CHECK_RES(ctx, r, CC_OK, "the plan of the other order is made");
+        CHECK(cc_plan_arena_bytes(p2) == 1000 && cc_plan_buffer_offset(p2, a) == 0 && cc_plan_buffer_offset(p2, b) == 0,
+              "buffers one after the other share the arena (%llu bytes)", (unsigned long long)cc_plan_arena_bytes(p2));
+        CHECK(cc_plan_hash(p2) != cc_plan_hash(pl), "plans that placed differently hash differently");
+        cc_plan_destroy(p2);
+    }
     cc_plan_destroy(pl);
     cc_graph_destroy(g);
     cc_context_destroy(ctx);
