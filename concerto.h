@@ -1174,10 +1174,10 @@ typedef struct cc_exec cc_exec;
    (cc_plan_arena_bytes; through the backend's mem_alloc where it has one,
    e.g. one cudaMalloc, else from the context's allocator; its base aligned
    to 256 bytes, padded where the allocation is not) and frees it in
-   cc_exec_destroy;
-   nothing is allocated per step. A collective whose send_buf (recv_buf)
-   is NULL gets the address of its op's first read (write) region: a
-   transient buffer's arena address plus the region's offset.
+   cc_exec_destroy; nothing is allocated per step. A collective whose
+   send_buf (recv_buf) is NULL gets the address of its op's first read
+   (write) region: a transient buffer's arena address plus the region's
+   offset.
    Errors: CC_ERR_INVALID_ARG (such a collective whose region is in a bound
    buffer, or that has no such region, naming the op), CC_ERR_OUT_OF_MEMORY,
    the backend's. */
