@@ -418,7 +418,8 @@ typedef struct cc_op_desc {
     const cc_op* deps;       int n_deps;   /* must run after these */
     void* user_data;
     cc_op_fn fn;               /* compute work, called with user_data (optional) */
-    const cc_collective* coll; /* a communication op: the collective (copied) */
+    const cc_collective* coll; /* a communication op: the collective (copied); a NULL send_buf (recv_buf) is
+                                  its first read (write) region, resolved by cc_exec_create */
     cc_op_chunk_fn chunk_fn;  /* optional: the work of chunk `chunk` of `n_chunks`; makes a compute op
                                  decomposable. fn is still required (the whole op). Chunks of one op run in
                                  order 0..n-1; a chunk that writes a region with split_rows 0 (e.g. a weight
@@ -1062,8 +1063,18 @@ CONCERTO_API cc_result cc_graph_fuse(cc_context* ctx, cc_graph* graph, const cc_
 
 /* ---- plan ----------------------------------------------------------------
    A plan is, for each stream, the sequence of ops it issues and the fewest
-   cross-stream waits that enforce every dependency. */
+   cross-stream waits that enforce every dependency; and the offset of each
+   transient buffer in one arena, with the waits that keep buffers sharing
+   bytes apart in time. */
 typedef struct cc_plan cc_plan;
+
+typedef struct cc_plan_desc {
+    const cc_op* order;          /* an issue order (a cc_schedule's order: every op once); NULL: program order */
+    const double* start_us;      /* by op index, the starts the transient buffers' lifetimes come from (a
+                                    schedule of the graph in this order, e.g. a cc_schedule's start_us);
+                                    NULL: the stream simulation of the order (cc_simulate) */
+    uint64_t memory_cap_bytes;   /* > 0: the arena may not exceed it; 0: no cap */
+} cc_plan_desc;
 
 /* order: an issue order (a cc_schedule's order: every op once), or NULL
    for program order. The plan borrows graph, which must outlive it.
@@ -1072,9 +1083,34 @@ typedef struct cc_plan cc_plan;
    (general resources, an op on no stream or on several), the graph's
    validation errors. Cost: O((ops + dependencies) x streams^2) at most. */
 CONCERTO_API cc_result cc_plan_create(cc_context* ctx, cc_graph* graph, const cc_op* order, cc_plan** out);
+/* cc_plan_create with a desc (NULL: every field zero; cc_plan_create is the
+   desc with order alone). Each transient buffer lives from the earliest
+   start to the latest end of the ops that access it, by desc->start_us
+   (which must be a schedule of the graph, e.g. one cc_schedule_check
+   accepts, with each stream's ops starting in the order's sequence) or by
+   the stream simulation of the order. Buffers whose lifetimes overlap get
+   disjoint bytes of the arena (offsets aligned to 256 bytes, placed largest
+   first, deterministic); where two buffers share bytes, the plan waits for
+   every op that accesses the earlier one before the first writer of the
+   later one runs. Bound buffers are not in the arena. Errors, besides
+   cc_plan_create's: CC_ERR_INFEASIBLE (an arena above memory_cap_bytes,
+   naming the cap, the arena and the lifetimes' peak), CC_ERR_INVALID_ARG
+   (a start not finite and >= 0), CC_ERR_DEADLOCK (start_us that contradict
+   the order). Cost: cc_plan_create's plus O(t^2 (log t + u)) for t
+   transient buffers with u accesses each. */
+CONCERTO_API cc_result cc_plan_create_desc(cc_context* ctx, cc_graph* graph, const cc_plan_desc* desc, cc_plan** out);
 CONCERTO_API void      cc_plan_destroy(cc_plan* plan);
-CONCERTO_API uint64_t  cc_plan_hash(const cc_plan* plan);     /* ops, order, collectives */
+/* ops, order, collectives, waits, the arena's size and offsets */
+CONCERTO_API uint64_t  cc_plan_hash(const cc_plan* plan);
 CONCERTO_API int       cc_plan_n_waits(const cc_plan* plan);
+/* The ops op waits for on other streams before it runs (the plan's waits),
+   at most max of them into sources (may be NULL with max 0); returns how
+   many there are, -1 for an invalid plan or op. */
+CONCERTO_API int       cc_plan_waits(const cc_plan* plan, cc_op op, cc_op* sources, int max);
+/* The arena's size in bytes (0: no transient buffers), and a buffer's
+   offset in it: UINT64_MAX for a bound or invalid buffer. */
+CONCERTO_API uint64_t  cc_plan_arena_bytes(const cc_plan* plan);
+CONCERTO_API uint64_t  cc_plan_buffer_offset(const cc_plan* plan, cc_buffer buffer);
 
 #ifndef CONCERTO_NO_RUNTIME
 /* ========================================================================
@@ -1155,9 +1191,25 @@ CONCERTO_API void      cc_backend_destroy(cc_backend* backend);
 typedef struct cc_exec cc_exec;
 
 /* The backend is copied (its fns and self), not owned: destroy it after
-   the executor. */
+   the executor. The executor allocates the plan's arena once
+   (cc_plan_arena_bytes; through the backend's mem_alloc where it has one,
+   e.g. one cudaMalloc, else from the context's allocator; its base aligned
+   to 256 bytes, padded where the allocation is not) and frees it in
+   cc_exec_destroy; nothing is allocated per step. A collective whose
+   send_buf (recv_buf) is NULL gets the address of its op's first read
+   (write) region: a transient buffer's arena address plus the region's
+   offset.
+   Errors: CC_ERR_INVALID_ARG (such a collective whose region is in a bound
+   buffer, or that has no such region, naming the op), CC_ERR_OUT_OF_MEMORY,
+   the backend's. */
 CONCERTO_API cc_result cc_exec_create(cc_context* ctx, cc_plan* plan, const cc_backend* backend, cc_exec** out);
 CONCERTO_API void      cc_exec_destroy(cc_exec* exec);
+/* The address of a transient buffer in the executor's arena (backend
+   memory where the backend allocates it), valid until cc_exec_destroy;
+   NULL for a bound or invalid buffer. A compute op reaches its transient
+   tensors through it: the caller fills the op's user_data (which the graph
+   holds by pointer) after cc_exec_create and before the first step. */
+CONCERTO_API void*     cc_exec_buffer_ptr(const cc_exec* exec, cc_buffer buffer);
 /* Compares the plan's hash with every other member of comm (all must call
    it), through the backend's collective entry; CC_ERR_PLAN_MISMATCH if any
    differs. A plan with collectives does not launch before this succeeded. */
@@ -2367,8 +2419,9 @@ static cc_result cc__check_work(cc_graph* g, const cc_op_desc* d, const char* nm
         if ((int)c->dtype < 0 || (int)c->dtype >= CONCERTO_DTYPE_COUNT || (int)c->reduce < 0 || c->reduce > CC_REDUCE_MAX)
             return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "op '%s': unknown element type %d or reduction %d", nm, (int)c->dtype, (int)c->reduce);
         if (!c->comm) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "op '%s': the collective has no communicator", nm);
-        if (c->n_elems && ((c->kind != CC_COLL_RECV && !c->send_buf) || (c->kind != CC_COLL_SEND && !c->recv_buf)))
-            return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "op '%s': the collective's send or receive buffer is NULL", nm);
+        if (c->n_elems && ((c->kind != CC_COLL_RECV && !c->send_buf && d->n_reads < 1) || (c->kind != CC_COLL_SEND && !c->recv_buf && d->n_writes < 1)))
+            return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "op '%s': the collective's send or receive buffer is NULL, with no region "
+                                  "of that kind to take it from", nm);
         if (d->fn || d->chunk_fn)
             return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "op '%s': an op is either compute (fn, chunk_fn) or a collective, not both", nm);
         if (d->demands || d->stream == CC_NO_STREAM)
@@ -10861,7 +10914,15 @@ CONCERTO_API cc_result cc_graph_fuse(cc_context* ctx, cc_graph* graph, const cc_
    stream t known to be complete when op starts (through its stream's order
    and the waits before it). A dependency on stream t is covered when the
    clock already reaches it; of the uncovered ones only the latest per stream
-   matters, and one that another chosen wait already implies is dropped. */
+   matters, and one that another chosen wait already implies is dropped.
+   The arena: each transient buffer lives from its first writer's start to
+   its users' last end (by the caller's starts or the stream simulation of
+   the order). Largest first, each buffer takes the lowest 256-aligned
+   offset clear of every placed buffer whose lifetime overlaps its own.
+   Buffers that share bytes then never overlap in time; the executor does
+   not keep those times, so for each such pair every user of the earlier
+   is a memory edge into the later one's first writer, and the waits cover
+   memory edges as they cover dependencies. */
 
 typedef struct cc__plan_op {
     cc_op_fn fn;
@@ -10883,6 +10944,12 @@ struct cc_plan {
     int* seq_off;              /* [n_streams + 1] */
     int* seq;                  /* ops of each stream in order */
     uint64_t hash;
+    uint64_t arena_bytes;
+    uint64_t* mb_off;          /* [g->n_mb]: each transient buffer's offset in the arena */
+    int* mem_pred_off;         /* [n_ops + 1] or NULL: memory edges into each op */
+    int* mem_pred;
+    int* mem_succ_off;         /* [n_ops + 1] or NULL: the same edges out of each op */
+    int* mem_succ;
 };
 
 CONCERTO_API void cc_plan_destroy(cc_plan* pl) {
@@ -10891,12 +10958,30 @@ CONCERTO_API void cc_plan_destroy(cc_plan* pl) {
     ctx = pl->ctx;
     cc__free(ctx, pl->op); cc__free(ctx, pl->waits); cc__free(ctx, pl->issue);
     cc__free(ctx, pl->seq_off); cc__free(ctx, pl->seq);
+    cc__free(ctx, pl->mb_off); cc__free(ctx, pl->mem_pred_off); cc__free(ctx, pl->mem_pred);
+    cc__free(ctx, pl->mem_succ_off); cc__free(ctx, pl->mem_succ);
     cc__free(ctx, pl);
 }
 
 CONCERTO_API uint64_t cc_plan_hash(const cc_plan* pl) { return pl ? pl->hash : 0; }
 
 CONCERTO_API int cc_plan_n_waits(const cc_plan* pl) { return pl ? pl->n_waits : -1; }
+
+CONCERTO_API int cc_plan_waits(const cc_plan* pl, cc_op op, cc_op* sources, int max) {
+    int v, w;
+    if (!pl || (v = cc_op_index(pl->g, op)) < 0) return -1;
+    for (w = 0; w < pl->op[v].n_waits && w < max && sources; w++) sources[w] = cc_graph_op(pl->g, pl->waits[pl->op[v].wait_off + w]);
+    return pl->op[v].n_waits;
+}
+
+CONCERTO_API uint64_t cc_plan_arena_bytes(const cc_plan* pl) { return pl ? pl->arena_bytes : 0; }
+
+CONCERTO_API uint64_t cc_plan_buffer_offset(const cc_plan* pl, cc_buffer buffer) {
+    int b, m;
+    if (!pl || (b = cc_buffer_index(pl->g, buffer)) < 0) return UINT64_MAX;
+    for (m = 0; m < pl->g->n_mb; m++) if (pl->g->mb_buf[m] == b) return pl->mb_off[m];
+    return UINT64_MAX;
+}
 
 /* Each op's stream and position on it, in the issue order ord; the
    streams' sequences. Every op must be on exactly one stream. */
@@ -10924,17 +11009,20 @@ static cc_result cc__plan_streams(cc_plan* pl, const int* ord) {
    stream's order (next_off/next: an op's successor on its stream). */
 static cc_result cc__plan_issue(cc_plan* pl, const int* ord, int* next_off, int* next, int* left) {
     const cc_graph* g = pl->g;
-    int i, v, n = pl->n_ops;
-    for (v = 0; v < n; v++) {
+    int i, v, e, n = pl->n_ops;
+    for (v = 0; v < n; v++) {   /* next: [n + memory edges] */
         const cc__plan_op* o = &pl->op[v];
-        int last = o->pos + 1 == pl->seq_off[o->stream + 1] - pl->seq_off[o->stream];
-        next_off[v + 1] = next_off[v] + !last;
-        if (!last) next[next_off[v]] = pl->seq[pl->seq_off[o->stream] + o->pos + 1];
+        int last = o->pos + 1 == pl->seq_off[o->stream + 1] - pl->seq_off[o->stream], k = next_off[v];
+        if (!last) next[k++] = pl->seq[pl->seq_off[o->stream] + o->pos + 1];
+        if (pl->mem_succ_off)
+            for (e = pl->mem_succ_off[v]; e < pl->mem_succ_off[v + 1]; e++) next[k++] = pl->mem_succ[e];
+        next_off[v + 1] = k;
     }
     if (cc__topo_order(n, g->succ_off, g->succ, next_off, next, left, pl->issue) == n) return CC_OK;
     for (i = 0, v = -1; i < n && v < 0; i++) if (left[ord[i]] > 0) v = ord[i];
     return CONCERTO__FAIL(pl->ctx, CC_ERR_DEADLOCK, "cc_plan_create: the order deadlocks the streams: op '%s' on stream '%s' "
-                          "waits for a dependency queued behind it", cc__name(g, v), cc_graph_resource_name(g, pl->op[v].stream));
+                          "waits for a dependency%s queued behind it", cc__name(g, v), cc_graph_resource_name(g, pl->op[v].stream),
+                          pl->mem_succ_off ? " or a buffer sharing its arena bytes" : "");
 }
 
 /* The waits of op v: its vector clock cv from its stream predecessor, the
@@ -10953,6 +11041,12 @@ static cc_result cc__plan_waits_of(cc_plan* pl, int v, int* vc, int* cand) {
         if (su == st || cv[su] >= pl->op[u].pos) continue;
         if (cand[su] < 0 || pl->op[cand[su]].pos < pl->op[u].pos) cand[su] = u;
     }
+    if (pl->mem_pred_off)   /* memory edges, as dependencies */
+        for (e = pl->mem_pred_off[v]; e < pl->mem_pred_off[v + 1]; e++) {
+            int u = pl->mem_pred[e], su = pl->op[u].stream;
+            if (su == st || cv[su] >= pl->op[u].pos) continue;
+            if (cand[su] < 0 || pl->op[cand[su]].pos < pl->op[u].pos) cand[su] = u;
+        }
     for (a = 0; a < S; a++) {   /* drop a candidate implied by another */
         if (cand[a] < 0) continue;
         for (b = 0; b < S; b++)
@@ -11000,19 +11094,127 @@ static uint64_t cc__plan_hash_of(const cc_plan* pl) {
             }
         }
     }
+    if (pl->g->n_mb > 0) {   /* a plan without transient buffers hashes as before */
+        int m;
+        h = cc__fnv_int(h, (int64_t)pl->arena_bytes);
+        for (m = 0; m < pl->g->n_mb; m++) h = cc__fnv_int(h, (int64_t)pl->mb_off[m]);
+    }
     return h;
 }
 
+/* The transient buffers' lifetimes [lo, hi) in ticks from the starts st. */
+static void cc__plan_lifetimes(const cc_graph* g, const cc__time* st, cc__time* lo, cc__time* hi) {
+    int m, k;
+    for (m = 0; m < g->n_mb; m++) {
+        lo[m] = st[g->mb_alloc[m]]; hi[m] = lo[m];
+        for (k = g->mb_user_off[m]; k < g->mb_user_off[m + 1]; k++) {
+            int u = g->mb_user[k];
+            if (st[u] < lo[m]) lo[m] = st[u];
+            if (st[u] + g->dur[u] > hi[m]) hi[m] = st[u] + g->dur[u];
+        }
+        if (hi[m] <= lo[m]) hi[m] = lo[m] + 1;   /* an instant still holds it */
+    }
+}
+
+typedef struct cc__plan_place { const cc_graph* g; const cc__time* lo; } cc__plan_place;
+
+/* largest first, then earliest, then by index; qsort has no context, so the
+   sort below is an insertion sort (t is the number of transient buffers) */
+static int cc__plan_place_before(const cc__plan_place* c, int a, int b) {
+    if (c->g->mb_bytes[a] != c->g->mb_bytes[b]) return c->g->mb_bytes[a] > c->g->mb_bytes[b];
+    if (c->lo[a] != c->lo[b]) return c->lo[a] < c->lo[b];
+    return a < b;
+}
+
+#define CONCERTO__ARENA_ALIGN 256u
+
+/* Offsets of the transient buffers (pl->mb_off), the arena's size, and the
+   memory edges between buffers that share bytes. */
+static cc_result cc__plan_arena(cc_plan* pl, const cc__time* lo, const cc__time* hi) {
+    const cc_graph* g = pl->g;
+    cc_context* ctx = pl->ctx;
+    int nm = g->n_mb, n = pl->n_ops, i, j, a, b, k, np;
+    int *idx = NULL, *near = NULL, *fromto = NULL;
+    size_t ne = 0, cap = 0;
+    cc__plan_place c;
+    cc_result rc = CC_OK;
+    c.g = g; c.lo = lo;
+    pl->mb_off = (uint64_t*)cc__calloc(ctx, (size_t)nm + 1, sizeof(uint64_t));
+    idx = (int*)cc__alloc(ctx, ((size_t)nm + 1) * sizeof(int));
+    near = (int*)cc__alloc(ctx, ((size_t)nm + 1) * sizeof(int));
+    if (!pl->mb_off || !idx || !near) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
+    for (i = 0; i < nm; i++) {
+        int x = i;
+        for (j = i; j > 0 && cc__plan_place_before(&c, x, idx[j - 1]); j--) idx[j] = idx[j - 1];
+        idx[j] = x;
+    }
+    for (i = 0; i < nm; i++) {
+        uint64_t off = 0, sz = g->mb_bytes[idx[i]];
+        a = idx[i];
+        for (j = 0, np = 0; j < i; j++) {   /* placed ones alive with a, by offset */
+            int x = idx[j];
+            if (!(lo[x] < hi[a] && lo[a] < hi[x])) continue;
+            for (k = np; k > 0 && pl->mb_off[near[k - 1]] > pl->mb_off[x]; k--) near[k] = near[k - 1];
+            near[k] = x; np++;
+        }
+        for (k = 0; k < np; k++) {
+            uint64_t o = pl->mb_off[near[k]], e = o + g->mb_bytes[near[k]];
+            if (off + sz <= o) break;
+            if (e > off) off = (e + CONCERTO__ARENA_ALIGN - 1) / CONCERTO__ARENA_ALIGN * CONCERTO__ARENA_ALIGN;
+        }
+        pl->mb_off[a] = off;
+        if (off + sz > pl->arena_bytes) pl->arena_bytes = off + sz;
+    }
+    /* memory edges: a's users -> b's first writer where a ends before b starts and they share bytes */
+    for (a = 0; a < nm; a++)
+        for (b = 0; b < nm; b++) {
+            int w = g->mb_alloc[b];
+            if (a == b || hi[a] > lo[b]) continue;
+            if (!(pl->mb_off[a] < pl->mb_off[b] + g->mb_bytes[b] && pl->mb_off[b] < pl->mb_off[a] + g->mb_bytes[a])) continue;
+            for (k = g->mb_user_off[a]; k < g->mb_user_off[a + 1]; k++) {
+                if (g->mb_user[k] == w) continue;
+                if (!CONCERTO__GROW(ctx, fromto, cap, 2 * ne + 2)) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
+                fromto[2 * ne] = g->mb_user[k]; fromto[2 * ne + 1] = w; ne++;
+            }
+        }
+    if (ne == 0) goto done;
+    pl->mem_pred_off = (int*)cc__calloc(ctx, (size_t)n + 2, sizeof(int));
+    pl->mem_succ_off = (int*)cc__calloc(ctx, (size_t)n + 2, sizeof(int));
+    pl->mem_pred = (int*)cc__alloc(ctx, ne * sizeof(int));
+    pl->mem_succ = (int*)cc__alloc(ctx, ne * sizeof(int));
+    if (!pl->mem_pred_off || !pl->mem_succ_off || !pl->mem_pred || !pl->mem_succ) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
+    for (i = 0; i < (int)ne; i++) { pl->mem_succ_off[fromto[2 * i] + 2]++; pl->mem_pred_off[fromto[2 * i + 1] + 2]++; }
+    for (i = 0; i < n; i++) { pl->mem_succ_off[i + 2] += pl->mem_succ_off[i + 1]; pl->mem_pred_off[i + 2] += pl->mem_pred_off[i + 1]; }
+    for (i = 0; i < (int)ne; i++) {
+        pl->mem_succ[pl->mem_succ_off[fromto[2 * i] + 1]++] = fromto[2 * i + 1];
+        pl->mem_pred[pl->mem_pred_off[fromto[2 * i + 1] + 1]++] = fromto[2 * i];
+    }
+done:
+    cc__free(ctx, idx); cc__free(ctx, near); cc__free(ctx, fromto);
+    return rc;
+}
+
 CONCERTO_API cc_result cc_plan_create(cc_context* ctx, cc_graph* g, const cc_op* order, cc_plan** out) {
+    cc_plan_desc d;
+    memset(&d, 0, sizeof d);
+    d.order = order;
+    return cc_plan_create_desc(ctx, g, &d, out);
+}
+
+CONCERTO_API cc_result cc_plan_create_desc(cc_context* ctx, cc_graph* g, const cc_plan_desc* desc, cc_plan** out) {
     cc_plan* pl = NULL;
+    cc_plan_desc d;
     int* ord = NULL;
     int* vc = NULL;          /* [n * S] */
-    int* scratch = NULL;     /* [3n + 2 + S]: left, next_off, next; cand */
-    int n, S, i;
+    int* scratch = NULL;     /* [3n + 2 + S + memory edges]: left, next_off, next; cand */
+    cc__time* tm = NULL;     /* [n + 6t]: starts; lifetimes lo, hi; the peak's events */
+    int n, S, i, nme = 0;
     cc_result rc;
     if ((rc = cc__graph_args(ctx, g, "cc_plan_create")) != CC_OK) return rc;
     if (!out) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_plan_create: out is NULL");
     *out = NULL;
+    if (desc) d = *desc;
+    else memset(&d, 0, sizeof d);
     if ((rc = cc_graph_validate(g)) != CC_OK) return rc;
     n = g->n; S = g->k;
     if (!g->stream_mode)
@@ -11026,13 +11228,60 @@ CONCERTO_API cc_result cc_plan_create(cc_context* ctx, cc_graph* g, const cc_op*
     pl->seq = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int));
     ord = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int));
     vc = (int*)cc__alloc(ctx, ((size_t)n + 1) * (size_t)S * sizeof(int));
-    scratch = (int*)cc__calloc(ctx, 3 * (size_t)n + 2 + (size_t)S, sizeof(int));
-    if (!pl->op || !pl->issue || !pl->seq_off || !pl->seq || !ord || !vc || !scratch) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
-    if (order) rc = cc__graph_order(g, order, n, "cc_plan_create", "order", ord);
+    if (!pl->op || !pl->issue || !pl->seq_off || !pl->seq || !ord || !vc) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
+    if (d.order) rc = cc__graph_order(g, d.order, n, "cc_plan_create", "order", ord);
     else for (i = 0; i < n; i++) ord[i] = i;
     if (rc == CC_OK) rc = cc__plan_streams(pl, ord);
-    if (rc == CC_OK) rc = cc__plan_issue(pl, ord, scratch + n, scratch + 2 * n + 1, scratch);
-    for (i = 0; i < n && rc == CC_OK; i++) rc = cc__plan_waits_of(pl, pl->issue[i], vc, scratch + 3 * n + 2);
+    if (rc == CC_OK && g->n_mb > 0) {   /* the arena */
+        cc__time *lo, *hi;
+        tm = (cc__time*)cc__alloc(ctx, ((size_t)n + 6 * (size_t)g->n_mb + 1) * sizeof(cc__time));
+        if (!tm) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
+        lo = tm + n; hi = lo + g->n_mb;
+        if (d.start_us) {
+            for (i = 0; i < n; i++) {
+                if (!(d.start_us[i] >= 0 && d.start_us[i] < 1e12))
+                    { rc = CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_plan_create_desc: op '%s' has start %g us (want >= 0, "
+                                          "finite)", cc__name(g, i), d.start_us[i]); goto done; }
+                tm[i] = (cc__time)llround(d.start_us[i] * CONCERTO__TICKS_PER_US);
+            }
+        } else {
+            cc__prob p;
+            int blocked[2] = { -1, -1 };
+            cc__time mk;
+            cc__prob_of_graph(g, &p);
+            mk = cc__stream_sim(ctx, &p, ord, tm, blocked);
+            if (mk == -2) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
+            if (mk < 0) {   /* the order deadlocks: the issue order says where */
+                scratch = (int*)cc__calloc(ctx, 3 * (size_t)n + 2 + (size_t)S, sizeof(int));
+                if (!scratch) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
+                rc = cc__plan_issue(pl, ord, scratch + n, scratch + 2 * n + 1, scratch);
+                if (rc == CC_OK)
+                    rc = CONCERTO__FAIL(ctx, CC_ERR_DEADLOCK, "cc_plan_create: the order deadlocks the streams");
+                goto done;
+            }
+        }
+        cc__plan_lifetimes(g, tm, lo, hi);
+        if ((rc = cc__plan_arena(pl, lo, hi)) != CC_OK) goto done;
+        if (d.memory_cap_bytes > 0 && pl->arena_bytes > d.memory_cap_bytes) {
+            cc__prob p;
+            cc__time at = 0;
+            uint64_t peak;
+            cc__prob_of_graph(g, &p);
+            peak = cc__mem_peak(&p, tm, (cc__mev*)(void*)(hi + g->n_mb), &at);
+            rc = CONCERTO__FAIL(ctx, CC_ERR_INFEASIBLE, "cc_plan_create_desc: the arena needs %llu bytes, above memory_cap_bytes "
+                                "%llu (the buffers' lifetimes peak at %llu bytes at %g us; the rest is fragmentation)",
+                                (unsigned long long)pl->arena_bytes, (unsigned long long)d.memory_cap_bytes,
+                                (unsigned long long)peak, (double)at / CONCERTO__TICKS_PER_US);
+            goto done;
+        }
+        if (pl->mem_succ_off) nme = pl->mem_succ_off[n];
+    }
+    if (rc == CC_OK) {
+        scratch = (int*)cc__calloc(ctx, 3 * (size_t)n + 2 + (size_t)S + (size_t)nme, sizeof(int));
+        if (!scratch) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
+        rc = cc__plan_issue(pl, ord, scratch + n, scratch + 2 * n + 1, scratch);
+    }
+    for (i = 0; i < n && rc == CC_OK; i++) rc = cc__plan_waits_of(pl, pl->issue[i], vc, scratch + 3 * n + 2 + nme);
     if (rc == CC_OK) {
         pl->hash = cc__plan_hash_of(pl);
         *out = pl;
@@ -11041,7 +11290,7 @@ CONCERTO_API cc_result cc_plan_create(cc_context* ctx, cc_graph* g, const cc_op*
 done:
     if (rc == CC_ERR_OUT_OF_MEMORY) rc = CONCERTO__FAIL(ctx, rc, "cc_plan_create: out of memory");
     cc_plan_destroy(pl);
-    cc__free(ctx, ord); cc__free(ctx, vc); cc__free(ctx, scratch);
+    cc__free(ctx, ord); cc__free(ctx, vc); cc__free(ctx, scratch); cc__free(ctx, tm);
     return rc;
 }
 
@@ -11075,6 +11324,10 @@ struct cc_exec {
     cc_profile_result prof_last; /* as the last apply agreed it; steps 0: none */
     cc__time* prof_dur;        /* [4 n_ops]: scratch, one step's times in ticks, its simulated starts,
                                   each op's launch and wait gaps in ticks */
+    cc_collective* coll;       /* [n_ops]: the plan's collectives with their buffers resolved */
+    void* arena;               /* the plan's arena: 256-aligned (backend memory where arena_dev) */
+    void* arena_raw;           /* what was allocated */
+    int arena_dev;             /* allocated by the backend's mem_alloc */
 };
 
 CONCERTO_API void cc_backend_destroy(cc_backend* be) {
@@ -11096,7 +11349,18 @@ CONCERTO_API void cc_exec_destroy(cc_exec* x) {
         for (i = 0; i < x->plan->n_streams; i++) if (x->streams[i]) f->stream_destroy(x->be.self, x->streams[i]);
     cc__free(x->ctx, x->events); cc__free(x->ctx, x->streams); cc__free(x->ctx, x->t); cc__free(x->ctx, x->prof);
     cc__free(x->ctx, x->prof_mk); cc__free(x->ctx, x->prof_dur); cc__free(x->ctx, x->prof_se);
+    cc__free(x->ctx, x->coll);
+    if (x->arena_raw) {
+        if (x->arena_dev) f->mem_free(x->be.self, x->arena_raw);
+        else cc__free(x->ctx, x->arena_raw);
+    }
     cc__free(x->ctx, x);
+}
+
+CONCERTO_API void* cc_exec_buffer_ptr(const cc_exec* x, cc_buffer buffer) {
+    uint64_t off;
+    if (!x || !x->arena || (off = cc_plan_buffer_offset(x->plan, buffer)) == UINT64_MAX) return NULL;
+    return (char*)x->arena + off;
 }
 
 static const char* cc__backend_stream_kind(const cc_backend_fns* f) { return f->stream_kind ? f->stream_kind : "host"; }
@@ -11148,6 +11412,69 @@ static cc_result cc__exec_fail(cc_context* ctx, cc_result rc, const char* fmt, c
     return CONCERTO__FAIL(ctx, rc, "%s%s%s", what, why[0] ? ": " : "", why);
 }
 
+/* The arena, and the collectives' NULL buffers resolved from their ops'
+   first read and write regions. */
+static cc_result cc__exec_arena(cc_exec* x) {
+    const cc_plan* pl = x->plan;
+    const cc_graph* g = pl->g;
+    const cc_backend_fns* f = x->be.fns;
+    cc_context* ctx = x->ctx;
+    int v, m;
+    size_t a;
+    cc_result rc;
+    if (pl->arena_bytes > 0) {
+        if (f->mem_alloc) {
+            if ((rc = f->mem_alloc(x->be.self, (size_t)pl->arena_bytes, &x->arena_raw)) != CC_OK) {
+                char nb[32];
+                x->arena_raw = NULL;
+                cc__fmt(nb, sizeof nb, "%llu", (unsigned long long)pl->arena_bytes);
+                return cc__exec_fail(ctx, rc, "cc_exec_create: backend '%s' could not allocate the arena of %s bytes", x->be_name, nb);
+            }
+            x->arena_dev = 1;
+            if ((uintptr_t)x->arena_raw % CONCERTO__ARENA_ALIGN) {   /* less aligned than a device's: pad, still one allocation */
+                f->mem_free(x->be.self, x->arena_raw);
+                x->arena_raw = NULL;
+                if ((rc = f->mem_alloc(x->be.self, (size_t)pl->arena_bytes + CONCERTO__ARENA_ALIGN - 1, &x->arena_raw)) != CC_OK) {
+                    x->arena_raw = NULL;
+                    return cc__exec_fail(ctx, rc, "cc_exec_create: backend '%s' could not allocate the arena%s", x->be_name, "");
+                }
+            }
+            x->arena = (char*)x->arena_raw + (CONCERTO__ARENA_ALIGN - (uintptr_t)x->arena_raw % CONCERTO__ARENA_ALIGN) % CONCERTO__ARENA_ALIGN;
+        } else {
+            x->arena_raw = cc__alloc(ctx, (size_t)pl->arena_bytes + CONCERTO__ARENA_ALIGN - 1);
+            if (!x->arena_raw) return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_create: out of memory for the arena of %llu bytes",
+                                                    (unsigned long long)pl->arena_bytes);
+            x->arena = (char*)x->arena_raw + (CONCERTO__ARENA_ALIGN - (uintptr_t)x->arena_raw % CONCERTO__ARENA_ALIGN) % CONCERTO__ARENA_ALIGN;
+        }
+    }
+    for (v = 0; v < pl->n_ops; v++) x->coll[v] = pl->op[v].coll;
+    for (a = 0; a < g->n_acc; a++) {   /* in the op's order of regions: the first one of each kind fills the pointer */
+        const cc__access* acc = &g->acc[a];
+        cc_collective* c = &x->coll[acc->op];
+        char* base = NULL;
+        if (c->kind == CC_COLL_NONE || (acc->is_write ? c->recv_buf != NULL : c->send_buf != NULL)) continue;
+        for (m = 0; m < g->n_mb; m++) if (g->mb_buf[m] == (int)acc->buffer) base = (char*)x->arena + pl->mb_off[m];
+        if (!base)
+            return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_exec_create: op '%s' is a collective with a NULL %s and its first %s "
+                                  "region is in bound buffer '%s': give the collective the buffer's address",
+                                  cc__name(g, (int)acc->op), acc->is_write ? "recv_buf" : "send_buf", acc->is_write ? "write" : "read",
+                                  g->names.s + g->buf_name[acc->buffer]);
+        if (acc->is_write) c->recv_buf = base + acc->offset;
+        else c->send_buf = base + acc->offset;
+    }
+    for (v = 0; v < pl->n_ops; v++) {
+        const cc_collective* c = &x->coll[v];
+        if (c->kind == CC_COLL_NONE) continue;
+        if (c->n_elems && !c->recv_buf && c->kind != CC_COLL_SEND)
+            return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_exec_create: op '%s' is a collective with a NULL recv_buf and no "
+                                  "write region to take it from", cc__name(g, v));
+        if (c->n_elems && !c->send_buf && c->kind != CC_COLL_RECV)
+            return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_exec_create: op '%s' is a collective with a NULL send_buf and no "
+                                  "read region to take it from", cc__name(g, v));
+    }
+    return CC_OK;
+}
+
 CONCERTO_API cc_result cc_exec_create(cc_context* ctx, cc_plan* plan, const cc_backend* be, cc_exec** out) {
     cc_exec* x;
     const cc_backend_fns* f;
@@ -11170,7 +11497,9 @@ CONCERTO_API cc_result cc_exec_create(cc_context* ctx, cc_plan* plan, const cc_b
     x->prof_mk = (double*)cc__calloc(ctx, 2 * CONCERTO__PROFILE_MAX_STEPS, sizeof(double));
     x->prof_se = (double*)cc__calloc(ctx, 2 * (size_t)plan->n_ops + 1, sizeof(double));
     x->prof_dur = (cc__time*)cc__calloc(ctx, 4 * (size_t)plan->n_ops + 1, sizeof(cc__time));
-    if (!x->streams || !x->events || !x->t || !x->prof || !x->prof_mk || !x->prof_dur || !x->prof_se) { cc_exec_destroy(x); return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_create: out of memory"); }
+    x->coll = (cc_collective*)cc__calloc(ctx, (size_t)plan->n_ops + 1, sizeof(cc_collective));
+    if (!x->streams || !x->events || !x->t || !x->prof || !x->prof_mk || !x->prof_dur || !x->prof_se || !x->coll) { cc_exec_destroy(x); return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_create: out of memory"); }
+    if ((rc = cc__exec_arena(x)) != CC_OK) { cc_exec_destroy(x); return rc; }
     for (i = 0; i < plan->n_streams; i++)
         if ((rc = f->stream_create(be->self, i, &x->streams[i])) != CC_OK) {
             char idx[16];
@@ -11210,7 +11539,7 @@ static cc_result cc__exec_issue(cc_exec* x, int v, int with_waits) {
     }
     if (rc == CC_OK && f->timestamp) rc = f->timestamp(self, st, &x->t[2 * v]);
     if (rc == CC_OK) {
-        if (o->coll.kind != CC_COLL_NONE) rc = f->collective(self, st, &o->coll);
+        if (o->coll.kind != CC_COLL_NONE) rc = f->collective(self, st, &x->coll[v]);
         else if (o->fn) rc = f->launch(self, st, o->fn, o->user_data);
     }
     if (rc == CC_OK && f->timestamp) rc = f->timestamp(self, st, &x->t[2 * v + 1]);
