@@ -98,6 +98,15 @@ typedef struct model {
     int on_cuda;
 } model;
 
+/* The model's tensors carved from mem ((2L + 1) W floats): x, then each
+   layer's weight and gradient; on_cuda: mem is the stand-in's device memory. */
+static void model_carve(model* m, float* mem, int on_cuda) {
+    int l;
+    m->x = mem;
+    m->on_cuda = on_cuda;
+    for (l = 0; l < L; l++) { m->w[l] = mem + W + 2 * l * W; m->g[l] = mem + 2 * W + 2 * l * W; }
+}
+
 typedef struct layer_arg { model* m; int l; } layer_arg;
 
 static void fwd_work(void* p) {
@@ -239,15 +248,14 @@ static cc_result run_steps(cc_context* ctx, model* m, cc_comm* comm, const cc_ba
 
 static cc_result world_rank(cc_rank* rank, void* p) {
     step_run* S = (step_run*)p;
-    int r = cc_rank_index(rank), l;
+    int r = cc_rank_index(rank);
     cc_context* ctx = cc_rank_context(rank);
     cc_backend be;
     model m;
     float mem[(2 * L + 1) * W];
     cc_result rc;
     memset(&m, 0, sizeof m);
-    m.x = mem;
-    for (l = 0; l < L; l++) { m.w[l] = mem + W + 2 * l * W; m.g[l] = mem + 2 * W + 2 * l * W; }
+    model_carve(&m, mem, 0);
     model_init(&m, r);
     if ((rc = cc_cpu_backend_create(rank, &be)) != CC_OK) return rc;
     rc = run_steps(ctx, &m, cc_rank_world_comm(rank), &be, S, r);
@@ -286,14 +294,11 @@ static cc_result cuda_step_rank(int r, int n, void* p) {
     model m;
     float* mem = NULL;
     cc_result rc;
-    int l;
     memset(&m, 0, sizeof m);
     rc = cuda_rank_open(&cr, r, n, S->use_graphs, 20);
     if (rc == CC_OK && cudaMalloc((void**)&mem, (2 * L + 1) * W * 4) != cudaSuccess) rc = CC_ERR_OUT_OF_MEMORY;
     if (rc == CC_OK) {
-        m.x = mem;
-        m.on_cuda = 1;
-        for (l = 0; l < L; l++) { m.w[l] = mem + W + 2 * l * W; m.g[l] = mem + 2 * W + 2 * l * W; }
+        model_carve(&m, mem, 1);
         model_init(&m, r);
         rc = run_steps(cr.ctx, &m, cr.comm, &cr.be, S, r);
     } else {
@@ -530,14 +535,12 @@ static cc_result fail_rank(int r, int n, void* p) {
     cc_plan* plan = NULL;
     cc_exec* x = NULL;
     double t0;
-    int l;
     cc_result rc = cuda_rank_open(&cr, r, n, 0, 1.0);
     memset(&sg, 0, sizeof sg);
     memset(&m, 0, sizeof m);
     if (rc == CC_OK && cudaMalloc((void**)&mem, (2 * L + 1) * W * 4) != cudaSuccess) rc = CC_ERR_OUT_OF_MEMORY;
     if (rc != CC_OK) { F->first[r] = rc; snprintf(F->first_msg[r], 600, "set-up: %s", cc_last_error(cr.ctx)); goto out; }
-    m.x = mem; m.on_cuda = 1;
-    for (l = 0; l < L; l++) { m.w[l] = mem + W + 2 * l * W; m.g[l] = mem + 2 * W + 2 * l * W; }
+    model_carve(&m, mem, 1);
     model_init(&m, r);
     t0 = now_s();
     if (F->mode == 0) {   /* cc_comm_run with different counts: NCCL would hang */
@@ -636,7 +639,6 @@ static cc_result site_rank(int r, int n, void* p) {
     cc_plan* plan = NULL;
     cc_exec* x = NULL;
     cc_result rc;
-    int l;
     memset(&sg, 0, sizeof sg);
     memset(&m, 0, sizeof m);
     cc_context_create(NULL, &ctx);
@@ -646,8 +648,7 @@ static cc_result site_rank(int r, int n, void* p) {
     if (rc == CC_OK) { S->stage = 1; rc = cc_cuda_backend_create(ctx, &bd, &be); }
     if (rc == CC_OK && cudaMalloc((void**)&mem, (2 * L + 1) * W * 4) != cudaSuccess) { S->stage = -1; rc = CC_ERR_OUT_OF_MEMORY; }
     if (rc == CC_OK) {
-        m.x = mem; m.on_cuda = 1;
-        for (l = 0; l < L; l++) { m.w[l] = mem + W + 2 * l * W; m.g[l] = mem + 2 * W + 2 * l * W; }
+        model_carve(&m, mem, 1);
         model_init(&m, r);
         rc = build_step(ctx, &m, comm, &sg);
     }
@@ -880,15 +881,14 @@ static cc_result abort_rank(int r, int n, void* p) {
     cc_exec* x = NULL;
     cc_cuda_graph_counts gc;
     cc_result rc;
-    int l, s;
+    int s;
     memset(&sg, 0, sizeof sg);
     memset(&m, 0, sizeof m);
     rc = cuda_rank_open(&cr, r, n, 1, 2);
     if (rc == CC_OK) A->blocking = standin_nccl_comm_blocking(cc_nccl_comm_handle(cr.comm));
     if (rc == CC_OK && cudaMalloc((void**)&mem, (2 * L + 1) * W * 4) != cudaSuccess) rc = CC_ERR_OUT_OF_MEMORY;
     if (rc == CC_OK) {
-        m.x = mem; m.on_cuda = 1;
-        for (l = 0; l < L; l++) { m.w[l] = mem + W + 2 * l * W; m.g[l] = mem + 2 * W + 2 * l * W; }
+        model_carve(&m, mem, 1);
         model_init(&m, r);
         rc = build_step(cr.ctx, &m, cr.comm, &sg);
     }
