@@ -359,7 +359,12 @@ static void test_comm_run(void) {
 }
 #endif
 
-static volatile int release_blocker;
+/* Set by the test's thread, read by the one running the host function:
+   relaxed atomics (a plain int is a data race, which ThreadSanitizer
+   reports where the stand-in runs it). */
+static int release_blocker;
+#define RELEASE_SET(v) __atomic_store_n(&release_blocker, (v), __ATOMIC_RELAXED)
+#define RELEASE_GET() __atomic_load_n(&release_blocker, __ATOMIC_RELAXED)
 #define BLOCK_S 3.0   /* the blocker gives up after this long of its own */
 
 /* Waits for release_blocker, or BLOCK_S seconds: the step's timeout
@@ -372,7 +377,7 @@ static void CUDART_CB blocker(void* user) {
     (void)user;
     ts.tv_sec = 0;
     ts.tv_nsec = 1000000;
-    while (!release_blocker && cc__now_s() < end) nanosleep(&ts, NULL);
+    while (!RELEASE_GET() && cc__now_s() < end) nanosleep(&ts, NULL);
 }
 
 static void op_block(void* stream, void* user) { (void)cudaLaunchHostFunc((cudaStream_t)stream, blocker, user); }
@@ -422,7 +427,7 @@ static void test_timeout(void) {
     if (!CHECK(cc_cuda_backend_create(ctx, &bd, &be) == CC_OK, "a backend with timeout_s 0.5")) goto done;
     if (!CHECK(cc_exec_create(ctx, plan, &be, &x) == CC_OK && (!own || cc_exec_agree(x, own) == CC_OK), "its executor (%s)",
                cc_last_error(ctx))) { cc_backend_destroy(&be); goto done; }
-    release_blocker = 0;
+    RELEASE_SET(0);
     t0 = cc__now_s();
     r = cc_exec_step(x);
     t0 = cc__now_s() - t0;
@@ -442,12 +447,12 @@ static void test_timeout(void) {
     t0 = cc__now_s() - t0;
     CHECK(r == CC_ERR_TIMEOUT && t0 < 0.2, "the next step fails at once (%.3f s) with CC_ERR_TIMEOUT", t0);
     CHECK(strstr(cc_last_error(ctx), "did not finish within 0.5 s") != NULL, "and the same message: %s", cc_last_error(ctx));
-    release_blocker = 1;
+    RELEASE_SET(1);
     (void)cudaDeviceSynchronize();
     cc_exec_destroy(x);
     cc_backend_destroy(&be);
 done:
-    release_blocker = 1;
+    RELEASE_SET(1);
     cc_plan_destroy(plan);
     cc_graph_destroy(g);
     cc_comm_destroy(own);
