@@ -3220,7 +3220,8 @@ typedef struct cc__profile {
        placed and their last end */
     cc__mev* m_ev; int m_ne;
     int* m_cnt; cc__time* m_end;
-    size_t m_ev_cap, m_cnt_cap, m_end_cap;
+    int* m_left; char* m_done;      /* the serial SGS's: predecessors left, placed */
+    size_t m_ev_cap, m_cnt_cap, m_end_cap, m_left_cap, m_done_cap;
 } cc__profile;
 
 static void cc__profile_free(cc_context* ctx, cc__profile* pr) {
@@ -3229,6 +3230,7 @@ static void cc__profile_free(cc_context* ctx, cc__profile* pr) {
     cc__free(ctx, pr->g_off); cc__free(ctx, pr->g_res); cc__free(ctx, pr->g_room);
     cc__free(ctx, pr->g_cell); cc__free(ctx, pr->g_pdem); cc__free(ctx, pr->g_proom);
     cc__free(ctx, pr->m_ev); cc__free(ctx, pr->m_cnt); cc__free(ctx, pr->m_end);
+    cc__free(ctx, pr->m_left); cc__free(ctx, pr->m_done);
     memset(pr, 0, sizeof *pr);
 }
 
@@ -3613,9 +3615,14 @@ static cc__time cc__ssgs_mem(cc_context* ctx, const cc__prob* p, const int* list
     int n = p->n, head = 0, t, pos, e;
     uint64_t need, max_need = 0;
     cc__time mk = 0;
-    int* left = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int));
-    char* done = (char*)cc__calloc(ctx, (size_t)n + 1, 1);
-    if (!left || !done || !cc__mem_begin(ctx, pr, p)) { mk = -2; goto out; }
+    int* left;
+    char* done;
+    if (!CONCERTO__GROW(ctx, pr->m_left, pr->m_left_cap, (size_t)n + 1) ||
+        !CONCERTO__GROW(ctx, pr->m_done, pr->m_done_cap, (size_t)n + 1) || !cc__mem_begin(ctx, pr, p))
+        return -2;
+    left = pr->m_left;
+    done = pr->m_done;
+    memset(done, 0, (size_t)n + 1);
     for (t = 0; t < n; t++) left[t] = p->pred_off[t + 1] - p->pred_off[t];
     for (t = 0; t < n; t++) if ((need = cc__mem_need(p, t)) > max_need) max_need = need;
     for (t = 0; t < n; t++) {
@@ -3635,21 +3642,19 @@ static cc__time cc__ssgs_mem(cc_context* ctx, const cc__prob* p, const int* list
             break;
         }
         if (i < 0) { i = fallback; tm = tm_fb; }
-        if (i < 0) { mk = -1; goto out; }
+        if (i < 0) return -1;
         est = cc__prob_est(p, i, start);
         if (tm > est) est = tm;
         s = cc__profile_earliest(pr, est, p->dur[i], p->dem + (size_t)i * p->k);
-        if (s == CONCERTO__TIME_MAX || (p->deadline && s + p->dur[i] > p->deadline[i])) { mk = -1; goto out; }
+        if (s == CONCERTO__TIME_MAX || (p->deadline && s + p->dur[i] > p->deadline[i])) return -1;
         start[i] = s;
-        if (!cc__profile_add(ctx, pr, s, s + p->dur[i], p->dem + (size_t)i * p->k, 1)) { mk = -2; goto out; }
+        if (!cc__profile_add(ctx, pr, s, s + p->dur[i], p->dem + (size_t)i * p->k, 1)) return -2;
         cc__mem_place(pr, p, start, i, s);
         if (s + p->dur[i] > mk) mk = s + p->dur[i];
         done[i] = 1;
         for (e = p->succ_off[i]; e < p->succ_off[i + 1]; e++) left[p->succ[e]]--;
         while (head < n && done[list[head]]) head++;
     }
-out:
-    cc__free(ctx, left); cc__free(ctx, done);
     return mk;
 }
 

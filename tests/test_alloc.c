@@ -127,6 +127,9 @@ static void scenario(tu_alloc* a, int mode, outcome* out) {
 #undef MSTEP
         }
         sd.memory_cap_bytes = 1300;
+        sd.method = CC_SCHED_SAMPLING;   /* a few schedules: every request of the capped search is refused in turn */
+        sd.tuning.budget_schedules = 20;
+
         if (r == CC_OK) { r = cc_sched_solve(ctx, mg, &sd, &ms); if (r == CC_ERR_OUT_OF_MEMORY && mode == 0) r = cc_sched_solve(ctx, mg, &sd, &ms); }
         if (r == CC_OK) { r = cc_memory_check(ctx, mg, ms.start_us, NULL, 1300, &out->peak_mem, NULL);
                           if (r == CC_ERR_OUT_OF_MEMORY && mode == 0) r = cc_memory_check(ctx, mg, ms.start_us, NULL, 1300, &out->peak_mem, NULL); }
