@@ -484,8 +484,8 @@ tests-build: $(T)/test_gpu_standin
 ifeq ($(HAVE_CUDA_HEADERS),1)
 $(T)/test_gpu_standin: tests/test_gpu.c $(GPU_HEADERS) $(STANDIN_HEADERS) $(STANDIN_OBJS)
 	@mkdir -p $(@D)
-	@echo "$(CC) $(STANDIN_CFLAGS) -DTH_PROGRAM='\"test_gpu_standin\"' $< $(STANDIN_OBJS) -o $@"
-	@$(CC) $(STANDIN_CFLAGS) -DTH_PROGRAM='"test_gpu_standin"' $< $(STANDIN_OBJS) -o $@ $(ALL_LDFLAGS) $(LDLIBS) -lm || { rm -f $@; exit 1; }
+	@echo "$(CC) $(STANDIN_CFLAGS) -DTH_PROGRAM='\"test_gpu_standin\"' -DTEST_GPU_STANDIN $< $(STANDIN_OBJS) -o $@"
+	@$(CC) $(STANDIN_CFLAGS) -DTH_PROGRAM='"test_gpu_standin"' -DTEST_GPU_STANDIN $< $(STANDIN_OBJS) -o $@ $(ALL_LDFLAGS) $(LDLIBS) -lm || { rm -f $@; exit 1; }
 else
 $(T)/test_gpu_standin:
 	@mkdir -p $(@D)
