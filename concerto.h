@@ -3219,6 +3219,7 @@ typedef struct cc__profile {
        by time (frees first at equal times); per transient buffer its users
        placed and their last end */
     cc__mev* m_ev; int m_ne;
+    int64_t m_held;                 /* the sum of the events: bytes held for ever after the last one */
     int* m_cnt; cc__time* m_end;
     int* m_left; char* m_done;      /* the serial SGS's: predecessors left, placed */
     size_t m_ev_cap, m_cnt_cap, m_end_cap, m_left_cap, m_done_cap;
@@ -3515,6 +3516,7 @@ static int cc__mem_begin(cc_context* ctx, cc__profile* pr, const cc__prob* p) {
         !CONCERTO__GROW(ctx, pr->m_end, pr->m_end_cap, (size_t)p->n_mb + 1))
         return 0;
     pr->m_ne = 0;
+    pr->m_held = 0;
     memset(pr->m_cnt, 0, (size_t)p->n_mb * sizeof(int));
     memset(pr->m_end, 0, (size_t)p->n_mb * sizeof(cc__time));
     return 1;
@@ -3527,14 +3529,14 @@ static void cc__mem_event(cc__profile* pr, cc__time t, int64_t d) {
     while (i > 0 && cc__mev_cmp(&pr->m_ev[i - 1], &x) > 0) { pr->m_ev[i] = pr->m_ev[i - 1]; i--; }
     pr->m_ev[i] = x;
     pr->m_ne++;
+    pr->m_held += d;
 }
 
 /* The earliest t from which `need` more bytes fit for ever; TIME_MAX: never. */
 static cc__time cc__mem_earliest(const cc__profile* pr, uint64_t cap, uint64_t need) {
-    int64_t total = 0, room = (int64_t)cap - (int64_t)need;
+    int64_t total = pr->m_held, room = (int64_t)cap - (int64_t)need;
     int i;
     if (need > cap) return CONCERTO__TIME_MAX;
-    for (i = 0; i < pr->m_ne; i++) total += pr->m_ev[i].d;
     if (total > room) return CONCERTO__TIME_MAX;
     /* backwards: the use on [t_i, t_{i+1}) is the sum of events 0..i */
     for (i = pr->m_ne - 1; i >= 0; i--) {
@@ -3578,20 +3580,13 @@ static uint64_t cc__mem_need(const cc__prob* p, int i) {
    frees it waits for are placed. The list itself wherever it fits (so
    program order fits wherever running the ops one by one does). -1 when
    no job can go on. */
-static int64_t cc__mem_held(const cc__profile* pr) {
-    int64_t total = 0;
-    int i;
-    for (i = 0; i < pr->m_ne; i++) total += pr->m_ev[i].d;
-    return total;
-}
-
 /* Whether placing job j (allocating need) leaves a way on: after it, some
    job whose predecessors are placed fits the bytes held (or none is left).
    One step of lookahead: a list that allocates every prefetch first would
    otherwise fill the cap with buffers whose users cannot start. */
 static int cc__mem_safe(const cc__prob* p, const cc__profile* pr, const int* list, int head, const char* done, const int* left,
                         int j, uint64_t need) {
-    int64_t held = cc__mem_held(pr) + (int64_t)need;
+    int64_t held = pr->m_held + (int64_t)need;
     int k, pos, any = 0;
     for (k = p->op_mb_off[j]; k < p->op_mb_off[j + 1]; k++) {   /* what j frees as the last user */
         int m = p->op_mb[k];
@@ -3611,8 +3606,20 @@ static int cc__mem_safe(const cc__prob* p, const cc__profile* pr, const int* lis
     return !any;
 }
 
+/* The serial scheme's step: job i at the earliest time from est its
+   resources allow, within its deadline; the makespan so far in *mk.
+   0, -1 (no room or past the deadline) or -2 (out of memory). */
+static int cc__ssgs_place(cc_context* ctx, const cc__prob* p, cc__profile* pr, cc__time* start, int i, cc__time est, cc__time* mk) {
+    cc__time s = cc__profile_earliest(pr, est, p->dur[i], p->dem + (size_t)i * p->k);
+    if (s == CONCERTO__TIME_MAX || (p->deadline && s + p->dur[i] > p->deadline[i])) return -1;
+    start[i] = s;
+    if (!cc__profile_add(ctx, pr, s, s + p->dur[i], p->dem + (size_t)i * p->k, 1)) return -2;
+    if (s + p->dur[i] > *mk) *mk = s + p->dur[i];
+    return 0;
+}
+
 static cc__time cc__ssgs_mem(cc_context* ctx, const cc__prob* p, const int* list, cc__time* start, cc__profile* pr) {
-    int n = p->n, head = 0, t, pos, e;
+    int n = p->n, head = 0, t, pos, e, rc;
     uint64_t need, max_need = 0;
     cc__time mk = 0;
     int* left;
@@ -3627,14 +3634,14 @@ static cc__time cc__ssgs_mem(cc_context* ctx, const cc__prob* p, const int* list
     for (t = 0; t < n; t++) if ((need = cc__mem_need(p, t)) > max_need) max_need = need;
     for (t = 0; t < n; t++) {
         int i = -1, fallback = -1;
-        cc__time est, s, tm = 0, tm_fb = 0;
+        cc__time est, tm = 0, tm_fb = 0;
         for (pos = head; pos < n; pos++) {
             int j = list[pos];
             cc__time tj = 0;
             if (done[j] || left[j] > 0) continue;
             need = cc__mem_need(p, j);
             if (need > 0 && (tj = cc__mem_earliest(pr, p->mem_cap, need)) == CONCERTO__TIME_MAX) continue;
-            if (need > 0 && cc__mem_held(pr) + need + max_need > p->mem_cap && !cc__mem_safe(p, pr, list, head, done, left, j, need)) {
+            if (need > 0 && pr->m_held + need + max_need > p->mem_cap && !cc__mem_safe(p, pr, list, head, done, left, j, need)) {
                 if (fallback < 0) { fallback = j; tm_fb = tj; }
                 continue;
             }
@@ -3645,12 +3652,8 @@ static cc__time cc__ssgs_mem(cc_context* ctx, const cc__prob* p, const int* list
         if (i < 0) return -1;
         est = cc__prob_est(p, i, start);
         if (tm > est) est = tm;
-        s = cc__profile_earliest(pr, est, p->dur[i], p->dem + (size_t)i * p->k);
-        if (s == CONCERTO__TIME_MAX || (p->deadline && s + p->dur[i] > p->deadline[i])) return -1;
-        start[i] = s;
-        if (!cc__profile_add(ctx, pr, s, s + p->dur[i], p->dem + (size_t)i * p->k, 1)) return -2;
-        cc__mem_place(pr, p, start, i, s);
-        if (s + p->dur[i] > mk) mk = s + p->dur[i];
+        if ((rc = cc__ssgs_place(ctx, p, pr, start, i, est, &mk)) != 0) return rc;
+        cc__mem_place(pr, p, start, i, start[i]);
         done[i] = 1;
         for (e = p->succ_off[i]; e < p->succ_off[i + 1]; e++) left[p->succ[e]]--;
         while (head < n && done[list[head]]) head++;
@@ -3668,13 +3671,8 @@ static cc__time cc__ssgs(cc_context* ctx, const cc__prob* p, const int* list, cc
     if (!cc__profile_init(ctx, pr, p)) return -2;
     if (mem) return cc__ssgs_mem(ctx, p, list, start, pr);
     for (t = 0; t < p->n; t++) {
-        int i = list[t];
-        cc__time est = cc__prob_est(p, i, start), s;
-        s = cc__profile_earliest(pr, est, p->dur[i], p->dem + (size_t)i * p->k);
-        if (s == CONCERTO__TIME_MAX || (p->deadline && s + p->dur[i] > p->deadline[i])) return -1;
-        start[i] = s;
-        if (!cc__profile_add(ctx, pr, s, s + p->dur[i], p->dem + (size_t)i * p->k, 1)) return -2;
-        if (s + p->dur[i] > mk) mk = s + p->dur[i];
+        int rc = cc__ssgs_place(ctx, p, pr, start, list[t], cc__prob_est(p, list[t], start), &mk);
+        if (rc != 0) return rc;
     }
     return mk;
 }
