@@ -1047,11 +1047,11 @@ CONCERTO_API cc_rewrite_desc cc_rewrite_query_defaults(const cc_rewrite_desc* de
    [i*n/k, (i+1)*n/k). The all-reduce's producers (the last writers of its rows) and consumers (readers
    of its result up to the next writer) must all have a chunk_fn, and k must divide every split_rows
    involved and the collective's n_elems; k = 2, 4, ..., max_chunks is tried and the best kept if
-   strictly better. Chunk ops call chunk_fn through a record the new graph owns (copies of the graph get
+   strictly better. A collective with NULL buffers (resolved from its regions) is a candidate where its first read and write regions hold exactly its elements; its chunks keep NULL buffers and resolve from their chunk regions. Chunk ops call chunk_fn through a record the new graph owns (copies of the graph get
    their own); they have no chunk_fn themselves, so a context is split once. cc_op_user_data of a chunk
    op still gives the op's user_data.
    Fusion: the fused op sits at its last member's place in program order, named "<first>+<k-1>", with
-   the members' regions and explicit edges, n_elems their sum and the lowest send/receive addresses.
+   the members' regions and explicit edges, n_elems their sum and the lowest send/receive addresses; members with NULL buffers must hold exactly their elements in their first regions, each side in one buffer, contiguous there, and the fused op lists the lower member's regions first.
    A bucket is refused if an op between its members touches the region of an earlier member or has an
    explicit edge to or from one, if its members touch each other's regions, or if a path through other
    ops joins two members. Greedy, left to right per stream; ties are accepted (fewer collectives).
@@ -10535,13 +10535,56 @@ static int cc__iv_cut(cc_context* ctx, cc__rw_iv** v, size_t* n, size_t* cap, co
     return 1;
 }
 
-/* An in-place all-reduce whose every written region is split in rows. */
+/* Where collective op i's send (write 0) or receive (write 1) elements
+   are: *buf -1 and *at its address, or, for a NULL pointer (resolved from
+   the op's first region of that kind by cc_exec_create), *buf that
+   region's buffer and *at its offset. Returns that region (NULL for a
+   pointer, or for a NULL one without a region). */
+static const cc__access* cc__coll_at(const cc__rw_src* s, int i, int write, int* buf, uintptr_t* at) {
+    const cc_graph* g = s->g;
+    const cc_collective* c = cc__op_coll(g, i);
+    const void* p = write ? (const void*)c->recv_buf : c->send_buf;
+    size_t a;
+    *buf = -1;
+    *at = (uintptr_t)p;
+    if (p) return NULL;
+    for (a = s->acc_off[i]; a < s->acc_off[i + 1]; a++)
+        if (g->acc[a].is_write == write) {
+            *buf = (int)g->acc[a].buffer;
+            *at = (uintptr_t)g->acc[a].offset;
+            return &g->acc[a];
+        }
+    return NULL;
+}
+
+/* 1 if collective op i's elements on both sides are where its regions
+   say, for rewriting them: a pointer, or a NULL one whose region holds
+   exactly the n_elems elements (so that cutting or joining the region
+   cuts or joins the elements alike). */
+static int cc__coll_rewritable(const cc__rw_src* s, int i) {
+    const cc_collective* c = cc__op_coll(s->g, i);
+    uint64_t bytes = (uint64_t)c->n_elems * cc__dtype_size(c->dtype);
+    int side, buf;
+    uintptr_t at;
+    for (side = 0; side < 2; side++) {
+        const cc__access* x = cc__coll_at(s, i, side, &buf, &at);
+        if (buf >= 0 && (!x || x->n_bytes != bytes)) return 0;
+    }
+    return 1;
+}
+
+/* An in-place all-reduce whose every written region is split in rows (a
+   NULL buffer's region too: its chunks take their elements from it). */
 static int cc__dec_candidate(const cc__rw_src* s, int i) {
     const cc_graph* g = s->g;
     const cc_collective* c = cc__op_coll(g, i);
+    const cc__access* x;
     size_t a;
-    int n_w = 0;
+    int n_w = 0, buf;
+    uintptr_t at;
     if (!c || c->kind != CC_COLL_ALL_REDUCE || c->n_elems == 0 || c->send_buf != c->recv_buf) return 0;
+    if (!cc__coll_rewritable(s, i)) return 0;
+    if ((x = cc__coll_at(s, i, 0, &buf, &at)) != NULL && !x->split_rows) return 0;
     for (a = s->acc_off[i]; a < s->acc_off[i + 1]; a++) {
         if (!g->acc[a].is_write) continue;
         if (!g->acc[a].split_rows) return 0;
@@ -10635,8 +10678,8 @@ static cc_result cc__dec_build(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x
                     size_t each = d.coll->n_elems / (size_t)k, off = each * (size_t)ch * cc__dtype_size(d.coll->dtype);
                     part = *d.coll;
                     part.n_elems = each;
-                    part.send_buf = (const char*)part.send_buf + off;
-                    part.recv_buf = (char*)part.recv_buf + off;
+                    if (part.send_buf) part.send_buf = (const char*)part.send_buf + off;   /* NULL: the chunk's region */
+                    if (part.recv_buf) part.recv_buf = (char*)part.recv_buf + off;
                     d.coll = &part;
                     d.duration_us = cc__rw_coll_us(w, &part, each);
                 } else {
@@ -10749,16 +10792,22 @@ static int cc__fuse_ok(const cc__rw* w, const cc__rw_src* s, int f, int c, char*
     const cc_collective* cf = cc__op_coll(g, f);
     const cc_collective* cc = cc__op_coll(g, c);
     size_t es = cc__dtype_size(cf->dtype), bf, bc, e, a, b;
-    uintptr_t sf = (uintptr_t)cf->send_buf, rf = (uintptr_t)cf->recv_buf;
-    uintptr_t sc = (uintptr_t)cc->send_buf, rcv = (uintptr_t)cc->recv_buf;
-    int in_place = sf == rf, y, head = 0, tail = 0;
-    if (cc->comm != cf->comm || cc->dtype != cf->dtype || cc->reduce != cf->reduce || (sc == rcv) != in_place) return 0;
+    uintptr_t sf, rf, sc, rcv;
+    int bsf, brf, bsc, brc, in_place, y, head = 0, tail = 0;
+    if (!cc__coll_rewritable(s, f) || !cc__coll_rewritable(s, c)) return 0;
+    cc__coll_at(s, f, 0, &bsf, &sf);
+    cc__coll_at(s, f, 1, &brf, &rf);
+    cc__coll_at(s, c, 0, &bsc, &sc);
+    cc__coll_at(s, c, 1, &brc, &rcv);
+    in_place = bsf == brf && sf == rf;
+    if (cc->comm != cf->comm || cc->dtype != cf->dtype || cc->reduce != cf->reduce || (bsc == brc && sc == rcv) != in_place) return 0;
+    if (bsf != bsc || brf != brc) return 0;   /* pointers with pointers, each side in one buffer */
     bf = cf->n_elems * es;
     bc = cc->n_elems * es;
     if (w->d.max_bucket_bytes && (bf + bc > w->d.max_bucket_bytes || bf + bc < bf)) return 0;
     /* one contiguous range, the same layout on the send and the receive side */
     if (!((sf + bf == sc && rf + bf == rcv) || (sc + bc == sf && rcv + bc == rf))) return 0;
-    if (!in_place) {
+    if (!in_place && bsf == brf) {
         uintptr_t s0 = sf < sc ? sf : sc, r0 = rf < rcv ? rf : rcv;
         if (s0 < r0 + bf + bc && r0 < s0 + bf + bc) return 0;   /* the fused send range would overlap its receive range */
     }
@@ -10830,6 +10879,15 @@ static cc_result cc__fuse_build(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* 
             cc__rw_desc_of(s, c, dst, rc2, dem, &d);         /* stream and the rest from c */
             m_f = cc__rw_regions(s, f, dst, rf, &nr_f);
             m_c = cc__rw_regions(s, c, dst, rc2, &nr_c);
+            int bs, bsc;
+            uintptr_t sfa, sca;
+            cc__coll_at(s, f, 0, &bs, &sfa);
+            cc__coll_at(s, c, 0, &bsc, &sca);
+            if (bs >= 0 && sca < sfa) {   /* NULL buffers: the lower member's regions first, where they resolve from */
+                cc_region* t = rf; int tn = nr_f, tm = m_f;
+                rf = rc2; nr_f = nr_c; m_f = m_c;
+                rc2 = t; nr_c = tn; m_c = tm;
+            }
             /* f's reads, c's reads, f's writes, c's writes */
             for (q = 0; q < nr_f; q++) r[o++] = rf[q];
             for (q = 0; q < nr_c; q++) r[o++] = rc2[q];

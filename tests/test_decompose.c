@@ -9,7 +9,9 @@
    The step runs in program order and decomposed (scheduled) on two CPU
    ranks: x and P must be bit-identical (row-wise work, the same arithmetic
    per row, reductions in rank order), G equal within a relative 1e-5 (its
-   summation order differs). Then graphs only: what is left alone, bad
+   summation order differs). In one variant P is a transient buffer in the
+   executor's arena and the all-reduces have NULL buffers (resolved from
+   their regions): decomposed, then fused, x and G as before. Then graphs only: what is left alone, bad
    arguments, a failing allocator, determinism. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -28,6 +30,8 @@ typedef struct tp {
     float x[L + 1][T * D];
     float w[L][D * D];
     float p[L][T * D];
+    float* pp[L];                /* where the work finds P: p, or a transient buffer's arena address */
+    int bp_index[L];             /* P's buffer index (the same in every rewrite of the graph) */
     float g[L][D * D];
     float scratch[T * D];        /* an out-of-place receive buffer for one variant */
     int n_log;                   /* chunk calls: which op, chunk, of how many */
@@ -43,14 +47,14 @@ static void mm_rows(tp* m, int l, int r0, int r1) {
         for (j = 0; j < D; j++) {
             float s = 0;
             for (k = 0; k < D; k++) s += m->x[l][t * D + k] * m->w[l][k * D + j];
-            m->p[l][t * D + j] = s;
+            m->pp[l][t * D + j] = s;
         }
 }
 static void norm_rows(tp* m, int l, int r0, int r1) {
     int t, j;
     for (t = r0; t < r1; t++) {
         float h[D], mean = 0, var = 0;
-        for (j = 0; j < D; j++) { h[j] = m->x[l][t * D + j] + m->p[l][t * D + j]; mean += h[j]; }
+        for (j = 0; j < D; j++) { h[j] = m->x[l][t * D + j] + m->pp[l][t * D + j]; mean += h[j]; }
         mean /= D;
         for (j = 0; j < D; j++) var += (h[j] - mean) * (h[j] - mean);
         var /= D;
@@ -62,7 +66,7 @@ static void wgrad_rows(tp* m, int l, int r0, int r1, int accumulate) {
     for (i = 0; i < D; i++)
         for (j = 0; j < D; j++) {
             float s = 0;
-            for (t = r0; t < r1; t++) s += m->x[l][t * D + i] * m->p[l][t * D + j];
+            for (t = r0; t < r1; t++) s += m->x[l][t * D + i] * m->pp[l][t * D + j];
             m->g[l][i * D + j] = accumulate ? m->g[l][i * D + j] + s : s;
         }
 }
@@ -92,6 +96,7 @@ static void init_tp(tp* m, int rank) {
     int i, l;
     memset(m, 0, sizeof *m);
     m->rank = rank;
+    for (l = 0; l < L; l++) m->pp[l] = m->p[l];
     rng.s = 11;   /* the same input on every rank */
     for (i = 0; i < T * D; i++) m->x[0][i] = (float)tu_unit(&rng) - 0.5f;
     rng.s = 100 + (uint64_t)rank;   /* each rank its shard of the weights */
@@ -128,7 +133,15 @@ static cc_region rg(cc_buffer b, uint64_t n_bytes, uint64_t rows) {
 #define WB ((uint64_t)D * D * sizeof(float))
 static const double DUR_MM = 100, DUR_NORM = 40, DUR_WGRAD = 40, DUR_AR = 200;
 
-static cc_result build_tp(cc_context* ctx, tp* m, tjob* jobs, cc_comm* comm, int defect, cc_graph** out) {
+/* Points the work at P's arena addresses in executor x of graph g. */
+static void point_at_arena(cc_exec* x, cc_graph* g, void* user) {
+    tp* m = (tp*)user;
+    int l;
+    for (l = 0; l < L; l++) m->pp[l] = (float*)cc_exec_buffer_ptr(x, cc_graph_buffer(g, m->bp_index[l]));
+}
+
+/* arena: P transient, its all-reduce's buffers NULL */
+static cc_result build_tp_in(cc_context* ctx, tp* m, tjob* jobs, cc_comm* comm, int defect, int arena, cc_graph** out) {
     cc_graph* g = NULL;
     cc_buffer bx[L + 1], bw[L], bp[L], bg[L];
     cc_result r;
@@ -143,7 +156,8 @@ static cc_result build_tp(cc_context* ctx, tp* m, tjob* jobs, cc_comm* comm, int
         snprintf(name, sizeof name, "w%d", l);
         if (r == CC_OK) r = cc_graph_add_buffer(g, name, WB, &bw[l]);
         snprintf(name, sizeof name, "p%d", l);
-        if (r == CC_OK) r = cc_graph_add_buffer(g, name, XB, &bp[l]);
+        if (r == CC_OK) r = (arena ? cc_graph_add_transient : cc_graph_add_buffer)(g, name, XB, &bp[l]);
+        if (r == CC_OK) m->bp_index[l] = cc_buffer_index(g, bp[l]);
         snprintf(name, sizeof name, "g%d", l);
         if (r == CC_OK) r = cc_graph_add_buffer(g, name, WB, &bg[l]);
     }
@@ -168,6 +182,7 @@ static cc_result build_tp(cc_context* ctx, tp* m, tjob* jobs, cc_comm* comm, int
         co.kind = bad == DEF_BROADCAST ? CC_COLL_BROADCAST : CC_COLL_ALL_REDUCE;
         co.dtype = CC_DTYPE_FLOAT32; co.reduce = CC_REDUCE_SUM; co.n_elems = T * D; co.comm = comm;
         co.send_buf = m->p[l]; co.recv_buf = bad == DEF_NOT_IN_PLACE ? m->scratch : m->p[l];
+        if (arena) co.send_buf = co.recv_buf = NULL;
         rd[0] = rg(bp[l], XB, bad == DEF_AR_ONE_ROW ? 1 : bad == DEF_SPLIT0 ? 0 : T);
         d = (cc_op_desc){0};
         snprintf(name, sizeof name, "ar%d", l);
@@ -195,6 +210,10 @@ static cc_result build_tp(cc_context* ctx, tp* m, tjob* jobs, cc_comm* comm, int
     return CC_OK;
 }
 
+static cc_result build_tp(cc_context* ctx, tp* m, tjob* jobs, cc_comm* comm, int defect, cc_graph** out) {
+    return build_tp_in(ctx, m, jobs, comm, defect, 0, out);
+}
+
 static int find_op(cc_graph* g, const char* name) {
     int i;
     for (i = 0; i < cc_graph_n_ops(g); i++)
@@ -202,8 +221,9 @@ static int find_op(cc_graph* g, const char* name) {
     return -1;
 }
 /* ---- the world run: program order against decomposed ---------------------------*/
-enum { V_FIT = 0, V_LINK, V_THEN_FUSE, N_VARIANTS };
-static const char* variant_name[N_VARIANTS] = { "fitted model", "link model", "decomposed, then fused" };
+enum { V_FIT = 0, V_LINK, V_THEN_FUSE, V_ARENA, N_VARIANTS };
+static const char* variant_name[N_VARIANTS] = { "fitted model", "link model", "decomposed, then fused",
+                                                "P in the arena, NULL buffers, decomposed, then fused" };
 
 typedef struct vres {
     int ok;
@@ -247,9 +267,9 @@ static cc_result dec_rank(cc_rank* rank, void* user) {
         if (v == V_LINK) rd.link = &link;
         init_tp(m0, me);
         init_tp(m1, me);
-        r = build_tp(ctx, m0, jobs0[me], cc_rank_world_comm(rank), DEF_NONE, &g0);
-        if (r == CC_OK) r = build_tp(ctx, m1, jobs1[me], cc_rank_world_comm(rank), DEF_NONE, &g1);
-        if (r == CC_OK) r = tu_run_step(rank, g0, NULL);
+        r = build_tp_in(ctx, m0, jobs0[me], cc_rank_world_comm(rank), DEF_NONE, v == V_ARENA, &g0);
+        if (r == CC_OK) r = build_tp_in(ctx, m1, jobs1[me], cc_rank_world_comm(rank), DEF_NONE, v == V_ARENA, &g1);
+        if (r == CC_OK) r = tu_run_step_with(rank, g0, NULL, v == V_ARENA ? point_at_arena : NULL, m0);
         if (r == CC_OK) r = cc_graph_decompose(ctx, g1, &rd, &dg, &rep);
         if (r == CC_OK) {
             R->ops_before = rep.n_ops_before; R->ops_after = rep.n_ops_after;
@@ -260,7 +280,7 @@ static cc_result dec_rank(cc_rank* rank, void* user) {
             R->fingerprint = tu_graph_fingerprint(dg);
             r = cc_sched_solve(ctx, g1, &rd.sched, &s0);
         }
-        if (r == CC_OK && v == V_THEN_FUSE) {
+        if (r == CC_OK && (v == V_THEN_FUSE || v == V_ARENA)) {
             /* the pipeline's order: decompose, then fuse (which must not undo the pipelining) */
             cc_rewrite_report frep;
             r = cc_graph_fuse(ctx, dg, &rd, &fg, &frep);
@@ -275,7 +295,7 @@ static cc_result dec_rank(cc_rank* rank, void* user) {
         if (r == CC_OK) {
             R->mk_orig_judged = s0.makespan_us;
             R->mk_new_judged = s.makespan_us;
-            r = tu_run_step(rank, dg, s.order);
+            r = tu_run_step_with(rank, dg, s.order, v == V_ARENA ? point_at_arena : NULL, m1);
         }
         if (r == CC_OK) {
             int n_calls = 0;
@@ -300,13 +320,14 @@ static cc_result dec_rank(cc_rank* rank, void* user) {
                     snprintf(nm, sizeof nm, "%s%d", base[b], l);
                     if (find_op(dg, nm) >= 0) R->all_split = 0;
                     /* fusing afterwards may merge neighbouring chunk all-reduces again ("ar0#1/4+1") */
-                    for (c = 0; c < R->k[l] && !(b == 1 && v == V_THEN_FUSE); c++) {
+                    for (c = 0; c < R->k[l] && !(b == 1 && (v == V_THEN_FUSE || v == V_ARENA)); c++) {
                         snprintf(nm, sizeof nm, "%s%d#%d/%d", base[b], l, c, R->k[l]);
                         if (find_op(dg, nm) < 0) R->all_split = 0;
                     }
                 }
             }
-            R->rows_identical = !memcmp(m0->x, m1->x, sizeof m0->x) && !memcmp(m0->p, m1->p, sizeof m0->p);
+            /* (a transient P is gone after the step) */
+            R->rows_identical = !memcmp(m0->x, m1->x, sizeof m0->x) && (v == V_ARENA || !memcmp(m0->p, m1->p, sizeof m0->p));
             R->g_rel_err = 0;
             for (l = 0; l < L; l++)
                 for (i = 0; i < D * D; i++) {
@@ -386,7 +407,13 @@ static void test_world_decompose(void) {
         CHECK(R[0].user_data_ok, "%s: cc_op_user_data of a chunk op gives the op's own user_data", vn);
         CHECK(R[0].mk_new_judged < R[0].mk_orig_judged, "%s: judged makespan %.1f < the original's %.1f", vn,
               R[0].mk_new_judged, R[0].mk_orig_judged);
-        if (v != V_THEN_FUSE)
+        if (v == V_ARENA) {   /* NULL buffers resolved from regions rewrite as the same pointers do */
+            const vres* F = &A.v[V_THEN_FUSE][0];
+            CHECK(R[0].colls_after == F->colls_after && R[0].k[0] == F->k[0] && R[0].k[1] == F->k[1] && R[0].k[2] == F->k[2],
+                  "%s: the same chunks (%d, %d, %d) and %d collectives after fusion as with pointers (%d, %d, %d; %d)", vn,
+                  R[0].k[0], R[0].k[1], R[0].k[2], R[0].colls_after, F->k[0], F->k[1], F->k[2], F->colls_after);
+        }
+        if (v != V_THEN_FUSE && v != V_ARENA)
             CHECK(R[0].mk_after == R[0].mk_new_judged && R[0].mk_before == R[0].mk_orig_judged,
                   "%s: the report's makespans are the judging schedule's (%.1f -> %.1f)", vn, R[0].mk_before, R[0].mk_after);
         else

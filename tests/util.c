@@ -636,7 +636,9 @@ int tu_count_on(cc_graph* g, int r) {
     return n;
 }
 
-cc_result tu_run_step(cc_rank* rank, cc_graph* g, const cc_op* order) {
+cc_result tu_run_step(cc_rank* rank, cc_graph* g, const cc_op* order) { return tu_run_step_with(rank, g, order, NULL, NULL); }
+
+cc_result tu_run_step_with(cc_rank* rank, cc_graph* g, const cc_op* order, void (*before)(cc_exec*, cc_graph*, void*), void* user) {
     cc_context* ctx = cc_rank_context(rank);
     cc_plan* pl = NULL;
     cc_exec* x = NULL;
@@ -647,6 +649,7 @@ cc_result tu_run_step(cc_rank* rank, cc_graph* g, const cc_op* order) {
     if (r == CC_OK && (r = cc_cpu_backend_create(rank, &be)) == CC_OK) have_be = 1;
     if (r == CC_OK) r = cc_exec_create(ctx, pl, &be, &x);
     if (r == CC_OK) r = cc_exec_agree(x, cc_rank_world_comm(rank));
+    if (r == CC_OK && before) before(x, g, user);
     if (r == CC_OK) r = cc_exec_step(x);
     cc_exec_destroy(x);
     if (have_be) cc_backend_destroy(&be);

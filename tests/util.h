@@ -145,6 +145,9 @@ int tu_count_on(cc_graph* g, int r);
 /* One step of g on the rank's CPU backend (order NULL: program order),
    after cc_exec_agree on the world communicator. */
 cc_result tu_run_step(cc_rank* rank, cc_graph* g, const cc_op* order);
+/* tu_run_step, calling before(exec, g, user) once the executor exists
+   (e.g. to point the work at transient buffers' arena addresses). */
+cc_result tu_run_step_with(cc_rank* rank, cc_graph* g, const cc_op* order, void (*before)(cc_exec*, cc_graph*, void*), void* user);
 /* Runs fn on a world of n_ranks; *rc its result, err the world's message. */
 void tu_run_world(int n_ranks, cc_result (*fn)(cc_rank*, void*), void* arg, cc_result* rc, char* err, size_t n_err);
 
