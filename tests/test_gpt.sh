@@ -22,6 +22,10 @@
 #   for another model (--layers, --embd), and the graph a planner builds
 #   from the same description with sizes only (gpt_step.h) has the same
 #   fingerprints, for several TP x DP layouts in float32 and bfloat16;
+# - memory: a rank's persistent bytes and program order's peak are the
+#   planner's for the same layout; under --memory-cap at that peak the
+#   library's order stays within it with the same losses; a cap too small
+#   for any order or for the persistent bytes, or not a number, is refused;
 # - 300 steps on the generated corpus bring the validation loss below
 #   0.6 ln V;
 # - bad input: a missing or empty data file, heads or batch that do not
@@ -154,6 +158,52 @@ for layout in "--tp 1 --dp 1" "--tp 2 --dp 1" "--tp 1 --dp 2" "--tp 2 --dp 2" "-
     f=$(fingerprint $layout); p=$(planned $layout)
     [ -n "$f" ] && [ "$f" = "$p" ]; check $? "$layout: the planner's sizes-only graph has the trainer's fingerprints ($p)" "'$f' vs '$p'"
 done
+
+# ---- memory ----------------------------------------------------------------
+# The activations are transient buffers in each plan's arena (every run
+# above trained with them there and matched program order; the PyTorch
+# checks below too). A rank's memory as the trainer reports it against the
+# planner (build/plan: the same step built with sizes only, its own cost
+# model): the same persistent bytes, and the same peak in program order
+# (the planner's "program" variant). --memory-cap at program order's peak:
+# the library's order stays within it and trains the same losses; below
+# what any order found needs, or below the persistent bytes, a clear error.
+mem_of() {   # log, order ("program order" / "the library's order"): "total persistent"
+    sed -n "s/.*memory per rank, $2: [0-9.]* MiB at the peak (\([0-9]*\) bytes) = .*/\1/p" "$1"
+}
+run mem "${slow[@]}" --order both
+total0=$(mem_of "$tmp/mem.log" "program order"); total1=$(mem_of "$tmp/mem.log" "the library's order")
+if [ -z "$total0" ] || [ -z "$total1" ]; then fail "the memory lines: $(grep memory "$tmp/mem.log" | head -n 2; tail -n 2 "$tmp/mem.log")"
+elif [ -x "$build/plan" ]; then
+    pj=$(timeout 300 "$build/plan" --hidden 32 --layers 2 --heads 4 --seq 16 --vocab 27 --micro-batch 4 --tp 2 --dp 2 --dtype fp32 \
+         --nodes 2 --gpus-per-node 2 --json 2>/dev/null)
+    persist=$(echo "$pj" | $py -c 'import json,sys; print(json.load(sys.stdin)["persistent_bytes"])' 2>/dev/null)
+    prog=$(echo "$pj" | $py -c 'import json,sys; print([v for v in json.load(sys.stdin)["variants"] if v["name"] == "program"][0]["peak_bytes"])' 2>/dev/null)
+    tpersist=$(sed -n 's/.*memory per rank, program order: .* persistent (\([0-9]*\) bytes: .*/\1/p' "$tmp/mem.log")
+    [ -n "$prog" ] && [ "$prog" = "$total0" ]
+    check $? "TP2 x DP2: program order's peak per rank, $total0 bytes, is the planner's for the same layout ($prog)" "trainer $total0, planner $prog"
+    [ -n "$persist" ] && [ "$persist" = "$tpersist" ]
+    check $? "and the persistent bytes too ($tpersist)" "trainer $tpersist, planner $persist"
+else echo "     test_gpt: no $build/plan in this build (ThreadSanitizer's): the planner's peaks are compared in make test and make asan"; fi
+if [ -n "$total0" ]; then
+    run mcap "${slow[@]}" --order both --memory-cap "$total0"
+    capped=$(mem_of "$tmp/mcap.log" "the library's order")
+    [ -n "$capped" ] && [ "$capped" -le "$total0" ] && grep -q "memory cap per rank: .*($total0 bytes)" "$tmp/mcap.log" &&
+        grep -q "memory per rank, the library's order: .*, within the cap" "$tmp/mcap.log"
+    check $? "--memory-cap $total0 (program order's peak): the library's order peaks at $capped bytes, within it" "$(grep -i "memory\|error" "$tmp/mcap.log" | head -n 4)"
+    same_as p2x2 mcap "--memory-cap: the 6 losses are bit-identical to program order's without a cap"
+fi
+for bad in "100:leaves nothing for the activations" "lots:--memory-cap needs a positive number of bytes"; do
+    out=$(timeout 120 "$gpt" "${small[@]}" --tp 2 --steps 2 --memory-cap "${bad%%:*}" 2>&1); rc=$?
+    [ "$rc" -ne 0 ] && [ "$rc" -lt 124 ] && echo "$out" | grep -q -- "${bad#*:}"
+    check $? "--memory-cap ${bad%%:*}: exit $rc, '${bad#*:}'" "$(echo "$out" | tail -n 2)"
+done
+if [ -n "$total0" ]; then
+    tp=$(sed -n 's/.*memory per rank, program order: .* persistent (\([0-9]*\) bytes: .*/\1/p' "$tmp/mem.log")
+    out=$(timeout 120 "$gpt" "${small[@]}" "${slow[@]}" --steps 2 --memory-cap $((tp + 20000)) 2>&1); rc=$?
+    [ "$rc" -ne 0 ] && [ "$rc" -lt 124 ] && echo "$out" | grep -q "no order found fits memory_cap_bytes = 20000: the best peaks at .* buffers alive: 'x'"
+    check $? "--memory-cap 20000 bytes above the persistent ones: exit $rc, the cap, the best peak and the buffers alive named" "$(echo "$out" | tail -n 2)"
+fi
 
 # ---- training --------------------------------------------------------------
 timeout 900 "$gpt" --embd 16 --layers 1 --heads 2 --lr 1e-2 --seq 16 --batch 8 --steps 300 --no-link --sample 0 --eval 16 --compare 0 \

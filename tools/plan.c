@@ -165,24 +165,9 @@ static int parse_int(const char* opt, const char* v, long lo, long hi, int* out)
 /* Bytes: a positive number with an optional suffix, K M G T (also KiB
    MiB GiB TiB: powers of 1024) or KB MB GB TB (powers of 1000). */
 static int parse_bytes(const char* opt, const char* v, uint64_t* out) {
-    static const struct { const char* s; double f; } suf[] = {
-        { "", 1 }, { "B", 1 }, { "K", 1024.0 }, { "KiB", 1024.0 }, { "KB", 1e3 }, { "M", 1048576.0 }, { "MiB", 1048576.0 },
-        { "MB", 1e6 }, { "G", 1073741824.0 }, { "GiB", 1073741824.0 }, { "GB", 1e9 }, { "T", 1099511627776.0 },
-        { "TiB", 1099511627776.0 }, { "TB", 1e12 },
-    };
-    char* end;
-    double x;
-    size_t i;
     if (!v) return bad("%s needs a value %s", opt, NULL);
-    x = strtod(v, &end);
-    for (i = 0; *v && end != v && i < sizeof suf / sizeof suf[0]; i++)
-        if (!strcmp(end, suf[i].s)) {
-            x *= suf[i].f;
-            if (x >= 1 && x < 1.8e19) { *out = (uint64_t)x; return 1; }
-            break;
-        }
-    fprintf(stderr, "%s: %s must be a positive number of bytes, optionally with a suffix K, M, G, T (or KiB, MiB, GiB, TiB: "
-            "powers of 1024; KB, MB, GB, TB: of 1000), got '%s'\n", program_name, opt, v);
+    if (gpt_parse_bytes(v, out)) return 1;
+    fprintf(stderr, "%s: %s must be " GPT_BYTES_FORM ", got '%s'\n", program_name, opt, v);
     return 0;
 }
 
@@ -556,15 +541,6 @@ static int step_build(const planner* P, const int* bucket_of, int n_bucket_of, i
    moments, the norms, the tokens) and AdamW's float32 master copy where
    the parameters are 2 bytes, plus its transient buffers alive at once
    (activations, ZeRO-3's gathered parameters), which a schedule decides. */
-static uint64_t bound_bytes(const cc_graph* g) {
-    int i, n = cc_graph_n_buffers(g);
-    uint64_t sum = 0;
-    for (i = 0; i < n; i++) {
-        cc_buffer b = cc_graph_buffer(g, i);
-        if (!cc_buffer_transient(g, b)) sum += cc_buffer_bytes(g, b);
-    }
-    return sum;
-}
 
 static uint64_t master_bytes(const gpt_model* m) {
     int k, n = m->ZERO ? m->nb : m->np;
@@ -574,7 +550,7 @@ static uint64_t master_bytes(const gpt_model* m) {
     return sum;
 }
 
-static uint64_t persistent_bytes(const planner* P, const cc_graph* g) { return bound_bytes(g) + P->master; }
+static uint64_t persistent_bytes(const planner* P, const cc_graph* g) { return gpt_bound_bytes(g) + P->master; }
 
 static double gib(uint64_t bytes) { return (double)bytes / 1073741824.0; }
 

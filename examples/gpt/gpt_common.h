@@ -64,6 +64,7 @@ typedef struct options {
     int graph_fingerprint;    /* print the step's graph fingerprint (graph_fingerprint) and stop */
     int dtype;                /* GPT_F32, or GPT_BF16: matmuls and collectives in bfloat16 (CUDA trainer) */
     int cuda_graphs;          /* capture the step into a CUDA graph and replay it (CUDA trainer) */
+    uint64_t memory_cap;      /* a rank's memory for the training step, bytes (--memory-cap); 0: no cap */
 } options;
 
 static void usage(FILE* f) {
@@ -109,6 +110,10 @@ static void usage(FILE* f) {
             "  --compare N          steps timed in each order side by side, alternating, before training (default 20)\n"
             "  --budget N           schedules the scheduler may try, for the step and for judging each\n"
             "                       candidate rewrite (default 1000; 0: the library's default, 5000)\n"
+            "  --memory-cap BYTES   a rank's memory for the training step (suffixes K M G T, KiB..TiB,\n"
+            "                       KB..TB): the persistent bytes (parameters, gradients, AdamW state, the\n"
+            "                       batch) plus the activations alive at once in the step's arena, which the\n"
+            "                       library's schedule and plan keep within it (default: no cap)\n"
             "  --graph-fingerprint  print the fingerprints of rank 0's graphs (training step, evaluation)\n"
             "                       as built, and as a planner builds them with sizes only (gpt_step.h),\n"
             "                       and stop: the same model and layout give the same ones\n"
@@ -507,6 +512,10 @@ static int parse_args(int argc, char** argv, options* o) {
         else if (!strcmp(a, "--print-every")) ok = parse_int(a, v, 0, 1 << 24, &o->print_every);
         else if (!strcmp(a, "--compare")) ok = parse_int(a, v, 0, 1000, &o->compare_steps);
         else if (!strcmp(a, "--budget")) ok = parse_int(a, v, 0, 1 << 30, &o->budget);
+        else if (!strcmp(a, "--memory-cap")) {
+            ok = gpt_parse_bytes(v, &o->memory_cap);
+            if (!ok) fprintf(stderr, "%s: --memory-cap needs " GPT_BYTES_FORM ", got '%s'\n", gpt_program, v ? v : "(nothing)");
+        }
         else { fprintf(stderr, "%s: unknown option '%s' (--help lists them)\n", gpt_program, a); return 0; }
         if (!ok) return 0;
         if (takes) {
@@ -591,6 +600,7 @@ static gpt_step_desc model_desc(const options* o, const gpt_config* cfg, int me)
     d.tp_rank = me % o->tp;
     d.dp_rank = me / o->tp;
     d.coll_dtype = o->dtype == GPT_BF16 ? CC_DTYPE_BFLOAT16 : CC_DTYPE_FLOAT32;
+    d.transients = 1;   /* the training step's activations live in its plan's arena */
     return d;
 }
 

@@ -83,6 +83,9 @@ typedef struct rank_state {
     double* pred_start[2];                 /* [ops] the predicted starts, by order (0 program: train; 1: run) */
     int program_kept;                      /* the library's order is program order (shared.kept) */
     double wall_ms;                        /* of the last step, from the host */
+    void** carved;                         /* [tensor id] an activation's own memory (what the forward pass uses) */
+    uint64_t cap;                          /* the transient bytes the step may hold (--memory-cap less the persistent ones); 0: none */
+    int program_fits;                      /* program order's predicted activations fit the cap (always without one) */
     float* host;                           /* [the largest parameter shard, or V] the host's side of a copy */
 } rank_state;
 
@@ -164,6 +167,9 @@ struct shared {
     double train_s;
     int replayed[2];               /* --cuda-graphs on: training steps of each pass that replayed a CUDA graph */
     char graph_why[2][256];        /* and the backend's status after the pass's last step */
+    uint64_t persistent;           /* a rank's bound bytes of the training step: parameters, gradients, AdamW state, the batch */
+    uint64_t cap;                  /* --memory-cap agreed by the ranks, bytes; 0: none */
+    uint64_t peak[2], arena[2];    /* by order: the activations' peak in the predicted step, the plan's arena */
     uint64_t fingerprint[2];       /* --graph-fingerprint: of the training step and of evaluation */
     uint64_t planned[2];           /* the same graphs built with sizes only (gpt_step.h, as a planner builds them) */
     int quiet;                     /* a process that is not world rank 0's: prints and writes nothing */
@@ -210,13 +216,37 @@ static cc_result set_step(rank_state* s, double lr, int t) {
     return to_tensor(s, s->m.step_t->p, &s->m.step, sizeof s->m.step);
 }
 
+/* The training step's activations are transient buffers, which live in
+   the arena of the executor that runs the step, at the offsets its plan
+   fixed (cc_exec_buffer_ptr): before an executor of the training step (of
+   graph g, the step or a rewrite of it, whose buffers keep their indices)
+   runs, its activation tensors point there; before the forward pass's
+   runs (x NULL), back at their own memory. The kernels read a tensor's
+   address when they run. */
+static void place_activations(rank_state* s, cc_exec* x, cc_graph* g) {
+    int i;
+    for (i = s->m.act_first; i < s->m.act_end; i++) {
+        gpt_tensor* t = s->m.t[i];
+        int b = s->train_ops.buf_index ? s->train_ops.buf_index[i] : -1;
+        void* p = NULL;
+        if (t->whole) continue;
+        if (x && b >= 0 && cc_buffer_transient(g, cc_graph_buffer(g, b))) p = cc_exec_buffer_ptr(x, cc_graph_buffer(g, b));
+        t->p = p ? p : s->carved[i];
+    }
+    gpt_tensor_place_slots(&s->m, s->m.act_first);
+}
+
 /* The batch and AdamW's step, then one step of executor x; its wall time
    from the host (what the timeline falls back on when it has no times). A
    kernel's failure (the table's error) fails the step. */
 static cc_result exec_step(rank_state* s, cc_exec* x) {
     const char* err;
-    double t0 = wall_s();
-    cc_result rc = cc_exec_step(x);
+    double t0;
+    cc_result rc;
+    if (x == s->eval_ex) place_activations(s, NULL, NULL);
+    else place_activations(s, x, x == s->ex[0] ? s->train : s->run);
+    t0 = wall_s();
+    rc = cc_exec_step(x);
     s->wall_ms = (wall_s() - t0) * 1000.0;
     if (rc == CC_OK && s->m.kernels->error && (err = s->m.kernels->error()) != NULL) {
         fprintf(stderr, "%s: rank %d: %s\n", s->sh->tr->program, s->me, err);
@@ -323,6 +353,8 @@ static cc_result rank_setup(rank_state* s, shared* sh, const gpt_kernel_table* k
     if (o->tp > 1 && (rc = cc_comm_split(s->world_comm, s->m.dp_rank, s->m.tp_rank, &s->m.tp_comm)) != CC_OK) return rc;
     if (o->dp > 1 && (rc = cc_comm_split(s->world_comm, s->m.tp_rank, s->m.dp_rank, &s->m.dp_comm)) != CC_OK) return rc;
     if ((rc = gpt_build_graph(&s->m, 1, &s->train, &s->train_ops)) != CC_OK) return rc;
+    if (!(s->carved = (void**)calloc((size_t)s->m.n_tensors + 1, sizeof(void*)))) return CC_ERR_OUT_OF_MEMORY;
+    for (p = s->m.act_first; p < s->m.act_end; p++) s->carved[p] = s->m.t[p]->p;
     return gpt_build_graph(&s->m, 0, &s->eval, &s->eval_ops);
 }
 
@@ -339,10 +371,35 @@ static cc_result profile_step(rank_state* s) {
     if ((rc = snap_save(s, &s->snap)) != CC_OK) return rc;
     rc = set_batch(s, 0, 0);
     if (rc == CC_OK) rc = set_step(s, 0, 1);
+    if (rc == CC_OK) place_activations(s, s->ex[0], s->train);
     if (rc == CC_OK && s->o->profile_repeats > 0) rc = cc_exec_profile_ops(s->ex[0], s->o->profile_repeats, world);
     else if (rc == CC_OK) rc = model_durations(s, s->train);
     if (rc == CC_OK) rc = snap_restore(s, &s->snap);
     return rc;
+}
+
+/* --memory-cap: what the persistent bytes leave for the activations, the
+   same on every rank (the smallest, cc_exec_agree_cap), into the desc that
+   judges the rewrites and schedules the step. */
+static cc_result agree_cap(rank_state* s, cc_sched_desc* sd) {
+    uint64_t persistent = gpt_bound_bytes(s->train), cap = s->o->memory_cap;
+    cc_result rc;
+    if (cap && cap <= persistent) {
+        if (s->me == 0)
+            fprintf(stderr, "%s: rank %d: --memory-cap %llu bytes leaves nothing for the activations: the parameters, gradients, "
+                    "AdamW state and batch take %llu bytes\n", gpt_program, s->me, (unsigned long long)cap,
+                    (unsigned long long)persistent);
+        cap = 1;   /* agreed like any other cap: every rank fails alike below */
+    } else if (cap) cap -= persistent;
+    if ((rc = cc_exec_agree_cap(s->ex[0], s->world_comm, &cap)) != CC_OK) return rc;
+    if (s->o->memory_cap && cap <= 1) return CC_ERR_INFEASIBLE;
+    s->cap = cap;
+    sd->memory_cap_bytes = cap;
+    if (s->me == 0) {
+        s->sh->persistent = persistent;
+        s->sh->cap = cap ? cap + persistent : 0;
+    }
+    return CC_OK;
 }
 
 /* Decomposition and fusion, judged by the library with the durations just
@@ -373,6 +430,7 @@ static cc_result rewrite_step(rank_state* s, const cc_sched_desc* sd) {
     rc = cc_plan_create(s->m.ctx, s->run, NULL, &plan);
     if (rc == CC_OK) rc = cc_exec_create(s->m.ctx, plan, s->be, &ex);
     if (rc == CC_OK) rc = cc_exec_agree(ex, world);
+    if (rc == CC_OK) place_activations(s, ex, s->run);
     if (rc == CC_OK && s->o->profile_repeats > 0) rc = cc_exec_profile_ops(ex, s->o->profile_repeats, world);
     /* --profile 0: the rewritten step's ops from the same model (a chunk of
        a collective pays the link's latency, which the rewrites' estimate of
@@ -392,6 +450,7 @@ static cc_result schedule_step(rank_state* s, const cc_sched_desc* sd) {
     cc_op* prog = (cc_op*)malloc(sizeof(cc_op) * (size_t)n);
     double* st0 = (double*)malloc(sizeof(double) * (size_t)n);
     double mk0 = 0;
+    uint64_t peak[2] = { 0, 0 };
     cc_schedule plain;
     cc_sched_stats plain_stats;
     cc_result rc;
@@ -423,10 +482,15 @@ static cc_result schedule_step(rank_state* s, const cc_sched_desc* sd) {
         cc_schedule_release(s->m.ctx, &plain);
     }
     if (rc == CC_OK) rc = cc_simulate(s->m.ctx, s->train, prog, n, st0, &mk0);
+    /* program order's activations at their peak, and the library's (the
+       schedule keeps them within the cap) */
+    if (rc == CC_OK) rc = cc_memory_check(s->m.ctx, s->train, st0, NULL, 0, &peak[0], NULL);
+    if (rc == CC_OK) rc = cc_memory_check(s->m.ctx, s->run, s->sched.start_us, NULL, 0, &peak[1], NULL);
+    s->program_fits = !s->cap || peak[0] <= s->cap;
     /* Where the library's step is predicted no faster than program order,
        program order runs as the library's too (the same on every rank:
-       the durations are agreed). */
-    if (rc == CC_OK && s->sched.makespan_us >= mk0) {
+       the durations are agreed), where it fits the cap. */
+    if (rc == CC_OK && s->sched.makespan_us >= mk0 && s->program_fits) {
         s->run = s->train;
         s->program_kept = 1;
         if (s->me == 0) sh->kept = 1;
@@ -441,6 +505,8 @@ static cc_result schedule_step(rank_state* s, const cc_sched_desc* sd) {
         sh->pred_ms[0] = mk0 / 1000.0;
         sh->pred_ms[1] = s->program_kept ? mk0 / 1000.0 : s->sched.makespan_us / 1000.0;
         sh->pred_sched_ms = s->sched.makespan_us / 1000.0;
+        sh->peak[0] = peak[0];
+        sh->peak[1] = s->program_kept ? peak[0] : peak[1];
         sh->pred_exposed_ms[0] = predicted_exposed(s->m.ctx, s->train, st0);
         sh->pred_exposed_ms[1] = sh->pred_exposed_ms[0];
         if (!s->program_kept) sh->pred_exposed_ms[1] = predicted_exposed(s->m.ctx, s->run, s->sched.start_us);
@@ -465,7 +531,15 @@ static cc_result schedule_step(rank_state* s, const cc_sched_desc* sd) {
 static cc_result plan_steps(rank_state* s) {
     cc_comm* world = s->world_comm;
     int n = cc_graph_n_ops(s->run) > cc_graph_n_ops(s->train) ? cc_graph_n_ops(s->run) : cc_graph_n_ops(s->train);
-    cc_result rc = cc_plan_create(s->m.ctx, s->run, s->program_kept ? NULL : s->sched.order, &s->plan[1]);
+    cc_plan_desc pd;
+    cc_result rc;
+    memset(&pd, 0, sizeof pd);
+    if (!s->program_kept) {   /* the arena from the schedule's times, within the cap */
+        pd.order = s->sched.order;
+        pd.start_us = s->sched.start_us;
+    }
+    pd.memory_cap_bytes = s->cap;
+    rc = cc_plan_create_desc(s->m.ctx, s->run, &pd, &s->plan[1]);
     if (rc == CC_OK) rc = cc_exec_create(s->m.ctx, s->plan[1], s->be, &s->ex[1]);
     if (rc == CC_OK) rc = cc_exec_agree(s->ex[1], world);
     if (rc == CC_OK) rc = cc_plan_create(s->m.ctx, s->eval, NULL, &s->eval_plan);
@@ -475,6 +549,8 @@ static cc_result plan_steps(rank_state* s) {
     if (s->me == 0) {
         s->sh->n_waits[0] = cc_plan_n_waits(s->plan[0]);
         s->sh->n_waits[1] = cc_plan_n_waits(s->plan[1]);
+        s->sh->arena[0] = cc_plan_arena_bytes(s->plan[0]);
+        s->sh->arena[1] = cc_plan_arena_bytes(s->plan[1]);
     }
     s->op_start = (double*)malloc(sizeof(double) * (size_t)n);
     s->op_end = (double*)malloc(sizeof(double) * (size_t)n);
@@ -560,7 +636,7 @@ static cc_result profile_in_place(rank_state* s) {
     if (rc != CC_OK) return rc;
     /* a gain below what the predictions can tell (they land within a few
        percent of the steps that follow: bench/RESULTS.md) is no gain */
-    if (!s->program_kept && mk1 > (1.0 - GPT_MIN_GAIN) * mk0) s->program_kept = 3;
+    if (!s->program_kept && s->program_fits && mk1 > (1.0 - GPT_MIN_GAIN) * mk0) s->program_kept = 3;
     if (s->me == 0) {
         sh->in_place = 1;
         sh->alone_ms[0] = sh->pred_ms[0];
@@ -647,7 +723,7 @@ static cc_result compare_orders(rank_state* s) {
                 s->sh->cal_ms[k] = med[2 * k];
                 s->sh->cal_exposed_ms[k] = med[2 * k + 1];
             }
-        if (rc == CC_OK && med[2] > med[0] && !s->program_kept) {
+        if (rc == CC_OK && med[2] > med[0] && !s->program_kept && s->program_fits) {
             s->program_kept = 2;
             if (s->me == 0) s->sh->kept = 2;
         }
@@ -759,6 +835,7 @@ static void rank_free(rank_state* s) {
     free(s->pred_start[1]);
     free(s->op_end);
     free(s->host);
+    free(s->carved);
     gpt_model_free(&s->m);
     free(s);
 }
@@ -808,6 +885,7 @@ static cc_result gpt_rank_main(shared* sh, cc_context* ctx, cc_comm* world, cc_b
     if (rc == CC_OK && o->profile_repeats > 0)
         progress(s, "profiling the step's %d ops, %d times each", cc_graph_n_ops(s->train), o->profile_repeats);
     if (rc == CC_OK) rc = profile_step(s);
+    if (rc == CC_OK) rc = agree_cap(s, &sd);
     if (rc == CC_OK) progress(s, "rewriting and scheduling the step");
     if (rc == CC_OK) rc = rewrite_step(s, &sd);
     if (rc == CC_OK) rc = schedule_step(s, &sd);
@@ -1075,6 +1153,8 @@ static double median_of(const double* v, int n) {
 /* What training gave, and what the library did to the step: its rewrites
    as their reports say (the makespans their judging schedules gave, before
    and after), the schedule, predicted and measured times. */
+static double mib(uint64_t bytes) { return (double)bytes / 1048576.0; }
+
 static void print_report(const shared* sh) {
     const options* o = &sh->o;
     const cc_rewrite_report *dec = &sh->dec, *fus = &sh->fus;
@@ -1140,6 +1220,14 @@ static void print_report(const shared* sh) {
         printf("  predicted step: %.2f ms in program order, %.2f ms scheduled (lower bound %.2f): %.2fx\n", sh->pred_ms[0],
                sh->pred_sched_ms, sh->lower_bound_ms, sh->pred_sched_ms > 0 ? sh->pred_ms[0] / sh->pred_sched_ms : 0);
     printf("  predicted exposed communication: %.2f ms -> %.2f ms\n", sh->pred_exposed_ms[0], sh->pred_exposed_ms[1]);
+    for (k = 0; k < 2; k++)
+        printf("  memory per rank, %s: %.3f MiB at the peak (%llu bytes) = %.3f persistent (%llu bytes: parameters, gradients, "
+               "AdamW state, the batch) + %.3f of activations alive at once (predicted; the plan's arena %.3f)%s\n",
+               k ? "the library's order" : "program order", mib(sh->persistent + sh->peak[k]),
+               (unsigned long long)(sh->persistent + sh->peak[k]), mib(sh->persistent), (unsigned long long)sh->persistent,
+               mib(sh->peak[k]), mib(sh->arena[k]), !sh->cap ? "" : sh->persistent + sh->peak[k] <= sh->cap ? ", within the cap"
+               : ", ABOVE THE CAP");
+    if (sh->cap) printf("  memory cap per rank: %.3f MiB (%llu bytes)\n", mib(sh->cap), (unsigned long long)sh->cap);
     printf("  executor costs in the predictions (profiled): %.1f us per op, %.1f us per cross-stream wait that blocks; "
            "overlapped, compute %.2fx and collectives %.2fx as long\n", sh->costs.launch_us, sh->costs.wait_us,
            sh->costs.compute_overlap > 1 ? sh->costs.compute_overlap : 1, sh->costs.comm_overlap > 1 ? sh->costs.comm_overlap : 1);

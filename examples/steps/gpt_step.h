@@ -110,6 +110,31 @@ GPT_STEP_FN uint64_t gpt_fnv1a(uint64_t h, const void* p, size_t n) {
 }
 #define GPT_FNV_START 0xCBF29CE484222325ull
 
+/* A number of bytes from an option's value: digits (a fraction allowed)
+   with an optional suffix, K M G T, KiB .. TiB (powers of 1024) or KB ..
+   TB (of 1000). 1 with *out, 0 for anything else or below 1 byte. */
+#define GPT_BYTES_FORM "a positive number of bytes, optionally with a suffix K, M, G, T (or KiB, MiB, GiB, TiB: " \
+                       "powers of 1024; KB, MB, GB, TB: of 1000)"
+GPT_STEP_FN int gpt_parse_bytes(const char* v, uint64_t* out) {
+    static const struct { const char* s; double f; } suf[] = {
+        { "", 1 }, { "B", 1 }, { "K", 1024.0 }, { "KiB", 1024.0 }, { "KB", 1e3 }, { "M", 1048576.0 }, { "MiB", 1048576.0 },
+        { "MB", 1e6 }, { "G", 1073741824.0 }, { "GiB", 1073741824.0 }, { "GB", 1e9 }, { "T", 1099511627776.0 },
+        { "TiB", 1099511627776.0 }, { "TB", 1e12 },
+    };
+    char* end;
+    double x;
+    size_t i;
+    if (!v) return 0;
+    x = strtod(v, &end);
+    for (i = 0; *v && end != v && i < sizeof suf / sizeof suf[0]; i++)
+        if (!strcmp(end, suf[i].s)) {
+            x *= suf[i].f;
+            if (x >= 1 && x < 1.8e19) { *out = (uint64_t)x; return 1; }
+            break;
+        }
+    return 0;
+}
+
 /* ---- >>params: shapes, order, sharding ------------------------------------ */
 /* V vocabulary, C embedding width, L blocks, H heads, T context length. */
 typedef struct gpt_config { int V, C, L, H, T; } gpt_config;
@@ -228,9 +253,11 @@ typedef struct gpt_step_desc {
        bound buffer of its bucket. The graph's dependencies are those of
        the step built without (the passes' gathers of a bucket keep the
        order one buffer gave them, as explicit dependencies), so a
-       schedule without a memory cap is the same. 0: every buffer bound
-       (what the trainers, which give their tensors memory, build). A
-       forward-only graph (gpt_build_graph's train 0) stays bound. */
+       schedule without a memory cap is the same. A collective on a
+       transient buffer has a NULL send or receive buffer, resolved by the
+       executor from its regions (the trainers point their activation
+       tensors at the executor's arena, cc_exec_buffer_ptr, before each
+       step). 0: every buffer bound. A forward-only graph (gpt_build_graph's train 0) stays bound. */
     int transients;
 } gpt_step_desc;
 
@@ -364,6 +391,7 @@ typedef struct gpt_op_store {
     gpt_op_args** ops; int n, cap;
     gpt_step_op_info* info; int n_info, cap_info;   /* [graph op index] */
     uint64_t fingerprint;          /* of the graph built with these records (graph_fingerprint) */
+    int* buf_index;                /* [tensor id] the index of the graph buffer of a whole tensor, -1: none */
 } gpt_op_store;
 
 /* The kernels, by the kind of op. A trainer gives one table: the work of
@@ -1058,6 +1086,7 @@ GPT_STEP_FN void gpt_op_store_free(gpt_op_store* st) {
     for (i = 0; i < st->n; i++) free(st->ops[i]);
     free(st->ops);
     free(st->info);
+    free(st->buf_index);
     memset(st, 0, sizeof *st);
 }
 
@@ -1180,6 +1209,7 @@ GPT_STEP_FN void gpt_add_op(gpt_builder* b, const char* name, int l, int stream,
     cc_op_desc d;
     memset(&d, 0, sizeof d);
     cc_region reads[GPT_OP_MAX_IN], writes[GPT_OP_MAX_OUT];
+    cc_collective local;
     gpt_step_op_info* info;
     char full[96], pre[16];
     int i, ready[GPT_OP_MAX_OUT], n_ready = 0;
@@ -1201,6 +1231,15 @@ GPT_STEP_FN void gpt_add_op(gpt_builder* b, const char* name, int l, int stream,
     for (i = 0; i < GPT_OP_MAX_IN; i++) if (a->in[i]) reads[d.n_reads++] = gpt_region_of(b, a->in[i], 0);
     for (i = 0; i < GPT_OP_MAX_OUT; i++) if (a->out[i]) writes[d.n_writes++] = gpt_region_of(b, a->out[i], 1);
     a->chunked = chunks != 0;
+    if (coll && b->rc == CC_OK && ((d.n_reads && cc_buffer_transient(b->g, reads[0].buffer)) ||
+                                   (d.n_writes && cc_buffer_transient(b->g, writes[0].buffer)))) {
+        /* a transient buffer has no address yet: the executor resolves the
+           collective's buffers from its regions (its arena's) */
+        local = *coll;
+        if (d.n_reads && cc_buffer_transient(b->g, reads[0].buffer)) local.send_buf = NULL;
+        if (d.n_writes && cc_buffer_transient(b->g, writes[0].buffer)) local.recv_buf = NULL;
+        coll = &local;
+    }
     d.name = full;
     d.duration_us = 1;
     d.stream = stream;
@@ -1858,6 +1897,18 @@ GPT_STEP_FN void gpt_build_train(gpt_builder* b) {
     gpt_build_update(b);
 }
 
+/* The bytes of g's bound buffers (cc_graph_add_buffer): what a rank holds
+   for the whole step, where the transient ones come and go. */
+GPT_STEP_FN uint64_t gpt_bound_bytes(const cc_graph* g) {
+    int i, n = cc_graph_n_buffers(g);
+    uint64_t sum = 0;
+    for (i = 0; i < n; i++) {
+        cc_buffer b = cc_graph_buffer(g, i);
+        if (!cc_buffer_transient(g, b)) sum += cc_buffer_bytes(g, b);
+    }
+    return sum;
+}
+
 /* The training step (train = 1) or the forward passes with the loss (0),
    on the streams compute, tp, dp (and pp with more than one stage); its op
    records and what each op is (info) go to *store. Errors: the context's,
@@ -1912,6 +1963,12 @@ GPT_STEP_FN cc_result gpt_build_graph(const gpt_model* s, int train, cc_graph** 
     else
         for (m = 0; m < s->M; m++) gpt_forward_micro(&b, m, 0);
     if (b.rc == CC_OK) b.rc = cc_graph_validate(b.g);
+    if (b.rc == CC_OK) {
+        free(store->buf_index);
+        if (!(store->buf_index = (int*)malloc(sizeof(int) * ((size_t)s->n_tensors + 1)))) b.rc = CC_ERR_OUT_OF_MEMORY;
+        for (p = 0; p < s->n_tensors && b.rc == CC_OK; p++)
+            store->buf_index[p] = b.buf[p].id ? cc_buffer_index(b.g, b.buf[p]) : -1;
+    }
     free(b.buf); free(b.pending); free(b.gathered); free(b.other);
     if (b.users)
         for (p = 0; p < s->nb; p++) free(b.users[p]);
