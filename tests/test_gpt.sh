@@ -2,8 +2,8 @@
 # tests/test_gpt.sh - the example GPT trainer (build/train_gpt):
 # - against PyTorch (examples/gpt/reference.py, Debian's python3-torch): the
 #   loss and every parameter's gradient of the first step (all ranks' shards
-#   reassembled) and the losses of the first 10 training steps, for one rank
-#   and for TP2 x DP2. Tolerance: relative L2 error 1e-4 per gradient tensor,
+#   reassembled) and the losses of the first 10 training steps, for one rank,
+#   for TP2 x DP2 and for TP2 x DP2 with ZeRO-3. Tolerance: relative L2 error 1e-4 per gradient tensor,
 #   1e-5 relative on the first loss, 1e-4 on each of the 10 losses (the C
 #   model computes in float32, the reference in float64: the differences
 #   seen are around 3e-7); and the trainer's batches (with their learning
@@ -26,6 +26,9 @@
 #   planner's for the same layout; under --memory-cap at that peak the
 #   library's order stays within it with the same losses; a cap too small
 #   for any order or for the persistent bytes, or not a number, is refused;
+# - ZeRO-1, -2 and -3 without and with TP: losses, the first gradient and
+#   the final checkpoint bit-identical to the unsharded run; checkpoints
+#   resume across layouts; PyTorch checks a ZeRO-3 layout too;
 # - 300 steps on the generated corpus bring the validation loss below
 #   0.6 ln V;
 # - bad input: a missing or empty data file, heads or batch that do not
@@ -133,6 +136,45 @@ for lay in "${layouts[@]}"; do
     else fail "TP$1 x DP$2 run failed: $(tail -n 2 "$tmp/l$1x$2.log")"; fi
 done
 
+# ---- ZeRO ------------------------------------------------------------------
+# --zero 1, 2, 3 without TP (DP2) and with TP (TP2 x DP2), 20 steps each,
+# both orders: the losses are bit-identical to the unsharded run of the same
+# global batch (AdamW is elementwise on each shard; the world's
+# reduce-scatter sums a block in the same rank order as the all-reduce),
+# and so are the first step's whole gradient (--dump-grads, reassembled from
+# the shards) and the checkpoint at the end, which loads into another
+# layout. Under ThreadSanitizer TP2 x DP2 with ZeRO-3 alone.
+zl=("1 2" "2 2")
+zs=(1 2 3)
+case "$build" in *tsan*) zl=("2 2"); zs=(3) ;; esac
+for lay in "${zl[@]}"; do
+    set -- $lay
+    zrun() { timeout 600 "$gpt" "${small[@]}" --profile 0 --steps 20 --tp "$1" --dp "$2" --order both --losses "$tmp/z$3_$1x$2.txt" \
+             --dump-grads "$tmp/z$3_$1x$2.grad" --save "$tmp/z$3_$1x$2.ckpt" ${4:+--zero $4} >"$tmp/z$3_$1x$2.log" 2>&1; }
+    zrun "$1" "$2" 0
+    for z in "${zs[@]}"; do
+        zrun "$1" "$2" "$z" "$z"
+        name="TP$1 x DP$2 --zero $z"
+        if [ ! -s "$tmp/z0_$1x$2.txt" ] || [ ! -s "$tmp/z${z}_$1x$2.txt" ]; then
+            fail "$name: a run failed: $(tail -n 2 "$tmp/z0_$1x$2.log" "$tmp/z${z}_$1x$2.log")"; continue
+        fi
+        grep -q "identical in program order and the library's order: yes" "$tmp/z${z}_$1x$2.log" &&
+            cmp -s "$tmp/z0_$1x$2.txt" "$tmp/z${z}_$1x$2.txt"
+        check $? "$name: 20 losses bit-identical to the unsharded run's, in both orders" "$(paste "$tmp/z0_$1x$2.txt" "$tmp/z${z}_$1x$2.txt" | head -n 3)"
+        cmp -s "$tmp/z0_$1x$2.grad" "$tmp/z${z}_$1x$2.grad" && cmp -s "$tmp/z0_$1x$2.ckpt" "$tmp/z${z}_$1x$2.ckpt"
+        check $? "$name: the first step's whole gradient and the final checkpoint are the unsharded run's" \
+            "$(cmp "$tmp/z0_$1x$2.grad" "$tmp/z${z}_$1x$2.grad"; cmp "$tmp/z0_$1x$2.ckpt" "$tmp/z${z}_$1x$2.ckpt")"
+    done
+done
+# a checkpoint saved under ZeRO-3 resumes unsharded, and the reverse
+z=${zs[$((${#zs[@]} - 1))]}
+if [ -s "$tmp/z${z}_2x2.ckpt" ] && [ -s "$tmp/z0_2x2.ckpt" ]; then
+    timeout 300 "$gpt" "${small[@]}" --profile 0 --steps 3 --tp 2 --dp 2 --load "$tmp/z${z}_2x2.ckpt" --losses "$tmp/zr0.txt" >"$tmp/zr0.log" 2>&1
+    timeout 300 "$gpt" "${small[@]}" --profile 0 --steps 3 --tp 1 --dp 2 --zero "$z" --load "$tmp/z0_2x2.ckpt" --losses "$tmp/zr3.txt" >"$tmp/zr3.log" 2>&1
+    out=$(close "$tmp/zr0.txt" "$tmp/zr3.txt" 1e-5)
+    check $? "a ZeRO-$z checkpoint resumes unsharded and an unsharded one under ZeRO-$z with TP1: the next 3 losses within 1e-5" "$out"
+fi
+
 # ---- the step's graph fingerprint -----------------------------------------
 fingerprint() {   # "train eval", the two fingerprints rank 0 prints
     timeout 120 "$gpt" "${small[@]}" --graph-fingerprint "$@" 2>&1 |
@@ -154,7 +196,8 @@ planned() {
         sed -n 's/^planned graph fingerprint: \([0-9a-f]\{16\}\) (training step), \([0-9a-f]\{16\}\) (evaluation)$/\1 \2/p'
 }
 for layout in "--tp 1 --dp 1" "--tp 2 --dp 1" "--tp 1 --dp 2" "--tp 2 --dp 2" "--tp 4 --dp 2" "--tp 2 --dp 2 --dtype bf16" \
-              "--tp 4 --dp 1 --dtype bf16 --layers 3"; do
+              "--tp 4 --dp 1 --dtype bf16 --layers 3" "--tp 2 --dp 2 --zero 1" "--tp 2 --dp 2 --zero 2" "--tp 1 --dp 4 --zero 3" \
+              "--tp 2 --dp 2 --zero 3 --dtype bf16"; do
     f=$(fingerprint $layout); p=$(planned $layout)
     [ -n "$f" ] && [ "$f" = "$p" ]; check $? "$layout: the planner's sizes-only graph has the trainer's fingerprints ($p)" "'$f' vs '$p'"
 done
@@ -233,6 +276,8 @@ expect_error "unknown option" "unknown option" --frobnicate
 expect_error "bad number" "--steps needs an integer" --steps many
 expect_error "profile warm-up out of range" "--profile-warmup needs an integer in 0..1000" --profile-warmup -1
 expect_error "bad --pin" "--pin takes on or off" --pin maybe
+expect_error "--zero without data parallelism" "--zero 2 shards over the data-parallel group, which needs --dp 2" --zero 2 --tp 2
+expect_error "--zero out of range" "--zero needs an integer in 0..3" --zero 4
 if timeout 120 "$gpt" "${small[@]}" --steps 1 --save "$tmp/good.ckpt" >/dev/null 2>&1 && [ -s "$tmp/good.ckpt" ]; then
     ok "a checkpoint is written"
     timeout 120 "$gpt" "${small[@]}" --steps 1 --load "$tmp/good.ckpt" >/dev/null 2>&1
@@ -258,7 +303,11 @@ timeout 300 "$gpt" "${small[@]}" --steps 10 --save-init "$tmp/init.ckpt" --dump-
     --dump-grads "$tmp/g1.grad" --losses "$tmp/l1.txt" >"$tmp/t1.log" 2>&1; r1=$?
 timeout 300 "$gpt" "${small[@]}" --steps 10 --tp 2 --dp 2 --load "$tmp/init.ckpt" \
     --dump-grads "$tmp/g4.grad" --losses "$tmp/l4.txt" >"$tmp/t4.log" 2>&1; r4=$?
-if [ "$r1" -ne 0 ] || [ "$r4" -ne 0 ]; then fail "trainer runs for the comparison failed: $(tail -n 2 "$tmp/t1.log" "$tmp/t4.log")"; summary; fi
+timeout 300 "$gpt" "${small[@]}" --steps 10 --tp 2 --dp 2 --zero 3 --load "$tmp/init.ckpt" \
+    --dump-grads "$tmp/g5.grad" --losses "$tmp/l5.txt" >"$tmp/t5z.log" 2>&1; r5=$?
+if [ "$r1" -ne 0 ] || [ "$r4" -ne 0 ] || [ "$r5" -ne 0 ]; then
+    fail "trainer runs for the comparison failed: $(tail -n 2 "$tmp/t1.log" "$tmp/t4.log" "$tmp/t5z.log")"; summary
+fi
 # batches and initialisation as FORMATS.md gives them: the generated corpus
 # (above: seed 1, 10 steps within the warm-up) and a text file (another
 # seed, the learning rate past its warm-up)
@@ -279,8 +328,8 @@ done
 timeout 300 "$py" "$ref" grads "$tmp/init.ckpt" "$tmp/b.bat" "$tmp/ref.grad" >"$tmp/ref.log" 2>&1 &&
     timeout 300 "$py" "$ref" train "$tmp/init.ckpt" "$tmp/b.bat" "$tmp/ref.txt" >>"$tmp/ref.log" 2>&1
 if [ $? -ne 0 ]; then fail "reference.py failed: $(tail -n 3 "$tmp/ref.log")"; summary; fi
-for n in 1 4; do
-    lay=$([ $n = 1 ] && echo "one rank" || echo "TP2 x DP2")
+for n in 1 4 5; do
+    lay=$(case $n in 1) echo "one rank" ;; 4) echo "TP2 x DP2" ;; *) echo "TP2 x DP2 ZeRO-3" ;; esac)
     out=$("$py" "$ref" compare "$tmp/init.ckpt" "$tmp/ref.grad" "$tmp/g$n.grad" --rtol 1e-4 --loss-tol 1e-5 2>&1)
     check $? "$lay: loss and all gradients match PyTorch ($(echo "$out" | tail -n 1))" "$(echo "$out" | grep -i fail | head -n 5)"
     out=$("$py" "$ref" compare-losses "$tmp/ref.txt" "$tmp/l$n.txt" --rtol 1e-4 2>&1)

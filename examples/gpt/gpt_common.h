@@ -65,6 +65,7 @@ typedef struct options {
     int dtype;                /* GPT_F32, or GPT_BF16: matmuls and collectives in bfloat16 (CUDA trainer) */
     int cuda_graphs;          /* capture the step into a CUDA graph and replay it (CUDA trainer) */
     uint64_t memory_cap;      /* a rank's memory for the training step, bytes (--memory-cap); 0: no cap */
+    int zero;                 /* ZeRO stage 0..3 over the data-parallel group (--zero) */
 } options;
 
 static void usage(FILE* f) {
@@ -110,6 +111,11 @@ static void usage(FILE* f) {
             "  --compare N          steps timed in each order side by side, alternating, before training (default 20)\n"
             "  --budget N           schedules the scheduler may try, for the step and for judging each\n"
             "                       candidate rewrite (default 1000; 0: the library's default, 5000)\n"
+            );
+    fprintf(f,
+            "  --zero 0|1|2|3       shard over the data-parallel group AdamW's state (1), and the gradients\n"
+            "                       (2, reduce-scattered), and the parameters (3, all-gathered before each\n"
+            "                       use); needs --dp 2 or more (default 0)\n"
             "  --memory-cap BYTES   a rank's memory for the training step (suffixes K M G T, KiB..TiB,\n"
             "                       KB..TB): the persistent bytes (parameters, gradients, AdamW state, the\n"
             "                       batch) plus the activations alive at once in the step's arena, which the\n"
@@ -512,6 +518,7 @@ static int parse_args(int argc, char** argv, options* o) {
         else if (!strcmp(a, "--print-every")) ok = parse_int(a, v, 0, 1 << 24, &o->print_every);
         else if (!strcmp(a, "--compare")) ok = parse_int(a, v, 0, 1000, &o->compare_steps);
         else if (!strcmp(a, "--budget")) ok = parse_int(a, v, 0, 1 << 30, &o->budget);
+        else if (!strcmp(a, "--zero")) ok = parse_int(a, v, 0, 3, &o->zero);
         else if (!strcmp(a, "--memory-cap")) {
             ok = gpt_parse_bytes(v, &o->memory_cap);
             if (!ok) fprintf(stderr, "%s: --memory-cap needs " GPT_BYTES_FORM ", got '%s'\n", gpt_program, v ? v : "(nothing)");
@@ -543,6 +550,11 @@ static int check_layout(const options* o, const gpt_config* c) {
         return 0;
     }
     if (o->tp * o->dp > 256) { fprintf(stderr, "%s: at most 256 ranks\n", gpt_program); return 0; }
+    if (o->zero && o->dp < 2) {
+        fprintf(stderr, "%s: --zero %d shards over the data-parallel group, which needs --dp 2 or more (got --dp %d)\n", gpt_program,
+                o->zero, o->dp);
+        return 0;
+    }
     return 1;
 }
 
@@ -601,6 +613,7 @@ static gpt_step_desc model_desc(const options* o, const gpt_config* cfg, int me)
     d.dp_rank = me / o->tp;
     d.coll_dtype = o->dtype == GPT_BF16 ? CC_DTYPE_BFLOAT16 : CC_DTYPE_FLOAT32;
     d.transients = 1;   /* the training step's activations live in its plan's arena */
+    d.zero = o->zero;
     return d;
 }
 

@@ -83,7 +83,6 @@ typedef struct rank_state {
     double* pred_start[2];                 /* [ops] the predicted starts, by order (0 program: train; 1: run) */
     int program_kept;                      /* the library's order is program order (shared.kept) */
     double wall_ms;                        /* of the last step, from the host */
-    void** carved;                         /* [tensor id] an activation's own memory (what the forward pass uses) */
     uint64_t cap;                          /* the transient bytes the step may hold (--memory-cap less the persistent ones); 0: none */
     int program_fits;                      /* program order's predicted activations fit the cap (always without one) */
     float* host;                           /* [the largest parameter shard, or V] the host's side of a copy */
@@ -197,6 +196,27 @@ static cc_result unshard_all(const rank_state* s, gpt_tensor* const* local, floa
     return CC_OK;
 }
 
+/* ZeRO: each bucket's shards (param_shard or grad_shard) all-gathered
+   over the DP group into the bucket (bucket_param or bucket_grad), so
+   that every rank holds the whole: ZeRO-3's parameters after the update,
+   ZeRO-2 and 3's reduced gradients. */
+static cc_result zero_gather(rank_state* s, gpt_tensor* const* shard, gpt_tensor* const* bucket) {
+    int k;
+    for (k = 0; k < s->m.nb; k++) {
+        cc_collective co;
+        cc_result rc;
+        memset(&co, 0, sizeof co);
+        co.kind = CC_COLL_ALL_GATHER;
+        co.dtype = shard[k]->dtype;
+        co.n_elems = gpt_tensor_elems(shard[k]);
+        co.comm = s->m.dp_comm;
+        co.send_buf = shard[k]->p;
+        co.recv_buf = bucket[k]->p;
+        if ((rc = cc_comm_run(&co)) != CC_OK) return rc;
+    }
+    return CC_OK;
+}
+
 /* This rank's sequences of the global batch of a step (val: of the validation split). */
 static cc_result set_batch(rank_state* s, int val, int step) {
     const options* o = s->o;
@@ -216,25 +236,13 @@ static cc_result set_step(rank_state* s, double lr, int t) {
     return to_tensor(s, s->m.step_t->p, &s->m.step, sizeof s->m.step);
 }
 
-/* The training step's activations are transient buffers, which live in
-   the arena of the executor that runs the step, at the offsets its plan
-   fixed (cc_exec_buffer_ptr): before an executor of the training step (of
-   graph g, the step or a rewrite of it, whose buffers keep their indices)
-   runs, its activation tensors point there; before the forward pass's
-   runs (x NULL), back at their own memory. The kernels read a tensor's
-   address when they run. */
-static void place_activations(rank_state* s, cc_exec* x, cc_graph* g) {
-    int i;
-    for (i = s->m.act_first; i < s->m.act_end; i++) {
-        gpt_tensor* t = s->m.t[i];
-        int b = s->train_ops.buf_index ? s->train_ops.buf_index[i] : -1;
-        void* p = NULL;
-        if (t->whole) continue;
-        if (x && b >= 0 && cc_buffer_transient(g, cc_graph_buffer(g, b))) p = cc_exec_buffer_ptr(x, cc_graph_buffer(g, b));
-        t->p = p ? p : s->carved[i];
-    }
-    gpt_tensor_place_slots(&s->m, s->m.act_first);
-}
+/* The training step's activations (and ZeRO-3's gathered parameters) are
+   transient buffers, which live in the arena of the executor that runs the
+   step, at the offsets its plan fixed: before an executor of the training
+   step (of graph g, the step or a rewrite of it) runs, its ops' kernels
+   are pointed there (gpt_op_store_place). The forward pass's graph has its
+   own records and memory. */
+static void place_transients(rank_state* s, cc_exec* x, cc_graph* g) { gpt_op_store_place(&s->train_ops, g, x); }
 
 /* The batch and AdamW's step, then one step of executor x; its wall time
    from the host (what the timeline falls back on when it has no times). A
@@ -243,8 +251,7 @@ static cc_result exec_step(rank_state* s, cc_exec* x) {
     const char* err;
     double t0;
     cc_result rc;
-    if (x == s->eval_ex) place_activations(s, NULL, NULL);
-    else place_activations(s, x, x == s->ex[0] ? s->train : s->run);
+    if (x != s->eval_ex) place_transients(s, x, x == s->ex[0] ? s->train : s->run);
     t0 = wall_s();
     rc = cc_exec_step(x);
     s->wall_ms = (wall_s() - t0) * 1000.0;
@@ -338,6 +345,8 @@ static cc_result rank_setup(rank_state* s, shared* sh, const gpt_kernel_table* k
     }
     for (p = 0; p < s->m.np; p++)
         if (s->m.param[p]->bytes / sizeof(float) > most) most = s->m.param[p]->bytes / sizeof(float);
+    for (p = 0; p < s->m.nb && s->m.ZERO; p++)
+        if (s->m.bucket[p].elems > most) most = s->m.bucket[p].elems;
     s->host = (float*)malloc(sizeof(float) * most);
     s->batch_in = (int*)malloc(sizeof(int) * (size_t)o->batch * s->m.cfg.T);
     s->batch_tg = (int*)malloc(sizeof(int) * (size_t)o->batch * s->m.cfg.T);
@@ -346,6 +355,13 @@ static cc_result rank_setup(rank_state* s, shared* sh, const gpt_kernel_table* k
         shard_copy(&s->m.layout->p[p], s->m.TP, s->m.tp_rank, sh->init_params + s->m.layout->p[p].offset, s->host, 1);
         if ((rc = to_tensor(s, s->m.param[p]->p, s->host, s->m.param[p]->bytes)) != CC_OK) return rc;
     }
+    /* ZeRO: the rank's shard of each bucket of parameters, its 1/dp part */
+    for (p = 0; p < s->m.nb && s->m.ZERO; p++) {
+        const gpt_tensor* sh_t = s->m.param_shard[p];
+        if ((rc = from_tensor(s, s->host, (const char*)s->m.bucket_param[p]->p + (size_t)s->m.dp_rank * sh_t->bytes, sh_t->bytes)) != CC_OK ||
+            (rc = to_tensor(s, sh_t->p, s->host, sh_t->bytes)) != CC_OK)
+            return rc;
+    }
     /* the communicators: the TP group (consecutive ranks, one node) and the
        DP group are split from the communicator of all ranks, whatever its
        family */
@@ -353,8 +369,6 @@ static cc_result rank_setup(rank_state* s, shared* sh, const gpt_kernel_table* k
     if (o->tp > 1 && (rc = cc_comm_split(s->world_comm, s->m.dp_rank, s->m.tp_rank, &s->m.tp_comm)) != CC_OK) return rc;
     if (o->dp > 1 && (rc = cc_comm_split(s->world_comm, s->m.tp_rank, s->m.dp_rank, &s->m.dp_comm)) != CC_OK) return rc;
     if ((rc = gpt_build_graph(&s->m, 1, &s->train, &s->train_ops)) != CC_OK) return rc;
-    if (!(s->carved = (void**)calloc((size_t)s->m.n_tensors + 1, sizeof(void*)))) return CC_ERR_OUT_OF_MEMORY;
-    for (p = s->m.act_first; p < s->m.act_end; p++) s->carved[p] = s->m.t[p]->p;
     return gpt_build_graph(&s->m, 0, &s->eval, &s->eval_ops);
 }
 
@@ -371,7 +385,7 @@ static cc_result profile_step(rank_state* s) {
     if ((rc = snap_save(s, &s->snap)) != CC_OK) return rc;
     rc = set_batch(s, 0, 0);
     if (rc == CC_OK) rc = set_step(s, 0, 1);
-    if (rc == CC_OK) place_activations(s, s->ex[0], s->train);
+    if (rc == CC_OK) place_transients(s, s->ex[0], s->train);
     if (rc == CC_OK && s->o->profile_repeats > 0) rc = cc_exec_profile_ops(s->ex[0], s->o->profile_repeats, world);
     else if (rc == CC_OK) rc = model_durations(s, s->train);
     if (rc == CC_OK) rc = snap_restore(s, &s->snap);
@@ -430,7 +444,7 @@ static cc_result rewrite_step(rank_state* s, const cc_sched_desc* sd) {
     rc = cc_plan_create(s->m.ctx, s->run, NULL, &plan);
     if (rc == CC_OK) rc = cc_exec_create(s->m.ctx, plan, s->be, &ex);
     if (rc == CC_OK) rc = cc_exec_agree(ex, world);
-    if (rc == CC_OK) place_activations(s, ex, s->run);
+    if (rc == CC_OK) place_transients(s, ex, s->run);
     if (rc == CC_OK && s->o->profile_repeats > 0) rc = cc_exec_profile_ops(ex, s->o->profile_repeats, world);
     /* --profile 0: the rewritten step's ops from the same model (a chunk of
        a collective pays the link's latency, which the rewrites' estimate of
@@ -835,7 +849,6 @@ static void rank_free(rank_state* s) {
     free(s->pred_start[1]);
     free(s->op_end);
     free(s->host);
-    free(s->carved);
     gpt_model_free(&s->m);
     free(s);
 }
@@ -938,7 +951,8 @@ static cc_result gpt_rank_main(shared* sh, cc_context* ctx, cc_comm* world, cc_b
                            step + 1, loss, s->m.step.lr, ms, sh->pred_ms[k], exposed, sh->pred_exposed_ms[k]);
             }
             if (rc == CC_OK && step == 0 && pass == 0) {   /* the first step's loss and gradient (--dump-grads) */
-                rc = unshard_all(s, s->m.grad, sh->grads0);
+                if (s->m.ZERO >= 2) rc = zero_gather(s, s->m.grad_shard, s->m.bucket_grad);
+                if (rc == CC_OK) rc = unshard_all(s, s->m.grad, sh->grads0);
                 if (rc == CC_OK && me == 0) sh->loss0 = loss;
             }
         }
@@ -951,6 +965,7 @@ static cc_result gpt_rank_main(shared* sh, cc_context* ctx, cc_comm* world, cc_b
     if (rc == CC_OK && o->sample_chars > 0) rc = sample_text(s);
 
     /* the final parameters to the host (to rank 0 when ranks are processes) */
+    if (rc == CC_OK && s->m.ZERO == 3) rc = zero_gather(s, s->m.param_shard, s->m.bucket_param);
     if (rc == CC_OK) rc = unshard_all(s, s->m.param, sh->final_params);
     if (rc == CC_OK && sh->tr->process_per_rank) rc = gather_on_all(s, sh->final_params);
     if (rc == CC_OK && sh->tr->process_per_rank && o->dump_grads && o->steps > 0) rc = gather_on_all(s, sh->grads0);

@@ -43,12 +43,13 @@
      issued after the whole backward (GPT_SYNC_AFTER_BACKWARD, parameter
      order) or as soon as its last gradient is complete
      (GPT_SYNC_WHEN_READY, as PyTorch DDP does);
-   - ZeRO (Rajbhandari et al. 2020) 1 and 2: each bucket's gradient is
-     reduce-scattered over DP (its range padded to a multiple of dp
-     elements), AdamW updates the rank's 1/dp shard, and the bucket's
-     parameters are all-gathered after the update. ZeRO-1 and ZeRO-2 give
-     the same graph (they differ in the memory that holds the gradients,
-     which the graph does not model). ZeRO-3: the parameters live only as
+   - ZeRO (Rajbhandari et al. 2020) 1 and 2: AdamW's state is sharded
+     over DP (each bucket's range padded to a multiple of dp elements):
+     AdamW updates the rank's 1/dp shard of each bucket, and the bucket's
+     parameters are all-gathered after the update. ZeRO-1 all-reduces each
+     bucket's gradient as without ZeRO and updates from the rank's part of
+     it; ZeRO-2 reduce-scatters it into a shard of its own. ZeRO-3: the
+     parameters live only as
      shards; each unit (the embedding, each block, the final norm with the
      head) all-gathers the buckets of its parameters before its forward
      and again before its backward, in every micro-batch; gradients are
@@ -255,8 +256,8 @@ typedef struct gpt_step_desc {
        order one buffer gave them, as explicit dependencies), so a
        schedule without a memory cap is the same. A collective on a
        transient buffer has a NULL send or receive buffer, resolved by the
-       executor from its regions (the trainers point their activation
-       tensors at the executor's arena, cc_exec_buffer_ptr, before each
+       executor from its regions; a compute op's kernel finds such a
+       tensor in the executor's arena (gpt_op_store_place, before each
        step). 0: every buffer bound. A forward-only graph (gpt_build_graph's train 0) stays bound. */
     int transients;
 } gpt_step_desc;
@@ -391,7 +392,6 @@ typedef struct gpt_op_store {
     gpt_op_args** ops; int n, cap;
     gpt_step_op_info* info; int n_info, cap_info;   /* [graph op index] */
     uint64_t fingerprint;          /* of the graph built with these records (graph_fingerprint) */
-    int* buf_index;                /* [tensor id] the index of the graph buffer of a whole tensor, -1: none */
 } gpt_op_store;
 
 /* The kernels, by the kind of op. A trainer gives one table: the work of
@@ -691,6 +691,12 @@ GPT_STEP_FN int gpt_create_weights(gpt_model* s) {
     }
     for (k = 0; k < nb; k++)
         if (!(s->bucket_grad[k] = gpt_tensor_slot(s, s->grads, "grad_bucket", s->bucket[k].offset, s->bucket[k].elems))) goto out;
+    /* ZeRO-1: the rank's shard of a bucket's gradient is its part of the
+       all-reduced bucket */
+    for (k = 0; k < nb && zero == 1; k++) {
+        size_t n = s->bucket[k].elems / (size_t)s->DP;
+        if (!(s->grad_shard[k] = gpt_tensor_slot(s, s->grads, "grad_shard", s->bucket[k].offset + (size_t)s->dp_rank * n, n))) goto out;
+    }
     if (!gpt_tensor_carve(s, first, 1)) goto out;
     gpt_tensor_place_slots(s, first);
     first = s->n_tensors;
@@ -700,7 +706,7 @@ GPT_STEP_FN int gpt_create_weights(gpt_model* s) {
             size_t n = s->bucket[k].elems / (size_t)s->DP;
             size_t bytes = n * (size_t)gpt_step_dtype_bytes(s->param_dtype);
             if (!(s->param_shard[k] = gpt_tensor_new(s, "param_shard", bytes, s->param_dtype, 0)) ||
-                !(s->grad_shard[k] = gpt_tensor_add_reduced(s, "grad_shard", n, 0)))
+                (zero >= 2 && !(s->grad_shard[k] = gpt_tensor_add_reduced(s, "grad_shard", n, 0))))
                 goto out;
         }
     }
@@ -928,12 +934,22 @@ struct gpt_op_args {
     int accumulate;                /* a weight gradient of a later micro-batch: added to what is there */
     int chunked;                   /* the library may run the op in chunks of rows (gpt_add_op's chunks): its
                                       kernel must give each row the same result whatever the chunk */
+    /* Where each tensor (in[0..], then out[0..]) is in the graph: its
+       region's buffer (index + 1; 0: none) and offset there; and, for a
+       transient buffer, its address in the executor about to run
+       (gpt_op_store_place), which the kernels then use instead of the
+       tensor's own memory. */
+    int buf[GPT_OP_MAX_IN + GPT_OP_MAX_OUT];
+    uint64_t buf_off[GPT_OP_MAX_IN + GPT_OP_MAX_OUT];
+    void* at[GPT_OP_MAX_IN + GPT_OP_MAX_OUT];
 };
 
-GPT_STEP_FN void* gpt_rows_of(const gpt_tensor* t, int chunk, int n_chunks) {
+GPT_STEP_FN void* gpt_rows_of(const gpt_tensor* t, void* at, int chunk, int n_chunks) {
+    char* base;
     if (!t) return NULL;
-    if (t->rows == 0) return t->p;
-    return (char*)t->p + t->bytes / t->rows * (size_t)(t->rows * (uint64_t)chunk / (uint64_t)n_chunks);
+    base = at ? (char*)at : (char*)t->p;
+    if (t->rows == 0) return base;
+    return base + t->bytes / t->rows * (size_t)(t->rows * (uint64_t)chunk / (uint64_t)n_chunks);
 }
 
 GPT_STEP_FN gpt_op_view gpt_view_of(const gpt_op_args* a, int chunk, int n_chunks) {
@@ -942,8 +958,8 @@ GPT_STEP_FN gpt_op_view gpt_view_of(const gpt_op_args* a, int chunk, int n_chunk
     v.stream = NULL;
     v.N = (int)((int64_t)a->N * (chunk + 1) / n_chunks - (int64_t)a->N * chunk / n_chunks);
     v.first = chunk == 0 && !a->accumulate;
-    for (i = 0; i < GPT_OP_MAX_IN; i++) v.in[i] = gpt_rows_of(a->in[i], chunk, n_chunks);
-    for (i = 0; i < GPT_OP_MAX_OUT; i++) v.out[i] = gpt_rows_of(a->out[i], chunk, n_chunks);
+    for (i = 0; i < GPT_OP_MAX_IN; i++) v.in[i] = gpt_rows_of(a->in[i], a->at[i], chunk, n_chunks);
+    for (i = 0; i < GPT_OP_MAX_OUT; i++) v.out[i] = gpt_rows_of(a->out[i], a->at[GPT_OP_MAX_IN + i], chunk, n_chunks);
     return v;
 }
 
@@ -1081,12 +1097,31 @@ GPT_STEP_FN gpt_op_args* gpt_op_new(gpt_builder* b, int kind, int N) {
     return a;
 }
 
+#ifndef CONCERTO_NO_RUNTIME
+/* Points the kernels of the ops recorded in st at executor x's arena, for
+   every tensor in a transient buffer of g (the graph st's records were
+   built with, or a rewrite of it: buffers keep their indices); x NULL:
+   back at the tensors' own memory. Before each step of x. */
+GPT_STEP_FN void gpt_op_store_place(const gpt_op_store* st, cc_graph* g, const cc_exec* x) {
+    int i, j;
+    for (i = 0; i < st->n; i++) {
+        gpt_op_args* a = st->ops[i];
+        for (j = 0; j < GPT_OP_MAX_IN + GPT_OP_MAX_OUT; j++) {
+            cc_buffer buf;
+            a->at[j] = NULL;
+            if (!x || !a->buf[j]) continue;
+            buf = cc_graph_buffer(g, a->buf[j] - 1);
+            if (cc_buffer_transient(g, buf)) a->at[j] = (char*)cc_exec_buffer_ptr(x, buf) + a->buf_off[j];
+        }
+    }
+}
+#endif
+
 GPT_STEP_FN void gpt_op_store_free(gpt_op_store* st) {
     int i;
     for (i = 0; i < st->n; i++) free(st->ops[i]);
     free(st->ops);
     free(st->info);
-    free(st->buf_index);
     memset(st, 0, sizeof *st);
 }
 
@@ -1228,8 +1263,18 @@ GPT_STEP_FN void gpt_add_op(gpt_builder* b, const char* name, int l, int stream,
         }
     }
     if (!(info = gpt_info_new(b))) return;
-    for (i = 0; i < GPT_OP_MAX_IN; i++) if (a->in[i]) reads[d.n_reads++] = gpt_region_of(b, a->in[i], 0);
-    for (i = 0; i < GPT_OP_MAX_OUT; i++) if (a->out[i]) writes[d.n_writes++] = gpt_region_of(b, a->out[i], 1);
+    for (i = 0; i < GPT_OP_MAX_IN; i++)
+        if (a->in[i]) {
+            reads[d.n_reads] = gpt_region_of(b, a->in[i], 0);
+            a->buf[i] = reads[d.n_reads].buffer.id ? cc_buffer_index(b->g, reads[d.n_reads].buffer) + 1 : 0;
+            a->buf_off[i] = reads[d.n_reads++].offset_bytes;
+        }
+    for (i = 0; i < GPT_OP_MAX_OUT; i++)
+        if (a->out[i]) {
+            writes[d.n_writes] = gpt_region_of(b, a->out[i], 1);
+            a->buf[GPT_OP_MAX_IN + i] = writes[d.n_writes].buffer.id ? cc_buffer_index(b->g, writes[d.n_writes].buffer) + 1 : 0;
+            a->buf_off[GPT_OP_MAX_IN + i] = writes[d.n_writes++].offset_bytes;
+        }
     a->chunked = chunks != 0;
     if (coll && b->rc == CC_OK && ((d.n_reads && cc_buffer_transient(b->g, reads[0].buffer)) ||
                                    (d.n_writes && cc_buffer_transient(b->g, writes[0].buffer)))) {
@@ -1564,14 +1609,15 @@ GPT_STEP_FN void gpt_gather_params(gpt_builder* b, int p0, int n) {
     }
 }
 
-/* Bucket k's gradient over DP: averaged by an all-reduce, or with ZeRO
-   reduce-scattered into the rank's shard. */
+/* Bucket k's gradient over DP: averaged by an all-reduce (with ZeRO-1
+   too: each rank then updates from its part of the bucket), or with
+   ZeRO-2 and 3 reduce-scattered into the rank's shard. */
 GPT_STEP_FN void gpt_reduce_bucket(gpt_builder* b, int k) {
     const gpt_model* s = b->s;
     char name[64];
-    gpt_bucket_name(s, k, s->ZERO ? "grad.reduce_scatter" : "grad.allreduce", name, sizeof name);
+    gpt_bucket_name(s, k, s->ZERO >= 2 ? "grad.reduce_scatter" : "grad.allreduce", name, sizeof name);
     gpt_about_bucket(b, k);
-    if (s->ZERO)
+    if (s->ZERO >= 2)
         gpt_add_coll(b, name, -1, CC_COLL_REDUCE_SCATTER, CC_REDUCE_AVG, s->bucket_grad[k], s->grad_shard[k], s->dp_comm, GPT_S_DP, 0);
     else gpt_add_allreduce(b, name, -1, s->bucket_grad[k], CC_REDUCE_AVG, s->dp_comm, GPT_S_DP);
 }
@@ -1806,10 +1852,12 @@ GPT_STEP_FN void gpt_build_update(gpt_builder* b) {
             gpt_add_sumsq(b, name, s->sumsq_slot[p], s->grad[p], pi->shard != GPT_SH_REPL || s->tp_rank == 0);
         }
     else
-        for (k = 0; k < s->nb; k++) {
+        for (k = 0; k < s->nb; k++) {   /* a bucket of replicated parameters only: counted on TP rank 0 */
+            int q, split = 0;
+            for (q = s->bucket[k].first; q < s->bucket[k].first + s->bucket[k].n; q++) split |= s->layout->p[q].shard != GPT_SH_REPL;
             gpt_bucket_name(s, k, "sumsq", name, sizeof name);
             gpt_about_bucket(b, k);
-            gpt_add_sumsq(b, name, s->sumsq_slot[k], s->grad_shard[k], 1);
+            gpt_add_sumsq(b, name, s->sumsq_slot[k], s->grad_shard[k], split || s->tp_rank == 0);
         }
     gpt_add_grad_norm(b, "grad_norm", s->normsq, s->sumsq);
     if (s->TP > 1) gpt_add_allreduce(b, "grad_norm.allreduce", -1, s->normsq, CC_REDUCE_SUM, s->tp_comm, GPT_S_TP);
@@ -1963,12 +2011,6 @@ GPT_STEP_FN cc_result gpt_build_graph(const gpt_model* s, int train, cc_graph** 
     else
         for (m = 0; m < s->M; m++) gpt_forward_micro(&b, m, 0);
     if (b.rc == CC_OK) b.rc = cc_graph_validate(b.g);
-    if (b.rc == CC_OK) {
-        free(store->buf_index);
-        if (!(store->buf_index = (int*)malloc(sizeof(int) * ((size_t)s->n_tensors + 1)))) b.rc = CC_ERR_OUT_OF_MEMORY;
-        for (p = 0; p < s->n_tensors && b.rc == CC_OK; p++)
-            store->buf_index[p] = b.buf[p].id ? cc_buffer_index(b.g, b.buf[p]) : -1;
-    }
     free(b.buf); free(b.pending); free(b.gathered); free(b.other);
     if (b.users)
         for (p = 0; p < s->nb; p++) free(b.users[p]);
