@@ -4,7 +4,9 @@
 # - TP2 x DP2 (-np 4), TP2 x DP1 and TP1 x DP2 (-np 2): the losses of every
 #   step are bit-identical to the in-process world's for the same layout and
 #   seed, in program order and in the library's order (decomposition and
-#   fusion on; under a sanitizer three of the six), and so is the saved
+#   fusion on; under a sanitizer three of the six), with ZeRO-1 (TP2 x
+#   DP2), ZeRO-2 (TP1 x DP2) and ZeRO-3 (TP2 x DP2, under a sanitizer too)
+#   in the library's order, and so is the saved
 #   checkpoint (the shards gathered on rank 0) and the validation loss;
 # - only rank 0 prints the report;
 # - a job of the wrong size: a non-zero exit and a message saying -np;
@@ -46,26 +48,28 @@ small=(--layers 2 --embd 32 --heads 4 --seq 16 --batch 8 --steps 6 --eval 2 --sa
 # every layout in both orders; under a sanitizer (make asan: several
 # times slower) the layouts with both groups, and one order each for the
 # others
-cases=("2 2 4 program" "2 2 4 concerto" "2 1 2 program" "2 1 2 concerto" "1 2 2 program" "1 2 2 concerto")
-case "$build" in *asan*|*tsan*) cases=("2 2 4 concerto" "2 1 2 program" "1 2 2 concerto") ;; esac
+cases=("2 2 4 program" "2 2 4 concerto" "2 1 2 program" "2 1 2 concerto" "1 2 2 program" "1 2 2 concerto"
+       "2 2 4 concerto 1" "1 2 2 concerto 2" "2 2 4 concerto 3")
+case "$build" in *asan*|*tsan*) cases=("2 2 4 concerto" "2 1 2 program" "1 2 2 concerto" "2 2 4 concerto 3") ;; esac
 for case in "${cases[@]}"; do
-    read -r tp dp np order <<<"$case"
+    read -r tp dp np order zero <<<"$case"
     {
-        tag="tp${tp}dp${dp}_$order"
-        timeout -k 5 120 mpirun "${mpiargs[@]}" -np "$np" "$prog" "${small[@]}" --tp "$tp" --dp "$dp" --order "$order" \
+        tag="tp${tp}dp${dp}_$order${zero:+_zero$zero}"
+        lay="TP$tp x DP$dp${zero:+ --zero $zero}"
+        timeout -k 5 120 mpirun "${mpiargs[@]}" -np "$np" "$prog" "${small[@]}" --tp "$tp" --dp "$dp" --order "$order" ${zero:+--zero "$zero"} \
             --losses "$tmp/$tag.mpi" --save "$tmp/$tag.mpi.ckpt" >"$tmp/$tag.mpi.log" 2>&1
         rc=$?
-        timeout 120 "$world" "${small[@]}" --tp "$tp" --dp "$dp" --order "$order" --no-link \
+        timeout 120 "$world" "${small[@]}" --tp "$tp" --dp "$dp" --order "$order" --no-link ${zero:+--zero "$zero"} \
             --losses "$tmp/$tag.world" --save "$tmp/$tag.world.ckpt" >"$tmp/$tag.world.log" 2>&1
-        if [ "$rc" -ne 0 ]; then fail "TP$tp x DP$dp, $order order, mpirun -np $np: exit $rc: $(tail -n 3 "$tmp/$tag.mpi.log")"; continue; fi
+        if [ "$rc" -ne 0 ]; then fail "$lay, $order order, mpirun -np $np: exit $rc: $(tail -n 3 "$tmp/$tag.mpi.log")"; continue; fi
         [ -s "$tmp/$tag.mpi" ] && cmp -s "$tmp/$tag.mpi" "$tmp/$tag.world"
-        check $? "TP$tp x DP$dp, $order order, mpirun -np $np: the 6 losses are the in-process world's, bit for bit" \
+        check $? "$lay, $order order, mpirun -np $np: the 6 losses are the in-process world's, bit for bit" \
             "$(paste "$tmp/$tag.mpi" "$tmp/$tag.world" | head -n 3 | tr '\n' ' ')"
         cmp -s "$tmp/$tag.mpi.ckpt" "$tmp/$tag.world.ckpt"
-        check $? "TP$tp x DP$dp, $order order: the checkpoint saved by rank 0 is the world's, byte for byte" "they differ"
+        check $? "$lay, $order order: the checkpoint saved by rank 0 is the world's, byte for byte" "they differ"
         a=$(grep "^validation loss" "$tmp/$tag.mpi.log"); b=$(grep "^validation loss" "$tmp/$tag.world.log")
         [ -n "$a" ] && [ "$a" = "$b" ]
-        check $? "TP$tp x DP$dp, $order order: the same validation loss ($a)" "'$a' vs '$b'"
+        check $? "$lay, $order order: the same validation loss ($a)" "'$a' vs '$b'"
     }
 done
 n=$(grep -c "^what the library did to the step" "$tmp/tp2dp2_concerto.mpi.log")
