@@ -8,7 +8,8 @@
 # - the graph it builds is the CPU trainer's, op for op and region for
 #   region: the fingerprints (--graph-fingerprint: names, streams, kinds,
 #   collectives, every region's buffer, offset, bytes and rows) are equal
-#   for several models and TP x DP layouts, in float32 and in bfloat16,
+#   for several models and TP x DP layouts (with ZeRO-1/2/3 and SP), in
+#   float32 and in bfloat16,
 #   and bfloat16's differ from float32's;
 # - without a GPU it fails cleanly (exit 1, the CUDA error named); the CPU
 #   trainer refuses the CUDA trainer's options (--dtype bf16,
@@ -84,6 +85,11 @@ if [ "${GPT_CUDA_GPU:-0}" != 1 ]; then
 --tp 1 --dp 2 --embd 48 --heads 3
 --tp 2 --dp 2 --dtype bf16
 --tp 2 --dp 1 --seq 8
+--tp 2 --dp 2 --zero 1
+--tp 1 --dp 2 --zero 2
+--tp 2 --dp 2 --zero 3 --dtype bf16
+--tp 2 --dp 2 --sp
+--tp 2 --dp 2 --sp --zero 3
 EOF
     bf=$(fingerprint "$gpu" --tp 2 --dp 2 --dtype bf16)
     [ -n "$bf" ] && [ -n "$f32_22" ] && [ "$bf" != "$f32_22" ]

@@ -5,8 +5,9 @@
 #   step are bit-identical to the in-process world's for the same layout and
 #   seed, in program order and in the library's order (decomposition and
 #   fusion on; under a sanitizer three of the six), with ZeRO-1 (TP2 x
-#   DP2), ZeRO-2 (TP1 x DP2) and ZeRO-3 (TP2 x DP2, under a sanitizer too)
-#   in the library's order, and so is the saved
+#   DP2), ZeRO-2 (TP1 x DP2), ZeRO-3 (TP2 x DP2) and SP (TP2 x DP2, alone
+#   and with ZeRO-3, the latter under a sanitizer too) in the library's
+#   order, and so is the saved
 #   checkpoint (the shards gathered on rank 0) and the validation loss;
 # - only rank 0 prints the report;
 # - a job of the wrong size: a non-zero exit and a message saying -np;
@@ -49,17 +50,17 @@ small=(--layers 2 --embd 32 --heads 4 --seq 16 --batch 8 --steps 6 --eval 2 --sa
 # times slower) the layouts with both groups, and one order each for the
 # others
 cases=("2 2 4 program" "2 2 4 concerto" "2 1 2 program" "2 1 2 concerto" "1 2 2 program" "1 2 2 concerto"
-       "2 2 4 concerto 1" "1 2 2 concerto 2" "2 2 4 concerto 3")
-case "$build" in *asan*|*tsan*) cases=("2 2 4 concerto" "2 1 2 program" "1 2 2 concerto" "2 2 4 concerto 3") ;; esac
+       "2 2 4 concerto 1" "1 2 2 concerto 2" "2 2 4 concerto 3" "2 2 4 concerto 0 sp" "2 2 4 concerto 3 sp")
+case "$build" in *asan*|*tsan*) cases=("2 2 4 concerto" "2 1 2 program" "1 2 2 concerto" "2 2 4 concerto 3 sp") ;; esac
 for case in "${cases[@]}"; do
-    read -r tp dp np order zero <<<"$case"
+    read -r tp dp np order zero sp <<<"$case"
     {
-        tag="tp${tp}dp${dp}_$order${zero:+_zero$zero}"
-        lay="TP$tp x DP$dp${zero:+ --zero $zero}"
-        timeout -k 5 120 mpirun "${mpiargs[@]}" -np "$np" "$prog" "${small[@]}" --tp "$tp" --dp "$dp" --order "$order" ${zero:+--zero "$zero"} \
+        tag="tp${tp}dp${dp}_$order${zero:+_zero$zero}${sp:+_sp}"
+        lay="TP$tp x DP$dp${zero:+ --zero $zero}${sp:+ --sp}"
+        timeout -k 5 120 mpirun "${mpiargs[@]}" -np "$np" "$prog" "${small[@]}" --tp "$tp" --dp "$dp" --order "$order" ${zero:+--zero "$zero"} ${sp:+--sp} \
             --losses "$tmp/$tag.mpi" --save "$tmp/$tag.mpi.ckpt" >"$tmp/$tag.mpi.log" 2>&1
         rc=$?
-        timeout 120 "$world" "${small[@]}" --tp "$tp" --dp "$dp" --order "$order" --no-link ${zero:+--zero "$zero"} \
+        timeout 120 "$world" "${small[@]}" --tp "$tp" --dp "$dp" --order "$order" --no-link ${zero:+--zero "$zero"} ${sp:+--sp} \
             --losses "$tmp/$tag.world" --save "$tmp/$tag.world.ckpt" >"$tmp/$tag.world.log" 2>&1
         if [ "$rc" -ne 0 ]; then fail "$lay, $order order, mpirun -np $np: exit $rc: $(tail -n 3 "$tmp/$tag.mpi.log")"; continue; fi
         [ -s "$tmp/$tag.mpi" ] && cmp -s "$tmp/$tag.mpi" "$tmp/$tag.world"

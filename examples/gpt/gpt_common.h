@@ -66,6 +66,7 @@ typedef struct options {
     int cuda_graphs;          /* capture the step into a CUDA graph and replay it (CUDA trainer) */
     uint64_t memory_cap;      /* a rank's memory for the training step, bytes (--memory-cap); 0: no cap */
     int zero;                 /* ZeRO stage 0..3 over the data-parallel group (--zero) */
+    int sp;                   /* sequence parallelism inside the tensor-parallel group (--sp) */
 } options;
 
 static void usage(FILE* f) {
@@ -116,6 +117,10 @@ static void usage(FILE* f) {
             "  --zero 0|1|2|3       shard over the data-parallel group AdamW's state (1), and the gradients\n"
             "                       (2, reduce-scattered), and the parameters (3, all-gathered before each\n"
             "                       use); needs --dp 2 or more (default 0)\n"
+            "  --sp                 sequence parallelism: norms, residuals, embeddings and the loss run on\n"
+            "                       the rank's 1/tp of the tokens; an all-gather before each tensor-parallel\n"
+            "                       region and a reduce-scatter after it replace the all-reduce (needs --tp 2\n"
+            "                       or more, and a micro-batch of tokens that divides by --tp)\n"
             "  --memory-cap BYTES   a rank's memory for the training step (suffixes K M G T, KiB..TiB,\n"
             "                       KB..TB): the persistent bytes (parameters, gradients, AdamW state, the\n"
             "                       batch) plus the activations alive at once in the step's arena, which the\n"
@@ -519,6 +524,7 @@ static int parse_args(int argc, char** argv, options* o) {
         else if (!strcmp(a, "--compare")) ok = parse_int(a, v, 0, 1000, &o->compare_steps);
         else if (!strcmp(a, "--budget")) ok = parse_int(a, v, 0, 1 << 30, &o->budget);
         else if (!strcmp(a, "--zero")) ok = parse_int(a, v, 0, 3, &o->zero);
+        else if (!strcmp(a, "--sp")) { o->sp = 1; takes = 0; }
         else if (!strcmp(a, "--memory-cap")) {
             ok = gpt_parse_bytes(v, &o->memory_cap);
             if (!ok) fprintf(stderr, "%s: --memory-cap needs " GPT_BYTES_FORM ", got '%s'\n", gpt_program, v ? v : "(nothing)");
@@ -550,6 +556,16 @@ static int check_layout(const options* o, const gpt_config* c) {
         return 0;
     }
     if (o->tp * o->dp > 256) { fprintf(stderr, "%s: at most 256 ranks\n", gpt_program); return 0; }
+    if (o->sp && o->tp < 2) {
+        fprintf(stderr, "%s: --sp splits the tokens over the tensor-parallel group, which needs --tp 2 or more (got --tp %d)\n",
+                gpt_program, o->tp);
+        return 0;
+    }
+    if (o->sp && (o->batch / o->dp) * c->T % o->tp) {
+        fprintf(stderr, "%s: --sp: a rank's %d sequences of --seq %d tokens (%d) do not divide by --tp %d\n", gpt_program,
+                o->batch / o->dp, c->T, (o->batch / o->dp) * c->T, o->tp);
+        return 0;
+    }
     if (o->zero && o->dp < 2) {
         fprintf(stderr, "%s: --zero %d shards over the data-parallel group, which needs --dp 2 or more (got --dp %d)\n", gpt_program,
                 o->zero, o->dp);
@@ -614,6 +630,7 @@ static gpt_step_desc model_desc(const options* o, const gpt_config* cfg, int me)
     d.coll_dtype = o->dtype == GPT_BF16 ? CC_DTYPE_BFLOAT16 : CC_DTYPE_FLOAT32;
     d.transients = 1;   /* the training step's activations live in its plan's arena */
     d.zero = o->zero;
+    d.sp = o->sp;
     return d;
 }
 

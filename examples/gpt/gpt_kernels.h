@@ -200,9 +200,10 @@ static void k_gelu_bwd(float* dinp, const float* dout, const float* inp, size_t 
 }
 
 /* Mean cross-entropy of logits[N][V] against targets[N]; with dlogits
-   (may equal logits), also its gradient (softmax - onehot) / N. Returns the
-   loss (summed in double). */
-static double k_cross_entropy(float* dlogits, const float* logits, const int* targets, int N, int V) {
+   (may equal logits), also its gradient (softmax - onehot) / grad_rows
+   (the rows the whole loss is a mean over: N, or more where other ranks
+   hold the rest). Returns the loss (summed in double). */
+static double k_cross_entropy(float* dlogits, const float* logits, const int* targets, int N, int V, int grad_rows) {
     int n, v;
     double loss = 0;
     for (n = 0; n < N; n++) {
@@ -214,8 +215,8 @@ static double k_cross_entropy(float* dlogits, const float* logits, const int* ta
         if (dlogits) {
             float* dl = dlogits + (size_t)n * V;
             float inv = 1.0f / sum;
-            for (v = 0; v < V; v++) dl[v] = expf(l[v] - mx) * inv / (float)N;
-            dl[targets[n]] -= 1.0f / (float)N;
+            for (v = 0; v < V; v++) dl[v] = expf(l[v] - mx) * inv / (float)grad_rows;
+            dl[targets[n]] -= 1.0f / (float)grad_rows;
         }
     }
     return loss / N;

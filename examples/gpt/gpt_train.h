@@ -220,9 +220,12 @@ static cc_result zero_gather(rank_state* s, gpt_tensor* const* shard, gpt_tensor
 /* This rank's sequences of the global batch of a step (val: of the validation split). */
 static cc_result set_batch(rank_state* s, int val, int step) {
     const options* o = s->o;
+    /* the rank's rows: its DP rank's sequences, and with sequence
+       parallelism its TP rank's part of them */
+    size_t first = (size_t)s->m.dp_rank * s->m.N + (s->m.SP ? (size_t)s->m.tp_rank * s->m.Ns : 0);
     make_batch(&s->sh->data, val, o->seed, step, o->batch, s->m.cfg.T, s->batch_in, s->batch_tg);
-    if (to_tensor(s, s->m.inputs->p, s->batch_in + (size_t)s->m.dp_rank * s->m.N, sizeof(int) * (size_t)s->m.N) != CC_OK ||
-        to_tensor(s, s->m.targets->p, s->batch_tg + (size_t)s->m.dp_rank * s->m.N, sizeof(int) * (size_t)s->m.N) != CC_OK)
+    if (to_tensor(s, s->m.inputs->p, s->batch_in + first, s->m.inputs->bytes) != CC_OK ||
+        to_tensor(s, s->m.targets->p, s->batch_tg + first, s->m.targets->bytes) != CC_OK)
         return CC_ERR_BACKEND;
     return CC_OK;
 }
@@ -681,21 +684,21 @@ static void progress(const rank_state* s, const char* fmt, ...) {
     fflush(stdout);
 }
 
-/* v[0..n) summed over all ranks, through the communicator of all ranks,
-   in the kernels' memory (a device's, for a GPU trainer). */
-static cc_result sum_over_ranks(rank_state* s, double* v, int n) {
+/* v[0..n) summed over the ranks of comm (NULL: none, v as it is), in the
+   kernels' memory (a device's, for a GPU trainer). */
+static cc_result sum_over(rank_state* s, cc_comm* comm, double* v, int n) {
     size_t bytes = sizeof(double) * (size_t)n;
     cc_collective co;
     void* d;
     cc_result rc;
-    if (cc_comm_size(s->world_comm) <= 1) return CC_OK;
+    if (!comm || cc_comm_size(comm) <= 1) return CC_OK;
     if (!(d = s->m.kernels->alloc_zeroed(bytes))) return CC_ERR_OUT_OF_MEMORY;
     memset(&co, 0, sizeof co);
     co.kind = CC_COLL_ALL_REDUCE;
     co.dtype = CC_DTYPE_FLOAT64;
     co.reduce = CC_REDUCE_SUM;
     co.n_elems = (size_t)n;
-    co.comm = s->world_comm;
+    co.comm = comm;
     co.send_buf = d;
     co.recv_buf = d;
     rc = to_tensor(s, d, v, bytes);
@@ -730,7 +733,7 @@ static cc_result compare_orders(rank_state* s) {
             med[2 * k] = median(&ms[(2 * k) * n], n);
             med[2 * k + 1] = median(&ms[(2 * k + 1) * n], n);
         }
-        rc = sum_over_ranks(s, med, 4);
+        rc = sum_over(s, s->world_comm, med, 4);
         for (k = 0; k < 4; k++) med[k] /= size;
         if (rc == CC_OK && s->me == 0)
             for (k = 0; k < 2; k++) {
@@ -792,8 +795,8 @@ static cc_result sample_text(rank_state* s) {
     if (!context) return CC_ERR_OUT_OF_MEMORY;
     context[0] = sh->data.token_of['\n'] >= 0 ? sh->data.token_of['\n'] : 0;
     for (n = 0; n < s->o->sample_chars && n < (int)sizeof sh->sample - 1; n++) {
-        double mx = -1e30, sum = 0, r;
-        int pick = 0;
+        double mx = -1e30, sum = 0, r, u, got;
+        int pick = 0, row, owner;
         for (b = 0; b < s->m.Bl; b++)
             for (i = 0; i < T; i++) {
                 inputs[b * T + i] = i < ctx_len ? context[i] : 0;
@@ -802,16 +805,28 @@ static cc_result sample_text(rank_state* s) {
         rc = to_tensor(s, s->m.inputs->p, inputs, sizeof(int) * N);
         if (rc == CC_OK) rc = to_tensor(s, s->m.targets->p, targets, sizeof(int) * N);
         if (rc == CC_OK) rc = exec_step(s, s->eval_ex);
-        if (rc == CC_OK) rc = from_tensor(s, lg, (const float*)s->m.logits->p + (size_t)(ctx_len - 1) * V, sizeof(float) * (size_t)V);
-        if (rc != CC_OK) break;
-        for (v = 0; v < V; v++) if (lg[v] > mx) mx = lg[v];
-        for (v = 0; v < V; v++) sum += exp(lg[v] - mx);
-        r = rng_unit(&rs) * sum;
-        for (v = 0; v < V; v++) {
-            r -= exp(lg[v] - mx);
-            pick = v;
-            if (r <= 0) break;
+        /* the logits of sequence 0's last position: with sequence
+           parallelism only the TP rank that holds that row has them; it
+           draws, and the TP group adds up the picks (the others give 0) */
+        row = ctx_len - 1;
+        owner = s->m.SP ? row / s->m.Ns : s->m.tp_rank;
+        u = rng_unit(&rs);
+        if (rc == CC_OK && owner == s->m.tp_rank) {
+            rc = from_tensor(s, lg, (const float*)s->m.logits->p + (size_t)(row - (s->m.SP ? owner * s->m.Ns : 0)) * V,
+                             sizeof(float) * (size_t)V);
+            for (v = 0; v < V; v++) if (lg[v] > mx) mx = lg[v];
+            for (v = 0; v < V; v++) sum += exp(lg[v] - mx);
+            r = u * sum;
+            for (v = 0; v < V; v++) {
+                r -= exp(lg[v] - mx);
+                pick = v;
+                if (r <= 0) break;
+            }
         }
+        got = owner == s->m.tp_rank ? pick : 0;
+        if (rc == CC_OK && s->m.SP) rc = sum_over(s, s->m.tp_comm, &got, 1);
+        pick = (int)got;
+        if (rc != CC_OK) break;
         if (s->me == 0) sh->sample[n] = (char)sh->data.vocab[pick];
         if (ctx_len == T) {
             memmove(context, context + 1, sizeof(int) * (size_t)(T - 1));

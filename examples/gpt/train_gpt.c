@@ -75,7 +75,8 @@
    row by row: layernorm, matmul, matmul_gelu, residual, matmul_bwd_x,
    layernorm_bwd. */
 
-/* in: wte [V][C], wpe [T][C], tokens [N]; out: x [N][C] */
+/* in: wte [V][C], wpe [T][C], tokens [N]; out: x [N][C]; row n at
+   position (row0 + n) mod T */
 static void run_embed(const gpt_op_args* a, const gpt_op_view* v) {
     const float *wte = v->in[0], *wpe = v->in[1];
     const int* tokens = v->in[2];
@@ -83,7 +84,7 @@ static void run_embed(const gpt_op_args* a, const gpt_op_view* v) {
     int n, k;
     for (n = 0; n < v->N; n++) {
         const float* te = wte + (size_t)tokens[n] * a->C;
-        const float* pe = wpe + (size_t)(n % a->T) * a->C;
+        const float* pe = wpe + (size_t)((a->row0 + n) % a->T) * a->C;
         for (k = 0; k < a->C; k++) x[(size_t)n * a->C + k] = te[k] + pe[k];
     }
 }
@@ -119,7 +120,7 @@ static void run_residual(const gpt_op_args* a, const gpt_op_view* v) {
 /* in: logits [N][V], targets [N]; out: loss [1] (the mean), dlogits [N][V] or NULL */
 static void run_crossentropy(const gpt_op_args* a, const gpt_op_view* v) {
     float* loss = v->out[0];
-    loss[0] = (float)k_cross_entropy(v->out[1], v->in[0], v->in[1], v->N, a->V);
+    loss[0] = (float)k_cross_entropy(v->out[1], v->in[0], v->in[1], v->N, a->V, a->grad_rows ? a->grad_rows : v->N);
 }
 /* in: dy [N][OC], x [N][C]; out: dw [OC][C], dbias [OC] or NULL */
 static void run_matmul_bwd_w(const gpt_op_args* a, const gpt_op_view* v) {
@@ -145,22 +146,24 @@ static void run_layernorm_bwd(const gpt_op_args* a, const gpt_op_view* v) {
 static void run_attention_bwd(const gpt_op_args* a, const gpt_op_view* v) {
     k_attention_bwd(v->out[0], v->in[0], v->in[1], v->in[2], a->B, a->T, a->NH, a->HS);
 }
-/* in: dx [B T][C], tokens [B T], dwte [V][C]; out: dwte [V][C], dwpe [T][C].
-   wte's gradient is read as well as written: the token embedding's part
-   accumulates onto the head's, which the op that wrote it left there. */
+/* in: dx [N][C], tokens [N], dwte [V][C]; out: dwte [V][C], dwpe [T][C];
+   row n at position (row0 + n) mod T. wte's gradient is read as well as
+   written: the token embedding's part accumulates onto the head's, which
+   the op that wrote it left there. dwpe[t] sums the rows at position t in
+   row order (0 where the op has none). */
 static void run_embed_bwd(const gpt_op_args* a, const gpt_op_view* v) {
     const float* dx = v->in[0];
     const int* tokens = v->in[1];
     float *dwte = v->out[0], *dwpe = v->out[1];
-    int n, k, t, b;
-    for (n = 0; n < a->B * a->T; n++) {
+    int n, k, t;
+    for (n = 0; n < v->N; n++) {
         float* g = dwte + (size_t)tokens[n] * a->C;
         for (k = 0; k < a->C; k++) g[k] += dx[(size_t)n * a->C + k];
     }
     for (t = 0; t < a->T; t++)
         for (k = 0; k < a->C; k++) {
             float sum = 0;
-            for (b = 0; b < a->B; b++) sum += dx[((size_t)b * a->T + t) * a->C + k];
+            for (n = ((t - a->row0) % a->T + a->T) % a->T; n < v->N; n += a->T) sum += dx[(size_t)n * a->C + k];
             dwpe[(size_t)t * a->C + k] = sum;
         }
 }

@@ -172,12 +172,12 @@ __device__ float block_max(float v, float* sh) {
 static unsigned blocks_for(size_t n) { return (unsigned)((n + THREADS - 1) / THREADS); }
 
 /* ---- kernels ------------------------------------------------------------------ */
-/* x[N][C] = wte[tokens[n]] + wpe[n % T] */
-__global__ void embed_kernel(float* x, const float* wte, const float* wpe, const int* tokens, int N, int T, int C) {
+/* x[N][C] = wte[tokens[n]] + wpe[(row0 + n) % T] */
+__global__ void embed_kernel(float* x, const float* wte, const float* wpe, const int* tokens, int N, int T, int C, int row0) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= (size_t)N * C) return;
     int n = (int)(i / C), k = (int)(i % C);
-    x[i] = wte[(size_t)tokens[n] * C + k] + wpe[(size_t)(n % T) * C + k];
+    x[i] = wte[(size_t)tokens[n] * C + k] + wpe[(size_t)((row0 + n) % T) * C + k];
 }
 
 /* A block per row: y = (x - mean) * rstd * w + b; biased variance, eps 1e-5. */
@@ -527,6 +527,7 @@ __global__ void residual_kernel(float* y, const float* x, const void* part, int 
 
 /* A block per row: its loss (double) and, with dlogits, (softmax - onehot) / N. */
 __global__ void crossentropy_kernel(double* rowloss, float* dlogits, const float* logits, const int* targets, int N, int V) {
+    /* N: the rows the gradient is a mean over */
     __shared__ float sh[33];
     const float* l = logits + (size_t)blockIdx.x * V;
     float mx = -INFINITY, s = 0;
@@ -563,12 +564,14 @@ __global__ void embed_bwd_wte_kernel(void* dwte, int g_bf, const float* dx, cons
         if (tokens[n] == v) s += dx[(size_t)n * C + k];
     st(dwte, i, g_bf, s);
 }
-/* dwpe[t][k] = sum over b of dx[b T + t][k] */
-__global__ void embed_bwd_wpe_kernel(void* dwpe, int g_bf, const float* dx, int B, int T, int C) {
+/* dwpe[t][k] = the sum over the N rows n at position (row0 + n) % T == t
+   of dx[n][k], in row order */
+__global__ void embed_bwd_wpe_kernel(void* dwpe, int g_bf, const float* dx, int N, int T, int C, int row0) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= (size_t)T * C) return;
+    int t = (int)(i / C), k = (int)(i % C);
     float s = 0;
-    for (int b = 0; b < B; b++) s += dx[(size_t)b * T * C + i];
+    for (int n = ((t - row0) % T + T) % T; n < N; n += T) s += dx[(size_t)n * C + k];
     st(dwpe, i, g_bf, s);
 }
 
@@ -803,7 +806,7 @@ static int bf_of(const gpt_tensor* t) { return t ? t->bf16 : 0; }
 static void run_embed(const gpt_op_args* a, const gpt_op_view* v) {
     embed_kernel<<<blocks_for((size_t)v->N * a->C), THREADS, 0, STREAM(v)>>>((float*)v->out[0], (const float*)v->in[0],
                                                                               (const float*)v->in[1], (const int*)v->in[2], v->N, a->T,
-                                                                              a->C);
+                                                                              a->C, a->row0);
 }
 static void run_layernorm(const gpt_op_args* a, const gpt_op_view* v) {
     if (v->N > 0)
@@ -843,7 +846,7 @@ static void run_residual(const gpt_op_args* a, const gpt_op_view* v) {
 }
 static void run_crossentropy(const gpt_op_args* a, const gpt_op_view* v) {
     crossentropy_kernel<<<v->N, THREADS, 0, STREAM(v)>>>(g_rank->rowloss, (float*)v->out[1], (const float*)v->in[0],
-                                                         (const int*)v->in[1], v->N, a->V);
+                                                         (const int*)v->in[1], a->grad_rows ? a->grad_rows : v->N, a->V);
     mean_loss_kernel<<<1, THREADS, 0, STREAM(v)>>>((float*)v->out[0], g_rank->rowloss, v->N);
 }
 /* in: dy [N][OC], x [N][C]; out: dw [OC][C], dbias [OC] or NULL (gradients: bfloat16 with --dtype bf16) */
@@ -906,9 +909,9 @@ static void run_attention_bwd(const gpt_op_args* a, const gpt_op_view* v) {
 static void run_embed_bwd(const gpt_op_args* a, const gpt_op_view* v) {
     size_t V = gpt_tensor_elems(a->out[0]) / (size_t)a->C;
     embed_bwd_wte_kernel<<<blocks_for(V * a->C), THREADS, 0, STREAM(v)>>>(v->out[0], bf_of(a->out[0]), (const float*)v->in[0],
-                                                                          (const int*)v->in[1], a->B * a->T, (int)V, a->C);
+                                                                          (const int*)v->in[1], v->N, (int)V, a->C);
     embed_bwd_wpe_kernel<<<blocks_for((size_t)a->T * a->C), THREADS, 0, STREAM(v)>>>(v->out[1], bf_of(a->out[1]),
-                                                                                    (const float*)v->in[0], a->B, a->T, a->C);
+                                                                                    (const float*)v->in[0], v->N, a->T, a->C, a->row0);
 }
 static void run_sumsq(const gpt_op_args* a, const gpt_op_view* v) {
     size_t blocks = a->counted ? (a->n + THREADS - 1) / THREADS : 0;

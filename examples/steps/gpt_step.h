@@ -932,6 +932,10 @@ struct gpt_op_args {
     int counted;                   /* sumsq: counts towards the norm on this rank */
     float weight_decay;            /* AdamW */
     int accumulate;                /* a weight gradient of a later micro-batch: added to what is there */
+    int row0;                      /* embeddings: the micro-batch's row of the op's first row (position (row0 + n)
+                                      mod T); with sequence parallelism the rank's first, else 0 */
+    int grad_rows;                 /* cross-entropy: the rows its gradient is a mean over (the micro-batch's, all
+                                      TP ranks' with sequence parallelism); 0: the op's own */
     int chunked;                   /* the library may run the op in chunks of rows (gpt_add_op's chunks): its
                                       kernel must give each row the same result whatever the chunk */
     /* Where each tensor (in[0..], then out[0..]) is in the graph: its
@@ -1376,6 +1380,7 @@ GPT_STEP_FN void gpt_add_embed(gpt_builder* b, const char* name, gpt_tensor* x, 
     a->out[0] = x;
     a->in[0] = wte; a->in[1] = wpe; a->in[2] = tokens;
     a->T = T; a->C = C;
+    if (b->s->SP) a->row0 = b->s->tp_rank * b->s->Ns;
     gpt_add_compute(b, name, -1, a, GPT_WHOLE);
 }
 GPT_STEP_FN void gpt_add_layernorm(gpt_builder* b, const char* name, int l, gpt_tensor* y, gpt_tensor* mean, gpt_tensor* rstd,
@@ -1430,6 +1435,7 @@ GPT_STEP_FN void gpt_add_crossentropy(gpt_builder* b, const char* name, gpt_tens
     a->out[0] = loss; a->out[1] = dlogits;
     a->in[0] = logits; a->in[1] = targets;
     a->V = V;
+    if (b->s->SP) a->grad_rows = b->s->N;
     gpt_add_compute(b, name, -1, a, GPT_WHOLE);
 }
 /* The weight-gradient ops accumulate in micro-batches after the first:
@@ -1497,6 +1503,7 @@ GPT_STEP_FN void gpt_add_embed_bwd(gpt_builder* b, const char* name, gpt_tensor*
     a->out[0] = dwte; a->out[1] = dwpe;
     a->in[0] = dx; a->in[1] = tokens; a->in[2] = dwte;
     a->B = B; a->T = T; a->C = C;
+    if (b->s->SP) a->row0 = b->s->tp_rank * b->s->Ns;
     if (b->micro > 0) { a->accumulate = 1; a->in[3] = dwpe; }
     gpt_add_compute(b, name, -1, a, GPT_WHOLE);
 }
