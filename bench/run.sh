@@ -3,7 +3,9 @@
 # in bench/RESULTS.md were taken with this script (see there for the machine).
 #   bench/run.sh [psplib|scale|exec|lp|lp48|larger|j30-hard|cpsat|windows|gpt|gpu|gpt-cuda|cluster|plan|memory|solver|all]      (default all)
 #   bench/run.sh gpt-cuda-llmc [--layers L] [--embd C] [--heads H] [--seq T] [--batch B] [--steps N]   (not part of all)
-#   (gpt-throughput, gpt-orders, gpt-text, gpt-mpi: one part of gpt)
+#   (gpt-throughput, gpt-orders, gpt-text, gpt-mpi, gpt-zero-sp: one part
+#   of gpt; gpt-zero-sp: ZeRO-3 and SP layouts, with and without rewrites,
+#   beside the planner's prediction of the same steps)
 # solver: the scheduler's quality figures beside CP-SAT in one run: psplib,
 # lp48, larger, j30-hard and cpsat, in that order (about 45 minutes).
 # j30-hard: the J30 instances our default takes longest on in this run
@@ -359,7 +361,7 @@ if [ "$what" = all ] || [ "$what" = windows ]; then
 fi
 
 part() { [ "$what" = all ] || [ "$what" = gpt ] || [ "$what" = "gpt-$1" ]; }
-if part throughput || part orders || part text || part mpi; then
+if part throughput || part orders || part text || part mpi || part zero-sp; then
   # The example trainer (examples/gpt). Timings need an otherwise idle machine.
   gpt="$BUILD/train_gpt"
   quiet=(--eval 0 --sample 0 --print-every 0)
@@ -418,6 +420,50 @@ if part orders; then
     for rw in off on; do
       for run in 1 2 3; do orders_row $lay 40 $rw $run; done
     done
+  done
+fi
+if part zero-sp; then
+  echo
+  # one run: layout options, rewrites -> a table row; the planner's
+  # prediction of the same step (sizes only, the a100 preset: simulated)
+  zero_row() {
+    local lay=$1 rw=$2 run=$3 out pred side pk0 pk1 dec fus ran
+    # shellcheck disable=SC2086
+    out=$("$gpt" --tp 2 --dp 2 $lay "${quiet[@]}" --steps 30 --order both --compare 15 --link 40 --decompose "$rw" --fuse "$rw")
+    pred=$(echo "$out" | sed -n 's/.*ops profiled in place ([0-9]* steps of each order): \([0-9.]*\) ms in program order, \([0-9.]*\) ms in the library.s plan: \([0-9.]*x\).*/\1 | \2 | \3/p')
+    side=$(echo "$out" | sed -n 's/.*over the ranks): \([0-9.]*\) ms -> \([0-9.]*\) ms: \([0-9.]*x\);.*/\1 | \2 | \3/p')
+    pk0=$(echo "$out" | sed -n 's/.*memory per rank, program order: \([0-9.]*\) MiB.*/\1/p')
+    pk1=$(echo "$out" | sed -n 's/.*memory per rank, the library.s order: \([0-9.]*\) MiB.*/\1/p')
+    dec=$(echo "$out" | sed -n 's/.*decomposed \([0-9]*\) all-reduce.*/\1/p'); fus=$(echo "$out" | sed -n 's/.*into \([0-9]*\) bucket.*/\1/p')
+    ran="plan"
+    echo "$out" | grep -q "kept program order" && ran="program"
+    echo "| TP2 x DP2 $lay | $rw | ${dec:--} / ${fus:--} | $run | $pred | $side | $pk0 / $pk1 | $ran |"
+  }
+  echo "default model (C=64 L=2 H=4 T=32, global batch 8), TP2 x DP2 over the emulated link (40 us/KiB between nodes):"
+  echo "program order vs the library's plan, the schedule alone (rewrites off) and with decomposition and fusion;"
+  echo "predicted from each order's ops profiled in 20 of its own steps; measured side by side (15 steps each,"
+  echo "alternating, mean over the ranks); peak: a rank's memory in the predicted step (program / the library's order)"
+  echo "| layout | rewrites | decomposed / fused | run | predicted program ms | predicted plan ms | predicted speed-up | side by side program ms | side by side plan ms | side by side speed-up | peak MiB | trains |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+  for lay in "--zero 3" "--sp" "--sp --zero 3"; do
+    for rw in off on; do
+      for run in 1 2 3; do zero_row "$lay" $rw $run; done
+    done
+  done
+  make -s "$BUILD/plan"
+  echo
+  echo "the planner's prediction of the same steps (build/plan, sizes only, the a100 preset: SIMULATED, microseconds of a GPU step):"
+  echo "| layout | program us | S us | S+AD us | S / program | best / program |"
+  echo "|---|---|---|---|---|---|"
+  for lay in "--zero 3" "--sp" "--sp --zero 3"; do
+    # shellcheck disable=SC2086
+    "$BUILD/plan" --hidden 64 --layers 2 --heads 4 --seq 32 --vocab 27 --micro-batch 4 --tp 2 --dp 2 --dtype fp32 --cluster a100 \
+      --nodes 2 --gpus-per-node 2 $lay --json 2>/dev/null | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+v = {x["name"]: x["us"] for x in j["variants"]}
+best = min(v["S"], v["S+F"], v["S+AD"])
+print("| TP2 x DP2 %s | %.1f | %.1f | %.1f | %.3f | %.3f |" % (sys.argv[1], v["program"], v["S"], v["S+AD"], v["S"] / v["program"], best / v["program"]))' "$lay"
   done
 fi
 if part mpi; then
