@@ -281,6 +281,19 @@ if [ -n "$total0" ]; then
     check $? "--memory-cap $total0 (program order's peak): the library's order peaks at $capped bytes, within it" "$(grep -i "memory\|error" "$tmp/mcap.log" | head -n 4)"
     same_as p2x2 mcap "--memory-cap: the 6 losses are bit-identical to program order's without a cap"
 fi
+# ZeRO-3 under a cap at program order's peak: the gathered parameters'
+# prefetch is held back; the arena's alignment and gaps are taken back by
+# scheduling again under a tighter cap
+run z3free "${slow[@]}" --zero 3 --order both
+z3peak=$(mem_of "$tmp/z3free.log" "program order")
+if [ -n "$z3peak" ]; then
+    run z3cap "${slow[@]}" --zero 3 --order both --memory-cap "$z3peak"
+    capped=$(mem_of "$tmp/z3cap.log" "the library's order")
+    [ -n "$capped" ] && [ "$capped" -le "$z3peak" ] && grep -q "memory per rank, the library's order: .*, within the cap" "$tmp/z3cap.log"
+    check $? "--zero 3 --memory-cap $z3peak (program order's peak): the library's order peaks at $capped bytes, within it" \
+        "$(grep -i "memory\|error" "$tmp/z3cap.log" | head -n 4)"
+    same_as z3free z3cap "--zero 3 --memory-cap: the 6 losses are the uncapped run's"
+else fail "--zero 3: no memory line: $(tail -n 2 "$tmp/z3free.log")"; fi
 for bad in "100:leaves nothing for the activations" "lots:--memory-cap needs a positive number of bytes"; do
     out=$(timeout 120 "$gpt" "${small[@]}" --tp 2 --steps 2 --memory-cap "${bad%%:*}" 2>&1); rc=$?
     [ "$rc" -ne 0 ] && [ "$rc" -lt 124 ] && echo "$out" | grep -q -- "${bad#*:}"

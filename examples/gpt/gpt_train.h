@@ -545,12 +545,47 @@ static cc_result schedule_step(rank_state* s, const cc_sched_desc* sd) {
 
 /* Executors of the scheduled step and of the forward pass, checked across
    ranks; room for a step's timeline. */
-static cc_result plan_steps(rank_state* s) {
+/* Under a cap the schedule keeps the activations alive at once within it,
+   but the arena also holds each buffer's alignment and the gaps of its
+   placement: where the plan's arena is above the cap, the step is
+   scheduled again under the cap less that excess (from the schedule found,
+   which the new one is never later than), a few times, before the plan
+   gives up with the library's message. The same on every rank. */
+#define GPT_ARENA_TRIES 4
+static cc_result plan_steps(rank_state* s, const cc_sched_desc* sd) {
     cc_comm* world = s->world_comm;
     int n = cc_graph_n_ops(s->run) > cc_graph_n_ops(s->train) ? cc_graph_n_ops(s->run) : cc_graph_n_ops(s->train);
+    int tries;
+    uint64_t cap = s->cap;
     cc_plan_desc pd;
-    cc_result rc;
+    cc_result rc = CC_OK;
     memset(&pd, 0, sizeof pd);
+    for (tries = 1; s->cap && !s->program_kept && tries < GPT_ARENA_TRIES && rc == CC_OK; tries++) {
+        cc_plan* trial = NULL;
+        uint64_t arena;
+        cc_sched_desc tight = *sd;
+        cc_schedule next;
+        memset(&next, 0, sizeof next);
+        pd.order = s->sched.order;
+        pd.start_us = s->sched.start_us;
+        if ((rc = cc_plan_create_desc(s->m.ctx, s->run, &pd, &trial)) != CC_OK) break;
+        arena = cc_plan_arena_bytes(trial);
+        cc_plan_destroy(trial);
+        if (arena <= s->cap || arena - s->cap >= cap) break;
+        cap -= arena - s->cap;
+        tight.memory_cap_bytes = cap;
+        tight.start_from = NULL;
+        if (cc_sched_solve_stats(s->m.ctx, s->run, &tight, &next, &s->sched_stats) != CC_OK) break;   /* the plan below says why */
+        cc_schedule_release(s->m.ctx, &s->sched);
+        s->sched = next;
+        memcpy(s->pred_start[1], s->sched.start_us, sizeof(double) * (size_t)cc_graph_n_ops(s->run));
+        if (s->me == 0) {
+            s->sh->pred_sched_ms = s->sched.makespan_us / 1000.0;
+            s->sh->pred_ms[1] = s->sched.makespan_us / 1000.0;
+            (void)cc_memory_check(s->m.ctx, s->run, s->sched.start_us, NULL, 0, &s->sh->peak[1], NULL);
+        }
+    }
+    if (rc != CC_OK) return rc;
     if (!s->program_kept) {   /* the arena from the schedule's times, within the cap */
         pd.order = s->sched.order;
         pd.start_us = s->sched.start_us;
@@ -917,7 +952,7 @@ static cc_result gpt_rank_main(shared* sh, cc_context* ctx, cc_comm* world, cc_b
     if (rc == CC_OK) progress(s, "rewriting and scheduling the step");
     if (rc == CC_OK) rc = rewrite_step(s, &sd);
     if (rc == CC_OK) rc = schedule_step(s, &sd);
-    if (rc == CC_OK) rc = plan_steps(s);
+    if (rc == CC_OK) rc = plan_steps(s, &sd);
     if (rc == CC_OK && o->profile_steps > 0 && o->profile_repeats > 0 && !o->cuda_graphs)
         progress(s, "profiling %s in place: %d steps%s, after %d of warm-up", s->program_kept ? "program order" : "both orders",
                  o->profile_steps, s->program_kept ? "" : " each", o->profile_warmup);
