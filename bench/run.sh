@@ -375,7 +375,7 @@ if part throughput; then
     row=""
     for run in 1 2 3; do
       out=$("$gpt" $m "${quiet[@]}" --order program --no-link --steps 20 --compare 0)
-      row="$row | $(echo "$out" | sed -n 's/.*, \([0-9]*\) tokens\/s/\1/p')"
+      row="$row | $(echo "$out" | sed -n 's/.*, \([0-9]*\) tokens\/s.*/\1/p')"
     done
     params=$(echo "$out" | sed -n 's/.*: \([0-9]*\) parameters/\1/p')
     set -- $m

@@ -1302,9 +1302,11 @@ static void print_report(const shared* sh) {
                sh->cal_exposed_ms[0], sh->cal_exposed_ms[1]);
     for (k = 0; k < sh->passes && o->steps > 0; k++) {
         double ms = median_of(sh->step_ms[k], o->steps);
-        printf("  training in %s order: median step %.2f ms, exposed communication %.2f ms, %.0f tokens/s\n",
+        int ord = sh->pass_order[k] && !(sh->kept >= 2) ? 1 : 0;   /* the order that trained */
+        printf("  training in %s order: median step %.2f ms, exposed communication %.2f ms, %.0f tokens/s, peak %.3f MiB a rank%s\n",
                sh->pass_order[k] ? "the library's" : "program", ms, median_of(sh->exposed_ms[k], o->steps),
-               (double)o->batch * sh->cfg.T / (ms / 1000.0));
+               (double)o->batch * sh->cfg.T / (ms / 1000.0), mib(sh->persistent + sh->peak[ord]),
+               sh->cap ? (sh->persistent + sh->peak[ord] <= sh->cap ? " (within the cap)" : " (ABOVE THE CAP)") : "");
     }
 }
 
