@@ -205,18 +205,31 @@ static void test_zero(void) {
         d.zero = z;
         b = build(&d, 1);
         if (!CHECK(b && b->rc == CC_OK, "ZeRO-%d builds", z)) { unbuild(b); continue; }
-        /* 28 buckets: 28 reduce-scatters, 28 gathers after the update, no
-           gradient all-reduce; the norm summed over DP as well */
-        CHECK_INT(count(b, -2, CC_COLL_REDUCE_SCATTER, GPT_GROUP_DP), 28, "ZeRO-%d: 28 gradient reduce-scatters", z);
+        /* 28 buckets, 28 gathers after the update. ZeRO-2: 28 gradient
+           reduce-scatters and no gradient all-reduce; ZeRO-1: the 28
+           gradient all-reduces of the step without ZeRO and no
+           reduce-scatter. The norm summed over DP as well. */
+        CHECK_INT(count(b, -2, CC_COLL_REDUCE_SCATTER, GPT_GROUP_DP), z == 2 ? 28 : 0, "ZeRO-%d: %d gradient reduce-scatters", z,
+                  z == 2 ? 28 : 0);
         CHECK_INT(count(b, -2, CC_COLL_ALL_GATHER, GPT_GROUP_DP), 28, "ZeRO-%d: 28 parameter all-gathers", z);
-        CHECK_INT(count(b, -2, CC_COLL_ALL_REDUCE, GPT_GROUP_DP), 2, "ZeRO-%d: DP all-reduces of the loss and the norm only", z);
+        CHECK_INT(count(b, -2, CC_COLL_ALL_REDUCE, GPT_GROUP_DP), z == 2 ? 2 : 30,
+                  "ZeRO-%d: DP all-reduces of the loss and the norm (and with ZeRO-1 the 28 gradients')", z);
         /* AdamW on the rank's half: h0.attn_w 6144 / 2 = 3072 elements */
         i = op_named(b, "h0.attn_w.adamw");
         CHECK(i >= 0 && b->m.adam_m[4]->bytes == 3072 * 4,
               "ZeRO-%d: h0.attn_w's moments are 3072 floats (half the shard)", z);
-        i = op_named(b, "h0.attn_w.grad.reduce_scatter");
-        CHECK(i >= 0 && b->ops.info[i].n_elems == 3072 && b->ops.info[i].bytes == 24576,
-              "ZeRO-%d: h0.attn_w.grad.reduce_scatter: 3072 each of 24576 bytes", z);
+        if (z == 2) {
+            i = op_named(b, "h0.attn_w.grad.reduce_scatter");
+            CHECK(i >= 0 && b->ops.info[i].n_elems == 3072 && b->ops.info[i].bytes == 24576,
+                  "ZeRO-2: h0.attn_w.grad.reduce_scatter: 3072 each of 24576 bytes");
+        } else {   /* the whole bucket all-reduced; the rank's shard is its DP rank's part of it */
+            i = op_named(b, "h0.attn_w.grad.allreduce");
+            CHECK(i >= 0 && b->ops.info[i].n_elems == 6144 && b->ops.info[i].bytes == 24576,
+                  "ZeRO-1: h0.attn_w.grad.allreduce: 6144 elements, 24576 bytes");
+            CHECK(b->m.grad_shard[4]->whole == b->m.grads &&
+                  b->m.grad_shard[4]->off == b->m.bucket_grad[4]->off + (size_t)b->m.dp_rank * 3072 * 4,
+                  "ZeRO-1: the rank's gradient shard is its part of the all-reduced bucket");
+        }
         CHECK(op_named(b, "h0.attn_w.param.allgather") > op_named(b, "h0.attn_w.adamw"), "ZeRO-%d: gathered after its update", z);
         unbuild(b);
     }
