@@ -11980,8 +11980,33 @@ static int cc__ops_conflict(const cc_graph* g, int a, int b) {
     return 0;
 }
 
+/* cc__ops_conflict, or ops a and b touch bytes of plan pl's arena that
+   two transient buffers share (one of them writing): buffers whose
+   lifetimes do not overlap may take the same bytes. */
+static int cc__plan_ops_conflict(const cc_plan* pl, int a, int b) {
+    const cc_graph* g = pl->g;
+    size_t i, j;
+    int m, n;
+    if (cc__ops_conflict(g, a, b)) return 1;
+    for (i = 0; i < g->n_acc; i++) {
+        const cc__access* p = &g->acc[i];
+        if ((int)p->op != a) continue;
+        for (m = 0; m < g->n_mb && g->mb_buf[m] != (int)p->buffer; m++) {}
+        if (m == g->n_mb) continue;
+        for (j = 0; j < g->n_acc; j++) {
+            const cc__access* q = &g->acc[j];
+            if ((int)q->op != b || !(p->is_write || q->is_write)) continue;
+            for (n = 0; n < g->n_mb && g->mb_buf[n] != (int)q->buffer; n++) {}
+            if (n < g->n_mb && cc__ranges_overlap(pl->mb_off[m] + p->offset, p->n_bytes, pl->mb_off[n] + q->offset, q->n_bytes))
+                return 1;
+        }
+    }
+    return 0;
+}
+
 /* The overlap slowdowns (cc_exec_costs): the longest compute op and the
-   longest collective of the plan that touch no common memory and are not
+   longest collective of the plan that touch no common memory (nor arena
+   bytes that two transient buffers share) and are not
    ordered by an explicit edge (by the agreed durations med, so every rank
    picks the same two) issued together on their streams, max(repeats, 3)
    times; each one's median time over its time alone, within 1..10. None
@@ -11999,7 +12024,7 @@ static cc_result cc__profile_overlap(cc_exec* x, int repeats, const double* med,
         for (j = 0; j < pl->n_ops; j++) {
             double best = vc < 0 ? -1 : (med[vc] < med[vm] ? med[vc] : med[vm]), here = med[i] < med[j] ? med[i] : med[j];
             if (pl->op[j].coll.kind == CC_COLL_NONE || pl->op[j].stream == pl->op[i].stream || here <= best) continue;
-            if (cc__ops_conflict(pl->g, i, j)) continue;
+            if (cc__plan_ops_conflict(pl, i, j)) continue;
             vc = i;
             vm = j;
         }
