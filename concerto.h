@@ -219,6 +219,7 @@ extern "C" {
     X(CC_ERR_COLL_MISMATCH,   -401,    "ranks issued different collectives") \
     X(CC_ERR_TIMEOUT,         -402,    "timed out") \
     X(CC_ERR_PLAN_MISMATCH,   -403,    "plans differ across ranks") \
+    X(CC_ERR_UNDECLARED_WRITE,-404,    "an op wrote outside the regions it declares") \
     X(CC_ERR_IO,              -300,    "file could not be read or written") \
     X(CC_ERR_PARSE,           -301,    "malformed input")
 
@@ -666,6 +667,12 @@ typedef struct cc_sched_desc {
        never grow as the cap rises.
        Checked with cc_schedule_check (CC_ERR_INVALID_ARG if it fails). */
     const cc_schedule* start_from;
+    /* 1: solve a graph whose compute ops (ops that are not collectives) all
+       last 0 us. 0: such a graph (one never profiled, say) is refused with
+       CC_ERR_BAD_DURATION, as every order of it would tie at makespan 0 and
+       the schedule would be arbitrary. Graphs with no compute op, or with
+       some zero-duration ops beside others that last, are always solved. */
+    int allow_zero_durations;
     const cc_sched_extension* general;   /* concerto_rcpsp.h's cc_rcpsp_search(): lazy clause generation and
                                  the restarts where a resource is not unary. NULL: neither (restarts and
                                  threads do nothing). Stream graphs (training steps) never use it */
@@ -1210,9 +1217,41 @@ CONCERTO_API void      cc_exec_destroy(cc_exec* exec);
    tensors through it: the caller fills the op's user_data (which the graph
    holds by pointer) after cc_exec_create and before the first step. */
 CONCERTO_API void*     cc_exec_buffer_ptr(const cc_exec* exec, cc_buffer buffer);
+/* Where a bound buffer's bytes are (host memory, or the backend's memory
+   where it allocates its own, as the arena), so that the executor can keep
+   them: profiling puts them back as it found them, and
+   cc_exec_step_checked checks them; cc_exec_buffer_ptr then returns ptr.
+   NULL forgets it. Errors: CC_ERR_UNKNOWN_BUFFER (not a buffer of the
+   plan's graph), CC_ERR_INVALID_ARG (a transient buffer, or a step still
+   running). Cost: O(1). */
+CONCERTO_API cc_result cc_exec_bind_buffer(cc_exec* exec, cc_buffer buffer, void* ptr);
+/* Profiling (cc_exec_profile_ops, cc_exec_profile_steps) runs the plan's
+   real ops on real memory, then puts back the arena and every buffer
+   bound with cc_exec_bind_buffer. An op that writes a bound buffer not
+   bound would be left changed: profiling refuses it (CC_ERR_INVALID_ARG
+   naming the op and the buffer) unless allow is 1, by which the caller
+   takes on putting such buffers back. Errors: exec NULL. */
+CONCERTO_API cc_result cc_exec_allow_profile_writes(cc_exec* exec, int allow);
+/* One step, checked: the ops one at a time in program order (each issued
+   alone, then the backend synchronised), and after each, every byte the
+   executor knows (the arena, and every buffer bound with
+   cc_exec_bind_buffer) compared with before it: a byte changed outside the
+   op's declared write regions is CC_ERR_UNDECLARED_WRITE naming the op,
+   the buffer and the byte (the step stops there). Bytes of buffers not
+   bound are not checked. Otherwise the step's results are a step's in
+   program order. For tests and first runs: every member of a collective's
+   communicator must run its step checked too. Errors: as cc_exec_launch,
+   CC_ERR_OUT_OF_MEMORY. Cost: a host copy of the memory checked, and per
+   op a copy and a comparison of all of it. */
+CONCERTO_API cc_result cc_exec_step_checked(cc_exec* exec);
 /* Compares the plan's hash with every other member of comm (all must call
-   it), through the backend's collective entry; CC_ERR_PLAN_MISMATCH if any
-   differs. A plan with collectives does not launch before this succeeded. */
+   it), through the backend's collective entry. Where any differs:
+   CC_ERR_PLAN_MISMATCH naming, on every member, its own op at the first
+   place (stream and position) where some member's plan differs, that
+   member, and whether the op or collective differs or only its waits. A
+   plan with collectives does not launch before this succeeded. Cost: one
+   all-gather of 8 bytes; where plans differ, two more (of the plans' sizes
+   and 16 bytes an op). */
 CONCERTO_API cc_result cc_exec_agree(cc_exec* exec, cc_comm* comm);
 /* The members of comm agree on a memory cap before they schedule, as they
    agree on durations: every member calls it (with an exec of any plan on
@@ -1249,8 +1288,14 @@ CONCERTO_API cc_result cc_exec_timeline(cc_exec* exec, double* start_us, double*
    agreed as the mean over comm; the overlap slowdowns are set to none.
    Steps recorded before (cc_exec_profile_loop_step) are dropped. Needs
    per-op timestamps (CC_ERR_UNSUPPORTED without: no timestamps, a
-   replayed CUDA graph). Cost: steps steps; they run on the state as it
-   is and may change it.
+   replayed CUDA graph). Cost: steps steps, run on the state as it is.
+
+   Both run the real ops on the real memory and put back what they
+   change where the executor knows it (cc_exec_bind_buffer, the arena),
+   as cc_exec_allow_profile_writes says: an op writing a bound buffer
+   not bound is refused (CC_ERR_INVALID_ARG naming it) unless allowed.
+   The copy costs host memory the size of the arena and the buffers
+   bound.
 
    cc_exec_profile_loop_step, after each step of the caller's own loop
    (after cc_exec_wait or cc_exec_step): records that step.
@@ -8912,6 +8957,23 @@ static cc_result cc__solve_init(cc__solve* S) {
     return CC_OK;
 }
 
+/* CC_ERR_BAD_DURATION where g has compute ops and all of them last 0 (a
+   graph never profiled): cc_sched_desc.allow_zero_durations. */
+static cc_result cc__sched_durations_set(cc_context* ctx, const cc_graph* g) {
+    int i, n_compute = 0, first = -1;
+    for (i = 0; i < g->n; i++) {
+        if (g->coll_of[i] >= 0) continue;
+        if (g->dur_us[i] > 0) return CC_OK;
+        if (first < 0) first = i;
+        n_compute++;
+    }
+    if (n_compute == 0) return CC_OK;
+    return CONCERTO__FAIL(ctx, CC_ERR_BAD_DURATION, "cc_sched_solve: graph '%s': all %d compute ops (op '%s' first) last 0 us, "
+                          "so every order ties and the schedule would be arbitrary: profile the graph (cc_exec_profile_ops) "
+                          "or set durations (cc_op_set_duration), or set cc_sched_desc.allow_zero_durations", g->names.s + g->gname,
+                          n_compute, cc__name(g, first));
+}
+
 CONCERTO_API cc_result cc_sched_solve_stats(cc_context* ctx, cc_graph* g, const cc_sched_desc* desc, cc_schedule* out,
                                             cc_sched_stats* stats) {
     cc__solve S;
@@ -8930,6 +8992,7 @@ CONCERTO_API cc_result cc_sched_solve_stats(cc_context* ctx, cc_graph* g, const 
     if (desc) S.d = *desc;
     if ((rc = cc__sched_check(ctx, &S.d)) != CC_OK) return rc;
     if ((rc = cc_graph_validate(g)) != CC_OK) return rc;
+    if (!S.d.allow_zero_durations && (rc = cc__sched_durations_set(ctx, g)) != CC_OK) return rc;
     cc__sched_resolve(&S.d, g->n);
     if ((rc = cc__sched_memory_args(ctx, g, &S.d, &st)) != CC_OK) return rc;
     if (S.d.memory_cap_bytes > 0 && g->n_mb > 0) {
@@ -11389,6 +11452,9 @@ struct cc_exec {
     void* arena;               /* the plan's arena: 256-aligned (backend memory where arena_dev) */
     void* arena_raw;           /* what was allocated */
     int arena_dev;             /* allocated by the backend's mem_alloc */
+    void** bound;              /* [n_buf]: where each bound buffer's bytes are (cc_exec_bind_buffer); NULL: unknown */
+    int n_bound;               /* the graph's buffers when the executor was created */
+    int profile_writes;        /* cc_exec_allow_profile_writes */
 };
 
 CONCERTO_API void cc_backend_destroy(cc_backend* be) {
@@ -11411,6 +11477,7 @@ CONCERTO_API void cc_exec_destroy(cc_exec* x) {
     cc__free(x->ctx, x->events); cc__free(x->ctx, x->streams); cc__free(x->ctx, x->t); cc__free(x->ctx, x->prof);
     cc__free(x->ctx, x->prof_mk); cc__free(x->ctx, x->prof_dur); cc__free(x->ctx, x->prof_se);
     cc__free(x->ctx, x->coll);
+    cc__free(x->ctx, (void*)x->bound);
     if (x->arena_raw) {
         if (x->arena_dev) f->mem_free(x->be.self, x->arena_raw);
         else cc__free(x->ctx, x->arena_raw);
@@ -11420,8 +11487,33 @@ CONCERTO_API void cc_exec_destroy(cc_exec* x) {
 
 CONCERTO_API void* cc_exec_buffer_ptr(const cc_exec* x, cc_buffer buffer) {
     uint64_t off;
-    if (!x || !x->arena || (off = cc_plan_buffer_offset(x->plan, buffer)) == UINT64_MAX) return NULL;
+    int b;
+    if (!x) return NULL;
+    if ((b = cc_buffer_index(x->plan->g, buffer)) >= 0 && !x->plan->g->buf_transient[b]) return b < x->n_bound ? x->bound[b] : NULL;
+    if (!x->arena || (off = cc_plan_buffer_offset(x->plan, buffer)) == UINT64_MAX) return NULL;
     return (char*)x->arena + off;
+}
+
+CONCERTO_API cc_result cc_exec_bind_buffer(cc_exec* x, cc_buffer buffer, void* ptr) {
+    const cc_graph* g;
+    int b;
+    if (!x) return CC_ERR_INVALID_ARG;
+    g = x->plan->g;
+    if ((b = cc_buffer_index(g, buffer)) < 0 || b >= x->n_bound)
+        return CONCERTO__FAIL(x->ctx, CC_ERR_UNKNOWN_BUFFER, "cc_exec_bind_buffer: not a buffer of graph '%s' when the executor "
+                              "was created", cc_graph_name(g));
+    if (g->buf_transient[b])
+        return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_bind_buffer: buffer '%s' is transient: the executor places it "
+                              "in its arena (cc_exec_buffer_ptr)", g->names.s + g->buf_name[b]);
+    if (x->launched) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_bind_buffer: wait for the step first");
+    x->bound[b] = ptr;
+    return CC_OK;
+}
+
+CONCERTO_API cc_result cc_exec_allow_profile_writes(cc_exec* x, int allow) {
+    if (!x) return CC_ERR_INVALID_ARG;
+    x->profile_writes = allow != 0;
+    return CC_OK;
 }
 
 static const char* cc__backend_stream_kind(const cc_backend_fns* f) { return f->stream_kind ? f->stream_kind : "host"; }
@@ -11559,7 +11651,9 @@ CONCERTO_API cc_result cc_exec_create(cc_context* ctx, cc_plan* plan, const cc_b
     x->prof_se = (double*)cc__calloc(ctx, 2 * (size_t)plan->n_ops + 1, sizeof(double));
     x->prof_dur = (cc__time*)cc__calloc(ctx, 4 * (size_t)plan->n_ops + 1, sizeof(cc__time));
     x->coll = (cc_collective*)cc__calloc(ctx, (size_t)plan->n_ops + 1, sizeof(cc_collective));
-    if (!x->streams || !x->events || !x->t || !x->prof || !x->prof_mk || !x->prof_dur || !x->prof_se || !x->coll) { cc_exec_destroy(x); return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_create: out of memory"); }
+    x->bound = (void**)cc__calloc(ctx, (size_t)plan->g->n_buf + 1, sizeof(void*));
+    x->n_bound = plan->g->n_buf;
+    if (!x->streams || !x->events || !x->t || !x->prof || !x->prof_mk || !x->prof_dur || !x->prof_se || !x->coll || !x->bound) { cc_exec_destroy(x); return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_create: out of memory"); }
     if ((rc = cc__exec_arena(x)) != CC_OK) { cc_exec_destroy(x); return rc; }
     for (i = 0; i < plan->n_streams; i++)
         if ((rc = f->stream_create(be->self, i, &x->streams[i])) != CC_OK) {
@@ -11606,6 +11700,84 @@ static cc_result cc__exec_issue(cc_exec* x, int v, int with_waits) {
     if (rc == CC_OK && f->timestamp) rc = f->timestamp(self, st, &x->t[2 * v + 1]);
     if (rc == CC_OK && with_waits && o->record && x->has_events) rc = f->event_record(self, x->events[v], st);
     return rc;
+}
+
+/* The memory the executor knows (the arena, then every bound buffer
+   bound with cc_exec_bind_buffer), copied to host memory and back: the
+   backend's mem_copy where it has one, else memcpy. */
+typedef struct cc__exec_snap {
+    int n;
+    void** mem;                /* [n]: where each piece is */
+    size_t* bytes;             /* [n] */
+    int* buf;                  /* [n]: the bound buffer; -1: the arena */
+    unsigned char** copy;      /* [n]: host copies */
+} cc__exec_snap;
+
+static void cc__exec_snap_free(cc_exec* x, cc__exec_snap* sn) {
+    int i;
+    for (i = 0; sn->copy && i < sn->n; i++) cc__free(x->ctx, sn->copy[i]);
+    cc__free(x->ctx, (void*)sn->mem); cc__free(x->ctx, sn->bytes); cc__free(x->ctx, sn->buf); cc__free(x->ctx, (void*)sn->copy);
+    memset(sn, 0, sizeof *sn);
+}
+
+static cc_result cc__exec_copy(cc_exec* x, void* dst, const void* src, size_t n) {
+    if (!n) return CC_OK;
+    if (x->be.fns->mem_copy) return x->be.fns->mem_copy(x->be.self, dst, src, n);
+    memcpy(dst, src, n);
+    return CC_OK;
+}
+
+/* Copies everything the executor knows into sn (what names the caller). */
+static cc_result cc__exec_snap_take(cc_exec* x, cc__exec_snap* sn, const char* what) {
+    const cc_graph* g = x->plan->g;
+    int b, k = x->n_bound + 1, i;
+    cc_result rc = CC_OK;
+    memset(sn, 0, sizeof *sn);
+    sn->mem = (void**)cc__calloc(x->ctx, (size_t)k, sizeof(void*));
+    sn->bytes = (size_t*)cc__calloc(x->ctx, (size_t)k, sizeof(size_t));
+    sn->buf = (int*)cc__calloc(x->ctx, (size_t)k, sizeof(int));
+    sn->copy = (unsigned char**)cc__calloc(x->ctx, (size_t)k, sizeof(unsigned char*));
+    if (!sn->mem || !sn->bytes || !sn->buf || !sn->copy) rc = CC_ERR_OUT_OF_MEMORY;
+    if (rc == CC_OK && x->arena && x->plan->arena_bytes > 0) {
+        sn->mem[sn->n] = x->arena; sn->bytes[sn->n] = (size_t)x->plan->arena_bytes; sn->buf[sn->n++] = -1;
+    }
+    for (b = 0; rc == CC_OK && b < x->n_bound; b++)
+        if (x->bound[b] && g->buf_bytes[b] > 0) { sn->mem[sn->n] = x->bound[b]; sn->bytes[sn->n] = (size_t)g->buf_bytes[b]; sn->buf[sn->n++] = b; }
+    for (i = 0; rc == CC_OK && i < sn->n; i++) {
+        if (!(sn->copy[i] = (unsigned char*)cc__alloc(x->ctx, sn->bytes[i]))) rc = CC_ERR_OUT_OF_MEMORY;
+        else if ((rc = cc__exec_copy(x, sn->copy[i], sn->mem[i], sn->bytes[i])) != CC_OK)
+            rc = cc__exec_fail(x->ctx, rc, "%s: backend '%s' could not copy the memory it keeps", what, x->be_name);
+    }
+    if (rc == CC_ERR_OUT_OF_MEMORY) rc = CONCERTO__FAIL(x->ctx, rc, "%s: out of memory for a copy of the executor's buffers", what);
+    if (rc != CC_OK) cc__exec_snap_free(x, sn);
+    return rc;
+}
+
+/* Puts sn's copies back (what names the caller). */
+static cc_result cc__exec_snap_put(cc_exec* x, const cc__exec_snap* sn, const char* what) {
+    int i;
+    cc_result rc = CC_OK;
+    for (i = 0; i < sn->n && rc == CC_OK; i++) rc = cc__exec_copy(x, sn->mem[i], sn->copy[i], sn->bytes[i]);
+    if (rc != CC_OK) return cc__exec_fail(x->ctx, rc, "%s: backend '%s' could not put back the memory it keeps", what, x->be_name);
+    return CC_OK;
+}
+
+/* Profiling puts back what it changes: refused where an op writes a bound
+   buffer the executor does not know, unless the caller allowed it. */
+static cc_result cc__exec_profile_guard(cc_exec* x, const char* what) {
+    const cc_graph* g = x->plan->g;
+    size_t a;
+    if (x->profile_writes) return CC_OK;
+    for (a = 0; a < g->n_acc; a++) {
+        const cc__access* acc = &g->acc[a];
+        int b = (int)acc->buffer;
+        if (!acc->is_write || g->buf_transient[b] || (b < x->n_bound && x->bound[b])) continue;
+        return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "%s: op '%s' writes bound buffer '%s', whose address the executor does "
+                              "not know, so profiling could not put it back as it found it: bind it (cc_exec_bind_buffer), or "
+                              "let profiling change it (cc_exec_allow_profile_writes)", what, cc__name(g, (int)acc->op),
+                              g->names.s + g->buf_name[b]);
+    }
+    return CC_OK;
 }
 
 CONCERTO_API cc_result cc_exec_launch(cc_exec* x) {
@@ -11657,6 +11829,97 @@ CONCERTO_API cc_result cc_exec_step(cc_exec* x) {
     cc_result rc = cc_exec_launch(x);
     if (rc != CC_OK) return rc;
     return cc_exec_wait(x);
+}
+
+/* 1 if op v of g declares a write of byte `at` of buffer b (arena: b -1,
+   at an arena offset, through the plan's offsets). */
+static int cc__op_declares_write(const cc_plan* pl, int v, int b, uint64_t at) {
+    const cc_graph* g = pl->g;
+    size_t a;
+    int m;
+    for (a = 0; a < g->n_acc; a++) {
+        const cc__access* acc = &g->acc[a];
+        uint64_t base = 0;
+        if ((int)acc->op != v || !acc->is_write) continue;
+        if (b >= 0) {
+            if ((int)acc->buffer != b) continue;
+        } else {
+            for (m = 0; m < g->n_mb && g->mb_buf[m] != (int)acc->buffer; m++) {}
+            if (m == g->n_mb) continue;
+            base = pl->mb_off[m];
+        }
+        if (at >= base + acc->offset && at < base + acc->offset + acc->n_bytes) return 1;
+    }
+    return 0;
+}
+
+/* The first byte of piece i of sn that op v changed (now) outside its
+   declared writes, or -1. */
+static int64_t cc__exec_undeclared(const cc_exec* x, const cc__exec_snap* sn, int i, int v, const unsigned char* now) {
+    size_t j, n = sn->bytes[i];
+    const unsigned char* was = sn->copy[i];
+    if (memcmp(was, now, n) == 0) return -1;
+    for (j = 0; j < n; j++)
+        if (was[j] != now[j] && !cc__op_declares_write(x->plan, v, sn->buf[i], (uint64_t)j)) return (int64_t)j;
+    return -1;
+}
+
+CONCERTO_API cc_result cc_exec_step_checked(cc_exec* x) {
+    const char* what = "cc_exec_step_checked";
+    const cc_plan* pl;
+    const cc_graph* g;
+    const cc_backend_fns* f;
+    cc__exec_snap sn;
+    unsigned char* now = NULL;
+    size_t most = 0;
+    int i, v;
+    cc_result rc;
+    if (!x) return CC_ERR_INVALID_ARG;
+    pl = x->plan; g = pl->g; f = x->be.fns;
+    if (x->launched) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "%s: wait for the step first", what);
+    if (x->has_coll && !x->agreed)
+        return CONCERTO__FAIL(x->ctx, CC_ERR_PLAN_MISMATCH, "%s: the plan has collectives: call cc_exec_agree first", what);
+    if ((rc = cc__exec_snap_take(x, &sn, what)) != CC_OK) return rc;
+    for (i = 0; i < sn.n; i++) if (sn.bytes[i] > most) most = sn.bytes[i];
+    if (!(now = (unsigned char*)cc__alloc(x->ctx, most + 1))) {
+        cc__exec_snap_free(x, &sn);
+        return CONCERTO__FAIL(x->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", what);
+    }
+    x->ran = 0;
+    for (v = 0; v < pl->n_ops && rc == CC_OK; v++) {
+        if (f->label) f->label(x->be.self, cc__name(g, v));
+        rc = cc__exec_issue(x, v, 0);
+        if (rc == CC_OK) rc = f->synchronize(x->be.self);
+        else (void)f->synchronize(x->be.self);
+        if (rc != CC_OK) { rc = cc__exec_fail(x->ctx, rc, "cc_exec_step_checked: backend '%s' failed at op '%s'", x->be_name, cc__name(g, v)); break; }
+        for (i = 0; i < sn.n && rc == CC_OK; i++) {
+            int64_t at;
+            if ((rc = cc__exec_copy(x, now, sn.mem[i], sn.bytes[i])) != CC_OK) {
+                rc = cc__exec_fail(x->ctx, rc, "%s: backend '%s' could not copy the memory it checks", what, x->be_name);
+                break;
+            }
+            if ((at = cc__exec_undeclared(x, &sn, i, v, now)) >= 0) {
+                if (sn.buf[i] >= 0) {
+                    rc = CONCERTO__FAIL(x->ctx, CC_ERR_UNDECLARED_WRITE, "%s: op '%s' wrote byte %lld of buffer '%s', outside the "
+                                        "regions it declares it writes", what, cc__name(g, v), (long long)at,
+                                        g->names.s + g->buf_name[sn.buf[i]]);
+                } else {
+                    int m, in = -1;
+                    for (m = 0; m < g->n_mb && in < 0; m++)
+                        if ((uint64_t)at >= pl->mb_off[m] && (uint64_t)at < pl->mb_off[m] + g->mb_bytes[m]) in = m;
+                    rc = CONCERTO__FAIL(x->ctx, CC_ERR_UNDECLARED_WRITE, "%s: op '%s' wrote byte %lld of the arena (%s%s%s), "
+                                        "outside the regions it declares it writes", what, cc__name(g, v), (long long)at,
+                                        in >= 0 ? "in transient buffer '" : "between transient buffers",
+                                        in >= 0 ? g->names.s + g->buf_name[g->mb_buf[in]] : "", in >= 0 ? "'" : "");
+                }
+                break;
+            }
+            memcpy(sn.copy[i], now, sn.bytes[i]);
+        }
+    }
+    cc__free(x->ctx, now);
+    cc__exec_snap_free(x, &sn);
+    return rc;
 }
 
 CONCERTO_API cc_result cc_exec_timeline(cc_exec* x, double* start_us, double* end_us) {
@@ -11713,33 +11976,146 @@ static cc_result cc__exec_collective_now(cc_exec* x, const cc_collective* c, siz
     return CC_OK;
 }
 
-/* Every member's 64-bit value, by member: *all (n = the size of comm),
-   the caller frees it. Errors named with what. */
-static cc_result cc__exec_allgather_u64(cc_exec* x, cc_comm* comm, uint64_t value, uint64_t** all_out, const char* what) {
-    int32_t mine[2], *all;
+/* Every member's k 64-bit values, by member: *all (k times the size of
+   comm: member i's at [i k, (i + 1) k)), the caller frees it. Errors named
+   with what. */
+static cc_result cc__exec_allgather_u64s(cc_exec* x, cc_comm* comm, const uint64_t* values, size_t k, uint64_t** all_out,
+                                         const char* what) {
+    int32_t *mine, *all;
     uint64_t* out;
     cc_collective c;
-    int i, n = cc_comm_size(comm);
+    size_t i, n = (size_t)cc_comm_size(comm);
     cc_result rc;
     *all_out = NULL;
-    all = (int32_t*)cc__alloc(x->ctx, 2 * (size_t)n * sizeof(int32_t));
-    out = (uint64_t*)cc__alloc(x->ctx, (size_t)n * sizeof(uint64_t));
-    if (!all || !out) { cc__free(x->ctx, all); cc__free(x->ctx, out); return CONCERTO__FAIL(x->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", what); }
-    mine[0] = (int32_t)(uint32_t)(value & 0xffffffffu);
-    mine[1] = (int32_t)(uint32_t)(value >> 32);
+    mine = (int32_t*)cc__alloc(x->ctx, 2 * k * sizeof(int32_t));
+    all = (int32_t*)cc__alloc(x->ctx, 2 * k * n * sizeof(int32_t));
+    out = (uint64_t*)cc__alloc(x->ctx, k * n * sizeof(uint64_t));
+    if (!mine || !all || !out) {
+        cc__free(x->ctx, mine); cc__free(x->ctx, all); cc__free(x->ctx, out);
+        return CONCERTO__FAIL(x->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", what);
+    }
+    for (i = 0; i < k; i++) {
+        mine[2 * i] = (int32_t)(uint32_t)(values[i] & 0xffffffffu);
+        mine[2 * i + 1] = (int32_t)(uint32_t)(values[i] >> 32);
+    }
     memset(&c, 0, sizeof c);
     c.kind = CC_COLL_ALL_GATHER;
     c.dtype = CC_DTYPE_INT32;
-    c.n_elems = 2;
+    c.n_elems = 2 * k;
     c.comm = comm;
     c.send_buf = mine;
     c.recv_buf = all;
-    rc = cc__exec_collective_now(x, &c, sizeof mine, 2 * (size_t)n * sizeof(int32_t), what);
-    for (i = 0; rc == CC_OK && i < n; i++) out[i] = (uint64_t)(uint32_t)all[2 * i] | ((uint64_t)(uint32_t)all[2 * i + 1] << 32);
+    rc = cc__exec_collective_now(x, &c, 2 * k * sizeof(int32_t), 2 * k * n * sizeof(int32_t), what);
+    for (i = 0; rc == CC_OK && i < k * n; i++) out[i] = (uint64_t)(uint32_t)all[2 * i] | ((uint64_t)(uint32_t)all[2 * i + 1] << 32);
+    cc__free(x->ctx, mine);
     cc__free(x->ctx, all);
     if (rc != CC_OK) { cc__free(x->ctx, out); return rc; }
     *all_out = out;
     return CC_OK;
+}
+
+static cc_result cc__exec_allgather_u64(cc_exec* x, cc_comm* comm, uint64_t value, uint64_t** all_out, const char* what) {
+    return cc__exec_allgather_u64s(x, comm, &value, 1, all_out, what);
+}
+
+/* The plan described entry by entry: into h[2 (r stride + p)] the op at
+   position p of stream r (its name and collective), into h[2 (r stride +
+   p) + 1] its waits; positions past a stream's end are 0. */
+static void cc__plan_entry_hashes(const cc_plan* pl, uint64_t* h, int stride) {
+    int r, j;
+    memset(h, 0, 2 * (size_t)pl->n_streams * (size_t)stride * sizeof *h);
+    for (r = 0; r < pl->n_streams; r++)
+        for (j = pl->seq_off[r]; j < pl->seq_off[r + 1] && j - pl->seq_off[r] < stride; j++) {
+            int v = pl->seq[j], w;
+            size_t k = (size_t)r * (size_t)stride + (size_t)(j - pl->seq_off[r]);
+            const cc_collective* c = &pl->op[v].coll;
+            const char* nm = cc__name(pl->g, v);
+            uint64_t a = CONCERTO__FNV_START, b = CONCERTO__FNV_START;
+            a = cc__fnv(a, nm, strlen(nm) + 1);
+            a = cc__fnv_int(a, c->kind);
+            if (c->kind != CC_COLL_NONE) {
+                a = cc__fnv_int(a, c->dtype); a = cc__fnv_int(a, c->reduce);
+                a = cc__fnv_int(a, (int64_t)c->n_elems); a = cc__fnv_int(a, c->peer);
+            }
+            for (w = 0; w < pl->op[v].n_waits; w++) {
+                int u = pl->waits[pl->op[v].wait_off + w];
+                b = cc__fnv_int(b, pl->op[u].stream); b = cc__fnv_int(b, pl->op[u].pos);
+            }
+            h[2 * k] = a | 1;   /* never 0: 0 marks a position past a stream's end */
+            h[2 * k + 1] = b;
+        }
+}
+
+/* After hashes differed (rank other's first): where. Every member calls it
+   (they all saw the same hashes), exchanging each plan's sizes and then
+   its entries (cc__plan_entry_hashes), and records CC_ERR_PLAN_MISMATCH
+   naming this rank's op at the first place (stream by stream, position by
+   position) where some member's differs. */
+static cc_result cc__exec_mismatch(cc_exec* x, cc_comm* comm, int other, const uint64_t* hashes) {
+    const cc_plan* pl = x->plan;
+    const char* what = "cc_exec_agree: locating the difference between the ranks' plans";
+    uint64_t sizes[3], *all_sizes = NULL, *mine = NULL, *all = NULL;
+    int i, r, n = cc_comm_size(comm), stride = 0, S = pl->n_streams, at = -1, at_rank = -1, waits_only = 0;
+    size_t len, j;
+    cc_result rc;
+    sizes[0] = (uint64_t)pl->n_ops;
+    sizes[1] = (uint64_t)S;
+    sizes[2] = 0;
+    for (r = 0; r < S; r++)
+        if ((uint64_t)(pl->seq_off[r + 1] - pl->seq_off[r]) > sizes[2]) sizes[2] = (uint64_t)(pl->seq_off[r + 1] - pl->seq_off[r]);
+    if ((rc = cc__exec_allgather_u64s(x, comm, sizes, 3, &all_sizes, what)) != CC_OK) goto plain;
+    for (i = 0; i < n; i++) {
+        if (all_sizes[3 * i + 2] > (uint64_t)stride) stride = (int)all_sizes[3 * i + 2];
+        if (all_sizes[3 * i + 1] != sizes[1]) {
+            rc = CONCERTO__FAIL(x->ctx, CC_ERR_PLAN_MISMATCH, "cc_exec_agree: the plan of rank %d of the group has %d streams, "
+                                "this rank's %d: ranks would issue different collectives", i, (int)all_sizes[3 * i + 1], S);
+            cc__free(x->ctx, all_sizes);
+            return rc;
+        }
+    }
+    len = (size_t)S * (size_t)stride;
+    mine = (uint64_t*)cc__alloc(x->ctx, 2 * (len + 1) * sizeof(uint64_t));
+    if (!mine) { rc = CC_ERR_OUT_OF_MEMORY; goto plain; }
+    cc__plan_entry_hashes(pl, mine, stride);
+    if ((rc = cc__exec_allgather_u64s(x, comm, mine, 2 * len, &all, what)) != CC_OK) goto plain;
+    for (j = 0; j < len && at < 0; j++)
+        for (i = 0; i < n; i++) {
+            const uint64_t* e = all + 2 * ((size_t)i * len + j);
+            if (e[0] != mine[2 * j] || e[1] != mine[2 * j + 1]) { at = (int)j; at_rank = i; waits_only = e[0] == mine[2 * j]; break; }
+        }
+    if (at >= 0) {
+        int sr = at / stride, pos = at % stride;
+        uint64_t theirs = all[2 * ((size_t)at_rank * len + (size_t)at)];
+        if (mine[2 * (size_t)at] == 0)
+            rc = CONCERTO__FAIL(x->ctx, CC_ERR_PLAN_MISMATCH, "cc_exec_agree: the plan of rank %d of the group has more ops on "
+                                "stream %d than this rank's %d (its %d ops, this rank's %d): ranks would issue different "
+                                "collectives", at_rank, sr, pos, (int)all_sizes[3 * at_rank], pl->n_ops);
+        else {
+            int v = pl->seq[pl->seq_off[sr] + pos];
+            if (theirs == 0)
+                rc = CONCERTO__FAIL(x->ctx, CC_ERR_PLAN_MISMATCH, "cc_exec_agree: the plan of rank %d of the group has no op where "
+                                    "this rank's has op '%s' (position %d of stream %d; its %d ops, this rank's %d): ranks would "
+                                    "issue different collectives", at_rank, cc__name(pl->g, v), pos, sr,
+                                    (int)all_sizes[3 * at_rank], pl->n_ops);
+            else
+                rc = CONCERTO__FAIL(x->ctx, CC_ERR_PLAN_MISMATCH, "cc_exec_agree: the plans first differ at op '%s' (%s, position %d "
+                                    "of stream %d): rank %d of the group has %s there: ranks would issue different collectives",
+                                    cc__name(pl->g, v), pl->op[v].coll.kind != CC_COLL_NONE ? "a collective" : "compute", pos, sr,
+                                    at_rank, waits_only ? "the same op with other cross-stream waits" : "another op or collective");
+        }
+    } else {
+        rc = CONCERTO__FAIL(x->ctx, CC_ERR_PLAN_MISMATCH, "cc_exec_agree: the plan of rank %d of the group differs from this "
+                            "rank's in its arena (every op, collective and wait agree; hash %016llx vs %016llx)", other,
+                            (unsigned long long)hashes[other], (unsigned long long)pl->hash);
+    }
+    cc__free(x->ctx, all_sizes); cc__free(x->ctx, mine); cc__free(x->ctx, all);
+    return rc;
+plain:
+    cc__free(x->ctx, all_sizes); cc__free(x->ctx, mine); cc__free(x->ctx, all);
+    return CONCERTO__FAIL(x->ctx, CC_ERR_PLAN_MISMATCH, "cc_exec_agree: the plan of rank %d of the group differs from this "
+                          "rank's (hash %016llx vs %016llx): ranks would issue different collectives (%s)", other,
+                          (unsigned long long)hashes[other], (unsigned long long)pl->hash,
+                          rc == CC_ERR_OUT_OF_MEMORY ? "out of memory to locate the difference" : "the difference could not be located");
 }
 
 CONCERTO_API cc_result cc_exec_agree(cc_exec* x, cc_comm* comm) {
@@ -11752,10 +12128,10 @@ CONCERTO_API cc_result cc_exec_agree(cc_exec* x, cc_comm* comm) {
     n = cc_comm_size(comm);
     if ((rc = cc__exec_allgather_u64(x, comm, x->plan->hash, &all, "cc_exec_agree")) != CC_OK) return rc;
     for (i = 0; i < n; i++)
-        if (all[i] != x->plan->hash) {
-            rc = CONCERTO__FAIL(x->ctx, CC_ERR_PLAN_MISMATCH, "cc_exec_agree: the plan of rank %d of the group differs from this "
-                                "rank's (hash %016llx vs %016llx): ranks would issue different collectives", i,
-                                (unsigned long long)all[i], (unsigned long long)x->plan->hash);
+        if (all[i] != all[0]) {   /* every member sees the same hashes: all of them locate the difference */
+            int other = 0;
+            while (all[other] == x->plan->hash) other++;
+            rc = cc__exec_mismatch(x, comm, other, all);
             break;
         }
     cc__free(x->ctx, all);
@@ -12063,7 +12439,9 @@ CONCERTO_API cc_result cc_exec_profile_ops(cc_exec* x, int repeats, cc_comm* com
     double* startups = NULL;        /* [n_ops]: its start-up cost */
     int n_comms = 0, k;
     int i;
+    cc__exec_snap kept;
     cc_result rc = CC_OK;
+    memset(&kept, 0, sizeof kept);
     if (!x) return CC_ERR_INVALID_ARG;
     pl = x->plan;
     if (repeats < 1 || repeats > 1000) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile_ops: repeats must be 1..1000, got %d", repeats);
@@ -12073,6 +12451,8 @@ CONCERTO_API cc_result cc_exec_profile_ops(cc_exec* x, int repeats, cc_comm* com
     if (!x->be.fns->timestamp && !x->be.fns->now_us)
         return CONCERTO__FAIL(x->ctx, CC_ERR_UNSUPPORTED, "cc_exec_profile_ops: backend '%s' has neither timestamps nor a clock",
                               x->be_name);
+    if ((rc = cc__exec_profile_guard(x, "cc_exec_profile_ops")) != CC_OK) return rc;
+    if ((rc = cc__exec_snap_take(x, &kept, "cc_exec_profile_ops")) != CC_OK) return rc;
     samples = (double*)cc__alloc(x->ctx, (size_t)pl->n_ops * (size_t)repeats * sizeof(double) + 1);
     med = (double*)cc__alloc(x->ctx, (2 * (size_t)pl->n_ops + 2) * sizeof(double));
     comms = (const cc_comm**)cc__alloc(x->ctx, ((size_t)pl->n_ops + 1) * sizeof *comms);
@@ -12121,6 +12501,11 @@ CONCERTO_API cc_result cc_exec_profile_ops(cc_exec* x, int repeats, cc_comm* com
     rc = cc_graph_set_exec_costs(pl->g, &costs);
     for (k = 0; k < n_comms && rc == CC_OK; k++) rc = cc_graph_set_coll_startup(pl->g, comms[k], startups[k] < 1e12 ? startups[k] : 1e12);
 done:
+    if (kept.n > 0) {   /* put back even after a failure: the ops may have run */
+        cc_result put = cc__exec_snap_put(x, &kept, "cc_exec_profile_ops");
+        if (rc == CC_OK) rc = put;
+    }
+    cc__exec_snap_free(x, &kept);
     cc__free(x->ctx, samples); cc__free(x->ctx, med);
     cc__free(x->ctx, (void*)comms); cc__free(x->ctx, startups);
     return rc;
@@ -12294,6 +12679,7 @@ CONCERTO_API cc_result cc_exec_query_profile(cc_exec* x, cc_profile_result* out)
 
 CONCERTO_API cc_result cc_exec_profile_steps(cc_exec* x, int steps, cc_comm* comm) {
     int k;
+    cc__exec_snap kept;
     cc_result rc = CC_OK;
     if (!x) return CC_ERR_INVALID_ARG;
     if (steps < 1 || steps > 1000)
@@ -12301,10 +12687,17 @@ CONCERTO_API cc_result cc_exec_profile_steps(cc_exec* x, int steps, cc_comm* com
     if (x->launched) return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_profile_steps: wait for the step first");
     if (!x->be.fns->timestamp)
         return CONCERTO__FAIL(x->ctx, CC_ERR_UNSUPPORTED, "cc_exec_profile_steps: backend '%s' has no timestamps", x->be_name);
+    if ((rc = cc__exec_profile_guard(x, "cc_exec_profile_steps")) != CC_OK) return rc;
+    if ((rc = cc__exec_snap_take(x, &kept, "cc_exec_profile_steps")) != CC_OK) return rc;
     memset(x->prof, 0, ((size_t)x->plan->n_ops + 4) * sizeof(double));   /* its own steps alone */
     x->prof_steps = 0;
     for (k = 0; k < steps && rc == CC_OK; k++)
         if ((rc = cc_exec_step(x)) == CC_OK) rc = cc_exec_profile_loop_step(x);
+    if (kept.n > 0) {
+        cc_result put = cc__exec_snap_put(x, &kept, "cc_exec_profile_steps");
+        if (rc == CC_OK) rc = put;
+    }
+    cc__exec_snap_free(x, &kept);
     return rc == CC_OK ? cc_exec_profile_loop_apply(x, comm) : rc;
 }
 

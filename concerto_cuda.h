@@ -21,7 +21,8 @@
        cc_plan_create(ctx, graph, schedule.order, &plan);
        cc_exec_create(ctx, plan, &be, &exec);
        cc_exec_agree(exec, comm);          // comm: e.g. from concerto_nccl.h
-       cc_exec_profile_ops(exec, 5, comm); // optional: measured durations
+       cc_exec_bind_buffer(exec, buf, d_ptr); // each bound buffer's device memory
+       cc_exec_profile_ops(exec, 5, comm); // optional: measured durations, memory put back
        for (;;) cc_exec_step(exec);
        cc_exec_destroy(exec);  cc_backend_destroy(&be);
        cc_comm_destroy(comm);              // after the backend: see CUDA GRAPHS

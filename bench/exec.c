@@ -207,6 +207,7 @@ static cc_result agree_rank(cc_rank* rank, void* user) {
         if (pass == 0) {
             cc_sched_desc sd = {0};
             cc_op* prog = (cc_op*)malloc(sizeof(cc_op) * (size_t)n);
+            (void)cc_exec_allow_profile_writes(x, 1);   /* its buffers hold nothing to keep */
             CHECK(cc_exec_profile_ops(x, 5, cc_rank_world_comm(rank)));
             CHECK(cc_sched_solve(ctx, g, &sd, &sched));
             for (i = 0; i < n; i++) prog[i] = cc_graph_op(g, i);
@@ -221,6 +222,7 @@ static cc_result agree_rank(cc_rank* rank, void* user) {
             cc_profile_result sp;
             memset(&sp, 0, sizeof sp);
             for (s = 0; s < 3; s++) CHECK(cc_exec_step(x));
+            (void)cc_exec_allow_profile_writes(x, 1);   /* its buffers hold nothing to keep */
             CHECK(cc_exec_profile_steps(x, 15, cc_rank_world_comm(rank)));
             CHECK(cc_exec_query_profile(x, &sp));
             a->pred[pass] = sp.makespan_median_us;

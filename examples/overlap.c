@@ -207,12 +207,16 @@ static cc_result rank_main(cc_rank* rank, void* user) {
         int s;
         CHECK(cc_plan_create(ctx, g, pass ? sched.order : NULL, &plan));
         CHECK(cc_exec_create(ctx, plan, &be, &x));
+        /* where the buffers are: profiling puts them back as it found them */
+        CHECK(cc_exec_bind_buffer(x, bx, n->x));
+        CHECK(cc_exec_bind_buffer(x, bdx, n->dx));
+        CHECK(cc_exec_bind_buffer(x, bw, n->w));
+        CHECK(cc_exec_bind_buffer(x, bdw, n->dw));
         CHECK(cc_exec_agree(x, cc_rank_world_comm(rank)));
         if (pass == 0) {
             /* measure every op alone, agree on durations, schedule */
             cc_sched_desc sd = {0};
             CHECK(cc_exec_profile_ops(x, 7, cc_rank_world_comm(rank)));
-            memcpy(n, snapshot, sizeof *n);
             CHECK(cc_sched_solve(ctx, g, &sd, &sched));
             {
                 cc_op* prog = (cc_op*)malloc(sizeof(cc_op) * (size_t)cc_graph_n_ops(g));

@@ -767,6 +767,7 @@ static cc_result through_rank(cc_rank* rank, void* user) {
     if (r == CC_OK) r = cc_exec_create(ctx, pl, &be, &x);
     if (r == CC_OK) r = cc_exec_agree(x, cc_rank_world_comm(rank));
     if (me == 0) A->n_agree = f.n_coll;
+    (void)cc_exec_allow_profile_writes(x, 1);   /* its buffers hold nothing to keep */
     if (r == CC_OK) r = cc_exec_profile_ops(x, 3, cc_rank_world_comm(rank));
     if (me == 0) {
         A->n_profile = f.n_coll - A->n_agree;
@@ -872,6 +873,7 @@ static cc_result costs_rank(cc_rank* rank, void* user) {
     memset(&r0, 0, sizeof r0);
     r0.sleep_us = 200;
     r = two_ops_make(rank, &r0, costs_buf[me], 64, 0, &t);
+    (void)cc_exec_allow_profile_writes(t.x, 1);   /* its buffers hold nothing to keep */
     if (r == CC_OK) r = cc_exec_profile_ops(t.x, 3, cc_rank_world_comm(rank));
     if (r == CC_OK && me == 0) {
         A->costs = cc_graph_exec_costs(t.g);
@@ -976,11 +978,13 @@ static void test_profile_steps(void) {
     if (r == CC_OK) r = cc_plan_create(ctx, g, NULL, &pl);
     if (r == CC_OK) r = cc_cpu_backend_create_ctx(ctx, &be);
     if (r == CC_OK) r = cc_exec_create(ctx, pl, &be, &x);
+    (void)cc_exec_allow_profile_writes(x, 1);   /* its buffers hold nothing to keep */
     if (r == CC_OK) r = cc_exec_profile_ops(x, 3, NULL);
     alone_a = cc_op_duration_us(g, cc_graph_op(g, 0));
     costs = cc_graph_exec_costs(g);
     CHECK_RES(ctx, cc_exec_profile_steps(x, 0, NULL), CC_ERR_INVALID_ARG, "cc_exec_profile_steps refuses 0 steps");
     CHECK(strstr(cc_last_error(ctx), "steps") != NULL, "and says so: %s", cc_last_error(ctx));
+    (void)cc_exec_allow_profile_writes(x, 1);   /* its buffers hold nothing to keep */
     if (r == CC_OK) r = cc_exec_profile_steps(x, 5, NULL);
     CHECK_RES(ctx, r, CC_OK, "profiling a step of two ops on two streams, alone and in 5 steps");
     step_a = cc_op_duration_us(g, cc_graph_op(g, 0));
@@ -1006,6 +1010,7 @@ static void test_profile_steps(void) {
         order[0] = cc_graph_op(g, 0);
         order[1] = cc_graph_op(g, 1);
         for (attempt = 0; attempt < 3 && r == CC_OK && !near; attempt++) {
+            (void)cc_exec_allow_profile_writes(x, 1);   /* its buffers hold nothing to keep */
             if (attempt > 0) r = cc_exec_profile_steps(x, 5, NULL);
             for (i = 0; i < 5 && r == CC_OK; i++) {
                 r = cc_exec_step(x);
@@ -1045,6 +1050,7 @@ static cc_result steps_rank(cc_rank* rank, void* user) {
     memset(&r0, 0, sizeof r0);
     r0.sleep_us = me == 1 ? 20000 : 500;
     r = two_ops_make(rank, &r0, steps_buf[me], 16, 1, &t);
+    (void)cc_exec_allow_profile_writes(t.x, 1);   /* its buffers hold nothing to keep */
     if (r == CC_OK) r = cc_exec_profile_steps(t.x, 3, cc_rank_world_comm(rank));
     if (r == CC_OK) {
         A->a[me] = cc_op_duration_us(t.g, cc_graph_op(t.g, 0));
@@ -1376,6 +1382,7 @@ static cc_result many_comms_rank(cc_rank* rank, void* arg) {
     if (r == CC_OK) r = cc_cpu_backend_create(rank, &be);
     if (r == CC_OK) r = cc_exec_create(ctx, pl, &be, &x);
     if (r == CC_OK) r = cc_exec_agree(x, world);
+    (void)cc_exec_allow_profile_writes(x, 1);   /* its buffers hold nothing to keep */
     if (r == CC_OK) r = cc_exec_profile_ops(x, 1, world);
     A->agreed[me] = r == CC_OK;
     for (i = 0; i < N_PROFILE_COMMS && r == CC_OK; i++)

@@ -30,12 +30,13 @@ const char* tu_res_name(cc_result r);   /* "CC_ERR_CYCLE" */
 /* ---- the scheduler's desc ------------------------------------------------
    The zero desc (every default) with concerto_rcpsp.h's search plugged in
    (cc_sched_desc.general), as a program that solves general RCPSP
-   instances sets it; stream graphs never use it. A test that calls it
+   instances sets it, and zero durations allowed; stream graphs never use it. A test that calls it
    links the implementation of concerto_rcpsp.h. */
 static inline cc_sched_desc tu_sched_desc(void) {
     cc_sched_desc d;
     memset(&d, 0, sizeof d);
     d.general = cc_rcpsp_search();
+    d.allow_zero_durations = 1;   /* random instances may draw every duration 0 */
     return d;
 }
 

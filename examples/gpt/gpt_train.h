@@ -389,6 +389,8 @@ static cc_result profile_step(rank_state* s) {
     rc = set_batch(s, 0, 0);
     if (rc == CC_OK) rc = set_step(s, 0, 1);
     if (rc == CC_OK) place_transients(s, s->ex[0], s->train);
+    /* the whole state is put back from the snapshot below */
+    if (rc == CC_OK) rc = cc_exec_allow_profile_writes(s->ex[0], 1);
     if (rc == CC_OK && s->o->profile_repeats > 0) rc = cc_exec_profile_ops(s->ex[0], s->o->profile_repeats, world);
     else if (rc == CC_OK) rc = model_durations(s, s->train);
     if (rc == CC_OK) rc = snap_restore(s, &s->snap);
@@ -448,6 +450,7 @@ static cc_result rewrite_step(rank_state* s, const cc_sched_desc* sd) {
     if (rc == CC_OK) rc = cc_exec_create(s->m.ctx, plan, s->be, &ex);
     if (rc == CC_OK) rc = cc_exec_agree(ex, world);
     if (rc == CC_OK) place_transients(s, ex, s->run);
+    if (rc == CC_OK) rc = cc_exec_allow_profile_writes(ex, 1);   /* put back from the snapshot below */
     if (rc == CC_OK && s->o->profile_repeats > 0) rc = cc_exec_profile_ops(ex, s->o->profile_repeats, world);
     /* --profile 0: the rewritten step's ops from the same model (a chunk of
        a collective pays the link's latency, which the rewrites' estimate of
