@@ -1232,14 +1232,15 @@ CONCERTO_API cc_result cc_exec_bind_buffer(cc_exec* exec, cc_buffer buffer, void
    naming the op and the buffer) unless allow is 1, by which the caller
    takes on putting such buffers back. Errors: exec NULL. */
 CONCERTO_API cc_result cc_exec_allow_profile_writes(cc_exec* exec, int allow);
-/* One step, checked: the ops one at a time in program order (each issued
-   alone, then the backend synchronised), and after each, every byte the
+/* One step, checked: the ops one at a time in the plan's issue order
+   (program order for a plan of program order; each issued alone, then
+   the backend synchronised), and after each, every byte the
    executor knows (the arena, and every buffer bound with
    cc_exec_bind_buffer) compared with before it: a byte changed outside the
    op's declared write regions is CC_ERR_UNDECLARED_WRITE naming the op,
    the buffer and the byte (the step stops there). Bytes of buffers not
-   bound are not checked. Otherwise the step's results are a step's in
-   program order. For tests and first runs: every member of a collective's
+   bound are not checked. Otherwise the step's results are a step's of
+   the plan. For tests and first runs: every member of a collective's
    communicator must run its step checked too. Errors: as cc_exec_launch,
    CC_ERR_OUT_OF_MEMORY. Cost: a host copy of the memory checked, and per
    op a copy and a comparison of all of it. */
@@ -11872,7 +11873,7 @@ CONCERTO_API cc_result cc_exec_step_checked(cc_exec* x) {
     cc__exec_snap sn;
     unsigned char* now = NULL;
     size_t most = 0;
-    int i, v;
+    int i, k, v;
     cc_result rc;
     if (!x) return CC_ERR_INVALID_ARG;
     pl = x->plan; g = pl->g; f = x->be.fns;
@@ -11886,7 +11887,8 @@ CONCERTO_API cc_result cc_exec_step_checked(cc_exec* x) {
         return CONCERTO__FAIL(x->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", what);
     }
     x->ran = 0;
-    for (v = 0; v < pl->n_ops && rc == CC_OK; v++) {
+    for (k = 0; k < pl->n_ops && rc == CC_OK; k++) {
+        v = pl->issue[k];   /* the plan's order: transient buffers sharing arena bytes are apart in it */
         if (f->label) f->label(x->be.self, cc__name(g, v));
         rc = cc__exec_issue(x, v, 0);
         if (rc == CC_OK) rc = f->synchronize(x->be.self);

@@ -85,6 +85,13 @@ for rw in "off off" "on off" "off on" "on on"; do
     run "c2x2_$1_$2" "${slow[@]}" --order concerto --decompose "$1" --fuse "$2"
     same_as p2x2 "c2x2_$1_$2" "TP2 x DP2, decompose $1, fuse $2: the 6 losses are bit-identical to program order's"
 done
+# --check-step: the first step run op by op, every write checked against
+# the op's declared regions (cc_exec_step_checked), the rewritten step's
+# chunks among them; the losses are the unchecked run's
+run c2x2_check "${slow[@]}" --order concerto --check-step
+same_as c2x2_on_on c2x2_check "TP2 x DP2 --check-step: every op of the rewritten step writes only what it declares, losses unchanged"
+grep -q "checked: the first step of [12] order(s) ran op by op" "$tmp/c2x2_check.log"
+check $? "--check-step: the summary says the step was checked" "$(grep -i 'checked\|error' "$tmp/c2x2_check.log" | head -n 2)"
 out=$(grep "decomposed" "$tmp/c2x2_on_on.log"); n=$(echo "$out" | sed -n 's/.*decomposed \([0-9]*\) all-reduce.*/\1/p')
 [ -n "$n" ] && [ "$n" -gt 0 ]; check $? "TP2 x DP2: the library decomposed all-reduces ($out)" "$out"
 out=$(grep "fused collectives" "$tmp/c2x2_on_on.log"); n=$(echo "$out" | sed -n 's/.*into \([0-9]*\) bucket.*/\1/p')
@@ -196,6 +203,16 @@ for lay in "${spl[@]}"; do
         grep -q "identical in program order and the library's order: yes" "$tmp/sp_$1x$2_$3_$4.log"
     check $? "$name: 20 losses within 1e-5 of the run without SP or ZeRO, both orders bit-identical" "$out"
 done
+
+# ZeRO-3 with SP, both orders, checked: every op's writes declared (the
+# gathered parameters, the sequence-parallel regions), losses unchanged
+timeout 600 "$gpt" "${small[@]}" --profile 0 --steps 20 --tp 2 --dp 2 --batch 8 --sp --zero 3 --order both --check-step \
+    --losses "$tmp/sp_check.txt" >"$tmp/sp_check.log" 2>&1
+if [ -s "$tmp/sp_2x2_3_8.txt" ] && [ -s "$tmp/sp_check.txt" ]; then
+    cmp -s "$tmp/sp_2x2_3_8.txt" "$tmp/sp_check.txt" && grep -q "checked: the first step of 2 order(s)" "$tmp/sp_check.log"
+    check $? "TP2 x DP2 --sp --zero 3 --check-step: both orders' first steps checked, losses bit-identical" \
+        "$(grep -i 'checked\|error' "$tmp/sp_check.log" | head -n 2)"
+else fail "TP2 x DP2 --sp --zero 3 --check-step: a run failed: $(tail -n 2 "$tmp/sp_check.log")"; fi
 
 # a checkpoint saved under ZeRO-3 resumes unsharded, and the reverse
 z=${zs[$((${#zs[@]} - 1))]}

@@ -67,6 +67,7 @@ typedef struct options {
     uint64_t memory_cap;      /* a rank's memory for the training step, bytes (--memory-cap); 0: no cap */
     int zero;                 /* ZeRO stage 0..3 over the data-parallel group (--zero) */
     int sp;                   /* sequence parallelism inside the tensor-parallel group (--sp) */
+    int check_step;           /* the first step of each order run checked (cc_exec_step_checked) */
 } options;
 
 static void usage(FILE* f) {
@@ -125,6 +126,9 @@ static void usage(FILE* f) {
             "                       KB..TB): the persistent bytes (parameters, gradients, AdamW state, the\n"
             "                       batch) plus the activations alive at once in the step's arena, which the\n"
             "                       library's schedule and plan keep within it (default: no cap)\n"
+            "  --check-step         run the first step of each order op by op, checking that every op writes\n"
+            "                       only the regions it declares (cc_exec_step_checked): for first runs of\n"
+            "                       a changed trainer; an op at fault is named with the buffer and byte\n"
             "  --graph-fingerprint  print the fingerprints of rank 0's graphs (training step, evaluation)\n"
             "                       as built, and as a planner builds them with sizes only (gpt_step.h),\n"
             "                       and stop: the same model and layout give the same ones\n"
@@ -525,6 +529,7 @@ static int parse_args(int argc, char** argv, options* o) {
         else if (!strcmp(a, "--budget")) ok = parse_int(a, v, 0, 1 << 30, &o->budget);
         else if (!strcmp(a, "--zero")) ok = parse_int(a, v, 0, 3, &o->zero);
         else if (!strcmp(a, "--sp")) { o->sp = 1; takes = 0; }
+        else if (!strcmp(a, "--check-step")) { o->check_step = 1; takes = 0; }
         else if (!strcmp(a, "--memory-cap")) {
             ok = gpt_parse_bytes(v, &o->memory_cap);
             if (!ok) fprintf(stderr, "%s: --memory-cap needs " GPT_BYTES_FORM ", got '%s'\n", gpt_program, v ? v : "(nothing)");

@@ -86,6 +86,7 @@ typedef struct rank_state {
     uint64_t cap;                          /* the transient bytes the step may hold (--memory-cap less the persistent ones); 0: none */
     int program_fits;                      /* program order's predicted activations fit the cap (always without one) */
     float* host;                           /* [the largest parameter shard, or V] the host's side of a copy */
+    cc_exec* checked[2];                   /* --check-step: the executors whose first step ran checked */
 } rank_state;
 
 /* Copies between the host and the tensors' memory, through the kernel
@@ -165,6 +166,7 @@ struct shared {
     char sample[4096];
     double train_s;
     int replayed[2];               /* --cuda-graphs on: training steps of each pass that replayed a CUDA graph */
+    int n_checked;                 /* --check-step: rank 0's executors whose first step ran checked and passed */
     char graph_why[2][256];        /* and the backend's status after the pass's last step */
     uint64_t persistent;           /* a rank's bound bytes of the training step: parameters, gradients, AdamW state, the batch */
     uint64_t cap;                  /* --memory-cap agreed by the ranks, bytes; 0: none */
@@ -255,6 +257,19 @@ static cc_result exec_step(rank_state* s, cc_exec* x) {
     double t0;
     cc_result rc;
     if (x != s->eval_ex) place_transients(s, x, x == s->ex[0] ? s->train : s->run);
+    if (s->o->check_step && x != s->eval_ex && x != s->checked[0] && x != s->checked[1]) {
+        /* --check-step: this executor's first step, op by op, every write
+           checked against the op's regions (the bound buffers told first) */
+        rc = gpt_op_store_bind(&s->train_ops, x == s->ex[0] ? s->train : s->run, x);
+        if (rc == CC_OK) rc = cc_exec_step_checked(x);
+        s->checked[s->checked[0] ? 1 : 0] = x;
+        if (rc == CC_OK && s->me == 0) s->sh->n_checked++;
+        if (rc == CC_OK && s->m.kernels->error && (err = s->m.kernels->error()) != NULL) {
+            fprintf(stderr, "%s: rank %d: %s\n", s->sh->tr->program, s->me, err);
+            rc = CC_ERR_BACKEND;
+        }
+        return rc;
+    }
     t0 = wall_s();
     rc = cc_exec_step(x);
     s->wall_ms = (wall_s() - t0) * 1000.0;
@@ -1239,6 +1254,9 @@ static void print_report(const shared* sh) {
                sh->replayed[k] == 0 ? ": NOT REPLAYED" : "", sh->graph_why[k]);
     if (o->eval_batches > 0) printf("validation loss: %.4f (ln V = %.4f)\n", sh->val_loss, log((double)sh->cfg.V));
     if (o->sample_chars > 0) printf("sample:\n%s\n", sh->sample);
+    if (o->check_step)
+        printf("checked: the first step of %d order(s) ran op by op, and every op wrote only the regions it declares\n",
+               sh->n_checked);
     printf("\nwhat the library did to the step (%d ops, %d collectives as written):\n", sh->n_ops, sh->n_colls);
     /* first what ran, then what was tried */
     if (sh->kept == 1)

@@ -1119,6 +1119,27 @@ GPT_STEP_FN void gpt_op_store_place(const gpt_op_store* st, cc_graph* g, const c
         }
     }
 }
+
+/* Tells executor x where the bound buffers of g (st's graph, or a rewrite
+   of it) are: each op record's tensors in a bound buffer give its base
+   (the tensor's memory less its offset there), so that x puts them back
+   after profiling and checks them in cc_exec_step_checked. A buffer no
+   record touches (one only collectives write) stays unknown to x. */
+GPT_STEP_FN cc_result gpt_op_store_bind(const gpt_op_store* st, cc_graph* g, cc_exec* x) {
+    int i, j;
+    cc_result rc = CC_OK;
+    for (i = 0; i < st->n && rc == CC_OK; i++) {
+        const gpt_op_args* a = st->ops[i];
+        for (j = 0; j < GPT_OP_MAX_IN + GPT_OP_MAX_OUT && rc == CC_OK; j++) {
+            const gpt_tensor* t = j < GPT_OP_MAX_IN ? a->in[j] : a->out[j - GPT_OP_MAX_IN];
+            cc_buffer buf;
+            if (!t || !a->buf[j]) continue;
+            buf = cc_graph_buffer(g, a->buf[j] - 1);
+            if (!cc_buffer_transient(g, buf)) rc = cc_exec_bind_buffer(x, buf, (char*)t->p - a->buf_off[j]);
+        }
+    }
+    return rc;
+}
 #endif
 
 GPT_STEP_FN void gpt_op_store_free(gpt_op_store* st) {
