@@ -15,6 +15,7 @@
 #                 GPU check (bench/gpu_check.sh)
 #   make demo     the example GPT trainer (examples/gpt) on 4 CPU ranks, in program
 #                 order and then scheduled by the library
+#   make fuzz     the libFuzzer targets of tests/fuzz/, FUZZ_SECONDS (default 60) each (clang-14)
 #   make clean
 #
 # Honours CC, CXX, CFLAGS, CXXFLAGS, LDFLAGS, MPICC; NO_CUDA=1, NO_NCCL=1, NO_LPSOLVE=1,
@@ -576,3 +577,48 @@ $(T)/compile_cuda_mpi: tests/compile_cuda.c $(GPU_HEADERS) $(T)/gpu-config $(T)/
 	    $(MPICC) $(GPU_CFLAGS) -DCONCERTO_NCCL_WITH_MPI -DTH_PROGRAM='"compile_cuda_mpi"' $< -o $@ $(GPU_LIBS) || { rm -f $@; exit 1; }; \
 	 else rm -f $@; fi
 # ==== <<mpi ======================================================================
+
+# ==== >>fuzz: libFuzzer targets (tests/fuzz/) =================================
+# Every tests/fuzz/fuzz_NAME.c is a target (LLVMFuzzerTestOneInput over one
+# entry point that takes outside input; tests/fuzz/README.md).
+# - make test: $(T)/replay_NAME, the target with a plain main
+#   (tests/fuzz/replay.c), built by $(CC) with the usual flags, replays the
+#   committed corpus tests/fuzz/corpus/NAME (sanitized in make asan; not
+#   under ThreadSanitizer: no target starts a thread).
+# - make fuzz: each target built by $(FUZZ_CC) (default clang-14) with
+#   libFuzzer, ASan and UBSan into $(BUILD)/fuzz, then run FUZZ_SECONDS
+#   seconds (default 60) each by tests/fuzz/run.sh; FUZZ_TARGETS picks some.
+#   Where $(FUZZ_CC) cannot link a fuzzer it says how to get one and skips
+#   (under CI=true that fails).
+FUZZ_CC      ?= clang-14
+FUZZ_SECONDS ?= 60
+FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_TARGETS ?= $(FUZZ_NAMES)
+FUZZ_DEPS     = tests/fuzz/fuzz.h $(HEADERS) concerto_rcpsp.h examples/gpt/gpt_common.h examples/steps/gpt_step.h
+FUZZ_CFLAGS   = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined $(LPSOLVE_CFLAGS)
+FUZZ_PROBE    = printf 'int LLVMFuzzerTestOneInput(const unsigned char* d, unsigned long n) { (void)d; (void)n; return 0; }\n' \
+                | $(FUZZ_CC) -x c -fsanitize=fuzzer - -o /dev/null >/dev/null 2>&1 && echo 1 || echo 0
+HAVE_FUZZ     = $(call once,HAVE_FUZZ,FUZZ_PROBE)
+FUZZ_HOWTO    = apt-get install clang-14 libclang-rt-14-dev, or set FUZZ_CC to a clang with libFuzzer
+
+REPLAY_BINS  := $(addprefix $(T)/replay_,$(FUZZ_NAMES))
+TEST_BINS    += $(REPLAY_BINS)
+THREAD_FREE  += $(REPLAY_BINS)
+tests-build: $(if $(TSAN_BUILD),,$(REPLAY_BINS))
+
+$(T)/replay_%: tests/fuzz/replay.c tests/fuzz/fuzz_%.c $(FUZZ_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DFUZZ_NAME='"$*"' tests/fuzz/replay.c tests/fuzz/fuzz_$*.c -o $@ $(ALL_LDFLAGS) $(LDLIBS) || { rm -f $@; exit 1; }
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DEPS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $< -o $@ -pthread $(LDLIBS)
+
+.PHONY: fuzz
+fuzz:
+	@if [ "$(HAVE_FUZZ)" != 1 ]; then \
+	    echo "skip make fuzz: $(FUZZ_CC) cannot link a libFuzzer target ($(FUZZ_HOWTO))"; \
+	    if [ "$$CI" = true ]; then echo "0 passed, 1 failed"; exit 1; fi; exit 0; fi
+	@$(MAKE) --no-print-directory -k -j$(BUILD_JOBS) $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZ_TARGETS)) || true
+	@tests/fuzz/run.sh $(BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+# ==== <<fuzz ====================================================================

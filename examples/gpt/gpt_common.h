@@ -273,7 +273,7 @@ static int load_text(const char* path, char** text, size_t* n, char* err, size_t
 }
 
 /* Encodes text; with a fixed vocabulary (from a checkpoint) every byte
-   must be in it. Needs room for T+1 tokens in both splits. */
+   must be in it. Needs a window of T+1 tokens and room to move it in both splits. */
 static int make_dataset(dataset* d, const char* text, size_t n, const unsigned char* fixed_vocab, int fixed_V, int T,
                         const char* what, char* err, size_t errn) {
     size_t i;
@@ -288,9 +288,12 @@ static int make_dataset(dataset* d, const char* text, size_t n, const unsigned c
         for (i = 0; i < n; i++) seen[(unsigned char)text[i]] = 1;
         for (v = 0; v < 256; v++) if (seen[v]) { d->token_of[v] = d->V; d->vocab[d->V++] = (unsigned char)v; }
     }
-    if (n < 10 * (size_t)(T + 1)) {
+    /* each split, the validation tenth too, must hold a window of T+1
+       tokens and room to place it (make_batch draws its offset modulo the
+       room left, which must not be 0) */
+    if (n < 10 * (size_t)(T + 2)) {
         snprintf(err, errn, "%s: %zu characters is too little text for a context of %d (need at least %d)", what, n, T,
-                 10 * (T + 1));
+                 10 * (T + 2));
         return 0;
     }
     d->tokens = (int*)malloc(sizeof(int) * n);
