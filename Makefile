@@ -584,7 +584,8 @@ $(T)/compile_cuda_mpi: tests/compile_cuda.c $(GPU_HEADERS) $(T)/gpu-config $(T)/
 # - make test: $(T)/replay_NAME, the target with a plain main
 #   (tests/fuzz/replay.c), built by $(CC) with the usual flags, replays the
 #   committed corpus tests/fuzz/corpus/NAME (sanitized in make asan; not
-#   under ThreadSanitizer: no target starts a thread).
+#   under ThreadSanitizer: only nccl_id starts threads, a socket peer it
+#   joins before it looks at anything).
 # - make fuzz: each target built by $(FUZZ_CC) (default clang-14) with
 #   libFuzzer, ASan and UBSan into $(BUILD)/fuzz, then run FUZZ_SECONDS
 #   seconds (default 60) each by tests/fuzz/run.sh; FUZZ_TARGETS picks some.
@@ -592,9 +593,12 @@ $(T)/compile_cuda_mpi: tests/compile_cuda.c $(GPU_HEADERS) $(T)/gpu-config $(T)/
 #   (under CI=true that fails).
 FUZZ_CC      ?= clang-14
 FUZZ_SECONDS ?= 60
-FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+# nccl_id: concerto_nccl.h on the CPU stand-in of CUDA and NCCL (C11; left
+# out where the stand-in cannot be built, as test_standin says)
+FUZZ_NAMES   := $(filter-out $(if $(filter 1,$(HAVE_CUDA_HEADERS)),,nccl_id),$(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c)))
+FUZZ_EXTRA_nccl_id = -std=c11 -D_POSIX_C_SOURCE=200809L -I$(CUDA_INCLUDE) -Itests tests/standin/cuda_standin.c tests/standin/nccl_standin.c
 FUZZ_TARGETS ?= $(FUZZ_NAMES)
-FUZZ_DEPS     = tests/fuzz/fuzz.h $(HEADERS) concerto_rcpsp.h examples/gpt/gpt_common.h examples/steps/gpt_step.h
+FUZZ_DEPS     = tests/fuzz/fuzz.h $(HEADERS) concerto_rcpsp.h concerto_nccl.h examples/gpt/gpt_common.h examples/steps/gpt_step.h
 FUZZ_CFLAGS   = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined $(LPSOLVE_CFLAGS)
 FUZZ_PROBE    = printf 'int LLVMFuzzerTestOneInput(const unsigned char* d, unsigned long n) { (void)d; (void)n; return 0; }\n' \
                 | $(FUZZ_CC) -x c -fsanitize=fuzzer - -o /dev/null >/dev/null 2>&1 && echo 1 || echo 0
@@ -608,11 +612,11 @@ tests-build: $(if $(TSAN_BUILD),,$(REPLAY_BINS))
 
 $(T)/replay_%: tests/fuzz/replay.c tests/fuzz/fuzz_%.c $(FUZZ_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -DFUZZ_NAME='"$*"' tests/fuzz/replay.c tests/fuzz/fuzz_$*.c -o $@ $(ALL_LDFLAGS) $(LDLIBS) || { rm -f $@; exit 1; }
+	$(CC) $(ALL_CFLAGS) -DFUZZ_NAME='"$*"' tests/fuzz/replay.c tests/fuzz/fuzz_$*.c $(FUZZ_EXTRA_$*) -o $@ $(ALL_LDFLAGS) $(LDLIBS) || { rm -f $@; exit 1; }
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DEPS)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $< -o $@ -pthread $(LDLIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $< $(FUZZ_EXTRA_$*) -o $@ -pthread $(LDLIBS)
 
 .PHONY: fuzz
 fuzz:
