@@ -49,7 +49,7 @@ LDLIBS       = $(LPSOLVE_LIBS) -lm
 
 T := $(BUILD)/tests
 UNIT_TESTS    := test_sched test_memory test_sched_threads test_exact test_exact_shave test_lcg test_j30 test_alloc test_alloc_exec test_determinism test_graph test_check test_sim test_psplib test_misc test_world test_exec test_arena test_lpsolve test_fuse test_decompose test_comm test_cluster test_peers test_step \
-                 test_rcpsp_off
+                 test_rcpsp_off test_faults
 COMPILE_TESTS := compile_c99 compile_cpp11 compile_static compile_solver_only
 UNIT_BINS     := $(addprefix $(T)/,$(UNIT_TESTS))
 TEST_BINS     := $(UNIT_BINS) $(addprefix $(T)/,$(COMPILE_TESTS)) tests/test_psplib_tool.sh tests/test_plan.sh tests/test_gpt.sh \
