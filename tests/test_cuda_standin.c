@@ -13,6 +13,10 @@
      asynchronous NCCL error mid-step: every rank fails with a message that
      names the collective (and the op), nothing hangs, the next step is
      refused with the same error, nothing leaks;
+   - the same on four ranks, and the timeouts of the communicator and of
+     the backend at the smallest value they accept: every rank fails within
+     the timeout (each rank's time is printed), a rank that aborts is named
+     by the others, and a new communicator then runs a step;
    - a failure injected at every call site of the backend: a clear error
      naming the call, nothing leaked;
    - the calls a GPU needs, in the right order: no violation of the
@@ -622,6 +626,132 @@ static void test_failures_across_ranks(void) {
     pthread_barrier_destroy(&g_barrier);
 }
 
+/* ---- faults on four ranks, each rank timed -------------------------------------------
+   0: rank 2 fails mid-step (its second collective gets an NCCL error; its
+      backend aborts the communicator); 1: rank 3 never comes to the step;
+   2: rank 3 issues a collective of another count (cc_comm_run), which NCCL
+      cannot tell and the stand-in hangs on; 3: rank 3 never comes to a
+      collective (cc_comm_run) on a communicator whose timeout_s is the
+      smallest it accepts (the smallest positive double); 4: the CUDA
+      backend's timeout_s at that smallest value: the first wait of every
+      rank (cc_exec_agree's copy) times out. Every other rank fails, naming
+      the op (0, 1), the collective (2, 3) or the wait (4), and, where
+      anything can tell (0: the rank that aborted), the rank at fault; then
+      a new communicator runs a step. */
+#define NF 4
+typedef struct fault4_run {
+    int mode;
+    cc_result res[NF];
+    char msg[NF][700];
+    double secs[NF];
+} fault4_run;
+static pthread_barrier_t g_barrier4;
+
+static cc_result fault4_rank(int r, int n, void* p) {
+    fault4_run* F = (fault4_run*)p;
+    cuda_rank cr;
+    model m;
+    float* mem = NULL;
+    step_graph sg;
+    cc_plan* plan = NULL;
+    cc_exec* x = NULL;
+    double t0, tiny = nextafter(0.0, 1.0);
+    int absent = (F->mode == 1 || F->mode == 3) && r == 3;
+    cc_result rc = cuda_rank_open(&cr, r, n, 0, F->mode == 3 ? tiny : 1.0);
+    memset(&sg, 0, sizeof sg);
+    memset(&m, 0, sizeof m);
+    if (rc == CC_OK && F->mode == 4) {   /* the backend's timeout alone */
+        cc_cuda_backend_desc bd = {0};
+        cc_backend_destroy(&cr.be);
+        bd.timeout_s = tiny;
+        rc = cc_cuda_backend_create(cr.ctx, &bd, &cr.be);
+    }
+    if (rc == CC_OK && cudaMalloc((void**)&mem, (2 * L + 1) * W * 4) != cudaSuccess) rc = CC_ERR_OUT_OF_MEMORY;
+    if (rc == CC_OK) {
+        model_carve(&m, mem, 1);
+        model_init(&m, r);
+        rc = build_step(cr.ctx, &m, cr.comm, &sg);
+    }
+    if (rc == CC_OK) rc = cc_plan_create(cr.ctx, sg.g, NULL, &plan);
+    if (rc == CC_OK) rc = cc_exec_create(cr.ctx, plan, &cr.be, &x);
+    if (rc == CC_OK && F->mode < 3) rc = cc_exec_agree(x, cr.comm);
+    pthread_barrier_wait(&g_barrier4);
+    t0 = now_s();
+    if (rc != CC_OK) F->res[r] = rc;
+    else if (absent) F->res[r] = CC_OK;
+    else if (F->mode == 2 || F->mode == 3) {
+        cc_collective c;
+        memset(&c, 0, sizeof c);
+        c.kind = CC_COLL_ALL_REDUCE; c.n_elems = F->mode == 2 && r == 3 ? 4 : 8; c.comm = cr.comm; c.send_buf = mem; c.recv_buf = mem;
+        F->res[r] = cc_comm_run(&c);
+    } else {
+        if (F->mode == 4) rc = cc_exec_agree(x, cr.comm);
+        F->res[r] = rc == CC_OK ? cc_exec_step(x) : rc;
+    }
+    F->secs[r] = now_s() - t0;
+    snprintf(F->msg[r], sizeof F->msg[r], "%s", F->res[r] == CC_OK ? "" : cc_last_error(cr.ctx));
+    pthread_barrier_wait(&g_barrier4);   /* the absent rank leaves only once the others have failed */
+    (void)cudaDeviceSynchronize();       /* the host functions of a failed step read sg and m */
+    cc_exec_destroy(x);
+    cc_plan_destroy(plan);
+    cc_graph_destroy(sg.g);
+    if (mem) cudaFree(mem);
+    cuda_rank_close(&cr);
+    return CC_OK;
+}
+
+static void test_faults_four_ranks(void) {
+    static const char* what[] = { "rank 2 fails mid-step", "rank 3 never comes", "rank 3 issues another count",
+                                  "rank 3 never comes, communicator's smallest timeout", "the backend's smallest timeout" };
+    int mode, r;
+    cc_result rc[MAXR];
+    pthread_barrier_init(&g_barrier4, NULL, NF);
+    for (mode = 0; mode < 5; mode++) {
+        fault4_run F;
+        step_run S;
+        int absent = mode == 1 || mode == 3, n_timeout = 0;
+        memset(&F, 0, sizeof F);
+        F.mode = mode;
+        standin_reset();
+        standin_require_groups(1);
+        if (mode == 0) standin_nccl_inject_async_error(2, 1, ncclSystemError);   /* rank 2's second collective */
+        ncclGetUniqueId(&g_id);
+        run_team(NF, fault4_rank, &F, rc);
+        printf("     time to the error, NCCL stand-in, %s:", what[mode]);
+        for (r = 0; r < NF; r++)
+            if (!(absent && r == 3)) printf(" rank %d %.6f s (%s)", r, F.secs[r], cc_result_description(F.res[r]));
+        printf("\n");
+        for (r = 0; r < NF; r++) {
+            if (absent && r == 3) continue;
+            CHECK(F.res[r] != CC_OK, "%s: rank %d fails (%s)", what[mode], r, F.msg[r]);
+            CHECK(F.secs[r] < 15, "%s: rank %d: within the timeout (%.6f s)", what[mode], r, F.secs[r]);
+            if (mode == 2 || mode == 3) CHECK(strstr(F.msg[r], "all_reduce") != NULL, "%s: rank %d names the collective", what[mode], r);
+            else if (mode == 4) CHECK(strstr(F.msg[r], "within 4.94066e-324 s") != NULL, "%s: rank %d names the wait and the timeout (%s)", what[mode], r, F.msg[r]);
+            else CHECK(strstr(F.msg[r], "'ar") != NULL, "%s: rank %d names the op (%s)", what[mode], r, F.msg[r]);
+            if (mode == 0 && r != 2)
+                CHECK(strstr(F.msg[r], "rank 2 aborted") != NULL, "%s: rank %d names rank 2 (%s)", what[mode], r, F.msg[r]);
+            /* a timeout, or the abort of a peer that timed out first */
+            if (mode != 0 && mode != 2)
+                CHECK(F.res[r] == CC_ERR_TIMEOUT || (F.res[r] == CC_ERR_BACKEND && strstr(F.msg[r], "aborted the communicator")),
+                      "%s: rank %d: CC_ERR_TIMEOUT, or a peer's abort (%s)", what[mode], r, F.msg[r]);
+            n_timeout += F.res[r] == CC_ERR_TIMEOUT;
+        }
+        if (mode != 0 && mode != 2) CHECK(n_timeout > 0, "%s: a rank timed out (%d)", what[mode], n_timeout);
+        CHECK_INT(standin_live_handles(), 0, "%s: every stream, event, communicator and allocation freed", what[mode]);
+        standin_clear_violations();   /* the fault's own (mismatch, hang) */
+        /* a new communicator afterwards, without a reset */
+        if (mode == 0) standin_nccl_inject_async_error(-1, 0, ncclSuccess);
+        ncclGetUniqueId(&g_id);
+        memset(&S, 0, sizeof S);
+        S.steps = 1;
+        run_team(NF, cuda_step_rank, &S, rc);
+        for (r = 0; r < NF; r++) CHECK(rc[r] == CC_OK, "%s: then a new communicator runs a step on rank %d (%s)", what[mode], r, S.msg[r]);
+        standin_reset();
+        CHECK_INT(standin_violation_count(), 0, "%s: nothing left running", what[mode]);
+    }
+    pthread_barrier_destroy(&g_barrier4);
+}
+
 /* ---- a failure at every call site ----------------------------------------------------*/
 /* One rank: backend, agreement, profile, two steps; the result of the first
    call that fails and its message. */
@@ -1021,6 +1151,7 @@ int main(void) {
     TH_RUN(test_step_numbers);
     TH_RUN(test_collectives);
     TH_RUN(test_failures_across_ranks);
+    TH_RUN(test_faults_four_ranks);
     TH_RUN(test_every_call_site);
     TH_RUN(test_rules_bite);
     TH_RUN(test_graph_fallback);
