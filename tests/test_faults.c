@@ -10,7 +10,9 @@
      double): a collective a rank never joins ends in CC_ERR_TIMEOUT on
      every rank that issued it, naming the missing rank; with every rank
      there, the ranks never disagree (all succeed or all fail);
-   - the k-th allocation refused, for every k, in the world's
+   - the k-th allocation refused, for every k, in the example trainer's
+     step set-up as far as it goes through the library (the model's own
+     tensors are malloc'd; TP2 x DP2, with and without ZeRO-1), in the world's
      communicators (cc_world_create, cc_comm_create, cc_comm_split and
      their first collectives and sends, on one and two ranks), a rank's CPU
      backend (cc_cpu_backend_create with a plan, an executor and a step on
@@ -30,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 #include "util.h"
+#include "../examples/steps/gpt_step.h"
 
 #define MAXR 4
 #define N 1000
@@ -311,8 +314,7 @@ static cc_context* failing_context(tu_alloc* a) {
 }
 
 /* A -> B (stream 1), A -> C (stream 1), D on stream 0 after B: ops that spin a little. */
-static volatile double g_sink;
-static void spin(void* stream, void* user) { int i; double x = 0; (void)stream; (void)user; for (i = 0; i < 2000; i++) x += i * 0.5; g_sink = x; }
+static void spin(void* stream, void* user) { int i; volatile double x = 0; (void)stream; (void)user; for (i = 0; i < 2000; i++) x += i * 0.5; }
 static cc_result small_graph(cc_context* ctx, cc_graph** g) {
     cc_op a, b, dep[1];
     cc_op_desc d = {0};
@@ -498,12 +500,58 @@ static void test_alloc_world(void) {
     CHECK_INT(a.live, 0, "worlds: every block freed");
 }
 
+/* the example trainer's step set-up, as far as it goes through the
+   library: the model's sizes (gpt_model_create without memory: its own
+   tensors are malloc'd, not the context's), its communicators
+   (cc_comm_wrap), the step's graph and a plan of it, TP2 x DP2 */
+typedef struct gpt_case { int zero; } gpt_case;
+static cc_result gpt_call(cc_context* ctx, void* user, char* msg, size_t msg_size) {
+    gpt_case* G = (gpt_case*)user;
+    gpt_step_desc d;
+    gpt_model m;
+    cc_graph* g = NULL;
+    gpt_op_store ops;
+    cc_plan* pl = NULL;
+    cc_result r;
+    memset(&d, 0, sizeof d);
+    memset(&ops, 0, sizeof ops);
+    d.cfg.V = 128; d.cfg.C = 64; d.cfg.L = 2; d.cfg.H = 4; d.cfg.T = 16;
+    d.micro_batch = 2;
+    d.tp = 2; d.dp = 2;
+    d.zero = G->zero;
+    r = gpt_model_create(&m, &d, NULL, ctx);
+    if (r == CC_OK) r = gpt_step_plan_comms(&m);
+    if (r == CC_OK) r = gpt_build_graph(&m, 1, &g, &ops);
+    if (r == CC_OK) r = cc_plan_create(ctx, g, NULL, &pl);
+    snprintf(msg, msg_size, "%s%s%s", m.error, m.error[0] ? " / " : "", r == CC_OK ? "" : cc_last_error(ctx));
+    cc_plan_destroy(pl);
+    cc_graph_destroy(g);
+    gpt_op_store_free(&ops);
+    gpt_model_free(&m);
+    return r;
+}
+
+static void test_alloc_gpt_setup(void) {
+    tu_alloc a;
+    cc_context* ctx = failing_context(&a);
+    gpt_case G;
+    if (!CHECK(ctx != NULL, "a context")) return;
+    G.zero = 0;
+    sweep("the trainer's step set-up (gpt_model_create, gpt_step_plan_comms, gpt_build_graph, cc_plan_create), TP2 x DP2",
+          ctx, &a, gpt_call, &G);
+    G.zero = 1;
+    sweep("the same with ZeRO-1", ctx, &a, gpt_call, &G);
+    cc_context_destroy(ctx);
+    CHECK_INT(a.live, 0, "the trainer's set-up: every block freed");
+}
+
 int main(void) {
     if (cc_context_create(NULL, &g_ctx) != CC_OK) return 2;
     TH_RUN(test_checksum);
     TH_RUN(test_smallest_timeout);
     TH_RUN(test_alloc_profile);
     TH_RUN(test_alloc_world);
+    TH_RUN(test_alloc_gpt_setup);
     cc_context_destroy(g_ctx);
     return th_done();
 }
