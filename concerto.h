@@ -12349,7 +12349,9 @@ CONCERTO_API cc_result cc_exec_profile_steps(cc_exec* x, int steps, cc_comm* com
    posted send and one posted recv; the k-th send pairs with the k-th recv.
    Whoever posts second checks that the two agree and copies.
 
-   Failure. A mismatch, a timeout or a failed rank (cc_world_run's abort)
+   Failure. A mismatch, a timeout, data that fails its checksum
+   (desc.checksum: checked by the mover, or by the second to post, before
+   anything is written) or a failed rank (cc_world_run's abort)
    poisons the group: every waiter wakes, and every later collective on it
    fails at once with a message that names the original failure.
 
