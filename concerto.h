@@ -1374,6 +1374,24 @@ typedef struct cc_world_desc {
        affinity itself (that is not portable C). */
     void (*thread_start)(int rank, int stream, void* user);
     void* thread_start_user;
+    /* 1: every collective checks the data it moves. Each member computes a
+       checksum (64-bit FNV-1a) of the bytes it contributes as it issues the
+       collective (all_reduce, reduce_scatter, all_gather and all_to_all:
+       its send buffer; broadcast: the root's; send: the sender's), and
+       the data is checked against it where it is received, before any of it
+       is written. Data that changed in between fails the collective on
+       every member with CC_ERR_BACKEND, naming the collective and the rank
+       whose data arrived corrupted; the communicator is then unusable, as
+       after a mismatch. Cost: one pass over the contributed bytes when
+       issued and one when received. 0: off. */
+    int checksum;
+    /* For tests of checksum only; 0: off. test_flip_rank = r + 1 flips one
+       bit of world rank r's data in flight (after its checksum, in a copy:
+       its buffer is not changed) in the world communicator's collective
+       #test_flip_collective (counted from 0 in issue order) and in its
+       send #test_flip_collective to each member on that communicator. */
+    int test_flip_rank;
+    int test_flip_collective;
 } cc_world_desc;
 
 /* The desc as cc_world_create resolves it (NULL: one rank, every other
@@ -12726,7 +12744,9 @@ CONCERTO_API cc_result cc_exec_profile_steps(cc_exec* x, int steps, cc_comm* com
    posted send and one posted recv; the k-th send pairs with the k-th recv.
    Whoever posts second checks that the two agree and copies.
 
-   Failure. A mismatch, a timeout or a failed rank (cc_world_run's abort)
+   Failure. A mismatch, a timeout, data that fails its checksum
+   (desc.checksum: checked by the mover, or by the second to post, before
+   anything is written) or a failed rank (cc_world_run's abort)
    poisons the group: every waiter wakes, and every later collective on it
    fails at once with a message that names the original failure.
 
@@ -12744,6 +12764,7 @@ typedef struct cc__world_info {     /* one member's collective as issued */
     int peer;
     const void* send;
     void* recv;
+    uint64_t sum;                   /* desc.checksum: of the bytes contributed, as issued */
 } cc__world_info;
 
 typedef struct cc__world_chan {     /* point to point, from member src to member dst */
@@ -13089,6 +13110,47 @@ static cc_result cc__world_move(cc__world_group* g, char* msg, size_t msg_size) 
     return CC_OK;
 }
 
+/* ---- checksums (desc.checksum) ---------------------------------------------
+   The bytes member m contributes to collective c (0: none). */
+static size_t cc__world_contrib_bytes(const cc__world_info* c, int n, int m) {
+    size_t b = c->n_elems * cc__dtype_size(c->dtype);
+    if (c->kind == CC_COLL_REDUCE_SCATTER || c->kind == CC_COLL_ALL_TO_ALL) return b * (size_t)n;
+    if (c->kind == CC_COLL_BROADCAST && c->peer != m) return 0;
+    if (c->kind == CC_COLL_RECV) return 0;
+    return b;
+}
+
+/* Checks member m's data as received against the checksum it sent; with
+   the test hook on, the data received is a copy with one bit flipped. No
+   lock held: the data is not written until the collective completes. */
+static cc_result cc__world_verify(cc__world_group* g, const cc__world_info* c, int m, uint64_t seq, const char* what,
+                                  char* msg, size_t msg_size) {
+    cc_world* w = g->world;
+    size_t n_bytes = cc__world_contrib_bytes(c, g->n, m);
+    const void* got = c->send;
+    unsigned char* flipped = NULL;
+    uint64_t sum;
+    if (n_bytes == 0) return CC_OK;
+    if (g->is_world && w->desc.test_flip_rank == g->members[m] + 1 && seq == (uint64_t)w->desc.test_flip_collective) {
+        flipped = (unsigned char*)cc__alloc(w->ctx, n_bytes);
+        if (!flipped) {
+            cc__fmt(msg, msg_size, "comm %s %s: out of memory for a %llu-byte copy of rank %d's data (test_flip_rank)",
+                    g->name, what, (unsigned long long)n_bytes, g->members[m]);
+            return CC_ERR_OUT_OF_MEMORY;
+        }
+        memcpy(flipped, c->send, n_bytes);
+        flipped[n_bytes / 2] ^= 0x10;
+        got = flipped;
+    }
+    sum = cc__fnv(CONCERTO__FNV_START, got, n_bytes);
+    cc__free(w->ctx, flipped);
+    if (sum == c->sum) return CC_OK;
+    cc__fmt(msg, msg_size, "comm %s %s: the data of rank %d arrived corrupted: checksum %016llx when sent, %016llx "
+            "on receipt (%llu bytes)", g->name, what, g->members[m], (unsigned long long)c->sum,
+            (unsigned long long)sum, (unsigned long long)n_bytes);
+    return CC_ERR_BACKEND;
+}
+
 /* Who did not arrive at group collective seq, for a timeout message. Under g->mu. */
 static void cc__world_missing(const cc__world_group* g, uint64_t seq, char* buf, size_t size) {
     int m, n_missing = 0;
@@ -13118,6 +13180,8 @@ static cc_result cc__world_group_coll(cc__world_view* comm, const cc_collective*
     mine.peer = c->peer;
     mine.send = c->send_buf;
     mine.recv = c->recv_buf;
+    mine.sum = 0;
+    if (w->desc.checksum) mine.sum = cc__fnv(CONCERTO__FNV_START, mine.send, cc__world_contrib_bytes(&mine, g->n, me));
 
     pthread_mutex_lock(&g->mu);
     seq = g->issued[me]++;
@@ -13165,7 +13229,10 @@ static cc_result cc__world_group_coll(cc__world_view* comm, const cc_collective*
         cc_result r;
         g->moving = 1;
         pthread_mutex_unlock(&g->mu);
-        r = cc__world_move(g, text, sizeof text);
+        r = CC_OK;
+        for (m = 0; w->desc.checksum && m < g->n && r == CC_OK; m++)
+            r = cc__world_verify(g, &g->info[m], m, seq, what, text, sizeof text);
+        if (r == CC_OK) r = cc__world_move(g, text, sizeof text);
         pthread_mutex_lock(&g->mu);
         g->moving = 0;
         g->n_arrived = 0;
@@ -13229,6 +13296,8 @@ static cc_result cc__world_p2p(cc__world_view* comm, const cc_collective* c, cha
     mine.peer = c->peer;
     mine.send = c->send_buf;
     mine.recv = c->recv_buf;
+    mine.sum = 0;
+    if (w->desc.checksum && is_send) mine.sum = cc__fnv(CONCERTO__FNV_START, mine.send, cc__world_contrib_bytes(&mine, g->n, me));
 
     pthread_mutex_lock(&g->mu);
     if (!g->chan) {   /* n*n channels: only for groups that use send/recv */
@@ -13280,6 +13349,18 @@ static cc_result cc__world_p2p(cc__world_view* comm, const cc_collective* c, cha
         }
         ch->moving = 1;
         pthread_mutex_unlock(&g->mu);
+        if (w->desc.checksum) {
+            cc_result r = cc__world_verify(g, &ch->send, src, seq, what, text, sizeof text);
+            if (r != CC_OK) {
+                pthread_mutex_lock(&g->mu);
+                ch->moving = 0;
+                cc__world_poison(g, r, site, seq, text);
+                ch->send_posted = ch->recv_posted = 0;
+                r = cc__world_poison_error(g, me, site, seq, what, msg, msg_size);
+                pthread_mutex_unlock(&g->mu);
+                return r;
+            }
+        }
         if (c->n_elems) memcpy(ch->recv.recv, ch->send.send, c->n_elems * cc__dtype_size(c->dtype));
         pthread_mutex_lock(&g->mu);
         ch->moving = 0;
@@ -13487,6 +13568,11 @@ static void cc__world_desc_problems(const cc_world_desc* d, char* problems, size
         CONCERTO__WORLD_PROBLEM("inter_node must have latency_us and us_per_byte >= 0 and finite, got %g and %g",
                                 d->inter_node->latency_us, d->inter_node->us_per_byte);
     if (cc__world_bad_double(d->timeout_s)) CONCERTO__WORLD_PROBLEM("timeout_s must be >= 0 and finite, got %g", d->timeout_s);
+    if (d->checksum != 0 && d->checksum != 1) CONCERTO__WORLD_PROBLEM("checksum must be 0 or 1, got %d", d->checksum);
+    if (d->test_flip_rank < 0 || d->test_flip_rank > d->n_ranks)
+        CONCERTO__WORLD_PROBLEM("test_flip_rank must be 0 (off) or a world rank + 1 (1..%d), got %d", d->n_ranks, d->test_flip_rank);
+    if (d->test_flip_collective < 0)
+        CONCERTO__WORLD_PROBLEM("test_flip_collective must be >= 0, got %d", d->test_flip_collective);
 #undef CONCERTO__WORLD_PROBLEM
 }
 

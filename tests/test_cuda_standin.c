@@ -13,6 +13,13 @@
      asynchronous NCCL error mid-step: every rank fails with a message that
      names the collective (and the op), nothing hangs, the next step is
      refused with the same error, nothing leaks;
+   - the same on four ranks, and the timeouts of the communicator and of
+     the backend at the smallest value they accept: every rank fails within
+     the timeout (each rank's time is printed), a rank that aborts is named
+     by the others, and a new communicator then runs a step;
+   - the k-th allocation of the context refused, for every k, through
+     communicator and backend creation, plan, executor, agreement and two
+     steps: CC_ERR_OUT_OF_MEMORY, nothing left, and the next run works;
    - a failure injected at every call site of the backend: a clear error
      naming the call, nothing leaked;
    - the calls a GPU needs, in the right order: no violation of the
@@ -153,11 +160,13 @@ static cc_result build_step(cc_context* ctx, model* m, cc_comm* comm, step_graph
     int l;
     char name[32];
     if ((rc = cc_graph_create(ctx, NULL, &sg->g)) != CC_OK) return rc;
-    cc_graph_add_buffer(sg->g, "x", W * 4, &bx);
+    if ((rc = cc_graph_add_buffer(sg->g, "x", W * 4, &bx)) != CC_OK) return rc;
     memset(&rx, 0, sizeof rx); rx.buffer = bx; rx.n_bytes = W * 4;
     for (l = 0; l < L; l++) {
-        snprintf(name, sizeof name, "w%d", l); cc_graph_add_buffer(sg->g, name, W * 4, &bw[l]);
-        snprintf(name, sizeof name, "g%d", l); cc_graph_add_buffer(sg->g, name, W * 4, &bg[l]);
+        snprintf(name, sizeof name, "w%d", l);
+        if ((rc = cc_graph_add_buffer(sg->g, name, W * 4, &bw[l])) != CC_OK) return rc;
+        snprintf(name, sizeof name, "g%d", l);
+        if ((rc = cc_graph_add_buffer(sg->g, name, W * 4, &bg[l])) != CC_OK) return rc;
         memset(&rw[l], 0, sizeof rw[l]); rw[l].buffer = bw[l]; rw[l].n_bytes = W * 4;
         memset(&rg[l], 0, sizeof rg[l]); rg[l].buffer = bg[l]; rg[l].n_bytes = W * 4;
     }
@@ -622,6 +631,134 @@ static void test_failures_across_ranks(void) {
     pthread_barrier_destroy(&g_barrier);
 }
 
+/* ---- faults on four ranks, each rank timed -------------------------------------------
+   0: rank 2 fails mid-step (its second collective gets an NCCL error; its
+      backend aborts the communicator); 1: rank 3 never comes to the step;
+   2: rank 3 issues a collective of another count (cc_comm_run), which NCCL
+      cannot tell and the stand-in hangs on; 3: rank 3 never comes to a
+      collective (cc_comm_run) on a communicator whose timeout_s is the
+      smallest it accepts (the smallest positive double); 4: the CUDA
+      backend's timeout_s at that smallest value: the first wait of every
+      rank (cc_exec_agree's copy) times out. Every other rank fails, naming
+      the op (0, 1), the collective (2, 3) or the wait (4), and, where
+      anything can tell (0: the rank that aborted), the rank at fault; then
+      a new communicator runs a step. */
+#define NF 4
+typedef struct fault4_run {
+    int mode;
+    cc_result res[NF];
+    char msg[NF][700];
+    double secs[NF];
+} fault4_run;
+static pthread_barrier_t g_barrier4;
+
+static cc_result fault4_rank(int r, int n, void* p) {
+    fault4_run* F = (fault4_run*)p;
+    cuda_rank cr;
+    model m;
+    float* mem = NULL;
+    step_graph sg;
+    cc_plan* plan = NULL;
+    cc_exec* x = NULL;
+    double t0, tiny = nextafter(0.0, 1.0);
+    int absent = (F->mode == 1 || F->mode == 3) && r == 3;
+    cc_result rc = cuda_rank_open(&cr, r, n, 0, F->mode == 3 ? tiny : 1.0);
+    memset(&sg, 0, sizeof sg);
+    memset(&m, 0, sizeof m);
+    if (rc == CC_OK && F->mode == 4) {   /* the backend's timeout alone */
+        cc_cuda_backend_desc bd = {0};
+        cc_backend_destroy(&cr.be);
+        bd.timeout_s = tiny;
+        rc = cc_cuda_backend_create(cr.ctx, &bd, &cr.be);
+    }
+    if (rc == CC_OK && cudaMalloc((void**)&mem, (2 * L + 1) * W * 4) != cudaSuccess) rc = CC_ERR_OUT_OF_MEMORY;
+    if (rc == CC_OK) {
+        model_carve(&m, mem, 1);
+        model_init(&m, r);
+        rc = build_step(cr.ctx, &m, cr.comm, &sg);
+    }
+    if (rc == CC_OK) rc = cc_plan_create(cr.ctx, sg.g, NULL, &plan);
+    if (rc == CC_OK) rc = cc_exec_create(cr.ctx, plan, &cr.be, &x);
+    if (rc == CC_OK && F->mode < 3) rc = cc_exec_agree(x, cr.comm);
+    pthread_barrier_wait(&g_barrier4);
+    t0 = now_s();
+    if (rc != CC_OK) F->res[r] = rc;
+    else if (absent) F->res[r] = CC_OK;
+    else if (F->mode == 2 || F->mode == 3) {
+        cc_collective c;
+        memset(&c, 0, sizeof c);
+        c.kind = CC_COLL_ALL_REDUCE; c.n_elems = F->mode == 2 && r == 3 ? 4 : 8; c.comm = cr.comm; c.send_buf = mem; c.recv_buf = mem;
+        F->res[r] = cc_comm_run(&c);
+    } else {
+        if (F->mode == 4) rc = cc_exec_agree(x, cr.comm);
+        F->res[r] = rc == CC_OK ? cc_exec_step(x) : rc;
+    }
+    F->secs[r] = now_s() - t0;
+    snprintf(F->msg[r], sizeof F->msg[r], "%s", F->res[r] == CC_OK ? "" : cc_last_error(cr.ctx));
+    pthread_barrier_wait(&g_barrier4);   /* the absent rank leaves only once the others have failed */
+    (void)cudaDeviceSynchronize();       /* the host functions of a failed step read sg and m */
+    cc_exec_destroy(x);
+    cc_plan_destroy(plan);
+    cc_graph_destroy(sg.g);
+    if (mem) cudaFree(mem);
+    cuda_rank_close(&cr);
+    return CC_OK;
+}
+
+static void test_faults_four_ranks(void) {
+    static const char* what[] = { "rank 2 fails mid-step", "rank 3 never comes", "rank 3 issues another count",
+                                  "rank 3 never comes, communicator's smallest timeout", "the backend's smallest timeout" };
+    int mode, r;
+    cc_result rc[MAXR];
+    pthread_barrier_init(&g_barrier4, NULL, NF);
+    for (mode = 0; mode < 5; mode++) {
+        fault4_run F;
+        step_run S;
+        int absent = mode == 1 || mode == 3, n_timeout = 0;
+        memset(&F, 0, sizeof F);
+        F.mode = mode;
+        standin_reset();
+        standin_require_groups(1);
+        if (mode == 0) standin_nccl_inject_async_error(2, 1, ncclSystemError);   /* rank 2's second collective */
+        ncclGetUniqueId(&g_id);
+        run_team(NF, fault4_rank, &F, rc);
+        printf("     time to the error, NCCL stand-in, %s:", what[mode]);
+        for (r = 0; r < NF; r++)
+            if (!(absent && r == 3)) printf(" rank %d %.6f s (%s)", r, F.secs[r], cc_result_description(F.res[r]));
+        printf("\n");
+        for (r = 0; r < NF; r++) {
+            if (absent && r == 3) continue;
+            CHECK(F.res[r] != CC_OK, "%s: rank %d fails (%s)", what[mode], r, F.msg[r]);
+            CHECK(F.secs[r] < 15, "%s: rank %d: within the timeout (%.6f s)", what[mode], r, F.secs[r]);
+            if (mode == 2 || mode == 3) CHECK(strstr(F.msg[r], "all_reduce") != NULL, "%s: rank %d names the collective", what[mode], r);
+            else if (mode == 4)
+                CHECK(strstr(F.msg[r], "within 4.94066e-324 s") != NULL || strstr(F.msg[r], "aborted the communicator") != NULL,
+                      "%s: rank %d names the wait and the timeout, or the rank that aborted (%s)", what[mode], r, F.msg[r]);
+            else CHECK(strstr(F.msg[r], "'ar") != NULL, "%s: rank %d names the op (%s)", what[mode], r, F.msg[r]);
+            if (mode == 0 && r != 2)
+                CHECK(strstr(F.msg[r], "rank 2 aborted") != NULL, "%s: rank %d names rank 2 (%s)", what[mode], r, F.msg[r]);
+            /* a timeout, or the abort of a peer that timed out first */
+            if (mode != 0 && mode != 2)
+                CHECK(F.res[r] == CC_ERR_TIMEOUT || (F.res[r] == CC_ERR_BACKEND && strstr(F.msg[r], "aborted the communicator")),
+                      "%s: rank %d: CC_ERR_TIMEOUT, or a peer's abort (%s)", what[mode], r, F.msg[r]);
+            n_timeout += F.res[r] == CC_ERR_TIMEOUT;
+        }
+        if (mode != 0 && mode != 2) CHECK(n_timeout > 0, "%s: a rank timed out (%d)", what[mode], n_timeout);
+        CHECK_INT(standin_live_handles(), 0, "%s: every stream, event, communicator and allocation freed", what[mode]);
+        standin_clear_violations();   /* the fault's own (mismatch, hang) */
+        /* a new communicator afterwards, without a reset */
+        if (mode == 0) standin_nccl_inject_async_error(-1, 0, ncclSuccess);
+        ncclGetUniqueId(&g_id);
+        memset(&S, 0, sizeof S);
+        S.steps = 1;
+        run_team(NF, cuda_step_rank, &S, rc);
+        for (r = 0; r < NF; r++) CHECK(rc[r] == CC_OK, "%s: then a new communicator runs a step on rank %d (%s)", what[mode], r, S.msg[r]);
+        standin_reset();
+        CHECK_INT(standin_violation_count(), 0, "%s: nothing left running", what[mode]);
+    }
+    pthread_barrier_destroy(&g_barrier4);
+}
+
 /* ---- a failure at every call site ----------------------------------------------------*/
 /* One rank: backend, agreement, profile, two steps; the result of the first
    call that fails and its message. */
@@ -713,6 +850,133 @@ static void test_every_call_site(void) {
         CHECK_INT(clean, failed, "%s: nothing leaked and nothing left running after the failure", calls[c]);
     }
     CHECK(total >= 20, "failures injected and reported: %d", total);
+}
+
+/* ---- allocation failures in the backend's and communicator's creation -------------------
+   One rank; a context whose allocator refuses the k-th request: every k of
+   cc_nccl_comm_init_rank, cc_cuda_backend_create, plan, executor,
+   agreement and a step (plain launches and CUDA graphs) gives
+   CC_ERR_OUT_OF_MEMORY or CC_OK, leaves nothing allocated (the context's
+   blocks and the stand-in's handles), and the next run succeeds. */
+typedef struct fail_alloc { pthread_mutex_t mu; long n_calls, fail_at, live; } fail_alloc;
+static void* fa_alloc(size_t n, void* u) {
+    fail_alloc* a = (fail_alloc*)u;
+    void* p = NULL;
+    pthread_mutex_lock(&a->mu);
+    if (++a->n_calls != a->fail_at && (p = malloc(n)) != NULL) a->live++;
+    pthread_mutex_unlock(&a->mu);
+    return p;
+}
+static void* fa_realloc(void* q, size_t n, void* u) {
+    fail_alloc* a = (fail_alloc*)u;
+    void* p = NULL;
+    pthread_mutex_lock(&a->mu);
+    if (++a->n_calls != a->fail_at && (p = realloc(q, n)) != NULL && !q) a->live++;
+    pthread_mutex_unlock(&a->mu);
+    return p;
+}
+static void fa_free(void* q, void* u) {
+    fail_alloc* a = (fail_alloc*)u;
+    if (!q) return;
+    pthread_mutex_lock(&a->mu);
+    free(q);
+    a->live--;
+    pthread_mutex_unlock(&a->mu);
+}
+
+typedef struct oom_run { fail_alloc* a; int use_graphs; cc_result rc; char msg[600]; } oom_run;
+static cc_result oom_rank(int r, int n, void* p) {
+    oom_run* O = (oom_run*)p;
+    cc_context_desc cd = {0};
+    cc_context* ctx = NULL;
+    cc_comm* comm = NULL;
+    cc_backend be = { NULL, NULL };
+    cc_cuda_backend_desc bd = {0};
+    model m;
+    float* mem = NULL;
+    step_graph sg;
+    cc_plan* plan = NULL;
+    cc_exec* x = NULL;
+    cc_result rc;
+    (void)r;
+    memset(&sg, 0, sizeof sg);
+    memset(&m, 0, sizeof m);
+    cd.allocator.alloc_fn = fa_alloc;
+    cd.allocator.realloc_fn = fa_realloc;
+    cd.allocator.free_fn = fa_free;
+    cd.allocator.user_data = O->a;
+    rc = cc_context_create(&cd, &ctx);
+    if (rc != CC_OK) { O->rc = rc; snprintf(O->msg, sizeof O->msg, "cc_context_create: %s", cc_result_description(rc)); return rc; }
+    bd.timeout_s = 5;
+    bd.use_graphs = O->use_graphs;
+    rc = cc_nccl_comm_init_rank(ctx, &g_id, n, 0, NULL, &comm);
+    if (rc == CC_OK) rc = cc_cuda_backend_create(ctx, &bd, &be);
+    if (rc == CC_OK && cudaMalloc((void**)&mem, (2 * L + 1) * W * 4) != cudaSuccess) rc = CC_ERR_BACKEND;
+    if (rc == CC_OK) {
+        model_carve(&m, mem, 1);
+        model_init(&m, 0);
+        rc = build_step(ctx, &m, comm, &sg);
+    }
+    if (rc == CC_OK) rc = cc_plan_create(ctx, sg.g, NULL, &plan);
+    if (rc == CC_OK) rc = cc_exec_create(ctx, plan, &be, &x);
+    if (rc == CC_OK) rc = cc_exec_agree(x, comm);
+    if (rc == CC_OK) rc = cc_exec_step(x);
+    if (rc == CC_OK) rc = cc_exec_step(x);
+    O->rc = rc;
+    snprintf(O->msg, sizeof O->msg, "%s", rc == CC_OK ? "" : cc_last_error(ctx));
+    (void)cudaDeviceSynchronize();
+    cc_exec_destroy(x);
+    cc_plan_destroy(plan);
+    cc_graph_destroy(sg.g);
+    if (mem) cudaFree(mem);
+    cc_backend_destroy(&be);
+    cc_comm_destroy(comm);
+    cc_context_destroy(ctx);
+    return rc;
+}
+
+static void test_alloc_failures(void) {
+    fail_alloc a;
+    int graphs;
+    pthread_mutex_init(&a.mu, NULL);
+    for (graphs = 0; graphs < 2; graphs++) {
+        oom_run O;
+        cc_result rc[MAXR];
+        long n, k, n_oom = 0, n_bad = 0;
+        a.n_calls = a.fail_at = a.live = 0;
+        memset(&O, 0, sizeof O);
+        O.a = &a;
+        O.use_graphs = graphs;
+        standin_reset();
+        ncclGetUniqueId(&g_id);
+        run_team(1, oom_rank, &O, rc);
+        n = a.n_calls;
+        CHECK(O.rc == CC_OK, "graphs %d: the run without refusals (%s)", graphs, O.msg);
+        for (k = 1; k <= n; k++) {
+            a.n_calls = a.live = 0;
+            a.fail_at = k;
+            standin_reset();
+            ncclGetUniqueId(&g_id);
+            run_team(1, oom_rank, &O, rc);
+            if (O.rc == CC_ERR_OUT_OF_MEMORY && strstr(O.msg, "memory")) n_oom++;
+            else if (O.rc != CC_OK && n_bad++ < 8) printf("  k=%ld: %d: %s\n", k, (int)O.rc, O.msg);
+            if ((a.live != 0 || standin_live_handles() != 0) && n_bad++ < 3)
+                printf("  k=%ld: %ld blocks and %d stand-in handles left\n", k, a.live, standin_live_handles());
+            a.fail_at = 0;
+            standin_reset();
+            if (standin_violation_count() != 0 && n_bad++ < 3) printf("  k=%ld: work left running: %s\n", k, standin_violation(0));
+            ncclGetUniqueId(&g_id);
+            run_team(1, oom_rank, &O, rc);
+            if (O.rc != CC_OK && n_bad++ < 3) printf("  k=%ld: the next run fails: %s\n", k, O.msg);
+        }
+        printf("     allocation-failure points swept, cc_nccl_comm_init_rank + cc_cuda_backend_create + plan, executor, "
+               "agreement and two steps%s: %ld (%ld refused with CC_ERR_OUT_OF_MEMORY)\n", graphs ? " (CUDA graphs)" : "", n, n_oom);
+        CHECK(n > 0, "graphs %d: %ld allocation requests swept", graphs, n);
+        CHECK_INT(n_bad, 0, "graphs %d: every refusal: CC_ERR_OUT_OF_MEMORY saying so, or CC_OK; nothing left; the next run works", graphs);
+        CHECK(n_oom > 0, "graphs %d: refusals reported (%ld of %ld)", graphs, n_oom, n);
+    }
+    standin_reset();
+    pthread_mutex_destroy(&a.mu);
 }
 
 /* ---- the rules: a wrong caller is caught -------------------------------------------------*/
@@ -1022,6 +1286,8 @@ int main(void) {
     TH_RUN(test_step_numbers);
     TH_RUN(test_collectives);
     TH_RUN(test_failures_across_ranks);
+    TH_RUN(test_faults_four_ranks);
+    TH_RUN(test_alloc_failures);
     TH_RUN(test_every_call_site);
     TH_RUN(test_rules_bite);
     TH_RUN(test_graph_fallback);

@@ -23,11 +23,15 @@
        CC_ERR_COLL_MISMATCH on every rank naming both collectives, and the
        communicator refuses the next one quoting it;
      - the family's table, cc_mpi_comm_handle, a split with a negative color,
-       the thread level, invalid descs and collectives.
-   test_mpi fault-order|fault-absent|fault-kill TOKEN: the fault scenarios
+       the thread level, invalid descs and collectives;
+     - the k-th allocation of the context refused on every rank, for every
+       k, through communicator creation, split, the CPU backend and their
+       collectives: CC_ERR_OUT_OF_MEMORY, nothing left, works afterwards.
+   test_mpi fault-order|fault-absent|fault-tiny|fault-kill TOKEN: the fault scenarios
    (see tests/test_mpi.sh); TOKEN only marks the processes for pgrep. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -453,6 +457,108 @@ static void check_mismatch(cc_context* ctx) {
     cc_comm_destroy(c);
 }
 
+/* ---- allocation failures: the k-th request of the context refused ----------
+   Every rank refuses the same k (the ranks make the same requests in the
+   same order), through cc_mpi_comm_create, cc_comm_split, the CPU backend
+   (cc_cpu_backend_create_ctx, a stream) and a collective on each
+   communicator: CC_ERR_OUT_OF_MEMORY or CC_OK on every rank, nothing left
+   allocated, and the same calls work afterwards. */
+typedef struct sweep_alloc { long n_calls, fail_at, live; pthread_mutex_t mu; } sweep_alloc;
+static void* sa_alloc(size_t n, void* u) {
+    sweep_alloc* a = (sweep_alloc*)u;
+    void* p = NULL;
+    pthread_mutex_lock(&a->mu);
+    if (++a->n_calls != a->fail_at && (p = malloc(n)) != NULL) a->live++;
+    pthread_mutex_unlock(&a->mu);
+    return p;
+}
+static void* sa_realloc(void* q, size_t n, void* u) {
+    sweep_alloc* a = (sweep_alloc*)u;
+    void* p = NULL;
+    pthread_mutex_lock(&a->mu);
+    if (++a->n_calls != a->fail_at && (p = realloc(q, n)) != NULL && !q) a->live++;
+    pthread_mutex_unlock(&a->mu);
+    return p;
+}
+static void sa_free(void* q, void* u) {
+    sweep_alloc* a = (sweep_alloc*)u;
+    if (!q) return;
+    pthread_mutex_lock(&a->mu);
+    free(q);
+    a->live--;
+    pthread_mutex_unlock(&a->mu);
+}
+
+static cc_result sweep_once(cc_context* ctx) {
+    cc_mpi_desc md = {0};
+    cc_comm *c = NULL, *s = NULL;
+    cc_backend be;
+    int have_be = 0;
+    void* st = NULL;
+    float x[8] = {0}, y[8];
+    cc_collective k;
+    cc_result r;
+    md.name = "sweep";
+    md.keep_job = 1;
+    md.timeout_s = 5;
+    memset(&k, 0, sizeof k);
+    k.kind = CC_COLL_ALL_REDUCE; k.dtype = CC_DTYPE_FLOAT32; k.n_elems = 8; k.send_buf = x; k.recv_buf = y;
+    r = cc_mpi_comm_create(ctx, MPI_COMM_WORLD, &md, &c);
+    if (r == CC_OK) r = cc_comm_split(c, 0, g_size - g_rank, &s);
+    if (r == CC_OK) { k.comm = c; r = cc_comm_run(&k); }
+    if (r == CC_OK) r = cc_cpu_backend_create_ctx(ctx, &be);
+    if (r == CC_OK) { have_be = 1; r = be.fns->stream_create(be.self, 1, &st); }
+    if (r == CC_OK) {
+        k.kind = CC_COLL_ALL_REDUCE; k.comm = s; k.recv_buf = y;
+        r = be.fns->collective(be.self, st, &k);
+        if (r == CC_OK) r = be.fns->synchronize(be.self);
+    }
+    if (have_be) cc_backend_destroy(&be);
+    cc_comm_destroy(s);
+    cc_comm_destroy(c);
+    return r;
+}
+
+static void check_alloc_sweep(void) {
+    sweep_alloc a;
+    cc_context_desc cd = {0};
+    cc_context* ctx = NULL;
+    long n, k, base, n_bad = 0, n_oom = 0;
+    memset(&a, 0, sizeof a);
+    pthread_mutex_init(&a.mu, NULL);
+    cd.allocator.alloc_fn = sa_alloc;
+    cd.allocator.realloc_fn = sa_realloc;
+    cd.allocator.free_fn = sa_free;
+    cd.allocator.user_data = &a;
+    if (cc_context_create(&cd, &ctx) != CC_OK) { T(0, "alloc sweep: a context"); return; }
+    T(sweep_once(ctx) == CC_OK, "alloc sweep: the calls without refusals: %s", cc_last_error(ctx));
+    base = a.n_calls;
+    T(sweep_once(ctx) == CC_OK, "alloc sweep: and again: %s", cc_last_error(ctx));
+    n = a.n_calls - base;
+    for (k = 1; k <= n; k++) {
+        long live = a.live;
+        cc_result r;
+        a.fail_at = a.n_calls + k;
+        r = sweep_once(ctx);
+        a.fail_at = 0;
+        if (r == CC_ERR_OUT_OF_MEMORY && strstr(cc_last_error(ctx), "memory")) n_oom++;
+        else if (r != CC_OK && n_bad++ < 3) printf("rank %d: alloc sweep k=%ld: %d: %s\n", g_rank, k, (int)r, cc_last_error(ctx));
+        if (a.live != live && n_bad++ < 3) printf("rank %d: alloc sweep k=%ld: %ld blocks left\n", g_rank, k, a.live - live);
+        MPI_Barrier(MPI_COMM_WORLD);
+        r = sweep_once(ctx);
+        if (r != CC_OK && n_bad++ < 3) printf("rank %d: alloc sweep k=%ld: the calls fail afterwards: %s\n", g_rank, k, cc_last_error(ctx));
+    }
+    if (g_rank == 0)
+        printf("     test_mpi: allocation-failure points swept on each of %d ranks, cc_mpi_comm_create + cc_comm_split + "
+               "cc_comm_run + cc_cpu_backend_create_ctx + a collective on a stream: %ld (%ld refused with CC_ERR_OUT_OF_MEMORY)\n",
+               g_size, n, n_oom);
+    T(n > 0 && n_oom > 0, "alloc sweep: %ld requests, %ld refusals reported", n, n_oom);
+    T(n_bad == 0, "alloc sweep: every refusal CC_ERR_OUT_OF_MEMORY saying so, or CC_OK; nothing left; works afterwards");
+    cc_context_destroy(ctx);
+    T(a.live == 0, "alloc sweep: every block freed (%ld left)", a.live);
+    pthread_mutex_destroy(&a.mu);
+}
+
 static void check_api(cc_context* ctx, cc_comm* world) {
     cc_mpi_desc d = cc_mpi_query_defaults(NULL), bad = (cc_mpi_desc){0};
     cc_comm *none = (cc_comm*)1, *c = NULL;
@@ -495,7 +601,7 @@ static int fault(cc_context* ctx, const char* mode) {
     cc_result r;
     int step;
     md.name = "world";
-    md.timeout_s = 3;
+    md.timeout_s = strcmp(mode, "fault-tiny") == 0 ? nextafter(0.0, 1.0) : 3;   /* the smallest it accepts */
     if (cc_mpi_comm_create(ctx, MPI_COMM_WORLD, &md, &world) != CC_OK || cc_cpu_backend_create_ctx(ctx, &be) != CC_OK ||
         be.fns->stream_create(be.self, 1, &st) != CC_OK) {
         fprintf(stderr, "rank %d: set-up failed: %s\n", g_rank, cc_last_error(ctx));
@@ -508,7 +614,7 @@ static int fault(cc_context* ctx, const char* mode) {
     b.kind = CC_COLL_BROADCAST; b.n_elems = 8; b.send_buf = y; b.recv_buf = y;
     for (step = 0; step < 4; step++) {
         if (strcmp(mode, "fault-kill") == 0 && step == 2 && g_rank == 1) raise(SIGKILL);
-        if (strcmp(mode, "fault-absent") == 0 && step == 2 && g_rank == g_size - 1) {
+        if ((strcmp(mode, "fault-absent") == 0 || strcmp(mode, "fault-tiny") == 0) && step == 2 && g_rank == g_size - 1) {
             printf("rank %d: not arriving\n", g_rank);
             fflush(stdout);
             sleep(120);
@@ -579,6 +685,7 @@ int main(int argc, char** argv) {
         if (native) check_layout(ctx, native, "native", salt, 1);
         check_plan(ctx, world, dp);
         check_mismatch(ctx);
+        check_alloc_sweep();
     }
     cc_comm_destroy(native);
     cc_comm_destroy(dp);

@@ -6,7 +6,8 @@
 # - faults, each with -np 4 under a wall-clock limit, through the CPU
 #   backend with a 3 s collective timeout and the family's default abort:
 #   a collective issued in a different order on one rank, a rank that never
-#   arrives, a rank killed (SIGKILL) mid-step. Each must end the job with
+#   arrives (also with the smallest timeout_s the desc accepts), a rank
+#   killed (SIGKILL) mid-step. Each must end the job with
 #   a non-zero exit well within the limit, every rank that took part must
 #   report the error (naming the collective and the communicator), and no
 #   test process may be left behind (pgrep on a token of the run).
@@ -123,6 +124,14 @@ run_fault fault-absent
 each_rank_says fault-absent "0 1 2" "not complete after 3 s (timeout_s)" "all_reduce of 16 float32 (sum) on communicator 'world'"
 if [ "$secs" -ge 3 ]; then ok "fault-absent: the others waited the timeout (${secs}s >= 3s) before ending the job"
 else fail "fault-absent: the job ended after ${secs}s, before the 3 s timeout"; fi
+
+# the timeout at the smallest value cc_mpi_desc accepts (the smallest
+# positive double), the last rank absent from step 2: the job ends at once,
+# a rank saying which collective did not complete within that timeout
+run_fault fault-tiny
+if grep "^rank [0-9]: error: " "$tmp/fault-tiny.log" | grep -qF "not complete after 4.94066e-324 s (timeout_s)"
+then ok "fault-tiny: a rank reports the collective not complete after 4.94066e-324 s (${secs}s to the end of the job)"
+else fail "fault-tiny: no rank reports the timeout: $(grep -m 4 "error" "$tmp/fault-tiny.log" | tr '\n' ' ')"; fi
 
 run_fault fault-kill
 if grep -q "rank 1: step 2 done" "$tmp/fault-kill.log"; then fail "fault-kill: the killed rank went on"

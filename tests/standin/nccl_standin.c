@@ -125,6 +125,7 @@ struct ncclComm {
     uint64_t inj_at;
     ncclResult_t inj_code;
     char last_error[512];
+    char async_why[128];             /* why async_err was set (a peer's abort names the peer) */
     struct ncclComm* next_all;
 };
 
@@ -585,6 +586,7 @@ static void standin__comm_error(struct ncclComm* c, ncclResult_t e, const char* 
     if (c->async_err == ncclSuccess) {
         c->async_err = e;
         snprintf(c->last_error, sizeof c->last_error, "%s", why);
+        snprintf(c->async_why, sizeof c->async_why, "%s", why);
     }
 }
 
@@ -953,6 +955,7 @@ static ncclResult_t standin__issue(int kind, const void* send, void* recv, size_
     standin__part p;
     ncclResult_t r;
     const char* fn = standin__kind_names[kind];
+    char why[160] = "";
     memset(&p, 0, sizeof p);
     p.kind = kind;
     p.send = send;
@@ -967,6 +970,7 @@ static ncclResult_t standin__issue(int kind, const void* send, void* recv, size_
     p.comm = standin__comm(comm, fn);
     if (!p.comm) r = ncclInvalidArgument;
     else r = standin__check_part(&p, stream);
+    if (r != ncclSuccess && p.comm && p.comm->async_err != ncclSuccess) snprintf(why, sizeof why, ": %s", p.comm->async_why);
     if (r == ncclSuccess) {
         if (standin__n.require_groups && !p.grouped)
             standin__violation("%s on communicator #%u (rank %d) issued outside ncclGroupStart/ncclGroupEnd "
@@ -976,7 +980,7 @@ static ncclResult_t standin__issue(int kind, const void* send, void* recv, size_
     standin__unlock();
     if (r != ncclSuccess) {
         if (p.grouped && standin__tl_group.err == ncclSuccess) standin__tl_group.err = r;
-        return standin__nerr(p.comm, r, "%s failed (%d)", fn, (int)r);
+        return standin__nerr(p.comm, r, "%s failed (%d)%s", fn, (int)r, why);
     }
     return ncclSuccess;
 }
@@ -1446,10 +1450,12 @@ ncclResult_t ncclCommAbort(ncclComm_t comm) {
     }
     held = standin__held_by_graph(c, "ncclCommAbort");
     if (c->set && !c->set->aborted) {
+        char why[64];
+        snprintf(why, sizeof why, "rank %d aborted the communicator", c->rank);
         c->set->aborted = 1;
         for (i = 0; i < c->set->nranks; i++)
             if (c->set->ranks[i] != c)
-                standin__comm_error(c->set->ranks[i], ncclRemoteError, "a peer aborted the communicator");
+                standin__comm_error(c->set->ranks[i], ncclRemoteError, why);
     } else if (!c->set && c->rdv && c->rdv->comms[c->rank] == c) {
         c->rdv->comms[c->rank] = NULL;
         c->rdv->n_arrived--;
@@ -1725,11 +1731,11 @@ void standin_nccl_inject_async_error(int rank, int after_n, int result) {
     if (after_n < 0) after_n = 0;
     for (c = standin__n.comms; c; c = c->next_all) {
         if (c->hdr.dead || (rank >= 0 && c->rank != rank)) continue;
-        c->inj_set = 1;
+        c->inj_set = result != ncclSuccess;
         c->inj_at = c->n_ops + (uint64_t)after_n;
         c->inj_code = (ncclResult_t)result;
     }
-    standin__n.inj_pending = 1;
+    standin__n.inj_pending = result != ncclSuccess;
     standin__n.inj_rank = rank;
     standin__n.inj_after = after_n;
     standin__n.inj_code = (ncclResult_t)result;

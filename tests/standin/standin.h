@@ -81,7 +81,9 @@ void standin_set_timeout_ms(int ms);
    when its stream reaches it, and that communicator's async error
    (ncclCommGetAsyncError) becomes `result`. Communicators created later
    count from their creation. The operation stays pending until the
-   communicator is aborted. */
+   communicator is aborted. result ncclSuccess cancels the injections not
+   yet hit (on that rank's communicators, or every rank's for -1, and on
+   those created later). */
 void standin_nccl_inject_async_error(int rank, int after_n, int result);
 
 /* The blocking field of the ncclConfig_t a communicator was made with
