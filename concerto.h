@@ -1572,7 +1572,14 @@ static cc_result cc__fail(cc_context* ctx, cc_result code, const char* file, int
     return code;
 }
 
+#ifdef __clang_analyzer__
+/* clang's static analyzer does not carry cc__fail's result (always code)
+   out of its variadic formatting, and then explores error paths that
+   "succeed"; for it alone, the code is also the expression's value. */
+#define CONCERTO__FAIL(ctx, code, ...) (cc__fail((ctx), (code), __FILE__, __LINE__, __VA_ARGS__), (code))
+#else
 #define CONCERTO__FAIL(ctx, code, ...) cc__fail((ctx), (code), __FILE__, __LINE__, __VA_ARGS__)
+#endif
 
 /* ---- context and memory --------------------------------------------------*/
 static void* cc__default_alloc(size_t n, void* ud) { (void)ud; return malloc(n); }
@@ -4479,7 +4486,7 @@ static cc_result cc__sample(cc__heur* h, const cc_sched_desc* d, const int* topo
             idx[b] = v;
         }
         {
-            cc__time nf[2 * CONCERTO__GA_POP];
+            cc__time nf[2 * CONCERTO__GA_POP] = { 0 };
             for (i = 0; i < np; i++) {
                 memcpy(tmp + (size_t)i * n1, pop + (size_t)idx[i] * n1, (size_t)n * sizeof(int));
                 nf[i] = fit[idx[i]];
@@ -5742,7 +5749,7 @@ static cc__time cc__bnb_bound(cc__bnb* b, cc__time t, cc__time maxfin) {
     for (r = 0; r < b->k; r++) {
         int64_t w = 0, acc = 0, cap = p->cap[r];
         int i;
-        cc__time tt = t0, end = t0;
+        cc__time tt = t0, end;
         for (x = 0; x < b->n; x++)
             if (!b->done[x]) w += (int64_t)p->dur[x] * p->dem[(size_t)x * b->k + r];
         if (w <= 0) continue;
@@ -7987,7 +7994,7 @@ static int cc__oe_window_busy(cc__oe* o) {
     const cc__prob* p = o->p;
     cc__window* w = &o->w;
     const cc__time* s = o->s;
-    int a = 0, z = p->n, n = p->n, k = p->k, hi, mw = 0;
+    int n = p->n, a = 0, z = n, k = p->k, hi, mw = 0;
     cc__time from = w->t0 - o->maxdur;
     w->nb = 0;
     while (a < z) { int mid = (a + z) / 2; if (o->s0[o->order[mid]] < from) a = mid + 1; else z = mid; }
@@ -11498,7 +11505,7 @@ CONCERTO_API void cc_exec_destroy(cc_exec* x) {
     cc__free(x->ctx, x->coll);
     cc__free(x->ctx, (void*)x->bound);
     if (x->arena_raw) {
-        if (x->arena_dev) f->mem_free(x->be.self, x->arena_raw);
+        if (x->arena_dev && f->mem_free) f->mem_free(x->be.self, x->arena_raw);
         else cc__free(x->ctx, x->arena_raw);
     }
     cc__free(x->ctx, x);

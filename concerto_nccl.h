@@ -732,11 +732,11 @@ static int cc__nccl_fd_io(int fd, void* buf, size_t n, int sending, double deadl
         ssize_t k;
         int w = cc__nccl_fd_wait(fd, sending ? POLLOUT : POLLIN, deadline);
         if (w == 0) return ETIMEDOUT;
-        if (w < 0) return errno;
+        if (w < 0) { int e = errno; return e ? e : EIO; }
         k = sending ? send(fd, p + done, n - done, MSG_NOSIGNAL) : recv(fd, p + done, n - done, 0);
         if (k > 0) { done += (size_t)k; continue; }
         if (k == 0) return ECONNRESET;
-        if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK) return errno;
+        if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK) { int e = errno; return e ? e : EIO; }
     }
     return 0;
 }

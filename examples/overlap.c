@@ -136,7 +136,7 @@ static cc_result rank_main(cc_rank* rank, void* user) {
     cc_schedule sched;
     uint64_t seed = 0x9E3779B97F4A7C15ull * (uint64_t)(me + 1);
     const uint64_t ACT = sizeof(float) * B * D, WB = sizeof(float) * D * D;
-    if (!n || !snapshot || !jobs || !ar) return CC_ERR_OUT_OF_MEMORY;
+    if (!n || !snapshot || !jobs || !ar) { free(n); free(snapshot); free(jobs); free(ar); return CC_ERR_OUT_OF_MEMORY; }
     /* the same weights on every rank, different data */
     for (l = 0; l < L; l++)
         for (i = 0; i < D * D; i++) n->w[l][i] = (float)((((unsigned)(l * 7919 + i * 104729) % 2001) / 1000.0 - 1.0) * 0.18);

@@ -366,7 +366,7 @@ static const cc_group_shape* shape_of(const planner* P, int group) {
    [-1, 1], where noise > 0), the stand-ins for the other pipeline stages
    from this stage's own ops, and the overlap slowdown alpha. */
 static cc_result cost_graph(const planner* P, cc_graph* g, const gpt_op_store* st, double noise, uint64_t* seed, double alpha) {
-    int i, n = cc_graph_n_ops(g), m, M = P->o.n_micro;
+    int i, n = cc_graph_n_ops(g), m, M = P->o.n_micro < 1 ? 1 : P->o.n_micro;   /* options give 1 or more */
     double *fwd = NULL, *bwd = NULL, p2p = 0;
     cc_exec_costs costs;
     cc_result r = CC_OK;
@@ -582,7 +582,7 @@ static cc_result true_durations(const planner* P, const step* src, cc_graph* g, 
         const char* name = cc_op_name(g, op);
         const char* hash = strchr(name, '#');
         char base[128];
-        named key, *hit;
+        named key = { NULL, 0 }, *hit;
         int k = 1;
         out[i] = cc_op_duration_us(g, op);
         if (co) { r = coll_us(P, co, &out[i]); continue; }

@@ -183,7 +183,7 @@ int main(int argc, char** argv) {
     if (a >= argc) { usage(); return 2; }
     if (cc_context_create(NULL, &ctx) != CC_OK) { fprintf(stderr, "psplib: cannot create a context\n"); return 1; }
     times = (double*)malloc(sizeof(double) * (size_t)(argc - a));
-    if (!times) { fprintf(stderr, "psplib: out of memory\n"); return 1; }
+    if (!times) { fprintf(stderr, "psplib: out of memory\n"); cc_context_destroy(ctx); return 1; }
     for (; a < argc; a++) {
         const char* path = argv[a];
         const char* base = strrchr(path, '/');

@@ -186,10 +186,12 @@ static cc_result unshard_all(const rank_state* s, gpt_tensor* const* local, floa
         if (pi->shard == GPT_SH_REPL && s->m.tp_rank != 0) continue;
         if (from_tensor(s, s->host, local[p]->p, local[p]->bytes) != CC_OK) return CC_ERR_BACKEND;
         if (local[p]->bf16) {                /* widen in place, from the end */
-            const uint16_t* h = (const uint16_t*)s->host;
             size_t i = gpt_tensor_elems(local[p]);
-            while (i-- > 0) {
-                uint32_t u = (uint32_t)h[i] << 16;
+            while (i-- > 0) {   /* the i-th 16-bit pattern, read as bytes (not through a uint16_t* of floats) */
+                uint16_t h;
+                uint32_t u;
+                memcpy(&h, (const char*)s->host + 2 * i, sizeof h);
+                u = (uint32_t)h << 16;
                 memcpy(&s->host[i], &u, sizeof u);
             }
         }
@@ -1104,12 +1106,11 @@ static int gpt_fingerprint_ranks(shared* sh) {
     cc_world_desc wd;
     memset(&wd, 0, sizeof wd);
     cc_world* w = NULL;
-    cc_result r;
     wd.n_ranks = sh->o.tp * sh->o.dp;
     wd.ranks_per_node = sh->o.tp;
     wd.emulate_link = 0;
-    if ((r = cc_world_create(sh->ctx, &wd, &w)) == CC_OK) {
-        r = cc_world_run(w, fingerprint_rank, sh);
+    if (cc_world_create(sh->ctx, &wd, &w) == CC_OK) {
+        cc_result r = cc_world_run(w, fingerprint_rank, sh);
         if (r != CC_OK) {
             const char* m = cc_world_error(w);
             fprintf(stderr, "%s: %s\n", sh->tr->program, m && *m ? m : cc_result_description(r));
