@@ -372,6 +372,25 @@ static void test_round_trip(void) {
         CHECK_CONTAINS(cc_last_error(ctx), "/nonexistent-dir/x.sm", "the message names the path");
         cc_graph_destroy(g);
     }
+    {   /* written over an older file: the new one replaces it whole (a temporary renamed over it) */
+        cc_graph* g = NULL;
+        cc_graph* back = NULL;
+        FILE* f = fopen(path, "wb");
+        int ok_old = f && fputs("old contents, not a PSPLIB file\n", f) >= 0;
+        int cap1 = 1;
+        cc_graph_desc gd;
+        memset(&gd, 0, sizeof gd);
+        gd.n_resources = 1;
+        gd.capacities = &cap1;
+        if (f) fclose(f);
+        cc_graph_create(ctx, &gd, &g);
+        CHECK(ok_old, "an older file is there");
+        CHECK_RES(ctx, cc_psplib_write(ctx, g, path, 1.0), CC_OK, "written over it");
+        CHECK_RES(ctx, cc_psplib_read(ctx, path, &back), CC_OK, "what is there now reads back");
+        CHECK_INT(back ? cc_graph_n_ops(back) : -1, 2, "as the empty graph's source and sink");
+        cc_graph_destroy(back);
+        cc_graph_destroy(g);
+    }
     if (sample_text) {
         /* the sample itself: read, write, read: the graph gains a source and a sink, nothing else changes */
         cc_graph* g = NULL;
