@@ -9732,7 +9732,26 @@ typedef struct cc__psp {
     int n_fields;               /* the most a line may hold: a job's successors and three, or a job's demands and three */
 } cc__psp;
 
-#define CONCERTO__PSP_ERR(P, ...) CONCERTO__FAIL((P)->ctx, CC_ERR_PARSE, __VA_ARGS__)
+/* A syntax error: the message, then where the reader stands (the byte
+   offset of the start of the current line, or of the end of the text when
+   it ran out), so that a cut file is told from a bad one. */
+static cc_result cc__psp_fail(cc__psp* P, const char* file, int line, const char* fmt, ...) {
+    char msg[CONCERTO__MSG_MAX];
+    const cc__reader* R = &P->R;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (R->line > 0 && R->pos < R->len)
+        return cc__fail(P->ctx, CC_ERR_PARSE, file, line, "%s (line %d starts at byte %lu)", msg, R->line,
+                        (unsigned long)(R->s - R->text));
+    if (R->line > 0)
+        return cc__fail(P->ctx, CC_ERR_PARSE, file, line, "%s (line %d starts at byte %lu; the text ends at byte %lu: truncated?)",
+                        msg, R->line, (unsigned long)(R->s - R->text), (unsigned long)R->len);
+    return cc__fail(P->ctx, CC_ERR_PARSE, file, line, "%s (the text ends at byte %lu: truncated?)", msg, (unsigned long)R->len);
+}
+
+#define CONCERTO__PSP_ERR(P, ...) cc__psp_fail((P), __FILE__, __LINE__, __VA_ARGS__)
 
 /* The header: the number of jobs and of renewable resources; the arrays. */
 static cc_result cc__psp_header(cc__psp* P) {
@@ -9844,6 +9863,9 @@ static cc_result cc__psp_capacities(cc__psp* P) {
                                      c < 0 ? "a non-integer" : "another count");
         break;
     }
+    if (R->pos >= R->len && (R->len == 0 || R->text[R->len - 1] != '\n'))   /* the last number may be cut short */
+        return CONCERTO__PSP_ERR(P, "%s:%d: the resource capacities line ends the text without a newline: the file may be truncated",
+                                 P->name, R->line);
     for (r = 0; r < P->nk; r++) {
         if (v[r] < 0 || v[r] > 1000000000LL)
             return CONCERTO__PSP_ERR(P, "%s:%d: capacity %lld of resource %d is out of range", P->name, R->line, v[r], r + 1);
