@@ -8,7 +8,7 @@
 # checkpoint the same run writes to another path undisturbed: after every
 # kill the file equals A byte for byte (or B, once renamed) and loads.
 # Also: a save that cannot create its temporary file fails naming the file,
-# and a checkpoint cut at every byte of its header and at many more offsets
+# a data file that cannot be read is refused naming it, and a checkpoint cut at every byte of its header and at many more offsets
 # is refused naming the file, never half-loaded.
 set -u
 build=${TEST_BUILD:-build}
@@ -70,6 +70,13 @@ GPT_SAVE_KILL_AT=3 quiet timeout 60 "$gpt" "${tiny[@]}" --steps 2 --losses "$tmp
 rc=$?
 if [ "$rc" -eq 137 ] && cmp -s "$tmp/a.ckpt" "$tmp/old.txt"; then ok "a losses file killed mid-write leaves the old file"
 else fail "a losses file killed mid-write: exit $rc, $(cmp "$tmp/a.ckpt" "$tmp/old.txt" 2>&1)"; fi
+
+# a data file that cannot be read (a directory) is refused naming it and why
+mkdir -p "$tmp/a_dir.txt"
+train --steps 1 --data "$tmp/a_dir.txt"
+rc=$?
+if [ "$rc" -ne 0 ] && grep -q "a_dir.txt.*Is a directory" "$tmp/run.log"; then ok "a directory as the data file is refused naming it"
+else fail "a directory as the data file: exit $rc: $(tail -n 1 "$tmp/run.log")"; fi
 
 # a checkpoint cut at every byte of its header and vocabulary, then every
 # 61st byte, is refused, and the message names the file

@@ -242,9 +242,14 @@ static char* generate_corpus(size_t* n_out) {
     return text;
 }
 
+/* Reads the whole file at path (or generates the corpus when path is
+   NULL) into *text (malloc'd, n bytes). It reads to the end whatever
+   the file is (a pipe, /proc), and refuses what cannot be read (a
+   directory, an I/O error) naming the file and the reason. */
 static int load_text(const char* path, char** text, size_t* n, char* err, size_t errn) {
     FILE* f;
-    long len;
+    size_t cap = 1 << 16, len = 0, got;
+    char* buf;
     if (!path) {
         *text = generate_corpus(n);
         if (!*text) { snprintf(err, errn, "out of memory"); return 0; }
@@ -252,21 +257,27 @@ static int load_text(const char* path, char** text, size_t* n, char* err, size_t
     }
     f = fopen(path, "rb");
     if (!f) { snprintf(err, errn, "cannot open data file '%s': %s", path, strerror(errno)); return 0; }
-    if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        snprintf(err, errn, "cannot read data file '%s'", path);
-        fclose(f);
-        return 0;
+    buf = (char*)malloc(cap + 1);
+    while (buf && (got = fread(buf + len, 1, cap - len, f)) > 0) {
+        len += got;
+        if (len == cap) {
+            char* nb = cap < ((size_t)-1 - 1) / 2 ? (char*)realloc(buf, cap * 2 + 1) : NULL;
+            if (!nb) { free(buf); buf = NULL; break; }
+            buf = nb;
+            cap *= 2;
+        }
     }
-    *text = (char*)malloc((size_t)len + 1);
-    if (!*text) { fclose(f); snprintf(err, errn, "out of memory for '%s' (%ld bytes)", path, len); return 0; }
-    if (fread(*text, 1, (size_t)len, f) != (size_t)len) {
-        snprintf(err, errn, "cannot read data file '%s'", path);
+    if (!buf) { fclose(f); snprintf(err, errn, "out of memory reading data file '%s' (%zu bytes read)", path, len); return 0; }
+    if (ferror(f)) {
+        snprintf(err, errn, "cannot read data file '%s' (after %zu bytes): %s", path, len, strerror(errno));
         fclose(f);
-        free(*text);
+        free(buf);
         return 0;
     }
     fclose(f);
-    *n = (size_t)len;
+    buf[len] = 0;
+    *text = buf;
+    *n = len;
     return 1;
 }
 
