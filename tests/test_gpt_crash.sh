@@ -79,7 +79,11 @@ if [ "$rc" -ne 0 ] && grep -q "a_dir.txt.*Is a directory" "$tmp/run.log"; then o
 else fail "a directory as the data file: exit $rc: $(tail -n 1 "$tmp/run.log")"; fi
 
 # a checkpoint cut at every byte of its header and vocabulary, then every
-# 61st byte, is refused, and the message names the file
+# 61st byte (every 509th under the sanitizers: CI runs this three times;
+# a cut checkpoint is refused by its length alone), is refused, and the
+# message names the file
+step=61
+case "$build" in *asan*|*tsan*) step=509 ;; esac
 bad="" n=0
 cut=0
 while [ "$cut" -lt "$size" ]; do
@@ -87,7 +91,7 @@ while [ "$cut" -lt "$size" ]; do
     n=$((n + 1))
     if train --steps 0 --load "$tmp/cut.ckpt"; then bad="$bad; cut at $cut loads"
     elif ! grep -q "cut.ckpt" "$tmp/run.log"; then bad="$bad; cut at $cut: the message does not name the file: $(tail -n 1 "$tmp/run.log")"; fi
-    if [ "$cut" -lt 96 ]; then cut=$((cut + 1)); else cut=$((cut + 61)); fi
+    if [ "$cut" -lt 96 ]; then cut=$((cut + 1)); else cut=$((cut + step)); fi
 done
 if [ -z "$bad" ]; then ok "a checkpoint cut at $n offsets is refused naming the file"
 else fail "cut checkpoints:${bad#;}" ; fi
