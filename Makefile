@@ -54,7 +54,7 @@ UNIT_TESTS    := test_sched test_memory test_sched_threads test_exact test_exact
                  test_rcpsp_off
 COMPILE_TESTS := compile_c99 compile_cpp11 compile_static compile_solver_only
 UNIT_BINS     := $(addprefix $(T)/,$(UNIT_TESTS))
-TEST_BINS     := $(UNIT_BINS) $(addprefix $(T)/,$(COMPILE_TESTS)) tests/test_psplib_tool.sh tests/test_plan.sh tests/test_gpt.sh \
+TEST_BINS     := $(UNIT_BINS) $(addprefix $(T)/,$(COMPILE_TESTS)) tests/test_psplib_tool.sh tests/test_plan.sh tests/test_gpt.sh tests/test_gpt_crash.sh \
                  tests/test_examples.sh
 # Test programs that never start a second thread (the scheduler, the
 # checker, the simulator, the planner and the PSPLIB tool run on the

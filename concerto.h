@@ -1468,9 +1468,10 @@ CONCERTO_API cc_result cc_graph_write_dot(cc_context* ctx, cc_graph* graph, cons
 #include <stdarg.h>
 #include <math.h>
 #include <time.h>
-#ifndef CONCERTO_NO_RUNTIME
 #include <errno.h>
+#ifndef CONCERTO_NO_RUNTIME
 #include <pthread.h>
+#include <unistd.h>
 #if !defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE < 200809L
 #error "concerto.h: the implementation needs POSIX 2008 (threads, clocks): compile it with -std=gnu99 or later, or #define _POSIX_C_SOURCE 200809L before any #include in that file (or define CONCERTO_NO_RUNTIME for the scheduler alone)"
 #endif
@@ -1657,6 +1658,61 @@ static int cc__grow(cc_context* ctx, void** pp, size_t* cap, size_t need, size_t
 }
 
 #define CONCERTO__GROW(ctx, arr, capv, need) cc__grow((ctx), (void**)&(arr), &(capv), (need), sizeof *(arr))
+
+/* ---- files written whole ------------------------------------------------------
+   Every file the library writes goes through a cc__afile: the bytes go to a
+   temporary file beside the destination (path.tmp.PID; path.tmp in a
+   CONCERTO_NO_RUNTIME build, which has no process id), which
+   cc__afile_commit flushes, fsyncs (not in a CONCERTO_NO_RUNTIME build),
+   closes and renames over the destination. A process killed at any point
+   leaves the old file whole; on an error the temporary is removed, the old
+   file is left as it was and the error names the file. No allocation. */
+typedef struct cc__afile {
+    FILE* f;
+    const char* path;
+    char tmp[4128];
+} cc__afile;
+
+static cc_result cc__afile_open(cc_context* ctx, cc__afile* a, const char* path, const char* who) {
+    int k;
+    a->f = NULL;
+    a->path = path;
+#ifdef CONCERTO_NO_RUNTIME
+    k = snprintf(a->tmp, sizeof a->tmp, "%s.tmp", path);
+#else
+    k = snprintf(a->tmp, sizeof a->tmp, "%s.tmp.%ld", path, (long)getpid());
+#endif
+    if (k < 0 || (size_t)k >= sizeof a->tmp)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: path '%s' is too long (%d bytes at most)", who, path,
+                              (int)sizeof a->tmp - 32);
+    a->f = fopen(a->tmp, "wb");
+    if (!a->f)
+        return CONCERTO__FAIL(ctx, CC_ERR_IO, "%s: cannot write '%s': cannot create its temporary file '%s': %s", who, path,
+                              a->tmp, strerror(errno));
+    return CC_OK;
+}
+
+static cc_result cc__afile_commit(cc_context* ctx, cc__afile* a, const char* who) {
+    int bad = ferror(a->f) != 0, err = 0;
+    if (!bad && fflush(a->f) != 0) { bad = 1; err = errno; }
+#ifndef CONCERTO_NO_RUNTIME
+    if (!bad && fsync(fileno(a->f)) != 0) { bad = 1; err = errno; }
+#endif
+    if (fclose(a->f) != 0 && !bad) { bad = 1; err = errno; }
+    a->f = NULL;
+    if (!bad && rename(a->tmp, a->path) != 0) {
+        err = errno;
+        (void)remove(a->tmp);
+        return CONCERTO__FAIL(ctx, CC_ERR_IO, "%s: cannot write '%s': cannot rename its temporary file over it: %s", who,
+                              a->path, strerror(err));
+    }
+    if (bad) {
+        (void)remove(a->tmp);
+        return CONCERTO__FAIL(ctx, CC_ERR_IO, "%s: error writing '%s'%s%s (the file is left as it was)", who, a->path,
+                              err ? ": " : "", err ? strerror(err) : "");
+    }
+    return CC_OK;
+}
 
 /* ---- the clock -------------------------------------------------------------
    One clock for every time limit, timeout and timestamp: the monotonic
@@ -9765,7 +9821,26 @@ typedef struct cc__psp {
     int n_fields;               /* the most a line may hold: a job's successors and three, or a job's demands and three */
 } cc__psp;
 
-#define CONCERTO__PSP_ERR(P, ...) CONCERTO__FAIL((P)->ctx, CC_ERR_PARSE, __VA_ARGS__)
+/* A syntax error: the message, then where the reader stands (the byte
+   offset of the start of the current line, or of the end of the text when
+   it ran out), so that a cut file is told from a bad one. */
+static cc_result cc__psp_fail(cc__psp* P, const char* file, int line, const char* fmt, ...) {
+    char msg[CONCERTO__MSG_MAX];
+    const cc__reader* R = &P->R;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (R->line > 0 && R->pos < R->len)
+        return cc__fail(P->ctx, CC_ERR_PARSE, file, line, "%s (line %d starts at byte %lu)", msg, R->line,
+                        (unsigned long)(R->s - R->text));
+    if (R->line > 0)
+        return cc__fail(P->ctx, CC_ERR_PARSE, file, line, "%s (line %d starts at byte %lu; the text ends at byte %lu: truncated?)",
+                        msg, R->line, (unsigned long)(R->s - R->text), (unsigned long)R->len);
+    return cc__fail(P->ctx, CC_ERR_PARSE, file, line, "%s (the text ends at byte %lu: truncated?)", msg, (unsigned long)R->len);
+}
+
+#define CONCERTO__PSP_ERR(P, ...) cc__psp_fail((P), __FILE__, __LINE__, __VA_ARGS__)
 
 /* The header: the number of jobs and of renewable resources; the arrays. */
 static cc_result cc__psp_header(cc__psp* P) {
@@ -9877,6 +9952,9 @@ static cc_result cc__psp_capacities(cc__psp* P) {
                                      c < 0 ? "a non-integer" : "another count");
         break;
     }
+    if (R->pos >= R->len && (R->len == 0 || R->text[R->len - 1] != '\n'))   /* the last number may be cut short */
+        return CONCERTO__PSP_ERR(P, "%s:%d: the resource capacities line ends the text without a newline: the file may be truncated",
+                                 P->name, R->line);
     for (r = 0; r < P->nk; r++) {
         if (v[r] < 0 || v[r] > 1000000000LL)
             return CONCERTO__PSP_ERR(P, "%s:%d: capacity %lld of resource %d is out of range", P->name, R->line, v[r], r + 1);
@@ -9977,6 +10055,7 @@ CONCERTO_API cc_result cc_psplib_read(cc_context* ctx, const char* path, cc_grap
 }
 
 CONCERTO_API cc_result cc_psplib_write(cc_context* ctx, cc_graph* g, const char* path, double unit_us) {
+    cc__afile af;
     FILE* f;
     int n, k, i, e, r, nsum;
     long long horizon = 0, cp = 0;
@@ -9999,8 +10078,8 @@ CONCERTO_API cc_result cc_psplib_write(cc_context* ctx, cc_graph* g, const char*
         ef[v] = s + du[v];
         if (ef[v] > cp) cp = ef[v];
     }
-    f = fopen(path, "wb");
-    if (!f) { cc__free(ctx, du); cc__free(ctx, ef); return CONCERTO__FAIL(ctx, CC_ERR_IO, "cannot open '%s' for writing", path); }
+    if ((rc = cc__afile_open(ctx, &af, path, "cc_psplib_write")) != CC_OK) { cc__free(ctx, du); cc__free(ctx, ef); return rc; }
+    f = af.f;
     fprintf(f, "************************************************************************\n");
     fprintf(f, "file with basedata            : concerto.bas\n");
     fprintf(f, "initial value random generator: 0\n");
@@ -10054,9 +10133,7 @@ CONCERTO_API cc_result cc_psplib_write(cc_context* ctx, cc_graph* g, const char*
     for (r = 0; r < k; r++) fprintf(f, " %4d", g->cap[r]);
     fprintf(f, "\n************************************************************************\n");
     cc__free(ctx, du); cc__free(ctx, ef);
-    if (ferror(f)) { fclose(f); return CONCERTO__FAIL(ctx, CC_ERR_IO, "error writing '%s'", path); }
-    if (fclose(f) != 0) return CONCERTO__FAIL(ctx, CC_ERR_IO, "error writing '%s'", path);
-    return CC_OK;
+    return cc__afile_commit(ctx, &af, "cc_psplib_write");
 }
 
 /* >>rewrite: graph-to-graph rewrites (decomposition, then fusion) and what
@@ -14313,13 +14390,15 @@ static void cc__json_str(FILE* f, const char* s) {
 }
 
 CONCERTO_API cc_result cc_trace_write(cc_trace* t, const char* path) {
+    cc__afile af;
+    cc_result rc;
     FILE* f;
     size_t i;
     int r, first = 1;
     if (!t) return CC_ERR_INVALID_ARG;
     if (!path) return CONCERTO__FAIL(t->ctx, CC_ERR_INVALID_ARG, "cc_trace_write: path is NULL");
-    f = fopen(path, "wb");
-    if (!f) return CONCERTO__FAIL(t->ctx, CC_ERR_IO, "cannot open '%s' for writing", path);
+    if ((rc = cc__afile_open(t->ctx, &af, path, "cc_trace_write")) != CC_OK) return rc;
+    f = af.f;
     CONCERTO__TRACE_LOCK(t);
     fprintf(f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
     for (i = 0; i < t->n_procs; i++) {
@@ -14347,20 +14426,19 @@ CONCERTO_API cc_result cc_trace_write(cc_trace* t, const char* path) {
     }
     fprintf(f, "\n]}\n");
     CONCERTO__TRACE_UNLOCK(t);
-    if (ferror(f)) { fclose(f); return CONCERTO__FAIL(t->ctx, CC_ERR_IO, "error writing '%s'", path); }
-    if (fclose(f) != 0) return CONCERTO__FAIL(t->ctx, CC_ERR_IO, "error writing '%s'", path);
-    return CC_OK;
+    return cc__afile_commit(t->ctx, &af, "cc_trace_write");
 }
 
 CONCERTO_API cc_result cc_graph_write_dot(cc_context* ctx, cc_graph* g, const char* path) {
+    cc__afile af;
     FILE* f;
     int i, r, e;
     cc_result rc;
     if ((rc = cc__graph_args(ctx, g, "cc_graph_write_dot")) != CC_OK) return rc;
     if (!path) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_graph_write_dot: path is NULL");
     if ((rc = cc_graph_validate(g)) != CC_OK) return rc;
-    f = fopen(path, "wb");
-    if (!f) return CONCERTO__FAIL(ctx, CC_ERR_IO, "cannot open '%s' for writing", path);
+    if ((rc = cc__afile_open(ctx, &af, path, "cc_graph_write_dot")) != CC_OK) return rc;
+    f = af.f;
     fprintf(f, "digraph step {\n  rankdir=LR;\n  node [shape=box, fontsize=10];\n");
     for (r = -1; r < g->k; r++) {
         if (r >= 0) {
@@ -14379,9 +14457,7 @@ CONCERTO_API cc_result cc_graph_write_dot(cc_context* ctx, cc_graph* g, const ch
     for (i = 0; i < g->n; i++)
         for (e = g->succ_off[i]; e < g->succ_off[i + 1]; e++) fprintf(f, "  n%d -> n%d;\n", i, g->succ[e]);
     fprintf(f, "}\n");
-    if (ferror(f)) { fclose(f); return CONCERTO__FAIL(ctx, CC_ERR_IO, "error writing '%s'", path); }
-    if (fclose(f) != 0) return CONCERTO__FAIL(ctx, CC_ERR_IO, "error writing '%s'", path);
-    return CC_OK;
+    return cc__afile_commit(ctx, &af, "cc_graph_write_dot");
 }
 #undef CONCERTO__TRACE_LOCK
 #undef CONCERTO__TRACE_UNLOCK

@@ -372,6 +372,25 @@ static void test_round_trip(void) {
         CHECK_CONTAINS(cc_last_error(ctx), "/nonexistent-dir/x.sm", "the message names the path");
         cc_graph_destroy(g);
     }
+    {   /* written over an older file: the new one replaces it whole (a temporary renamed over it) */
+        cc_graph* g = NULL;
+        cc_graph* back = NULL;
+        FILE* f = fopen(path, "wb");
+        int ok_old = f && fputs("old contents, not a PSPLIB file\n", f) >= 0;
+        int cap1 = 1;
+        cc_graph_desc gd;
+        memset(&gd, 0, sizeof gd);
+        gd.n_resources = 1;
+        gd.capacities = &cap1;
+        if (f) fclose(f);
+        cc_graph_create(ctx, &gd, &g);
+        CHECK(ok_old, "an older file is there");
+        CHECK_RES(ctx, cc_psplib_write(ctx, g, path, 1.0), CC_OK, "written over it");
+        CHECK_RES(ctx, cc_psplib_read(ctx, path, &back), CC_OK, "what is there now reads back");
+        CHECK_INT(back ? cc_graph_n_ops(back) : -1, 2, "as the empty graph's source and sink");
+        cc_graph_destroy(back);
+        cc_graph_destroy(g);
+    }
     if (sample_text) {
         /* the sample itself: read, write, read: the graph gains a source and a sink, nothing else changes */
         cc_graph* g = NULL;
@@ -423,6 +442,54 @@ static void test_wide_line(void) {
     cc_graph_destroy(back);
 }
 
+/* ---- truncated texts -----------------------------------------------------
+   j301_1.sm cut at every byte: each cut is refused with a syntax error that
+   names the file and a byte offset, and gives no graph; or, where the cut
+   falls after the resource capacities line's newline (only the closing
+   asterisks are lost), it reads as the whole file does (the reference: the
+   test's own reader of the whole file). */
+static void test_truncated(void) {
+    tu_inst* ref;
+    const char* caps;
+    size_t complete, cut;
+    int n_bad = 0, n_refused = 0, n_read = 0;
+    if (!sample_text) { SKIP("%s not found (the repository is expected beside shared/)", sample_path); return; }
+    ref = tu_sm_parse(sample_text);
+    caps = strstr(sample_text, "RESOURCEAVAILABILITIES");
+    if (!CHECK(ref != NULL && caps != NULL, "the test's own reader understands %s", sample_path)) { tu_inst_free(ref); return; }
+    /* the capacities are the line after the 'R 1  R 2 ...' header: the file is complete after that line's newline */
+    caps = strchr(caps, '\n');
+    caps = caps ? strchr(caps + 1, '\n') : NULL;
+    caps = caps ? strchr(caps + 1, '\n') : NULL;
+    if (!CHECK(caps != NULL, "the sample has a capacities line")) { tu_inst_free(ref); return; }
+    complete = (size_t)(caps - sample_text) + 1;
+    for (cut = 0; cut <= sample_len; cut++) {
+        cc_graph* g = NULL;
+        cc_result r = cc_psplib_parse(ctx, sample_text, cut, "cut.sm", &g);
+        if (r == CC_OK) {
+            n_read++;
+            if (cut < complete) { if (n_bad++ < 3) NOTE("cut at %lu of %lu reads as a graph", (unsigned long)cut, (unsigned long)sample_len); }
+            else if (compare(g, ref, 1, "cut") != 0) n_bad++;
+            cc_graph_destroy(g);
+            continue;
+        }
+        n_refused++;
+        if (cut >= complete || g != NULL || r != CC_ERR_PARSE || !strstr(cc_last_error(ctx), "cut.sm") ||
+            !strstr(cc_last_error(ctx), "byte")) {
+            if (n_bad++ < 3) NOTE("cut at %lu: %s (%s)", (unsigned long)cut, cc_result_description(r), cc_last_error(ctx));
+        }
+    }
+    CHECK_INT(n_bad, 0, "%lu cuts of j301_1.sm: %d refused naming the file and a byte offset, %d (after the last "
+              "line that holds numbers) read as the whole file", (unsigned long)sample_len + 1, n_refused, n_read);
+    {
+        cc_graph* g = NULL;
+        CHECK_RES(ctx, cc_psplib_parse(ctx, sample_text, complete - 1, "cut.sm", &g), CC_ERR_PARSE,
+                  "a text that ends in its last capacity without a newline is refused (the number may be cut short)");
+        CHECK_CONTAINS(cc_last_error(ctx), "truncated", "the message says the file may be truncated");
+    }
+    tu_inst_free(ref);
+}
+
 int main(void) {
     if (cc_context_create(NULL, &ctx) != CC_OK) { CHECK(0, "context"); return th_done(); }
     snprintf(sample_path, sizeof sample_path, "%s/psplib/samples/j301_1.sm", tu_data_dir());
@@ -431,6 +498,7 @@ int main(void) {
     TH_RUN(test_malformed);
     TH_RUN(test_round_trip);
     TH_RUN(test_wide_line);
+    TH_RUN(test_truncated);
     free(sample_text);
     cc_context_destroy(ctx);
     return th_done();

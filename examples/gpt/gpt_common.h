@@ -24,12 +24,14 @@
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../steps/gpt_step.h"
 
@@ -244,9 +246,14 @@ static char* generate_corpus(size_t* n_out) {
     return text;
 }
 
+/* Reads the whole file at path (or generates the corpus when path is
+   NULL) into *text (malloc'd, n bytes). It reads to the end whatever
+   the file is (a pipe, /proc), and refuses what cannot be read (a
+   directory, an I/O error) naming the file and the reason. */
 static int load_text(const char* path, char** text, size_t* n, char* err, size_t errn) {
     FILE* f;
-    long len;
+    size_t cap = 1 << 16, len = 0, got;
+    char* buf;
     if (!path) {
         *text = generate_corpus(n);
         if (!*text) { snprintf(err, errn, "out of memory"); return 0; }
@@ -254,21 +261,27 @@ static int load_text(const char* path, char** text, size_t* n, char* err, size_t
     }
     f = fopen(path, "rb");
     if (!f) { snprintf(err, errn, "cannot open data file '%s': %s", path, strerror(errno)); return 0; }
-    if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        snprintf(err, errn, "cannot read data file '%s'", path);
-        fclose(f);
-        return 0;
+    buf = (char*)malloc(cap + 1);
+    while (buf && (got = fread(buf + len, 1, cap - len, f)) > 0) {
+        len += got;
+        if (len == cap) {
+            char* nb = cap < ((size_t)-1 - 1) / 2 ? (char*)realloc(buf, cap * 2 + 1) : NULL;
+            if (!nb) { free(buf); buf = NULL; break; }
+            buf = nb;
+            cap *= 2;
+        }
     }
-    *text = (char*)malloc((size_t)len + 1);
-    if (!*text) { fclose(f); snprintf(err, errn, "out of memory for '%s' (%ld bytes)", path, len); return 0; }
-    if (fread(*text, 1, (size_t)len, f) != (size_t)len) {
-        snprintf(err, errn, "cannot read data file '%s'", path);
+    if (!buf) { fclose(f); snprintf(err, errn, "out of memory reading data file '%s' (%zu bytes read)", path, len); return 0; }
+    if (ferror(f)) {
+        snprintf(err, errn, "cannot read data file '%s' (after %zu bytes): %s", path, len, strerror(errno));
         fclose(f);
-        free(*text);
+        free(buf);
         return 0;
     }
     fclose(f);
-    *n = (size_t)len;
+    buf[len] = 0;
+    *text = buf;
+    *n = len;
     return 1;
 }
 
@@ -338,39 +351,127 @@ static double lr_at(const options* o, int step) {   /* linear warm-up, then cosi
 
 /* ---- >>files: checkpoints, batches, gradients (FORMATS.md) ------------------ */
 
-typedef struct hwriter { FILE* f; uint64_t h; int ok; } hwriter;
-static void hw(hwriter* w, const void* p, size_t n) {
-    if (w->ok && fwrite(p, 1, n, w->f) != n) w->ok = 0;
-    w->h = gpt_fnv1a(w->h, p, n);
+/* Every file the trainers write goes through an afile: the bytes go to a
+   temporary file beside the destination (path.tmp.PID), which afile_commit
+   flushes, fsyncs, closes and renames over the destination. A process
+   killed at any point leaves the old file whole (and perhaps a stale
+   temporary); on any error the temporary is removed, the old file is left
+   as it was, and err names the file. The running FNV-1a hash of what was
+   written is kept for the checkpoint's trailer.
+   GPT_SAVE_KILL_AT (for the crash test, tests/test_gpt_crash.sh): N, the
+   process raises SIGKILL on itself once N bytes of a file are written
+   (flushed to the temporary); "rename", just before the rename; "renamed",
+   just after it. */
+typedef struct afile {
+    FILE* f;
+    const char* path;
+    const char* what;     /* "checkpoint", "batches", ... for the messages */
+    char tmp[4096];
+    uint64_t h;
+    unsigned long long n_written;
+    int ok, err;          /* err: errno of the first failure, 0 if none known */
+} afile;
+
+static long long afile_kill_at(void) {   /* bytes, -1 off, -2 before rename, -3 after */
+    const char* v = getenv("GPT_SAVE_KILL_AT");
+    if (!v || !*v) return -1;
+    if (!strcmp(v, "rename")) return -2;
+    if (!strcmp(v, "renamed")) return -3;
+    return strtoll(v, NULL, 10);
+}
+
+static int afile_open(afile* a, const char* path, const char* what, char* err, size_t errn) {
+    memset(a, 0, sizeof *a);
+    a->path = path;
+    a->what = what;
+    a->h = GPT_FNV_START;
+    if ((size_t)snprintf(a->tmp, sizeof a->tmp, "%s.tmp.%ld", path, (long)getpid()) >= sizeof a->tmp) {
+        snprintf(err, errn, "cannot write %s '%s': the path is too long", what, path);
+        return 0;
+    }
+    a->f = fopen(a->tmp, "wb");
+    if (!a->f) {
+        snprintf(err, errn, "cannot write %s '%s': cannot create its temporary file '%s.tmp.%ld': %s", what, path, path,
+                 (long)getpid(), strerror(errno));
+        return 0;
+    }
+    a->ok = 1;
+    return 1;
+}
+
+static void afile_write(afile* a, const void* p, size_t n) {
+    long long kill_at = afile_kill_at();
+    a->h = gpt_fnv1a(a->h, p, n);
+    if (!a->ok) return;
+    if (kill_at >= 0 && a->n_written + n >= (unsigned long long)kill_at) {
+        size_t part = (size_t)((unsigned long long)kill_at - a->n_written);
+        if (part) (void)fwrite(p, 1, part, a->f);
+        fflush(a->f);
+        raise(SIGKILL);
+    }
+    if (fwrite(p, 1, n, a->f) != n) { a->ok = 0; a->err = errno; }
+    a->n_written += n;
+}
+
+static void afile_printf(afile* a, const char* fmt, ...) {
+    char line[512];
+    va_list ap;
+    int k;
+    va_start(ap, fmt);
+    k = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (k < 0 || (size_t)k >= sizeof line) { a->ok = 0; return; }
+    afile_write(a, line, (size_t)k);
+}
+
+/* Ends the file: 1 when it is now at a->path whole, else 0 with err set
+   (the temporary removed, the old file untouched). */
+static int afile_commit(afile* a, char* err, size_t errn) {
+    long long kill_at = afile_kill_at();
+    if (a->ok && (fflush(a->f) != 0 || fsync(fileno(a->f)) != 0)) { a->ok = 0; a->err = errno; }
+    if (fclose(a->f) != 0 && a->ok) { a->ok = 0; a->err = errno; }
+    a->f = NULL;
+    if (a->ok && kill_at >= 0 && a->n_written >= (unsigned long long)kill_at) raise(SIGKILL);  /* N = the whole file */
+    if (a->ok && kill_at == -2) raise(SIGKILL);
+    if (a->ok && rename(a->tmp, a->path) != 0) {
+        a->err = errno;
+        snprintf(err, errn, "cannot write %s '%s': cannot rename its temporary file over it: %s", a->what, a->path,
+                 strerror(a->err));
+        (void)remove(a->tmp);
+        return 0;
+    }
+    if (!a->ok) {
+        snprintf(err, errn, "writing %s '%s' failed%s%s (the file is left as it was)", a->what, a->path, a->err ? ": " : "",
+                 a->err ? strerror(a->err) : "");
+        (void)remove(a->tmp);
+        return 0;
+    }
+    if (kill_at == -3) raise(SIGKILL);
+    return 1;
 }
 
 static int save_checkpoint(const char* path, const gpt_config* c, const dataset* d, int steps_done, const float* w, size_t P,
                            char* err, size_t errn) {
-    hwriter wr;
+    afile wr;
     uint32_t hdr[8];
     uint64_t n64 = P;
     unsigned char vocab[260];
     size_t vpad = ((size_t)c->V + 3) / 4 * 4;
-    wr.f = fopen(path, "wb");
-    wr.h = GPT_FNV_START;
-    wr.ok = wr.f != NULL;
-    if (!wr.f) { snprintf(err, errn, "cannot write checkpoint '%s': %s", path, strerror(errno)); return 0; }
+    if (!afile_open(&wr, path, "checkpoint", err, errn)) return 0;
     hdr[0] = 1; hdr[1] = (uint32_t)c->V; hdr[2] = (uint32_t)c->C; hdr[3] = (uint32_t)c->L; hdr[4] = (uint32_t)c->H;
     hdr[5] = (uint32_t)c->T; hdr[6] = (uint32_t)steps_done; hdr[7] = 0;
     memset(vocab, 0, sizeof vocab);
     memcpy(vocab, d->vocab, (size_t)c->V);
-    hw(&wr, "CCGPTCK1", 8);
-    hw(&wr, hdr, sizeof hdr);
-    hw(&wr, &n64, 8);
-    hw(&wr, vocab, vpad);
-    hw(&wr, w, sizeof(float) * P);
+    afile_write(&wr, "CCGPTCK1", 8);
+    afile_write(&wr, hdr, sizeof hdr);
+    afile_write(&wr, &n64, 8);
+    afile_write(&wr, vocab, vpad);
+    afile_write(&wr, w, sizeof(float) * P);
     {
         uint64_t h = wr.h;
-        hw(&wr, &h, 8);
+        afile_write(&wr, &h, 8);
     }
-    if (fclose(wr.f) != 0) wr.ok = 0;
-    if (!wr.ok) snprintf(err, errn, "writing checkpoint '%s' failed", path);
-    return wr.ok;
+    return afile_commit(&wr, err, errn);
 }
 
 /* Reads a checkpoint: the configuration, vocabulary and parameters
@@ -583,43 +684,42 @@ static int check_layout(const options* o, const gpt_config* c) {
 }
 
 static int write_batches(const char* path, const options* o, const dataset* d, int T, char* err, size_t errn) {
-    FILE* f = fopen(path, "wb");
+    afile f;
     uint32_t hdr[4];
-    int step, ok = f != NULL;
+    int step;
     int* in = (int*)malloc(sizeof(int) * (size_t)o->batch * T);
     int* tg = (int*)malloc(sizeof(int) * (size_t)o->batch * T);
-    if (!f || !in || !tg) {
-        snprintf(err, errn, "cannot write batches '%s': %s", path, f ? "out of memory" : strerror(errno));
-        if (f) fclose(f);
+    if (!in || !tg) {
+        snprintf(err, errn, "cannot write batches '%s': out of memory", path);
         free(in); free(tg);
         return 0;
     }
+    if (!afile_open(&f, path, "batches", err, errn)) { free(in); free(tg); return 0; }
     hdr[0] = (uint32_t)o->steps; hdr[1] = (uint32_t)o->batch; hdr[2] = (uint32_t)T; hdr[3] = 0;
-    ok = fwrite("CCGPTBT1", 1, 8, f) == 8 && fwrite(hdr, sizeof hdr, 1, f) == 1;
-    for (step = 0; ok && step < o->steps; step++) {
+    afile_write(&f, "CCGPTBT1", 8);
+    afile_write(&f, hdr, sizeof hdr);
+    for (step = 0; f.ok && step < o->steps; step++) {
         double lr = lr_at(o, step);
         float lr32 = (float)lr;
         lr = lr32;              /* the trainer steps with the float32 value */
         make_batch(d, 0, o->seed, step, o->batch, T, in, tg);
-        ok = fwrite(&lr, 8, 1, f) == 1 && fwrite(in, sizeof(int), (size_t)o->batch * T, f) == (size_t)o->batch * T &&
-             fwrite(tg, sizeof(int), (size_t)o->batch * T, f) == (size_t)o->batch * T;
+        afile_write(&f, &lr, 8);
+        afile_write(&f, in, sizeof(int) * (size_t)o->batch * T);
+        afile_write(&f, tg, sizeof(int) * (size_t)o->batch * T);
     }
-    if (fclose(f) != 0) ok = 0;
     free(in); free(tg);
-    if (!ok) snprintf(err, errn, "writing batches '%s' failed", path);
-    return ok;
+    return afile_commit(&f, err, errn);
 }
 
 static int write_grads(const char* path, double loss, const float* g, size_t P, char* err, size_t errn) {
-    FILE* f = fopen(path, "wb");
+    afile f;
     uint64_t n = P;
-    int ok;
-    if (!f) { snprintf(err, errn, "cannot write gradients '%s': %s", path, strerror(errno)); return 0; }
-    ok = fwrite("CCGPTGR1", 1, 8, f) == 8 && fwrite(&loss, 8, 1, f) == 1 && fwrite(&n, 8, 1, f) == 1 &&
-         fwrite(g, sizeof(float), P, f) == P;
-    if (fclose(f) != 0) ok = 0;
-    if (!ok) snprintf(err, errn, "writing gradients '%s' failed", path);
-    return ok;
+    if (!afile_open(&f, path, "gradients", err, errn)) return 0;
+    afile_write(&f, "CCGPTGR1", 8);
+    afile_write(&f, &loss, 8);
+    afile_write(&f, &n, 8);
+    afile_write(&f, g, sizeof(float) * P);
+    return afile_commit(&f, err, errn);
 }
 
 /* ---- >>model: a rank's model ----------------------------------------------- */

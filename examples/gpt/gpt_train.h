@@ -1339,16 +1339,10 @@ static int write_outputs(const shared* sh) {
     char err[512];
     int i;
     if (o->losses) {
-        FILE* f = fopen(o->losses, "w");
-        if (!f) {
-            fprintf(stderr, "%s: cannot write '%s': %s\n", gpt_program, o->losses, strerror(errno));
-            return 1;
-        }
-        for (i = 0; i < o->steps; i++) fprintf(f, "%.9g\n", sh->losses[sh->passes - 1][i]);
-        if (fclose(f) != 0) {
-            fprintf(stderr, "%s: writing '%s' failed\n", gpt_program, o->losses);
-            return 1;
-        }
+        afile f;
+        if (!afile_open(&f, o->losses, "losses", err, sizeof err)) { fprintf(stderr, "%s: %s\n", gpt_program, err); return 1; }
+        for (i = 0; i < o->steps; i++) afile_printf(&f, "%.9g\n", sh->losses[sh->passes - 1][i]);
+        if (!afile_commit(&f, err, sizeof err)) { fprintf(stderr, "%s: %s\n", gpt_program, err); return 1; }
     }
     if (o->dump_grads && o->steps > 0 && !write_grads(o->dump_grads, sh->loss0, sh->grads0, sh->P, err, sizeof err)) {
         fprintf(stderr, "%s: %s\n", gpt_program, err);
