@@ -6908,6 +6908,11 @@ static int cc__lp_step_row(cc_context* ctx, const cc__lp_model* m, int n, cc__lp
         if (c > m->c0[lo]) { e[len].col = c; e[len++].val = -w->val[i]; }
     }
     qsort(e, (size_t)len, sizeof *e, cc__lp_ent_cmp);
+    /* a pulse column becomes up to two step columns: the row may grow */
+    if (!CONCERTO__GROW(ctx, w->col, w->cap_c, (size_t)len) || !CONCERTO__GROW(ctx, w->val, w->cap_v, (size_t)len)) {
+        cc__free(ctx, e);
+        return 0;
+    }
     for (i = 0; i < len; i++) {
         if (out > 0 && w->col[out - 1] == e[i].col) { w->val[out - 1] += e[i].val; continue; }
         if (out > 0 && w->val[out - 1] == 0) out--;

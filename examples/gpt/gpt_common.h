@@ -524,6 +524,10 @@ static int load_checkpoint(const char* path, gpt_config* c, unsigned char* vocab
     memcpy(&h_file, buf + need - 8, 8);
     if (h != h_file) { snprintf(err, errn, "checkpoint '%s' is corrupt: its hash does not match its contents", path); goto out; }
     memcpy(vocab, buf + 48, (size_t)c->V);
+    if (hdr[6] > (uint32_t)INT32_MAX / 2) {   /* a count of steps a run could not have taken */
+        snprintf(err, errn, "checkpoint '%s': implausible count of steps done, %u", path, hdr[6]);
+        goto out;
+    }
     *steps_done = (int)hdr[6];
     *P = m->total;
     *w = (float*)malloc(sizeof(float) * m->total);

@@ -56,6 +56,8 @@ static void solve_all(cc_context* ctx, cc_graph* g, fz_in* in, int stream_mode) 
         d.tuning.bnb_nodes = 300;
         d.tuning.window_nodes = 40;
         d.rounds = 1;
+        d.tuning.restarts = 1;             /* one evolution and its search: the default ten took seconds */
+        d.tuning.lp_time_limit_s = 0.05;
         d.window_ops = 2 + (int)(fz_u8(in) % 4);
 #ifdef CONCERTO_USE_LPSOLVE
         if (m == 3 && (fz_u8(in) & 7) == 0 && n <= 8) d.exact = CC_EXACT_LPSOLVE;
