@@ -1213,7 +1213,8 @@ CONCERTO_API cc_result cc_exec_create(cc_context* ctx, cc_plan* plan, const cc_b
 CONCERTO_API void      cc_exec_destroy(cc_exec* exec);
 /* The address of a transient buffer in the executor's arena (backend
    memory where the backend allocates it), valid until cc_exec_destroy;
-   NULL for a bound or invalid buffer. A compute op reaches its transient
+   for a bound buffer, the address given to cc_exec_bind_buffer (NULL if
+   none); NULL for an invalid buffer. A compute op reaches its transient
    tensors through it: the caller fills the op's user_data (which the graph
    holds by pointer) after cc_exec_create and before the first step. */
 CONCERTO_API void*     cc_exec_buffer_ptr(const cc_exec* exec, cc_buffer buffer);

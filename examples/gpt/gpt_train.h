@@ -262,8 +262,10 @@ static cc_result exec_step(rank_state* s, cc_exec* x) {
     if (s->o->check_step && x != s->eval_ex && x != s->checked[0] && x != s->checked[1]) {
         /* --check-step: this executor's first step, op by op, every write
            checked against the op's regions (the bound buffers told first) */
+        t0 = wall_s();
         rc = gpt_op_store_bind(&s->train_ops, x == s->ex[0] ? s->train : s->run, x);
         if (rc == CC_OK) rc = cc_exec_step_checked(x);
+        s->wall_ms = (wall_s() - t0) * 1000.0;   /* op by op: slower than a step */
         s->checked[s->checked[0] ? 1 : 0] = x;
         if (rc == CC_OK && s->me == 0) s->sh->n_checked++;
         if (rc == CC_OK && s->m.kernels->error && (err = s->m.kernels->error()) != NULL) {
