@@ -281,13 +281,22 @@ typedef struct cc_graph cc_graph;
 typedef struct cc_op { uint32_t id; uint32_t graph; } cc_op;
 typedef struct cc_buffer { uint32_t id; uint32_t graph; } cc_buffer;
 
+/* Bytes of a buffer an op reads or writes. Start from zero (cc_region r =
+   {0}, or memset) and set what you need: every field has a meaning at 0. */
 typedef struct cc_region {
     cc_buffer buffer;
     uint64_t offset_bytes;
     uint64_t n_bytes;
     uint64_t split_rows;      /* decomposition: 0 = every chunk of the op uses the region whole;
                                  R > 0 = the region is R equal rows and chunk i of n uses
-                                 rows [i*R/n, (i+1)*R/n) (R must divide by n, n_bytes by R) */
+                                 rows [i*R/n, (i+1)*R/n) (R must divide by n, n_bytes by R; in
+                                 the strided form R must divide n_rows) */
+    uint64_t n_rows;          /* the strided (2-D) form: 0 = the n_bytes bytes at offset_bytes; R >= 1 =
+                                 R rows of n_bytes bytes each, row r at offset_bytes + r * stride_bytes
+                                 (a block of columns of a row-major matrix). Dependencies, the checked
+                                 step and the plan follow its bytes exactly, not its bounding range.
+                                 A collective's regions must be contiguous (n_rows 0 or 1). */
+    uint64_t stride_bytes;    /* strided, n_rows >= 2: from one row's start to the next's, >= n_bytes */
 } cc_region;
 
 enum {
@@ -2100,10 +2109,54 @@ CONCERTO_API cc_result cc_comm_run(const cc_collective* coll) {
 
 typedef struct cc__access {
     uint32_t op, buffer;        /* indices */
-    uint64_t offset, n_bytes;
+    uint64_t offset, n_bytes;   /* the bounding range: from the first row's start to the last row's end */
     uint64_t split_rows;        /* cc_region's: how decomposition cuts it */
+    uint64_t rows, row_bytes, stride;   /* rows of row_bytes, stride apart; contiguous: rows 1, row_bytes n_bytes */
     int is_write;
 } cc__access;
+
+/* ---- accesses' bytes ------------------------------------------------------
+   An access is rows of row_bytes bytes, stride apart (a contiguous one is
+   one row). These answer questions about its bytes exactly; code that only
+   needs a superset uses the bounding range [offset, offset + n_bytes). */
+
+/* The bytes an access touches (rows * row_bytes; no overflow: validated). */
+static uint64_t cc__acc_bytes(const cc__access* x) { return x->rows * x->row_bytes; }
+
+/* 1 if x (at base bx) touches a byte of [lo, hi) (at the same base). */
+static int cc__acc_hits_range(const cc__access* x, uint64_t bx, uint64_t lo, uint64_t hi) {
+    uint64_t o = bx + x->offset, jlo, jhi;
+    if (!x->row_bytes || lo >= hi || hi <= o || o + x->n_bytes <= lo) return 0;
+    if (x->rows <= 1) return 1;
+    /* rows j with o + j*stride < hi and o + j*stride + row_bytes > lo */
+    jlo = lo < o + x->row_bytes ? 0 : (lo - o - x->row_bytes) / x->stride + 1;
+    jhi = (hi - o - 1) / x->stride;
+    if (jhi > x->rows - 1) jhi = x->rows - 1;
+    return jlo <= jhi;
+}
+
+/* 1 if accesses x (at base bx) and y (at base by) share a byte: the rows of
+   the one with fewer rows, each tested against the other in O(1), so
+   O(min(rows)). Buffers are not compared (the caller knows they match). */
+static int cc__acc_overlap_at(const cc__access* x, uint64_t bx, const cc__access* y, uint64_t by) {
+    uint64_t r;
+    if (!cc__ranges_overlap(bx + x->offset, x->n_bytes, by + y->offset, y->n_bytes) || !x->row_bytes || !y->row_bytes) return 0;
+    if (x->rows > y->rows) { const cc__access* t = x; uint64_t tb = bx; x = y; bx = by; y = t; by = tb; }
+    for (r = 0; r < x->rows; r++) {
+        uint64_t lo = bx + x->offset + r * x->stride;
+        if (cc__acc_hits_range(y, by, lo, lo + x->row_bytes)) return 1;
+    }
+    return 0;
+}
+
+/* 1 if accesses x and y, of one buffer, share a byte. */
+static int cc__acc_overlap(const cc__access* x, const cc__access* y) { return cc__acc_overlap_at(x, 0, y, 0); }
+
+/* 1 if x covers every byte of y (exact for a contiguous x; a strided x is
+   said to cover nothing, which only keeps more records). */
+static int cc__acc_covers(const cc__access* x, const cc__access* y) {
+    return x->rows <= 1 && y->offset >= x->offset && y->offset + y->n_bytes <= x->offset + x->n_bytes;
+}
 
 /* The work of a chunk op made by decomposition (>>rewrite): the user's chunk
    function, its user_data and which chunk. The graph owns these records
@@ -2429,7 +2482,7 @@ CONCERTO_API uint64_t cc_op_bytes(const cc_graph* g, cc_op op, int writes) {
     uint64_t sum = 0;
     if (i < 0) return 0;
     for (a = 0; a < g->n_acc; a++)
-        if (g->acc[a].op == (uint32_t)i && (g->acc[a].is_write != 0) == (writes != 0)) sum += g->acc[a].n_bytes;
+        if (g->acc[a].op == (uint32_t)i && (g->acc[a].is_write != 0) == (writes != 0)) sum += cc__acc_bytes(&g->acc[a]);
     return sum;
 }
 
@@ -2505,6 +2558,23 @@ static cc_result cc__check_region(cc_graph* g, const char* opname, const cc_regi
     int b;
     cc__fmt(where, sizeof where, "op '%s': %s[%d]", opname, what, idx);
     if ((b = cc__buffer_arg(g, rg->buffer, where)) < 0) return CC_ERR_UNKNOWN_BUFFER;
+    if (rg->n_rows > 1) {   /* strided: rows that do not overlap each other, the last one inside */
+        uint64_t size = g->buf_bytes[b], room = size >= rg->n_bytes ? size - rg->n_bytes : 0;
+        if (rg->n_bytes == 0 || rg->stride_bytes < rg->n_bytes)
+            return CONCERTO__FAIL(g->ctx, CC_ERR_REGION, "%s: %llu rows of %llu bytes need stride_bytes >= n_bytes >= 1 "
+                                  "(stride_bytes %llu)", where, (unsigned long long)rg->n_rows, (unsigned long long)rg->n_bytes,
+                                  (unsigned long long)rg->stride_bytes);
+        if (rg->n_bytes > size || rg->n_rows - 1 > room / rg->stride_bytes ||
+            rg->offset_bytes > room - (rg->n_rows - 1) * rg->stride_bytes)
+            return CONCERTO__FAIL(g->ctx, CC_ERR_REGION, "%s = %llu rows of %llu bytes from byte %llu, %llu apart, lies outside "
+                                  "buffer '%s' of %llu bytes", where, (unsigned long long)rg->n_rows, (unsigned long long)rg->n_bytes,
+                                  (unsigned long long)rg->offset_bytes, (unsigned long long)rg->stride_bytes,
+                                  g->names.s + g->buf_name[b], (unsigned long long)size);
+        if (rg->split_rows && rg->n_rows % rg->split_rows)
+            return CONCERTO__FAIL(g->ctx, CC_ERR_REGION, "%s: split_rows %llu does not divide its n_rows %llu", where,
+                                  (unsigned long long)rg->split_rows, (unsigned long long)rg->n_rows);
+        return CC_OK;
+    }
     if (rg->offset_bytes > g->buf_bytes[b] || rg->n_bytes > g->buf_bytes[b] - rg->offset_bytes)
         return CONCERTO__FAIL(g->ctx, CC_ERR_REGION,
                         "%s = [%llu, +%llu) lies outside buffer '%s' of %llu bytes", where,
@@ -2541,6 +2611,7 @@ static cc_result cc__check_demand(cc_graph* g, const cc_op_desc* d, const char* 
 static cc_result cc__check_work(cc_graph* g, const cc_op_desc* d, const char* nm) {
     cc_context* ctx = g->ctx;
     const cc_collective* c = d->coll;
+    int i;
     if (c) {
         if (c->kind <= CC_COLL_NONE || c->kind > CC_COLL_ALL_TO_ALL)
             return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "op '%s': unknown collective kind %d", nm, (int)c->kind);
@@ -2554,6 +2625,13 @@ static cc_result cc__check_work(cc_graph* g, const cc_op_desc* d, const char* nm
             return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "op '%s': an op is either compute (fn, chunk_fn) or a collective, not both", nm);
         if (d->demands || d->stream == CC_NO_STREAM)
             return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "op '%s': a collective runs on a stream: set stream, not demands", nm);
+        for (i = 0; i < d->n_reads + d->n_writes; i++) {
+            const cc_region* rg = i < d->n_reads ? &d->reads[i] : &d->writes[i - d->n_reads];
+            if (rg->n_rows > 1)
+                return CONCERTO__FAIL(ctx, CC_ERR_REGION, "op '%s': %s[%d] is strided (%llu rows): a collective's regions must be "
+                                      "contiguous", nm, i < d->n_reads ? "reads" : "writes", i < d->n_reads ? i : i - d->n_reads,
+                                      (unsigned long long)rg->n_rows);
+        }
     }
     if (d->chunk_fn && !d->fn)
         return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "op '%s': chunk_fn without fn: a decomposable op still needs fn (the whole op)", nm);
@@ -2636,8 +2714,11 @@ CONCERTO_API cc_result cc_graph_add_op(cc_graph* g, const cc_op_desc* d, cc_op* 
         a->op = (uint32_t)i;
         a->buffer = rg->buffer.id - 1;
         a->offset = rg->offset_bytes;
-        a->n_bytes = rg->n_bytes;
         a->split_rows = rg->split_rows;
+        a->rows = rg->n_rows > 1 ? rg->n_rows : 1;
+        a->row_bytes = rg->n_bytes;
+        a->stride = rg->n_rows > 1 ? rg->stride_bytes : rg->n_bytes;
+        a->n_bytes = (a->rows - 1) * a->stride + a->row_bytes;
         a->is_write = r >= d->n_reads;
     }
     for (r = 0; r < d->n_deps; r++) {
@@ -2768,8 +2849,7 @@ static cc_result cc__derive_region_edges(cc_graph* g, cc__edge** edges, size_t* 
             if (x->n_bytes == 0) continue;
             for (m = 0; m < n_active; m++) {
                 const cc__access* y = &g->acc[active[m]];
-                if (cc__ranges_overlap(x->offset, x->n_bytes, y->offset, y->n_bytes) && (x->is_write || y->is_write) &&
-                    y->op != x->op) {
+                if ((x->is_write || y->is_write) && y->op != x->op && cc__acc_overlap(x, y)) {
                     if (!CONCERTO__GROW(ctx, *edges, *cap_edges, *n_edges + 1)) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
                     (*edges)[*n_edges].from = (int)y->op;
                     (*edges)[*n_edges].to = (int)x->op;
@@ -2779,8 +2859,7 @@ static cc_result cc__derive_region_edges(cc_graph* g, cc__edge** edges, size_t* 
             if (x->is_write) {   /* drop records the write covers */
                 for (m = 0; m < n_active; m++) {
                     const cc__access* y = &g->acc[active[m]];
-                    if (!(y->offset >= x->offset && y->offset + y->n_bytes <= x->offset + x->n_bytes))
-                        active[w++] = active[m];
+                    if (!cc__acc_covers(x, y)) active[w++] = active[m];
                 }
                 n_active = w;
             }
@@ -10377,8 +10456,10 @@ static int cc__rw_regions(const cc__rw_src* s, int i, const cc_graph* dst, cc_re
             regs[m].buffer.id = x->buffer + 1;
             regs[m].buffer.graph = dst->serial;
             regs[m].offset_bytes = x->offset;
-            regs[m].n_bytes = x->n_bytes;
+            regs[m].n_bytes = x->row_bytes;
             regs[m].split_rows = x->split_rows;
+            regs[m].n_rows = x->rows > 1 ? x->rows : 0;
+            regs[m].stride_bytes = x->rows > 1 ? x->stride : 0;
             m++;
             if (!pass) (*n_reads)++;
         }
@@ -10655,7 +10736,7 @@ static void cc__rw_search_take(cc__rw_search* S, cc_graph* cand, double mk) {
 }
 
 static int cc__rw_overlap(const cc__access* x, const cc__access* y) {
-    return x->buffer == y->buffer && cc__ranges_overlap(x->offset, x->n_bytes, y->offset, y->n_bytes);
+    return x->buffer == y->buffer && cc__acc_overlap(x, y);
 }
 
 /* ---- decomposition ------------------------------------------------------
@@ -10663,47 +10744,53 @@ static int cc__rw_overlap(const cc__access* x, const cc__access* y) {
    writers of what it accesses, and the readers of what it wrote. */
 typedef struct cc__rw_iv { uint32_t buffer; uint64_t lo, hi; } cc__rw_iv;
 
+/* Adds the bytes of x, a row at a time. */
 static int cc__iv_add(cc_context* ctx, cc__rw_iv** v, size_t* n, size_t* cap, const cc__access* x) {
-    if (!x->n_bytes) return 1;
-    if (!CONCERTO__GROW(ctx, *v, *cap, *n + 1)) return 0;
-    (*v)[*n].buffer = x->buffer;
-    (*v)[*n].lo = x->offset;
-    (*v)[*n].hi = x->offset + x->n_bytes;
-    (*n)++;
+    uint64_t r;
+    if (!x->row_bytes) return 1;
+    for (r = 0; r < x->rows; r++) {
+        if (!CONCERTO__GROW(ctx, *v, *cap, *n + 1)) return 0;
+        (*v)[*n].buffer = x->buffer;
+        (*v)[*n].lo = x->offset + r * x->stride;
+        (*v)[*n].hi = (*v)[*n].lo + x->row_bytes;
+        (*n)++;
+    }
     return 1;
 }
 
 static int cc__iv_hits(const cc__rw_iv* v, size_t n, const cc__access* x) {
     size_t i;
-    if (!x->n_bytes) return 0;
     for (i = 0; i < n; i++)
-        if (v[i].buffer == x->buffer && cc__ranges_overlap(v[i].lo, v[i].hi - v[i].lo, x->offset, x->n_bytes)) return 1;
+        if (v[i].buffer == x->buffer && cc__acc_hits_range(x, 0, v[i].lo, v[i].hi)) return 1;
     return 0;
 }
 
-/* Removes the bytes of x from the intervals (one may split in two). */
+/* Removes the bytes of x from the intervals, a row at a time (one may
+   split in two). */
 static int cc__iv_cut(cc_context* ctx, cc__rw_iv** v, size_t* n, size_t* cap, const cc__access* x) {
-    uint64_t lo = x->offset, hi = x->offset + x->n_bytes;
-    size_t i, m = *n, k = 0;
-    if (!x->n_bytes) return 1;
-    for (i = 0; i < m; i++) {
-        cc__rw_iv* p = &(*v)[i];
-        if (p->buffer != x->buffer || p->hi <= lo || hi <= p->lo) continue;
-        if (p->lo < lo && hi < p->hi) {
-            uint64_t end = p->hi;
-            if (!CONCERTO__GROW(ctx, *v, *cap, *n + 1)) return 0;
-            p = &(*v)[i];
-            (*v)[*n].buffer = x->buffer;
-            (*v)[*n].lo = hi;
-            (*v)[*n].hi = end;
-            (*n)++;
-            p->hi = lo;
-        } else if (p->lo < lo) p->hi = lo;
-        else if (hi < p->hi) p->lo = hi;
-        else p->hi = p->lo;   /* all of it */
+    uint64_t r;
+    for (r = 0; r < x->rows && x->row_bytes; r++) {
+        uint64_t lo = x->offset + r * x->stride, hi = lo + x->row_bytes;
+        size_t i, m = *n, k = 0;
+        for (i = 0; i < m; i++) {
+            cc__rw_iv* p = &(*v)[i];
+            if (p->buffer != x->buffer || p->hi <= lo || hi <= p->lo) continue;
+            if (p->lo < lo && hi < p->hi) {
+                uint64_t end = p->hi;
+                if (!CONCERTO__GROW(ctx, *v, *cap, *n + 1)) return 0;
+                p = &(*v)[i];
+                (*v)[*n].buffer = x->buffer;
+                (*v)[*n].lo = hi;
+                (*v)[*n].hi = end;
+                (*n)++;
+                p->hi = lo;
+            } else if (p->lo < lo) p->hi = lo;
+            else if (hi < p->hi) p->lo = hi;
+            else p->hi = p->lo;   /* all of it */
+        }
+        for (i = 0; i < *n; i++) if ((*v)[i].lo < (*v)[i].hi) (*v)[k++] = (*v)[i];
+        *n = k;
     }
-    for (i = 0; i < *n; i++) if ((*v)[i].lo < (*v)[i].hi) (*v)[k++] = (*v)[i];
-    *n = k;
     return 1;
 }
 
@@ -10810,7 +10897,7 @@ static int cc__dec_fits(const cc__rw_src* s, const char* role, int a, int k) {
         if (!role[j]) continue;
         for (p = s->acc_off[j]; p < s->acc_off[j + 1]; p++) {
             const cc__access* x = &g->acc[p];
-            if (x->split_rows && (x->split_rows % (uint64_t)k || x->n_bytes % x->split_rows)) return 0;
+            if (x->split_rows && (x->split_rows % (uint64_t)k || (x->rows <= 1 && x->n_bytes % x->split_rows))) return 0;
         }
     }
     return 1;
@@ -10837,7 +10924,12 @@ static cc_result cc__dec_build(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x
             if (role[i]) {
                 for (q = 0; q < d.n_reads + d.n_writes; q++) {
                     cc_region* rg = &x->regs[q];
-                    if (rg->split_rows) {
+                    if (rg->split_rows && rg->n_rows > 1) {   /* strided: its rows in k runs */
+                        uint64_t each = rg->n_rows / (uint64_t)k;
+                        rg->offset_bytes += (uint64_t)ch * each * rg->stride_bytes;
+                        rg->n_rows = each;
+                        rg->split_rows /= (uint64_t)k;
+                    } else if (rg->split_rows) {
                         uint64_t rows = rg->split_rows / (uint64_t)k, row_bytes = rg->n_bytes / rg->split_rows;
                         rg->offset_bytes += (uint64_t)ch * rows * row_bytes;
                         rg->n_bytes = rows * row_bytes;
@@ -11957,7 +12049,7 @@ static int cc__op_declares_write(const cc_plan* pl, int v, int b, uint64_t at) {
             if (m == g->n_mb) continue;
             base = pl->mb_off[m];
         }
-        if (at >= base + acc->offset && at < base + acc->offset + acc->n_bytes) return 1;
+        if (cc__acc_hits_range(acc, base, at, at + 1)) return 1;
     }
     return 0;
 }
@@ -12458,8 +12550,7 @@ static int cc__ops_conflict(const cc_graph* g, int a, int b) {
         if ((int)p->op != a) continue;
         for (j = 0; j < g->n_acc; j++) {
             const cc__access* q = &g->acc[j];
-            if ((int)q->op == b && q->buffer == p->buffer && (p->is_write || q->is_write) &&
-                cc__ranges_overlap(p->offset, p->n_bytes, q->offset, q->n_bytes))
+            if ((int)q->op == b && q->buffer == p->buffer && (p->is_write || q->is_write) && cc__acc_overlap(p, q))
                 return 1;
         }
     }
@@ -12483,7 +12574,7 @@ static int cc__plan_ops_conflict(const cc_plan* pl, int a, int b) {
             const cc__access* q = &g->acc[j];
             if ((int)q->op != b || !(p->is_write || q->is_write)) continue;
             for (n = 0; n < g->n_mb && g->mb_buf[n] != (int)q->buffer; n++) {}
-            if (n < g->n_mb && cc__ranges_overlap(pl->mb_off[m] + p->offset, p->n_bytes, pl->mb_off[n] + q->offset, q->n_bytes))
+            if (n < g->n_mb && cc__acc_overlap_at(p, pl->mb_off[m], q, pl->mb_off[n]))
                 return 1;
         }
     }

@@ -50,7 +50,7 @@ static cc_result make_exec(cc_context* ctx, cc_comm* comm, cc_backend* be, work*
                            int with_comm, cc_graph** g, cc_plan** plan, cc_exec** ex) {
     cc_graph_desc gd = {0};
     cc_buffer b;
-    cc_region r;
+    cc_region r = {0};
     cc_collective co;
     cc_result rc;
     gd.n_streams = 2;

@@ -117,7 +117,7 @@ typedef struct shared {
 static int cmp_d(const void* a, const void* b) { double x = *(const double*)a, y = *(const double*)b; return (x > y) - (x < y); }
 
 static cc_region whole(cc_buffer b, uint64_t off, uint64_t n) {
-    cc_region r;
+    cc_region r = {0};
     r.buffer = b; r.offset_bytes = off; r.n_bytes = n; r.split_rows = 0;
     return r;
 }
@@ -150,7 +150,7 @@ static cc_result rank_main(cc_rank* rank, void* user) {
     CHECK(cc_graph_add_buffer(g, "dw", WB * (uint64_t)L, &bdw));
     for (l = 0; l < L; l++) {
         cc_op_desc d = {0};
-        cc_region r[2], w[1];
+        cc_region r[2] = {0}, w[1] = {0};
         char name[32];
         snprintf(name, sizeof name, "L%d.forward", l);
         r[0] = whole(bx, ACT * (uint64_t)l, ACT); r[1] = whole(bw, WB * (uint64_t)l, WB); w[0] = whole(bx, ACT * (uint64_t)(l + 1), ACT);
@@ -160,7 +160,7 @@ static cc_result rank_main(cc_rank* rank, void* user) {
     }
     {
         cc_op_desc d = {0};
-        cc_region r[1], w[1];
+        cc_region r[1] = {0}, w[1] = {0};
         r[0] = whole(bx, ACT * (uint64_t)L, ACT); w[0] = whole(bdx, ACT * (uint64_t)L, ACT);
         d.name = "loss_grad"; d.duration_us = 1; d.fn = loss_grad; d.user_data = &jobs[L];
         d.reads = r; d.n_reads = 1; d.writes = w; d.n_writes = 1;
@@ -168,7 +168,7 @@ static cc_result rank_main(cc_rank* rank, void* user) {
     }
     for (l = L - 1; l >= 0; l--) {
         cc_op_desc d = {0};
-        cc_region r[3], w[1];
+        cc_region r[3] = {0}, w[1] = {0};
         char name[32];
         r[0] = whole(bdx, ACT * (uint64_t)(l + 1), ACT); r[1] = whole(bx, ACT * (uint64_t)(l + 1), ACT);
         r[2] = whole(bw, WB * (uint64_t)l, WB); w[0] = whole(bdx, ACT * (uint64_t)l, ACT);

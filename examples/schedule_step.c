@@ -22,7 +22,7 @@
     fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cc_last_error(ctx)); exit(1); } } while (0)
 
 static cc_region whole(cc_buffer b, uint64_t n_bytes) {
-    cc_region r;
+    cc_region r = {0};
     r.buffer = b; r.offset_bytes = 0; r.n_bytes = n_bytes; r.split_rows = 0;
     return r;
 }
@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
 
     /* forward: act[l+1] = layer_l(act[l], weights[l]) */
     for (l = 0; l < layers; l++) {
-        cc_region r[2], w[1];
+        cc_region r[2] = {0}, w[1] = {0};
         r[0] = whole(act, ACT); r[0].offset_bytes = ACT * (uint64_t)l;
         r[1] = whole(weights, W); r[1].offset_bytes = W * (uint64_t)l;
         w[0] = whole(act, ACT); w[0].offset_bytes = ACT * (uint64_t)(l + 1);
@@ -67,14 +67,14 @@ int main(int argc, char** argv) {
     }
     /* loss gradient */
     {
-        cc_region r[1], w[1];
+        cc_region r[1] = {0}, w[1] = {0};
         r[0] = whole(act, ACT); r[0].offset_bytes = ACT * (uint64_t)layers;
         w[0] = whole(grad_act, ACT); w[0].offset_bytes = ACT * (uint64_t)layers;
         add(ctx, g, "loss", 20, CC_STREAM_COMPUTE, r, 1, w, 1);
     }
     /* backward, reduce-scatter, optimizer per layer, in the order a trainer issues them */
     for (l = layers - 1; l >= 0; l--) {
-        cc_region r[3], w[1];
+        cc_region r[3] = {0}, w[1] = {0};
         r[0] = whole(grad_act, ACT); r[0].offset_bytes = ACT * (uint64_t)(l + 1);
         r[1] = whole(act, ACT); r[1].offset_bytes = ACT * (uint64_t)l;
         r[2] = whole(weights, W); r[2].offset_bytes = W * (uint64_t)l;

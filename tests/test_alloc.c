@@ -61,7 +61,7 @@ static void scenario(tu_alloc* a, int mode, outcome* out) {
     STEP("cc_graph_add_buffer", cc_graph_add_buffer(g, "gradients", 4096, &buf[1]));
     for (i = 0; i < 10; i++) {
         cc_op_desc d = {0};
-        cc_region rd, wr;
+        cc_region rd = {0}, wr = {0};
         char name[32];
         snprintf(name, sizeof name, "%s%d", i % 3 == 2 ? "allreduce" : "layer", i);
         rd.buffer = buf[i % 2]; rd.offset_bytes = (uint64_t)(i % 4) * 512; rd.n_bytes = 1024;
@@ -109,7 +109,7 @@ static void scenario(tu_alloc* a, int mode, outcome* out) {
         if (r != CC_OK) { if (!(r == CC_ERR_OUT_OF_MEMORY && mode == 1)) snprintf(out->error, sizeof out->error, "cc_graph_create"); goto done; }
         for (i = 0; i < 3 && r == CC_OK; i++) {
             cc_op_desc d = {0};
-            cc_region rg[2];
+            cc_region rg[2] = {0};
             char nm[3][16];
             snprintf(nm[0], 16, "w%d", i); snprintf(nm[1], 16, "act%d", i);
 #define MSTEP(what, call) do { r = (call); if (r == CC_ERR_OUT_OF_MEMORY && mode == 0) r = (call); } while (0)

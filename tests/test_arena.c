@@ -144,7 +144,7 @@ static cc_graph* build(cc_context* ctx, cc_rank* rank, const inst* in, cc_buffer
     for (i = 0; i < in->n_ops; i++) {
         const op_io* o = &in->io[i];
         cc_op_desc d;
-        cc_region rr[MAX_IO], ww[MAX_IO];
+        cc_region rr[MAX_IO] = {0}, ww[MAX_IO] = {0};
         cc_collective c;
         memset(&d, 0, sizeof d);
         memset(rr, 0, sizeof rr); memset(ww, 0, sizeof ww);
@@ -472,7 +472,7 @@ static void test_cap_too_small(void) {
     cc_plan* pl = NULL;
     cc_plan_desc pd;
     cc_op_desc d;
-    cc_region ra, rb;
+    cc_region ra = {0}, rb = {0};
     cc_result r;
     cc_context_create(NULL, &ctx);
     cc_graph_create(ctx, NULL, &g);

@@ -328,7 +328,7 @@ static cc_result loop_rank(cc_rank* rank, void* ud) {
     cc_comm* out = NULL;
     cc_collective c;
     cc_op_desc d;
-    cc_region rx, ry;
+    cc_region rx = {0}, ry = {0};
     if ((L->create = cc_comm_wrap(ctx, &loop_family, &L->fam, 0, 1, "loopback", &comm)) != CC_OK) return L->create;
     L->split = cc_comm_split(comm, 0, 0, &out);
     snprintf(L->split_msg, sizeof L->split_msg, "%s", cc_last_error(ctx));

@@ -153,7 +153,7 @@ typedef struct step_graph { cc_graph* g; layer_arg args[3][L]; } step_graph;
 /* The graph of the step: buffers x, w[l], g[l]; ops in program order. */
 static cc_result build_step(cc_context* ctx, model* m, cc_comm* comm, step_graph* sg) {
     cc_buffer bx, bw[L], bg[L];
-    cc_region rx, rw[L], rg[L];
+    cc_region rx = {0}, rw[L] = {0}, rg[L] = {0};
     cc_collective c;
     cc_op_desc d;
     cc_result rc;
@@ -171,7 +171,7 @@ static cc_result build_step(cc_context* ctx, model* m, cc_comm* comm, step_graph
         memset(&rg[l], 0, sizeof rg[l]); rg[l].buffer = bg[l]; rg[l].n_bytes = W * 4;
     }
     for (l = 0; l < L; l++) {   /* forward */
-        cc_region rd[2];
+        cc_region rd[2] = {0};
         sg->args[0][l].m = m; sg->args[0][l].l = l;
         rd[0] = rx; rd[1] = rw[l];
         d = (cc_op_desc){0};
@@ -180,7 +180,7 @@ static cc_result build_step(cc_context* ctx, model* m, cc_comm* comm, step_graph
         if ((rc = cc_graph_add_op(sg->g, &d, NULL)) != CC_OK) return rc;
     }
     for (l = L - 1; l >= 0; l--) {   /* backward, all-reduce, update */
-        cc_region rd[2];
+        cc_region rd[2] = {0};
         sg->args[1][l].m = m; sg->args[1][l].l = l;
         sg->args[2][l].m = m; sg->args[2][l].l = l;
         rd[0] = rx; rd[1] = rw[l];

@@ -121,7 +121,7 @@ static const char* def_name[N_DEF] = { "none", "a producer without chunk_fn", "a
                                        "a broadcast", "an all-reduce region with split_rows 0", "an all-reduce out of place" };
 
 static cc_region rg(cc_buffer b, uint64_t n_bytes, uint64_t rows) {
-    cc_region r;
+    cc_region r = {0};
     memset(&r, 0, sizeof r);
     r.buffer = b;
     r.n_bytes = n_bytes;
@@ -164,7 +164,7 @@ static cc_result build_tp_in(cc_context* ctx, tp* m, tjob* jobs, cc_comm* comm, 
     for (l = 0; l < L && r == CC_OK; l++) {
         int bad = l == 1 ? defect : DEF_NONE;
         cc_op_desc d = {0};
-        cc_region rd[2], wr[1];
+        cc_region rd[2] = {0}, wr[1] = {0};
         cc_collective co;
         tjob* jb = &jobs[l * 3];
         jb[0].m = jb[1].m = jb[2].m = m;
@@ -587,7 +587,7 @@ static void test_determinism(void) {
         cc_graph* fg = NULL;
         cc_op_desc d = {0};
         cc_buffer b;
-        cc_region r;
+        cc_region r = {0};
         int calls = 0, i, n_chunk_ops = 0;
         cc_graph_create(ctx, NULL, &g);
         cc_graph_add_buffer(g, "b", 64, &b);
@@ -634,7 +634,7 @@ static cc_result copy_rank(cc_rank* rank, void* user) {
     cc_graph *g = NULL, *dg = NULL, *fg = NULL;
     cc_op_desc d = {0};
     cc_buffer b;
-    cc_region r;
+    cc_region r = {0};
     static float buf[2][16];
     int me = cc_rank_index(rank);
     cc_collective co;

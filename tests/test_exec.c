@@ -489,7 +489,7 @@ static void f_up(void* st, void* u) {
 typedef struct same_arg { int bad, failures; char first[512]; float result[3][4][2 * ND * ND]; } same_arg;
 
 static cc_region reg(cc_buffer b, int part, uint64_t n) {
-    cc_region r;
+    cc_region r = {0};
     r.buffer = b; r.offset_bytes = (uint64_t)part * n; r.n_bytes = n; r.split_rows = 0;
     return r;
 }
@@ -531,7 +531,7 @@ static cc_result same_rank(cc_rank* rank, void* user) {
         sizes[0] = A; sizes[1] = W; sizes[2] = W;
         for (k = 0; k < sizeof ops / sizeof *ops; k++) {
             cc_op_desc d = {0};
-            cc_region r[3], w[1];
+            cc_region r[3] = {0}, w[1] = {0};
             int q;
             for (q = 0; q < ops[k].nr; q++) r[q] = reg(bufs[ops[k].reads[q][0]], ops[k].reads[q][1], sizes[ops[k].reads[q][0]]);
             w[0] = reg(bufs[ops[k].writes[0]], ops[k].writes[1], sizes[ops[k].writes[0]]);
@@ -828,7 +828,7 @@ typedef struct two_ops { cc_graph* g; cc_plan* pl; cc_exec* x; cc_backend be; cc
 static cc_result two_ops_make(cc_rank* rank, rec* r0, float* buf, size_t n, int compute_writes, two_ops* t) {
     cc_context* ctx = cc_rank_context(rank);
     cc_buffer b;
-    cc_region reg;
+    cc_region reg = {0};
     cc_op_desc d = {0};
     cc_result r;
     memset(t, 0, sizeof *t);

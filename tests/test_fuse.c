@@ -45,7 +45,7 @@ static void use_fn(void* stream, void* user) {
 }
 
 static cc_region whole(cc_buffer b, uint64_t n) {
-    cc_region r;
+    cc_region r = {0};
     memset(&r, 0, sizeof r);
     r.buffer = b;
     r.n_bytes = n;
@@ -320,7 +320,7 @@ static cc_graph* build_colls(cc_context* ctx, const gcoll* cs, int n, int with_b
     for (i = 0; i < n; i++) {
         cc_op_desc d = {0};
         cc_collective c;
-        cc_region rg;
+        cc_region rg = {0};
         char name[32];
         rg = whole(bufs[i], cs[i].n * 4);
         snprintf(name, sizeof name, "make%d", i);
@@ -447,7 +447,7 @@ static void test_never_fused(void) {
         cc_graph_create(ctx, NULL, &g2);
         {
             cc_buffer b0, b1;
-            cc_region r0, r1;
+            cc_region r0 = {0}, r1 = {0};
             cc_collective co;
             cc_op c1;
             cc_graph_add_buffer(g2, "b0", 1024, &b0);

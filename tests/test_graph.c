@@ -114,7 +114,7 @@ static void test_cycle(void) {
     if (cc_graph_create(ctx, NULL, &g) != CC_OK) return;
     {
         cc_buffer x;
-        cc_region reg;
+        cc_region reg = {0};
         cc_op_desc od = {0};
         cc_op w, rd;
         cc_graph_add_buffer(g, "X", 64, &x);
@@ -150,7 +150,7 @@ static void test_bad_input(void) {
     cc_op_desc d;
     cc_op a, out;
     cc_buffer buf, b0 = {0, 0}, b99 = {99, 0};
-    cc_region reg;
+    cc_region reg = {0};
     cc_schedule s;
     cc_sched_desc sd = {0};
     int caps[2] = {2, 3};
@@ -305,7 +305,7 @@ static void test_regions(void) {
     cc_graph* g = NULL;
     cc_buffer A, B;
     cc_op op[8];
-    cc_region r_w0, r_r1, r_r2, r_w3, r_w4, r_r5, r_w6, r_io;
+    cc_region r_w0 = {0}, r_r1 = {0}, r_r2 = {0}, r_w3 = {0}, r_w4 = {0}, r_r5 = {0}, r_w6 = {0}, r_io = {0};
     cc_op_desc d;
     cc_schedule s;
     cc_sched_desc sd = {0};
@@ -395,7 +395,7 @@ static void test_regions_random(void) {
         int n = tu_randint(&rng, 4, 24), i, j, kk;
         cc_graph* g = NULL;
         cc_buffer bufs[3];
-        cc_region rd[24], wr[24];
+        cc_region rd[24] = {0}, wr[24] = {0};
         int has_rd[24], has_wr[24];
         cc_op ops[24];
         unsigned char conflict[24][24], reach[24][24];
@@ -501,7 +501,7 @@ static void test_foreign_handles(void) {
     cc_graph *g1 = NULL, *g2 = NULL, *g3 = NULL;
     cc_op a, x, order[2];
     cc_buffer b1, b2;
-    cc_region reg;
+    cc_region reg = {0};
     cc_op_desc d;
     cc_plan* pl = NULL;
     double mk;

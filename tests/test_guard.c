@@ -34,7 +34,7 @@ static void lm_head_backward(void* stream, void* user) {
 }
 
 static cc_region whole(cc_buffer b) {
-    cc_region r;
+    cc_region r = {0};
     memset(&r, 0, sizeof r);
     r.buffer = b;
     r.n_bytes = N * sizeof(float);
@@ -53,7 +53,7 @@ static void fill(model* m, int plant) {
 static cc_graph* llmc_graph(cc_context* ctx, model* m, int declare, cc_buffer* b) {
     cc_graph* g = NULL;
     cc_op_desc d;
-    cc_region rd[1], wr[2];
+    cc_region rd[1] = {0}, wr[2] = {0};
     if (cc_graph_create(ctx, NULL, &g) != CC_OK) return NULL;
     cc_graph_add_buffer(g, "dout", sizeof m->dout, &b[0]);
     cc_graph_add_buffer(g, "dwte", sizeof m->dwte, &b[1]);
@@ -135,7 +135,7 @@ static void test_undeclared_arena(void) {
     cc_graph* g = NULL;
     cc_buffer act;
     cc_op_desc d;
-    cc_region r;
+    cc_region r = {0};
     cc_plan* pl = NULL;
     cc_exec* x = NULL;
     cc_backend be;
@@ -185,7 +185,7 @@ static void test_profile_keeps_memory(void) {
     cc_graph* g = NULL;
     cc_buffer w, act;
     cc_op_desc d;
-    cc_region rw, ra;
+    cc_region rw = {0}, ra = {0};
     cc_plan* pl = NULL;
     cc_exec* x = NULL;
     cc_backend be;
@@ -200,7 +200,7 @@ static void test_profile_keeps_memory(void) {
     memset(&ra, 0, sizeof ra); ra.buffer = act; ra.n_bytes = sizeof o.w;
     memset(&d, 0, sizeof d);
     {
-        cc_region wr[2];
+        cc_region wr[2] = {0};
         wr[0] = rw; wr[1] = ra;
         d.name = "adamw"; d.duration_us = 5; d.writes = wr; d.n_writes = 2; d.fn = adamw; d.user_data = &o;
         cc_graph_add_op(g, &d, NULL);

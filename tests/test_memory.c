@@ -64,13 +64,15 @@ static cc_graph* mi_graph(const mi* x) {
         if (cc_graph_add_transient(g, nm, x->bytes[b], &buf[b]) != CC_OK) { cc_graph_destroy(g); return NULL; }
     }
     for (j = 0; j < x->n; j++) {
-        cc_region rd[MI_MAX_BUF], wr[MI_MAX_BUF];
+        cc_region rd[MI_MAX_BUF] = {0}, wr[MI_MAX_BUF] = {0};
         cc_op deps[MI_MAX_OPS];
         int nr = 0, nw = 0, nd = 0;
         char nm[16];
         cc_op_desc d = {0};
         for (b = 0; b < x->nb; b++) {
-            cc_region rg = {buf[b], 0, x->bytes[b], 0};
+            cc_region rg = {0};
+            rg.buffer = buf[b];
+            rg.n_bytes = x->bytes[b];
             if (x->writer[b] == j) wr[nw++] = rg;
             if (x->reads[b][j]) rd[nr++] = rg;
         }
@@ -297,7 +299,7 @@ static z3 z3_step(int L) {
     for (i = 0; i < L; i++) {
         char nm[32];
         cc_op_desc d = {0};
-        cc_region w, rd[2];
+        cc_region w = {0}, rd[2] = {0};
         snprintf(nm, sizeof nm, "gp%d", i); cc_graph_add_transient(z.g, nm, P, &gp);
         snprintf(nm, sizeof nm, "act%d", i); cc_graph_add_transient(z.g, nm, A, &act[i]);
         w.buffer = gp; w.offset_bytes = 0; w.n_bytes = P; w.split_rows = 0;
@@ -313,7 +315,7 @@ static z3 z3_step(int L) {
     for (i = L - 1; i >= 0; i--) {
         char nm[32];
         cc_op_desc d = {0};
-        cc_region w, rd[2];
+        cc_region w = {0}, rd[2] = {0};
         snprintf(nm, sizeof nm, "gb%d", i); cc_graph_add_transient(z.g, nm, P, &gb);
         snprintf(nm, sizeof nm, "gr%d", i); cc_graph_add_transient(z.g, nm, G, &gr);
         w.buffer = gb; w.offset_bytes = 0; w.n_bytes = P; w.split_rows = 0;
@@ -435,7 +437,7 @@ static void test_check_by_hand(void) {
     cc_graph* g = NULL;
     cc_buffer a, b;
     cc_op_desc d = {0};
-    cc_region ra, rb;
+    cc_region ra = {0}, rb = {0};
     double s[4];
     uint64_t pk = 0;
     double at = -1;
@@ -484,7 +486,7 @@ static void test_bad_input(void) {
     cc_graph* g = NULL;
     cc_buffer a, b, c;
     cc_op_desc d = {0};
-    cc_region ra, rb;
+    cc_region ra = {0}, rb = {0};
     cc_schedule s;
     cc_sched_desc sd = {0};
     if (cc_graph_create(ctx, NULL, &g) != CC_OK) { CHECK(0, "setup"); return; }
@@ -566,7 +568,7 @@ static cc_graph* fuse_case(void) {
     static int comm;   /* its address stands for a communicator: the rewrite only compares it */
     cc_graph* g = NULL;
     cc_buffer p[2], a, b;
-    cc_region rp[2], ra, rb, rr[2];
+    cc_region rp[2] = {0}, ra = {0}, rb = {0}, rr[2] = {0};
     cc_collective co;
     cc_op_desc d = {0};
     int i;

@@ -93,7 +93,7 @@ static void test_never_prints(void) {
     cc_op ops[4], junk;
     cc_op_desc d = {0};
     cc_buffer b, ghost = {77, 0};
-    cc_region reg;
+    cc_region reg = {0};
     double t[4] = {0, 0, 0, 0}, mk, cp, rb;
     int i;
     const char* bad_sm = "this is not a PSPLIB file\n";

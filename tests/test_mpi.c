@@ -315,7 +315,7 @@ static cc_graph* plan_graph(cc_context* ctx, plan_data* p, cc_comm* world, cc_co
     cc_graph_desc gd = {0};
     cc_graph* g = NULL;
     cc_buffer ba, bb, bg, bo;
-    cc_region ra, rb, rg, ro, rr[2];
+    cc_region ra = {0}, rb = {0}, rg = {0}, ro = {0}, rr[2] = {0};
     cc_collective ar, ag;
     cc_op_desc d;
     cc_op op;

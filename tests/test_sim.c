@@ -215,7 +215,7 @@ static float sendbuf[16];
 static cc_graph* chain_graph(cc_op* ops) {
     cc_graph* g = NULL;
     cc_buffer x;
-    cc_region r;
+    cc_region r = {0};
     cc_collective co;
     cc_op_desc d;
     int dummy = 0;

@@ -174,7 +174,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                 bufs[n_buf++] = b;
         } else if (what <= 2 && n_ops < FZ_MAX_OPS) {   /* an op */
             cc_op_desc d;
-            cc_region rd[3], wr[3];
+            cc_region rd[3] = {0}, wr[3] = {0};
             cc_op deps[3];
             cc_collective coll;
             int dem[4], i;

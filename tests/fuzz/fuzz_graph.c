@@ -148,7 +148,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     while (!fz_done(&in) && n_ops < MAX_OPS) {
         cc_op_desc d;
-        cc_region rd[2], wr[2];
+        cc_region rd[2] = {0}, wr[2] = {0};
         cc_collective c;
         cc_op deps[2];
         int dem[3], k, n_dep = 0;

@@ -85,7 +85,7 @@ static void init_model(model* m, const spec* s, int rank) {
 }
 
 static cc_region rg(cc_buffer b, uint64_t n, uint64_t split) {
-    cc_region r;
+    cc_region r = {0};
     memset(&r, 0, sizeof r);
     r.buffer = b; r.n_bytes = n; r.split_rows = split;
     return r;
@@ -113,7 +113,7 @@ static cc_result build(cc_context* ctx, model* m, job* jobs, cc_comm* comm, cons
     }
     for (l = 0; l < s->L && r == CC_OK; l++) {
         cc_op_desc d;
-        cc_region rd[2], wr[1];
+        cc_region rd[2] = {0}, wr[1] = {0};
         cc_collective c;
         job* j = &jobs[3 * l];
         j[0].m = j[1].m = j[2].m = m;
