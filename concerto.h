@@ -418,6 +418,76 @@ typedef void (*cc_op_fn)(void* stream, void* user_data);
 /* The work of one chunk of a decomposed compute op (see cc_graph_decompose). */
 typedef void (*cc_op_chunk_fn)(void* stream, void* user_data, int chunk, int n_chunks);
 
+/* ---- split rules ------------------------------------------------------------
+   How a compute op splits into chunks that together do its work, for
+   decomposition. An op's rule (cc_op_desc.split) names the axes it may be
+   split along and their lengths. Chunk i of n along an axis of length E
+   covers [i*E/n, (i+1)*E/n): chunks are uneven where n does not divide E,
+   and n may not exceed E. For each chunk the rule gives the op's regions:
+   a region that follows the axis is cut, one that does not is used whole
+   by every chunk, and a partial-sum output is written by every chunk
+   (chunk 0 overwrites it, later chunks add into it, in chunk order).
+
+   Exactness: a split whose every output follows the axis (rows, columns,
+   heads) computes each output element as the whole op does, so its results
+   are bit-identical. A split with a partial-sum output (a matmul's
+   reduction dimension) changes the order of that sum: its results match
+   within rounding (about K * 2^-24 relative for a float sum of K terms).
+   cc_split_exact tells which a split is. */
+typedef enum cc_axis {
+    CC_AXIS_ROWS = 0,      /* rows of the outputs (a matmul's M, attention's query rows) */
+    CC_AXIS_COLS,          /* columns of a matmul's output (N) */
+    CC_AXIS_REDUCE,        /* a matmul's reduction dimension (K): partial sums */
+    CC_AXIS_HEADS,         /* attention heads */
+    CC_AXIS_COUNT
+} cc_axis;
+
+typedef enum cc_split_kind {
+    CC_SPLIT_NONE = 0,     /* the op does not split */
+    CC_SPLIT_ROWWISE,      /* row by row (elementwise, a layer norm, a softmax over rows): a region with split_rows
+                              R > 0 is R rows (R a multiple of extent[ROWS]) and follows ROWS; the others are whole */
+    CC_SPLIT_MATMUL,       /* C = A B, row-major, each region contiguous or strided with n_rows its rows:
+                              reads[0] A (M x K), reads[1] B (K x N), writes[0] C (M x N); further reads whole, no
+                              further writes. extent[ROWS] = M: rows of A and C, B whole; extent[COLS] = N: columns
+                              of B and C, A whole; extent[REDUCE] = K: columns of A and rows of B, C a partial sum */
+    CC_SPLIT_ATTENTION,    /* reads[0..2] Q, K, V and writes[0] O, each rows x (H heads x head columns), K and V
+                              with Q's rows unless strided; further reads whole, no further writes.
+                              extent[HEADS] = H: head h's columns of all four; extent[ROWS]: query rows of Q and O,
+                              K and V whole (a causal chunk reads only a prefix of them: whole is a superset) */
+    CC_SPLIT_USER          /* fn gives each chunk's regions */
+} cc_split_kind;
+
+/* One chunk of a split: which axis, which chunk of how many, and its part
+   [begin, end) of the axis's extent. */
+typedef struct cc_split_chunk {
+    cc_axis axis;
+    int index, count;
+    uint64_t begin, end;
+} cc_split_chunk;
+
+/* A rule of your own: reads[0..n_reads) and writes[0..n_writes) hold the
+   op's regions; rewrite them to the chunk's, and set partial[w] = 1 for a
+   write every chunk adds into (it must then be the op's whole region).
+   Return 0, or non-zero to refuse the chunk (the library says so, naming
+   the op and the rule). The library checks what it returns (see
+   cc_op_split_check). */
+typedef int (*cc_split_fn)(void* user_data, const cc_split_chunk* chunk, cc_region* reads, int n_reads,
+                           cc_region* writes, int n_writes, int* partial);
+
+typedef struct cc_split {
+    cc_split_kind kind;
+    uint64_t extent[CC_AXIS_COUNT];  /* the length of each axis; the kinds above say which they need */
+    unsigned axes;                   /* the axes the op allows, bit (1u << axis) each; 0: every axis of its kind
+                                        (CC_SPLIT_USER: every axis with a non-zero extent) */
+    cc_split_fn fn;                  /* CC_SPLIT_USER */
+    void* user_data;                 /* for fn */
+    const char* name;                /* the rule's name in messages (copied; NULL: "rowwise", "matmul", "attention",
+                                        "user") */
+} cc_split;
+
+/* The work of one chunk of a split op: its axis, index and part. */
+typedef void (*cc_op_part_fn)(void* stream, void* user_data, const cc_split_chunk* chunk);
+
 typedef struct cc_op_desc {
     const char* name;          /* copied; NULL gives "op<index>" */
     double duration_us;        /* >= 0 and finite */
@@ -434,6 +504,8 @@ typedef struct cc_op_desc {
                                  decomposable. fn is still required (the whole op). Chunks of one op run in
                                  order 0..n-1; a chunk that writes a region with split_rows 0 (e.g. a weight
                                  gradient summed over rows) must overwrite it in chunk 0 and accumulate after. */
+    const cc_split* split;     /* optional: how the op splits (copied; see split rules). Needs fn and part_fn */
+    cc_op_part_fn part_fn;     /* the work of one chunk of a split, told its axis and part */
 } cc_op_desc;
 
 /* The desc as cc_graph_create resolves it (NULL: every field zero). */
@@ -535,6 +607,27 @@ CONCERTO_API uint64_t    cc_op_bytes(const cc_graph* graph, cc_op op, int writes
 /* Direct predecessors (explicit and derived) after a successful validate.
    Returns their number; writes at most max of them. */
 CONCERTO_API int         cc_op_preds(const cc_graph* graph, cc_op op, cc_op* out, int max);
+/* Op op's regions in chunk `index` of `count` along axis, by its split
+   rule: reads and writes get as many regions as the op has (room for them
+   is the caller's), partial[w] (NULL allowed) 1 for a partial-sum write.
+   Errors (CC_ERR_INVALID_ARG, or CC_ERR_REGION for a region the rule gets
+   wrong, naming the op and the rule): no rule, an axis the op does not
+   allow, count < 1 or above the axis's extent, index outside 0..count-1,
+   a region that does not have the shape the rule needs, a user rule that
+   refuses or returns a region outside its buffer or of another buffer.
+   The graph is never changed. Cost: O(regions) (a user rule's own). */
+CONCERTO_API cc_result cc_op_split_regions(cc_graph* graph, cc_op op, cc_axis axis, int index, int count,
+                                           cc_region* reads, cc_region* writes, int* partial);
+/* Checks every chunk of op along axis into count by cc_op_split_regions,
+   and that together they are the op: each region either the same in every
+   chunk (a read used whole, or a partial-sum write) or cut so that the
+   chunks' parts lie inside it, meet nowhere and cover it, and a write
+   that is the same in every chunk is a partial sum. *exact (NULL allowed)
+   is 1 if no write is a partial sum. Errors name the op, the rule, the
+   chunk and the region. Cost: O(count * regions * rows log rows). */
+CONCERTO_API cc_result cc_op_split_check(cc_graph* graph, cc_op op, cc_axis axis, int count, int* exact);
+/* The name of an axis ("rows", "columns", "reduction", "heads"); "?" if unknown. */
+CONCERTO_API const char* cc_axis_name(cc_axis axis);
 
 /* ---- scheduler ----------------------------------------------------------*/
 typedef enum cc_sched_method {
@@ -2174,6 +2267,14 @@ static void cc__chunk_trampoline(void* stream, void* user_data) {
 
 typedef struct cc__startup { const cc_comm* comm; double us; } cc__startup;
 
+/* An op's split rule as the graph keeps it: the desc's (its name NULL),
+   the name's offset into the graph's names, the chunk work. */
+typedef struct cc__split_rec {
+    cc_split s;
+    uint32_t name;
+    cc_op_part_fn part_fn;
+} cc__split_rec;
+
 struct cc_graph {
     cc_context* ctx;
     uint32_t serial;            /* in every handle of the graph */
@@ -2193,7 +2294,9 @@ struct cc_graph {
     cc_op_fn* fn;
     cc_op_chunk_fn* chunk_fn;
     int* coll_of;               /* index into colls, or -1 */
-    size_t dem_cap, dur_us_cap, name_cap, ud_cap, fn_cap, chunk_fn_cap, coll_of_cap;
+    int* split_of;              /* index into splits, or -1 */
+    size_t dem_cap, dur_us_cap, name_cap, ud_cap, fn_cap, chunk_fn_cap, coll_of_cap, split_of_cap;
+    cc__split_rec* splits; size_t n_splits, splits_cap;
     cc_collective* colls; size_t n_colls, colls_cap;
     /* explicit edges */
     int* e_from; int* e_to; size_t n_e, e_from_cap, e_to_cap;
@@ -2255,6 +2358,7 @@ CONCERTO_API void cc_graph_destroy(cc_graph* g) {
     cc__free(ctx, g->dur); cc__free(ctx, g->dur_us); cc__free(ctx, g->dem);
     cc__free(ctx, g->name); cc__free(ctx, g->user_data);
     cc__free(ctx, g->fn); cc__free(ctx, g->chunk_fn); cc__free(ctx, g->coll_of); cc__free(ctx, g->colls);
+    cc__free(ctx, g->split_of); cc__free(ctx, g->splits);
     while (g->n_recs) cc__free(ctx, g->recs[--g->n_recs]);
     cc__free(ctx, g->recs);
     cc__free(ctx, g->e_from); cc__free(ctx, g->e_to); cc__free(ctx, g->acc);
@@ -2553,10 +2657,8 @@ static int cc__duration_ticks(double us, cc__time* out) {
     return 1;
 }
 
-static cc_result cc__check_region(cc_graph* g, const char* opname, const cc_region* rg, const char* what, int idx) {
-    char where[160];
+static cc_result cc__check_region_at(cc_graph* g, const char* where, const cc_region* rg) {
     int b;
-    cc__fmt(where, sizeof where, "op '%s': %s[%d]", opname, what, idx);
     if ((b = cc__buffer_arg(g, rg->buffer, where)) < 0) return CC_ERR_UNKNOWN_BUFFER;
     if (rg->n_rows > 1) {   /* strided: rows that do not overlap each other, the last one inside */
         uint64_t size = g->buf_bytes[b], room = size >= rg->n_bytes ? size - rg->n_bytes : 0;
@@ -2583,6 +2685,12 @@ static cc_result cc__check_region(cc_graph* g, const char* opname, const cc_regi
     return CC_OK;
 }
 
+static cc_result cc__check_region(cc_graph* g, const char* opname, const cc_region* rg, const char* what, int idx) {
+    char where[160];
+    cc__fmt(where, sizeof where, "op '%s': %s[%d]", opname, what, idx);
+    return cc__check_region_at(g, where, rg);
+}
+
 /* The demand of op desc d (named nm): a demand vector, one stream, or none. */
 static cc_result cc__check_demand(cc_graph* g, const cc_op_desc* d, const char* nm) {
     int r, k = g->k;
@@ -2604,6 +2712,79 @@ static cc_result cc__check_demand(cc_graph* g, const cc_op_desc* d, const char* 
             return CONCERTO__FAIL(ctx, CC_ERR_CAPACITY, "op '%s': demand 1 on resource '%s' exceeds its capacity %d",
                                   nm, cc_graph_resource_name(g, d->stream), g->cap[d->stream]);
     }
+    return CC_OK;
+}
+
+static const char* cc__split_kind_name(cc_split_kind k) {
+    switch (k) {
+        case CC_SPLIT_ROWWISE: return "rowwise";
+        case CC_SPLIT_MATMUL: return "matmul";
+        case CC_SPLIT_ATTENTION: return "attention";
+        case CC_SPLIT_USER: return "user";
+        default: return "none";
+    }
+}
+
+/* The name of split rule r in messages. */
+static const char* cc__split_name(const cc_split* r) { return r->name ? r->name : cc__split_kind_name(r->kind); }
+
+/* The axes rule kind k has (bits), and the extents it needs (bits). */
+static unsigned cc__split_kind_axes(cc_split_kind k) {
+    switch (k) {
+        case CC_SPLIT_ROWWISE: return 1u << CC_AXIS_ROWS;
+        case CC_SPLIT_MATMUL: return (1u << CC_AXIS_ROWS) | (1u << CC_AXIS_COLS) | (1u << CC_AXIS_REDUCE);
+        case CC_SPLIT_ATTENTION: return (1u << CC_AXIS_ROWS) | (1u << CC_AXIS_HEADS);
+        case CC_SPLIT_USER: return (1u << CC_AXIS_COUNT) - 1u;
+        default: return 0;
+    }
+}
+
+/* The axes rule r allows (bits). */
+static unsigned cc__split_axes(const cc_split* r) {
+    unsigned k = cc__split_kind_axes(r->kind), a, ext = 0;
+    if (r->kind == CC_SPLIT_USER) {
+        for (a = 0; a < CC_AXIS_COUNT; a++) if (r->extent[a]) ext |= 1u << a;
+        k &= ext;
+    }
+    return r->axes ? r->axes & k : k;
+}
+
+CONCERTO_API const char* cc_axis_name(cc_axis axis) {
+    switch (axis) {
+        case CC_AXIS_ROWS: return "rows";
+        case CC_AXIS_COLS: return "columns";
+        case CC_AXIS_REDUCE: return "reduction";
+        case CC_AXIS_HEADS: return "heads";
+        default: return "?";
+    }
+}
+
+/* Op desc d's split rule, as far as it can be checked before a split. */
+static cc_result cc__check_split(cc_graph* g, const cc_op_desc* d, const char* nm) {
+    const cc_split* r = d->split;
+    const char* rn = cc__split_name(r);
+    unsigned need = cc__split_kind_axes(r->kind), a;
+    if (r->kind <= CC_SPLIT_NONE || r->kind > CC_SPLIT_USER)
+        return CONCERTO__FAIL(g->ctx, CC_ERR_INVALID_ARG, "op '%s': split rule '%s' has unknown kind %d", nm, rn, (int)r->kind);
+    if (d->coll || !d->fn || !d->part_fn)
+        return CONCERTO__FAIL(g->ctx, CC_ERR_INVALID_ARG, "op '%s': split rule '%s' needs a compute op with fn (the whole op) "
+                              "and part_fn (a chunk)", nm, rn);
+    if (r->axes & ~need)
+        return CONCERTO__FAIL(g->ctx, CC_ERR_INVALID_ARG, "op '%s': split rule '%s': axes 0x%x names an axis a %s rule does not "
+                              "have", nm, rn, r->axes, cc__split_kind_name(r->kind));
+    if (r->kind == CC_SPLIT_USER) {
+        if (!r->fn) return CONCERTO__FAIL(g->ctx, CC_ERR_INVALID_ARG, "op '%s': user split rule '%s' has no fn", nm, rn);
+        return CC_OK;
+    }
+    for (a = 0; a < CC_AXIS_COUNT; a++)
+        if ((need >> a & 1u) && !r->extent[a])
+            return CONCERTO__FAIL(g->ctx, CC_ERR_INVALID_ARG, "op '%s': split rule '%s' needs extent[%s] (the length of its %s "
+                                  "axis)", nm, rn, cc_axis_name((cc_axis)a), cc_axis_name((cc_axis)a));
+    if ((r->kind == CC_SPLIT_MATMUL && (d->n_reads < 2 || d->n_writes != 1)) ||
+        (r->kind == CC_SPLIT_ATTENTION && (d->n_reads < 3 || d->n_writes != 1)))
+        return CONCERTO__FAIL(g->ctx, CC_ERR_INVALID_ARG, "op '%s': split rule '%s' needs %s reads and exactly one write "
+                              "(it has %d and %d)", nm, rn, r->kind == CC_SPLIT_MATMUL ? "A, B (2 or more)" : "Q, K, V (3 or more)",
+                              d->n_reads, d->n_writes);
     return CC_OK;
 }
 
@@ -2635,6 +2816,9 @@ static cc_result cc__check_work(cc_graph* g, const cc_op_desc* d, const char* nm
     }
     if (d->chunk_fn && !d->fn)
         return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "op '%s': chunk_fn without fn: a decomposable op still needs fn (the whole op)", nm);
+    if (d->part_fn && !d->split)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "op '%s': part_fn without a split rule (cc_op_desc.split)", nm);
+    if (d->split) return cc__check_split(g, d, nm);
     return CC_OK;
 }
 
@@ -2662,18 +2846,21 @@ static cc_result cc__check_op_desc(cc_graph* g, const cc_op_desc* d, const char*
 
 /* Room for one more op with d's accesses and edges, and its name in the
    pool (*off). 0 when out of memory: the graph is as it was. */
-static int cc__reserve_op(cc_graph* g, const cc_op_desc* d, const char* nm, uint32_t* off) {
+static int cc__reserve_op(cc_graph* g, const cc_op_desc* d, const char* nm, uint32_t* off, uint32_t* split_off) {
+    const char* sn = d->split ? cc__split_name(d->split) : NULL;
     cc_context* ctx = g->ctx;
     size_t n1 = (size_t)g->n + 1, need_acc = g->n_acc + (size_t)d->n_reads + (size_t)d->n_writes;
     size_t need_e = g->n_e + (size_t)d->n_deps, names_len0 = g->names.len;
     if (!CONCERTO__GROW(ctx, g->dur, g->ops_cap, n1) || !CONCERTO__GROW(ctx, g->dur_us, g->dur_us_cap, n1) ||
         !CONCERTO__GROW(ctx, g->name, g->name_cap, n1) || !CONCERTO__GROW(ctx, g->user_data, g->ud_cap, n1) ||
         !CONCERTO__GROW(ctx, g->fn, g->fn_cap, n1) || !CONCERTO__GROW(ctx, g->chunk_fn, g->chunk_fn_cap, n1) ||
-        !CONCERTO__GROW(ctx, g->coll_of, g->coll_of_cap, n1) ||
+        !CONCERTO__GROW(ctx, g->coll_of, g->coll_of_cap, n1) || !CONCERTO__GROW(ctx, g->split_of, g->split_of_cap, n1) ||
         (d->coll && !CONCERTO__GROW(ctx, g->colls, g->colls_cap, g->n_colls + 1)) ||
+        (d->split && !CONCERTO__GROW(ctx, g->splits, g->splits_cap, g->n_splits + 1)) ||
         !CONCERTO__GROW(ctx, g->dem, g->dem_cap, n1 * (size_t)g->k) || !CONCERTO__GROW(ctx, g->acc, g->acc_cap, need_acc) ||
         !CONCERTO__GROW(ctx, g->e_from, g->e_from_cap, need_e) || !CONCERTO__GROW(ctx, g->e_to, g->e_to_cap, need_e) ||
-        !cc__strpool_add(ctx, &g->names, nm, strlen(nm), off)) {
+        !cc__strpool_add(ctx, &g->names, nm, strlen(nm), off) ||
+        (sn && !cc__strpool_add(ctx, &g->names, sn, strlen(sn), split_off))) {
         g->names.len = names_len0;
         return 0;
     }
@@ -2684,7 +2871,7 @@ CONCERTO_API cc_result cc_graph_add_op(cc_graph* g, const cc_op_desc* d, cc_op* 
     char namebuf[32];
     const char* nm;
     cc__time ticks = 0;
-    uint32_t off;
+    uint32_t off, split_off = 0;
     int r, i, k;
     cc_result rc;
     if (!g) return CC_ERR_INVALID_ARG;
@@ -2694,7 +2881,7 @@ CONCERTO_API cc_result cc_graph_add_op(cc_graph* g, const cc_op_desc* d, cc_op* 
     if (d->name) nm = d->name;
     else { cc__fmt(namebuf, sizeof namebuf, "op%d", g->n); nm = namebuf; }
     if ((rc = cc__check_op_desc(g, d, nm, &ticks)) != CC_OK) return rc;
-    if (!cc__reserve_op(g, d, nm, &off)) return CONCERTO__FAIL(g->ctx, CC_ERR_OUT_OF_MEMORY, "op '%s': out of memory", nm);
+    if (!cc__reserve_op(g, d, nm, &off, &split_off)) return CONCERTO__FAIL(g->ctx, CC_ERR_OUT_OF_MEMORY, "op '%s': out of memory", nm);
     /* commit */
     i = g->n;
     k = g->k;
@@ -2706,6 +2893,15 @@ CONCERTO_API cc_result cc_graph_add_op(cc_graph* g, const cc_op_desc* d, cc_op* 
     g->chunk_fn[i] = d->chunk_fn;
     g->coll_of[i] = -1;
     if (d->coll) { g->colls[g->n_colls] = *d->coll; g->coll_of[i] = (int)g->n_colls++; }
+    g->split_of[i] = -1;
+    if (d->split) {
+        cc__split_rec* sr = &g->splits[g->n_splits];
+        sr->s = *d->split;
+        sr->s.name = NULL;
+        sr->name = split_off;
+        sr->part_fn = d->part_fn;
+        g->split_of[i] = (int)g->n_splits++;
+    }
     for (r = 0; r < k; r++)
         g->dem[(size_t)i * k + r] = d->demands ? d->demands[r] : (d->stream == r ? 1 : 0);
     for (r = 0; r < d->n_reads + d->n_writes; r++) {
@@ -3076,6 +3272,389 @@ CONCERTO_API int cc_op_preds(const cc_graph* g, cc_op op, cc_op* out, int max) {
     for (e = g->pred_off[i]; e < g->pred_off[i + 1]; e++, c++)
         if (out && c < max) out[c] = cc_graph_op(g, g->pred[e]);
     return c;
+}
+
+/* ---- split rules (>>split) ------------------------------------------------
+   cc_op_split_regions gives a chunk's regions from the op's, by its rule;
+   cc_op_split_check runs every chunk and proves that together they are the
+   op. The built-in rules see a region as a row-major matrix of a known
+   number of rows (contiguous: n_bytes / rows each; strided: n_rows of
+   them) and cut a block of rows or of bytes within each row (columns). */
+
+/* Region r seen as R rows: each row's bytes and the stride. 0 if it is not
+   R rows (a contiguous region whose bytes R does not divide, a strided one
+   of other n_rows). */
+static int cc__split_view(const cc_region* r, uint64_t R, uint64_t* row, uint64_t* stride) {
+    if (R == 0) return 0;
+    if (r->n_rows > 1) {
+        if (r->n_rows != R) return 0;
+        *row = r->n_bytes;
+        *stride = r->stride_bytes;
+        return 1;
+    }
+    if (r->n_bytes % R) return 0;
+    *row = r->n_bytes / R;
+    *stride = *row;
+    return 1;
+}
+
+/* Rows [r0, r1) and bytes [b0, b1) of each row of r seen with (row, stride):
+   contiguous where it can be, strided otherwise. */
+static cc_region cc__split_block(const cc_region* r, uint64_t row, uint64_t stride, uint64_t r0, uint64_t r1, uint64_t b0,
+                                 uint64_t b1) {
+    cc_region o = *r;
+    o.offset_bytes = r->offset_bytes + r0 * stride + b0;
+    o.split_rows = 0;
+    if (r1 - r0 == 1 || (b0 == 0 && b1 == row && stride == row)) {
+        o.n_bytes = (r1 - r0 - 1) * stride + (b1 - b0);
+        o.n_rows = 0;
+        o.stride_bytes = 0;
+    } else {
+        o.n_bytes = b1 - b0;
+        o.n_rows = r1 - r0;
+        o.stride_bytes = stride;
+    }
+    return o;
+}
+
+/* What a split call knows, for its messages: "op 'x', rule 'y', chunk i of n along AXIS". */
+typedef struct cc__split_ctx {
+    cc_graph* g;
+    int op;
+    const cc__split_rec* rec;
+    cc_split_chunk ch;
+    char where[256];
+} cc__split_ctx;
+
+/* Cuts region q (which of the op's, for messages) along [begin, end) of
+   extent E: rows (cols 0) or bytes within rows (cols 1) of the region seen
+   as R rows. */
+static cc_result cc__split_cut(cc__split_ctx* c, cc_region* rg, const char* what, uint64_t R, int cols, uint64_t E) {
+    uint64_t row, stride;
+    if (!cc__split_view(rg, R, &row, &stride))
+        return CONCERTO__FAIL(c->g->ctx, CC_ERR_REGION, "%s: %s (%llu bytes%s) is not %llu rows", c->where, what,
+                              (unsigned long long)rg->n_bytes, rg->n_rows > 1 ? " a row" : "", (unsigned long long)R);
+    if (!cols) {
+        uint64_t m = R / E;   /* rows of the region per unit of the axis */
+        if (R % E)
+            return CONCERTO__FAIL(c->g->ctx, CC_ERR_REGION, "%s: %s has %llu rows, not a multiple of the axis's %llu", c->where,
+                                  what, (unsigned long long)R, (unsigned long long)E);
+        *rg = cc__split_block(rg, row, stride, c->ch.begin * m, c->ch.end * m, 0, row);
+        return CC_OK;
+    }
+    if (row % E)
+        return CONCERTO__FAIL(c->g->ctx, CC_ERR_REGION, "%s: a row of %s (%llu bytes) does not divide into the axis's %llu "
+                              "columns", c->where, what, (unsigned long long)row, (unsigned long long)E);
+    *rg = cc__split_block(rg, row, stride, 0, R, c->ch.begin * (row / E), c->ch.end * (row / E));
+    return CC_OK;
+}
+
+/* The chunk's regions by a built-in rule; rd/wr hold the op's. */
+static cc_result cc__split_builtin(cc__split_ctx* c, cc_region* rd, int nr, cc_region* wr, int nw, int* partial) {
+    const cc_split* r = &c->rec->s;
+    cc_axis ax = c->ch.axis;
+    uint64_t E = r->extent[ax];
+    int q;
+    cc_result rc = CC_OK;
+    (void)nr;
+    switch (r->kind) {
+        case CC_SPLIT_ROWWISE:
+            for (q = 0; q < nr + nw && rc == CC_OK; q++) {
+                cc_region* rg = q < nr ? &rd[q] : &wr[q - nr];
+                char what[32];
+                uint64_t R = rg->split_rows;
+                if (!R) {
+                    if (q >= nr)
+                        return CONCERTO__FAIL(c->g->ctx, CC_ERR_REGION, "%s: writes[%d] has split_rows 0: a row-wise op's "
+                                              "outputs are rows", c->where, q - nr);
+                    continue;
+                }
+                snprintf(what, sizeof what, "%s[%d]", q < nr ? "reads" : "writes", q < nr ? q : q - nr);
+                if (rg->n_rows > 1) {   /* split_rows of strided rows: R runs of n_rows / R rows */
+                    uint64_t each = rg->n_rows / R;
+                    cc_region t = *rg;
+                    if (R % E) {
+                        return CONCERTO__FAIL(c->g->ctx, CC_ERR_REGION, "%s: %s has %llu rows, not a multiple of the "
+                                              "axis's %llu", c->where, what, (unsigned long long)R, (unsigned long long)E);
+                    }
+                    t.offset_bytes += c->ch.begin * (R / E) * each * rg->stride_bytes;
+                    t.n_rows = (c->ch.end - c->ch.begin) * (R / E) * each;
+                    t.split_rows = (c->ch.end - c->ch.begin) * (R / E);
+                    if (t.n_rows == 1) { t.n_rows = 0; t.stride_bytes = 0; }
+                    *rg = t;
+                } else {
+                    rc = cc__split_cut(c, rg, what, R, 0, E);
+                    rg->split_rows = (c->ch.end - c->ch.begin) * (R / E);
+                }
+            }
+            return rc;
+        case CC_SPLIT_MATMUL: {
+            uint64_t M = r->extent[CC_AXIS_ROWS], N = r->extent[CC_AXIS_COLS], K = r->extent[CC_AXIS_REDUCE];
+            if (ax == CC_AXIS_ROWS) {
+                if ((rc = cc__split_cut(c, &rd[0], "reads[0] (A)", M, 0, M)) != CC_OK) return rc;
+                return cc__split_cut(c, &wr[0], "writes[0] (C)", M, 0, M);
+            }
+            if (ax == CC_AXIS_COLS) {
+                if ((rc = cc__split_cut(c, &rd[1], "reads[1] (B)", K, 1, N)) != CC_OK) return rc;
+                return cc__split_cut(c, &wr[0], "writes[0] (C)", M, 1, N);
+            }
+            if ((rc = cc__split_cut(c, &rd[0], "reads[0] (A)", M, 1, K)) != CC_OK) return rc;
+            if ((rc = cc__split_cut(c, &rd[1], "reads[1] (B)", K, 0, K)) != CC_OK) return rc;
+            partial[0] = 1;   /* C: every chunk adds its part of the sum */
+            return CC_OK;
+        }
+        case CC_SPLIT_ATTENTION: {
+            uint64_t T = r->extent[CC_AXIS_ROWS], H = r->extent[CC_AXIS_HEADS];
+            static const char* const nm[4] = {"reads[0] (Q)", "reads[1] (K)", "reads[2] (V)", "writes[0] (O)"};
+            for (q = 0; q < 4 && rc == CC_OK; q++) {
+                cc_region* rg = q < 3 ? &rd[q] : &wr[0];
+                int kv = q == 1 || q == 2;
+                if (ax == CC_AXIS_HEADS) rc = cc__split_cut(c, rg, nm[q], kv && rg->n_rows > 1 ? rg->n_rows : T, 1, H);
+                else if (!kv) rc = cc__split_cut(c, rg, nm[q], T, 0, T);
+            }
+            return rc;
+        }
+        default:
+            return CONCERTO__FAIL(c->g->ctx, CC_ERR_INVALID_ARG, "%s: unknown rule kind %d", c->where, (int)r->kind);
+    }
+}
+
+/* Op i's regions, reads then writes, as cc_region (of graph g). */
+static int cc__op_regions(const cc_graph* g, int i, cc_region* rd, cc_region* wr) {
+    size_t a;
+    int nr = 0, nw = 0;
+    for (a = 0; a < g->n_acc; a++) {
+        const cc__access* x = &g->acc[a];
+        cc_region* o;
+        if ((int)x->op != i) continue;
+        o = x->is_write ? &wr[nw++] : &rd[nr++];
+        memset(o, 0, sizeof *o);
+        o->buffer.id = x->buffer + 1;
+        o->buffer.graph = g->serial;
+        o->offset_bytes = x->offset;
+        o->n_bytes = x->row_bytes;
+        o->split_rows = x->split_rows;
+        o->n_rows = x->rows > 1 ? x->rows : 0;
+        o->stride_bytes = x->rows > 1 ? x->stride : 0;
+    }
+    return nr;
+}
+
+/* The numbers of reads and writes of op i. */
+static void cc__op_counts(const cc_graph* g, int i, int* nr, int* nw) {
+    size_t a;
+    *nr = *nw = 0;
+    for (a = 0; a < g->n_acc; a++)
+        if ((int)g->acc[a].op == i) { if (g->acc[a].is_write) (*nw)++; else (*nr)++; }
+}
+
+/* cc_op_split_regions on op i (validated arguments). */
+static cc_result cc__split_regions(cc_graph* g, int i, cc_axis axis, int index, int count, cc_region* rd, cc_region* wr,
+                                   int* partial) {
+    cc__split_ctx c;
+    const cc__split_rec* rec;
+    uint64_t E;
+    int nr, nw, q;
+    cc_result rc;
+    memset(&c, 0, sizeof c);
+    c.g = g;
+    c.op = i;
+    if (g->split_of[i] < 0)
+        return CONCERTO__FAIL(g->ctx, CC_ERR_INVALID_ARG, "op '%s' has no split rule", cc__name(g, i));
+    rec = c.rec = &g->splits[g->split_of[i]];
+    if ((int)axis < 0 || axis >= CC_AXIS_COUNT || !(cc__split_axes(&rec->s) >> axis & 1u))
+        return CONCERTO__FAIL(g->ctx, CC_ERR_INVALID_ARG, "op '%s', rule '%s': the op does not split along %s", cc__name(g, i),
+                              g->names.s + rec->name, cc_axis_name(axis));
+    E = rec->s.extent[axis];
+    if (count < 1 || (uint64_t)count > E || index < 0 || index >= count)
+        return CONCERTO__FAIL(g->ctx, CC_ERR_INVALID_ARG, "op '%s', rule '%s': chunk %d of %d along %s: want 1 <= count <= the "
+                              "axis's length %llu and 0 <= index < count", cc__name(g, i), g->names.s + rec->name, index, count,
+                              cc_axis_name(axis), (unsigned long long)E);
+    c.ch.axis = axis;
+    c.ch.index = index;
+    c.ch.count = count;
+    c.ch.begin = (uint64_t)index * E / (uint64_t)count;
+    c.ch.end = (uint64_t)(index + 1) * E / (uint64_t)count;
+    cc__fmt(c.where, sizeof c.where, "op '%s', rule '%s', chunk %d of %d along %s", cc__name(g, i), g->names.s + rec->name, index,
+            count, cc_axis_name(axis));
+    nr = cc__op_regions(g, i, rd, wr);
+    cc__op_counts(g, i, &q, &nw);
+    for (q = 0; q < nw; q++) partial[q] = 0;
+    if (rec->s.kind == CC_SPLIT_USER) {
+        cc_region* orig = (cc_region*)cc__alloc(g->ctx, ((size_t)nr + (size_t)nw + 1) * sizeof *orig);
+        if (!orig) return CONCERTO__FAIL(g->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", c.where);
+        memcpy(orig, rd, (size_t)nr * sizeof *rd);
+        memcpy(orig + nr, wr, (size_t)nw * sizeof *wr);
+        if (rec->s.fn(rec->s.user_data, &c.ch, rd, nr, wr, nw, partial) != 0) {
+            cc__free(g->ctx, orig);
+            return CONCERTO__FAIL(g->ctx, CC_ERR_INVALID_ARG, "%s: the user rule refused the chunk", c.where);
+        }
+        rc = CC_OK;
+        for (q = 0; q < nr + nw && rc == CC_OK; q++) {
+            const cc_region* rg = q < nr ? &rd[q] : &wr[q - nr];
+            char where[300];
+            cc__fmt(where, sizeof where, "%s: %s[%d]", c.where, q < nr ? "reads" : "writes", q < nr ? q : q - nr);
+            if (rg->buffer.id != orig[q].buffer.id || rg->buffer.graph != orig[q].buffer.graph)
+                rc = CONCERTO__FAIL(g->ctx, CC_ERR_REGION, "%s is in another buffer than the op's region", where);
+            else rc = cc__check_region_at(g, where, rg);
+        }
+        cc__free(g->ctx, orig);
+        return rc;
+    }
+    return cc__split_builtin(&c, rd, nr, wr, nw, partial);
+}
+
+CONCERTO_API cc_result cc_op_split_regions(cc_graph* g, cc_op op, cc_axis axis, int index, int count, cc_region* reads,
+                                           cc_region* writes, int* partial) {
+    int i, nr, nw, *pw;
+    cc_result rc;
+    cc_region* tmp;
+    if (!g) return CC_ERR_INVALID_ARG;
+    if ((i = cc__op_arg(g, op, "cc_op_split_regions: op")) < 0) return CC_ERR_UNKNOWN_OP;
+    cc__op_counts(g, i, &nr, &nw);
+    if ((nr && !reads) || (nw && !writes))
+        return CONCERTO__FAIL(g->ctx, CC_ERR_INVALID_ARG, "cc_op_split_regions: op '%s' has %d reads and %d writes: reads or "
+                              "writes is NULL", cc__name(g, i), nr, nw);
+    /* work on copies: the caller's arrays change only on success */
+    tmp = (cc_region*)cc__alloc(g->ctx, ((size_t)nr + (size_t)nw + 1) * sizeof *tmp);
+    pw = (int*)cc__alloc(g->ctx, ((size_t)nw + 1) * sizeof *pw);
+    if (!tmp || !pw) {
+        cc__free(g->ctx, tmp); cc__free(g->ctx, pw);
+        return CONCERTO__FAIL(g->ctx, CC_ERR_OUT_OF_MEMORY, "cc_op_split_regions: out of memory");
+    }
+    rc = cc__split_regions(g, i, axis, index, count, tmp, tmp + nr, pw);
+    if (rc == CC_OK) {
+        if (nr) memcpy(reads, tmp, (size_t)nr * sizeof *tmp);
+        if (nw) memcpy(writes, tmp + nr, (size_t)nw * sizeof *tmp);
+        if (partial) memcpy(partial, pw, (size_t)nw * sizeof *pw);
+    }
+    cc__free(g->ctx, tmp);
+    cc__free(g->ctx, pw);
+    return rc;
+}
+
+/* 1 if regions a and b name the same bytes the same way. */
+static int cc__region_same(const cc_region* a, const cc_region* b) {
+    uint64_t ra = a->n_rows > 1 ? a->n_rows : 1, rb = b->n_rows > 1 ? b->n_rows : 1;
+    return a->buffer.id == b->buffer.id && a->offset_bytes == b->offset_bytes && a->n_bytes == b->n_bytes && ra == rb &&
+           (ra == 1 || a->stride_bytes == b->stride_bytes);
+}
+
+typedef struct cc__split_iv { uint64_t lo, hi; int chunk; } cc__split_iv;
+
+static int cc__split_iv_cmp(const void* a, const void* b) {
+    const cc__split_iv* x = (const cc__split_iv*)a;
+    const cc__split_iv* y = (const cc__split_iv*)b;
+    if (x->lo != y->lo) return x->lo < y->lo ? -1 : 1;
+    return x->chunk < y->chunk ? -1 : x->chunk > y->chunk;
+}
+
+/* 1 if bytes [lo, hi) lie inside region r (one of its rows). */
+static int cc__region_holds(const cc_region* r, uint64_t lo, uint64_t hi) {
+    uint64_t rows = r->n_rows > 1 ? r->n_rows : 1, stride = r->n_rows > 1 ? r->stride_bytes : r->n_bytes, j;
+    if (lo < r->offset_bytes || hi < lo) return 0;
+    j = stride ? (lo - r->offset_bytes) / stride : 0;
+    if (j >= rows) return 0;
+    return hi <= r->offset_bytes + j * stride + r->n_bytes;
+}
+
+CONCERTO_API cc_result cc_op_split_check(cc_graph* g, cc_op op, cc_axis axis, int count, int* exact) {
+    int i, nr, nw, nq, ch, q;
+    cc_region* all = NULL;     /* [count][nq]: every chunk's regions */
+    cc_region* own = NULL;     /* [nq]: the op's */
+    int* part = NULL;          /* [count][nw] */
+    cc__split_iv* iv = NULL;
+    size_t n_iv_cap = 0;
+    cc_result rc = CC_OK;
+    const char* rn;
+    if (exact) *exact = 0;
+    if (!g) return CC_ERR_INVALID_ARG;
+    if ((i = cc__op_arg(g, op, "cc_op_split_check: op")) < 0) return CC_ERR_UNKNOWN_OP;
+    if (g->split_of[i] < 0) return CONCERTO__FAIL(g->ctx, CC_ERR_INVALID_ARG, "op '%s' has no split rule", cc__name(g, i));
+    rn = g->names.s + g->splits[g->split_of[i]].name;
+    cc__op_counts(g, i, &nr, &nw);
+    nq = nr + nw;
+    if (count < 1 || count > (1 << 20))
+        return CONCERTO__FAIL(g->ctx, CC_ERR_INVALID_ARG, "op '%s', rule '%s': count %d along %s is not in 1..2^20", cc__name(g, i),
+                              rn, count, cc_axis_name(axis));
+    all = (cc_region*)cc__alloc(g->ctx, ((size_t)count * (size_t)nq + 1) * sizeof *all);
+    own = (cc_region*)cc__alloc(g->ctx, ((size_t)nq + 1) * sizeof *own);
+    part = (int*)cc__alloc(g->ctx, ((size_t)count * (size_t)nw + 1) * sizeof *part);
+    if (!all || !own || !part) { rc = CONCERTO__FAIL(g->ctx, CC_ERR_OUT_OF_MEMORY, "cc_op_split_check: out of memory"); goto done; }
+    cc__op_regions(g, i, own, own + nr);
+    for (ch = 0; ch < count && rc == CC_OK; ch++)
+        rc = cc__split_regions(g, i, axis, ch, count, all + (size_t)ch * nq, all + (size_t)ch * nq + nr, part + (size_t)ch * nw);
+    if (exact && rc == CC_OK) *exact = 1;
+    for (q = 0; q < nq && rc == CC_OK; q++) {
+        const cc_region* whole = &own[q];
+        const char* kind = q < nr ? "reads" : "writes";
+        int qi = q < nr ? q : q - nr, same = 1, n_part = 0;
+        size_t n_iv = 0, k;
+        uint64_t covered = 0, need = whole->n_bytes * (whole->n_rows > 1 ? whole->n_rows : 1);
+        for (ch = 0; ch < count; ch++) {
+            same &= cc__region_same(&all[(size_t)ch * nq + q], whole);
+            if (q >= nr) n_part += part[(size_t)ch * nw + qi] != 0;
+        }
+        if (q >= nr && n_part && n_part != count) {
+            rc = CONCERTO__FAIL(g->ctx, CC_ERR_REGION, "op '%s', rule '%s' along %s in %d: writes[%d] is a partial sum in %d chunks "
+                                "of %d: a partial sum is written by every chunk", cc__name(g, i), rn, cc_axis_name(axis), count,
+                                qi, n_part, count);
+            break;
+        }
+        if (q >= nr && n_part && !same) {
+            rc = CONCERTO__FAIL(g->ctx, CC_ERR_REGION, "op '%s', rule '%s' along %s in %d: partial-sum writes[%d] is not the op's "
+                                "whole region in every chunk", cc__name(g, i), rn, cc_axis_name(axis), count, qi);
+            break;
+        }
+        if (n_part) { if (exact && count > 1) *exact = 0; continue; }   /* one chunk sums as the op does */
+        if (same && (q < nr || count == 1)) continue;
+        if (same) {
+            rc = CONCERTO__FAIL(g->ctx, CC_ERR_REGION, "op '%s', rule '%s' along %s in %d: writes[%d] is the same in every chunk "
+                                "but not a partial sum: the chunks would overwrite each other", cc__name(g, i), rn,
+                                cc_axis_name(axis), count, qi);
+            break;
+        }
+        /* cut: every chunk's rows inside the op's region, none meeting, all of it covered */
+        for (ch = 0; ch < count && rc == CC_OK; ch++) {
+            const cc_region* r = &all[(size_t)ch * nq + q];
+            uint64_t rows = r->n_rows > 1 ? r->n_rows : 1, j;
+            if (!CONCERTO__GROW(g->ctx, iv, n_iv_cap, n_iv + rows)) {
+                rc = CONCERTO__FAIL(g->ctx, CC_ERR_OUT_OF_MEMORY, "cc_op_split_check: out of memory");
+                break;
+            }
+            for (j = 0; j < rows; j++) {
+                cc__split_iv* v = &iv[n_iv++];
+                v->lo = r->offset_bytes + j * (rows > 1 ? r->stride_bytes : 0);
+                v->hi = v->lo + r->n_bytes;
+                v->chunk = ch;
+                if (!cc__region_holds(whole, v->lo, v->hi)) {
+                    rc = CONCERTO__FAIL(g->ctx, CC_ERR_REGION, "op '%s', rule '%s', chunk %d of %d along %s: %s[%d] has bytes "
+                                        "[%llu, %llu) outside the op's own region", cc__name(g, i), rn, ch, count,
+                                        cc_axis_name(axis), kind, qi, (unsigned long long)v->lo, (unsigned long long)v->hi);
+                    break;
+                }
+            }
+        }
+        if (rc != CC_OK) break;
+        qsort(iv, n_iv, sizeof *iv, cc__split_iv_cmp);
+        for (k = 0; k < n_iv; k++) {
+            if (k && iv[k].lo < iv[k - 1].hi) {
+                rc = CONCERTO__FAIL(g->ctx, CC_ERR_REGION, "op '%s', rule '%s' along %s in %d: %s[%d] of chunks %d and %d overlap "
+                                    "at byte %llu: a cut region's chunks must meet nowhere", cc__name(g, i), rn, cc_axis_name(axis),
+                                    count, kind, qi, iv[k - 1].chunk, iv[k].chunk, (unsigned long long)iv[k].lo);
+                break;
+            }
+            covered += iv[k].hi - iv[k].lo;
+        }
+        if (rc == CC_OK && covered != need)
+            rc = CONCERTO__FAIL(g->ctx, CC_ERR_REGION, "op '%s', rule '%s' along %s in %d: the chunks of %s[%d] cover %llu of its "
+                                "%llu bytes: a cut region's chunks must cover it", cc__name(g, i), rn, cc_axis_name(axis), count,
+                                kind, qi, (unsigned long long)covered, (unsigned long long)need);
+    }
+done:
+    if (rc != CC_OK && exact) *exact = 0;
+    cc__free(g->ctx, all); cc__free(g->ctx, own); cc__free(g->ctx, part); cc__free(g->ctx, iv);
+    return rc;
 }
 
 /* >>prob
@@ -10469,7 +11048,8 @@ static int cc__rw_regions(const cc__rw_src* s, int i, const cc_graph* dst, cc_re
 /* The desc that adds op i of the source again, without its explicit edges
    (cc__rw_edges adds them) to dst: regs must hold its accesses, dem k
    ints. A collective keeps its stream, other ops their demand vector. */
-static void cc__rw_desc_of(const cc__rw_src* s, int i, const cc_graph* dst, cc_region* regs, int* dem, cc_op_desc* d) {
+static void cc__rw_desc_of(const cc__rw_src* s, int i, const cc_graph* dst, cc_region* regs, int* dem, cc_split* sp,
+                           cc_op_desc* d) {
     const cc_graph* g = s->g;
     int r, m, nr;
     memset(d, 0, sizeof *d);
@@ -10488,6 +11068,13 @@ static void cc__rw_desc_of(const cc__rw_src* s, int i, const cc_graph* dst, cc_r
     d->user_data = g->user_data[i];
     d->fn = g->fn[i];
     d->chunk_fn = g->chunk_fn[i];
+    if (g->split_of[i] >= 0) {   /* the rule, its name from the source's pool */
+        const cc__split_rec* sr = &g->splits[g->split_of[i]];
+        *sp = sr->s;
+        sp->name = g->names.s + sr->name;
+        d->split = sp;
+        d->part_fn = sr->part_fn;
+    }
 }
 
 /* Adds an op to dst. A chunk op's record (d->user_data) is copied into a
@@ -10584,7 +11171,8 @@ static cc_result cc__rw_copy(cc__rw* w, const cc_graph* g, cc_graph** out) {
     if ((rc = cc__rw_begin(w, g, &dst)) != CC_OK) goto done;
     for (i = 0; i < g->n && rc == CC_OK; i++) {
         cc_op_desc d;
-        cc__rw_desc_of(&s, i, dst, x.regs, dem, &d);
+        cc_split sp;
+        cc__rw_desc_of(&s, i, dst, x.regs, dem, &sp, &d);
         x.first[i] = dst->n;
         x.count[i] = 1;
         rc = cc__rw_add(w, dst, &d);
@@ -10920,7 +11508,8 @@ static cc_result cc__dec_build(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x
             cc_collective part;
             cc__chunk_rec rec;
             cc_op prev;
-            cc__rw_desc_of(s, i, dst, x->regs, dem, &d);
+            cc_split sp;
+            cc__rw_desc_of(s, i, dst, x->regs, dem, &sp, &d);
             if (role[i]) {
                 for (q = 0; q < d.n_reads + d.n_writes; q++) {
                     cc_region* rg = &x->regs[q];
@@ -10954,6 +11543,8 @@ static cc_result cc__dec_build(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x
                     d.fn = cc__chunk_trampoline;
                     d.user_data = &rec;
                     d.chunk_fn = NULL;
+                    d.split = NULL;
+                    d.part_fn = NULL;
                     d.duration_us = g->dur_us[i] / k;
                 }
                 if (ch > 0) {   /* chunks of one op run in order */
@@ -11126,13 +11717,14 @@ static cc_result cc__fuse_build(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* 
     if ((rc = cc__rw_begin(w, g, &dst)) != CC_OK) goto done;
     for (i = 0; i < g->n && rc == CC_OK; i++) {
         cc_op_desc d;
+        cc_split sp;
         cc_collective fc;   /* the fused op's, alive until it is added */
         if (i == f) continue;
         x->first[i] = dst->n;
         x->count[i] = 1;
         ninfo[dst->n] = info[i];
         if (i != c) {
-            cc__rw_desc_of(s, i, dst, x->regs, dem, &d);
+            cc__rw_desc_of(s, i, dst, x->regs, dem, &sp, &d);
         } else {
             const cc_collective* cf = cc__op_coll(g, f);
             const cc_collective* ccol = cc__op_coll(g, c);
@@ -11140,7 +11732,7 @@ static cc_result cc__fuse_build(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* 
             cc_region* r = x->regs;                          /* the fused op's */
             cc_region* rf = x->regs + 2 * s->max_acc;        /* f's */
             cc_region* rc2 = x->regs + 3 * s->max_acc;       /* c's */
-            cc__rw_desc_of(s, c, dst, rc2, dem, &d);         /* stream and the rest from c */
+            cc__rw_desc_of(s, c, dst, rc2, dem, &sp, &d);         /* stream and the rest from c */
             m_f = cc__rw_regions(s, f, dst, rf, &nr_f);
             m_c = cc__rw_regions(s, c, dst, rc2, &nr_c);
             int bs, bsc;
