@@ -1107,8 +1107,11 @@ CONCERTO_API double cc_busbw_gbps(cc_coll_kind kind, uint64_t n_bytes, int n_ran
    Decomposition splits a synchronous in-place all-reduce whose written
    region has split_rows > 0, with the ops that produce and consume its rows,
    into k chunks, so that chunk i's collective overlaps chunk i+1's compute.
-   To make an op decomposable give it a chunk_fn (besides fn) and say in
-   every region it reads or writes how it splits (split_rows).
+   To make an op decomposable either give it a split rule that allows rows
+   and a part_fn (see split rules: the rule gives each chunk's regions, and
+   chunks may be uneven), or a chunk_fn and, in every region it reads or
+   writes, how it splits (split_rows). Only the rows axis is used so far:
+   an all-reduce's chunk is a contiguous run of its rows.
 
    Fusion merges runs of small all-reduces into one (bucketing). Only
    CC_COLL_ALL_REDUCE is fused: concatenating the other kinds changes where
@@ -1127,6 +1130,9 @@ typedef struct cc_rewrite_desc {
     int max_chunks;            /* decomposition: chunk counts 2, 4, 8 ... up to this; 0: 4 */
     uint64_t max_bucket_bytes; /* fusion: 0 = no limit */
     int max_evaluations;       /* candidate schedules at most; 0: 1000; the search stops there */
+    int exact_only;            /* decomposition: 1 = only splits whose results are bit-identical to the whole ops'
+                                  (no partial sums: neither a rule's split with a partial-sum write nor a chunk_fn
+                                  op writing a region with split_rows 0) */
 } cc_rewrite_desc;
 
 typedef struct cc_rewrite_report {
@@ -1152,11 +1158,12 @@ CONCERTO_API cc_rewrite_desc cc_rewrite_query_defaults(const cc_rewrite_desc* de
    Decomposition: candidates are in-place all-reduces whose written regions all have split_rows > 0,
    tried in program order, each on the graph as rewritten so far. An op with k chunks is replaced by k
    ops at its place, "<name>#<i>/<k>", chained in chunk order; chunk i's regions are rows [i*R/k,
-   (i+1)*R/k) of the split regions and the whole of the others; a chunk collective covers elements
+   (i+1)*R/k) of the split regions and the whole of the others (an op with a split rule: the regions its
+   rule gives chunk i of k along rows, checked by cc_op_split_check); a chunk collective covers elements
    [i*n/k, (i+1)*n/k). The all-reduce's producers (the last writers of its rows) and consumers (readers
-   of its result up to the next writer) must all have a chunk_fn, and k must divide every split_rows
-   involved and the collective's n_elems; k = 2, 4, ..., max_chunks is tried and the best kept if
-   strictly better. A collective with NULL buffers (resolved from its regions) is a candidate where its first read and write regions hold exactly its elements; its chunks keep NULL buffers and resolve from their chunk regions. Chunk ops call chunk_fn through a record the new graph owns (copies of the graph get
+   of its result up to the next writer) must all split in rows (a rule or a chunk_fn; with exact_only,
+   exactly), and k must divide the collective's n_elems and every split_rows of the ops without a rule; k = 2, 4, ..., max_chunks is tried and the best kept if
+   strictly better. A collective with NULL buffers (resolved from its regions) is a candidate where its first read and write regions hold exactly its elements; its chunks keep NULL buffers and resolve from their chunk regions. Chunk ops call chunk_fn (part_fn) through a record the new graph owns (copies of the graph get
    their own); they have no chunk_fn themselves, so a context is split once. cc_op_user_data of a chunk
    op still gives the op's user_data.
    Fusion: the fused op sits at its last member's place in program order, named "<first>+<k-1>", with
@@ -2258,11 +2265,14 @@ typedef struct cc__chunk_rec {
     cc_op_chunk_fn fn;
     void* user_data;
     int chunk, n_chunks;
+    cc_op_part_fn part;          /* an op split by its rule: part(stream, user_data, &sc) instead of fn */
+    cc_split_chunk sc;
 } cc__chunk_rec;
 
 static void cc__chunk_trampoline(void* stream, void* user_data) {
     const cc__chunk_rec* r = (const cc__chunk_rec*)user_data;
-    r->fn(stream, r->user_data, r->chunk, r->n_chunks);
+    if (r->part) r->part(stream, r->user_data, &r->sc);
+    else r->fn(stream, r->user_data, r->chunk, r->n_chunks);
 }
 
 typedef struct cc__startup { const cc_comm* comm; double us; } cc__startup;
@@ -11119,6 +11129,7 @@ static cc_result cc__rw_edges(cc__rw* w, cc_graph* dst, const cc_graph* src, con
    op for the searches. */
 typedef struct cc__rw_scratch {
     cc_region* regs;
+    int* part;                       /* a split's partial-sum flags, one per write */
     char* name;
     size_t name_cap;
     int* first;
@@ -11130,19 +11141,20 @@ typedef struct cc__rw_scratch {
 static cc_result cc__rw_scratch_init(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x) {
     memset(x, 0, sizeof *x);
     x->regs = (cc_region*)cc__calloc(w->ctx, 4 * s->max_acc + 1, sizeof *x->regs);
+    x->part = (int*)cc__calloc(w->ctx, s->max_acc + 1, sizeof *x->part);
     x->name_cap = s->g->names.len + 64;
     x->name = (char*)cc__alloc(w->ctx, x->name_cap);
     x->first = (int*)cc__calloc(w->ctx, (size_t)s->g->n + 1, sizeof(int));
     x->count = (int*)cc__calloc(w->ctx, (size_t)s->g->n + 1, sizeof(int));
     x->mark = (char*)cc__calloc(w->ctx, (size_t)s->g->n + 1, 1);
     x->queue = (int*)cc__calloc(w->ctx, (size_t)s->g->n + 1, sizeof(int));
-    if (!x->regs || !x->name || !x->first || !x->count || !x->mark || !x->queue)
+    if (!x->regs || !x->part || !x->name || !x->first || !x->count || !x->mark || !x->queue)
         return CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", w->who);
     return CC_OK;
 }
 
 static void cc__rw_scratch_free(cc__rw* w, cc__rw_scratch* x) {
-    cc__free(w->ctx, x->regs); cc__free(w->ctx, x->name); cc__free(w->ctx, x->first); cc__free(w->ctx, x->count);
+    cc__free(w->ctx, x->regs); cc__free(w->ctx, x->part); cc__free(w->ctx, x->name); cc__free(w->ctx, x->first); cc__free(w->ctx, x->count);
     cc__free(w->ctx, x->mark); cc__free(w->ctx, x->queue);
     memset(x, 0, sizeof *x);
 }
@@ -11443,7 +11455,10 @@ static int cc__dec_candidate(const cc__rw_src* s, int i) {
 /* The context of the all-reduce a: role[j] = 1 for its producers (the last
    writers, before a, of the bytes a accesses) and its consumers (the ops
    after a that read bytes a wrote before another op overwrites them),
-   role[a] = 2. *ok = 1 if every one of them is a compute op with a chunk_fn. */
+   role[a] = 2. *ok = 1 if every one of them is a compute op that splits in
+   rows: with a chunk_fn (role 1; under exact_only none of its writes a
+   partial sum, split_rows 0) or with a split rule that allows rows and a
+   part_fn (role 3). */
 static cc_result cc__dec_context(cc__rw* w, const cc__rw_src* s, int a, char* role, int* ok) {
     const cc_graph* g = s->g;
     cc__rw_iv* v = NULL;
@@ -11464,8 +11479,18 @@ static cc_result cc__dec_context(cc__rw* w, const cc__rw_src* s, int a, char* ro
                 if (g->acc[p].is_write && !cc__iv_cut(w->ctx, &v, &n, &cap, &g->acc[p])) goto oom;
         }
     }
-    for (j = 0; j < g->n; j++)
-        if (role[j] == 1 && (!g->chunk_fn[j] || !g->fn[j] || g->coll_of[j] >= 0)) *ok = 0;
+    for (j = 0; j < g->n; j++) {
+        if (role[j] != 1) continue;
+        if (g->coll_of[j] < 0 && g->split_of[j] >= 0 && (cc__split_axes(&g->splits[g->split_of[j]].s) >> CC_AXIS_ROWS & 1u) &&
+            g->splits[g->split_of[j]].part_fn && g->fn[j]) {
+            role[j] = 3;
+            continue;
+        }
+        if (!g->chunk_fn[j] || !g->fn[j] || g->coll_of[j] >= 0) *ok = 0;
+        else if (w->d.exact_only)
+            for (p = s->acc_off[j]; p < s->acc_off[j + 1]; p++)
+                if (g->acc[p].is_write && !g->acc[p].split_rows) *ok = 0;
+    }
     goto done;
 oom:
     rc = CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", w->who);
@@ -11474,15 +11499,39 @@ done:
     return rc;
 }
 
+/* cc_op_split_check of op j along rows in k, quietly (a candidate that does
+   not split is no error of the rewrite's): 1 if it passes (and is exact
+   where the desc asks for exact splits). */
+static int cc__rw_splits(cc__rw* w, const cc_graph* g, int j, int k) {
+    cc_context* ctx = w->ctx;
+    char saved_msg[CONCERTO__MSG_MAX];
+    cc_logger saved_logger = ctx->logger;
+    cc_result saved_result = ctx->last_result, rc;
+    int exact = 0;
+    memcpy(saved_msg, ctx->last_error, sizeof saved_msg);
+    ctx->logger.log_fn = NULL;
+    rc = cc_op_split_check((cc_graph*)g, cc_graph_op(g, j), CC_AXIS_ROWS, k, &exact);   /* reads the graph only */
+    ctx->logger = saved_logger;
+    ctx->last_result = saved_result;
+    memcpy(ctx->last_error, saved_msg, sizeof saved_msg);
+    return rc == CC_OK && (exact || !w->d.exact_only);
+}
+
 /* 1 if k chunks fit the context: k divides the collective's n_elems and the
-   rows of every split region, whose bytes divide into its rows. */
-static int cc__dec_fits(const cc__rw_src* s, const char* role, int a, int k) {
+   rows of every split region of its ops without a rule (role 1, 2), whose
+   bytes divide into its rows; an op with a rule (role 3) splits in k rows
+   by cc_op_split_check (chunks may be uneven). */
+static int cc__dec_fits(cc__rw* w, const cc__rw_src* s, const char* role, int a, int k) {
     const cc_graph* g = s->g;
     size_t p;
     int j;
     if (cc__op_coll(g, a)->n_elems % (size_t)k) return 0;
     for (j = 0; j < g->n; j++) {
         if (!role[j]) continue;
+        if (role[j] == 3) {
+            if (!cc__rw_splits(w, g, j, k)) return 0;
+            continue;
+        }
         for (p = s->acc_off[j]; p < s->acc_off[j + 1]; p++) {
             const cc__access* x = &g->acc[p];
             if (x->split_rows && (x->split_rows % (uint64_t)k || (x->rows <= 1 && x->n_bytes % x->split_rows))) return 0;
@@ -11510,7 +11559,21 @@ static cc_result cc__dec_build(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x
             cc_op prev;
             cc_split sp;
             cc__rw_desc_of(s, i, dst, x->regs, dem, &sp, &d);
-            if (role[i]) {
+            memset(&rec, 0, sizeof rec);
+            if (role[i] == 3) {   /* by its rule: the chunk's regions, its part of the rows */
+                const cc__split_rec* sr = &g->splits[g->split_of[i]];
+                uint64_t E = sr->s.extent[CC_AXIS_ROWS];
+                if ((rc = cc__split_regions((cc_graph*)g, i, CC_AXIS_ROWS, ch, k, x->regs, x->regs + d.n_reads,
+                                            x->part)) != CC_OK)
+                    break;
+                for (q = 0; q < d.n_reads + d.n_writes; q++) x->regs[q].buffer.graph = dst->serial;
+                rec.part = sr->part_fn;
+                rec.sc.axis = CC_AXIS_ROWS;
+                rec.sc.index = ch;
+                rec.sc.count = k;
+                rec.sc.begin = (uint64_t)ch * E / (uint64_t)k;
+                rec.sc.end = (uint64_t)(ch + 1) * E / (uint64_t)k;
+            } else if (role[i]) {   /* by split_rows */
                 for (q = 0; q < d.n_reads + d.n_writes; q++) {
                     cc_region* rg = &x->regs[q];
                     if (rg->split_rows && rg->n_rows > 1) {   /* strided: its rows in k runs */
@@ -11525,6 +11588,8 @@ static cc_result cc__dec_build(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x
                         rg->split_rows = rows;
                     }
                 }
+            }
+            if (role[i]) {
                 snprintf(x->name, x->name_cap, "%s#%d/%d", cc__name(g, i), ch, k);
                 d.name = x->name;
                 if (d.coll) {
@@ -11546,6 +11611,9 @@ static cc_result cc__dec_build(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x
                     d.split = NULL;
                     d.part_fn = NULL;
                     d.duration_us = g->dur_us[i] / k;
+                    if (rec.part)   /* its share of the rows */
+                        d.duration_us = g->dur_us[i] * (double)(rec.sc.end - rec.sc.begin) /
+                                        (double)g->splits[g->split_of[i]].s.extent[CC_AXIS_ROWS];
                 }
                 if (ch > 0) {   /* chunks of one op run in order */
                     prev = cc_graph_op(dst, dst->n - 1);
@@ -11575,7 +11643,7 @@ static cc_result cc__dec_try(cc__rw_search* S, int a, const char* role, int* map
     cc_result rc = CC_OK;
     for (k = 2; k <= w->d.max_chunks && rc == CC_OK; k *= 2) {
         cc_graph* cand = NULL;
-        if (cc__dec_fits(&S->s, role, a, k)) {
+        if (cc__dec_fits(w, &S->s, role, a, k)) {
             if (w->n_eval >= w->d.max_evaluations) { S->stop = 1; break; }
             if ((rc = cc__dec_build(w, &S->s, &S->x, role, k, &cand)) != CC_OK) break;
             if ((rc = cc__rw_judge(w, cand, &cmk)) != CC_OK) { cc_graph_destroy(cand); break; }

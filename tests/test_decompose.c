@@ -78,16 +78,38 @@ static void run_rows(tjob* jb, int r0, int r1, int chunk) {
     }
 }
 static void whole_fn(void* stream, void* user) { (void)stream; run_rows((tjob*)user, 0, T, 0); }
-static void chunk_fn(void* stream, void* user, int chunk, int n) {
-    tjob* jb = (tjob*)user;
+static void log_chunk(tjob* jb, int chunk, int n) {
     tp* m = jb->m;
-    (void)stream;
     if (m->n_log < MAXLOG) {
         m->log[m->n_log].tag = jb->l * 3 + jb->kind;
         m->log[m->n_log].chunk = chunk;
         m->log[m->n_log].n = n;
         m->n_log++;
     }
+}
+/* an op split by its rule: told its rows */
+static void part_fn(void* stream, void* user, const cc_split_chunk* c) {
+    tjob* jb = (tjob*)user;
+    (void)stream;
+    log_chunk(jb, c->index, c->count);
+    run_rows(jb, (int)c->begin, (int)c->end, c->index);
+}
+/* wgrad's rule (a user rule): rows [begin, end) of x and P; G a partial sum */
+static int wgrad_rule(void* ud, const cc_split_chunk* c, cc_region* rd, int nr, cc_region* wr, int nw, int* partial) {
+    int q;
+    (void)ud; (void)wr; (void)nw;
+    for (q = 0; q < nr; q++) {
+        uint64_t row = rd[q].n_bytes / T;
+        rd[q].offset_bytes += c->begin * row;
+        rd[q].n_bytes = (c->end - c->begin) * row;
+    }
+    partial[0] = 1;
+    return 0;
+}
+static void chunk_fn(void* stream, void* user, int chunk, int n) {
+    tjob* jb = (tjob*)user;
+    (void)stream;
+    log_chunk(jb, chunk, n);
     run_rows(jb, chunk * T / n, (chunk + 1) * T / n, chunk);
 }
 
@@ -140,8 +162,10 @@ static void point_at_arena(cc_exec* x, cc_graph* g, void* user) {
     for (l = 0; l < L; l++) m->pp[l] = (float*)cc_exec_buffer_ptr(x, cc_graph_buffer(g, m->bp_index[l]));
 }
 
-/* arena: P transient, its all-reduce's buffers NULL */
-static cc_result build_tp_in(cc_context* ctx, tp* m, tjob* jobs, cc_comm* comm, int defect, int arena, cc_graph** out) {
+/* arena: P transient, its all-reduce's buffers NULL; rules: mm, norm and
+   wgrad say how they split by split rules (matmul, rowwise, a user rule)
+   and have a part_fn instead of a chunk_fn */
+static cc_result build_tp_rules(cc_context* ctx, tp* m, tjob* jobs, cc_comm* comm, int defect, int arena, int rules, cc_graph** out) {
     cc_graph* g = NULL;
     cc_buffer bx[L + 1], bw[L], bp[L], bg[L];
     cc_result r;
@@ -166,6 +190,7 @@ static cc_result build_tp_in(cc_context* ctx, tp* m, tjob* jobs, cc_comm* comm, 
         cc_op_desc d = {0};
         cc_region rd[2] = {0}, wr[1] = {0};
         cc_collective co;
+        cc_split sp;
         tjob* jb = &jobs[l * 3];
         jb[0].m = jb[1].m = jb[2].m = m;
         jb[0].l = jb[1].l = jb[2].l = l;
@@ -176,6 +201,11 @@ static cc_result build_tp_in(cc_context* ctx, tp* m, tjob* jobs, cc_comm* comm, 
         d.name = name; d.duration_us = DUR_MM; d.fn = whole_fn; d.chunk_fn = bad == DEF_NO_CHUNK_PRODUCER ? NULL : chunk_fn;
         d.user_data = &jb[0];
         d.reads = rd; d.n_reads = 2; d.writes = wr; d.n_writes = 1;
+        if (rules) {
+            memset(&sp, 0, sizeof sp);
+            sp.kind = CC_SPLIT_MATMUL; sp.extent[CC_AXIS_ROWS] = T; sp.extent[CC_AXIS_COLS] = D; sp.extent[CC_AXIS_REDUCE] = D;
+            d.split = &sp; d.part_fn = part_fn; d.chunk_fn = NULL;
+        }
         r = cc_graph_add_op(g, &d, NULL);
         /* the all-reduce */
         memset(&co, 0, sizeof co);
@@ -195,6 +225,11 @@ static cc_result build_tp_in(cc_context* ctx, tp* m, tjob* jobs, cc_comm* comm, 
         snprintf(name, sizeof name, "norm%d", l);
         d.name = name; d.duration_us = DUR_NORM; d.fn = whole_fn; d.chunk_fn = chunk_fn; d.user_data = &jb[1];
         d.reads = rd; d.n_reads = 2; d.writes = wr; d.n_writes = 1;
+        if (rules) {
+            memset(&sp, 0, sizeof sp);
+            sp.kind = CC_SPLIT_ROWWISE; sp.extent[CC_AXIS_ROWS] = T;
+            d.split = &sp; d.part_fn = part_fn; d.chunk_fn = NULL;
+        }
         if (r == CC_OK) r = cc_graph_add_op(g, &d, NULL);
         /* wgrad: G summed over rows, a whole region */
         rd[0] = rg(bx[l], XB, T); rd[1] = rg(bp[l], XB, T); wr[0] = rg(bg[l], WB, 0);
@@ -203,11 +238,20 @@ static cc_result build_tp_in(cc_context* ctx, tp* m, tjob* jobs, cc_comm* comm, 
         d.name = name; d.duration_us = DUR_WGRAD; d.fn = whole_fn; d.chunk_fn = bad == DEF_NO_CHUNK_CONSUMER ? NULL : chunk_fn;
         d.user_data = &jb[2];
         d.reads = rd; d.n_reads = 2; d.writes = wr; d.n_writes = 1;
+        if (rules) {
+            memset(&sp, 0, sizeof sp);
+            sp.kind = CC_SPLIT_USER; sp.extent[CC_AXIS_ROWS] = T; sp.fn = wgrad_rule; sp.name = "wgrad_rows";
+            d.split = &sp; d.part_fn = part_fn; d.chunk_fn = NULL;
+        }
         if (r == CC_OK) r = cc_graph_add_op(g, &d, NULL);
     }
     if (r != CC_OK) { cc_graph_destroy(g); return r; }
     *out = g;
     return CC_OK;
+}
+
+static cc_result build_tp_in(cc_context* ctx, tp* m, tjob* jobs, cc_comm* comm, int defect, int arena, cc_graph** out) {
+    return build_tp_rules(ctx, m, jobs, comm, defect, arena, 0, out);
 }
 
 static cc_result build_tp(cc_context* ctx, tp* m, tjob* jobs, cc_comm* comm, int defect, cc_graph** out) {
@@ -221,9 +265,10 @@ static int find_op(cc_graph* g, const char* name) {
     return -1;
 }
 /* ---- the world run: program order against decomposed ---------------------------*/
-enum { V_FIT = 0, V_LINK, V_THEN_FUSE, V_ARENA, N_VARIANTS };
+enum { V_FIT = 0, V_LINK, V_THEN_FUSE, V_ARENA, V_RULES, N_VARIANTS };
 static const char* variant_name[N_VARIANTS] = { "fitted model", "link model", "decomposed, then fused",
-                                                "P in the arena, NULL buffers, decomposed, then fused" };
+                                                "P in the arena, NULL buffers, decomposed, then fused",
+                                                "split rules (matmul, rowwise, a user rule) instead of chunk_fn" };
 
 typedef struct vres {
     int ok;
@@ -239,6 +284,7 @@ typedef struct vres {
     double mk_before, mk_after, mk_orig_judged, mk_new_judged;
     uint64_t fingerprint;
     char calls_msg[200];
+    int exact_only_changed;     /* V_RULES: collectives split with exact_only */
 } vres;
 typedef struct world_arg { vres v[N_VARIANTS][2]; } world_arg;
 
@@ -268,7 +314,16 @@ static cc_result dec_rank(cc_rank* rank, void* user) {
         init_tp(m0, me);
         init_tp(m1, me);
         r = build_tp_in(ctx, m0, jobs0[me], cc_rank_world_comm(rank), DEF_NONE, v == V_ARENA, &g0);
-        if (r == CC_OK) r = build_tp_in(ctx, m1, jobs1[me], cc_rank_world_comm(rank), DEF_NONE, v == V_ARENA, &g1);
+        if (r == CC_OK) r = build_tp_rules(ctx, m1, jobs1[me], cc_rank_world_comm(rank), DEF_NONE, v == V_ARENA, v == V_RULES, &g1);
+        if (r == CC_OK && v == V_RULES) {   /* only exact splits: wgrad's partial sum keeps every context whole */
+            cc_rewrite_desc ex = rd;
+            cc_rewrite_report erep;
+            cc_graph* eg = NULL;
+            ex.exact_only = 1;
+            r = cc_graph_decompose(ctx, g1, &ex, &eg, &erep);
+            R->exact_only_changed = r == CC_OK ? erep.n_changed : -1;
+            cc_graph_destroy(eg);
+        }
         if (r == CC_OK) r = tu_run_step_with(rank, g0, NULL, v == V_ARENA ? point_at_arena : NULL, m0);
         if (r == CC_OK) r = cc_graph_decompose(ctx, g1, &rd, &dg, &rep);
         if (r == CC_OK) {
@@ -407,6 +462,13 @@ static void test_world_decompose(void) {
         CHECK(R[0].user_data_ok, "%s: cc_op_user_data of a chunk op gives the op's own user_data", vn);
         CHECK(R[0].mk_new_judged < R[0].mk_orig_judged, "%s: judged makespan %.1f < the original's %.1f", vn,
               R[0].mk_new_judged, R[0].mk_orig_judged);
+        if (v == V_RULES) {
+            const vres* F = &A.v[V_FIT][0];
+            CHECK(R[0].k[0] == F->k[0] && R[0].k[1] == F->k[1] && R[0].k[2] == F->k[2] && R[0].ops_after == F->ops_after,
+                  "%s: the same chunks (%d, %d, %d) and ops (%d) as with chunk_fn and split_rows (%d, %d, %d; %d)", vn, R[0].k[0],
+                  R[0].k[1], R[0].k[2], R[0].ops_after, F->k[0], F->k[1], F->k[2], F->ops_after);
+            CHECK_INT(R[0].exact_only_changed, 0, "%s: with exact_only, wgrad's partial sum keeps every all-reduce whole", vn);
+        }
         if (v == V_ARENA) {   /* NULL buffers resolved from regions rewrite as the same pointers do */
             const vres* F = &A.v[V_THEN_FUSE][0];
             CHECK(R[0].colls_after == F->colls_after && R[0].k[0] == F->k[0] && R[0].k[1] == F->k[1] && R[0].k[2] == F->k[2],
