@@ -484,6 +484,76 @@ static void test_world_decompose(void) {
     }
 }
 
+/* The decision follows the link (graphs with split rules, the link model):
+   an all-reduce of P that takes far longer than its layer's compute is
+   decomposed and the judged step drops; on a very fast link (0.1 us an
+   all-reduce) the launches of the chunk ops (1 us each) cost more than
+   the overlap gains and the step is left alone. With max_chunks 16 the
+   chunk count is one of 2, 4, 8, 16. */
+static cc_result idle_collective(void* self, void* stream, const cc_collective* c, char* msg, size_t msg_size) {
+    (void)self; (void)stream; (void)c; (void)msg; (void)msg_size;
+    return CC_OK;
+}
+static const cc_comm_fns idle_family = { "idle", "host", idle_collective, NULL, NULL, NULL, NULL };
+
+static void test_link_decides(void) {
+    cc_context* ctx;
+    static tp m;
+    static tjob jobs[3 * L];
+    cc_comm* comm = NULL;
+    int sl;
+    cc_context_create(NULL, &ctx);
+    init_tp(&m, 0);
+    if (cc_comm_wrap(ctx, &idle_family, NULL, 0, 2, "tp", &comm) != CC_OK) { CHECK(0, "comm: %s", cc_last_error(ctx)); return; }
+    for (sl = 0; sl < 3; sl++) {
+        cc_graph* g = NULL;
+        cc_graph* dg = NULL;
+        cc_rewrite_report rep;
+        cc_rewrite_desc rd = {0};
+        cc_link link = {0};
+        const char* what = sl == 0 ? "a slow link" : sl == 1 ? "a very fast link" : "a slow link, max_chunks 16";
+        memset(&rep, 0, sizeof rep);
+        link.latency_us = sl == 1 ? 0.05 : 5;
+        link.us_per_byte = sl == 1 ? 1e-9 : 400.0 / (double)XB;   /* slow: 410 us for P against 180 us of compute */
+        rd.link = &link;
+        if (sl == 2) rd.max_chunks = 16;
+        if (build_tp_rules(ctx, &m, jobs, comm, DEF_NONE, 0, 1, &g) == CC_OK) {
+            int i;   /* the all-reduces take what the link says, as a profiled step's would */
+            for (i = 0; i < cc_graph_n_ops(g); i++)
+                if (cc_op_collective(g, cc_graph_op(g, i)))
+                    cc_op_set_duration(g, cc_graph_op(g, i), 2 * link.latency_us + (double)XB * link.us_per_byte);
+            {   /* what launching an op costs the executor: 1 us, as the CPU backend's threads do */
+                cc_exec_costs c;
+                memset(&c, 0, sizeof c);
+                c.launch_us = 1;
+                cc_graph_set_exec_costs(g, &c);
+            }
+        }
+        if (!g || cc_graph_decompose(ctx, g, &rd, &dg, &rep) != CC_OK) {
+            CHECK(0, "%s: decompose: %s", what, cc_last_error(ctx));
+        } else if (sl == 1) {
+            CHECK(rep.n_changed == 0 && tu_graph_fingerprint(dg) == tu_graph_fingerprint(g),
+                  "%s: the step is left alone (%d split; %.1f -> %.1f us predicted)", what, rep.n_changed,
+                  rep.makespan_before_us, rep.makespan_after_us);
+        } else {
+            int k = 0, i;
+            for (i = 0; i < cc_graph_n_ops(dg); i++) {
+                const char* nm = cc_op_name(dg, cc_graph_op(dg, i));
+                if (!strncmp(nm, "ar0#0/", 6)) k = atoi(nm + 6);
+            }
+            CHECK(rep.n_changed == L && rep.makespan_after_us < 0.9 * rep.makespan_before_us,
+                  "%s: every all-reduce decomposed (%d) and the predicted step drops by over 10%% (%.1f -> %.1f us)", what,
+                  rep.n_changed, rep.makespan_before_us, rep.makespan_after_us);
+            CHECK(k == 2 || k == 4 || k == 8 || k == 16, "%s: ar0 in %d chunks", what, k);
+            if (sl == 2) NOTE("max_chunks 16 on a slow link: ar0 in %d chunks", k);
+        }
+        cc_graph_destroy(dg);
+        cc_graph_destroy(g);
+    }
+    cc_comm_destroy(comm);
+    cc_context_destroy(ctx);
+}
+
 /* ---- graphs only: what is left alone ------------------------------------------------*/
 static void test_left_alone(void) {
     cc_context* ctx;
@@ -791,6 +861,7 @@ int main(void) {
     TH_RUN(test_exec_costs_decide);
     TH_RUN(test_world_decompose);
     TH_RUN(test_left_alone);
+    TH_RUN(test_link_decides);
     TH_RUN(test_bad_args);
     TH_RUN(test_failing_allocator);
     TH_RUN(test_determinism);
