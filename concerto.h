@@ -1135,6 +1135,18 @@ typedef struct cc_rewrite_desc {
                                   op writing a region with split_rows 0) */
 } cc_rewrite_desc;
 
+/* A context decomposition split: the collective, the axis, the chunk
+   count, the ops it covers and the predicted gain. */
+typedef struct cc_rewrite_context {
+    const char* collective;    /* the input op's name */
+    cc_coll_kind kind;
+    cc_axis axis;
+    int n_chunks;
+    int n_ops;                 /* ops split, the collective included */
+    const char* ops;           /* their names, in program order, ", " between */
+    double gain_us;            /* the judged makespan before the split less after it */
+} cc_rewrite_context;
+
 typedef struct cc_rewrite_report {
     int n_candidates;          /* collectives considered */
     int n_changed;             /* fusion: buckets formed (>= 2 collectives each); decomposition: collectives split */
@@ -1144,6 +1156,9 @@ typedef struct cc_rewrite_report {
     int n_evaluations;         /* candidate graphs scheduled (the input's own schedule not counted) */
     int n_over_cap;            /* of those, candidates dropped because no schedule found fits
                                   sched.memory_cap_bytes (the input itself not fitting is an error) */
+    const cc_rewrite_context* contexts;   /* decomposition: each context split, in the order it was (n_changed of
+                                             them); they belong to *out and live as long as it does */
+    int n_contexts;
 } cc_rewrite_report;
 
 /* The desc as the rewrites resolve it (NULL: every field zero); sched is
@@ -2307,6 +2322,7 @@ struct cc_graph {
     int* split_of;              /* index into splits, or -1 */
     size_t dem_cap, dur_us_cap, name_cap, ud_cap, fn_cap, chunk_fn_cap, coll_of_cap, split_of_cap;
     cc__split_rec* splits; size_t n_splits, splits_cap;
+    cc_rewrite_context* rw_ctx; int n_rw_ctx;   /* what the decomposition that made the graph split; strings owned */
     cc_collective* colls; size_t n_colls, colls_cap;
     /* explicit edges */
     int* e_from; int* e_to; size_t n_e, e_from_cap, e_to_cap;
@@ -2369,6 +2385,11 @@ CONCERTO_API void cc_graph_destroy(cc_graph* g) {
     cc__free(ctx, g->name); cc__free(ctx, g->user_data);
     cc__free(ctx, g->fn); cc__free(ctx, g->chunk_fn); cc__free(ctx, g->coll_of); cc__free(ctx, g->colls);
     cc__free(ctx, g->split_of); cc__free(ctx, g->splits);
+    while (g->n_rw_ctx) {
+        cc_rewrite_context* rc = &g->rw_ctx[--g->n_rw_ctx];
+        cc__free(ctx, (char*)rc->collective); cc__free(ctx, (char*)rc->ops);
+    }
+    cc__free(ctx, g->rw_ctx);
     while (g->n_recs) cc__free(ctx, g->recs[--g->n_recs]);
     cc__free(ctx, g->recs);
     cc__free(ctx, g->e_from); cc__free(ctx, g->e_to); cc__free(ctx, g->acc);
@@ -11280,6 +11301,7 @@ typedef struct cc__rw_search {
     cc__rw_scratch x;
     int indexed;
     int n_candidates, n_changed, stop;
+    cc_rewrite_context* ctxs; size_t n_ctxs, ctxs_cap;   /* decomposition: the contexts split so far */
 } cc__rw_search;
 
 /* Frees what the search holds. On success the current graph goes to *out
@@ -11291,13 +11313,22 @@ static cc_result cc__rw_search_end(cc__rw_search* S, cc_result rc, cc_graph** ou
     cc__rw_src_free(w, &S->s);
     if (rc == CC_OK) {
         cc__rw_finish(w, S->input, S->cur, S->mk0, S->mk, S->n_candidates, S->n_changed, report);
+        S->cur->rw_ctx = S->ctxs;   /* the contexts go with the graph */
+        S->cur->n_rw_ctx = (int)S->n_ctxs;
+        S->ctxs = NULL;
+        S->n_ctxs = 0;
+        if (report) { report->contexts = S->cur->rw_ctx; report->n_contexts = S->cur->n_rw_ctx; }
         *out = S->cur;
     } else {
         cc_graph_destroy(S->cur);
         if (report) memset(report, 0, sizeof *report);
     }
     S->cur = NULL;
-    if (w->ctx) cc__free(w->ctx, w->fits);
+    while (S->n_ctxs) {
+        cc_rewrite_context* c = &S->ctxs[--S->n_ctxs];
+        cc__free(w->ctx, (char*)c->collective); cc__free(w->ctx, (char*)c->ops);
+    }
+    if (w->ctx) { cc__free(w->ctx, S->ctxs); cc__free(w->ctx, w->fits); }
     return rc;
 }
 
@@ -11630,6 +11661,46 @@ static cc_result cc__dec_build(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x
     return CC_OK;
 }
 
+/* Remembers the context (role) of collective a of the current graph,
+   split in k with the judged gain, for the report. */
+static cc_result cc__dec_record(cc__rw_search* S, int a, const char* role, int k, double gain) {
+    cc__rw* w = &S->w;
+    const cc_graph* g = S->cur;
+    cc_rewrite_context* c;
+    size_t len = 1, at = 0;
+    int j;
+    char* ops;
+    char* coll;
+    for (j = 0; j < g->n; j++) if (role[j]) len += strlen(cc__name(g, j)) + 2;
+    ops = (char*)cc__alloc(w->ctx, len);
+    coll = (char*)cc__alloc(w->ctx, strlen(cc__name(g, a)) + 1);
+    if (!ops || !coll || !CONCERTO__GROW(w->ctx, S->ctxs, S->ctxs_cap, S->n_ctxs + 1)) {
+        cc__free(w->ctx, ops); cc__free(w->ctx, coll);
+        return CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", w->who);
+    }
+    ops[0] = 0;
+    for (j = 0; j < g->n; j++) {
+        const char* nm = cc__name(g, j);
+        size_t n = strlen(nm);
+        if (!role[j]) continue;
+        if (at) { memcpy(ops + at, ", ", 2); at += 2; }
+        memcpy(ops + at, nm, n);
+        at += n;
+        ops[at] = 0;
+    }
+    strcpy(coll, cc__name(g, a));
+    c = &S->ctxs[S->n_ctxs++];
+    memset(c, 0, sizeof *c);
+    c->collective = coll;
+    c->kind = cc__op_coll(g, a)->kind;
+    c->axis = CC_AXIS_ROWS;
+    c->n_chunks = k;
+    for (j = 0; j < g->n; j++) c->n_ops += role[j] != 0;
+    c->ops = ops;
+    c->gain_us = gain;
+    return CC_OK;
+}
+
 /* Tries k = 2, 4, ... max_chunks chunks for the context (role) of
    all-reduce a of the current graph; the strictly best candidate (the
    smaller k on ties) becomes the current graph, and map (input op -> op of
@@ -11639,7 +11710,7 @@ static cc_result cc__dec_try(cc__rw_search* S, int a, const char* role, int* map
     cc_graph* best = NULL;
     int* best_first = NULL;
     double best_mk = S->mk, cmk = 0;
-    int i, k;
+    int i, k, best_k = 0;
     cc_result rc = CC_OK;
     for (k = 2; k <= w->d.max_chunks && rc == CC_OK; k *= 2) {
         cc_graph* cand = NULL;
@@ -11658,10 +11729,12 @@ static cc_result cc__dec_try(cc__rw_search* S, int a, const char* role, int* map
                 cc_graph_destroy(best);
                 best = cand;
                 best_mk = cmk;
+                best_k = k;
             } else cc_graph_destroy(cand);
         }
         if (k > w->d.max_chunks / 2) break;   /* k * 2 would pass max_chunks (or overflow) */
     }
+    if (rc == CC_OK && best) rc = cc__dec_record(S, a, role, best_k, S->mk - best_mk);
     if (rc == CC_OK && best) {
         for (i = 0; i < S->input->n; i++)
             if (map[i] >= 0) map[i] = role[map[i]] ? -1 : best_first[map[i]];

@@ -532,6 +532,7 @@ static void test_link_decides(void) {
         if (!g || cc_graph_decompose(ctx, g, &rd, &dg, &rep) != CC_OK) {
             CHECK(0, "%s: decompose: %s", what, cc_last_error(ctx));
         } else if (sl == 1) {
+            CHECK(rep.n_contexts == 0 && rep.contexts == NULL, "%s: no context in the report", what);
             CHECK(rep.n_changed == 0 && tu_graph_fingerprint(dg) == tu_graph_fingerprint(g),
                   "%s: the step is left alone (%d split; %.1f -> %.1f us predicted)", what, rep.n_changed,
                   rep.makespan_before_us, rep.makespan_after_us);
@@ -545,6 +546,25 @@ static void test_link_decides(void) {
                   "%s: every all-reduce decomposed (%d) and the predicted step drops by over 10%% (%.1f -> %.1f us)", what,
                   rep.n_changed, rep.makespan_before_us, rep.makespan_after_us);
             CHECK(k == 2 || k == 4 || k == 8 || k == 16, "%s: ar0 in %d chunks", what, k);
+            CHECK_INT(rep.n_contexts, rep.n_changed, "%s: the report names every context split", what);
+            if (rep.n_contexts == L) {
+                double sum = 0;
+                for (i = 0; i < L; i++) {
+                    const cc_rewrite_context* c = &rep.contexts[i];
+                    char want[96], coll[16];
+                    snprintf(coll, sizeof coll, "ar%d", i);
+                    snprintf(want, sizeof want, "mm%d, ar%d, norm%d, wgrad%d", i, i, i, i);
+                    CHECK(!strcmp(c->collective, coll) && c->kind == CC_COLL_ALL_REDUCE && c->axis == CC_AXIS_ROWS &&
+                          c->n_ops == 4 && !strcmp(c->ops, want) && c->gain_us > 0,
+                          "%s: context %d is %s (all-reduce), along %s in %d, covering %d ops '%s', gain %.1f us", what, i,
+                          c->collective, cc_axis_name(c->axis), c->n_chunks, c->n_ops, c->ops, c->gain_us);
+                    sum += c->gain_us;
+                }
+                CHECK_INT(rep.contexts[0].n_chunks, k, "%s: context 0's chunk count is ar0's", what);
+                CHECK(fabs(sum - (rep.makespan_before_us - rep.makespan_after_us)) < 1e-6,
+                      "%s: the contexts' gains add up to the step's (%.3f, %.3f)", what, sum,
+                      rep.makespan_before_us - rep.makespan_after_us);
+            }
             if (sl == 2) NOTE("max_chunks 16 on a slow link: ar0 in %d chunks", k);
         }
         cc_graph_destroy(dg);
