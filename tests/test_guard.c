@@ -1,7 +1,8 @@
 /* tests/test_guard.c - a user's own mistakes, caught: an op that writes a
    region it does not declare (cc_exec_step_checked), profiling that would
    change the caller's memory (cc_exec_bind_buffer, cc_exec_allow_profile_writes),
-   ranks whose plans differ (cc_exec_agree names the first op), and a graph
+   ranks whose plans differ (cc_exec_agree names the first op), a write
+   between the rows of a strided region, and a graph
    never profiled (every compute op of 0 us). The references are the bytes
    the test's own ops write, known by hand. */
 #include "util.h"
@@ -111,6 +112,65 @@ static void test_undeclared_write(void) {
             CHECK_RES(ctx, cc_exec_step_checked(x), CC_OK, "declared, the checked step passes");
             CHECK(memcmp(m.dwte, ref.dwte, sizeof m.dwte) == 0 && memcmp(m.dwpe, ref.dwpe, sizeof m.dwpe) == 0,
                   "and its results are the step's, by hand");
+        }
+        cc_exec_destroy(x);
+        cc_backend_destroy(&be);
+        cc_plan_destroy(pl);
+        cc_graph_destroy(g);
+    }
+    cc_context_destroy(ctx);
+}
+
+/* A strided write: an op declares columns [1, 3) of a 4 x 4 float matrix
+   and also writes element (2, 3), inside the declared rows' bounding range
+   (bytes 4..59) but in no declared row: the checked step names byte 44..47. */
+typedef struct cols_job { float m[16]; int stray; } cols_job;
+static void write_cols(void* stream, void* user) {
+    cols_job* j = (cols_job*)user;
+    int r;
+    (void)stream;
+    for (r = 0; r < 4; r++) { j->m[r * 4 + 1] += 1.0f; j->m[r * 4 + 2] += 2.0f; }
+    if (j->stray) j->m[2 * 4 + 3] += 3.0f;
+}
+
+static void test_undeclared_strided(void) {
+    cc_context* ctx = NULL;
+    int stray;
+    cc_context_create(NULL, &ctx);
+    for (stray = 0; stray < 2; stray++) {
+        cols_job j;
+        cc_graph* g = NULL;
+        cc_buffer b;
+        cc_region w;
+        cc_op_desc d;
+        cc_plan* pl = NULL;
+        cc_exec* x = NULL;
+        cc_backend be;
+        int i;
+        memset(&j, 0, sizeof j);
+        for (i = 0; i < 16; i++) j.m[i] = (float)i;
+        j.stray = stray;
+        cc_graph_create(ctx, NULL, &g);
+        cc_graph_add_buffer(g, "mat", sizeof j.m, &b);
+        memset(&w, 0, sizeof w);
+        w.buffer = b; w.offset_bytes = 4; w.n_bytes = 8; w.n_rows = 4; w.stride_bytes = 16;
+        memset(&d, 0, sizeof d);
+        d.name = "cols"; d.duration_us = 1; d.writes = &w; d.n_writes = 1; d.fn = write_cols; d.user_data = &j;
+        CHECK_RES(ctx, cc_graph_add_op(g, &d, NULL), CC_OK, "an op writing two columns, declared strided");
+        CHECK_RES(ctx, cc_plan_create(ctx, g, NULL, &pl), CC_OK, "plan");
+        CHECK_RES(ctx, cc_cpu_backend_create_ctx(ctx, &be), CC_OK, "CPU backend");
+        CHECK_RES(ctx, cc_exec_create(ctx, pl, &be, &x), CC_OK, "executor");
+        CHECK_RES(ctx, cc_exec_bind_buffer(x, b, j.m), CC_OK, "bind mat");
+        if (stray) {
+            const char* at;
+            long byte;
+            CHECK_RES(ctx, cc_exec_step_checked(x), CC_ERR_UNDECLARED_WRITE, "a write between the declared rows is caught");
+            at = strstr(cc_last_error(ctx), "byte ");
+            byte = at ? strtol(at + 5, NULL, 10) : -1;
+            CHECK(byte >= 44 && byte < 48, "it names a byte of element (2, 3) (byte %ld, want 44..47)", byte);
+        } else {
+            CHECK_RES(ctx, cc_exec_step_checked(x), CC_OK, "the declared columns pass the checked step");
+            CHECK(j.m[1] == 2.0f && j.m[14] == 16.0f && j.m[11] == 11.0f, "and the columns changed, by hand");
         }
         cc_exec_destroy(x);
         cc_backend_destroy(&be);
@@ -355,6 +415,7 @@ static void test_zero_durations(void) {
 int main(void) {
     test_undeclared_write();
     test_undeclared_arena();
+    test_undeclared_strided();
     test_profile_keeps_memory();
     test_plan_mismatch_named();
     test_zero_durations();
