@@ -50,6 +50,23 @@ static cc_result fz_res(cc_context* ctx, cc_result r, const char* what) {
 
 static void fz_chunk(void* stream, void* user, int chunk, int n) { (void)stream; (void)user; (void)chunk; (void)n; }
 static void fz_fn(void* stream, void* user) { (void)stream; (void)user; }
+static void fz_part(void* stream, void* user, const cc_split_chunk* c) { (void)stream; (void)user; (void)c; }
+
+/* A user split rule that moves each chunk's regions by a shift the input
+   chose: right (a row split of the first region), or wrong in many ways. */
+static int fz_rule(void* user, const cc_split_chunk* c, cc_region* rd, int nr, cc_region* wr, int nw, int* partial) {
+    unsigned v = *(const unsigned*)user;
+    int q;
+    if ((v & 7) == 7) return 1;
+    for (q = 0; q < nr + nw; q++) {
+        cc_region* r = q < nr ? &rd[q] : &wr[q - nr];
+        uint64_t each = c->end > c->begin && r->n_bytes ? r->n_bytes / (c->count ? (uint64_t)c->count : 1) : 0;
+        if (v & 1) { r->offset_bytes += c->begin * each / (c->end - c->begin ? c->end - c->begin : 1); r->n_bytes = each; }
+        if (v & 2) r->offset_bytes += (uint64_t)c->index * (v >> 3);
+        if ((v & 4) && q >= nr) partial[q - nr] = c->index & 1;
+    }
+    return 0;
+}
 
 /* a stand-in communicator: only its identity matters to the graph */
 static cc_result fz_comm_run(void* self, void* stream, const cc_collective* c, char* msg, size_t msg_size) {
@@ -139,6 +156,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     cc_comm_fns cf;
     cc_buffer bufs[FZ_MAX_BUF];
     cc_op ops[FZ_MAX_OPS];
+    unsigned rule_v[FZ_MAX_OPS];   /* each user rule's choice, alive as long as the graph */
     int caps[4];
     int n_buf = 0, n_ops = 0, stream_mode, steps;
     unsigned hdr;
@@ -177,6 +195,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             cc_region rd[3] = {0}, wr[3] = {0};
             cc_op deps[3];
             cc_collective coll;
+            cc_split sp;
             int dem[4], i;
             unsigned f = fz_u8(&in), dur = fz_u8(&in);
             cc_op op;
@@ -198,6 +217,11 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                 r->offset_bytes = off % 64;
                 r->n_bytes = len;
                 r->split_rows = sr % 5;
+                if (sr & 8) {   /* strided: rows (sr >> 4) % 4 of len bytes, a stride at least len */
+                    r->n_rows = (sr >> 4) % 4;
+                    r->stride_bytes = len + (off >> 6) * 8;
+                    r->split_rows = (sr >> 6) & 1 ? r->n_rows : 0;
+                }
             }
             d.reads = rd; d.writes = wr;
             {
@@ -218,7 +242,25 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                 d.fn = fz_fn;
                 if (what == 2) d.chunk_fn = fz_chunk;
             }
-            if (fz_res(ctx, cc_graph_add_op(g, &d, &op), "cc_graph_add_op") == CC_OK) ops[n_ops++] = op;
+            if (what == 2 && (dur & 1)) {   /* a split rule of any kind, often wrong, then checked along an axis */
+                unsigned sk = fz_u8(&in), ex = fz_u8(&in);
+                int a;
+                memset(&sp, 0, sizeof sp);
+                sp.kind = (cc_split_kind)(sk % 6);
+                for (a = 0; a < CC_AXIS_COUNT; a++) sp.extent[a] = (ex >> (2 * a)) & 3 ? ((ex >> (2 * a)) & 3) * ((sk >> 3) % 5 + 1) : 0;
+                sp.axes = (sk >> 6) & 1 ? 1u << ((sk >> 4) & 3) : 0;
+                rule_v[n_ops % FZ_MAX_OPS] = ex;
+                sp.fn = (sk & 0x80) ? fz_rule : NULL;
+                sp.user_data = &rule_v[n_ops % FZ_MAX_OPS];
+                d.split = &sp;
+                d.part_fn = fz_part;
+                d.chunk_fn = (sk & 0x20) ? fz_chunk : NULL;
+                if (fz_res(ctx, cc_graph_add_op(g, &d, &op), "cc_graph_add_op") == CC_OK) {
+                    int exact = -1;
+                    ops[n_ops++] = op;
+                    fz_res(ctx, cc_op_split_check(g, op, (cc_axis)(ex % 5), (int)(sk >> 5), &exact), "cc_op_split_check");
+                }
+            } else if (fz_res(ctx, cc_graph_add_op(g, &d, &op), "cc_graph_add_op") == CC_OK) ops[n_ops++] = op;
         } else if (what == 3 && n_ops > 0) {   /* a dependency, maybe a cycle */
             cc_op a = ops[fz_u8(&in) % n_ops], b = ops[fz_u8(&in) % n_ops];
             fz_res(ctx, cc_graph_add_dep(g, a, b), "cc_graph_add_dep");
