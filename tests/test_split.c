@@ -361,6 +361,19 @@ static void test_matmul_rule(void) {
     }
 }
 
+/* The desc of C = A B with A 4 x 5, B 5 x 6, C 4 x 6 floats, all in
+   buffer b at the offsets given, named "mm", with its matmul rule. */
+static void small_matmul(cc_buffer b, uint64_t a_at, uint64_t b_at, uint64_t c_at, cc_region* rd, cc_region* wr, cc_split* sp,
+                         cc_op_desc* d) {
+    memset(rd, 0, 2 * sizeof *rd); memset(wr, 0, sizeof *wr); memset(sp, 0, sizeof *sp); memset(d, 0, sizeof *d);
+    rd[0].buffer = b; rd[0].offset_bytes = a_at; rd[0].n_bytes = 4 * 5 * 4;
+    rd[1].buffer = b; rd[1].offset_bytes = b_at; rd[1].n_bytes = 5 * 6 * 4;
+    wr[0].buffer = b; wr[0].offset_bytes = c_at; wr[0].n_bytes = 4 * 6 * 4;
+    sp->kind = CC_SPLIT_MATMUL; sp->extent[CC_AXIS_ROWS] = 4; sp->extent[CC_AXIS_COLS] = 6; sp->extent[CC_AXIS_REDUCE] = 5;
+    d->name = "mm"; d->duration_us = 1; d->reads = rd; d->n_reads = 2; d->writes = wr; d->n_writes = 1;
+    d->fn = nop_fn; d->part_fn = nop_part; d->split = sp;
+}
+
 /* A column split of a 4 x 6 float matrix into 4: chunk i has columns
    [6i/4, 6(i+1)/4) = [0,1) [1,3) [3,4) [4,6): by hand, offsets 0, 4, 12, 16
    bytes, 4, 8, 4, 8 bytes a row, 4 rows 24 bytes apart. */
@@ -375,13 +388,7 @@ static void test_column_split_by_hand(void) {
     int i;
     if (cc_graph_create(ctx, NULL, &g) != CC_OK) return;
     cc_graph_add_buffer(g, "w", 4096, &b);
-    memset(rd, 0, sizeof rd); memset(wr, 0, sizeof wr); memset(&sp, 0, sizeof sp); memset(&d, 0, sizeof d);
-    rd[0].buffer = b; rd[0].offset_bytes = 1024; rd[0].n_bytes = 4 * 5 * 4;   /* A: 4 x 5 */
-    rd[1].buffer = b; rd[1].offset_bytes = 2048; rd[1].n_bytes = 5 * 6 * 4;   /* B: 5 x 6 */
-    wr[0].buffer = b; wr[0].n_bytes = 4 * 6 * 4;                              /* C: 4 x 6 at 0 */
-    sp.kind = CC_SPLIT_MATMUL; sp.extent[0] = 4; sp.extent[1] = 6; sp.extent[2] = 5;
-    d.name = "mm"; d.duration_us = 1; d.reads = rd; d.n_reads = 2; d.writes = wr; d.n_writes = 1;
-    d.fn = nop_fn; d.part_fn = nop_part; d.split = &sp;
+    small_matmul(b, 1024, 2048, 0, rd, wr, &sp, &d);   /* C at 0 */
     cc_graph_add_op(g, &d, &op);
     for (i = 0; i < 4; i++) {
         cc_region cr[2], cw[1];
@@ -616,13 +623,8 @@ static void test_rule_args(void) {
     cc_op op;
     if (cc_graph_create(ctx, NULL, &g) != CC_OK) return;
     cc_graph_add_buffer(g, "w", 4096, &b);
-    memset(rd, 0, sizeof rd); memset(wr, 0, sizeof wr); memset(&sp, 0, sizeof sp); memset(&d, 0, sizeof d);
-    rd[0].buffer = b; rd[0].n_bytes = 4 * 5 * 4;
-    rd[1].buffer = b; rd[1].offset_bytes = 1024; rd[1].n_bytes = 5 * 6 * 4;
-    wr[0].buffer = b; wr[0].offset_bytes = 2048; wr[0].n_bytes = 4 * 6 * 4;
-    sp.kind = CC_SPLIT_MATMUL; sp.extent[0] = 4; sp.extent[1] = 6;
-    d.name = "mm"; d.duration_us = 1; d.reads = rd; d.n_reads = 2; d.writes = wr; d.n_writes = 1;
-    d.fn = nop_fn; d.part_fn = nop_part; d.split = &sp;
+    small_matmul(b, 0, 1024, 2048, rd, wr, &sp, &d);
+    sp.extent[CC_AXIS_REDUCE] = 0;
     CHECK_RES(ctx, cc_graph_add_op(g, &d, NULL), CC_ERR_INVALID_ARG, "a matmul rule without K");
     CHECK_CONTAINS(cc_last_error(ctx), "extent[reduction]", "the message names the missing extent");
     sp.extent[2] = 5;
