@@ -129,12 +129,16 @@ test: deps $(J30_STAMP)
 	@$(if $(TSAN_BUILD),echo "not run under ThreadSanitizer (they start no thread; make test and make asan run them): $(notdir $(filter $(THREAD_FREE),$(TEST_BINS)))")
 	@CONCERTO_DATA="$(DATA)" TEST_BUILD="$(BUILD)" TEST_FIRST="$(SLOW_TESTS)" tests/run.sh $(BUILD) $(RUN_BINS)
 
+# TEST_SANITIZER (asan, tsan; empty in make test) tells the long shell tests
+# (test_gpt.sh, test_gpt_mpi.sh, test_plan.sh) that they run sanitized: each
+# then runs the subset of its cases that its comments name, one or more of
+# every trainer flag, parallel layout and order (make test runs them all).
 asan:
-	@$(MAKE) --no-print-directory test BUILD=$(BUILD)/asan \
+	@TEST_SANITIZER=asan $(MAKE) --no-print-directory test BUILD=$(BUILD)/asan \
 	    SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 
 tsan:
-	@$(MAKE) --no-print-directory test BUILD=$(BUILD)/tsan SAN="-fsanitize=thread -fno-omit-frame-pointer"
+	@TEST_SANITIZER=tsan $(MAKE) --no-print-directory test BUILD=$(BUILD)/tsan SAN="-fsanitize=thread -fno-omit-frame-pointer"
 
 bench: $(PROGRAMS)
 	@if [ -f bench/run.sh ]; then bash bench/run.sh; else echo "bench/run.sh is not written yet: no benchmarks to run"; fi
