@@ -6,7 +6,10 @@
 # which it also writes to BUILD_DIR/test-summary.txt. A program that is
 # missing (it did not build), crashes, times out (TEST_TIMEOUT seconds,
 # default 300) or exits non-zero without counting a failure counts as one
-# failure. Exit status: 1 if anything failed.
+# failure. Exit status: 1 if anything failed. TEST_FIRST: programs (among
+# those given) that take longest, started before the others so that the run
+# does not end on one of them alone; their output still comes in the order
+# given.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 build=${1:?usage: tests/run.sh BUILD_DIR PROGRAM...}
@@ -17,8 +20,17 @@ export TEST_TMPDIR="$build/tmp"
 jobs=${TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
 limit=${TEST_TIMEOUT:-300}
 
-running=0
+# the order in which they start: TEST_FIRST's (in its order), then the rest
+first=() rest=()
 for prog in "$@"; do
+    case " ${TEST_FIRST:-} " in *" $prog "*) ;; *) rest+=("$prog"); continue ;; esac
+done
+for prog in ${TEST_FIRST:-}; do
+    case " $* " in *" $prog "*) first+=("$prog") ;; esac
+done
+
+running=0
+for prog in ${first[@]+"${first[@]}"} ${rest[@]+"${rest[@]}"}; do
     name=$(basename "$prog")
     rm -f "$logs/$name.log" "$logs/$name.rc"
     [ -x "$prog" ] || continue

@@ -357,7 +357,7 @@ static cc_result dec_rank(cc_rank* rank, void* user) {
             /* each layer's k from its first chunk op's name, "mm<l>#0/<k>" */
             R->all_split = 1;
             for (l = 0; l < L; l++) {
-                char pre[16];
+                char pre[24];
                 snprintf(pre, sizeof pre, "mm%d#0/", l);
                 R->k[l] = 0;
                 for (i = 0; i < cc_graph_n_ops(dg); i++) {

@@ -36,8 +36,19 @@
 # - bad input: a missing or empty data file, heads or batch that do not
 #   divide by the layout, a corrupt, truncated or foreign checkpoint, an
 #   unknown option: a non-zero exit and a message naming the problem.
+# Sanitized (TEST_SANITIZER=asan or tsan, set by make asan and make tsan) it
+# runs a subset of these cases, each named where it is chosen: every trainer
+# flag, parallel layout and order still runs once or more, the ZeRO and SP
+# runs train $zsteps steps instead of 20 (the same code each step), and the
+# fingerprints are compared for 7 of the 13 layouts; make test runs them all.
 set -u
 build=${TEST_BUILD:-build}
+san=${TEST_SANITIZER:-}
+# the steps of the ZeRO and SP runs (bit-identity and closeness are checked
+# on every step; sanitized, 4: under ThreadSanitizer a 20-step TP2 x DP2
+# run took up to 100 s on CI's two cores)
+zsteps=20
+[ -n "$san" ] && zsteps=4
 tmp=${TEST_TMPDIR:-$build/tmp}/gpt
 gpt="$build/train_gpt"
 ref=examples/gpt/reference.py
@@ -136,7 +147,7 @@ check $? "--profile-steps 0: one prediction, from ops profiled alone" "$(grep 'p
 # under ThreadSanitizer (about 25 s a layout) one layout, the one with the
 # most ranks of one group; make test and make asan compare them all
 layouts=("2 1" "1 2" "2 2" "4 1")
-case "$build" in *tsan*) layouts=("4 1"); echo "     test_gpt: under ThreadSanitizer, TP4 x DP1 alone against TP1 x DP1 (make test and make asan run every layout)" ;; esac
+case "$san" in tsan) layouts=("4 1"); echo "     test_gpt: under ThreadSanitizer, TP4 x DP1 alone against TP1 x DP1 (make test and make asan run every layout)" ;; esac
 for lay in "${layouts[@]}"; do
     set -- $lay
     run "l$1x$2" --tp "$1" --dp "$2"
@@ -146,7 +157,8 @@ for lay in "${layouts[@]}"; do
 done
 
 # ---- ZeRO ------------------------------------------------------------------
-# --zero 1, 2, 3 without TP (DP2) and with TP (TP2 x DP2), 20 steps each,
+# --zero 1, 2, 3 without TP (DP2) and with TP (TP2 x DP2), 20 steps each
+# ($zsteps sanitized),
 # both orders: the losses are bit-identical to the unsharded run of the same
 # global batch (AdamW is elementwise on each shard; the world's
 # reduce-scatter sums a block in the same rank order as the all-reduce),
@@ -156,10 +168,10 @@ done
 # with ZeRO-3 alone (make test runs them all).
 zl=("1 2" "2 2")
 zs=(1 2 3)
-case "$build" in *asan*) zl=("2 2") ;; *tsan*) zl=("2 2"); zs=(3) ;; esac
+case "$san" in asan) zl=("2 2") ;; tsan) zl=("2 2"); zs=(3) ;; esac
 for lay in "${zl[@]}"; do
     set -- $lay
-    zrun() { timeout 600 "$gpt" "${small[@]}" --profile 0 --steps 20 --tp "$1" --dp "$2" --order both --losses "$tmp/z$3_$1x$2.txt" \
+    zrun() { timeout 600 "$gpt" "${small[@]}" --profile 0 --steps "$zsteps" --tp "$1" --dp "$2" --order both --losses "$tmp/z$3_$1x$2.txt" \
              --dump-grads "$tmp/z$3_$1x$2.grad" --save "$tmp/z$3_$1x$2.ckpt" ${4:+--zero $4} >"$tmp/z$3_$1x$2.log" 2>&1; }
     zrun "$1" "$2" 0
     for z in "${zs[@]}"; do
@@ -170,7 +182,7 @@ for lay in "${zl[@]}"; do
         fi
         grep -q "identical in program order and the library's order: yes" "$tmp/z${z}_$1x$2.log" &&
             cmp -s "$tmp/z0_$1x$2.txt" "$tmp/z${z}_$1x$2.txt"
-        check $? "$name: 20 losses bit-identical to the unsharded run's, in both orders" "$(paste "$tmp/z0_$1x$2.txt" "$tmp/z${z}_$1x$2.txt" | head -n 3)"
+        check $? "$name: $zsteps losses bit-identical to the unsharded run's, in both orders" "$(paste "$tmp/z0_$1x$2.txt" "$tmp/z${z}_$1x$2.txt" | head -n 3)"
         cmp -s "$tmp/z0_$1x$2.grad" "$tmp/z${z}_$1x$2.grad" && cmp -s "$tmp/z0_$1x$2.ckpt" "$tmp/z${z}_$1x$2.ckpt"
         check $? "$name: the first step's whole gradient and the final checkpoint are the unsharded run's" \
             "$(cmp "$tmp/z0_$1x$2.grad" "$tmp/z${z}_$1x$2.grad"; cmp "$tmp/z0_$1x$2.ckpt" "$tmp/z${z}_$1x$2.ckpt")"
@@ -184,29 +196,29 @@ done
 # a sequence (positions carry on across ranks). Both orders bit-identical.
 # Under the sanitizers a subset (make test runs them all).
 spl=("2 1 0 8" "4 1 0 2" "2 2 0 8" "2 2 1 8" "2 2 2 8" "2 2 3 8")
-case "$build" in *asan*) spl=("4 1 0 2" "2 2 0 8" "2 2 3 8") ;; *tsan*) spl=("2 2 3 8") ;; esac
+case "$san" in asan) spl=("4 1 0 2" "2 2 0 8" "2 2 3 8") ;; tsan) spl=("2 2 3 8") ;; esac
 for lay in "${spl[@]}"; do
     set -- $lay
     name="TP$1 x DP$2 --sp"
     [ "$3" != 0 ] && name="$name --zero $3"
     [ "$4" != 8 ] && name="$name (--batch $4)"
     if [ ! -s "$tmp/spbase_$1x$2_$4.txt" ]; then
-        timeout 600 "$gpt" "${small[@]}" --profile 0 --steps 20 --tp "$1" --dp "$2" --batch "$4" --losses "$tmp/spbase_$1x$2_$4.txt" \
+        timeout 600 "$gpt" "${small[@]}" --profile 0 --steps "$zsteps" --tp "$1" --dp "$2" --batch "$4" --losses "$tmp/spbase_$1x$2_$4.txt" \
             >"$tmp/spbase_$1x$2_$4.log" 2>&1
     fi
-    timeout 600 "$gpt" "${small[@]}" --profile 0 --steps 20 --tp "$1" --dp "$2" --batch "$4" --sp --zero "$3" --order both \
+    timeout 600 "$gpt" "${small[@]}" --profile 0 --steps "$zsteps" --tp "$1" --dp "$2" --batch "$4" --sp --zero "$3" --order both \
         --losses "$tmp/sp_$1x$2_$3_$4.txt" >"$tmp/sp_$1x$2_$3_$4.log" 2>&1
     if [ ! -s "$tmp/spbase_$1x$2_$4.txt" ] || [ ! -s "$tmp/sp_$1x$2_$3_$4.txt" ]; then
         fail "$name: a run failed: $(tail -n 2 "$tmp/spbase_$1x$2_$4.log" "$tmp/sp_$1x$2_$3_$4.log")"; continue
     fi
     out=$(close "$tmp/spbase_$1x$2_$4.txt" "$tmp/sp_$1x$2_$3_$4.txt" 1e-5) &&
         grep -q "identical in program order and the library's order: yes" "$tmp/sp_$1x$2_$3_$4.log"
-    check $? "$name: 20 losses within 1e-5 of the run without SP or ZeRO, both orders bit-identical" "$out"
+    check $? "$name: $zsteps losses within 1e-5 of the run without SP or ZeRO, both orders bit-identical" "$out"
 done
 
 # ZeRO-3 with SP, both orders, checked: every op's writes declared (the
 # gathered parameters, the sequence-parallel regions), losses unchanged
-timeout 600 "$gpt" "${small[@]}" --profile 0 --steps 20 --tp 2 --dp 2 --batch 8 --sp --zero 3 --order both --check-step \
+timeout 600 "$gpt" "${small[@]}" --profile 0 --steps "$zsteps" --tp 2 --dp 2 --batch 8 --sp --zero 3 --order both --check-step \
     --losses "$tmp/sp_check.txt" >"$tmp/sp_check.log" 2>&1
 if [ -s "$tmp/sp_2x2_3_8.txt" ] && [ -s "$tmp/sp_check.txt" ]; then
     cmp -s "$tmp/sp_2x2_3_8.txt" "$tmp/sp_check.txt" && grep -q "checked: the first step of 2 order(s)" "$tmp/sp_check.log"
@@ -243,9 +255,13 @@ planned() {
     timeout 120 "$gpt" "${small[@]}" --graph-fingerprint "$@" 2>&1 |
         sed -n 's/^planned graph fingerprint: \([0-9a-f]\{16\}\) (training step), \([0-9a-f]\{16\}\) (evaluation)$/\1 \2/p'
 }
-for layout in "--tp 1 --dp 1" "--tp 2 --dp 1" "--tp 1 --dp 2" "--tp 2 --dp 2" "--tp 4 --dp 2" "--tp 2 --dp 2 --dtype bf16" \
-              "--tp 4 --dp 1 --dtype bf16 --layers 3" "--tp 2 --dp 2 --zero 1" "--tp 2 --dp 2 --zero 2" "--tp 1 --dp 4 --zero 3" \
-              "--tp 2 --dp 2 --zero 3 --dtype bf16" "--tp 2 --dp 2 --sp" "--tp 4 --dp 2 --sp --zero 3"; do
+fpl=("--tp 1 --dp 1" "--tp 2 --dp 1" "--tp 1 --dp 2" "--tp 2 --dp 2" "--tp 4 --dp 2" "--tp 2 --dp 2 --dtype bf16"
+     "--tp 4 --dp 1 --dtype bf16 --layers 3" "--tp 2 --dp 2 --zero 1" "--tp 2 --dp 2 --zero 2" "--tp 1 --dp 4 --zero 3"
+     "--tp 2 --dp 2 --zero 3 --dtype bf16" "--tp 2 --dp 2 --sp" "--tp 4 --dp 2 --sp --zero 3")
+# sanitized: each TP and DP degree, dtype, ZeRO stage and SP in one layout or more
+[ -n "$san" ] && fpl=("--tp 1 --dp 1" "--tp 2 --dp 1" "--tp 4 --dp 1 --dtype bf16 --layers 3" "--tp 2 --dp 2 --zero 1"
+                      "--tp 2 --dp 2 --zero 2" "--tp 1 --dp 4 --zero 3" "--tp 4 --dp 2 --sp --zero 3")
+for layout in "${fpl[@]}"; do
     f=$(fingerprint $layout); p=$(planned $layout)
     [ -n "$f" ] && [ "$f" = "$p" ]; check $? "$layout: the planner's sizes-only graph has the trainer's fingerprints ($p)" "'$f' vs '$p'"
 done

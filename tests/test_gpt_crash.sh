@@ -83,7 +83,7 @@ else fail "a directory as the data file: exit $rc: $(tail -n 1 "$tmp/run.log")";
 # a cut checkpoint is refused by its length alone), is refused, and the
 # message names the file
 step=61
-case "$build" in *asan*|*tsan*) step=509 ;; esac
+case "${TEST_SANITIZER:-}" in asan|tsan) step=509 ;; esac
 bad="" n=0
 cut=0
 while [ "$cut" -lt "$size" ]; do

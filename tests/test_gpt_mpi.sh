@@ -46,12 +46,12 @@ mpiargs+=(-x LSAN_OPTIONS)
 small=(--layers 2 --embd 32 --heads 4 --seq 16 --batch 8 --steps 6 --eval 2 --sample 0 --compare 0 --print-every 0)
 
 # ---- the same numbers as the in-process world ----
-# every layout in both orders; under a sanitizer (make asan: several
-# times slower) the layouts with both groups, and one order each for the
+# every layout in both orders; under a sanitizer (TEST_SANITIZER, set by
+# make asan: several times slower) the layouts with both groups, and one order each for the
 # others
 cases=("2 2 4 program" "2 2 4 concerto" "2 1 2 program" "2 1 2 concerto" "1 2 2 program" "1 2 2 concerto"
        "2 2 4 concerto 1" "1 2 2 concerto 2" "2 2 4 concerto 3" "2 2 4 concerto 0 sp" "2 2 4 concerto 3 sp")
-case "$build" in *asan*|*tsan*) cases=("2 2 4 concerto" "2 1 2 program" "1 2 2 concerto" "2 2 4 concerto 3 sp") ;; esac
+case "${TEST_SANITIZER:-}" in asan|tsan) cases=("2 2 4 concerto" "2 1 2 program" "1 2 2 concerto" "2 2 4 concerto 3 sp") ;; esac
 for case in "${cases[@]}"; do
     read -r tp dp np order zero sp <<<"$case"
     {

@@ -111,6 +111,9 @@ prog_peak=$(json "$tmp/z3.json" "[v for v in j['variants'] if v['name'] == 'prog
 s_peak=$(json "$tmp/z3.json" "j['peak_bytes']")
 keep=$(json "$tmp/z3.json" "j['persistent_bytes']")
 caps=$("$py" -c "import sys; p, s = int(sys.argv[1]), int(sys.argv[2]); hi = max(p, s) + 1000000; print(' '.join(str(p + (hi - p) * k // 4) for k in range(5)))" "$prog_peak" "$s_peak")
+# sanitized (TEST_SANITIZER, set by make asan): the lowest cap and the highest
+# alone (the same solve under another number; the curve below solves 6 more)
+[ -n "${TEST_SANITIZER:-}" ] && caps="${caps%% *} ${caps##* }"
 for cap in $caps; do
     out="$tmp/cap$cap.json"
     timeout 300 "$plan" "${small[@]}" "${z3[@]}" --memory-cap "$cap" >"$out" 2>"$tmp/cap.err"; rc=$?
