@@ -52,15 +52,19 @@ small=(--layers 2 --embd 32 --heads 4 --seq 16 --batch 8 --steps 6 --eval 2 --sa
 cases=("2 2 4 program" "2 2 4 concerto" "2 1 2 program" "2 1 2 concerto" "1 2 2 program" "1 2 2 concerto"
        "2 2 4 concerto 1" "1 2 2 concerto 2" "2 2 4 concerto 3" "2 2 4 concerto 0 sp" "2 2 4 concerto 3 sp")
 case "${TEST_SANITIZER:-}" in asan|tsan) cases=("2 2 4 concerto" "2 1 2 program" "1 2 2 concerto" "2 2 4 concerto 3 sp") ;; esac
+# each run's limit, which only stops a hang: four sanitized processes on two
+# busy cores took over 120 s for one case
+lim=120
+[ -n "${TEST_SANITIZER:-}" ] && lim=600
 for case in "${cases[@]}"; do
     read -r tp dp np order zero sp <<<"$case"
     {
         tag="tp${tp}dp${dp}_$order${zero:+_zero$zero}${sp:+_sp}"
         lay="TP$tp x DP$dp${zero:+ --zero $zero}${sp:+ --sp}"
-        timeout -k 5 120 mpirun "${mpiargs[@]}" -np "$np" "$prog" "${small[@]}" --tp "$tp" --dp "$dp" --order "$order" ${zero:+--zero "$zero"} ${sp:+--sp} \
+        timeout -k 5 "$lim" mpirun "${mpiargs[@]}" -np "$np" "$prog" "${small[@]}" --tp "$tp" --dp "$dp" --order "$order" ${zero:+--zero "$zero"} ${sp:+--sp} \
             --losses "$tmp/$tag.mpi" --save "$tmp/$tag.mpi.ckpt" >"$tmp/$tag.mpi.log" 2>&1
         rc=$?
-        timeout 120 "$world" "${small[@]}" --tp "$tp" --dp "$dp" --order "$order" --no-link ${zero:+--zero "$zero"} ${sp:+--sp} \
+        timeout "$lim" "$world" "${small[@]}" --tp "$tp" --dp "$dp" --order "$order" --no-link ${zero:+--zero "$zero"} ${sp:+--sp} \
             --losses "$tmp/$tag.world" --save "$tmp/$tag.world.ckpt" >"$tmp/$tag.world.log" 2>&1
         if [ "$rc" -ne 0 ]; then fail "$lay, $order order, mpirun -np $np: exit $rc: $(tail -n 3 "$tmp/$tag.mpi.log")"; continue; fi
         [ -s "$tmp/$tag.mpi" ] && cmp -s "$tmp/$tag.mpi" "$tmp/$tag.world"
@@ -78,7 +82,7 @@ n=$(grep -c "^what the library did to the step" "$tmp/tp2dp2_concerto.mpi.log")
 check $? "-np 4: one report (rank 0's)" "$n reports"
 
 # ---- the wrong number of processes ----
-out=$(timeout -k 5 60 mpirun "${mpiargs[@]}" -np 2 "$prog" "${small[@]}" --tp 2 --dp 2 2>&1); rc=$?
+out=$(timeout -k 5 "$lim" mpirun "${mpiargs[@]}" -np 2 "$prog" "${small[@]}" --tp 2 --dp 2 2>&1); rc=$?
 [ "$rc" -ne 0 ] && grep -q "start it with mpirun -np 4 (this job has 2 processes)" <<<"$out"
 check $? "TP2 x DP2 under -np 2: a non-zero exit and a message naming -np 4" "exit $rc: $(head -n 2 <<<"$out")"
 
