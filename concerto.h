@@ -3351,7 +3351,6 @@ static cc_region cc__split_block(const cc_region* r, uint64_t row, uint64_t stri
 /* What a split call knows, for its messages: "op 'x', rule 'y', chunk i of n along AXIS". */
 typedef struct cc__split_ctx {
     cc_graph* g;
-    int op;
     const cc__split_rec* rec;
     cc_split_chunk ch;
     char where[256];
@@ -3450,23 +3449,29 @@ static cc_result cc__split_builtin(cc__split_ctx* c, cc_region* rd, int nr, cc_r
     }
 }
 
+/* Access x as the cc_region that made it, of the graph with serial `serial`. */
+static cc_region cc__acc_region(const cc__access* x, uint32_t serial) {
+    cc_region o;
+    memset(&o, 0, sizeof o);
+    o.buffer.id = x->buffer + 1;
+    o.buffer.graph = serial;
+    o.offset_bytes = x->offset;
+    o.n_bytes = x->row_bytes;
+    o.split_rows = x->split_rows;
+    o.n_rows = x->rows > 1 ? x->rows : 0;
+    o.stride_bytes = x->rows > 1 ? x->stride : 0;
+    return o;
+}
+
 /* Op i's regions, reads then writes, as cc_region (of graph g). */
 static int cc__op_regions(const cc_graph* g, int i, cc_region* rd, cc_region* wr) {
     size_t a;
     int nr = 0, nw = 0;
     for (a = 0; a < g->n_acc; a++) {
         const cc__access* x = &g->acc[a];
-        cc_region* o;
         if ((int)x->op != i) continue;
-        o = x->is_write ? &wr[nw++] : &rd[nr++];
-        memset(o, 0, sizeof *o);
-        o->buffer.id = x->buffer + 1;
-        o->buffer.graph = g->serial;
-        o->offset_bytes = x->offset;
-        o->n_bytes = x->row_bytes;
-        o->split_rows = x->split_rows;
-        o->n_rows = x->rows > 1 ? x->rows : 0;
-        o->stride_bytes = x->rows > 1 ? x->stride : 0;
+        if (x->is_write) wr[nw++] = cc__acc_region(x, g->serial);
+        else rd[nr++] = cc__acc_region(x, g->serial);
     }
     return nr;
 }
@@ -3489,7 +3494,6 @@ static cc_result cc__split_regions(cc_graph* g, int i, cc_axis axis, int index, 
     cc_result rc;
     memset(&c, 0, sizeof c);
     c.g = g;
-    c.op = i;
     if (g->split_of[i] < 0)
         return CONCERTO__FAIL(g->ctx, CC_ERR_INVALID_ARG, "op '%s' has no split rule", cc__name(g, i));
     rec = c.rec = &g->splits[g->split_of[i]];
@@ -11063,14 +11067,7 @@ static int cc__rw_regions(const cc__rw_src* s, int i, const cc_graph* dst, cc_re
         for (a = s->acc_off[i]; a < s->acc_off[i + 1]; a++) {
             const cc__access* x = &g->acc[a];
             if (x->is_write != pass) continue;
-            regs[m].buffer.id = x->buffer + 1;
-            regs[m].buffer.graph = dst->serial;
-            regs[m].offset_bytes = x->offset;
-            regs[m].n_bytes = x->row_bytes;
-            regs[m].split_rows = x->split_rows;
-            regs[m].n_rows = x->rows > 1 ? x->rows : 0;
-            regs[m].stride_bytes = x->rows > 1 ? x->stride : 0;
-            m++;
+            regs[m++] = cc__acc_region(x, dst->serial);
             if (!pass) (*n_reads)++;
         }
     return m;
