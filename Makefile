@@ -319,11 +319,14 @@ GPU_DEPS = if [ "$(NO_CUDA)" = 1 ]; then echo "  ✗ CUDA: switched off (NO_CUDA
     else echo "  ✗ CUDA trainer: $(GPT_CUDA_MISSING)"; fi
 
 GPU_HEADERS := concerto.h concerto_cuda.h concerto_nccl.h tests/harness.h
-GPU_TESTS   := $(T)/compile_cuda $(T)/compile_cuda_nvcc
+# The sanitized runs (make asan, make tsan) leave out what nvcc builds (the
+# same unsanitized program as make test's) and test_gpu (run only by
+# test-gpu; test_gpu_standin compiles the same file sanitized).
+GPU_TESTS   := $(T)/compile_cuda $(if $(SAN),,$(T)/compile_cuda_nvcc)
 TEST_BINS   += $(GPU_TESTS)
 
 .PHONY: test-gpu gpu-config-check
-tests-build: $(GPU_TESTS) $(T)/test_gpu
+tests-build: $(GPU_TESTS) $(if $(SAN),,$(T)/test_gpu)
 
 # test-gpu decides once whether a GPU is there (build/tests/gpu_probe: a
 # device, and a driver for the CUDA version the tests were built with) and
@@ -623,6 +626,14 @@ REPLAY_BINS  := $(addprefix $(T)/replay_,$(FUZZ_NAMES))
 TEST_BINS    += $(REPLAY_BINS)
 THREAD_FREE  += $(REPLAY_BINS)
 tests-build: $(if $(TSAN_BUILD),,$(REPLAY_BINS))
+
+# A replay links the one implementation object the unit tests share
+# (FUZZ_LINKED_IMPL: the target does not compile its own); nccl_id, which
+# needs concerto_nccl.h's on the stand-in, compiles its own.
+REPLAY_LINKED := $(addprefix $(T)/replay_,$(filter-out nccl_id,$(FUZZ_NAMES)))
+$(REPLAY_LINKED): $(T)/replay_%: tests/fuzz/replay.c tests/fuzz/fuzz_%.c $(FUZZ_DEPS) $(T)/concerto_impl.o
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DFUZZ_LINKED_IMPL -DFUZZ_NAME='"$*"' tests/fuzz/replay.c tests/fuzz/fuzz_$*.c $(T)/concerto_impl.o -o $@ $(ALL_LDFLAGS) $(LDLIBS) || { rm -f $@; exit 1; }
 
 $(T)/replay_%: tests/fuzz/replay.c tests/fuzz/fuzz_%.c $(FUZZ_DEPS)
 	@mkdir -p $(@D)

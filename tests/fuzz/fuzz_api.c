@@ -17,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
+#ifndef FUZZ_LINKED_IMPL   /* the replays link tests/concerto_impl.o instead */
 #define CONCERTO_IMPLEMENTATION
+#endif
 #include "../../concerto.h"
 #include "../../concerto_rcpsp.h"
 

@@ -14,7 +14,9 @@
 #include "fuzz.h"
 #include <unistd.h>
 
+#ifndef FUZZ_LINKED_IMPL   /* the replays link tests/concerto_impl.o instead */
 #define CONCERTO_IMPLEMENTATION
+#endif
 #include "../../concerto.h"
 
 static void load(const char* path, const uint8_t* data, size_t size) {

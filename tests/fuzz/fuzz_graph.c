@@ -10,7 +10,9 @@
    stream simulation of its order; a plan under a cap has an arena within
    it; nothing leaks. */
 #define _POSIX_C_SOURCE 200809L
+#ifndef FUZZ_LINKED_IMPL   /* the replays link tests/concerto_impl.o instead */
 #define CONCERTO_IMPLEMENTATION
+#endif
 #include "../../concerto.h"
 #include "../../concerto_rcpsp.h"
 #include "fuzz.h"

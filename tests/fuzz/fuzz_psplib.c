@@ -4,7 +4,9 @@
    to a schedule the independent checker accepts, never below the lower
    bounds; nothing leaks. */
 #define _POSIX_C_SOURCE 200809L
+#ifndef FUZZ_LINKED_IMPL   /* the replays link tests/concerto_impl.o instead */
 #define CONCERTO_IMPLEMENTATION
+#endif
 #include "../../concerto.h"
 #include "../../concerto_rcpsp.h"
 #include "fuzz.h"

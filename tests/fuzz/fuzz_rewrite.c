@@ -14,7 +14,9 @@
    Invariants: the rewrites succeed or fail with a message, their graphs
    validate, and x, P (when bound) and G equal program order's. */
 #define _POSIX_C_SOURCE 200809L
+#ifndef FUZZ_LINKED_IMPL   /* the replays link tests/concerto_impl.o instead */
 #define CONCERTO_IMPLEMENTATION
+#endif
 #include "../../concerto.h"
 #include "fuzz.h"
 #include <string.h>
