@@ -2611,13 +2611,34 @@ CONCERTO_API const cc_collective* cc_op_collective(const cc_graph* g, cc_op op) 
     return i < 0 ? NULL : cc__op_coll(g, i);
 }
 
+/* Op i's accesses: g->acc[first .. *end), the value returned being first.
+   cc_graph_add_op appends an op's accesses after those of every op before
+   it, so g->acc is sorted by op: a binary search, O(log n_acc). */
+static size_t cc__op_accesses(const cc_graph* g, int i, size_t* end) {
+    size_t lo = 0, hi = g->n_acc, first;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (g->acc[mid].op < (uint32_t)i) lo = mid + 1;
+        else hi = mid;
+    }
+    first = lo;
+    hi = g->n_acc;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (g->acc[mid].op <= (uint32_t)i) lo = mid + 1;
+        else hi = mid;
+    }
+    *end = lo;
+    return first;
+}
+
 CONCERTO_API uint64_t cc_op_bytes(const cc_graph* g, cc_op op, int writes) {
     int i = cc_op_index(g, op);
-    size_t a;
+    size_t a, end;
     uint64_t sum = 0;
     if (i < 0) return 0;
-    for (a = 0; a < g->n_acc; a++)
-        if (g->acc[a].op == (uint32_t)i && (g->acc[a].is_write != 0) == (writes != 0)) sum += cc__acc_bytes(&g->acc[a]);
+    for (a = cc__op_accesses(g, i, &end); a < end; a++)
+        if ((g->acc[a].is_write != 0) == (writes != 0)) sum += cc__acc_bytes(&g->acc[a]);
     return sum;
 }
 
@@ -3465,11 +3486,10 @@ static cc_region cc__acc_region(const cc__access* x, uint32_t serial) {
 
 /* Op i's regions, reads then writes, as cc_region (of graph g). */
 static int cc__op_regions(const cc_graph* g, int i, cc_region* rd, cc_region* wr) {
-    size_t a;
+    size_t a, end;
     int nr = 0, nw = 0;
-    for (a = 0; a < g->n_acc; a++) {
+    for (a = cc__op_accesses(g, i, &end); a < end; a++) {
         const cc__access* x = &g->acc[a];
-        if ((int)x->op != i) continue;
         if (x->is_write) wr[nw++] = cc__acc_region(x, g->serial);
         else rd[nr++] = cc__acc_region(x, g->serial);
     }
@@ -3478,10 +3498,11 @@ static int cc__op_regions(const cc_graph* g, int i, cc_region* rd, cc_region* wr
 
 /* The numbers of reads and writes of op i. */
 static void cc__op_counts(const cc_graph* g, int i, int* nr, int* nw) {
-    size_t a;
+    size_t a, end;
     *nr = *nw = 0;
-    for (a = 0; a < g->n_acc; a++)
-        if ((int)g->acc[a].op == i) { if (g->acc[a].is_write) (*nw)++; else (*nr)++; }
+    for (a = cc__op_accesses(g, i, &end); a < end; a++)
+        if (g->acc[a].is_write) (*nw)++;
+        else (*nr)++;
 }
 
 /* cc_op_split_regions on op i (validated arguments). */
