@@ -13227,26 +13227,28 @@ CONCERTO_API cc_result cc_exec_agree_cap(cc_exec* x, cc_comm* comm, uint64_t* ca
    Chunks (cc_exec_profile_ops too): decomposition runs an op as k smaller
    kernels, and a smaller kernel is not simply a k-th of the time (a launch,
    a kernel too small to fill the device, a tile left half empty). So every
-   compute op that decomposes is also run as one chunk, repeats times,
-   right after the ops: chunk 0 of k along the first axis its rule allows
-   (rows where it allows them) or of its chunk_fn, k the largest of 8, 4, 2
-   that the op takes (a rule: k at most the axis's length, the chunks
-   passing cc_op_split_check; a chunk_fn: k dividing every split_rows of
-   its regions). With the whole op's median
-   t(1) and the chunk's t(n) at its share n, both agreed as the maximum,
-   the line through them gives a = (t(n) - n t(1)) / (1 - n), within
-   0..t(1) (a chunk cheaper than its share: a = 0, the share model; dearer
-   than the op: a = t(1), b = 0), and b = t(1) - a. Two sizes, and these
-   two: the whole op is measured anyway, so the fit costs one chunk run (at
-   most half the op); the line through the op and its eighth covers the
-   halves and quarters decomposition tries by default, and of the chunk
-   sizes an op takes the smallest puts the least noise into a (its
-   variance (k^2 + 1) / (k - 1)^2 times a sample's: 1.3 for k = 8, 1.9 for
-   k = 4). Chunk 0 is the one chunk that overwrites a partial-sum output
-   rather than adding into it, and it writes within the op's own regions:
-   profiling puts them back with the rest, and the check that refuses an op
-   writing a bound buffer not bound covers its chunk. An op without a chunk
-   measured keeps the chunk cost it had.
+   compute op that decomposes is also run as one chunk, repeats times, right
+   after the ops: chunk 0 of k along the first axis its rule allows (rows
+   where it allows them) or of its chunk_fn, k the largest of 8, 4, 2 that
+   the op takes (a rule: k at most the axis's length, the chunks passing
+   cc_op_split_check; a chunk_fn: k dividing every split_rows of its
+   regions). With the whole op's median t(1) and the chunk's t(n) at its
+   share n, both agreed as the maximum, the line through them gives
+   a = (t(n) - n t(1)) / (1 - n), within 0..t(1) (a chunk cheaper than its
+   share: a = 0, the share model; dearer than the op: a = t(1), b = 0), and
+   b = t(1) - a. Both are timed as an op is, between timestamps around its
+   work, so a is the chunk's own fixed cost: the launch before each op is
+   launch_us, added apart. Two sizes, and these two: the whole op is
+   measured anyway, so the fit costs one chunk run (at most half the op);
+   the line through the op and its eighth covers the halves and quarters
+   decomposition tries by default, and of the chunk sizes an op takes the
+   smallest puts the least noise into a (its variance (k^2 + 1) / (k - 1)^2
+   times a sample's: 1.3 for k = 8, 1.9 for k = 4). Chunk 0 is the one chunk
+   that overwrites a partial-sum output rather than adding into it, and it
+   writes within the op's own regions: profiling puts them back with the
+   rest, and the check that refuses an op writing a bound buffer not bound
+   covers its chunk. An op without a chunk measured keeps the chunk cost it
+   had.
 
    Ops in place, over whole steps (cc_exec_profile_steps, or the caller's
    loop: cc_exec_profile_loop_step and cc_exec_profile_loop_apply). Alone,
