@@ -372,7 +372,8 @@ static void test_decision_follows_fixed_cost(void) {
         }
         CHECK_NEAR(cc_op_duration_us(g, cc_graph_op(g, 0)), 800, 1e-9, "a = %g: mm measured 800 us", cases[ci].a);
         CHECK_NEAR(cc_op_duration_us(g, cc_graph_op(g, 1)), 800, 1e-9, "a = %g: ar measured 800 us", cases[ci].a);
-        CHECK(cc_op_chunk_cost(g, cc_graph_op(g, 0), &fit) && fabs(fit.a_us - cases[ci].a) < 1e-9 && fabs(fit.b_us - cases[ci].b) < 1e-9,
+        i = cc_op_chunk_cost(g, cc_graph_op(g, 0), &fit);
+        CHECK(i && fabs(fit.a_us - cases[ci].a) < 1e-9 && fabs(fit.b_us - cases[ci].b) < 1e-9,
               "a = %g: mm's fit a %.3f b %.3f", cases[ci].a, fit.a_us, fit.b_us);
         CHECK(!cc_op_chunk_cost(g, cc_graph_op(g, 1), NULL), "the all-reduce has no chunk cost");
         memset(&rd, 0, sizeof rd);
@@ -508,6 +509,56 @@ static void test_mixed_context(void) {
     cc_context_destroy(ctx);
 }
 
+/* Fusion rebuilds the graph around a bucket and copies every other op
+   whole: mm keeps the chunk cost it was given. */
+static void test_fusion_copies(void) {
+    static kern k;
+    static float z[2 * 64], xin[64], xout[64];
+    cc_context* ctx;
+    cc_comm* comm = NULL;
+    cc_graph *g = NULL, *fg = NULL;
+    cc_buffer bz, bi, bo;
+    cc_rewrite_report rep;
+    cc_chunk_cost cost = { 2, 8 }, got = { -1, -1 };
+    int h, j, has;
+    memset(&k, 0, sizeof k);
+    k.whole_us = 10; k.rows = 64;
+    cc_context_create(NULL, &ctx);
+    if (cc_comm_wrap(ctx, &idle_family, NULL, 0, 2, "dp", &comm) != CC_OK) { CHECK(0, "comm: %s", cc_last_error(ctx)); return; }
+    CHECK_RES(ctx, cc_graph_create(ctx, NULL, &g), CC_OK, "graph");
+    if (!g) return;
+    cc_graph_add_buffer(g, "z", sizeof z, &bz);
+    cc_graph_add_buffer(g, "in", sizeof xin, &bi);
+    cc_graph_add_buffer(g, "out", sizeof xout, &bo);
+    CHECK_RES(ctx, add_rows_op(g, "mm", bi, bo, 64, 1, &k, &cost, NULL), CC_OK, "mm with a chunk cost");
+    for (h = 0; h < 2; h++) {   /* two all-reduces of the two halves of z: one bucket */
+        cc_op_desc d;
+        cc_collective co;
+        cc_region r;
+        char nm[16];
+        memset(&d, 0, sizeof d);
+        memset(&co, 0, sizeof co);
+        r = whole(bz, sizeof z / 2, 0);
+        r.offset_bytes = (uint64_t)h * sizeof z / 2;
+        co.kind = CC_COLL_ALL_REDUCE; co.dtype = CC_DTYPE_FLOAT32; co.reduce = CC_REDUCE_SUM;
+        co.n_elems = 64; co.comm = comm; co.send_buf = co.recv_buf = z + 64 * h;
+        snprintf(nm, sizeof nm, "ar%d", h);
+        d.name = nm; d.duration_us = 50; d.stream = CC_STREAM_COMM; d.coll = &co;
+        d.reads = &r; d.n_reads = 1; d.writes = &r; d.n_writes = 1;
+        CHECK_RES(ctx, cc_graph_add_op(g, &d, NULL), CC_OK, "%s", nm);
+    }
+    CHECK_RES(ctx, cc_graph_fuse(ctx, g, NULL, &fg, &rep), CC_OK, "fuse");
+    CHECK(rep.n_changed == 1, "the two all-reduces fused (%d buckets)", rep.n_changed);
+    j = fg ? op_named(fg, "mm") : -1;
+    has = j >= 0 && cc_op_chunk_cost(fg, cc_graph_op(fg, j), &got);
+    CHECK(has && got.a_us == 2 && got.b_us == 8,
+          "the fused graph's mm keeps its chunk cost (%g, %g)", got.a_us, got.b_us);
+    cc_graph_destroy(fg);
+    cc_graph_destroy(g);
+    cc_comm_destroy(comm);
+    cc_context_destroy(ctx);
+}
+
 /* ---- bad input: refused naming the op, nothing changed -------------------------------*/
 static void test_bad_input(void) {
     static kern k;
@@ -548,7 +599,9 @@ static void test_bad_input(void) {
         CHECK_RES(ctx, cc_op_set_chunk_cost(other, mm, 1, 1), CC_ERR_UNKNOWN_OP, "a handle of another graph");
         CHECK(!cc_op_chunk_cost(other, mm, NULL), "no chunk cost through another graph");
     }
-    CHECK(cc_op_chunk_cost(g, mm, &c) && c.a_us == 3 && c.b_us == 97, "mm keeps its good chunk cost (%g, %g)", c.a_us, c.b_us);
+    c.a_us = c.b_us = -1;
+    n0 = cc_op_chunk_cost(g, mm, &c);
+    CHECK(n0 && c.a_us == 3 && c.b_us == 97, "mm keeps its good chunk cost (%g, %g)", c.a_us, c.b_us);
     CHECK_RES(ctx, cc_op_set_chunk_cost(NULL, mm, 1, 1), CC_ERR_INVALID_ARG, "no graph");
     /* in the desc */
     n0 = cc_graph_n_ops(g);
@@ -595,10 +648,12 @@ static void test_fit_on_cpu(void) {
     CHECK_RES(ctx, cc_cpu_backend_create_ctx(ctx, &be), CC_OK, "the CPU backend");
     if (pl && be.fns) CHECK_RES(ctx, cc_exec_create(ctx, pl, &be, &x), CC_OK, "exec");
     if (x) {
+        int has;
         cc_exec_bind_buffer(x, bi, in);
         cc_exec_bind_buffer(x, bo, out);
         CHECK_RES(ctx, cc_exec_profile_ops(x, 5, NULL), CC_OK, "profile on the CPU backend");
-        CHECK(cc_op_chunk_cost(g, cc_graph_op(g, 0), &c) && c.a_us >= 1500 && c.a_us <= 9000 && c.b_us >= 4000 && c.b_us <= 16000,
+        has = cc_op_chunk_cost(g, cc_graph_op(g, 0), &c);
+        CHECK(has && c.a_us >= 1500 && c.a_us <= 9000 && c.b_us >= 4000 && c.b_us <= 16000,
               "a %.0f us (3000 slept), b %.0f us (8000 slept)", c.a_us, c.b_us);
         NOTE("CPU backend, sleeping kernel: a %.0f us (3000), b %.0f us (8000)", c.a_us, c.b_us);
     }
@@ -614,6 +669,7 @@ int main(void) {
     TH_RUN(test_decision_follows_fixed_cost);
     TH_RUN(test_modelled_and_set);
     TH_RUN(test_mixed_context);
+    TH_RUN(test_fusion_copies);
     TH_RUN(test_bad_input);
     TH_RUN(test_fit_on_cpu);
     return th_done();
