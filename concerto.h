@@ -1170,7 +1170,7 @@ typedef struct cc_rewrite_report {
     double makespan_before_us, makespan_after_us;   /* by the judging schedule: full solves of the input and result */
     int n_evaluations;         /* candidate graphs screened (by simulation in the best order known) */
     int n_full_judgements;     /* graphs solved in full with desc.sched (the input's own solve not counted) */
-    int n_over_cap;            /* of those, candidates dropped because no schedule found fits
+    int n_over_cap;            /* of the full solves, graphs dropped because no schedule found fits
                                   sched.memory_cap_bytes (the input itself not fitting is an error) */
     const cc_rewrite_context* contexts;   /* decomposition: each context split, in the order it was (n_changed of
                                              them); they belong to *out and live as long as it does */
@@ -10892,8 +10892,10 @@ CONCERTO_API cc_result cc_psplib_write(cc_context* ctx, cc_graph* g, const char*
    new graph (fusion screens its pairs without one); a search holds its
    current graph, the last graph a full solve kept (often the same one) and
    at most two candidates, and destroys the rest, so a failure anywhere
-   frees everything it made and returns with *out NULL. Ops are visited in index (program) order only, so
-   the result depends on the graph and the desc alone (and, for fusion's
+   frees everything it made and returns with *out NULL. Ops are visited in
+   index (program) order, candidates ranked by their screens (ties in
+   program order) and the budgets counted in screens and solves, so the
+   result depends on the graph and the desc alone (and, for fusion's
    contiguity, on this rank's buffer addresses). */
 
 typedef struct cc__rw_fit {          /* duration = a + b * bytes, per (kind, communicator) */
