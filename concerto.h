@@ -1113,13 +1113,20 @@ CONCERTO_API double cc_busbw_gbps(cc_coll_kind kind, uint64_t n_bytes, int n_ran
    writes, how it splits (split_rows). Only the rows axis is used so far:
    an all-reduce's chunk is a contiguous run of its rows.
 
-   Fusion merges runs of small all-reduces into one (bucketing). Only
-   CC_COLL_ALL_REDUCE is fused: concatenating the other kinds changes where
-   each rank's data lands (a reduce-scatter or all-gather of two buffers is
-   not that of their concatenation). Members must follow each other among the
-   collectives of their stream, share communicator, element type and
-   reduction, and their send ranges (and receive ranges) must form one
-   contiguous range, in place all or none.
+   Fusion merges runs of small all-reduces, reduce-scatters or all-gathers
+   into one (bucketing). Members must follow each other among the
+   collectives of their stream and share kind, communicator, element type
+   and reduction. All-reduces whose send ranges (and receive ranges) form
+   one contiguous range, in place all or none, become one collective over
+   it. Any other bucket goes through buffers the library places: pack ops
+   copy each member's send region into the bucket, the collective runs on
+   the bucket, unpack ops copy the result into each member's receive
+   region. A reduce-scatter or all-gather of two buffers is not that of
+   their concatenation, so its bucket is interleaved by rank: block j of
+   the fused collective (what rank j receives, or sends, of it) is block j
+   of every member, one after another, and each rank's data lands where
+   the members put it. The copies' cost is in the model (copy ops, below),
+   so the judging schedule says whether a bucket pays.
 
    Copy ops. A rewrite may add ops that copy one region into another of the
    same byte count, either side contiguous or strided (packing strided
@@ -1136,7 +1143,8 @@ typedef struct cc_rewrite_desc {
     cc_sched_desc sched;       /* how a candidate graph is judged: a cc_sched_solve with this desc (zero: the
                                   scheduler's defaults). Judge with the desc the step will be scheduled with */
     int max_chunks;            /* decomposition: chunk counts 2, 4, 8 ... up to this; 0: 4 */
-    uint64_t max_bucket_bytes; /* fusion: 0 = no limit */
+    uint64_t max_bucket_bytes; /* fusion: the most bytes of a fused collective's n_elems (one rank's block of a
+                                  reduce-scatter or all-gather); 0 = no limit */
     int max_evaluations;       /* candidate schedules at most; 0: 1000; the search stops there */
     int exact_only;            /* decomposition: 1 = only splits whose results are bit-identical to the whole ops'
                                   (no partial sums: neither a rule's split with a partial-sum write nor a chunk_fn
@@ -1194,12 +1202,22 @@ CONCERTO_API cc_rewrite_desc cc_rewrite_query_defaults(const cc_rewrite_desc* de
    strictly better. A collective with NULL buffers (resolved from its regions) is a candidate where its first read and write regions hold exactly its elements; its chunks keep NULL buffers and resolve from their chunk regions. Chunk ops call chunk_fn (part_fn) through a record the new graph owns (copies of the graph get
    their own); they have no chunk_fn themselves, so a context is split once. cc_op_user_data of a chunk
    op still gives the op's user_data.
-   Fusion: the fused op sits at its last member's place in program order, named "<first>+<k-1>", with
-   the members' regions and explicit edges, n_elems their sum and the lowest send/receive addresses; members with NULL buffers must hold exactly their elements in their first regions, each side in one buffer, contiguous there, and the fused op lists the lower member's regions first.
-   A bucket is refused if an op between its members touches the region of an earlier member or has an
-   explicit edge to or from one, if its members touch each other's regions, or if a path through other
-   ops joins two members. Greedy, left to right per stream; ties are accepted (fewer collectives).
-   Cost: at most max_evaluations solves of candidate graphs with desc.sched. */
+   Fusion: candidates are all-reduces, reduce-scatters and all-gathers with n_elems > 0. A bucket's ops
+   sit at its last member's place in program order; its collective is named "<first>+<k-1>", n_elems the
+   members' sum. Where the members are all-reduces that join into one range (members with NULL buffers
+   holding exactly their elements in their first regions, each side in one buffer, contiguous there), it
+   is one op with the members' regions (the lowest member's first) and the lowest send/receive
+   addresses. Otherwise it runs on transient buffers "<name>.bucket" (all-reduce, in place) or
+   "<name>.send" and "<name>.recv", with NULL buffers, after one copy op per member "<member>/pack" and
+   before one "<member>/unpack", all on the members' stream, each costing its bytes times
+   desc.copy_us_per_byte; members packed so must each have one read and one write region, contiguous,
+   holding exactly their send and receive elements (a pointer is its region's address; a NULL one's
+   region must be in a transient buffer). Explicit edges of members become edges of all the bucket's
+   ops. A bucket is refused if an op between its members touches the region of an earlier member or
+   has an explicit edge to or from one, if its members touch each other's regions or addresses, or if
+   a path through other ops joins two members. Greedy, left to right per stream, each candidate built
+   from the input and judged whole; ties are accepted (fewer collectives). Cost: at most
+   max_evaluations solves of candidate graphs with desc.sched, and a build of the graph for each. */
 CONCERTO_API cc_result cc_graph_decompose(cc_context* ctx, cc_graph* graph, const cc_rewrite_desc* desc, cc_graph** out,
                                           cc_rewrite_report* report);
 CONCERTO_API cc_result cc_graph_fuse(cc_context* ctx, cc_graph* graph, const cc_rewrite_desc* desc, cc_graph** out,
@@ -11117,13 +11135,7 @@ static void cc__copy_shape(const cc_region* r, uint64_t* rows, uint64_t* width, 
    CC_ERR_INVALID_ARG naming the op (shapes, overlap, a NULL address of a
    bound buffer's region), cc_graph_add_op's (a region outside its
    buffer), CC_ERR_OUT_OF_MEMORY. Cost: cc_graph_add_op's. */
-/* A helper of the rewrites that a translation unit may not call. */
-#if defined(__GNUC__) || defined(__clang__)
-#define CONCERTO__RW_HELPER static __attribute__((unused))
-#else
-#define CONCERTO__RW_HELPER static
-#endif
-CONCERTO__RW_HELPER cc_result cc__rw_add_copy(cc__rw* w, cc_graph* g, const char* name, int stream, const cc_region* from,
+static cc_result cc__rw_add_copy(cc__rw* w, cc_graph* g, const char* name, int stream, const cc_region* from,
                                  const void* from_addr, const cc_region* to, void* to_addr, const cc_op* deps, int n_deps,
                                  cc_op* out) {
     cc_op_desc d;
@@ -11291,6 +11303,7 @@ static cc_result cc__rw_edges(cc__rw* w, cc_graph* dst, const cc_graph* src, con
     (void)w;
     for (e = 0; e < src->n_e; e++) {
         int f = src->e_from[e], t = src->e_to[e];
+        if (f != t && first[f] == first[t]) continue;   /* inside one fused group */
         for (a = 0; a < count[f]; a++)
             for (b = 0; b < count[t]; b++) {
                 if (first[f] + a == first[t] + b) continue;
@@ -11931,198 +11944,393 @@ CONCERTO_API cc_result cc_graph_decompose(cc_context* ctx, cc_graph* graph, cons
 }
 
 /* ---- fusion ---------------------------------------------------------------
-   A fused op of the current graph remembers the input op of its first member
-   (for its name) and how many members it has. */
-typedef struct cc__fuse_info { int first, n; } cc__fuse_info;
-
+   Buckets are formed on the input graph, and every candidate is built from
+   the input afresh: a bucket is a run of collectives of one stream (its
+   members, in program order), and a candidate graph is the input with each
+   bucket of two or more members replaced, at its last member's place, by
+   - one collective over the members' joined range, where they are
+     all-reduces whose ranges join into one (contiguous: no copies);
+   - else pack ops (each member's send region into a bucket buffer the
+     library places), the collective on the bucket, and unpack ops (the
+     bucket into each member's receive region), all on the members'
+     stream. A reduce-scatter's or all-gather's bucket is interleaved by
+     rank: rank j's block of the fused collective is the members' blocks j
+     one after another, so that every rank's data lands where the members
+     put it. */
 static int cc__fuse_candidate(const cc_graph* g, int i) {
     const cc_collective* c = cc__op_coll(g, i);
-    return c && c->kind == CC_COLL_ALL_REDUCE && c->n_elems > 0;
+    return c && c->n_elems > 0 &&
+           (c->kind == CC_COLL_ALL_REDUCE || c->kind == CC_COLL_REDUCE_SCATTER || c->kind == CC_COLL_ALL_GATHER);
 }
 
-/* 1 if ops f < c of the validated graph g (all-reduce candidates, next to
-   each other among the collectives of one stream) may become one op at c's
-   place. seen and queue: scratch of g->n. */
-static int cc__fuse_ok(const cc__rw* w, const cc__rw_src* s, int f, int c, char* seen, int* queue) {
+/* A bucket: members mem[off .. off + n) (input ops, program order), elems
+   the fused collective's n_elems. contiguous: an all-reduce bucket whose
+   send range [slo, shi) and receive range [rlo, rhi) are each one range of
+   buffer sbuf, rbuf (-1: addresses), all members in place or none. */
+typedef struct cc__fuse_bucket {
+    int off, n;
+    int contiguous, in_place, sbuf, rbuf;
+    uintptr_t slo, shi, rlo, rhi;
+    uint64_t elems;
+} cc__fuse_bucket;
+
+/* The search's state: the input's index and scratch, the buckets so far
+   (the open one last), their members bucket after bucket, and each input
+   op's bucket (-1: none). */
+typedef struct cc__fuse {
+    cc__rw_src s;
+    cc__rw_scratch x;
+    cc__fuse_bucket* b; int n_b;
+    int* mem; int n_mem;
+    int* bucket_of;
+    cc_region* regs;             /* [n_acc + 4]: a joined collective's regions */
+    int* order;                  /* [n]: a joined bucket's members by address */
+} cc__fuse;
+
+static int cc__fuse_ranks(const cc_collective* c) { int z = cc_comm_size(c->comm); return z < 1 ? 1 : z; }
+
+/* The bytes of a collective's send (write 0) or receive (write 1) side. */
+static uint64_t cc__fuse_side_bytes(const cc_collective* c, int write) {
+    uint64_t b = (uint64_t)c->n_elems * cc__dtype_size(c->dtype);
+    if ((c->kind == CC_COLL_REDUCE_SCATTER && !write) || (c->kind == CC_COLL_ALL_GATHER && write)) b *= (uint64_t)cc__fuse_ranks(c);
+    return b;
+}
+
+/* 1 if member i can be packed: one read and one write region, contiguous,
+   holding exactly its send and receive elements (a pointer being its
+   region's address; a NULL one's region in a transient buffer). */
+static int cc__fuse_packable(const cc__rw_src* s, int i) {
     const cc_graph* g = s->g;
-    const cc_collective* cf = cc__op_coll(g, f);
-    const cc_collective* cc = cc__op_coll(g, c);
-    size_t es = cc__dtype_size(cf->dtype), bf, bc, e, a, b;
-    uintptr_t sf, rf, sc, rcv;
-    int bsf, brf, bsc, brc, in_place, y, head = 0, tail = 0;
-    if (!cc__coll_rewritable(s, f) || !cc__coll_rewritable(s, c)) return 0;
-    cc__coll_at(s, f, 0, &bsf, &sf);
-    cc__coll_at(s, f, 1, &brf, &rf);
-    cc__coll_at(s, c, 0, &bsc, &sc);
-    cc__coll_at(s, c, 1, &brc, &rcv);
-    in_place = bsf == brf && sf == rf;
-    if (cc->comm != cf->comm || cc->dtype != cf->dtype || cc->reduce != cf->reduce || (bsc == brc && sc == rcv) != in_place) return 0;
-    if (bsf != bsc || brf != brc) return 0;   /* pointers with pointers, each side in one buffer */
-    bf = cf->n_elems * es;
-    bc = cc->n_elems * es;
-    if (w->d.max_bucket_bytes && (bf + bc > w->d.max_bucket_bytes || bf + bc < bf)) return 0;
-    /* one contiguous range, the same layout on the send and the receive side */
-    if (!((sf + bf == sc && rf + bf == rcv) || (sc + bc == sf && rcv + bc == rf))) return 0;
-    if (!in_place && bsf == brf) {
-        uintptr_t s0 = sf < sc ? sf : sc, r0 = rf < rcv ? rf : rcv;
-        if (s0 < r0 + bf + bc && r0 < s0 + bf + bc) return 0;   /* the fused send range would overlap its receive range */
+    const cc_collective* c = cc__op_coll(g, i);
+    const cc__access *rd = NULL, *wr = NULL;
+    size_t a;
+    for (a = s->acc_off[i]; a < s->acc_off[i + 1]; a++) {
+        const cc__access* x = &g->acc[a];
+        if (x->is_write) { if (wr) return 0; wr = x; }
+        else { if (rd) return 0; rd = x; }
     }
-    /* the members must not depend on each other through memory */
-    for (a = s->acc_off[f]; a < s->acc_off[f + 1]; a++)
-        for (b = s->acc_off[c]; b < s->acc_off[c + 1]; b++)
-            if ((g->acc[a].is_write || g->acc[b].is_write) && cc__rw_overlap(&g->acc[a], &g->acc[b])) return 0;
-    /* ops between: none may touch f's regions (f's effect moves past them) */
-    for (y = f + 1; y < c; y++)
+    if (!rd || !wr || rd->rows > 1 || wr->rows > 1) return 0;
+    if (rd->n_bytes != cc__fuse_side_bytes(c, 0) || wr->n_bytes != cc__fuse_side_bytes(c, 1)) return 0;
+    if ((!c->send_buf && !g->buf_transient[rd->buffer]) || (!c->recv_buf && !g->buf_transient[wr->buffer])) return 0;
+    return 1;
+}
+
+/* A new bucket of op i alone; returns its index. */
+static int cc__fuse_open(cc__fuse* F, int i) {
+    const cc__rw_src* s = &F->s;
+    const cc_collective* c = cc__op_coll(s->g, i);
+    cc__fuse_bucket* B = &F->b[F->n_b];
+    uint64_t bytes = (uint64_t)c->n_elems * cc__dtype_size(c->dtype);
+    memset(B, 0, sizeof *B);
+    B->off = F->n_mem;
+    B->n = 1;
+    B->elems = c->n_elems;
+    F->mem[F->n_mem++] = i;
+    F->bucket_of[i] = F->n_b;
+    B->contiguous = c->kind == CC_COLL_ALL_REDUCE && cc__coll_rewritable(s, i);
+    if (B->contiguous) {
+        cc__coll_at(s, i, 0, &B->sbuf, &B->slo);
+        cc__coll_at(s, i, 1, &B->rbuf, &B->rlo);
+        B->shi = B->slo + (uintptr_t)bytes;
+        B->rhi = B->rlo + (uintptr_t)bytes;
+        B->in_place = B->sbuf == B->rbuf && B->slo == B->rlo;
+    }
+    return F->n_b++;
+}
+
+/* Closes bucket k (the last): one of a single member is dropped. */
+static void cc__fuse_close(cc__fuse* F, int k) {
+    if (k < 0 || F->b[k].n >= 2) return;
+    F->bucket_of[F->mem[F->b[k].off]] = -1;
+    F->n_mem = F->b[k].off;
+    F->n_b = k;
+}
+
+/* 1 if op c may join bucket k (the open one), *nb the bucket it then is:
+   the same kind, communicator, element type and reduction; joined where
+   its ranges join the bucket's, else every member packable; no member's
+   regions touched by c, nor by an op between the last member and c (the
+   members' effects move to c's place); no explicit edge between a member
+   and an op between the first member and c; no path from one member to
+   another through other ops (the fused group would close a cycle). */
+static int cc__fuse_fits(const cc__rw* w, cc__fuse* F, int k, int c, cc__fuse_bucket* nb) {
+    const cc__rw_src* s = &F->s;
+    const cc_graph* g = s->g;
+    const cc__fuse_bucket* B = &F->b[k];
+    const int* mem = F->mem + B->off;
+    int first = mem[0], last = mem[B->n - 1], m, y, head = 0, tail = 0;
+    const cc_collective* c0 = cc__op_coll(g, first);
+    const cc_collective* cc = cc__op_coll(g, c);
+    size_t es = cc__dtype_size(c0->dtype), a, b, e;
+    char* seen = F->x.mark;
+    int* queue = F->x.queue;
+    *nb = *B;
+    if (cc->kind != c0->kind || cc->comm != c0->comm || cc->dtype != c0->dtype || cc->reduce != c0->reduce) return 0;
+    nb->elems = B->elems + cc->n_elems;
+    if (w->d.max_bucket_bytes && (nb->elems * es > w->d.max_bucket_bytes || nb->elems < B->elems)) return 0;
+    nb->contiguous = 0;
+    if (B->contiguous && cc__coll_rewritable(s, c)) {   /* joined, as one range on each side */
+        int bsc, brc, ip;
+        uintptr_t sc, rcv, bf = B->shi - B->slo, bc = (uintptr_t)(cc->n_elems * es);
+        cc__coll_at(s, c, 0, &bsc, &sc);
+        cc__coll_at(s, c, 1, &brc, &rcv);
+        ip = bsc == brc && sc == rcv;
+        if (ip == B->in_place && bsc == B->sbuf && brc == B->rbuf &&
+            ((B->shi == sc && B->rhi == rcv) || (sc + bc == B->slo && rcv + bc == B->rlo))) {
+            nb->contiguous = 1;
+            nb->slo = sc < B->slo ? sc : B->slo;
+            nb->rlo = rcv < B->rlo ? rcv : B->rlo;
+            nb->shi = nb->slo + bf + bc;
+            nb->rhi = nb->rlo + bf + bc;
+            /* the joined send range may not overlap its receive range */
+            if (!ip && B->sbuf == B->rbuf && nb->slo < nb->rhi && nb->rlo < nb->shi) nb->contiguous = 0;
+        }
+    }
+    if (!nb->contiguous) {
+        if (!cc__fuse_packable(s, c)) return 0;
+        for (m = 0; m < B->n; m++) if (!cc__fuse_packable(s, mem[m])) return 0;
+    }
+    /* the members must not depend on each other through memory: their regions, and their addresses */
+    for (m = 0; m < B->n; m++) {
+        const cc_collective* cm = cc__op_coll(g, mem[m]);
+        int p, q;
+        for (p = 0; p < 2; p++)
+            for (q = 0; q < 2; q++) {
+                uintptr_t x = (uintptr_t)(p ? (const void*)cm->recv_buf : cm->send_buf);
+                uintptr_t z = (uintptr_t)(q ? (const void*)cc->recv_buf : cc->send_buf);
+                uint64_t nx = cc__fuse_side_bytes(cm, p), nz = cc__fuse_side_bytes(cc, q);
+                if ((p || q) && x && z && x < z + nz && z < x + nx) return 0;
+            }
+    }
+    for (m = 0; m < B->n; m++)
+        for (a = s->acc_off[mem[m]]; a < s->acc_off[mem[m] + 1]; a++)
+            for (b = s->acc_off[c]; b < s->acc_off[c + 1]; b++)
+                if ((g->acc[a].is_write || g->acc[b].is_write) && cc__rw_overlap(&g->acc[a], &g->acc[b])) return 0;
+    /* ops between the last member and c: none may touch a member's regions */
+    for (y = last + 1; y < c; y++)
         for (a = s->acc_off[y]; a < s->acc_off[y + 1]; a++)
-            for (b = s->acc_off[f]; b < s->acc_off[f + 1]; b++)
-                if (cc__rw_overlap(&g->acc[a], &g->acc[b])) return 0;
+            for (m = 0; m < B->n; m++)
+                for (b = s->acc_off[mem[m]]; b < s->acc_off[mem[m] + 1]; b++)
+                    if (cc__rw_overlap(&g->acc[a], &g->acc[b])) return 0;
     /* ... nor have an explicit edge to or from a member */
     for (e = 0; e < g->n_e; e++) {
         int from = g->e_from[e], to = g->e_to[e];
-        if ((from == f || from == c) && to > f && to < c) return 0;
-        if ((to == f || to == c) && from > f && from < c) return 0;
+        int mf = from == c || F->bucket_of[from] == k, mt = to == c || F->bucket_of[to] == k;
+        if (mf && !mt && to > first && to < c) return 0;
+        if (mt && !mf && from > first && from < c) return 0;
     }
-    /* no path from one member to the other through other ops (merging them
-       would close a cycle) */
+    /* no path from one member to another through other ops */
     memset(seen, 0, (size_t)g->n);
-    for (y = 0; y < 2; y++) {
-        int v = y ? c : f, q;
+    for (m = 0; m <= B->n; m++) {
+        int v = m < B->n ? mem[m] : c, q;
         for (q = g->succ_off[v]; q < g->succ_off[v + 1]; q++) {
             int u = g->succ[q];
-            if (u != f && u != c && !seen[u]) { seen[u] = 1; queue[tail++] = u; }
+            if (u != c && F->bucket_of[u] != k && !seen[u]) { seen[u] = 1; queue[tail++] = u; }
         }
     }
     while (head < tail) {
         int v = queue[head++], q;
         for (q = g->succ_off[v]; q < g->succ_off[v + 1]; q++) {
             int u = g->succ[q];
-            if (u == f || u == c) return 0;
+            if (u == c || F->bucket_of[u] == k) return 0;
             if (!seen[u]) { seen[u] = 1; queue[tail++] = u; }
         }
     }
     return 1;
 }
 
-/* The graph with ops f and c fused at c's place; *out_info its fuse_info. */
-static cc_result cc__fuse_build(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x, const cc_graph* input,
-                                const cc__fuse_info* info, int f, int c, cc_graph** out, cc__fuse_info** out_info) {
+/* Bucket B's ops, added to dst at its last member's place (see fusion
+   above): name "<first member>+<n-1>" for the collective, "<member>/pack"
+   and "<member>/unpack" for the copies, "<name>.bucket" (all-reduce) or
+   "<name>.send" and "<name>.recv" for the buffers. */
+static cc_result cc__fuse_emit(cc__rw* w, cc__fuse* F, const cc__fuse_bucket* B, cc_graph* dst) {
+    const cc__rw_src* s = &F->s;
     const cc_graph* g = s->g;
-    cc_graph* dst = NULL;
-    cc__fuse_info* ninfo = NULL;
-    int i, dem[CONCERTO_MAX_RESOURCES];
-    cc_result rc;
-    *out = NULL;
-    *out_info = NULL;
-    ninfo = (cc__fuse_info*)cc__calloc(w->ctx, (size_t)g->n, sizeof *ninfo);
-    if (!ninfo) return CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", w->who);
-    if ((rc = cc__rw_begin(w, g, &dst)) != CC_OK) goto done;
-    for (i = 0; i < g->n && rc == CC_OK; i++) {
-        cc_op_desc d;
-        cc_split sp;
-        cc_collective fc;   /* the fused op's, alive until it is added */
-        if (i == f) continue;
-        x->first[i] = dst->n;
-        x->count[i] = 1;
-        ninfo[dst->n] = info[i];
-        if (i != c) {
-            cc__rw_desc_of(s, i, dst, x->regs, dem, &sp, &d);
-        } else {
-            const cc_collective* cf = cc__op_coll(g, f);
-            const cc_collective* ccol = cc__op_coll(g, c);
-            int nr_f, nr_c, m_f, m_c, q, o = 0, members = info[f].n + info[c].n;
-            cc_region* r = x->regs;                          /* the fused op's */
-            cc_region* rf = x->regs + 2 * s->max_acc;        /* f's */
-            cc_region* rc2 = x->regs + 3 * s->max_acc;       /* c's */
-            cc__rw_desc_of(s, c, dst, rc2, dem, &sp, &d);         /* stream and the rest from c */
-            m_f = cc__rw_regions(s, f, dst, rf, &nr_f);
-            m_c = cc__rw_regions(s, c, dst, rc2, &nr_c);
-            int bs, bsc;
-            uintptr_t sfa, sca;
-            cc__coll_at(s, f, 0, &bs, &sfa);
-            cc__coll_at(s, c, 0, &bsc, &sca);
-            if (bs >= 0 && sca < sfa) {   /* NULL buffers: the lower member's regions first, where they resolve from */
-                cc_region* t = rf; int tn = nr_f, tm = m_f;
-                rf = rc2; nr_f = nr_c; m_f = m_c;
-                rc2 = t; nr_c = tn; m_c = tm;
+    const int* mem = F->mem + B->off;
+    int last = mem[B->n - 1], m, q, o = 0, dem[CONCERTO_MAX_RESOURCES], stream = cc__op_stream(g, last);
+    const cc_collective* cl = cc__op_coll(g, last);
+    size_t es = cc__dtype_size(cl->dtype);
+    cc_collective fc = *cl;       /* the fused op's, alive until it is added */
+    cc_region* tmp = F->x.regs;
+    cc_op_desc d;
+    cc_split sp;
+    char name[CONCERTO__MSG_MAX], cname[CONCERTO__MSG_MAX];
+    cc_result rc = CC_OK;
+    cc__fmt(name, sizeof name, "%s+%d", cc__name(g, mem[0]), B->n - 1);
+    cc__rw_desc_of(s, last, dst, tmp, dem, &sp, &d);    /* stream, user_data and the rest from the last member */
+    d.name = name;
+    fc.n_elems = (size_t)B->elems;
+    d.coll = &fc;
+    d.duration_us = cc__rw_coll_us(w, &fc, fc.n_elems);
+    if (B->contiguous) {
+        /* the members by send address: the lowest one's regions first, where NULL buffers resolve from */
+        int nr = 0, i, j;
+        for (m = 0; m < B->n; m++) {
+            int bs;
+            uintptr_t at, at2;
+            cc__coll_at(s, mem[m], 0, &bs, &at);
+            for (i = m; i > 0; i--) {
+                cc__coll_at(s, F->order[i - 1], 0, &bs, &at2);
+                if (at2 <= at) break;
+                F->order[i] = F->order[i - 1];
             }
-            /* f's reads, c's reads, f's writes, c's writes */
-            for (q = 0; q < nr_f; q++) r[o++] = rf[q];
-            for (q = 0; q < nr_c; q++) r[o++] = rc2[q];
-            for (q = nr_f; q < m_f; q++) r[o++] = rf[q];
-            for (q = nr_c; q < m_c; q++) r[o++] = rc2[q];
-            fc = *ccol;
-            fc.n_elems = cf->n_elems + ccol->n_elems;
-            if ((uintptr_t)cf->send_buf < (uintptr_t)ccol->send_buf) fc.send_buf = cf->send_buf;
-            if ((uintptr_t)cf->recv_buf < (uintptr_t)ccol->recv_buf) fc.recv_buf = cf->recv_buf;
-            d.reads = r; d.n_reads = nr_f + nr_c;
-            d.writes = r + nr_f + nr_c; d.n_writes = o - (nr_f + nr_c);
-            d.coll = &fc;
-            d.duration_us = cc__rw_coll_us(w, &fc, fc.n_elems);
-            snprintf(x->name, x->name_cap, "%s+%d", cc__name(input, info[f].first), members - 1);
-            d.name = x->name;
-            ninfo[dst->n].first = info[f].first;
-            ninfo[dst->n].n = members;
+            F->order[i] = mem[m];
         }
-        rc = cc__rw_add(w, dst, &d);
-    }
-    if (rc == CC_OK) {
-        x->first[f] = x->first[c];
-        x->count[f] = 1;
-        rc = cc__rw_edges(w, dst, g, x->first, x->count);
-    }
-done:
-    if (rc != CC_OK) {
-        cc_graph_destroy(dst);
-        cc__free(w->ctx, ninfo);
+        for (q = 0; q < 2; q++)
+            for (m = 0; m < B->n; m++) {
+                int n_r, n_all = cc__rw_regions(s, F->order[m], dst, tmp, &n_r);
+                for (j = q ? n_r : 0; j < (q ? n_all : n_r); j++) F->regs[o++] = tmp[j];
+                if (!q) nr = o;
+            }
+        fc.send_buf = cc__op_coll(g, F->order[0])->send_buf;
+        fc.recv_buf = cc__op_coll(g, F->order[0])->recv_buf;
+        d.reads = F->regs; d.n_reads = nr;
+        d.writes = F->regs + nr; d.n_writes = o - nr;
+        return cc__rw_add(w, dst, &d);
+    } else {
+        int z = cl->kind == CC_COLL_ALL_REDUCE ? 1 : cc__fuse_ranks(cl), by_rank_send = cl->kind == CC_COLL_REDUCE_SCATTER && z > 1,
+            by_rank_recv = cl->kind == CC_COLL_ALL_GATHER && z > 1;
+        uint64_t N = B->elems, prefix = 0;
+        cc_buffer sb, rb;
+        cc_region whole_s, whole_r, slot;
+        memset(&whole_s, 0, sizeof whole_s);
+        if (cl->kind == CC_COLL_ALL_REDUCE) {
+            cc__fmt(cname, sizeof cname, "%s.bucket", name);
+            rc = cc__graph_add_buffer(dst, cname, N * es, 1, &sb);
+            rb = sb;
+        } else {
+            cc__fmt(cname, sizeof cname, "%s.send", name);
+            rc = cc__graph_add_buffer(dst, cname, N * es * (by_rank_send ? (uint64_t)z : 1), 1, &sb);
+            cc__fmt(cname, sizeof cname, "%s.recv", name);
+            if (rc == CC_OK) rc = cc__graph_add_buffer(dst, cname, N * es * (by_rank_recv ? (uint64_t)z : 1), 1, &rb);
+        }
+        if (rc != CC_OK) return rc;
+        whole_r = whole_s;
+        whole_s.buffer = sb; whole_s.n_bytes = cc_buffer_bytes(dst, sb);
+        whole_r.buffer = rb; whole_r.n_bytes = cc_buffer_bytes(dst, rb);
+        /* member m's slot in a bucket: its n_m elements at the prefix, in each of z rank blocks where interleaved */
+        for (m = 0; m < B->n && rc == CC_OK; m++) {
+            const cc_collective* cm = cc__op_coll(g, mem[m]);
+            int n_r;
+            (void)cc__rw_regions(s, mem[m], dst, tmp, &n_r);   /* packable: tmp[0] its read, tmp[1] its write */
+            memset(&slot, 0, sizeof slot);
+            slot.buffer = sb; slot.offset_bytes = prefix * es; slot.n_bytes = cm->n_elems * es;
+            if (by_rank_send) { slot.n_rows = (uint64_t)z; slot.stride_bytes = N * es; }
+            cc__fmt(cname, sizeof cname, "%s/pack", cc__name(g, mem[m]));
+            rc = cc__rw_add_copy(w, dst, cname, stream, &tmp[0], cm->send_buf, &slot, NULL, NULL, 0, NULL);
+            prefix += cm->n_elems;
+        }
+        fc.send_buf = NULL;
+        fc.recv_buf = NULL;
+        d.reads = &whole_s; d.n_reads = 1;
+        d.writes = &whole_r; d.n_writes = 1;
+        if (rc == CC_OK) rc = cc__rw_add(w, dst, &d);
+        for (m = 0, prefix = 0; m < B->n && rc == CC_OK; m++) {
+            const cc_collective* cm = cc__op_coll(g, mem[m]);
+            int n_r;
+            (void)cc__rw_regions(s, mem[m], dst, tmp, &n_r);
+            memset(&slot, 0, sizeof slot);
+            slot.buffer = rb; slot.offset_bytes = prefix * es; slot.n_bytes = cm->n_elems * es;
+            if (by_rank_recv) { slot.n_rows = (uint64_t)z; slot.stride_bytes = N * es; }
+            cc__fmt(cname, sizeof cname, "%s/unpack", cc__name(g, mem[m]));
+            rc = cc__rw_add_copy(w, dst, cname, stream, &slot, NULL, &tmp[1], cm->recv_buf, NULL, 0, NULL);
+            prefix += cm->n_elems;
+        }
         return rc;
     }
+}
+
+/* The input with every bucket of two or more members fused. */
+static cc_result cc__fuse_build(cc__rw* w, cc__fuse* F, cc_graph** out) {
+    const cc__rw_src* s = &F->s;
+    const cc_graph* g = s->g;
+    cc_graph* dst = NULL;
+    int i, m, dem[CONCERTO_MAX_RESOURCES];
+    cc_result rc;
+    *out = NULL;
+    if ((rc = cc__rw_begin(w, g, &dst)) != CC_OK) return rc;
+    for (i = 0; i < g->n && rc == CC_OK; i++) {
+        int k = F->bucket_of[i];
+        const cc__fuse_bucket* B = k >= 0 ? &F->b[k] : NULL;
+        cc_op_desc d;
+        cc_split sp;
+        if (B && B->n >= 2) {
+            int start = dst->n;
+            if (F->mem[B->off + B->n - 1] != i) continue;   /* the group goes at the last member's place */
+            rc = cc__fuse_emit(w, F, B, dst);
+            for (m = 0; m < B->n; m++) {
+                F->x.first[F->mem[B->off + m]] = start;
+                F->x.count[F->mem[B->off + m]] = dst->n - start;
+            }
+            continue;
+        }
+        F->x.first[i] = dst->n;
+        F->x.count[i] = 1;
+        cc__rw_desc_of(s, i, dst, F->x.regs, dem, &sp, &d);
+        rc = cc__rw_add(w, dst, &d);
+    }
+    if (rc == CC_OK) rc = cc__rw_edges(w, dst, g, F->x.first, F->x.count);
+    if (rc != CC_OK) { cc_graph_destroy(dst); return rc; }
     *out = dst;
-    *out_info = ninfo;
     return CC_OK;
 }
 
 CONCERTO_API cc_result cc_graph_fuse(cc_context* ctx, cc_graph* graph, const cc_rewrite_desc* desc, cc_graph** out,
                                      cc_rewrite_report* report) {
     cc__rw_search S;
-    cc__fuse_info* info;
-    cc__fuse_info* cinfo = NULL;
+    cc__fuse F;
     int i, r;
     cc_result rc;
     if ((rc = cc__rw_search_begin(&S, ctx, "cc_graph_fuse", graph, desc, out, report)) != CC_OK) return rc;
+    memset(&F, 0, sizeof F);
     for (i = 0; i < graph->n; i++) S.n_candidates += cc__fuse_candidate(graph, i);
-    info = (cc__fuse_info*)cc__calloc(ctx, (size_t)graph->n + 1, sizeof *info);
-    if (!info) return cc__rw_search_end(&S, CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_fuse: out of memory"), out, report);
-    for (i = 0; i < graph->n; i++) { info[i].first = i; info[i].n = 1; }
-    /* per stream, left to right: the open bucket is one op of the current
-       graph (fused or not); try to add the next collective to it */
-    for (r = 0; r < S.cur->k && !S.stop && rc == CC_OK; r++) {
+    if ((rc = cc__rw_src_init(&S.w, graph, &F.s)) == CC_OK && (rc = cc__rw_scratch_init(&S.w, &F.s, &F.x)) == CC_OK) {
+        F.b = (cc__fuse_bucket*)cc__calloc(ctx, (size_t)graph->n + 1, sizeof *F.b);
+        F.mem = (int*)cc__calloc(ctx, (size_t)graph->n + 1, sizeof *F.mem);
+        F.bucket_of = (int*)cc__calloc(ctx, (size_t)graph->n + 1, sizeof *F.bucket_of);
+        F.order = (int*)cc__calloc(ctx, (size_t)graph->n + 1, sizeof *F.order);
+        F.regs = (cc_region*)cc__calloc(ctx, graph->n_acc + 4, sizeof *F.regs);
+        if (!F.b || !F.mem || !F.bucket_of || !F.order || !F.regs) rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_fuse: out of memory");
+    }
+    for (i = 0; rc == CC_OK && i < graph->n; i++) F.bucket_of[i] = -1;
+    /* per stream, left to right: the open bucket takes the next collective
+       where the candidate graph is judged no slower */
+    for (r = 0; r < graph->k && !S.stop && rc == CC_OK; r++) {
         int open = -1;
-        for (i = 0; i < S.cur->n && !S.stop && rc == CC_OK; i++) {
+        for (i = 0; i < graph->n && !S.stop && rc == CC_OK; i++) {
             cc_graph* cand = NULL;
+            cc__fuse_bucket saved, nb;
             double cmk = 0;
-            if (!cc__op_coll(S.cur, i) || !S.cur->dem[(size_t)i * S.cur->k + r]) continue;
-            if (!cc__fuse_candidate(S.cur, i)) { open = -1; continue; }
-            if (open < 0) { open = i; continue; }
+            if (!cc__op_coll(graph, i) || !graph->dem[(size_t)i * graph->k + r]) continue;
+            if (F.bucket_of[i] >= 0 || !cc__fuse_candidate(graph, i)) { cc__fuse_close(&F, open); open = -1; continue; }
+            if (open < 0) { open = cc__fuse_open(&F, i); continue; }
             if (S.w.n_eval >= S.w.d.max_evaluations) { S.stop = 1; break; }
-            if ((rc = cc__rw_search_index(&S)) != CC_OK) break;   /* the current graph is validated: it was judged */
-            if (!cc__fuse_ok(&S.w, &S.s, open, i, S.x.mark, S.x.queue)) { open = i; continue; }
-            if ((rc = cc__fuse_build(&S.w, &S.s, &S.x, graph, info, open, i, &cand, &cinfo)) != CC_OK) break;
+            if (!cc__fuse_fits(&S.w, &F, open, i, &nb)) { cc__fuse_close(&F, open); open = cc__fuse_open(&F, i); continue; }
+            saved = F.b[open];
+            F.b[open] = nb;
+            F.b[open].n++;
+            F.mem[F.n_mem++] = i;
+            F.bucket_of[i] = open;
+            if ((rc = cc__fuse_build(&S.w, &F, &cand)) != CC_OK) break;
             if ((rc = cc__rw_judge(&S.w, cand, &cmk)) != CC_OK) { cc_graph_destroy(cand); break; }
             S.w.n_eval++;
             if (cmk <= S.mk) {   /* ties too: one collective fewer */
                 cc__rw_search_take(&S, cand, cmk);
-                cc__free(ctx, info); info = cinfo; cinfo = NULL;
-                i--;             /* the fused op took c's place, one index down */
             } else {
                 cc_graph_destroy(cand);
-                cc__free(ctx, cinfo); cinfo = NULL;
+                F.b[open] = saved;
+                F.n_mem--;
+                F.bucket_of[i] = -1;
+                cc__fuse_close(&F, open);
+                open = cc__fuse_open(&F, i);
             }
-            open = i;
         }
+        if (rc == CC_OK) cc__fuse_close(&F, open);
     }
-    for (i = 0; rc == CC_OK && i < S.cur->n; i++) S.n_changed += info[i].n >= 2;
-    cc__free(ctx, info);
-    cc__free(ctx, cinfo);
+    for (i = 0; rc == CC_OK && i < F.n_b; i++) S.n_changed += F.b[i].n >= 2;
+    cc__rw_scratch_free(&S.w, &F.x);
+    cc__rw_src_free(&S.w, &F.s);
+    cc__free(ctx, F.b); cc__free(ctx, F.mem); cc__free(ctx, F.bucket_of); cc__free(ctx, F.order); cc__free(ctx, F.regs);
     return cc__rw_search_end(&S, rc, out, report);
 }
 
