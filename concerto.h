@@ -141,7 +141,8 @@
        >>cluster      the cluster cost model: presets, collectives' algorithms on
                       intra- and inter-node links, the compute roofline
        >>psplib       PSPLIB .sm reader and writer
-       >>rewrite      the collective cost model; decomposition, then fusion
+       >>rewrite      the collective cost model; copy ops (>>copy); decomposition,
+                      then fusion
        >>plan         per-stream sequences and the fewest cross-stream waits
        >>exec         running a plan every step through a backend, agreement
        >>profile      measuring every op alone or in whole steps, the ranks' maximum
@@ -1098,7 +1099,8 @@ CONCERTO_API double cc_busbw_gbps(cc_coll_kind kind, uint64_t n_bytes, int n_ran
    Each judges its candidates with the scheduler itself (desc.sched): a
    rewrite is kept only if the judged makespan shrinks (decomposition) or
    does not grow (fusion). Under sched.memory_cap_bytes a candidate that no
-   schedule found fits is not kept either (report.n_over_cap counts them);
+   schedule found fits, or whose schedule's arena (cc_plan_create_desc from
+   its starts) does not, is not kept either (report.n_over_cap counts them);
    transient buffers stay transient in every graph a rewrite makes. Both are deterministic: the same graph and
    durations give the same new graph on every rank (fusion also looks at
    buffer addresses: ranks whose buffers are laid out differently can fuse
@@ -1176,7 +1178,8 @@ typedef struct cc_rewrite_report {
     double makespan_before_us, makespan_after_us;   /* by the judging schedule */
     int n_evaluations;         /* candidate graphs scheduled (the input's own schedule not counted) */
     int n_over_cap;            /* of those, candidates dropped because no schedule found fits
-                                  sched.memory_cap_bytes (the input itself not fitting is an error) */
+                                  sched.memory_cap_bytes, or its arena does not (the input itself not fitting
+                                  is an error) */
     const cc_rewrite_context* contexts;   /* decomposition: each context split, in the order it was (n_changed of
                                              them); they belong to *out and live as long as it does */
     int n_contexts;
@@ -11390,8 +11393,11 @@ done:
 }
 
 /* The judged makespan of g. A candidate (not the input) that no schedule
-   fits under the desc's memory cap is judged infinitely long and counted
-   in w->n_over_cap, quietly: its error is not the rewrite's. */
+   fits under the desc's memory cap, or whose schedule's arena does not
+   (cc_plan_create_desc from its starts: alignment and gaps come on top of
+   the lifetimes' peak, and a rewrite's buckets add buffers), is judged
+   infinitely long and counted in w->n_over_cap, quietly: its error is not
+   the rewrite's. */
 static cc_result cc__rw_judge(cc__rw* w, cc_graph* g, double* makespan_us) {
     cc_schedule s;
     cc_context* ctx = w->ctx;
@@ -11401,6 +11407,24 @@ static cc_result cc__rw_judge(cc__rw* w, cc_graph* g, double* makespan_us) {
     cc_result saved_result = ctx->last_result, rc;
     if (quiet) { memcpy(saved_msg, ctx->last_error, sizeof saved_msg); ctx->logger.log_fn = NULL; }
     rc = cc_sched_solve(ctx, g, &w->d.sched, &s);
+    if (quiet && rc == CC_OK && g->stream_mode && g->n_mb > 0) {
+        cc_plan_desc pd;
+        cc_plan* pl = NULL;
+        memset(&pd, 0, sizeof pd);
+        pd.order = s.order;
+        pd.start_us = s.start_us;
+        pd.memory_cap_bytes = w->d.sched.memory_cap_bytes;
+        cc_result prc = cc_plan_create_desc(ctx, g, &pd, &pl);
+        if (prc != CC_OK) {   /* not the rewrite's error either; any other than the cap's leaves the judgement */
+            ctx->last_result = saved_result;
+            memcpy(ctx->last_error, saved_msg, sizeof saved_msg);
+        }
+        if (prc == CC_ERR_INFEASIBLE) {
+            cc_schedule_release(ctx, &s);
+            rc = CC_ERR_INFEASIBLE;
+        }
+        cc_plan_destroy(pl);
+    }
     if (quiet) {
         ctx->logger = saved_logger;
         if (rc == CC_ERR_INFEASIBLE) {

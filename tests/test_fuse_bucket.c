@@ -17,7 +17,8 @@
    and an unpack of each member's bytes at copy_us_per_byte: the test runs
    the greedy bucketing by hand with these figures and checks the buckets
    and the predicted makespan for latencies from 0 (nothing pays) to large
-   (one bucket). Bad input is still refused, the graph unchanged. */
+   (one bucket). Under a memory cap, a bucket whose arena does not fit is
+   not kept. Bad input is still refused, the graph unchanged. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdlib.h>
@@ -422,9 +423,86 @@ static void test_refused(void) {
     cc_context_destroy(ctx);
 }
 
+/* ---- under a memory cap: the arena decides ------------------------------------------
+   Two reduce-scatters of 4 elements a rank block on 2 ranks: their bucket
+   is a send buffer of 64 bytes and a receive buffer of 32, alive together
+   (96 bytes at the peak), placed at offsets 0 and 256 (the arena's
+   alignment): 288 bytes of arena. Under a cap of 100 bytes a schedule
+   fits the lifetimes but no plan fits the arena: not fused. Under 400:
+   fused, and the plan of the judging schedule fits. */
+static void test_arena_cap(void) {
+    static float sa[8], sb[8], ra[4], rb[4];
+    cc_context* ctx;
+    cc_comm* comm = NULL;
+    cc_link link = { 0 };
+    cc_graph *g = NULL, *fg = NULL;
+    cc_buffer b[4];
+    cc_region r[4];
+    cc_op_desc d;
+    cc_collective co;
+    cc_rewrite_desc rd;
+    cc_rewrite_report rep;
+    int i, t;
+    cc_context_create(NULL, &ctx);
+    cc_comm_wrap(ctx, &idle_fns, NULL, 0, 2, "pair", &comm);
+    link.latency_us = 400; link.us_per_byte = 0.0005;
+    cc_graph_create(ctx, NULL, &g);
+    cc_graph_add_buffer(g, "sa", sizeof sa, &b[0]);
+    cc_graph_add_buffer(g, "sb", sizeof sb, &b[1]);
+    cc_graph_add_buffer(g, "ra", sizeof ra, &b[2]);
+    cc_graph_add_buffer(g, "rb", sizeof rb, &b[3]);
+    for (i = 0; i < 4; i++) r[i] = whole(b[i], i < 2 ? sizeof sa : sizeof ra);
+    memset(&d, 0, sizeof d);
+    d.name = "fill"; d.duration_us = 10; d.writes = r; d.n_writes = 2;
+    cc_graph_add_op(g, &d, NULL);
+    for (i = 0; i < 2; i++) {
+        memset(&co, 0, sizeof co);
+        co.kind = CC_COLL_REDUCE_SCATTER; co.dtype = CC_DTYPE_FLOAT32; co.comm = comm; co.n_elems = 4;
+        co.send_buf = i ? sb : sa; co.recv_buf = i ? rb : ra;
+        memset(&d, 0, sizeof d);
+        d.name = i ? "rs1" : "rs0"; d.stream = CC_STREAM_COMM; d.coll = &co;
+        d.duration_us = (2 - 1) * (400 + 16 * 0.0005);   /* (n-1)(a + B b), B one rank's block */
+        d.reads = &r[i]; d.n_reads = 1; d.writes = &r[2 + i]; d.n_writes = 1;
+        cc_graph_add_op(g, &d, NULL);
+    }
+    memset(&d, 0, sizeof d);
+    d.name = "use"; d.duration_us = 10; d.reads = r + 2; d.n_reads = 2;
+    cc_graph_add_op(g, &d, NULL);
+    for (t = 0; t < 2; t++) {
+        memset(&rd, 0, sizeof rd);
+        rd.link = &link;
+        rd.sched.memory_cap_bytes = t ? 400 : 100;
+        CHECK_RES(ctx, cc_graph_fuse(ctx, g, &rd, &fg, &rep), CC_OK, "cap %d: fuse", t ? 400 : 100);
+        if (!fg) continue;
+        if (!t) {
+            CHECK(rep.n_changed == 0 && rep.n_over_cap >= 1, "cap 100: a bucket of 96 bytes at the peak but 288 of arena is "
+                  "not kept (%d buckets, %d over the cap)", rep.n_changed, rep.n_over_cap);
+        } else {
+            cc_schedule s;
+            cc_plan* pl = NULL;
+            cc_plan_desc pd;
+            memset(&s, 0, sizeof s);
+            CHECK(rep.n_changed == 1 && rep.n_colls_after == 1, "cap 400: the two fuse (%d buckets)", rep.n_changed);
+            CHECK_RES(ctx, cc_sched_solve(ctx, fg, &rd.sched, &s), CC_OK, "the fused graph schedules under the cap");
+            memset(&pd, 0, sizeof pd);
+            pd.order = s.order; pd.start_us = s.start_us; pd.memory_cap_bytes = 400;
+            CHECK_RES(ctx, s.order ? cc_plan_create_desc(ctx, fg, &pd, &pl) : CC_ERR_INVALID_ARG, CC_OK, "and its plan fits");
+            CHECK_INT((int)cc_plan_arena_bytes(pl), 288, "an arena of 256 + 32 bytes");
+            cc_plan_destroy(pl);
+            cc_schedule_release(ctx, &s);
+        }
+        cc_graph_destroy(fg);
+        fg = NULL;
+    }
+    cc_graph_destroy(g);
+    cc_comm_destroy(comm);
+    cc_context_destroy(ctx);
+}
+
 int main(void) {
     TH_RUN(test_world_buckets);
     TH_RUN(test_latency_decides);
     TH_RUN(test_refused);
+    TH_RUN(test_arena_cap);
     return th_done();
 }
