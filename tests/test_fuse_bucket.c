@@ -302,23 +302,22 @@ static cc_graph* build_chain(cc_context* ctx, cc_comm* comm, const cc_link* link
    makespan does not grow. Fusing bucket S (|S| >= 2) costs its bytes'
    pack and unpack, 2 cpb sum B, and saves |S| - 1 start-ups 2(n-1)a.
    Returns the buckets; *mk the predicted makespan. */
+static double bucket_us(double a, double b, int n, int members, double bytes) {   /* on the comm stream */
+    return (members >= 2 ? 2 * cpb * bytes : 0) + ar_us(a, b, bytes, n);
+}
 static int greedy_by_hand(double a, double b, int n, double* mk) {
     int i, open_n = 1, buckets = 1;
-    double open_bytes = pb[0], comm = 0, cur = 0, cand;
-    /* the comm stream's time, bucket by bucket */
-    double done = 0;   /* closed buckets' time */
+    double open_bytes = pb[0], done = 0;   /* done: the closed buckets' time */
     for (i = 1; i < NB; i++) {
-        double with = 2 * cpb * (open_bytes + pb[i]) + ar_us(a, b, open_bytes + pb[i], n);
-        double apart = (open_n >= 2 ? 2 * cpb * open_bytes + ar_us(a, b, open_bytes, n) : ar_us(a, b, open_bytes, n)) +
-                       ar_us(a, b, pb[i], n);
-        if (with <= apart + 1e-9) { open_n++; open_bytes += pb[i]; }
+        double with = bucket_us(a, b, n, open_n + 1, open_bytes + pb[i]);
+        double apart = bucket_us(a, b, n, open_n, open_bytes) + ar_us(a, b, pb[i], n);
+        if (with <= apart + 1e-9) { open_n++; open_bytes += pb[i]; }   /* ties join: one collective fewer */
         else {
-            done += open_n >= 2 ? 2 * cpb * open_bytes + ar_us(a, b, open_bytes, n) : ar_us(a, b, open_bytes, n);
+            done += bucket_us(a, b, n, open_n, open_bytes);
             open_n = 1; open_bytes = pb[i]; buckets++;
         }
     }
-    done += open_n >= 2 ? 2 * cpb * open_bytes + ar_us(a, b, open_bytes, n) : ar_us(a, b, open_bytes, n);
-    (void)comm; (void)cur; (void)cand;
+    done += bucket_us(a, b, n, open_n, open_bytes);
     *mk = 20 + done;
     return buckets;
 }
