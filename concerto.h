@@ -141,7 +141,8 @@
        >>cluster      the cluster cost model: presets, collectives' algorithms on
                       intra- and inter-node links, the compute roofline
        >>psplib       PSPLIB .sm reader and writer
-       >>rewrite      the collective cost model; decomposition, then fusion
+       >>rewrite      the collective cost model; copy ops (>>copy); decomposition,
+                      then fusion
        >>plan         per-stream sequences and the fewest cross-stream waits
        >>exec         running a plan every step through a backend, agreement
        >>profile      measuring every op alone or in whole steps, the ranks' maximum
@@ -1137,7 +1138,8 @@ CONCERTO_API double cc_busbw_gbps(cc_coll_kind kind, uint64_t n_bytes, int n_ran
    judged worse than the input. The search's budget is counted in work,
    not time (desc.max_evaluations screens, desc.full_judgements full
    solves), so the result stays deterministic. Under
-   sched.memory_cap_bytes a candidate that no schedule found fits is not
+   sched.memory_cap_bytes a candidate that no schedule found fits, or whose
+   schedule's arena (cc_plan_create_desc from its starts) does not, is not
    kept either (report.n_over_cap counts them); the screens do not see the
    cap, the full solves do;
    transient buffers stay transient in every graph a rewrite makes. Both are deterministic: the same graph and
@@ -1158,13 +1160,28 @@ CONCERTO_API double cc_busbw_gbps(cc_coll_kind kind, uint64_t n_bytes, int n_ran
    writes, how it splits (split_rows). Only the rows axis is used so far:
    an all-reduce's chunk is a contiguous run of its rows.
 
-   Fusion merges runs of small all-reduces into one (bucketing). Only
-   CC_COLL_ALL_REDUCE is fused: concatenating the other kinds changes where
-   each rank's data lands (a reduce-scatter or all-gather of two buffers is
-   not that of their concatenation). Members must follow each other among the
-   collectives of their stream, share communicator, element type and
-   reduction, and their send ranges (and receive ranges) must form one
-   contiguous range, in place all or none. */
+   Fusion merges runs of small all-reduces, reduce-scatters or all-gathers
+   into one (bucketing). Members must follow each other among the
+   collectives of their stream and share kind, communicator, element type
+   and reduction. All-reduces whose send ranges (and receive ranges) form
+   one contiguous range, in place all or none, become one collective over
+   it. Any other bucket goes through buffers the library places: pack ops
+   copy each member's send region into the bucket, the collective runs on
+   the bucket, unpack ops copy the result into each member's receive
+   region. A reduce-scatter or all-gather of two buffers is not that of
+   their concatenation, so its bucket is interleaved by rank: block j of
+   the fused collective (what rank j receives, or sends, of it) is block j
+   of every member, one after another, and each rank's data lands where
+   the members put it. The copies' cost is in the model (copy ops, below),
+   so the judging schedule says whether a bucket pays.
+
+   Copy ops. A rewrite may add ops that copy one region into another of the
+   same byte count, either side contiguous or strided (packing strided
+   pieces into a bucket buffer the library places, and back). Such an op
+   runs on the stream the rewrite gives it, through the backend's copy
+   entry (cc_copy2d); its addresses are resolved by cc_exec_create as a
+   collective's NULL buffers are; its modelled duration is its bytes times
+   desc.copy_us_per_byte. It has no fn and no user_data of the caller's. */
 typedef struct cc_rewrite_desc {
     const cc_link* link;       /* cost of a resized collective: cc_coll_us, CC_ALGO_FLAT, on this link with the
                                   communicator's size; NULL: a + b*bytes fitted (least squares, a, b >= 0)
@@ -1173,7 +1190,8 @@ typedef struct cc_rewrite_desc {
     cc_sched_desc sched;       /* how a candidate graph is judged: a cc_sched_solve with this desc (zero: the
                                   scheduler's defaults). Judge with the desc the step will be scheduled with */
     int max_chunks;            /* decomposition: chunk counts 2, 4, 8 ... up to this; 0: 4 */
-    uint64_t max_bucket_bytes; /* fusion: 0 = no limit */
+    uint64_t max_bucket_bytes; /* fusion: the most bytes of a fused collective's n_elems (one rank's block of a
+                                  reduce-scatter or all-gather); 0 = no limit */
     int max_evaluations;       /* candidate graphs screened at most; 0: 1000; the search stops there */
     int full_judgements;       /* full solves (cc_sched_solve with sched) of candidate graphs at most, beside the
                                   input's and the last one; 0: 32. The search's budget in work, not time: a
@@ -1182,6 +1200,11 @@ typedef struct cc_rewrite_desc {
     int exact_only;            /* decomposition: 1 = only splits whose results are bit-identical to the whole ops'
                                   (no partial sums: neither a rule's split with a partial-sum write nor a chunk_fn
                                   op writing a region with split_rows 0) */
+    double copy_us_per_byte;   /* the modelled duration of a copy op a rewrite adds (packing into a bucket, say):
+                                  its bytes times this, the launch left to cc_exec_costs.launch_us. 0: 1e-4 (10
+                                  GB/s, a host memcpy's order; an accelerator copies one to two orders faster: set
+                                  it from its memory bandwidth, e.g. 2 / (mem_gbps * 1e3) for a read and a write);
+                                  finite and >= 0 (negative: refused). Profiling measures the copy ops as any op */
 } cc_rewrite_desc;
 
 /* A context decomposition split: the collective, the axis, the chunk
@@ -1212,7 +1235,8 @@ typedef struct cc_rewrite_report {
     int n_evaluations;         /* candidate graphs screened (by simulation in the best order known) */
     int n_full_judgements;     /* graphs solved in full with desc.sched (the input's own solve not counted) */
     int n_over_cap;            /* of the full solves, graphs dropped because no schedule found fits
-                                  sched.memory_cap_bytes (the input itself not fitting is an error) */
+                                  sched.memory_cap_bytes, or its arena does not (the input itself not fitting
+                                  is an error) */
     const cc_rewrite_context* contexts;   /* decomposition: each context split, in the order it was (n_changed of
                                              them); they belong to *out and live as long as it does */
     int n_contexts;
@@ -1239,20 +1263,30 @@ CONCERTO_API cc_rewrite_desc cc_rewrite_query_defaults(const cc_rewrite_desc* de
    strictly better (see the searches below). A collective with NULL buffers (resolved from its regions) is a candidate where its first read and write regions hold exactly its elements; its chunks keep NULL buffers and resolve from their chunk regions. Chunk ops call chunk_fn (part_fn) through a record the new graph owns (copies of the graph get
    their own); they have no chunk_fn themselves, so a context is split once. cc_op_user_data of a chunk
    op still gives the op's user_data.
-   Fusion: the fused op sits at its last member's place in program order, named "<first>+<k-1>", with
-   the members' regions and explicit edges, n_elems their sum and the lowest send/receive addresses; members with NULL buffers must hold exactly their elements in their first regions, each side in one buffer, contiguous there, and the fused op lists the lower member's regions first.
-   A bucket is refused if an op between its members touches the region of an earlier member or has an
-   explicit edge to or from one, if its members touch each other's regions, or if a path through other
-   ops joins two members.
+   Fusion: candidates are all-reduces, reduce-scatters and all-gathers with n_elems > 0. A bucket's ops
+   sit at its last member's place in program order; its collective is named "<first>+<k-1>", n_elems the
+   members' sum. Where the members are all-reduces that join into one range (members with NULL buffers
+   holding exactly their elements in their first regions, each side in one buffer, contiguous there), it
+   is one op with the members' regions (the lowest member's first) and the lowest send/receive
+   addresses. Otherwise it runs on transient buffers "<name>.bucket" (all-reduce, in place) or
+   "<name>.send" and "<name>.recv", with NULL buffers, after one copy op per member "<member>/pack" and
+   before one "<member>/unpack", all on the members' stream, each costing its bytes times
+   desc.copy_us_per_byte; members packed so must each have one read and one write region, contiguous,
+   holding exactly their send and receive elements (a pointer is its region's address; a NULL one's
+   region must be in a transient buffer). Explicit edges of members become edges of all the bucket's
+   ops. A bucket is refused if an op between its members touches the region of an earlier member or
+   has an explicit edge to or from one, if its members touch each other's regions or addresses, or if
+   a path through other ops joins two members.
    The searches. Decomposition, left to right: of a context's k, the one with the shortest screen; taken by
    its screen where that is strictly shorter than the graph so far's, or, where it is at most 2% longer, by
    a full solve strictly shorter than the graph so far's (solved first where it changed since its last);
    the graph so far is solved in full again after every ceil(2 n / full_judgements) splits taken by screens
    (n: the input's collectives) and at the end; the result is the last graph whose full solve was shorter
    than the one kept before it (the input first). Fusion: every pair of collectives next to each other on a
-   stream of the input that may fuse is screened; of those at most 2% longer than the input's best order (all
-   under sched.memory_cap_bytes), the full_judgements with the shortest screens (program order on ties) are judged in program order, each
-   fused into the graph so far and kept where a full solve of it is no longer (ties: fewer collectives), so
+   stream of the input that may fuse is screened (a packed pair with its copies' cost); of those at most 2%
+   longer than the input's best order (all under sched.memory_cap_bytes), the full_judgements with the
+   shortest screens (program order on ties) are judged in program order, each added to the buckets so far
+   (the input rebuilt with them) and kept where a full solve is no longer (ties: fewer collectives), so
    buckets grow left to right as in the greedy search.
    Cost: at most max_evaluations screens (each a graph built, validated and simulated, O(ops + edges);
    fusion's without a graph) and full_judgements + 2 full solves with desc.sched, the input's included. */
@@ -1349,8 +1383,23 @@ typedef struct cc_rank cc_rank;
      label        the name of the op whose entries follow, for messages;
                   none: the executor alone names the op
      destroy      none: cc_backend_destroy frees nothing
+     copy         a 2-D copy on a stream (cc_copy2d), for the copy ops the
+                  rewrites add (packing members into a bucket); none:
+                  cc_exec_create refuses a plan with copy ops, naming one
    Every entry returns CC_OK or an error code; asynchronous errors surface
    from synchronize. */
+/* A 2-D copy: height rows of width bytes, row r from src + r * src_pitch to
+   dst + r * dst_pitch (pitches >= width; the two sides never overlap). A
+   contiguous copy is one row. cudaMemcpy2DAsync's arguments, on the host
+   or a device as the backend's memory is. */
+typedef struct cc_copy2d {
+    void* dst;
+    size_t dst_pitch;
+    const void* src;
+    size_t src_pitch;
+    size_t width, height;
+} cc_copy2d;
+
 typedef struct cc_backend_fns {
     const char* name;
     const char* stream_kind;   /* NULL: "host" */
@@ -1376,6 +1425,8 @@ typedef struct cc_backend_fns {
     cc_result (*step_end)(void* self, int completed);
     void      (*label)(void* self, const char* op_name);
     void      (*destroy)(void* self);
+    /* enqueues copy on stream; the descriptor stays valid until it ran */
+    cc_result (*copy)(void* self, void* stream, const cc_copy2d* copy);
 } cc_backend_fns;
 
 typedef struct cc_backend {
@@ -1398,10 +1449,12 @@ typedef struct cc_exec cc_exec;
    cc_exec_destroy; nothing is allocated per step. A collective whose
    send_buf (recv_buf) is NULL gets the address of its op's first read
    (write) region: a transient buffer's arena address plus the region's
-   offset.
-   Errors: CC_ERR_INVALID_ARG (such a collective whose region is in a bound
-   buffer, or that has no such region, naming the op), CC_ERR_OUT_OF_MEMORY,
-   the backend's. */
+   offset. A copy op that a rewrite added (see the rewrites) is resolved
+   the same way and runs through the backend's copy entry.
+   Errors: CC_ERR_INVALID_ARG (such a collective or copy whose region is in
+   a bound buffer, or that has no such region, naming the op),
+   CC_ERR_UNSUPPORTED (copy ops and a backend without copy, naming an op),
+   CC_ERR_OUT_OF_MEMORY, the backend's. */
 CONCERTO_API cc_result cc_exec_create(cc_context* ctx, cc_plan* plan, const cc_backend* backend, cc_exec** out);
 CONCERTO_API void      cc_exec_destroy(cc_exec* exec);
 /* The address of a transient buffer in the executor's arena (backend
@@ -2362,6 +2415,19 @@ static void cc__chunk_trampoline(void* stream, void* user_data) {
     else r->fn(stream, r->user_data, r->chunk, r->n_chunks);
 }
 
+/* A copy op made by a rewrite (>>copy): its fn is cc__copy_fn (a marker,
+   never called) and its user_data a record the graph owns (copies). It
+   copies its first read region into its first write region (same byte
+   count; either contiguous, or both strided with the same rows); src
+   (dst) is that region's address, or NULL where cc_exec_create resolves
+   it from the region in a transient buffer. */
+typedef struct cc__copy_rec {
+    const void* src;
+    void* dst;
+} cc__copy_rec;
+
+static void cc__copy_fn(void* stream, void* user_data) { (void)stream; (void)user_data; }
+
 typedef struct cc__startup { const cc_comm* comm; double us; } cc__startup;
 
 /* An op's split rule as the graph keeps it: the desc's (its name NULL),
@@ -2412,6 +2478,8 @@ struct cc_graph {
     size_t n_startup, startup_cap;
     /* chunk records of decomposed ops, each its own allocation (stable addresses) */
     cc__chunk_rec** recs; size_t n_recs, recs_cap;
+    /* records of copy ops (cc__copy_rec), each its own allocation */
+    cc__copy_rec** copies; size_t n_copies, copies_cap;
     /* derived after validate */
     int valid;
     int *pred_off, *pred, *succ_off, *succ;
@@ -2468,6 +2536,8 @@ CONCERTO_API void cc_graph_destroy(cc_graph* g) {
     cc__free(ctx, g->rw_ctx);
     while (g->n_recs) cc__free(ctx, g->recs[--g->n_recs]);
     cc__free(ctx, g->recs);
+    while (g->n_copies) cc__free(ctx, g->copies[--g->n_copies]);
+    cc__free(ctx, g->copies);
     cc__free(ctx, g->e_from); cc__free(ctx, g->e_to); cc__free(ctx, g->acc);
     cc__free(ctx, g->buf_bytes); cc__free(ctx, g->buf_name); cc__free(ctx, g->buf_transient); cc__free(ctx, g->names.s);
     cc__free(ctx, g->startup);
@@ -2679,6 +2749,7 @@ CONCERTO_API void* cc_op_user_data(const cc_graph* g, cc_op op) {
     int i = cc_op_index(g, op);
     if (i < 0) return NULL;
     if (g->fn[i] == cc__chunk_trampoline) return ((const cc__chunk_rec*)g->user_data[i])->user_data;
+    if (g->fn[i] == cc__copy_fn) return NULL;   /* a copy op's record is the library's */
     return g->user_data[i];
 }
 
@@ -11015,6 +11086,7 @@ typedef struct cc__rw_src {
 /* The defaults, in one place. The judging desc is the scheduler's and is
    resolved by cc_sched_solve for each candidate graph. */
 static void cc__rewrite_resolve(cc_rewrite_desc* d) {
+    if (d->copy_us_per_byte == 0) d->copy_us_per_byte = 1e-4;
     if (d->max_chunks == 0) d->max_chunks = 4;
     if (d->max_evaluations == 0) d->max_evaluations = 1000;
     if (d->full_judgements == 0) d->full_judgements = 32;
@@ -11156,6 +11228,87 @@ static double cc__rw_chunk_us(const cc_graph* g, int i, const cc__chunk_rec* rec
     return t < 1e12 ? t : 1e12;
 }
 
+/* ---- copy ops (>>copy) ------------------------------------------------------
+   An op that copies one region into another of the same byte count, added
+   by a rewrite: to pack strided pieces into a bucket (a transient buffer
+   the library places, cc__graph_add_buffer with transient 1) and unpack
+   them after. The executor runs it through the backend's copy entry, a 2-D
+   copy (cc_copy2d): a contiguous side is cut into rows of the other
+   side's width; two strided sides need the same rows. */
+
+/* Adds op d, a copy with record r (its src, dst), to g; the record is
+   copied into one g owns. Errors name the op. */
+static cc_result cc__copy_add(cc_context* ctx, const char* who, cc_graph* g, cc_op_desc* d, const cc__copy_rec* r, cc_op* out) {
+    cc__copy_rec* rec;
+    cc_result rc;
+    if (!CONCERTO__GROW(g->ctx, g->copies, g->copies_cap, g->n_copies + 1) ||
+        !(rec = (cc__copy_rec*)cc__alloc(g->ctx, sizeof *rec)))
+        return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "%s: op '%s': out of memory", who, d->name ? d->name : "?");
+    *rec = *r;
+    d->fn = cc__copy_fn;
+    d->user_data = rec;
+    if ((rc = cc_graph_add_op(g, d, out)) != CC_OK) { cc__free(g->ctx, rec); return rc; }
+    g->copies[g->n_copies++] = rec;
+    return CC_OK;
+}
+
+/* The rows of a region: its count, each one's bytes, the stride. */
+static void cc__copy_shape(const cc_region* r, uint64_t* rows, uint64_t* width, uint64_t* pitch) {
+    if (r->n_rows >= 2) { *rows = r->n_rows; *width = r->n_bytes; *pitch = r->stride_bytes; }
+    else { *rows = 1; *width = r->n_bytes; *pitch = r->n_bytes; }
+}
+
+/* cc__rw_add_copy: adds to g (a graph a rewrite is building) an op named
+   name, on stream `stream` (demand 1 there), that copies region `from`
+   into region `to`, after deps[0..n_deps) (explicit edges; region
+   dependencies follow program order as for any op). Either region may be
+   contiguous or strided (n_rows >= 2); both hold the same bytes, and two
+   strided ones the same rows of the same width. from_addr (to_addr) is the
+   address of the region's first byte, as a collective's send_buf is; NULL
+   where the region lies in a transient buffer of g, whose address
+   cc_exec_create resolves in its arena. Its modelled duration is its
+   bytes times w->d.copy_us_per_byte. Two regions of one buffer must not
+   overlap, even in their spans (first byte to last). *out (NULL allowed)
+   gets the op. Errors (the graph unchanged):
+   CC_ERR_INVALID_ARG naming the op (shapes, overlap, a NULL address of a
+   bound buffer's region), cc_graph_add_op's (a region outside its
+   buffer), CC_ERR_OUT_OF_MEMORY. Cost: cc_graph_add_op's. */
+static cc_result cc__rw_add_copy(cc__rw* w, cc_graph* g, const char* name, int stream, const cc_region* from,
+                                 const void* from_addr, const cc_region* to, void* to_addr, const cc_op* deps, int n_deps,
+                                 cc_op* out) {
+    cc_op_desc d;
+    cc__copy_rec rec;
+    cc_region rd = *from, wr = *to;
+    uint64_t fr, fw, fp, tr, tw, tp;
+    int fb = cc_buffer_index(g, from->buffer), tb = cc_buffer_index(g, to->buffer);
+    if (out) { out->id = 0; out->graph = 0; }
+    if (fb < 0 || tb < 0) return CONCERTO__FAIL(w->ctx, CC_ERR_UNKNOWN_BUFFER, "%s: copy op '%s': a region's buffer is not "
+                                                 "of graph '%s'", w->who, name, cc_graph_name(g));
+    cc__copy_shape(from, &fr, &fw, &fp);
+    cc__copy_shape(to, &tr, &tw, &tp);
+    if (fr * fw != tr * tw || !fw || !tw || (fr > 1 && tr > 1 && (fr != tr || fw != tw)))
+        return CONCERTO__FAIL(w->ctx, CC_ERR_INVALID_ARG, "%s: copy op '%s': from %llu rows of %llu bytes to %llu rows of %llu "
+                              "bytes: not the same bytes, or two strided sides of different rows", w->who, name,
+                              (unsigned long long)fr, (unsigned long long)fw, (unsigned long long)tr, (unsigned long long)tw);
+    if (fb == tb && cc__ranges_overlap(from->offset_bytes, (fr - 1) * fp + fw, to->offset_bytes, (tr - 1) * tp + tw))
+        return CONCERTO__FAIL(w->ctx, CC_ERR_INVALID_ARG, "%s: copy op '%s': its two regions of buffer '%s' overlap", w->who,
+                              name, cc_buffer_name(g, from->buffer));
+    if ((!from_addr && !g->buf_transient[fb]) || (!to_addr && !g->buf_transient[tb]))
+        return CONCERTO__FAIL(w->ctx, CC_ERR_INVALID_ARG, "%s: copy op '%s': no address for its region of bound buffer '%s'",
+                              w->who, name, cc_buffer_name(g, !from_addr && !g->buf_transient[fb] ? from->buffer : to->buffer));
+    rd.split_rows = wr.split_rows = 0;
+    memset(&d, 0, sizeof d);
+    d.name = name;
+    d.duration_us = (double)(fr * fw) * w->d.copy_us_per_byte;
+    d.stream = stream;
+    d.reads = &rd; d.n_reads = 1;
+    d.writes = &wr; d.n_writes = 1;
+    d.deps = deps; d.n_deps = n_deps;
+    rec.src = from_addr;
+    rec.dst = to_addr;
+    return cc__copy_add(w->ctx, w->who, g, &d, &rec, out);
+}
+
 /* ---- building a new graph from an old one --------------------------------*/
 static cc_result cc__rw_src_init(cc__rw* w, const cc_graph* g, cc__rw_src* s) {
     size_t a;
@@ -11265,6 +11418,7 @@ static void cc__rw_desc_of(const cc__rw_src* s, int i, const cc_graph* dst, cc_r
 /* Adds an op to dst. A chunk op's record (d->user_data) is copied into a
    record that dst owns; a chunk op does not decompose: it has no chunk cost. */
 static cc_result cc__rw_add(cc__rw* w, cc_graph* dst, cc_op_desc* d) {
+    if (d->fn == cc__copy_fn) return cc__copy_add(w->ctx, w->who, dst, d, (const cc__copy_rec*)d->user_data, NULL);
     if (d->fn == cc__chunk_trampoline) {
         cc__chunk_rec* rec = NULL;
         d->chunk_cost = NULL;
@@ -11289,6 +11443,7 @@ static cc_result cc__rw_edges(cc__rw* w, cc_graph* dst, const cc_graph* src, con
     (void)w;
     for (e = 0; e < src->n_e; e++) {
         int f = src->e_from[e], t = src->e_to[e];
+        if (f != t && first[f] == first[t]) continue;   /* inside one fused group */
         for (a = 0; a < count[f]; a++)
             for (b = 0; b < count[t]; b++) {
                 if (first[f] + a == first[t] + b) continue;
@@ -11375,8 +11530,11 @@ done:
 }
 
 /* The judged makespan of g. A candidate (not the input) that no schedule
-   fits under the desc's memory cap is judged infinitely long and counted
-   in w->n_over_cap, quietly: its error is not the rewrite's. */
+   fits under the desc's memory cap, or whose schedule's arena does not
+   (cc_plan_create_desc from its starts: alignment and gaps come on top of
+   the lifetimes' peak, and a rewrite's buckets add buffers), is judged
+   infinitely long and counted in w->n_over_cap, quietly: its error is not
+   the rewrite's. */
 static cc_result cc__rw_judge(cc__rw* w, cc_graph* g, double* makespan_us, int* ord) {
     cc_schedule s;
     cc_context* ctx = w->ctx;
@@ -11386,6 +11544,24 @@ static cc_result cc__rw_judge(cc__rw* w, cc_graph* g, double* makespan_us, int* 
     cc_result saved_result = ctx->last_result, rc;
     if (quiet) { memcpy(saved_msg, ctx->last_error, sizeof saved_msg); ctx->logger.log_fn = NULL; }
     rc = cc_sched_solve(ctx, g, &w->d.sched, &s);
+    if (quiet && rc == CC_OK && g->stream_mode && g->n_mb > 0) {
+        cc_plan_desc pd;
+        cc_plan* pl = NULL;
+        memset(&pd, 0, sizeof pd);
+        pd.order = s.order;
+        pd.start_us = s.start_us;
+        pd.memory_cap_bytes = w->d.sched.memory_cap_bytes;
+        cc_result prc = cc_plan_create_desc(ctx, g, &pd, &pl);
+        if (prc != CC_OK) {   /* not the rewrite's error either; any other than the cap's leaves the judgement */
+            ctx->last_result = saved_result;
+            memcpy(ctx->last_error, saved_msg, sizeof saved_msg);
+        }
+        if (prc == CC_ERR_INFEASIBLE) {
+            cc_schedule_release(ctx, &s);
+            rc = CC_ERR_INFEASIBLE;
+        }
+        cc_plan_destroy(pl);
+    }
     if (quiet) {
         ctx->logger = saved_logger;
         if (rc == CC_ERR_INFEASIBLE) {
@@ -11428,6 +11604,9 @@ static cc_result cc__rw_start(cc__rw* w, cc_context* ctx, const char* who, cc_gr
                        w->d.link->us_per_byte <= 1e12))
         return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: link latency_us %g and us_per_byte %g must be finite and >= 0", who,
                               w->d.link->latency_us, w->d.link->us_per_byte);
+    if (!(w->d.copy_us_per_byte >= 0 && w->d.copy_us_per_byte <= 1e12))
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: copy_us_per_byte %g must be finite and >= 0", who,
+                              w->d.copy_us_per_byte);
     cc__rewrite_resolve(&w->d);
     cc__fmt(w->out_name, sizeof w->out_name, "%s(%s)", who + 9, cc_graph_name(g));   /* who without "cc_graph_" */
     if ((rc = cc_graph_validate(g)) != CC_OK) return rc;
@@ -12208,161 +12387,358 @@ CONCERTO_API cc_result cc_graph_decompose(cc_context* ctx, cc_graph* graph, cons
 }
 
 /* ---- fusion ---------------------------------------------------------------
-   A fused op of the current graph remembers the input op of its first member
-   (for its name) and how many members it has. */
-typedef struct cc__fuse_info { int first, n; } cc__fuse_info;
-
+   Buckets are formed on the input graph, and every candidate is built from
+   the input afresh: a bucket is a run of collectives of one stream (its
+   members, in program order), and a candidate graph is the input with each
+   bucket of two or more members replaced, at its last member's place, by
+   - one collective over the members' joined range, where they are
+     all-reduces whose ranges join into one (contiguous: no copies);
+   - else pack ops (each member's send region into a bucket buffer the
+     library places), the collective on the bucket, and unpack ops (the
+     bucket into each member's receive region), all on the members'
+     stream. A reduce-scatter's or all-gather's bucket is interleaved by
+     rank: rank j's block of the fused collective is the members' blocks j
+     one after another, so that every rank's data lands where the members
+     put it. */
 static int cc__fuse_candidate(const cc_graph* g, int i) {
     const cc_collective* c = cc__op_coll(g, i);
-    return c && c->kind == CC_COLL_ALL_REDUCE && c->n_elems > 0;
+    return c && c->n_elems > 0 &&
+           (c->kind == CC_COLL_ALL_REDUCE || c->kind == CC_COLL_REDUCE_SCATTER || c->kind == CC_COLL_ALL_GATHER);
 }
 
-/* 1 if ops f < c of the validated graph g (all-reduce candidates, next to
-   each other among the collectives of one stream) may become one op at c's
-   place. seen and queue: scratch of g->n. */
-static int cc__fuse_ok(const cc__rw* w, const cc__rw_src* s, int f, int c, char* seen, int* queue) {
+/* A bucket: members mem[off .. off + n) (input ops, program order), elems
+   the fused collective's n_elems. contiguous: an all-reduce bucket whose
+   send range [slo, shi) and receive range [rlo, rhi) are each one range of
+   buffer sbuf, rbuf (-1: addresses), all members in place or none. */
+typedef struct cc__fuse_bucket {
+    int off, n;
+    int contiguous, in_place, sbuf, rbuf;
+    uintptr_t slo, shi, rlo, rhi;
+    uint64_t elems;
+} cc__fuse_bucket;
+
+/* The search's state: the input's index and scratch, the buckets so far
+   (the open one last), their members bucket after bucket, and each input
+   op's bucket (-1: none). */
+typedef struct cc__fuse {
+    cc__rw_src s;
+    cc__rw_scratch x;
+    cc__fuse_bucket* b; int n_b;
+    int* mem; int n_mem;
+    int* bucket_of;
+    cc_region* regs;             /* [n_acc + 4]: a joined collective's regions */
+    int* order;                  /* [n]: a joined bucket's members by address */
+} cc__fuse;
+
+static int cc__fuse_ranks(const cc_collective* c) { int z = cc_comm_size(c->comm); return z < 1 ? 1 : z; }
+
+/* The bytes of a collective's send (write 0) or receive (write 1) side. */
+static uint64_t cc__fuse_side_bytes(const cc_collective* c, int write) {
+    uint64_t b = (uint64_t)c->n_elems * cc__dtype_size(c->dtype);
+    if ((c->kind == CC_COLL_REDUCE_SCATTER && !write) || (c->kind == CC_COLL_ALL_GATHER && write)) b *= (uint64_t)cc__fuse_ranks(c);
+    return b;
+}
+
+/* 1 if member i can be packed: one read and one write region, contiguous,
+   holding exactly its send and receive elements (a pointer being its
+   region's address; a NULL one's region in a transient buffer). */
+static int cc__fuse_packable(const cc__rw_src* s, int i) {
     const cc_graph* g = s->g;
-    const cc_collective* cf = cc__op_coll(g, f);
-    const cc_collective* cc = cc__op_coll(g, c);
-    size_t es = cc__dtype_size(cf->dtype), bf, bc, e, a, b;
-    uintptr_t sf, rf, sc, rcv;
-    int bsf, brf, bsc, brc, in_place, y, head = 0, tail = 0;
-    if (!cc__coll_rewritable(s, f) || !cc__coll_rewritable(s, c)) return 0;
-    cc__coll_at(s, f, 0, &bsf, &sf);
-    cc__coll_at(s, f, 1, &brf, &rf);
-    cc__coll_at(s, c, 0, &bsc, &sc);
-    cc__coll_at(s, c, 1, &brc, &rcv);
-    in_place = bsf == brf && sf == rf;
-    if (cc->comm != cf->comm || cc->dtype != cf->dtype || cc->reduce != cf->reduce || (bsc == brc && sc == rcv) != in_place) return 0;
-    if (bsf != bsc || brf != brc) return 0;   /* pointers with pointers, each side in one buffer */
-    bf = cf->n_elems * es;
-    bc = cc->n_elems * es;
-    if (w->d.max_bucket_bytes && (bf + bc > w->d.max_bucket_bytes || bf + bc < bf)) return 0;
-    /* one contiguous range, the same layout on the send and the receive side */
-    if (!((sf + bf == sc && rf + bf == rcv) || (sc + bc == sf && rcv + bc == rf))) return 0;
-    if (!in_place && bsf == brf) {
-        uintptr_t s0 = sf < sc ? sf : sc, r0 = rf < rcv ? rf : rcv;
-        if (s0 < r0 + bf + bc && r0 < s0 + bf + bc) return 0;   /* the fused send range would overlap its receive range */
+    const cc_collective* c = cc__op_coll(g, i);
+    const cc__access *rd = NULL, *wr = NULL;
+    size_t a;
+    for (a = s->acc_off[i]; a < s->acc_off[i + 1]; a++) {
+        const cc__access* x = &g->acc[a];
+        if (x->is_write) { if (wr) return 0; wr = x; }
+        else { if (rd) return 0; rd = x; }
     }
-    /* the members must not depend on each other through memory */
-    for (a = s->acc_off[f]; a < s->acc_off[f + 1]; a++)
-        for (b = s->acc_off[c]; b < s->acc_off[c + 1]; b++)
-            if ((g->acc[a].is_write || g->acc[b].is_write) && cc__rw_overlap(&g->acc[a], &g->acc[b])) return 0;
-    /* ops between: none may touch f's regions (f's effect moves past them) */
-    for (y = f + 1; y < c; y++)
+    if (!rd || !wr || rd->rows > 1 || wr->rows > 1) return 0;
+    if (rd->n_bytes != cc__fuse_side_bytes(c, 0) || wr->n_bytes != cc__fuse_side_bytes(c, 1)) return 0;
+    if ((!c->send_buf && !g->buf_transient[rd->buffer]) || (!c->recv_buf && !g->buf_transient[wr->buffer])) return 0;
+    return 1;
+}
+
+/* A new bucket of op i alone; returns its index. */
+static int cc__fuse_open(cc__fuse* F, int i) {
+    const cc__rw_src* s = &F->s;
+    const cc_collective* c = cc__op_coll(s->g, i);
+    cc__fuse_bucket* B = &F->b[F->n_b];
+    uint64_t bytes = (uint64_t)c->n_elems * cc__dtype_size(c->dtype);
+    memset(B, 0, sizeof *B);
+    B->off = F->n_mem;
+    B->n = 1;
+    B->elems = c->n_elems;
+    F->mem[F->n_mem++] = i;
+    F->bucket_of[i] = F->n_b;
+    B->contiguous = c->kind == CC_COLL_ALL_REDUCE && cc__coll_rewritable(s, i);
+    if (B->contiguous) {
+        cc__coll_at(s, i, 0, &B->sbuf, &B->slo);
+        cc__coll_at(s, i, 1, &B->rbuf, &B->rlo);
+        B->shi = B->slo + (uintptr_t)bytes;
+        B->rhi = B->rlo + (uintptr_t)bytes;
+        B->in_place = B->sbuf == B->rbuf && B->slo == B->rlo;
+    }
+    return F->n_b++;
+}
+
+/* Closes bucket k (the last): one of a single member is dropped. */
+static void cc__fuse_close(cc__fuse* F, int k) {
+    if (k < 0 || F->b[k].n >= 2) return;
+    F->bucket_of[F->mem[F->b[k].off]] = -1;
+    F->n_mem = F->b[k].off;
+    F->n_b = k;
+}
+
+/* 1 if op c may join bucket k (the open one), *nb the bucket it then is:
+   the same kind, communicator, element type and reduction; joined where
+   its ranges join the bucket's, else every member packable; no member's
+   regions touched by c, nor by an op between the last member and c (the
+   members' effects move to c's place); no explicit edge between a member
+   and an op between the first member and c; no path from one member to
+   another through other ops (the fused group would close a cycle). */
+static int cc__fuse_fits(const cc__rw* w, cc__fuse* F, int k, int c, cc__fuse_bucket* nb) {
+    const cc__rw_src* s = &F->s;
+    const cc_graph* g = s->g;
+    const cc__fuse_bucket* B = &F->b[k];
+    const int* mem = F->mem + B->off;
+    int first = mem[0], last = mem[B->n - 1], m, y, head = 0, tail = 0;
+    const cc_collective* c0 = cc__op_coll(g, first);
+    const cc_collective* cc = cc__op_coll(g, c);
+    size_t es = cc__dtype_size(c0->dtype), a, b, e;
+    char* seen = F->x.mark;
+    int* queue = F->x.queue;
+    *nb = *B;
+    if (cc->kind != c0->kind || cc->comm != c0->comm || cc->dtype != c0->dtype || cc->reduce != c0->reduce) return 0;
+    nb->elems = B->elems + cc->n_elems;
+    if (w->d.max_bucket_bytes && (nb->elems * es > w->d.max_bucket_bytes || nb->elems < B->elems)) return 0;
+    nb->contiguous = 0;
+    if (B->contiguous && cc__coll_rewritable(s, c)) {   /* joined, as one range on each side */
+        int bsc, brc, ip;
+        uintptr_t sc, rcv, bf = B->shi - B->slo, bc = (uintptr_t)(cc->n_elems * es);
+        cc__coll_at(s, c, 0, &bsc, &sc);
+        cc__coll_at(s, c, 1, &brc, &rcv);
+        ip = bsc == brc && sc == rcv;
+        if (ip == B->in_place && bsc == B->sbuf && brc == B->rbuf &&
+            ((B->shi == sc && B->rhi == rcv) || (sc + bc == B->slo && rcv + bc == B->rlo))) {
+            nb->contiguous = 1;
+            nb->slo = sc < B->slo ? sc : B->slo;
+            nb->rlo = rcv < B->rlo ? rcv : B->rlo;
+            nb->shi = nb->slo + bf + bc;
+            nb->rhi = nb->rlo + bf + bc;
+            /* the joined send range may not overlap its receive range */
+            if (!ip && B->sbuf == B->rbuf && nb->slo < nb->rhi && nb->rlo < nb->shi) nb->contiguous = 0;
+        }
+    }
+    if (!nb->contiguous) {
+        if (!cc__fuse_packable(s, c)) return 0;
+        for (m = 0; m < B->n; m++) if (!cc__fuse_packable(s, mem[m])) return 0;
+    }
+    /* the members must not depend on each other through memory: their regions, and their addresses */
+    for (m = 0; m < B->n; m++) {
+        const cc_collective* cm = cc__op_coll(g, mem[m]);
+        int p, q;
+        for (p = 0; p < 2; p++)
+            for (q = 0; q < 2; q++) {
+                uintptr_t x = (uintptr_t)(p ? (const void*)cm->recv_buf : cm->send_buf);
+                uintptr_t z = (uintptr_t)(q ? (const void*)cc->recv_buf : cc->send_buf);
+                uint64_t nx = cc__fuse_side_bytes(cm, p), nz = cc__fuse_side_bytes(cc, q);
+                if ((p || q) && x && z && x < z + nz && z < x + nx) return 0;
+            }
+    }
+    for (m = 0; m < B->n; m++)
+        for (a = s->acc_off[mem[m]]; a < s->acc_off[mem[m] + 1]; a++)
+            for (b = s->acc_off[c]; b < s->acc_off[c + 1]; b++)
+                if ((g->acc[a].is_write || g->acc[b].is_write) && cc__rw_overlap(&g->acc[a], &g->acc[b])) return 0;
+    /* ops between the last member and c: none may touch a member's regions */
+    for (y = last + 1; y < c; y++)
         for (a = s->acc_off[y]; a < s->acc_off[y + 1]; a++)
-            for (b = s->acc_off[f]; b < s->acc_off[f + 1]; b++)
-                if (cc__rw_overlap(&g->acc[a], &g->acc[b])) return 0;
+            for (m = 0; m < B->n; m++)
+                for (b = s->acc_off[mem[m]]; b < s->acc_off[mem[m] + 1]; b++)
+                    if (cc__rw_overlap(&g->acc[a], &g->acc[b])) return 0;
     /* ... nor have an explicit edge to or from a member */
     for (e = 0; e < g->n_e; e++) {
         int from = g->e_from[e], to = g->e_to[e];
-        if ((from == f || from == c) && to > f && to < c) return 0;
-        if ((to == f || to == c) && from > f && from < c) return 0;
+        int mf = from == c || F->bucket_of[from] == k, mt = to == c || F->bucket_of[to] == k;
+        if (mf && !mt && to > first && to < c) return 0;
+        if (mt && !mf && from > first && from < c) return 0;
     }
-    /* no path from one member to the other through other ops (merging them
-       would close a cycle) */
+    /* no path from one member to another through other ops */
     memset(seen, 0, (size_t)g->n);
-    for (y = 0; y < 2; y++) {
-        int v = y ? c : f, q;
+    for (m = 0; m <= B->n; m++) {
+        int v = m < B->n ? mem[m] : c, q;
         for (q = g->succ_off[v]; q < g->succ_off[v + 1]; q++) {
             int u = g->succ[q];
-            if (u != f && u != c && !seen[u]) { seen[u] = 1; queue[tail++] = u; }
+            if (u != c && F->bucket_of[u] != k && !seen[u]) { seen[u] = 1; queue[tail++] = u; }
         }
     }
     while (head < tail) {
         int v = queue[head++], q;
         for (q = g->succ_off[v]; q < g->succ_off[v + 1]; q++) {
             int u = g->succ[q];
-            if (u == f || u == c) return 0;
+            if (u == c || F->bucket_of[u] == k) return 0;
             if (!seen[u]) { seen[u] = 1; queue[tail++] = u; }
         }
     }
     return 1;
 }
 
-/* The graph with ops f and c fused at c's place; *out_info its fuse_info. */
-static cc_result cc__fuse_build(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x, const cc_graph* input,
-                                const cc__fuse_info* info, int f, int c, cc_graph** out, cc__fuse_info** out_info) {
+/* Bucket B's ops, added to dst at its last member's place (see fusion
+   above): name "<first member>+<n-1>" for the collective, "<member>/pack"
+   and "<member>/unpack" for the copies, "<name>.bucket" (all-reduce) or
+   "<name>.send" and "<name>.recv" for the buffers. */
+static cc_result cc__fuse_emit(cc__rw* w, cc__fuse* F, const cc__fuse_bucket* B, cc_graph* dst) {
+    const cc__rw_src* s = &F->s;
     const cc_graph* g = s->g;
-    cc_graph* dst = NULL;
-    cc__fuse_info* ninfo = NULL;
-    int i, dem[CONCERTO_MAX_RESOURCES];
-    cc_result rc;
-    *out = NULL;
-    *out_info = NULL;
-    ninfo = (cc__fuse_info*)cc__calloc(w->ctx, (size_t)g->n, sizeof *ninfo);
-    if (!ninfo) return CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", w->who);
-    if ((rc = cc__rw_begin(w, g, &dst)) != CC_OK) goto done;
-    for (i = 0; i < g->n && rc == CC_OK; i++) {
-        cc_op_desc d;
-        cc_split sp;
-        cc_collective fc;   /* the fused op's, alive until it is added */
-        if (i == f) continue;
-        x->first[i] = dst->n;
-        x->count[i] = 1;
-        ninfo[dst->n] = info[i];
-        if (i != c) {
-            cc__rw_desc_of(s, i, dst, x->regs, dem, &sp, &d);
-        } else {
-            const cc_collective* cf = cc__op_coll(g, f);
-            const cc_collective* ccol = cc__op_coll(g, c);
-            int nr_f, nr_c, m_f, m_c, q, o = 0, members = info[f].n + info[c].n;
-            cc_region* r = x->regs;                          /* the fused op's */
-            cc_region* rf = x->regs + 2 * s->max_acc;        /* f's */
-            cc_region* rc2 = x->regs + 3 * s->max_acc;       /* c's */
-            cc__rw_desc_of(s, c, dst, rc2, dem, &sp, &d);         /* stream and the rest from c */
-            m_f = cc__rw_regions(s, f, dst, rf, &nr_f);
-            m_c = cc__rw_regions(s, c, dst, rc2, &nr_c);
-            int bs, bsc;
-            uintptr_t sfa, sca;
-            cc__coll_at(s, f, 0, &bs, &sfa);
-            cc__coll_at(s, c, 0, &bsc, &sca);
-            if (bs >= 0 && sca < sfa) {   /* NULL buffers: the lower member's regions first, where they resolve from */
-                cc_region* t = rf; int tn = nr_f, tm = m_f;
-                rf = rc2; nr_f = nr_c; m_f = m_c;
-                rc2 = t; nr_c = tn; m_c = tm;
+    const int* mem = F->mem + B->off;
+    int last = mem[B->n - 1], m, q, o = 0, dem[CONCERTO_MAX_RESOURCES], stream = cc__op_stream(g, last);
+    const cc_collective* cl = cc__op_coll(g, last);
+    size_t es = cc__dtype_size(cl->dtype);
+    cc_collective fc = *cl;       /* the fused op's, alive until it is added */
+    cc_region* tmp = F->x.regs;
+    cc_op_desc d;
+    cc_split sp;
+    char name[CONCERTO__MSG_MAX], cname[CONCERTO__MSG_MAX];
+    cc_result rc = CC_OK;
+    cc__fmt(name, sizeof name, "%s+%d", cc__name(g, mem[0]), B->n - 1);
+    cc__rw_desc_of(s, last, dst, tmp, dem, &sp, &d);    /* stream, user_data and the rest from the last member */
+    d.name = name;
+    fc.n_elems = (size_t)B->elems;
+    d.coll = &fc;
+    d.duration_us = cc__rw_coll_us(w, &fc, fc.n_elems);
+    if (B->contiguous) {
+        /* the members by send address: the lowest one's regions first, where NULL buffers resolve from */
+        int nr = 0, i, j;
+        for (m = 0; m < B->n; m++) {
+            int bs;
+            uintptr_t at, at2;
+            cc__coll_at(s, mem[m], 0, &bs, &at);
+            for (i = m; i > 0; i--) {
+                cc__coll_at(s, F->order[i - 1], 0, &bs, &at2);
+                if (at2 <= at) break;
+                F->order[i] = F->order[i - 1];
             }
-            /* f's reads, c's reads, f's writes, c's writes */
-            for (q = 0; q < nr_f; q++) r[o++] = rf[q];
-            for (q = 0; q < nr_c; q++) r[o++] = rc2[q];
-            for (q = nr_f; q < m_f; q++) r[o++] = rf[q];
-            for (q = nr_c; q < m_c; q++) r[o++] = rc2[q];
-            fc = *ccol;
-            fc.n_elems = cf->n_elems + ccol->n_elems;
-            if ((uintptr_t)cf->send_buf < (uintptr_t)ccol->send_buf) fc.send_buf = cf->send_buf;
-            if ((uintptr_t)cf->recv_buf < (uintptr_t)ccol->recv_buf) fc.recv_buf = cf->recv_buf;
-            d.reads = r; d.n_reads = nr_f + nr_c;
-            d.writes = r + nr_f + nr_c; d.n_writes = o - (nr_f + nr_c);
-            d.coll = &fc;
-            d.duration_us = cc__rw_coll_us(w, &fc, fc.n_elems);
-            snprintf(x->name, x->name_cap, "%s+%d", cc__name(input, info[f].first), members - 1);
-            d.name = x->name;
-            ninfo[dst->n].first = info[f].first;
-            ninfo[dst->n].n = members;
+            F->order[i] = mem[m];
         }
-        rc = cc__rw_add(w, dst, &d);
-    }
-    if (rc == CC_OK) {
-        x->first[f] = x->first[c];
-        x->count[f] = 1;
-        rc = cc__rw_edges(w, dst, g, x->first, x->count);
-    }
-done:
-    if (rc != CC_OK) {
-        cc_graph_destroy(dst);
-        cc__free(w->ctx, ninfo);
+        for (q = 0; q < 2; q++)
+            for (m = 0; m < B->n; m++) {
+                int n_r, n_all = cc__rw_regions(s, F->order[m], dst, tmp, &n_r);
+                for (j = q ? n_r : 0; j < (q ? n_all : n_r); j++) F->regs[o++] = tmp[j];
+                if (!q) nr = o;
+            }
+        fc.send_buf = cc__op_coll(g, F->order[0])->send_buf;
+        fc.recv_buf = cc__op_coll(g, F->order[0])->recv_buf;
+        d.reads = F->regs; d.n_reads = nr;
+        d.writes = F->regs + nr; d.n_writes = o - nr;
+        return cc__rw_add(w, dst, &d);
+    } else {
+        int z = cl->kind == CC_COLL_ALL_REDUCE ? 1 : cc__fuse_ranks(cl), by_rank_send = cl->kind == CC_COLL_REDUCE_SCATTER && z > 1,
+            by_rank_recv = cl->kind == CC_COLL_ALL_GATHER && z > 1;
+        uint64_t N = B->elems, prefix = 0;
+        cc_buffer sb, rb;
+        cc_region whole_s, whole_r, slot;
+        memset(&whole_s, 0, sizeof whole_s);
+        if (cl->kind == CC_COLL_ALL_REDUCE) {
+            cc__fmt(cname, sizeof cname, "%s.bucket", name);
+            rc = cc__graph_add_buffer(dst, cname, N * es, 1, &sb);
+            rb = sb;
+        } else {
+            cc__fmt(cname, sizeof cname, "%s.send", name);
+            rc = cc__graph_add_buffer(dst, cname, N * es * (by_rank_send ? (uint64_t)z : 1), 1, &sb);
+            cc__fmt(cname, sizeof cname, "%s.recv", name);
+            if (rc == CC_OK) rc = cc__graph_add_buffer(dst, cname, N * es * (by_rank_recv ? (uint64_t)z : 1), 1, &rb);
+        }
+        if (rc != CC_OK) return rc;
+        whole_r = whole_s;
+        whole_s.buffer = sb; whole_s.n_bytes = cc_buffer_bytes(dst, sb);
+        whole_r.buffer = rb; whole_r.n_bytes = cc_buffer_bytes(dst, rb);
+        /* member m's slot in a bucket: its n_m elements at the prefix, in each of z rank blocks where interleaved */
+        for (m = 0; m < B->n && rc == CC_OK; m++) {
+            const cc_collective* cm = cc__op_coll(g, mem[m]);
+            int n_r;
+            (void)cc__rw_regions(s, mem[m], dst, tmp, &n_r);   /* packable: tmp[0] its read, tmp[1] its write */
+            memset(&slot, 0, sizeof slot);
+            slot.buffer = sb; slot.offset_bytes = prefix * es; slot.n_bytes = cm->n_elems * es;
+            if (by_rank_send) { slot.n_rows = (uint64_t)z; slot.stride_bytes = N * es; }
+            cc__fmt(cname, sizeof cname, "%s/pack", cc__name(g, mem[m]));
+            rc = cc__rw_add_copy(w, dst, cname, stream, &tmp[0], cm->send_buf, &slot, NULL, NULL, 0, NULL);
+            prefix += cm->n_elems;
+        }
+        fc.send_buf = NULL;
+        fc.recv_buf = NULL;
+        d.reads = &whole_s; d.n_reads = 1;
+        d.writes = &whole_r; d.n_writes = 1;
+        if (rc == CC_OK) rc = cc__rw_add(w, dst, &d);
+        for (m = 0, prefix = 0; m < B->n && rc == CC_OK; m++) {
+            const cc_collective* cm = cc__op_coll(g, mem[m]);
+            int n_r;
+            (void)cc__rw_regions(s, mem[m], dst, tmp, &n_r);
+            memset(&slot, 0, sizeof slot);
+            slot.buffer = rb; slot.offset_bytes = prefix * es; slot.n_bytes = cm->n_elems * es;
+            if (by_rank_recv) { slot.n_rows = (uint64_t)z; slot.stride_bytes = N * es; }
+            cc__fmt(cname, sizeof cname, "%s/unpack", cc__name(g, mem[m]));
+            rc = cc__rw_add_copy(w, dst, cname, stream, &slot, NULL, &tmp[1], cm->recv_buf, NULL, 0, NULL);
+            prefix += cm->n_elems;
+        }
         return rc;
     }
+}
+
+/* The input with every bucket of two or more members fused. */
+static cc_result cc__fuse_build(cc__rw* w, cc__fuse* F, cc_graph** out) {
+    const cc__rw_src* s = &F->s;
+    const cc_graph* g = s->g;
+    cc_graph* dst = NULL;
+    int i, m, dem[CONCERTO_MAX_RESOURCES];
+    cc_result rc;
+    *out = NULL;
+    if ((rc = cc__rw_begin(w, g, &dst)) != CC_OK) return rc;
+    for (i = 0; i < g->n && rc == CC_OK; i++) {
+        int k = F->bucket_of[i];
+        const cc__fuse_bucket* B = k >= 0 ? &F->b[k] : NULL;
+        cc_op_desc d;
+        cc_split sp;
+        if (B && B->n >= 2) {
+            int start = dst->n;
+            if (F->mem[B->off + B->n - 1] != i) continue;   /* the group goes at the last member's place */
+            rc = cc__fuse_emit(w, F, B, dst);
+            for (m = 0; m < B->n; m++) {
+                F->x.first[F->mem[B->off + m]] = start;
+                F->x.count[F->mem[B->off + m]] = dst->n - start;
+            }
+            continue;
+        }
+        F->x.first[i] = dst->n;
+        F->x.count[i] = 1;
+        cc__rw_desc_of(s, i, dst, F->x.regs, dem, &sp, &d);
+        rc = cc__rw_add(w, dst, &d);
+    }
+    if (rc == CC_OK) rc = cc__rw_edges(w, dst, g, F->x.first, F->x.count);
+    if (rc != CC_OK) { cc_graph_destroy(dst); return rc; }
     *out = dst;
-    *out_info = ninfo;
     return CC_OK;
 }
 
-/* Buckets (fused ops of two or more members) among the n ops of info. */
-static int cc__fuse_changed(const cc__fuse_info* info, int n) {
-    int i, c = 0;
-    for (i = 0; i < n; i++) c += info[i].n >= 2;
+/* Buckets of two or more members. */
+static int cc__fuse_changed(const cc__fuse* F) {
+    int k, c = 0;
+    for (k = 0; k < F->n_b; k++) c += F->b[k].n >= 2;
     return c;
+}
+
+/* Bucket k's members moved to the end of F->mem (the others shifted down),
+   so that the next member can be appended. */
+static void cc__fuse_to_end(cc__fuse* F, int k) {
+    cc__fuse_bucket* B = &F->b[k];
+    int m, j, n = B->n, off = B->off, tmp;
+    if (off + n == F->n_mem) return;
+    for (m = 0; m < n; m++) {   /* rotate [off, n_mem) left by n, one member at a time */
+        tmp = F->mem[off];
+        for (j = off; j < F->n_mem - 1; j++) F->mem[j] = F->mem[j + 1];
+        F->mem[F->n_mem - 1] = tmp;
+    }
+    for (j = 0; j < F->n_b; j++)
+        if (F->b[j].off > off) F->b[j].off -= n;
+    B->off = F->n_mem - n;
 }
 
 /* A pair of collectives next to each other on a stream of the input (x <
@@ -12388,8 +12764,9 @@ static int cc__fuse_pair_cmp_order(const void* a, const void* b) {   /* program 
    would, at c's place), without building that graph: the current graph's
    problem with f's dependencies moved to c, c lasting what the cost model
    gives the fused op and f left without work or stream, simulated in the
-   current graph's best order; *mk. */
-static cc_result cc__fuse_screen(cc__rw_search* S, int f, int c, double* mk) {
+   current graph's best order; *mk. extra_us: what the fused op costs
+   beside the collective (a packed bucket's copies). */
+static cc_result cc__fuse_screen(cc__rw_search* S, int f, int c, double extra_us, double* mk) {
     const cc_graph* g = S->cur;
     cc_context* ctx = S->w.ctx;
     const cc_collective* cf = cc__op_coll(g, f);
@@ -12413,7 +12790,7 @@ static cc_result cc__fuse_screen(cc__rw_search* S, int f, int c, double* mk) {
         fc.n_elems += cf->n_elems;
         dur[f] = 0;
         memset(dem + (size_t)f * (size_t)k, 0, (size_t)k * sizeof *dem);
-        if (!cc__duration_ticks(cc__rw_coll_us(&S->w, &fc, fc.n_elems), &dur[c])) dur[c] = g->dur[c];
+        if (!cc__duration_ticks(cc__rw_coll_us(&S->w, &fc, fc.n_elems) + extra_us, &dur[c])) dur[c] = g->dur[c];
         for (side = 0; side < 2; side++) {   /* successors, then predecessors: f's become c's */
             const int* o = side ? g->pred_off : g->succ_off;
             const int* l = side ? g->pred : g->succ;
@@ -12454,30 +12831,46 @@ static cc_result cc__fuse_screen(cc__rw_search* S, int f, int c, double* mk) {
     return CC_OK;
 }
 
-/* Ranks: every pair of the input that may fuse, screened; the best
-   full_judgements of those screened at most CONCERTO__RW_CLOSE above the
-   input's best order (under a memory cap, which the screens do not see,
-   of all) into *pairs, in program order. */
-static cc_result cc__fuse_rank(cc__rw_search* S, cc__fuse_pair** pairs, int* n_pairs) {
+/* Ranks: every pair of the input that may fuse (cc__fuse_fits on a bucket
+   of the first alone), screened, a packed pair with the copies' cost of
+   the second, and of the first where it may not join the op before it
+   (the screen is a filter: the full solves judge the buckets); the
+   best full_judgements of those screened at most CONCERTO__RW_CLOSE above
+   the input's best order (under a memory cap, which the screens do not
+   see, of all) into *pairs, in program order. F holds no bucket before
+   and after. */
+static cc_result cc__fuse_rank(cc__rw_search* S, cc__fuse* F, cc__fuse_pair** pairs, int* n_pairs) {
     cc_context* ctx = S->w.ctx;
-    const cc_graph* g = S->cur;   /* the input's copy */
+    const cc_graph* g = S->cur;   /* the input's copy: the same ops as F's */
     size_t cap = 0;
     int i, r, n = 0;
     cc_result rc = CC_OK;
     *pairs = NULL;
     *n_pairs = 0;
     for (r = 0; r < g->k && !S->stop && rc == CC_OK; r++) {
-        int open = -1;
+        int open = -1, linked = 0;   /* linked: open may join the op before it */
         for (i = 0; i < g->n && !S->stop && rc == CC_OK; i++) {
-            double cmk = 0;
+            double cmk = 0, extra = 0;
+            cc__fuse_bucket nb;
+            int k, fits;
             if (!cc__op_coll(g, i) || !g->dem[(size_t)i * g->k + r]) continue;
-            if (!cc__fuse_candidate(g, i)) { open = -1; continue; }
+            if (!cc__fuse_candidate(g, i)) { open = -1; linked = 0; continue; }
             S->seen++;
             if (open < 0) { open = i; continue; }
             if (S->w.n_eval >= S->w.d.max_evaluations) { S->stop = 1; break; }
             if ((rc = cc__rw_search_index(S)) != CC_OK) break;
-            if (!cc__fuse_ok(&S->w, &S->s, open, i, S->x.mark, S->x.queue)) { open = i; continue; }
-            rc = cc__fuse_screen(S, open, i, &cmk);
+            k = cc__fuse_open(F, open);
+            fits = cc__fuse_fits(&S->w, F, k, i, &nb);
+            cc__fuse_close(F, k);
+            if (!fits) { open = i; linked = 0; continue; }
+            if (!nb.contiguous) {   /* pack and unpack: i's, and open's unless it may join a bucket before it
+                                       (which then pays for it: a member's copies are paid once) */
+                const cc_collective *cx = cc__op_coll(g, open), *cy = cc__op_coll(g, i);
+                extra = (double)(cc__fuse_side_bytes(cy, 0) + cc__fuse_side_bytes(cy, 1)) * S->w.d.copy_us_per_byte;
+                if (!linked) extra += (double)(cc__fuse_side_bytes(cx, 0) + cc__fuse_side_bytes(cx, 1)) * S->w.d.copy_us_per_byte;
+            }
+            linked = 1;
+            rc = cc__fuse_screen(S, open, i, extra, &cmk);
             if (rc == CC_OK && (cmk <= S->mk * (1 + CONCERTO__RW_CLOSE) || S->w.d.sched.memory_cap_bytes > 0)) {
                 if (!CONCERTO__GROW(ctx, *pairs, cap, (size_t)n + 1))
                     rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_fuse: out of memory");
@@ -12501,52 +12894,61 @@ static cc_result cc__fuse_rank(cc__rw_search* S, cc__fuse_pair** pairs, int* n_p
 CONCERTO_API cc_result cc_graph_fuse(cc_context* ctx, cc_graph* graph, const cc_rewrite_desc* desc, cc_graph** out,
                                      cc_rewrite_report* report) {
     cc__rw_search S;
-    cc__fuse_info* info;
-    cc__fuse_info* cinfo = NULL;
+    cc__fuse F;
     cc__fuse_pair* pairs = NULL;
-    int* at = NULL;          /* input op -> its op in the current graph */
     int i, q, n_pairs = 0;
     cc_result rc;
     if ((rc = cc__rw_search_begin(&S, ctx, "cc_graph_fuse", graph, desc, out, report)) != CC_OK) return rc;
+    memset(&F, 0, sizeof F);
     for (i = 0; i < graph->n; i++) S.n_candidates += cc__fuse_candidate(graph, i);
-    info = (cc__fuse_info*)cc__calloc(ctx, (size_t)graph->n + 1, sizeof *info);
-    at = (int*)cc__alloc(ctx, ((size_t)graph->n + 1) * sizeof *at);
-    if (!info || !at) {
-        cc__free(ctx, info);
-        cc__free(ctx, at);
-        return cc__rw_search_end(&S, CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_fuse: out of memory"), out, report);
+    if ((rc = cc__rw_src_init(&S.w, graph, &F.s)) == CC_OK && (rc = cc__rw_scratch_init(&S.w, &F.s, &F.x)) == CC_OK) {
+        F.b = (cc__fuse_bucket*)cc__calloc(ctx, (size_t)graph->n + 1, sizeof *F.b);
+        F.mem = (int*)cc__calloc(ctx, (size_t)graph->n + 1, sizeof *F.mem);
+        F.bucket_of = (int*)cc__calloc(ctx, (size_t)graph->n + 1, sizeof *F.bucket_of);
+        F.order = (int*)cc__calloc(ctx, (size_t)graph->n + 1, sizeof *F.order);
+        F.regs = (cc_region*)cc__calloc(ctx, graph->n_acc + 4, sizeof *F.regs);
+        if (!F.b || !F.mem || !F.bucket_of || !F.order || !F.regs) rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_fuse: out of memory");
     }
-    for (i = 0; i < graph->n; i++) { info[i].first = i; info[i].n = 1; at[i] = i; }
-    rc = cc__fuse_rank(&S, &pairs, &n_pairs);
+    for (i = 0; rc == CC_OK && i < graph->n; i++) F.bucket_of[i] = -1;
+    if (rc == CC_OK) rc = cc__fuse_rank(&S, &F, &pairs, &n_pairs);
     /* the best screened, left to right, each judged by a full solve of the
-       graph fused so far with it: kept where no longer */
+       input with the buckets so far and it: kept where no longer (ties
+       too: one collective fewer) */
     for (q = 0; q < n_pairs && rc == CC_OK && S.w.n_full < S.w.d.full_judgements; q++) {
-        int f = at[pairs[q].x], c = at[pairs[q].y];
+        int x = pairs[q].x, y = pairs[q].y, k = F.bucket_of[x], opened = k < 0;
+        cc__fuse_bucket saved, nb;
         cc_graph* cand = NULL;
         double cf = 0;
-        if (f == c) continue;   /* in one bucket already */
-        if ((rc = cc__rw_search_index(&S)) != CC_OK) break;
-        if (!cc__fuse_ok(&S.w, &S.s, f, c, S.x.mark, S.x.queue)) continue;
-        if ((rc = cc__fuse_build(&S.w, &S.s, &S.x, graph, info, f, c, &cand, &cinfo)) != CC_OK) break;
+        if (F.bucket_of[y] >= 0) continue;
+        if (opened) k = cc__fuse_open(&F, x);
+        else cc__fuse_to_end(&F, k);
+        if (!cc__fuse_fits(&S.w, &F, k, y, &nb)) {   /* (the buckets kept since ranking) */
+            if (opened) cc__fuse_close(&F, k);
+            continue;
+        }
+        saved = F.b[k];
+        F.b[k] = nb;
+        F.b[k].n++;
+        F.mem[F.n_mem++] = y;
+        F.bucket_of[y] = k;
+        if ((rc = cc__fuse_build(&S.w, &F, &cand)) != CC_OK) break;
         if ((rc = cc__rw_solve(&S, cand, &cf)) != CC_OK) { cc_graph_destroy(cand); break; }
-        if (cf <= S.cur_full) {   /* ties too: one collective fewer */
+        if (cf <= S.cur_full) {
             cc__rw_search_take(&S, cand, cf);
-            cc__free(ctx, info); info = cinfo; cinfo = NULL;
-            cc__rw_keep(&S, cf, 1, cc__fuse_changed(info, S.cur->n));
-            for (i = 0; i < graph->n; i++) {   /* f's members now at c's place, one index down */
-                if (at[i] == f) at[i] = c - 1;
-                else if (at[i] > f) at[i]--;
-            }
+            cc__rw_keep(&S, cf, 1, cc__fuse_changed(&F));
         } else {
             cc_graph_destroy(cand);
-            cc__free(ctx, cinfo); cinfo = NULL;
+            F.b[k] = saved;
+            F.n_mem--;
+            F.bucket_of[y] = -1;
+            if (opened) cc__fuse_close(&F, k);
         }
     }
-    if (rc == CC_OK) rc = cc__rw_search_settle(&S, 1, cc__fuse_changed(info, S.cur->n));
-    cc__free(ctx, info);
-    cc__free(ctx, cinfo);
+    if (rc == CC_OK) rc = cc__rw_search_settle(&S, 1, cc__fuse_changed(&F));
+    cc__rw_scratch_free(&S.w, &F.x);
+    cc__rw_src_free(&S.w, &F.s);
+    cc__free(ctx, F.b); cc__free(ctx, F.mem); cc__free(ctx, F.bucket_of); cc__free(ctx, F.order); cc__free(ctx, F.regs);
     cc__free(ctx, pairs);
-    cc__free(ctx, at);
     return cc__rw_search_end(&S, rc, out, report);
 }
 
@@ -12967,6 +13369,7 @@ struct cc_exec {
     cc__time* prof_dur;        /* [4 n_ops]: scratch, one step's times in ticks, its simulated starts,
                                   each op's launch and wait gaps in ticks */
     cc_collective* coll;       /* [n_ops]: the plan's collectives with their buffers resolved */
+    cc_copy2d* cp;             /* [n_ops]: the plan's copy ops, resolved (>>copy) */
     void* arena;               /* the plan's arena: 256-aligned (backend memory where arena_dev) */
     void* arena_raw;           /* what was allocated */
     int arena_dev;             /* allocated by the backend's mem_alloc */
@@ -12994,7 +13397,7 @@ CONCERTO_API void cc_exec_destroy(cc_exec* x) {
         for (i = 0; i < x->plan->n_streams; i++) if (x->streams[i]) f->stream_destroy(x->be.self, x->streams[i]);
     cc__free(x->ctx, x->events); cc__free(x->ctx, x->streams); cc__free(x->ctx, x->t); cc__free(x->ctx, x->prof);
     cc__free(x->ctx, x->prof_mk); cc__free(x->ctx, x->prof_dur); cc__free(x->ctx, x->prof_se);
-    cc__free(x->ctx, x->coll);
+    cc__free(x->ctx, x->coll); cc__free(x->ctx, x->cp);
     cc__free(x->ctx, (void*)x->bound);
     if (x->arena_raw) {
         if (x->arena_dev && f->mem_free) f->mem_free(x->be.self, x->arena_raw);
@@ -13060,6 +13463,9 @@ static cc_result cc__exec_check_backend(cc_context* ctx, const cc_plan* plan, co
     *has_coll = 0;
     for (i = 0; i < plan->n_ops; i++) {
         const cc_collective* c = &plan->op[i].coll;
+        if (plan->op[i].fn == cc__copy_fn && !f->copy)
+            return CONCERTO__FAIL(ctx, CC_ERR_UNSUPPORTED, "cc_exec_create: op '%s' is a copy op and backend '%s' has no copy "
+                                  "entry", cc__name(plan->g, i), name);
         if (c->kind == CC_COLL_NONE) continue;
         *has_coll = 1;
         if (!f->collective)
@@ -13081,6 +13487,43 @@ static cc_result cc__exec_fail(cc_context* ctx, cc_result rc, const char* fmt, c
     if (ctx->last_result == rc) cc__copy_msg(why, sizeof why, ctx->last_error);
     cc__fmt(what, sizeof what, fmt, a, b);
     return CONCERTO__FAIL(ctx, rc, "%s%s%s", what, why[0] ? ": " : "", why);
+}
+
+/* Copy op v (>>copy) as a 2-D copy: its read region into its write
+   region, an address NULL in its record taken from the arena. */
+static cc_result cc__exec_copy_resolve(cc_exec* x, int v) {
+    const cc_plan* pl = x->plan;
+    const cc_graph* g = pl->g;
+    const cc__copy_rec* r = (const cc__copy_rec*)pl->op[v].user_data;
+    const cc__access *rd = NULL, *wr = NULL;
+    char* base[2];
+    size_t a, end, first = cc__op_accesses(g, v, &end);
+    int m, side;
+    cc_copy2d* c = &x->cp[v];
+    for (a = first; a < end; a++) {
+        if (g->acc[a].is_write && !wr) wr = &g->acc[a];
+        if (!g->acc[a].is_write && !rd) rd = &g->acc[a];
+    }
+    if (!rd || !wr || cc__acc_bytes(rd) != cc__acc_bytes(wr) || (rd->rows > 1 && wr->rows > 1 && rd->row_bytes != wr->row_bytes))
+        return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_create: copy op '%s' does not read and write regions of "
+                              "the same bytes", cc__name(g, v));
+    for (side = 0; side < 2; side++) {
+        const cc__access* acc = side ? wr : rd;
+        const void* given = side ? (const void*)r->dst : r->src;
+        base[side] = NULL;
+        if (given) { base[side] = (char*)(uintptr_t)given; continue; }
+        for (m = 0; m < g->n_mb; m++) if (g->mb_buf[m] == (int)acc->buffer) base[side] = (char*)x->arena + pl->mb_off[m] + acc->offset;
+        if (!base[side])
+            return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_create: copy op '%s' has no address for its %s region "
+                                  "in bound buffer '%s'", cc__name(g, v), side ? "write" : "read", g->names.s + g->buf_name[acc->buffer]);
+    }
+    c->src = base[0];
+    c->dst = base[1];
+    c->width = (size_t)(rd->rows > 1 ? rd->row_bytes : wr->rows > 1 ? wr->row_bytes : rd->row_bytes);
+    c->height = (size_t)(cc__acc_bytes(rd) / c->width);
+    c->src_pitch = (size_t)(rd->rows > 1 ? rd->stride : c->width);
+    c->dst_pitch = (size_t)(wr->rows > 1 ? wr->stride : c->width);
+    return CC_OK;
 }
 
 /* The arena, and the collectives' NULL buffers resolved from their ops'
@@ -13133,6 +13576,8 @@ static cc_result cc__exec_arena(cc_exec* x) {
         if (acc->is_write) c->recv_buf = base + acc->offset;
         else c->send_buf = base + acc->offset;
     }
+    for (v = 0; v < pl->n_ops; v++)
+        if (pl->op[v].fn == cc__copy_fn && (rc = cc__exec_copy_resolve(x, v)) != CC_OK) return rc;
     for (v = 0; v < pl->n_ops; v++) {
         const cc_collective* c = &x->coll[v];
         if (c->kind == CC_COLL_NONE) continue;
@@ -13149,7 +13594,7 @@ static cc_result cc__exec_arena(cc_exec* x) {
 CONCERTO_API cc_result cc_exec_create(cc_context* ctx, cc_plan* plan, const cc_backend* be, cc_exec** out) {
     cc_exec* x;
     const cc_backend_fns* f;
-    int i, has_coll;
+    int i, has_coll = 0;
     cc_result rc;
     if (!ctx) return CC_ERR_INVALID_ARG;
     if (!plan || !be || !out) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_exec_create: plan, backend or out is NULL");
@@ -13169,9 +13614,10 @@ CONCERTO_API cc_result cc_exec_create(cc_context* ctx, cc_plan* plan, const cc_b
     x->prof_se = (double*)cc__calloc(ctx, 2 * (size_t)plan->n_ops + 1, sizeof(double));
     x->prof_dur = (cc__time*)cc__calloc(ctx, 4 * (size_t)plan->n_ops + 1, sizeof(cc__time));
     x->coll = (cc_collective*)cc__calloc(ctx, (size_t)plan->n_ops + 1, sizeof(cc_collective));
+    x->cp = (cc_copy2d*)cc__calloc(ctx, (size_t)plan->n_ops + 1, sizeof(cc_copy2d));
     x->bound = (void**)cc__calloc(ctx, (size_t)plan->g->n_buf + 1, sizeof(void*));
     x->n_bound = plan->g->n_buf;
-    if (!x->streams || !x->events || !x->t || !x->prof || !x->prof_mk || !x->prof_dur || !x->prof_se || !x->coll || !x->bound) { cc_exec_destroy(x); return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_create: out of memory"); }
+    if (!x->streams || !x->events || !x->t || !x->prof || !x->prof_mk || !x->prof_dur || !x->prof_se || !x->coll || !x->cp || !x->bound) { cc_exec_destroy(x); return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_create: out of memory"); }
     if ((rc = cc__exec_arena(x)) != CC_OK) { cc_exec_destroy(x); return rc; }
     for (i = 0; i < plan->n_streams; i++)
         if ((rc = f->stream_create(be->self, i, &x->streams[i])) != CC_OK) {
@@ -13213,6 +13659,7 @@ static cc_result cc__exec_issue(cc_exec* x, int v, int with_waits) {
     if (rc == CC_OK && f->timestamp) rc = f->timestamp(self, st, &x->t[2 * v]);
     if (rc == CC_OK) {
         if (o->coll.kind != CC_COLL_NONE) rc = f->collective(self, st, &x->coll[v]);
+        else if (o->fn == cc__copy_fn) rc = f->copy(self, st, &x->cp[v]);
         else if (o->fn) rc = f->launch(self, st, o->fn, o->user_data);
     }
     if (rc == CC_OK && f->timestamp) rc = f->timestamp(self, st, &x->t[2 * v + 1]);
@@ -15696,6 +16143,18 @@ static cc_result cc__cpu_launch(void* self, void* stream, cc_op_fn fn, void* use
     return cc__cpu_push((cc__cpu_backend*)self, stream, &it);
 }
 
+/* A copy (cc_copy2d) on the stream's thread, row by row. */
+static void cc__cpu_copy_run(void* stream, void* user_data) {
+    const cc_copy2d* c = (const cc_copy2d*)user_data;
+    size_t r;
+    (void)stream;
+    for (r = 0; r < c->height; r++) memcpy((char*)c->dst + r * c->dst_pitch, (const char*)c->src + r * c->src_pitch, c->width);
+}
+
+static cc_result cc__cpu_copy(void* self, void* stream, const cc_copy2d* copy) {
+    return cc__cpu_launch(self, stream, cc__cpu_copy_run, (void*)(uintptr_t)copy);
+}
+
 /* Communicators whose collectives run on host threads; of the world's, only
    this rank's (a collective on another rank's view would run as that rank). */
 static cc_result cc__cpu_collective(void* self, void* stream, const cc_collective* coll) {
@@ -15808,7 +16267,8 @@ static const cc_backend_fns cc__cpu_backend_fns = {
     cc__cpu_timestamp, cc__cpu_synchronize, cc__cpu_now_us,
     NULL, NULL, NULL,   /* host memory serves the executor's collectives */
     NULL, NULL, NULL,   /* no step hooks, no labels */
-    cc__cpu_destroy
+    cc__cpu_destroy,
+    cc__cpu_copy
 };
 
 /* rank: NULL for a backend of a process that is one rank (no world). */

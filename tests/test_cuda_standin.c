@@ -28,6 +28,8 @@
      capture), and a deliberately wrong caller that is caught;
    - two executors alternating on one graph backend: counted by hand, each
      warms up once, is captured once and is replayed from then on;
+   - copy ops (strided -> the arena -> strided, cudaMemcpy2DAsync) give a
+     hand computation's bytes in plain, captured and replayed steps;
    - a step that fails while its graph holds the collectives: the graphs
      are destroyed before ncclCommAbort (the stand-in, like NCCL 2.26 and
      later, refuses an abort while a graph holds them, and catches a
@@ -1134,6 +1136,83 @@ static void test_graphs_per_exec(void) {
     expect_clean("graphs per executor");
 }
 
+/* ---- copy ops: cudaMemcpy2DAsync, plain, captured and replayed --------------------------*/
+#define CP_ROWS 8
+#define CP_COLS 12
+typedef struct cp_bump { float* t; } cp_bump;
+static void CUDART_CB cp_bump_host(void* p) { cp_bump* b = (cp_bump*)p; int i; for (i = 0; i < CP_ROWS * 4; i++) b->t[i] += 100.0f; }
+static void cp_bump_op(void* stream, void* p) { (void)cudaLaunchHostFunc((cudaStream_t)stream, cp_bump_host, p); }
+static cc_region cp_cols(cc_buffer b, int c0, int nc) {
+    cc_region r = {0};
+    r.buffer = b; r.offset_bytes = (uint64_t)c0 * 4; r.n_bytes = (uint64_t)nc * 4;
+    r.n_rows = CP_ROWS; r.stride_bytes = CP_COLS * 4;
+    return r;
+}
+/* Columns 2..5 of device matrix m packed into a transient buffer (in the
+   arena, backend memory), 100 added there by a host function on the
+   stream, unpacked into columns 6..9 of o: o as computed by hand after
+   every step (the first plain, the second captured, the rest replayed). */
+static void test_copy_ops(void) {
+    cc_context* ctx = NULL;
+    cc_graph* g = NULL;
+    cc_plan* plan = NULL;
+    cc_exec* x = NULL;
+    cc_backend be = { NULL, NULL };
+    cc_cuda_backend_desc bd = {0};
+    cc_cuda_graph_counts n;
+    cc_buffer bm, bo, bt;
+    cc_region r1, r2;
+    cc_op_desc d;
+    cc__rw w;
+    cp_bump bump = { NULL };
+    float *m = NULL, *o = NULL, want[CP_ROWS * CP_COLS];
+    int s, i, ok = 1;
+    standin_reset();
+    cc_context_create(NULL, &ctx);
+    if (cudaMalloc((void**)&m, sizeof want) != cudaSuccess || cudaMalloc((void**)&o, sizeof want) != cudaSuccess) {
+        CHECK(0, "cudaMalloc");
+        return;
+    }
+    for (i = 0; i < CP_ROWS * CP_COLS; i++) { m[i] = 1.0f + 0.5f * (float)i; want[i] = -7.0f; }
+    for (i = 0; i < CP_ROWS * 4; i++) want[(i / 4) * CP_COLS + 6 + i % 4] = m[(i / 4) * CP_COLS + 2 + i % 4] + 100.0f;
+    memset(&w, 0, sizeof w);
+    w.ctx = ctx; w.who = "test_copy_ops"; w.d.copy_us_per_byte = 1e-6;
+    cc_graph_create(ctx, NULL, &g);
+    cc_graph_add_buffer(g, "m", sizeof want, &bm);
+    cc_graph_add_buffer(g, "o", sizeof want, &bo);
+    cc_graph_add_transient(g, "t", CP_ROWS * 4 * sizeof(float), &bt);
+    r1 = cp_cols(bm, 2, 4);
+    r2 = (cc_region){0}; r2.buffer = bt; r2.n_bytes = CP_ROWS * 4 * sizeof(float);
+    CHECK_OK(cc__rw_add_copy(&w, g, "pack", 0, &r1, m + 2, &r2, NULL, NULL, 0, NULL), "pack: strided -> the transient buffer");
+    d = (cc_op_desc){0}; d.name = "bump"; d.duration_us = 1; d.fn = cp_bump_op; d.user_data = &bump;
+    d.reads = &r2; d.n_reads = 1; d.writes = &r2; d.n_writes = 1;
+    CHECK_OK(cc_graph_add_op(g, &d, NULL), "bump");
+    r1 = cp_cols(bo, 6, 4);
+    CHECK_OK(cc__rw_add_copy(&w, g, "unpack", 0, &r2, NULL, &r1, o + 6, NULL, 0, NULL), "unpack: the transient buffer -> strided");
+    CHECK_OK(cc_plan_create(ctx, g, NULL, &plan), "plan");
+    bd.use_graphs = 1;
+    CHECK_OK(cc_cuda_backend_create(ctx, &bd, &be), "a backend with use_graphs");
+    CHECK_OK(cc_exec_create(ctx, plan, &be, &x), "an executor of a plan with copy ops");
+    bump.t = x ? (float*)cc_exec_buffer_ptr(x, bt) : NULL;
+    for (s = 0; s < 4 && ok && bump.t; s++) {
+        for (i = 0; i < CP_ROWS * CP_COLS; i++) o[i] = -7.0f;
+        if (cc_exec_step(x) != CC_OK) { ok = 0; CHECK(0, "step %d: %s", s, cc_last_error(ctx)); }
+        else CHECK(memcmp(o, want, sizeof want) == 0, "step %d: o holds the packed, bumped, unpacked columns and nothing else", s);
+    }
+    CHECK_OK(cc_cuda_backend_graph_counts(&be, &n), "cc_cuda_backend_graph_counts");
+    CHECK(n.n_captured == 1 && n.n_replayed == 2, "one step captured, two replayed (captured %ld, replayed %ld)", n.n_captured,
+          n.n_replayed);
+    CHECK_INT(standin_violation_count(), 0, "the stand-in saw no misuse of cudaMemcpy2DAsync");
+    cc_exec_destroy(x);
+    cc_backend_destroy(&be);
+    cc_plan_destroy(plan);
+    cc_graph_destroy(g);
+    cudaFree(m);
+    cudaFree(o);
+    cc_context_destroy(ctx);
+    expect_clean("copy ops");
+}
+
 /* ---- a failure while a graph holds the collectives: graphs go before the abort -----------*/
 typedef struct ab_run { cc_result first; char msg[600]; int blocking, captured; } ab_run;
 static cc_result abort_rank(int r, int n, void* p) {
@@ -1292,6 +1371,7 @@ int main(void) {
     TH_RUN(test_rules_bite);
     TH_RUN(test_graph_fallback);
     TH_RUN(test_graphs_per_exec);
+    TH_RUN(test_copy_ops);
     TH_RUN(test_abort_after_graphs);
     standin_reset();
     return th_done();

@@ -340,7 +340,9 @@ static cc_result model_durations(const rank_state* s, cc_graph* g) {
         int tp = cc_op_demand(g, op, GPT_S_TP);
         double us;
         cc_result r;
-        if (tp || cc_op_demand(g, op, GPT_S_DP)) {   /* the step's collectives are all-reduces of the region they write */
+        if (cc_op_collective(g, op) && (tp || cc_op_demand(g, op, GPT_S_DP))) {   /* the step's collectives are all-reduces
+                                                                                     of the region they write; a copy op of
+                                                                                     a fused bucket is costed as compute */
             int nr = tp ? s->m.TP : s->m.DP;
             cc_group_shape grp = { nr, nr };
             if ((r = cc_coll_us(NULL, tp ? &intra : &inter, NULL, 0, CC_COLL_ALL_REDUCE, (uint64_t)cc_op_bytes(g, op, 1), grp,
@@ -555,7 +557,7 @@ static cc_result schedule_step(rank_state* s, const cc_sched_desc* sd) {
         sh->n_ops = n;
         sh->n_ops_run = nx;
         for (i = 0; i < n; i++) if (!cc_op_demand(s->train, prog[i], GPT_S_COMPUTE)) sh->n_colls++;
-        for (i = 0; i < nx; i++) if (!cc_op_demand(s->run, cc_graph_op(s->run, i), GPT_S_COMPUTE)) sh->n_colls_run++;
+        for (i = 0; i < nx; i++) if (cc_op_collective(s->run, cc_graph_op(s->run, i))) sh->n_colls_run++;   /* not a bucket's copies */
         /* ops issued at another position than in program order (of the graph that runs) */
         if (!s->program_kept)
             for (i = 0; i < nx; i++) if (cc_op_index(s->run, s->sched.order[i]) != i) sh->moved++;
