@@ -48,7 +48,8 @@
    A trainer builds the graph of its step (cc_graph_*), measures each op on
    its backend (cc_exec_profile_ops), lets the library rewrite the step
    (cc_graph_decompose splits a synchronous all-reduce, with the ops that
-   produce and consume its rows, into chunks that overlap; cc_graph_fuse
+   produce and consume its rows and, a few ops further, theirs, into
+   chunks that overlap; cc_graph_fuse
    merges small all-reduces into buckets; each rewrite judged by the
    scheduler), schedules it (cc_sched_solve), turns the schedule's order
    into per-stream sequences with the fewest cross-stream waits
@@ -1105,13 +1106,19 @@ CONCERTO_API double cc_busbw_gbps(cc_coll_kind kind, uint64_t n_bytes, int n_ran
    differently, which cc_exec_agree then reports).
 
    Decomposition splits a synchronous in-place all-reduce whose written
-   region has split_rows > 0, with the ops that produce and consume its rows,
-   into k chunks, so that chunk i's collective overlaps chunk i+1's compute.
-   To make an op decomposable either give it a split rule that allows rows
-   and a part_fn (see split rules: the rule gives each chunk's regions, and
-   chunks may be uneven), or a chunk_fn and, in every region it reads or
-   writes, how it splits (split_rows). Only the rows axis is used so far:
-   an all-reduce's chunk is a contiguous run of its rows.
+   region has split_rows > 0 into k chunks along rows, with its context,
+   so that chunk i's collective overlaps chunk i+1's compute. The context is
+   the ops that produce and consume its rows and, up to max_context_depth
+   ops from the collective, the producers of those producers and the
+   consumers of those consumers whose chunks line up with theirs (chunk i
+   needs no later chunk of another op), stopping at ops next to another
+   collective. Collectives are tried most exposed first: the most time not
+   overlapped by compute in the current judged schedule. To make an op
+   decomposable either give it a split rule that allows rows and a part_fn
+   (see split rules: the rule gives each chunk's regions, and chunks may be
+   uneven), or a chunk_fn and, in every region it reads or writes, how it
+   splits (split_rows). Only all-reduces and only the rows axis are split
+   so far: an all-reduce's chunk is a contiguous run of its rows.
 
    Fusion merges runs of small all-reduces into one (bucketing). Only
    CC_COLL_ALL_REDUCE is fused: concatenating the other kinds changes where
@@ -1127,12 +1134,18 @@ typedef struct cc_rewrite_desc {
                                   same communicator; with fewer than two distinct sizes, b = duration/bytes, a = 0 */
     cc_sched_desc sched;       /* how a candidate graph is judged: a cc_sched_solve with this desc (zero: the
                                   scheduler's defaults). Judge with the desc the step will be scheduled with */
-    int max_chunks;            /* decomposition: chunk counts 2, 4, 8 ... up to this; 0: 4 */
+    int max_chunks;            /* decomposition: chunk counts 2, 4, 8 ... up to this, increasing while doubling the
+                                  count still shortens the judged step; 0: 4 (16 gives N in {2, 4, 8, 16}; each
+                                  count judged costs a solve of a larger graph) */
     uint64_t max_bucket_bytes; /* fusion: 0 = no limit */
     int max_evaluations;       /* candidate schedules at most; 0: 1000; the search stops there */
     int exact_only;            /* decomposition: 1 = only splits whose results are bit-identical to the whole ops'
                                   (no partial sums: neither a rule's split with a partial-sum write nor a chunk_fn
                                   op writing a region with split_rows 0) */
+    int max_context_depth;     /* decomposition: how far a context reaches from its collective, in ops along
+                                  producers of producers and consumers of consumers: 1 = the immediate producers
+                                  and consumers only; 0: 3 (two ops beyond them). Each op reached costs a walk of
+                                  the graph, not a judgement */
 } cc_rewrite_desc;
 
 /* A context decomposition split: the collective, the axis, the chunk
@@ -1171,14 +1184,21 @@ CONCERTO_API cc_rewrite_desc cc_rewrite_query_defaults(const cc_rewrite_desc* de
    If the judged makespan cannot be improved, *out is an unchanged copy (n_changed 0). On failure *out is
    NULL and the report zero.
    Decomposition: candidates are in-place all-reduces whose written regions all have split_rows > 0,
-   tried in program order, each on the graph as rewritten so far. An op with k chunks is replaced by k
+   tried most exposed first (the collective's time not overlapped by compute in the judged schedule of
+   the graph as rewritten so far; program order on ties), each on the graph as rewritten so far. An op with k chunks is replaced by k
    ops at its place, "<name>#<i>/<k>", chained in chunk order; chunk i's regions are rows [i*R/k,
    (i+1)*R/k) of the split regions and the whole of the others (an op with a split rule: the regions its
    rule gives chunk i of k along rows, checked by cc_op_split_check); a chunk collective covers elements
    [i*n/k, (i+1)*n/k). The all-reduce's producers (the last writers of its rows) and consumers (readers
    of its result up to the next writer) must all split in rows (a rule or a chunk_fn; with exact_only,
-   exactly), and k must divide the collective's n_elems and every split_rows of the ops without a rule; k = 2, 4, ..., max_chunks is tried and the best kept if
-   strictly better. A collective with NULL buffers (resolved from its regions) is a candidate where its first read and write regions hold exactly its elements; its chunks keep NULL buffers and resolve from their chunk regions. Chunk ops call chunk_fn (part_fn) through a record the new graph owns (copies of the graph get
+   exactly), and k must divide the collective's n_elems and every split_rows of the ops without a rule.
+   The context grows from them, breadth first, to at most max_context_depth ops from the collective:
+   producers of what a producer reads, consumers of what a consumer writes, each taken if it splits in k
+   rows, is no producer or consumer of another collective, and lines up with every op already taken (no
+   chunk i of the later op of a pair touches what the earlier op's chunk m > i writes, or writes what
+   it reads). k = 2, 4, ..., max_chunks is tried while doubling k shortens the judged makespan, with the
+   grown context, then (if none of it is strictly better) with the immediate one alone; the best is kept
+   if strictly better. A collective with NULL buffers (resolved from its regions) is a candidate where its first read and write regions hold exactly its elements; its chunks keep NULL buffers and resolve from their chunk regions. Chunk ops call chunk_fn (part_fn) through a record the new graph owns (copies of the graph get
    their own); they have no chunk_fn themselves, so a context is split once. cc_op_user_data of a chunk
    op still gives the op's user_data.
    Fusion: the fused op sits at its last member's place in program order, named "<first>+<k-1>", with
@@ -10864,9 +10884,10 @@ CONCERTO_API cc_result cc_psplib_write(cc_context* ctx, cc_graph* g, const char*
    The input graph is only read (and validated). Every candidate is a whole
    new graph; a search holds its current graph and at most two candidates
    and destroys the rest, so a failure anywhere frees everything it made and
-   returns with *out NULL. Ops are visited in index (program) order only, so
-   the result depends on the graph and the desc alone (and, for fusion's
-   contiguity, on this rank's buffer addresses). */
+   returns with *out NULL. Ops are visited in index (program) order, or
+   (decomposition's collectives) in an order the judged schedule sets, ties
+   in index order, so the result depends on the graph and the desc alone
+   (and, for fusion's contiguity, on this rank's buffer addresses). */
 
 typedef struct cc__rw_fit {          /* duration = a + b * bytes, per (kind, communicator) */
     cc_coll_kind kind;
@@ -10883,6 +10904,7 @@ typedef struct cc__rw {
     int n_eval;                      /* candidate graphs judged */
     int judged_input;                /* the input's own judgement is done */
     int n_over_cap;                  /* candidates no schedule fitted under d.sched.memory_cap_bytes */
+    double* start; size_t start_cap; /* the start times of the graph judged last (by op index) */
 } cc__rw;
 
 /* What a build needs of its source graph: where each op's accesses are. */
@@ -10896,6 +10918,7 @@ typedef struct cc__rw_src {
    resolved by cc_sched_solve for each candidate graph. */
 static void cc__rewrite_resolve(cc_rewrite_desc* d) {
     if (d->max_chunks == 0) d->max_chunks = 4;
+    if (d->max_context_depth == 0) d->max_context_depth = 3;
     if (d->max_evaluations == 0) d->max_evaluations = 1000;
 }
 
@@ -11262,6 +11285,11 @@ static cc_result cc__rw_judge(cc__rw* w, cc_graph* g, double* makespan_us) {
     w->judged_input = 1;
     if (rc != CC_OK) return rc;
     *makespan_us = s.makespan_us;
+    if (!CONCERTO__GROW(ctx, w->start, w->start_cap, (size_t)g->n + 1)) {
+        cc_schedule_release(ctx, &s);
+        return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", w->who);
+    }
+    if (g->n) memcpy(w->start, s.start_us, (size_t)g->n * sizeof *w->start);
     cc_schedule_release(w->ctx, &s);
     return CC_OK;
 }
@@ -11282,6 +11310,8 @@ static cc_result cc__rw_start(cc__rw* w, cc_context* ctx, const char* who, cc_gr
     if (w->d.max_chunks < 0 || w->d.max_evaluations < 0)
         return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: max_chunks (%d) and max_evaluations (%d) must be >= 0", who,
                               w->d.max_chunks, w->d.max_evaluations);
+    if (w->d.max_context_depth < 0)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: max_context_depth (%d) must be >= 0", who, w->d.max_context_depth);
     if (w->d.link && !(w->d.link->latency_us >= 0 && w->d.link->latency_us <= 1e12 && w->d.link->us_per_byte >= 0 &&
                        w->d.link->us_per_byte <= 1e12))
         return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: link latency_us %g and us_per_byte %g must be finite and >= 0", who,
@@ -11346,7 +11376,7 @@ static cc_result cc__rw_search_end(cc__rw_search* S, cc_result rc, cc_graph** ou
         cc_rewrite_context* c = &S->ctxs[--S->n_ctxs];
         cc__free(w->ctx, (char*)c->collective); cc__free(w->ctx, (char*)c->ops);
     }
-    if (w->ctx) { cc__free(w->ctx, S->ctxs); cc__free(w->ctx, w->fits); }
+    if (w->ctx) { cc__free(w->ctx, S->ctxs); cc__free(w->ctx, w->fits); cc__free(w->ctx, w->start); }
     return rc;
 }
 
@@ -11501,57 +11531,126 @@ static int cc__dec_candidate(const cc__rw_src* s, int i) {
     return n_w > 0;
 }
 
-/* The context of the all-reduce a: role[j] = 1 for its producers (the last
-   writers, before a, of the bytes a accesses) and its consumers (the ops
-   after a that read bytes a wrote before another op overwrites them),
-   role[a] = 2. *ok = 1 if every one of them is a compute op that splits in
-   rows: with a chunk_fn (role 1; under exact_only none of its writes a
-   partial sum, split_rows 0) or with a split rule that allows rows and a
-   part_fn (role 3). */
-static cc_result cc__dec_context(cc__rw* w, const cc__rw_src* s, int a, char* role, int* ok) {
+/* How compute op j splits along axis: 3 by a split rule that allows the
+   axis (the op has part_fn), 1 by a chunk_fn and split_rows (rows only;
+   under exact_only none of its writes a partial sum, split_rows 0), 0 not
+   at all (a collective, an op without fn). */
+static int cc__dec_kind(const cc__rw* w, const cc__rw_src* s, int j, cc_axis axis) {
+    const cc_graph* g = s->g;
+    size_t p;
+    if (g->coll_of[j] >= 0 || !g->fn[j]) return 0;
+    if (g->split_of[j] >= 0 && (cc__split_axes(&g->splits[g->split_of[j]].s) >> axis & 1u) && g->splits[g->split_of[j]].part_fn)
+        return 3;
+    if (!g->chunk_fn[j] || axis != CC_AXIS_ROWS) return 0;
+    if (w->d.exact_only)
+        for (p = s->acc_off[j]; p < s->acc_off[j + 1]; p++)
+            if (g->acc[p].is_write && !g->acc[p].split_rows) return 0;
+    return 1;
+}
+
+/* The neighbours of op j on one side, each once, into out[0 .. *n): side 0
+   its producers, the last writers before j of the bytes j reads (all: of
+   every byte j accesses); side 1 its consumers, the ops after j that read
+   bytes j wrote before another op overwrites them. seen (one per op) is
+   all zero before and after. Cost: a walk of the graph from j, O(accesses
+   * intervals). */
+static cc_result cc__dec_scan(cc__rw* w, const cc__rw_src* s, int j, int side, int all, int* out, int* n, char* seen) {
     const cc_graph* g = s->g;
     cc__rw_iv* v = NULL;
-    size_t n = 0, cap = 0, p;
-    int j, pass;
-    cc_result rc = CC_OK;
-    *ok = 1;
-    memset(role, 0, (size_t)g->n);
-    role[a] = 2;
-    for (pass = 0; pass < 2; pass++) {
-        n = 0;
-        for (p = s->acc_off[a]; p < s->acc_off[a + 1]; p++)
-            if ((pass == 0 || g->acc[p].is_write) && !cc__iv_add(w->ctx, &v, &n, &cap, &g->acc[p])) goto oom;
-        for (j = pass == 0 ? a - 1 : a + 1; j >= 0 && j < g->n && n > 0; j += pass == 0 ? -1 : 1) {
-            for (p = s->acc_off[j]; p < s->acc_off[j + 1] && !role[j]; p++)
-                if (g->acc[p].is_write == (pass == 0) && cc__iv_hits(v, n, &g->acc[p])) role[j] = 1;
-            for (p = s->acc_off[j]; p < s->acc_off[j + 1]; p++)
-                if (g->acc[p].is_write && !cc__iv_cut(w->ctx, &v, &n, &cap, &g->acc[p])) goto oom;
-        }
+    size_t nv = 0, cap = 0, p;
+    int q, m, oom = 0;
+    *n = 0;
+    for (p = s->acc_off[j]; p < s->acc_off[j + 1] && !oom; p++)
+        if ((side == 0 ? all || !g->acc[p].is_write : g->acc[p].is_write) && !cc__iv_add(w->ctx, &v, &nv, &cap, &g->acc[p])) oom = 1;
+    for (q = side == 0 ? j - 1 : j + 1; q >= 0 && q < g->n && nv > 0 && !oom; q += side == 0 ? -1 : 1) {
+        for (p = s->acc_off[q]; p < s->acc_off[q + 1] && !seen[q]; p++)
+            if (g->acc[p].is_write == (side == 0) && cc__iv_hits(v, nv, &g->acc[p])) {
+                seen[q] = 1;
+                out[(*n)++] = q;
+            }
+        for (p = s->acc_off[q]; p < s->acc_off[q + 1] && !oom; p++)
+            if (g->acc[p].is_write && !cc__iv_cut(w->ctx, &v, &nv, &cap, &g->acc[p])) oom = 1;
     }
-    for (j = 0; j < g->n; j++) {
-        if (role[j] != 1) continue;
-        if (g->coll_of[j] < 0 && g->split_of[j] >= 0 && (cc__split_axes(&g->splits[g->split_of[j]].s) >> CC_AXIS_ROWS & 1u) &&
-            g->splits[g->split_of[j]].part_fn && g->fn[j]) {
-            role[j] = 3;
-            continue;
-        }
-        if (!g->chunk_fn[j] || !g->fn[j] || g->coll_of[j] >= 0) *ok = 0;
-        else if (w->d.exact_only)
-            for (p = s->acc_off[j]; p < s->acc_off[j + 1]; p++)
-                if (g->acc[p].is_write && !g->acc[p].split_rows) *ok = 0;
-    }
-    goto done;
-oom:
-    rc = CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", w->who);
-done:
+    for (m = 0; m < *n; m++) seen[out[m]] = 0;
     cc__free(w->ctx, v);
+    return oom ? CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", w->who) : CC_OK;
+}
+
+/* A context being formed around collective a along axis: its immediate
+   neighbours (node[0 .. n_near), depth 1: the last writers, before a, of
+   the bytes a accesses, and the ops after a that read bytes a wrote before
+   another op overwrites them), then the ops reached beyond them, each
+   once, breadth first, at most max_context_depth ops from a: upstream the
+   producers of a producer (of what it reads), downstream the consumers of
+   a consumer. An op beyond the immediate neighbours is reached only if it
+   splits along the axis and is no neighbour of another collective (whose
+   own context it belongs to). Which of them a split in k takes is
+   cc__dec_roles'. */
+typedef struct cc__dec_node { int op, parent, kind, depth; } cc__dec_node;   /* parent: a node index, -1 for a's own */
+typedef struct cc__dec_ctx {
+    int a;
+    cc_axis axis;
+    cc__dec_node* node; size_t n_node, node_cap;
+    size_t n_near;
+    int ok;                          /* every immediate neighbour splits along the axis */
+} cc__dec_ctx;
+
+static cc_result cc__dec_push(cc__rw* w, cc__dec_ctx* C, int op, int parent, int kind, int depth) {
+    cc__dec_node* nd;
+    if (!CONCERTO__GROW(w->ctx, C->node, C->node_cap, C->n_node + 1))
+        return CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", w->who);
+    nd = &C->node[C->n_node++];
+    nd->op = op; nd->parent = parent; nd->kind = kind; nd->depth = depth;
+    return CC_OK;
+}
+
+static cc_result cc__dec_reach(cc__rw* w, const cc__rw_src* s, int a, cc_axis axis, cc__dec_ctx* C) {
+    const cc_graph* g = s->g;
+    int *buf, *buf2, n, n2, m, side;
+    char *seen, *mark;
+    size_t h;
+    cc_result rc = CC_OK;
+    C->a = a; C->axis = axis; C->n_node = C->n_near = 0; C->ok = 1;
+    buf = (int*)cc__alloc(w->ctx, ((size_t)g->n + 1) * sizeof *buf);
+    buf2 = (int*)cc__alloc(w->ctx, ((size_t)g->n + 1) * sizeof *buf2);
+    seen = (char*)cc__calloc(w->ctx, (size_t)g->n + 1, 1);
+    mark = (char*)cc__calloc(w->ctx, (size_t)g->n + 1, 1);
+    if (!buf || !buf2 || !seen || !mark) { rc = CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", w->who); goto done; }
+    mark[a] = 1;
+    for (side = 0; side < 2 && rc == CC_OK; side++) {
+        if ((rc = cc__dec_scan(w, s, a, side, 1, buf, &n, seen)) != CC_OK) break;
+        for (m = 0; m < n && rc == CC_OK; m++) {
+            int kind = cc__dec_kind(w, s, buf[m], axis);
+            if (!kind) C->ok = 0;
+            mark[buf[m]] = 1;
+            rc = cc__dec_push(w, C, buf[m], -1, kind, 1);
+        }
+    }
+    C->n_near = C->n_node;
+    for (h = 0; h < C->n_node && rc == CC_OK && C->ok; h++) {
+        cc__dec_node nd = C->node[h];
+        if (nd.depth >= w->d.max_context_depth) continue;
+        if ((rc = cc__dec_scan(w, s, nd.op, nd.op > a, 0, buf, &n, seen)) != CC_OK) break;
+        for (m = 0; m < n && rc == CC_OK; m++) {
+            int q = buf[m], kind, other = 0, i;
+            if (mark[q]) continue;
+            mark[q] = 1;
+            if (!(kind = cc__dec_kind(w, s, q, axis))) continue;
+            for (side = 0; side < 2 && !other && rc == CC_OK; side++)
+                if ((rc = cc__dec_scan(w, s, q, side, 1, buf2, &n2, seen)) == CC_OK)
+                    for (i = 0; i < n2; i++) other |= buf2[i] != a && g->coll_of[buf2[i]] >= 0;
+            if (rc == CC_OK && !other) rc = cc__dec_push(w, C, q, (int)h, kind, nd.depth + 1);
+        }
+    }
+done:
+    cc__free(w->ctx, buf); cc__free(w->ctx, buf2); cc__free(w->ctx, seen); cc__free(w->ctx, mark);
     return rc;
 }
 
-/* cc_op_split_check of op j along rows in k, quietly (a candidate that does
-   not split is no error of the rewrite's): 1 if it passes (and is exact
-   where the desc asks for exact splits). */
-static int cc__rw_splits(cc__rw* w, const cc_graph* g, int j, int k) {
+/* cc_op_split_check of op j along axis in k, quietly (a candidate that
+   does not split is no error of the rewrite's): 1 if it passes (and is
+   exact where the desc asks for exact splits). */
+static int cc__rw_splits(cc__rw* w, const cc_graph* g, int j, cc_axis axis, int k) {
     cc_context* ctx = w->ctx;
     char saved_msg[CONCERTO__MSG_MAX];
     cc_logger saved_logger = ctx->logger;
@@ -11559,39 +11658,167 @@ static int cc__rw_splits(cc__rw* w, const cc_graph* g, int j, int k) {
     int exact = 0;
     memcpy(saved_msg, ctx->last_error, sizeof saved_msg);
     ctx->logger.log_fn = NULL;
-    rc = cc_op_split_check((cc_graph*)g, cc_graph_op(g, j), CC_AXIS_ROWS, k, &exact);   /* reads the graph only */
+    rc = cc_op_split_check((cc_graph*)g, cc_graph_op(g, j), axis, k, &exact);   /* reads the graph only */
     ctx->logger = saved_logger;
     ctx->last_result = saved_result;
     memcpy(ctx->last_error, saved_msg, sizeof saved_msg);
     return rc == CC_OK && (exact || !w->d.exact_only);
 }
 
-/* 1 if k chunks fit the context: k divides the collective's n_elems and the
-   rows of every split region of its ops without a rule (role 1, 2), whose
-   bytes divide into its rows; an op with a rule (role 3) splits in k rows
-   by cc_op_split_check (chunks may be uneven). */
-static int cc__dec_fits(cc__rw* w, const cc__rw_src* s, const char* role, int a, int k) {
+/* 1 if op j (role r) splits in k: by its rule (r 3: cc_op_split_check;
+   chunks may be uneven), or by split_rows (r 1, 2), whose every split
+   region's rows k divides (a contiguous region's bytes divide into its
+   rows). */
+static int cc__dec_splits_in(cc__rw* w, const cc__rw_src* s, int j, int r, cc_axis axis, int k) {
     const cc_graph* g = s->g;
     size_t p;
-    int j;
-    if (cc__op_coll(g, a)->n_elems % (size_t)k) return 0;
-    for (j = 0; j < g->n; j++) {
-        if (!role[j]) continue;
-        if (role[j] == 3) {
-            if (!cc__rw_splits(w, g, j, k)) return 0;
-            continue;
-        }
-        for (p = s->acc_off[j]; p < s->acc_off[j + 1]; p++) {
-            const cc__access* x = &g->acc[p];
-            if (x->split_rows && (x->split_rows % (uint64_t)k || (x->rows <= 1 && x->n_bytes % x->split_rows))) return 0;
-        }
+    if (r == 3) return cc__rw_splits(w, g, j, axis, k);
+    for (p = s->acc_off[j]; p < s->acc_off[j + 1]; p++) {
+        const cc__access* x = &g->acc[p];
+        if (x->split_rows && (x->split_rows % (uint64_t)k || (x->rows <= 1 && x->n_bytes % x->split_rows))) return 0;
     }
     return 1;
 }
 
-/* The graph with every op of the context replaced by k chunk ops in its
-   place; x->first / x->count say where each source op went. */
-static cc_result cc__dec_build(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x, const char* role, int k, cc_graph** out) {
+/* 1 if k chunks fit the context (role) of collective a: k divides its
+   n_elems and every op of the context splits in k. */
+static int cc__dec_fits(cc__rw* w, const cc__rw_src* s, const char* role, int a, cc_axis axis, int k) {
+    const cc_graph* g = s->g;
+    int j;
+    if (cc__op_coll(g, a)->n_elems % (size_t)k) return 0;
+    for (j = 0; j < g->n; j++)
+        if (role[j] && !cc__dec_splits_in(w, s, j, role[j], axis, k)) return 0;
+    return 1;
+}
+
+/* Chunk ch of k of op i of a context (role r) along axis: its regions,
+   reads then writes, into regs (regions of s->g), *n of them, the first
+   *nr reads; part (one per write) its partial-sum flags. By the op's rule
+   (r 3), or by split_rows (r 1, 2): rows [ch*R/k, (ch+1)*R/k) of each
+   region with split_rows R, the others whole. */
+static cc_result cc__dec_chunk(const cc__rw_src* s, int i, int r, cc_axis axis, int ch, int k, cc_region* regs, int* part, int* nr,
+                               int* n) {
+    int q;
+    *n = cc__rw_regions(s, i, s->g, regs, nr);
+    if (r == 3) return cc__split_regions((cc_graph*)s->g, i, axis, ch, k, regs, regs + *nr, part);
+    for (q = 0; q < *n; q++) {
+        cc_region* rg = &regs[q];
+        if (rg->split_rows && rg->n_rows > 1) {   /* strided: its rows in k runs */
+            uint64_t each = rg->n_rows / (uint64_t)k;
+            rg->offset_bytes += (uint64_t)ch * each * rg->stride_bytes;
+            rg->n_rows = each;
+            rg->split_rows /= (uint64_t)k;
+        } else if (rg->split_rows) {
+            uint64_t rows = rg->split_rows / (uint64_t)k, row_bytes = rg->n_bytes / rg->split_rows;
+            rg->offset_bytes += (uint64_t)ch * rows * row_bytes;
+            rg->n_bytes = rows * row_bytes;
+            rg->split_rows = rows;
+        }
+    }
+    return CC_OK;
+}
+
+/* Region rg as an access, to test overlaps. */
+static cc__access cc__dec_acc(const cc_region* rg, int is_write) {
+    cc__access a;
+    memset(&a, 0, sizeof a);
+    a.buffer = rg->buffer.id - 1;
+    a.offset = rg->offset_bytes;
+    a.rows = rg->n_rows > 1 ? rg->n_rows : 1;
+    a.row_bytes = rg->n_bytes;
+    a.stride = rg->n_rows > 1 ? rg->stride_bytes : rg->n_bytes;
+    a.n_bytes = (a.rows - 1) * a.stride + a.row_bytes;
+    a.is_write = is_write;
+    return a;
+}
+
+/* 1 if the regions x (nx, the first rx reads) and y conflict: one of them
+   writes a byte the other touches. */
+static int cc__dec_conflict(const cc_region* x, int nx, int rx, const cc_region* y, int ny, int ry) {
+    int p, q;
+    for (p = 0; p < nx; p++)
+        for (q = 0; q < ny; q++) {
+            cc__access u, v;
+            if ((p < rx && q < ry) || x[p].buffer.id != y[q].buffer.id) continue;
+            u = cc__dec_acc(&x[p], p >= rx);
+            v = cc__dec_acc(&y[q], q >= ry);
+            if (cc__acc_overlap(&u, &v)) return 1;
+        }
+    return 0;
+}
+
+/* Every chunk of op i (role r) in k: chunk ch's regions at regs[ch * st ..]. */
+static cc_result cc__dec_chunks(const cc__rw_src* s, int i, int r, cc_axis axis, int k, cc_region* regs, size_t st, int* part,
+                                int* nr, int* n) {
+    int ch;
+    cc_result rc = CC_OK;
+    for (ch = 0; ch < k && rc == CC_OK; ch++) rc = cc__dec_chunk(s, i, r, axis, ch, k, regs + (size_t)ch * st, part, nr, n);
+    return rc;
+}
+
+/* *yes = 1 if op q (role r), split in k, lines up with every op of the
+   context (role): of each pair, the earlier op's chunk m conflicts with
+   the later op's chunk i only where m <= i, so that chunk i waits for no
+   later chunk and the chunks pipeline. Cost: O(context * k^2 * regions^2). */
+static cc_result cc__dec_lines_up(cc__rw* w, const cc__rw_src* s, const char* role, cc_axis axis, int q, int r, int k, int* yes) {
+    const cc_graph* g = s->g;
+    size_t st = s->max_acc ? s->max_acc : 1;
+    cc_region* A = (cc_region*)cc__alloc(w->ctx, (size_t)k * st * sizeof *A);
+    cc_region* B = (cc_region*)cc__alloc(w->ctx, (size_t)k * st * sizeof *B);
+    int* part = (int*)cc__alloc(w->ctx, st * sizeof *part);
+    int na = 0, ra = 0, nb = 0, rb = 0, c, i, m;
+    cc_result rc = CC_OK;
+    *yes = 0;
+    if (!A || !B || !part) { rc = CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", w->who); goto done; }
+    if ((rc = cc__dec_chunks(s, q, r, axis, k, A, st, part, &ra, &na)) != CC_OK) goto done;
+    *yes = 1;
+    for (c = 0; c < g->n && *yes; c++) {
+        const cc_region *E, *L;
+        int ne, re, nl, rl;
+        if (!role[c] || c == q) continue;
+        if ((rc = cc__dec_chunks(s, c, role[c], axis, k, B, st, part, &rb, &nb)) != CC_OK) { *yes = 0; break; }
+        if (c < q) { E = B; ne = nb; re = rb; L = A; nl = na; rl = ra; }
+        else { E = A; ne = na; re = ra; L = B; nl = nb; rl = rb; }
+        for (i = 0; i < k && *yes; i++)
+            for (m = i + 1; m < k && *yes; m++)
+                if (cc__dec_conflict(E + (size_t)m * st, ne, re, L + (size_t)i * st, nl, rl)) *yes = 0;
+    }
+done:
+    cc__free(w->ctx, A); cc__free(w->ctx, B); cc__free(w->ctx, part);
+    return rc;
+}
+
+/* The context C in k chunks, into role (one per op): the collective (2)
+   and its immediate neighbours (their kind), if k fits them; then, unless
+   near_only, each op reached beyond them, in the order reached, whose
+   parent is in, that splits in k and lines up with every op already in.
+   *fits 0 (role all zero) if k does not fit the immediate context; *grown
+   1 if an op beyond it is in. */
+static cc_result cc__dec_roles(cc__rw* w, const cc__rw_src* s, const cc__dec_ctx* C, int k, int near_only, char* role, int* fits,
+                               int* grown) {
+    const cc_graph* g = s->g;
+    size_t h;
+    int yes;
+    cc_result rc;
+    memset(role, 0, (size_t)g->n);
+    *fits = *grown = 0;
+    role[C->a] = 2;
+    for (h = 0; h < C->n_near; h++) role[C->node[h].op] = (char)C->node[h].kind;
+    if (!cc__dec_fits(w, s, role, C->a, C->axis, k)) { memset(role, 0, (size_t)g->n); return CC_OK; }
+    *fits = 1;
+    for (h = C->n_near; h < C->n_node && !near_only; h++) {
+        const cc__dec_node* nd = &C->node[h];
+        if (!role[C->node[nd->parent].op] || !cc__dec_splits_in(w, s, nd->op, nd->kind, C->axis, k)) continue;
+        if ((rc = cc__dec_lines_up(w, s, role, C->axis, nd->op, nd->kind, k, &yes)) != CC_OK) return rc;
+        if (yes) { role[nd->op] = (char)nd->kind; *grown = 1; }
+    }
+    return CC_OK;
+}
+
+/* The graph with every op of the context (role) replaced by k chunk ops in
+   its place along axis; x->first / x->count say where each source op went. */
+static cc_result cc__dec_build(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x, const char* role, cc_axis axis, int k,
+                               cc_graph** out) {
     const cc_graph* g = s->g;
     cc_graph* dst = NULL;
     int i, ch, q, dem[CONCERTO_MAX_RESOURCES];
@@ -11607,36 +11834,22 @@ static cc_result cc__dec_build(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x
             cc__chunk_rec rec;
             cc_op prev;
             cc_split sp;
+            int nr, n;
             cc__rw_desc_of(s, i, dst, x->regs, dem, &sp, &d);
             memset(&rec, 0, sizeof rec);
-            if (role[i] == 3) {   /* by its rule: the chunk's regions, its part of the rows */
+            if (role[i]) {   /* the chunk's regions */
+                if ((rc = cc__dec_chunk(s, i, role[i], axis, ch, k, x->regs, x->part, &nr, &n)) != CC_OK) break;
+                for (q = 0; q < n; q++) x->regs[q].buffer.graph = dst->serial;
+            }
+            if (role[i] == 3) {   /* by its rule: told its part of the axis */
                 const cc__split_rec* sr = &g->splits[g->split_of[i]];
-                uint64_t E = sr->s.extent[CC_AXIS_ROWS];
-                if ((rc = cc__split_regions((cc_graph*)g, i, CC_AXIS_ROWS, ch, k, x->regs, x->regs + d.n_reads,
-                                            x->part)) != CC_OK)
-                    break;
-                for (q = 0; q < d.n_reads + d.n_writes; q++) x->regs[q].buffer.graph = dst->serial;
+                uint64_t E = sr->s.extent[axis];
                 rec.part = sr->part_fn;
-                rec.sc.axis = CC_AXIS_ROWS;
+                rec.sc.axis = axis;
                 rec.sc.index = ch;
                 rec.sc.count = k;
                 rec.sc.begin = (uint64_t)ch * E / (uint64_t)k;
                 rec.sc.end = (uint64_t)(ch + 1) * E / (uint64_t)k;
-            } else if (role[i]) {   /* by split_rows */
-                for (q = 0; q < d.n_reads + d.n_writes; q++) {
-                    cc_region* rg = &x->regs[q];
-                    if (rg->split_rows && rg->n_rows > 1) {   /* strided: its rows in k runs */
-                        uint64_t each = rg->n_rows / (uint64_t)k;
-                        rg->offset_bytes += (uint64_t)ch * each * rg->stride_bytes;
-                        rg->n_rows = each;
-                        rg->split_rows /= (uint64_t)k;
-                    } else if (rg->split_rows) {
-                        uint64_t rows = rg->split_rows / (uint64_t)k, row_bytes = rg->n_bytes / rg->split_rows;
-                        rg->offset_bytes += (uint64_t)ch * rows * row_bytes;
-                        rg->n_bytes = rows * row_bytes;
-                        rg->split_rows = rows;
-                    }
-                }
             }
             if (role[i]) {
                 snprintf(x->name, x->name_cap, "%s#%d/%d", cc__name(g, i), ch, k);
@@ -11660,9 +11873,9 @@ static cc_result cc__dec_build(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x
                     d.split = NULL;
                     d.part_fn = NULL;
                     d.duration_us = g->dur_us[i] / k;
-                    if (rec.part)   /* its share of the rows */
+                    if (rec.part)   /* its share of the axis */
                         d.duration_us = g->dur_us[i] * (double)(rec.sc.end - rec.sc.begin) /
-                                        (double)g->splits[g->split_of[i]].s.extent[CC_AXIS_ROWS];
+                                        (double)g->splits[g->split_of[i]].s.extent[axis];
                 }
                 if (ch > 0) {   /* chunks of one op run in order */
                     prev = cc_graph_op(dst, dst->n - 1);
@@ -11680,8 +11893,8 @@ static cc_result cc__dec_build(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x
 }
 
 /* Remembers the context (role) of collective a of the current graph,
-   split in k with the judged gain, for the report. */
-static cc_result cc__dec_record(cc__rw_search* S, int a, const char* role, int k, double gain) {
+   split along axis in k with the judged gain, for the report. */
+static cc_result cc__dec_record(cc__rw_search* S, int a, const char* role, cc_axis axis, int k, double gain) {
     cc__rw* w = &S->w;
     const cc_graph* g = S->cur;
     cc_rewrite_context* c;
@@ -11711,7 +11924,7 @@ static cc_result cc__dec_record(cc__rw_search* S, int a, const char* role, int k
     memset(c, 0, sizeof *c);
     c->collective = coll;
     c->kind = cc__op_coll(g, a)->kind;
-    c->axis = CC_AXIS_ROWS;
+    c->axis = axis;
     c->n_chunks = k;
     for (j = 0; j < g->n; j++) c->n_ops += role[j] != 0;
     c->ops = ops;
@@ -11719,73 +11932,185 @@ static cc_result cc__dec_record(cc__rw_search* S, int a, const char* role, int k
     return CC_OK;
 }
 
-/* Tries k = 2, 4, ... max_chunks chunks for the context (role) of
-   all-reduce a of the current graph; the strictly best candidate (the
-   smaller k on ties) becomes the current graph, and map (input op -> op of
-   the current graph, -1 once split) follows it. */
-static cc_result cc__dec_try(cc__rw_search* S, int a, const char* role, int* map) {
+/* A decomposition in progress: the search, the context being tried, where
+   each input op is now, and the current graph's judged start times. */
+typedef struct cc__dec {
+    cc__rw_search S;
+    cc__dec_ctx C;
+    int* map;                        /* input op -> its op in the current graph, -1 once split */
+    double* start;                   /* [cur->n] the current graph's judged start times */
+    double* busy; size_t n_busy;     /* the current schedule's compute time: merged [lo, hi) pairs */
+    int busy_valid;
+} cc__dec;
+
+/* Tries the context D->C of the current graph in k = 2, 4, ... max_chunks
+   chunks, k increasing while doubling it still shortens the judged
+   makespan: first the context grown as far as it splits in k and lines up
+   (cc__dec_roles); if no k of it beats the current graph, the immediate
+   context alone, for the k where the two differ. The strictly best
+   candidate (the first found on ties) becomes the current graph, and
+   D->map and D->start follow it. */
+static cc_result cc__dec_try(cc__dec* D) {
+    cc__rw_search* S = &D->S;
     cc__rw* w = &S->w;
+    const cc__dec_ctx* C = &D->C;
     cc_graph* best = NULL;
     int* best_first = NULL;
+    char* best_role = NULL;
+    double* best_start = NULL;
     double best_mk = S->mk, cmk = 0;
-    int i, k, best_k = 0;
+    unsigned grown_k = 0;   /* bit log2(k): the grown context at k differs from the immediate one */
+    int i, k, lg, best_k = 0, near, n = S->cur->n;
     cc_result rc = CC_OK;
-    for (k = 2; k <= w->d.max_chunks && rc == CC_OK; k *= 2) {
-        cc_graph* cand = NULL;
-        if (cc__dec_fits(w, &S->s, role, a, k)) {
-            if (w->n_eval >= w->d.max_evaluations) { S->stop = 1; break; }
-            if ((rc = cc__dec_build(w, &S->s, &S->x, role, k, &cand)) != CC_OK) break;
-            if ((rc = cc__rw_judge(w, cand, &cmk)) != CC_OK) { cc_graph_destroy(cand); break; }
-            w->n_eval++;
-            if (cmk < best_mk) {   /* strictly better; the smaller k on ties */
-                if (!best_first && !(best_first = (int*)cc__alloc(w->ctx, ((size_t)S->cur->n + 1) * sizeof(int)))) {
-                    cc_graph_destroy(cand);
-                    rc = CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_decompose: out of memory");
-                    break;
-                }
-                memcpy(best_first, S->x.first, (size_t)S->cur->n * sizeof(int));
-                cc_graph_destroy(best);
-                best = cand;
-                best_mk = cmk;
-                best_k = k;
-            } else cc_graph_destroy(cand);
+    best_first = (int*)cc__alloc(w->ctx, ((size_t)n + 1) * sizeof *best_first);
+    best_role = (char*)cc__alloc(w->ctx, (size_t)n + 1);
+    if (!best_first || !best_role) rc = CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", w->who);
+    for (near = 0; near < 2 && rc == CC_OK && !best && !S->stop; near++) {
+        double prev = HUGE_VAL;
+        if (near && !grown_k) break;   /* the same context: judged already */
+        for (k = 2, lg = 1; k <= w->d.max_chunks && rc == CC_OK; k *= 2, lg++) {
+            cc_graph* cand = NULL;
+            int fits = 0, grown = 0;
+            if ((rc = cc__dec_roles(w, &S->s, C, k, near, S->x.mark, &fits, &grown)) != CC_OK) break;
+            if (grown && lg < 32) grown_k |= 1u << lg;
+            if (fits && (!near || (lg < 32 && (grown_k >> lg & 1u)))) {
+                if (w->n_eval >= w->d.max_evaluations) { S->stop = 1; break; }
+                if ((rc = cc__dec_build(w, &S->s, &S->x, S->x.mark, C->axis, k, &cand)) != CC_OK) break;
+                if ((rc = cc__rw_judge(w, cand, &cmk)) != CC_OK) { cc_graph_destroy(cand); break; }
+                w->n_eval++;
+                if (cmk < best_mk) {   /* strictly better; the first found on ties */
+                    double* t = (double*)cc__alloc(w->ctx, ((size_t)cand->n + 1) * sizeof *t);
+                    if (!t) {
+                        cc_graph_destroy(cand);
+                        rc = CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", w->who);
+                        break;
+                    }
+                    cc__free(w->ctx, best_start);
+                    best_start = t;
+                    memcpy(best_first, S->x.first, (size_t)n * sizeof *best_first);
+                    memcpy(best_role, S->x.mark, (size_t)n);
+                    memcpy(best_start, w->start, (size_t)cand->n * sizeof *best_start);
+                    cc_graph_destroy(best);
+                    best = cand;
+                    best_mk = cmk;
+                    best_k = k;
+                } else cc_graph_destroy(cand);
+                if (!(cmk < prev)) break;   /* doubling k no longer pays */
+                prev = cmk;
+            }
+            if (k > w->d.max_chunks / 2) break;   /* k * 2 would pass max_chunks (or overflow) */
         }
-        if (k > w->d.max_chunks / 2) break;   /* k * 2 would pass max_chunks (or overflow) */
     }
-    if (rc == CC_OK && best) rc = cc__dec_record(S, a, role, best_k, S->mk - best_mk);
+    if (rc == CC_OK && best) rc = cc__dec_record(S, C->a, best_role, C->axis, best_k, S->mk - best_mk);
     if (rc == CC_OK && best) {
         for (i = 0; i < S->input->n; i++)
-            if (map[i] >= 0) map[i] = role[map[i]] ? -1 : best_first[map[i]];
+            if (D->map[i] >= 0) D->map[i] = best_role[D->map[i]] ? -1 : best_first[D->map[i]];
         cc__rw_search_take(S, best, best_mk);
+        cc__free(w->ctx, D->start);
+        D->start = best_start;
+        best_start = NULL;
+        D->busy_valid = 0;
         best = NULL;
         S->n_changed++;
     }
     cc_graph_destroy(best);
-    cc__free(w->ctx, best_first);
+    cc__free(w->ctx, best_first); cc__free(w->ctx, best_role); cc__free(w->ctx, best_start);
     return rc;
+}
+
+/* ---- exposed time: which collective is tried first -----------------------*/
+static int cc__dec_span_cmp(const void* x, const void* y) {
+    const double* a = (const double*)x;
+    const double* b = (const double*)y;
+    return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1];
+}
+
+/* The compute time of the current graph's judged schedule (every op that
+   is not a collective, with a duration), merged into sorted [lo, hi). */
+static cc_result cc__dec_busy(cc__dec* D) {
+    const cc_graph* g = D->S.cur;
+    size_t n = 0, m = 0, j;
+    int i;
+    cc__free(D->S.w.ctx, D->busy);
+    D->n_busy = 0;
+    D->busy = (double*)cc__alloc(D->S.w.ctx, ((size_t)g->n + 1) * 2 * sizeof *D->busy);
+    if (!D->busy) return CONCERTO__FAIL(D->S.w.ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", D->S.w.who);
+    for (i = 0; i < g->n; i++)
+        if (g->coll_of[i] < 0 && g->dur_us[i] > 0) {
+            D->busy[2 * n] = D->start[i];
+            D->busy[2 * n + 1] = D->start[i] + g->dur_us[i];
+            n++;
+        }
+    qsort(D->busy, n, 2 * sizeof *D->busy, cc__dec_span_cmp);
+    for (j = 0; j < n; j++) {
+        if (m && D->busy[2 * j] <= D->busy[2 * m - 1]) {
+            if (D->busy[2 * j + 1] > D->busy[2 * m - 1]) D->busy[2 * m - 1] = D->busy[2 * j + 1];
+            continue;
+        }
+        D->busy[2 * m] = D->busy[2 * j];
+        D->busy[2 * m + 1] = D->busy[2 * j + 1];
+        m++;
+    }
+    D->n_busy = m;
+    D->busy_valid = 1;
+    return CC_OK;
+}
+
+/* Collective a's time in the current schedule that no compute overlaps. */
+static double cc__dec_exposed(const cc__dec* D, int a) {
+    double lo = D->start[a], hi = lo + D->S.cur->dur_us[a], t = hi - lo;
+    size_t b = 0, e = D->n_busy, j;
+    while (b < e) {   /* the first span that ends after lo */
+        size_t mid = b + (e - b) / 2;
+        if (D->busy[2 * mid + 1] <= lo) b = mid + 1;
+        else e = mid;
+    }
+    for (j = b; j < D->n_busy && D->busy[2 * j] < hi; j++) {
+        double x = D->busy[2 * j] > lo ? D->busy[2 * j] : lo, y = D->busy[2 * j + 1] < hi ? D->busy[2 * j + 1] : hi;
+        if (y > x) t -= y - x;
+    }
+    return t > 0 ? t : 0;
 }
 
 CONCERTO_API cc_result cc_graph_decompose(cc_context* ctx, cc_graph* graph, const cc_rewrite_desc* desc, cc_graph** out,
                                           cc_rewrite_report* report) {
-    cc__rw_search S;
-    int* map;                 /* input op -> its op in the current graph, -1 once split */
-    int i, ia;
+    cc__dec D;
+    cc__rw_search* S = &D.S;
+    char* done;               /* input ops considered (or no candidate) */
+    int i;
     cc_result rc;
-    if ((rc = cc__rw_search_begin(&S, ctx, "cc_graph_decompose", graph, desc, out, report)) != CC_OK) return rc;
-    map = (int*)cc__alloc(ctx, ((size_t)graph->n + 1) * sizeof *map);
-    if (!map) return cc__rw_search_end(&S, CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_decompose: out of memory"), out, report);
-    for (i = 0; i < graph->n; i++) map[i] = i;
-    for (ia = 0; ia < graph->n && rc == CC_OK; ia++) {
-        int a = map[ia], ok = 0;
-        if (a < 0 || !cc__op_coll(S.cur, a)) continue;
-        if ((rc = cc__rw_search_index(&S)) != CC_OK) break;
-        if (!cc__dec_candidate(&S.s, a)) continue;
-        S.n_candidates++;
-        if ((rc = cc__dec_context(&S.w, &S.s, a, S.x.mark, &ok)) != CC_OK) break;   /* the context: x.mark */
-        if (ok && !S.stop) rc = cc__dec_try(&S, a, S.x.mark, map);
+    memset(&D, 0, sizeof D);
+    if ((rc = cc__rw_search_begin(S, ctx, "cc_graph_decompose", graph, desc, out, report)) != CC_OK) return rc;
+    D.map = (int*)cc__alloc(ctx, ((size_t)graph->n + 1) * sizeof *D.map);
+    D.start = (double*)cc__alloc(ctx, ((size_t)graph->n + 1) * sizeof *D.start);
+    done = (char*)cc__calloc(ctx, (size_t)graph->n + 1, 1);
+    if (!D.map || !D.start || !done) {
+        rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_decompose: out of memory");
+        goto end;
     }
-    cc__free(ctx, map);
-    return cc__rw_search_end(&S, rc, out, report);
+    for (i = 0; i < graph->n; i++) D.map[i] = i;
+    if (graph->n) memcpy(D.start, S->w.start, (size_t)graph->n * sizeof *D.start);   /* the input's judged schedule */
+    for (;;) {   /* the candidate most exposed in the current schedule next (the first in program order on ties) */
+        int ia, best_ia = -1, a;
+        double e, best_e = -1;
+        if ((rc = cc__rw_search_index(S)) != CC_OK) break;
+        if (!D.busy_valid && (rc = cc__dec_busy(&D)) != CC_OK) break;
+        for (ia = 0; ia < graph->n; ia++) {
+            if (done[ia]) continue;
+            a = D.map[ia];
+            if (a < 0 || !cc__dec_candidate(&S->s, a)) { done[ia] = 1; continue; }
+            if ((e = cc__dec_exposed(&D, a)) > best_e) { best_e = e; best_ia = ia; }
+        }
+        if (best_ia < 0) break;
+        done[best_ia] = 1;
+        S->n_candidates++;
+        if (S->stop) continue;
+        if ((rc = cc__dec_reach(&S->w, &S->s, D.map[best_ia], CC_AXIS_ROWS, &D.C)) != CC_OK) break;
+        if (D.C.ok && (rc = cc__dec_try(&D)) != CC_OK) break;
+    }
+end:
+    cc__free(ctx, D.map); cc__free(ctx, D.start); cc__free(ctx, D.busy); cc__free(ctx, D.C.node); cc__free(ctx, done);
+    return cc__rw_search_end(S, rc, out, report);
 }
 
 /* ---- fusion ---------------------------------------------------------------

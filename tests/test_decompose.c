@@ -574,6 +574,287 @@ static void test_link_decides(void) {
     cc_context_destroy(ctx);
 }
 
+/* ---- a context grows through producers and consumers ---------------------------
+   One chain per rank, every op with a split rule (T rows of D):
+       pre      X1 = f(X0)            row by row
+       mm       P = X1 W              matmul (rows of X1 -> rows of P)
+       ar       all-reduce(sum) of P in place
+       post     Y1 = g(P)             row by row
+       post2    Y2 = h(Y1)            row by row (in one variant its rule
+                                      gives chunk i the mirrored rows: chunk 0
+                                      reads what post's last chunk writes)
+   pre and post2 are two ops from the all-reduce: by default (three ops) the
+   context takes them, so that all the compute pipelines with the
+   all-reduce's chunks; with max_context_depth 1 it is mm, ar, post as it
+   used to be. Run on two ranks in program order and decomposed, every
+   buffer bit-identical. */
+typedef struct chain {
+    float x0[T * D], x1[T * D], w[D * D], p[T * D], y1[T * D], y2[T * D];
+    int n_parts[5];              /* part_fn calls per op */
+} chain;
+enum { C_PRE = 0, C_MM, C_POST, C_POST2 };
+typedef struct cjob { chain* m; int kind, mirrored; } cjob;
+
+static void chain_rows(cjob* jb, int r0, int r1) {
+    chain* m = jb->m;
+    int t, j, k;
+    for (t = r0; t < r1; t++)
+        for (j = 0; j < D; j++) {
+            float s = 0;
+            switch (jb->kind) {
+                case C_PRE: m->x1[t * D + j] = m->x0[t * D + j] * 0.5f + m->x0[t * D + (j + 1) % D]; break;
+                case C_MM:
+                    for (k = 0; k < D; k++) s += m->x1[t * D + k] * m->w[k * D + j];
+                    m->p[t * D + j] = s;
+                    break;
+                case C_POST: m->y1[t * D + j] = m->p[t * D + j] * m->p[t * D + j] - m->p[t * D + (j + 3) % D]; break;
+                default: m->y2[t * D + j] = sqrtf(fabsf(m->y1[t * D + j])) + m->y1[t * D + (j + 1) % D] * 0.25f; break;
+            }
+        }
+}
+static void chain_whole(void* stream, void* user) { (void)stream; chain_rows((cjob*)user, 0, T); }
+static void chain_part(void* stream, void* user, const cc_split_chunk* c) {
+    cjob* jb = (cjob*)user;
+    (void)stream;
+    jb->m->n_parts[jb->kind]++;
+    if (jb->mirrored) chain_rows(jb, T - (int)c->end, T - (int)c->begin);
+    else chain_rows(jb, (int)c->begin, (int)c->end);
+}
+/* post2's mirrored rule: chunk i reads and writes rows [T - end, T - begin) */
+static int mirrored_rule(void* ud, const cc_split_chunk* c, cc_region* rd, int nr, cc_region* wr, int nw, int* partial) {
+    uint64_t row = rd[0].n_bytes / T;
+    (void)ud; (void)nr; (void)nw; (void)partial;
+    rd[0].offset_bytes += (T - c->end) * row;
+    rd[0].n_bytes = (c->end - c->begin) * row;
+    wr[0].offset_bytes += (T - c->end) * row;
+    wr[0].n_bytes = (c->end - c->begin) * row;
+    return 0;
+}
+
+static void init_chain(chain* m, int rank) {
+    tu_rng rng;
+    int i;
+    memset(m, 0, sizeof *m);
+    rng.s = 5;
+    for (i = 0; i < T * D; i++) m->x0[i] = (float)tu_unit(&rng) - 0.5f;
+    rng.s = 300 + (uint64_t)rank;
+    for (i = 0; i < D * D; i++) m->w[i] = ((float)tu_unit(&rng) - 0.5f) * 0.5f;
+}
+
+static cc_result build_chain(cc_context* ctx, chain* m, cjob* jobs, cc_comm* comm, int mirrored, cc_graph** out) {
+    static const char* const nm[4] = { "pre", "mm", "post", "post2" };
+    static const double dur[4] = { 100, 100, 100, 100 };
+    cc_graph* g = NULL;
+    cc_buffer bx0, bx1, bw, bp, by1, by2;
+    cc_result r;
+    int o;
+    *out = NULL;
+    if ((r = cc_graph_create(ctx, NULL, &g)) != CC_OK) return r;
+    r = cc_graph_add_buffer(g, "x0", XB, &bx0);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "x1", XB, &bx1);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "w", WB, &bw);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "p", XB, &bp);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "y1", XB, &by1);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "y2", XB, &by2);
+    for (o = 0; o < 4 && r == CC_OK; o++) {
+        cc_op_desc d = {0};
+        cc_region rd[2], wr[1];
+        cc_split sp;
+        memset(&sp, 0, sizeof sp);
+        jobs[o].m = m;
+        jobs[o].kind = o;
+        jobs[o].mirrored = o == C_POST2 && mirrored;
+        sp.kind = CC_SPLIT_ROWWISE;
+        sp.extent[CC_AXIS_ROWS] = T;
+        d.name = nm[o]; d.duration_us = dur[o]; d.fn = chain_whole; d.part_fn = chain_part; d.user_data = &jobs[o];
+        d.reads = rd; d.n_reads = 1; d.writes = wr; d.n_writes = 1; d.split = &sp;
+        switch (o) {
+            case C_PRE: rd[0] = rg(bx0, XB, T); wr[0] = rg(bx1, XB, T); break;
+            case C_MM:
+                rd[0] = rg(bx1, XB, T); rd[1] = rg(bw, WB, 0); wr[0] = rg(bp, XB, T); d.n_reads = 2;
+                sp.kind = CC_SPLIT_MATMUL; sp.extent[CC_AXIS_COLS] = D; sp.extent[CC_AXIS_REDUCE] = D;
+                break;
+            case C_POST: rd[0] = rg(bp, XB, T); wr[0] = rg(by1, XB, T); break;
+            default:
+                rd[0] = rg(by1, XB, T); wr[0] = rg(by2, XB, T);
+                if (mirrored) { sp.kind = CC_SPLIT_USER; sp.fn = mirrored_rule; sp.name = "mirrored"; }
+                break;
+        }
+        r = cc_graph_add_op(g, &d, NULL);
+        if (r == CC_OK && o == C_MM) {
+            cc_collective co;
+            cc_region ar = rg(bp, XB, T);
+            memset(&co, 0, sizeof co);
+            co.kind = CC_COLL_ALL_REDUCE; co.dtype = CC_DTYPE_FLOAT32; co.reduce = CC_REDUCE_SUM; co.n_elems = T * D;
+            co.comm = comm; co.send_buf = co.recv_buf = m->p;
+            d = (cc_op_desc){0};
+            d.name = "ar"; d.duration_us = 300; d.stream = CC_STREAM_COMM; d.coll = &co;
+            d.reads = &ar; d.n_reads = 1; d.writes = &ar; d.n_writes = 1;
+            r = cc_graph_add_op(g, &d, NULL);
+        }
+    }
+    if (r != CC_OK) { cc_graph_destroy(g); return r; }
+    *out = g;
+    return CC_OK;
+}
+
+typedef struct grow_res {
+    int ok;
+    char err[400];
+    char ops[3][128];            /* the context's ops: default depth, depth 1, default with post2 mirrored */
+    int k[3], n_ops[3], axis[3];
+    double mk[3];                /* judged makespan after */
+    double mk0;
+    int identical;               /* every buffer bit-identical to program order */
+    int parts_ok;                /* each op ran as k parts */
+    int depth_bad;
+} grow_res;
+static chain chains[2][2];
+
+static cc_result grow_rank(cc_rank* rank, void* user) {
+    grow_res* R = &((grow_res*)user)[cc_rank_index(rank)];
+    cc_context* ctx = cc_rank_context(rank);
+    int me = cc_rank_index(rank), v;
+    static cjob jobs[2][4][4];   /* [rank][program order, then each variant's own] */
+    cc_graph *g0 = NULL, *g1 = NULL, *dg = NULL;
+    cc_schedule s;
+    cc_result r = CC_OK;
+    memset(&s, 0, sizeof s);
+    init_chain(&chains[me][0], me);
+    init_chain(&chains[me][1], me);
+    for (v = 0; v < 3 && r == CC_OK; v++) {
+        cc_rewrite_desc rd = {0};
+        cc_rewrite_report rep;
+        cc_graph* g = NULL;
+        cc_graph* out = NULL;
+        rd.max_context_depth = v == 1 ? 1 : 0;
+        r = build_chain(ctx, &chains[me][1], jobs[me][1 + v], cc_rank_world_comm(rank), v == 2, &g);
+        if (r == CC_OK) r = cc_graph_decompose(ctx, g, &rd, &out, &rep);
+        if (r == CC_OK && rep.n_contexts == 1) {
+            snprintf(R->ops[v], sizeof R->ops[v], "%s", rep.contexts[0].ops);
+            R->k[v] = rep.contexts[0].n_chunks;
+            R->n_ops[v] = rep.contexts[0].n_ops;
+            R->axis[v] = rep.contexts[0].axis;
+            R->mk[v] = rep.makespan_after_us;
+            R->mk0 = rep.makespan_before_us;
+        }
+        if (v == 0) { g1 = g; dg = out; }
+        else { cc_graph_destroy(out); cc_graph_destroy(g); }
+    }
+    {   /* a negative depth is refused, naming the field */
+        cc_rewrite_desc rd = {0};
+        cc_graph* out = (cc_graph*)&rd;
+        rd.max_context_depth = -1;
+        R->depth_bad = r == CC_OK && cc_graph_decompose(ctx, g1, &rd, &out, NULL) == CC_ERR_INVALID_ARG && out == NULL &&
+                       strstr(cc_last_error(ctx), "max_context_depth") != NULL;
+    }
+    memset(chains[me][1].n_parts, 0, sizeof chains[me][1].n_parts);
+    if (r == CC_OK) r = build_chain(ctx, &chains[me][0], jobs[me][0], cc_rank_world_comm(rank), 0, &g0);
+    if (r == CC_OK) r = tu_run_step(rank, g0, NULL);
+    if (r == CC_OK) r = cc_sched_solve(ctx, dg, NULL, &s);
+    if (r == CC_OK) r = tu_run_step(rank, dg, s.order);
+    if (r == CC_OK) {
+        const chain *a = &chains[me][0], *b = &chains[me][1];
+        int o;
+        R->identical = !memcmp(a->x1, b->x1, sizeof a->x1) && !memcmp(a->p, b->p, sizeof a->p) &&
+                       !memcmp(a->y1, b->y1, sizeof a->y1) && !memcmp(a->y2, b->y2, sizeof a->y2);
+        R->parts_ok = R->k[0] >= 2;
+        for (o = 0; o < 4; o++) R->parts_ok &= b->n_parts[o] == R->k[0] && a->n_parts[o] == 0;
+    }
+    R->ok = r == CC_OK;
+    if (r != CC_OK) snprintf(R->err, sizeof R->err, "%s", cc_last_error(ctx));
+    cc_schedule_release(ctx, &s);
+    cc_graph_destroy(dg);
+    cc_graph_destroy(g1);
+    cc_graph_destroy(g0);
+    return CC_OK;
+}
+
+static void test_context_grows(void) {
+    static grow_res R[2];
+    cc_result rc;
+    char err[512];
+    int me;
+    memset(R, 0, sizeof R);
+    tu_run_world(2, grow_rank, R, &rc, err, sizeof err);
+    CHECK_RES(NULL, rc, CC_OK, "2 ranks: the world ran (%s)", err);
+    for (me = 0; me < 2; me++) {
+        grow_res* X = &R[me];
+        CHECK(X->ok, "rank %d: decomposition and both steps ran (%s)", me, X->err);
+        if (!X->ok) continue;
+        CHECK(!strcmp(X->ops[0], "pre, mm, ar, post, post2") && X->n_ops[0] == 5 && X->axis[0] == CC_AXIS_ROWS,
+              "rank %d: by default the context grows two ops out: '%s' (%d ops) along %s", me, X->ops[0], X->n_ops[0],
+              cc_axis_name((cc_axis)X->axis[0]));
+        CHECK(!strcmp(X->ops[1], "mm, ar, post") && X->n_ops[1] == 3,
+              "rank %d: max_context_depth 1 keeps the immediate context: '%s'", me, X->ops[1]);
+        CHECK(X->mk[0] < X->mk[1] && X->mk[1] < X->mk0,
+              "rank %d: the grown context is predicted faster than the immediate one (%.1f < %.1f < %.1f us)", me, X->mk[0],
+              X->mk[1], X->mk0);
+        CHECK(!strcmp(X->ops[2], "pre, mm, ar, post"),
+              "rank %d: post2 whose chunk 0 reads post's last chunk does not line up and stays whole: '%s'", me, X->ops[2]);
+        CHECK(X->identical, "rank %d: X1, P, Y1 and Y2 of the grown context (in %d chunks) are bit-identical to program order",
+              me, X->k[0]);
+        CHECK(X->parts_ok, "rank %d: each of the four compute ops ran as %d parts", me, X->k[0]);
+        CHECK(X->depth_bad, "rank %d: max_context_depth -1 is refused, naming the field, *out NULL", me);
+    }
+}
+
+/* The most exposed collective first: two chains, "mm1 -> ar1 (50 us) ->
+   post1" first in program order, then "mm2 -> ar2 (400 us) -> post2"; in
+   the judged schedule ar1 hides under mm2 and ar2 is mostly exposed. With
+   one evaluation allowed, the one tried is ar2's. */
+static void test_exposed_first(void) {
+    cc_context* ctx;
+    cc_graph *g = NULL, *dg = NULL;
+    cc_buffer b[4];
+    cc_rewrite_desc rd = {0};
+    cc_rewrite_report rep;
+    static float bufs[2][T * D];
+    static cjob jobs[4];
+    static chain m;
+    int dummy_comm, c, i;
+    cc_result r;
+    cc_context_create(NULL, &ctx);
+    r = cc_graph_create(ctx, NULL, &g);
+    for (i = 0; i < 4 && r == CC_OK; i++) r = cc_graph_add_buffer(g, NULL, XB, &b[i]);
+    for (c = 0; c < 2 && r == CC_OK; c++) {
+        static const char* const nm[2][3] = { { "mm1", "ar1", "post1" }, { "mm2", "ar2", "post2" } };
+        cc_op_desc d = {0};
+        cc_region in = rg(b[2 * c], XB, T), mid = rg(b[2 * c + 1], XB, T);
+        cc_split sp;
+        cc_collective co;
+        memset(&sp, 0, sizeof sp);
+        sp.kind = CC_SPLIT_ROWWISE; sp.extent[CC_AXIS_ROWS] = T;
+        jobs[2 * c].m = jobs[2 * c + 1].m = &m;
+        d.name = nm[c][0]; d.duration_us = 100; d.fn = chain_whole; d.part_fn = chain_part; d.user_data = &jobs[2 * c]; d.split = &sp;
+        d.reads = &in; d.n_reads = 1; d.writes = &mid; d.n_writes = 1;
+        r = cc_graph_add_op(g, &d, NULL);
+        memset(&co, 0, sizeof co);
+        co.kind = CC_COLL_ALL_REDUCE; co.dtype = CC_DTYPE_FLOAT32; co.n_elems = T * D; co.comm = (cc_comm*)&dummy_comm;
+        co.send_buf = co.recv_buf = bufs[c];
+        d = (cc_op_desc){0};
+        d.name = nm[c][1]; d.duration_us = c ? 400 : 50; d.stream = CC_STREAM_COMM; d.coll = &co;
+        d.reads = &mid; d.n_reads = 1; d.writes = &mid; d.n_writes = 1;
+        if (r == CC_OK) r = cc_graph_add_op(g, &d, NULL);
+        d = (cc_op_desc){0};
+        d.name = nm[c][2]; d.duration_us = 100; d.fn = chain_whole; d.part_fn = chain_part; d.user_data = &jobs[2 * c + 1];
+        d.split = &sp; d.reads = &mid; d.n_reads = 1; d.writes = &in; d.n_writes = 1;
+        if (r == CC_OK) r = cc_graph_add_op(g, &d, NULL);
+    }
+    CHECK_RES(ctx, r, CC_OK, "two chains built");
+    rd.max_evaluations = 1;
+    if (r == CC_OK) {
+        CHECK_RES(ctx, cc_graph_decompose(ctx, g, &rd, &dg, &rep), CC_OK, "decompose with one evaluation");
+        CHECK(rep.n_evaluations == 1 && rep.n_contexts == 1 && !strcmp(rep.contexts[0].collective, "ar2"),
+              "the one candidate judged is the most exposed all-reduce, ar2, not ar1 first in program order (%d judged, %s)",
+              rep.n_evaluations, rep.n_contexts ? rep.contexts[0].collective : "none split");
+        CHECK_INT(rep.n_candidates, 2, "both all-reduces are counted as considered");
+    }
+    cc_graph_destroy(dg);
+    cc_graph_destroy(g);
+    cc_context_destroy(ctx);
+}
+
 /* ---- graphs only: what is left alone ------------------------------------------------*/
 static void test_left_alone(void) {
     cc_context* ctx;
@@ -882,6 +1163,8 @@ int main(void) {
     TH_RUN(test_world_decompose);
     TH_RUN(test_left_alone);
     TH_RUN(test_link_decides);
+    TH_RUN(test_context_grows);
+    TH_RUN(test_exposed_first);
     TH_RUN(test_bad_args);
     TH_RUN(test_failing_allocator);
     TH_RUN(test_determinism);
