@@ -50,7 +50,7 @@ STRICT_CFLAGS = -std=c99 -Wall -Wextra -Werror -pedantic $(CFLAGS) $(SAN) -MMD -
 LDLIBS       = $(LPSOLVE_LIBS) -lm
 
 T := $(BUILD)/tests
-UNIT_TESTS    := test_sched test_memory test_sched_threads test_exact test_exact_shave test_lcg test_j30 test_alloc test_alloc_exec test_guard test_faults test_determinism test_graph test_check test_sim test_psplib test_misc test_world test_exec test_arena test_lpsolve test_fuse test_decompose test_split test_comm test_cluster test_peers test_step \
+UNIT_TESTS    := test_sched test_memory test_sched_threads test_exact test_exact_shave test_lcg test_j30 test_alloc test_alloc_exec test_guard test_faults test_determinism test_graph test_check test_sim test_psplib test_misc test_world test_exec test_arena test_lpsolve test_fuse test_decompose test_split test_copy test_comm test_cluster test_peers test_step \
                  test_rcpsp_off
 COMPILE_TESTS := compile_c99 compile_cpp11 compile_static compile_solver_only
 UNIT_BINS     := $(addprefix $(T)/,$(UNIT_TESTS))
@@ -223,8 +223,9 @@ $(T)/compile_cpp11.o: tests/compile_cpp11.cpp
 
 # test_lpsolve compiles the implementation itself: it swaps lp_solve's calls
 # for failing fakes through hooks that are private to that translation unit;
-# test_peers compiles it beside tools/peers.h, as a planner would.
-SELF_IMPL_BINS := $(T)/test_lpsolve $(T)/test_exact $(T)/test_exact_shave $(T)/test_lcg $(T)/test_peers
+# test_peers compiles it beside tools/peers.h, as a planner would; test_copy
+# to reach the rewrites' helper that adds copy ops.
+SELF_IMPL_BINS := $(T)/test_lpsolve $(T)/test_exact $(T)/test_exact_shave $(T)/test_lcg $(T)/test_peers $(T)/test_copy
 # test_rcpsp_off links two private copies of the implementation
 # (CONCERTO_STATIC): its own, compiled without concerto_rcpsp.h, and
 # rcpsp_off_with.c's, compiled with it.

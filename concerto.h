@@ -1126,7 +1126,15 @@ CONCERTO_API double cc_busbw_gbps(cc_coll_kind kind, uint64_t n_bytes, int n_ran
    not that of their concatenation). Members must follow each other among the
    collectives of their stream, share communicator, element type and
    reduction, and their send ranges (and receive ranges) must form one
-   contiguous range, in place all or none. */
+   contiguous range, in place all or none.
+
+   Copy ops. A rewrite may add ops that copy one region into another of the
+   same byte count, either side contiguous or strided (packing strided
+   pieces into a bucket buffer the library places, and back). Such an op
+   runs on the stream the rewrite gives it, through the backend's copy
+   entry (cc_copy2d); its addresses are resolved by cc_exec_create as a
+   collective's NULL buffers are; its modelled duration is its bytes times
+   desc.copy_us_per_byte. It has no fn and no user_data of the caller's. */
 typedef struct cc_rewrite_desc {
     const cc_link* link;       /* cost of a resized collective: cc_coll_us, CC_ALGO_FLAT, on this link with the
                                   communicator's size; NULL: a + b*bytes fitted (least squares, a, b >= 0)
@@ -1142,6 +1150,11 @@ typedef struct cc_rewrite_desc {
     int exact_only;            /* decomposition: 1 = only splits whose results are bit-identical to the whole ops'
                                   (no partial sums: neither a rule's split with a partial-sum write nor a chunk_fn
                                   op writing a region with split_rows 0) */
+    double copy_us_per_byte;   /* the modelled duration of a copy op a rewrite adds (packing into a bucket, say):
+                                  its bytes times this, the launch left to cc_exec_costs.launch_us. 0: 1e-4 (10
+                                  GB/s, a host memcpy's order; an accelerator copies one to two orders faster: set
+                                  it from its memory bandwidth, e.g. 2 / (mem_gbps * 1e3) for a read and a write);
+                                  finite and >= 0 (negative: refused). Profiling measures the copy ops as any op */
     int max_context_depth;     /* decomposition: how far a context reaches from its collective, in ops along
                                   producers of producers and consumers of consumers: 1 = the immediate producers
                                   and consumers only; 0: 3 (two ops beyond them). Each op reached costs a walk of
@@ -1300,8 +1313,23 @@ typedef struct cc_rank cc_rank;
      label        the name of the op whose entries follow, for messages;
                   none: the executor alone names the op
      destroy      none: cc_backend_destroy frees nothing
+     copy         a 2-D copy on a stream (cc_copy2d), for the copy ops the
+                  rewrites add (packing members into a bucket); none:
+                  cc_exec_create refuses a plan with copy ops, naming one
    Every entry returns CC_OK or an error code; asynchronous errors surface
    from synchronize. */
+/* A 2-D copy: height rows of width bytes, row r from src + r * src_pitch to
+   dst + r * dst_pitch (pitches >= width; the two sides never overlap). A
+   contiguous copy is one row. cudaMemcpy2DAsync's arguments, on the host
+   or a device as the backend's memory is. */
+typedef struct cc_copy2d {
+    void* dst;
+    size_t dst_pitch;
+    const void* src;
+    size_t src_pitch;
+    size_t width, height;
+} cc_copy2d;
+
 typedef struct cc_backend_fns {
     const char* name;
     const char* stream_kind;   /* NULL: "host" */
@@ -1327,6 +1355,8 @@ typedef struct cc_backend_fns {
     cc_result (*step_end)(void* self, int completed);
     void      (*label)(void* self, const char* op_name);
     void      (*destroy)(void* self);
+    /* enqueues copy on stream; the descriptor stays valid until it ran */
+    cc_result (*copy)(void* self, void* stream, const cc_copy2d* copy);
 } cc_backend_fns;
 
 typedef struct cc_backend {
@@ -1349,10 +1379,12 @@ typedef struct cc_exec cc_exec;
    cc_exec_destroy; nothing is allocated per step. A collective whose
    send_buf (recv_buf) is NULL gets the address of its op's first read
    (write) region: a transient buffer's arena address plus the region's
-   offset.
-   Errors: CC_ERR_INVALID_ARG (such a collective whose region is in a bound
-   buffer, or that has no such region, naming the op), CC_ERR_OUT_OF_MEMORY,
-   the backend's. */
+   offset. A copy op that a rewrite added (see the rewrites) is resolved
+   the same way and runs through the backend's copy entry.
+   Errors: CC_ERR_INVALID_ARG (such a collective or copy whose region is in
+   a bound buffer, or that has no such region, naming the op),
+   CC_ERR_UNSUPPORTED (copy ops and a backend without copy, naming an op),
+   CC_ERR_OUT_OF_MEMORY, the backend's. */
 CONCERTO_API cc_result cc_exec_create(cc_context* ctx, cc_plan* plan, const cc_backend* backend, cc_exec** out);
 CONCERTO_API void      cc_exec_destroy(cc_exec* exec);
 /* The address of a transient buffer in the executor's arena (backend
@@ -2310,6 +2342,19 @@ static void cc__chunk_trampoline(void* stream, void* user_data) {
     else r->fn(stream, r->user_data, r->chunk, r->n_chunks);
 }
 
+/* A copy op made by a rewrite (>>copy): its fn is cc__copy_fn (a marker,
+   never called) and its user_data a record the graph owns (copies). It
+   copies its first read region into its first write region (same byte
+   count; either contiguous, or both strided with the same rows); src
+   (dst) is that region's address, or NULL where cc_exec_create resolves
+   it from the region in a transient buffer. */
+typedef struct cc__copy_rec {
+    const void* src;
+    void* dst;
+} cc__copy_rec;
+
+static void cc__copy_fn(void* stream, void* user_data) { (void)stream; (void)user_data; }
+
 typedef struct cc__startup { const cc_comm* comm; double us; } cc__startup;
 
 /* An op's split rule as the graph keeps it: the desc's (its name NULL),
@@ -2357,6 +2402,8 @@ struct cc_graph {
     size_t n_startup, startup_cap;
     /* chunk records of decomposed ops, each its own allocation (stable addresses) */
     cc__chunk_rec** recs; size_t n_recs, recs_cap;
+    /* records of copy ops (cc__copy_rec), each its own allocation */
+    cc__copy_rec** copies; size_t n_copies, copies_cap;
     /* derived after validate */
     int valid;
     int *pred_off, *pred, *succ_off, *succ;
@@ -2412,6 +2459,8 @@ CONCERTO_API void cc_graph_destroy(cc_graph* g) {
     cc__free(ctx, g->rw_ctx);
     while (g->n_recs) cc__free(ctx, g->recs[--g->n_recs]);
     cc__free(ctx, g->recs);
+    while (g->n_copies) cc__free(ctx, g->copies[--g->n_copies]);
+    cc__free(ctx, g->copies);
     cc__free(ctx, g->e_from); cc__free(ctx, g->e_to); cc__free(ctx, g->acc);
     cc__free(ctx, g->buf_bytes); cc__free(ctx, g->buf_name); cc__free(ctx, g->buf_transient); cc__free(ctx, g->names.s);
     cc__free(ctx, g->startup);
@@ -2623,6 +2672,7 @@ CONCERTO_API void* cc_op_user_data(const cc_graph* g, cc_op op) {
     int i = cc_op_index(g, op);
     if (i < 0) return NULL;
     if (g->fn[i] == cc__chunk_trampoline) return ((const cc__chunk_rec*)g->user_data[i])->user_data;
+    if (g->fn[i] == cc__copy_fn) return NULL;   /* a copy op's record is the library's */
     return g->user_data[i];
 }
 
@@ -10917,6 +10967,7 @@ typedef struct cc__rw_src {
 /* The defaults, in one place. The judging desc is the scheduler's and is
    resolved by cc_sched_solve for each candidate graph. */
 static void cc__rewrite_resolve(cc_rewrite_desc* d) {
+    if (d->copy_us_per_byte == 0) d->copy_us_per_byte = 1e-4;
     if (d->max_chunks == 0) d->max_chunks = 4;
     if (d->max_context_depth == 0) d->max_context_depth = 3;
     if (d->max_evaluations == 0) d->max_evaluations = 1000;
@@ -11044,6 +11095,93 @@ static double cc__rw_coll_us(const cc__rw* w, const cc_collective* c, size_t n_e
     return t;
 }
 
+/* ---- copy ops (>>copy) ------------------------------------------------------
+   An op that copies one region into another of the same byte count, added
+   by a rewrite: to pack strided pieces into a bucket (a transient buffer
+   the library places, cc__graph_add_buffer with transient 1) and unpack
+   them after. The executor runs it through the backend's copy entry, a 2-D
+   copy (cc_copy2d): a contiguous side is cut into rows of the other
+   side's width; two strided sides need the same rows. */
+
+/* Adds op d, a copy with record r (its src, dst), to g; the record is
+   copied into one g owns. Errors name the op. */
+static cc_result cc__copy_add(cc_context* ctx, const char* who, cc_graph* g, cc_op_desc* d, const cc__copy_rec* r, cc_op* out) {
+    cc__copy_rec* rec;
+    cc_result rc;
+    if (!CONCERTO__GROW(g->ctx, g->copies, g->copies_cap, g->n_copies + 1) ||
+        !(rec = (cc__copy_rec*)cc__alloc(g->ctx, sizeof *rec)))
+        return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "%s: op '%s': out of memory", who, d->name ? d->name : "?");
+    *rec = *r;
+    d->fn = cc__copy_fn;
+    d->user_data = rec;
+    if ((rc = cc_graph_add_op(g, d, out)) != CC_OK) { cc__free(g->ctx, rec); return rc; }
+    g->copies[g->n_copies++] = rec;
+    return CC_OK;
+}
+
+/* The rows of a region: its count, each one's bytes, the stride. */
+static void cc__copy_shape(const cc_region* r, uint64_t* rows, uint64_t* width, uint64_t* pitch) {
+    if (r->n_rows >= 2) { *rows = r->n_rows; *width = r->n_bytes; *pitch = r->stride_bytes; }
+    else { *rows = 1; *width = r->n_bytes; *pitch = r->n_bytes; }
+}
+
+/* cc__rw_add_copy: adds to g (a graph a rewrite is building) an op named
+   name, on stream `stream` (demand 1 there), that copies region `from`
+   into region `to`, after deps[0..n_deps) (explicit edges; region
+   dependencies follow program order as for any op). Either region may be
+   contiguous or strided (n_rows >= 2); both hold the same bytes, and two
+   strided ones the same rows of the same width. from_addr (to_addr) is the
+   address of the region's first byte, as a collective's send_buf is; NULL
+   where the region lies in a transient buffer of g, whose address
+   cc_exec_create resolves in its arena. Its modelled duration is its
+   bytes times w->d.copy_us_per_byte. Two regions of one buffer must not
+   overlap, even in their spans (first byte to last). *out (NULL allowed)
+   gets the op. Errors (the graph unchanged):
+   CC_ERR_INVALID_ARG naming the op (shapes, overlap, a NULL address of a
+   bound buffer's region), cc_graph_add_op's (a region outside its
+   buffer), CC_ERR_OUT_OF_MEMORY. Cost: cc_graph_add_op's. */
+/* A helper of the rewrites that a translation unit may not call. */
+#if defined(__GNUC__) || defined(__clang__)
+#define CONCERTO__RW_HELPER static __attribute__((unused))
+#else
+#define CONCERTO__RW_HELPER static
+#endif
+CONCERTO__RW_HELPER cc_result cc__rw_add_copy(cc__rw* w, cc_graph* g, const char* name, int stream, const cc_region* from,
+                                 const void* from_addr, const cc_region* to, void* to_addr, const cc_op* deps, int n_deps,
+                                 cc_op* out) {
+    cc_op_desc d;
+    cc__copy_rec rec;
+    cc_region rd = *from, wr = *to;
+    uint64_t fr, fw, fp, tr, tw, tp;
+    int fb = cc_buffer_index(g, from->buffer), tb = cc_buffer_index(g, to->buffer);
+    if (out) { out->id = 0; out->graph = 0; }
+    if (fb < 0 || tb < 0) return CONCERTO__FAIL(w->ctx, CC_ERR_UNKNOWN_BUFFER, "%s: copy op '%s': a region's buffer is not "
+                                                 "of graph '%s'", w->who, name, cc_graph_name(g));
+    cc__copy_shape(from, &fr, &fw, &fp);
+    cc__copy_shape(to, &tr, &tw, &tp);
+    if (fr * fw != tr * tw || !fw || !tw || (fr > 1 && tr > 1 && (fr != tr || fw != tw)))
+        return CONCERTO__FAIL(w->ctx, CC_ERR_INVALID_ARG, "%s: copy op '%s': from %llu rows of %llu bytes to %llu rows of %llu "
+                              "bytes: not the same bytes, or two strided sides of different rows", w->who, name,
+                              (unsigned long long)fr, (unsigned long long)fw, (unsigned long long)tr, (unsigned long long)tw);
+    if (fb == tb && cc__ranges_overlap(from->offset_bytes, (fr - 1) * fp + fw, to->offset_bytes, (tr - 1) * tp + tw))
+        return CONCERTO__FAIL(w->ctx, CC_ERR_INVALID_ARG, "%s: copy op '%s': its two regions of buffer '%s' overlap", w->who,
+                              name, cc_buffer_name(g, from->buffer));
+    if ((!from_addr && !g->buf_transient[fb]) || (!to_addr && !g->buf_transient[tb]))
+        return CONCERTO__FAIL(w->ctx, CC_ERR_INVALID_ARG, "%s: copy op '%s': no address for its region of bound buffer '%s'",
+                              w->who, name, cc_buffer_name(g, !from_addr && !g->buf_transient[fb] ? from->buffer : to->buffer));
+    rd.split_rows = wr.split_rows = 0;
+    memset(&d, 0, sizeof d);
+    d.name = name;
+    d.duration_us = (double)(fr * fw) * w->d.copy_us_per_byte;
+    d.stream = stream;
+    d.reads = &rd; d.n_reads = 1;
+    d.writes = &wr; d.n_writes = 1;
+    d.deps = deps; d.n_deps = n_deps;
+    rec.src = from_addr;
+    rec.dst = to_addr;
+    return cc__copy_add(w->ctx, w->who, g, &d, &rec, out);
+}
+
 /* ---- building a new graph from an old one --------------------------------*/
 static cc_result cc__rw_src_init(cc__rw* w, const cc_graph* g, cc__rw_src* s) {
     size_t a;
@@ -11152,6 +11290,7 @@ static void cc__rw_desc_of(const cc__rw_src* s, int i, const cc_graph* dst, cc_r
 /* Adds an op to dst. A chunk op's record (d->user_data) is copied into a
    record that dst owns. */
 static cc_result cc__rw_add(cc__rw* w, cc_graph* dst, cc_op_desc* d) {
+    if (d->fn == cc__copy_fn) return cc__copy_add(w->ctx, w->who, dst, d, (const cc__copy_rec*)d->user_data, NULL);
     if (d->fn == cc__chunk_trampoline) {
         cc__chunk_rec* rec = NULL;
         if (!CONCERTO__GROW(dst->ctx, dst->recs, dst->recs_cap, dst->n_recs + 1) ||
@@ -11316,6 +11455,9 @@ static cc_result cc__rw_start(cc__rw* w, cc_context* ctx, const char* who, cc_gr
                        w->d.link->us_per_byte <= 1e12))
         return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: link latency_us %g and us_per_byte %g must be finite and >= 0", who,
                               w->d.link->latency_us, w->d.link->us_per_byte);
+    if (!(w->d.copy_us_per_byte >= 0 && w->d.copy_us_per_byte <= 1e12))
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: copy_us_per_byte %g must be finite and >= 0", who,
+                              w->d.copy_us_per_byte);
     cc__rewrite_resolve(&w->d);
     cc__fmt(w->out_name, sizeof w->out_name, "%s(%s)", who + 9, cc_graph_name(g));   /* who without "cc_graph_" */
     if ((rc = cc_graph_validate(g)) != CC_OK) return rc;
@@ -12726,6 +12868,7 @@ struct cc_exec {
     cc__time* prof_dur;        /* [4 n_ops]: scratch, one step's times in ticks, its simulated starts,
                                   each op's launch and wait gaps in ticks */
     cc_collective* coll;       /* [n_ops]: the plan's collectives with their buffers resolved */
+    cc_copy2d* cp;             /* [n_ops]: the plan's copy ops, resolved (>>copy) */
     void* arena;               /* the plan's arena: 256-aligned (backend memory where arena_dev) */
     void* arena_raw;           /* what was allocated */
     int arena_dev;             /* allocated by the backend's mem_alloc */
@@ -12753,7 +12896,7 @@ CONCERTO_API void cc_exec_destroy(cc_exec* x) {
         for (i = 0; i < x->plan->n_streams; i++) if (x->streams[i]) f->stream_destroy(x->be.self, x->streams[i]);
     cc__free(x->ctx, x->events); cc__free(x->ctx, x->streams); cc__free(x->ctx, x->t); cc__free(x->ctx, x->prof);
     cc__free(x->ctx, x->prof_mk); cc__free(x->ctx, x->prof_dur); cc__free(x->ctx, x->prof_se);
-    cc__free(x->ctx, x->coll);
+    cc__free(x->ctx, x->coll); cc__free(x->ctx, x->cp);
     cc__free(x->ctx, (void*)x->bound);
     if (x->arena_raw) {
         if (x->arena_dev && f->mem_free) f->mem_free(x->be.self, x->arena_raw);
@@ -12819,6 +12962,9 @@ static cc_result cc__exec_check_backend(cc_context* ctx, const cc_plan* plan, co
     *has_coll = 0;
     for (i = 0; i < plan->n_ops; i++) {
         const cc_collective* c = &plan->op[i].coll;
+        if (plan->op[i].fn == cc__copy_fn && !f->copy)
+            return CONCERTO__FAIL(ctx, CC_ERR_UNSUPPORTED, "cc_exec_create: op '%s' is a copy op and backend '%s' has no copy "
+                                  "entry", cc__name(plan->g, i), name);
         if (c->kind == CC_COLL_NONE) continue;
         *has_coll = 1;
         if (!f->collective)
@@ -12840,6 +12986,43 @@ static cc_result cc__exec_fail(cc_context* ctx, cc_result rc, const char* fmt, c
     if (ctx->last_result == rc) cc__copy_msg(why, sizeof why, ctx->last_error);
     cc__fmt(what, sizeof what, fmt, a, b);
     return CONCERTO__FAIL(ctx, rc, "%s%s%s", what, why[0] ? ": " : "", why);
+}
+
+/* Copy op v (>>copy) as a 2-D copy: its read region into its write
+   region, an address NULL in its record taken from the arena. */
+static cc_result cc__exec_copy_resolve(cc_exec* x, int v) {
+    const cc_plan* pl = x->plan;
+    const cc_graph* g = pl->g;
+    const cc__copy_rec* r = (const cc__copy_rec*)pl->op[v].user_data;
+    const cc__access *rd = NULL, *wr = NULL;
+    char* base[2];
+    size_t a, end, first = cc__op_accesses(g, v, &end);
+    int m, side;
+    cc_copy2d* c = &x->cp[v];
+    for (a = first; a < end; a++) {
+        if (g->acc[a].is_write && !wr) wr = &g->acc[a];
+        if (!g->acc[a].is_write && !rd) rd = &g->acc[a];
+    }
+    if (!rd || !wr || cc__acc_bytes(rd) != cc__acc_bytes(wr) || (rd->rows > 1 && wr->rows > 1 && rd->row_bytes != wr->row_bytes))
+        return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_create: copy op '%s' does not read and write regions of "
+                              "the same bytes", cc__name(g, v));
+    for (side = 0; side < 2; side++) {
+        const cc__access* acc = side ? wr : rd;
+        const void* given = side ? (const void*)r->dst : r->src;
+        base[side] = NULL;
+        if (given) { base[side] = (char*)(uintptr_t)given; continue; }
+        for (m = 0; m < g->n_mb; m++) if (g->mb_buf[m] == (int)acc->buffer) base[side] = (char*)x->arena + pl->mb_off[m] + acc->offset;
+        if (!base[side])
+            return CONCERTO__FAIL(x->ctx, CC_ERR_INVALID_ARG, "cc_exec_create: copy op '%s' has no address for its %s region "
+                                  "in bound buffer '%s'", cc__name(g, v), side ? "write" : "read", g->names.s + g->buf_name[acc->buffer]);
+    }
+    c->src = base[0];
+    c->dst = base[1];
+    c->width = (size_t)(rd->rows > 1 ? rd->row_bytes : wr->rows > 1 ? wr->row_bytes : rd->row_bytes);
+    c->height = (size_t)(cc__acc_bytes(rd) / c->width);
+    c->src_pitch = (size_t)(rd->rows > 1 ? rd->stride : c->width);
+    c->dst_pitch = (size_t)(wr->rows > 1 ? wr->stride : c->width);
+    return CC_OK;
 }
 
 /* The arena, and the collectives' NULL buffers resolved from their ops'
@@ -12892,6 +13075,8 @@ static cc_result cc__exec_arena(cc_exec* x) {
         if (acc->is_write) c->recv_buf = base + acc->offset;
         else c->send_buf = base + acc->offset;
     }
+    for (v = 0; v < pl->n_ops; v++)
+        if (pl->op[v].fn == cc__copy_fn && (rc = cc__exec_copy_resolve(x, v)) != CC_OK) return rc;
     for (v = 0; v < pl->n_ops; v++) {
         const cc_collective* c = &x->coll[v];
         if (c->kind == CC_COLL_NONE) continue;
@@ -12908,7 +13093,7 @@ static cc_result cc__exec_arena(cc_exec* x) {
 CONCERTO_API cc_result cc_exec_create(cc_context* ctx, cc_plan* plan, const cc_backend* be, cc_exec** out) {
     cc_exec* x;
     const cc_backend_fns* f;
-    int i, has_coll;
+    int i, has_coll = 0;
     cc_result rc;
     if (!ctx) return CC_ERR_INVALID_ARG;
     if (!plan || !be || !out) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "cc_exec_create: plan, backend or out is NULL");
@@ -12928,9 +13113,10 @@ CONCERTO_API cc_result cc_exec_create(cc_context* ctx, cc_plan* plan, const cc_b
     x->prof_se = (double*)cc__calloc(ctx, 2 * (size_t)plan->n_ops + 1, sizeof(double));
     x->prof_dur = (cc__time*)cc__calloc(ctx, 4 * (size_t)plan->n_ops + 1, sizeof(cc__time));
     x->coll = (cc_collective*)cc__calloc(ctx, (size_t)plan->n_ops + 1, sizeof(cc_collective));
+    x->cp = (cc_copy2d*)cc__calloc(ctx, (size_t)plan->n_ops + 1, sizeof(cc_copy2d));
     x->bound = (void**)cc__calloc(ctx, (size_t)plan->g->n_buf + 1, sizeof(void*));
     x->n_bound = plan->g->n_buf;
-    if (!x->streams || !x->events || !x->t || !x->prof || !x->prof_mk || !x->prof_dur || !x->prof_se || !x->coll || !x->bound) { cc_exec_destroy(x); return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_create: out of memory"); }
+    if (!x->streams || !x->events || !x->t || !x->prof || !x->prof_mk || !x->prof_dur || !x->prof_se || !x->coll || !x->cp || !x->bound) { cc_exec_destroy(x); return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_create: out of memory"); }
     if ((rc = cc__exec_arena(x)) != CC_OK) { cc_exec_destroy(x); return rc; }
     for (i = 0; i < plan->n_streams; i++)
         if ((rc = f->stream_create(be->self, i, &x->streams[i])) != CC_OK) {
@@ -12972,6 +13158,7 @@ static cc_result cc__exec_issue(cc_exec* x, int v, int with_waits) {
     if (rc == CC_OK && f->timestamp) rc = f->timestamp(self, st, &x->t[2 * v]);
     if (rc == CC_OK) {
         if (o->coll.kind != CC_COLL_NONE) rc = f->collective(self, st, &x->coll[v]);
+        else if (o->fn == cc__copy_fn) rc = f->copy(self, st, &x->cp[v]);
         else if (o->fn) rc = f->launch(self, st, o->fn, o->user_data);
     }
     if (rc == CC_OK && f->timestamp) rc = f->timestamp(self, st, &x->t[2 * v + 1]);
@@ -15311,6 +15498,18 @@ static cc_result cc__cpu_launch(void* self, void* stream, cc_op_fn fn, void* use
     return cc__cpu_push((cc__cpu_backend*)self, stream, &it);
 }
 
+/* A copy (cc_copy2d) on the stream's thread, row by row. */
+static void cc__cpu_copy_run(void* stream, void* user_data) {
+    const cc_copy2d* c = (const cc_copy2d*)user_data;
+    size_t r;
+    (void)stream;
+    for (r = 0; r < c->height; r++) memcpy((char*)c->dst + r * c->dst_pitch, (const char*)c->src + r * c->src_pitch, c->width);
+}
+
+static cc_result cc__cpu_copy(void* self, void* stream, const cc_copy2d* copy) {
+    return cc__cpu_launch(self, stream, cc__cpu_copy_run, (void*)(uintptr_t)copy);
+}
+
 /* Communicators whose collectives run on host threads; of the world's, only
    this rank's (a collective on another rank's view would run as that rank). */
 static cc_result cc__cpu_collective(void* self, void* stream, const cc_collective* coll) {
@@ -15423,7 +15622,8 @@ static const cc_backend_fns cc__cpu_backend_fns = {
     cc__cpu_timestamp, cc__cpu_synchronize, cc__cpu_now_us,
     NULL, NULL, NULL,   /* host memory serves the executor's collectives */
     NULL, NULL, NULL,   /* no step hooks, no labels */
-    cc__cpu_destroy
+    cc__cpu_destroy,
+    cc__cpu_copy
 };
 
 /* rank: NULL for a backend of a process that is one rank (no world). */

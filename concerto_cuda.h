@@ -138,7 +138,7 @@
    cudaEventQuery, cudaEventElapsedTime, cudaStreamBeginCapture,
    cudaStreamEndCapture, cudaGraphInstantiate, cudaGraphLaunch,
    cudaGraphExecDestroy, cudaGraphDestroy, cudaMalloc, cudaFree,
-   cudaMemcpyAsync, cudaGetLastError, cudaGetErrorString, cudaGetErrorName.
+   cudaMemcpyAsync, cudaMemcpy2DAsync, cudaGetLastError, cudaGetErrorString, cudaGetErrorName.
 
    THREADS: a backend is driven from one host thread, whose current device
    must be the backend's (checked when streams are made, memory is
@@ -237,7 +237,7 @@ extern "C" {
 #define CONCERTO__CUDA_LABEL_MAX 128
 
 /* what an entry of a step is */
-enum { CC__CUDA_LAUNCH = 1, CC__CUDA_COLL, CC__CUDA_RECORD, CC__CUDA_WAIT, CC__CUDA_STAMP };
+enum { CC__CUDA_LAUNCH = 1, CC__CUDA_COLL, CC__CUDA_RECORD, CC__CUDA_WAIT, CC__CUDA_STAMP, CC__CUDA_COPY };
 /* how the entries of the current step act: plain; plain and recorded (a
    warm-up); captured; replayed (nothing enqueued); not known yet (the
    first entry chooses) */
@@ -259,6 +259,8 @@ typedef struct cc__cuda_call {
     void* user_data;
     const cc_collective* coll;       /* COLL: the executor's descriptor ... */
     cc_collective coll_copy;         /* ... and what it said then */
+    const cc_copy2d* copy;           /* COPY: the executor's descriptor ... */
+    cc_copy2d copy_copy;             /* ... and what it said then */
     cudaEvent_t event;               /* RECORD, WAIT */
     double* where;                   /* STAMP */
     const char* label;               /* the op's name (the executor's pointer) */
@@ -543,6 +545,13 @@ static cc_result cc__cuda_plain(cc__cuda_backend* be, const cc__cuda_call* c) {
                 return cc__cuda_fail(be, e, "cudaEventRecord", "cuda backend: the event after a collective");
             return cc__cuda_add_coll(be, k, (long)idx);
         }
+        case CC__CUDA_COPY: {
+            const cc_copy2d* k = c->copy;
+            if ((e = cudaMemcpy2DAsync(k->dst, k->dst_pitch, k->src, k->src_pitch, k->width, k->height, cudaMemcpyDefault, s)) !=
+                cudaSuccess)
+                return cc__cuda_fail(be, e, "cudaMemcpy2DAsync", "cuda backend: a copy op");
+            return CC_OK;
+        }
         case CC__CUDA_RECORD:
             if ((e = cudaEventRecord(c->event, s)) != cudaSuccess)
                 return cc__cuda_fail(be, e, "cudaEventRecord", "cuda backend: recording an op's event");
@@ -646,6 +655,7 @@ static int cc__cuda_same_call(const cc__cuda_call* a, const cc__cuda_call* b) {
     switch (a->kind) {
         case CC__CUDA_LAUNCH: return a->fn == b->fn && a->user_data == b->user_data;
         case CC__CUDA_COLL: return a->coll == b->coll && cc__cuda_same_coll(&a->coll_copy, b->coll);
+        case CC__CUDA_COPY: return a->copy == b->copy && memcmp(&a->copy_copy, b->copy, sizeof *b->copy) == 0;
         case CC__CUDA_RECORD: case CC__CUDA_WAIT: return a->event == b->event;
         case CC__CUDA_STAMP: return a->where == b->where;
         default: return 0;
@@ -656,6 +666,7 @@ static const char* cc__cuda_call_name(int kind) {
     switch (kind) {
         case CC__CUDA_LAUNCH: return "launch";
         case CC__CUDA_COLL: return "collective";
+        case CC__CUDA_COPY: return "copy";
         case CC__CUDA_RECORD: return "event_record";
         case CC__CUDA_WAIT: return "stream_wait_event";
         case CC__CUDA_STAMP: return "timestamp";
@@ -750,6 +761,10 @@ static cc_result cc__cuda_capture_call(cc__cuda_backend* be, const cc__cuda_call
             }
             return cc__cuda_add_coll(be, k, -1);
         }
+        case CC__CUDA_COPY:
+            e = cudaMemcpy2DAsync(c->copy->dst, c->copy->dst_pitch, c->copy->src, c->copy->src_pitch, c->copy->width,
+                                  c->copy->height, cudaMemcpyDefault, c->stream->s);
+            break;
         case CC__CUDA_RECORD: e = cudaEventRecord(c->event, c->stream->s); break;
         case CC__CUDA_WAIT: e = cudaStreamWaitEvent(c->stream->s, c->event, 0); break;
         default: break;
@@ -1005,6 +1020,17 @@ static cc_result cc__cuda_collective(void* self, void* stream, const cc_collecti
     return cc__cuda_entry(be, &c);
 }
 
+/* A copy op (cc_copy2d) as one cudaMemcpy2DAsync on the stream. */
+static cc_result cc__cuda_copy(void* self, void* stream, const cc_copy2d* copy) {
+    cc__cuda_backend* be = (cc__cuda_backend*)self;
+    cc__cuda_call c;
+    CONCERTO__CUDA_STICKY(be);
+    if (!copy) return CONCERTO__FAIL(be->ctx, CC_ERR_INVALID_ARG, "cuda backend: a copy descriptor is NULL");
+    memset(&c, 0, sizeof c);
+    c.kind = CC__CUDA_COPY; c.stream = (cc__cuda_stream*)stream; c.copy = copy; c.copy_copy = *copy;
+    return cc__cuda_entry(be, &c);
+}
+
 static cc_result cc__cuda_event_create(void* self, void** out) {
     cc__cuda_backend* be = (cc__cuda_backend*)self;
     cudaEvent_t ev;
@@ -1236,7 +1262,8 @@ static const cc_backend_fns cc__cuda_backend_fns_table = {
     cc__cuda_timestamp, cc__cuda_synchronize, cc__cuda_now_us,
     cc__cuda_mem_alloc, cc__cuda_mem_free, cc__cuda_mem_copy,
     cc__cuda_step_begin, cc__cuda_step_end, cc__cuda_label,
-    cc__cuda_destroy
+    cc__cuda_destroy,
+    cc__cuda_copy
 };
 
 /* ---- public ------------------------------------------------------------------------*/

@@ -401,7 +401,7 @@ static double failing_now(void* self) { failing* f = (failing*)self; return f->i
 static const cc_backend_fns failing_fns = {
     "failing", "host", failing_stream_create, failing_stream_destroy, failing_launch, NULL,
     failing_event_create, failing_event_destroy, failing_event_record, failing_stream_wait_event,
-    failing_timestamp, failing_synchronize, failing_now, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+    failing_timestamp, failing_synchronize, failing_now, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
 };
 
 static cc_result failing_rank(cc_rank* rank, void* user) {
@@ -729,7 +729,7 @@ static cc_result counting_collective(void* self, void* stream, const cc_collecti
 static const cc_backend_fns counting_fns = {
     "counting", "host", failing_stream_create, failing_stream_destroy, failing_launch, counting_collective,
     failing_event_create, failing_event_destroy, failing_event_record, failing_stream_wait_event,
-    failing_timestamp, failing_synchronize, failing_now, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+    failing_timestamp, failing_synchronize, failing_now, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
 };
 
 typedef struct through_arg {

@@ -44,7 +44,8 @@ typedef struct standin__op {
     int kind;
     union {
         struct { cudaHostFn_t fn; void* data; } host;
-        struct { void* dst; const void* src; size_t n; unsigned long long dst_id, src_id; int memset_value; } mem;
+        struct { void* dst; const void* src; size_t n; unsigned long long dst_id, src_id; int memset_value;
+                 size_t rows, dpitch, spitch; } mem;   /* rows > 0: a 2-D copy of rows rows of n bytes */
         struct { const standin__ext_fns* fns; void* payload; } ext;
     } u;
 } standin__op;
@@ -545,7 +546,12 @@ static void standin__run_op(struct CUstream_st* s, standin__op* op) {
         }
         standin__unlock();
         if (is_set) memset(op->u.mem.dst, op->u.mem.memset_value, op->u.mem.n);
-        else memmove(op->u.mem.dst, op->u.mem.src, op->u.mem.n);
+        else if (op->u.mem.rows) {
+            size_t r;
+            for (r = 0; r < op->u.mem.rows; r++)
+                memmove((char*)op->u.mem.dst + r * op->u.mem.dpitch, (const char*)op->u.mem.src + r * op->u.mem.spitch,
+                        op->u.mem.n);
+        } else memmove(op->u.mem.dst, op->u.mem.src, op->u.mem.n);
         standin__lock();
         break;
     }
@@ -1802,9 +1808,10 @@ static const char* standin__kind_name(enum cudaMemcpyKind k) {
     }
 }
 
-/* lock held: checks a copy (src != NULL) or a memset and fills op */
-static cudaError_t standin__mem_op(const char* fn, int is_copy, void* dst, const void* src, size_t n, int value,
-                                   enum cudaMemcpyKind kind, standin__op* op) {
+/* lock held: checks a copy (src != NULL) or a memset of n bytes at dst
+   (n_src at src: a 2-D copy's extents differ) and fills op */
+static cudaError_t standin__mem_op2(const char* fn, int is_copy, void* dst, const void* src, size_t n, size_t n_src,
+                                    int value, enum cudaMemcpyKind kind, standin__op* op) {
     standin__alloc ad, as;
     int rd, rs = 0;
     memset(op, 0, sizeof *op);
@@ -1823,7 +1830,7 @@ static cudaError_t standin__mem_op(const char* fn, int is_copy, void* dst, const
         return cudaErrorInvalidValue;
     }
     rd = standin__check_extent(fn, "dst", dst, n, NULL, &ad);
-    if (is_copy) rs = standin__check_extent(fn, "src", src, n, NULL, &as);
+    if (is_copy) rs = standin__check_extent(fn, "src", src, n_src, NULL, &as);
     if (rd < 0 || rs < 0) return cudaErrorInvalidValue;
     if (!is_copy) {
         if (rd == 0 || ad.host) {
@@ -1844,6 +1851,11 @@ static cudaError_t standin__mem_op(const char* fn, int is_copy, void* dst, const
     }
     if (rd > 0) op->u.mem.dst_id = ad.id;
     return cudaSuccess;
+}
+
+static cudaError_t standin__mem_op(const char* fn, int is_copy, void* dst, const void* src, size_t n, int value,
+                                   enum cudaMemcpyKind kind, standin__op* op) {
+    return standin__mem_op2(fn, is_copy, dst, src, n, n, value, kind, op);
 }
 
 cudaError_t CUDARTAPI cudaMemcpy(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind) {
@@ -1871,6 +1883,35 @@ cudaError_t CUDARTAPI cudaMemcpyAsync(void* dst, const void* src, size_t count, 
     e = standin__get_stream(stream, "cudaMemcpyAsync", &s);
     if (e == cudaSuccess) e = standin__mem_op("cudaMemcpyAsync", 1, dst, src, count, 0, kind, &op);
     if (e == cudaSuccess) e = standin__submit(s, &op, "cudaMemcpyAsync");
+    standin__unlock();
+    return standin__seterr(e);
+}
+
+/* height rows of width bytes; each side's extent, (height - 1) * pitch +
+   width, checked as a 1-D copy's is. */
+cudaError_t CUDARTAPI cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                                        size_t height, enum cudaMemcpyKind kind, cudaStream_t stream) {
+    struct CUstream_st* s;
+    standin__op op;
+    cudaError_t e;
+    int empty = width == 0 || height == 0;
+    STANDIN__ENTER(cudaMemcpy2DAsync);
+    standin__lock();
+    e = standin__get_stream(stream, "cudaMemcpy2DAsync", &s);
+    if (e == cudaSuccess && !empty && (dpitch < width || spitch < width)) {
+        standin__violation("cudaMemcpy2DAsync: width %zu above dpitch %zu or spitch %zu", width, dpitch, spitch);
+        e = cudaErrorInvalidPitchValue;
+    }
+    if (e == cudaSuccess)
+        e = standin__mem_op2("cudaMemcpy2DAsync", 1, dst, src, empty ? 0 : (height - 1) * dpitch + width,
+                             empty ? 0 : (height - 1) * spitch + width, 0, kind, &op);
+    if (e == cudaSuccess && !empty) {
+        op.u.mem.n = width;
+        op.u.mem.rows = height;
+        op.u.mem.dpitch = dpitch;
+        op.u.mem.spitch = spitch;
+    }
+    if (e == cudaSuccess) e = standin__submit(s, &op, "cudaMemcpy2DAsync");
     standin__unlock();
     return standin__seterr(e);
 }

@@ -30,7 +30,7 @@
     X(cudaLaunchHostFunc, 0) X(cudaStreamBeginCapture, 0) X(cudaStreamEndCapture, 0) \
     X(cudaStreamIsCapturing, 0) X(cudaGraphInstantiate, 0) X(cudaGraphLaunch, 0) X(cudaGraphExecDestroy, 0) \
     X(cudaGraphDestroy, 0) X(cudaMalloc, 0) X(cudaFree, 0) X(cudaMallocHost, 0) X(cudaFreeHost, 0) \
-    X(cudaMemcpy, 0) X(cudaMemcpyAsync, 0) X(cudaMemsetAsync, 0) X(cudaGetLastError, 0) \
+    X(cudaMemcpy, 0) X(cudaMemcpyAsync, 0) X(cudaMemcpy2DAsync, 0) X(cudaMemsetAsync, 0) X(cudaGetLastError, 0) \
     X(cudaPeekAtLastError, 0) X(cudaGetErrorString, 2) X(cudaGetErrorName, 2) \
     X(ncclGetVersion, 1) X(ncclGetUniqueId, 1) X(ncclCommInitRank, 1) X(ncclCommInitRankConfig, 1) X(ncclCommInitAll, 1) \
     X(ncclCommSplit, 1) X(ncclCommDestroy, 1) X(ncclCommAbort, 1) X(ncclCommFinalize, 1) \
