@@ -47,9 +47,9 @@
 
    A trainer builds the graph of its step (cc_graph_*), measures each op on
    its backend (cc_exec_profile_ops), lets the library rewrite the step
-   (cc_graph_decompose splits a synchronous all-reduce, with the ops that
-   produce and consume its rows and, a few ops further, theirs, into
-   chunks that overlap; cc_graph_fuse
+   (cc_graph_decompose splits a synchronous all-reduce, reduce-scatter or
+   all-gather, with the ops that produce and consume its rows and, a few
+   ops further, theirs, into chunks that overlap; cc_graph_fuse
    merges small all-reduces into buckets; each rewrite judged by the
    scheduler), schedules it (cc_sched_solve), turns the schedule's order
    into per-stream sequences with the fewest cross-stream waits
@@ -427,7 +427,9 @@ typedef void (*cc_op_chunk_fn)(void* stream, void* user_data, int chunk, int n_c
    and n may not exceed E. For each chunk the rule gives the op's regions:
    a region that follows the axis is cut, one that does not is used whole
    by every chunk, and a partial-sum output is written by every chunk
-   (chunk 0 overwrites it, later chunks add into it, in chunk order).
+   (chunk 0 overwrites it, later chunks add into it, in chunk order; a
+   decomposition beside a reduce-scatter or all-gather runs chunk 0 first
+   and the others in its own order, see cc_graph_decompose).
 
    Exactness: a split whose every output follows the axis (rows, columns,
    heads) computes each output element as the whole op does, so its results
@@ -503,7 +505,8 @@ typedef struct cc_op_desc {
                                   its first read (write) region, resolved by cc_exec_create */
     cc_op_chunk_fn chunk_fn;  /* optional: the work of chunk `chunk` of `n_chunks`; makes a compute op
                                  decomposable. fn is still required (the whole op). Chunks of one op run in
-                                 order 0..n-1; a chunk that writes a region with split_rows 0 (e.g. a weight
+                                 order 0..n-1 (beside a reduce-scatter or all-gather: chunk 0 first, then in
+                                 the order cc_graph_decompose gives); a chunk that writes a region with split_rows 0 (e.g. a weight
                                  gradient summed over rows) must overwrite it in chunk 0 and accumulate after. */
     const cc_split* split;     /* optional: how the op splits (copied; see split rules). Needs fn and part_fn */
     cc_op_part_fn part_fn;     /* the work of one chunk of a split, told its axis and part */
@@ -1105,20 +1108,28 @@ CONCERTO_API double cc_busbw_gbps(cc_coll_kind kind, uint64_t n_bytes, int n_ran
    buffer addresses: ranks whose buffers are laid out differently can fuse
    differently, which cc_exec_agree then reports).
 
-   Decomposition splits a synchronous in-place all-reduce whose written
-   region has split_rows > 0 into k chunks along rows, with its context,
-   so that chunk i's collective overlaps chunk i+1's compute. The context is
-   the ops that produce and consume its rows and, up to max_context_depth
-   ops from the collective, the producers of those producers and the
-   consumers of those consumers whose chunks line up with theirs (chunk i
-   needs no later chunk of another op), stopping at ops next to another
-   collective. Collectives are tried most exposed first: the most time not
-   overlapped by compute in the current judged schedule. To make an op
-   decomposable either give it a split rule that allows rows and a part_fn
-   (see split rules: the rule gives each chunk's regions, and chunks may be
-   uneven), or a chunk_fn and, in every region it reads or writes, how it
-   splits (split_rows). Only all-reduces and only the rows axis are split
-   so far: an all-reduce's chunk is a contiguous run of its rows.
+   Decomposition splits a synchronous collective into N chunks along rows,
+   with its context, so that chunk i's collective overlaps chunk i+1's
+   compute: an in-place all-reduce whose written region has split_rows > 0
+   (a chunk is a contiguous run of its rows), a reduce-scatter (matmul ->
+   reduce-scatter, as in sequence parallelism and ZeRO's gradient shards)
+   or an all-gather (all-gather -> matmul). A chunk of a reduce-scatter or
+   all-gather moves each rank's part of the chunk, so every rank's data
+   keeps its layout: chunk i is sub-block i of every rank's block, packed
+   (reduce-scatter) or unpacked (all-gather) by a copy op through a
+   transient buffer, and the ops on the side of the rank blocks are cut so
+   that the pieces of chunk i cover exactly those rows, one piece per
+   rank's block. The context is the same rule propagation for every kind:
+   the ops that produce and consume the collective's data and, up to
+   max_context_depth ops from it, the producers of those producers and the
+   consumers of those consumers whose pieces line up with theirs (a piece
+   needs no later chunk's piece of another op), stopping at ops next to
+   another collective. Collectives are tried most exposed first: the most
+   time not overlapped by compute in the current judged schedule. To make
+   an op decomposable either give it a split rule that allows rows and a
+   part_fn (see split rules: the rule gives each piece's regions, and
+   pieces may be uneven), or a chunk_fn and, in every region it reads or
+   writes, how it splits (split_rows). Only the rows axis is used so far.
 
    Fusion merges runs of small all-reduces into one (bucketing). Only
    CC_COLL_ALL_REDUCE is fused: concatenating the other kinds changes where
@@ -1196,24 +1207,41 @@ CONCERTO_API cc_rewrite_desc cc_rewrite_query_defaults(const cc_rewrite_desc* de
    estimates (profile it again for measured ones); handles of the input name none of its ops.
    If the judged makespan cannot be improved, *out is an unchanged copy (n_changed 0). On failure *out is
    NULL and the report zero.
-   Decomposition: candidates are in-place all-reduces whose written regions all have split_rows > 0,
-   tried most exposed first (the collective's time not overlapped by compute in the judged schedule of
-   the graph as rewritten so far; program order on ties), each on the graph as rewritten so far. An op with k chunks is replaced by k
-   ops at its place, "<name>#<i>/<k>", chained in chunk order; chunk i's regions are rows [i*R/k,
-   (i+1)*R/k) of the split regions and the whole of the others (an op with a split rule: the regions its
-   rule gives chunk i of k along rows, checked by cc_op_split_check); a chunk collective covers elements
-   [i*n/k, (i+1)*n/k). The all-reduce's producers (the last writers of its rows) and consumers (readers
-   of its result up to the next writer) must all split in rows (a rule or a chunk_fn; with exact_only,
-   exactly), and k must divide the collective's n_elems and every split_rows of the ops without a rule.
-   The context grows from them, breadth first, to at most max_context_depth ops from the collective:
-   producers of what a producer reads, consumers of what a consumer writes, each taken if it splits in k
-   rows, is no producer or consumer of another collective, and lines up with every op already taken (no
-   chunk i of the later op of a pair touches what the earlier op's chunk m > i writes, or writes what
-   it reads). k = 2, 4, ..., max_chunks is tried while doubling k shortens the judged makespan, with the
-   grown context, then (if none of it is strictly better) with the immediate one alone; the best is kept
-   if strictly better. A collective with NULL buffers (resolved from its regions) is a candidate where its first read and write regions hold exactly its elements; its chunks keep NULL buffers and resolve from their chunk regions. Chunk ops call chunk_fn (part_fn) through a record the new graph owns (copies of the graph get
-   their own); they have no chunk_fn themselves, so a context is split once. cc_op_user_data of a chunk
-   op still gives the op's user_data.
+   Decomposition: candidates are in-place all-reduces whose written regions all have split_rows > 0, and
+   reduce-scatters and all-gathers with one read and one write region, each holding exactly the
+   collective's elements on its side (contiguous). They are tried most exposed first (the collective's
+   time not overlapped by compute in the judged schedule of the graph as rewritten so far; program order
+   on ties), each on the graph as rewritten so far. The context: the collective's producers (the last
+   writers of what it reads; of an all-reduce, of what it accesses) and consumers (readers of what it
+   wrote, up to the next writer), which must all split in rows (a rule or a chunk_fn; with exact_only,
+   exactly), and, grown from them breadth first to at most max_context_depth ops from the collective,
+   producers of what a producer reads and consumers of what a consumer writes, each taken if it splits,
+   is no producer or consumer of another collective, and lines up with every op already taken.
+   In N chunks, the collective's chunk i covers elements [i*n/N, (i+1)*n/N) of n_elems n: of its buffer
+   (all-reduce), or of every rank's block on the full side (the send of a reduce-scatter, the receive of
+   an all-gather) and of its own block on the other. A reduce-scatter's chunk i is a copy op
+   "<name>#<i>/<N>.pack" on its stream (sub-block i of every block, in rank order, into a transient buffer
+   "<name>#<i>/<N>.buf"), then "<name>#<i>/<N>" reduce-scattering that buffer into sub-block i of its
+   block; an all-gather's is "<name>#<i>/<N>", gathering sub-block i of its block into such a buffer, then
+   "<name>#<i>/<N>.unpack" into sub-block i of every block; the chunk collectives are chained in chunk
+   order. A compute op of the context is cut in N pieces, or, on the full side of a reduce-scatter or
+   all-gather, in n_ranks * N pieces, piece j*N + i being sub-block i of block j (the rows it covers there
+   when its rule's extent divides evenly), so that chunk i's compute is i's rows of every block. Each
+   piece c of k is an op at its place, "<name>#<c>/<k>", its regions those of rows [c*R/k, (c+1)*R/k) of
+   each split region and the whole of the others (an op with a split rule: the regions its rule gives
+   piece c of k along rows, checked by cc_op_split_check); the pieces of one op are chained in the order
+   they run: c = 0 .. k-1, or on the full side chunk by chunk (sub-block i of every block, block 0 first,
+   before sub-block i + 1), piece 0 first either way. N must divide n_elems (and every split_rows of an
+   all-reduce's context ops without a rule), and every op must split in its pieces. A piece lines up if
+   no piece of the earlier op of a pair that belongs to a later chunk touches what a piece of the later op
+   accesses (one writing). N = 2, 4, ..., max_chunks is tried while doubling N shortens the judged
+   makespan, with the grown context, then (if none of it is strictly better) with the immediate one
+   alone; the best is kept if strictly better. A collective with NULL buffers (resolved from its regions)
+   is a candidate where its first read and write regions hold exactly its elements; its chunks keep NULL
+   buffers and resolve from their chunk regions (a reduce-scatter's send and an all-gather's receive:
+   from the transient buffer). Chunk ops call chunk_fn (part_fn) through a record the new graph owns
+   (copies of the graph get their own); they have no chunk_fn themselves, so a context is split once.
+   cc_op_user_data of a chunk op still gives the op's user_data.
    Fusion: the fused op sits at its last member's place in program order, named "<first>+<k-1>", with
    the members' regions and explicit edges, n_elems their sum and the lowest send/receive addresses; members with NULL buffers must hold exactly their elements in their first regions, each side in one buffer, contiguous there, and the fused op lists the lower member's regions first.
    A bucket is refused if an op between its members touches the region of an earlier member or has an
@@ -11654,7 +11682,10 @@ static int cc__coll_rewritable(const cc__rw_src* s, int i) {
 }
 
 /* An in-place all-reduce whose every written region is split in rows (a
-   NULL buffer's region too: its chunks take their elements from it). */
+   NULL buffer's region too: its chunks take their elements from it); or a
+   reduce-scatter or all-gather with one read and one write region, each
+   holding exactly its elements on that side (n_ranks blocks on the full
+   side: the send of a reduce-scatter, the receive of an all-gather). */
 static int cc__dec_candidate(const cc__rw_src* s, int i) {
     const cc_graph* g = s->g;
     const cc_collective* c = cc__op_coll(g, i);
@@ -11662,6 +11693,18 @@ static int cc__dec_candidate(const cc__rw_src* s, int i) {
     size_t a;
     int n_w = 0, buf;
     uintptr_t at;
+    if (c && (c->kind == CC_COLL_REDUCE_SCATTER || c->kind == CC_COLL_ALL_GATHER) && c->n_elems > 0) {
+        const cc__access *rd = NULL, *wr = NULL;
+        uint64_t blk = (uint64_t)c->n_elems * cc__dtype_size(c->dtype), full, shard;
+        if (s->acc_off[i + 1] - s->acc_off[i] != 2) return 0;
+        for (a = s->acc_off[i]; a < s->acc_off[i + 1]; a++)
+            if (g->acc[a].is_write) wr = &g->acc[a];
+            else rd = &g->acc[a];
+        if (!rd || !wr || rd->rows > 1 || wr->rows > 1 || !cc__coll_rewritable(s, i)) return 0;
+        full = c->kind == CC_COLL_REDUCE_SCATTER ? rd->n_bytes : wr->n_bytes;
+        shard = c->kind == CC_COLL_REDUCE_SCATTER ? wr->n_bytes : rd->n_bytes;
+        return shard == blk && full % blk == 0 && full / blk >= 1;
+    }
     if (!c || c->kind != CC_COLL_ALL_REDUCE || c->n_elems == 0 || c->send_buf != c->recv_buf) return 0;
     if (!cc__coll_rewritable(s, i)) return 0;
     if ((x = cc__coll_at(s, i, 0, &buf, &at)) != NULL && !x->split_rows) return 0;
@@ -11732,6 +11775,8 @@ typedef struct cc__dec_node { int op, parent, kind, depth; } cc__dec_node;   /* 
 typedef struct cc__dec_ctx {
     int a;
     cc_axis axis;
+    cc_coll_kind kind;               /* a's */
+    int ranks;                       /* a reduce-scatter's or all-gather's blocks (n_ranks); 1 for an all-reduce */
     cc__dec_node* node; size_t n_node, node_cap;
     size_t n_near;
     int ok;                          /* every immediate neighbour splits along the axis */
@@ -11753,6 +11798,15 @@ static cc_result cc__dec_reach(cc__rw* w, const cc__rw_src* s, int a, cc_axis ax
     size_t h;
     cc_result rc = CC_OK;
     C->a = a; C->axis = axis; C->n_node = C->n_near = 0; C->ok = 1;
+    C->kind = cc__op_coll(g, a)->kind;
+    C->ranks = 1;
+    if (C->kind != CC_COLL_ALL_REDUCE) {   /* the full side's bytes over a block's */
+        uint64_t full = 0, blk = (uint64_t)cc__op_coll(g, a)->n_elems * cc__dtype_size(cc__op_coll(g, a)->dtype);
+        size_t p;
+        for (p = s->acc_off[a]; p < s->acc_off[a + 1]; p++)
+            if (g->acc[p].is_write == (C->kind == CC_COLL_ALL_GATHER)) full = g->acc[p].n_bytes;
+        C->ranks = (int)(full / blk);
+    }
     buf = (int*)cc__alloc(w->ctx, ((size_t)g->n + 1) * sizeof *buf);
     buf2 = (int*)cc__alloc(w->ctx, ((size_t)g->n + 1) * sizeof *buf2);
     seen = (char*)cc__calloc(w->ctx, (size_t)g->n + 1, 1);
@@ -11760,7 +11814,7 @@ static cc_result cc__dec_reach(cc__rw* w, const cc__rw_src* s, int a, cc_axis ax
     if (!buf || !buf2 || !seen || !mark) { rc = CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", w->who); goto done; }
     mark[a] = 1;
     for (side = 0; side < 2 && rc == CC_OK; side++) {
-        if ((rc = cc__dec_scan(w, s, a, side, 1, buf, &n, seen)) != CC_OK) break;
+        if ((rc = cc__dec_scan(w, s, a, side, C->kind == CC_COLL_ALL_REDUCE, buf, &n, seen)) != CC_OK) break;
         for (m = 0; m < n && rc == CC_OK; m++) {
             int kind = cc__dec_kind(w, s, buf[m], axis);
             if (!kind) C->ok = 0;
@@ -11790,9 +11844,10 @@ done:
 }
 
 /* cc_op_split_check of op j along axis in k, quietly (a candidate that
-   does not split is no error of the rewrite's): 1 if it passes (and is
-   exact where the desc asks for exact splits). */
-static int cc__rw_splits(cc__rw* w, const cc_graph* g, int j, cc_axis axis, int k) {
+   does not split is no error of the rewrite's): *yes 1 if it passes (and
+   is exact where the desc asks for exact splits). Fails only out of
+   memory. */
+static cc_result cc__rw_splits(cc__rw* w, const cc_graph* g, int j, cc_axis axis, int k, int* yes) {
     cc_context* ctx = w->ctx;
     char saved_msg[CONCERTO__MSG_MAX];
     cc_logger saved_logger = ctx->logger;
@@ -11804,45 +11859,87 @@ static int cc__rw_splits(cc__rw* w, const cc_graph* g, int j, cc_axis axis, int 
     ctx->logger = saved_logger;
     ctx->last_result = saved_result;
     memcpy(ctx->last_error, saved_msg, sizeof saved_msg);
-    return rc == CC_OK && (exact || !w->d.exact_only);
+    *yes = rc == CC_OK && (exact || !w->d.exact_only);
+    if (rc == CC_ERR_OUT_OF_MEMORY) return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", w->who);
+    return CC_OK;
 }
 
-/* 1 if op j (role r) splits in k: by its rule (r 3: cc_op_split_check;
-   chunks may be uneven), or by split_rows (r 1, 2), whose every split
-   region's rows k divides (a contiguous region's bytes divide into its
-   rows). */
-static int cc__dec_splits_in(cc__rw* w, const cc__rw_src* s, int j, int r, cc_axis axis, int k) {
+/* *yes 1 if op j (role r) splits in k: by its rule (r 3:
+   cc_op_split_check; chunks may be uneven), or by split_rows (r 1, 2),
+   whose every split region's rows k divides (a contiguous region's bytes
+   divide into its rows). Fails only out of memory. */
+static cc_result cc__dec_splits_in(cc__rw* w, const cc__rw_src* s, int j, int r, cc_axis axis, int k, int* yes) {
     const cc_graph* g = s->g;
     size_t p;
-    if (r == 3) return cc__rw_splits(w, g, j, axis, k);
+    if (r == 3) return cc__rw_splits(w, g, j, axis, k, yes);
+    *yes = 1;
     for (p = s->acc_off[j]; p < s->acc_off[j + 1]; p++) {
         const cc__access* x = &g->acc[p];
-        if (x->split_rows && (x->split_rows % (uint64_t)k || (x->rows <= 1 && x->n_bytes % x->split_rows))) return 0;
+        if (x->split_rows && (x->split_rows % (uint64_t)k || (x->rows <= 1 && x->n_bytes % x->split_rows))) *yes = 0;
     }
-    return 1;
+    return CC_OK;
 }
 
-/* 1 if k chunks fit the context (role) of collective a: k divides its
-   n_elems and every op of the context splits in k. */
-static int cc__dec_fits(cc__rw* w, const cc__rw_src* s, const char* role, int a, cc_axis axis, int k) {
+/* The full side of a reduce-scatter or all-gather is its n_ranks blocks:
+   the send of a reduce-scatter, whose producers are on it, the receive of
+   an all-gather, whose consumers are. Chunk i of N of the collective moves
+   sub-block i of every rank's block, so an op on the full side is cut in
+   n_ranks * N pieces, piece j*N + i being sub-block i of block j, and piece
+   c belongs to the collective's chunk c % N (its stage); an op elsewhere
+   (and every op of an all-reduce's context) is cut in N, piece c in stage
+   c. */
+static int cc__dec_full(const cc__dec_ctx* C, int j) {
+    return C->ranks > 1 && j != C->a &&
+           ((C->kind == CC_COLL_REDUCE_SCATTER && j < C->a) || (C->kind == CC_COLL_ALL_GATHER && j > C->a));
+}
+static int cc__dec_pieces(const cc__dec_ctx* C, int j, int N) { return cc__dec_full(C, j) ? C->ranks * N : N; }
+static int cc__dec_stage(const cc__dec_ctx* C, int j, int c, int N) { return cc__dec_full(C, j) ? c % N : c; }
+
+/* *yes 1 if N chunks fit the context (role) of C's collective: N divides
+   its n_elems (and, for an all-reduce, its split regions' rows) and every
+   op of the context splits in its pieces. Fails only out of memory. */
+static cc_result cc__dec_fits(cc__rw* w, const cc__rw_src* s, const cc__dec_ctx* C, const char* role, int N, int* yes) {
     const cc_graph* g = s->g;
     int j;
-    if (cc__op_coll(g, a)->n_elems % (size_t)k) return 0;
-    for (j = 0; j < g->n; j++)
-        if (role[j] && !cc__dec_splits_in(w, s, j, role[j], axis, k)) return 0;
-    return 1;
+    cc_result rc = CC_OK;
+    *yes = cc__op_coll(g, C->a)->n_elems % (size_t)N == 0;
+    for (j = 0; j < g->n && *yes && rc == CC_OK; j++) {
+        if (!role[j] || (j == C->a && C->kind != CC_COLL_ALL_REDUCE)) continue;
+        rc = cc__dec_splits_in(w, s, j, role[j], C->axis, cc__dec_pieces(C, j, N), yes);
+    }
+    return rc;
 }
 
 /* Chunk ch of k of op i of a context (role r) along axis: its regions,
    reads then writes, into regs (regions of s->g), *n of them, the first
    *nr reads; part (one per write) its partial-sum flags. By the op's rule
-   (r 3), or by split_rows (r 1, 2): rows [ch*R/k, (ch+1)*R/k) of each
-   region with split_rows R, the others whole. */
+   (r 3); by split_rows (r 1, an all-reduce): rows [ch*R/k, (ch+1)*R/k) of
+   each region with split_rows R, the others whole; a reduce-scatter's or
+   all-gather's chunk: sub-block ch of its block on the shard side
+   (contiguous) and of every rank's block on the full side (strided, one
+   row a block). */
 static cc_result cc__dec_chunk(const cc__rw_src* s, int i, int r, cc_axis axis, int ch, int k, cc_region* regs, int* part, int* nr,
                                int* n) {
+    const cc_collective* c = cc__op_coll(s->g, i);
     int q;
     *n = cc__rw_regions(s, i, s->g, regs, nr);
     if (r == 3) return cc__split_regions((cc_graph*)s->g, i, axis, ch, k, regs, regs + *nr, part);
+    if (c && c->kind != CC_COLL_ALL_REDUCE) {   /* a candidate: one read, one write */
+        uint64_t blk = (uint64_t)c->n_elems * cc__dtype_size(c->dtype), sub = blk / (uint64_t)k;
+        int rs = c->kind == CC_COLL_REDUCE_SCATTER;
+        cc_region* full = &regs[rs ? 0 : 1];
+        cc_region* shard = &regs[rs ? 1 : 0];
+        uint64_t ranks = full->n_bytes / blk;
+        shard->offset_bytes += (uint64_t)ch * sub;
+        shard->n_bytes = sub;
+        shard->split_rows = 0;
+        full->offset_bytes += (uint64_t)ch * sub;
+        full->n_bytes = sub;
+        full->split_rows = 0;
+        full->n_rows = ranks >= 2 ? ranks : 0;
+        full->stride_bytes = ranks >= 2 ? blk : 0;
+        return CC_OK;
+    }
     for (q = 0; q < *n; q++) {
         cc_region* rg = &regs[q];
         if (rg->split_rows && rg->n_rows > 1) {   /* strided: its rows in k runs */
@@ -11889,7 +11986,7 @@ static int cc__dec_conflict(const cc_region* x, int nx, int rx, const cc_region*
     return 0;
 }
 
-/* Every chunk of op i (role r) in k: chunk ch's regions at regs[ch * st ..]. */
+/* Every piece of op i (role r) in k: piece ch's regions at regs[ch * st ..]. */
 static cc_result cc__dec_chunks(const cc__rw_src* s, int i, int r, cc_axis axis, int k, cc_region* regs, size_t st, int* part,
                                 int* nr, int* n) {
     int ch;
@@ -11898,45 +11995,50 @@ static cc_result cc__dec_chunks(const cc__rw_src* s, int i, int r, cc_axis axis,
     return rc;
 }
 
-/* *yes = 1 if op q (role r), split in k, lines up with every op of the
-   context (role): of each pair, the earlier op's chunk m conflicts with
-   the later op's chunk i only where m <= i, so that chunk i waits for no
-   later chunk and the chunks pipeline. Cost: O(context * k^2 * regions^2). */
-static cc_result cc__dec_lines_up(cc__rw* w, const cc__rw_src* s, const char* role, cc_axis axis, int q, int r, int k, int* yes) {
+/* *yes = 1 if op q (role r), cut in its pieces for N chunks, lines up with
+   every op of the context (role): of each pair, a piece of the earlier op
+   conflicts with a piece of the later one only where its stage is not
+   after the later piece's, so that no piece waits for a later stage and
+   the chunks pipeline. Cost: O(context * pieces^2 * regions^2). */
+static cc_result cc__dec_lines_up(cc__rw* w, const cc__rw_src* s, const cc__dec_ctx* C, const char* role, int q, int r, int N,
+                                  int* yes) {
     const cc_graph* g = s->g;
     size_t st = s->max_acc ? s->max_acc : 1;
-    cc_region* A = (cc_region*)cc__alloc(w->ctx, (size_t)k * st * sizeof *A);
-    cc_region* B = (cc_region*)cc__alloc(w->ctx, (size_t)k * st * sizeof *B);
+    int kq = cc__dec_pieces(C, q, N), kmax = C->ranks * N;
+    cc_region* A = (cc_region*)cc__alloc(w->ctx, (size_t)kmax * st * sizeof *A);
+    cc_region* B = (cc_region*)cc__alloc(w->ctx, (size_t)kmax * st * sizeof *B);
     int* part = (int*)cc__alloc(w->ctx, st * sizeof *part);
     int na = 0, ra = 0, nb = 0, rb = 0, c, i, m;
     cc_result rc = CC_OK;
     *yes = 0;
     if (!A || !B || !part) { rc = CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", w->who); goto done; }
-    if ((rc = cc__dec_chunks(s, q, r, axis, k, A, st, part, &ra, &na)) != CC_OK) goto done;
+    if ((rc = cc__dec_chunks(s, q, r, C->axis, kq, A, st, part, &ra, &na)) != CC_OK) goto done;
     *yes = 1;
     for (c = 0; c < g->n && *yes; c++) {
         const cc_region *E, *L;
-        int ne, re, nl, rl;
+        int ne, re, nl, rl, ke, kl, e_op, l_op, kc = cc__dec_pieces(C, c, N);
         if (!role[c] || c == q) continue;
-        if ((rc = cc__dec_chunks(s, c, role[c], axis, k, B, st, part, &rb, &nb)) != CC_OK) { *yes = 0; break; }
-        if (c < q) { E = B; ne = nb; re = rb; L = A; nl = na; rl = ra; }
-        else { E = A; ne = na; re = ra; L = B; nl = nb; rl = rb; }
-        for (i = 0; i < k && *yes; i++)
-            for (m = i + 1; m < k && *yes; m++)
-                if (cc__dec_conflict(E + (size_t)m * st, ne, re, L + (size_t)i * st, nl, rl)) *yes = 0;
+        if ((rc = cc__dec_chunks(s, c, role[c], C->axis, kc, B, st, part, &rb, &nb)) != CC_OK) { *yes = 0; break; }
+        if (c < q) { E = B; ne = nb; re = rb; ke = kc; e_op = c; L = A; nl = na; rl = ra; kl = kq; l_op = q; }
+        else { E = A; ne = na; re = ra; ke = kq; e_op = q; L = B; nl = nb; rl = rb; kl = kc; l_op = c; }
+        for (i = 0; i < kl && *yes; i++)
+            for (m = 0; m < ke && *yes; m++)
+                if (cc__dec_stage(C, e_op, m, N) > cc__dec_stage(C, l_op, i, N) &&
+                    cc__dec_conflict(E + (size_t)m * st, ne, re, L + (size_t)i * st, nl, rl))
+                    *yes = 0;
     }
 done:
     cc__free(w->ctx, A); cc__free(w->ctx, B); cc__free(w->ctx, part);
     return rc;
 }
 
-/* The context C in k chunks, into role (one per op): the collective (2)
-   and its immediate neighbours (their kind), if k fits them; then, unless
+/* The context C in N chunks, into role (one per op): the collective (2)
+   and its immediate neighbours (their kind), if N fits them; then, unless
    near_only, each op reached beyond them, in the order reached, whose
-   parent is in, that splits in k and lines up with every op already in.
-   *fits 0 (role all zero) if k does not fit the immediate context; *grown
-   1 if an op beyond it is in. */
-static cc_result cc__dec_roles(cc__rw* w, const cc__rw_src* s, const cc__dec_ctx* C, int k, int near_only, char* role, int* fits,
+   parent is in, that splits in its pieces and lines up with every op
+   already in. *fits 0 (role all zero) if N does not fit the immediate
+   context; *grown 1 if an op beyond it is in. */
+static cc_result cc__dec_roles(cc__rw* w, const cc__rw_src* s, const cc__dec_ctx* C, int N, int near_only, char* role, int* fits,
                                int* grown) {
     const cc_graph* g = s->g;
     size_t h;
@@ -11946,40 +12048,123 @@ static cc_result cc__dec_roles(cc__rw* w, const cc__rw_src* s, const cc__dec_ctx
     *fits = *grown = 0;
     role[C->a] = 2;
     for (h = 0; h < C->n_near; h++) role[C->node[h].op] = (char)C->node[h].kind;
-    if (!cc__dec_fits(w, s, role, C->a, C->axis, k)) { memset(role, 0, (size_t)g->n); return CC_OK; }
+    if ((rc = cc__dec_fits(w, s, C, role, N, &yes)) != CC_OK || !yes) { memset(role, 0, (size_t)g->n); return rc; }
     *fits = 1;
     for (h = C->n_near; h < C->n_node && !near_only; h++) {
         const cc__dec_node* nd = &C->node[h];
-        if (!role[C->node[nd->parent].op] || !cc__dec_splits_in(w, s, nd->op, nd->kind, C->axis, k)) continue;
-        if ((rc = cc__dec_lines_up(w, s, role, C->axis, nd->op, nd->kind, k, &yes)) != CC_OK) return rc;
+        if (!role[C->node[nd->parent].op]) continue;
+        if ((rc = cc__dec_splits_in(w, s, nd->op, nd->kind, C->axis, cc__dec_pieces(C, nd->op, N), &yes)) != CC_OK) return rc;
+        if (!yes) continue;
+        if ((rc = cc__dec_lines_up(w, s, C, role, nd->op, nd->kind, N, &yes)) != CC_OK) return rc;
         if (yes) { role[nd->op] = (char)nd->kind; *grown = 1; }
     }
     return CC_OK;
 }
 
-/* The graph with every op of the context (role) replaced by k chunk ops in
-   its place along axis; x->first / x->count say where each source op went. */
-static cc_result cc__dec_build(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x, const char* role, cc_axis axis, int k,
+/* A reduce-scatter's or all-gather's N chunks into dst, in chunk order,
+   each moving sub-block ch of every rank's block through a transient
+   buffer "<name>#<ch>/<N>.buf" of n_ranks sub-blocks in rank order: a
+   reduce-scatter's chunk packs them from its send ("...pack", a copy op on
+   its stream) and reduce-scatters the buffer into sub-block ch of its
+   receive; an all-gather's chunk gathers sub-block ch of its send into the
+   buffer and unpacks it into its receive ("...unpack"). The chunk
+   collectives are chained in chunk order. */
+static cc_result cc__dec_build_coll(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x, cc_graph* dst, int i, cc_axis axis, int N) {
+    const cc_graph* g = s->g;
+    const cc_collective* c = cc__op_coll(g, i);
+    size_t each = c->n_elems / (size_t)N;
+    uint64_t sub = (uint64_t)each * cc__dtype_size(c->dtype);
+    int rs = c->kind == CC_COLL_REDUCE_SCATTER, ch, q, nr, n, dem[CONCERTO_MAX_RESOURCES], prev = -1;
+    cc_result rc = CC_OK;
+    for (ch = 0; ch < N && rc == CC_OK; ch++) {
+        cc_op_desc d;
+        cc_split sp;
+        cc_collective part;
+        cc_buffer tb;
+        cc_region whole;
+        cc_op dep;
+        uint64_t ranks;
+        const char* nm = cc__name(g, i);
+        cc__rw_desc_of(s, i, dst, x->regs, dem, &sp, &d);
+        if ((rc = cc__dec_chunk(s, i, 2, axis, ch, N, x->regs, x->part, &nr, &n)) != CC_OK) break;
+        for (q = 0; q < n; q++) x->regs[q].buffer.graph = dst->serial;
+        ranks = x->regs[rs ? 0 : 1].n_rows > 1 ? x->regs[rs ? 0 : 1].n_rows : 1;
+        snprintf(x->name, x->name_cap, "%s#%d/%d.buf", nm, ch, N);
+        if ((rc = cc__graph_add_buffer(dst, x->name, ranks * sub, 1, &tb)) != CC_OK) break;
+        memset(&whole, 0, sizeof whole);
+        whole.buffer = tb;
+        whole.n_bytes = ranks * sub;
+        part = *c;
+        part.n_elems = each;
+        if (rs) {
+            snprintf(x->name, x->name_cap, "%s#%d/%d.pack", nm, ch, N);
+            if ((rc = cc__rw_add_copy(w, dst, x->name, d.stream, &x->regs[0],
+                                      c->send_buf ? (const char*)c->send_buf + ch * sub : NULL, &whole, NULL, NULL, 0, NULL)) != CC_OK)
+                break;
+            part.send_buf = NULL;   /* the buffer: its first read region */
+            part.recv_buf = c->recv_buf ? (char*)c->recv_buf + ch * sub : NULL;
+            d.reads = &whole;
+            d.writes = &x->regs[1];
+        } else {
+            part.send_buf = c->send_buf ? (const char*)c->send_buf + ch * sub : NULL;
+            part.recv_buf = NULL;   /* the buffer: its first write region */
+            d.reads = &x->regs[0];
+            d.writes = &whole;
+        }
+        d.n_reads = d.n_writes = 1;
+        snprintf(x->name, x->name_cap, "%s#%d/%d", nm, ch, N);
+        d.name = x->name;
+        d.coll = &part;
+        d.duration_us = cc__rw_coll_us(w, &part, each);
+        if (prev >= 0) {   /* the chunk collectives in chunk order, the same on every rank */
+            dep = cc_graph_op(dst, prev);
+            d.deps = &dep;
+            d.n_deps = 1;
+        }
+        if ((rc = cc__rw_add(w, dst, &d)) != CC_OK) break;
+        prev = dst->n - 1;
+        if (!rs) {
+            snprintf(x->name, x->name_cap, "%s#%d/%d.unpack", nm, ch, N);
+            rc = cc__rw_add_copy(w, dst, x->name, d.stream, &whole, NULL, &x->regs[1],
+                                 c->recv_buf ? (char*)c->recv_buf + ch * sub : NULL, NULL, 0, NULL);
+        }
+    }
+    return rc;
+}
+
+/* The graph with every op of the context C (role) replaced by its pieces
+   for N chunks in its place (an op on the full side of a reduce-scatter or
+   all-gather: in stage order, sub-block i of every block before i + 1);
+   x->first / x->count say where each source op went. */
+static cc_result cc__dec_build(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x, const cc__dec_ctx* C, const char* role, int N,
                                cc_graph** out) {
     const cc_graph* g = s->g;
+    cc_axis axis = C->axis;
     cc_graph* dst = NULL;
-    int i, ch, q, dem[CONCERTO_MAX_RESOURCES];
+    int i, t, ch, q, dem[CONCERTO_MAX_RESOURCES];
     cc_result rc;
     *out = NULL;
     if ((rc = cc__rw_begin(w, g, &dst)) != CC_OK) return rc;
     for (i = 0; i < g->n && rc == CC_OK; i++) {
+        int k = role[i] ? cc__dec_pieces(C, i, N) : 1, full = role[i] && cc__dec_full(C, i);
         x->first[i] = dst->n;
-        x->count[i] = role[i] ? k : 1;
-        for (ch = 0; ch < x->count[i] && rc == CC_OK; ch++) {
+        if (role[i] == 2 && C->kind != CC_COLL_ALL_REDUCE) {
+            rc = cc__dec_build_coll(w, s, x, dst, i, axis, N);
+            x->count[i] = dst->n - x->first[i];
+            continue;
+        }
+        x->count[i] = k;
+        for (t = 0; t < k && rc == CC_OK; t++) {
             cc_op_desc d;
             cc_collective part;
             cc__chunk_rec rec;
             cc_op prev;
             cc_split sp;
             int nr, n;
+            ch = full ? (t % C->ranks) * N + t / C->ranks : t;   /* block t % ranks, stage t / ranks */
             cc__rw_desc_of(s, i, dst, x->regs, dem, &sp, &d);
             memset(&rec, 0, sizeof rec);
-            if (role[i]) {   /* the chunk's regions */
+            if (role[i]) {   /* the piece's regions */
                 if ((rc = cc__dec_chunk(s, i, role[i], axis, ch, k, x->regs, x->part, &nr, &n)) != CC_OK) break;
                 for (q = 0; q < n; q++) x->regs[q].buffer.graph = dst->serial;
             }
@@ -12019,7 +12204,7 @@ static cc_result cc__dec_build(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x
                         d.duration_us = g->dur_us[i] * (double)(rec.sc.end - rec.sc.begin) /
                                         (double)g->splits[g->split_of[i]].s.extent[axis];
                 }
-                if (ch > 0) {   /* chunks of one op run in order */
+                if (t > 0) {   /* the pieces of one op run in the order made */
                     prev = cc_graph_op(dst, dst->n - 1);
                     d.deps = &prev;
                     d.n_deps = 1;
@@ -12117,7 +12302,7 @@ static cc_result cc__dec_try(cc__dec* D) {
             if (grown && lg < 32) grown_k |= 1u << lg;
             if (fits && (!near || (lg < 32 && (grown_k >> lg & 1u)))) {
                 if (w->n_eval >= w->d.max_evaluations) { S->stop = 1; break; }
-                if ((rc = cc__dec_build(w, &S->s, &S->x, S->x.mark, C->axis, k, &cand)) != CC_OK) break;
+                if ((rc = cc__dec_build(w, &S->s, &S->x, C, S->x.mark, k, &cand)) != CC_OK) break;
                 if ((rc = cc__rw_judge(w, cand, &cmk)) != CC_OK) { cc_graph_destroy(cand); break; }
                 w->n_eval++;
                 if (cmk < best_mk) {   /* strictly better; the first found on ties */

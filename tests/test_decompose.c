@@ -15,6 +15,7 @@
    arguments, a failing allocator, determinism. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "util.h"
@@ -855,6 +856,320 @@ static void test_exposed_first(void) {
     cc_context_destroy(ctx);
 }
 
+/* ---- reduce-scatter and all-gather contexts ----------------------------------------
+   Sequence parallelism's two patterns on S ranks (2 and 4), one chain each,
+   M rows of D in a full matrix, a block of Mb = M / S rows per rank:
+       pre      X = f(X0)             row by row (M rows)
+       mm       P = X W               matmul (rows), W differs per rank
+       rs       reduce-scatter(sum) of P -> this rank's block Sh (Mb rows)
+       post     Y = g(Sh)             row by row (Mb rows)
+       pre2     B = f(A)              row by row (Mb rows)
+       ag       all-gather of B -> G (M rows, rank order)
+       mm2      Z = G W2              matmul (rows)
+       post2    Z2 = h(Z)             row by row (M rows)
+   Decomposed in N chunks, chunk i of rs packs sub-block i of every rank's
+   block of P and chunk i of ag unpacks sub-block i of every block of G, so
+   mm, pre, mm2 and post2 run in S * N parts, post and pre2 in N. Every
+   buffer must be bit-identical to program order (rows split whole; the
+   ranks' sums in the same order). */
+#define SM 32
+#define SMAXR 4
+typedef struct sp_data {
+    float x0[SM * D], x[SM * D], w[D * D], p[SM * D], sh[SM * D], y[SM * D];
+    float a[SM * D], b[SM * D], g[SM * D], w2[D * D], z[SM * D], z2[SM * D];
+    int parts[6];
+} sp_data;
+enum { S_PRE = 0, S_MM, S_POST, S_PRE2, S_MM2, S_POST2 };
+typedef struct sjob { sp_data* m; int kind, S; } sjob;
+
+static void sp_rows(sjob* jb, int r0, int r1) {
+    sp_data* m = jb->m;
+    int t, j, k;
+    for (t = r0; t < r1; t++)
+        for (j = 0; j < D; j++) {
+            float s = 0;
+            switch (jb->kind) {
+                case S_PRE: m->x[t * D + j] = m->x0[t * D + j] * 0.5f + m->x0[t * D + (j + 1) % D]; break;
+                case S_MM:
+                    for (k = 0; k < D; k++) s += m->x[t * D + k] * m->w[k * D + j];
+                    m->p[t * D + j] = s;
+                    break;
+                case S_POST: m->y[t * D + j] = m->sh[t * D + j] * m->sh[t * D + j] - m->sh[t * D + (j + 3) % D]; break;
+                case S_PRE2: m->b[t * D + j] = m->a[t * D + j] * 0.75f - m->a[t * D + (j + 2) % D]; break;
+                case S_MM2:
+                    for (k = 0; k < D; k++) s += m->g[t * D + k] * m->w2[k * D + j];
+                    m->z[t * D + j] = s;
+                    break;
+                default: m->z2[t * D + j] = m->z[t * D + j] * 0.5f + m->z[t * D + (j + 5) % D] * m->z[t * D + j]; break;
+            }
+        }
+}
+static int sp_rows_of(int kind, int S) { return kind == S_POST || kind == S_PRE2 ? SM / S : SM; }
+static void sp_whole(void* stream, void* user) { sjob* jb = (sjob*)user; (void)stream; sp_rows(jb, 0, sp_rows_of(jb->kind, jb->S)); }
+static void sp_part(void* stream, void* user, const cc_split_chunk* c) {
+    sjob* jb = (sjob*)user;
+    (void)stream;
+    jb->m->parts[jb->kind]++;
+    sp_rows(jb, (int)c->begin, (int)c->end);
+}
+
+static void init_sp(sp_data* m, int rank) {
+    tu_rng rng;
+    int i;
+    memset(m, 0, sizeof *m);
+    rng.s = 900 + (uint64_t)rank;   /* every input differs per rank */
+    for (i = 0; i < SM * D; i++) { m->x0[i] = (float)tu_unit(&rng) - 0.5f; m->a[i] = (float)tu_unit(&rng) - 0.5f; }
+    for (i = 0; i < D * D; i++) { m->w[i] = ((float)tu_unit(&rng) - 0.5f) * 0.5f; m->w2[i] = ((float)tu_unit(&rng) - 0.5f) * 0.5f; }
+}
+
+static cc_result build_sp(cc_context* ctx, sp_data* m, sjob* jobs, cc_comm* comm, cc_comm* comm2, int S, cc_graph** out) {
+    static const char* const nm[6] = { "pre", "mm", "post", "pre2", "mm2", "post2" };
+    uint64_t FB = (uint64_t)SM * D * sizeof(float), BB = FB / (uint64_t)S;
+    cc_graph* g = NULL;
+    cc_buffer bx0, bx, bw, bp, bsh, by, ba, bb, bg, bw2, bz, bz2;
+    cc_graph_desc gd = {0};
+    static const char* const streams[3] = { "compute", "tp", "sp" };
+    cc_result r;
+    int o;
+    *out = NULL;
+    gd.n_streams = 3;   /* each collective on a stream (and a communicator) of its own */
+    gd.stream_names = streams;
+    if ((r = cc_graph_create(ctx, &gd, &g)) != CC_OK) return r;
+    r = cc_graph_add_buffer(g, "x0", FB, &bx0);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "x", FB, &bx);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "w", WB, &bw);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "p", FB, &bp);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "sh", BB, &bsh);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "y", BB, &by);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "a", BB, &ba);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "b", BB, &bb);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "g", FB, &bg);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "w2", WB, &bw2);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "z", FB, &bz);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "z2", FB, &bz2);
+    for (o = 0; o < 6 && r == CC_OK; o++) {
+        cc_op_desc d = {0};
+        cc_region rd[2], wr[1];
+        cc_split sp;
+        uint64_t rows = (uint64_t)sp_rows_of(o, S), bytes = rows * D * sizeof(float);
+        memset(&sp, 0, sizeof sp);
+        jobs[o].m = m;
+        jobs[o].kind = o;
+        jobs[o].S = S;
+        sp.kind = CC_SPLIT_ROWWISE;
+        sp.extent[CC_AXIS_ROWS] = rows;
+        d.name = nm[o]; d.duration_us = 100; d.fn = sp_whole; d.part_fn = sp_part; d.user_data = &jobs[o]; d.split = &sp;
+        d.reads = rd; d.n_reads = 1; d.writes = wr; d.n_writes = 1;
+        switch (o) {
+            case S_PRE: rd[0] = rg(bx0, bytes, rows); wr[0] = rg(bx, bytes, rows); break;
+            case S_MM: rd[0] = rg(bx, bytes, rows); rd[1] = rg(bw, WB, 0); wr[0] = rg(bp, bytes, rows); break;
+            case S_POST: rd[0] = rg(bsh, bytes, rows); wr[0] = rg(by, bytes, rows); break;
+            case S_PRE2: rd[0] = rg(ba, bytes, rows); wr[0] = rg(bb, bytes, rows); break;
+            case S_MM2: rd[0] = rg(bg, bytes, rows); rd[1] = rg(bw2, WB, 0); wr[0] = rg(bz, bytes, rows); break;
+            default: rd[0] = rg(bz, bytes, rows); wr[0] = rg(bz2, bytes, rows); break;
+        }
+        if (o == S_MM || o == S_MM2) {
+            d.n_reads = 2;
+            sp.kind = CC_SPLIT_MATMUL; sp.extent[CC_AXIS_COLS] = D; sp.extent[CC_AXIS_REDUCE] = D;
+        }
+        r = cc_graph_add_op(g, &d, NULL);
+        if (r == CC_OK && (o == S_MM || o == S_PRE2)) {   /* the collective after it */
+            cc_collective co;
+            cc_region cr = rg(o == S_MM ? bp : bb, o == S_MM ? FB : BB, 0), cw = rg(o == S_MM ? bsh : bg, o == S_MM ? BB : FB, 0);
+            memset(&co, 0, sizeof co);
+            co.kind = o == S_MM ? CC_COLL_REDUCE_SCATTER : CC_COLL_ALL_GATHER;
+            co.dtype = CC_DTYPE_FLOAT32; co.reduce = CC_REDUCE_SUM; co.n_elems = (size_t)(SM / S) * D; co.comm = o == S_MM ? comm : comm2;
+            co.send_buf = o == S_MM ? m->p : m->b;
+            co.recv_buf = o == S_MM ? m->sh : m->g;
+            d = (cc_op_desc){0};
+            d.name = o == S_MM ? "rs" : "ag"; d.duration_us = 400; d.stream = o == S_MM ? 1 : 2; d.coll = &co;
+            d.reads = &cr; d.n_reads = 1; d.writes = &cw; d.n_writes = 1;
+            r = cc_graph_add_op(g, &d, NULL);
+        }
+    }
+    if (r != CC_OK) { cc_graph_destroy(g); return r; }
+    *out = g;
+    return CC_OK;
+}
+
+typedef struct sp_res {
+    int ok;
+    char err[400];
+    int n_contexts, kind[2], k[2];
+    char ops[2][96], coll[2][16];
+    int identical, parts_ok, copies_ok;
+    double mk0, mk1;
+    char why[160];
+} sp_res;
+static sp_data sp_ranks[SMAXR][2];
+
+static cc_result sp_rank(cc_rank* rank, void* user) {
+    sp_res* R = &((sp_res*)user)[cc_rank_index(rank)];
+    cc_context* ctx = cc_rank_context(rank);
+    int me = cc_rank_index(rank), S = cc_comm_size(cc_rank_world_comm(rank)), c;
+    static sjob jobs[SMAXR][2][6];
+    cc_graph *g0 = NULL, *g1 = NULL, *dg = NULL;
+    cc_rewrite_desc rd = {0};
+    cc_rewrite_report rep;
+    cc_schedule s;
+    cc_link link = {0};
+    cc_comm* c2 = NULL;
+    cc_result r;
+    memset(&s, 0, sizeof s);
+    init_sp(&sp_ranks[me][0], me);
+    init_sp(&sp_ranks[me][1], me);
+    link.latency_us = 5; link.us_per_byte = 0.5;   /* slow: a collective far longer than its chain's compute */
+    rd.link = &link;
+    r = cc_comm_split(cc_rank_world_comm(rank), 0, me, &c2);   /* the all-gather's */
+    if (r == CC_OK) r = build_sp(ctx, &sp_ranks[me][0], jobs[me][0], cc_rank_world_comm(rank), c2, S, &g0);
+    if (r == CC_OK) r = build_sp(ctx, &sp_ranks[me][1], jobs[me][1], cc_rank_world_comm(rank), c2, S, &g1);
+    if (r == CC_OK) r = cc_graph_decompose(ctx, g1, &rd, &dg, &rep);
+    if (r == CC_OK) {
+        R->n_contexts = rep.n_contexts;
+        R->mk0 = rep.makespan_before_us;
+        R->mk1 = rep.makespan_after_us;
+        for (c = 0; c < rep.n_contexts && c < 2; c++) {
+            R->kind[c] = rep.contexts[c].kind;
+            R->k[c] = rep.contexts[c].n_chunks;
+            snprintf(R->ops[c], sizeof R->ops[c], "%s", rep.contexts[c].ops);
+            snprintf(R->coll[c], sizeof R->coll[c], "%s", rep.contexts[c].collective);
+        }
+    }
+    if (r == CC_OK) r = tu_run_step(rank, g0, NULL);
+    if (r == CC_OK) r = cc_sched_solve(ctx, dg, NULL, &s);
+    if (r == CC_OK) r = tu_run_step(rank, dg, s.order);
+    if (r == CC_OK) {
+        const sp_data *a = &sp_ranks[me][0], *b = &sp_ranks[me][1];
+        int krs = 0, kag = 0, i, o;
+        R->identical = !memcmp(a, b, offsetof(sp_data, parts));
+        if (!R->identical)
+            for (i = 0; i < (int)(offsetof(sp_data, parts) / sizeof(float)); i++)
+                if (((const float*)a)[i] != ((const float*)b)[i]) {
+                    snprintf(R->why, sizeof R->why, "float %d of the data (of %d per matrix) differs: %g vs %g", i, SM * D,
+                             ((const float*)a)[i], ((const float*)b)[i]);
+                    break;
+                }
+        for (c = 0; c < R->n_contexts && c < 2; c++) {
+            if (R->kind[c] == CC_COLL_REDUCE_SCATTER) krs = R->k[c];
+            if (R->kind[c] == CC_COLL_ALL_GATHER) kag = R->k[c];
+        }
+        R->parts_ok = krs >= 2 && kag >= 2;
+        for (o = 0; o < 6; o++) {
+            int want = o <= S_POST ? (o == S_POST ? krs : S * krs) : (o == S_PRE2 ? kag : S * kag);
+            R->parts_ok &= b->parts[o] == want && a->parts[o] == 0;
+        }
+        R->copies_ok = R->parts_ok;
+        for (i = 0; i < krs && R->copies_ok; i++) {
+            char nm[40];
+            snprintf(nm, sizeof nm, "rs#%d/%d.pack", i, krs);
+            R->copies_ok &= find_op(dg, nm) >= 0;
+        }
+        for (i = 0; i < kag && R->copies_ok; i++) {
+            char nm[40];
+            snprintf(nm, sizeof nm, "ag#%d/%d.unpack", i, kag);
+            R->copies_ok &= find_op(dg, nm) >= 0;
+        }
+    }
+    R->ok = r == CC_OK;
+    if (r != CC_OK) snprintf(R->err, sizeof R->err, "%s", cc_last_error(ctx));
+    cc_schedule_release(ctx, &s);
+    cc_graph_destroy(dg);
+    cc_graph_destroy(g1);
+    cc_graph_destroy(g0);
+    cc_comm_destroy(c2);
+    return CC_OK;
+}
+
+static void test_rs_ag_world(void) {
+    int S;
+    for (S = 2; S <= 4; S += 2) {
+        static sp_res R[SMAXR];
+        cc_result rc;
+        char err[512];
+        int me;
+        memset(R, 0, sizeof R);
+        tu_run_world(S, sp_rank, R, &rc, err, sizeof err);
+        CHECK_RES(NULL, rc, CC_OK, "%d ranks: the world ran (%s)", S, err);
+        for (me = 0; me < S; me++) {
+            sp_res* X = &R[me];
+            int c, seen = 0;
+            CHECK(X->ok, "%d ranks, rank %d: decomposition and both steps ran (%s)", S, me, X->err);
+            if (!X->ok) continue;
+            CHECK(X->n_contexts == 2 && X->mk1 < X->mk0, "%d ranks, rank %d: both collectives decomposed (%d), predicted %.1f -> %.1f us",
+                  S, me, X->n_contexts, X->mk0, X->mk1);
+            for (c = 0; c < X->n_contexts && c < 2; c++) {
+                if (X->kind[c] == CC_COLL_REDUCE_SCATTER) {
+                    seen |= 1;
+                    CHECK(!strcmp(X->coll[c], "rs") && !strcmp(X->ops[c], "pre, mm, rs, post"),
+                          "%d ranks, rank %d: the reduce-scatter's context is '%s' (%s, in %d)", S, me, X->ops[c], X->coll[c], X->k[c]);
+                } else if (X->kind[c] == CC_COLL_ALL_GATHER) {
+                    seen |= 2;
+                    CHECK(!strcmp(X->coll[c], "ag") && !strcmp(X->ops[c], "pre2, ag, mm2, post2"),
+                          "%d ranks, rank %d: the all-gather's context is '%s' (%s, in %d)", S, me, X->ops[c], X->coll[c], X->k[c]);
+                }
+            }
+            CHECK_INT(seen, 3, "%d ranks, rank %d: one reduce-scatter and one all-gather context", S, me);
+            CHECK(X->identical, "%d ranks, rank %d: every buffer bit-identical to program order (%s)", S, me, X->why);
+            CHECK(X->parts_ok, "%d ranks, rank %d: the full side's ops ran in %d x N parts, the shard side's in N", S, me, S);
+            CHECK(X->copies_ok, "%d ranks, rank %d: a pack op before each reduce-scatter chunk, an unpack after each all-gather chunk",
+                  S, me);
+        }
+    }
+}
+
+/* The decision follows the link, for reduce-scatter and all-gather alike
+   (graphs only, on a communicator of 4 that runs nothing): slow, the
+   predicted step drops; very fast, with 1 us to launch an op, the step is
+   left alone. */
+static void test_rs_ag_link(void) {
+    cc_context* ctx;
+    static sp_data m;
+    static sjob jobs[6];
+    cc_comm *comm = NULL, *comm2 = NULL;
+    int sl;
+    cc_context_create(NULL, &ctx);
+    init_sp(&m, 0);
+    if (cc_comm_wrap(ctx, &idle_family, NULL, 0, 4, "tp", &comm) != CC_OK || cc_comm_wrap(ctx, &idle_family, NULL, 0, 4, "sp", &comm2) != CC_OK) {
+        CHECK(0, "comm: %s", cc_last_error(ctx));
+        return;
+    }
+    for (sl = 0; sl < 2; sl++) {
+        cc_graph *g = NULL, *dg = NULL;
+        cc_rewrite_desc rd = {0};
+        cc_rewrite_report rep;
+        cc_link link = {0};
+        cc_exec_costs c;
+        int i;
+        link.latency_us = sl ? 0.05 : 5;
+        link.us_per_byte = sl ? 1e-9 : 0.5;
+        rd.link = &link;
+        memset(&c, 0, sizeof c);
+        c.launch_us = 1;
+        if (build_sp(ctx, &m, jobs, comm, comm2, 4, &g) != CC_OK || cc_graph_set_exec_costs(g, &c) != CC_OK) {
+            CHECK(0, "graph: %s", cc_last_error(ctx));
+            break;
+        }
+        for (i = 0; i < cc_graph_n_ops(g); i++) {   /* the collectives take what the link says */
+            const cc_collective* co = cc_op_collective(g, cc_graph_op(g, i));
+            if (co) cc_op_set_duration(g, cc_graph_op(g, i), tu_flat_us(&link, co->kind, co->n_elems * sizeof(float), 4));
+        }
+        CHECK_RES(ctx, cc_graph_decompose(ctx, g, &rd, &dg, &rep), CC_OK, "decompose");
+        if (sl == 0)
+            CHECK(rep.n_contexts == 2 && rep.makespan_after_us < 0.9 * rep.makespan_before_us,
+                  "a slow link: both decomposed (%d) and the predicted step drops by over 10%% (%.1f -> %.1f us)", rep.n_contexts,
+                  rep.makespan_before_us, rep.makespan_after_us);
+        else
+            CHECK(rep.n_changed == 0 && dg && tu_graph_fingerprint(dg) == tu_graph_fingerprint(g),
+                  "a very fast link: the step is left alone (%d split; %.2f -> %.2f us)", rep.n_changed, rep.makespan_before_us,
+                  rep.makespan_after_us);
+        cc_graph_destroy(dg);
+        cc_graph_destroy(g);
+    }
+    cc_comm_destroy(comm);
+    cc_comm_destroy(comm2);
+    cc_context_destroy(ctx);
+}
+
 /* ---- graphs only: what is left alone ------------------------------------------------*/
 static void test_left_alone(void) {
     cc_context* ctx;
@@ -971,6 +1286,7 @@ static void test_bad_args(void) {
 
 /* ---- a failing allocator ------------------------------------------------------------*/
 static int decomposed_every_layer(const cc_rewrite_report* rep) { return rep->n_changed == L; }
+static int decomposed_rs_ag(const cc_rewrite_report* rep) { return rep->n_changed == 2; }
 static void test_failing_allocator(void) {
     tu_alloc ta;
     cc_context_desc cd = {0};
@@ -986,6 +1302,21 @@ static void test_failing_allocator(void) {
     build_tp(ctx, &m, jobs, (cc_comm*)&dummy_comm, DEF_NONE, &g);
     check_rewrite_oom(ctx, &ta, g, cc_graph_decompose, decomposed_every_layer, "decomposes every layer");
     cc_graph_destroy(g);
+    {   /* a reduce-scatter's and an all-gather's contexts: transient buffers, copy ops, pieces per rank block */
+        static sp_data sm;
+        static sjob sjobs[6];
+        cc_comm *c1 = NULL, *c2 = NULL;
+        g = NULL;
+        init_sp(&sm, 0);
+        if (cc_comm_wrap(ctx, &idle_family, NULL, 0, 4, "tp", &c1) == CC_OK && cc_comm_wrap(ctx, &idle_family, NULL, 0, 4, "sp", &c2) == CC_OK &&
+            build_sp(ctx, &sm, sjobs, c1, c2, 4, &g) == CC_OK)
+            check_rewrite_oom(ctx, &ta, g, cc_graph_decompose, decomposed_rs_ag, "decomposes the reduce-scatter and the all-gather");
+        else
+            CHECK(0, "the sequence-parallel graph: %s", cc_last_error(ctx));
+        cc_graph_destroy(g);
+        cc_comm_destroy(c1);
+        cc_comm_destroy(c2);
+    }
     cc_context_destroy(ctx);
     CHECK_INT(ta.live, 0, "every block is freed at the end");
     CHECK_INT(ta.bad_frees, 0, "no foreign frees");
@@ -1165,6 +1496,8 @@ int main(void) {
     TH_RUN(test_link_decides);
     TH_RUN(test_context_grows);
     TH_RUN(test_exposed_first);
+    TH_RUN(test_rs_ag_world);
+    TH_RUN(test_rs_ag_link);
     TH_RUN(test_bad_args);
     TH_RUN(test_failing_allocator);
     TH_RUN(test_determinism);
