@@ -1129,7 +1129,11 @@ CONCERTO_API double cc_busbw_gbps(cc_coll_kind kind, uint64_t n_bytes, int n_ran
    an op decomposable either give it a split rule that allows rows and a
    part_fn (see split rules: the rule gives each piece's regions, and
    pieces may be uneven), or a chunk_fn and, in every region it reads or
-   writes, how it splits (split_rows). Only the rows axis is used so far.
+   writes, how it splits (split_rows). The axis is rows; an all-reduce
+   whose context's ops do not all split by rows but all do by columns
+   (their rules allow columns) is split by columns: chunk i is column block
+   i of its rows, strided, packed into a transient buffer, all-reduced
+   there and unpacked. No other axis is used so far.
 
    Fusion merges runs of small all-reduces into one (bucketing). Only
    CC_COLL_ALL_REDUCE is fused: concatenating the other kinds changes where
@@ -1211,20 +1215,25 @@ CONCERTO_API cc_rewrite_desc cc_rewrite_query_defaults(const cc_rewrite_desc* de
    reduce-scatters and all-gathers with one read and one write region, each holding exactly the
    collective's elements on its side (contiguous). They are tried most exposed first (the collective's
    time not overlapped by compute in the judged schedule of the graph as rewritten so far; program order
-   on ties), each on the graph as rewritten so far. The context: the collective's producers (the last
-   writers of what it reads; of an all-reduce, of what it accesses) and consumers (readers of what it
-   wrote, up to the next writer), which must all split in rows (a rule or a chunk_fn; with exact_only,
+   on ties), each on the graph as rewritten so far. The axis is rows; an all-reduce whose context does not
+   all split by rows is tried by columns, where it has one region, read and written, contiguous, with
+   split_rows R > 0, every op of its context has a rule that allows columns, and N divides a row's
+   elements. The context: the collective's producers (the last writers of what it reads; of an
+   all-reduce, of what it accesses) and consumers (readers of what it wrote, up to the next writer),
+   which must all split along the axis (a rule that allows it, or for rows a chunk_fn; with exact_only,
    exactly), and, grown from them breadth first to at most max_context_depth ops from the collective,
    producers of what a producer reads and consumers of what a consumer writes, each taken if it splits,
    is no producer or consumer of another collective, and lines up with every op already taken.
    In N chunks, the collective's chunk i covers elements [i*n/N, (i+1)*n/N) of n_elems n: of its buffer
-   (all-reduce), or of every rank's block on the full side (the send of a reduce-scatter, the receive of
+   (all-reduce by rows; by columns, column block i of every row), or of every rank's block on the full side (the send of a reduce-scatter, the receive of
    an all-gather) and of its own block on the other. A reduce-scatter's chunk i is a copy op
    "<name>#<i>/<N>.pack" on its stream (sub-block i of every block, in rank order, into a transient buffer
    "<name>#<i>/<N>.buf"), then "<name>#<i>/<N>" reduce-scattering that buffer into sub-block i of its
    block; an all-gather's is "<name>#<i>/<N>", gathering sub-block i of its block into such a buffer, then
    "<name>#<i>/<N>.unpack" into sub-block i of every block; the chunk collectives are chained in chunk
-   order. A compute op of the context is cut in N pieces, or, on the full side of a reduce-scatter or
+   order. An all-reduce by columns: chunk i is "<name>#<i>/<N>.pack" (columns [i*C/N, (i+1)*C/N) of its R
+   rows of C, strided, into such a buffer), "<name>#<i>/<N>" (the buffer all-reduced in place) and
+   "<name>#<i>/<N>.unpack" (back). A compute op of the context is cut in N pieces, or, on the full side of a reduce-scatter or
    all-gather, in n_ranks * N pieces, piece j*N + i being sub-block i of block j (the rows it covers there
    when its rule's extent divides evenly), so that chunk i's compute is i's rows of every block. Each
    piece c of k is an op at its place, "<name>#<c>/<k>", its regions those of rows [c*R/k, (c+1)*R/k) of
@@ -11716,6 +11725,16 @@ static int cc__dec_candidate(const cc__rw_src* s, int i) {
     return n_w > 0;
 }
 
+/* 1 if all-reduce candidate a may split by columns: one region, read and
+   written (in place), contiguous, its split_rows rows. */
+static int cc__dec_by_cols(const cc__rw_src* s, int a) {
+    const cc_graph* g = s->g;
+    const cc__access *x = &g->acc[s->acc_off[a]], *y = &g->acc[s->acc_off[a] + 1];
+    if (cc__op_coll(g, a)->kind != CC_COLL_ALL_REDUCE || s->acc_off[a + 1] - s->acc_off[a] != 2) return 0;
+    return x->buffer == y->buffer && x->offset == y->offset && x->n_bytes == y->n_bytes && x->rows <= 1 && y->rows <= 1 &&
+           x->split_rows && x->split_rows == y->split_rows;
+}
+
 /* How compute op j splits along axis: 3 by a split rule that allows the
    axis (the op has part_fn), 1 by a chunk_fn and split_rows (rows only;
    under exact_only none of its writes a partial sum, split_rows 0), 0 not
@@ -11903,8 +11922,13 @@ static cc_result cc__dec_fits(cc__rw* w, const cc__rw_src* s, const cc__dec_ctx*
     int j;
     cc_result rc = CC_OK;
     *yes = cc__op_coll(g, C->a)->n_elems % (size_t)N == 0;
+    if (*yes && C->axis == CC_AXIS_COLS) {   /* an all-reduce by columns: N divides a row's elements */
+        const cc__access* x = &g->acc[s->acc_off[C->a]];
+        uint64_t es = cc__dtype_size(cc__op_coll(g, C->a)->dtype);
+        *yes = x->split_rows && x->n_bytes % x->split_rows == 0 && (x->n_bytes / x->split_rows) % (es * (uint64_t)N) == 0;
+    }
     for (j = 0; j < g->n && *yes && rc == CC_OK; j++) {
-        if (!role[j] || (j == C->a && C->kind != CC_COLL_ALL_REDUCE)) continue;
+        if (!role[j] || (j == C->a && (C->kind != CC_COLL_ALL_REDUCE || C->axis != CC_AXIS_ROWS))) continue;
         rc = cc__dec_splits_in(w, s, j, role[j], C->axis, cc__dec_pieces(C, j, N), yes);
     }
     return rc;
@@ -11924,6 +11948,18 @@ static cc_result cc__dec_chunk(const cc__rw_src* s, int i, int r, cc_axis axis, 
     int q;
     *n = cc__rw_regions(s, i, s->g, regs, nr);
     if (r == 3) return cc__split_regions((cc_graph*)s->g, i, axis, ch, k, regs, regs + *nr, part);
+    if (c && c->kind == CC_COLL_ALL_REDUCE && axis == CC_AXIS_COLS) {   /* columns ch of its split_rows rows, strided */
+        for (q = 0; q < *n; q++) {
+            cc_region* rg = &regs[q];
+            uint64_t R = rg->split_rows, row = rg->n_bytes / R, cw = row / (uint64_t)k;
+            rg->offset_bytes += (uint64_t)ch * cw;
+            rg->n_bytes = cw;
+            rg->n_rows = R >= 2 ? R : 0;
+            rg->stride_bytes = R >= 2 ? row : 0;
+            rg->split_rows = 0;
+        }
+        return CC_OK;
+    }
     if (c && c->kind != CC_COLL_ALL_REDUCE) {   /* a candidate: one read, one write */
         uint64_t blk = (uint64_t)c->n_elems * cc__dtype_size(c->dtype), sub = blk / (uint64_t)k;
         int rs = c->kind == CC_COLL_REDUCE_SCATTER;
@@ -12067,14 +12103,17 @@ static cc_result cc__dec_roles(cc__rw* w, const cc__rw_src* s, const cc__dec_ctx
    reduce-scatter's chunk packs them from its send ("...pack", a copy op on
    its stream) and reduce-scatters the buffer into sub-block ch of its
    receive; an all-gather's chunk gathers sub-block ch of its send into the
-   buffer and unpacks it into its receive ("...unpack"). The chunk
-   collectives are chained in chunk order. */
+   buffer and unpacks it into its receive ("...unpack"). An all-reduce by
+   columns packs columns ch of its rows into the buffer, all-reduces it in
+   place and unpacks it. The chunk collectives are chained in chunk
+   order. */
 static cc_result cc__dec_build_coll(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x, cc_graph* dst, int i, cc_axis axis, int N) {
     const cc_graph* g = s->g;
     const cc_collective* c = cc__op_coll(g, i);
     size_t each = c->n_elems / (size_t)N;
     uint64_t sub = (uint64_t)each * cc__dtype_size(c->dtype);
-    int rs = c->kind == CC_COLL_REDUCE_SCATTER, ch, q, nr, n, dem[CONCERTO_MAX_RESOURCES], prev = -1;
+    int rs = c->kind == CC_COLL_REDUCE_SCATTER, ar = c->kind == CC_COLL_ALL_REDUCE, ch, q, nr, n, dem[CONCERTO_MAX_RESOURCES];
+    int prev = -1;
     cc_result rc = CC_OK;
     for (ch = 0; ch < N && rc == CC_OK; ch++) {
         cc_op_desc d;
@@ -12089,6 +12128,7 @@ static cc_result cc__dec_build_coll(cc__rw* w, const cc__rw_src* s, cc__rw_scrat
         if ((rc = cc__dec_chunk(s, i, 2, axis, ch, N, x->regs, x->part, &nr, &n)) != CC_OK) break;
         for (q = 0; q < n; q++) x->regs[q].buffer.graph = dst->serial;
         ranks = x->regs[rs ? 0 : 1].n_rows > 1 ? x->regs[rs ? 0 : 1].n_rows : 1;
+        if (ar) ranks = 1;   /* the buffer holds the chunk's elements, sub bytes */
         snprintf(x->name, x->name_cap, "%s#%d/%d.buf", nm, ch, N);
         if ((rc = cc__graph_add_buffer(dst, x->name, ranks * sub, 1, &tb)) != CC_OK) break;
         memset(&whole, 0, sizeof whole);
@@ -12096,7 +12136,17 @@ static cc_result cc__dec_build_coll(cc__rw* w, const cc__rw_src* s, cc__rw_scrat
         whole.n_bytes = ranks * sub;
         part = *c;
         part.n_elems = each;
-        if (rs) {
+        if (ar) {   /* columns ch: packed, all-reduced in the buffer, unpacked */
+            uint64_t cw = x->regs[0].n_bytes;
+            snprintf(x->name, x->name_cap, "%s#%d/%d.pack", nm, ch, N);
+            if ((rc = cc__rw_add_copy(w, dst, x->name, d.stream, &x->regs[0],
+                                      c->send_buf ? (const char*)c->send_buf + ch * cw : NULL, &whole, NULL, NULL, 0, NULL)) != CC_OK)
+                break;
+            part.send_buf = NULL;
+            part.recv_buf = NULL;
+            d.reads = &whole;
+            d.writes = &whole;
+        } else if (rs) {
             snprintf(x->name, x->name_cap, "%s#%d/%d.pack", nm, ch, N);
             if ((rc = cc__rw_add_copy(w, dst, x->name, d.stream, &x->regs[0],
                                       c->send_buf ? (const char*)c->send_buf + ch * sub : NULL, &whole, NULL, NULL, 0, NULL)) != CC_OK)
@@ -12124,9 +12174,10 @@ static cc_result cc__dec_build_coll(cc__rw* w, const cc__rw_src* s, cc__rw_scrat
         if ((rc = cc__rw_add(w, dst, &d)) != CC_OK) break;
         prev = dst->n - 1;
         if (!rs) {
+            uint64_t off = ar ? x->regs[1].n_bytes * (uint64_t)ch : sub * (uint64_t)ch;
             snprintf(x->name, x->name_cap, "%s#%d/%d.unpack", nm, ch, N);
-            rc = cc__rw_add_copy(w, dst, x->name, d.stream, &whole, NULL, &x->regs[1],
-                                 c->recv_buf ? (char*)c->recv_buf + ch * sub : NULL, NULL, 0, NULL);
+            rc = cc__rw_add_copy(w, dst, x->name, d.stream, &whole, NULL, &x->regs[1], c->recv_buf ? (char*)c->recv_buf + off : NULL,
+                                 NULL, 0, NULL);
         }
     }
     return rc;
@@ -12148,7 +12199,7 @@ static cc_result cc__dec_build(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x
     for (i = 0; i < g->n && rc == CC_OK; i++) {
         int k = role[i] ? cc__dec_pieces(C, i, N) : 1, full = role[i] && cc__dec_full(C, i);
         x->first[i] = dst->n;
-        if (role[i] == 2 && C->kind != CC_COLL_ALL_REDUCE) {
+        if (role[i] == 2 && (C->kind != CC_COLL_ALL_REDUCE || axis != CC_AXIS_ROWS)) {
             rc = cc__dec_build_coll(w, s, x, dst, i, axis, N);
             x->count[i] = dst->n - x->first[i];
             continue;
@@ -12433,6 +12484,9 @@ CONCERTO_API cc_result cc_graph_decompose(cc_context* ctx, cc_graph* graph, cons
         S->n_candidates++;
         if (S->stop) continue;
         if ((rc = cc__dec_reach(&S->w, &S->s, D.map[best_ia], CC_AXIS_ROWS, &D.C)) != CC_OK) break;
+        if (!D.C.ok && cc__dec_by_cols(&S->s, D.map[best_ia]) &&   /* an all-reduce whose context allows columns only */
+            (rc = cc__dec_reach(&S->w, &S->s, D.map[best_ia], CC_AXIS_COLS, &D.C)) != CC_OK)
+            break;
         if (D.C.ok && (rc = cc__dec_try(&D)) != CC_OK) break;
     }
 end:

@@ -1170,6 +1170,176 @@ static void test_rs_ag_link(void) {
     cc_context_destroy(ctx);
 }
 
+/* ---- an all-reduce split by columns -----------------------------------------------
+   Where the context's ops allow columns but not rows, the all-reduce is cut
+   in column blocks of its rows (strided), each packed into a transient
+   buffer, all-reduced there and unpacked:
+       mmA      P = X W         matmul, columns only (P: CR x CN)
+       ar       all-reduce(sum) of P in place
+       mmB      Z = Y P         matmul, columns only (P as its B)
+   On two ranks P and Z are bit-identical to program order. With a row-wise
+   consumer of P added (rows only) no axis suits every op: left alone. */
+#define CR 8
+#define CN 16
+typedef struct col_data { float x[CR * CR], w[CR * CN], p[CR * CN], y[CR * CR], z[CR * CN], r[CR * CN]; int parts; } col_data;
+typedef struct cjob2 { col_data* m; int kind; } cjob2;
+static void col_cols(cjob2* jb, int c0, int c1) {
+    col_data* m = jb->m;
+    int i, j, k;
+    if (jb->kind == 2) {   /* row-wise, run whole */
+        for (i = 0; i < CR * CN; i++) m->r[i] = m->p[i] * 2.0f;
+        return;
+    }
+    for (i = 0; i < CR; i++)
+        for (j = c0; j < c1; j++) {
+            float s = 0;
+            for (k = 0; k < CR; k++) s += (jb->kind ? m->y : m->x)[i * CR + k] * (jb->kind ? m->p : m->w)[k * CN + j];
+            (jb->kind ? m->z : m->p)[i * CN + j] = s;
+        }
+}
+static void col_whole(void* stream, void* user) { (void)stream; col_cols((cjob2*)user, 0, CN); }
+static void col_part(void* stream, void* user, const cc_split_chunk* c) {
+    cjob2* jb = (cjob2*)user;
+    (void)stream;
+    jb->m->parts++;
+    if (jb->kind == 2) col_cols(jb, 0, CN);
+    else col_cols(jb, (int)c->begin, (int)c->end);
+}
+static void init_col(col_data* m, int rank) {
+    tu_rng rng;
+    int i;
+    memset(m, 0, sizeof *m);
+    rng.s = 77 + (uint64_t)rank;
+    for (i = 0; i < CR * CR; i++) { m->x[i] = (float)tu_unit(&rng) - 0.5f; m->y[i] = (float)tu_unit(&rng) - 0.5f; }
+    for (i = 0; i < CR * CN; i++) m->w[i] = (float)tu_unit(&rng) - 0.5f;
+}
+static cc_result build_col(cc_context* ctx, col_data* m, cjob2* jobs, cc_comm* comm, int rowwise, cc_graph** out) {
+    cc_graph* g = NULL;
+    cc_buffer bx, bw, bp, by, bz, br;
+    uint64_t PB = (uint64_t)CR * CN * sizeof(float), SB = (uint64_t)CR * CR * sizeof(float);
+    cc_op_desc d = {0};
+    cc_region rd[2], wr[1];
+    cc_split sp;
+    cc_collective co;
+    cc_result r;
+    *out = NULL;
+    if ((r = cc_graph_create(ctx, NULL, &g)) != CC_OK) return r;
+    r = cc_graph_add_buffer(g, "x", SB, &bx);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "w", PB, &bw);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "p", PB, &bp);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "y", SB, &by);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "z", PB, &bz);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "r", PB, &br);
+    if (r != CC_OK) { cc_graph_destroy(g); return r; }
+    jobs[0].m = jobs[1].m = jobs[2].m = m;
+    jobs[0].kind = 0; jobs[1].kind = 1; jobs[2].kind = 2;
+    memset(&sp, 0, sizeof sp);
+    sp.kind = CC_SPLIT_MATMUL; sp.extent[CC_AXIS_ROWS] = CR; sp.extent[CC_AXIS_COLS] = CN; sp.extent[CC_AXIS_REDUCE] = CR;
+    sp.axes = 1u << CC_AXIS_COLS;
+    rd[0] = rg(bx, SB, 0); rd[1] = rg(bw, PB, 0); wr[0] = rg(bp, PB, 0);
+    d.name = "mmA"; d.duration_us = 100; d.fn = col_whole; d.part_fn = col_part; d.user_data = &jobs[0]; d.split = &sp;
+    d.reads = rd; d.n_reads = 2; d.writes = wr; d.n_writes = 1;
+    if (r == CC_OK) r = cc_graph_add_op(g, &d, NULL);
+    memset(&co, 0, sizeof co);
+    co.kind = CC_COLL_ALL_REDUCE; co.dtype = CC_DTYPE_FLOAT32; co.n_elems = CR * CN; co.comm = comm; co.send_buf = co.recv_buf = m->p;
+    rd[0] = rg(bp, PB, CR);
+    d = (cc_op_desc){0};
+    d.name = "ar"; d.duration_us = 400; d.stream = CC_STREAM_COMM; d.coll = &co;
+    d.reads = rd; d.n_reads = 1; d.writes = rd; d.n_writes = 1;
+    if (r == CC_OK) r = cc_graph_add_op(g, &d, NULL);
+    rd[0] = rg(by, SB, 0); rd[1] = rg(bp, PB, 0); wr[0] = rg(bz, PB, 0);
+    d = (cc_op_desc){0};
+    d.name = "mmB"; d.duration_us = 100; d.fn = col_whole; d.part_fn = col_part; d.user_data = &jobs[1]; d.split = &sp;
+    d.reads = rd; d.n_reads = 2; d.writes = wr; d.n_writes = 1;
+    if (r == CC_OK) r = cc_graph_add_op(g, &d, NULL);
+    if (rowwise && r == CC_OK) {
+        memset(&sp, 0, sizeof sp);
+        sp.kind = CC_SPLIT_ROWWISE; sp.extent[CC_AXIS_ROWS] = CR;
+        rd[0] = rg(bp, PB, CR); wr[0] = rg(br, PB, CR);
+        d = (cc_op_desc){0};
+        d.name = "twice"; d.duration_us = 10; d.fn = col_whole; d.part_fn = col_part; d.user_data = &jobs[2]; d.split = &sp;
+        d.reads = rd; d.n_reads = 1; d.writes = wr; d.n_writes = 1;
+        r = cc_graph_add_op(g, &d, NULL);
+    }
+    if (r != CC_OK) { cc_graph_destroy(g); return r; }
+    *out = g;
+    return CC_OK;
+}
+
+typedef struct col_res { int ok, identical, axis, n_contexts, k, copies, rowwise_changed; char ops[64], err[300]; } col_res;
+static col_data col_ranks[2][2];
+
+static cc_result col_rank(cc_rank* rank, void* user) {
+    col_res* R = &((col_res*)user)[cc_rank_index(rank)];
+    cc_context* ctx = cc_rank_context(rank);
+    int me = cc_rank_index(rank), i;
+    static cjob2 jobs[2][3][3];
+    cc_graph *g0 = NULL, *g1 = NULL, *dg = NULL, *g2 = NULL, *dg2 = NULL;
+    cc_rewrite_report rep;
+    cc_schedule s;
+    cc_result r;
+    memset(&s, 0, sizeof s);
+    init_col(&col_ranks[me][0], me);
+    init_col(&col_ranks[me][1], me);
+    r = build_col(ctx, &col_ranks[me][0], jobs[me][0], cc_rank_world_comm(rank), 0, &g0);
+    if (r == CC_OK) r = build_col(ctx, &col_ranks[me][1], jobs[me][1], cc_rank_world_comm(rank), 0, &g1);
+    if (r == CC_OK) r = cc_graph_decompose(ctx, g1, NULL, &dg, &rep);
+    if (r == CC_OK && rep.n_contexts == 1) {
+        R->n_contexts = 1;
+        R->axis = rep.contexts[0].axis;
+        R->k = rep.contexts[0].n_chunks;
+        snprintf(R->ops, sizeof R->ops, "%s", rep.contexts[0].ops);
+    }
+    if (r == CC_OK) {   /* a row-wise consumer too: no axis suits every op */
+        cc_rewrite_report rep2;
+        r = build_col(ctx, &col_ranks[me][1], jobs[me][2], cc_rank_world_comm(rank), 1, &g2);
+        if (r == CC_OK) r = cc_graph_decompose(ctx, g2, NULL, &dg2, &rep2);
+        R->rowwise_changed = r == CC_OK ? rep2.n_changed : -1;
+    }
+    if (r == CC_OK) r = tu_run_step(rank, g0, NULL);
+    if (r == CC_OK) r = cc_sched_solve(ctx, dg, NULL, &s);
+    if (r == CC_OK) r = tu_run_step(rank, dg, s.order);
+    if (r == CC_OK) {
+        const col_data *a = &col_ranks[me][0], *b = &col_ranks[me][1];
+        R->identical = !memcmp(a->p, b->p, sizeof a->p) && !memcmp(a->z, b->z, sizeof a->z) && b->parts == 2 * R->k && a->parts == 0;
+        R->copies = 0;
+        for (i = 0; i < cc_graph_n_ops(dg); i++) {
+            const char* nm = cc_op_name(dg, cc_graph_op(dg, i));
+            R->copies += strstr(nm, ".pack") != NULL || strstr(nm, ".unpack") != NULL;
+        }
+    }
+    R->ok = r == CC_OK;
+    if (r != CC_OK) snprintf(R->err, sizeof R->err, "%s", cc_last_error(ctx));
+    cc_schedule_release(ctx, &s);
+    cc_graph_destroy(dg2);
+    cc_graph_destroy(g2);
+    cc_graph_destroy(dg);
+    cc_graph_destroy(g1);
+    cc_graph_destroy(g0);
+    return CC_OK;
+}
+
+static void test_columns(void) {
+    static col_res R[2];
+    cc_result rc;
+    char err[512];
+    int me;
+    memset(R, 0, sizeof R);
+    tu_run_world(2, col_rank, R, &rc, err, sizeof err);
+    CHECK_RES(NULL, rc, CC_OK, "2 ranks: the world ran (%s)", err);
+    for (me = 0; me < 2; me++) {
+        col_res* X = &R[me];
+        CHECK(X->ok, "rank %d: decomposition and both steps ran (%s)", me, X->err);
+        if (!X->ok) continue;
+        CHECK(X->n_contexts == 1 && X->axis == CC_AXIS_COLS && !strcmp(X->ops, "mmA, ar, mmB"),
+              "rank %d: matmuls that split by columns only: the context '%s' along %s in %d", me, X->ops,
+              cc_axis_name((cc_axis)X->axis), X->k);
+        CHECK(X->copies == 2 * X->k, "rank %d: a pack and an unpack per chunk (%d copy ops, %d chunks)", me, X->copies, X->k);
+        CHECK(X->identical, "rank %d: P and Z bit-identical to program order, each matmul in %d column parts", me, X->k);
+        CHECK_INT(X->rowwise_changed, 0, "rank %d: with a consumer that splits by rows only, nothing is split", me);
+    }
+}
+
 /* ---- graphs only: what is left alone ------------------------------------------------*/
 static void test_left_alone(void) {
     cc_context* ctx;
@@ -1498,6 +1668,7 @@ int main(void) {
     TH_RUN(test_exposed_first);
     TH_RUN(test_rs_ag_world);
     TH_RUN(test_rs_ag_link);
+    TH_RUN(test_columns);
     TH_RUN(test_bad_args);
     TH_RUN(test_failing_allocator);
     TH_RUN(test_determinism);
