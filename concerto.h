@@ -11709,7 +11709,7 @@ static int cc__dec_candidate(const cc__rw_src* s, int i) {
         for (a = s->acc_off[i]; a < s->acc_off[i + 1]; a++)
             if (g->acc[a].is_write) wr = &g->acc[a];
             else rd = &g->acc[a];
-        if (!rd || !wr || rd->rows > 1 || wr->rows > 1 || !cc__coll_rewritable(s, i)) return 0;
+        if (!rd || !wr || rd->rows > 1 || wr->rows > 1) return 0;
         full = c->kind == CC_COLL_REDUCE_SCATTER ? rd->n_bytes : wr->n_bytes;
         shard = c->kind == CC_COLL_REDUCE_SCATTER ? wr->n_bytes : rd->n_bytes;
         return shard == blk && full % blk == 0 && full / blk >= 1;

@@ -632,6 +632,9 @@ static int mirrored_rule(void* ud, const cc_split_chunk* c, cc_region* rd, int n
     return 0;
 }
 
+static int build_chain_refusing;   /* test_bad_rules: post2's rule refuses every chunk */
+static int refusing_rule(void* ud, const cc_split_chunk* c, cc_region* rd, int nr, cc_region* wr, int nw, int* partial);
+
 static void init_chain(chain* m, int rank) {
     tu_rng rng;
     int i;
@@ -678,7 +681,11 @@ static cc_result build_chain(cc_context* ctx, chain* m, cjob* jobs, cc_comm* com
             case C_POST: rd[0] = rg(bp, XB, T); wr[0] = rg(by1, XB, T); break;
             default:
                 rd[0] = rg(by1, XB, T); wr[0] = rg(by2, XB, T);
-                if (mirrored) { sp.kind = CC_SPLIT_USER; sp.fn = mirrored_rule; sp.name = "mirrored"; }
+                if (mirrored) {
+                    sp.kind = CC_SPLIT_USER;
+                    sp.fn = build_chain_refusing ? refusing_rule : mirrored_rule;
+                    sp.name = build_chain_refusing ? "refusing" : "mirrored";
+                }
                 break;
         }
         r = cc_graph_add_op(g, &d, NULL);
@@ -878,7 +885,10 @@ typedef struct sp_data {
     float x0[SM * D], x[SM * D], w[D * D], p[SM * D], sh[SM * D], y[SM * D];
     float a[SM * D], b[SM * D], g[SM * D], w2[D * D], z[SM * D], z2[SM * D];
     int parts[6];
+    float *pp, *pg;              /* where the work finds P and G: p and g, or their arena addresses */
+    int bp_index, bg_index;      /* their buffers */
 } sp_data;
+static int sp_arena;             /* P and G transient, the collectives' buffers there NULL */
 enum { S_PRE = 0, S_MM, S_POST, S_PRE2, S_MM2, S_POST2 };
 typedef struct sjob { sp_data* m; int kind, S; } sjob;
 
@@ -892,12 +902,12 @@ static void sp_rows(sjob* jb, int r0, int r1) {
                 case S_PRE: m->x[t * D + j] = m->x0[t * D + j] * 0.5f + m->x0[t * D + (j + 1) % D]; break;
                 case S_MM:
                     for (k = 0; k < D; k++) s += m->x[t * D + k] * m->w[k * D + j];
-                    m->p[t * D + j] = s;
+                    m->pp[t * D + j] = s;
                     break;
                 case S_POST: m->y[t * D + j] = m->sh[t * D + j] * m->sh[t * D + j] - m->sh[t * D + (j + 3) % D]; break;
                 case S_PRE2: m->b[t * D + j] = m->a[t * D + j] * 0.75f - m->a[t * D + (j + 2) % D]; break;
                 case S_MM2:
-                    for (k = 0; k < D; k++) s += m->g[t * D + k] * m->w2[k * D + j];
+                    for (k = 0; k < D; k++) s += m->pg[t * D + k] * m->w2[k * D + j];
                     m->z[t * D + j] = s;
                     break;
                 default: m->z2[t * D + j] = m->z[t * D + j] * 0.5f + m->z[t * D + (j + 5) % D] * m->z[t * D + j]; break;
@@ -917,6 +927,8 @@ static void init_sp(sp_data* m, int rank) {
     tu_rng rng;
     int i;
     memset(m, 0, sizeof *m);
+    m->pp = m->p;
+    m->pg = m->g;
     rng.s = 900 + (uint64_t)rank;   /* every input differs per rank */
     for (i = 0; i < SM * D; i++) { m->x0[i] = (float)tu_unit(&rng) - 0.5f; m->a[i] = (float)tu_unit(&rng) - 0.5f; }
     for (i = 0; i < D * D; i++) { m->w[i] = ((float)tu_unit(&rng) - 0.5f) * 0.5f; m->w2[i] = ((float)tu_unit(&rng) - 0.5f) * 0.5f; }
@@ -938,12 +950,15 @@ static cc_result build_sp(cc_context* ctx, sp_data* m, sjob* jobs, cc_comm* comm
     r = cc_graph_add_buffer(g, "x0", FB, &bx0);
     if (r == CC_OK) r = cc_graph_add_buffer(g, "x", FB, &bx);
     if (r == CC_OK) r = cc_graph_add_buffer(g, "w", WB, &bw);
-    if (r == CC_OK) r = cc_graph_add_buffer(g, "p", FB, &bp);
+    if (r == CC_OK) r = (sp_arena ? cc_graph_add_transient : cc_graph_add_buffer)(g, "p", FB, &bp);
     if (r == CC_OK) r = cc_graph_add_buffer(g, "sh", BB, &bsh);
     if (r == CC_OK) r = cc_graph_add_buffer(g, "y", BB, &by);
     if (r == CC_OK) r = cc_graph_add_buffer(g, "a", BB, &ba);
     if (r == CC_OK) r = cc_graph_add_buffer(g, "b", BB, &bb);
-    if (r == CC_OK) r = cc_graph_add_buffer(g, "g", FB, &bg);
+    if (r == CC_OK) r = (sp_arena ? cc_graph_add_transient : cc_graph_add_buffer)(g, "g", FB, &bg);
+    if (r != CC_OK) { cc_graph_destroy(g); return r; }
+    m->bp_index = cc_buffer_index(g, bp);
+    m->bg_index = cc_buffer_index(g, bg);
     if (r == CC_OK) r = cc_graph_add_buffer(g, "w2", WB, &bw2);
     if (r == CC_OK) r = cc_graph_add_buffer(g, "z", FB, &bz);
     if (r == CC_OK) r = cc_graph_add_buffer(g, "z2", FB, &bz2);
@@ -979,8 +994,8 @@ static cc_result build_sp(cc_context* ctx, sp_data* m, sjob* jobs, cc_comm* comm
             memset(&co, 0, sizeof co);
             co.kind = o == S_MM ? CC_COLL_REDUCE_SCATTER : CC_COLL_ALL_GATHER;
             co.dtype = CC_DTYPE_FLOAT32; co.reduce = CC_REDUCE_SUM; co.n_elems = (size_t)(SM / S) * D; co.comm = o == S_MM ? comm : comm2;
-            co.send_buf = o == S_MM ? m->p : m->b;
-            co.recv_buf = o == S_MM ? m->sh : m->g;
+            co.send_buf = o == S_MM ? (sp_arena ? NULL : m->p) : m->b;
+            co.recv_buf = o == S_MM ? m->sh : sp_arena ? NULL : m->g;
             d = (cc_op_desc){0};
             d.name = o == S_MM ? "rs" : "ag"; d.duration_us = 400; d.stream = o == S_MM ? 1 : 2; d.coll = &co;
             d.reads = &cr; d.n_reads = 1; d.writes = &cw; d.n_writes = 1;
@@ -1002,6 +1017,11 @@ typedef struct sp_res {
     char why[160];
 } sp_res;
 static sp_data sp_ranks[SMAXR][2];
+static void sp_point_at_arena(cc_exec* x, cc_graph* g, void* user) {
+    sp_data* m = (sp_data*)user;
+    m->pp = (float*)cc_exec_buffer_ptr(x, cc_graph_buffer(g, m->bp_index));
+    m->pg = (float*)cc_exec_buffer_ptr(x, cc_graph_buffer(g, m->bg_index));
+}
 
 static cc_result sp_rank(cc_rank* rank, void* user) {
     sp_res* R = &((sp_res*)user)[cc_rank_index(rank)];
@@ -1035,13 +1055,13 @@ static cc_result sp_rank(cc_rank* rank, void* user) {
             snprintf(R->coll[c], sizeof R->coll[c], "%s", rep.contexts[c].collective);
         }
     }
-    if (r == CC_OK) r = tu_run_step(rank, g0, NULL);
+    if (r == CC_OK) r = tu_run_step_with(rank, g0, NULL, sp_arena ? sp_point_at_arena : NULL, &sp_ranks[me][0]);
     if (r == CC_OK) r = cc_sched_solve(ctx, dg, NULL, &s);
-    if (r == CC_OK) r = tu_run_step(rank, dg, s.order);
+    if (r == CC_OK) r = tu_run_step_with(rank, dg, s.order, sp_arena ? sp_point_at_arena : NULL, &sp_ranks[me][1]);
     if (r == CC_OK) {
         const sp_data *a = &sp_ranks[me][0], *b = &sp_ranks[me][1];
         int krs = 0, kag = 0, i, o;
-        R->identical = !memcmp(a, b, offsetof(sp_data, parts));
+        R->identical = !memcmp(a, b, offsetof(sp_data, parts));   /* (transient P and G: never written here, both zero) */
         if (!R->identical)
             for (i = 0; i < (int)(offsetof(sp_data, parts) / sizeof(float)); i++)
                 if (((const float*)a)[i] != ((const float*)b)[i]) {
@@ -1081,40 +1101,44 @@ static cc_result sp_rank(cc_rank* rank, void* user) {
 }
 
 static void test_rs_ag_world(void) {
-    int S;
-    for (S = 2; S <= 4; S += 2) {
+    int v;
+    for (v = 0; v < 4; v++) {   /* 2 and 4 ranks; again with P and G transient, the collectives' buffers NULL */
+        int S = v % 2 ? 4 : 2;
+        const char* ar = v >= 2 ? " (arena)" : "";
         static sp_res R[SMAXR];
         cc_result rc;
         char err[512];
         int me;
         memset(R, 0, sizeof R);
+        sp_arena = v >= 2;
         tu_run_world(S, sp_rank, R, &rc, err, sizeof err);
-        CHECK_RES(NULL, rc, CC_OK, "%d ranks: the world ran (%s)", S, err);
+        CHECK_RES(NULL, rc, CC_OK, "%d ranks%s: the world ran (%s)", S, ar, err);
         for (me = 0; me < S; me++) {
             sp_res* X = &R[me];
             int c, seen = 0;
-            CHECK(X->ok, "%d ranks, rank %d: decomposition and both steps ran (%s)", S, me, X->err);
+            CHECK(X->ok, "%d ranks%s, rank %d: decomposition and both steps ran (%s)", S, ar, me, X->err);
             if (!X->ok) continue;
-            CHECK(X->n_contexts == 2 && X->mk1 < X->mk0, "%d ranks, rank %d: both collectives decomposed (%d), predicted %.1f -> %.1f us",
-                  S, me, X->n_contexts, X->mk0, X->mk1);
+            CHECK(X->n_contexts == 2 && X->mk1 < X->mk0, "%d ranks%s, rank %d: both collectives decomposed (%d), predicted %.1f -> %.1f us",
+                  S, ar, me, X->n_contexts, X->mk0, X->mk1);
             for (c = 0; c < X->n_contexts && c < 2; c++) {
                 if (X->kind[c] == CC_COLL_REDUCE_SCATTER) {
                     seen |= 1;
                     CHECK(!strcmp(X->coll[c], "rs") && !strcmp(X->ops[c], "pre, mm, rs, post"),
-                          "%d ranks, rank %d: the reduce-scatter's context is '%s' (%s, in %d)", S, me, X->ops[c], X->coll[c], X->k[c]);
+                          "%d ranks%s, rank %d: the reduce-scatter's context is '%s' (%s, in %d)", S, ar, me, X->ops[c], X->coll[c], X->k[c]);
                 } else if (X->kind[c] == CC_COLL_ALL_GATHER) {
                     seen |= 2;
                     CHECK(!strcmp(X->coll[c], "ag") && !strcmp(X->ops[c], "pre2, ag, mm2, post2"),
-                          "%d ranks, rank %d: the all-gather's context is '%s' (%s, in %d)", S, me, X->ops[c], X->coll[c], X->k[c]);
+                          "%d ranks%s, rank %d: the all-gather's context is '%s' (%s, in %d)", S, ar, me, X->ops[c], X->coll[c], X->k[c]);
                 }
             }
-            CHECK_INT(seen, 3, "%d ranks, rank %d: one reduce-scatter and one all-gather context", S, me);
-            CHECK(X->identical, "%d ranks, rank %d: every buffer bit-identical to program order (%s)", S, me, X->why);
-            CHECK(X->parts_ok, "%d ranks, rank %d: the full side's ops ran in %d x N parts, the shard side's in N", S, me, S);
-            CHECK(X->copies_ok, "%d ranks, rank %d: a pack op before each reduce-scatter chunk, an unpack after each all-gather chunk",
-                  S, me);
+            CHECK_INT(seen, 3, "%d ranks%s, rank %d: one reduce-scatter and one all-gather context", S, ar, me);
+            CHECK(X->identical, "%d ranks%s, rank %d: every buffer bit-identical to program order (%s)", S, ar, me, X->why);
+            CHECK(X->parts_ok, "%d ranks%s, rank %d: the full side's ops ran in %d x N parts, the shard side's in N", S, ar, me, S);
+            CHECK(X->copies_ok, "%d ranks%s, rank %d: a pack op before each reduce-scatter chunk, an unpack after each all-gather chunk",
+                  S, ar, me);
         }
     }
+    sp_arena = 0;
 }
 
 /* The decision follows the link, for reduce-scatter and all-gather alike
@@ -1338,6 +1362,52 @@ static void test_columns(void) {
         CHECK(X->identical, "rank %d: P and Z bit-identical to program order, each matmul in %d column parts", me, X->k);
         CHECK_INT(X->rowwise_changed, 0, "rank %d: with a consumer that splits by rows only, nothing is split", me);
     }
+}
+
+/* Bad rules in a context: an op whose user rule refuses every chunk is no
+   error of the decomposition (it is left whole, the rest of the context
+   split), while asking the rule directly names the op and the rule; a
+   chunk count above an axis's length is refused by name the same way and
+   never tried by the decomposition. The input graph is unchanged. */
+static int refusing_rule(void* ud, const cc_split_chunk* c, cc_region* rd, int nr, cc_region* wr, int nw, int* partial) {
+    (void)ud; (void)c; (void)rd; (void)nr; (void)wr; (void)nw; (void)partial;
+    return 1;
+}
+static void test_bad_rules(void) {
+    cc_context* ctx;
+    static chain m;
+    static cjob jobs[4];
+    int dummy_comm;
+    cc_graph *g = NULL, *dg = NULL;
+    cc_rewrite_desc rd = {0};
+    cc_rewrite_report rep;
+    uint64_t fp;
+    cc_context_create(NULL, &ctx);
+    init_chain(&m, 0);
+    build_chain_refusing = 1;   /* post2's user rule refuses */
+    if (build_chain(ctx, &m, jobs, (cc_comm*)&dummy_comm, 1, &g) != CC_OK) { CHECK(0, "chain: %s", cc_last_error(ctx)); return; }
+    build_chain_refusing = 0;
+    cc_graph_validate(g);
+    fp = tu_graph_fingerprint(g);
+    rd.max_chunks = 32;   /* above the rows (16): those counts never fit */
+    CHECK_RES(ctx, cc_graph_decompose(ctx, g, &rd, &dg, &rep), CC_OK, "decompose beside a rule that refuses");
+    CHECK(rep.n_contexts == 1 && !strcmp(rep.contexts[0].ops, "pre, mm, ar, post") && rep.contexts[0].n_chunks <= T,
+          "the refusing op stays whole, the rest is split: '%s' in %d", rep.n_contexts ? rep.contexts[0].ops : "none",
+          rep.n_contexts ? rep.contexts[0].n_chunks : 0);
+    CHECK(find_op(dg, "post2") >= 0, "post2 is one op in the new graph");
+    CHECK(tu_graph_fingerprint(g) == fp, "the input graph is unchanged");
+    CHECK_RES(ctx, cc_op_split_check(g, cc_graph_op(g, find_op(g, "post2")), CC_AXIS_ROWS, 2, NULL), CC_ERR_INVALID_ARG,
+              "the refusing rule, asked directly");
+    CHECK(strstr(cc_last_error(ctx), "post2") && strstr(cc_last_error(ctx), "'refusing'") && strstr(cc_last_error(ctx), "refused"),
+          "the message names the op and says the rule refused: %s", cc_last_error(ctx));
+    CHECK_RES(ctx, cc_op_split_check(g, cc_graph_op(g, find_op(g, "pre")), CC_AXIS_ROWS, T + 1, NULL), CC_ERR_INVALID_ARG,
+              "%d chunks of %d rows", T + 1, T);
+    CHECK(strstr(cc_last_error(ctx), "pre") && strstr(cc_last_error(ctx), "rowwise"), "the message names the op and the rule: %s",
+          cc_last_error(ctx));
+    CHECK(tu_graph_fingerprint(g) == fp, "the input graph is still unchanged");
+    cc_graph_destroy(dg);
+    cc_graph_destroy(g);
+    cc_context_destroy(ctx);
 }
 
 /* ---- graphs only: what is left alone ------------------------------------------------*/
@@ -1669,6 +1739,7 @@ int main(void) {
     TH_RUN(test_rs_ag_world);
     TH_RUN(test_rs_ag_link);
     TH_RUN(test_columns);
+    TH_RUN(test_bad_rules);
     TH_RUN(test_bad_args);
     TH_RUN(test_failing_allocator);
     TH_RUN(test_determinism);
