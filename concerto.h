@@ -169,7 +169,8 @@
    A process that is one rank of a job (mpirun) makes its backend with
    cc_cpu_backend_create_ctx(ctx, &be) and its communicators with
    concerto_mpi.h; the rest is the same.
-   With the rewrites: profile the graph (a program-order plan will do), then
+   With the rewrites: profile the graph (a program-order plan will do: it
+   also measures what a chunk of each decomposable op costs), then
        cc_graph_decompose(ctx, graph, &rd, &g2, NULL);      // new graphs, the
        cc_graph_fuse(ctx, g2, &rd, &g3, NULL);              // input unchanged
    with rd.sched the desc the step is scheduled with, and schedule, plan
@@ -491,6 +492,22 @@ typedef struct cc_split {
 /* The work of one chunk of a split op: its axis, index and part. */
 typedef void (*cc_op_part_fn)(void* stream, void* user_data, const cc_split_chunk* chunk);
 
+/* What a chunk of a decomposable op costs: t(n) = a_us + b_us * n, for a
+   chunk whose share of its axis is n (0 < n <= 1: its part of the extent,
+   end - begin over E; 1/k for each of k chunks of a chunk_fn op), so a_us is the
+   fixed cost of any chunk (a launch, a smaller and less efficient kernel)
+   and b_us the work that scales with the chunk. cc_exec_profile_ops fits it
+   (see >>profile); cc_op_set_chunk_cost sets it. Decomposition gives chunk
+   n of an op whose duration is d the duration d * t(n) / t(1): t(n) itself
+   after cc_exec_profile_ops (whose t(1) is the op's measured duration); a
+   duration measured or set otherwise keeps the fit's proportions, so the k
+   chunks of an op never add up to less than the op (d (k a + b) / (a + b)).
+   An op without one (or with a_us = 0) gives each chunk its share of d. */
+typedef struct cc_chunk_cost {
+    double a_us;               /* >= 0 and finite */
+    double b_us;               /* >= 0 and finite: the part that scales, for all of the axis (n = 1) */
+} cc_chunk_cost;
+
 typedef struct cc_op_desc {
     const char* name;          /* copied; NULL gives "op<index>" */
     double duration_us;        /* >= 0 and finite */
@@ -510,6 +527,8 @@ typedef struct cc_op_desc {
                                  gradient summed over rows) must overwrite it in chunk 0 and accumulate after. */
     const cc_split* split;     /* optional: how the op splits (copied; see split rules). Needs fn and part_fn */
     cc_op_part_fn part_fn;     /* the work of one chunk of a split, told its axis and part */
+    const cc_chunk_cost* chunk_cost;   /* optional (copied): what a chunk costs; only for an op with chunk_fn, or a
+                                          split rule and part_fn (see cc_op_set_chunk_cost) */
 } cc_op_desc;
 
 /* The desc as cc_graph_create resolves it (NULL: every field zero). */
@@ -547,6 +566,19 @@ CONCERTO_API int         cc_buffer_transient(const cc_graph* graph, cc_buffer bu
 CONCERTO_API cc_result cc_graph_add_op(cc_graph* graph, const cc_op_desc* desc, cc_op* out);
 CONCERTO_API cc_result cc_graph_add_dep(cc_graph* graph, cc_op before, cc_op after);
 CONCERTO_API cc_result cc_op_set_duration(cc_graph* graph, cc_op op, double duration_us);
+/* Sets what a chunk of op costs, t(n) = a_us + b_us * n (see cc_chunk_cost),
+   for an op measured otherwise than by cc_exec_profile_ops (your own
+   timers, cc_exec_profile_steps' timeline of a decomposed step). Kept per
+   op and copied by the rewrites with the op (its chunks have none).
+   Errors, changing nothing: CC_ERR_UNKNOWN_OP; CC_ERR_INVALID_ARG naming
+   the op for a_us or b_us negative, NaN, infinite or above 1e12, and for
+   an op that does not decompose (a collective, whose chunks the cost model
+   of a resized collective prices, or a compute op with neither chunk_fn
+   nor a split rule with part_fn). Cost: O(1). */
+CONCERTO_API cc_result cc_op_set_chunk_cost(cc_graph* graph, cc_op op, double a_us, double b_us);
+/* 1 and *out (NULL allowed) the op's chunk cost if it has one (measured or
+   set); 0 and *out untouched if not, or for an invalid op. */
+CONCERTO_API int       cc_op_chunk_cost(const cc_graph* graph, cc_op op, cc_chunk_cost* out);
 /* What running a step costs on an executor besides its ops' own time:
    - launch_us: per op, on its stream, from the end of the op before to
      its start (the executor's and the backend's own work: a queue, a
@@ -1125,7 +1157,11 @@ CONCERTO_API double cc_busbw_gbps(cc_coll_kind kind, uint64_t n_bytes, int n_ran
    consumers of those consumers whose pieces line up with theirs (a piece
    needs no later chunk's piece of another op), stopping at ops next to
    another collective. Collectives are tried most exposed first: the most
-   time not overlapped by compute in the current judged schedule. To make
+   time not overlapped by compute in the current judged schedule. A
+   compute op's piece takes its share of the op's duration, or, where the
+   op has a chunk cost (measured by cc_exec_profile_ops, or set:
+   cc_chunk_cost), what that says, fixed cost included; the report's
+   contexts say which (cc_rewrite_context.measured). To make
    an op decomposable either give it a split rule that allows rows and a
    part_fn (see split rules: the rule gives each piece's regions, and
    pieces may be uneven), or a chunk_fn and, in every region it reads or
@@ -1186,6 +1222,11 @@ typedef struct cc_rewrite_context {
     int n_ops;                 /* ops split, the collective included */
     const char* ops;           /* their names, in program order, ", " between */
     double gain_us;            /* the judged makespan before the split less after it */
+    int measured;              /* 1: every compute op of the context had a chunk cost (measured by
+                                  cc_exec_profile_ops or set by cc_op_set_chunk_cost), which gave its chunks'
+                                  durations; 0: some op's chunks took their share of its duration (modelled,
+                                  no fixed cost). The collective's chunks are always modelled (desc.link or
+                                  the fit of the graph's collectives) */
 } cc_rewrite_context;
 
 typedef struct cc_rewrite_report {
@@ -1207,8 +1248,9 @@ typedef struct cc_rewrite_report {
 CONCERTO_API cc_rewrite_desc cc_rewrite_query_defaults(const cc_rewrite_desc* desc);
 /* Both write a new graph into *out (the caller destroys it; the input is unchanged), report may be NULL.
    The new graph, named "decompose(<input>)" or "fuse(<input>)", keeps the stream/resource layout,
-   buffers, program order, fn/user_data and collectives of every op not rewritten; its durations are
-   estimates (profile it again for measured ones); handles of the input name none of its ops.
+   buffers, program order, fn/user_data, collectives and chunk costs of every op not rewritten; its durations are
+   estimates (profile it again for measured ones): a chunk of compute op i with share n of its axis takes
+   d_i n, or d_i t(n) / t(1) where op i has a chunk cost t (cc_chunk_cost); handles of the input name none of its ops.
    If the judged makespan cannot be improved, *out is an unchanged copy (n_changed 0). On failure *out is
    NULL and the report zero.
    Decomposition: candidates are in-place all-reduces whose written regions all have split_rows > 0, and
@@ -1492,10 +1534,13 @@ CONCERTO_API cc_result cc_exec_timeline(cc_exec* exec, double* start_us, double*
    cc_exec_profile_ops: every op alone, repeats (1..1000) times each in
    plan order; each duration is the median, agreed as the maximum over
    comm. Also measures an op's launch, a blocking cross-stream wait, each
-   communicator's start-up and the overlap slowdowns. Needs
+   communicator's start-up and the overlap slowdowns, and, for every
+   compute op that decomposes, one chunk of it (its first eighth, quarter
+   or half), fitting what a chunk costs (cc_chunk_cost). Needs
    cc_exec_agree first where the plan has collectives
    (CC_ERR_PLAN_MISMATCH), and timestamps or a clock (CC_ERR_UNSUPPORTED).
-   Cost: repeats runs of every op, one at a time.
+   Cost: repeats runs of every op, one at a time, and of one chunk of each
+   op that decomposes.
 
    cc_exec_profile_steps: steps (1..1000) whole steps, run back to back by
    the library (cc_exec_step); each duration is the mean of the op's times
@@ -2423,6 +2468,9 @@ struct cc_graph {
     int* coll_of;               /* index into colls, or -1 */
     int* split_of;              /* index into splits, or -1 */
     size_t dem_cap, dur_us_cap, name_cap, ud_cap, fn_cap, chunk_fn_cap, coll_of_cap, split_of_cap;
+    cc_chunk_cost* ccost;       /* [n] what a chunk costs, where has_ccost[i] (cc_op_set_chunk_cost) */
+    unsigned char* has_ccost;
+    size_t ccost_cap, has_ccost_cap;
     cc__split_rec* splits; size_t n_splits, splits_cap;
     cc_rewrite_context* rw_ctx; int n_rw_ctx;   /* what the decomposition that made the graph split; strings owned */
     cc_collective* colls; size_t n_colls, colls_cap;
@@ -2489,6 +2537,7 @@ CONCERTO_API void cc_graph_destroy(cc_graph* g) {
     cc__free(ctx, g->name); cc__free(ctx, g->user_data);
     cc__free(ctx, g->fn); cc__free(ctx, g->chunk_fn); cc__free(ctx, g->coll_of); cc__free(ctx, g->colls);
     cc__free(ctx, g->split_of); cc__free(ctx, g->splits);
+    cc__free(ctx, g->ccost); cc__free(ctx, g->has_ccost);
     while (g->n_rw_ctx) {
         cc_rewrite_context* rc = &g->rw_ctx[--g->n_rw_ctx];
         cc__free(ctx, (char*)rc->collective); cc__free(ctx, (char*)rc->ops);
@@ -2981,6 +3030,18 @@ static cc_result cc__check_work(cc_graph* g, const cc_op_desc* d, const char* nm
     return CC_OK;
 }
 
+/* A chunk cost (cc_chunk_cost) for op nm, which decomposes or not (who:
+   the caller in the message). */
+static cc_result cc__check_chunk_cost(cc_context* ctx, const char* who, const char* nm, const cc_chunk_cost* c, int decomposes) {
+    if (!(c->a_us >= 0 && c->a_us <= 1e12 && c->b_us >= 0 && c->b_us <= 1e12))
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%sop '%s': chunk cost a_us %g, b_us %g: each must be 0..1e12 (not NaN)", who,
+                              nm, c->a_us, c->b_us);
+    if (!decomposes)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%sop '%s': a chunk cost for an op that does not decompose (a collective, "
+                              "or a compute op with neither chunk_fn nor a split rule with part_fn)", who, nm);
+    return CC_OK;
+}
+
 /* Everything of op desc d that can be wrong, before the graph is touched. */
 static cc_result cc__check_op_desc(cc_graph* g, const cc_op_desc* d, const char* nm, cc__time* ticks) {
     char where[160];
@@ -2996,6 +3057,9 @@ static cc_result cc__check_op_desc(cc_graph* g, const cc_op_desc* d, const char*
     for (i = 0; i < d->n_reads; i++) if ((rc = cc__check_region(g, nm, &d->reads[i], "reads", i)) != CC_OK) return rc;
     for (i = 0; i < d->n_writes; i++) if ((rc = cc__check_region(g, nm, &d->writes[i], "writes", i)) != CC_OK) return rc;
     if ((rc = cc__check_work(g, d, nm)) != CC_OK) return rc;
+    if (d->chunk_cost &&
+        (rc = cc__check_chunk_cost(g->ctx, "", nm, d->chunk_cost, !d->coll && d->fn && (d->chunk_fn || d->split))) != CC_OK)
+        return rc;
     for (i = 0; i < d->n_deps; i++) {
         cc__fmt(where, sizeof where, "op '%s': deps[%d]", nm, i);
         if (cc__op_arg(g, d->deps[i], where) < 0) return CC_ERR_UNKNOWN_OP;
@@ -3014,6 +3078,7 @@ static int cc__reserve_op(cc_graph* g, const cc_op_desc* d, const char* nm, uint
         !CONCERTO__GROW(ctx, g->name, g->name_cap, n1) || !CONCERTO__GROW(ctx, g->user_data, g->ud_cap, n1) ||
         !CONCERTO__GROW(ctx, g->fn, g->fn_cap, n1) || !CONCERTO__GROW(ctx, g->chunk_fn, g->chunk_fn_cap, n1) ||
         !CONCERTO__GROW(ctx, g->coll_of, g->coll_of_cap, n1) || !CONCERTO__GROW(ctx, g->split_of, g->split_of_cap, n1) ||
+        !CONCERTO__GROW(ctx, g->ccost, g->ccost_cap, n1) || !CONCERTO__GROW(ctx, g->has_ccost, g->has_ccost_cap, n1) ||
         (d->coll && !CONCERTO__GROW(ctx, g->colls, g->colls_cap, g->n_colls + 1)) ||
         (d->split && !CONCERTO__GROW(ctx, g->splits, g->splits_cap, g->n_splits + 1)) ||
         !CONCERTO__GROW(ctx, g->dem, g->dem_cap, n1 * (size_t)g->k) || !CONCERTO__GROW(ctx, g->acc, g->acc_cap, need_acc) ||
@@ -3061,6 +3126,8 @@ CONCERTO_API cc_result cc_graph_add_op(cc_graph* g, const cc_op_desc* d, cc_op* 
         sr->part_fn = d->part_fn;
         g->split_of[i] = (int)g->n_splits++;
     }
+    g->has_ccost[i] = d->chunk_cost != NULL;
+    if (d->chunk_cost) g->ccost[i] = *d->chunk_cost;
     for (r = 0; r < k; r++)
         g->dem[(size_t)i * k + r] = d->demands ? d->demands[r] : (d->stream == r ? 1 : 0);
     for (r = 0; r < d->n_reads + d->n_writes; r++) {
@@ -3112,6 +3179,28 @@ CONCERTO_API cc_result cc_op_set_duration(cc_graph* g, cc_op op, double duration
     g->dur[i] = t;
     g->dur_us[i] = duration_us;
     return CC_OK;   /* structure unchanged: stays valid */
+}
+
+CONCERTO_API cc_result cc_op_set_chunk_cost(cc_graph* g, cc_op op, double a_us, double b_us) {
+    cc_chunk_cost c;
+    cc_result rc;
+    int i, dec;
+    if (!g) return CC_ERR_INVALID_ARG;
+    if ((i = cc__op_arg(g, op, "cc_op_set_chunk_cost")) < 0) return CC_ERR_UNKNOWN_OP;
+    c.a_us = a_us;
+    c.b_us = b_us;
+    dec = g->coll_of[i] < 0 && g->fn[i] && (g->chunk_fn[i] || (g->split_of[i] >= 0 && g->splits[g->split_of[i]].part_fn));
+    if ((rc = cc__check_chunk_cost(g->ctx, "cc_op_set_chunk_cost: ", cc__name(g, i), &c, dec)) != CC_OK) return rc;
+    g->ccost[i] = c;
+    g->has_ccost[i] = 1;
+    return CC_OK;   /* structure unchanged: stays valid */
+}
+
+CONCERTO_API int cc_op_chunk_cost(const cc_graph* g, cc_op op, cc_chunk_cost* out) {
+    int i = cc_op_index(g, op);
+    if (i < 0 || !g->has_ccost[i]) return 0;
+    if (out) *out = g->ccost[i];
+    return 1;
 }
 
 CONCERTO_API cc_result cc_graph_set_exec_costs(cc_graph* g, const cc_exec_costs* costs) {
@@ -11219,6 +11308,20 @@ CONCERTO__RW_HELPER cc_result cc__rw_add_copy(cc__rw* w, cc_graph* g, const char
     return cc__copy_add(w->ctx, w->who, g, &d, &rec, out);
 }
 
+/* The duration of the chunk of compute op i of g that rec describes: its
+   share n of the axis (its part of the rule's extent, or 1/k for a
+   chunk_fn op) of the op's duration d, or, where the op has a chunk cost
+   t (cc_chunk_cost), d * t(n) / t(1). */
+static double cc__rw_chunk_us(const cc_graph* g, int i, const cc__chunk_rec* rec) {
+    double d = g->dur_us[i], n, t1, t;
+    uint64_t e = rec->part ? g->splits[g->split_of[i]].s.extent[rec->sc.axis] : 0;
+    n = rec->part ? (double)(rec->sc.end - rec->sc.begin) / (double)e : 1.0 / (double)rec->n_chunks;
+    if (!g->has_ccost[i] || !((t1 = g->ccost[i].a_us + g->ccost[i].b_us) > 0))
+        return rec->part ? d * (double)(rec->sc.end - rec->sc.begin) / (double)e : d / rec->n_chunks;
+    t = d * (g->ccost[i].a_us + g->ccost[i].b_us * n) / t1;
+    return t < 1e12 ? t : 1e12;
+}
+
 /* ---- building a new graph from an old one --------------------------------*/
 static cc_result cc__rw_src_init(cc__rw* w, const cc_graph* g, cc__rw_src* s) {
     size_t a;
@@ -11322,14 +11425,16 @@ static void cc__rw_desc_of(const cc__rw_src* s, int i, const cc_graph* dst, cc_r
         d->split = sp;
         d->part_fn = sr->part_fn;
     }
+    d->chunk_cost = g->has_ccost[i] ? &g->ccost[i] : NULL;
 }
 
 /* Adds an op to dst. A chunk op's record (d->user_data) is copied into a
-   record that dst owns. */
+   record that dst owns; a chunk op does not decompose: it has no chunk cost. */
 static cc_result cc__rw_add(cc__rw* w, cc_graph* dst, cc_op_desc* d) {
     if (d->fn == cc__copy_fn) return cc__copy_add(w->ctx, w->who, dst, d, (const cc__copy_rec*)d->user_data, NULL);
     if (d->fn == cc__chunk_trampoline) {
         cc__chunk_rec* rec = NULL;
+        d->chunk_cost = NULL;
         if (!CONCERTO__GROW(dst->ctx, dst->recs, dst->recs_cap, dst->n_recs + 1) ||
             !(rec = (cc__chunk_rec*)cc__alloc(dst->ctx, sizeof *rec)))
             return CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "%s: op '%s': out of memory", w->who, d->name);
@@ -12250,10 +12355,7 @@ static cc_result cc__dec_build(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x
                     d.chunk_fn = NULL;
                     d.split = NULL;
                     d.part_fn = NULL;
-                    d.duration_us = g->dur_us[i] / k;
-                    if (rec.part)   /* its share of the axis */
-                        d.duration_us = g->dur_us[i] * (double)(rec.sc.end - rec.sc.begin) /
-                                        (double)g->splits[g->split_of[i]].s.extent[axis];
+                    d.duration_us = cc__rw_chunk_us(g, i, &rec);
                 }
                 if (t > 0) {   /* the pieces of one op run in the order made */
                     prev = cc_graph_op(dst, dst->n - 1);
@@ -12307,6 +12409,9 @@ static cc_result cc__dec_record(cc__rw_search* S, int a, const char* role, cc_ax
     for (j = 0; j < g->n; j++) c->n_ops += role[j] != 0;
     c->ops = ops;
     c->gain_us = gain;
+    c->measured = 1;
+    for (j = 0; j < g->n; j++)
+        if (role[j] && g->coll_of[j] < 0 && !g->has_ccost[j]) c->measured = 0;
     return CC_OK;
 }
 
@@ -13870,6 +13975,32 @@ CONCERTO_API cc_result cc_exec_agree_cap(cc_exec* x, cc_comm* comm, uint64_t* ca
    launch, a blocking cross-stream wait, each communicator's start-up: a
    one-element all-reduce) and agreed the same way.
 
+   Chunks (cc_exec_profile_ops too): decomposition runs an op as k smaller
+   kernels, and a smaller kernel is not simply a k-th of the time (a launch,
+   a kernel too small to fill the device, a tile left half empty). So every
+   compute op that decomposes is also run as one chunk, repeats times, right
+   after the ops: chunk 0 of k along the first axis its rule allows (rows
+   where it allows them) or of its chunk_fn, k the largest of 8, 4, 2 that
+   the op takes (a rule: k at most the axis's length, the chunks passing
+   cc_op_split_check; a chunk_fn: k dividing every split_rows of its
+   regions). With the whole op's median t(1) and the chunk's t(n) at its
+   share n, both agreed as the maximum, the line through them gives
+   a = (t(n) - n t(1)) / (1 - n), within 0..t(1) (a chunk cheaper than its
+   share: a = 0, the share model; dearer than the op: a = t(1), b = 0), and
+   b = t(1) - a. Both are timed as an op is, between timestamps around its
+   work, so a is the chunk's own fixed cost: the launch before each op is
+   launch_us, added apart. Two sizes, and these two: the whole op is
+   measured anyway, so the fit costs one chunk run (at most half the op);
+   the line through the op and its eighth covers the halves and quarters
+   decomposition tries by default, and of the chunk sizes an op takes the
+   smallest puts the least noise into a (its variance (k^2 + 1) / (k - 1)^2
+   times a sample's: 1.3 for k = 8, 1.9 for k = 4). Chunk 0 is the one chunk
+   that overwrites a partial-sum output rather than adding into it, and it
+   writes within the op's own regions: profiling puts them back with the
+   rest, and the check that refuses an op writing a bound buffer not bound
+   covers its chunk. An op without a chunk measured keeps the chunk cost it
+   had.
+
    Ops in place, over whole steps (cc_exec_profile_steps, or the caller's
    loop: cc_exec_profile_loop_step and cc_exec_profile_loop_apply). Alone,
    an op runs with nothing beside it; in the step it shares what the step
@@ -13930,6 +14061,100 @@ static cc_result cc__profile_samples(cc_exec* x, int repeats, double* samples) {
             }
             h1 = f->now_us ? f->now_us(x->be.self) : 0;
             samples[(size_t)v * repeats + rep] = f->timestamp ? x->t[2 * v + 1] - x->t[2 * v] : h1 - h0;
+        }
+    return CC_OK;
+}
+
+/* The chunk that profiling measures of op v of g (>>profile), if v is a
+   compute op that decomposes: chunk 0 of k along the first axis its rule
+   allows (rows where it allows them), k the largest of 8, 4, 2 that the
+   op takes (a rule: k at most the axis's extent, and cc_op_split_check
+   passes, quietly; a chunk_fn: k divides every split_rows of its regions,
+   as decomposition needs). Returns 1 with rec and *share (the chunk's part
+   of the axis), else 0. */
+static int cc__profile_chunk_of(cc_graph* g, int v, cc__chunk_rec* rec, double* share) {
+    int k, a;
+    memset(rec, 0, sizeof *rec);
+    if (g->coll_of[v] >= 0 || !g->fn[v]) return 0;
+    rec->user_data = g->user_data[v];
+    if (g->split_of[v] >= 0 && g->splits[g->split_of[v]].part_fn) {
+        const cc__split_rec* sr = &g->splits[g->split_of[v]];
+        unsigned axes = cc__split_axes(&sr->s);
+        uint64_t e;
+        for (a = 0; a < CC_AXIS_COUNT && !(axes >> a & 1u); a++) {}
+        if (a == CC_AXIS_COUNT) return 0;
+        e = sr->s.extent[a];
+        for (k = 8; k >= 2; k /= 2) {
+            cc_context* ctx = g->ctx;
+            char saved_msg[CONCERTO__MSG_MAX];
+            cc_logger saved_logger = ctx->logger;
+            cc_result saved_result = ctx->last_result, rc;
+            if ((uint64_t)k > e) continue;
+            memcpy(saved_msg, ctx->last_error, sizeof saved_msg);
+            ctx->logger.log_fn = NULL;
+            rc = cc_op_split_check(g, cc_graph_op(g, v), (cc_axis)a, k, NULL);
+            ctx->logger = saved_logger;
+            ctx->last_result = saved_result;
+            memcpy(ctx->last_error, saved_msg, sizeof saved_msg);
+            if (rc != CC_OK) continue;
+            rec->part = sr->part_fn;
+            rec->sc.axis = (cc_axis)a;
+            rec->sc.index = 0;
+            rec->sc.count = k;
+            rec->sc.begin = 0;
+            rec->sc.end = e / (uint64_t)k;
+            *share = (double)rec->sc.end / (double)e;
+            return 1;
+        }
+        return 0;
+    }
+    if (!g->chunk_fn[v]) return 0;
+    for (k = 8; k >= 2; k /= 2) {
+        size_t p, end;
+        int ok = 1;
+        for (p = cc__op_accesses(g, v, &end); p < end; p++) {
+            const cc__access* x = &g->acc[p];
+            if (x->split_rows && (x->split_rows % (uint64_t)k || (x->rows <= 1 && x->n_bytes % x->split_rows))) ok = 0;
+        }
+        if (!ok) continue;
+        rec->fn = g->chunk_fn[v];
+        rec->chunk = 0;
+        rec->n_chunks = k;
+        *share = 1.0 / k;
+        return 1;
+    }
+    return 0;
+}
+
+/* cs[v * repeats + rep]: chunk rec[v] of op v alone (ops with has[v]), on
+   the op's stream, timed as cc__profile_samples times the op. The chunk
+   reads and writes within the op's regions, which profiling puts back. */
+static cc_result cc__profile_chunk_samples(cc_exec* x, int repeats, const cc__chunk_rec* rec, const unsigned char* has, double* cs) {
+    const cc_plan* pl = x->plan;
+    const cc_backend_fns* f = x->be.fns;
+    void* self = x->be.self;
+    int i, rep;
+    for (rep = 0; rep < repeats; rep++)
+        for (i = 0; i < pl->n_ops; i++) {
+            int v = pl->issue[i];
+            void* st = x->streams[pl->op[v].stream];
+            double h0, h1, ts[2] = { 0, 0 };
+            cc_result rc = CC_OK;
+            if (!has[v]) continue;
+            h0 = f->now_us ? f->now_us(self) : 0;
+            if (f->timestamp) rc = f->timestamp(self, st, &ts[0]);
+            if (rc == CC_OK) rc = f->launch(self, st, cc__chunk_trampoline, (void*)&rec[v]);
+            if (rc == CC_OK && f->timestamp) rc = f->timestamp(self, st, &ts[1]);
+            if (rc == CC_OK) rc = f->synchronize(self);
+            else (void)f->synchronize(self);
+            if (rc != CC_OK) {
+                char msg[CONCERTO__MSG_MAX];
+                cc__copy_msg(msg, sizeof msg, cc_last_error(x->ctx));
+                return CONCERTO__FAIL(x->ctx, rc, "cc_exec_profile_ops: op '%s', chunk 0 of %d: %s", cc__name(pl->g, v),
+                                      rec[v].part ? rec[v].sc.count : rec[v].n_chunks, msg);
+            }
+            h1 = f->now_us ? f->now_us(self) : 0;
+            cs[(size_t)v * repeats + rep] = f->timestamp ? ts[1] - ts[0] : h1 - h0;
         }
     return CC_OK;
 }
@@ -14140,6 +14365,10 @@ CONCERTO_API cc_result cc_exec_profile_ops(cc_exec* x, int repeats, cc_comm* com
     cc_exec_costs costs;
     const cc_comm** comms = NULL;   /* [n_ops]: each communicator of the plan, in plan order of first use */
     double* startups = NULL;        /* [n_ops]: its start-up cost */
+    cc__chunk_rec* crec = NULL;     /* [n_ops]: the chunk measured of each op that decomposes (chas) */
+    unsigned char* chas = NULL;
+    double* cshare = NULL;          /* [n_ops]: its share of the axis */
+    double* csamples = NULL;
     int n_comms = 0, k;
     int i;
     cc__exec_snap kept;
@@ -14157,20 +14386,31 @@ CONCERTO_API cc_result cc_exec_profile_ops(cc_exec* x, int repeats, cc_comm* com
     if ((rc = cc__exec_profile_guard(x, "cc_exec_profile_ops")) != CC_OK) return rc;
     if ((rc = cc__exec_snap_take(x, &kept, "cc_exec_profile_ops")) != CC_OK) return rc;
     samples = (double*)cc__alloc(x->ctx, (size_t)pl->n_ops * (size_t)repeats * sizeof(double) + 1);
-    med = (double*)cc__alloc(x->ctx, (2 * (size_t)pl->n_ops + 2) * sizeof(double));
+    med = (double*)cc__alloc(x->ctx, (3 * (size_t)pl->n_ops + 2) * sizeof(double));
     comms = (const cc_comm**)cc__alloc(x->ctx, ((size_t)pl->n_ops + 1) * sizeof *comms);
     startups = (double*)cc__alloc(x->ctx, ((size_t)pl->n_ops + 1) * sizeof(double));
-    if (!samples || !med || !comms || !startups) { rc = CONCERTO__FAIL(x->ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_profile_ops: out of memory"); goto done; }
+    crec = (cc__chunk_rec*)cc__alloc(x->ctx, ((size_t)pl->n_ops + 1) * sizeof *crec);
+    chas = (unsigned char*)cc__calloc(x->ctx, (size_t)pl->n_ops + 1, 1);
+    cshare = (double*)cc__alloc(x->ctx, ((size_t)pl->n_ops + 1) * sizeof(double));
+    csamples = (double*)cc__calloc(x->ctx, (size_t)pl->n_ops * (size_t)repeats + 1, sizeof(double));
+    if (!samples || !med || !comms || !startups || !crec || !chas || !cshare || !csamples) {
+        rc = CONCERTO__FAIL(x->ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_profile_ops: out of memory");
+        goto done;
+    }
+    for (i = 0; i < pl->n_ops; i++) chas[i] = (unsigned char)cc__profile_chunk_of(pl->g, i, &crec[i], &cshare[i]);
     if ((rc = cc__profile_samples(x, repeats, samples)) != CC_OK) goto done;
+    if ((rc = cc__profile_chunk_samples(x, repeats, crec, chas, csamples)) != CC_OK) goto done;
     if ((rc = cc__profile_costs(x, repeats, &costs, comms, startups, &n_comms)) != CC_OK) goto done;
     for (i = 0; i < pl->n_ops; i++) {
         med[i] = cc__median_of(samples + (size_t)i * repeats, repeats);
         if (med[i] < 0) med[i] = 0;
+        med[2 * pl->n_ops + 2 + i] = chas[i] ? cc__median_of(csamples + (size_t)i * repeats, repeats) : 0;
+        if (med[2 * pl->n_ops + 2 + i] < 0) med[2 * pl->n_ops + 2 + i] = 0;
     }
     if (comm) {
         cc_collective c;
         memset(&c, 0, sizeof c);
-        size_t m = 2 * (size_t)pl->n_ops + 2;   /* the same on every member: their plans agree */
+        size_t m = 3 * (size_t)pl->n_ops + 2;   /* the same on every member: their plans agree */
         med[pl->n_ops] = costs.launch_us;
         med[pl->n_ops + 1] = costs.wait_us;
         for (k = 0; k < pl->n_ops; k++) med[pl->n_ops + 2 + k] = k < n_comms ? startups[k] : 0;
@@ -14203,6 +14443,14 @@ CONCERTO_API cc_result cc_exec_profile_ops(cc_exec* x, int repeats, cc_comm* com
     if (costs.wait_us > 1e6) costs.wait_us = 1e6;
     rc = cc_graph_set_exec_costs(pl->g, &costs);
     for (k = 0; k < n_comms && rc == CC_OK; k++) rc = cc_graph_set_coll_startup(pl->g, comms[k], startups[k] < 1e12 ? startups[k] : 1e12);
+    for (i = 0; i < pl->n_ops && rc == CC_OK; i++) {   /* t(n) = a + b n through the op (n = 1) and its chunk */
+        double t1 = med[i], tn = med[2 * pl->n_ops + 2 + i], n = cshare[i], a;
+        if (!chas[i]) continue;
+        a = (tn - n * t1) / (1 - n);
+        a = a > 0 ? (a < t1 ? a : t1) : 0;
+        if (t1 > 1e12) { a = a / t1 * 1e12; t1 = 1e12; }
+        rc = cc_op_set_chunk_cost(pl->g, cc_graph_op(pl->g, i), a, t1 - a);
+    }
 done:
     if (kept.n > 0) {   /* put back even after a failure: the ops may have run */
         cc_result put = cc__exec_snap_put(x, &kept, "cc_exec_profile_ops");
@@ -14211,6 +14459,7 @@ done:
     cc__exec_snap_free(x, &kept);
     cc__free(x->ctx, samples); cc__free(x->ctx, med);
     cc__free(x->ctx, (void*)comms); cc__free(x->ctx, startups);
+    cc__free(x->ctx, crec); cc__free(x->ctx, chas); cc__free(x->ctx, cshare); cc__free(x->ctx, csamples);
     return rc;
 }
 
