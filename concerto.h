@@ -1267,30 +1267,33 @@ CONCERTO_API cc_rewrite_desc cc_rewrite_query_defaults(const cc_rewrite_desc* de
    producers of what a producer reads and consumers of what a consumer writes, each taken if it splits,
    is no producer or consumer of another collective, and lines up with every op already taken.
    In N chunks, the collective's chunk i covers elements [i*n/N, (i+1)*n/N) of n_elems n: of its buffer
-   (all-reduce by rows; by columns, column block i of every row), or of every rank's block on the full side (the send of a reduce-scatter, the receive of
-   an all-gather) and of its own block on the other. A reduce-scatter's chunk i is a copy op
-   "<name>#<i>/<N>.pack" on its stream (sub-block i of every block, in rank order, into a transient buffer
-   "<name>#<i>/<N>.buf"), then "<name>#<i>/<N>" reduce-scattering that buffer into sub-block i of its
-   block; an all-gather's is "<name>#<i>/<N>", gathering sub-block i of its block into such a buffer, then
-   "<name>#<i>/<N>.unpack" into sub-block i of every block; the chunk collectives are chained in chunk
-   order. An all-reduce by columns: chunk i is "<name>#<i>/<N>.pack" (columns [i*C/N, (i+1)*C/N) of its R
-   rows of C, strided, into such a buffer), "<name>#<i>/<N>" (the buffer all-reduced in place) and
-   "<name>#<i>/<N>.unpack" (back). A compute op of the context is cut in N pieces, or, on the full side of a reduce-scatter or
-   all-gather, in n_ranks * N pieces, piece j*N + i being sub-block i of block j (the rows it covers there
-   when its rule's extent divides evenly), so that chunk i's compute is i's rows of every block. Each
-   piece c of k is an op at its place, "<name>#<c>/<k>", its regions those of rows [c*R/k, (c+1)*R/k) of
-   each split region and the whole of the others (an op with a split rule: the regions its rule gives
-   piece c of k along rows, checked by cc_op_split_check); the pieces of one op are chained in the order
-   they run: c = 0 .. k-1, or on the full side chunk by chunk (sub-block i of every block, block 0 first,
-   before sub-block i + 1), piece 0 first either way. N must divide n_elems (and every split_rows of an
-   all-reduce's context ops without a rule), and every op must split in its pieces. A piece lines up if
-   no piece of the earlier op of a pair that belongs to a later chunk touches what a piece of the later op
-   accesses (one writing). N = 2, 4, ..., max_chunks is tried while doubling N shortens the judged
-   makespan, with the grown context, then (if none of it is strictly better) with the immediate one
-   alone; the best is kept if strictly better. A collective with NULL buffers (resolved from its regions)
-   is a candidate where its first read and write regions hold exactly its elements; its chunks keep NULL
-   buffers and resolve from their chunk regions (a reduce-scatter's send and an all-gather's receive:
-   from the transient buffer). Chunk ops call chunk_fn (part_fn) through a record the new graph owns
+   (all-reduce by rows; by columns, column block i of every row), or of every rank's block on the full
+   side (the send of a reduce-scatter, the receive of an all-gather) and of its own block on the other.
+   A reduce-scatter's chunk i is a copy op "<name>#<i>/<N>.pack" on its stream (sub-block i of every
+   block, in rank order, into a transient buffer "<name>#<i>/<N>.buf"), then "<name>#<i>/<N>"
+   reduce-scattering that buffer into sub-block i of its block; an all-gather's is "<name>#<i>/<N>",
+   gathering sub-block i of its block into such a buffer, then "<name>#<i>/<N>.unpack" into sub-block i
+   of every block; an all-reduce by columns' is "<name>#<i>/<N>.pack" (columns [i*C/N, (i+1)*C/N) of
+   its R rows of C, strided, into such a buffer), "<name>#<i>/<N>" (the buffer all-reduced in place)
+   and "<name>#<i>/<N>.unpack" (back). The chunk collectives are chained in chunk order. A compute op
+   of the context is cut in N pieces, or, on the full side of a reduce-scatter or all-gather, in
+   n_ranks * N pieces, piece j*N + i being sub-block i of block j (the rows it covers there when its
+   rule's extent divides evenly) and belonging to chunk i, so that chunk i's compute is i's rows of
+   every block. Piece c of k is an op at its place, "<name>#<c>/<k>", its regions those of rows
+   [c*R/k, (c+1)*R/k) of each split region and the whole of the others (an op with a split rule: the
+   regions its rule gives piece c of k along the axis, checked by cc_op_split_check); the pieces of one
+   op are chained in the order they run: c = 0 .. k-1, or on the full side chunk by chunk (sub-block i
+   of every block, block 0 first, before sub-block i + 1), piece 0 first either way. N must divide
+   n_elems (and every split_rows of an all-reduce's context ops without a rule), and every op must
+   split in its pieces. An op lines up with another if no piece of the earlier of the two conflicts
+   with (writes what it touches, or touches what it writes) a piece of the later one that belongs to an
+   earlier chunk. N = 2, 4, ..., max_chunks is tried while doubling N shortens the judged makespan,
+   with the grown context, then (if none of it is strictly better) with the immediate one alone; the
+   best is kept if strictly better. A collective with NULL buffers (resolved from its regions) is a
+   candidate where its first read and write regions hold exactly its elements (on the full side of a
+   reduce-scatter or all-gather, n_ranks blocks of them); its chunks keep NULL buffers and resolve from
+   their chunk regions (a chunk collective whose side is packed or unpacked: from the transient
+   buffer). Chunk ops call chunk_fn (part_fn) through a record the new graph owns
    (copies of the graph get their own); they have no chunk_fn themselves, so a context is split once.
    cc_op_user_data of a chunk op still gives the op's user_data.
    Fusion: the fused op sits at its last member's place in program order, named "<first>+<k-1>", with
