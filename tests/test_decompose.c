@@ -1410,6 +1410,34 @@ static void test_bad_rules(void) {
     cc_context_destroy(ctx);
 }
 
+/* Growth is judged like any candidate: where pre's and post2's pieces each
+   cost nearly the whole op (a chunk cost with a large fixed part) and the
+   all-reduce is short (100 us), the grown context is slower than the
+   immediate one, which is kept. */
+static void test_growth_falls_back(void) {
+    cc_context* ctx;
+    static chain m;
+    static cjob jobs[4];
+    int dummy_comm, o;
+    cc_graph *g = NULL, *dg = NULL;
+    cc_rewrite_report rep;
+    cc_context_create(NULL, &ctx);
+    init_chain(&m, 0);
+    if (build_chain(ctx, &m, jobs, (cc_comm*)&dummy_comm, 0, &g) != CC_OK) { CHECK(0, "chain: %s", cc_last_error(ctx)); return; }
+    CHECK_RES(ctx, cc_op_set_duration(g, cc_graph_op(g, find_op(g, "ar")), 100), CC_OK, "the all-reduce takes 100 us");
+    for (o = 0; o < 2; o++)
+        CHECK_RES(ctx, cc_op_set_chunk_cost(g, cc_graph_op(g, find_op(g, o ? "post2" : "pre")), 90, 10), CC_OK,
+                  "%s: a chunk costs 90 us plus its share of 10", o ? "post2" : "pre");
+    CHECK_RES(ctx, cc_graph_decompose(ctx, g, NULL, &dg, &rep), CC_OK, "decompose");
+    CHECK(rep.n_contexts == 1 && !strcmp(rep.contexts[0].ops, "mm, ar, post"),
+          "the immediate context is kept where growing it costs more than it overlaps: '%s'",
+          rep.n_contexts ? rep.contexts[0].ops : "none split");
+    CHECK(find_op(dg, "pre") >= 0 && find_op(dg, "post2") >= 0, "pre and post2 stay whole");
+    cc_graph_destroy(dg);
+    cc_graph_destroy(g);
+    cc_context_destroy(ctx);
+}
+
 /* ---- graphs only: what is left alone ------------------------------------------------*/
 static void test_left_alone(void) {
     cc_context* ctx;
@@ -1740,6 +1768,7 @@ int main(void) {
     TH_RUN(test_rs_ag_link);
     TH_RUN(test_columns);
     TH_RUN(test_bad_rules);
+    TH_RUN(test_growth_falls_back);
     TH_RUN(test_bad_args);
     TH_RUN(test_failing_allocator);
     TH_RUN(test_determinism);
