@@ -47,8 +47,9 @@
 
    A trainer builds the graph of its step (cc_graph_*), measures each op on
    its backend (cc_exec_profile_ops), lets the library rewrite the step
-   (cc_graph_decompose splits a synchronous all-reduce, with the ops that
-   produce and consume its rows, into chunks that overlap; cc_graph_fuse
+   (cc_graph_decompose splits a synchronous all-reduce, reduce-scatter or
+   all-gather, with the ops that produce and consume its rows and, a few
+   ops further, theirs, into chunks that overlap; cc_graph_fuse
    merges small all-reduces into buckets; each rewrite judged by the
    scheduler), schedules it (cc_sched_solve), turns the schedule's order
    into per-stream sequences with the fewest cross-stream waits
@@ -428,7 +429,9 @@ typedef void (*cc_op_chunk_fn)(void* stream, void* user_data, int chunk, int n_c
    and n may not exceed E. For each chunk the rule gives the op's regions:
    a region that follows the axis is cut, one that does not is used whole
    by every chunk, and a partial-sum output is written by every chunk
-   (chunk 0 overwrites it, later chunks add into it, in chunk order).
+   (chunk 0 overwrites it, later chunks add into it, in chunk order; a
+   decomposition beside a reduce-scatter or all-gather runs chunk 0 first
+   and the others in its own order, see cc_graph_decompose).
 
    Exactness: a split whose every output follows the axis (rows, columns,
    heads) computes each output element as the whole op does, so its results
@@ -520,7 +523,8 @@ typedef struct cc_op_desc {
                                   its first read (write) region, resolved by cc_exec_create */
     cc_op_chunk_fn chunk_fn;  /* optional: the work of chunk `chunk` of `n_chunks`; makes a compute op
                                  decomposable. fn is still required (the whole op). Chunks of one op run in
-                                 order 0..n-1; a chunk that writes a region with split_rows 0 (e.g. a weight
+                                 order 0..n-1 (beside a reduce-scatter or all-gather: chunk 0 first, then in
+                                 the order cc_graph_decompose gives); a chunk that writes a region with split_rows 0 (e.g. a weight
                                  gradient summed over rows) must overwrite it in chunk 0 and accumulate after. */
     const cc_split* split;     /* optional: how the op splits (copied; see split rules). Needs fn and part_fn */
     cc_op_part_fn part_fn;     /* the work of one chunk of a split, told its axis and part */
@@ -1147,18 +1151,36 @@ CONCERTO_API double cc_busbw_gbps(cc_coll_kind kind, uint64_t n_bytes, int n_ran
    buffer addresses: ranks whose buffers are laid out differently can fuse
    differently, which cc_exec_agree then reports).
 
-   Decomposition splits a synchronous in-place all-reduce whose written
-   region has split_rows > 0, with the ops that produce and consume its rows,
-   into k chunks, so that chunk i's collective overlaps chunk i+1's compute.
-   A compute op's chunk takes its share of the op's duration, or, where the
+   Decomposition splits a synchronous collective into N chunks along rows,
+   with its context, so that chunk i's collective overlaps chunk i+1's
+   compute: an in-place all-reduce whose written region has split_rows > 0
+   (a chunk is a contiguous run of its rows), a reduce-scatter (matmul ->
+   reduce-scatter, as in sequence parallelism and ZeRO's gradient shards)
+   or an all-gather (all-gather -> matmul). A chunk of a reduce-scatter or
+   all-gather moves each rank's part of the chunk, so every rank's data
+   keeps its layout: chunk i is sub-block i of every rank's block, packed
+   (reduce-scatter) or unpacked (all-gather) by a copy op through a
+   transient buffer, and the ops on the side of the rank blocks are cut so
+   that the pieces of chunk i cover exactly those rows, one piece per
+   rank's block. The context is the same rule propagation for every kind:
+   the ops that produce and consume the collective's data and, up to
+   max_context_depth ops from it, the producers of those producers and the
+   consumers of those consumers whose pieces line up with theirs (a piece
+   needs no later chunk's piece of another op), stopping at ops next to
+   another collective. Collectives are tried most exposed first: the most
+   time not overlapped by compute in the current judged schedule. A
+   compute op's piece takes its share of the op's duration, or, where the
    op has a chunk cost (measured by cc_exec_profile_ops, or set:
    cc_chunk_cost), what that says, fixed cost included; the report's
-   contexts say which (cc_rewrite_context.measured).
-   To make an op decomposable either give it a split rule that allows rows
-   and a part_fn (see split rules: the rule gives each chunk's regions, and
-   chunks may be uneven), or a chunk_fn and, in every region it reads or
-   writes, how it splits (split_rows). Only the rows axis is used so far:
-   an all-reduce's chunk is a contiguous run of its rows.
+   contexts say which (cc_rewrite_context.measured). To make
+   an op decomposable either give it a split rule that allows rows and a
+   part_fn (see split rules: the rule gives each piece's regions, and
+   pieces may be uneven), or a chunk_fn and, in every region it reads or
+   writes, how it splits (split_rows). The axis is rows; an all-reduce
+   whose context's ops do not all split by rows but all do by columns
+   (their rules allow columns) is split by columns: chunk i is column block
+   i of its rows, strided, packed into a transient buffer, all-reduced
+   there and unpacked. No other axis is used so far.
 
    Fusion merges runs of small all-reduces, reduce-scatters or all-gathers
    into one (bucketing). Members must follow each other among the
@@ -1189,7 +1211,9 @@ typedef struct cc_rewrite_desc {
                                   same communicator; with fewer than two distinct sizes, b = duration/bytes, a = 0 */
     cc_sched_desc sched;       /* how a candidate graph is judged: a cc_sched_solve with this desc (zero: the
                                   scheduler's defaults). Judge with the desc the step will be scheduled with */
-    int max_chunks;            /* decomposition: chunk counts 2, 4, 8 ... up to this; 0: 4 */
+    int max_chunks;            /* decomposition: chunk counts 2, 4, 8 ... up to this, increasing while doubling the
+                                  count still shortens the judged step; 0: 4 (16 gives N in {2, 4, 8, 16}; each
+                                  count judged costs a solve of a larger graph) */
     uint64_t max_bucket_bytes; /* fusion: the most bytes of a fused collective's n_elems (one rank's block of a
                                   reduce-scatter or all-gather); 0 = no limit */
     int max_evaluations;       /* candidate graphs screened at most; 0: 1000; the search stops there */
@@ -1205,6 +1229,10 @@ typedef struct cc_rewrite_desc {
                                   GB/s, a host memcpy's order; an accelerator copies one to two orders faster: set
                                   it from its memory bandwidth, e.g. 2 / (mem_gbps * 1e3) for a read and a write);
                                   finite and >= 0 (negative: refused). Profiling measures the copy ops as any op */
+    int max_context_depth;     /* decomposition: how far a context reaches from its collective, in ops along
+                                  producers of producers and consumers of consumers: 1 = the immediate producers
+                                  and consumers only; 0: 3 (two ops beyond them). Each op reached costs a walk of
+                                  the graph, not a judgement */
 } cc_rewrite_desc;
 
 /* A context decomposition split: the collective, the axis, the chunk
@@ -1248,21 +1276,54 @@ CONCERTO_API cc_rewrite_desc cc_rewrite_query_defaults(const cc_rewrite_desc* de
 /* Both write a new graph into *out (the caller destroys it; the input is unchanged), report may be NULL.
    The new graph, named "decompose(<input>)" or "fuse(<input>)", keeps the stream/resource layout,
    buffers, program order, fn/user_data, collectives and chunk costs of every op not rewritten; its durations are
-   estimates (profile it again for measured ones): a chunk of compute op i with share n of the rows takes
+   estimates (profile it again for measured ones): a chunk of compute op i with share n of its axis takes
    d_i n, or d_i t(n) / t(1) where op i has a chunk cost t (cc_chunk_cost); handles of the input name none of its ops.
    If the judged makespan cannot be improved, *out is an unchanged copy (n_changed 0). On failure *out is
    NULL and the report zero.
-   Decomposition: candidates are in-place all-reduces whose written regions all have split_rows > 0,
-   tried in program order, each on the graph as rewritten so far. An op with k chunks is replaced by k
-   ops at its place, "<name>#<i>/<k>", chained in chunk order; chunk i's regions are rows [i*R/k,
-   (i+1)*R/k) of the split regions and the whole of the others (an op with a split rule: the regions its
-   rule gives chunk i of k along rows, checked by cc_op_split_check); a chunk collective covers elements
-   [i*n/k, (i+1)*n/k). The all-reduce's producers (the last writers of its rows) and consumers (readers
-   of its result up to the next writer) must all split in rows (a rule or a chunk_fn; with exact_only,
-   exactly), and k must divide the collective's n_elems and every split_rows of the ops without a rule; k = 2, 4, ..., max_chunks is tried and the best kept if
-   strictly better (see the searches below). A collective with NULL buffers (resolved from its regions) is a candidate where its first read and write regions hold exactly its elements; its chunks keep NULL buffers and resolve from their chunk regions. Chunk ops call chunk_fn (part_fn) through a record the new graph owns (copies of the graph get
-   their own); they have no chunk_fn themselves, so a context is split once. cc_op_user_data of a chunk
-   op still gives the op's user_data.
+   Decomposition: candidates are in-place all-reduces whose written regions all have split_rows > 0, and
+   reduce-scatters and all-gathers with one read and one write region, each holding exactly the
+   collective's elements on its side (contiguous). They are tried most exposed first (the collective's
+   time not overlapped by compute in the stream simulation of the best order known of the graph as
+   rewritten so far; program order
+   on ties), each on the graph as rewritten so far. The axis is rows; an all-reduce whose context does not
+   all split by rows is tried by columns, where it has one region, read and written, contiguous, with
+   split_rows R > 0, every op of its context has a rule that allows columns, and N divides a row's
+   elements. The context: the collective's producers (the last writers of what it reads; of an
+   all-reduce, of what it accesses) and consumers (readers of what it wrote, up to the next writer),
+   which must all split along the axis (a rule that allows it, or for rows a chunk_fn; with exact_only,
+   exactly), and, grown from them breadth first to at most max_context_depth ops from the collective,
+   producers of what a producer reads and consumers of what a consumer writes, each taken if it splits,
+   is no producer or consumer of another collective, and lines up with every op already taken.
+   In N chunks, the collective's chunk i covers elements [i*n/N, (i+1)*n/N) of n_elems n: of its buffer
+   (all-reduce by rows; by columns, column block i of every row), or of every rank's block on the full
+   side (the send of a reduce-scatter, the receive of an all-gather) and of its own block on the other.
+   A reduce-scatter's chunk i is a copy op "<name>#<i>/<N>.pack" on its stream (sub-block i of every
+   block, in rank order, into a transient buffer "<name>#<i>/<N>.buf"), then "<name>#<i>/<N>"
+   reduce-scattering that buffer into sub-block i of its block; an all-gather's is "<name>#<i>/<N>",
+   gathering sub-block i of its block into such a buffer, then "<name>#<i>/<N>.unpack" into sub-block i
+   of every block; an all-reduce by columns' is "<name>#<i>/<N>.pack" (columns [i*C/N, (i+1)*C/N) of
+   its R rows of C, strided, into such a buffer), "<name>#<i>/<N>" (the buffer all-reduced in place)
+   and "<name>#<i>/<N>.unpack" (back). The chunk collectives are chained in chunk order. A compute op
+   of the context is cut in N pieces, or, on the full side of a reduce-scatter or all-gather, in
+   n_ranks * N pieces, piece j*N + i being sub-block i of block j (the rows it covers there when its
+   rule's extent divides evenly) and belonging to chunk i, so that chunk i's compute is i's rows of
+   every block. Piece c of k is an op at its place, "<name>#<c>/<k>", its regions those of rows
+   [c*R/k, (c+1)*R/k) of each split region and the whole of the others (an op with a split rule: the
+   regions its rule gives piece c of k along the axis, checked by cc_op_split_check); the pieces of one
+   op are chained in the order they run: c = 0 .. k-1, or on the full side chunk by chunk (sub-block i
+   of every block, block 0 first, before sub-block i + 1), piece 0 first either way. N must divide
+   n_elems (and every split_rows of an all-reduce's context ops without a rule), and every op must
+   split in its pieces. An op lines up with another if no piece of the earlier of the two conflicts
+   with (writes what it touches, or touches what it writes) a piece of the later one that belongs to an
+   earlier chunk. N = 2, 4, ..., max_chunks is tried while doubling N shortens the screened makespan,
+   with the grown context, then (if none of it screens strictly better) with the immediate one alone;
+   the best is kept as the searches below say. A collective with NULL buffers (resolved from its regions) is a
+   candidate where its first read and write regions hold exactly its elements (on the full side of a
+   reduce-scatter or all-gather, n_ranks blocks of them); its chunks keep NULL buffers and resolve from
+   their chunk regions (a chunk collective whose side is packed or unpacked: from the transient
+   buffer). Chunk ops call chunk_fn (part_fn) through a record the new graph owns
+   (copies of the graph get their own); they have no chunk_fn themselves, so a context is split once.
+   cc_op_user_data of a chunk op still gives the op's user_data.
    Fusion: candidates are all-reduces, reduce-scatters and all-gathers with n_elems > 0. A bucket's ops
    sit at its last member's place in program order; its collective is named "<first>+<k-1>", n_elems the
    members' sum. Where the members are all-reduces that join into one range (members with NULL buffers
@@ -1277,8 +1338,8 @@ CONCERTO_API cc_rewrite_desc cc_rewrite_query_defaults(const cc_rewrite_desc* de
    ops. A bucket is refused if an op between its members touches the region of an earlier member or
    has an explicit edge to or from one, if its members touch each other's regions or addresses, or if
    a path through other ops joins two members.
-   The searches. Decomposition, left to right: of a context's k, the one with the shortest screen; taken by
-   its screen where that is strictly shorter than the graph so far's, or, where it is at most 2% longer, by
+   The searches. Decomposition, most exposed first: of a context's k (and of its immediate context's), the
+   one with the shortest screen; taken by its screen where that is strictly shorter than the graph so far's, or, where it is at most 2% longer, by
    a full solve strictly shorter than the graph so far's (solved first where it changed since its last);
    the graph so far is solved in full again after every ceil(2 n / full_judgements) splits taken by screens
    (n: the input's collectives) and at the end; the result is the last graph whose full solve was shorter
@@ -11053,7 +11114,8 @@ CONCERTO_API cc_result cc_psplib_write(cc_context* ctx, cc_graph* g, const char*
    current graph, the last graph a full solve kept (often the same one) and
    at most two candidates, and destroys the rest, so a failure anywhere
    frees everything it made and returns with *out NULL. Ops are visited in
-   index (program) order, candidates ranked by their screens (ties in
+   index (program) order (decomposition's collectives most exposed first,
+   ties in index order), candidates ranked by their screens (ties in
    program order) and the budgets counted in screens and solves, so the
    result depends on the graph and the desc alone (and, for fusion's
    contiguity, on this rank's buffer addresses). */
@@ -11088,6 +11150,7 @@ typedef struct cc__rw_src {
 static void cc__rewrite_resolve(cc_rewrite_desc* d) {
     if (d->copy_us_per_byte == 0) d->copy_us_per_byte = 1e-4;
     if (d->max_chunks == 0) d->max_chunks = 4;
+    if (d->max_context_depth == 0) d->max_context_depth = 3;
     if (d->max_evaluations == 0) d->max_evaluations = 1000;
     if (d->full_judgements == 0) d->full_judgements = 32;
 }
@@ -11214,20 +11277,6 @@ static double cc__rw_coll_us(const cc__rw* w, const cc_collective* c, size_t n_e
     return t;
 }
 
-/* The duration of the chunk of compute op i of g that rec describes: its
-   share n of the axis (its part of the rule's extent, or 1/k for a
-   chunk_fn op) of the op's duration d, or, where the op has a chunk cost
-   t (cc_chunk_cost), d * t(n) / t(1). */
-static double cc__rw_chunk_us(const cc_graph* g, int i, const cc__chunk_rec* rec) {
-    double d = g->dur_us[i], n, t1, t;
-    uint64_t e = rec->part ? g->splits[g->split_of[i]].s.extent[rec->sc.axis] : 0;
-    n = rec->part ? (double)(rec->sc.end - rec->sc.begin) / (double)e : 1.0 / (double)rec->n_chunks;
-    if (!g->has_ccost[i] || !((t1 = g->ccost[i].a_us + g->ccost[i].b_us) > 0))
-        return rec->part ? d * (double)(rec->sc.end - rec->sc.begin) / (double)e : d / rec->n_chunks;
-    t = d * (g->ccost[i].a_us + g->ccost[i].b_us * n) / t1;
-    return t < 1e12 ? t : 1e12;
-}
-
 /* ---- copy ops (>>copy) ------------------------------------------------------
    An op that copies one region into another of the same byte count, added
    by a rewrite: to pack strided pieces into a bucket (a transient buffer
@@ -11307,6 +11356,20 @@ static cc_result cc__rw_add_copy(cc__rw* w, cc_graph* g, const char* name, int s
     rec.src = from_addr;
     rec.dst = to_addr;
     return cc__copy_add(w->ctx, w->who, g, &d, &rec, out);
+}
+
+/* The duration of the chunk of compute op i of g that rec describes: its
+   share n of the axis (its part of the rule's extent, or 1/k for a
+   chunk_fn op) of the op's duration d, or, where the op has a chunk cost
+   t (cc_chunk_cost), d * t(n) / t(1). */
+static double cc__rw_chunk_us(const cc_graph* g, int i, const cc__chunk_rec* rec) {
+    double d = g->dur_us[i], n, t1, t;
+    uint64_t e = rec->part ? g->splits[g->split_of[i]].s.extent[rec->sc.axis] : 0;
+    n = rec->part ? (double)(rec->sc.end - rec->sc.begin) / (double)e : 1.0 / (double)rec->n_chunks;
+    if (!g->has_ccost[i] || !((t1 = g->ccost[i].a_us + g->ccost[i].b_us) > 0))
+        return rec->part ? d * (double)(rec->sc.end - rec->sc.begin) / (double)e : d / rec->n_chunks;
+    t = d * (g->ccost[i].a_us + g->ccost[i].b_us * n) / t1;
+    return t < 1e12 ? t : 1e12;
 }
 
 /* ---- building a new graph from an old one --------------------------------*/
@@ -11600,6 +11663,8 @@ static cc_result cc__rw_start(cc__rw* w, cc_context* ctx, const char* who, cc_gr
         return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG,
                               "%s: max_chunks (%d), max_evaluations (%d) and full_judgements (%d) must be >= 0", who,
                               w->d.max_chunks, w->d.max_evaluations, w->d.full_judgements);
+    if (w->d.max_context_depth < 0)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: max_context_depth (%d) must be >= 0", who, w->d.max_context_depth);
     if (w->d.link && !(w->d.link->latency_us >= 0 && w->d.link->latency_us <= 1e12 && w->d.link->us_per_byte >= 0 &&
                        w->d.link->us_per_byte <= 1e12))
         return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: link latency_us %g and us_per_byte %g must be finite and >= 0", who,
@@ -12049,7 +12114,10 @@ static int cc__coll_rewritable(const cc__rw_src* s, int i) {
 }
 
 /* An in-place all-reduce whose every written region is split in rows (a
-   NULL buffer's region too: its chunks take their elements from it). */
+   NULL buffer's region too: its chunks take their elements from it); or a
+   reduce-scatter or all-gather with one read and one write region, each
+   holding exactly its elements on that side (n_ranks blocks on the full
+   side: the send of a reduce-scatter, the receive of an all-gather). */
 static int cc__dec_candidate(const cc__rw_src* s, int i) {
     const cc_graph* g = s->g;
     const cc_collective* c = cc__op_coll(g, i);
@@ -12057,6 +12125,18 @@ static int cc__dec_candidate(const cc__rw_src* s, int i) {
     size_t a;
     int n_w = 0, buf;
     uintptr_t at;
+    if (c && (c->kind == CC_COLL_REDUCE_SCATTER || c->kind == CC_COLL_ALL_GATHER) && c->n_elems > 0) {
+        const cc__access *rd = NULL, *wr = NULL;
+        uint64_t blk = (uint64_t)c->n_elems * cc__dtype_size(c->dtype), full, shard;
+        if (s->acc_off[i + 1] - s->acc_off[i] != 2) return 0;
+        for (a = s->acc_off[i]; a < s->acc_off[i + 1]; a++)
+            if (g->acc[a].is_write) wr = &g->acc[a];
+            else rd = &g->acc[a];
+        if (!rd || !wr || rd->rows > 1 || wr->rows > 1) return 0;
+        full = c->kind == CC_COLL_REDUCE_SCATTER ? rd->n_bytes : wr->n_bytes;
+        shard = c->kind == CC_COLL_REDUCE_SCATTER ? wr->n_bytes : rd->n_bytes;
+        return shard == blk && full % blk == 0 && full / blk >= 1;
+    }
     if (!c || c->kind != CC_COLL_ALL_REDUCE || c->n_elems == 0 || c->send_buf != c->recv_buf) return 0;
     if (!cc__coll_rewritable(s, i)) return 0;
     if ((x = cc__coll_at(s, i, 0, &buf, &at)) != NULL && !x->split_rows) return 0;
@@ -12068,57 +12148,148 @@ static int cc__dec_candidate(const cc__rw_src* s, int i) {
     return n_w > 0;
 }
 
-/* The context of the all-reduce a: role[j] = 1 for its producers (the last
-   writers, before a, of the bytes a accesses) and its consumers (the ops
-   after a that read bytes a wrote before another op overwrites them),
-   role[a] = 2. *ok = 1 if every one of them is a compute op that splits in
-   rows: with a chunk_fn (role 1; under exact_only none of its writes a
-   partial sum, split_rows 0) or with a split rule that allows rows and a
-   part_fn (role 3). */
-static cc_result cc__dec_context(cc__rw* w, const cc__rw_src* s, int a, char* role, int* ok) {
+/* 1 if all-reduce candidate a may split by columns: one region, read and
+   written (in place), contiguous, its split_rows rows. */
+static int cc__dec_by_cols(const cc__rw_src* s, int a) {
+    const cc_graph* g = s->g;
+    const cc__access *x = &g->acc[s->acc_off[a]], *y = &g->acc[s->acc_off[a] + 1];
+    if (cc__op_coll(g, a)->kind != CC_COLL_ALL_REDUCE || s->acc_off[a + 1] - s->acc_off[a] != 2) return 0;
+    return x->buffer == y->buffer && x->offset == y->offset && x->n_bytes == y->n_bytes && x->rows <= 1 && y->rows <= 1 &&
+           x->split_rows && x->split_rows == y->split_rows;
+}
+
+/* How compute op j splits along axis: 3 by a split rule that allows the
+   axis (the op has part_fn), 1 by a chunk_fn and split_rows (rows only;
+   under exact_only none of its writes a partial sum, split_rows 0), 0 not
+   at all (a collective, an op without fn). */
+static int cc__dec_kind(const cc__rw* w, const cc__rw_src* s, int j, cc_axis axis) {
+    const cc_graph* g = s->g;
+    size_t p;
+    if (g->coll_of[j] >= 0 || !g->fn[j]) return 0;
+    if (g->split_of[j] >= 0 && (cc__split_axes(&g->splits[g->split_of[j]].s) >> axis & 1u) && g->splits[g->split_of[j]].part_fn)
+        return 3;
+    if (!g->chunk_fn[j] || axis != CC_AXIS_ROWS) return 0;
+    if (w->d.exact_only)
+        for (p = s->acc_off[j]; p < s->acc_off[j + 1]; p++)
+            if (g->acc[p].is_write && !g->acc[p].split_rows) return 0;
+    return 1;
+}
+
+/* The neighbours of op j on one side, each once, into out[0 .. *n): side 0
+   its producers, the last writers before j of the bytes j reads (all: of
+   every byte j accesses); side 1 its consumers, the ops after j that read
+   bytes j wrote before another op overwrites them. seen (one per op) is
+   all zero before and after. Cost: a walk of the graph from j, O(accesses
+   * intervals). */
+static cc_result cc__dec_scan(cc__rw* w, const cc__rw_src* s, int j, int side, int all, int* out, int* n, char* seen) {
     const cc_graph* g = s->g;
     cc__rw_iv* v = NULL;
-    size_t n = 0, cap = 0, p;
-    int j, pass;
-    cc_result rc = CC_OK;
-    *ok = 1;
-    memset(role, 0, (size_t)g->n);
-    role[a] = 2;
-    for (pass = 0; pass < 2; pass++) {
-        n = 0;
-        for (p = s->acc_off[a]; p < s->acc_off[a + 1]; p++)
-            if ((pass == 0 || g->acc[p].is_write) && !cc__iv_add(w->ctx, &v, &n, &cap, &g->acc[p])) goto oom;
-        for (j = pass == 0 ? a - 1 : a + 1; j >= 0 && j < g->n && n > 0; j += pass == 0 ? -1 : 1) {
-            for (p = s->acc_off[j]; p < s->acc_off[j + 1] && !role[j]; p++)
-                if (g->acc[p].is_write == (pass == 0) && cc__iv_hits(v, n, &g->acc[p])) role[j] = 1;
-            for (p = s->acc_off[j]; p < s->acc_off[j + 1]; p++)
-                if (g->acc[p].is_write && !cc__iv_cut(w->ctx, &v, &n, &cap, &g->acc[p])) goto oom;
-        }
+    size_t nv = 0, cap = 0, p;
+    int q, m, oom = 0;
+    *n = 0;
+    for (p = s->acc_off[j]; p < s->acc_off[j + 1] && !oom; p++)
+        if ((side == 0 ? all || !g->acc[p].is_write : g->acc[p].is_write) && !cc__iv_add(w->ctx, &v, &nv, &cap, &g->acc[p])) oom = 1;
+    for (q = side == 0 ? j - 1 : j + 1; q >= 0 && q < g->n && nv > 0 && !oom; q += side == 0 ? -1 : 1) {
+        for (p = s->acc_off[q]; p < s->acc_off[q + 1] && !seen[q]; p++)
+            if (g->acc[p].is_write == (side == 0) && cc__iv_hits(v, nv, &g->acc[p])) {
+                seen[q] = 1;
+                out[(*n)++] = q;
+            }
+        for (p = s->acc_off[q]; p < s->acc_off[q + 1] && !oom; p++)
+            if (g->acc[p].is_write && !cc__iv_cut(w->ctx, &v, &nv, &cap, &g->acc[p])) oom = 1;
     }
-    for (j = 0; j < g->n; j++) {
-        if (role[j] != 1) continue;
-        if (g->coll_of[j] < 0 && g->split_of[j] >= 0 && (cc__split_axes(&g->splits[g->split_of[j]].s) >> CC_AXIS_ROWS & 1u) &&
-            g->splits[g->split_of[j]].part_fn && g->fn[j]) {
-            role[j] = 3;
-            continue;
-        }
-        if (!g->chunk_fn[j] || !g->fn[j] || g->coll_of[j] >= 0) *ok = 0;
-        else if (w->d.exact_only)
-            for (p = s->acc_off[j]; p < s->acc_off[j + 1]; p++)
-                if (g->acc[p].is_write && !g->acc[p].split_rows) *ok = 0;
-    }
-    goto done;
-oom:
-    rc = CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", w->who);
-done:
+    for (m = 0; m < *n; m++) seen[out[m]] = 0;
     cc__free(w->ctx, v);
+    return oom ? CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", w->who) : CC_OK;
+}
+
+/* A context being formed around collective a along axis: its immediate
+   neighbours (node[0 .. n_near), depth 1: the last writers, before a, of
+   the bytes a accesses, and the ops after a that read bytes a wrote before
+   another op overwrites them), then the ops reached beyond them, each
+   once, breadth first, at most max_context_depth ops from a: upstream the
+   producers of a producer (of what it reads), downstream the consumers of
+   a consumer. An op beyond the immediate neighbours is reached only if it
+   splits along the axis and is no neighbour of another collective (whose
+   own context it belongs to). Which of them a split in k takes is
+   cc__dec_roles'. */
+typedef struct cc__dec_node { int op, parent, kind, depth; } cc__dec_node;   /* parent: a node index, -1 for a's own */
+typedef struct cc__dec_ctx {
+    int a;
+    cc_axis axis;
+    cc_coll_kind kind;               /* a's */
+    int ranks;                       /* a reduce-scatter's or all-gather's blocks (n_ranks); 1 for an all-reduce */
+    cc__dec_node* node; size_t n_node, node_cap;
+    size_t n_near;
+    int ok;                          /* every immediate neighbour splits along the axis */
+} cc__dec_ctx;
+
+static cc_result cc__dec_push(cc__rw* w, cc__dec_ctx* C, int op, int parent, int kind, int depth) {
+    cc__dec_node* nd;
+    if (!CONCERTO__GROW(w->ctx, C->node, C->node_cap, C->n_node + 1))
+        return CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", w->who);
+    nd = &C->node[C->n_node++];
+    nd->op = op; nd->parent = parent; nd->kind = kind; nd->depth = depth;
+    return CC_OK;
+}
+
+static cc_result cc__dec_reach(cc__rw* w, const cc__rw_src* s, int a, cc_axis axis, cc__dec_ctx* C) {
+    const cc_graph* g = s->g;
+    int *buf, *buf2, n, n2, m, side;
+    char *seen, *mark;
+    size_t h;
+    cc_result rc = CC_OK;
+    C->a = a; C->axis = axis; C->n_node = C->n_near = 0; C->ok = 1;
+    C->kind = cc__op_coll(g, a)->kind;
+    C->ranks = 1;
+    if (C->kind != CC_COLL_ALL_REDUCE) {   /* the full side's bytes over a block's */
+        uint64_t full = 0, blk = (uint64_t)cc__op_coll(g, a)->n_elems * cc__dtype_size(cc__op_coll(g, a)->dtype);
+        size_t p;
+        for (p = s->acc_off[a]; p < s->acc_off[a + 1]; p++)
+            if (g->acc[p].is_write == (C->kind == CC_COLL_ALL_GATHER)) full = g->acc[p].n_bytes;
+        C->ranks = (int)(full / blk);
+    }
+    buf = (int*)cc__alloc(w->ctx, ((size_t)g->n + 1) * sizeof *buf);
+    buf2 = (int*)cc__alloc(w->ctx, ((size_t)g->n + 1) * sizeof *buf2);
+    seen = (char*)cc__calloc(w->ctx, (size_t)g->n + 1, 1);
+    mark = (char*)cc__calloc(w->ctx, (size_t)g->n + 1, 1);
+    if (!buf || !buf2 || !seen || !mark) { rc = CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", w->who); goto done; }
+    mark[a] = 1;
+    for (side = 0; side < 2 && rc == CC_OK; side++) {
+        if ((rc = cc__dec_scan(w, s, a, side, C->kind == CC_COLL_ALL_REDUCE, buf, &n, seen)) != CC_OK) break;
+        for (m = 0; m < n && rc == CC_OK; m++) {
+            int kind = cc__dec_kind(w, s, buf[m], axis);
+            if (!kind) C->ok = 0;
+            mark[buf[m]] = 1;
+            rc = cc__dec_push(w, C, buf[m], -1, kind, 1);
+        }
+    }
+    C->n_near = C->n_node;
+    for (h = 0; h < C->n_node && rc == CC_OK && C->ok; h++) {
+        cc__dec_node nd = C->node[h];
+        if (nd.depth >= w->d.max_context_depth) continue;
+        if ((rc = cc__dec_scan(w, s, nd.op, nd.op > a, 0, buf, &n, seen)) != CC_OK) break;
+        for (m = 0; m < n && rc == CC_OK; m++) {
+            int q = buf[m], kind, other = 0, i;
+            if (mark[q]) continue;
+            mark[q] = 1;
+            if (!(kind = cc__dec_kind(w, s, q, axis))) continue;
+            for (side = 0; side < 2 && !other && rc == CC_OK; side++)
+                if ((rc = cc__dec_scan(w, s, q, side, 1, buf2, &n2, seen)) == CC_OK)
+                    for (i = 0; i < n2; i++) other |= buf2[i] != a && g->coll_of[buf2[i]] >= 0;
+            if (rc == CC_OK && !other) rc = cc__dec_push(w, C, q, (int)h, kind, nd.depth + 1);
+        }
+    }
+done:
+    cc__free(w->ctx, buf); cc__free(w->ctx, buf2); cc__free(w->ctx, seen); cc__free(w->ctx, mark);
     return rc;
 }
 
-/* cc_op_split_check of op j along rows in k, quietly (a candidate that does
-   not split is no error of the rewrite's): 1 if it passes (and is exact
-   where the desc asks for exact splits). */
-static int cc__rw_splits(cc__rw* w, const cc_graph* g, int j, int k) {
+/* cc_op_split_check of op j along axis in k, quietly (a candidate that
+   does not split is no error of the rewrite's): *yes 1 if it passes (and
+   is exact where the desc asks for exact splits). Fails only out of
+   memory. */
+static cc_result cc__rw_splits(cc__rw* w, const cc_graph* g, int j, cc_axis axis, int k, int* yes) {
     cc_context* ctx = w->ctx;
     char saved_msg[CONCERTO__MSG_MAX];
     cc_logger saved_logger = ctx->logger;
@@ -12126,84 +12297,360 @@ static int cc__rw_splits(cc__rw* w, const cc_graph* g, int j, int k) {
     int exact = 0;
     memcpy(saved_msg, ctx->last_error, sizeof saved_msg);
     ctx->logger.log_fn = NULL;
-    rc = cc_op_split_check((cc_graph*)g, cc_graph_op(g, j), CC_AXIS_ROWS, k, &exact);   /* reads the graph only */
+    rc = cc_op_split_check((cc_graph*)g, cc_graph_op(g, j), axis, k, &exact);   /* reads the graph only */
     ctx->logger = saved_logger;
     ctx->last_result = saved_result;
     memcpy(ctx->last_error, saved_msg, sizeof saved_msg);
-    return rc == CC_OK && (exact || !w->d.exact_only);
+    *yes = rc == CC_OK && (exact || !w->d.exact_only);
+    if (rc == CC_ERR_OUT_OF_MEMORY) return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", w->who);
+    return CC_OK;
 }
 
-/* 1 if k chunks fit the context: k divides the collective's n_elems and the
-   rows of every split region of its ops without a rule (role 1, 2), whose
-   bytes divide into its rows; an op with a rule (role 3) splits in k rows
-   by cc_op_split_check (chunks may be uneven). */
-static int cc__dec_fits(cc__rw* w, const cc__rw_src* s, const char* role, int a, int k) {
+/* *yes 1 if op j (role r) splits in k: by its rule (r 3:
+   cc_op_split_check; chunks may be uneven), or by split_rows (r 1, 2),
+   whose every split region's rows k divides (a contiguous region's bytes
+   divide into its rows). Fails only out of memory. */
+static cc_result cc__dec_splits_in(cc__rw* w, const cc__rw_src* s, int j, int r, cc_axis axis, int k, int* yes) {
     const cc_graph* g = s->g;
     size_t p;
-    int j;
-    if (cc__op_coll(g, a)->n_elems % (size_t)k) return 0;
-    for (j = 0; j < g->n; j++) {
-        if (!role[j]) continue;
-        if (role[j] == 3) {
-            if (!cc__rw_splits(w, g, j, k)) return 0;
-            continue;
-        }
-        for (p = s->acc_off[j]; p < s->acc_off[j + 1]; p++) {
-            const cc__access* x = &g->acc[p];
-            if (x->split_rows && (x->split_rows % (uint64_t)k || (x->rows <= 1 && x->n_bytes % x->split_rows))) return 0;
-        }
+    if (r == 3) return cc__rw_splits(w, g, j, axis, k, yes);
+    *yes = 1;
+    for (p = s->acc_off[j]; p < s->acc_off[j + 1]; p++) {
+        const cc__access* x = &g->acc[p];
+        if (x->split_rows && (x->split_rows % (uint64_t)k || (x->rows <= 1 && x->n_bytes % x->split_rows))) *yes = 0;
     }
-    return 1;
+    return CC_OK;
 }
 
-/* The graph with every op of the context replaced by k chunk ops in its
-   place; x->first / x->count say where each source op went. */
-static cc_result cc__dec_build(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x, const char* role, int k, cc_graph** out) {
+/* The full side of a reduce-scatter or all-gather is its n_ranks blocks:
+   the send of a reduce-scatter, whose producers are on it, the receive of
+   an all-gather, whose consumers are. Chunk i of N of the collective moves
+   sub-block i of every rank's block, so an op on the full side is cut in
+   n_ranks * N pieces, piece j*N + i being sub-block i of block j, and piece
+   c belongs to the collective's chunk c % N (its stage); an op elsewhere
+   (and every op of an all-reduce's context) is cut in N, piece c in stage
+   c. */
+static int cc__dec_full(const cc__dec_ctx* C, int j) {
+    return C->ranks > 1 && j != C->a &&
+           ((C->kind == CC_COLL_REDUCE_SCATTER && j < C->a) || (C->kind == CC_COLL_ALL_GATHER && j > C->a));
+}
+static int cc__dec_pieces(const cc__dec_ctx* C, int j, int N) { return cc__dec_full(C, j) ? C->ranks * N : N; }
+static int cc__dec_stage(const cc__dec_ctx* C, int j, int c, int N) { return cc__dec_full(C, j) ? c % N : c; }
+
+/* *yes 1 if N chunks fit the context (role) of C's collective: N divides
+   its n_elems (and, for an all-reduce, its split regions' rows) and every
+   op of the context splits in its pieces. Fails only out of memory. */
+static cc_result cc__dec_fits(cc__rw* w, const cc__rw_src* s, const cc__dec_ctx* C, const char* role, int N, int* yes) {
     const cc_graph* g = s->g;
+    int j;
+    cc_result rc = CC_OK;
+    *yes = cc__op_coll(g, C->a)->n_elems % (size_t)N == 0;
+    if (*yes && C->axis == CC_AXIS_COLS) {   /* an all-reduce by columns: N divides a row's elements */
+        const cc__access* x = &g->acc[s->acc_off[C->a]];
+        uint64_t es = cc__dtype_size(cc__op_coll(g, C->a)->dtype);
+        *yes = x->split_rows && x->n_bytes % x->split_rows == 0 && (x->n_bytes / x->split_rows) % (es * (uint64_t)N) == 0;
+    }
+    for (j = 0; j < g->n && *yes && rc == CC_OK; j++) {
+        if (!role[j] || (j == C->a && (C->kind != CC_COLL_ALL_REDUCE || C->axis != CC_AXIS_ROWS))) continue;
+        rc = cc__dec_splits_in(w, s, j, role[j], C->axis, cc__dec_pieces(C, j, N), yes);
+    }
+    return rc;
+}
+
+/* Chunk ch of k of op i of a context (role r) along axis: its regions,
+   reads then writes, into regs (regions of s->g), *n of them, the first
+   *nr reads; part (one per write) its partial-sum flags. By the op's rule
+   (r 3); by split_rows (r 1, an all-reduce): rows [ch*R/k, (ch+1)*R/k) of
+   each region with split_rows R, the others whole; a reduce-scatter's or
+   all-gather's chunk: sub-block ch of its block on the shard side
+   (contiguous) and of every rank's block on the full side (strided, one
+   row a block). */
+static cc_result cc__dec_chunk(const cc__rw_src* s, int i, int r, cc_axis axis, int ch, int k, cc_region* regs, int* part, int* nr,
+                               int* n) {
+    const cc_collective* c = cc__op_coll(s->g, i);
+    int q;
+    *n = cc__rw_regions(s, i, s->g, regs, nr);
+    if (r == 3) return cc__split_regions((cc_graph*)s->g, i, axis, ch, k, regs, regs + *nr, part);
+    if (c && c->kind == CC_COLL_ALL_REDUCE && axis == CC_AXIS_COLS) {   /* columns ch of its split_rows rows, strided */
+        for (q = 0; q < *n; q++) {
+            cc_region* rg = &regs[q];
+            uint64_t R = rg->split_rows, row = rg->n_bytes / R, cw = row / (uint64_t)k;
+            rg->offset_bytes += (uint64_t)ch * cw;
+            rg->n_bytes = cw;
+            rg->n_rows = R >= 2 ? R : 0;
+            rg->stride_bytes = R >= 2 ? row : 0;
+            rg->split_rows = 0;
+        }
+        return CC_OK;
+    }
+    if (c && c->kind != CC_COLL_ALL_REDUCE) {   /* a candidate: one read, one write */
+        uint64_t blk = (uint64_t)c->n_elems * cc__dtype_size(c->dtype), sub = blk / (uint64_t)k;
+        int rs = c->kind == CC_COLL_REDUCE_SCATTER;
+        cc_region* full = &regs[rs ? 0 : 1];
+        cc_region* shard = &regs[rs ? 1 : 0];
+        uint64_t ranks = full->n_bytes / blk;
+        shard->offset_bytes += (uint64_t)ch * sub;
+        shard->n_bytes = sub;
+        shard->split_rows = 0;
+        full->offset_bytes += (uint64_t)ch * sub;
+        full->n_bytes = sub;
+        full->split_rows = 0;
+        full->n_rows = ranks >= 2 ? ranks : 0;
+        full->stride_bytes = ranks >= 2 ? blk : 0;
+        return CC_OK;
+    }
+    for (q = 0; q < *n; q++) {
+        cc_region* rg = &regs[q];
+        if (rg->split_rows && rg->n_rows > 1) {   /* strided: its rows in k runs */
+            uint64_t each = rg->n_rows / (uint64_t)k;
+            rg->offset_bytes += (uint64_t)ch * each * rg->stride_bytes;
+            rg->n_rows = each;
+            rg->split_rows /= (uint64_t)k;
+        } else if (rg->split_rows) {
+            uint64_t rows = rg->split_rows / (uint64_t)k, row_bytes = rg->n_bytes / rg->split_rows;
+            rg->offset_bytes += (uint64_t)ch * rows * row_bytes;
+            rg->n_bytes = rows * row_bytes;
+            rg->split_rows = rows;
+        }
+    }
+    return CC_OK;
+}
+
+/* Region rg as an access, to test overlaps. */
+static cc__access cc__dec_acc(const cc_region* rg, int is_write) {
+    cc__access a;
+    memset(&a, 0, sizeof a);
+    a.buffer = rg->buffer.id - 1;
+    a.offset = rg->offset_bytes;
+    a.rows = rg->n_rows > 1 ? rg->n_rows : 1;
+    a.row_bytes = rg->n_bytes;
+    a.stride = rg->n_rows > 1 ? rg->stride_bytes : rg->n_bytes;
+    a.n_bytes = (a.rows - 1) * a.stride + a.row_bytes;
+    a.is_write = is_write;
+    return a;
+}
+
+/* 1 if the regions x (nx, the first rx reads) and y conflict: one of them
+   writes a byte the other touches. */
+static int cc__dec_conflict(const cc_region* x, int nx, int rx, const cc_region* y, int ny, int ry) {
+    int p, q;
+    for (p = 0; p < nx; p++)
+        for (q = 0; q < ny; q++) {
+            cc__access u, v;
+            if ((p < rx && q < ry) || x[p].buffer.id != y[q].buffer.id) continue;
+            u = cc__dec_acc(&x[p], p >= rx);
+            v = cc__dec_acc(&y[q], q >= ry);
+            if (cc__acc_overlap(&u, &v)) return 1;
+        }
+    return 0;
+}
+
+/* Every piece of op i (role r) in k: piece ch's regions at regs[ch * st ..]. */
+static cc_result cc__dec_chunks(const cc__rw_src* s, int i, int r, cc_axis axis, int k, cc_region* regs, size_t st, int* part,
+                                int* nr, int* n) {
+    int ch;
+    cc_result rc = CC_OK;
+    for (ch = 0; ch < k && rc == CC_OK; ch++) rc = cc__dec_chunk(s, i, r, axis, ch, k, regs + (size_t)ch * st, part, nr, n);
+    return rc;
+}
+
+/* *yes = 1 if op q (role r), cut in its pieces for N chunks, lines up with
+   every op of the context (role): of each pair, a piece of the earlier op
+   conflicts with a piece of the later one only where its stage is not
+   after the later piece's, so that no piece waits for a later stage and
+   the chunks pipeline. Cost: O(context * pieces^2 * regions^2). */
+static cc_result cc__dec_lines_up(cc__rw* w, const cc__rw_src* s, const cc__dec_ctx* C, const char* role, int q, int r, int N,
+                                  int* yes) {
+    const cc_graph* g = s->g;
+    size_t st = s->max_acc ? s->max_acc : 1;
+    int kq = cc__dec_pieces(C, q, N), kmax = C->ranks * N;
+    cc_region* A = (cc_region*)cc__alloc(w->ctx, (size_t)kmax * st * sizeof *A);
+    cc_region* B = (cc_region*)cc__alloc(w->ctx, (size_t)kmax * st * sizeof *B);
+    int* part = (int*)cc__alloc(w->ctx, st * sizeof *part);
+    int na = 0, ra = 0, nb = 0, rb = 0, c, i, m;
+    cc_result rc = CC_OK;
+    *yes = 0;
+    if (!A || !B || !part) { rc = CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", w->who); goto done; }
+    if ((rc = cc__dec_chunks(s, q, r, C->axis, kq, A, st, part, &ra, &na)) != CC_OK) goto done;
+    *yes = 1;
+    for (c = 0; c < g->n && *yes; c++) {
+        const cc_region *E, *L;
+        int ne, re, nl, rl, ke, kl, e_op, l_op, kc = cc__dec_pieces(C, c, N);
+        if (!role[c] || c == q) continue;
+        if ((rc = cc__dec_chunks(s, c, role[c], C->axis, kc, B, st, part, &rb, &nb)) != CC_OK) { *yes = 0; break; }
+        if (c < q) { E = B; ne = nb; re = rb; ke = kc; e_op = c; L = A; nl = na; rl = ra; kl = kq; l_op = q; }
+        else { E = A; ne = na; re = ra; ke = kq; e_op = q; L = B; nl = nb; rl = rb; kl = kc; l_op = c; }
+        for (i = 0; i < kl && *yes; i++)
+            for (m = 0; m < ke && *yes; m++)
+                if (cc__dec_stage(C, e_op, m, N) > cc__dec_stage(C, l_op, i, N) &&
+                    cc__dec_conflict(E + (size_t)m * st, ne, re, L + (size_t)i * st, nl, rl))
+                    *yes = 0;
+    }
+done:
+    cc__free(w->ctx, A); cc__free(w->ctx, B); cc__free(w->ctx, part);
+    return rc;
+}
+
+/* The context C in N chunks, into role (one per op): the collective (2)
+   and its immediate neighbours (their kind), if N fits them; then, unless
+   near_only, each op reached beyond them, in the order reached, whose
+   parent is in, that splits in its pieces and lines up with every op
+   already in. *fits 0 (role all zero) if N does not fit the immediate
+   context; *grown 1 if an op beyond it is in. */
+static cc_result cc__dec_roles(cc__rw* w, const cc__rw_src* s, const cc__dec_ctx* C, int N, int near_only, char* role, int* fits,
+                               int* grown) {
+    const cc_graph* g = s->g;
+    size_t h;
+    int yes;
+    cc_result rc;
+    memset(role, 0, (size_t)g->n);
+    *fits = *grown = 0;
+    role[C->a] = 2;
+    for (h = 0; h < C->n_near; h++) role[C->node[h].op] = (char)C->node[h].kind;
+    if ((rc = cc__dec_fits(w, s, C, role, N, &yes)) != CC_OK || !yes) { memset(role, 0, (size_t)g->n); return rc; }
+    *fits = 1;
+    for (h = C->n_near; h < C->n_node && !near_only; h++) {
+        const cc__dec_node* nd = &C->node[h];
+        if (!role[C->node[nd->parent].op]) continue;
+        if ((rc = cc__dec_splits_in(w, s, nd->op, nd->kind, C->axis, cc__dec_pieces(C, nd->op, N), &yes)) != CC_OK) return rc;
+        if (!yes) continue;
+        if ((rc = cc__dec_lines_up(w, s, C, role, nd->op, nd->kind, N, &yes)) != CC_OK) return rc;
+        if (yes) { role[nd->op] = (char)nd->kind; *grown = 1; }
+    }
+    return CC_OK;
+}
+
+/* A reduce-scatter's or all-gather's N chunks into dst, in chunk order,
+   each moving sub-block ch of every rank's block through a transient
+   buffer "<name>#<ch>/<N>.buf" of n_ranks sub-blocks in rank order: a
+   reduce-scatter's chunk packs them from its send ("...pack", a copy op on
+   its stream) and reduce-scatters the buffer into sub-block ch of its
+   receive; an all-gather's chunk gathers sub-block ch of its send into the
+   buffer and unpacks it into its receive ("...unpack"). An all-reduce by
+   columns packs columns ch of its rows into the buffer, all-reduces it in
+   place and unpacks it. The chunk collectives are chained in chunk
+   order. */
+static cc_result cc__dec_build_coll(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x, cc_graph* dst, int i, cc_axis axis, int N) {
+    const cc_graph* g = s->g;
+    const cc_collective* c = cc__op_coll(g, i);
+    size_t each = c->n_elems / (size_t)N;
+    uint64_t sub = (uint64_t)each * cc__dtype_size(c->dtype);
+    int rs = c->kind == CC_COLL_REDUCE_SCATTER, ar = c->kind == CC_COLL_ALL_REDUCE, ch, q, nr, n, dem[CONCERTO_MAX_RESOURCES];
+    int prev = -1;
+    cc_result rc = CC_OK;
+    for (ch = 0; ch < N && rc == CC_OK; ch++) {
+        cc_op_desc d;
+        cc_split sp;
+        cc_collective part;
+        cc_buffer tb;
+        cc_region whole;
+        cc_op dep;
+        uint64_t ranks;
+        const char* nm = cc__name(g, i);
+        cc__rw_desc_of(s, i, dst, x->regs, dem, &sp, &d);
+        if ((rc = cc__dec_chunk(s, i, 2, axis, ch, N, x->regs, x->part, &nr, &n)) != CC_OK) break;
+        for (q = 0; q < n; q++) x->regs[q].buffer.graph = dst->serial;
+        ranks = x->regs[rs ? 0 : 1].n_rows > 1 ? x->regs[rs ? 0 : 1].n_rows : 1;
+        if (ar) ranks = 1;   /* the buffer holds the chunk's elements, sub bytes */
+        snprintf(x->name, x->name_cap, "%s#%d/%d.buf", nm, ch, N);
+        if ((rc = cc__graph_add_buffer(dst, x->name, ranks * sub, 1, &tb)) != CC_OK) break;
+        memset(&whole, 0, sizeof whole);
+        whole.buffer = tb;
+        whole.n_bytes = ranks * sub;
+        part = *c;
+        part.n_elems = each;
+        if (ar) {   /* columns ch: packed, all-reduced in the buffer, unpacked */
+            uint64_t cw = x->regs[0].n_bytes;
+            snprintf(x->name, x->name_cap, "%s#%d/%d.pack", nm, ch, N);
+            if ((rc = cc__rw_add_copy(w, dst, x->name, d.stream, &x->regs[0],
+                                      c->send_buf ? (const char*)c->send_buf + ch * cw : NULL, &whole, NULL, NULL, 0, NULL)) != CC_OK)
+                break;
+            part.send_buf = NULL;
+            part.recv_buf = NULL;
+            d.reads = &whole;
+            d.writes = &whole;
+        } else if (rs) {
+            snprintf(x->name, x->name_cap, "%s#%d/%d.pack", nm, ch, N);
+            if ((rc = cc__rw_add_copy(w, dst, x->name, d.stream, &x->regs[0],
+                                      c->send_buf ? (const char*)c->send_buf + ch * sub : NULL, &whole, NULL, NULL, 0, NULL)) != CC_OK)
+                break;
+            part.send_buf = NULL;   /* the buffer: its first read region */
+            part.recv_buf = c->recv_buf ? (char*)c->recv_buf + ch * sub : NULL;
+            d.reads = &whole;
+            d.writes = &x->regs[1];
+        } else {
+            part.send_buf = c->send_buf ? (const char*)c->send_buf + ch * sub : NULL;
+            part.recv_buf = NULL;   /* the buffer: its first write region */
+            d.reads = &x->regs[0];
+            d.writes = &whole;
+        }
+        d.n_reads = d.n_writes = 1;
+        snprintf(x->name, x->name_cap, "%s#%d/%d", nm, ch, N);
+        d.name = x->name;
+        d.coll = &part;
+        d.duration_us = cc__rw_coll_us(w, &part, each);
+        if (prev >= 0) {   /* the chunk collectives in chunk order, the same on every rank */
+            dep = cc_graph_op(dst, prev);
+            d.deps = &dep;
+            d.n_deps = 1;
+        }
+        if ((rc = cc__rw_add(w, dst, &d)) != CC_OK) break;
+        prev = dst->n - 1;
+        if (!rs) {
+            uint64_t off = ar ? x->regs[1].n_bytes * (uint64_t)ch : sub * (uint64_t)ch;
+            snprintf(x->name, x->name_cap, "%s#%d/%d.unpack", nm, ch, N);
+            rc = cc__rw_add_copy(w, dst, x->name, d.stream, &whole, NULL, &x->regs[1], c->recv_buf ? (char*)c->recv_buf + off : NULL,
+                                 NULL, 0, NULL);
+        }
+    }
+    return rc;
+}
+
+/* The graph with every op of the context C (role) replaced by its pieces
+   for N chunks in its place (an op on the full side of a reduce-scatter or
+   all-gather: in stage order, sub-block i of every block before i + 1);
+   x->first / x->count say where each source op went. */
+static cc_result cc__dec_build(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x, const cc__dec_ctx* C, const char* role, int N,
+                               cc_graph** out) {
+    const cc_graph* g = s->g;
+    cc_axis axis = C->axis;
     cc_graph* dst = NULL;
-    int i, ch, q, dem[CONCERTO_MAX_RESOURCES];
+    int i, t, ch, q, dem[CONCERTO_MAX_RESOURCES];
     cc_result rc;
     *out = NULL;
     if ((rc = cc__rw_begin(w, g, &dst)) != CC_OK) return rc;
     for (i = 0; i < g->n && rc == CC_OK; i++) {
+        int k = role[i] ? cc__dec_pieces(C, i, N) : 1, full = role[i] && cc__dec_full(C, i);
         x->first[i] = dst->n;
-        x->count[i] = role[i] ? k : 1;
-        for (ch = 0; ch < x->count[i] && rc == CC_OK; ch++) {
+        if (role[i] == 2 && (C->kind != CC_COLL_ALL_REDUCE || axis != CC_AXIS_ROWS)) {
+            rc = cc__dec_build_coll(w, s, x, dst, i, axis, N);
+            x->count[i] = dst->n - x->first[i];
+            continue;
+        }
+        x->count[i] = k;
+        for (t = 0; t < k && rc == CC_OK; t++) {
             cc_op_desc d;
             cc_collective part;
             cc__chunk_rec rec;
             cc_op prev;
             cc_split sp;
+            int nr, n;
+            ch = full ? (t % C->ranks) * N + t / C->ranks : t;   /* block t % ranks, stage t / ranks */
             cc__rw_desc_of(s, i, dst, x->regs, dem, &sp, &d);
             memset(&rec, 0, sizeof rec);
-            if (role[i] == 3) {   /* by its rule: the chunk's regions, its part of the rows */
+            if (role[i]) {   /* the piece's regions */
+                if ((rc = cc__dec_chunk(s, i, role[i], axis, ch, k, x->regs, x->part, &nr, &n)) != CC_OK) break;
+                for (q = 0; q < n; q++) x->regs[q].buffer.graph = dst->serial;
+            }
+            if (role[i] == 3) {   /* by its rule: told its part of the axis */
                 const cc__split_rec* sr = &g->splits[g->split_of[i]];
-                uint64_t E = sr->s.extent[CC_AXIS_ROWS];
-                if ((rc = cc__split_regions((cc_graph*)g, i, CC_AXIS_ROWS, ch, k, x->regs, x->regs + d.n_reads,
-                                            x->part)) != CC_OK)
-                    break;
-                for (q = 0; q < d.n_reads + d.n_writes; q++) x->regs[q].buffer.graph = dst->serial;
+                uint64_t E = sr->s.extent[axis];
                 rec.part = sr->part_fn;
-                rec.sc.axis = CC_AXIS_ROWS;
+                rec.sc.axis = axis;
                 rec.sc.index = ch;
                 rec.sc.count = k;
                 rec.sc.begin = (uint64_t)ch * E / (uint64_t)k;
                 rec.sc.end = (uint64_t)(ch + 1) * E / (uint64_t)k;
-            } else if (role[i]) {   /* by split_rows */
-                for (q = 0; q < d.n_reads + d.n_writes; q++) {
-                    cc_region* rg = &x->regs[q];
-                    if (rg->split_rows && rg->n_rows > 1) {   /* strided: its rows in k runs */
-                        uint64_t each = rg->n_rows / (uint64_t)k;
-                        rg->offset_bytes += (uint64_t)ch * each * rg->stride_bytes;
-                        rg->n_rows = each;
-                        rg->split_rows /= (uint64_t)k;
-                    } else if (rg->split_rows) {
-                        uint64_t rows = rg->split_rows / (uint64_t)k, row_bytes = rg->n_bytes / rg->split_rows;
-                        rg->offset_bytes += (uint64_t)ch * rows * row_bytes;
-                        rg->n_bytes = rows * row_bytes;
-                        rg->split_rows = rows;
-                    }
-                }
             }
             if (role[i]) {
                 snprintf(x->name, x->name_cap, "%s#%d/%d", cc__name(g, i), ch, k);
@@ -12228,7 +12675,7 @@ static cc_result cc__dec_build(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x
                     d.part_fn = NULL;
                     d.duration_us = cc__rw_chunk_us(g, i, &rec);
                 }
-                if (ch > 0) {   /* chunks of one op run in order */
+                if (t > 0) {   /* the pieces of one op run in the order made */
                     prev = cc_graph_op(dst, dst->n - 1);
                     d.deps = &prev;
                     d.n_deps = 1;
@@ -12244,8 +12691,8 @@ static cc_result cc__dec_build(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x
 }
 
 /* Remembers the context (role) of collective a of the current graph,
-   split in k with the judged gain, for the report. */
-static cc_result cc__dec_record(cc__rw_search* S, int a, const char* role, int k, double gain) {
+   split along axis in k with the judged gain, for the report. */
+static cc_result cc__dec_record(cc__rw_search* S, int a, const char* role, cc_axis axis, int k, double gain) {
     cc__rw* w = &S->w;
     const cc_graph* g = S->cur;
     cc_rewrite_context* c;
@@ -12275,7 +12722,7 @@ static cc_result cc__dec_record(cc__rw_search* S, int a, const char* role, int k
     memset(c, 0, sizeof *c);
     c->collective = coll;
     c->kind = cc__op_coll(g, a)->kind;
-    c->axis = CC_AXIS_ROWS;
+    c->axis = axis;
     c->n_chunks = k;
     for (j = 0; j < g->n; j++) c->n_ops += role[j] != 0;
     c->ops = ops;
@@ -12286,49 +12733,76 @@ static cc_result cc__dec_record(cc__rw_search* S, int a, const char* role, int k
     return CC_OK;
 }
 
-/* Tries k = 2, 4, ... max_chunks chunks for the context (role) of
-   all-reduce a of the current graph, each screened. The best screened
-   (the smaller k on ties) becomes the current graph where its screen is
-   strictly shorter than the current graph's, or, where it is close, if a
-   full solve of it is strictly shorter than the current graph's; map
-   (input op -> op of the current graph, -1 once split) follows it. */
-static cc_result cc__dec_try(cc__rw_search* S, int a, const char* role, int* map) {
+/* A decomposition in progress: the search, the context being tried, where
+   each input op is now, and the current graph's start times in the stream
+   simulation of its best order known. */
+typedef struct cc__dec {
+    cc__rw_search S;
+    cc__dec_ctx C;
+    int* map;                        /* input op -> its op in the current graph, -1 once split */
+    double* start; size_t start_cap; /* [cur->n] the current graph's simulated start times */
+    double* busy; size_t n_busy;     /* their compute time: merged [lo, hi) pairs */
+    int busy_valid;
+} cc__dec;
+
+/* Tries the context D->C of the current graph in k = 2, 4, ... max_chunks
+   chunks, each screened, k increasing while doubling it still shortens the
+   screen: first the context grown as far as it splits in k and lines up
+   (cc__dec_roles); if no k of it screens shorter than the current graph,
+   the immediate context alone, for the k where the two differ. The best
+   screened (the first found on ties) becomes the current graph where its
+   screen is strictly shorter than the current graph's, or, where it is
+   close, if a full solve of it is strictly shorter than the current
+   graph's; D->map follows it. */
+static cc_result cc__dec_try(cc__dec* D) {
+    cc__rw_search* S = &D->S;
     cc__rw* w = &S->w;
+    const cc__dec_ctx* C = &D->C;
     cc_graph* best = NULL;
     int* best_first = NULL;
+    char* best_role = NULL;
     double best_mk = HUGE_VAL, cmk = 0;
-    int i, k, best_k = 0, taken = 0;
+    unsigned grown_k = 0;   /* bit log2(k): the grown context at k differs from the immediate one */
+    int i, k, lg, best_k = 0, near, n = S->cur->n, taken = 0;
     cc_result rc = CC_OK;
-    for (k = 2; k <= w->d.max_chunks && rc == CC_OK; k *= 2) {
-        cc_graph* cand = NULL;
-        if (cc__dec_fits(w, &S->s, role, a, k)) {
-            if (w->n_eval >= w->d.max_evaluations) { S->stop = 1; break; }
-            if ((rc = cc__dec_build(w, &S->s, &S->x, role, k, &cand)) != CC_OK) break;
-            if ((rc = cc__rw_screen(S, cand, &cmk)) != CC_OK) { cc_graph_destroy(cand); break; }
-            if (cmk < best_mk) {   /* strictly better; the smaller k on ties */
-                int* t = S->bord;
-                if (!best_first && !(best_first = (int*)cc__alloc(w->ctx, ((size_t)S->cur->n + 1) * sizeof(int)))) {
-                    cc_graph_destroy(cand);
-                    rc = CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_decompose: out of memory");
-                    break;
-                }
-                memcpy(best_first, S->x.first, (size_t)S->cur->n * sizeof(int));
-                cc_graph_destroy(best);
-                best = cand;
-                best_mk = cmk;
-                best_k = k;
-                S->bord = S->cord;   /* its order to bord */
-                S->cord = t;
-            } else cc_graph_destroy(cand);
+    best_first = (int*)cc__alloc(w->ctx, ((size_t)n + 1) * sizeof *best_first);
+    best_role = (char*)cc__alloc(w->ctx, (size_t)n + 1);
+    if (!best_first || !best_role) rc = CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", w->who);
+    for (near = 0; near < 2 && rc == CC_OK && !(best && best_mk < S->mk) && !S->stop; near++) {
+        double prev = HUGE_VAL;
+        if (near && !grown_k) break;   /* the same context: screened already */
+        for (k = 2, lg = 1; k <= w->d.max_chunks && rc == CC_OK; k *= 2, lg++) {
+            cc_graph* cand = NULL;
+            int fits = 0, grown = 0;
+            if ((rc = cc__dec_roles(w, &S->s, C, k, near, S->x.mark, &fits, &grown)) != CC_OK) break;
+            if (grown && lg < 32) grown_k |= 1u << lg;
+            if (fits && (!near || (lg < 32 && (grown_k >> lg & 1u)))) {
+                if (w->n_eval >= w->d.max_evaluations) { S->stop = 1; break; }
+                if ((rc = cc__dec_build(w, &S->s, &S->x, C, S->x.mark, k, &cand)) != CC_OK) break;
+                if ((rc = cc__rw_screen(S, cand, &cmk)) != CC_OK) { cc_graph_destroy(cand); break; }
+                if (cmk < best_mk) {   /* strictly better; the first found on ties */
+                    int* t = S->bord;
+                    memcpy(best_first, S->x.first, (size_t)n * sizeof *best_first);
+                    memcpy(best_role, S->x.mark, (size_t)n);
+                    cc_graph_destroy(best);
+                    best = cand;
+                    best_mk = cmk;
+                    best_k = k;
+                    S->bord = S->cord;   /* its order to bord */
+                    S->cord = t;
+                } else cc_graph_destroy(cand);
+                if (!(cmk < prev)) break;   /* doubling k no longer pays */
+                prev = cmk;
+            }
+            if (k > w->d.max_chunks / 2) break;   /* k * 2 would pass max_chunks (or overflow) */
         }
-        if (k > w->d.max_chunks / 2) break;   /* k * 2 would pass max_chunks (or overflow) */
     }
     if (rc == CC_OK && best) {
         int* t = S->bord;
         S->bord = S->cord;   /* its order back to cord */
         S->cord = t;
         if (best_mk < S->mk) {   /* kept by its screen */
-            if ((rc = cc__dec_record(S, a, role, best_k, S->mk - best_mk)) == CC_OK) {
+            if ((rc = cc__dec_record(S, C->a, best_role, C->axis, best_k, S->mk - best_mk)) == CC_OK) {
                 cc__rw_search_take(S, best, best_mk);
                 taken = 1;
             }
@@ -12342,7 +12816,7 @@ static cc_result cc__dec_try(cc__rw_search* S, int a, const char* role, int* map
                 t = S->bord;
                 S->bord = S->cord;
                 S->cord = t;
-                rc = cc__dec_record(S, a, role, best_k, 0);
+                rc = cc__dec_record(S, C->a, best_role, C->axis, best_k, 0);
             }
             if (rc == CC_OK) rc = cc__rw_search_close(S, best, best_mk, 0, S->n_changed, S->n_changed + 1, &taken, &after);
             if (rc == CC_OK && taken) S->ctxs[S->n_ctxs - 1].gain_us = before - after;
@@ -12351,39 +12825,137 @@ static cc_result cc__dec_try(cc__rw_search* S, int a, const char* role, int* map
     }
     if (rc == CC_OK && taken) {
         for (i = 0; i < S->input->n; i++)
-            if (map[i] >= 0) map[i] = role[map[i]] ? -1 : best_first[map[i]];
+            if (D->map[i] >= 0) D->map[i] = best_role[D->map[i]] ? -1 : best_first[D->map[i]];
         best = NULL;
+        D->busy_valid = 0;
         S->n_changed++;
         if (!S->ready) rc = cc__rw_search_full(S, 0, 0, S->n_changed);
     }
     cc_graph_destroy(best);
-    cc__free(w->ctx, best_first);
+    cc__free(w->ctx, best_first); cc__free(w->ctx, best_role);
     return rc;
+}
+
+/* ---- exposed time: which collective is tried first -----------------------*/
+static int cc__dec_span_cmp(const void* x, const void* y) {
+    const double* a = (const double*)x;
+    const double* b = (const double*)y;
+    return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1];
+}
+
+/* D->start: the current graph's start times in the stream simulation of
+   its best order known (all 0 where that order is not one of it). */
+static cc_result cc__dec_starts(cc__dec* D) {
+    cc__rw_search* S = &D->S;
+    const cc_graph* g = S->cur;
+    cc_context* ctx = S->w.ctx;
+    cc__prob p;
+    cc__time t = -2, *st;
+    int i;
+    if (!CONCERTO__GROW(ctx, D->start, D->start_cap, (size_t)g->n + 1))
+        return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", S->w.who);
+    cc__prob_of_graph(g, &p);   /* (validated: the search indexed it) */
+    st = (cc__time*)cc__alloc(ctx, ((size_t)g->n + 1) * sizeof *st);
+    if (st) t = cc__stream_sim(ctx, &p, S->ord, st, NULL);
+    if (t == -2) { cc__free(ctx, st); return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", S->w.who); }
+    for (i = 0; i < g->n; i++) D->start[i] = t < 0 ? 0 : (double)st[i] / CONCERTO__TICKS_PER_US;
+    cc__free(ctx, st);
+    return CC_OK;
+}
+
+/* The compute time of the current graph's schedule (every op that
+   is not a collective, with a duration), merged into sorted [lo, hi). */
+static cc_result cc__dec_busy(cc__dec* D) {
+    const cc_graph* g = D->S.cur;
+    size_t n = 0, m = 0, j;
+    int i;
+    cc__free(D->S.w.ctx, D->busy);
+    D->n_busy = 0;
+    D->busy = (double*)cc__alloc(D->S.w.ctx, ((size_t)g->n + 1) * 2 * sizeof *D->busy);
+    if (!D->busy) return CONCERTO__FAIL(D->S.w.ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", D->S.w.who);
+    for (i = 0; i < g->n; i++)
+        if (g->coll_of[i] < 0 && g->dur_us[i] > 0) {
+            D->busy[2 * n] = D->start[i];
+            D->busy[2 * n + 1] = D->start[i] + g->dur_us[i];
+            n++;
+        }
+    qsort(D->busy, n, 2 * sizeof *D->busy, cc__dec_span_cmp);
+    for (j = 0; j < n; j++) {
+        if (m && D->busy[2 * j] <= D->busy[2 * m - 1]) {
+            if (D->busy[2 * j + 1] > D->busy[2 * m - 1]) D->busy[2 * m - 1] = D->busy[2 * j + 1];
+            continue;
+        }
+        D->busy[2 * m] = D->busy[2 * j];
+        D->busy[2 * m + 1] = D->busy[2 * j + 1];
+        m++;
+    }
+    D->n_busy = m;
+    D->busy_valid = 1;
+    return CC_OK;
+}
+
+/* Collective a's time in the current schedule that no compute overlaps. */
+static double cc__dec_exposed(const cc__dec* D, int a) {
+    double lo = D->start[a], hi = lo + D->S.cur->dur_us[a], t = hi - lo;
+    size_t b = 0, e = D->n_busy, j;
+    while (b < e) {   /* the first span that ends after lo */
+        size_t mid = b + (e - b) / 2;
+        if (D->busy[2 * mid + 1] <= lo) b = mid + 1;
+        else e = mid;
+    }
+    for (j = b; j < D->n_busy && D->busy[2 * j] < hi; j++) {
+        double x = D->busy[2 * j] > lo ? D->busy[2 * j] : lo, y = D->busy[2 * j + 1] < hi ? D->busy[2 * j + 1] : hi;
+        if (y > x) t -= y - x;
+    }
+    return t > 0 ? t : 0;
 }
 
 CONCERTO_API cc_result cc_graph_decompose(cc_context* ctx, cc_graph* graph, const cc_rewrite_desc* desc, cc_graph** out,
                                           cc_rewrite_report* report) {
-    cc__rw_search S;
-    int* map;                 /* input op -> its op in the current graph, -1 once split */
-    int i, ia;
+    cc__dec D;
+    cc__rw_search* S = &D.S;
+    char* done;               /* input ops considered (or no candidate) */
+    int i;
     cc_result rc;
-    if ((rc = cc__rw_search_begin(&S, ctx, "cc_graph_decompose", graph, desc, out, report)) != CC_OK) return rc;
-    map = (int*)cc__alloc(ctx, ((size_t)graph->n + 1) * sizeof *map);
-    if (!map) return cc__rw_search_end(&S, CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_decompose: out of memory"), out, report);
-    for (i = 0; i < graph->n; i++) map[i] = i;
-    for (ia = 0; ia < graph->n && rc == CC_OK; ia++) {
-        int a = map[ia], ok = 0;
-        if (cc__op_coll(graph, ia)) S.seen++;
-        if (a < 0 || !cc__op_coll(S.cur, a)) continue;
-        if ((rc = cc__rw_search_index(&S)) != CC_OK) break;
-        if (!cc__dec_candidate(&S.s, a)) continue;
-        S.n_candidates++;
-        if ((rc = cc__dec_context(&S.w, &S.s, a, S.x.mark, &ok)) != CC_OK) break;   /* the context: x.mark */
-        if (ok && !S.stop) rc = cc__dec_try(&S, a, S.x.mark, map);
+    memset(&D, 0, sizeof D);
+    if ((rc = cc__rw_search_begin(S, ctx, "cc_graph_decompose", graph, desc, out, report)) != CC_OK) return rc;
+    D.map = (int*)cc__alloc(ctx, ((size_t)graph->n + 1) * sizeof *D.map);
+    done = (char*)cc__calloc(ctx, (size_t)graph->n + 1, 1);
+    if (!D.map || !done) {
+        rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_decompose: out of memory");
+        goto end;
     }
-    if (rc == CC_OK) rc = cc__rw_search_settle(&S, 0, S.n_changed);
-    cc__free(ctx, map);
-    return cc__rw_search_end(&S, rc, out, report);
+    for (i = 0; i < graph->n; i++) D.map[i] = i;
+    for (;;) {   /* the candidate most exposed in the current schedule next (the first in program order on ties) */
+        int ia, best_ia = -1, a;
+        double e, best_e = -1;
+        if ((rc = cc__rw_search_index(S)) != CC_OK) break;
+        if (!D.busy_valid && ((rc = cc__dec_starts(&D)) != CC_OK || (rc = cc__dec_busy(&D)) != CC_OK)) break;
+        for (ia = 0; ia < graph->n; ia++) {
+            if (done[ia]) continue;
+            a = D.map[ia];
+            if (a < 0 || !cc__dec_candidate(&S->s, a)) {
+                done[ia] = 1;
+                if (cc__op_coll(graph, ia)) S->seen++;
+                continue;
+            }
+            if ((e = cc__dec_exposed(&D, a)) > best_e) { best_e = e; best_ia = ia; }
+        }
+        if (best_ia < 0) break;
+        done[best_ia] = 1;
+        S->seen++;
+        S->n_candidates++;
+        if (S->stop) continue;
+        if ((rc = cc__dec_reach(&S->w, &S->s, D.map[best_ia], CC_AXIS_ROWS, &D.C)) != CC_OK) break;
+        if (!D.C.ok && cc__dec_by_cols(&S->s, D.map[best_ia]) &&   /* an all-reduce whose context allows columns only */
+            (rc = cc__dec_reach(&S->w, &S->s, D.map[best_ia], CC_AXIS_COLS, &D.C)) != CC_OK)
+            break;
+        if (D.C.ok && (rc = cc__dec_try(&D)) != CC_OK) break;
+    }
+    if (rc == CC_OK) rc = cc__rw_search_settle(S, 0, S->n_changed);
+end:
+    cc__free(ctx, D.map); cc__free(ctx, D.start); cc__free(ctx, D.busy); cc__free(ctx, D.C.node); cc__free(ctx, done);
+    return cc__rw_search_end(S, rc, out, report);
 }
 
 /* ---- fusion ---------------------------------------------------------------

@@ -15,6 +15,7 @@
    arguments, a failing allocator, determinism. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "util.h"
@@ -574,6 +575,869 @@ static void test_link_decides(void) {
     cc_context_destroy(ctx);
 }
 
+/* ---- a context grows through producers and consumers ---------------------------
+   One chain per rank, every op with a split rule (T rows of D):
+       pre      X1 = f(X0)            row by row
+       mm       P = X1 W              matmul (rows of X1 -> rows of P)
+       ar       all-reduce(sum) of P in place
+       post     Y1 = g(P)             row by row
+       post2    Y2 = h(Y1)            row by row (in one variant its rule
+                                      gives chunk i the mirrored rows: chunk 0
+                                      reads what post's last chunk writes)
+   pre and post2 are two ops from the all-reduce: by default (three ops) the
+   context takes them, so that all the compute pipelines with the
+   all-reduce's chunks; with max_context_depth 1 it is mm, ar, post as it
+   used to be. Run on two ranks in program order and decomposed, every
+   buffer bit-identical. */
+typedef struct chain {
+    float x0[T * D], x1[T * D], w[D * D], p[T * D], y1[T * D], y2[T * D];
+    int n_parts[5];              /* part_fn calls per op */
+} chain;
+enum { C_PRE = 0, C_MM, C_POST, C_POST2 };
+typedef struct cjob { chain* m; int kind, mirrored; } cjob;
+
+static void chain_rows(cjob* jb, int r0, int r1) {
+    chain* m = jb->m;
+    int t, j, k;
+    for (t = r0; t < r1; t++)
+        for (j = 0; j < D; j++) {
+            float s = 0;
+            switch (jb->kind) {
+                case C_PRE: m->x1[t * D + j] = m->x0[t * D + j] * 0.5f + m->x0[t * D + (j + 1) % D]; break;
+                case C_MM:
+                    for (k = 0; k < D; k++) s += m->x1[t * D + k] * m->w[k * D + j];
+                    m->p[t * D + j] = s;
+                    break;
+                case C_POST: m->y1[t * D + j] = m->p[t * D + j] * m->p[t * D + j] - m->p[t * D + (j + 3) % D]; break;
+                default: m->y2[t * D + j] = sqrtf(fabsf(m->y1[t * D + j])) + m->y1[t * D + (j + 1) % D] * 0.25f; break;
+            }
+        }
+}
+static void chain_whole(void* stream, void* user) { (void)stream; chain_rows((cjob*)user, 0, T); }
+static void chain_part(void* stream, void* user, const cc_split_chunk* c) {
+    cjob* jb = (cjob*)user;
+    (void)stream;
+    jb->m->n_parts[jb->kind]++;
+    if (jb->mirrored) chain_rows(jb, T - (int)c->end, T - (int)c->begin);
+    else chain_rows(jb, (int)c->begin, (int)c->end);
+}
+/* post2's mirrored rule: chunk i reads and writes rows [T - end, T - begin) */
+static int mirrored_rule(void* ud, const cc_split_chunk* c, cc_region* rd, int nr, cc_region* wr, int nw, int* partial) {
+    uint64_t row = rd[0].n_bytes / T;
+    (void)ud; (void)nr; (void)nw; (void)partial;
+    rd[0].offset_bytes += (T - c->end) * row;
+    rd[0].n_bytes = (c->end - c->begin) * row;
+    wr[0].offset_bytes += (T - c->end) * row;
+    wr[0].n_bytes = (c->end - c->begin) * row;
+    return 0;
+}
+
+static int build_chain_refusing;   /* test_bad_rules: post2's rule refuses every chunk */
+static int refusing_rule(void* ud, const cc_split_chunk* c, cc_region* rd, int nr, cc_region* wr, int nw, int* partial);
+
+static void init_chain(chain* m, int rank) {
+    tu_rng rng;
+    int i;
+    memset(m, 0, sizeof *m);
+    rng.s = 5;
+    for (i = 0; i < T * D; i++) m->x0[i] = (float)tu_unit(&rng) - 0.5f;
+    rng.s = 300 + (uint64_t)rank;
+    for (i = 0; i < D * D; i++) m->w[i] = ((float)tu_unit(&rng) - 0.5f) * 0.5f;
+}
+
+static cc_result build_chain(cc_context* ctx, chain* m, cjob* jobs, cc_comm* comm, int mirrored, cc_graph** out) {
+    static const char* const nm[4] = { "pre", "mm", "post", "post2" };
+    static const double dur[4] = { 100, 100, 100, 100 };
+    cc_graph* g = NULL;
+    cc_buffer bx0, bx1, bw, bp, by1, by2;
+    cc_result r;
+    int o;
+    *out = NULL;
+    if ((r = cc_graph_create(ctx, NULL, &g)) != CC_OK) return r;
+    r = cc_graph_add_buffer(g, "x0", XB, &bx0);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "x1", XB, &bx1);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "w", WB, &bw);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "p", XB, &bp);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "y1", XB, &by1);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "y2", XB, &by2);
+    for (o = 0; o < 4 && r == CC_OK; o++) {
+        cc_op_desc d = {0};
+        cc_region rd[2], wr[1];
+        cc_split sp;
+        memset(&sp, 0, sizeof sp);
+        jobs[o].m = m;
+        jobs[o].kind = o;
+        jobs[o].mirrored = o == C_POST2 && mirrored;
+        sp.kind = CC_SPLIT_ROWWISE;
+        sp.extent[CC_AXIS_ROWS] = T;
+        d.name = nm[o]; d.duration_us = dur[o]; d.fn = chain_whole; d.part_fn = chain_part; d.user_data = &jobs[o];
+        d.reads = rd; d.n_reads = 1; d.writes = wr; d.n_writes = 1; d.split = &sp;
+        switch (o) {
+            case C_PRE: rd[0] = rg(bx0, XB, T); wr[0] = rg(bx1, XB, T); break;
+            case C_MM:
+                rd[0] = rg(bx1, XB, T); rd[1] = rg(bw, WB, 0); wr[0] = rg(bp, XB, T); d.n_reads = 2;
+                sp.kind = CC_SPLIT_MATMUL; sp.extent[CC_AXIS_COLS] = D; sp.extent[CC_AXIS_REDUCE] = D;
+                break;
+            case C_POST: rd[0] = rg(bp, XB, T); wr[0] = rg(by1, XB, T); break;
+            default:
+                rd[0] = rg(by1, XB, T); wr[0] = rg(by2, XB, T);
+                if (mirrored) {
+                    sp.kind = CC_SPLIT_USER;
+                    sp.fn = build_chain_refusing ? refusing_rule : mirrored_rule;
+                    sp.name = build_chain_refusing ? "refusing" : "mirrored";
+                }
+                break;
+        }
+        r = cc_graph_add_op(g, &d, NULL);
+        if (r == CC_OK && o == C_MM) {
+            cc_collective co;
+            cc_region ar = rg(bp, XB, T);
+            memset(&co, 0, sizeof co);
+            co.kind = CC_COLL_ALL_REDUCE; co.dtype = CC_DTYPE_FLOAT32; co.reduce = CC_REDUCE_SUM; co.n_elems = T * D;
+            co.comm = comm; co.send_buf = co.recv_buf = m->p;
+            d = (cc_op_desc){0};
+            d.name = "ar"; d.duration_us = 300; d.stream = CC_STREAM_COMM; d.coll = &co;
+            d.reads = &ar; d.n_reads = 1; d.writes = &ar; d.n_writes = 1;
+            r = cc_graph_add_op(g, &d, NULL);
+        }
+    }
+    if (r != CC_OK) { cc_graph_destroy(g); return r; }
+    *out = g;
+    return CC_OK;
+}
+
+typedef struct grow_res {
+    int ok;
+    char err[400];
+    char ops[3][128];            /* the context's ops: default depth, depth 1, default with post2 mirrored */
+    int k[3], n_ops[3], axis[3];
+    double mk[3];                /* judged makespan after */
+    double mk0;
+    int identical;               /* every buffer bit-identical to program order */
+    int parts_ok;                /* each op ran as k parts */
+    int depth_bad;
+} grow_res;
+static chain chains[2][2];
+
+static cc_result grow_rank(cc_rank* rank, void* user) {
+    grow_res* R = &((grow_res*)user)[cc_rank_index(rank)];
+    cc_context* ctx = cc_rank_context(rank);
+    int me = cc_rank_index(rank), v;
+    static cjob jobs[2][4][4];   /* [rank][program order, then each variant's own] */
+    cc_graph *g0 = NULL, *g1 = NULL, *dg = NULL;
+    cc_schedule s;
+    cc_result r = CC_OK;
+    memset(&s, 0, sizeof s);
+    init_chain(&chains[me][0], me);
+    init_chain(&chains[me][1], me);
+    for (v = 0; v < 3 && r == CC_OK; v++) {
+        cc_rewrite_desc rd = {0};
+        cc_rewrite_report rep;
+        cc_graph* g = NULL;
+        cc_graph* out = NULL;
+        rd.max_context_depth = v == 1 ? 1 : 0;
+        r = build_chain(ctx, &chains[me][1], jobs[me][1 + v], cc_rank_world_comm(rank), v == 2, &g);
+        if (r == CC_OK) r = cc_graph_decompose(ctx, g, &rd, &out, &rep);
+        if (r == CC_OK && rep.n_contexts == 1) {
+            snprintf(R->ops[v], sizeof R->ops[v], "%s", rep.contexts[0].ops);
+            R->k[v] = rep.contexts[0].n_chunks;
+            R->n_ops[v] = rep.contexts[0].n_ops;
+            R->axis[v] = rep.contexts[0].axis;
+            R->mk[v] = rep.makespan_after_us;
+            R->mk0 = rep.makespan_before_us;
+        }
+        if (v == 0) { g1 = g; dg = out; }
+        else { cc_graph_destroy(out); cc_graph_destroy(g); }
+    }
+    {   /* a negative depth is refused, naming the field */
+        cc_rewrite_desc rd = {0};
+        cc_graph* out = (cc_graph*)&rd;
+        rd.max_context_depth = -1;
+        R->depth_bad = r == CC_OK && cc_graph_decompose(ctx, g1, &rd, &out, NULL) == CC_ERR_INVALID_ARG && out == NULL &&
+                       strstr(cc_last_error(ctx), "max_context_depth") != NULL;
+    }
+    memset(chains[me][1].n_parts, 0, sizeof chains[me][1].n_parts);
+    if (r == CC_OK) r = build_chain(ctx, &chains[me][0], jobs[me][0], cc_rank_world_comm(rank), 0, &g0);
+    if (r == CC_OK) r = tu_run_step(rank, g0, NULL);
+    if (r == CC_OK) r = cc_sched_solve(ctx, dg, NULL, &s);
+    if (r == CC_OK) r = tu_run_step(rank, dg, s.order);
+    if (r == CC_OK) {
+        const chain *a = &chains[me][0], *b = &chains[me][1];
+        int o;
+        R->identical = !memcmp(a->x1, b->x1, sizeof a->x1) && !memcmp(a->p, b->p, sizeof a->p) &&
+                       !memcmp(a->y1, b->y1, sizeof a->y1) && !memcmp(a->y2, b->y2, sizeof a->y2);
+        R->parts_ok = R->k[0] >= 2;
+        for (o = 0; o < 4; o++) R->parts_ok &= b->n_parts[o] == R->k[0] && a->n_parts[o] == 0;
+    }
+    R->ok = r == CC_OK;
+    if (r != CC_OK) snprintf(R->err, sizeof R->err, "%s", cc_last_error(ctx));
+    cc_schedule_release(ctx, &s);
+    cc_graph_destroy(dg);
+    cc_graph_destroy(g1);
+    cc_graph_destroy(g0);
+    return CC_OK;
+}
+
+static void test_context_grows(void) {
+    static grow_res R[2];
+    cc_result rc;
+    char err[512];
+    int me;
+    memset(R, 0, sizeof R);
+    tu_run_world(2, grow_rank, R, &rc, err, sizeof err);
+    CHECK_RES(NULL, rc, CC_OK, "2 ranks: the world ran (%s)", err);
+    for (me = 0; me < 2; me++) {
+        grow_res* X = &R[me];
+        CHECK(X->ok, "rank %d: decomposition and both steps ran (%s)", me, X->err);
+        if (!X->ok) continue;
+        CHECK(!strcmp(X->ops[0], "pre, mm, ar, post, post2") && X->n_ops[0] == 5 && X->axis[0] == CC_AXIS_ROWS,
+              "rank %d: by default the context grows two ops out: '%s' (%d ops) along %s", me, X->ops[0], X->n_ops[0],
+              cc_axis_name((cc_axis)X->axis[0]));
+        CHECK(!strcmp(X->ops[1], "mm, ar, post") && X->n_ops[1] == 3,
+              "rank %d: max_context_depth 1 keeps the immediate context: '%s'", me, X->ops[1]);
+        CHECK(X->mk[0] < X->mk[1] && X->mk[1] < X->mk0,
+              "rank %d: the grown context is predicted faster than the immediate one (%.1f < %.1f < %.1f us)", me, X->mk[0],
+              X->mk[1], X->mk0);
+        CHECK(!strcmp(X->ops[2], "pre, mm, ar, post"),
+              "rank %d: post2 whose chunk 0 reads post's last chunk does not line up and stays whole: '%s'", me, X->ops[2]);
+        CHECK(X->identical, "rank %d: X1, P, Y1 and Y2 of the grown context (in %d chunks) are bit-identical to program order",
+              me, X->k[0]);
+        CHECK(X->parts_ok, "rank %d: each of the four compute ops ran as %d parts", me, X->k[0]);
+        CHECK(X->depth_bad, "rank %d: max_context_depth -1 is refused, naming the field, *out NULL", me);
+    }
+}
+
+/* The most exposed collective first: two chains, "mm1 -> ar1 (50 us) ->
+   post1" first in program order, then "mm2 -> ar2 (400 us) -> post2"; in
+   the judged schedule ar1 hides under mm2 and ar2 is mostly exposed. With
+   one evaluation allowed, the one tried is ar2's. */
+static void test_exposed_first(void) {
+    cc_context* ctx;
+    cc_graph *g = NULL, *dg = NULL;
+    cc_buffer b[4];
+    cc_rewrite_desc rd = {0};
+    cc_rewrite_report rep;
+    static float bufs[2][T * D];
+    static cjob jobs[4];
+    static chain m;
+    int dummy_comm, c, i;
+    cc_result r;
+    cc_context_create(NULL, &ctx);
+    r = cc_graph_create(ctx, NULL, &g);
+    for (i = 0; i < 4 && r == CC_OK; i++) r = cc_graph_add_buffer(g, NULL, XB, &b[i]);
+    for (c = 0; c < 2 && r == CC_OK; c++) {
+        static const char* const nm[2][3] = { { "mm1", "ar1", "post1" }, { "mm2", "ar2", "post2" } };
+        cc_op_desc d = {0};
+        cc_region in = rg(b[2 * c], XB, T), mid = rg(b[2 * c + 1], XB, T);
+        cc_split sp;
+        cc_collective co;
+        memset(&sp, 0, sizeof sp);
+        sp.kind = CC_SPLIT_ROWWISE; sp.extent[CC_AXIS_ROWS] = T;
+        jobs[2 * c].m = jobs[2 * c + 1].m = &m;
+        d.name = nm[c][0]; d.duration_us = 100; d.fn = chain_whole; d.part_fn = chain_part; d.user_data = &jobs[2 * c]; d.split = &sp;
+        d.reads = &in; d.n_reads = 1; d.writes = &mid; d.n_writes = 1;
+        r = cc_graph_add_op(g, &d, NULL);
+        memset(&co, 0, sizeof co);
+        co.kind = CC_COLL_ALL_REDUCE; co.dtype = CC_DTYPE_FLOAT32; co.n_elems = T * D; co.comm = (cc_comm*)&dummy_comm;
+        co.send_buf = co.recv_buf = bufs[c];
+        d = (cc_op_desc){0};
+        d.name = nm[c][1]; d.duration_us = c ? 400 : 50; d.stream = CC_STREAM_COMM; d.coll = &co;
+        d.reads = &mid; d.n_reads = 1; d.writes = &mid; d.n_writes = 1;
+        if (r == CC_OK) r = cc_graph_add_op(g, &d, NULL);
+        d = (cc_op_desc){0};
+        d.name = nm[c][2]; d.duration_us = 100; d.fn = chain_whole; d.part_fn = chain_part; d.user_data = &jobs[2 * c + 1];
+        d.split = &sp; d.reads = &mid; d.n_reads = 1; d.writes = &in; d.n_writes = 1;
+        if (r == CC_OK) r = cc_graph_add_op(g, &d, NULL);
+    }
+    CHECK_RES(ctx, r, CC_OK, "two chains built");
+    rd.max_evaluations = 1;
+    if (r == CC_OK) {
+        CHECK_RES(ctx, cc_graph_decompose(ctx, g, &rd, &dg, &rep), CC_OK, "decompose with one evaluation");
+        CHECK(rep.n_evaluations == 1 && rep.n_contexts == 1 && !strcmp(rep.contexts[0].collective, "ar2"),
+              "the one candidate judged is the most exposed all-reduce, ar2, not ar1 first in program order (%d judged, %s)",
+              rep.n_evaluations, rep.n_contexts ? rep.contexts[0].collective : "none split");
+        CHECK_INT(rep.n_candidates, 2, "both all-reduces are counted as considered");
+    }
+    cc_graph_destroy(dg);
+    cc_graph_destroy(g);
+    cc_context_destroy(ctx);
+}
+
+/* ---- reduce-scatter and all-gather contexts ----------------------------------------
+   Sequence parallelism's two patterns on S ranks (2 and 4), one chain each,
+   M rows of D in a full matrix, a block of Mb = M / S rows per rank:
+       pre      X = f(X0)             row by row (M rows)
+       mm       P = X W               matmul (rows), W differs per rank
+       rs       reduce-scatter(sum) of P -> this rank's block Sh (Mb rows)
+       post     Y = g(Sh)             row by row (Mb rows)
+       pre2     B = f(A)              row by row (Mb rows)
+       ag       all-gather of B -> G (M rows, rank order)
+       mm2      Z = G W2              matmul (rows)
+       post2    Z2 = h(Z)             row by row (M rows)
+   Decomposed in N chunks, chunk i of rs packs sub-block i of every rank's
+   block of P and chunk i of ag unpacks sub-block i of every block of G, so
+   mm, pre, mm2 and post2 run in S * N parts, post and pre2 in N. Every
+   buffer must be bit-identical to program order (rows split whole; the
+   ranks' sums in the same order). */
+#define SM 32
+#define SMAXR 4
+typedef struct sp_data {
+    float x0[SM * D], x[SM * D], w[D * D], p[SM * D], sh[SM * D], y[SM * D];
+    float a[SM * D], b[SM * D], g[SM * D], w2[D * D], z[SM * D], z2[SM * D];
+    int parts[6];
+    float *pp, *pg;              /* where the work finds P and G: p and g, or their arena addresses */
+    int bp_index, bg_index;      /* their buffers */
+} sp_data;
+static int sp_arena;             /* P and G transient, the collectives' buffers there NULL */
+enum { S_PRE = 0, S_MM, S_POST, S_PRE2, S_MM2, S_POST2 };
+typedef struct sjob { sp_data* m; int kind, S; } sjob;
+
+static void sp_rows(sjob* jb, int r0, int r1) {
+    sp_data* m = jb->m;
+    int t, j, k;
+    for (t = r0; t < r1; t++)
+        for (j = 0; j < D; j++) {
+            float s = 0;
+            switch (jb->kind) {
+                case S_PRE: m->x[t * D + j] = m->x0[t * D + j] * 0.5f + m->x0[t * D + (j + 1) % D]; break;
+                case S_MM:
+                    for (k = 0; k < D; k++) s += m->x[t * D + k] * m->w[k * D + j];
+                    m->pp[t * D + j] = s;
+                    break;
+                case S_POST: m->y[t * D + j] = m->sh[t * D + j] * m->sh[t * D + j] - m->sh[t * D + (j + 3) % D]; break;
+                case S_PRE2: m->b[t * D + j] = m->a[t * D + j] * 0.75f - m->a[t * D + (j + 2) % D]; break;
+                case S_MM2:
+                    for (k = 0; k < D; k++) s += m->pg[t * D + k] * m->w2[k * D + j];
+                    m->z[t * D + j] = s;
+                    break;
+                default: m->z2[t * D + j] = m->z[t * D + j] * 0.5f + m->z[t * D + (j + 5) % D] * m->z[t * D + j]; break;
+            }
+        }
+}
+static int sp_rows_of(int kind, int S) { return kind == S_POST || kind == S_PRE2 ? SM / S : SM; }
+static void sp_whole(void* stream, void* user) { sjob* jb = (sjob*)user; (void)stream; sp_rows(jb, 0, sp_rows_of(jb->kind, jb->S)); }
+static void sp_part(void* stream, void* user, const cc_split_chunk* c) {
+    sjob* jb = (sjob*)user;
+    (void)stream;
+    jb->m->parts[jb->kind]++;
+    sp_rows(jb, (int)c->begin, (int)c->end);
+}
+
+static void init_sp(sp_data* m, int rank) {
+    tu_rng rng;
+    int i;
+    memset(m, 0, sizeof *m);
+    m->pp = m->p;
+    m->pg = m->g;
+    rng.s = 900 + (uint64_t)rank;   /* every input differs per rank */
+    for (i = 0; i < SM * D; i++) { m->x0[i] = (float)tu_unit(&rng) - 0.5f; m->a[i] = (float)tu_unit(&rng) - 0.5f; }
+    for (i = 0; i < D * D; i++) { m->w[i] = ((float)tu_unit(&rng) - 0.5f) * 0.5f; m->w2[i] = ((float)tu_unit(&rng) - 0.5f) * 0.5f; }
+}
+
+static cc_result build_sp(cc_context* ctx, sp_data* m, sjob* jobs, cc_comm* comm, cc_comm* comm2, int S, cc_graph** out) {
+    static const char* const nm[6] = { "pre", "mm", "post", "pre2", "mm2", "post2" };
+    uint64_t FB = (uint64_t)SM * D * sizeof(float), BB = FB / (uint64_t)S;
+    cc_graph* g = NULL;
+    cc_buffer bx0, bx, bw, bp, bsh, by, ba, bb, bg, bw2, bz, bz2;
+    cc_graph_desc gd = {0};
+    static const char* const streams[3] = { "compute", "tp", "sp" };
+    cc_result r;
+    int o;
+    *out = NULL;
+    gd.n_streams = 3;   /* each collective on a stream (and a communicator) of its own */
+    gd.stream_names = streams;
+    if ((r = cc_graph_create(ctx, &gd, &g)) != CC_OK) return r;
+    r = cc_graph_add_buffer(g, "x0", FB, &bx0);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "x", FB, &bx);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "w", WB, &bw);
+    if (r == CC_OK) r = (sp_arena ? cc_graph_add_transient : cc_graph_add_buffer)(g, "p", FB, &bp);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "sh", BB, &bsh);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "y", BB, &by);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "a", BB, &ba);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "b", BB, &bb);
+    if (r == CC_OK) r = (sp_arena ? cc_graph_add_transient : cc_graph_add_buffer)(g, "g", FB, &bg);
+    if (r != CC_OK) { cc_graph_destroy(g); return r; }
+    m->bp_index = cc_buffer_index(g, bp);
+    m->bg_index = cc_buffer_index(g, bg);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "w2", WB, &bw2);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "z", FB, &bz);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "z2", FB, &bz2);
+    for (o = 0; o < 6 && r == CC_OK; o++) {
+        cc_op_desc d = {0};
+        cc_region rd[2], wr[1];
+        cc_split sp;
+        uint64_t rows = (uint64_t)sp_rows_of(o, S), bytes = rows * D * sizeof(float);
+        memset(&sp, 0, sizeof sp);
+        jobs[o].m = m;
+        jobs[o].kind = o;
+        jobs[o].S = S;
+        sp.kind = CC_SPLIT_ROWWISE;
+        sp.extent[CC_AXIS_ROWS] = rows;
+        d.name = nm[o]; d.duration_us = 100; d.fn = sp_whole; d.part_fn = sp_part; d.user_data = &jobs[o]; d.split = &sp;
+        d.reads = rd; d.n_reads = 1; d.writes = wr; d.n_writes = 1;
+        switch (o) {
+            case S_PRE: rd[0] = rg(bx0, bytes, rows); wr[0] = rg(bx, bytes, rows); break;
+            case S_MM: rd[0] = rg(bx, bytes, rows); rd[1] = rg(bw, WB, 0); wr[0] = rg(bp, bytes, rows); break;
+            case S_POST: rd[0] = rg(bsh, bytes, rows); wr[0] = rg(by, bytes, rows); break;
+            case S_PRE2: rd[0] = rg(ba, bytes, rows); wr[0] = rg(bb, bytes, rows); break;
+            case S_MM2: rd[0] = rg(bg, bytes, rows); rd[1] = rg(bw2, WB, 0); wr[0] = rg(bz, bytes, rows); break;
+            default: rd[0] = rg(bz, bytes, rows); wr[0] = rg(bz2, bytes, rows); break;
+        }
+        if (o == S_MM || o == S_MM2) {
+            d.n_reads = 2;
+            sp.kind = CC_SPLIT_MATMUL; sp.extent[CC_AXIS_COLS] = D; sp.extent[CC_AXIS_REDUCE] = D;
+        }
+        r = cc_graph_add_op(g, &d, NULL);
+        if (r == CC_OK && (o == S_MM || o == S_PRE2)) {   /* the collective after it */
+            cc_collective co;
+            cc_region cr = rg(o == S_MM ? bp : bb, o == S_MM ? FB : BB, 0), cw = rg(o == S_MM ? bsh : bg, o == S_MM ? BB : FB, 0);
+            memset(&co, 0, sizeof co);
+            co.kind = o == S_MM ? CC_COLL_REDUCE_SCATTER : CC_COLL_ALL_GATHER;
+            co.dtype = CC_DTYPE_FLOAT32; co.reduce = CC_REDUCE_SUM; co.n_elems = (size_t)(SM / S) * D; co.comm = o == S_MM ? comm : comm2;
+            co.send_buf = o == S_MM ? (sp_arena ? NULL : m->p) : m->b;
+            co.recv_buf = o == S_MM ? m->sh : sp_arena ? NULL : m->g;
+            d = (cc_op_desc){0};
+            d.name = o == S_MM ? "rs" : "ag"; d.duration_us = 400; d.stream = o == S_MM ? 1 : 2; d.coll = &co;
+            d.reads = &cr; d.n_reads = 1; d.writes = &cw; d.n_writes = 1;
+            r = cc_graph_add_op(g, &d, NULL);
+        }
+    }
+    if (r != CC_OK) { cc_graph_destroy(g); return r; }
+    *out = g;
+    return CC_OK;
+}
+
+typedef struct sp_res {
+    int ok;
+    char err[400];
+    int n_contexts, kind[2], k[2];
+    char ops[2][96], coll[2][16];
+    int identical, parts_ok, copies_ok;
+    double mk0, mk1;
+    char why[160];
+} sp_res;
+static sp_data sp_ranks[SMAXR][2];
+static void sp_point_at_arena(cc_exec* x, cc_graph* g, void* user) {
+    sp_data* m = (sp_data*)user;
+    m->pp = (float*)cc_exec_buffer_ptr(x, cc_graph_buffer(g, m->bp_index));
+    m->pg = (float*)cc_exec_buffer_ptr(x, cc_graph_buffer(g, m->bg_index));
+}
+
+static cc_result sp_rank(cc_rank* rank, void* user) {
+    sp_res* R = &((sp_res*)user)[cc_rank_index(rank)];
+    cc_context* ctx = cc_rank_context(rank);
+    int me = cc_rank_index(rank), S = cc_comm_size(cc_rank_world_comm(rank)), c;
+    static sjob jobs[SMAXR][2][6];
+    cc_graph *g0 = NULL, *g1 = NULL, *dg = NULL;
+    cc_rewrite_desc rd = {0};
+    cc_rewrite_report rep;
+    cc_schedule s;
+    cc_link link = {0};
+    cc_comm* c2 = NULL;
+    cc_result r;
+    memset(&s, 0, sizeof s);
+    init_sp(&sp_ranks[me][0], me);
+    init_sp(&sp_ranks[me][1], me);
+    link.latency_us = 5; link.us_per_byte = 0.5;   /* slow: a collective far longer than its chain's compute */
+    rd.link = &link;
+    r = cc_comm_split(cc_rank_world_comm(rank), 0, me, &c2);   /* the all-gather's */
+    if (r == CC_OK) r = build_sp(ctx, &sp_ranks[me][0], jobs[me][0], cc_rank_world_comm(rank), c2, S, &g0);
+    if (r == CC_OK) r = build_sp(ctx, &sp_ranks[me][1], jobs[me][1], cc_rank_world_comm(rank), c2, S, &g1);
+    if (r == CC_OK) r = cc_graph_decompose(ctx, g1, &rd, &dg, &rep);
+    if (r == CC_OK) {
+        R->n_contexts = rep.n_contexts;
+        R->mk0 = rep.makespan_before_us;
+        R->mk1 = rep.makespan_after_us;
+        for (c = 0; c < rep.n_contexts && c < 2; c++) {
+            R->kind[c] = rep.contexts[c].kind;
+            R->k[c] = rep.contexts[c].n_chunks;
+            snprintf(R->ops[c], sizeof R->ops[c], "%s", rep.contexts[c].ops);
+            snprintf(R->coll[c], sizeof R->coll[c], "%s", rep.contexts[c].collective);
+        }
+    }
+    if (r == CC_OK) r = tu_run_step_with(rank, g0, NULL, sp_arena ? sp_point_at_arena : NULL, &sp_ranks[me][0]);
+    if (r == CC_OK) r = cc_sched_solve(ctx, dg, NULL, &s);
+    if (r == CC_OK) r = tu_run_step_with(rank, dg, s.order, sp_arena ? sp_point_at_arena : NULL, &sp_ranks[me][1]);
+    if (r == CC_OK) {
+        const sp_data *a = &sp_ranks[me][0], *b = &sp_ranks[me][1];
+        int krs = 0, kag = 0, i, o;
+        R->identical = !memcmp(a, b, offsetof(sp_data, parts));   /* (transient P and G: never written here, both zero) */
+        if (!R->identical)
+            for (i = 0; i < (int)(offsetof(sp_data, parts) / sizeof(float)); i++)
+                if (((const float*)a)[i] != ((const float*)b)[i]) {
+                    snprintf(R->why, sizeof R->why, "float %d of the data (of %d per matrix) differs: %g vs %g", i, SM * D,
+                             ((const float*)a)[i], ((const float*)b)[i]);
+                    break;
+                }
+        for (c = 0; c < R->n_contexts && c < 2; c++) {
+            if (R->kind[c] == CC_COLL_REDUCE_SCATTER) krs = R->k[c];
+            if (R->kind[c] == CC_COLL_ALL_GATHER) kag = R->k[c];
+        }
+        R->parts_ok = krs >= 2 && kag >= 2;
+        for (o = 0; o < 6; o++) {
+            int want = o <= S_POST ? (o == S_POST ? krs : S * krs) : (o == S_PRE2 ? kag : S * kag);
+            R->parts_ok &= b->parts[o] == want && a->parts[o] == 0;
+        }
+        R->copies_ok = R->parts_ok;
+        for (i = 0; i < krs && R->copies_ok; i++) {
+            char nm[40];
+            snprintf(nm, sizeof nm, "rs#%d/%d.pack", i, krs);
+            R->copies_ok &= find_op(dg, nm) >= 0;
+        }
+        for (i = 0; i < kag && R->copies_ok; i++) {
+            char nm[40];
+            snprintf(nm, sizeof nm, "ag#%d/%d.unpack", i, kag);
+            R->copies_ok &= find_op(dg, nm) >= 0;
+        }
+    }
+    R->ok = r == CC_OK;
+    if (r != CC_OK) snprintf(R->err, sizeof R->err, "%s", cc_last_error(ctx));
+    cc_schedule_release(ctx, &s);
+    cc_graph_destroy(dg);
+    cc_graph_destroy(g1);
+    cc_graph_destroy(g0);
+    cc_comm_destroy(c2);
+    return CC_OK;
+}
+
+static void test_rs_ag_world(void) {
+    int v;
+    for (v = 0; v < 4; v++) {   /* 2 and 4 ranks; again with P and G transient, the collectives' buffers NULL */
+        int S = v % 2 ? 4 : 2;
+        const char* ar = v >= 2 ? " (arena)" : "";
+        static sp_res R[SMAXR];
+        cc_result rc;
+        char err[512];
+        int me;
+        memset(R, 0, sizeof R);
+        sp_arena = v >= 2;
+        tu_run_world(S, sp_rank, R, &rc, err, sizeof err);
+        CHECK_RES(NULL, rc, CC_OK, "%d ranks%s: the world ran (%s)", S, ar, err);
+        for (me = 0; me < S; me++) {
+            sp_res* X = &R[me];
+            int c, seen = 0;
+            CHECK(X->ok, "%d ranks%s, rank %d: decomposition and both steps ran (%s)", S, ar, me, X->err);
+            if (!X->ok) continue;
+            CHECK(X->n_contexts == 2 && X->mk1 < X->mk0, "%d ranks%s, rank %d: both collectives decomposed (%d), predicted %.1f -> %.1f us",
+                  S, ar, me, X->n_contexts, X->mk0, X->mk1);
+            for (c = 0; c < X->n_contexts && c < 2; c++) {
+                if (X->kind[c] == CC_COLL_REDUCE_SCATTER) {
+                    seen |= 1;
+                    CHECK(!strcmp(X->coll[c], "rs") && !strcmp(X->ops[c], "pre, mm, rs, post"),
+                          "%d ranks%s, rank %d: the reduce-scatter's context is '%s' (%s, in %d)", S, ar, me, X->ops[c], X->coll[c], X->k[c]);
+                } else if (X->kind[c] == CC_COLL_ALL_GATHER) {
+                    seen |= 2;
+                    CHECK(!strcmp(X->coll[c], "ag") && !strcmp(X->ops[c], "pre2, ag, mm2, post2"),
+                          "%d ranks%s, rank %d: the all-gather's context is '%s' (%s, in %d)", S, ar, me, X->ops[c], X->coll[c], X->k[c]);
+                }
+            }
+            CHECK_INT(seen, 3, "%d ranks%s, rank %d: one reduce-scatter and one all-gather context", S, ar, me);
+            CHECK(X->identical, "%d ranks%s, rank %d: every buffer bit-identical to program order (%s)", S, ar, me, X->why);
+            CHECK(X->parts_ok, "%d ranks%s, rank %d: the full side's ops ran in %d x N parts, the shard side's in N", S, ar, me, S);
+            CHECK(X->copies_ok, "%d ranks%s, rank %d: a pack op before each reduce-scatter chunk, an unpack after each all-gather chunk",
+                  S, ar, me);
+        }
+    }
+    sp_arena = 0;
+}
+
+/* The decision follows the link, for reduce-scatter and all-gather alike
+   (graphs only, on a communicator of 4 that runs nothing): slow, the
+   predicted step drops; very fast, with 1 us to launch an op, the step is
+   left alone. */
+static void test_rs_ag_link(void) {
+    cc_context* ctx;
+    static sp_data m;
+    static sjob jobs[6];
+    cc_comm *comm = NULL, *comm2 = NULL;
+    int sl;
+    cc_context_create(NULL, &ctx);
+    init_sp(&m, 0);
+    if (cc_comm_wrap(ctx, &idle_family, NULL, 0, 4, "tp", &comm) != CC_OK || cc_comm_wrap(ctx, &idle_family, NULL, 0, 4, "sp", &comm2) != CC_OK) {
+        CHECK(0, "comm: %s", cc_last_error(ctx));
+        return;
+    }
+    for (sl = 0; sl < 2; sl++) {
+        cc_graph *g = NULL, *dg = NULL;
+        cc_rewrite_desc rd = {0};
+        cc_rewrite_report rep;
+        cc_link link = {0};
+        cc_exec_costs c;
+        int i;
+        link.latency_us = sl ? 0.05 : 5;
+        link.us_per_byte = sl ? 1e-9 : 0.5;
+        rd.link = &link;
+        memset(&c, 0, sizeof c);
+        c.launch_us = 1;
+        if (build_sp(ctx, &m, jobs, comm, comm2, 4, &g) != CC_OK || cc_graph_set_exec_costs(g, &c) != CC_OK) {
+            CHECK(0, "graph: %s", cc_last_error(ctx));
+            break;
+        }
+        for (i = 0; i < cc_graph_n_ops(g); i++) {   /* the collectives take what the link says */
+            const cc_collective* co = cc_op_collective(g, cc_graph_op(g, i));
+            if (co) cc_op_set_duration(g, cc_graph_op(g, i), tu_flat_us(&link, co->kind, co->n_elems * sizeof(float), 4));
+        }
+        CHECK_RES(ctx, cc_graph_decompose(ctx, g, &rd, &dg, &rep), CC_OK, "decompose");
+        if (sl == 0)
+            CHECK(rep.n_contexts == 2 && rep.makespan_after_us < 0.9 * rep.makespan_before_us,
+                  "a slow link: both decomposed (%d) and the predicted step drops by over 10%% (%.1f -> %.1f us)", rep.n_contexts,
+                  rep.makespan_before_us, rep.makespan_after_us);
+        else
+            CHECK(rep.n_changed == 0 && dg && tu_graph_fingerprint(dg) == tu_graph_fingerprint(g),
+                  "a very fast link: the step is left alone (%d split; %.2f -> %.2f us)", rep.n_changed, rep.makespan_before_us,
+                  rep.makespan_after_us);
+        cc_graph_destroy(dg);
+        cc_graph_destroy(g);
+    }
+    cc_comm_destroy(comm);
+    cc_comm_destroy(comm2);
+    cc_context_destroy(ctx);
+}
+
+/* ---- an all-reduce split by columns -----------------------------------------------
+   Where the context's ops allow columns but not rows, the all-reduce is cut
+   in column blocks of its rows (strided), each packed into a transient
+   buffer, all-reduced there and unpacked:
+       mmA      P = X W         matmul, columns only (P: CR x CN)
+       ar       all-reduce(sum) of P in place
+       mmB      Z = Y P         matmul, columns only (P as its B)
+   On two ranks P and Z are bit-identical to program order. With a row-wise
+   consumer of P added (rows only) no axis suits every op: left alone. */
+#define CR 8
+#define CN 16
+typedef struct col_data { float x[CR * CR], w[CR * CN], p[CR * CN], y[CR * CR], z[CR * CN], r[CR * CN]; int parts; } col_data;
+typedef struct cjob2 { col_data* m; int kind; } cjob2;
+static void col_cols(cjob2* jb, int c0, int c1) {
+    col_data* m = jb->m;
+    int i, j, k;
+    if (jb->kind == 2) {   /* row-wise, run whole */
+        for (i = 0; i < CR * CN; i++) m->r[i] = m->p[i] * 2.0f;
+        return;
+    }
+    for (i = 0; i < CR; i++)
+        for (j = c0; j < c1; j++) {
+            float s = 0;
+            for (k = 0; k < CR; k++) s += (jb->kind ? m->y : m->x)[i * CR + k] * (jb->kind ? m->p : m->w)[k * CN + j];
+            (jb->kind ? m->z : m->p)[i * CN + j] = s;
+        }
+}
+static void col_whole(void* stream, void* user) { (void)stream; col_cols((cjob2*)user, 0, CN); }
+static void col_part(void* stream, void* user, const cc_split_chunk* c) {
+    cjob2* jb = (cjob2*)user;
+    (void)stream;
+    jb->m->parts++;
+    if (jb->kind == 2) col_cols(jb, 0, CN);
+    else col_cols(jb, (int)c->begin, (int)c->end);
+}
+static void init_col(col_data* m, int rank) {
+    tu_rng rng;
+    int i;
+    memset(m, 0, sizeof *m);
+    rng.s = 77 + (uint64_t)rank;
+    for (i = 0; i < CR * CR; i++) { m->x[i] = (float)tu_unit(&rng) - 0.5f; m->y[i] = (float)tu_unit(&rng) - 0.5f; }
+    for (i = 0; i < CR * CN; i++) m->w[i] = (float)tu_unit(&rng) - 0.5f;
+}
+static cc_result build_col(cc_context* ctx, col_data* m, cjob2* jobs, cc_comm* comm, int rowwise, cc_graph** out) {
+    cc_graph* g = NULL;
+    cc_buffer bx, bw, bp, by, bz, br;
+    uint64_t PB = (uint64_t)CR * CN * sizeof(float), SB = (uint64_t)CR * CR * sizeof(float);
+    cc_op_desc d = {0};
+    cc_region rd[2], wr[1];
+    cc_split sp;
+    cc_collective co;
+    cc_result r;
+    *out = NULL;
+    if ((r = cc_graph_create(ctx, NULL, &g)) != CC_OK) return r;
+    r = cc_graph_add_buffer(g, "x", SB, &bx);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "w", PB, &bw);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "p", PB, &bp);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "y", SB, &by);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "z", PB, &bz);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "r", PB, &br);
+    if (r != CC_OK) { cc_graph_destroy(g); return r; }
+    jobs[0].m = jobs[1].m = jobs[2].m = m;
+    jobs[0].kind = 0; jobs[1].kind = 1; jobs[2].kind = 2;
+    memset(&sp, 0, sizeof sp);
+    sp.kind = CC_SPLIT_MATMUL; sp.extent[CC_AXIS_ROWS] = CR; sp.extent[CC_AXIS_COLS] = CN; sp.extent[CC_AXIS_REDUCE] = CR;
+    sp.axes = 1u << CC_AXIS_COLS;
+    rd[0] = rg(bx, SB, 0); rd[1] = rg(bw, PB, 0); wr[0] = rg(bp, PB, 0);
+    d.name = "mmA"; d.duration_us = 100; d.fn = col_whole; d.part_fn = col_part; d.user_data = &jobs[0]; d.split = &sp;
+    d.reads = rd; d.n_reads = 2; d.writes = wr; d.n_writes = 1;
+    if (r == CC_OK) r = cc_graph_add_op(g, &d, NULL);
+    memset(&co, 0, sizeof co);
+    co.kind = CC_COLL_ALL_REDUCE; co.dtype = CC_DTYPE_FLOAT32; co.n_elems = CR * CN; co.comm = comm; co.send_buf = co.recv_buf = m->p;
+    rd[0] = rg(bp, PB, CR);
+    d = (cc_op_desc){0};
+    d.name = "ar"; d.duration_us = 400; d.stream = CC_STREAM_COMM; d.coll = &co;
+    d.reads = rd; d.n_reads = 1; d.writes = rd; d.n_writes = 1;
+    if (r == CC_OK) r = cc_graph_add_op(g, &d, NULL);
+    rd[0] = rg(by, SB, 0); rd[1] = rg(bp, PB, 0); wr[0] = rg(bz, PB, 0);
+    d = (cc_op_desc){0};
+    d.name = "mmB"; d.duration_us = 100; d.fn = col_whole; d.part_fn = col_part; d.user_data = &jobs[1]; d.split = &sp;
+    d.reads = rd; d.n_reads = 2; d.writes = wr; d.n_writes = 1;
+    if (r == CC_OK) r = cc_graph_add_op(g, &d, NULL);
+    if (rowwise && r == CC_OK) {
+        memset(&sp, 0, sizeof sp);
+        sp.kind = CC_SPLIT_ROWWISE; sp.extent[CC_AXIS_ROWS] = CR;
+        rd[0] = rg(bp, PB, CR); wr[0] = rg(br, PB, CR);
+        d = (cc_op_desc){0};
+        d.name = "twice"; d.duration_us = 10; d.fn = col_whole; d.part_fn = col_part; d.user_data = &jobs[2]; d.split = &sp;
+        d.reads = rd; d.n_reads = 1; d.writes = wr; d.n_writes = 1;
+        r = cc_graph_add_op(g, &d, NULL);
+    }
+    if (r != CC_OK) { cc_graph_destroy(g); return r; }
+    *out = g;
+    return CC_OK;
+}
+
+typedef struct col_res { int ok, identical, axis, n_contexts, k, copies, rowwise_changed; char ops[64], err[300]; } col_res;
+static col_data col_ranks[2][2];
+
+static cc_result col_rank(cc_rank* rank, void* user) {
+    col_res* R = &((col_res*)user)[cc_rank_index(rank)];
+    cc_context* ctx = cc_rank_context(rank);
+    int me = cc_rank_index(rank), i;
+    static cjob2 jobs[2][3][3];
+    cc_graph *g0 = NULL, *g1 = NULL, *dg = NULL, *g2 = NULL, *dg2 = NULL;
+    cc_rewrite_report rep;
+    cc_schedule s;
+    cc_result r;
+    memset(&s, 0, sizeof s);
+    init_col(&col_ranks[me][0], me);
+    init_col(&col_ranks[me][1], me);
+    r = build_col(ctx, &col_ranks[me][0], jobs[me][0], cc_rank_world_comm(rank), 0, &g0);
+    if (r == CC_OK) r = build_col(ctx, &col_ranks[me][1], jobs[me][1], cc_rank_world_comm(rank), 0, &g1);
+    if (r == CC_OK) r = cc_graph_decompose(ctx, g1, NULL, &dg, &rep);
+    if (r == CC_OK && rep.n_contexts == 1) {
+        R->n_contexts = 1;
+        R->axis = rep.contexts[0].axis;
+        R->k = rep.contexts[0].n_chunks;
+        snprintf(R->ops, sizeof R->ops, "%s", rep.contexts[0].ops);
+    }
+    if (r == CC_OK) {   /* a row-wise consumer too: no axis suits every op */
+        cc_rewrite_report rep2;
+        r = build_col(ctx, &col_ranks[me][1], jobs[me][2], cc_rank_world_comm(rank), 1, &g2);
+        if (r == CC_OK) r = cc_graph_decompose(ctx, g2, NULL, &dg2, &rep2);
+        R->rowwise_changed = r == CC_OK ? rep2.n_changed : -1;
+    }
+    if (r == CC_OK) r = tu_run_step(rank, g0, NULL);
+    if (r == CC_OK) r = cc_sched_solve(ctx, dg, NULL, &s);
+    if (r == CC_OK) r = tu_run_step(rank, dg, s.order);
+    if (r == CC_OK) {
+        const col_data *a = &col_ranks[me][0], *b = &col_ranks[me][1];
+        R->identical = !memcmp(a->p, b->p, sizeof a->p) && !memcmp(a->z, b->z, sizeof a->z) && b->parts == 2 * R->k && a->parts == 0;
+        R->copies = 0;
+        for (i = 0; i < cc_graph_n_ops(dg); i++) {
+            const char* nm = cc_op_name(dg, cc_graph_op(dg, i));
+            R->copies += strstr(nm, ".pack") != NULL || strstr(nm, ".unpack") != NULL;
+        }
+    }
+    R->ok = r == CC_OK;
+    if (r != CC_OK) snprintf(R->err, sizeof R->err, "%s", cc_last_error(ctx));
+    cc_schedule_release(ctx, &s);
+    cc_graph_destroy(dg2);
+    cc_graph_destroy(g2);
+    cc_graph_destroy(dg);
+    cc_graph_destroy(g1);
+    cc_graph_destroy(g0);
+    return CC_OK;
+}
+
+static void test_columns(void) {
+    static col_res R[2];
+    cc_result rc;
+    char err[512];
+    int me;
+    memset(R, 0, sizeof R);
+    tu_run_world(2, col_rank, R, &rc, err, sizeof err);
+    CHECK_RES(NULL, rc, CC_OK, "2 ranks: the world ran (%s)", err);
+    for (me = 0; me < 2; me++) {
+        col_res* X = &R[me];
+        CHECK(X->ok, "rank %d: decomposition and both steps ran (%s)", me, X->err);
+        if (!X->ok) continue;
+        CHECK(X->n_contexts == 1 && X->axis == CC_AXIS_COLS && !strcmp(X->ops, "mmA, ar, mmB"),
+              "rank %d: matmuls that split by columns only: the context '%s' along %s in %d", me, X->ops,
+              cc_axis_name((cc_axis)X->axis), X->k);
+        CHECK(X->copies == 2 * X->k, "rank %d: a pack and an unpack per chunk (%d copy ops, %d chunks)", me, X->copies, X->k);
+        CHECK(X->identical, "rank %d: P and Z bit-identical to program order, each matmul in %d column parts", me, X->k);
+        CHECK_INT(X->rowwise_changed, 0, "rank %d: with a consumer that splits by rows only, nothing is split", me);
+    }
+}
+
+/* Bad rules in a context: an op whose user rule refuses every chunk is no
+   error of the decomposition (it is left whole, the rest of the context
+   split), while asking the rule directly names the op and the rule; a
+   chunk count above an axis's length is refused by name the same way and
+   never tried by the decomposition. The input graph is unchanged. */
+static int refusing_rule(void* ud, const cc_split_chunk* c, cc_region* rd, int nr, cc_region* wr, int nw, int* partial) {
+    (void)ud; (void)c; (void)rd; (void)nr; (void)wr; (void)nw; (void)partial;
+    return 1;
+}
+static void test_bad_rules(void) {
+    cc_context* ctx;
+    static chain m;
+    static cjob jobs[4];
+    int dummy_comm;
+    cc_graph *g = NULL, *dg = NULL;
+    cc_rewrite_desc rd = {0};
+    cc_rewrite_report rep;
+    uint64_t fp;
+    cc_context_create(NULL, &ctx);
+    init_chain(&m, 0);
+    build_chain_refusing = 1;   /* post2's user rule refuses */
+    if (build_chain(ctx, &m, jobs, (cc_comm*)&dummy_comm, 1, &g) != CC_OK) { CHECK(0, "chain: %s", cc_last_error(ctx)); return; }
+    build_chain_refusing = 0;
+    cc_graph_validate(g);
+    fp = tu_graph_fingerprint(g);
+    rd.max_chunks = 32;   /* above the rows (16): those counts never fit */
+    CHECK_RES(ctx, cc_graph_decompose(ctx, g, &rd, &dg, &rep), CC_OK, "decompose beside a rule that refuses");
+    CHECK(rep.n_contexts == 1 && !strcmp(rep.contexts[0].ops, "pre, mm, ar, post") && rep.contexts[0].n_chunks <= T,
+          "the refusing op stays whole, the rest is split: '%s' in %d", rep.n_contexts ? rep.contexts[0].ops : "none",
+          rep.n_contexts ? rep.contexts[0].n_chunks : 0);
+    CHECK(find_op(dg, "post2") >= 0, "post2 is one op in the new graph");
+    CHECK(tu_graph_fingerprint(g) == fp, "the input graph is unchanged");
+    CHECK_RES(ctx, cc_op_split_check(g, cc_graph_op(g, find_op(g, "post2")), CC_AXIS_ROWS, 2, NULL), CC_ERR_INVALID_ARG,
+              "the refusing rule, asked directly");
+    CHECK(strstr(cc_last_error(ctx), "post2") && strstr(cc_last_error(ctx), "'refusing'") && strstr(cc_last_error(ctx), "refused"),
+          "the message names the op and says the rule refused: %s", cc_last_error(ctx));
+    CHECK_RES(ctx, cc_op_split_check(g, cc_graph_op(g, find_op(g, "pre")), CC_AXIS_ROWS, T + 1, NULL), CC_ERR_INVALID_ARG,
+              "%d chunks of %d rows", T + 1, T);
+    CHECK(strstr(cc_last_error(ctx), "pre") && strstr(cc_last_error(ctx), "rowwise"), "the message names the op and the rule: %s",
+          cc_last_error(ctx));
+    CHECK(tu_graph_fingerprint(g) == fp, "the input graph is still unchanged");
+    cc_graph_destroy(dg);
+    cc_graph_destroy(g);
+    cc_context_destroy(ctx);
+}
+
+/* Growth is judged like any candidate: where pre's and post2's pieces each
+   cost nearly the whole op (a chunk cost with a large fixed part) and the
+   all-reduce is short (100 us), the grown context is slower than the
+   immediate one, which is kept. */
+static void test_growth_falls_back(void) {
+    cc_context* ctx;
+    static chain m;
+    static cjob jobs[4];
+    int dummy_comm, o;
+    cc_graph *g = NULL, *dg = NULL;
+    cc_rewrite_report rep;
+    cc_context_create(NULL, &ctx);
+    init_chain(&m, 0);
+    if (build_chain(ctx, &m, jobs, (cc_comm*)&dummy_comm, 0, &g) != CC_OK) { CHECK(0, "chain: %s", cc_last_error(ctx)); return; }
+    CHECK_RES(ctx, cc_op_set_duration(g, cc_graph_op(g, find_op(g, "ar")), 100), CC_OK, "the all-reduce takes 100 us");
+    for (o = 0; o < 2; o++)
+        CHECK_RES(ctx, cc_op_set_chunk_cost(g, cc_graph_op(g, find_op(g, o ? "post2" : "pre")), 90, 10), CC_OK,
+                  "%s: a chunk costs 90 us plus its share of 10", o ? "post2" : "pre");
+    CHECK_RES(ctx, cc_graph_decompose(ctx, g, NULL, &dg, &rep), CC_OK, "decompose");
+    CHECK(rep.n_contexts == 1 && !strcmp(rep.contexts[0].ops, "mm, ar, post"),
+          "the immediate context is kept where growing it costs more than it overlaps: '%s'",
+          rep.n_contexts ? rep.contexts[0].ops : "none split");
+    CHECK(find_op(dg, "pre") >= 0 && find_op(dg, "post2") >= 0, "pre and post2 stay whole");
+    cc_graph_destroy(dg);
+    cc_graph_destroy(g);
+    cc_context_destroy(ctx);
+}
+
 /* ---- graphs only: what is left alone ------------------------------------------------*/
 static void test_left_alone(void) {
     cc_context* ctx;
@@ -690,6 +1554,7 @@ static void test_bad_args(void) {
 
 /* ---- a failing allocator ------------------------------------------------------------*/
 static int decomposed_every_layer(const cc_rewrite_report* rep) { return rep->n_changed == L; }
+static int decomposed_rs_ag(const cc_rewrite_report* rep) { return rep->n_changed == 2; }
 static void test_failing_allocator(void) {
     tu_alloc ta;
     cc_context_desc cd = {0};
@@ -705,6 +1570,21 @@ static void test_failing_allocator(void) {
     build_tp(ctx, &m, jobs, (cc_comm*)&dummy_comm, DEF_NONE, &g);
     check_rewrite_oom(ctx, &ta, g, cc_graph_decompose, decomposed_every_layer, "decomposes every layer");
     cc_graph_destroy(g);
+    {   /* a reduce-scatter's and an all-gather's contexts: transient buffers, copy ops, pieces per rank block */
+        static sp_data sm;
+        static sjob sjobs[6];
+        cc_comm *c1 = NULL, *c2 = NULL;
+        g = NULL;
+        init_sp(&sm, 0);
+        if (cc_comm_wrap(ctx, &idle_family, NULL, 0, 4, "tp", &c1) == CC_OK && cc_comm_wrap(ctx, &idle_family, NULL, 0, 4, "sp", &c2) == CC_OK &&
+            build_sp(ctx, &sm, sjobs, c1, c2, 4, &g) == CC_OK)
+            check_rewrite_oom(ctx, &ta, g, cc_graph_decompose, decomposed_rs_ag, "decomposes the reduce-scatter and the all-gather");
+        else
+            CHECK(0, "the sequence-parallel graph: %s", cc_last_error(ctx));
+        cc_graph_destroy(g);
+        cc_comm_destroy(c1);
+        cc_comm_destroy(c2);
+    }
     cc_context_destroy(ctx);
     CHECK_INT(ta.live, 0, "every block is freed at the end");
     CHECK_INT(ta.bad_frees, 0, "no foreign frees");
@@ -922,6 +1802,13 @@ int main(void) {
     TH_RUN(test_world_decompose);
     TH_RUN(test_left_alone);
     TH_RUN(test_link_decides);
+    TH_RUN(test_context_grows);
+    TH_RUN(test_exposed_first);
+    TH_RUN(test_rs_ag_world);
+    TH_RUN(test_rs_ag_link);
+    TH_RUN(test_columns);
+    TH_RUN(test_bad_rules);
+    TH_RUN(test_growth_falls_back);
     TH_RUN(test_bad_args);
     TH_RUN(test_failing_allocator);
     TH_RUN(test_determinism);
