@@ -50,7 +50,7 @@ STRICT_CFLAGS = -std=c99 -Wall -Wextra -Werror -pedantic $(CFLAGS) $(SAN) -MMD -
 LDLIBS       = $(LPSOLVE_LIBS) -lm
 
 T := $(BUILD)/tests
-UNIT_TESTS    := test_sched test_memory test_sched_threads test_exact test_exact_shave test_lcg test_j30 test_alloc test_alloc_exec test_guard test_faults test_determinism test_graph test_check test_sim test_psplib test_misc test_world test_exec test_arena test_lpsolve test_fuse test_decompose test_split test_comm test_cluster test_peers test_step \
+UNIT_TESTS    := test_sched test_memory test_sched_threads test_exact test_exact_shave test_lcg test_j30 test_alloc test_alloc_exec test_guard test_faults test_determinism test_graph test_check test_sim test_psplib test_misc test_world test_exec test_arena test_lpsolve test_fuse test_decompose test_split test_gpt_split test_comm test_cluster test_peers test_step \
                  test_rcpsp_off
 COMPILE_TESTS := compile_c99 compile_cpp11 compile_static compile_solver_only
 UNIT_BINS     := $(addprefix $(T)/,$(UNIT_TESTS))
@@ -67,7 +67,7 @@ TEST_BINS     := $(UNIT_BINS) $(addprefix $(T)/,$(COMPILE_TESTS)) tests/test_psp
 # stale. An edit of the list reaches a program when it is next linked
 # (make clean, or a fresh clone as CI's).
 THREAD_FREE_UNITS := test_sched test_memory test_exact test_exact_shave test_lcg test_j30 test_alloc test_determinism test_graph test_check test_sim \
-                     test_psplib test_misc test_lpsolve test_split test_cluster test_peers test_step test_rcpsp_off
+                     test_psplib test_misc test_lpsolve test_split test_gpt_split test_cluster test_peers test_step test_rcpsp_off
 THREAD_FREE   := $(addprefix $(T)/,$(THREAD_FREE_UNITS)) tests/test_psplib_tool.sh tests/test_plan.sh
 TSAN_BUILD     = $(findstring -fsanitize=thread,$(SAN))
 # the longest-running tests (minutes, where the rest take seconds): tests/run.sh
@@ -203,7 +203,7 @@ $(BUILD)/overlap: examples/overlap.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 
-$(BUILD)/train_gpt: examples/gpt/train_gpt.c examples/gpt/gpt_kernels.h examples/gpt/gpt_common.h examples/steps/gpt_step.h examples/gpt/gpt_train.h $(HEADERS)
+$(BUILD)/train_gpt: examples/gpt/train_gpt.c examples/gpt/gpt_kernels.h examples/gpt/gpt_cpu_ops.h examples/gpt/gpt_common.h examples/steps/gpt_step.h examples/gpt/gpt_train.h $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 
@@ -562,7 +562,7 @@ $(T)/test_mpi: tests/test_mpi.c concerto.h concerto_mpi.h $(T)/mpi-config
 all: $(BUILD)/train_gpt_mpi
 tests-build: $(BUILD)/train_gpt_mpi
 TEST_BINS += tests/test_gpt_mpi.sh
-$(BUILD)/train_gpt_mpi: examples/gpt/train_gpt.c examples/gpt/gpt_kernels.h examples/gpt/gpt_common.h examples/steps/gpt_step.h examples/gpt/gpt_train.h \
+$(BUILD)/train_gpt_mpi: examples/gpt/train_gpt.c examples/gpt/gpt_kernels.h examples/gpt/gpt_cpu_ops.h examples/gpt/gpt_common.h examples/steps/gpt_step.h examples/gpt/gpt_train.h \
                         concerto.h concerto_mpi.h $(T)/mpi-config
 	@mkdir -p $(@D)
 	@rm -f $@.skip $@.note

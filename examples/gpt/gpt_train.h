@@ -159,6 +159,7 @@ struct shared {
     double cal_ms[2], cal_exposed_ms[2];    /* side by side: medians by order */
     int n_ops, n_colls;            /* the step as written */
     cc_rewrite_report dec, fus;    /* what decomposition and fusion did */
+    char dec_contexts[2048];       /* the contexts decomposition split, a line each (its report's contexts) */
     int n_ops_run, n_colls_run;    /* the step the library's order runs */
     int moved, n_waits[2];
     double sched_ms, lower_bound_ms;
@@ -453,10 +454,24 @@ static cc_result rewrite_step(rank_state* s, const cc_sched_desc* sd) {
     cc_comm* world = s->world_comm;
     cc_result rc;
     rd.sched = *sd;
+    rd.exact_only = s->o->exact;   /* the losses stay program order's bit for bit */
     s->run = s->train;
     if (s->o->decompose) {
         if ((rc = cc_graph_decompose(s->m.ctx, s->run, &rd, &s->decomposed, &rep)) != CC_OK) return rc;
-        if (s->me == 0) s->sh->dec = rep;
+        if (s->me == 0) {
+            int i;
+            size_t at = 0, room = sizeof s->sh->dec_contexts;
+            s->sh->dec = rep;
+            s->sh->dec.contexts = NULL;   /* they live with the rank's graph: kept here as text */
+            s->sh->dec_contexts[0] = 0;
+            for (i = 0; i < rep.n_contexts && at < room; i++) {
+                const cc_rewrite_context* c = &rep.contexts[i];
+                int w = snprintf(s->sh->dec_contexts + at, room - at, "    %s along %s in %d chunks (%d ops: %s): judged %.3f ms "
+                                 "faster\n", c->collective, cc_axis_name(c->axis), c->n_chunks, c->n_ops, c->ops, c->gain_us / 1000.0);
+                if (w < 0) break;
+                at += (size_t)w;
+            }
+        }
         if (rep.n_changed > 0) s->run = s->decomposed;   /* else a copy of the step: run the step itself */
     }
     if (s->o->fuse) {
@@ -1289,6 +1304,7 @@ static void print_report(const shared* sh) {
         printf("  tried: decomposed %d all-reduce(s) with the ops around them into chunks: %d -> %d ops; judged step %.2f -> %.2f ms "
                "(%d schedules judged)\n", dec->n_changed, dec->n_ops_before, dec->n_ops_after, dec->makespan_before_us / 1000.0,
                dec->makespan_after_us / 1000.0, dec->n_evaluations);
+    if (o->decompose) printf("%s", sh->dec_contexts);
     else printf("  decomposition: off\n");
     if (o->fuse)
         printf("  tried: fused collectives into %d bucket(s): %d -> %d collectives, %d -> %d ops; judged step %.2f -> %.2f ms "
