@@ -15,8 +15,9 @@
 #   into chunks that compute each output whole), and over a slow emulated
 #   link the library does decompose and fuse, the summary names each
 #   context split, and the rewritten step (as many ops as the rewrite
-#   reports say) is what runs; with --exact off (partial sums allowed) the
-#   losses are within 1e-5 of program order's;
+#   reports say) is what runs, and with --compare it is timed beside the
+#   step as written in the library's order; with --exact off (partial sums
+#   allowed) the losses are within 1e-5 of program order's;
 # - the same global batch on TP1xDP1, TP2xDP1, TP1xDP2, TP2xDP2, TP4xDP1
 #   gives the same losses within 1e-4 relative (reductions run in another
 #   order);
@@ -133,6 +134,16 @@ ran=$(sed -n 's/.*scheduled \([0-9]*\) ops (\([0-9]*\) collectives).*/\1 ops, \2
 out="${written:-?} ops as written; the fusion report: ${rw:-?}; the library's order ran ${ran:-?}"
 [ -n "$ran" ] && [ "$ran" = "$rw" ] && [ "${ran%% *}" != "$written" ]
 check $? "TP2 x DP2: the rewritten step is the one that ran ($out)" "$out"
+# --compare: where the rewritten step runs, the step as written in the
+# library's order is timed beside it (a third executor, whose first step is
+# checked op by op too); the losses stay program order's
+run c2x2_cmp "${slow[@]}" --order concerto --compare 2 --check-step
+same_as p2x2 c2x2_cmp "TP2 x DP2 --compare 2: the 6 losses are bit-identical to program order's"
+line=$(grep "^  the rewrites side by side, in the library's order (median of 2 steps each" "$tmp/c2x2_cmp.log")
+read -r w r <<<"$(sed -n 's/.*the step as written \([0-9.]*\) ms -> rewritten \([0-9.]*\) ms.*/\1 \2/p' <<<"$line")"
+[ -n "$line" ] && grep -q "checked: the first step of 3 order(s)" "$tmp/c2x2_cmp.log" &&
+    awk -v w="${w:-0}" -v r="${r:-0}" 'BEGIN { exit !(w > 0 && r > 0 && w < 10000 && r < 10000) }'
+check $? "--compare 2: the rewrites timed side by side, all three executors checked ($line)" "$(grep -i 'side by side\|checked' "$tmp/c2x2_cmp.log")"
 # a rewrite that does not pay once the rewritten step has its own
 # durations is dropped, and the summary says first what ran: with
 # --profile 0 the chunks of a collective pay the link's latency, which the

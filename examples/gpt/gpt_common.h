@@ -119,7 +119,9 @@ static void usage(FILE* f) {
             "  --profile-warmup N   steps of each order run before those and not profiled (default 20: on a\n"
             "                       shared machine the first steps after a change of work run faster)\n"
             "  --print-every N      print every Nth step (default 1)\n"
-            "  --compare N          steps timed in each order side by side, alternating, before training (default 20)\n"
+            "  --compare N          steps timed in each order side by side, alternating, before training (default 20);\n"
+            "                       where the library's order runs the step rewritten, the step as written in\n"
+            "                       the library's order takes its turn too, timing the rewrites\n"
             "  --budget N           schedules the scheduler may try, for the step and for judging each\n"
             "                       candidate rewrite (default 1000; 0: the library's default, 5000)\n"
             );
