@@ -14,7 +14,8 @@
 #   make gpu-check-build, then make gpu-check on a GPU machine: the prepared
 #                 GPU check (bench/gpu_check.sh)
 #   make demo     the example GPT trainer (examples/gpt) on 4 CPU ranks, in program
-#                 order and then scheduled by the library
+#                 order and then scheduled and rewritten by the library; then
+#                 decomposition alone, timed on and off
 #   make fuzz     the libFuzzer targets of tests/fuzz/, FUZZ_SECONDS (default 60) each (clang-14)
 #   make analyze  scan-build and cppcheck over the headers, examples and tools; clean or it fails
 #   make clean
@@ -148,13 +149,28 @@ bench: $(PROGRAMS)
 	@if [ -f bench/run.sh ]; then bash bench/run.sh; else echo "bench/run.sh is not written yet: no benchmarks to run"; fi
 
 # The example trainer on 4 CPU ranks (TP2 x DP2) over an emulated link, in
-# program order and then in the library's order, from the same start.
-DEMO_ARGS ?= --tp 2 --dp 2 --order both --steps 300 --print-every 30
+# program order and then in the library's order, from the same start. Its
+# summary names what the rewrites kept (each context decomposition split,
+# the fusion buckets) with the gain each was judged to bring, and times the
+# rewritten step side by side with the step as written, both in the
+# library's order, and with program order. Durations come from the
+# trainer's model (--profile 0: compute at 1 GB/s over the bytes an op
+# touches, collectives on the emulated link), so the rewrites kept are the
+# same on every machine; profiled on a shared 2-core machine they vary
+# between runs, and with them what is kept. Then decomposition alone
+# (DEMO_DEC_ARGS: fusion off), on 2 ranks with wider matmuls and a slower
+# link, where its chunks pay for the ops and waits they add; at the first
+# layout they do not (bench/RESULTS.md, "Trainer, decomposition on and off").
+DEMO_ARGS ?= --tp 2 --dp 2 --order both --steps 300 --print-every 30 --profile 0
+DEMO_DEC_ARGS ?= --tp 2 --dp 1 --embd 128 --link 160 --latency 10 --profile 0 --fuse off --order concerto --steps 20 \
+                 --print-every 0 --eval 0 --sample 0
 
 demo: $(BUILD)/train_gpt
 	@mkdir -p $(BUILD)/demo
 	@cd $(BUILD)/demo && ../train_gpt $(DEMO_ARGS) --trace gpt_step.json --save gpt.ckpt
 	@echo "(in $(BUILD)/demo: gpt_step.json, a Chrome trace of one step on every rank; gpt.ckpt, the trained model)"
+	@echo; echo "--- decomposition alone: ../train_gpt $(DEMO_DEC_ARGS) ---"
+	@cd $(BUILD)/demo && ../train_gpt $(DEMO_DEC_ARGS) | sed -n '/^what the library did/,$$p'
 
 clean:
 	rm -rf build

@@ -12,7 +12,8 @@
    rank's life" below), in straight lines: build the model and the step,
    let the library optimise the step (profile its ops, rewrite it,
    schedule it, plan it, profile it in place, time the two orders side by
-   side), train, evaluate, sample.
+   side, and where the rewritten step runs, the step as written in the
+   library's order beside it), train, evaluate, sample.
 
    What differs between trainers is the table of kernels (gpt_trainer, with
    the memory the tensors live in and the copies to and from it) and how
