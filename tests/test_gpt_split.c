@@ -21,8 +21,9 @@
      (float32 sums of at most 96 terms of magnitude <= 1 here: rounding
      is about 96 * 2^-24 of the terms' sum).
    Every op of the kinds the step cuts in chunks (matmul, matmul_bwd_x,
-   residual, layernorm_bwd next to a TP all-reduce) must have a rule, so
-   that the test cannot pass by finding none. */
+   residual, layernorm_bwd next to a TP all-reduce; attention and its
+   backward, by sequences) must have a rule, so that the test cannot pass
+   by finding none. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -218,8 +219,9 @@ int main(void) {
         }
     }
     /* per micro-batch: proj, fcproj (matmul); resid1, resid2 (residual);
-       fc.bwd_x, qkv.bwd_x (matmul_bwd_x); ln2.bwd, ln1.bwd (layernorm_bwd) */
-    CHECK(n_ops_split == 16, "16 ops of the step have split rules, 8 per micro-batch (%d)", n_ops_split);
+       fc.bwd_x, qkv.bwd_x (matmul_bwd_x); ln2.bwd, ln1.bwd (layernorm_bwd);
+       attn, attn.bwd (attention by sequences) */
+    CHECK(n_ops_split == 20, "20 ops of the step have split rules, 10 per micro-batch (%d)", n_ops_split);
     CHECK(th__failed == n_fail0, "every split checked equals the whole op: rows and columns bit for bit, partial sums within 1e-5");
     CHECK(n_checked[CC_AXIS_ROWS] > 0 && n_checked[CC_AXIS_COLS] > 0 && n_checked[CC_AXIS_REDUCE] > 0,
           "chunks checked along rows (%d), columns (%d) and the reduction (%d): %d exact, %d partial sums", n_checked[CC_AXIS_ROWS],

@@ -55,7 +55,7 @@ static void run_matmul_gelu(const gpt_op_args* a, const gpt_op_view* v) {
 /* in: qkv [B T][3 NH HS] (q, k, v blocks; head h at columns h HS of each);
    out: y [B T][NH HS], att [B][NH][T][T] */
 static void run_attention(const gpt_op_args* a, const gpt_op_view* v) {
-    k_attention(v->out[0], v->out[1], v->in[0], a->B, a->T, a->NH, a->HS);
+    k_attention(v->out[0], v->out[1], v->in[0], v->N / a->T, a->T, a->NH, a->HS);   /* a chunk: its sequences */
 }
 /* in: x [N][C], part [N][C], bias [C]; out: y [N][C] = x + (part + bias) */
 static void run_residual(const gpt_op_args* a, const gpt_op_view* v) {
@@ -103,7 +103,7 @@ static void run_layernorm_bwd(const gpt_op_args* a, const gpt_op_view* v) {
 }
 /* in: dy [B T][NH HS], att [B][NH][T][T], qkv [B T][3 NH HS]; out: dqkv [B T][3 NH HS] */
 static void run_attention_bwd(const gpt_op_args* a, const gpt_op_view* v) {
-    k_attention_bwd(v->out[0], v->in[0], v->in[1], v->in[2], a->B, a->T, a->NH, a->HS);
+    k_attention_bwd(v->out[0], v->in[0], v->in[1], v->in[2], v->N / a->T, a->T, a->NH, a->HS);
 }
 /* in: dx [N][C], tokens [N], dwte [V][C]; out: dwte [V][C], dwpe [T][C];
    row n at position (row0 + n) mod T. wte's gradient is read as well as

@@ -28,7 +28,7 @@
      number; a chunk of the reduction (a partial sum, used only where the
      trainer runs with --exact off) is cuBLAS on the block (offsets and
      leading dimensions), beta 1 after the first chunk;
-   - attention (never cut into chunks) from cuBLAS strided-batched GEMMs
+   - attention (cut only by sequences) from cuBLAS strided-batched GEMMs
      over the heads, bfloat16 tensor cores with --dtype bf16, with causal
      softmax kernels of this file; the probabilities are kept as the CPU's
      k_attention keeps them (attention_gemm_fwd, _bwd);
@@ -724,11 +724,15 @@ static int bgemm(cudaStream_t s, cublasOperation_t ta, cublasOperation_t tb, int
      backward: dV = att^T dO, dP = dO V^T, dS = att (dP - rowsum(att dP))
                scale, dQ = dS K, dK = dS^T Q.
    The full T x T products are computed and the softmax zeroes what lies
-   past each query. Used for the attention ops only: the step builder never
-   lets the library cut them into chunks (gpt_add_attention and
-   gpt_add_attention_bwd add them whole), so the bits do not depend on the
-   order the library picks; cuBLAS gives the same bits every run on one GPU
-   model with a fixed workspace. The reference is the warp-per-row kernels
+   past each query. Used for the attention ops only. Their split rule
+   (gpt_step.h's "attention_seqs") lets the library cut them by sequences:
+   a chunk runs the same path as the whole op (chosen by the whole op's
+   sizes) on its sequences. The warp-per-row kernels give each row the
+   whole op's bits; cuBLAS gives the same bits every run on one GPU model
+   with a fixed workspace, but another batch count may pick another
+   algorithm, so a chunk's bits are not promised to be the whole op's
+   (these ops are next to no collective: no context the library splits
+   holds them in these layouts). The reference is the warp-per-row kernels
    above (TRAIN_GPT_CUDA_EXACT=1), with fewer roundings in float32: the two
    agree within rounding, and bfloat16 rounds q, k, v, dy, att and dS. */
 static int attention_fits(const gpt_op_args* a) {
@@ -861,14 +865,23 @@ static void run_matmul_gelu(const gpt_op_args* a, const gpt_op_view* v) {
     bias_gelu_kernel<<<blocks_for((size_t)v->N * a->OC), THREADS, 0, STREAM(v)>>>((float*)v->out[0], (float*)v->out[1],
                                                                                  (const float*)v->in[2], v->N, a->OC);
 }
+/* The op's record for the view's sequences (the whole op's, or a chunk's
+   of its split rule: v->N / T of them). */
+static gpt_op_args seqs_of(const gpt_op_args* a, const gpt_op_view* v) {
+    gpt_op_args c = *a;
+    c.B = v->N / a->T;
+    return c;
+}
 static void run_attention(const gpt_op_args* a, const gpt_op_view* v) {
+    gpt_op_args c = seqs_of(a, v);
+    if (c.B <= 0) return;
     if (attention_fits(a)) {
-        attention_gemm_fwd(STREAM(v), (float*)v->out[0], (float*)v->out[1], (const float*)v->in[0], a);
+        attention_gemm_fwd(STREAM(v), (float*)v->out[0], (float*)v->out[1], (const float*)v->in[0], &c);
         return;
     }
-    size_t rows = (size_t)a->B * a->NH * a->T;
+    size_t rows = (size_t)c.B * a->NH * a->T;
     attention_kernel<<<(unsigned)((rows + 7) / 8), THREADS, 0, STREAM(v)>>>((float*)v->out[0], (float*)v->out[1],
-                                                                           (const float*)v->in[0], a->B, a->T, a->NH, a->HS);
+                                                                           (const float*)v->in[0], c.B, a->T, a->NH, a->HS);
 }
 static void run_residual(const gpt_op_args* a, const gpt_op_view* v) {
     residual_kernel<<<blocks_for((size_t)v->N * a->C), THREADS, 0, STREAM(v)>>>((float*)v->out[0], (const float*)v->in[0], v->in[1],
@@ -938,17 +951,19 @@ static void run_layernorm_bwd(const gpt_op_args* a, const gpt_op_view* v) {
                                                                                a->C, !v->first);
 }
 static void run_attention_bwd(const gpt_op_args* a, const gpt_op_view* v) {
+    gpt_op_args c = seqs_of(a, v);
+    if (c.B <= 0) return;
     if (attention_fits(a)) {
-        attention_gemm_bwd(STREAM(v), (float*)v->out[0], (const float*)v->in[0], (const float*)v->in[1], (const float*)v->in[2], a);
+        attention_gemm_bwd(STREAM(v), (float*)v->out[0], (const float*)v->in[0], (const float*)v->in[1], (const float*)v->in[2], &c);
         return;
     }
-    size_t rows = (size_t)a->B * a->NH * a->T;
+    size_t rows = (size_t)c.B * a->NH * a->T;
     attention_bwd_q_kernel<<<(unsigned)((rows + ATT_WARPS - 1) / ATT_WARPS), 32 * ATT_WARPS, 0, STREAM(v)>>>(
-        (float*)v->out[0], g_rank->dots, (const float*)v->in[0], (const float*)v->in[1], (const float*)v->in[2], a->B, a->T, a->NH,
+        (float*)v->out[0], g_rank->dots, (const float*)v->in[0], (const float*)v->in[1], (const float*)v->in[2], c.B, a->T, a->NH,
         a->HS);
     attention_bwd_kv_kernel<<<(unsigned)((rows + 7) / 8), THREADS, 0, STREAM(v)>>>((float*)v->out[0], g_rank->dots,
                                                                                   (const float*)v->in[0], (const float*)v->in[1],
-                                                                                  (const float*)v->in[2], a->B, a->T, a->NH, a->HS);
+                                                                                  (const float*)v->in[2], c.B, a->T, a->NH, a->HS);
 }
 static void run_embed_bwd(const gpt_op_args* a, const gpt_op_view* v) {
     size_t V = gpt_tensor_elems(a->out[0]) / (size_t)a->C;

@@ -976,7 +976,13 @@ struct gpt_op_args {
    - layernorm_bwd: the user rule "layernorm_bwd": rows of every tensor
      that has rows (dx and its inputs), the weight and the gradients read
      to accumulate whole, the weight's and bias's gradients partial sums
-     over the rows.
+     over the rows;
+   - attention and its backward: the user rule "attention_seqs", by
+     sequences (the rows axis's extent is the B sequences): a chunk's
+     query rows with every key and value they attend to, its rows of qkv,
+     y (dqkv) and of the probabilities [B][heads][T][T]. (The built-in
+     attention rule takes Q, K and V as three reads and one write; these
+     ops read one qkv tensor and write the probabilities too.)
    The ops added with chunks are those next to a tensor-parallel
    all-reduce, whose outputs are partial sums the all-reduce adds up: so
    their reductions are declared too; a rewrite told to keep results
@@ -1031,24 +1037,32 @@ static int gpt_split_matmul_xwt(void* user_data, const cc_split_chunk* ch, cc_re
     }
 }
 
-/* "layernorm_bwd" (and any op cut in rows whose outputs without rows are
-   sums over them): each tensor with rows cut in rows, the others read
-   whole, written as partial sums. */
+/* The length of record a's rows axis: its sequences (attention) or its
+   rows of tokens. */
+GPT_STEP_FN uint64_t gpt_rows_extent(const gpt_op_args* a) {
+    return a->kind == GPT_OP_ATTENTION || a->kind == GPT_OP_ATTENTION_BWD ? (uint64_t)a->B : (uint64_t)a->N;
+}
+
+/* "layernorm_bwd", "attention_seqs" (any op cut in rows whose outputs
+   without rows are sums over them): each tensor of R rows cut in rows (a
+   chunk [b, e) of the axis's extent E: rows [R b / E, R e / E)), the
+   others read whole, written as partial sums. */
 static int gpt_split_rows_partial(void* user_data, const cc_split_chunk* ch, cc_region* rd, int n_reads, cc_region* wr, int n_writes,
                                   int* partial) {
     const gpt_op_args* a = (const gpt_op_args*)user_data;
+    uint64_t E = gpt_rows_extent(a), R;
     int i, q = 0;
-    if (ch->axis != CC_AXIS_ROWS) return 1;
+    if (ch->axis != CC_AXIS_ROWS || !E) return 1;
     for (i = 0; i < GPT_OP_MAX_IN; i++)
         if (a->in[i]) {
             if (q >= n_reads) return 1;
-            if (a->in[i]->rows) gpt_cut_rows(&rd[q], a->in[i]->rows, ch->begin, ch->end);
+            if ((R = a->in[i]->rows) != 0) gpt_cut_rows(&rd[q], R, R * ch->begin / E, R * ch->end / E);
             q++;
         }
     for (i = 0, q = 0; i < GPT_OP_MAX_OUT; i++)
         if (a->out[i]) {
             if (q >= n_writes) return 1;
-            if (a->out[i]->rows) gpt_cut_rows(&wr[q], a->out[i]->rows, ch->begin, ch->end);
+            if ((R = a->out[i]->rows) != 0) gpt_cut_rows(&wr[q], R, R * ch->begin / E, R * ch->end / E);
             else partial[q] = 1;
             q++;
         }
@@ -1059,7 +1073,7 @@ static int gpt_split_rows_partial(void* user_data, const cc_split_chunk* ch, cc_
    kind that has none. The rule's user_data is a (the store owns it). */
 GPT_STEP_FN int gpt_op_split(const gpt_op_args* a, cc_split* sp) {
     memset(sp, 0, sizeof *sp);
-    sp->extent[CC_AXIS_ROWS] = (uint64_t)a->N;
+    sp->extent[CC_AXIS_ROWS] = gpt_rows_extent(a);
     switch (a->kind) {
     case GPT_OP_MATMUL:
         sp->kind = CC_SPLIT_USER;
@@ -1081,8 +1095,10 @@ GPT_STEP_FN int gpt_op_split(const gpt_op_args* a, cc_split* sp) {
         sp->kind = CC_SPLIT_ROWWISE;
         break;
     case GPT_OP_LAYERNORM_BWD:
+    case GPT_OP_ATTENTION:
+    case GPT_OP_ATTENTION_BWD:
         sp->kind = CC_SPLIT_USER;
-        sp->name = "layernorm_bwd";
+        sp->name = a->kind == GPT_OP_LAYERNORM_BWD ? "layernorm_bwd" : "attention_seqs";
         sp->fn = gpt_split_rows_partial;
         sp->axes = 1u << CC_AXIS_ROWS;
         break;
@@ -1090,7 +1106,7 @@ GPT_STEP_FN int gpt_op_split(const gpt_op_args* a, cc_split* sp) {
         return 0;
     }
     sp->user_data = (void*)(uintptr_t)a;
-    return a->N > 0;
+    return sp->extent[CC_AXIS_ROWS] > 0;
 }
 
 /* Tensor t's memory: the executor's (at) where it is placed there. */
@@ -1121,7 +1137,7 @@ GPT_STEP_FN gpt_op_view gpt_view_part(const gpt_op_args* a, int axis, int index,
    (cc_op_part_fn): the record's kernel. */
 static void gpt_op_whole(void* stream, void* user_data) {
     const gpt_op_args* a = (const gpt_op_args*)user_data;
-    uint64_t E = a->N > 0 ? (uint64_t)a->N : 1;
+    uint64_t E = gpt_rows_extent(a) > 0 ? gpt_rows_extent(a) : 1;
     gpt_op_view v = gpt_view_part(a, CC_AXIS_ROWS, 0, 0, E, E);
     v.stream = stream;
     a->run(a, &v);
@@ -1417,8 +1433,8 @@ static void gpt_grad_ready(gpt_builder* b, int p);
    in a's order; l is the stage's block (-1: none); deps, explicit
    predecessors. With chunks, a compute op gets its kind's split rule
    (gpt_op_split; none for a kind without one), and every tensor with rows
-   must have the op's N rows: the library cuts them as gpt_view_part
-   does. */
+   must have a multiple of the rule's rows (the op's N rows of tokens, or
+   its sequences): the library cuts them as gpt_view_part does. */
 GPT_STEP_FN void gpt_add_op(gpt_builder* b, const char* name, int l, int stream, gpt_op_args* a, int chunks,
                             const cc_collective* coll, const cc_op* deps, int n_deps) {
     const gpt_model* s = b->s;
@@ -1437,9 +1453,10 @@ GPT_STEP_FN void gpt_add_op(gpt_builder* b, const char* name, int l, int stream,
     else snprintf(full, sizeof full, "%s%s", pre, name);
     for (i = 0; i < GPT_OP_MAX_IN + GPT_OP_MAX_OUT; i++) {
         const gpt_tensor* t = i < GPT_OP_MAX_IN ? a->in[i] : a->out[i - GPT_OP_MAX_IN];
-        if (chunks && t && t->rows > 0 && t->rows != (uint64_t)a->N) {
-            snprintf(((gpt_model*)s)->error, sizeof s->error, "op '%s' runs in chunks of %d rows, but '%s' has %llu rows", full, a->N,
-                     t->name, (unsigned long long)t->rows);
+        uint64_t E = gpt_rows_extent(a);
+        if (chunks && !coll && t && t->rows > 0 && (!E || t->rows % E)) {
+            snprintf(((gpt_model*)s)->error, sizeof s->error, "op '%s' runs in chunks of %llu rows, but '%s' has %llu rows", full,
+                     (unsigned long long)E, t->name, (unsigned long long)t->rows);
             b->rc = CC_ERR_INVALID_ARG;
             return;
         }
@@ -1590,14 +1607,14 @@ GPT_STEP_FN void gpt_add_matmul_gelu(gpt_builder* b, const char* name, int l, gp
     a->C = C; a->OC = OC;
     gpt_add_compute(b, name, l, a, GPT_WHOLE);
 }
-GPT_STEP_FN void gpt_add_attention(gpt_builder* b, const char* name, int l, gpt_tensor* y, gpt_tensor* att, const gpt_tensor* qkv,
-                                   int B, int T, int NH, int HS) {
+GPT_STEP_FN void gpt_add_attention(gpt_builder* b, const char* name, int l, int chunks, gpt_tensor* y, gpt_tensor* att,
+                                   const gpt_tensor* qkv, int B, int T, int NH, int HS) {
     gpt_op_args* a = gpt_op_new(b, GPT_OP_ATTENTION, B * T);
     if (!a) return;
     a->out[0] = y; a->out[1] = att;
     a->in[0] = qkv;
     a->B = B; a->T = T; a->NH = NH; a->HS = HS;
-    gpt_add_compute(b, name, l, a, GPT_WHOLE);
+    gpt_add_compute(b, name, l, a, chunks);
 }
 GPT_STEP_FN void gpt_add_residual(gpt_builder* b, const char* name, int l, int chunks, gpt_tensor* y, const gpt_tensor* x,
                                   const gpt_tensor* part, const gpt_tensor* bias, int N, int C) {
@@ -1666,14 +1683,14 @@ GPT_STEP_FN void gpt_add_layernorm_bwd(gpt_builder* b, const char* name, int l, 
     gpt_accumulating(b, a, 6);
     gpt_add_compute(b, name, l, a, chunks);
 }
-GPT_STEP_FN void gpt_add_attention_bwd(gpt_builder* b, const char* name, int l, gpt_tensor* dqkv, const gpt_tensor* dy,
+GPT_STEP_FN void gpt_add_attention_bwd(gpt_builder* b, const char* name, int l, int chunks, gpt_tensor* dqkv, const gpt_tensor* dy,
                                        const gpt_tensor* att, const gpt_tensor* qkv, int B, int T, int NH, int HS) {
     gpt_op_args* a = gpt_op_new(b, GPT_OP_ATTENTION_BWD, B * T);
     if (!a) return;
     a->out[0] = dqkv;
     a->in[0] = dy; a->in[1] = att; a->in[2] = qkv;
     a->B = B; a->T = T; a->NH = NH; a->HS = HS;
-    gpt_add_compute(b, name, l, a, GPT_WHOLE);
+    gpt_add_compute(b, name, l, a, chunks);
 }
 /* dwte is read as well: with one stage the head's gradient is already in it. */
 GPT_STEP_FN void gpt_add_embed_bwd(gpt_builder* b, const char* name, gpt_tensor* dwte, gpt_tensor* dwpe, const gpt_tensor* dx,
@@ -1857,7 +1874,7 @@ GPT_STEP_FN void gpt_forward_layer(gpt_builder* b, const gpt_micro* mb, int l) {
         ln1 = a->ln1_full;
     }
     gpt_add_matmul(b, "qkv", l, GPT_WHOLE, a->qkv, ln1, w->attn_w, w->attn_b, N, C, 3 * s->Cl);
-    gpt_add_attention(b, "attn", l, a->atty, a->att, a->qkv, s->Bl, T, s->Hl, C / s->cfg.H);
+    gpt_add_attention(b, "attn", l, ch, a->atty, a->att, a->qkv, s->Bl, T, s->Hl, C / s->cfg.H);
     gpt_add_matmul(b, "proj", l, ch, a->proj, a->atty, w->proj_w, NULL, N, s->Cl, C);
     if (sp) {
         gpt_add_coll(b, "proj.reduce_scatter", l, CC_COLL_REDUCE_SCATTER, CC_REDUCE_SUM, a->proj, a->proj_rs, s->tp_comm, GPT_S_TP, 0);
@@ -1919,7 +1936,7 @@ GPT_STEP_FN void gpt_backward_layer(gpt_builder* b, const gpt_micro* mb, int l) 
     }
     gpt_add_matmul_bwd_w(b, "proj.bwd_w", l, dw->proj_w, dw->proj_b, dx1, a->atty, N, s->Cl, C);
     gpt_add_matmul_bwd_x(b, "proj.bwd_x", l, GPT_WHOLE, a->datty, dx1, w->proj_w, N, s->Cl, C);
-    gpt_add_attention_bwd(b, "attn.bwd", l, a->dqkv, a->datty, a->att, a->qkv, s->Bl, T, s->Hl, C / s->cfg.H);
+    gpt_add_attention_bwd(b, "attn.bwd", l, ch, a->dqkv, a->datty, a->att, a->qkv, s->Bl, T, s->Hl, C / s->cfg.H);
     gpt_add_matmul_bwd_w(b, "qkv.bwd_w", l, dw->attn_w, dw->attn_b, a->dqkv, ln1, N, C, 3 * s->Cl);
     gpt_add_matmul_bwd_x(b, "qkv.bwd_x", l, ch, a->dln1, a->dqkv, w->attn_w, N, C, 3 * s->Cl);
     if (sp) {
