@@ -168,7 +168,8 @@
    A process that is one rank of a job (mpirun) makes its backend with
    cc_cpu_backend_create_ctx(ctx, &be) and its communicators with
    concerto_mpi.h; the rest is the same.
-   With the rewrites: profile the graph (a program-order plan will do), then
+   With the rewrites: profile the graph (a program-order plan will do: it
+   also measures what a chunk of each decomposable op costs), then
        cc_graph_decompose(ctx, graph, &rd, &g2, NULL);      // new graphs, the
        cc_graph_fuse(ctx, g2, &rd, &g3, NULL);              // input unchanged
    with rd.sched the desc the step is scheduled with, and schedule, plan
@@ -488,6 +489,22 @@ typedef struct cc_split {
 /* The work of one chunk of a split op: its axis, index and part. */
 typedef void (*cc_op_part_fn)(void* stream, void* user_data, const cc_split_chunk* chunk);
 
+/* What a chunk of a decomposable op costs: t(n) = a_us + b_us * n, for a
+   chunk whose share of its axis is n (0 < n <= 1: its part of the extent,
+   end - begin over E; 1/k for each of k chunks of a chunk_fn op), so a_us is the
+   fixed cost of any chunk (a launch, a smaller and less efficient kernel)
+   and b_us the work that scales with the chunk. cc_exec_profile_ops fits it
+   (see >>profile); cc_op_set_chunk_cost sets it. Decomposition gives chunk
+   n of an op whose duration is d the duration d * t(n) / t(1): t(n) itself
+   after cc_exec_profile_ops (whose t(1) is the op's measured duration); a
+   duration measured or set otherwise keeps the fit's proportions, so the k
+   chunks of an op never add up to less than the op (d (k a + b) / (a + b)).
+   An op without one (or with a_us = 0) gives each chunk its share of d. */
+typedef struct cc_chunk_cost {
+    double a_us;               /* >= 0 and finite */
+    double b_us;               /* >= 0 and finite: the part that scales, for all of the axis (n = 1) */
+} cc_chunk_cost;
+
 typedef struct cc_op_desc {
     const char* name;          /* copied; NULL gives "op<index>" */
     double duration_us;        /* >= 0 and finite */
@@ -506,6 +523,8 @@ typedef struct cc_op_desc {
                                  gradient summed over rows) must overwrite it in chunk 0 and accumulate after. */
     const cc_split* split;     /* optional: how the op splits (copied; see split rules). Needs fn and part_fn */
     cc_op_part_fn part_fn;     /* the work of one chunk of a split, told its axis and part */
+    const cc_chunk_cost* chunk_cost;   /* optional (copied): what a chunk costs; only for an op with chunk_fn, or a
+                                          split rule and part_fn (see cc_op_set_chunk_cost) */
 } cc_op_desc;
 
 /* The desc as cc_graph_create resolves it (NULL: every field zero). */
@@ -543,6 +562,19 @@ CONCERTO_API int         cc_buffer_transient(const cc_graph* graph, cc_buffer bu
 CONCERTO_API cc_result cc_graph_add_op(cc_graph* graph, const cc_op_desc* desc, cc_op* out);
 CONCERTO_API cc_result cc_graph_add_dep(cc_graph* graph, cc_op before, cc_op after);
 CONCERTO_API cc_result cc_op_set_duration(cc_graph* graph, cc_op op, double duration_us);
+/* Sets what a chunk of op costs, t(n) = a_us + b_us * n (see cc_chunk_cost),
+   for an op measured otherwise than by cc_exec_profile_ops (your own
+   timers, cc_exec_profile_steps' timeline of a decomposed step). Kept per
+   op and copied by the rewrites with the op (its chunks have none).
+   Errors, changing nothing: CC_ERR_UNKNOWN_OP; CC_ERR_INVALID_ARG naming
+   the op for a_us or b_us negative, NaN, infinite or above 1e12, and for
+   an op that does not decompose (a collective, whose chunks the cost model
+   of a resized collective prices, or a compute op with neither chunk_fn
+   nor a split rule with part_fn). Cost: O(1). */
+CONCERTO_API cc_result cc_op_set_chunk_cost(cc_graph* graph, cc_op op, double a_us, double b_us);
+/* 1 and *out (NULL allowed) the op's chunk cost if it has one (measured or
+   set); 0 and *out untouched if not, or for an invalid op. */
+CONCERTO_API int       cc_op_chunk_cost(const cc_graph* graph, cc_op op, cc_chunk_cost* out);
 /* What running a step costs on an executor besides its ops' own time:
    - launch_us: per op, on its stream, from the end of the op before to
      its start (the executor's and the backend's own work: a queue, a
@@ -1095,10 +1127,19 @@ CONCERTO_API double cc_busbw_gbps(cc_coll_kind kind, uint64_t n_bytes, int n_ran
 
        build graph -> profile -> cc_graph_decompose -> cc_graph_fuse -> schedule -> plan -> execute
 
-   Each judges its candidates with the scheduler itself (desc.sched): a
-   rewrite is kept only if the judged makespan shrinks (decomposition) or
-   does not grow (fusion). Under sched.memory_cap_bytes a candidate that no
-   schedule found fits is not kept either (report.n_over_cap counts them);
+   Each ranks its candidates cheaply and judges only the best few with the
+   scheduler itself (desc.sched). The screen of a candidate is the stream
+   simulation of the step in the best issue order known of the graph so
+   far, with the rewrite in place (each op replaced by the ops it becomes).
+   A full solve of a whole candidate step (cc_sched_solve with desc.sched)
+   decides: a rewrite is kept only if the judged makespan shrinks
+   (decomposition) or does not grow (fusion), and the result is never
+   judged worse than the input. The search's budget is counted in work,
+   not time (desc.max_evaluations screens, desc.full_judgements full
+   solves), so the result stays deterministic. Under
+   sched.memory_cap_bytes a candidate that no schedule found fits is not
+   kept either (report.n_over_cap counts them); the screens do not see the
+   cap, the full solves do;
    transient buffers stay transient in every graph a rewrite makes. Both are deterministic: the same graph and
    durations give the same new graph on every rank (fusion also looks at
    buffer addresses: ranks whose buffers are laid out differently can fuse
@@ -1107,6 +1148,10 @@ CONCERTO_API double cc_busbw_gbps(cc_coll_kind kind, uint64_t n_bytes, int n_ran
    Decomposition splits a synchronous in-place all-reduce whose written
    region has split_rows > 0, with the ops that produce and consume its rows,
    into k chunks, so that chunk i's collective overlaps chunk i+1's compute.
+   A compute op's chunk takes its share of the op's duration, or, where the
+   op has a chunk cost (measured by cc_exec_profile_ops, or set:
+   cc_chunk_cost), what that says, fixed cost included; the report's
+   contexts say which (cc_rewrite_context.measured).
    To make an op decomposable either give it a split rule that allows rows
    and a part_fn (see split rules: the rule gives each chunk's regions, and
    chunks may be uneven), or a chunk_fn and, in every region it reads or
@@ -1129,7 +1174,11 @@ typedef struct cc_rewrite_desc {
                                   scheduler's defaults). Judge with the desc the step will be scheduled with */
     int max_chunks;            /* decomposition: chunk counts 2, 4, 8 ... up to this; 0: 4 */
     uint64_t max_bucket_bytes; /* fusion: 0 = no limit */
-    int max_evaluations;       /* candidate schedules at most; 0: 1000; the search stops there */
+    int max_evaluations;       /* candidate graphs screened at most; 0: 1000; the search stops there */
+    int full_judgements;       /* full solves (cc_sched_solve with sched) of candidate graphs at most, beside the
+                                  input's and the last one; 0: 32. The search's budget in work, not time: a
+                                  larger one judges more candidates in full (slower; the result may differ
+                                  either way), the same one gives the same result (see cc_graph_decompose) */
     int exact_only;            /* decomposition: 1 = only splits whose results are bit-identical to the whole ops'
                                   (no partial sums: neither a rule's split with a partial-sum write nor a chunk_fn
                                   op writing a region with split_rows 0) */
@@ -1144,7 +1193,14 @@ typedef struct cc_rewrite_context {
     int n_chunks;
     int n_ops;                 /* ops split, the collective included */
     const char* ops;           /* their names, in program order, ", " between */
-    double gain_us;            /* the judged makespan before the split less after it */
+    double gain_us;            /* its share of the judged makespan's drop: the drop between two graphs kept by
+                                  full solves is shared by the contexts split between them in proportion to
+                                  their screened gains (the contexts' gains add up to the report's drop) */
+    int measured;              /* 1: every compute op of the context had a chunk cost (measured by
+                                  cc_exec_profile_ops or set by cc_op_set_chunk_cost), which gave its chunks'
+                                  durations; 0: some op's chunks took their share of its duration (modelled,
+                                  no fixed cost). The collective's chunks are always modelled (desc.link or
+                                  the fit of the graph's collectives) */
 } cc_rewrite_context;
 
 typedef struct cc_rewrite_report {
@@ -1152,9 +1208,10 @@ typedef struct cc_rewrite_report {
     int n_changed;             /* fusion: buckets formed (>= 2 collectives each); decomposition: collectives split */
     int n_ops_before, n_ops_after;
     int n_colls_before, n_colls_after;
-    double makespan_before_us, makespan_after_us;   /* by the judging schedule */
-    int n_evaluations;         /* candidate graphs scheduled (the input's own schedule not counted) */
-    int n_over_cap;            /* of those, candidates dropped because no schedule found fits
+    double makespan_before_us, makespan_after_us;   /* by the judging schedule: full solves of the input and result */
+    int n_evaluations;         /* candidate graphs screened (by simulation in the best order known) */
+    int n_full_judgements;     /* graphs solved in full with desc.sched (the input's own solve not counted) */
+    int n_over_cap;            /* of the full solves, graphs dropped because no schedule found fits
                                   sched.memory_cap_bytes (the input itself not fitting is an error) */
     const cc_rewrite_context* contexts;   /* decomposition: each context split, in the order it was (n_changed of
                                              them); they belong to *out and live as long as it does */
@@ -1166,8 +1223,9 @@ typedef struct cc_rewrite_report {
 CONCERTO_API cc_rewrite_desc cc_rewrite_query_defaults(const cc_rewrite_desc* desc);
 /* Both write a new graph into *out (the caller destroys it; the input is unchanged), report may be NULL.
    The new graph, named "decompose(<input>)" or "fuse(<input>)", keeps the stream/resource layout,
-   buffers, program order, fn/user_data and collectives of every op not rewritten; its durations are
-   estimates (profile it again for measured ones); handles of the input name none of its ops.
+   buffers, program order, fn/user_data, collectives and chunk costs of every op not rewritten; its durations are
+   estimates (profile it again for measured ones): a chunk of compute op i with share n of the rows takes
+   d_i n, or d_i t(n) / t(1) where op i has a chunk cost t (cc_chunk_cost); handles of the input name none of its ops.
    If the judged makespan cannot be improved, *out is an unchanged copy (n_changed 0). On failure *out is
    NULL and the report zero.
    Decomposition: candidates are in-place all-reduces whose written regions all have split_rows > 0,
@@ -1178,15 +1236,26 @@ CONCERTO_API cc_rewrite_desc cc_rewrite_query_defaults(const cc_rewrite_desc* de
    [i*n/k, (i+1)*n/k). The all-reduce's producers (the last writers of its rows) and consumers (readers
    of its result up to the next writer) must all split in rows (a rule or a chunk_fn; with exact_only,
    exactly), and k must divide the collective's n_elems and every split_rows of the ops without a rule; k = 2, 4, ..., max_chunks is tried and the best kept if
-   strictly better. A collective with NULL buffers (resolved from its regions) is a candidate where its first read and write regions hold exactly its elements; its chunks keep NULL buffers and resolve from their chunk regions. Chunk ops call chunk_fn (part_fn) through a record the new graph owns (copies of the graph get
+   strictly better (see the searches below). A collective with NULL buffers (resolved from its regions) is a candidate where its first read and write regions hold exactly its elements; its chunks keep NULL buffers and resolve from their chunk regions. Chunk ops call chunk_fn (part_fn) through a record the new graph owns (copies of the graph get
    their own); they have no chunk_fn themselves, so a context is split once. cc_op_user_data of a chunk
    op still gives the op's user_data.
    Fusion: the fused op sits at its last member's place in program order, named "<first>+<k-1>", with
    the members' regions and explicit edges, n_elems their sum and the lowest send/receive addresses; members with NULL buffers must hold exactly their elements in their first regions, each side in one buffer, contiguous there, and the fused op lists the lower member's regions first.
    A bucket is refused if an op between its members touches the region of an earlier member or has an
    explicit edge to or from one, if its members touch each other's regions, or if a path through other
-   ops joins two members. Greedy, left to right per stream; ties are accepted (fewer collectives).
-   Cost: at most max_evaluations solves of candidate graphs with desc.sched. */
+   ops joins two members.
+   The searches. Decomposition, left to right: of a context's k, the one with the shortest screen; taken by
+   its screen where that is strictly shorter than the graph so far's, or, where it is at most 2% longer, by
+   a full solve strictly shorter than the graph so far's (solved first where it changed since its last);
+   the graph so far is solved in full again after every ceil(2 n / full_judgements) splits taken by screens
+   (n: the input's collectives) and at the end; the result is the last graph whose full solve was shorter
+   than the one kept before it (the input first). Fusion: every pair of collectives next to each other on a
+   stream of the input that may fuse is screened; of those at most 2% longer than the input's best order (all
+   under sched.memory_cap_bytes), the full_judgements with the shortest screens (program order on ties) are judged in program order, each
+   fused into the graph so far and kept where a full solve of it is no longer (ties: fewer collectives), so
+   buckets grow left to right as in the greedy search.
+   Cost: at most max_evaluations screens (each a graph built, validated and simulated, O(ops + edges);
+   fusion's without a graph) and full_judgements + 2 full solves with desc.sched, the input's included. */
 CONCERTO_API cc_result cc_graph_decompose(cc_context* ctx, cc_graph* graph, const cc_rewrite_desc* desc, cc_graph** out,
                                           cc_rewrite_report* report);
 CONCERTO_API cc_result cc_graph_fuse(cc_context* ctx, cc_graph* graph, const cc_rewrite_desc* desc, cc_graph** out,
@@ -1403,10 +1472,13 @@ CONCERTO_API cc_result cc_exec_timeline(cc_exec* exec, double* start_us, double*
    cc_exec_profile_ops: every op alone, repeats (1..1000) times each in
    plan order; each duration is the median, agreed as the maximum over
    comm. Also measures an op's launch, a blocking cross-stream wait, each
-   communicator's start-up and the overlap slowdowns. Needs
+   communicator's start-up and the overlap slowdowns, and, for every
+   compute op that decomposes, one chunk of it (its first eighth, quarter
+   or half), fitting what a chunk costs (cc_chunk_cost). Needs
    cc_exec_agree first where the plan has collectives
    (CC_ERR_PLAN_MISMATCH), and timestamps or a clock (CC_ERR_UNSUPPORTED).
-   Cost: repeats runs of every op, one at a time.
+   Cost: repeats runs of every op, one at a time, and of one chunk of each
+   op that decomposes.
 
    cc_exec_profile_steps: steps (1..1000) whole steps, run back to back by
    the library (cc_exec_step); each duration is the mean of the op's times
@@ -2321,6 +2393,9 @@ struct cc_graph {
     int* coll_of;               /* index into colls, or -1 */
     int* split_of;              /* index into splits, or -1 */
     size_t dem_cap, dur_us_cap, name_cap, ud_cap, fn_cap, chunk_fn_cap, coll_of_cap, split_of_cap;
+    cc_chunk_cost* ccost;       /* [n] what a chunk costs, where has_ccost[i] (cc_op_set_chunk_cost) */
+    unsigned char* has_ccost;
+    size_t ccost_cap, has_ccost_cap;
     cc__split_rec* splits; size_t n_splits, splits_cap;
     cc_rewrite_context* rw_ctx; int n_rw_ctx;   /* what the decomposition that made the graph split; strings owned */
     cc_collective* colls; size_t n_colls, colls_cap;
@@ -2385,6 +2460,7 @@ CONCERTO_API void cc_graph_destroy(cc_graph* g) {
     cc__free(ctx, g->name); cc__free(ctx, g->user_data);
     cc__free(ctx, g->fn); cc__free(ctx, g->chunk_fn); cc__free(ctx, g->coll_of); cc__free(ctx, g->colls);
     cc__free(ctx, g->split_of); cc__free(ctx, g->splits);
+    cc__free(ctx, g->ccost); cc__free(ctx, g->has_ccost);
     while (g->n_rw_ctx) {
         cc_rewrite_context* rc = &g->rw_ctx[--g->n_rw_ctx];
         cc__free(ctx, (char*)rc->collective); cc__free(ctx, (char*)rc->ops);
@@ -2874,6 +2950,18 @@ static cc_result cc__check_work(cc_graph* g, const cc_op_desc* d, const char* nm
     return CC_OK;
 }
 
+/* A chunk cost (cc_chunk_cost) for op nm, which decomposes or not (who:
+   the caller in the message). */
+static cc_result cc__check_chunk_cost(cc_context* ctx, const char* who, const char* nm, const cc_chunk_cost* c, int decomposes) {
+    if (!(c->a_us >= 0 && c->a_us <= 1e12 && c->b_us >= 0 && c->b_us <= 1e12))
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%sop '%s': chunk cost a_us %g, b_us %g: each must be 0..1e12 (not NaN)", who,
+                              nm, c->a_us, c->b_us);
+    if (!decomposes)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%sop '%s': a chunk cost for an op that does not decompose (a collective, "
+                              "or a compute op with neither chunk_fn nor a split rule with part_fn)", who, nm);
+    return CC_OK;
+}
+
 /* Everything of op desc d that can be wrong, before the graph is touched. */
 static cc_result cc__check_op_desc(cc_graph* g, const cc_op_desc* d, const char* nm, cc__time* ticks) {
     char where[160];
@@ -2889,6 +2977,9 @@ static cc_result cc__check_op_desc(cc_graph* g, const cc_op_desc* d, const char*
     for (i = 0; i < d->n_reads; i++) if ((rc = cc__check_region(g, nm, &d->reads[i], "reads", i)) != CC_OK) return rc;
     for (i = 0; i < d->n_writes; i++) if ((rc = cc__check_region(g, nm, &d->writes[i], "writes", i)) != CC_OK) return rc;
     if ((rc = cc__check_work(g, d, nm)) != CC_OK) return rc;
+    if (d->chunk_cost &&
+        (rc = cc__check_chunk_cost(g->ctx, "", nm, d->chunk_cost, !d->coll && d->fn && (d->chunk_fn || d->split))) != CC_OK)
+        return rc;
     for (i = 0; i < d->n_deps; i++) {
         cc__fmt(where, sizeof where, "op '%s': deps[%d]", nm, i);
         if (cc__op_arg(g, d->deps[i], where) < 0) return CC_ERR_UNKNOWN_OP;
@@ -2907,6 +2998,7 @@ static int cc__reserve_op(cc_graph* g, const cc_op_desc* d, const char* nm, uint
         !CONCERTO__GROW(ctx, g->name, g->name_cap, n1) || !CONCERTO__GROW(ctx, g->user_data, g->ud_cap, n1) ||
         !CONCERTO__GROW(ctx, g->fn, g->fn_cap, n1) || !CONCERTO__GROW(ctx, g->chunk_fn, g->chunk_fn_cap, n1) ||
         !CONCERTO__GROW(ctx, g->coll_of, g->coll_of_cap, n1) || !CONCERTO__GROW(ctx, g->split_of, g->split_of_cap, n1) ||
+        !CONCERTO__GROW(ctx, g->ccost, g->ccost_cap, n1) || !CONCERTO__GROW(ctx, g->has_ccost, g->has_ccost_cap, n1) ||
         (d->coll && !CONCERTO__GROW(ctx, g->colls, g->colls_cap, g->n_colls + 1)) ||
         (d->split && !CONCERTO__GROW(ctx, g->splits, g->splits_cap, g->n_splits + 1)) ||
         !CONCERTO__GROW(ctx, g->dem, g->dem_cap, n1 * (size_t)g->k) || !CONCERTO__GROW(ctx, g->acc, g->acc_cap, need_acc) ||
@@ -2954,6 +3046,8 @@ CONCERTO_API cc_result cc_graph_add_op(cc_graph* g, const cc_op_desc* d, cc_op* 
         sr->part_fn = d->part_fn;
         g->split_of[i] = (int)g->n_splits++;
     }
+    g->has_ccost[i] = d->chunk_cost != NULL;
+    if (d->chunk_cost) g->ccost[i] = *d->chunk_cost;
     for (r = 0; r < k; r++)
         g->dem[(size_t)i * k + r] = d->demands ? d->demands[r] : (d->stream == r ? 1 : 0);
     for (r = 0; r < d->n_reads + d->n_writes; r++) {
@@ -3005,6 +3099,28 @@ CONCERTO_API cc_result cc_op_set_duration(cc_graph* g, cc_op op, double duration
     g->dur[i] = t;
     g->dur_us[i] = duration_us;
     return CC_OK;   /* structure unchanged: stays valid */
+}
+
+CONCERTO_API cc_result cc_op_set_chunk_cost(cc_graph* g, cc_op op, double a_us, double b_us) {
+    cc_chunk_cost c;
+    cc_result rc;
+    int i, dec;
+    if (!g) return CC_ERR_INVALID_ARG;
+    if ((i = cc__op_arg(g, op, "cc_op_set_chunk_cost")) < 0) return CC_ERR_UNKNOWN_OP;
+    c.a_us = a_us;
+    c.b_us = b_us;
+    dec = g->coll_of[i] < 0 && g->fn[i] && (g->chunk_fn[i] || (g->split_of[i] >= 0 && g->splits[g->split_of[i]].part_fn));
+    if ((rc = cc__check_chunk_cost(g->ctx, "cc_op_set_chunk_cost: ", cc__name(g, i), &c, dec)) != CC_OK) return rc;
+    g->ccost[i] = c;
+    g->has_ccost[i] = 1;
+    return CC_OK;   /* structure unchanged: stays valid */
+}
+
+CONCERTO_API int cc_op_chunk_cost(const cc_graph* g, cc_op op, cc_chunk_cost* out) {
+    int i = cc_op_index(g, op);
+    if (i < 0 || !g->has_ccost[i]) return 0;
+    if (out) *out = g->ccost[i];
+    return 1;
 }
 
 CONCERTO_API cc_result cc_graph_set_exec_costs(cc_graph* g, const cc_exec_costs* costs) {
@@ -10862,10 +10978,13 @@ CONCERTO_API cc_result cc_psplib_write(cc_context* ctx, cc_graph* g, const char*
    scheduler.
 
    The input graph is only read (and validated). Every candidate is a whole
-   new graph; a search holds its current graph and at most two candidates
-   and destroys the rest, so a failure anywhere frees everything it made and
-   returns with *out NULL. Ops are visited in index (program) order only, so
-   the result depends on the graph and the desc alone (and, for fusion's
+   new graph (fusion screens its pairs without one); a search holds its
+   current graph, the last graph a full solve kept (often the same one) and
+   at most two candidates, and destroys the rest, so a failure anywhere
+   frees everything it made and returns with *out NULL. Ops are visited in
+   index (program) order, candidates ranked by their screens (ties in
+   program order) and the budgets counted in screens and solves, so the
+   result depends on the graph and the desc alone (and, for fusion's
    contiguity, on this rank's buffer addresses). */
 
 typedef struct cc__rw_fit {          /* duration = a + b * bytes, per (kind, communicator) */
@@ -10880,7 +10999,8 @@ typedef struct cc__rw {
     char out_name[96];               /* of every graph it makes: "fuse(<input>)", "decompose(<input>)" */
     cc_rewrite_desc d;               /* defaults resolved */
     cc__rw_fit* fits; size_t n_fits, fits_cap;
-    int n_eval;                      /* candidate graphs judged */
+    int n_eval;                      /* candidate graphs screened */
+    int n_full;                      /* graphs solved in full (the input's not counted) */
     int judged_input;                /* the input's own judgement is done */
     int n_over_cap;                  /* candidates no schedule fitted under d.sched.memory_cap_bytes */
 } cc__rw;
@@ -10897,6 +11017,7 @@ typedef struct cc__rw_src {
 static void cc__rewrite_resolve(cc_rewrite_desc* d) {
     if (d->max_chunks == 0) d->max_chunks = 4;
     if (d->max_evaluations == 0) d->max_evaluations = 1000;
+    if (d->full_judgements == 0) d->full_judgements = 32;
 }
 
 CONCERTO_API cc_rewrite_desc cc_rewrite_query_defaults(const cc_rewrite_desc* desc) {
@@ -11021,6 +11142,20 @@ static double cc__rw_coll_us(const cc__rw* w, const cc_collective* c, size_t n_e
     return t;
 }
 
+/* The duration of the chunk of compute op i of g that rec describes: its
+   share n of the axis (its part of the rule's extent, or 1/k for a
+   chunk_fn op) of the op's duration d, or, where the op has a chunk cost
+   t (cc_chunk_cost), d * t(n) / t(1). */
+static double cc__rw_chunk_us(const cc_graph* g, int i, const cc__chunk_rec* rec) {
+    double d = g->dur_us[i], n, t1, t;
+    uint64_t e = rec->part ? g->splits[g->split_of[i]].s.extent[rec->sc.axis] : 0;
+    n = rec->part ? (double)(rec->sc.end - rec->sc.begin) / (double)e : 1.0 / (double)rec->n_chunks;
+    if (!g->has_ccost[i] || !((t1 = g->ccost[i].a_us + g->ccost[i].b_us) > 0))
+        return rec->part ? d * (double)(rec->sc.end - rec->sc.begin) / (double)e : d / rec->n_chunks;
+    t = d * (g->ccost[i].a_us + g->ccost[i].b_us * n) / t1;
+    return t < 1e12 ? t : 1e12;
+}
+
 /* ---- building a new graph from an old one --------------------------------*/
 static cc_result cc__rw_src_init(cc__rw* w, const cc_graph* g, cc__rw_src* s) {
     size_t a;
@@ -11124,13 +11259,15 @@ static void cc__rw_desc_of(const cc__rw_src* s, int i, const cc_graph* dst, cc_r
         d->split = sp;
         d->part_fn = sr->part_fn;
     }
+    d->chunk_cost = g->has_ccost[i] ? &g->ccost[i] : NULL;
 }
 
 /* Adds an op to dst. A chunk op's record (d->user_data) is copied into a
-   record that dst owns. */
+   record that dst owns; a chunk op does not decompose: it has no chunk cost. */
 static cc_result cc__rw_add(cc__rw* w, cc_graph* dst, cc_op_desc* d) {
     if (d->fn == cc__chunk_trampoline) {
         cc__chunk_rec* rec = NULL;
+        d->chunk_cost = NULL;
         if (!CONCERTO__GROW(dst->ctx, dst->recs, dst->recs_cap, dst->n_recs + 1) ||
             !(rec = (cc__chunk_rec*)cc__alloc(dst->ctx, sizeof *rec)))
             return CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "%s: op '%s': out of memory", w->who, d->name);
@@ -11240,7 +11377,7 @@ done:
 /* The judged makespan of g. A candidate (not the input) that no schedule
    fits under the desc's memory cap is judged infinitely long and counted
    in w->n_over_cap, quietly: its error is not the rewrite's. */
-static cc_result cc__rw_judge(cc__rw* w, cc_graph* g, double* makespan_us) {
+static cc_result cc__rw_judge(cc__rw* w, cc_graph* g, double* makespan_us, int* ord) {
     cc_schedule s;
     cc_context* ctx = w->ctx;
     int quiet = w->d.sched.memory_cap_bytes > 0 && w->judged_input;
@@ -11262,6 +11399,10 @@ static cc_result cc__rw_judge(cc__rw* w, cc_graph* g, double* makespan_us) {
     w->judged_input = 1;
     if (rc != CC_OK) return rc;
     *makespan_us = s.makespan_us;
+    if (ord) {   /* the schedule's issue order, as op indices */
+        int i;
+        for (i = 0; i < g->n; i++) ord[i] = (int)s.order[i].id - 1;
+    }
     cc_schedule_release(w->ctx, &s);
     return CC_OK;
 }
@@ -11279,9 +11420,10 @@ static cc_result cc__rw_start(cc__rw* w, cc_context* ctx, const char* who, cc_gr
     if (!out) return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: out is NULL", who);
     if (desc) w->d = *desc;
     else memset(&w->d, 0, sizeof w->d);
-    if (w->d.max_chunks < 0 || w->d.max_evaluations < 0)
-        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: max_chunks (%d) and max_evaluations (%d) must be >= 0", who,
-                              w->d.max_chunks, w->d.max_evaluations);
+    if (w->d.max_chunks < 0 || w->d.max_evaluations < 0 || w->d.full_judgements < 0)
+        return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG,
+                              "%s: max_chunks (%d), max_evaluations (%d) and full_judgements (%d) must be >= 0", who,
+                              w->d.max_chunks, w->d.max_evaluations, w->d.full_judgements);
     if (w->d.link && !(w->d.link->latency_us >= 0 && w->d.link->latency_us <= 1e12 && w->d.link->us_per_byte >= 0 &&
                        w->d.link->us_per_byte <= 1e12))
         return CONCERTO__FAIL(ctx, CC_ERR_INVALID_ARG, "%s: link latency_us %g and us_per_byte %g must be finite and >= 0", who,
@@ -11304,23 +11446,64 @@ static void cc__rw_finish(cc__rw* w, const cc_graph* in, const cc_graph* out, do
     report->makespan_before_us = mk0;
     report->makespan_after_us = mk1;
     report->n_evaluations = w->n_eval;
+    report->n_full_judgements = w->n_full;
     report->n_over_cap = w->n_over_cap;
 }
 
-/* A search in progress: the current graph (the input rewritten so far) and
-   its judged makespan, the index of the current graph (built again only
-   when it changed), and the counts of the report. */
+/* A search in progress. Candidates are ranked by a screen: the stream
+   simulation of the candidate in the best issue order known of the current
+   graph (each op replaced by the ops it became). Full solves with d.sched
+   (the judgement that keeps a rewrite) are the budget: at most
+   d.full_judgements of them besides the input's and one at the end.
+   Decomposition spends them on the current graph every few rewrites kept
+   by their screens and on candidates whose screen is close, paced over
+   the input's collectives so that they spread over the whole graph;
+   fusion screens every pair first and spends them on the best screened
+   (cc__fuse_rank). The result is the last graph whose full solve was
+   shorter (fusion: no longer) than the one kept before it, the input's
+   first: every rewrite in it is judged by a full solve of the whole step,
+   and the result is never judged worse than the input.
+
+   cur: the input rewritten so far; ord its best order known and mk the
+   stream simulation of cur in ord (the screens' yardstick); cur_full its
+   full solve's makespan where ready (solved since it last changed). ck:
+   the last graph kept by a full solve (ck_mk its makespan; ck_changed and
+   ck_n_ctxs the report's counts then); it may be cur itself. cord: a
+   candidate's order; bord: the best candidate's of a decomposition; rem:
+   scratch. every: rewrites kept by screens between full solves of cur,
+   since: those since the last. seen: the input's collectives visited so
+   far (the budget's pace). The index of cur is built again only when it
+   changed. */
 typedef struct cc__rw_search {
     cc__rw w;
     const cc_graph* input;
     cc_graph* cur;
-    double mk0, mk;
+    double mk0, mk, cur_full;
     cc__rw_src s;
     cc__rw_scratch x;
     int indexed;
     int n_candidates, n_changed, stop;
     cc_rewrite_context* ctxs; size_t n_ctxs, ctxs_cap;   /* decomposition: the contexts split so far */
+    int *ord, *cord, *bord, *rem;
+    size_t ord_cap;
+    cc_graph* ck;
+    double ck_mk;
+    int ck_changed;
+    size_t ck_n_ctxs;
+    int every, since, ready, seen;
 } cc__rw_search;
+
+/* A screen at most this fraction above mk still earns a full solve
+   (budget allowing): a reschedule often hides again what the order
+   screened exposes. */
+#define CONCERTO__RW_CLOSE 0.02
+
+static void cc__rw_ctxs_drop(cc__rw_search* S, size_t keep) {
+    while (S->n_ctxs > keep) {
+        cc_rewrite_context* c = &S->ctxs[--S->n_ctxs];
+        cc__free(S->w.ctx, (char*)c->collective); cc__free(S->w.ctx, (char*)c->ops);
+    }
+}
 
 /* Frees what the search holds. On success the current graph goes to *out
    with the report; on failure it is destroyed, *out stays NULL and the
@@ -11329,8 +11512,19 @@ static cc_result cc__rw_search_end(cc__rw_search* S, cc_result rc, cc_graph** ou
     cc__rw* w = &S->w;
     cc__rw_scratch_free(w, &S->x);
     cc__rw_src_free(w, &S->s);
+    if (w->ctx) {
+        cc__free(w->ctx, S->ord); cc__free(w->ctx, S->cord); cc__free(w->ctx, S->bord); cc__free(w->ctx, S->rem);
+    }
+    S->ord = S->cord = S->bord = S->rem = NULL;
+    if (S->ck != S->cur) cc_graph_destroy(S->ck);
+    S->ck = NULL;
     if (rc == CC_OK) {
         cc__rw_finish(w, S->input, S->cur, S->mk0, S->mk, S->n_candidates, S->n_changed, report);
+        if (!S->n_ctxs) {   /* (those split and then dropped) */
+            cc__free(w->ctx, S->ctxs);
+            S->ctxs = NULL;
+            S->ctxs_cap = 0;
+        }
         S->cur->rw_ctx = S->ctxs;   /* the contexts go with the graph */
         S->cur->n_rw_ctx = (int)S->n_ctxs;
         S->ctxs = NULL;
@@ -11342,18 +11536,146 @@ static cc_result cc__rw_search_end(cc__rw_search* S, cc_result rc, cc_graph** ou
         if (report) memset(report, 0, sizeof *report);
     }
     S->cur = NULL;
-    while (S->n_ctxs) {
-        cc_rewrite_context* c = &S->ctxs[--S->n_ctxs];
-        cc__free(w->ctx, (char*)c->collective); cc__free(w->ctx, (char*)c->ops);
-    }
+    if (w->ctx) cc__rw_ctxs_drop(S, 0);
     if (w->ctx) { cc__free(w->ctx, S->ctxs); cc__free(w->ctx, w->fits); }
     return rc;
 }
 
-/* Arguments, defaults, the cost model; the input copied and judged. */
+/* Room in the search's orders for graphs of n ops. */
+static cc_result cc__rw_ord_reserve(cc__rw_search* S, int n) {
+    cc_context* ctx = S->w.ctx;
+    size_t want = (size_t)n + 1, i;
+    int** v[4];
+    if (want <= S->ord_cap) return CC_OK;
+    if (want < 2 * S->ord_cap) want = 2 * S->ord_cap;
+    v[0] = &S->ord; v[1] = &S->cord; v[2] = &S->bord; v[3] = &S->rem;
+    for (i = 0; i < 4; i++) {
+        int* p = (int*)cc__alloc(ctx, want * sizeof(int));
+        if (!p) return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", S->w.who);
+        if (*v[i]) memcpy(p, *v[i], S->ord_cap * sizeof(int));
+        cc__free(ctx, *v[i]);
+        *v[i] = p;
+    }
+    S->ord_cap = want;
+    return CC_OK;
+}
+
+/* The stream simulation of g (validated here) in issue order ord: *mk,
+   HUGE_VAL where the order contradicts a dependency. */
+static cc_result cc__rw_sim(cc__rw_search* S, cc_graph* g, const int* ord, double* mk) {
+    cc__prob p;
+    cc__time t, *st;
+    int blocked[2] = { -1, -1 };
+    cc_result rc;
+    if ((rc = cc_graph_validate(g)) != CC_OK) return rc;
+    cc__prob_of_graph(g, &p);
+    st = (cc__time*)cc__alloc(S->w.ctx, ((size_t)g->n + 1) * sizeof *st);
+    t = st ? cc__stream_sim(S->w.ctx, &p, ord, st, blocked) : -2;
+    cc__free(S->w.ctx, st);
+    if (t == -2) return CONCERTO__FAIL(S->w.ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", S->w.who);
+    *mk = t < 0 ? HUGE_VAL : (double)t / CONCERTO__TICKS_PER_US;
+    return CC_OK;
+}
+
+/* The screen of a candidate built from cur (x.first, x.count: cur's op ->
+   its first op there and how many): cur's best order with each op
+   replaced by its ops there, an op that several of cur's became placed at
+   the last of them; the order into cord, its simulation into *mk. */
+static cc_result cc__rw_screen(cc__rw_search* S, cc_graph* cand, double* mk) {
+    int i, j, n = 0;
+    cc_result rc;
+    if ((rc = cc__rw_ord_reserve(S, cand->n)) != CC_OK) return rc;
+    for (j = 0; j < cand->n; j++) S->rem[j] = 0;
+    for (i = 0; i < S->cur->n; i++)
+        for (j = S->x.first[i]; j < S->x.first[i] + S->x.count[i]; j++) S->rem[j]++;
+    for (i = 0; i < S->cur->n; i++) {
+        int o = S->ord[i];
+        for (j = S->x.first[o]; j < S->x.first[o] + S->x.count[o]; j++)
+            if (--S->rem[j] == 0) S->cord[n++] = j;
+    }
+    S->w.n_eval++;
+    if (n != cand->n) { *mk = HUGE_VAL; return CC_OK; }
+    return cc__rw_sim(S, cand, S->cord, mk);
+}
+
+/* 1 if need more full solves fit the budget now: at most its share of the
+   input's collectives visited so far (and one), at most all of it. */
+static int cc__rw_can_solve(const cc__rw_search* S, int need) {
+    int F = S->w.d.full_judgements, n = (int)S->input->n_colls;
+    double share = 1.0 + (double)F * (double)(S->seen < n ? S->seen : n) / (double)(n > 0 ? n : 1);
+    return S->w.n_full + need <= F && (double)(S->w.n_full + need) <= share + 1e-9;
+}
+
+/* g solved in full: *f its makespan, its order into cord (HUGE_VAL and
+   no order where it fits no schedule under the memory cap). */
+static cc_result cc__rw_solve(cc__rw_search* S, cc_graph* g, double* f) {
+    cc_result rc;
+    int i;
+    if ((rc = cc__rw_ord_reserve(S, g->n)) != CC_OK) return rc;
+    for (i = 0; i < g->n; i++) S->cord[i] = i;   /* (program order, where no schedule fits) */
+    if ((rc = cc__rw_judge(&S->w, g, f, S->cord)) != CC_OK) return rc;
+    S->w.n_full++;
+    return CC_OK;
+}
+
+/* cur solved in full, f: kept as ck where shorter than ck (or no longer,
+   with le); changed: the report's count for it. The contexts split since
+   the last graph kept share the drop from its makespan to f, each in
+   proportion to its estimated gain (equally where those are not positive),
+   so that the report's gains add up to the judged drop. */
+static void cc__rw_keep(cc__rw_search* S, double f, int le, int changed) {
+    S->ready = 1;
+    S->since = 0;
+    S->cur_full = f;
+    if (f < S->ck_mk || (le && f <= S->ck_mk)) {
+        size_t i;
+        double w = 0;
+        for (i = S->ck_n_ctxs; i < S->n_ctxs; i++) w += S->ctxs[i].gain_us > 0 ? S->ctxs[i].gain_us : 0;
+        for (i = S->ck_n_ctxs; i < S->n_ctxs; i++)
+            S->ctxs[i].gain_us = (S->ck_mk - f) * (w > 0 ? (S->ctxs[i].gain_us > 0 ? S->ctxs[i].gain_us : 0) / w
+                                                           : 1.0 / (double)(S->n_ctxs - S->ck_n_ctxs));
+        if (S->ck != S->cur) cc_graph_destroy(S->ck);
+        S->ck = S->cur;
+        S->ck_mk = f;
+        S->ck_changed = changed;
+        S->ck_n_ctxs = S->n_ctxs;
+    }
+}
+
+/* cur, just solved in full (f, its order in cord), kept (cc__rw_keep);
+   its order replaces ord where it simulates shorter (always where ord is
+   not set yet: mk HUGE_VAL). */
+static cc_result cc__rw_solved(cc__rw_search* S, double f, int le, int changed) {
+    double smk = 0;
+    cc_result rc;
+    cc__rw_keep(S, f, le, changed);
+    if (f == HUGE_VAL) return CC_OK;
+    if ((rc = cc__rw_sim(S, S->cur, S->cord, &smk)) != CC_OK) return rc;
+    if (smk < S->mk || S->mk == HUGE_VAL) {
+        int* t = S->ord;
+        S->ord = S->cord;
+        S->cord = t;
+        S->mk = smk;
+    }
+    return CC_OK;
+}
+
+/* A full solve of cur where it changed since its last (force) or where
+   every rewrites kept by screens have passed since; budget allowing. */
+static cc_result cc__rw_search_full(cc__rw_search* S, int force, int le, int changed) {
+    double f = 0;
+    cc_result rc;
+    if (S->ready || (!force && S->since < S->every) || !cc__rw_can_solve(S, 1)) return CC_OK;
+    if ((rc = cc__rw_solve(S, S->cur, &f)) != CC_OK) return rc;
+    return cc__rw_solved(S, f, le, changed);
+}
+
+/* Arguments, defaults, the cost model; the input copied and solved in
+   full, the first graph kept. */
 static cc_result cc__rw_search_begin(cc__rw_search* S, cc_context* ctx, const char* who, cc_graph* g, const cc_rewrite_desc* desc,
                                      cc_graph** out, cc_rewrite_report* report) {
     cc_result rc;
+    int n;
     memset(S, 0, sizeof *S);
     S->input = g;
     rc = cc__rw_start(&S->w, ctx, who, g, desc, out, report);
@@ -11361,8 +11683,18 @@ static cc_result cc__rw_search_begin(cc__rw_search* S, cc_context* ctx, const ch
         if (ctx) cc__free(ctx, S->w.fits);
         return rc;
     }
-    if ((rc = cc__rw_copy(&S->w, g, &S->cur)) == CC_OK) rc = cc__rw_judge(&S->w, S->cur, &S->mk0);
-    S->mk = S->mk0;
+    if ((rc = cc__rw_copy(&S->w, g, &S->cur)) == CC_OK) rc = cc__rw_ord_reserve(S, g->n);
+    if (rc == CC_OK) rc = cc__rw_judge(&S->w, S->cur, &S->mk0, S->cord);
+    if (rc == CC_OK) {
+        n = (int)g->n_colls;
+        /* about half the budget for the current graph, the rest for close candidates */
+        S->every = 2 * n / S->w.d.full_judgements + (2 * n % S->w.d.full_judgements != 0);
+        if (S->every < 1) S->every = 1;
+        S->mk = S->ck_mk = HUGE_VAL;
+        S->ck = NULL;
+        rc = cc__rw_solved(S, S->mk0, 1, 0);   /* cur becomes ck; its order ord */
+        if (S->mk == HUGE_VAL) S->mk = S->mk0;
+    }
     if (rc != CC_OK) return cc__rw_search_end(S, rc, out, report);
     return CC_OK;
 }
@@ -11376,12 +11708,68 @@ static cc_result cc__rw_search_index(cc__rw_search* S) {
     return CC_OK;
 }
 
-/* A candidate judged mk becomes the current graph. */
+/* A candidate screened mk (its order in cord) becomes the current graph,
+   its order ord. */
 static void cc__rw_search_take(cc__rw_search* S, cc_graph* cand, double mk) {
-    cc_graph_destroy(S->cur);
+    int* t = S->ord;
+    if (S->cur != S->ck) cc_graph_destroy(S->cur);
     S->cur = cand;
     S->mk = mk;
     S->indexed = 0;
+    S->ord = S->cord;
+    S->cord = t;
+    S->ready = 0;
+    S->since++;
+}
+
+/* A close candidate (screened smk, its order in cord) judged by a full
+   solve against cur's, cur solved first where it changed since: taken
+   where shorter (or no longer, with le); cur_changed and changed: the
+   report's counts without and with it. *taken says which (on 0 the caller
+   still owns cand), *full the candidate's full solve. */
+static cc_result cc__rw_search_close(cc__rw_search* S, cc_graph* cand, double smk, int le, int cur_changed, int changed,
+                                     int* taken, double* full) {
+    double f = 0, cf = 0;
+    int* keep;
+    cc_result rc;
+    *taken = 0;
+    if (!cc__rw_can_solve(S, S->ready ? 1 : 2)) return CC_OK;
+    keep = S->bord;   /* the candidate's screened order, out of the way of cur's solve */
+    S->bord = S->cord;
+    S->cord = keep;
+    if ((rc = cc__rw_search_full(S, 1, le, cur_changed)) != CC_OK) return rc;
+    if ((rc = cc__rw_solve(S, cand, &cf)) != CC_OK) return rc;
+    *full = cf;
+    if (!(cf < S->cur_full || (le && cf <= S->cur_full))) return CC_OK;
+    /* the better of its screened order and its solved one */
+    if ((rc = cc__rw_sim(S, cand, S->cord, &f)) != CC_OK) return rc;
+    if (!(f < smk)) {
+        int* t = S->bord;
+        S->bord = S->cord;
+        S->cord = t;
+        f = smk;
+    }
+    cc__rw_search_take(S, cand, f);
+    *taken = 1;
+    cc__rw_keep(S, cf, le, changed);
+    return CC_OK;
+}
+
+/* The search's end: cur solved in full where it changed since, then the
+   graph kept last (ck) is the result. */
+static cc_result cc__rw_search_settle(cc__rw_search* S, int le, int changed) {
+    cc_result rc = CC_OK;
+    double f = 0;
+    if (!S->ready) {
+        if ((rc = cc__rw_solve(S, S->cur, &f)) != CC_OK) return rc;
+        if ((rc = cc__rw_solved(S, f, le, changed)) != CC_OK) return rc;
+    }
+    if (S->cur != S->ck) cc_graph_destroy(S->cur);
+    S->cur = S->ck;
+    S->mk = S->ck_mk;
+    S->n_changed = S->ck_changed;
+    cc__rw_ctxs_drop(S, S->ck_n_ctxs);
+    return CC_OK;
 }
 
 static int cc__rw_overlap(const cc__access* x, const cc__access* y) {
@@ -11659,10 +12047,7 @@ static cc_result cc__dec_build(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x
                     d.chunk_fn = NULL;
                     d.split = NULL;
                     d.part_fn = NULL;
-                    d.duration_us = g->dur_us[i] / k;
-                    if (rec.part)   /* its share of the rows */
-                        d.duration_us = g->dur_us[i] * (double)(rec.sc.end - rec.sc.begin) /
-                                        (double)g->splits[g->split_of[i]].s.extent[CC_AXIS_ROWS];
+                    d.duration_us = cc__rw_chunk_us(g, i, &rec);
                 }
                 if (ch > 0) {   /* chunks of one op run in order */
                     prev = cc_graph_op(dst, dst->n - 1);
@@ -11716,28 +12101,33 @@ static cc_result cc__dec_record(cc__rw_search* S, int a, const char* role, int k
     for (j = 0; j < g->n; j++) c->n_ops += role[j] != 0;
     c->ops = ops;
     c->gain_us = gain;
+    c->measured = 1;
+    for (j = 0; j < g->n; j++)
+        if (role[j] && g->coll_of[j] < 0 && !g->has_ccost[j]) c->measured = 0;
     return CC_OK;
 }
 
 /* Tries k = 2, 4, ... max_chunks chunks for the context (role) of
-   all-reduce a of the current graph; the strictly best candidate (the
-   smaller k on ties) becomes the current graph, and map (input op -> op of
-   the current graph, -1 once split) follows it. */
+   all-reduce a of the current graph, each screened. The best screened
+   (the smaller k on ties) becomes the current graph where its screen is
+   strictly shorter than the current graph's, or, where it is close, if a
+   full solve of it is strictly shorter than the current graph's; map
+   (input op -> op of the current graph, -1 once split) follows it. */
 static cc_result cc__dec_try(cc__rw_search* S, int a, const char* role, int* map) {
     cc__rw* w = &S->w;
     cc_graph* best = NULL;
     int* best_first = NULL;
-    double best_mk = S->mk, cmk = 0;
-    int i, k, best_k = 0;
+    double best_mk = HUGE_VAL, cmk = 0;
+    int i, k, best_k = 0, taken = 0;
     cc_result rc = CC_OK;
     for (k = 2; k <= w->d.max_chunks && rc == CC_OK; k *= 2) {
         cc_graph* cand = NULL;
         if (cc__dec_fits(w, &S->s, role, a, k)) {
             if (w->n_eval >= w->d.max_evaluations) { S->stop = 1; break; }
             if ((rc = cc__dec_build(w, &S->s, &S->x, role, k, &cand)) != CC_OK) break;
-            if ((rc = cc__rw_judge(w, cand, &cmk)) != CC_OK) { cc_graph_destroy(cand); break; }
-            w->n_eval++;
+            if ((rc = cc__rw_screen(S, cand, &cmk)) != CC_OK) { cc_graph_destroy(cand); break; }
             if (cmk < best_mk) {   /* strictly better; the smaller k on ties */
+                int* t = S->bord;
                 if (!best_first && !(best_first = (int*)cc__alloc(w->ctx, ((size_t)S->cur->n + 1) * sizeof(int)))) {
                     cc_graph_destroy(cand);
                     rc = CONCERTO__FAIL(w->ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_decompose: out of memory");
@@ -11748,17 +12138,44 @@ static cc_result cc__dec_try(cc__rw_search* S, int a, const char* role, int* map
                 best = cand;
                 best_mk = cmk;
                 best_k = k;
+                S->bord = S->cord;   /* its order to bord */
+                S->cord = t;
             } else cc_graph_destroy(cand);
         }
         if (k > w->d.max_chunks / 2) break;   /* k * 2 would pass max_chunks (or overflow) */
     }
-    if (rc == CC_OK && best) rc = cc__dec_record(S, a, role, best_k, S->mk - best_mk);
     if (rc == CC_OK && best) {
+        int* t = S->bord;
+        S->bord = S->cord;   /* its order back to cord */
+        S->cord = t;
+        if (best_mk < S->mk) {   /* kept by its screen */
+            if ((rc = cc__dec_record(S, a, role, best_k, S->mk - best_mk)) == CC_OK) {
+                cc__rw_search_take(S, best, best_mk);
+                taken = 1;
+            }
+        } else if (best_mk <= S->mk * (1 + CONCERTO__RW_CLOSE) && cc__rw_can_solve(S, S->ready ? 1 : 2)) {
+            double before = 0, after = 0;
+            t = S->bord;   /* cur's own solve first, out of its order's way */
+            S->bord = S->cord;
+            S->cord = t;
+            if ((rc = cc__rw_search_full(S, 1, 0, S->n_changed)) == CC_OK) {
+                before = S->cur_full;
+                t = S->bord;
+                S->bord = S->cord;
+                S->cord = t;
+                rc = cc__dec_record(S, a, role, best_k, 0);
+            }
+            if (rc == CC_OK) rc = cc__rw_search_close(S, best, best_mk, 0, S->n_changed, S->n_changed + 1, &taken, &after);
+            if (rc == CC_OK && taken) S->ctxs[S->n_ctxs - 1].gain_us = before - after;
+            else if (rc == CC_OK) cc__rw_ctxs_drop(S, S->n_ctxs - 1);
+        }
+    }
+    if (rc == CC_OK && taken) {
         for (i = 0; i < S->input->n; i++)
             if (map[i] >= 0) map[i] = role[map[i]] ? -1 : best_first[map[i]];
-        cc__rw_search_take(S, best, best_mk);
         best = NULL;
         S->n_changed++;
+        if (!S->ready) rc = cc__rw_search_full(S, 0, 0, S->n_changed);
     }
     cc_graph_destroy(best);
     cc__free(w->ctx, best_first);
@@ -11777,6 +12194,7 @@ CONCERTO_API cc_result cc_graph_decompose(cc_context* ctx, cc_graph* graph, cons
     for (i = 0; i < graph->n; i++) map[i] = i;
     for (ia = 0; ia < graph->n && rc == CC_OK; ia++) {
         int a = map[ia], ok = 0;
+        if (cc__op_coll(graph, ia)) S.seen++;
         if (a < 0 || !cc__op_coll(S.cur, a)) continue;
         if ((rc = cc__rw_search_index(&S)) != CC_OK) break;
         if (!cc__dec_candidate(&S.s, a)) continue;
@@ -11784,6 +12202,7 @@ CONCERTO_API cc_result cc_graph_decompose(cc_context* ctx, cc_graph* graph, cons
         if ((rc = cc__dec_context(&S.w, &S.s, a, S.x.mark, &ok)) != CC_OK) break;   /* the context: x.mark */
         if (ok && !S.stop) rc = cc__dec_try(&S, a, S.x.mark, map);
     }
+    if (rc == CC_OK) rc = cc__rw_search_settle(&S, 0, S.n_changed);
     cc__free(ctx, map);
     return cc__rw_search_end(&S, rc, out, report);
 }
@@ -11939,48 +12358,195 @@ done:
     return CC_OK;
 }
 
+/* Buckets (fused ops of two or more members) among the n ops of info. */
+static int cc__fuse_changed(const cc__fuse_info* info, int n) {
+    int i, c = 0;
+    for (i = 0; i < n; i++) c += info[i].n >= 2;
+    return c;
+}
+
+/* A pair of collectives next to each other on a stream of the input (x <
+   y, input ops), screened mk on the input with the two fused. */
+typedef struct cc__fuse_pair { int x, y; double mk; } cc__fuse_pair;
+
+static int cc__fuse_pair_cmp(const void* a, const void* b) {   /* by screen, then program order */
+    const cc__fuse_pair* p = (const cc__fuse_pair*)a;
+    const cc__fuse_pair* q = (const cc__fuse_pair*)b;
+    if (p->mk != q->mk) return p->mk < q->mk ? -1 : 1;
+    if (p->y != q->y) return p->y < q->y ? -1 : 1;
+    return (p->x > q->x) - (p->x < q->x);
+}
+
+static int cc__fuse_pair_cmp_order(const void* a, const void* b) {   /* program order */
+    const cc__fuse_pair* p = (const cc__fuse_pair*)a;
+    const cc__fuse_pair* q = (const cc__fuse_pair*)b;
+    if (p->y != q->y) return p->y < q->y ? -1 : 1;
+    return (p->x > q->x) - (p->x < q->x);
+}
+
+/* The screen of ops f < c of the current graph fused (as cc__fuse_build
+   would, at c's place), without building that graph: the current graph's
+   problem with f's dependencies moved to c, c lasting what the cost model
+   gives the fused op and f left without work or stream, simulated in the
+   current graph's best order; *mk. */
+static cc_result cc__fuse_screen(cc__rw_search* S, int f, int c, double* mk) {
+    const cc_graph* g = S->cur;
+    cc_context* ctx = S->w.ctx;
+    const cc_collective* cf = cc__op_coll(g, f);
+    cc_collective fc = *cc__op_coll(g, c);
+    int n = g->n, k = g->k, m = g->succ_off[g->n], v, side, e, at;
+    cc__time* dur = (cc__time*)cc__alloc(ctx, ((size_t)n + 1) * sizeof *dur);
+    cc__time* st = (cc__time*)cc__alloc(ctx, ((size_t)n + 1) * sizeof *st);
+    int32_t* dem = (int32_t*)cc__alloc(ctx, ((size_t)n * (size_t)k + 1) * sizeof *dem);
+    int* off[2];
+    int* lst[2];
+    cc__prob p;
+    cc__time t = -2;
+    off[0] = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int));
+    off[1] = (int*)cc__alloc(ctx, ((size_t)n + 1) * sizeof(int));
+    lst[0] = (int*)cc__alloc(ctx, ((size_t)m + 1) * sizeof(int));
+    lst[1] = (int*)cc__alloc(ctx, ((size_t)m + 1) * sizeof(int));
+    if (dur && st && dem && off[0] && off[1] && lst[0] && lst[1]) {
+        cc__prob_of_graph(g, &p);
+        memcpy(dur, g->dur, (size_t)n * sizeof *dur);
+        memcpy(dem, g->dem, (size_t)n * (size_t)k * sizeof *dem);
+        fc.n_elems += cf->n_elems;
+        dur[f] = 0;
+        memset(dem + (size_t)f * (size_t)k, 0, (size_t)k * sizeof *dem);
+        if (!cc__duration_ticks(cc__rw_coll_us(&S->w, &fc, fc.n_elems), &dur[c])) dur[c] = g->dur[c];
+        for (side = 0; side < 2; side++) {   /* successors, then predecessors: f's become c's */
+            const int* o = side ? g->pred_off : g->succ_off;
+            const int* l = side ? g->pred : g->succ;
+            at = 0;
+            for (v = 0; v < n; v++) {
+                int u, pass;
+                off[side][v] = at;
+                if (v == f) continue;
+                for (pass = 0; pass < (v == c ? 2 : 1); pass++) {
+                    u = pass ? f : v;
+                    for (e = o[u]; e < o[u + 1]; e++) {
+                        int w = l[e] == f ? c : l[e];
+                        if (v == c && w == c) continue;   /* an edge between the two */
+                        lst[side][at++] = w;
+                    }
+                }
+            }
+            off[side][n] = at;
+        }
+        p.dur = dur;
+        p.dem = dem;
+        p.succ_off = off[0]; p.succ = lst[0];
+        p.pred_off = off[1]; p.pred = lst[1];
+        /* the fused op at the later of the two places in the order */
+        for (v = 0; v < n && S->ord[v] != f && S->ord[v] != c; v++) {}
+        if (v < n && S->ord[v] == c) {
+            for (e = v + 1; e < n && S->ord[e] != f; e++) {}
+            if (e < n) { S->ord[v] = f; S->ord[e] = c; }
+            t = cc__stream_sim(ctx, &p, S->ord, st, NULL);
+            if (e < n) { S->ord[v] = c; S->ord[e] = f; }
+        } else t = cc__stream_sim(ctx, &p, S->ord, st, NULL);
+    }
+    cc__free(ctx, dur); cc__free(ctx, st); cc__free(ctx, dem);
+    cc__free(ctx, off[0]); cc__free(ctx, off[1]); cc__free(ctx, lst[0]); cc__free(ctx, lst[1]);
+    if (t == -2) return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", S->w.who);
+    S->w.n_eval++;
+    *mk = t < 0 ? HUGE_VAL : (double)t / CONCERTO__TICKS_PER_US;
+    return CC_OK;
+}
+
+/* Ranks: every pair of the input that may fuse, screened; the best
+   full_judgements of those screened at most CONCERTO__RW_CLOSE above the
+   input's best order (under a memory cap, which the screens do not see,
+   of all) into *pairs, in program order. */
+static cc_result cc__fuse_rank(cc__rw_search* S, cc__fuse_pair** pairs, int* n_pairs) {
+    cc_context* ctx = S->w.ctx;
+    const cc_graph* g = S->cur;   /* the input's copy */
+    size_t cap = 0;
+    int i, r, n = 0;
+    cc_result rc = CC_OK;
+    *pairs = NULL;
+    *n_pairs = 0;
+    for (r = 0; r < g->k && !S->stop && rc == CC_OK; r++) {
+        int open = -1;
+        for (i = 0; i < g->n && !S->stop && rc == CC_OK; i++) {
+            double cmk = 0;
+            if (!cc__op_coll(g, i) || !g->dem[(size_t)i * g->k + r]) continue;
+            if (!cc__fuse_candidate(g, i)) { open = -1; continue; }
+            S->seen++;
+            if (open < 0) { open = i; continue; }
+            if (S->w.n_eval >= S->w.d.max_evaluations) { S->stop = 1; break; }
+            if ((rc = cc__rw_search_index(S)) != CC_OK) break;
+            if (!cc__fuse_ok(&S->w, &S->s, open, i, S->x.mark, S->x.queue)) { open = i; continue; }
+            rc = cc__fuse_screen(S, open, i, &cmk);
+            if (rc == CC_OK && (cmk <= S->mk * (1 + CONCERTO__RW_CLOSE) || S->w.d.sched.memory_cap_bytes > 0)) {
+                if (!CONCERTO__GROW(ctx, *pairs, cap, (size_t)n + 1))
+                    rc = CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_fuse: out of memory");
+                else {
+                    (*pairs)[n].x = open;
+                    (*pairs)[n].y = i;
+                    (*pairs)[n].mk = cmk;
+                    n++;
+                }
+            }
+            open = i;
+        }
+    }
+    if (rc == CC_OK && n > 1) qsort(*pairs, (size_t)n, sizeof **pairs, cc__fuse_pair_cmp);
+    if (n > S->w.d.full_judgements) n = S->w.d.full_judgements;
+    if (rc == CC_OK && n > 1) qsort(*pairs, (size_t)n, sizeof **pairs, cc__fuse_pair_cmp_order);
+    *n_pairs = n;
+    return rc;
+}
+
 CONCERTO_API cc_result cc_graph_fuse(cc_context* ctx, cc_graph* graph, const cc_rewrite_desc* desc, cc_graph** out,
                                      cc_rewrite_report* report) {
     cc__rw_search S;
     cc__fuse_info* info;
     cc__fuse_info* cinfo = NULL;
-    int i, r;
+    cc__fuse_pair* pairs = NULL;
+    int* at = NULL;          /* input op -> its op in the current graph */
+    int i, q, n_pairs = 0;
     cc_result rc;
     if ((rc = cc__rw_search_begin(&S, ctx, "cc_graph_fuse", graph, desc, out, report)) != CC_OK) return rc;
     for (i = 0; i < graph->n; i++) S.n_candidates += cc__fuse_candidate(graph, i);
     info = (cc__fuse_info*)cc__calloc(ctx, (size_t)graph->n + 1, sizeof *info);
-    if (!info) return cc__rw_search_end(&S, CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_fuse: out of memory"), out, report);
-    for (i = 0; i < graph->n; i++) { info[i].first = i; info[i].n = 1; }
-    /* per stream, left to right: the open bucket is one op of the current
-       graph (fused or not); try to add the next collective to it */
-    for (r = 0; r < S.cur->k && !S.stop && rc == CC_OK; r++) {
-        int open = -1;
-        for (i = 0; i < S.cur->n && !S.stop && rc == CC_OK; i++) {
-            cc_graph* cand = NULL;
-            double cmk = 0;
-            if (!cc__op_coll(S.cur, i) || !S.cur->dem[(size_t)i * S.cur->k + r]) continue;
-            if (!cc__fuse_candidate(S.cur, i)) { open = -1; continue; }
-            if (open < 0) { open = i; continue; }
-            if (S.w.n_eval >= S.w.d.max_evaluations) { S.stop = 1; break; }
-            if ((rc = cc__rw_search_index(&S)) != CC_OK) break;   /* the current graph is validated: it was judged */
-            if (!cc__fuse_ok(&S.w, &S.s, open, i, S.x.mark, S.x.queue)) { open = i; continue; }
-            if ((rc = cc__fuse_build(&S.w, &S.s, &S.x, graph, info, open, i, &cand, &cinfo)) != CC_OK) break;
-            if ((rc = cc__rw_judge(&S.w, cand, &cmk)) != CC_OK) { cc_graph_destroy(cand); break; }
-            S.w.n_eval++;
-            if (cmk <= S.mk) {   /* ties too: one collective fewer */
-                cc__rw_search_take(&S, cand, cmk);
-                cc__free(ctx, info); info = cinfo; cinfo = NULL;
-                i--;             /* the fused op took c's place, one index down */
-            } else {
-                cc_graph_destroy(cand);
-                cc__free(ctx, cinfo); cinfo = NULL;
+    at = (int*)cc__alloc(ctx, ((size_t)graph->n + 1) * sizeof *at);
+    if (!info || !at) {
+        cc__free(ctx, info);
+        cc__free(ctx, at);
+        return cc__rw_search_end(&S, CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_fuse: out of memory"), out, report);
+    }
+    for (i = 0; i < graph->n; i++) { info[i].first = i; info[i].n = 1; at[i] = i; }
+    rc = cc__fuse_rank(&S, &pairs, &n_pairs);
+    /* the best screened, left to right, each judged by a full solve of the
+       graph fused so far with it: kept where no longer */
+    for (q = 0; q < n_pairs && rc == CC_OK && S.w.n_full < S.w.d.full_judgements; q++) {
+        int f = at[pairs[q].x], c = at[pairs[q].y];
+        cc_graph* cand = NULL;
+        double cf = 0;
+        if (f == c) continue;   /* in one bucket already */
+        if ((rc = cc__rw_search_index(&S)) != CC_OK) break;
+        if (!cc__fuse_ok(&S.w, &S.s, f, c, S.x.mark, S.x.queue)) continue;
+        if ((rc = cc__fuse_build(&S.w, &S.s, &S.x, graph, info, f, c, &cand, &cinfo)) != CC_OK) break;
+        if ((rc = cc__rw_solve(&S, cand, &cf)) != CC_OK) { cc_graph_destroy(cand); break; }
+        if (cf <= S.cur_full) {   /* ties too: one collective fewer */
+            cc__rw_search_take(&S, cand, cf);
+            cc__free(ctx, info); info = cinfo; cinfo = NULL;
+            cc__rw_keep(&S, cf, 1, cc__fuse_changed(info, S.cur->n));
+            for (i = 0; i < graph->n; i++) {   /* f's members now at c's place, one index down */
+                if (at[i] == f) at[i] = c - 1;
+                else if (at[i] > f) at[i]--;
             }
-            open = i;
+        } else {
+            cc_graph_destroy(cand);
+            cc__free(ctx, cinfo); cinfo = NULL;
         }
     }
-    for (i = 0; rc == CC_OK && i < S.cur->n; i++) S.n_changed += info[i].n >= 2;
+    if (rc == CC_OK) rc = cc__rw_search_settle(&S, 1, cc__fuse_changed(info, S.cur->n));
     cc__free(ctx, info);
     cc__free(ctx, cinfo);
+    cc__free(ctx, pairs);
+    cc__free(ctx, at);
     return cc__rw_search_end(&S, rc, out, report);
 }
 
@@ -13119,6 +13685,32 @@ CONCERTO_API cc_result cc_exec_agree_cap(cc_exec* x, cc_comm* comm, uint64_t* ca
    launch, a blocking cross-stream wait, each communicator's start-up: a
    one-element all-reduce) and agreed the same way.
 
+   Chunks (cc_exec_profile_ops too): decomposition runs an op as k smaller
+   kernels, and a smaller kernel is not simply a k-th of the time (a launch,
+   a kernel too small to fill the device, a tile left half empty). So every
+   compute op that decomposes is also run as one chunk, repeats times, right
+   after the ops: chunk 0 of k along the first axis its rule allows (rows
+   where it allows them) or of its chunk_fn, k the largest of 8, 4, 2 that
+   the op takes (a rule: k at most the axis's length, the chunks passing
+   cc_op_split_check; a chunk_fn: k dividing every split_rows of its
+   regions). With the whole op's median t(1) and the chunk's t(n) at its
+   share n, both agreed as the maximum, the line through them gives
+   a = (t(n) - n t(1)) / (1 - n), within 0..t(1) (a chunk cheaper than its
+   share: a = 0, the share model; dearer than the op: a = t(1), b = 0), and
+   b = t(1) - a. Both are timed as an op is, between timestamps around its
+   work, so a is the chunk's own fixed cost: the launch before each op is
+   launch_us, added apart. Two sizes, and these two: the whole op is
+   measured anyway, so the fit costs one chunk run (at most half the op);
+   the line through the op and its eighth covers the halves and quarters
+   decomposition tries by default, and of the chunk sizes an op takes the
+   smallest puts the least noise into a (its variance (k^2 + 1) / (k - 1)^2
+   times a sample's: 1.3 for k = 8, 1.9 for k = 4). Chunk 0 is the one chunk
+   that overwrites a partial-sum output rather than adding into it, and it
+   writes within the op's own regions: profiling puts them back with the
+   rest, and the check that refuses an op writing a bound buffer not bound
+   covers its chunk. An op without a chunk measured keeps the chunk cost it
+   had.
+
    Ops in place, over whole steps (cc_exec_profile_steps, or the caller's
    loop: cc_exec_profile_loop_step and cc_exec_profile_loop_apply). Alone,
    an op runs with nothing beside it; in the step it shares what the step
@@ -13179,6 +13771,100 @@ static cc_result cc__profile_samples(cc_exec* x, int repeats, double* samples) {
             }
             h1 = f->now_us ? f->now_us(x->be.self) : 0;
             samples[(size_t)v * repeats + rep] = f->timestamp ? x->t[2 * v + 1] - x->t[2 * v] : h1 - h0;
+        }
+    return CC_OK;
+}
+
+/* The chunk that profiling measures of op v of g (>>profile), if v is a
+   compute op that decomposes: chunk 0 of k along the first axis its rule
+   allows (rows where it allows them), k the largest of 8, 4, 2 that the
+   op takes (a rule: k at most the axis's extent, and cc_op_split_check
+   passes, quietly; a chunk_fn: k divides every split_rows of its regions,
+   as decomposition needs). Returns 1 with rec and *share (the chunk's part
+   of the axis), else 0. */
+static int cc__profile_chunk_of(cc_graph* g, int v, cc__chunk_rec* rec, double* share) {
+    int k, a;
+    memset(rec, 0, sizeof *rec);
+    if (g->coll_of[v] >= 0 || !g->fn[v]) return 0;
+    rec->user_data = g->user_data[v];
+    if (g->split_of[v] >= 0 && g->splits[g->split_of[v]].part_fn) {
+        const cc__split_rec* sr = &g->splits[g->split_of[v]];
+        unsigned axes = cc__split_axes(&sr->s);
+        uint64_t e;
+        for (a = 0; a < CC_AXIS_COUNT && !(axes >> a & 1u); a++) {}
+        if (a == CC_AXIS_COUNT) return 0;
+        e = sr->s.extent[a];
+        for (k = 8; k >= 2; k /= 2) {
+            cc_context* ctx = g->ctx;
+            char saved_msg[CONCERTO__MSG_MAX];
+            cc_logger saved_logger = ctx->logger;
+            cc_result saved_result = ctx->last_result, rc;
+            if ((uint64_t)k > e) continue;
+            memcpy(saved_msg, ctx->last_error, sizeof saved_msg);
+            ctx->logger.log_fn = NULL;
+            rc = cc_op_split_check(g, cc_graph_op(g, v), (cc_axis)a, k, NULL);
+            ctx->logger = saved_logger;
+            ctx->last_result = saved_result;
+            memcpy(ctx->last_error, saved_msg, sizeof saved_msg);
+            if (rc != CC_OK) continue;
+            rec->part = sr->part_fn;
+            rec->sc.axis = (cc_axis)a;
+            rec->sc.index = 0;
+            rec->sc.count = k;
+            rec->sc.begin = 0;
+            rec->sc.end = e / (uint64_t)k;
+            *share = (double)rec->sc.end / (double)e;
+            return 1;
+        }
+        return 0;
+    }
+    if (!g->chunk_fn[v]) return 0;
+    for (k = 8; k >= 2; k /= 2) {
+        size_t p, end;
+        int ok = 1;
+        for (p = cc__op_accesses(g, v, &end); p < end; p++) {
+            const cc__access* x = &g->acc[p];
+            if (x->split_rows && (x->split_rows % (uint64_t)k || (x->rows <= 1 && x->n_bytes % x->split_rows))) ok = 0;
+        }
+        if (!ok) continue;
+        rec->fn = g->chunk_fn[v];
+        rec->chunk = 0;
+        rec->n_chunks = k;
+        *share = 1.0 / k;
+        return 1;
+    }
+    return 0;
+}
+
+/* cs[v * repeats + rep]: chunk rec[v] of op v alone (ops with has[v]), on
+   the op's stream, timed as cc__profile_samples times the op. The chunk
+   reads and writes within the op's regions, which profiling puts back. */
+static cc_result cc__profile_chunk_samples(cc_exec* x, int repeats, const cc__chunk_rec* rec, const unsigned char* has, double* cs) {
+    const cc_plan* pl = x->plan;
+    const cc_backend_fns* f = x->be.fns;
+    void* self = x->be.self;
+    int i, rep;
+    for (rep = 0; rep < repeats; rep++)
+        for (i = 0; i < pl->n_ops; i++) {
+            int v = pl->issue[i];
+            void* st = x->streams[pl->op[v].stream];
+            double h0, h1, ts[2] = { 0, 0 };
+            cc_result rc = CC_OK;
+            if (!has[v]) continue;
+            h0 = f->now_us ? f->now_us(self) : 0;
+            if (f->timestamp) rc = f->timestamp(self, st, &ts[0]);
+            if (rc == CC_OK) rc = f->launch(self, st, cc__chunk_trampoline, (void*)&rec[v]);
+            if (rc == CC_OK && f->timestamp) rc = f->timestamp(self, st, &ts[1]);
+            if (rc == CC_OK) rc = f->synchronize(self);
+            else (void)f->synchronize(self);
+            if (rc != CC_OK) {
+                char msg[CONCERTO__MSG_MAX];
+                cc__copy_msg(msg, sizeof msg, cc_last_error(x->ctx));
+                return CONCERTO__FAIL(x->ctx, rc, "cc_exec_profile_ops: op '%s', chunk 0 of %d: %s", cc__name(pl->g, v),
+                                      rec[v].part ? rec[v].sc.count : rec[v].n_chunks, msg);
+            }
+            h1 = f->now_us ? f->now_us(self) : 0;
+            cs[(size_t)v * repeats + rep] = f->timestamp ? ts[1] - ts[0] : h1 - h0;
         }
     return CC_OK;
 }
@@ -13389,6 +14075,10 @@ CONCERTO_API cc_result cc_exec_profile_ops(cc_exec* x, int repeats, cc_comm* com
     cc_exec_costs costs;
     const cc_comm** comms = NULL;   /* [n_ops]: each communicator of the plan, in plan order of first use */
     double* startups = NULL;        /* [n_ops]: its start-up cost */
+    cc__chunk_rec* crec = NULL;     /* [n_ops]: the chunk measured of each op that decomposes (chas) */
+    unsigned char* chas = NULL;
+    double* cshare = NULL;          /* [n_ops]: its share of the axis */
+    double* csamples = NULL;
     int n_comms = 0, k;
     int i;
     cc__exec_snap kept;
@@ -13406,20 +14096,31 @@ CONCERTO_API cc_result cc_exec_profile_ops(cc_exec* x, int repeats, cc_comm* com
     if ((rc = cc__exec_profile_guard(x, "cc_exec_profile_ops")) != CC_OK) return rc;
     if ((rc = cc__exec_snap_take(x, &kept, "cc_exec_profile_ops")) != CC_OK) return rc;
     samples = (double*)cc__alloc(x->ctx, (size_t)pl->n_ops * (size_t)repeats * sizeof(double) + 1);
-    med = (double*)cc__alloc(x->ctx, (2 * (size_t)pl->n_ops + 2) * sizeof(double));
+    med = (double*)cc__alloc(x->ctx, (3 * (size_t)pl->n_ops + 2) * sizeof(double));
     comms = (const cc_comm**)cc__alloc(x->ctx, ((size_t)pl->n_ops + 1) * sizeof *comms);
     startups = (double*)cc__alloc(x->ctx, ((size_t)pl->n_ops + 1) * sizeof(double));
-    if (!samples || !med || !comms || !startups) { rc = CONCERTO__FAIL(x->ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_profile_ops: out of memory"); goto done; }
+    crec = (cc__chunk_rec*)cc__alloc(x->ctx, ((size_t)pl->n_ops + 1) * sizeof *crec);
+    chas = (unsigned char*)cc__calloc(x->ctx, (size_t)pl->n_ops + 1, 1);
+    cshare = (double*)cc__alloc(x->ctx, ((size_t)pl->n_ops + 1) * sizeof(double));
+    csamples = (double*)cc__calloc(x->ctx, (size_t)pl->n_ops * (size_t)repeats + 1, sizeof(double));
+    if (!samples || !med || !comms || !startups || !crec || !chas || !cshare || !csamples) {
+        rc = CONCERTO__FAIL(x->ctx, CC_ERR_OUT_OF_MEMORY, "cc_exec_profile_ops: out of memory");
+        goto done;
+    }
+    for (i = 0; i < pl->n_ops; i++) chas[i] = (unsigned char)cc__profile_chunk_of(pl->g, i, &crec[i], &cshare[i]);
     if ((rc = cc__profile_samples(x, repeats, samples)) != CC_OK) goto done;
+    if ((rc = cc__profile_chunk_samples(x, repeats, crec, chas, csamples)) != CC_OK) goto done;
     if ((rc = cc__profile_costs(x, repeats, &costs, comms, startups, &n_comms)) != CC_OK) goto done;
     for (i = 0; i < pl->n_ops; i++) {
         med[i] = cc__median_of(samples + (size_t)i * repeats, repeats);
         if (med[i] < 0) med[i] = 0;
+        med[2 * pl->n_ops + 2 + i] = chas[i] ? cc__median_of(csamples + (size_t)i * repeats, repeats) : 0;
+        if (med[2 * pl->n_ops + 2 + i] < 0) med[2 * pl->n_ops + 2 + i] = 0;
     }
     if (comm) {
         cc_collective c;
         memset(&c, 0, sizeof c);
-        size_t m = 2 * (size_t)pl->n_ops + 2;   /* the same on every member: their plans agree */
+        size_t m = 3 * (size_t)pl->n_ops + 2;   /* the same on every member: their plans agree */
         med[pl->n_ops] = costs.launch_us;
         med[pl->n_ops + 1] = costs.wait_us;
         for (k = 0; k < pl->n_ops; k++) med[pl->n_ops + 2 + k] = k < n_comms ? startups[k] : 0;
@@ -13452,6 +14153,14 @@ CONCERTO_API cc_result cc_exec_profile_ops(cc_exec* x, int repeats, cc_comm* com
     if (costs.wait_us > 1e6) costs.wait_us = 1e6;
     rc = cc_graph_set_exec_costs(pl->g, &costs);
     for (k = 0; k < n_comms && rc == CC_OK; k++) rc = cc_graph_set_coll_startup(pl->g, comms[k], startups[k] < 1e12 ? startups[k] : 1e12);
+    for (i = 0; i < pl->n_ops && rc == CC_OK; i++) {   /* t(n) = a + b n through the op (n = 1) and its chunk */
+        double t1 = med[i], tn = med[2 * pl->n_ops + 2 + i], n = cshare[i], a;
+        if (!chas[i]) continue;
+        a = (tn - n * t1) / (1 - n);
+        a = a > 0 ? (a < t1 ? a : t1) : 0;
+        if (t1 > 1e12) { a = a / t1 * 1e12; t1 = 1e12; }
+        rc = cc_op_set_chunk_cost(pl->g, cc_graph_op(pl->g, i), a, t1 - a);
+    }
 done:
     if (kept.n > 0) {   /* put back even after a failure: the ops may have run */
         cc_result put = cc__exec_snap_put(x, &kept, "cc_exec_profile_ops");
@@ -13460,6 +14169,7 @@ done:
     cc__exec_snap_free(x, &kept);
     cc__free(x->ctx, samples); cc__free(x->ctx, med);
     cc__free(x->ctx, (void*)comms); cc__free(x->ctx, startups);
+    cc__free(x->ctx, crec); cc__free(x->ctx, chas); cc__free(x->ctx, cshare); cc__free(x->ctx, csamples);
     return rc;
 }
 

@@ -731,6 +731,46 @@ static void test_determinism(void) {
         cc_graph_destroy(g);
     }
     CHECK(fp[0] == fp[1], "two runs on the same graph give identical op names and durations");
+    /* the search's budget of full solves: the report's figures are the
+       scheduler's own on the input and the result, each budget within
+       itself, and the same budget gives the same graph */
+    {
+        static const int budgets[] = { 1, 2, 1000 };
+        int b;
+        for (b = 0; b < 3; b++) {
+            cc_graph* g = NULL;
+            cc_graph* dg = NULL;
+            cc_graph* dg2 = NULL;
+            cc_rewrite_desc rd = {0};
+            cc_rewrite_report rep;
+            cc_schedule s0, s1;
+            memset(&rep, 0, sizeof rep);
+            memset(&s0, 0, sizeof s0);
+            memset(&s1, 0, sizeof s1);
+            rd.full_judgements = budgets[b];
+            if (build_tp(ctx, &m, jobs, (cc_comm*)&dummy_comm, DEF_NONE, &g) != CC_OK ||
+                cc_graph_decompose(ctx, g, &rd, &dg, &rep) != CC_OK || cc_graph_decompose(ctx, g, &rd, &dg2, NULL) != CC_OK ||
+                cc_sched_solve(ctx, g, NULL, &s0) != CC_OK || cc_sched_solve(ctx, dg, NULL, &s1) != CC_OK) {
+                CHECK(0, "full_judgements %d: %s", budgets[b], cc_last_error(ctx));
+            } else {
+                CHECK(rep.n_full_judgements <= budgets[b] + 1, "full_judgements %d: %d full solves", budgets[b],
+                      rep.n_full_judgements);
+                CHECK(fabs(rep.makespan_before_us - s0.makespan_us) < 1e-6 && fabs(rep.makespan_after_us - s1.makespan_us) < 1e-6,
+                      "full_judgements %d: the report's makespans are the scheduler's on the input and the result (%.3f %.3f, "
+                      "%.3f %.3f us)", budgets[b], rep.makespan_before_us, s0.makespan_us, rep.makespan_after_us, s1.makespan_us);
+                CHECK(rep.n_changed > 0 && s1.makespan_us < s0.makespan_us,
+                      "full_judgements %d: %d split, the result solves shorter than the input (%.3f -> %.3f us)", budgets[b],
+                      rep.n_changed, s0.makespan_us, s1.makespan_us);
+                CHECK(tu_graph_fingerprint(dg) == tu_graph_fingerprint(dg2), "full_judgements %d: the same graph twice",
+                      budgets[b]);
+            }
+            cc_schedule_release(ctx, &s0);
+            cc_schedule_release(ctx, &s1);
+            cc_graph_destroy(dg);
+            cc_graph_destroy(dg2);
+            cc_graph_destroy(g);
+        }
+    }
     /* decompose a graph, fuse the result (a copy of it), destroy the first:
        the copy's chunk ops still run the user's chunk function */
     {

@@ -624,6 +624,10 @@ static void test_bad_args(void) {
     CHECK_CONTAINS(cc_last_error(ctx), "max_evaluations", "the message names the field");
     CHECK(rep.n_evaluations == 0 && rep.n_ops_before == 0, "the report is zero after a failure");
     rd = (cc_rewrite_desc){0};
+    rd.full_judgements = -1;
+    CHECK_RES(ctx, cc_graph_fuse(ctx, g, &rd, &fg, NULL), CC_ERR_INVALID_ARG, "full_judgements < 0");
+    CHECK_CONTAINS(cc_last_error(ctx), "full_judgements", "the message names the field");
+    rd = (cc_rewrite_desc){0};
     rd.max_chunks = -2;
     CHECK_RES(ctx, cc_graph_fuse(ctx, g, &rd, &fg, NULL), CC_ERR_INVALID_ARG, "max_chunks < 0");
     rd = (cc_rewrite_desc){0};
@@ -725,6 +729,35 @@ static void test_determinism(void) {
     CHECK(fp[0] != 0 && fp[0] == fp[1] && n_ops[0] == n_ops[1] && !strcmp(names[0], names[1]),
           "two runs on the same graph give identical op names and durations");
     NOTE("%s", names[0]);
+    /* the search's budget of full solves: kept within, the report's
+       figures the scheduler's own on the input and the result */
+    for (run = 0; run < 3; run++) {
+        static const int budgets[] = { 1, 3, 1000 };
+        cc_graph* g = build_colls(ctx, c, 12, 0, CC_STREAM_COMM);
+        cc_graph* fg = NULL;
+        cc_rewrite_desc rd = {0};
+        cc_rewrite_report rep;
+        cc_schedule s0, s1;
+        memset(&rep, 0, sizeof rep);
+        memset(&s0, 0, sizeof s0);
+        memset(&s1, 0, sizeof s1);
+        rd.full_judgements = budgets[run];
+        if (!g || cc_graph_fuse(ctx, g, &rd, &fg, &rep) != CC_OK || cc_sched_solve(ctx, g, NULL, &s0) != CC_OK ||
+            cc_sched_solve(ctx, fg, NULL, &s1) != CC_OK) {
+            CHECK(0, "full_judgements %d: %s", budgets[run], cc_last_error(ctx));
+        } else {
+            CHECK(rep.n_full_judgements <= budgets[run], "full_judgements %d: %d full solves", budgets[run], rep.n_full_judgements);
+            CHECK(fabs(rep.makespan_before_us - s0.makespan_us) < 1e-6 && fabs(rep.makespan_after_us - s1.makespan_us) < 1e-6 &&
+                      s1.makespan_us <= s0.makespan_us,
+                  "full_judgements %d: the report's makespans are the scheduler's, the result no longer (%.3f -> %.3f us), "
+                  "%d -> %d collectives", budgets[run], s0.makespan_us, s1.makespan_us, rep.n_colls_before, rep.n_colls_after);
+            CHECK(rep.n_colls_after < rep.n_colls_before, "full_judgements %d: some all-reduces fused", budgets[run]);
+        }
+        cc_schedule_release(ctx, &s0);
+        cc_schedule_release(ctx, &s1);
+        cc_graph_destroy(fg);
+        cc_graph_destroy(g);
+    }
     cc_context_destroy(ctx);
 }
 

@@ -1330,14 +1330,15 @@ static void print_report(const shared* sh) {
     }
     if (o->decompose)
         printf("  tried: decomposed %d all-reduce(s) with the ops around them into chunks: %d -> %d ops; judged step %.2f -> %.2f ms "
-               "(%d schedules judged)\n", dec->n_changed, dec->n_ops_before, dec->n_ops_after, dec->makespan_before_us / 1000.0,
-               dec->makespan_after_us / 1000.0, dec->n_evaluations);
+               "(%d candidates screened, %d solved in full)\n", dec->n_changed, dec->n_ops_before, dec->n_ops_after,
+               dec->makespan_before_us / 1000.0, dec->makespan_after_us / 1000.0, dec->n_evaluations, dec->n_full_judgements);
     if (o->decompose) printf("%s", sh->dec_contexts);
     else printf("  decomposition: off\n");
     if (o->fuse)
         printf("  tried: fused collectives into %d bucket(s): %d -> %d collectives, %d -> %d ops; judged step %.2f -> %.2f ms "
-               "(%d schedules judged)\n", fus->n_changed, fus->n_colls_before, fus->n_colls_after, fus->n_ops_before,
-               fus->n_ops_after, fus->makespan_before_us / 1000.0, fus->makespan_after_us / 1000.0, fus->n_evaluations);
+               "(%d candidates screened, %d solved in full)\n", fus->n_changed, fus->n_colls_before, fus->n_colls_after,
+               fus->n_ops_before, fus->n_ops_after, fus->makespan_before_us / 1000.0, fus->makespan_after_us / 1000.0,
+               fus->n_evaluations, fus->n_full_judgements);
     else printf("  fusion: off\n");
     printf("  scheduled %d ops (%d collectives) in %.1f ms: %d issued at another position, cross-stream waits %d -> %d\n",
            sh->n_ops_run, sh->n_colls_run, sh->sched_ms, sh->moved, sh->n_waits[0], sh->n_waits[1]);
