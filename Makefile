@@ -159,8 +159,9 @@ bench: $(PROGRAMS)
 # same on every machine; profiled on a shared 2-core machine they vary
 # between runs, and with them what is kept. Then decomposition alone
 # (DEMO_DEC_ARGS: fusion off), on 2 ranks with wider matmuls and a slower
-# link, where its chunks pay for the ops and waits they add; at the first
-# layout they do not (bench/RESULTS.md, "Trainer, decomposition on and off").
+# link, where its chunks are judged to pay for the ops and waits they add
+# (measured 0.94x to 1.08x on a shared 2-core machine); at the first layout
+# they do not (bench/RESULTS.md, "Trainer, decomposition on and off").
 DEMO_ARGS ?= --tp 2 --dp 2 --order both --steps 300 --print-every 30 --profile 0
 DEMO_DEC_ARGS ?= --tp 2 --dp 1 --embd 128 --link 160 --latency 10 --profile 0 --fuse off --order concerto --steps 20 \
                  --print-every 0 --eval 0 --sample 0
