@@ -14,7 +14,8 @@
 #   make gpu-check-build, then make gpu-check on a GPU machine: the prepared
 #                 GPU check (bench/gpu_check.sh)
 #   make demo     the example GPT trainer (examples/gpt) on 4 CPU ranks, in program
-#                 order and then scheduled by the library
+#                 order and then scheduled and rewritten by the library; then
+#                 decomposition alone, timed on and off
 #   make fuzz     the libFuzzer targets of tests/fuzz/, FUZZ_SECONDS (default 60) each (clang-14)
 #   make analyze  scan-build and cppcheck over the headers, examples and tools; clean or it fails
 #   make clean
@@ -50,7 +51,7 @@ STRICT_CFLAGS = -std=c99 -Wall -Wextra -Werror -pedantic $(CFLAGS) $(SAN) -MMD -
 LDLIBS       = $(LPSOLVE_LIBS) -lm
 
 T := $(BUILD)/tests
-UNIT_TESTS    := test_sched test_memory test_sched_threads test_exact test_exact_shave test_lcg test_j30 test_alloc test_alloc_exec test_guard test_faults test_determinism test_graph test_check test_sim test_psplib test_misc test_world test_exec test_arena test_lpsolve test_fuse test_fuse_bucket test_decompose test_split test_chunk_cost test_copy test_comm test_cluster test_peers test_step \
+UNIT_TESTS    := test_sched test_memory test_sched_threads test_exact test_exact_shave test_lcg test_j30 test_alloc test_alloc_exec test_guard test_faults test_determinism test_graph test_check test_sim test_psplib test_misc test_world test_exec test_arena test_lpsolve test_fuse test_fuse_bucket test_decompose test_split test_gpt_split test_chunk_cost test_copy test_comm test_cluster test_peers test_step \
                  test_rcpsp_off
 COMPILE_TESTS := compile_c99 compile_cpp11 compile_static compile_solver_only
 UNIT_BINS     := $(addprefix $(T)/,$(UNIT_TESTS))
@@ -67,7 +68,7 @@ TEST_BINS     := $(UNIT_BINS) $(addprefix $(T)/,$(COMPILE_TESTS)) tests/test_psp
 # stale. An edit of the list reaches a program when it is next linked
 # (make clean, or a fresh clone as CI's).
 THREAD_FREE_UNITS := test_sched test_memory test_exact test_exact_shave test_lcg test_j30 test_alloc test_determinism test_graph test_check test_sim \
-                     test_psplib test_misc test_lpsolve test_split test_cluster test_peers test_step test_rcpsp_off
+                     test_psplib test_misc test_lpsolve test_split test_gpt_split test_cluster test_peers test_step test_rcpsp_off
 THREAD_FREE   := $(addprefix $(T)/,$(THREAD_FREE_UNITS)) tests/test_psplib_tool.sh tests/test_plan.sh
 TSAN_BUILD     = $(findstring -fsanitize=thread,$(SAN))
 # the longest-running tests (minutes, where the rest take seconds): tests/run.sh
@@ -148,13 +149,29 @@ bench: $(PROGRAMS)
 	@if [ -f bench/run.sh ]; then bash bench/run.sh; else echo "bench/run.sh is not written yet: no benchmarks to run"; fi
 
 # The example trainer on 4 CPU ranks (TP2 x DP2) over an emulated link, in
-# program order and then in the library's order, from the same start.
-DEMO_ARGS ?= --tp 2 --dp 2 --order both --steps 300 --print-every 30
+# program order and then in the library's order, from the same start. Its
+# summary names what the rewrites kept (each context decomposition split,
+# the fusion buckets) with the gain each was judged to bring, and times the
+# rewritten step side by side with the step as written, both in the
+# library's order, and with program order. Durations come from the
+# trainer's model (--profile 0: compute at 1 GB/s over the bytes an op
+# touches, collectives on the emulated link), so the rewrites kept are the
+# same on every machine; profiled on a shared 2-core machine they vary
+# between runs, and with them what is kept. Then decomposition alone
+# (DEMO_DEC_ARGS: fusion off), on 2 ranks with wider matmuls and a slower
+# link, where its chunks are judged to pay for the ops and waits they add
+# (measured 0.94x to 1.08x on a shared 2-core machine); at the first layout
+# they do not (bench/RESULTS.md, "Trainer, decomposition on and off").
+DEMO_ARGS ?= --tp 2 --dp 2 --order both --steps 300 --print-every 30 --profile 0
+DEMO_DEC_ARGS ?= --tp 2 --dp 1 --embd 128 --link 160 --latency 10 --profile 0 --fuse off --order concerto --steps 20 \
+                 --print-every 0 --eval 0 --sample 0
 
 demo: $(BUILD)/train_gpt
 	@mkdir -p $(BUILD)/demo
 	@cd $(BUILD)/demo && ../train_gpt $(DEMO_ARGS) --trace gpt_step.json --save gpt.ckpt
 	@echo "(in $(BUILD)/demo: gpt_step.json, a Chrome trace of one step on every rank; gpt.ckpt, the trained model)"
+	@echo; echo "--- decomposition alone: ../train_gpt $(DEMO_DEC_ARGS) ---"
+	@cd $(BUILD)/demo && ../train_gpt $(DEMO_DEC_ARGS) | sed -n '/^what the library did/,$$p'
 
 clean:
 	rm -rf build
@@ -203,7 +220,7 @@ $(BUILD)/overlap: examples/overlap.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 
-$(BUILD)/train_gpt: examples/gpt/train_gpt.c examples/gpt/gpt_kernels.h examples/gpt/gpt_common.h examples/steps/gpt_step.h examples/gpt/gpt_train.h $(HEADERS)
+$(BUILD)/train_gpt: examples/gpt/train_gpt.c examples/gpt/gpt_kernels.h examples/gpt/gpt_cpu_ops.h examples/gpt/gpt_common.h examples/steps/gpt_step.h examples/gpt/gpt_train.h $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LDLIBS)
 
@@ -563,7 +580,7 @@ $(T)/test_mpi: tests/test_mpi.c concerto.h concerto_mpi.h $(T)/mpi-config
 all: $(BUILD)/train_gpt_mpi
 tests-build: $(BUILD)/train_gpt_mpi
 TEST_BINS += tests/test_gpt_mpi.sh
-$(BUILD)/train_gpt_mpi: examples/gpt/train_gpt.c examples/gpt/gpt_kernels.h examples/gpt/gpt_common.h examples/steps/gpt_step.h examples/gpt/gpt_train.h \
+$(BUILD)/train_gpt_mpi: examples/gpt/train_gpt.c examples/gpt/gpt_kernels.h examples/gpt/gpt_cpu_ops.h examples/gpt/gpt_common.h examples/steps/gpt_step.h examples/gpt/gpt_train.h \
                         concerto.h concerto_mpi.h $(T)/mpi-config
 	@mkdir -p $(@D)
 	@rm -f $@.skip $@.note

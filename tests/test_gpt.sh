@@ -11,9 +11,13 @@
 #   file, are the files reference.py writes from FORMATS.md's rules;
 # - the losses of every step are bit-identical in program order and in the
 #   library's order, for TP1 x DP1 and for TP2 x DP2 with decomposition and
-#   fusion off and on (the chunks keep every sum in the same order), and
-#   over a slow emulated link the library does decompose and fuse, and the
-#   rewritten step (as many ops as the rewrite reports say) is what runs;
+#   fusion off and on (--exact on, the default: the library splits only
+#   into chunks that compute each output whole), and over a slow emulated
+#   link the library does decompose and fuse, the summary names each
+#   context split, and the rewritten step (as many ops as the rewrite
+#   reports say) is what runs, and with --compare it is timed beside the
+#   step as written in the library's order; with --exact off (partial sums
+#   allowed) the losses are within 1e-5 of program order's;
 # - the same global batch on TP1xDP1, TP2xDP1, TP1xDP2, TP2xDP2, TP4xDP1
 #   gives the same losses within 1e-4 relative (reductions run in another
 #   order);
@@ -105,8 +109,20 @@ run c2x2_check "${slow[@]}" --order concerto --check-step
 same_as c2x2_on_on c2x2_check "TP2 x DP2 --check-step: every op of the rewritten step writes only what it declares, losses unchanged"
 grep -q "checked: the first step of [12] order(s) ran op by op" "$tmp/c2x2_check.log"
 check $? "--check-step: the summary says the step was checked" "$(grep -i 'checked\|error' "$tmp/c2x2_check.log" | head -n 2)"
-out=$(grep "decomposed" "$tmp/c2x2_on_on.log"); n=$(echo "$out" | sed -n 's/.*decomposed \([0-9]*\) all-reduce.*/\1/p')
+out=$(grep "tried: decomposed" "$tmp/c2x2_on_on.log"); n=$(echo "$out" | sed -n 's/.*decomposed \([0-9]*\) all-reduce.*/\1/p')
 [ -n "$n" ] && [ "$n" -gt 0 ]; check $? "TP2 x DP2: the library decomposed all-reduces ($out)" "$out"
+# each context split is named, as many as the report counts, each along an
+# axis with its ops (the collective among them)
+ctx=$(grep -c "^    h[0-9]*\.[a-z_.]*allreduce along [a-z]* in [0-9]* chunks ([0-9]* ops: .*allreduce.*): judged" "$tmp/c2x2_on_on.log")
+[ "$ctx" = "$n" ]; check $? "TP2 x DP2: the summary names the $n contexts split ($ctx lines)" "$(grep -A6 'tried: decomposed' "$tmp/c2x2_on_on.log")"
+# --exact off: the library may also split ops into chunks that add partial
+# sums (the layer norms' weight gradients over rows); the first step
+# checked op by op, the losses within 1e-5 of program order's
+run c2x2_inexact "${slow[@]}" --order concerto --exact off --check-step
+if [ -f "$tmp/c2x2_inexact.txt" ]; then
+    out=$(close "$tmp/p2x2.txt" "$tmp/c2x2_inexact.txt" 1e-5) && grep -q "checked: the first step" "$tmp/c2x2_inexact.log"
+    check $? "TP2 x DP2 --exact off: every op writes only what it declares, losses within 1e-5 of program order's" "$out"
+else fail "TP2 x DP2 --exact off: the run failed: $(tail -n 2 "$tmp/c2x2_inexact.log")"; fi
 out=$(grep "fused collectives" "$tmp/c2x2_on_on.log"); n=$(echo "$out" | sed -n 's/.*into \([0-9]*\) bucket.*/\1/p')
 [ -n "$n" ] && [ "$n" -gt 0 ]; check $? "TP2 x DP2: the library fused gradient all-reduces ($out)" "$out"
 # the library's order runs the graph the rewrites returned: as many ops and
@@ -118,6 +134,16 @@ ran=$(sed -n 's/.*scheduled \([0-9]*\) ops (\([0-9]*\) collectives).*/\1 ops, \2
 out="${written:-?} ops as written; the fusion report: ${rw:-?}; the library's order ran ${ran:-?}"
 [ -n "$ran" ] && [ "$ran" = "$rw" ] && [ "${ran%% *}" != "$written" ]
 check $? "TP2 x DP2: the rewritten step is the one that ran ($out)" "$out"
+# --compare: where the rewritten step runs, the step as written in the
+# library's order is timed beside it (a third executor, whose first step is
+# checked op by op too); the losses stay program order's
+run c2x2_cmp "${slow[@]}" --order concerto --compare 2 --check-step
+same_as p2x2 c2x2_cmp "TP2 x DP2 --compare 2: the 6 losses are bit-identical to program order's"
+line=$(grep "^  the rewrites side by side, in the library's order (median of 2 steps each" "$tmp/c2x2_cmp.log")
+read -r w r <<<"$(sed -n 's/.*the step as written \([0-9.]*\) ms -> rewritten \([0-9.]*\) ms.*/\1 \2/p' <<<"$line")"
+[ -n "$line" ] && grep -q "checked: the first step of 3 order(s)" "$tmp/c2x2_cmp.log" &&
+    awk -v w="${w:-0}" -v r="${r:-0}" 'BEGIN { exit !(w > 0 && r > 0 && w < 10000 && r < 10000) }'
+check $? "--compare 2: the rewrites timed side by side, all three executors checked ($line)" "$(grep -i 'side by side\|checked' "$tmp/c2x2_cmp.log")"
 # a rewrite that does not pay once the rewritten step has its own
 # durations is dropped, and the summary says first what ran: with
 # --profile 0 the chunks of a collective pay the link's latency, which the

@@ -61,6 +61,8 @@ typedef struct options {
     int profile_warmup;            /* steps of each order run before those, not profiled */
     int pin;                       /* CPU ranks as threads: each rank's threads kept to one core (Linux) */
     int decompose, fuse;      /* rewrites before scheduling (the library's order only) */
+    int exact;                /* decomposition keeps the losses bit-identical (cc_rewrite_desc.exact_only):
+                                 no split whose chunks add partial sums */
     int budget;               /* schedules the scheduler may try, for the step and for judging each
                                  candidate rewrite; 0: the library's default */
     int graph_fingerprint;    /* print the step's graph fingerprint (graph_fingerprint) and stop */
@@ -88,6 +90,11 @@ static void usage(FILE* f) {
             "  --order program|concerto|both   issue order of the step (default concerto)\n"
             "  --decompose on|off   let the library cut tensor-parallel all-reduces and the ops\n"
             "                       around them into chunks (default on; the library's order only)\n"
+            "  --exact on|off       on (default): decomposition only splits ops into chunks that each\n"
+            "                       compute their outputs whole (rows, columns), so the losses are\n"
+            "                       program order's bit for bit; off: also into chunks that add\n"
+            "                       partial sums (a layer norm's weight gradient over rows, a matmul's\n"
+            "                       reduction), equal within rounding\n"
             "  --fuse on|off        let the library fuse gradient all-reduces into buckets (default on)\n"
             "  --link US_PER_KIB    emulated inter-node link: microseconds per KiB (default 40);\n"
             "                       the intra-node (TP) link is 4x faster\n"
@@ -112,7 +119,9 @@ static void usage(FILE* f) {
             "  --profile-warmup N   steps of each order run before those and not profiled (default 20: on a\n"
             "                       shared machine the first steps after a change of work run faster)\n"
             "  --print-every N      print every Nth step (default 1)\n"
-            "  --compare N          steps timed in each order side by side, alternating, before training (default 20)\n"
+            "  --compare N          steps timed in each order side by side, alternating, before training (default 20);\n"
+            "                       where the library's order runs the step rewritten, the step as written in\n"
+            "                       the library's order takes its turn too, timing the rewrites\n"
             "  --budget N           schedules the scheduler may try, for the step and for judging each\n"
             "                       candidate rewrite (default 1000; 0: the library's default, 5000)\n"
             );
@@ -579,7 +588,7 @@ static int parse_args(int argc, char** argv, options* o) {
     o->eval_batches = 8; o->sample_chars = 200; o->profile_repeats = 3; o->print_every = 1; o->compare_steps = 20;
     o->profile_steps = 20;
     o->profile_warmup = 20;
-    o->decompose = 1; o->fuse = 1; o->budget = 1000; o->pin = 1;
+    o->decompose = 1; o->exact = 1; o->fuse = 1; o->budget = 1000; o->pin = 1;
     for (i = 1; i < argc; i++) {
         const char* a = argv[i];
         const char* v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -607,11 +616,13 @@ static int parse_args(int argc, char** argv, options* o) {
             else if (v && !strcmp(v, "both")) o->order = 2;
             else { fprintf(stderr, "%s: --order takes program, concerto or both, got '%s'\n", gpt_program, v ? v : "(nothing)"); ok = 0; }
         }
-        else if (!strcmp(a, "--decompose") || !strcmp(a, "--fuse") || !strcmp(a, "--cuda-graphs") || !strcmp(a, "--pin")) {
+        else if (!strcmp(a, "--decompose") || !strcmp(a, "--fuse") || !strcmp(a, "--cuda-graphs") || !strcmp(a, "--pin") ||
+                 !strcmp(a, "--exact")) {
             int on = v && !strcmp(v, "on"), off = v && !strcmp(v, "off");
             if (!on && !off) { fprintf(stderr, "%s: %s takes on or off, got '%s'\n", gpt_program, a, v ? v : "(nothing)"); ok = 0; }
             else if (!strcmp(a, "--fuse")) o->fuse = on;
             else if (!strcmp(a, "--pin")) o->pin = on;
+            else if (!strcmp(a, "--exact")) o->exact = on;
             else if (!strcmp(a, "--cuda-graphs")) o->cuda_graphs = on;
             else o->decompose = on;
         }

@@ -12,14 +12,18 @@
 #include <math.h>
 #include <string.h>
 
-/* out[N][O] = inp[N][I] w[O][I]^T (+ bias[O]) */
-static void k_matmul(float* out, const float* inp, const float* w, const float* bias, int N, int I, int O) {
+/* out[n][o] = sum over i of inp[n][i] w[o][i] (+ bias[o]), for N rows, O
+   outputs and I terms, each row ld* elements from the next (a block of a
+   larger matrix); with accumulate added to what out holds. Each output is
+   one sum in a fixed order, whatever the block. */
+static void k_matmul_ld(float* out, int ldo, const float* inp, int ldi, const float* w, int ldw, const float* bias, int N, int I, int O,
+                        int accumulate) {
     int n, o, i;
     for (n = 0; n < N; n++) {
-        const float* x = inp + (size_t)n * I;
+        const float* x = inp + (size_t)n * ldi;
         for (o = 0; o < O; o++) {
-            const float* wr = w + (size_t)o * I;
-            float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+            const float* wr = w + (size_t)o * ldw;
+            float s0 = 0, s1 = 0, s2 = 0, s3 = 0, s;
             for (i = 0; i + 3 < I; i += 4) {
                 s0 += x[i] * wr[i];
                 s1 += x[i + 1] * wr[i + 1];
@@ -27,23 +31,35 @@ static void k_matmul(float* out, const float* inp, const float* w, const float* 
                 s3 += x[i + 3] * wr[i + 3];
             }
             for (; i < I; i++) s0 += x[i] * wr[i];
-            out[(size_t)n * O + o] = (s0 + s1) + (s2 + s3) + (bias ? bias[o] : 0.0f);
+            s = (s0 + s1) + (s2 + s3) + (bias ? bias[o] : 0.0f);
+            if (accumulate) out[(size_t)n * ldo + o] += s;
+            else out[(size_t)n * ldo + o] = s;
         }
     }
 }
+/* out[N][O] = inp[N][I] w[O][I]^T (+ bias[O]) */
+static void k_matmul(float* out, const float* inp, const float* w, const float* bias, int N, int I, int O) {
+    k_matmul_ld(out, O, inp, I, w, I, bias, N, I, O, 0);
+}
 
-/* dinp[N][I] = dout[N][O] w[O][I] */
-static void k_matmul_bwd_input(float* dinp, const float* dout, const float* w, int N, int I, int O) {
+/* dinp[n][i] = sum over o of dout[n][o] w[o][i] (o in order), rows ld*
+   elements apart; with accumulate the sum goes on from what dinp holds. */
+static void k_matmul_bwd_input_ld(float* dinp, int ldd, const float* dout, int ldo, const float* w, int ldw, int N, int I, int O,
+                                  int accumulate) {
     int n, o, i;
     for (n = 0; n < N; n++) {
-        float* dx = dinp + (size_t)n * I;
-        memset(dx, 0, sizeof(float) * (size_t)I);
+        float* dx = dinp + (size_t)n * ldd;
+        if (!accumulate) memset(dx, 0, sizeof(float) * (size_t)I);
         for (o = 0; o < O; o++) {
-            float g = dout[(size_t)n * O + o];
-            const float* wr = w + (size_t)o * I;
+            float g = dout[(size_t)n * ldo + o];
+            const float* wr = w + (size_t)o * ldw;
             for (i = 0; i < I; i++) dx[i] += g * wr[i];
         }
     }
+}
+/* dinp[N][I] = dout[N][O] w[O][I] */
+static void k_matmul_bwd_input(float* dinp, const float* dout, const float* w, int N, int I, int O) {
+    k_matmul_bwd_input_ld(dinp, I, dout, O, w, I, N, I, O, 0);
 }
 
 /* dw[O][I] = dout[N][O]^T inp[N][I]; dbias[O] = sum over n of dout (if dbias) */

@@ -12,7 +12,8 @@
    rank's life" below), in straight lines: build the model and the step,
    let the library optimise the step (profile its ops, rewrite it,
    schedule it, plan it, profile it in place, time the two orders side by
-   side), train, evaluate, sample.
+   side, and where the rewritten step runs, the step as written in the
+   library's order beside it), train, evaluate, sample.
 
    What differs between trainers is the table of kernels (gpt_trainer, with
    the memory the tensors live in and the copies to and from it) and how
@@ -73,8 +74,10 @@ typedef struct rank_state {
     cc_backend* be;                        /* the trainer's; NULL when only the graphs are built */
     cc_schedule sched;                     /* of run */
     cc_sched_stats sched_stats;            /* the solve of sched */
-    cc_plan* plan[2];                      /* by order: 0 program (train), 1 the library's (run) */
-    cc_exec* ex[2];
+    cc_plan* plan[3];                      /* by order: 0 program (train), 1 the library's (run); 2 the step as
+                                              written in the library's order (plain), where the rewrites ran */
+    cc_exec* ex[3];
+    cc_schedule plain;                     /* the library's schedule of train, where run is a rewrite of it */
     cc_plan* eval_plan;
     cc_exec* eval_ex;
     snapshot snap;                         /* the state before the first step */
@@ -86,7 +89,7 @@ typedef struct rank_state {
     uint64_t cap;                          /* the transient bytes the step may hold (--memory-cap less the persistent ones); 0: none */
     int program_fits;                      /* program order's predicted activations fit the cap (always without one) */
     float* host;                           /* [the largest parameter shard, or V] the host's side of a copy */
-    cc_exec* checked[2];                   /* --check-step: the executors whose first step ran checked */
+    cc_exec* checked[3];                   /* --check-step: the executors whose first step ran checked */
 } rank_state;
 
 /* Copies between the host and the tensors' memory, through the kernel
@@ -156,9 +159,12 @@ struct shared {
                                       once each order's ops were profiled in place */
     double pred_rewritten_ms, pred_plain_ms;  /* the scheduled step with its rewrites and as written */
     cc_exec_costs costs;           /* the executor's, as profiled */
-    double cal_ms[2], cal_exposed_ms[2];    /* side by side: medians by order */
+    double cal_ms[3], cal_exposed_ms[3];    /* side by side: medians by order (2: the library's order without
+                                               its rewrites, where they ran) */
+    int cal_plain;                 /* cal_ms[2] was measured */
     int n_ops, n_colls;            /* the step as written */
     cc_rewrite_report dec, fus;    /* what decomposition and fusion did */
+    char dec_contexts[2048];       /* the contexts decomposition split, a line each (its report's contexts) */
     int n_ops_run, n_colls_run;    /* the step the library's order runs */
     int moved, n_waits[2];
     double sched_ms, lower_bound_ms;
@@ -258,15 +264,15 @@ static cc_result exec_step(rank_state* s, cc_exec* x) {
     const char* err;
     double t0;
     cc_result rc;
-    if (x != s->eval_ex) place_transients(s, x, x == s->ex[0] ? s->train : s->run);
-    if (s->o->check_step && x != s->eval_ex && x != s->checked[0] && x != s->checked[1]) {
+    if (x != s->eval_ex) place_transients(s, x, x == s->ex[1] ? s->run : s->train);
+    if (s->o->check_step && x != s->eval_ex && x != s->checked[0] && x != s->checked[1] && x != s->checked[2]) {
         /* --check-step: this executor's first step, op by op, every write
            checked against the op's regions (the bound buffers told first) */
         t0 = wall_s();
-        rc = gpt_op_store_bind(&s->train_ops, x == s->ex[0] ? s->train : s->run, x);
+        rc = gpt_op_store_bind(&s->train_ops, x == s->ex[1] ? s->run : s->train, x);
         if (rc == CC_OK) rc = cc_exec_step_checked(x);
         s->wall_ms = (wall_s() - t0) * 1000.0;   /* op by op: slower than a step */
-        s->checked[s->checked[0] ? 1 : 0] = x;
+        s->checked[s->checked[0] ? s->checked[1] ? 2 : 1 : 0] = x;
         if (rc == CC_OK && s->me == 0) s->sh->n_checked++;
         if (rc == CC_OK && s->m.kernels->error && (err = s->m.kernels->error()) != NULL) {
             fprintf(stderr, "%s: rank %d: %s\n", s->sh->tr->program, s->me, err);
@@ -455,10 +461,24 @@ static cc_result rewrite_step(rank_state* s, const cc_sched_desc* sd) {
     cc_comm* world = s->world_comm;
     cc_result rc;
     rd.sched = *sd;
+    rd.exact_only = s->o->exact;   /* the losses stay program order's bit for bit */
     s->run = s->train;
     if (s->o->decompose) {
         if ((rc = cc_graph_decompose(s->m.ctx, s->run, &rd, &s->decomposed, &rep)) != CC_OK) return rc;
-        if (s->me == 0) s->sh->dec = rep;
+        if (s->me == 0) {
+            int i;
+            size_t at = 0, room = sizeof s->sh->dec_contexts;
+            s->sh->dec = rep;
+            s->sh->dec.contexts = NULL;   /* they live with the rank's graph: kept here as text */
+            s->sh->dec_contexts[0] = 0;
+            for (i = 0; i < rep.n_contexts && at < room; i++) {
+                const cc_rewrite_context* c = &rep.contexts[i];
+                int w = snprintf(s->sh->dec_contexts + at, room - at, "    %s along %s in %d chunks (%d ops: %s): judged %.3f ms "
+                                 "faster\n", c->collective, cc_axis_name(c->axis), c->n_chunks, c->n_ops, c->ops, c->gain_us / 1000.0);
+                if (w < 0) break;
+                at += (size_t)w;
+            }
+        }
         if (rep.n_changed > 0) s->run = s->decomposed;   /* else a copy of the step: run the step itself */
     }
     if (s->o->fuse) {
@@ -520,7 +540,7 @@ static cc_result schedule_step(rank_state* s, const cc_sched_desc* sd) {
             s->run = s->train;
             if (s->me == 0) sh->dropped = 1;
         }
-        cc_schedule_release(s->m.ctx, &plain);
+        s->plain = plain;   /* timed beside the rewritten step (plan_steps, compare_orders); zero where dropped */
     }
     if (rc == CC_OK) rc = cc_simulate(s->m.ctx, s->train, prog, n, st0, &mk0);
     /* program order's activations at their peak, and the library's (the
@@ -618,6 +638,15 @@ static cc_result plan_steps(rank_state* s, const cc_sched_desc* sd) {
     rc = cc_plan_create_desc(s->m.ctx, s->run, &pd, &s->plan[1]);
     if (rc == CC_OK) rc = cc_exec_create(s->m.ctx, s->plan[1], s->be, &s->ex[1]);
     if (rc == CC_OK) rc = cc_exec_agree(s->ex[1], world);
+    /* where the rewritten step runs, the step as written in the library's
+       order too, to time the rewrites side by side (compare_orders) */
+    if (rc == CC_OK && s->run != s->train && !s->program_kept && s->plain.order && s->o->compare_steps > 0) {
+        pd.order = s->plain.order;
+        pd.start_us = s->plain.start_us;
+        rc = cc_plan_create_desc(s->m.ctx, s->train, &pd, &s->plan[2]);
+        if (rc == CC_OK) rc = cc_exec_create(s->m.ctx, s->plan[2], s->be, &s->ex[2]);
+        if (rc == CC_OK) rc = cc_exec_agree(s->ex[2], world);
+    }
     if (rc == CC_OK) rc = cc_plan_create(s->m.ctx, s->eval, NULL, &s->eval_plan);
     if (rc == CC_OK) rc = cc_exec_create(s->m.ctx, s->eval_plan, s->be, &s->eval_ex);
     if (rc == CC_OK) rc = cc_exec_agree(s->eval_ex, world);
@@ -768,16 +797,26 @@ static cc_result sum_over(rank_state* s, cc_comm* comm, double* v, int n) {
 }
 
 /* Side by side: the two orders alternately on the same state, each step
-   from the snapshot; the median step time of each. */
+   from the snapshot, after one untimed step each; the median step time of
+   each. Where the library's
+   order runs a rewrite of the step, the step as written in the library's
+   order (ex[2]) takes its turn too, so that the rewrites are timed. */
 static cc_result compare_orders(rank_state* s) {
-    int n = s->o->compare_steps, step, k;
-    cc_graph* graph[2];
-    double* ms = (double*)malloc(sizeof(double) * 4 * (size_t)n);   /* [order][step, exposed][n] */
+    int n = s->o->compare_steps, step, k, n_ex = s->ex[2] ? 3 : 2;
+    cc_graph* graph[3];
+    double* ms = (double*)malloc(sizeof(double) * 6 * (size_t)n);   /* [order][step, exposed][n] */
     cc_result rc = ms ? CC_OK : CC_ERR_OUT_OF_MEMORY;
     graph[0] = s->train;
     graph[1] = s->run;
+    graph[2] = s->train;
+    /* one untimed step each first: an executor's first step may be its
+       first at all (--check-step runs that one op by op) */
+    for (k = 0; k < n_ex && rc == CC_OK; k++) {
+        rc = snap_restore(s, &s->snap);
+        if (rc == CC_OK) rc = run_step(s, s->ex[k], 0, 0, 0, 1);
+    }
     for (step = 0; step < n && rc == CC_OK; step++)
-        for (k = 0; k < 2 && rc == CC_OK; k++) {
+        for (k = 0; k < n_ex && rc == CC_OK; k++) {
             rc = snap_restore(s, &s->snap);
             if (rc == CC_OK) rc = run_step(s, s->ex[k], 0, step, 0, 1);
             if (rc == CC_OK) rc = measure_step(s, s->ex[k], graph[k], &ms[(2 * k) * n + step], &ms[(2 * k + 1) * n + step]);
@@ -786,19 +825,21 @@ static cc_result compare_orders(rank_state* s) {
         /* the library's plan measured slower than program order (the
            medians averaged over the ranks, so every rank decides alike):
            program order trains as the library's */
-        double med[4];
+        double med[6];
         int size = cc_comm_size(s->world_comm) > 0 ? cc_comm_size(s->world_comm) : 1;
-        for (k = 0; k < 2; k++) {
+        for (k = 0; k < n_ex; k++) {
             med[2 * k] = median(&ms[(2 * k) * n], n);
             med[2 * k + 1] = median(&ms[(2 * k + 1) * n], n);
         }
-        rc = sum_over(s, s->world_comm, med, 4);
-        for (k = 0; k < 4; k++) med[k] /= size;
-        if (rc == CC_OK && s->me == 0)
-            for (k = 0; k < 2; k++) {
+        rc = sum_over(s, s->world_comm, med, 2 * n_ex);
+        for (k = 0; k < 2 * n_ex; k++) med[k] /= size;
+        if (rc == CC_OK && s->me == 0) {
+            for (k = 0; k < n_ex; k++) {
                 s->sh->cal_ms[k] = med[2 * k];
                 s->sh->cal_exposed_ms[k] = med[2 * k + 1];
             }
+            s->sh->cal_plain = n_ex == 3;
+        }
         if (rc == CC_OK && med[2] > med[0] && !s->program_kept && s->program_fits) {
             s->program_kept = 2;
             if (s->me == 0) s->sh->kept = 2;
@@ -902,11 +943,12 @@ static void rank_free(rank_state* s) {
     int i;
     cc_exec_destroy(s->eval_ex);
     cc_plan_destroy(s->eval_plan);
-    for (i = 0; i < 2; i++) {
+    for (i = 0; i < 3; i++) {
         cc_exec_destroy(s->ex[i]);
         cc_plan_destroy(s->plan[i]);
     }
     cc_schedule_release(s->m.ctx, &s->sched);
+    cc_schedule_release(s->m.ctx, &s->plain);
     cc_graph_destroy(s->train);
     cc_graph_destroy(s->eval);
     cc_graph_destroy(s->decomposed);
@@ -982,7 +1024,8 @@ static cc_result gpt_rank_main(shared* sh, cc_context* ctx, cc_comm* world, cc_b
                  o->profile_steps, s->program_kept ? "" : " each", o->profile_warmup);
     if (rc == CC_OK) rc = profile_in_place(s);
     if (rc == CC_OK && o->compare_steps > 0) {
-        progress(s, "timing the two orders side by side: %d steps each", o->compare_steps);
+        progress(s, "timing the two orders side by side%s: %d steps each",
+                 s->ex[2] ? " (and the step as written in the library's order)" : "", o->compare_steps);
         rc = compare_orders(s);
     }
 
@@ -1291,6 +1334,7 @@ static void print_report(const shared* sh) {
         printf("  tried: decomposed %d all-reduce(s) with the ops around them into chunks: %d -> %d ops; judged step %.2f -> %.2f ms "
                "(%d candidates screened, %d solved in full)\n", dec->n_changed, dec->n_ops_before, dec->n_ops_after,
                dec->makespan_before_us / 1000.0, dec->makespan_after_us / 1000.0, dec->n_evaluations, dec->n_full_judgements);
+    if (o->decompose) printf("%s", sh->dec_contexts);
     else printf("  decomposition: off\n");
     if (o->fuse)
         printf("  tried: fused collectives into %d bucket(s): %d -> %d collectives, %d -> %d ops; judged step %.2f -> %.2f ms "
@@ -1327,6 +1371,15 @@ static void print_report(const shared* sh) {
         printf("  measured side by side (median of %d steps each, mean over the ranks): %.2f ms -> %.2f ms: %.2fx; exposed communication %.2f -> %.2f ms\n",
                o->compare_steps, sh->cal_ms[0], sh->cal_ms[1], sh->cal_ms[1] > 0 ? sh->cal_ms[0] / sh->cal_ms[1] : 0,
                sh->cal_exposed_ms[0], sh->cal_exposed_ms[1]);
+    if (o->compare_steps > 0 && sh->cal_plain) {
+        /* predicted: as the rewrites judged it, from the durations of the step as written */
+        double before = (o->decompose ? dec->makespan_before_us : fus->makespan_before_us) / 1000.0;
+        double after = (o->fuse ? fus->makespan_after_us : dec->makespan_after_us) / 1000.0;
+        printf("  the rewrites side by side, in the library's order (median of %d steps each, mean over the ranks): the step as "
+               "written %.2f ms -> rewritten %.2f ms: %.2fx (judged %.2f -> %.2f ms: %.2fx); exposed communication %.2f -> "
+               "%.2f ms\n", o->compare_steps, sh->cal_ms[2], sh->cal_ms[1], sh->cal_ms[1] > 0 ? sh->cal_ms[2] / sh->cal_ms[1] : 0,
+               before, after, after > 0 ? before / after : 0, sh->cal_exposed_ms[2], sh->cal_exposed_ms[1]);
+    }
     for (k = 0; k < sh->passes && o->steps > 0; k++) {
         double ms = median_of(sh->step_ms[k], o->steps);
         int ord = sh->pass_order[k] && !(sh->kept >= 2) ? 1 : 0;   /* the order that trained */

@@ -31,11 +31,15 @@
 
    Before scheduling, the library may rewrite the step (the library's order
    only; --decompose, --fuse): the ops around each tensor-parallel
-   all-reduce can run in chunks of token rows (gpt_op_chunk: the rows of the
-   chunk's regions), so it cuts them and the all-reduce into pieces that
-   overlap; the gradients lie back to back in memory, so it can fuse their
-   all-reduces into buckets. Both keep every sum in the same order: the
-   losses stay bit-identical to program order's.
+   all-reduce have split rules (gpt_step.h's gpt_op_split: rows, a matmul's
+   columns and reduction) and chunk kernels for each axis (gpt_cpu_ops.h),
+   so it cuts them and the all-reduce into pieces that overlap; the
+   gradients lie back to back in memory, so it can fuse their all-reduces
+   into buckets. With --exact on (the default) decomposition uses only
+   splits whose chunks compute each output whole (rows, columns), and
+   fusion keeps every sum in the same order: the losses stay bit-identical
+   to program order's. With --exact off it may also split into partial
+   sums, equal within rounding.
 
    What does not depend on where the kernels run is shared with the CUDA
    trainer (train_gpt.cu): configuration, options, data, files and a
@@ -43,7 +47,8 @@
    and graph builder, in ../steps/gpt_step.h); a rank's life
    (gpt_rank_main: build the model and the step, let the library optimise
    the step, train, evaluate, sample) and the host's side in gpt_train.h.
-   Here are only the CPU kernels as ops (the table cpu_kernels) and main,
+   Here are only the table of the CPU kernels as ops (cpu_kernels, from
+   gpt_kernels.h and gpt_cpu_ops.h) and main,
    which starts the ranks: threads of the library's in-process world on its
    CPU backend; built with GPT_MPI (by mpicc: build/train_gpt_mpi), one
    rank per process under mpirun, on MPI communicators.
@@ -59,6 +64,7 @@
 #include "gpt_kernels.h"
 #include "gpt_common.h"
 #include "gpt_train.h"
+#include "gpt_cpu_ops.h"
 
 #include <errno.h>
 #include <math.h>
@@ -69,147 +75,10 @@
 #include <time.h>
 
 
-/* ---- the kernels on the CPU ---------------------------------------------------- */
-/* Each kernel as an op: what in[] and out[] hold, in the record's sizes.
-   Ops that the library may cut into chunks (gpt_add_op's `chunks`) must work
-   row by row: layernorm, matmul, matmul_gelu, residual, matmul_bwd_x,
-   layernorm_bwd. */
-
-/* in: wte [V][C], wpe [T][C], tokens [N]; out: x [N][C]; row n at
-   position (row0 + n) mod T */
-static void run_embed(const gpt_op_args* a, const gpt_op_view* v) {
-    const float *wte = v->in[0], *wpe = v->in[1];
-    const int* tokens = v->in[2];
-    float* x = v->out[0];
-    int n, k;
-    for (n = 0; n < v->N; n++) {
-        const float* te = wte + (size_t)tokens[n] * a->C;
-        const float* pe = wpe + (size_t)((a->row0 + n) % a->T) * a->C;
-        for (k = 0; k < a->C; k++) x[(size_t)n * a->C + k] = te[k] + pe[k];
-    }
-}
-/* in: x [N][C], w [C], b [C]; out: y [N][C], mean [N], rstd [N] */
-static void run_layernorm(const gpt_op_args* a, const gpt_op_view* v) {
-    k_layernorm(v->out[0], v->out[1], v->out[2], v->in[0], v->in[1], v->in[2], v->N, a->C);
-}
-/* in: x [N][C], w [OC][C], bias [OC] or NULL; out: y [N][OC] */
-static void run_matmul(const gpt_op_args* a, const gpt_op_view* v) {
-    k_matmul(v->out[0], v->in[0], v->in[1], v->in[2], v->N, a->C, a->OC);
-}
-/* in: x [N][C], w [OC][C], bias [OC]; out: h [N][OC] (x w^T + bias), u [N][OC] (gelu of h) */
-static void run_matmul_gelu(const gpt_op_args* a, const gpt_op_view* v) {
-    k_matmul(v->out[0], v->in[0], v->in[1], v->in[2], v->N, a->C, a->OC);
-    k_gelu(v->out[1], v->out[0], (size_t)v->N * a->OC);
-}
-/* in: qkv [B T][3 NH HS] (q, k, v blocks; head h at columns h HS of each);
-   out: y [B T][NH HS], att [B][NH][T][T] */
-static void run_attention(const gpt_op_args* a, const gpt_op_view* v) {
-    k_attention(v->out[0], v->out[1], v->in[0], a->B, a->T, a->NH, a->HS);
-}
-/* in: x [N][C], part [N][C], bias [C]; out: y [N][C] = x + (part + bias) */
-static void run_residual(const gpt_op_args* a, const gpt_op_view* v) {
-    const float *x = v->in[0], *part = v->in[1], *bias = v->in[2];
-    float* y = v->out[0];
-    int n, k;
-    for (n = 0; n < v->N; n++)
-        for (k = 0; k < a->C; k++) {
-            size_t i = (size_t)n * a->C + k;
-            y[i] = x[i] + (part[i] + bias[k]);
-        }
-}
-/* in: logits [N][V], targets [N]; out: loss [1] (the mean), dlogits [N][V] or NULL */
-static void run_crossentropy(const gpt_op_args* a, const gpt_op_view* v) {
-    float* loss = v->out[0];
-    loss[0] = (float)k_cross_entropy(v->out[1], v->in[0], v->in[1], v->N, a->V, a->grad_rows ? a->grad_rows : v->N);
-}
-/* in: dy [N][OC], x [N][C]; out: dw [OC][C], dbias [OC] or NULL */
-static void run_matmul_bwd_w(const gpt_op_args* a, const gpt_op_view* v) {
-    k_matmul_bwd_weight(v->out[0], v->out[1], v->in[0], v->in[1], v->N, a->C, a->OC);
-}
-/* in: dy [N][OC], w [OC][C]; out: dx [N][C] */
-static void run_matmul_bwd_x(const gpt_op_args* a, const gpt_op_view* v) {
-    k_matmul_bwd_input(v->out[0], v->in[0], v->in[1], v->N, a->C, a->OC);
-}
-/* in: dy [N][OC], w [OC][C], h [N][C] (GELU's input); out: dh [N][C] */
-static void run_matmul_gelu_bwd_x(const gpt_op_args* a, const gpt_op_view* v) {
-    k_matmul_bwd_input(v->out[0], v->in[0], v->in[1], v->N, a->C, a->OC);
-    k_gelu_bwd(v->out[0], v->out[0], v->in[2], (size_t)v->N * a->C);
-}
-/* in: resid [N][C] or NULL, dy [N][C], x [N][C], mean [N], rstd [N], w [C];
-   out: dx [N][C] (resid + the norm's input gradient), dw [C], db [C]. The
-   weight gradients sum over rows: chunk 0 writes them, later chunks add. */
-static void run_layernorm_bwd(const gpt_op_args* a, const gpt_op_view* v) {
-    k_layernorm_bwd(v->out[0], v->out[1], v->out[2], v->in[0], v->in[1], v->in[2], v->in[3], v->in[4], v->in[5], v->N, a->C,
-                    !v->first);
-}
-/* in: dy [B T][NH HS], att [B][NH][T][T], qkv [B T][3 NH HS]; out: dqkv [B T][3 NH HS] */
-static void run_attention_bwd(const gpt_op_args* a, const gpt_op_view* v) {
-    k_attention_bwd(v->out[0], v->in[0], v->in[1], v->in[2], a->B, a->T, a->NH, a->HS);
-}
-/* in: dx [N][C], tokens [N], dwte [V][C]; out: dwte [V][C], dwpe [T][C];
-   row n at position (row0 + n) mod T. wte's gradient is read as well as
-   written: the token embedding's part accumulates onto the head's, which
-   the op that wrote it left there. dwpe[t] sums the rows at position t in
-   row order (0 where the op has none). */
-static void run_embed_bwd(const gpt_op_args* a, const gpt_op_view* v) {
-    const float* dx = v->in[0];
-    const int* tokens = v->in[1];
-    float *dwte = v->out[0], *dwpe = v->out[1];
-    int n, k, t;
-    for (n = 0; n < v->N; n++) {
-        float* g = dwte + (size_t)tokens[n] * a->C;
-        for (k = 0; k < a->C; k++) g[k] += dx[(size_t)n * a->C + k];
-    }
-    for (t = 0; t < a->T; t++)
-        for (k = 0; k < a->C; k++) {
-            float sum = 0;
-            for (n = ((t - a->row0) % a->T + a->T) % a->T; n < v->N; n += a->T) sum += dx[(size_t)n * a->C + k];
-            dwpe[(size_t)t * a->C + k] = sum;
-        }
-}
-/* in: g [n]; out: its slot of sumsq [1] (float64): the squared norm, 0 where
-   it does not count on this rank (replicated tensors count on TP rank 0) */
-static void run_sumsq(const gpt_op_args* a, const gpt_op_view* v) {
-    const float* g = v->in[0];
-    double* slot = v->out[0];
-    double sum = 0;
-    size_t i;
-    if (a->counted)
-        for (i = 0; i < a->n; i++) sum += (double)g[i] * g[i];
-    slot[0] = sum;
-}
-/* in: sumsq [n] (float64); out: normsq [1], their sum */
-static void run_grad_norm(const gpt_op_args* a, const gpt_op_view* v) {
-    const double* sumsq = v->in[0];
-    double* normsq = v->out[0];
-    double sum = 0;
-    size_t i;
-    for (i = 0; i < a->n; i++) sum += sumsq[i];
-    normsq[0] = sum;
-}
-/* in: g [n], normsq [1] (the global one), the step (gpt_adamw_step); out: param [n], m [n], v [n].
-   The gradient is clipped to norm 1 by scaling. */
-static void run_adamw(const gpt_op_args* a, const gpt_op_view* v) {
-    const double* normsq = v->in[1];
-    const gpt_adamw_step* st = (const gpt_adamw_step*)v->in[2];
-    double norm = sqrt(normsq[0]), coef = 1.0 / (norm + 1e-6);
-    float scale = (float)(coef < 1.0 ? coef : 1.0);
-    k_adamw(v->out[0], v->out[1], v->out[2], v->in[0], a->n, scale, st->lr, 0.9f, 0.95f, 1e-8f, a->weight_decay, st->t);
-}
-
-
 /* This trainer's kernels, which the graph builder (../steps/gpt_step.h)
    gives the ops; its tensors are in the host's memory. */
 static const gpt_kernel_table cpu_kernels = {
-    {
-        [GPT_OP_EMBED] = run_embed, [GPT_OP_LAYERNORM] = run_layernorm, [GPT_OP_MATMUL] = run_matmul,
-        [GPT_OP_MATMUL_GELU] = run_matmul_gelu, [GPT_OP_ATTENTION] = run_attention, [GPT_OP_RESIDUAL] = run_residual,
-        [GPT_OP_CROSSENTROPY] = run_crossentropy, [GPT_OP_MATMUL_BWD_W] = run_matmul_bwd_w,
-        [GPT_OP_MATMUL_BWD_X] = run_matmul_bwd_x, [GPT_OP_MATMUL_GELU_BWD_X] = run_matmul_gelu_bwd_x,
-        [GPT_OP_LAYERNORM_BWD] = run_layernorm_bwd, [GPT_OP_ATTENTION_BWD] = run_attention_bwd,
-        [GPT_OP_EMBED_BWD] = run_embed_bwd, [GPT_OP_SUMSQ] = run_sumsq, [GPT_OP_GRAD_NORM] = run_grad_norm,
-        [GPT_OP_ADAMW] = run_adamw,
-    },
+    GPT_CPU_OPS,
     host_alloc_zeroed,   /* gpt_train.h's host memory */
     free,
     host_copy,

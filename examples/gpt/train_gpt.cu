@@ -18,12 +18,17 @@
 
    Kernels, on the op's stream (the backend's cudaStream_t):
    - matmuls through cuBLAS (cublasGemmEx, compute in float32: no TF32),
-     except the ops the library may cut into chunks of rows (gpt_op_args
-     .chunked: proj, fcproj and the input gradients of fc and attn), which
-     run a tiled kernel of this file whose every output element is one
-     sum in a fixed order, so that a chunk's rows come out bit-identical to
-     the whole op's and the library's rewrites change no number;
-   - attention (never cut into chunks) from cuBLAS strided-batched GEMMs
+     except the ops with a split rule, which the library may cut into
+     chunks (gpt_op_args.chunked: proj, fcproj and the input gradients of
+     fc and attn; gpt_step.h's gpt_op_split): whole and in chunks of rows
+     or of columns they run a tiled kernel of this file whose every output
+     element is one sum in a fixed order, given the chunk's block through
+     offsets and leading dimensions, so that a chunk comes out
+     bit-identical to the whole op's and the library's rewrites change no
+     number; a chunk of the reduction (a partial sum, used only where the
+     trainer runs with --exact off) is cuBLAS on the block (offsets and
+     leading dimensions), beta 1 after the first chunk;
+   - attention (cut only by sequences) from cuBLAS strided-batched GEMMs
      over the heads, bfloat16 tensor cores with --dtype bf16, with causal
      softmax kernels of this file; the probabilities are kept as the CPU's
      k_attention keeps them (attention_gemm_fwd, _bwd);
@@ -274,14 +279,17 @@ __global__ void __launch_bounds__(1024) layernorm_bwd_w_cols_kernel(void* dw, vo
 }
 
 /* y[n][j] = sum over k of x[n][k] * W(j, k) (+ bias[j]), W(j, k) = w[j][k]
-   (trans_w 0) or w[k][j] (trans_w 1; w then has J columns). 64 x 64 tiles,
-   each thread 4 x 4 outputs; every output is one sum over k in increasing
-   order, whatever N, so a chunk of rows gives the whole op's bits. With
-   round_in, operands are rounded to bfloat16 first. */
+   (trans_w 0) or w[k][j] (trans_w 1), for n < N, j < J, k < K; rows of x,
+   w and y are ldx, ldw and ldy elements apart, so that x, w and y may be
+   blocks of larger matrices (a chunk of columns). 64 x 64 tiles, each
+   thread 4 x 4 outputs; every output is one sum over k in increasing
+   order, whatever N and J, so a chunk of rows or of columns gives the
+   whole op's bits. With round_in, operands are rounded to bfloat16
+   first. */
 #define TM 64
 #define TK 16
 __global__ void matmul_tiled_kernel(void* y, int y_bf, const float* x, const float* w, const float* bias, int N, int K, int J,
-                                    int trans_w, int round_in) {
+                                    int trans_w, int round_in, int ldx, int ldw, int ldy) {
     __shared__ float xs[TK][TM + 1];
     __shared__ float ws[TK][TM + 1];
     int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
@@ -290,10 +298,10 @@ __global__ void matmul_tiled_kernel(void* y, int y_bf, const float* x, const flo
     for (int k0 = 0; k0 < K; k0 += TK) {
         for (int i = threadIdx.x; i < TM * TK; i += 256) {
             int r = i / TK, kk = i % TK, n = n0 + r, k = k0 + kk;
-            float xv = n < N && k < K ? x[(size_t)n * K + k] : 0.0f;
+            float xv = n < N && k < K ? x[(size_t)n * ldx + k] : 0.0f;
             int j = j0 + r;
             float wv = 0.0f;
-            if (j < J && k < K) wv = trans_w ? w[(size_t)k * J + j] : w[(size_t)j * K + k];
+            if (j < J && k < K) wv = trans_w ? w[(size_t)k * ldw + j] : w[(size_t)j * ldw + k];
             if (round_in) { xv = round_bf16(xv); wv = round_bf16(wv); }
             xs[kk][r] = xv;
             ws[kk][r] = wv;
@@ -307,7 +315,7 @@ __global__ void matmul_tiled_kernel(void* y, int y_bf, const float* x, const flo
     for (int a = 0; a < 4; a++)
         for (int b = 0; b < 4; b++) {
             int n = n0 + ty * 4 + a, j = j0 + tx * 4 + b;
-            if (n < N && j < J) st(y, (size_t)n * J + j, y_bf, acc[a][b] + (bias ? bias[j] : 0.0f));
+            if (n < N && j < J) st(y, (size_t)n * ldy + j, y_bf, acc[a][b] + (bias ? bias[j] : 0.0f));
         }
 }
 
@@ -654,12 +662,13 @@ __global__ void adamw_kernel(float* p, float* m, float* v, const void* g, int g_
 }
 
 /* ---- matmuls ------------------------------------------------------------------ */
-/* Column-major C[m][n] = op(A) op(B) (beta 0) with cuBLAS on stream s; with
-   --dtype bf16 the float32 operands go through the rank's bfloat16 scratch. */
-static void gemm(cudaStream_t s, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const float* A, size_t a_elems,
-                 int lda, const float* B, size_t b_elems, int ldb, void* C, int c_bf, int ldc) {
+/* Column-major C[m][n] = op(A) op(B) + beta C with cuBLAS on stream s; with
+   --dtype bf16 the float32 operands go through the rank's bfloat16 scratch
+   (a_elems, b_elems: the elements from A and B up to the last one used). */
+static void gemm_beta(cudaStream_t s, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const float* A, size_t a_elems,
+                      int lda, const float* B, size_t b_elems, int ldb, void* C, int c_bf, int ldc, float beta) {
     gpu_rank* r = g_rank;
-    const float one = 1.0f, zero = 0.0f;
+    const float one = 1.0f;
     const void *a = A, *b = B;
     cudaDataType_t in = CUDA_R_32F;
     /* cublasSetStream resets the workspace to cuBLAS's pool: set ours again */
@@ -677,9 +686,13 @@ static void gemm(cudaStream_t s, cublasOperation_t ta, cublasOperation_t tb, int
         b = r->opb;
         in = CUDA_R_16BF;
     }
-    blas_ok(cublasGemmEx(r->blas, ta, tb, m, n, k, &one, a, in, lda, b, in, ldb, &zero, C, c_bf ? CUDA_R_16BF : CUDA_R_32F, ldc,
+    blas_ok(cublasGemmEx(r->blas, ta, tb, m, n, k, &one, a, in, lda, b, in, ldb, &beta, C, c_bf ? CUDA_R_16BF : CUDA_R_32F, ldc,
                          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
             "cublasGemmEx");
+}
+static void gemm(cudaStream_t s, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const float* A, size_t a_elems,
+                 int lda, const float* B, size_t b_elems, int ldb, void* C, int c_bf, int ldc) {
+    gemm_beta(s, ta, tb, m, n, k, A, a_elems, lda, B, b_elems, ldb, C, c_bf, ldc, 0.0f);
 }
 /* y[N][OC] = x[N][C] w[OC][C]^T (no bias) */
 static void matmul_fwd(cudaStream_t s, void* y, int y_bf, const float* x, const float* w, int N, int C, int OC) {
@@ -711,11 +724,15 @@ static int bgemm(cudaStream_t s, cublasOperation_t ta, cublasOperation_t tb, int
      backward: dV = att^T dO, dP = dO V^T, dS = att (dP - rowsum(att dP))
                scale, dQ = dS K, dK = dS^T Q.
    The full T x T products are computed and the softmax zeroes what lies
-   past each query. Used for the attention ops only: the step builder never
-   lets the library cut them into chunks (gpt_add_attention and
-   gpt_add_attention_bwd add them whole), so the bits do not depend on the
-   order the library picks; cuBLAS gives the same bits every run on one GPU
-   model with a fixed workspace. The reference is the warp-per-row kernels
+   past each query. Used for the attention ops only. Their split rule
+   (gpt_step.h's "attention_seqs") lets the library cut them by sequences:
+   a chunk runs the same path as the whole op (chosen by the whole op's
+   sizes) on its sequences. The warp-per-row kernels give each row the
+   whole op's bits; cuBLAS gives the same bits every run on one GPU model
+   with a fixed workspace, but another batch count may pick another
+   algorithm, so a chunk's bits are not promised to be the whole op's
+   (these ops are next to no collective: no context the library splits
+   holds them in these layouts). The reference is the warp-per-row kernels
    above (TRAIN_GPT_CUDA_EXACT=1), with fewer roundings in float32: the two
    agree within rounding, and bfloat16 rounds q, k, v, dy, att and dS. */
 static int attention_fits(const gpt_op_args* a) {
@@ -813,32 +830,58 @@ static void run_layernorm(const gpt_op_args* a, const gpt_op_view* v) {
         layernorm_kernel<<<v->N, THREADS, 0, STREAM(v)>>>((float*)v->out[0], (float*)v->out[1], (float*)v->out[2],
                                                            (const float*)v->in[0], (const float*)v->in[1], (const float*)v->in[2], a->C);
 }
-/* in: x, w, bias or NULL; out: y (bfloat16 for the partial sums with --dtype bf16) */
+/* Element i of a tensor of floats (float32) or of bfloat16 (bf). */
+static void* elem_at(void* p, size_t i, int bf) { return (char*)p + i * (bf ? sizeof(bf16) : sizeof(float)); }
+
+/* in: x, w, bias or NULL; out: y (bfloat16 for the partial sums with --dtype bf16). An op with a split
+   rule (a->chunked) runs the tiled kernel, whole or for a chunk of rows or columns (the same bits for each
+   element), or cuBLAS for a chunk of the reduction (x's and w's columns [lo, hi), with beta 1 after the
+   first chunk: a partial sum). */
 static void run_matmul(const gpt_op_args* a, const gpt_op_view* v) {
-    int y_bf = bf_of(a->out[0]);
+    int y_bf = bf_of(a->out[0]), lo = v->lo, nc = v->hi - v->lo, C = a->C, OC = a->OC;
+    const float *x = (const float*)v->in[0], *w = (const float*)v->in[1], *bias = (const float*)v->in[2];
     if (v->N <= 0) return;
-    if (a->chunked) {          /* the same bits for a chunk's rows as for the whole op's */
-        matmul_tiled_kernel<<<tiles(v->N, a->OC), THREADS, 0, STREAM(v)>>>(v->out[0], y_bf, (const float*)v->in[0],
-                                                                         (const float*)v->in[1], (const float*)v->in[2], v->N, a->C,
-                                                                         a->OC, 0, g_rank->bf16);
+    if (a->chunked && v->axis == CC_AXIS_COLS) {
+        matmul_tiled_kernel<<<tiles(v->N, nc), THREADS, 0, STREAM(v)>>>(elem_at(v->out[0], (size_t)lo, y_bf), y_bf, x,
+                                                                       w + (size_t)lo * C, bias ? bias + lo : NULL, v->N, C, nc, 0,
+                                                                       g_rank->bf16, C, C, OC);
         return;
     }
-    matmul_fwd(STREAM(v), v->out[0], y_bf, (const float*)v->in[0], (const float*)v->in[1], v->N, a->C, a->OC);
-    if (v->in[2]) add_bias_kernel<<<blocks_for((size_t)v->N * a->OC), THREADS, 0, STREAM(v)>>>((float*)v->out[0], (const float*)v->in[2], v->N, a->OC);
+    if (a->chunked && v->axis == CC_AXIS_REDUCE) {   /* no bias: the rule declares the reduction only without one */
+        gemm_beta(STREAM(v), CUBLAS_OP_T, CUBLAS_OP_N, OC, v->N, nc, w + lo, (size_t)(OC - 1) * C + nc, C, x + lo,
+                  (size_t)(v->N - 1) * C + nc, C, v->out[0], y_bf, OC, v->first ? 0.0f : 1.0f);
+        return;
+    }
+    if (a->chunked) {          /* the same bits for a chunk's rows as for the whole op's */
+        matmul_tiled_kernel<<<tiles(v->N, OC), THREADS, 0, STREAM(v)>>>(v->out[0], y_bf, x, w, bias, v->N, C, OC, 0, g_rank->bf16, C,
+                                                                       C, OC);
+        return;
+    }
+    matmul_fwd(STREAM(v), v->out[0], y_bf, x, w, v->N, C, OC);
+    if (bias) add_bias_kernel<<<blocks_for((size_t)v->N * OC), THREADS, 0, STREAM(v)>>>((float*)v->out[0], bias, v->N, OC);
 }
 static void run_matmul_gelu(const gpt_op_args* a, const gpt_op_view* v) {
     matmul_fwd(STREAM(v), v->out[0], 0, (const float*)v->in[0], (const float*)v->in[1], v->N, a->C, a->OC);
     bias_gelu_kernel<<<blocks_for((size_t)v->N * a->OC), THREADS, 0, STREAM(v)>>>((float*)v->out[0], (float*)v->out[1],
                                                                                  (const float*)v->in[2], v->N, a->OC);
 }
+/* The op's record for the view's sequences (the whole op's, or a chunk's
+   of its split rule: v->N / T of them). */
+static gpt_op_args seqs_of(const gpt_op_args* a, const gpt_op_view* v) {
+    gpt_op_args c = *a;
+    c.B = v->N / a->T;
+    return c;
+}
 static void run_attention(const gpt_op_args* a, const gpt_op_view* v) {
+    gpt_op_args c = seqs_of(a, v);
+    if (c.B <= 0) return;
     if (attention_fits(a)) {
-        attention_gemm_fwd(STREAM(v), (float*)v->out[0], (float*)v->out[1], (const float*)v->in[0], a);
+        attention_gemm_fwd(STREAM(v), (float*)v->out[0], (float*)v->out[1], (const float*)v->in[0], &c);
         return;
     }
-    size_t rows = (size_t)a->B * a->NH * a->T;
+    size_t rows = (size_t)c.B * a->NH * a->T;
     attention_kernel<<<(unsigned)((rows + 7) / 8), THREADS, 0, STREAM(v)>>>((float*)v->out[0], (float*)v->out[1],
-                                                                           (const float*)v->in[0], a->B, a->T, a->NH, a->HS);
+                                                                           (const float*)v->in[0], c.B, a->T, a->NH, a->HS);
 }
 static void run_residual(const gpt_op_args* a, const gpt_op_view* v) {
     residual_kernel<<<blocks_for((size_t)v->N * a->C), THREADS, 0, STREAM(v)>>>((float*)v->out[0], (const float*)v->in[0], v->in[1],
@@ -861,15 +904,29 @@ static void run_matmul_bwd_w(const gpt_op_args* a, const gpt_op_view* v) {
         bias_grad_kernel<<<blocks_for((size_t)a->OC), THREADS, 0, STREAM(v)>>>(v->out[1], bf_of(a->out[1]), (const float*)v->in[0], v->N,
                                                                                a->OC);
 }
+/* in: dy [N][OC], w [OC][C]; out: dx [N][C]. With a split rule as run_matmul: the tiled kernel whole or for
+   a chunk of rows or of columns (dx's and w's [lo, hi)), cuBLAS for a chunk of the reduction (dy's columns
+   and w's rows [lo, hi)). */
 static void run_matmul_bwd_x(const gpt_op_args* a, const gpt_op_view* v) {
-    int dx_bf = bf_of(a->out[0]);
+    int dx_bf = bf_of(a->out[0]), lo = v->lo, nc = v->hi - v->lo, C = a->C, OC = a->OC;
+    const float *dy = (const float*)v->in[0], *w = (const float*)v->in[1];
     if (v->N <= 0) return;
-    if (a->chunked) {
-        matmul_tiled_kernel<<<tiles(v->N, a->C), THREADS, 0, STREAM(v)>>>(v->out[0], dx_bf, (const float*)v->in[0],
-                                                                        (const float*)v->in[1], NULL, v->N, a->OC, a->C, 1, g_rank->bf16);
+    if (a->chunked && v->axis == CC_AXIS_COLS) {
+        matmul_tiled_kernel<<<tiles(v->N, nc), THREADS, 0, STREAM(v)>>>(elem_at(v->out[0], (size_t)lo, dx_bf), dx_bf, dy, w + lo, NULL,
+                                                                       v->N, OC, nc, 1, g_rank->bf16, OC, C, C);
         return;
     }
-    matmul_bwd_x(STREAM(v), v->out[0], dx_bf, (const float*)v->in[0], (const float*)v->in[1], v->N, a->C, a->OC);
+    if (a->chunked && v->axis == CC_AXIS_REDUCE) {
+        gemm_beta(STREAM(v), CUBLAS_OP_N, CUBLAS_OP_N, C, v->N, nc, w + (size_t)lo * C, (size_t)nc * C, C, dy + lo,
+                  (size_t)(v->N - 1) * OC + nc, OC, v->out[0], dx_bf, C, v->first ? 0.0f : 1.0f);
+        return;
+    }
+    if (a->chunked) {
+        matmul_tiled_kernel<<<tiles(v->N, C), THREADS, 0, STREAM(v)>>>(v->out[0], dx_bf, dy, w, NULL, v->N, OC, C, 1, g_rank->bf16, OC,
+                                                                      C, C);
+        return;
+    }
+    matmul_bwd_x(STREAM(v), v->out[0], dx_bf, dy, w, v->N, C, OC);
 }
 static void run_matmul_gelu_bwd_x(const gpt_op_args* a, const gpt_op_view* v) {
     matmul_bwd_x(STREAM(v), v->out[0], 0, (const float*)v->in[0], (const float*)v->in[1], v->N, a->C, a->OC);
@@ -894,17 +951,19 @@ static void run_layernorm_bwd(const gpt_op_args* a, const gpt_op_view* v) {
                                                                                a->C, !v->first);
 }
 static void run_attention_bwd(const gpt_op_args* a, const gpt_op_view* v) {
+    gpt_op_args c = seqs_of(a, v);
+    if (c.B <= 0) return;
     if (attention_fits(a)) {
-        attention_gemm_bwd(STREAM(v), (float*)v->out[0], (const float*)v->in[0], (const float*)v->in[1], (const float*)v->in[2], a);
+        attention_gemm_bwd(STREAM(v), (float*)v->out[0], (const float*)v->in[0], (const float*)v->in[1], (const float*)v->in[2], &c);
         return;
     }
-    size_t rows = (size_t)a->B * a->NH * a->T;
+    size_t rows = (size_t)c.B * a->NH * a->T;
     attention_bwd_q_kernel<<<(unsigned)((rows + ATT_WARPS - 1) / ATT_WARPS), 32 * ATT_WARPS, 0, STREAM(v)>>>(
-        (float*)v->out[0], g_rank->dots, (const float*)v->in[0], (const float*)v->in[1], (const float*)v->in[2], a->B, a->T, a->NH,
+        (float*)v->out[0], g_rank->dots, (const float*)v->in[0], (const float*)v->in[1], (const float*)v->in[2], c.B, a->T, a->NH,
         a->HS);
     attention_bwd_kv_kernel<<<(unsigned)((rows + 7) / 8), THREADS, 0, STREAM(v)>>>((float*)v->out[0], g_rank->dots,
                                                                                   (const float*)v->in[0], (const float*)v->in[1],
-                                                                                  (const float*)v->in[2], a->B, a->T, a->NH, a->HS);
+                                                                                  (const float*)v->in[2], c.B, a->T, a->NH, a->HS);
 }
 static void run_embed_bwd(const gpt_op_args* a, const gpt_op_view* v) {
     size_t V = gpt_tensor_elems(a->out[0]) / (size_t)a->C;

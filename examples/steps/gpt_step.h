@@ -236,9 +236,10 @@ typedef struct gpt_step_desc {
     const int* bucket_of;
     int n_bucket_of;
     int grad_sync;             /* GPT_SYNC_AFTER_BACKWARD (0) or GPT_SYNC_WHEN_READY */
-    /* Sizes only: give the ops the library may cut into chunks a fn and a
-       chunk_fn that do nothing, so that cc_graph_decompose can split them
-       in a plan that is only simulated; 0: no op gets a fn. */
+    /* Sizes only: give the ops the library may cut into chunks (those with
+       a split rule, gpt_op_split) a fn and a part_fn that do nothing, so
+       that cc_graph_decompose can split them in a plan that is only
+       simulated; 0: no op gets a fn. */
     int chunk_stubs;
     /* The training step's buffers that live within the step placed by the
        library (cc_graph_add_transient), so that a schedule's memory can be
@@ -407,8 +408,8 @@ enum gpt_op_kind {
 };
 
 typedef struct gpt_op_view gpt_op_view;
-/* The work of one op (or of one chunk of it, v's rows): a's tensors as v
-   gives them, on v's stream. */
+/* The work of one op (or of one chunk of it: v's axis and part): a's
+   tensors as v gives them, on v's stream. */
 typedef void (*gpt_kernel_fn)(const gpt_op_args* a, const gpt_op_view* v);
 
 typedef struct gpt_kernel_table {
@@ -906,15 +907,22 @@ GPT_STEP_FN cc_result gpt_step_plan_comms(gpt_model* s) {
 #define GPT_OP_MAX_IN 8
 #define GPT_OP_MAX_OUT 3
 
-/* An op's tensors for one chunk: rows [c R/n, (c+1) R/n) of each tensor of
-   R rows (the rows the library gives the chunk's regions), all of a tensor
-   without rows; N, the rows of tokens of the chunk. The whole op is chunk 0
-   of 1. */
+/* An op's tensors for its work or for one chunk of it (gpt_op_split:
+   the axes the library may split it along). axis CC_AXIS_ROWS: each tensor
+   of R rows starts at the chunk's first row (of the rule's extent E along
+   rows, chunk [lo, hi) starts at row R lo / E) and N is the chunk's rows of
+   tokens; a tensor without rows is whole. The other axes: every tensor
+   whole (its first element), N the op's, and the chunk is [lo, hi) of that
+   axis (CC_AXIS_COLS: output columns; CC_AXIS_REDUCE: the terms of each
+   output's sum; CC_AXIS_HEADS: attention heads). The whole op is rows
+   [0, E). */
 struct gpt_op_view {
     void* stream;                  /* the op's stream (the backend's): where a device kernel runs */
     int N;
-    int first;                     /* chunk 0 of an op that does not accumulate: outputs summed over
-                                      rows are overwritten, not added to */
+    int first;                     /* the first chunk of an op that does not accumulate: outputs summed over
+                                      chunks (a partial sum) are overwritten, not added to */
+    int axis;                      /* cc_axis */
+    int lo, hi;                    /* the chunk's part of that axis */
     const void* in[GPT_OP_MAX_IN];
     void* out[GPT_OP_MAX_OUT];
 };
@@ -936,8 +944,9 @@ struct gpt_op_args {
                                       mod T); with sequence parallelism the rank's first, else 0 */
     int grad_rows;                 /* cross-entropy: the rows its gradient is a mean over (the micro-batch's, all
                                       TP ranks' with sequence parallelism); 0: the op's own */
-    int chunked;                   /* the library may run the op in chunks of rows (gpt_add_op's chunks): its
-                                      kernel must give each row the same result whatever the chunk */
+    int chunked;                   /* the op has a split rule (gpt_op_split; gpt_add_op's chunks): the library
+                                      may run it in chunks along the rule's axes, and its kernels must give each
+                                      output element of a row or column chunk the bits of the whole op's */
     /* Where each tensor (in[0..], then out[0..]) is in the graph: its
        region's buffer (index + 1; 0: none) and offset there; and, for a
        transient buffer, its address in the executor about to run
@@ -948,43 +957,204 @@ struct gpt_op_args {
     void* at[GPT_OP_MAX_IN + GPT_OP_MAX_OUT];
 };
 
-GPT_STEP_FN void* gpt_rows_of(const gpt_tensor* t, void* at, int chunk, int n_chunks) {
-    char* base;
-    if (!t) return NULL;
-    base = at ? (char*)at : (char*)t->p;
-    if (t->rows == 0) return base;
-    return base + t->bytes / t->rows * (size_t)(t->rows * (uint64_t)chunk / (uint64_t)n_chunks);
+/* ---- split rules: how the library may cut an op into chunks ------------------
+   gpt_add_op gives an op added with chunks the rule of its kind
+   (gpt_op_split), and its work for one chunk (gpt_op_part: the record's
+   kernel on the chunk's view). The trainers' tensors are row-major, one
+   row per token; a weight w of a matmul is stored [OC][C] (out features
+   first), as llm.c and PyTorch keep it.
+   - matmul y[N][OC] = x[N][C] w^T (+ bias): the user rule "matmul_xwt"
+     (the built-in matmul rule reads its B as a row-major [C][OC], which
+     w^T is not: a block of y's columns reads a block of w's rows). Rows:
+     x's and y's. Columns: y's, with w's rows and bias's elements. The
+     reduction (C), for a matmul without bias: x's and w's columns, y a
+     partial sum;
+   - matmul_bwd_x dx[N][C] = dy[N][OC] w[OC][C]: the built-in matmul rule
+     (A = dy, B = w): rows of dy and dx; columns of w and dx; the reduction
+     (OC): columns of dy and rows of w, dx a partial sum;
+   - residual: the built-in row-wise rule;
+   - layernorm_bwd: the user rule "layernorm_bwd": rows of every tensor
+     that has rows (dx and its inputs), the weight and the gradients read
+     to accumulate whole, the weight's and bias's gradients partial sums
+     over the rows;
+   - attention and its backward: the user rule "attention_seqs", by
+     sequences (the rows axis's extent is the B sequences): a chunk's
+     query rows with every key and value they attend to, its rows of qkv,
+     y (dqkv) and of the probabilities [B][heads][T][T]. (The built-in
+     attention rule takes Q, K and V as three reads and one write; these
+     ops read one qkv tensor and write the probabilities too.)
+   The ops added with chunks are those next to a tensor-parallel
+   all-reduce, whose outputs are partial sums the all-reduce adds up: so
+   their reductions are declared too; a rewrite told to keep results
+   bit-identical (cc_rewrite_desc.exact_only) never uses a split with a
+   partial sum. Row and column chunks run the kernels of the whole op on a
+   block: bit-identical to it on both trainers. */
+
+/* Region r of R rows (contiguous): rows [r0, r1). */
+GPT_STEP_FN void gpt_cut_rows(cc_region* r, uint64_t R, uint64_t r0, uint64_t r1) {
+    uint64_t row = r->n_bytes / R;
+    r->offset_bytes += r0 * row;
+    r->n_bytes = (r1 - r0) * row;
+    r->split_rows = r->split_rows ? r1 - r0 : 0;
+    r->n_rows = 0;
+    r->stride_bytes = 0;
+}
+/* Region r of R rows of `cols` elements (contiguous): columns [c0, c1) of
+   every row, strided where R > 1. */
+GPT_STEP_FN void gpt_cut_cols(cc_region* r, uint64_t R, uint64_t cols, uint64_t c0, uint64_t c1) {
+    uint64_t row = r->n_bytes / R, esz = row / cols;
+    r->offset_bytes += c0 * esz;
+    r->n_bytes = (c1 - c0) * esz;
+    r->split_rows = 0;
+    r->n_rows = R > 1 ? R : 0;
+    r->stride_bytes = R > 1 ? row : 0;
 }
 
-GPT_STEP_FN gpt_op_view gpt_view_of(const gpt_op_args* a, int chunk, int n_chunks) {
+/* "matmul_xwt": reads x, w (and bias), writes y; see above. */
+static int gpt_split_matmul_xwt(void* user_data, const cc_split_chunk* ch, cc_region* rd, int n_reads, cc_region* wr, int n_writes,
+                                int* partial) {
+    const gpt_op_args* a = (const gpt_op_args*)user_data;
+    uint64_t N = (uint64_t)a->N, C = (uint64_t)a->C, OC = (uint64_t)a->OC;
+    if (n_reads < 2 || n_writes != 1) return 1;
+    switch (ch->axis) {
+    case CC_AXIS_ROWS:
+        gpt_cut_rows(&rd[0], N, ch->begin, ch->end);
+        gpt_cut_rows(&wr[0], N, ch->begin, ch->end);
+        return 0;
+    case CC_AXIS_COLS:
+        gpt_cut_rows(&rd[1], OC, ch->begin, ch->end);
+        if (n_reads > 2) gpt_cut_rows(&rd[2], OC, ch->begin, ch->end);
+        gpt_cut_cols(&wr[0], N, OC, ch->begin, ch->end);
+        return 0;
+    case CC_AXIS_REDUCE:
+        if (n_reads > 2) return 1;   /* the bias would be added by one chunk: not declared */
+        gpt_cut_cols(&rd[0], N, C, ch->begin, ch->end);
+        gpt_cut_cols(&rd[1], OC, C, ch->begin, ch->end);
+        partial[0] = 1;
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+/* The length of record a's rows axis: its sequences (attention) or its
+   rows of tokens. */
+GPT_STEP_FN uint64_t gpt_rows_extent(const gpt_op_args* a) {
+    return a->kind == GPT_OP_ATTENTION || a->kind == GPT_OP_ATTENTION_BWD ? (uint64_t)a->B : (uint64_t)a->N;
+}
+
+/* "layernorm_bwd", "attention_seqs" (any op cut in rows whose outputs
+   without rows are sums over them): each tensor of R rows cut in rows (a
+   chunk [b, e) of the axis's extent E: rows [R b / E, R e / E)), the
+   others read whole, written as partial sums. */
+static int gpt_split_rows_partial(void* user_data, const cc_split_chunk* ch, cc_region* rd, int n_reads, cc_region* wr, int n_writes,
+                                  int* partial) {
+    const gpt_op_args* a = (const gpt_op_args*)user_data;
+    uint64_t E = gpt_rows_extent(a), R;
+    int i, q = 0;
+    if (ch->axis != CC_AXIS_ROWS || !E) return 1;
+    for (i = 0; i < GPT_OP_MAX_IN; i++)
+        if (a->in[i]) {
+            if (q >= n_reads) return 1;
+            if ((R = a->in[i]->rows) != 0) gpt_cut_rows(&rd[q], R, R * ch->begin / E, R * ch->end / E);
+            q++;
+        }
+    for (i = 0, q = 0; i < GPT_OP_MAX_OUT; i++)
+        if (a->out[i]) {
+            if (q >= n_writes) return 1;
+            if ((R = a->out[i]->rows) != 0) gpt_cut_rows(&wr[q], R, R * ch->begin / E, R * ch->end / E);
+            else partial[q] = 1;
+            q++;
+        }
+    return 0;
+}
+
+/* The split rule of an op of record a, by its kind (see above); 0 for a
+   kind that has none. The rule's user_data is a (the store owns it). */
+GPT_STEP_FN int gpt_op_split(const gpt_op_args* a, cc_split* sp) {
+    memset(sp, 0, sizeof *sp);
+    sp->extent[CC_AXIS_ROWS] = gpt_rows_extent(a);
+    switch (a->kind) {
+    case GPT_OP_MATMUL:
+        sp->kind = CC_SPLIT_USER;
+        sp->name = "matmul_xwt";
+        sp->fn = gpt_split_matmul_xwt;
+        sp->extent[CC_AXIS_COLS] = (uint64_t)a->OC;
+        sp->axes = 1u << CC_AXIS_ROWS | 1u << CC_AXIS_COLS;
+        if (!a->in[2]) {
+            sp->extent[CC_AXIS_REDUCE] = (uint64_t)a->C;
+            sp->axes |= 1u << CC_AXIS_REDUCE;
+        }
+        break;
+    case GPT_OP_MATMUL_BWD_X:
+        sp->kind = CC_SPLIT_MATMUL;
+        sp->extent[CC_AXIS_COLS] = (uint64_t)a->C;
+        sp->extent[CC_AXIS_REDUCE] = (uint64_t)a->OC;
+        break;
+    case GPT_OP_RESIDUAL:
+        sp->kind = CC_SPLIT_ROWWISE;
+        break;
+    case GPT_OP_LAYERNORM_BWD:
+    case GPT_OP_ATTENTION:
+    case GPT_OP_ATTENTION_BWD:
+        sp->kind = CC_SPLIT_USER;
+        sp->name = a->kind == GPT_OP_LAYERNORM_BWD ? "layernorm_bwd" : "attention_seqs";
+        sp->fn = gpt_split_rows_partial;
+        sp->axes = 1u << CC_AXIS_ROWS;
+        break;
+    default:
+        return 0;
+    }
+    sp->user_data = (void*)(uintptr_t)a;
+    return sp->extent[CC_AXIS_ROWS] > 0;
+}
+
+/* Tensor t's memory: the executor's (at) where it is placed there. */
+GPT_STEP_FN void* gpt_at(const gpt_tensor* t, void* at) { return t ? (at ? at : t->p) : NULL; }
+
+/* The view of record a for chunk [lo, hi) (index `index`) along axis of
+   extent E (the whole op: rows [0, E)). */
+GPT_STEP_FN gpt_op_view gpt_view_part(const gpt_op_args* a, int axis, int index, uint64_t lo, uint64_t hi, uint64_t E) {
     gpt_op_view v;
-    int i;
+    int i, rows = axis == CC_AXIS_ROWS;
     v.stream = NULL;
-    v.N = (int)((int64_t)a->N * (chunk + 1) / n_chunks - (int64_t)a->N * chunk / n_chunks);
-    v.first = chunk == 0 && !a->accumulate;
-    for (i = 0; i < GPT_OP_MAX_IN; i++) v.in[i] = gpt_rows_of(a->in[i], a->at[i], chunk, n_chunks);
-    for (i = 0; i < GPT_OP_MAX_OUT; i++) v.out[i] = gpt_rows_of(a->out[i], a->at[GPT_OP_MAX_IN + i], chunk, n_chunks);
+    v.axis = axis;
+    v.lo = (int)lo;
+    v.hi = (int)hi;
+    v.N = rows ? (int)((uint64_t)a->N * hi / E - (uint64_t)a->N * lo / E) : a->N;
+    v.first = (index == 0 || axis == CC_AXIS_COLS || axis == CC_AXIS_HEADS) && !a->accumulate;
+    for (i = 0; i < GPT_OP_MAX_IN + GPT_OP_MAX_OUT; i++) {
+        const gpt_tensor* t = i < GPT_OP_MAX_IN ? a->in[i] : a->out[i - GPT_OP_MAX_IN];
+        char* p = (char*)gpt_at(t, a->at[i]);
+        if (p && rows && t->rows) p += t->bytes / t->rows * (size_t)(t->rows * lo / E);
+        if (i < GPT_OP_MAX_IN) v.in[i] = p;
+        else v.out[i - GPT_OP_MAX_IN] = p;
+    }
     return v;
 }
 
-/* The work of a compute op (cc_op_fn) and of one of its chunks (cc_op_chunk_fn):
-   the record's kernel. */
+/* The work of a compute op (cc_op_fn) and of one chunk of a split
+   (cc_op_part_fn): the record's kernel. */
 static void gpt_op_whole(void* stream, void* user_data) {
     const gpt_op_args* a = (const gpt_op_args*)user_data;
-    gpt_op_view v = gpt_view_of(a, 0, 1);
+    uint64_t E = gpt_rows_extent(a) > 0 ? gpt_rows_extent(a) : 1;
+    gpt_op_view v = gpt_view_part(a, CC_AXIS_ROWS, 0, 0, E, E);
     v.stream = stream;
     a->run(a, &v);
 }
-static void gpt_op_chunk(void* stream, void* user_data, int chunk, int n_chunks) {
+static void gpt_op_part(void* stream, void* user_data, const cc_split_chunk* ch) {
     const gpt_op_args* a = (const gpt_op_args*)user_data;
-    gpt_op_view v = gpt_view_of(a, chunk, n_chunks);
+    cc_split sp;
+    gpt_op_view v;
+    gpt_op_split(a, &sp);
+    v = gpt_view_part(a, (int)ch->axis, ch->index, ch->begin, ch->end, sp.extent[ch->axis]);
     v.stream = stream;
     a->run(a, &v);
 }
 /* gpt_step_desc.chunk_stubs: the work of a sizes-only op, which is none. */
 static void gpt_op_no_work(void* stream, void* user_data) { (void)stream; (void)user_data; }
-static void gpt_op_no_work_chunk(void* stream, void* user_data, int chunk, int n_chunks) {
-    (void)stream; (void)user_data; (void)chunk; (void)n_chunks;
+static void gpt_op_no_work_part(void* stream, void* user_data, const cc_split_chunk* ch) {
+    (void)stream; (void)user_data; (void)ch;
 }
 
 /* Floating-point operations of an op, by kind, from its record: the one
@@ -1034,7 +1204,7 @@ GPT_STEP_FN double gpt_op_bytes(const gpt_op_args* a) {
 
 /* ---- >>graph: building the step's graph --------------------------------------- */
 enum { GPT_S_COMPUTE = 0, GPT_S_TP = 1, GPT_S_DP = 2, GPT_S_PP = 3 };   /* streams ("pp" only with pp > 1) */
-enum { GPT_WHOLE = 0, GPT_IN_CHUNKS = 1 };                     /* gpt_add_op: the library may cut the op into chunks */
+enum { GPT_WHOLE = 0, GPT_IN_CHUNKS = 1 };                     /* gpt_add_op: the op gets its split rule (gpt_op_split) */
 
 enum { GPT_GROUP_NONE = 0, GPT_GROUP_TP, GPT_GROUP_DP, GPT_GROUP_PP };          /* gpt_step_op_info.group */
 enum { GPT_PHASE_FORWARD = 0, GPT_PHASE_BACKWARD, GPT_PHASE_UPDATE };           /* gpt_step_op_info.phase */
@@ -1196,8 +1366,8 @@ GPT_STEP_FN cc_region gpt_region_of(gpt_builder* b, const gpt_tensor* t, int wri
 }
 
 /* The graph's fingerprint: FNV-1a over its ops in program order, each by
-   its name, stream, duration (as added: deterministic), whether it may run
-   in chunks, its kind or its collective (kind, dtype, reduction, elements,
+   its name, stream, duration (as added: deterministic), its split rule
+   (kind and axes; none), its kind or its collective (kind, dtype, reduction, elements,
    the communicator's size), its explicit dependencies and its regions,
    read then written (the buffer's name and size, the region's offset,
    bytes and rows). The same model, layout and rank give the same
@@ -1216,7 +1386,7 @@ GPT_STEP_FN void gpt_fingerprint_u64(gpt_builder* b, uint64_t v) { b->fingerprin
     gpt_fingerprint_u64(b, t->rows);
 }
 
-GPT_STEP_FN void gpt_fingerprint_op(gpt_builder* b, const cc_op_desc* d, const gpt_op_args* a, int chunks) {
+GPT_STEP_FN void gpt_fingerprint_op(gpt_builder* b, const cc_op_desc* d, const gpt_op_args* a, unsigned rule) {
     const cc_collective* co = d->coll;
     uint64_t duration;
     int i;
@@ -1224,7 +1394,7 @@ GPT_STEP_FN void gpt_fingerprint_op(gpt_builder* b, const cc_op_desc* d, const g
     gpt_fingerprint_str(b, d->name);
     gpt_fingerprint_u64(b, (uint64_t)(int64_t)d->stream);
     gpt_fingerprint_u64(b, duration);
-    gpt_fingerprint_u64(b, (uint64_t)chunks);
+    gpt_fingerprint_u64(b, (uint64_t)rule);
     if (co) {
         gpt_fingerprint_u64(b, 1000 + (uint64_t)co->kind);
         gpt_fingerprint_u64(b, (uint64_t)co->dtype);
@@ -1261,8 +1431,10 @@ static void gpt_grad_ready(gpt_builder* b, int p);
 /* Adds the op of record a (or the collective coll on a's tensors, or with
    neither a no-stream op): its regions are a's tensors, read then written,
    in a's order; l is the stage's block (-1: none); deps, explicit
-   predecessors. With chunks, every tensor with rows must have the op's N
-   rows: the library cuts them as gpt_view_of does. */
+   predecessors. With chunks, a compute op gets its kind's split rule
+   (gpt_op_split; none for a kind without one), and every tensor with rows
+   must have a multiple of the rule's rows (the op's N rows of tokens, or
+   its sequences): the library cuts them as gpt_view_part does. */
 GPT_STEP_FN void gpt_add_op(gpt_builder* b, const char* name, int l, int stream, gpt_op_args* a, int chunks,
                             const cc_collective* coll, const cc_op* deps, int n_deps) {
     const gpt_model* s = b->s;
@@ -1272,7 +1444,8 @@ GPT_STEP_FN void gpt_add_op(gpt_builder* b, const char* name, int l, int stream,
     cc_collective local;
     gpt_step_op_info* info;
     char full[96], pre[16];
-    int i, ready[GPT_OP_MAX_OUT], n_ready = 0;
+    cc_split sp;
+    int i, split, ready[GPT_OP_MAX_OUT], n_ready = 0;
     if (b->rc != CC_OK) return;
     pre[0] = 0;
     if (s->M > 1 && b->micro >= 0) snprintf(pre, sizeof pre, "mb%d.", b->micro);
@@ -1280,9 +1453,10 @@ GPT_STEP_FN void gpt_add_op(gpt_builder* b, const char* name, int l, int stream,
     else snprintf(full, sizeof full, "%s%s", pre, name);
     for (i = 0; i < GPT_OP_MAX_IN + GPT_OP_MAX_OUT; i++) {
         const gpt_tensor* t = i < GPT_OP_MAX_IN ? a->in[i] : a->out[i - GPT_OP_MAX_IN];
-        if (chunks && t && t->rows > 0 && t->rows != (uint64_t)a->N) {
-            snprintf(((gpt_model*)s)->error, sizeof s->error, "op '%s' runs in chunks of %d rows, but '%s' has %llu rows", full, a->N,
-                     t->name, (unsigned long long)t->rows);
+        uint64_t E = gpt_rows_extent(a);
+        if (chunks && !coll && t && t->rows > 0 && (!E || t->rows % E)) {
+            snprintf(((gpt_model*)s)->error, sizeof s->error, "op '%s' runs in chunks of %llu rows, but '%s' has %llu rows", full,
+                     (unsigned long long)E, t->name, (unsigned long long)t->rows);
             b->rc = CC_ERR_INVALID_ARG;
             return;
         }
@@ -1300,7 +1474,6 @@ GPT_STEP_FN void gpt_add_op(gpt_builder* b, const char* name, int l, int stream,
             a->buf[GPT_OP_MAX_IN + i] = writes[d.n_writes].buffer.id ? cc_buffer_index(b->g, writes[d.n_writes].buffer) + 1 : 0;
             a->buf_off[GPT_OP_MAX_IN + i] = writes[d.n_writes++].offset_bytes;
         }
-    a->chunked = chunks != 0;
     if (coll && b->rc == CC_OK && ((d.n_reads && cc_buffer_transient(b->g, reads[0].buffer)) ||
                                    (d.n_writes && cc_buffer_transient(b->g, writes[0].buffer)))) {
         /* a transient buffer has no address yet: the executor resolves the
@@ -1319,16 +1492,19 @@ GPT_STEP_FN void gpt_add_op(gpt_builder* b, const char* name, int l, int stream,
     d.deps = deps;
     d.n_deps = n_deps;
     if (!coll && stream == CC_NO_STREAM) d.duration_us = 0;
+    split = !coll && chunks && gpt_op_split(a, &sp);
+    a->chunked = split;
     if (a->run) {
         d.fn = gpt_op_whole;
         d.user_data = a;
-        if (chunks) d.chunk_fn = gpt_op_chunk;
-    } else if (!coll && chunks && s->chunk_stubs) {
+        if (split) { d.split = &sp; d.part_fn = gpt_op_part; }
+    } else if (split && s->chunk_stubs) {
         d.fn = gpt_op_no_work;
-        d.chunk_fn = gpt_op_no_work_chunk;
+        d.split = &sp;
+        d.part_fn = gpt_op_no_work_part;
         d.user_data = a;
     }
-    gpt_fingerprint_op(b, &d, a, chunks);
+    gpt_fingerprint_op(b, &d, a, split ? 1 + ((unsigned)sp.kind << 8 | (sp.axes ? sp.axes : 0xffu)) : 0);
     if (b->rc == CC_OK) b->rc = cc_graph_add_op(b->g, &d, &b->last);
     if (b->rc != CC_OK) return;
     /* what it is */
@@ -1431,14 +1607,14 @@ GPT_STEP_FN void gpt_add_matmul_gelu(gpt_builder* b, const char* name, int l, gp
     a->C = C; a->OC = OC;
     gpt_add_compute(b, name, l, a, GPT_WHOLE);
 }
-GPT_STEP_FN void gpt_add_attention(gpt_builder* b, const char* name, int l, gpt_tensor* y, gpt_tensor* att, const gpt_tensor* qkv,
-                                   int B, int T, int NH, int HS) {
+GPT_STEP_FN void gpt_add_attention(gpt_builder* b, const char* name, int l, int chunks, gpt_tensor* y, gpt_tensor* att,
+                                   const gpt_tensor* qkv, int B, int T, int NH, int HS) {
     gpt_op_args* a = gpt_op_new(b, GPT_OP_ATTENTION, B * T);
     if (!a) return;
     a->out[0] = y; a->out[1] = att;
     a->in[0] = qkv;
     a->B = B; a->T = T; a->NH = NH; a->HS = HS;
-    gpt_add_compute(b, name, l, a, GPT_WHOLE);
+    gpt_add_compute(b, name, l, a, chunks);
 }
 GPT_STEP_FN void gpt_add_residual(gpt_builder* b, const char* name, int l, int chunks, gpt_tensor* y, const gpt_tensor* x,
                                   const gpt_tensor* part, const gpt_tensor* bias, int N, int C) {
@@ -1507,14 +1683,14 @@ GPT_STEP_FN void gpt_add_layernorm_bwd(gpt_builder* b, const char* name, int l, 
     gpt_accumulating(b, a, 6);
     gpt_add_compute(b, name, l, a, chunks);
 }
-GPT_STEP_FN void gpt_add_attention_bwd(gpt_builder* b, const char* name, int l, gpt_tensor* dqkv, const gpt_tensor* dy,
+GPT_STEP_FN void gpt_add_attention_bwd(gpt_builder* b, const char* name, int l, int chunks, gpt_tensor* dqkv, const gpt_tensor* dy,
                                        const gpt_tensor* att, const gpt_tensor* qkv, int B, int T, int NH, int HS) {
     gpt_op_args* a = gpt_op_new(b, GPT_OP_ATTENTION_BWD, B * T);
     if (!a) return;
     a->out[0] = dqkv;
     a->in[0] = dy; a->in[1] = att; a->in[2] = qkv;
     a->B = B; a->T = T; a->NH = NH; a->HS = HS;
-    gpt_add_compute(b, name, l, a, GPT_WHOLE);
+    gpt_add_compute(b, name, l, a, chunks);
 }
 /* dwte is read as well: with one stage the head's gradient is already in it. */
 GPT_STEP_FN void gpt_add_embed_bwd(gpt_builder* b, const char* name, gpt_tensor* dwte, gpt_tensor* dwpe, const gpt_tensor* dx,
@@ -1698,7 +1874,7 @@ GPT_STEP_FN void gpt_forward_layer(gpt_builder* b, const gpt_micro* mb, int l) {
         ln1 = a->ln1_full;
     }
     gpt_add_matmul(b, "qkv", l, GPT_WHOLE, a->qkv, ln1, w->attn_w, w->attn_b, N, C, 3 * s->Cl);
-    gpt_add_attention(b, "attn", l, a->atty, a->att, a->qkv, s->Bl, T, s->Hl, C / s->cfg.H);
+    gpt_add_attention(b, "attn", l, ch, a->atty, a->att, a->qkv, s->Bl, T, s->Hl, C / s->cfg.H);
     gpt_add_matmul(b, "proj", l, ch, a->proj, a->atty, w->proj_w, NULL, N, s->Cl, C);
     if (sp) {
         gpt_add_coll(b, "proj.reduce_scatter", l, CC_COLL_REDUCE_SCATTER, CC_REDUCE_SUM, a->proj, a->proj_rs, s->tp_comm, GPT_S_TP, 0);
@@ -1760,7 +1936,7 @@ GPT_STEP_FN void gpt_backward_layer(gpt_builder* b, const gpt_micro* mb, int l) 
     }
     gpt_add_matmul_bwd_w(b, "proj.bwd_w", l, dw->proj_w, dw->proj_b, dx1, a->atty, N, s->Cl, C);
     gpt_add_matmul_bwd_x(b, "proj.bwd_x", l, GPT_WHOLE, a->datty, dx1, w->proj_w, N, s->Cl, C);
-    gpt_add_attention_bwd(b, "attn.bwd", l, a->dqkv, a->datty, a->att, a->qkv, s->Bl, T, s->Hl, C / s->cfg.H);
+    gpt_add_attention_bwd(b, "attn.bwd", l, ch, a->dqkv, a->datty, a->att, a->qkv, s->Bl, T, s->Hl, C / s->cfg.H);
     gpt_add_matmul_bwd_w(b, "qkv.bwd_w", l, dw->attn_w, dw->attn_b, a->dqkv, ln1, N, C, 3 * s->Cl);
     gpt_add_matmul_bwd_x(b, "qkv.bwd_x", l, ch, a->dln1, a->dqkv, w->attn_w, N, C, 3 * s->Cl);
     if (sp) {
