@@ -10,7 +10,7 @@
               [--nodes N] [--gpus-per-node G] [--intra-gbps X] [--inter-gbps X]
               [--alpha A] [--alpha-true A] [--noise F] [--seed N]
               [--budget N] [--memory-cap BYTES] [--memory-curve N] [--json]
-              [--trace FILE] [--sm FILE] [--quiet]
+              [--trace FILE] [--sm FILE] [--ad-variants] [--quiet]
 
    The step is one rank's graph (pipeline stage 0, TP and DP rank 0) with
    its micro-batches, built by the same code as the example trainers' steps
@@ -30,6 +30,11 @@
      S          the library's schedule of the step (cc_sched_solve)
      S+F        with fusion (cc_graph_fuse) before scheduling
      S+AD       with decomposition, then fusion, before scheduling
+   --ad-variants adds two restricted decompositions beside S+AD, each
+   judged the same way (they isolate what the rules add):
+     S+AD near  contexts of the collective's immediate producers and
+                consumers only (cc_rewrite_desc.max_context_depth 1)
+     S+AD N=2   every collective split in two chunks (max_chunks 2)
    with the lower bound (cc_lower_bounds and the solver's own), the exposed
    communication (cc_exposed_comm_us) and the planning time of each.
    The rewrites screen up to 4,000 candidates each by simulation and
@@ -130,6 +135,7 @@ typedef struct options {
     const char* sm;
     uint64_t memory_cap;           /* --memory-cap: bytes of device memory per rank; 0: none */
     int memory_curve;              /* --memory-curve N: caps; 0: no curve */
+    int ad_variants;               /* --ad-variants: S+AD near and S+AD N=2 as well */
 } options;
 
 static const char* program_name = "plan";
@@ -140,7 +146,8 @@ static void usage(FILE* f) {
             "            [--micro-batch B] [--micro-batches M] [--tp N] [--dp N] [--pp N] [--zero 0|1|2|3] [--sp]\n"
             "            [--dtype fp16|bf16|fp32] [--cluster a800|a100|h100] [--nodes N] [--gpus-per-node G]\n"
             "            [--intra-gbps X] [--inter-gbps X] [--alpha A] [--alpha-true A] [--noise F] [--seed N]\n"
-            "            [--budget N] [--memory-cap BYTES] [--memory-curve N] [--json] [--trace FILE] [--sm FILE] [--quiet]\n"
+            "            [--budget N] [--memory-cap BYTES] [--memory-curve N] [--json] [--trace FILE] [--sm FILE] [--ad-variants]\n"
+            "            [--quiet]\n"
             "Predicts one training step of a GPT model on a cluster from a cost model (every figure is simulated):\n"
             "program order, the peers' policies, and the library's schedule alone (S), with fusion (S+F) and with\n"
             "decomposition as well (S+AD). See the comment at the top of tools/plan.c.\n",
@@ -241,6 +248,7 @@ static int parse_args(int argc, char** argv, options* o) {
         else if (!strcmp(a, "--memory-curve")) ok = parse_int(a, v, 2, 64, &o->memory_curve);
         else if (!strcmp(a, "--json")) { o->json = 1; takes = 0; }
         else if (!strcmp(a, "--quiet")) { o->quiet = 1; takes = 0; }
+        else if (!strcmp(a, "--ad-variants")) { o->ad_variants = 1; takes = 0; }
         else if (!strcmp(a, "--trace")) { if (!v) ok = bad("%s needs a value %s", a, v); else o->trace = v; }
         else if (!strcmp(a, "--sm")) { if (!v) ok = bad("%s needs a value %s", a, v); else o->sm = v; }
         else {
@@ -1040,8 +1048,9 @@ static cc_result run_sf(const planner* P, step* prog, const outcome* s, outcome*
 
 /* S+AD: decomposition of S+F's step (before its fusion), then fusion,
    each judged by the scheduler, the collectives costed again, scheduled;
-   S+F where it does not pay. */
-static cc_result run_sad(const planner* P, cc_graph* base, const step* base_src, const outcome* sf, outcome* o) {
+   S+F where it does not pay. variant 1 ("S+AD near"): contexts of the
+   immediate neighbours only; 2 ("S+AD N=2"): two chunks each. */
+static cc_result run_sad(const planner* P, cc_graph* base, const step* base_src, const outcome* sf, outcome* o, int variant) {
     cc_rewrite_desc rd = rewrite_desc(P, base);
     cc_rewrite_report dec, fus;
     cc_graph *split = NULL, *fused = NULL;
@@ -1050,7 +1059,9 @@ static cc_result run_sad(const planner* P, cc_graph* base, const step* base_src,
     cc_result r;
     step bound;
     int unmeasured = 0;
-    snprintf(o->name, sizeof o->name, "S+AD");
+    snprintf(o->name, sizeof o->name, "%s", variant == 1 ? "S+AD near" : variant == 2 ? "S+AD N=2" : "S+AD");
+    if (variant == 1) rd.max_context_depth = 1;
+    if (variant == 2) rd.max_chunks = 2;
     memset(&bound, 0, sizeof bound);
     /* without a cap the step is decomposed with every buffer bound: a
        transient buffer cut in chunks is allocated by the first chunk that
@@ -1100,7 +1111,7 @@ static cc_result run_sad(const planner* P, cc_graph* base, const step* base_src,
             snprintf(why, sizeof why, "decomposition did not pay (%d split, %.3f ms): as S+F", dec.n_changed, o->us / 1000.0);
             r = keep_earlier(sf, o, why);
         } else {
-            snprintf(o->what, sizeof o->what, "decomposed %d all-reduce(s) with their neighbours (%d -> %d ops), fused %d bucket(s); "
+            snprintf(o->what, sizeof o->what, "decomposed %d collective(s) with their contexts (%d -> %d ops), fused %d bucket(s); "
                      "reordered", dec.n_changed, dec.n_ops_before, dec.n_ops_after, fus.n_changed);
             r = true_makespan(P, base_src, o->g, order, &o->true_us);
         }
@@ -1389,7 +1400,7 @@ static void print_curve(const planner* P, const outcome* out, int n_peers, const
 int main(int argc, char** argv) {
     options o;
     planner P;
-    outcome out[3 + PEER_N_POLICIES + 1];
+    outcome out[5 + PEER_N_POLICIES + 1];
     int i, n_out = 0, n_peers = 0, rc = 0;
     double lb = 0, t0 = now_s();
     cc_graph* base = NULL;
@@ -1446,7 +1457,12 @@ int main(int argc, char** argv) {
     }
     if (r == CC_OK) {
         progress(&P, "S+AD: decomposition, fusion");
-        r = run_sad(&P, base, base_src, &out[n_out - 1], &out[n_out]);
+        r = run_sad(&P, base, base_src, &out[n_out - 1], &out[n_out], 0);
+        n_out++;
+    }
+    for (i = 1; i <= 2 && o.ad_variants && r == CC_OK; i++) {   /* beside S+F, as S+AD is */
+        progress(&P, "S+AD %s: decomposition, fusion", i == 1 ? "near" : "N=2");
+        r = run_sad(&P, base, base_src, &out[n_peers + 2], &out[n_out], i);
         n_out++;
     }
     /* the bound: the smallest over every graph planned (a peer's buckets
