@@ -4,7 +4,10 @@ a grid of GPT models, layouts and clusters, the sensitivity to alpha and to
 noise, and planning time against ops per rank. Prints Markdown tables.
 Every step time below comes from the cost model: SIMULATED, not measured.
 
-usage: plan_tables.py [--plan build/plan] [--clusters a800,a100,h100] [paper|grid|sensitivity|all] ...
+usage: plan_tables.py [--plan build/plan] [--clusters a800,a100,h100] [paper|grid|sensitivity|variants|all] ...
+
+variants: S+AD against S+AD near and S+AD N=2 (build/plan --ad-variants) on
+the paper's cases and the grid, with geometric means over the grid.
 
 Progress (each run of build/plan and its wall time) goes to standard error.
 Python 3 standard library only."""
@@ -93,12 +96,9 @@ def layout_name(tp=1, dp=None, pp=1, zero=0, sp=False):
 GPT67 = ["--layers", "32", "--hidden", "4096", "--heads", "32"]   # GPT-3 6.7B
 
 
-def paper():
-    print()
-    print("### The paper's cases (SIMULATED; the paper's figures measured on 4 x 8 A800-80GB)")
-    print()
-    rows = []
-    cases = [
+def paper_cases():
+    """The paper's cases: label, build/plan args, the paper's figures (s)."""
+    return [
         ("(1,16,1) NVLink fp16, GPT 6.7B, tp16, micro-batch 8", GPT67 + ["--micro-batch", "8", "--dtype", "fp16"]
          + layout_args(tp=16), (0.974, 0.860, 0.817)),
         ("(1,16,1) NVLink fp16, GPT 1.3B, tp16, micro-batch 8", ["--model", "gpt-1.3b", "--micro-batch", "8", "--dtype", "fp16"]
@@ -110,6 +110,14 @@ def paper():
         ("(1,8,2) as (P,T,D): PCIe fp32, GPT 6.7B, tp8 dp2, micro-batch 1", GPT67 + ["--dtype", "fp32",
          "--intra-gbps", PCIE4_GBPS] + layout_args(tp=8, dp=2), (6.566, 6.295, 5.616)),
     ]
+
+
+def paper():
+    print()
+    print("### The paper's cases (SIMULATED; the paper's figures measured on 4 x 8 A800-80GB)")
+    print()
+    rows = []
+    cases = paper_cases()
     for label, args, (pb, ps, psad) in cases:
         j = plan(args + ["--cluster", "a800", "--nodes", "2"])
         rows.append([label, "%.3f / %.3f / %.3f" % (pb, ps, psad), "%.3f / %.3f" % (ps / pb, psad / pb),
@@ -150,6 +158,36 @@ GRID = [
     ("gpt-175b", dict(tp=8, pp=16, dp=8, zero=1), [1024]),
 ]
 CLUSTERS = ["a800", "a100", "h100"]
+
+
+def variants(clusters):
+    """S+AD (decomposition by the rules) against its restrictions: S+AD near
+    (immediate producers and consumers only) and S+AD N=2 (two chunks)."""
+    import math
+    print()
+    print("### S+AD against S+AD near and S+AD N=2 (SIMULATED), ms; each falls back to S+F where it does not pay")
+    print()
+    rows, ratios = [], {"S+AD": [], "S+AD near": [], "S+AD N=2": []}
+    runs = [(label, args + ["--cluster", "a800", "--nodes", "2"], "paper") for label, args, _ in paper_cases()]
+    for model, lay, gpus_list in GRID:
+        for gpus in gpus_list:
+            for cl in clusters:
+                runs.append(("%s %s, %s" % (model, layout_name(**lay), cl),
+                             ["--model", model, "--cluster", cl, "--nodes", str(gpus // 8)] + layout_args(**lay), "grid"))
+    for label, args, part in runs:
+        j = plan(args + ["--ad-variants"])
+        sf = j["sf_us"]
+        v = {n: variant(j, n)["us"] for n in ratios}
+        if part == "grid":
+            for n in ratios:
+                ratios[n].append(v[n] / sf)
+        rows.append([label, j["n_ops"], ms(sf)] + ["%s (%.3f)" % (ms(v[n]), v[n] / sf) for n in ratios]
+                    + ["%.1f" % variant(j, "S+AD")["plan_s"]])
+    table(["configuration", "ops", "S+F", "S+AD (/ S+F)", "S+AD near (/ S+F)", "S+AD N=2 (/ S+F)", "S+AD plan s"], rows)
+    print()
+    print("Geometric mean over the grid's %d rows, against S+F: %s" % (
+        len(ratios["S+AD"]), ", ".join("%s %.4f" % (n, math.exp(sum(math.log(r) for r in ratios[n]) / len(ratios[n])))
+                                       for n in ratios if ratios[n])))
 
 
 def grid(clusters):
@@ -270,9 +308,9 @@ def main(argv):
         parts.append(argv[i])
         i += 1
     if not parts or "all" in parts:
-        parts = ["paper", "grid", "sensitivity"]
+        parts = ["paper", "grid", "sensitivity", "variants"]
     for p in parts:
-        if p not in ("paper", "grid", "sensitivity"):
+        if p not in ("paper", "grid", "sensitivity", "variants"):
             sys.stderr.write(__doc__)
             return 2
     print("Every step time below is SIMULATED by build/plan from the cost model in concerto.h; none is measured.")
@@ -283,6 +321,8 @@ def main(argv):
         grid(clusters)
     if "sensitivity" in parts:
         sensitivity()
+    if "variants" in parts:
+        variants(clusters)
     scale()
     print()
     print("(%d runs of build/plan, %.0f s in all on this machine)" % (len(RUNS), time.time() - t0))

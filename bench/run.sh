@@ -62,9 +62,10 @@
 # plan: build/plan (tools/plan.c) through bench/plan_tables.py: the Concerto
 # paper's cases, a grid of GPT 1.3B/13B/175B layouts on 8-1,024 GPUs of each
 # cluster preset against the peers' policies and the lower bound, the
-# sensitivity to alpha and to noise, and planning time against ops per rank.
-# Every step time it prints is simulated. About half an hour on 2 cores.
-# (plan-paper, plan-grid, plan-sensitivity: one part of plan)
+# sensitivity to alpha and to noise, S+AD against its restrictions (S+AD
+# near, S+AD N=2: build/plan --ad-variants), and planning time against ops
+# per rank. Every step time it prints is simulated. About an hour on 2
+# cores. (plan-paper, plan-grid, plan-sensitivity, plan-variants: one part)
 # memory: bench/memory_curve.sh, the planner's step time against a rank's
 # memory cap on a ZeRO-3 gpt-13b step beside fixed prefetch policies, and
 # the solve-time cost of the memory resource on its largest steps. About a
