@@ -12655,9 +12655,9 @@ static cc_result cc__dec_build(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x
             if (role[i]) {
                 snprintf(x->name, x->name_cap, "%s#%d/%d", cc__name(g, i), ch, k);
                 d.name = x->name;
-                if (d.coll) {
+                if (d.coll) {   /* (d.coll is op i's collective: copied from there) */
                     size_t each = d.coll->n_elems / (size_t)k, off = each * (size_t)ch * cc__dtype_size(d.coll->dtype);
-                    part = *d.coll;
+                    part = *cc__op_coll(g, i);
                     part.n_elems = each;
                     if (part.send_buf) part.send_buf = (const char*)part.send_buf + off;   /* NULL: the chunk's region */
                     if (part.recv_buf) part.recv_buf = (char*)part.recv_buf + off;
