@@ -1169,11 +1169,11 @@ CONCERTO_API double cc_busbw_gbps(cc_coll_kind kind, uint64_t n_bytes, int n_ran
    split) and, up to max_context_depth ops from it, the producers of those
    producers and the consumers of those consumers whose pieces line up
    with theirs (a piece needs no later chunk's piece of another op),
-   stopping at ops next to another collective. Collectives are tried most exposed first: the most
-   time not overlapped by compute in the stream simulation of the current
-   graph's best issue order known (see the searches below). A
-   compute op's piece takes its share of the op's duration, or, where the
-   op has a chunk cost (measured by cc_exec_profile_ops, or set:
+   stopping at ops next to another collective. Collectives are tried most
+   exposed first: the most time not overlapped by compute in the stream
+   simulation of the current graph's best issue order known (see the
+   searches below). A compute op's piece takes its share of the op's
+   duration, or, where the op has a chunk cost (measured by cc_exec_profile_ops, or set:
    cc_chunk_cost), what that says, fixed cost included; the report's
    contexts say which (cc_rewrite_context.measured). To make
    an op decomposable either give it a split rule that allows rows and a
