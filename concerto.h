@@ -1163,22 +1163,24 @@ CONCERTO_API double cc_busbw_gbps(cc_coll_kind kind, uint64_t n_bytes, int n_ran
    transient buffer, and the ops on the side of the rank blocks are cut so
    that the pieces of chunk i cover exactly those rows, one piece per
    rank's block. The context is the same rule propagation for every kind:
-   the ops that produce and consume the collective's data and, up to
-   max_context_depth ops from it, the producers of those producers and the
-   consumers of those consumers whose pieces line up with theirs (a piece
-   needs no later chunk's piece of another op), stopping at ops next to
-   another collective. Collectives are tried most exposed first: the most
-   time not overlapped by compute in the stream simulation of the current
-   graph's best issue order known (see the searches below). A
-   compute op's piece takes its share of the op's duration, or, where the
-   op has a chunk cost (measured by cc_exec_profile_ops, or set:
+   the ops that produce and consume the collective's data and split along
+   the axis (one that does not split stays whole, outside the context: it
+   waits for every chunk, or every chunk waits for it; at least one must
+   split) and, up to max_context_depth ops from it, the producers of those
+   producers and the consumers of those consumers whose pieces line up
+   with theirs (a piece needs no later chunk's piece of another op),
+   stopping at ops next to another collective. Collectives are tried most
+   exposed first: the most time not overlapped by compute in the stream
+   simulation of the current graph's best issue order known (see the
+   searches below). A compute op's piece takes its share of the op's
+   duration, or, where the op has a chunk cost (measured by cc_exec_profile_ops, or set:
    cc_chunk_cost), what that says, fixed cost included; the report's
    contexts say which (cc_rewrite_context.measured). To make
    an op decomposable either give it a split rule that allows rows and a
    part_fn (see split rules: the rule gives each piece's regions, and
    pieces may be uneven), or a chunk_fn and, in every region it reads or
    writes, how it splits (split_rows). The axis is rows; an all-reduce
-   whose context's ops do not all split by rows but all do by columns
+   more of whose producers and consumers split by columns than by rows
    (their rules allow columns) is split by columns: chunk i is column block
    i of its rows, strided, packed into a transient buffer, all-reduced
    there and unpacked. No other axis is used so far.
@@ -1286,15 +1288,20 @@ CONCERTO_API cc_rewrite_desc cc_rewrite_query_defaults(const cc_rewrite_desc* de
    collective's elements on its side (contiguous). They are tried most exposed first (the collective's
    time not overlapped by compute in the stream simulation of the best order known of the graph as
    rewritten so far; program order
-   on ties), each on the graph as rewritten so far. The axis is rows; an all-reduce whose context does not
-   all split by rows is tried by columns, where it has one region, read and written, contiguous, with
-   split_rows R > 0, every op of its context has a rule that allows columns, and N divides a row's
-   elements. The context: the collective's producers (the last writers of what it reads; of an
-   all-reduce, of what it accesses) and consumers (readers of what it wrote, up to the next writer),
-   which must all split along the axis (a rule that allows it, or for rows a chunk_fn; with exact_only,
-   exactly), and, grown from them breadth first to at most max_context_depth ops from the collective,
-   producers of what a producer reads and consumers of what a consumer writes, each taken if it splits,
-   is no producer or consumer of another collective, and lines up with every op already taken.
+   on ties), each on the graph as rewritten so far. The axis is rows; an all-reduce is tried by columns
+   instead where more of its producers and consumers split by columns than by rows, it has one region,
+   read and written, contiguous, with split_rows R > 0, and N divides a row's elements. The context: of
+   the collective's producers (the last writers of what it reads; of an all-reduce, of what it accesses)
+   and consumers (readers of what it wrote, up to the next writer), those that split along the axis in
+   their pieces (a rule that allows it, or for rows a chunk_fn; with exact_only, exactly); the others
+   (a collective, an op without either, one whose split is not exact under exact_only or does not divide
+   for this N) stay whole outside the context, and the dependencies derived from the regions make such a
+   consumer wait for every chunk and every chunk wait for such a producer (a reduce-scatter's pack copies
+   read a whole producer's output; a whole consumer of an all-gather reads after every unpack). A
+   collective none of whose producers and consumers splits in N is not split in N. Grown from those
+   that split, breadth first, to at most max_context_depth ops from the collective: producers of what a
+   producer reads and consumers of what a consumer writes, each taken if it splits, is no producer or
+   consumer of another collective, and lines up with every op already taken.
    In N chunks, the collective's chunk i covers elements [i*n/N, (i+1)*n/N) of n_elems n: of its buffer
    (all-reduce by rows; by columns, column block i of every row), or of every rank's block on the full
    side (the send of a reduce-scatter, the receive of an all-gather) and of its own block on the other.
@@ -12207,13 +12214,16 @@ static cc_result cc__dec_scan(cc__rw* w, const cc__rw_src* s, int j, int side, i
 /* A context being formed around collective a along axis: its immediate
    neighbours (node[0 .. n_near), depth 1: the last writers, before a, of
    the bytes a accesses, and the ops after a that read bytes a wrote before
-   another op overwrites them), then the ops reached beyond them, each
-   once, breadth first, at most max_context_depth ops from a: upstream the
-   producers of a producer (of what it reads), downstream the consumers of
-   a consumer. An op beyond the immediate neighbours is reached only if it
-   splits along the axis and is no neighbour of another collective (whose
-   own context it belongs to). Which of them a split in k takes is
-   cc__dec_roles'. */
+   another op overwrites them; kind 0 for one that does not split along the
+   axis, which stays whole), then the ops reached beyond the neighbours
+   that split, each once, breadth first, at most max_context_depth ops from
+   a: upstream the producers of a producer (of what it reads), downstream
+   the consumers of a consumer. An op beyond the immediate neighbours is
+   reached only if it splits along the axis and is no neighbour of another
+   collective (whose own context it belongs to). Which of them a split in k
+   takes is cc__dec_roles'. A neighbour left whole is outside the context:
+   the dependencies derived from the regions make it wait for every chunk
+   (a consumer) or every chunk wait for it (a producer). */
 typedef struct cc__dec_node { int op, parent, kind, depth; } cc__dec_node;   /* parent: a node index, -1 for a's own */
 typedef struct cc__dec_ctx {
     int a;
@@ -12222,7 +12232,7 @@ typedef struct cc__dec_ctx {
     int ranks;                       /* a reduce-scatter's or all-gather's blocks (n_ranks); 1 for an all-reduce */
     cc__dec_node* node; size_t n_node, node_cap;
     size_t n_near;
-    int ok;                          /* every immediate neighbour splits along the axis */
+    int n_split;                     /* immediate neighbours that split along the axis (kind > 0) */
 } cc__dec_ctx;
 
 static cc_result cc__dec_push(cc__rw* w, cc__dec_ctx* C, int op, int parent, int kind, int depth) {
@@ -12240,7 +12250,7 @@ static cc_result cc__dec_reach(cc__rw* w, const cc__rw_src* s, int a, cc_axis ax
     char *seen, *mark;
     size_t h;
     cc_result rc = CC_OK;
-    C->a = a; C->axis = axis; C->n_node = C->n_near = 0; C->ok = 1;
+    C->a = a; C->axis = axis; C->n_node = C->n_near = 0; C->n_split = 0;
     C->kind = cc__op_coll(g, a)->kind;
     C->ranks = 1;
     if (C->kind != CC_COLL_ALL_REDUCE) {   /* the full side's bytes over a block's */
@@ -12260,15 +12270,15 @@ static cc_result cc__dec_reach(cc__rw* w, const cc__rw_src* s, int a, cc_axis ax
         if ((rc = cc__dec_scan(w, s, a, side, C->kind == CC_COLL_ALL_REDUCE, buf, &n, seen)) != CC_OK) break;
         for (m = 0; m < n && rc == CC_OK; m++) {
             int kind = cc__dec_kind(w, s, buf[m], axis);
-            if (!kind) C->ok = 0;
+            C->n_split += kind != 0;
             mark[buf[m]] = 1;
             rc = cc__dec_push(w, C, buf[m], -1, kind, 1);
         }
     }
     C->n_near = C->n_node;
-    for (h = 0; h < C->n_node && rc == CC_OK && C->ok; h++) {
+    for (h = 0; h < C->n_node && rc == CC_OK && C->n_split; h++) {
         cc__dec_node nd = C->node[h];
-        if (nd.depth >= w->d.max_context_depth) continue;
+        if (nd.depth >= w->d.max_context_depth || !nd.kind) continue;   /* growth only through ops that split */
         if ((rc = cc__dec_scan(w, s, nd.op, nd.op > a, 0, buf, &n, seen)) != CC_OK) break;
         for (m = 0; m < n && rc == CC_OK; m++) {
             int q = buf[m], kind, other = 0, i;
@@ -12338,12 +12348,11 @@ static int cc__dec_full(const cc__dec_ctx* C, int j) {
 static int cc__dec_pieces(const cc__dec_ctx* C, int j, int N) { return cc__dec_full(C, j) ? C->ranks * N : N; }
 static int cc__dec_stage(const cc__dec_ctx* C, int j, int c, int N) { return cc__dec_full(C, j) ? c % N : c; }
 
-/* *yes 1 if N chunks fit the context (role) of C's collective: N divides
-   its n_elems (and, for an all-reduce, its split regions' rows) and every
-   op of the context splits in its pieces. Fails only out of memory. */
-static cc_result cc__dec_fits(cc__rw* w, const cc__rw_src* s, const cc__dec_ctx* C, const char* role, int N, int* yes) {
+/* *yes 1 if N chunks fit C's collective: N divides its n_elems (and, for
+   an all-reduce by rows, its split regions' rows; by columns, a row's
+   elements). Fails only out of memory. */
+static cc_result cc__dec_fits(cc__rw* w, const cc__rw_src* s, const cc__dec_ctx* C, int N, int* yes) {
     const cc_graph* g = s->g;
-    int j;
     cc_result rc = CC_OK;
     *yes = cc__op_coll(g, C->a)->n_elems % (size_t)N == 0;
     if (*yes && C->axis == CC_AXIS_COLS) {   /* an all-reduce by columns: N divides a row's elements */
@@ -12351,10 +12360,7 @@ static cc_result cc__dec_fits(cc__rw* w, const cc__rw_src* s, const cc__dec_ctx*
         uint64_t es = cc__dtype_size(cc__op_coll(g, C->a)->dtype);
         *yes = x->split_rows && x->n_bytes % x->split_rows == 0 && (x->n_bytes / x->split_rows) % (es * (uint64_t)N) == 0;
     }
-    for (j = 0; j < g->n && *yes && rc == CC_OK; j++) {
-        if (!role[j] || (j == C->a && (C->kind != CC_COLL_ALL_REDUCE || C->axis != CC_AXIS_ROWS))) continue;
-        rc = cc__dec_splits_in(w, s, j, role[j], C->axis, cc__dec_pieces(C, j, N), yes);
-    }
+    if (*yes && C->kind == CC_COLL_ALL_REDUCE && C->axis == CC_AXIS_ROWS) rc = cc__dec_splits_in(w, s, C->a, 2, C->axis, N, yes);
     return rc;
 }
 
@@ -12492,12 +12498,13 @@ done:
     return rc;
 }
 
-/* The context C in N chunks, into role (one per op): the collective (2)
-   and its immediate neighbours (their kind), if N fits them; then, unless
-   near_only, each op reached beyond them, in the order reached, whose
-   parent is in, that splits in its pieces and lines up with every op
-   already in. *fits 0 (role all zero) if N does not fit the immediate
-   context; *grown 1 if an op beyond it is in. */
+/* The context C in N chunks, into role (one per op): the collective (2),
+   if N fits it, and each immediate neighbour that splits in its pieces
+   (its kind; the others 0, whole); then, unless near_only, each op reached
+   beyond them, in the order reached, whose parent is in, that splits in
+   its pieces and lines up with every op already in. *fits 0 (role all
+   zero) if N does not fit the collective or no immediate neighbour splits
+   in it; *grown 1 if an op beyond them is in. */
 static cc_result cc__dec_roles(cc__rw* w, const cc__rw_src* s, const cc__dec_ctx* C, int N, int near_only, char* role, int* fits,
                                int* grown) {
     const cc_graph* g = s->g;
@@ -12506,10 +12513,15 @@ static cc_result cc__dec_roles(cc__rw* w, const cc__rw_src* s, const cc__dec_ctx
     cc_result rc;
     memset(role, 0, (size_t)g->n);
     *fits = *grown = 0;
+    if ((rc = cc__dec_fits(w, s, C, N, &yes)) != CC_OK || !yes) return rc;
     role[C->a] = 2;
-    for (h = 0; h < C->n_near; h++) role[C->node[h].op] = (char)C->node[h].kind;
-    if ((rc = cc__dec_fits(w, s, C, role, N, &yes)) != CC_OK || !yes) { memset(role, 0, (size_t)g->n); return rc; }
-    *fits = 1;
+    for (h = 0; h < C->n_near; h++) {
+        const cc__dec_node* nd = &C->node[h];
+        if (!nd->kind) continue;
+        if ((rc = cc__dec_splits_in(w, s, nd->op, nd->kind, C->axis, cc__dec_pieces(C, nd->op, N), &yes)) != CC_OK) break;
+        if (yes) { role[nd->op] = (char)nd->kind; *fits = 1; }
+    }
+    if (rc != CC_OK || !*fits) { memset(role, 0, (size_t)g->n); return rc; }
     for (h = C->n_near; h < C->n_node && !near_only; h++) {
         const cc__dec_node* nd = &C->node[h];
         if (!role[C->node[nd->parent].op]) continue;
@@ -12948,10 +12960,13 @@ CONCERTO_API cc_result cc_graph_decompose(cc_context* ctx, cc_graph* graph, cons
         S->n_candidates++;
         if (S->stop) continue;
         if ((rc = cc__dec_reach(&S->w, &S->s, D.map[best_ia], CC_AXIS_ROWS, &D.C)) != CC_OK) break;
-        if (!D.C.ok && cc__dec_by_cols(&S->s, D.map[best_ia]) &&   /* an all-reduce whose context allows columns only */
-            (rc = cc__dec_reach(&S->w, &S->s, D.map[best_ia], CC_AXIS_COLS, &D.C)) != CC_OK)
-            break;
-        if (D.C.ok && (rc = cc__dec_try(&D)) != CC_OK) break;
+        if ((size_t)D.C.n_split < D.C.n_near && cc__dec_by_cols(&S->s, D.map[best_ia])) {
+            /* an all-reduce that may split by columns: the axis more of its neighbours split along (rows on ties) */
+            int by_rows = D.C.n_split;
+            if ((rc = cc__dec_reach(&S->w, &S->s, D.map[best_ia], CC_AXIS_COLS, &D.C)) != CC_OK) break;
+            if (D.C.n_split <= by_rows && (rc = cc__dec_reach(&S->w, &S->s, D.map[best_ia], CC_AXIS_ROWS, &D.C)) != CC_OK) break;
+        }
+        if (D.C.n_split && (rc = cc__dec_try(&D)) != CC_OK) break;
     }
     if (rc == CC_OK) rc = cc__rw_search_settle(S, 0, S->n_changed);
 end:

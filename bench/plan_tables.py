@@ -6,8 +6,9 @@ Every step time below comes from the cost model: SIMULATED, not measured.
 
 usage: plan_tables.py [--plan build/plan] [--clusters a800,a100,h100] [paper|grid|sensitivity|variants|all] ...
 
-variants: S+AD against S+AD near and S+AD N=2 (build/plan --ad-variants) on
-the paper's cases and the grid, with geometric means over the grid.
+variants: S+AD against S+AD near, S+AD N=2 and S+AD matmul-adjacent
+(build/plan --ad-variants) on the paper's cases and the grid, with
+geometric means over the grid.
 
 Progress (each run of build/plan and its wall time) goes to standard error.
 Python 3 standard library only."""
@@ -162,12 +163,15 @@ CLUSTERS = ["a800", "a100", "h100"]
 
 def variants(clusters):
     """S+AD (decomposition by the rules) against its restrictions: S+AD near
-    (immediate producers and consumers only) and S+AD N=2 (two chunks)."""
+    (immediate producers and consumers only), S+AD N=2 (two chunks) and S+AD
+    matmul-adjacent (split rules on the matmuls only, depth 1: what
+    collective matmul does)."""
     import math
     print()
-    print("### S+AD against S+AD near and S+AD N=2 (SIMULATED), ms; each falls back to S+F where it does not pay")
+    print("### S+AD against S+AD near, S+AD N=2 and S+AD matmul-adjacent (SIMULATED), ms; each falls back to S+F where it "
+          "does not pay")
     print()
-    rows, ratios = [], {"S+AD": [], "S+AD near": [], "S+AD N=2": []}
+    rows, ratios = [], {"S+AD": [], "S+AD near": [], "S+AD N=2": [], "S+AD matmul-adjacent": []}
     runs = [(label, args + ["--cluster", "a800", "--nodes", "2"], "paper") for label, args, _ in paper_cases()]
     for model, lay, gpus_list in GRID:
         for gpus in gpus_list:
@@ -183,7 +187,8 @@ def variants(clusters):
                 ratios[n].append(v[n] / sf)
         rows.append([label, j["n_ops"], ms(sf)] + ["%s (%.3f)" % (ms(v[n]), v[n] / sf) for n in ratios]
                     + ["%.1f" % variant(j, "S+AD")["plan_s"]])
-    table(["configuration", "ops", "S+F", "S+AD (/ S+F)", "S+AD near (/ S+F)", "S+AD N=2 (/ S+F)", "S+AD plan s"], rows)
+    table(["configuration", "ops", "S+F", "S+AD (/ S+F)", "S+AD near (/ S+F)", "S+AD N=2 (/ S+F)",
+           "S+AD matmul-adjacent (/ S+F)", "S+AD plan s"], rows)
     print()
     print("Geometric mean over the grid's %d rows, against S+F: %s" % (
         len(ratios["S+AD"]), ", ".join("%s %.4f" % (n, math.exp(sum(math.log(r) for r in ratios[n]) / len(ratios[n])))

@@ -137,11 +137,13 @@ enum {
     DEF_BROADCAST,             /* layer 1: a broadcast instead of an all-reduce */
     DEF_SPLIT0,                /* layer 1: the all-reduce's region has split_rows 0 */
     DEF_NOT_IN_PLACE,          /* layer 1: the all-reduce receives elsewhere */
+    DEF_NO_SPLIT,              /* layer 1: neither mm, norm nor wgrad has a chunk_fn */
     N_DEF
 };
 static const char* def_name[N_DEF] = { "none", "a producer without chunk_fn", "a consumer without chunk_fn",
                                        "a consumer region whose rows do not divide", "an all-reduce region of one row",
-                                       "a broadcast", "an all-reduce region with split_rows 0", "an all-reduce out of place" };
+                                       "a broadcast", "an all-reduce region with split_rows 0", "an all-reduce out of place",
+                                       "no neighbour with a chunk_fn" };
 
 static cc_region rg(cc_buffer b, uint64_t n_bytes, uint64_t rows) {
     cc_region r = {0};
@@ -199,7 +201,7 @@ static cc_result build_tp_rules(cc_context* ctx, tp* m, tjob* jobs, cc_comm* com
         /* mm */
         rd[0] = rg(bx[l], XB, T); rd[1] = rg(bw[l], WB, 0); wr[0] = rg(bp[l], XB, T);
         snprintf(name, sizeof name, "mm%d", l);
-        d.name = name; d.duration_us = DUR_MM; d.fn = whole_fn; d.chunk_fn = bad == DEF_NO_CHUNK_PRODUCER ? NULL : chunk_fn;
+        d.name = name; d.duration_us = DUR_MM; d.fn = whole_fn; d.chunk_fn = bad == DEF_NO_CHUNK_PRODUCER || bad == DEF_NO_SPLIT ? NULL : chunk_fn;
         d.user_data = &jb[0];
         d.reads = rd; d.n_reads = 2; d.writes = wr; d.n_writes = 1;
         if (rules) {
@@ -224,7 +226,8 @@ static cc_result build_tp_rules(cc_context* ctx, tp* m, tjob* jobs, cc_comm* com
         rd[0] = rg(bp[l], XB, T); rd[1] = rg(bx[l], XB, T); wr[0] = rg(bx[l + 1], XB, bad == DEF_CONSUMER_ROWS ? 3 : T);
         d = (cc_op_desc){0};
         snprintf(name, sizeof name, "norm%d", l);
-        d.name = name; d.duration_us = DUR_NORM; d.fn = whole_fn; d.chunk_fn = chunk_fn; d.user_data = &jb[1];
+        d.name = name; d.duration_us = DUR_NORM; d.fn = whole_fn; d.chunk_fn = bad == DEF_NO_SPLIT ? NULL : chunk_fn;
+        d.user_data = &jb[1];
         d.reads = rd; d.n_reads = 2; d.writes = wr; d.n_writes = 1;
         if (rules) {
             memset(&sp, 0, sizeof sp);
@@ -236,7 +239,7 @@ static cc_result build_tp_rules(cc_context* ctx, tp* m, tjob* jobs, cc_comm* com
         rd[0] = rg(bx[l], XB, T); rd[1] = rg(bp[l], XB, T); wr[0] = rg(bg[l], WB, 0);
         d = (cc_op_desc){0};
         snprintf(name, sizeof name, "wgrad%d", l);
-        d.name = name; d.duration_us = DUR_WGRAD; d.fn = whole_fn; d.chunk_fn = bad == DEF_NO_CHUNK_CONSUMER ? NULL : chunk_fn;
+        d.name = name; d.duration_us = DUR_WGRAD; d.fn = whole_fn; d.chunk_fn = bad == DEF_NO_CHUNK_CONSUMER || bad == DEF_NO_SPLIT ? NULL : chunk_fn;
         d.user_data = &jb[2];
         d.reads = rd; d.n_reads = 2; d.writes = wr; d.n_writes = 1;
         if (rules) {
@@ -286,10 +289,12 @@ typedef struct vres {
     uint64_t fingerprint;
     char calls_msg[200];
     int exact_only_changed;     /* V_RULES: collectives split with exact_only */
+    int exact_only_whole;       /* ... with every wgrad one op (its partial sum is not exact) */
+    int exact_only_identical;   /* ... and x, P and G all bit-identical to program order */
 } vres;
 typedef struct world_arg { vres v[N_VARIANTS][2]; } world_arg;
 
-static tp ranks_tp[2][2];   /* [rank][0: program order, 1: rewritten] */
+static tp ranks_tp[2][3];   /* [rank][0: program order, 1: rewritten, 2: rewritten with exact_only] */
 
 static cc_result dec_rank(cc_rank* rank, void* user) {
     world_arg* A = (world_arg*)user;
@@ -297,7 +302,7 @@ static cc_result dec_rank(cc_rank* rank, void* user) {
     int me = cc_rank_index(rank), v;
     tp* m0 = &ranks_tp[me][0];
     tp* m1 = &ranks_tp[me][1];
-    static tjob jobs0[2][3 * L], jobs1[2][3 * L];
+    static tjob jobs0[2][3 * L], jobs1[2][3 * L], jobs2[2][3 * L];
     for (v = 0; v < N_VARIANTS; v++) {
         vres* R = &A->v[v][me];
         cc_graph *g0 = NULL, *g1 = NULL, *dg = NULL, *fg = NULL;
@@ -316,16 +321,37 @@ static cc_result dec_rank(cc_rank* rank, void* user) {
         init_tp(m1, me);
         r = build_tp_in(ctx, m0, jobs0[me], cc_rank_world_comm(rank), DEF_NONE, v == V_ARENA, &g0);
         if (r == CC_OK) r = build_tp_rules(ctx, m1, jobs1[me], cc_rank_world_comm(rank), DEF_NONE, v == V_ARENA, v == V_RULES, &g1);
-        if (r == CC_OK && v == V_RULES) {   /* only exact splits: wgrad's partial sum keeps every context whole */
+        if (r == CC_OK) r = tu_run_step_with(rank, g0, NULL, v == V_ARENA ? point_at_arena : NULL, m0);
+        if (r == CC_OK && v == V_RULES) {   /* only exact splits: wgrad (a partial sum) stays whole, the rest splits */
+            tp* m2 = &ranks_tp[me][2];
             cc_rewrite_desc ex = rd;
             cc_rewrite_report erep;
-            cc_graph* eg = NULL;
+            cc_graph *g2 = NULL, *eg = NULL;
+            cc_schedule es;
+            memset(&es, 0, sizeof es);
+            init_tp(m2, me);
             ex.exact_only = 1;
-            r = cc_graph_decompose(ctx, g1, &ex, &eg, &erep);
+            r = build_tp_rules(ctx, m2, jobs2[me], cc_rank_world_comm(rank), DEF_NONE, 0, 1, &g2);
+            if (r == CC_OK) r = cc_graph_decompose(ctx, g2, &ex, &eg, &erep);
             R->exact_only_changed = r == CC_OK ? erep.n_changed : -1;
+            if (r == CC_OK) r = cc_sched_solve(ctx, eg, NULL, &es);
+            if (r == CC_OK) r = tu_run_step(rank, eg, es.order);
+            if (r == CC_OK) {
+                R->exact_only_whole = 1;
+                for (l = 0; l < L; l++) {
+                    char nm[24];
+                    snprintf(nm, sizeof nm, "wgrad%d", l);
+                    R->exact_only_whole &= find_op(eg, nm) >= 0;
+                    snprintf(nm, sizeof nm, "norm%d", l);
+                    R->exact_only_whole &= find_op(eg, nm) < 0;
+                }
+                R->exact_only_identical = !memcmp(m0->x, m2->x, sizeof m0->x) && !memcmp(m0->p, m2->p, sizeof m0->p) &&
+                                          !memcmp(m0->g, m2->g, sizeof m0->g);
+            }
+            cc_schedule_release(ctx, &es);
             cc_graph_destroy(eg);
+            cc_graph_destroy(g2);
         }
-        if (r == CC_OK) r = tu_run_step_with(rank, g0, NULL, v == V_ARENA ? point_at_arena : NULL, m0);
         if (r == CC_OK) r = cc_graph_decompose(ctx, g1, &rd, &dg, &rep);
         if (r == CC_OK) {
             R->ops_before = rep.n_ops_before; R->ops_after = rep.n_ops_after;
@@ -468,7 +494,11 @@ static void test_world_decompose(void) {
             CHECK(R[0].k[0] == F->k[0] && R[0].k[1] == F->k[1] && R[0].k[2] == F->k[2] && R[0].ops_after == F->ops_after,
                   "%s: the same chunks (%d, %d, %d) and ops (%d) as with chunk_fn and split_rows (%d, %d, %d; %d)", vn, R[0].k[0],
                   R[0].k[1], R[0].k[2], R[0].ops_after, F->k[0], F->k[1], F->k[2], F->ops_after);
-            CHECK_INT(R[0].exact_only_changed, 0, "%s: with exact_only, wgrad's partial sum keeps every all-reduce whole", vn);
+            CHECK_INT(R[0].exact_only_changed, L, "%s: with exact_only, every all-reduce is still split", vn);
+            CHECK(R[0].exact_only_whole && R[1].exact_only_whole,
+                  "%s: with exact_only, each wgrad (its split is a partial sum) stays one op, each norm is split", vn);
+            CHECK(R[0].exact_only_identical && R[1].exact_only_identical,
+                  "%s: with exact_only, x, P and G (wgrad whole) are all bit-identical to program order", vn);
         }
         if (v == V_ARENA) {   /* NULL buffers resolved from regions rewrite as the same pointers do */
             const vres* F = &A.v[V_THEN_FUSE][0];
@@ -633,6 +663,7 @@ static int mirrored_rule(void* ud, const cc_split_chunk* c, cc_region* rd, int n
 }
 
 static int build_chain_refusing;   /* test_bad_rules: post2's rule refuses every chunk */
+static int build_chain_whole_post; /* test_one_sided: post has no split rule (runs whole only) */
 static int refusing_rule(void* ud, const cc_split_chunk* c, cc_region* rd, int nr, cc_region* wr, int nw, int* partial);
 
 static void init_chain(chain* m, int rank) {
@@ -688,6 +719,7 @@ static cc_result build_chain(cc_context* ctx, chain* m, cjob* jobs, cc_comm* com
                 }
                 break;
         }
+        if (o == C_POST && build_chain_whole_post) { d.split = NULL; d.part_fn = NULL; }
         r = cc_graph_add_op(g, &d, NULL);
         if (r == CC_OK && o == C_MM) {
             cc_collective co;
@@ -807,6 +839,103 @@ static void test_context_grows(void) {
     }
 }
 
+/* ---- one-sided contexts: a neighbour that does not split stays whole ----------
+   The chain above with post given no split rule: the all-reduce is split
+   with what splits next to it, post runs whole after every chunk (the
+   dependencies derived from the regions). Every op 100 us, the all-reduce
+   300 us, its chunks their share (the fit of one size), no launch cost,
+   max_chunks 4. Hand computation: with max_context_depth 1 the context is
+   mm and ar: pre, then mm's 4 pieces of 25 us feeding ar's 4 of 75 us, then
+   post and post2: 100 + 25 + 300 + 100 + 100 = 625 us (700 whole). By
+   default it grows to pre: pre and mm pieces share the compute stream (50
+   us a chunk), ar's chunks follow back to back: 50 + 300 + 200 = 550 us.
+   Run on two ranks, every buffer bit-identical to program order, post one
+   op never called by parts. */
+typedef struct side_res {
+    int ok;
+    char err[400];
+    char ops[2][128];
+    int k[2], post_whole[2], post_parts, identical, parts_ok;
+    double mk0[2], mk[2];
+} side_res;
+static chain side_chains[2][2];
+
+static cc_result side_rank(cc_rank* rank, void* user) {
+    side_res* R = &((side_res*)user)[cc_rank_index(rank)];
+    cc_context* ctx = cc_rank_context(rank);
+    int me = cc_rank_index(rank), v;
+    static cjob jobs[2][3][4];
+    cc_graph *g0 = NULL, *keep = NULL, *dg = NULL;
+    cc_schedule s;
+    cc_result r = CC_OK;
+    memset(&s, 0, sizeof s);
+    init_chain(&side_chains[me][0], me);
+    init_chain(&side_chains[me][1], me);
+    build_chain_whole_post = 1;
+    for (v = 0; v < 2 && r == CC_OK; v++) {   /* depth 1, then the default (the one run) */
+        cc_rewrite_desc rd = {0};
+        cc_rewrite_report rep;
+        cc_graph *g = NULL, *out = NULL;
+        rd.max_context_depth = v == 0 ? 1 : 0;
+        r = build_chain(ctx, &side_chains[me][1], jobs[me][1 + v], cc_rank_world_comm(rank), 0, &g);
+        if (r == CC_OK) r = cc_graph_decompose(ctx, g, &rd, &out, &rep);
+        if (r == CC_OK) {
+            R->mk0[v] = rep.makespan_before_us;
+            R->mk[v] = rep.makespan_after_us;
+            R->post_whole[v] = find_op(out, "post") >= 0 && find_op(out, "post2") >= 0;
+            if (rep.n_contexts == 1) {
+                snprintf(R->ops[v], sizeof R->ops[v], "%s", rep.contexts[0].ops);
+                R->k[v] = rep.contexts[0].n_chunks;
+            }
+        }
+        if (v == 1) { keep = g; dg = out; }
+        else { cc_graph_destroy(out); cc_graph_destroy(g); }
+    }
+    if (r == CC_OK) r = build_chain(ctx, &side_chains[me][0], jobs[me][0], cc_rank_world_comm(rank), 0, &g0);
+    build_chain_whole_post = 0;
+    if (r == CC_OK) r = tu_run_step(rank, g0, NULL);
+    if (r == CC_OK) r = cc_sched_solve(ctx, dg, NULL, &s);
+    if (r == CC_OK) r = tu_run_step(rank, dg, s.order);
+    if (r == CC_OK) {
+        const chain *a = &side_chains[me][0], *b = &side_chains[me][1];
+        R->identical = !memcmp(a->x1, b->x1, sizeof a->x1) && !memcmp(a->p, b->p, sizeof a->p) &&
+                       !memcmp(a->y1, b->y1, sizeof a->y1) && !memcmp(a->y2, b->y2, sizeof a->y2);
+        R->parts_ok = b->n_parts[C_PRE] == R->k[1] && b->n_parts[C_MM] == R->k[1] && b->n_parts[C_POST] == 0 &&
+                      b->n_parts[C_POST2] == 0 && a->n_parts[C_PRE] + a->n_parts[C_MM] == 0;
+    }
+    R->ok = r == CC_OK;
+    if (r != CC_OK) snprintf(R->err, sizeof R->err, "%s", cc_last_error(ctx));
+    cc_schedule_release(ctx, &s);
+    cc_graph_destroy(dg);
+    cc_graph_destroy(keep);
+    cc_graph_destroy(g0);
+    return CC_OK;
+}
+
+static void test_one_sided(void) {
+    static side_res R[2];
+    cc_result rc;
+    char err[512];
+    int me;
+    memset(R, 0, sizeof R);
+    tu_run_world(2, side_rank, R, &rc, err, sizeof err);
+    CHECK_RES(NULL, rc, CC_OK, "2 ranks: the world ran (%s)", err);
+    for (me = 0; me < 2; me++) {
+        side_res* X = &R[me];
+        CHECK(X->ok, "rank %d: decomposition and both steps ran (%s)", me, X->err);
+        if (!X->ok) continue;
+        CHECK(!strcmp(X->ops[0], "mm, ar") && X->k[0] == 4 && X->post_whole[0],
+              "rank %d: depth 1, a consumer without a rule: the context '%s' in %d, post one op", me, X->ops[0], X->k[0]);
+        CHECK(X->mk0[0] == 700 && X->mk[0] == 625, "rank %d: depth 1: predicted %.1f -> %.1f us (by hand 700 -> 625)", me,
+              X->mk0[0], X->mk[0]);
+        CHECK(!strcmp(X->ops[1], "pre, mm, ar") && X->k[1] == 4 && X->post_whole[1],
+              "rank %d: by default the context grows upstream only: '%s' in %d, post and post2 whole", me, X->ops[1], X->k[1]);
+        CHECK(X->mk[1] == 550, "rank %d: grown: predicted %.1f us (by hand 550)", me, X->mk[1]);
+        CHECK(X->identical, "rank %d: X1, P, Y1 and Y2 bit-identical to program order", me);
+        CHECK(X->parts_ok, "rank %d: pre and mm ran as %d parts each, post and post2 whole", me, X->k[1]);
+    }
+}
+
 /* The most exposed collective first: two chains, "mm1 -> ar1 (50 us) ->
    post1" first in program order, then "mm2 -> ar2 (400 us) -> post2"; in
    the judged schedule ar1 hides under mm2 and ar2 is mostly exposed. With
@@ -878,7 +1007,12 @@ static void test_exposed_first(void) {
    block of P and chunk i of ag unpacks sub-block i of every block of G, so
    mm, pre, mm2 and post2 run in S * N parts, post and pre2 in N. Every
    buffer must be bit-identical to program order (rows split whole; the
-   ranks' sums in the same order). */
+   ranks' sums in the same order). Again with one side of each collective
+   whole (no split rule): post and pre2 (the shard sides), then mm and mm2
+   (the full sides: rs's pack copies read mm's whole output, mm2 reads G
+   after every unpack); those ops run whole and take 1 us, the collectives
+   what the link says, and pre2 reads Y instead of A (the two chains in
+   series, so that each context pays on its own). */
 #define SM 32
 #define SMAXR 4
 typedef struct sp_data {
@@ -889,8 +1023,15 @@ typedef struct sp_data {
     int bp_index, bg_index;      /* their buffers */
 } sp_data;
 static int sp_arena;             /* P and G transient, the collectives' buffers there NULL */
+static int sp_one_sided;         /* 1: post and pre2 have no split rule; 2: mm and mm2 have none */
 enum { S_PRE = 0, S_MM, S_POST, S_PRE2, S_MM2, S_POST2 };
 typedef struct sjob { sp_data* m; int kind, S; } sjob;
+/* 1 if op o is in its collective's context with sp_one_sided as it is */
+static int sp_in_context(int o) {
+    if (sp_one_sided == 1) return o != S_POST && o != S_PRE2;
+    if (sp_one_sided == 2) return o == S_POST || o == S_PRE2;
+    return 1;
+}
 
 static void sp_rows(sjob* jb, int r0, int r1) {
     sp_data* m = jb->m;
@@ -905,7 +1046,11 @@ static void sp_rows(sjob* jb, int r0, int r1) {
                     m->pp[t * D + j] = s;
                     break;
                 case S_POST: m->y[t * D + j] = m->sh[t * D + j] * m->sh[t * D + j] - m->sh[t * D + (j + 3) % D]; break;
-                case S_PRE2: m->b[t * D + j] = m->a[t * D + j] * 0.75f - m->a[t * D + (j + 2) % D]; break;
+                case S_PRE2: {
+                    const float* a = sp_one_sided ? m->y : m->a;   /* one side whole: the chains in series */
+                    m->b[t * D + j] = a[t * D + j] * 0.75f - a[t * D + (j + 2) % D];
+                    break;
+                }
                 case S_MM2:
                     for (k = 0; k < D; k++) s += m->pg[t * D + k] * m->w2[k * D + j];
                     m->z[t * D + j] = s;
@@ -979,13 +1124,18 @@ static cc_result build_sp(cc_context* ctx, sp_data* m, sjob* jobs, cc_comm* comm
             case S_PRE: rd[0] = rg(bx0, bytes, rows); wr[0] = rg(bx, bytes, rows); break;
             case S_MM: rd[0] = rg(bx, bytes, rows); rd[1] = rg(bw, WB, 0); wr[0] = rg(bp, bytes, rows); break;
             case S_POST: rd[0] = rg(bsh, bytes, rows); wr[0] = rg(by, bytes, rows); break;
-            case S_PRE2: rd[0] = rg(ba, bytes, rows); wr[0] = rg(bb, bytes, rows); break;
+            case S_PRE2: rd[0] = rg(sp_one_sided ? by : ba, bytes, rows); wr[0] = rg(bb, bytes, rows); break;
             case S_MM2: rd[0] = rg(bg, bytes, rows); rd[1] = rg(bw2, WB, 0); wr[0] = rg(bz, bytes, rows); break;
             default: rd[0] = rg(bz, bytes, rows); wr[0] = rg(bz2, bytes, rows); break;
         }
         if (o == S_MM || o == S_MM2) {
             d.n_reads = 2;
             sp.kind = CC_SPLIT_MATMUL; sp.extent[CC_AXIS_COLS] = D; sp.extent[CC_AXIS_REDUCE] = D;
+        }
+        if ((sp_one_sided == 1 && (o == S_POST || o == S_PRE2)) || (sp_one_sided == 2 && (o == S_MM || o == S_MM2))) {
+            d.split = NULL;   /* runs whole only, short: the collectives' time is what the split side can overlap */
+            d.part_fn = NULL;
+            d.duration_us = 1;
         }
         r = cc_graph_add_op(g, &d, NULL);
         if (r == CC_OK && (o == S_MM || o == S_PRE2)) {   /* the collective after it */
@@ -1043,6 +1193,13 @@ static cc_result sp_rank(cc_rank* rank, void* user) {
     r = cc_comm_split(cc_rank_world_comm(rank), 0, me, &c2);   /* the all-gather's */
     if (r == CC_OK) r = build_sp(ctx, &sp_ranks[me][0], jobs[me][0], cc_rank_world_comm(rank), c2, S, &g0);
     if (r == CC_OK) r = build_sp(ctx, &sp_ranks[me][1], jobs[me][1], cc_rank_world_comm(rank), c2, S, &g1);
+    if (r == CC_OK && sp_one_sided) {   /* the collectives take what the link says (chunks of a 400 us one cost more) */
+        int i;
+        for (i = 0; i < cc_graph_n_ops(g1); i++) {
+            const cc_collective* co = cc_op_collective(g1, cc_graph_op(g1, i));
+            if (co) cc_op_set_duration(g1, cc_graph_op(g1, i), tu_flat_us(&link, co->kind, co->n_elems * sizeof(float), S));
+        }
+    }
     if (r == CC_OK) r = cc_graph_decompose(ctx, g1, &rd, &dg, &rep);
     if (r == CC_OK) {
         R->n_contexts = rep.n_contexts;
@@ -1075,7 +1232,7 @@ static cc_result sp_rank(cc_rank* rank, void* user) {
         }
         R->parts_ok = krs >= 2 && kag >= 2;
         for (o = 0; o < 6; o++) {
-            int want = o <= S_POST ? (o == S_POST ? krs : S * krs) : (o == S_PRE2 ? kag : S * kag);
+            int want = !sp_in_context(o) ? 0 : o <= S_POST ? (o == S_POST ? krs : S * krs) : (o == S_PRE2 ? kag : S * kag);
             R->parts_ok &= b->parts[o] == want && a->parts[o] == 0;
         }
         R->copies_ok = R->parts_ok;
@@ -1102,15 +1259,19 @@ static cc_result sp_rank(cc_rank* rank, void* user) {
 
 static void test_rs_ag_world(void) {
     int v;
-    for (v = 0; v < 4; v++) {   /* 2 and 4 ranks; again with P and G transient, the collectives' buffers NULL */
-        int S = v % 2 ? 4 : 2;
-        const char* ar = v >= 2 ? " (arena)" : "";
+    for (v = 0; v < 8; v++) {   /* 2 and 4 ranks; again with P and G transient, the collectives' buffers NULL; one side whole */
+        static const char* const side[3][2] = { { "pre, mm, rs, post", "pre2, ag, mm2, post2" },
+                                                 { "pre, mm, rs", "ag, mm2, post2" }, { "rs, post", "pre2, ag" } };
+        static const char* const what[4] = { "", " (arena)", " (post, pre2 whole)", " (mm, mm2 whole)" };
+        int S = v % 2 ? 4 : 2, os = v >= 4 ? v / 2 - 1 : 0;
+        const char* ar = what[v / 2];
         static sp_res R[SMAXR];
         cc_result rc;
         char err[512];
         int me;
         memset(R, 0, sizeof R);
-        sp_arena = v >= 2;
+        sp_arena = v == 2 || v == 3;
+        sp_one_sided = os;
         tu_run_world(S, sp_rank, R, &rc, err, sizeof err);
         CHECK_RES(NULL, rc, CC_OK, "%d ranks%s: the world ran (%s)", S, ar, err);
         for (me = 0; me < S; me++) {
@@ -1123,22 +1284,24 @@ static void test_rs_ag_world(void) {
             for (c = 0; c < X->n_contexts && c < 2; c++) {
                 if (X->kind[c] == CC_COLL_REDUCE_SCATTER) {
                     seen |= 1;
-                    CHECK(!strcmp(X->coll[c], "rs") && !strcmp(X->ops[c], "pre, mm, rs, post"),
+                    CHECK(!strcmp(X->coll[c], "rs") && !strcmp(X->ops[c], side[os][0]),
                           "%d ranks%s, rank %d: the reduce-scatter's context is '%s' (%s, in %d)", S, ar, me, X->ops[c], X->coll[c], X->k[c]);
                 } else if (X->kind[c] == CC_COLL_ALL_GATHER) {
                     seen |= 2;
-                    CHECK(!strcmp(X->coll[c], "ag") && !strcmp(X->ops[c], "pre2, ag, mm2, post2"),
+                    CHECK(!strcmp(X->coll[c], "ag") && !strcmp(X->ops[c], side[os][1]),
                           "%d ranks%s, rank %d: the all-gather's context is '%s' (%s, in %d)", S, ar, me, X->ops[c], X->coll[c], X->k[c]);
                 }
             }
             CHECK_INT(seen, 3, "%d ranks%s, rank %d: one reduce-scatter and one all-gather context", S, ar, me);
             CHECK(X->identical, "%d ranks%s, rank %d: every buffer bit-identical to program order (%s)", S, ar, me, X->why);
-            CHECK(X->parts_ok, "%d ranks%s, rank %d: the full side's ops ran in %d x N parts, the shard side's in N", S, ar, me, S);
+            CHECK(X->parts_ok, "%d ranks%s, rank %d: the full side's ops ran in %d x N parts, the shard side's in N, whole ones whole",
+                  S, ar, me, S);
             CHECK(X->copies_ok, "%d ranks%s, rank %d: a pack op before each reduce-scatter chunk, an unpack after each all-gather chunk",
                   S, ar, me);
         }
     }
     sp_arena = 0;
+    sp_one_sided = 0;
 }
 
 /* The decision follows the link, for reduce-scatter and all-gather alike
@@ -1202,7 +1365,9 @@ static void test_rs_ag_link(void) {
        ar       all-reduce(sum) of P in place
        mmB      Z = Y P         matmul, columns only (P as its B)
    On two ranks P and Z are bit-identical to program order. With a row-wise
-   consumer of P added (rows only) no axis suits every op: left alone. */
+   consumer of P added (rows only), columns suit more of the all-reduce's
+   neighbours: the same context by columns, the row-wise op whole after
+   every chunk, and P, Z and its output bit-identical to program order. */
 #define CR 8
 #define CN 16
 typedef struct col_data { float x[CR * CR], w[CR * CN], p[CR * CN], y[CR * CR], z[CR * CN], r[CR * CN]; int parts; } col_data;
@@ -1290,15 +1455,19 @@ static cc_result build_col(cc_context* ctx, col_data* m, cjob2* jobs, cc_comm* c
     return CC_OK;
 }
 
-typedef struct col_res { int ok, identical, axis, n_contexts, k, copies, rowwise_changed; char ops[64], err[300]; } col_res;
-static col_data col_ranks[2][2];
+typedef struct col_res {
+    int ok, identical, axis, n_contexts, k, copies, rowwise_changed;
+    int rowwise_axis, rowwise_whole, rowwise_identical;   /* with the row-wise consumer: its axis, that op whole, the data */
+    char ops[64], rowwise_ops[64], err[300];
+} col_res;
+static col_data col_ranks[2][4];   /* [rank][program order, decomposed; the same with the row-wise consumer] */
 
 static cc_result col_rank(cc_rank* rank, void* user) {
     col_res* R = &((col_res*)user)[cc_rank_index(rank)];
     cc_context* ctx = cc_rank_context(rank);
     int me = cc_rank_index(rank), i;
-    static cjob2 jobs[2][3][3];
-    cc_graph *g0 = NULL, *g1 = NULL, *dg = NULL, *g2 = NULL, *dg2 = NULL;
+    static cjob2 jobs[2][4][3];
+    cc_graph *g0 = NULL, *g1 = NULL, *dg = NULL, *g2 = NULL, *dg2 = NULL, *g3 = NULL;
     cc_rewrite_report rep;
     cc_schedule s;
     cc_result r;
@@ -1314,11 +1483,19 @@ static cc_result col_rank(cc_rank* rank, void* user) {
         R->k = rep.contexts[0].n_chunks;
         snprintf(R->ops, sizeof R->ops, "%s", rep.contexts[0].ops);
     }
-    if (r == CC_OK) {   /* a row-wise consumer too: no axis suits every op */
+    if (r == CC_OK) {   /* a row-wise consumer too: columns suit two neighbours of three, the row-wise op stays whole */
         cc_rewrite_report rep2;
-        r = build_col(ctx, &col_ranks[me][1], jobs[me][2], cc_rank_world_comm(rank), 1, &g2);
+        init_col(&col_ranks[me][2], me);
+        init_col(&col_ranks[me][3], me);
+        r = build_col(ctx, &col_ranks[me][3], jobs[me][2], cc_rank_world_comm(rank), 1, &g2);
         if (r == CC_OK) r = cc_graph_decompose(ctx, g2, NULL, &dg2, &rep2);
         R->rowwise_changed = r == CC_OK ? rep2.n_changed : -1;
+        if (r == CC_OK && rep2.n_contexts == 1) {
+            R->rowwise_axis = rep2.contexts[0].axis;
+            snprintf(R->rowwise_ops, sizeof R->rowwise_ops, "%s", rep2.contexts[0].ops);
+        }
+        if (r == CC_OK) R->rowwise_whole = find_op(dg2, "twice") >= 0;
+        if (r == CC_OK) r = build_col(ctx, &col_ranks[me][2], jobs[me][3], cc_rank_world_comm(rank), 1, &g3);
     }
     if (r == CC_OK) r = tu_run_step(rank, g0, NULL);
     if (r == CC_OK) r = cc_sched_solve(ctx, dg, NULL, &s);
@@ -1332,11 +1509,21 @@ static cc_result col_rank(cc_rank* rank, void* user) {
             R->copies += strstr(nm, ".pack") != NULL || strstr(nm, ".unpack") != NULL;
         }
     }
+    if (r == CC_OK) r = tu_run_step(rank, g3, NULL);
+    cc_schedule_release(ctx, &s);
+    if (r == CC_OK) r = cc_sched_solve(ctx, dg2, NULL, &s);
+    if (r == CC_OK) r = tu_run_step(rank, dg2, s.order);
+    if (r == CC_OK) {
+        const col_data *a = &col_ranks[me][2], *b = &col_ranks[me][3];
+        R->rowwise_identical = !memcmp(a->p, b->p, sizeof a->p) && !memcmp(a->z, b->z, sizeof a->z) &&
+                               !memcmp(a->r, b->r, sizeof a->r) && a->parts == 0 && b->parts >= 4;
+    }
     R->ok = r == CC_OK;
     if (r != CC_OK) snprintf(R->err, sizeof R->err, "%s", cc_last_error(ctx));
     cc_schedule_release(ctx, &s);
     cc_graph_destroy(dg2);
     cc_graph_destroy(g2);
+    cc_graph_destroy(g3);
     cc_graph_destroy(dg);
     cc_graph_destroy(g1);
     cc_graph_destroy(g0);
@@ -1360,7 +1547,10 @@ static void test_columns(void) {
               cc_axis_name((cc_axis)X->axis), X->k);
         CHECK(X->copies == 2 * X->k, "rank %d: a pack and an unpack per chunk (%d copy ops, %d chunks)", me, X->copies, X->k);
         CHECK(X->identical, "rank %d: P and Z bit-identical to program order, each matmul in %d column parts", me, X->k);
-        CHECK_INT(X->rowwise_changed, 0, "rank %d: with a consumer that splits by rows only, nothing is split", me);
+        CHECK(X->rowwise_changed == 1 && X->rowwise_axis == CC_AXIS_COLS && !strcmp(X->rowwise_ops, "mmA, ar, mmB") && X->rowwise_whole,
+              "rank %d: with a consumer that splits by rows only: '%s' along %s, that consumer one op", me, X->rowwise_ops,
+              cc_axis_name((cc_axis)X->rowwise_axis));
+        CHECK(X->rowwise_identical, "rank %d: with it, P, Z and its output bit-identical to program order", me);
     }
 }
 
@@ -1456,6 +1646,21 @@ static void test_left_alone(void) {
         if (r == CC_OK) {
             if (def == DEF_NONE) {
                 CHECK(rep.n_changed == L && find_op(dg, "ar1") < 0, "control: all %d layers decomposed (%d)", L, rep.n_changed);
+            } else if (def == DEF_NO_CHUNK_PRODUCER || def == DEF_NO_CHUNK_CONSUMER || def == DEF_CONSUMER_ROWS) {
+                /* one neighbour that does not split stays whole outside the context; the others split */
+                const char* whole = def == DEF_NO_CHUNK_PRODUCER ? "mm1" : def == DEF_NO_CHUNK_CONSUMER ? "wgrad1" : "norm1";
+                const char* want = def == DEF_NO_CHUNK_PRODUCER ? "ar1, norm1, wgrad1"
+                                   : def == DEF_NO_CHUNK_CONSUMER ? "mm1, ar1, norm1" : "mm1, ar1, wgrad1";
+                const cc_rewrite_context* c1 = NULL;
+                int c;
+                for (c = 0; c < rep.n_contexts; c++)
+                    if (!strcmp(rep.contexts[c].collective, "ar1")) c1 = &rep.contexts[c];
+                CHECK(rep.n_changed == L && find_op(dg, "ar1") < 0 && find_op(dg, whole) >= 0,
+                      "%s: every layer decomposed (%d), layer 1's %s one op", def_name[def], rep.n_changed, whole);
+                CHECK(c1 && !strcmp(c1->ops, want) && c1->n_ops == 3, "%s: layer 1's context is '%s' (want '%s')", def_name[def],
+                      c1 ? c1->ops : "none", want);
+                CHECK(cc_graph_validate(dg) == CC_OK, "%s: the new graph validates", def_name[def]);
+                CHECK_INT(rep.n_candidates, L, "%s: candidates counted", def_name[def]);
             } else {
                 int expect_cand = def == DEF_BROADCAST || def == DEF_SPLIT0 || def == DEF_NOT_IN_PLACE ? L - 1 : L;
                 CHECK(find_op(dg, "ar1") >= 0 && find_op(dg, "mm1") >= 0 && find_op(dg, "norm1") >= 0 && find_op(dg, "wgrad1") >= 0,
@@ -1803,6 +2008,7 @@ int main(void) {
     TH_RUN(test_left_alone);
     TH_RUN(test_link_decides);
     TH_RUN(test_context_grows);
+    TH_RUN(test_one_sided);
     TH_RUN(test_exposed_first);
     TH_RUN(test_rs_ag_world);
     TH_RUN(test_rs_ag_link);

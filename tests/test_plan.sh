@@ -55,17 +55,18 @@ for entry in "${layouts[@]}"; do
     [ "$res" = True ]; check $? "$name: S <= program order, S+F <= S, S+AD <= S+F ($(json "$out" "j['program_us'], j['s_us'], j['sf_us'], j['sad_us']"))" "$res"
 done
 
-# --ad-variants: S+AD near (immediate neighbours) and S+AD N=2 beside S+AD,
-# each a timeline that passes the checker, re-judged from the true
+# --ad-variants: S+AD near (immediate neighbours), S+AD N=2 and S+AD
+# matmul-adjacent (rules on the matmuls only, depth 1) beside S+AD, each a
+# timeline that passes the checker, re-judged from the true
 # durations of its ops, no shorter than the bound and no longer than S+F
 # (each falls back to it)
 out="$tmp/adv.json"
 timeout 300 "$plan" "${small[@]}" --tp 2 --nodes 1 --gpus-per-node 4 --ad-variants >"$out" 2>"$tmp/adv.err"; rc=$?
 check $rc "--ad-variants: exits 0" "exit $rc: $(tail -n 3 "$tmp/adv.err")"
 if [ $rc -eq 0 ]; then
-    res=$(json "$out" "[(v['name'], v['valid'], v['true_us'] is not None and abs(v['true_us'] - v['us']) <= 1e-6 * v['us'], v['us'] >= j['lower_bound_us'] * (1 - 1e-9), v['us'] <= j['sf_us'] * (1 + 1e-9)) for v in j['variants'] if v['name'] in ('S+AD near', 'S+AD N=2')]")
-    [ "$res" = "[('S+AD near', True, True, True, True), ('S+AD N=2', True, True, True, True)]" ]
-    check $? "--ad-variants: S+AD near and S+AD N=2 valid, re-judged alike, within the bound and S+F" "$res"
+    res=$(json "$out" "[(v['name'], v['valid'], v['true_us'] is not None and abs(v['true_us'] - v['us']) <= 1e-6 * v['us'], v['us'] >= j['lower_bound_us'] * (1 - 1e-9), v['us'] <= j['sf_us'] * (1 + 1e-9)) for v in j['variants'] if v['name'] in ('S+AD near', 'S+AD N=2', 'S+AD matmul-adjacent')]")
+    [ "$res" = "[('S+AD near', True, True, True, True), ('S+AD N=2', True, True, True, True), ('S+AD matmul-adjacent', True, True, True, True)]" ]
+    check $? "--ad-variants: S+AD near, S+AD N=2 and S+AD matmul-adjacent valid, re-judged alike, within the bound and S+F" "$res"
 fi
 
 # one GPU, no overlap slowdown: nothing to communicate, so every way of

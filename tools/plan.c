@@ -30,11 +30,18 @@
      S          the library's schedule of the step (cc_sched_solve)
      S+F        with fusion (cc_graph_fuse) before scheduling
      S+AD       with decomposition, then fusion, before scheduling
-   --ad-variants adds two restricted decompositions beside S+AD, each
+   S+AD tries 2, 4, 8 and 16 chunks (cc_rewrite_desc.max_chunks 16).
+   --ad-variants adds three restricted decompositions beside S+AD, each
    judged the same way (they isolate what the rules add):
      S+AD near  contexts of the collective's immediate producers and
                 consumers only (cc_rewrite_desc.max_context_depth 1)
      S+AD N=2   every collective split in two chunks (max_chunks 2)
+     S+AD matmul-adjacent
+                what collective matmul (Wang et al., async TP) does: the
+                step built with split rules on its matmuls only
+                (gpt_step_desc.rules_matmul_only), contexts of depth 1, so
+                a collective is split with the matmuls next to it and its
+                other neighbours stay whole
    with the lower bound (cc_lower_bounds and the solver's own), the exposed
    communication (cc_exposed_comm_us) and the planning time of each.
    The rewrites screen up to 4,000 candidates each by simulation and
@@ -135,7 +142,7 @@ typedef struct options {
     const char* sm;
     uint64_t memory_cap;           /* --memory-cap: bytes of device memory per rank; 0: none */
     int memory_curve;              /* --memory-curve N: caps; 0: no curve */
-    int ad_variants;               /* --ad-variants: S+AD near and S+AD N=2 as well */
+    int ad_variants;               /* --ad-variants: S+AD near, N=2 and matmul-adjacent as well */
 } options;
 
 static const char* program_name = "plan";
@@ -508,9 +515,11 @@ static gpt_step_desc step_desc(const planner* P) {
 
 /* Stage 0's rank's step with these buckets (NULL: one per parameter),
    costed; with transients its activations and ZeRO-3 gathers transient
-   (gpt_step_desc.transients), else every buffer bound. 1, or 0 after
-   saying what is wrong. */
-static int step_build_ex(const planner* P, const int* bucket_of, int n_bucket_of, int grad_sync, int transients, step* s) {
+   (gpt_step_desc.transients), else every buffer bound; with matmul_only
+   split rules on its matmuls only (gpt_step_desc.rules_matmul_only). 1,
+   or 0 after saying what is wrong. */
+static int step_build_ex(const planner* P, const int* bucket_of, int n_bucket_of, int grad_sync, int transients, int matmul_only,
+                         step* s) {
     gpt_step_desc d = step_desc(P);
     cc_result r = CC_OK;
     uint64_t seed = P->o.seed * 0x9E3779B97F4A7C15ull + 1;
@@ -519,6 +528,7 @@ static int step_build_ex(const planner* P, const int* bucket_of, int n_bucket_of
     d.n_bucket_of = n_bucket_of;
     d.grad_sync = grad_sync;
     d.transients = transients;
+    d.rules_matmul_only = matmul_only;
     s->n_bucket_of = n_bucket_of;
     s->grad_sync = grad_sync;
     if (bucket_of && n_bucket_of > 0) {
@@ -545,7 +555,7 @@ static int step_build_ex(const planner* P, const int* bucket_of, int n_bucket_of
 }
 
 static int step_build(const planner* P, const int* bucket_of, int n_bucket_of, int grad_sync, step* s) {
-    return step_build_ex(P, bucket_of, n_bucket_of, grad_sync, 1, s);
+    return step_build_ex(P, bucket_of, n_bucket_of, grad_sync, 1, 0, s);
 }
 
 /* ---- memory ----------------------------------------------------------------------- */
@@ -1048,8 +1058,10 @@ static cc_result run_sf(const planner* P, step* prog, const outcome* s, outcome*
 
 /* S+AD: decomposition of S+F's step (before its fusion), then fusion,
    each judged by the scheduler, the collectives costed again, scheduled;
-   S+F where it does not pay. variant 1 ("S+AD near"): contexts of the
-   immediate neighbours only; 2 ("S+AD N=2"): two chunks each. */
+   S+F where it does not pay. Up to 16 chunks; variant 1 ("S+AD near"):
+   contexts of the immediate neighbours only; 2 ("S+AD N=2"): two chunks
+   each; 3 ("S+AD matmul-adjacent"): the step rebuilt with split rules on
+   its matmuls only, contexts of the immediate neighbours. */
 static cc_result run_sad(const planner* P, cc_graph* base, const step* base_src, const outcome* sf, outcome* o, int variant) {
     cc_rewrite_desc rd = rewrite_desc(P, base);
     cc_rewrite_report dec, fus;
@@ -1059,16 +1071,20 @@ static cc_result run_sad(const planner* P, cc_graph* base, const step* base_src,
     cc_result r;
     step bound;
     int unmeasured = 0;
-    snprintf(o->name, sizeof o->name, "%s", variant == 1 ? "S+AD near" : variant == 2 ? "S+AD N=2" : "S+AD");
-    if (variant == 1) rd.max_context_depth = 1;
-    if (variant == 2) rd.max_chunks = 2;
+    snprintf(o->name, sizeof o->name, "%s",
+             variant == 1 ? "S+AD near" : variant == 2 ? "S+AD N=2" : variant == 3 ? "S+AD matmul-adjacent" : "S+AD");
+    rd.max_chunks = variant == 2 ? 2 : 16;
+    if (variant == 1 || variant == 3) rd.max_context_depth = 1;
     memset(&bound, 0, sizeof bound);
     /* without a cap the step is decomposed with every buffer bound: a
        transient buffer cut in chunks is allocated by the first chunk that
        writes it, which orders the chunks after it (S+AD's peak is then not
-       measured) */
-    if (!P->o.memory_cap) {
-        if (!step_build_ex(P, base_src->bucket_of, base_src->n_bucket_of, base_src->grad_sync, 0, &bound)) return CC_ERR_INVALID_ARG;
+       measured); matmul-adjacent: the step rebuilt with rules on its
+       matmuls only, its buffers as S+F's (transient under a cap) */
+    if (!P->o.memory_cap || variant == 3) {
+        if (!step_build_ex(P, base_src->bucket_of, base_src->n_bucket_of, base_src->grad_sync, P->o.memory_cap != 0, variant == 3,
+                           &bound))
+            return CC_ERR_INVALID_ARG;
         if (base_src->edges_of) {   /* the peer's edges, as its order function added them to base */
             cc_op* ord = (cc_op*)malloc(sizeof(cc_op) * (size_t)(cc_graph_n_ops(bound.g) + 1));
             char err[512];
@@ -1078,7 +1094,7 @@ static cc_result run_sad(const planner* P, cc_graph* base, const step* base_src,
             if (r != CC_OK) { step_free(&bound); return r; }
         }
         base = bound.g;
-        unmeasured = 1;
+        unmeasured = !P->o.memory_cap;
     }
     r = cc_graph_decompose(P->ctx, base, &rd, &split, &dec);
     if (r == CC_OK && dec.n_changed == 0) {   /* nothing split: S+AD would be S+F's fusion again */
@@ -1234,8 +1250,8 @@ static void print_text(const planner* P, outcome* out, int n_out, double lb_us, 
         printf("memory cap: %.3f GiB per rank, of which %.3f GiB persistent (parameters or their shards, gradients, optimizer "
                "state); peak: persistent + transient buffers alive at once\n", gib(o->memory_cap), gib(persistent_bytes(P, out[0].g)));
     printf("\n");
-    if (o->memory_cap) printf("%-16s %12s %8s %12s %10s %9s  %s\n", "", "step ms", "vs prog", "exposed ms", "plan s", "peak GiB", "what");
-    else printf("%-16s %12s %8s %12s %10s  %s\n", "", "step ms", "vs prog", "exposed ms", "plan s", "what");
+    if (o->memory_cap) printf("%-20s %12s %8s %12s %10s %9s  %s\n", "", "step ms", "vs prog", "exposed ms", "plan s", "peak GiB", "what");
+    else printf("%-20s %12s %8s %12s %10s  %s\n", "", "step ms", "vs prog", "exposed ms", "plan s", "what");
     for (i = 0; i < n_out; i++) {
         const outcome* v = &out[i];
         char peak[32] = "";
@@ -1243,13 +1259,13 @@ static void print_text(const planner* P, outcome* out, int n_out, double lb_us, 
             if (v->has_peak) snprintf(peak, sizeof peak, " %9.3f", gib(v->peak));
             else snprintf(peak, sizeof peak, " %9s", "-");
         }
-        printf("%-16s %12.3f %7.3fx %12.3f %10.3f%s  %s%s%s\n", v->name, v->us / 1000.0, v->us > 0 ? out[0].us / v->us : 0,
+        printf("%-20s %12.3f %7.3fx %12.3f %10.3f%s  %s%s%s\n", v->name, v->us / 1000.0, v->us > 0 ? out[0].us / v->us : 0,
                v->exposed_us / 1000.0, v->plan_s, peak, v->what, v->valid ? "" : " [TIMELINE INVALID]",
                o->memory_cap && v->has_peak && v->peak > o->memory_cap ? " [OVER THE MEMORY CAP]" : "");
         if ((o->noise > 0 || o->alpha_true != o->alpha) && !isnan(v->true_us))
-            printf("%-16s %12.3f   (its order under the true numbers)\n", "", v->true_us / 1000.0);
+            printf("%-20s %12.3f   (its order under the true numbers)\n", "", v->true_us / 1000.0);
     }
-    printf("%-16s %12.3f\n", "lower bound", lb_us / 1000.0);
+    printf("%-20s %12.3f\n", "lower bound", lb_us / 1000.0);
     printf("planned in %.2f s\n", plan_s);
 }
 
@@ -1400,7 +1416,7 @@ static void print_curve(const planner* P, const outcome* out, int n_peers, const
 int main(int argc, char** argv) {
     options o;
     planner P;
-    outcome out[5 + PEER_N_POLICIES + 1];
+    outcome out[6 + PEER_N_POLICIES + 1];
     int i, n_out = 0, n_peers = 0, rc = 0;
     double lb = 0, t0 = now_s();
     cc_graph* base = NULL;
@@ -1460,8 +1476,8 @@ int main(int argc, char** argv) {
         r = run_sad(&P, base, base_src, &out[n_out - 1], &out[n_out], 0);
         n_out++;
     }
-    for (i = 1; i <= 2 && o.ad_variants && r == CC_OK; i++) {   /* beside S+F, as S+AD is */
-        progress(&P, "S+AD %s: decomposition, fusion", i == 1 ? "near" : "N=2");
+    for (i = 1; i <= 3 && o.ad_variants && r == CC_OK; i++) {   /* beside S+F, as S+AD is */
+        progress(&P, "S+AD %s: decomposition, fusion", i == 1 ? "near" : i == 2 ? "N=2" : "matmul-adjacent");
         r = run_sad(&P, base, base_src, &out[n_peers + 2], &out[n_out], i);
         n_out++;
     }

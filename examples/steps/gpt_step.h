@@ -241,6 +241,11 @@ typedef struct gpt_step_desc {
        that cc_graph_decompose can split them in a plan that is only
        simulated; 0: no op gets a fn. */
     int chunk_stubs;
+    /* 1: only the matmuls (GPT_OP_MATMUL*, forward and backward) get their
+       split rule; every other op stays whole to cc_graph_decompose, so a
+       collective is split only with the matmuls next to it (what collective
+       matmul does). 0: every op with a rule gets it. */
+    int rules_matmul_only;
     /* The training step's buffers that live within the step placed by the
        library (cc_graph_add_transient), so that a schedule's memory can be
        judged and capped: each micro-batch's activations and their
@@ -437,7 +442,7 @@ typedef struct gpt_model {
     int Bl, N, Ns, Cl, F, Hl;
     int L0, Ls;                            /* the stage's first block (global index) and its blocks */
     int first_stage, last_stage;
-    int grad_sync, chunk_stubs;
+    int grad_sync, chunk_stubs, rules_matmul_only;
     int transients;                        /* gpt_step_desc.transients */
     int act_first, act_end;                /* the activations' tensor ids [act_first, act_end) */
     gpt_model_layout stage;                    /* the stage's parameters, in order */
@@ -854,7 +859,7 @@ GPT_STEP_FN cc_result gpt_model_create(gpt_model* s, const gpt_step_desc* d, con
     s->Cl = s->cfg.C / s->TP; s->F = 4 * s->cfg.C / s->TP; s->Hl = s->cfg.H / s->TP;
     s->Ls = s->cfg.L / s->PP; s->L0 = s->pp_rank * s->Ls;
     s->first_stage = s->pp_rank == 0; s->last_stage = s->pp_rank == s->PP - 1;
-    s->grad_sync = d->grad_sync; s->chunk_stubs = d->chunk_stubs;
+    s->grad_sync = d->grad_sync; s->chunk_stubs = d->chunk_stubs; s->rules_matmul_only = d->rules_matmul_only;
     s->transients = d->transients != 0;
     s->reduced = d->coll_dtype;
     s->bf16 = s->reduced == CC_DTYPE_BFLOAT16;
@@ -1492,7 +1497,9 @@ GPT_STEP_FN void gpt_add_op(gpt_builder* b, const char* name, int l, int stream,
     d.deps = deps;
     d.n_deps = n_deps;
     if (!coll && stream == CC_NO_STREAM) d.duration_us = 0;
-    split = !coll && chunks && gpt_op_split(a, &sp);
+    split = !coll && chunks && gpt_op_split(a, &sp) &&
+            (!s->rules_matmul_only || a->kind == GPT_OP_MATMUL || a->kind == GPT_OP_MATMUL_GELU || a->kind == GPT_OP_MATMUL_BWD_W ||
+             a->kind == GPT_OP_MATMUL_BWD_X || a->kind == GPT_OP_MATMUL_GELU_BWD_X);
     a->chunked = split;
     if (a->run) {
         d.fn = gpt_op_whole;
