@@ -14,8 +14,9 @@
 #   fusion off and on (--exact on, the default: the library splits only
 #   into chunks that compute each output whole), and over a slow emulated
 #   link the library does decompose and fuse, the summary names each
-#   context split, and the rewritten step (as many ops as the rewrite
-#   reports say) is what runs, and with --compare it is timed beside the
+#   context split (with --sp the forward's reduce-scatters, bit for bit;
+#   with --exact off all-gathers too), and the rewritten step (as many ops
+#   as the rewrite reports say) is what runs, and with --compare it is timed beside the
 #   step as written in the library's order; with --exact off (partial sums
 #   allowed) the losses are within 1e-5 of program order's;
 # - the same global batch on TP1xDP1, TP2xDP1, TP1xDP2, TP2xDP2, TP4xDP1
@@ -123,6 +124,29 @@ if [ -f "$tmp/c2x2_inexact.txt" ]; then
     out=$(close "$tmp/p2x2.txt" "$tmp/c2x2_inexact.txt" 1e-5) && grep -q "checked: the first step" "$tmp/c2x2_inexact.log"
     check $? "TP2 x DP2 --exact off: every op writes only what it declares, losses within 1e-5 of program order's" "$out"
 else fail "TP2 x DP2 --exact off: the run failed: $(tail -n 2 "$tmp/c2x2_inexact.log")"; fi
+# --sp over the same slow link: the ops next to the all-gathers and
+# reduce-scatters have split rules too. With --exact on the library splits
+# the forward's reduce-scatters (their producers and consumers cut by rows,
+# bit for bit; every all-gather's context holds a partial sum) and the
+# losses stay program order's bit for bit; with --exact off it splits
+# all-gathers as well (with the weight gradients that read what they
+# gathered), every op writing only what it declares, the losses within
+# 1e-5 of program order's
+run psp "${slow[@]}" --sp --order program
+run csp "${slow[@]}" --sp --order concerto --check-step
+same_as psp csp "TP2 x DP2 --sp, decomposed: the 6 losses are bit-identical to program order's"
+n=$(grep -c "^    h[0-9]*\.[a-z_.]*reduce_scatter along rows in [0-9]* chunks" "$tmp/csp.log")
+a=$(grep -c "^    h[0-9]*\.[a-z_.0-9]*allgather along" "$tmp/csp.log")
+[ "$n" -gt 0 ] && [ "$a" = 0 ] && grep -q "checked: the first step of 1 order(s)" "$tmp/csp.log"
+check $? "TP2 x DP2 --sp: the library split $n reduce-scatter(s) exactly, no all-gather, every op checked" \
+    "$(grep -A6 'tried: decomposed' "$tmp/csp.log")"
+run csp_inexact "${slow[@]}" --sp --order concerto --exact off --check-step
+a=$(grep -c "^    h[0-9]*\.[a-z_.0-9]*allgather along rows in [0-9]* chunks ([0-9]* ops: .*bwd_w.*)" "$tmp/csp_inexact.log")
+if [ -f "$tmp/csp_inexact.txt" ]; then
+    out=$(close "$tmp/psp.txt" "$tmp/csp_inexact.txt" 1e-5) && grep -q "checked: the first step" "$tmp/csp_inexact.log" && [ "$a" -gt 0 ]
+    check $? "TP2 x DP2 --sp --exact off: $a all-gather(s) split with weight gradients, ops checked, losses within 1e-5" \
+        "$out $(grep -A6 'tried: decomposed' "$tmp/csp_inexact.log")"
+else fail "TP2 x DP2 --sp --exact off: the run failed: $(tail -n 2 "$tmp/csp_inexact.log")"; fi
 out=$(grep "fused collectives" "$tmp/c2x2_on_on.log"); n=$(echo "$out" | sed -n 's/.*into \([0-9]*\) bucket.*/\1/p')
 [ -n "$n" ] && [ "$n" -gt 0 ]; check $? "TP2 x DP2: the library fused gradient all-reduces ($out)" "$out"
 # the library's order runs the graph the rewrites returned: as many ops and

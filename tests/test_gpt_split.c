@@ -3,7 +3,8 @@
    kernels (examples/gpt/gpt_cpu_ops.h) on a real step: a small GPT
    (L=1, C=48, H=4, T=8, V=50, 3 sequences a micro-batch: N=24 rows, two
    micro-batches, so that the second's weight gradients accumulate) under
-   TP2, its tensors in memory with random values.
+   TP2, and again with sequence parallelism (12 rows a rank for the norms
+   and residuals), its tensors in memory with random values.
 
    For every op of the step that has a split rule, along every axis the
    rule allows, for chunk counts that divide the axis and counts that do
@@ -15,15 +16,18 @@
    (cc_op_split_regions) and checked to write no byte outside them. Then:
    - rows and columns: every output bit-identical to the whole op's
      (each output element is summed as the whole op sums it);
-   - a partial sum (a matmul's reduction dimension, the layer norm's
-     weight gradients over rows): within 1e-5 of the largest magnitude of
-     that output (at least 1): the chunks add their parts in another order
-     (float32 sums of at most 96 terms of magnitude <= 1 here: rounding
-     is about 96 * 2^-24 of the terms' sum).
-   Every op of the kinds the step cuts in chunks (matmul, matmul_bwd_x,
-   residual, layernorm_bwd next to a TP all-reduce; attention and its
-   backward, by sequences) must have a rule, so that the test cannot pass
-   by finding none. */
+   - a partial sum (a matmul's reduction dimension, the weight gradients
+     of the layer norms and, with SP, of the matmuls over rows): within
+     1e-5 of the largest magnitude of that output (at least 1): the chunks
+     add their parts in another order (float32 sums of at most 96 terms of
+     magnitude <= 1 here: rounding is about 96 * 2^-24 of the terms' sum).
+   Every op of the kinds the step cuts in chunks must have a rule, so that
+   the test cannot pass by finding none: without SP matmul, matmul_bwd_x,
+   residual, layernorm_bwd next to a TP all-reduce, attention and its
+   backward by sequences; with SP also the layer norms, qkv, fc
+   (matmul_gelu), the input gradients of fcproj (matmul_gelu_bwd_x) and
+   proj, the weight gradients next to the all-gathers and lnf's backward,
+   each new kind checked along each axis it allows. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,7 +79,8 @@ static unsigned split_axes(const cc_split* sp) {
     }
 }
 
-static int n_checked[CC_AXIS_COUNT], n_exact, n_partial, n_ops_split;
+static int n_checked[CC_AXIS_COUNT], n_exact, n_partial;
+static int n_kind_axis[GPT_OP_KINDS][CC_AXIS_COUNT];   /* splits checked, by op kind and axis */
 
 /* Op i of g (record a): whole against its chunks along axis, count of them. */
 static void check_split(cc_graph* g, int i, gpt_op_args* a, const cc_split* sp, cc_axis axis, int count) {
@@ -176,27 +181,25 @@ static void fill(gpt_model* m, tu_rng* rng) {
     }
 }
 
-int main(void) {
-    gpt_step_desc d;
+/* Every ruled op of the training step of d (its tensors random), along
+   every axis its rule allows; the number of ruled ops, or -1 where the
+   step does not build. */
+static int check_step(const gpt_step_desc* d, const char* what) {
     gpt_model m;
     gpt_op_store st;
     cc_graph* g = NULL;
     tu_rng rng = { 7 };
-    int i, n_fail0;
+    int i, n = 0;
     static const int counts[] = { 2, 3, 4, 5, 8 };
-    th__test = "test_gpt_split";
-    if (cc_context_create(NULL, &g_ctx) != CC_OK) return 1;
-    memset(&d, 0, sizeof d);
     memset(&st, 0, sizeof st);
-    d.cfg.V = 50; d.cfg.C = 48; d.cfg.L = 1; d.cfg.H = 4; d.cfg.T = 8;
-    d.micro_batch = 3;
-    d.n_micro = 2;
-    d.tp = 2;
-    CHECK_RES(g_ctx, gpt_model_create(&m, &d, &cpu_table, g_ctx), CC_OK, "the model (%s)", m.error);
-    CHECK_RES(g_ctx, gpt_step_plan_comms(&m), CC_OK, "its communicators");
-    fill(&m, &rng);
-    n_fail0 = th__failed;
-    CHECK_RES(g_ctx, gpt_build_graph(&m, 1, &g, &st), CC_OK, "the training step (%s)", m.error);
+    cc_result r = gpt_model_create(&m, d, &cpu_table, g_ctx);
+    if (r == CC_OK) r = gpt_step_plan_comms(&m);
+    if (r == CC_OK) fill(&m, &rng);
+    if (r == CC_OK) r = gpt_build_graph(&m, 1, &g, &st);
+    if (!CHECK(r == CC_OK, "%s: the model, its communicators and its training step build", what)) {
+        NOTE("%s / %s", m.error, cc_last_error(g_ctx));
+        n = -1;
+    }
     for (i = 0; g && i < cc_graph_n_ops(g); i++) {
         const gpt_step_op_info* in = &st.info[i];
         gpt_op_args* a;
@@ -206,7 +209,7 @@ int main(void) {
         if (in->kind < 0) continue;
         a = (gpt_op_args*)cc_op_user_data(g, cc_graph_op(g, i));
         if (!a->chunked) continue;
-        n_ops_split++;
+        n++;
         if (!gpt_op_split(a, &sp)) {
             CHECK(0, "%s: an op marked split has a rule", cc_op_name(g, cc_graph_op(g, i)));
             continue;
@@ -215,20 +218,61 @@ int main(void) {
         for (ax = 0; ax < CC_AXIS_COUNT; ax++) {
             if (!(axes >> ax & 1u)) continue;
             for (c = 0; c < (int)(sizeof counts / sizeof counts[0]); c++)
-                if ((uint64_t)counts[c] <= sp.extent[ax]) check_split(g, i, a, &sp, (cc_axis)ax, counts[c]);
+                if ((uint64_t)counts[c] <= sp.extent[ax]) {
+                    check_split(g, i, a, &sp, (cc_axis)ax, counts[c]);
+                    n_kind_axis[a->kind][ax]++;
+                }
         }
     }
-    /* per micro-batch: proj, fcproj (matmul); resid1, resid2 (residual);
-       fc.bwd_x, qkv.bwd_x (matmul_bwd_x); ln2.bwd, ln1.bwd (layernorm_bwd);
-       attn, attn.bwd (attention by sequences) */
-    CHECK(n_ops_split == 20, "20 ops of the step have split rules, 10 per micro-batch (%d)", n_ops_split);
-    CHECK(th__failed == n_fail0, "every split checked equals the whole op: rows and columns bit for bit, partial sums within 1e-5");
-    CHECK(n_checked[CC_AXIS_ROWS] > 0 && n_checked[CC_AXIS_COLS] > 0 && n_checked[CC_AXIS_REDUCE] > 0,
-          "chunks checked along rows (%d), columns (%d) and the reduction (%d): %d exact, %d partial sums", n_checked[CC_AXIS_ROWS],
-          n_checked[CC_AXIS_COLS], n_checked[CC_AXIS_REDUCE], n_exact, n_partial);
     cc_graph_destroy(g);
     gpt_op_store_free(&st);
     gpt_model_free(&m);
+    return n;
+}
+
+int main(void) {
+    gpt_step_desc d;
+    int n_fail0, n, k;
+    th__test = "test_gpt_split";
+    if (cc_context_create(NULL, &g_ctx) != CC_OK) return 1;
+    memset(&d, 0, sizeof d);
+    d.cfg.V = 50; d.cfg.C = 48; d.cfg.L = 1; d.cfg.H = 4; d.cfg.T = 8;
+    d.micro_batch = 3;
+    d.n_micro = 2;
+    d.tp = 2;
+    n_fail0 = th__failed;
+    n = check_step(&d, "TP2");
+    /* per micro-batch: proj, fcproj (matmul); resid1, resid2 (residual);
+       fc.bwd_x, qkv.bwd_x (matmul_bwd_x); ln2.bwd, ln1.bwd (layernorm_bwd);
+       attn, attn.bwd (attention by sequences) */
+    CHECK(n == 20, "TP2: 20 ops of the step have split rules, 10 per micro-batch (%d)", n);
+    CHECK(th__failed == n_fail0, "TP2: every split checked equals the whole op: rows and columns bit for bit, partial sums within 1e-5");
+    CHECK(n_checked[CC_AXIS_ROWS] > 0 && n_checked[CC_AXIS_COLS] > 0 && n_checked[CC_AXIS_REDUCE] > 0,
+          "TP2: chunks checked along rows (%d), columns (%d) and the reduction (%d): %d exact, %d partial sums", n_checked[CC_AXIS_ROWS],
+          n_checked[CC_AXIS_COLS], n_checked[CC_AXIS_REDUCE], n_exact, n_partial);
+    /* the same with sequence parallelism (N/tp = 12 rows a rank for the
+       norms and residuals): besides the ops above, per micro-batch ln1,
+       ln2 (layernorm); qkv (matmul with bias); fc (matmul_gelu); fcproj.bwd_x
+       (matmul_gelu_bwd_x); proj.bwd_x (matmul_bwd_x); the weight gradients
+       of fcproj, fc, proj and qkv (matmul_bwd_w); and lnf.bwd */
+    memset(n_checked, 0, sizeof n_checked);
+    n_exact = n_partial = 0;
+    for (k = 0; k < GPT_OP_KINDS; k++) memset(n_kind_axis[k], 0, sizeof n_kind_axis[k]);
+    d.sp = 1;
+    n_fail0 = th__failed;
+    n = check_step(&d, "TP2 with SP");
+    CHECK(n == 42, "TP2 with SP: 42 ops of the step have split rules, 21 per micro-batch (%d)", n);
+    CHECK(th__failed == n_fail0, "TP2 with SP: every split checked equals the whole op: rows and columns bit for bit, partial sums "
+          "within 1e-5");
+    CHECK(n_kind_axis[GPT_OP_LAYERNORM][CC_AXIS_ROWS] > 0 && n_kind_axis[GPT_OP_MATMUL_GELU][CC_AXIS_ROWS] > 0 &&
+          n_kind_axis[GPT_OP_MATMUL_GELU][CC_AXIS_COLS] > 0 && n_kind_axis[GPT_OP_MATMUL_GELU_BWD_X][CC_AXIS_ROWS] > 0 &&
+          n_kind_axis[GPT_OP_MATMUL_GELU_BWD_X][CC_AXIS_COLS] > 0 && n_kind_axis[GPT_OP_MATMUL_BWD_W][CC_AXIS_ROWS] > 0 &&
+          n_kind_axis[GPT_OP_MATMUL][CC_AXIS_COLS] > 0,
+          "TP2 with SP: the new kinds checked: layernorm by rows (%d), matmul_gelu by rows and columns (%d, %d), matmul_gelu_bwd_x "
+          "(%d, %d), matmul_bwd_w by rows (%d, partial sums); %d exact, %d partial sums in all",
+          n_kind_axis[GPT_OP_LAYERNORM][CC_AXIS_ROWS], n_kind_axis[GPT_OP_MATMUL_GELU][CC_AXIS_ROWS],
+          n_kind_axis[GPT_OP_MATMUL_GELU][CC_AXIS_COLS], n_kind_axis[GPT_OP_MATMUL_GELU_BWD_X][CC_AXIS_ROWS],
+          n_kind_axis[GPT_OP_MATMUL_GELU_BWD_X][CC_AXIS_COLS], n_kind_axis[GPT_OP_MATMUL_BWD_W][CC_AXIS_ROWS], n_exact, n_partial);
     cc_context_destroy(g_ctx);
     return th_done();
 }

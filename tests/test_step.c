@@ -560,6 +560,60 @@ static void test_rewrites(void) {
     unbuild(b);
 }
 
+/* With SP the ops next to the all-gathers and reduce-scatters have split
+   rules too (gpt_step.h's split rules section), so decomposition splits
+   those collectives: on the same slow link as above, with exact splits
+   only the forward's reduce-scatters (their producers and consumers cut
+   by rows, bit for bit); with partial sums allowed the all-gathers and
+   the backward's collectives as well, whose contexts hold weight
+   gradients and the norms' backward. */
+static void test_rewrites_sp(void) {
+    gpt_step_desc d = small_desc(2, 2);
+    built* b;
+    int i, exact;
+    d.chunk_stubs = 1;
+    d.sp = 1;
+    b = build(&d, 1);
+    if (!CHECK(b && b->rc == CC_OK, "TP2 x DP2 with SP and chunk stubs builds")) { unbuild(b); return; }
+    for (i = 0; i < cc_graph_n_ops(b->g); i++) {
+        const gpt_step_op_info* in = &b->ops.info[i];
+        double us = in->group == GPT_GROUP_TP ? 5 + in->bytes * 50.0 / 4096 : in->group == GPT_GROUP_DP ? 10 + in->bytes * 50.0 / 1024
+                  : in->bytes / 1000;
+        cc_op_set_duration(b->g, cc_graph_op(b->g, i), us);
+    }
+    for (exact = 1; exact >= 0; exact--) {
+        cc_rewrite_desc rd;
+        cc_rewrite_report rep;
+        cc_graph* dg = NULL;
+        cc_result r;
+        int n_rs = 0, n_ag = 0, n_bwd = 0, n_inexact = 0, c;
+        memset(&rd, 0, sizeof rd);
+        memset(&rep, 0, sizeof rep);
+        rd.exact_only = exact;
+        r = cc_graph_decompose(g_ctx, b->g, &rd, &dg, &rep);
+        if (r != CC_OK) NOTE("%s", cc_last_error(g_ctx));
+        for (c = 0; r == CC_OK && c < rep.n_contexts; c++) {
+            const cc_rewrite_context* x = &rep.contexts[c];
+            NOTE("exact %d: %s along %s in %d (%d ops: %s)", exact, x->collective, cc_axis_name(x->axis), x->n_chunks, x->n_ops, x->ops);
+            n_rs += x->kind == CC_COLL_REDUCE_SCATTER;
+            n_ag += x->kind == CC_COLL_ALL_GATHER;
+            n_bwd += strstr(x->collective, "bwd") != NULL || strstr(x->collective, "dy.") != NULL || strstr(x->collective, "dx1.") != NULL;
+            n_inexact += strstr(x->ops, "bwd_w") != NULL || strstr(x->ops, "ln1.bwd") != NULL || strstr(x->ops, "ln2.bwd") != NULL ||
+                         strstr(x->ops, "lnf.bwd") != NULL;
+        }
+        if (exact)
+            CHECK(r == CC_OK && n_rs > 0 && n_ag == 0 && n_bwd == 0 && n_inexact == 0,
+                  "exact splits only: the forward's reduce-scatters of the SP step split (%d of %d candidates), no all-gather "
+                  "(%d), nothing of the backward (%d), no partial sum (%d)", n_rs, rep.n_candidates, n_ag, n_bwd, n_inexact);
+        else
+            CHECK(r == CC_OK && n_ag > 0 && n_inexact > 0,
+                  "partial sums allowed: all-gathers of the SP step split too (%d all-gathers, %d reduce-scatters of %d candidates), "
+                  "%d contexts with a weight gradient or a norm's backward", n_ag, n_rs, rep.n_candidates, n_inexact);
+        cc_graph_destroy(dg);
+    }
+    unbuild(b);
+}
+
 /* ---- planning communicators ---------------------------------------------------- */
 /* Every op's ancestors (ops are in program order, a topological order):
    n x n bits; NULL when out of memory. */
@@ -726,6 +780,7 @@ int main(void) {
     TH_RUN(test_plan_comm);
     TH_RUN(test_transients);
     TH_RUN(test_rewrites);
+    TH_RUN(test_rewrites_sp);
     TH_RUN(test_large);
     cc_context_destroy(g_ctx);
     return th_done();

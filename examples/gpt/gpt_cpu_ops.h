@@ -3,8 +3,9 @@
    each op's record holds in in[] and out[], in the record's sizes, and the
    work of the whole op or of one chunk of it along an axis its split rule
    allows (gpt_op_split): a block of rows (every op cut in chunks), of
-   output columns or of the reduction (the matmuls). Row and column chunks
-   compute each output element as the whole op does, bit for bit; a
+   output columns (the matmuls, with GELU or not) or of the reduction (the
+   matmuls without bias or GELU; a weight gradient's rows). Row and column
+   chunks compute each output element as the whole op does, bit for bit; a
    reduction chunk adds its part of each sum to what the chunks before it
    left. Included by train_gpt.c (the table cpu_kernels) and by the test
    of the chunk kernels (tests/test_gpt_split.c). Include after concerto.h,
@@ -47,10 +48,19 @@ static void run_matmul(const gpt_op_args* a, const gpt_op_view* v) {
         k_matmul_ld(y, a->OC, x + lo, a->C, w + lo, a->C, v->first ? b : NULL, v->N, n, a->OC, !v->first);
     else k_matmul(y, x, w, b, v->N, a->C, a->OC);
 }
-/* in: x [N][C], w [OC][C], bias [OC]; out: h [N][OC] (x w^T + bias), u [N][OC] (gelu of h) */
+/* in: x [N][C], w [OC][C], bias [OC]; out: h [N][OC] (x w^T + bias), u [N][OC] (gelu of h).
+   A chunk of columns [lo, hi): those of h and u, from w's rows and bias's elements lo..hi-1. */
 static void run_matmul_gelu(const gpt_op_args* a, const gpt_op_view* v) {
-    k_matmul(v->out[0], v->in[0], v->in[1], v->in[2], v->N, a->C, a->OC);
-    k_gelu(v->out[1], v->out[0], (size_t)v->N * a->OC);
+    float *h = (float*)v->out[0], *u = (float*)v->out[1];
+    const float *w = (const float*)v->in[1], *b = (const float*)v->in[2];
+    int lo = v->lo, nc = v->hi - v->lo, n;
+    if (v->axis == CC_AXIS_COLS) {
+        k_matmul_ld(h + lo, a->OC, v->in[0], a->C, w + (size_t)lo * a->C, a->C, b + lo, v->N, a->C, nc, 0);
+        for (n = 0; n < v->N; n++) k_gelu(u + (size_t)n * a->OC + lo, h + (size_t)n * a->OC + lo, (size_t)nc);
+        return;
+    }
+    k_matmul(h, v->in[0], w, b, v->N, a->C, a->OC);
+    k_gelu(u, h, (size_t)v->N * a->OC);
 }
 /* in: qkv [B T][3 NH HS] (q, k, v blocks; head h at columns h HS of each);
    out: y [B T][NH HS], att [B][NH][T][T] */
@@ -73,9 +83,11 @@ static void run_crossentropy(const gpt_op_args* a, const gpt_op_view* v) {
     float* loss = v->out[0];
     loss[0] = (float)k_cross_entropy(v->out[1], v->in[0], v->in[1], v->N, a->V, a->grad_rows ? a->grad_rows : v->N);
 }
-/* in: dy [N][OC], x [N][C]; out: dw [OC][C], dbias [OC] or NULL */
+/* in: dy [N][OC], x [N][C]; out: dw [OC][C], dbias [OC] or NULL. Overwritten
+   by the first chunk of rows (of a record that does not accumulate), added to
+   by the others. */
 static void run_matmul_bwd_w(const gpt_op_args* a, const gpt_op_view* v) {
-    k_matmul_bwd_weight(v->out[0], v->out[1], v->in[0], v->in[1], v->N, a->C, a->OC);
+    k_matmul_bwd_weight(v->out[0], v->out[1], v->in[0], v->in[1], v->N, a->C, a->OC, !v->first);
 }
 /* in: dy [N][OC], w [OC][C]; out: dx [N][C]. A chunk of columns [lo, hi):
    those of dx and w; of the reduction: dy's columns and w's rows lo..hi-1,
@@ -89,10 +101,22 @@ static void run_matmul_bwd_x(const gpt_op_args* a, const gpt_op_view* v) {
         k_matmul_bwd_input_ld(dx, a->C, dy + lo, a->OC, w + (size_t)lo * a->C, a->C, v->N, a->C, n, !v->first);
     else k_matmul_bwd_input(dx, dy, w, v->N, a->C, a->OC);
 }
-/* in: dy [N][OC], w [OC][C], h [N][C] (GELU's input); out: dh [N][C] */
+/* in: dy [N][OC], w [OC][C], h [N][C] (GELU's input); out: dh [N][C]. A
+   chunk of columns [lo, hi): those of dh, w and h. */
 static void run_matmul_gelu_bwd_x(const gpt_op_args* a, const gpt_op_view* v) {
-    k_matmul_bwd_input(v->out[0], v->in[0], v->in[1], v->N, a->C, a->OC);
-    k_gelu_bwd(v->out[0], v->out[0], v->in[2], (size_t)v->N * a->C);
+    float* dh = (float*)v->out[0];
+    const float *w = (const float*)v->in[1], *h = (const float*)v->in[2];
+    int lo = v->lo, nc = v->hi - v->lo, n;
+    if (v->axis == CC_AXIS_COLS) {
+        k_matmul_bwd_input_ld(dh + lo, a->C, v->in[0], a->OC, w + lo, a->C, v->N, nc, a->OC, 0);
+        for (n = 0; n < v->N; n++) {
+            size_t r = (size_t)n * a->C + lo;
+            k_gelu_bwd(dh + r, dh + r, h + r, (size_t)nc);
+        }
+        return;
+    }
+    k_matmul_bwd_input(dh, v->in[0], w, v->N, a->C, a->OC);
+    k_gelu_bwd(dh, dh, h, (size_t)v->N * a->C);
 }
 /* in: resid [N][C] or NULL, dy [N][C], x [N][C], mean [N], rstd [N], w [C];
    out: dx [N][C] (resid + the norm's input gradient), dw [C], db [C]. The

@@ -62,10 +62,12 @@ static void k_matmul_bwd_input(float* dinp, const float* dout, const float* w, i
     k_matmul_bwd_input_ld(dinp, I, dout, O, w, I, N, I, O, 0);
 }
 
-/* dw[O][I] = dout[N][O]^T inp[N][I]; dbias[O] = sum over n of dout (if dbias) */
-static void k_matmul_bwd_weight(float* dw, float* dbias, const float* dout, const float* inp, int N, int I, int O) {
+/* dw[O][I] = dout[N][O]^T inp[N][I]; dbias[O] = sum over n of dout (if
+   dbias); overwritten, or with accumulate the sums go on from what dw and
+   dbias hold (rows in order either way). */
+static void k_matmul_bwd_weight(float* dw, float* dbias, const float* dout, const float* inp, int N, int I, int O, int accumulate) {
     int n, o, i;
-    memset(dw, 0, sizeof(float) * (size_t)O * (size_t)I);
+    if (!accumulate) memset(dw, 0, sizeof(float) * (size_t)O * (size_t)I);
     for (o = 0; o < O; o++) {
         float* dr = dw + (size_t)o * I;
         for (n = 0; n < N; n++) {
@@ -76,7 +78,7 @@ static void k_matmul_bwd_weight(float* dw, float* dbias, const float* dout, cons
     }
     if (dbias)
         for (o = 0; o < O; o++) {
-            float s = 0;
+            float s = accumulate ? dbias[o] : 0.0f;
             for (n = 0; n < N; n++) s += dout[(size_t)n * O + o];
             dbias[o] = s;
         }

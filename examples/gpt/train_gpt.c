@@ -31,9 +31,10 @@
 
    Before scheduling, the library may rewrite the step (the library's order
    only; --decompose, --fuse): the ops around each tensor-parallel
-   all-reduce have split rules (gpt_step.h's gpt_op_split: rows, a matmul's
-   columns and reduction) and chunk kernels for each axis (gpt_cpu_ops.h),
-   so it cuts them and the all-reduce into pieces that overlap; the
+   all-reduce (with --sp: each all-gather and reduce-scatter) have split
+   rules (gpt_step.h's gpt_op_split: rows, a matmul's columns and
+   reduction) and chunk kernels for each axis (gpt_cpu_ops.h), so it cuts
+   them and the collective into pieces that overlap; the
    gradients lie back to back in memory, so it can fuse their all-reduces
    into buckets. With --exact on (the default) decomposition uses only
    splits whose chunks compute each output whole (rows, columns), and

@@ -19,15 +19,19 @@
    Kernels, on the op's stream (the backend's cudaStream_t):
    - matmuls through cuBLAS (cublasGemmEx, compute in float32: no TF32),
      except the ops with a split rule, which the library may cut into
-     chunks (gpt_op_args.chunked: proj, fcproj and the input gradients of
-     fc and attn; gpt_step.h's gpt_op_split): whole and in chunks of rows
-     or of columns they run a tiled kernel of this file whose every output
-     element is one sum in a fixed order, given the chunk's block through
-     offsets and leading dimensions, so that a chunk comes out
-     bit-identical to the whole op's and the library's rewrites change no
-     number; a chunk of the reduction (a partial sum, used only where the
-     trainer runs with --exact off) is cuBLAS on the block (offsets and
-     leading dimensions), beta 1 after the first chunk;
+     chunks (gpt_op_args.chunked: the ops next to the tensor-parallel
+     collectives, gpt_step.h's split rules section: proj, fcproj and the
+     input gradients of fc and attn; with --sp also qkv, fc with its GELU
+     and the input gradients of fcproj and proj): whole and in chunks of
+     rows or of columns they run a tiled kernel of this file whose every
+     output element is one sum in a fixed order, given the chunk's block
+     through offsets and leading dimensions (GELU and its gradient then
+     on that block), so that a chunk comes out bit-identical to the whole
+     op's and the library's rewrites change no number; a chunk of the
+     reduction (a partial sum, used only where the trainer runs with
+     --exact off) is cuBLAS on the block (offsets and leading
+     dimensions), beta 1 after the first chunk, as is a chunk of a weight
+     gradient's rows (with --sp: the rows are its reduction);
    - attention (cut only by sequences) from cuBLAS strided-batched GEMMs
      over the heads, bfloat16 tensor cores with --dtype bf16, with causal
      softmax kernels of this file; the probabilities are kept as the CPU's
@@ -56,7 +60,8 @@
    tensors that are all-reduced (the tensor-parallel partial sums and the
    gradients) are bfloat16, so the collectives move bfloat16. Sums into a
    bfloat16 gradient run in float32 and round once (the layer norms'
-   backward ops are then not cut into chunks: gpt_common.h).
+   backward ops and the weight gradients are then not cut into chunks:
+   gpt_step.h).
 
    Built by `make` when nvcc, cuBLAS and NCCL are found (build/train_gpt_cuda).
    Run with --help for the options. */
@@ -332,6 +337,23 @@ __global__ void bias_gelu_kernel(float* h, float* u, const float* bias, int N, i
     h[i] = x;
     u[i] = 0.5f * x * (1.0f + tanhf(GELU_S * (x + 0.044715f * x * x * x)));
 }
+/* u = gelu(h) on a block of N rows of J, rows ld apart (a chunk's columns
+   of h and u, or all of them) */
+__global__ void gelu_block_kernel(float* u, const float* h, int N, int J, int ldh) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x, at;
+    if (i >= (size_t)N * J) return;
+    at = i / J * ldh + i % J;
+    float x = h[at];
+    u[at] = 0.5f * x * (1.0f + tanhf(GELU_S * (x + 0.044715f * x * x * x)));
+}
+/* d = d * gelu'(h) on such a block */
+__global__ void gelu_bwd_block_kernel(float* d, const float* h, int N, int J, int ldh) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x, at;
+    if (i >= (size_t)N * J) return;
+    at = i / J * ldh + i % J;
+    float x = h[at], u = GELU_S * (x + 0.044715f * x * x * x), t = tanhf(u);
+    d[at] *= 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * GELU_S * (1.0f + 3.0f * 0.044715f * x * x);
+}
 /* d = d * gelu'(h) */
 __global__ void gelu_bwd_kernel(float* d, const float* h, size_t n) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -340,18 +362,20 @@ __global__ void gelu_bwd_kernel(float* d, const float* h, size_t n) {
     d[i] *= 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * GELU_S * (1.0f + 3.0f * 0.044715f * x * x);
 }
 /* A thread per column: dbias[j] = sum over rows of dy[n][j], in order
-   (TRAIN_GPT_CUDA_EXACT=1). */
-__global__ void bias_grad_kernel(void* dbias, int g_bf, const float* dy, int N, int J) {
+   (TRAIN_GPT_CUDA_EXACT=1, or an op cut into chunks of rows); with
+   accumulate the sum goes on from what dbias holds. */
+__global__ void bias_grad_kernel(void* dbias, int g_bf, const float* dy, int N, int J, int accumulate) {
     int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= J) return;
-    float s = 0;
+    float s = accumulate ? ld(dbias, j, g_bf) : 0.0f;
     for (int n = 0; n < N; n++) s += dy[(size_t)n * J + j];
     st(dbias, j, g_bf, s);
 }
 /* The same sums by a block of 32 x 32 threads per 32 columns: thread (i, j)
    sums rows i, i + 32, ... in order, then the 32 sums of a column in order
-   (the op that runs it is never cut into chunks). */
-__global__ void __launch_bounds__(1024) bias_grad_cols_kernel(void* dbias, int g_bf, const float* dy, int N, int J) {
+   (the op that runs it is never cut into chunks), added to what dbias
+   holds with accumulate. */
+__global__ void __launch_bounds__(1024) bias_grad_cols_kernel(void* dbias, int g_bf, const float* dy, int N, int J, int accumulate) {
     __shared__ float sh[32][33];
     int tx = threadIdx.x & 31, ty = threadIdx.x >> 5, j = blockIdx.x * 32 + tx;
     float s = 0;
@@ -362,7 +386,7 @@ __global__ void __launch_bounds__(1024) bias_grad_cols_kernel(void* dbias, int g
     if (ty == 0 && j < J) {
         float t = 0;
         for (int k = 0; k < 32; k++) t += sh[k][tx];
-        st(dbias, j, g_bf, t);
+        st(dbias, j, g_bf, (accumulate ? ld(dbias, j, g_bf) : 0.0f) + t);
     }
 }
 /* float32 to bfloat16 */
@@ -860,7 +884,19 @@ static void run_matmul(const gpt_op_args* a, const gpt_op_view* v) {
     matmul_fwd(STREAM(v), v->out[0], y_bf, x, w, v->N, C, OC);
     if (bias) add_bias_kernel<<<blocks_for((size_t)v->N * OC), THREADS, 0, STREAM(v)>>>((float*)v->out[0], bias, v->N, OC);
 }
+/* in: x, w, bias; out: h (x w^T + bias), u (gelu of h). With a split rule: the tiled kernel and GELU on the
+   chunk's block (rows, or columns [lo, hi) of h and u from w's rows and bias's elements). */
 static void run_matmul_gelu(const gpt_op_args* a, const gpt_op_view* v) {
+    if (a->chunked) {
+        int lo = v->axis == CC_AXIS_COLS ? v->lo : 0, nc = v->axis == CC_AXIS_COLS ? v->hi - v->lo : a->OC, C = a->C, OC = a->OC;
+        float *h = (float*)v->out[0] + lo, *u = (float*)v->out[1] + lo;
+        const float *w = (const float*)v->in[1] + (size_t)lo * C, *bias = (const float*)v->in[2] + lo;
+        if (v->N <= 0 || nc <= 0) return;
+        matmul_tiled_kernel<<<tiles(v->N, nc), THREADS, 0, STREAM(v)>>>(h, 0, (const float*)v->in[0], w, bias, v->N, C, nc, 0,
+                                                                       g_rank->bf16, C, C, OC);
+        gelu_block_kernel<<<blocks_for((size_t)v->N * nc), THREADS, 0, STREAM(v)>>>(u, h, v->N, nc, OC);
+        return;
+    }
     matmul_fwd(STREAM(v), v->out[0], 0, (const float*)v->in[0], (const float*)v->in[1], v->N, a->C, a->OC);
     bias_gelu_kernel<<<blocks_for((size_t)v->N * a->OC), THREADS, 0, STREAM(v)>>>((float*)v->out[0], (float*)v->out[1],
                                                                                  (const float*)v->in[2], v->N, a->OC);
@@ -893,16 +929,18 @@ static void run_crossentropy(const gpt_op_args* a, const gpt_op_view* v) {
     mean_loss_kernel<<<1, THREADS, 0, STREAM(v)>>>((float*)v->out[0], g_rank->rowloss, v->N);
 }
 /* in: dy [N][OC], x [N][C]; out: dw [OC][C], dbias [OC] or NULL (gradients: bfloat16 with --dtype bf16) */
+/* Overwritten by the first chunk of rows (of a record that does not accumulate), added to by the others
+   (cuBLAS with beta 1, the bias gradient's sums going on from what it holds). */
 static void run_matmul_bwd_w(const gpt_op_args* a, const gpt_op_view* v) {
-    int g_bf = bf_of(a->out[0]);
-    gemm(STREAM(v), CUBLAS_OP_N, CUBLAS_OP_T, a->C, a->OC, v->N, (const float*)v->in[1], (size_t)v->N * a->C, a->C,
-         (const float*)v->in[0], (size_t)v->N * a->OC, a->OC, v->out[0], g_bf, a->C);
+    int g_bf = bf_of(a->out[0]), acc = !v->first;
+    gemm_beta(STREAM(v), CUBLAS_OP_N, CUBLAS_OP_T, a->C, a->OC, v->N, (const float*)v->in[1], (size_t)v->N * a->C, a->C,
+              (const float*)v->in[0], (size_t)v->N * a->OC, a->OC, v->out[0], g_bf, a->C, acc ? 1.0f : 0.0f);
     if (v->out[1] && !g_rank->exact && !a->chunked)
         bias_grad_cols_kernel<<<(unsigned)((a->OC + 31) / 32), 1024, 0, STREAM(v)>>>(v->out[1], bf_of(a->out[1]), (const float*)v->in[0],
-                                                                                      v->N, a->OC);
+                                                                                      v->N, a->OC, acc);
     else if (v->out[1])
         bias_grad_kernel<<<blocks_for((size_t)a->OC), THREADS, 0, STREAM(v)>>>(v->out[1], bf_of(a->out[1]), (const float*)v->in[0], v->N,
-                                                                               a->OC);
+                                                                               a->OC, acc);
 }
 /* in: dy [N][OC], w [OC][C]; out: dx [N][C]. With a split rule as run_matmul: the tiled kernel whole or for
    a chunk of rows or of columns (dx's and w's [lo, hi)), cuBLAS for a chunk of the reduction (dy's columns
@@ -928,7 +966,18 @@ static void run_matmul_bwd_x(const gpt_op_args* a, const gpt_op_view* v) {
     }
     matmul_bwd_x(STREAM(v), v->out[0], dx_bf, dy, w, v->N, C, OC);
 }
+/* in: dy, w, h (GELU's input); out: dh. With a split rule: the tiled kernel and GELU's gradient on the
+   chunk's block (rows, or columns [lo, hi) of dh, w and h). */
 static void run_matmul_gelu_bwd_x(const gpt_op_args* a, const gpt_op_view* v) {
+    if (a->chunked) {
+        int lo = v->axis == CC_AXIS_COLS ? v->lo : 0, nc = v->axis == CC_AXIS_COLS ? v->hi - v->lo : a->C, C = a->C, OC = a->OC;
+        float* dh = (float*)v->out[0] + lo;
+        if (v->N <= 0 || nc <= 0) return;
+        matmul_tiled_kernel<<<tiles(v->N, nc), THREADS, 0, STREAM(v)>>>(dh, 0, (const float*)v->in[0], (const float*)v->in[1] + lo, NULL,
+                                                                       v->N, OC, nc, 1, g_rank->bf16, OC, C, C);
+        gelu_bwd_block_kernel<<<blocks_for((size_t)v->N * nc), THREADS, 0, STREAM(v)>>>(dh, (const float*)v->in[2] + lo, v->N, nc, C);
+        return;
+    }
     matmul_bwd_x(STREAM(v), v->out[0], 0, (const float*)v->in[0], (const float*)v->in[1], v->N, a->C, a->OC);
     gelu_bwd_kernel<<<blocks_for((size_t)v->N * a->C), THREADS, 0, STREAM(v)>>>((float*)v->out[0], (const float*)v->in[2],
                                                                                 (size_t)v->N * a->C);

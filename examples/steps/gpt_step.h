@@ -974,10 +974,21 @@ struct gpt_op_args {
      x's and y's. Columns: y's, with w's rows and bias's elements. The
      reduction (C), for a matmul without bias: x's and w's columns, y a
      partial sum;
+   - matmul_gelu h[N][OC] = x w^T + bias, u = GELU(h): the user rule
+     "matmul_gelu", matmul_xwt's rows and columns, h and u cut alike; no
+     reduction (GELU of a partial sum is not a sum);
    - matmul_bwd_x dx[N][C] = dy[N][OC] w[OC][C]: the built-in matmul rule
      (A = dy, B = w): rows of dy and dx; columns of w and dx; the reduction
      (OC): columns of dy and rows of w, dx a partial sum;
-   - residual: the built-in row-wise rule;
+   - matmul_gelu_bwd_x dh[N][C] = (dy[N][OC] w[OC][C]) GELU'(h[N][C]): the
+     user rule "matmul_gelu_bwd_x": rows of dy, h and dh; columns of w, h
+     and dh; no reduction;
+   - matmul_bwd_w dw[OC][C] = dy[N][OC]^T x[N][C], dbias[OC] = the sum of
+     dy's rows: the user rule "matmul_bwd_w", rows of dy and x, dw and
+     dbias partial sums over the rows (the N rows are its reduction), the
+     gradients read to accumulate whole;
+   - layernorm and residual: the built-in row-wise rule (x, y, the mean
+     and rstd by rows; weights and biases whole);
    - layernorm_bwd: the user rule "layernorm_bwd": rows of every tensor
      that has rows (dx and its inputs), the weight and the gradients read
      to accumulate whole, the weight's and bias's gradients partial sums
@@ -988,12 +999,27 @@ struct gpt_op_args {
      y (dqkv) and of the probabilities [B][heads][T][T]. (The built-in
      attention rule takes Q, K and V as three reads and one write; these
      ops read one qkv tensor and write the probabilities too.)
-   The ops added with chunks are those next to a tensor-parallel
-   all-reduce, whose outputs are partial sums the all-reduce adds up: so
-   their reductions are declared too; a rewrite told to keep results
+   The ops added with chunks are those next to a block's tensor-parallel
+   collectives, and attention between them. Without SP: the producers and
+   consumers of each all-reduce (proj, fcproj and the residuals after
+   them; fc's and qkv's input gradients and the layer norms' backward
+   after them). With SP besides: the layer norms that feed the
+   all-gathers (ln1, ln2; lnf's and the norms' backward, whose dx the
+   backward's all-gathers read) and every matmul that reads what an
+   all-gather wrote (qkv, fc; in the backward fcproj's and proj's input
+   gradients and the weight gradients of fcproj, fc, proj and qkv: the
+   forward's gathered ln1 and ln2 are read again there), and the
+   producers and consumers of the reduce-scatters. With bfloat16
+   gradients the ops whose weight gradients are partial sums over rows
+   (the norms' backward; with SP the weight gradients) run whole: each
+   chunk would round what it adds to. A rewrite told to keep results
    bit-identical (cc_rewrite_desc.exact_only) never uses a split with a
-   partial sum. Row and column chunks run the kernels of the whole op on a
-   block: bit-identical to it on both trainers. */
+   partial sum, so it splits no all-gather of a training step with SP
+   (each has a weight gradient among its consumers or a norm's backward
+   as its producer) and no reduce-scatter of its backward (a norm's
+   backward reads it); the forward's reduce-scatters split exactly. Row
+   and column chunks run the kernels of the whole op on a block:
+   bit-identical to it on both trainers. */
 
 /* Region r of R rows (contiguous): rows [r0, r1). */
 GPT_STEP_FN void gpt_cut_rows(cc_region* r, uint64_t R, uint64_t r0, uint64_t r1) {
@@ -1015,27 +1041,53 @@ GPT_STEP_FN void gpt_cut_cols(cc_region* r, uint64_t R, uint64_t cols, uint64_t 
     r->stride_bytes = R > 1 ? row : 0;
 }
 
-/* "matmul_xwt": reads x, w (and bias), writes y; see above. */
+/* "matmul_xwt" and "matmul_gelu": read x, w (and bias), write y (and,
+   matmul_gelu, h then u = GELU(h): both cut alike); see above. */
 static int gpt_split_matmul_xwt(void* user_data, const cc_split_chunk* ch, cc_region* rd, int n_reads, cc_region* wr, int n_writes,
                                 int* partial) {
     const gpt_op_args* a = (const gpt_op_args*)user_data;
     uint64_t N = (uint64_t)a->N, C = (uint64_t)a->C, OC = (uint64_t)a->OC;
-    if (n_reads < 2 || n_writes != 1) return 1;
+    int q;
+    if (n_reads < 2 || n_writes < 1 || n_writes > 2) return 1;
     switch (ch->axis) {
     case CC_AXIS_ROWS:
         gpt_cut_rows(&rd[0], N, ch->begin, ch->end);
-        gpt_cut_rows(&wr[0], N, ch->begin, ch->end);
+        for (q = 0; q < n_writes; q++) gpt_cut_rows(&wr[q], N, ch->begin, ch->end);
         return 0;
     case CC_AXIS_COLS:
         gpt_cut_rows(&rd[1], OC, ch->begin, ch->end);
         if (n_reads > 2) gpt_cut_rows(&rd[2], OC, ch->begin, ch->end);
-        gpt_cut_cols(&wr[0], N, OC, ch->begin, ch->end);
+        for (q = 0; q < n_writes; q++) gpt_cut_cols(&wr[q], N, OC, ch->begin, ch->end);
         return 0;
     case CC_AXIS_REDUCE:
-        if (n_reads > 2) return 1;   /* the bias would be added by one chunk: not declared */
+        if (n_reads > 2 || n_writes > 1) return 1;   /* a bias added by one chunk, GELU of a partial sum: not declared */
         gpt_cut_cols(&rd[0], N, C, ch->begin, ch->end);
         gpt_cut_cols(&rd[1], OC, C, ch->begin, ch->end);
         partial[0] = 1;
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+/* "matmul_gelu_bwd_x": reads dy [N][OC], w [OC][C], h [N][C] (GELU's
+   input), writes dh [N][C]; see above. */
+static int gpt_split_matmul_gelu_bwd_x(void* user_data, const cc_split_chunk* ch, cc_region* rd, int n_reads, cc_region* wr,
+                                       int n_writes, int* partial) {
+    const gpt_op_args* a = (const gpt_op_args*)user_data;
+    uint64_t N = (uint64_t)a->N, C = (uint64_t)a->C, OC = (uint64_t)a->OC;
+    (void)partial;
+    if (n_reads != 3 || n_writes != 1) return 1;
+    switch (ch->axis) {
+    case CC_AXIS_ROWS:
+        gpt_cut_rows(&rd[0], N, ch->begin, ch->end);
+        gpt_cut_rows(&rd[2], N, ch->begin, ch->end);
+        gpt_cut_rows(&wr[0], N, ch->begin, ch->end);
+        return 0;
+    case CC_AXIS_COLS:
+        gpt_cut_cols(&rd[1], OC, C, ch->begin, ch->end);
+        gpt_cut_cols(&rd[2], N, C, ch->begin, ch->end);
+        gpt_cut_cols(&wr[0], N, C, ch->begin, ch->end);
         return 0;
     default:
         return 1;
@@ -1048,10 +1100,10 @@ GPT_STEP_FN uint64_t gpt_rows_extent(const gpt_op_args* a) {
     return a->kind == GPT_OP_ATTENTION || a->kind == GPT_OP_ATTENTION_BWD ? (uint64_t)a->B : (uint64_t)a->N;
 }
 
-/* "layernorm_bwd", "attention_seqs" (any op cut in rows whose outputs
-   without rows are sums over them): each tensor of R rows cut in rows (a
-   chunk [b, e) of the axis's extent E: rows [R b / E, R e / E)), the
-   others read whole, written as partial sums. */
+/* "layernorm_bwd", "matmul_bwd_w", "attention_seqs" (any op cut in rows
+   whose outputs without rows are sums over them): each tensor of R rows
+   cut in rows (a chunk [b, e) of the axis's extent E: rows [R b / E,
+   R e / E)), the others read whole, written as partial sums. */
 static int gpt_split_rows_partial(void* user_data, const cc_split_chunk* ch, cc_region* rd, int n_reads, cc_region* wr, int n_writes,
                                   int* partial) {
     const gpt_op_args* a = (const gpt_op_args*)user_data;
@@ -1091,19 +1143,35 @@ GPT_STEP_FN int gpt_op_split(const gpt_op_args* a, cc_split* sp) {
             sp->axes |= 1u << CC_AXIS_REDUCE;
         }
         break;
+    case GPT_OP_MATMUL_GELU:
+        sp->kind = CC_SPLIT_USER;
+        sp->name = "matmul_gelu";
+        sp->fn = gpt_split_matmul_xwt;
+        sp->extent[CC_AXIS_COLS] = (uint64_t)a->OC;
+        sp->axes = 1u << CC_AXIS_ROWS | 1u << CC_AXIS_COLS;
+        break;
     case GPT_OP_MATMUL_BWD_X:
         sp->kind = CC_SPLIT_MATMUL;
         sp->extent[CC_AXIS_COLS] = (uint64_t)a->C;
         sp->extent[CC_AXIS_REDUCE] = (uint64_t)a->OC;
         break;
+    case GPT_OP_MATMUL_GELU_BWD_X:
+        sp->kind = CC_SPLIT_USER;
+        sp->name = "matmul_gelu_bwd_x";
+        sp->fn = gpt_split_matmul_gelu_bwd_x;
+        sp->extent[CC_AXIS_COLS] = (uint64_t)a->C;
+        sp->axes = 1u << CC_AXIS_ROWS | 1u << CC_AXIS_COLS;
+        break;
+    case GPT_OP_LAYERNORM:
     case GPT_OP_RESIDUAL:
         sp->kind = CC_SPLIT_ROWWISE;
         break;
+    case GPT_OP_MATMUL_BWD_W:
     case GPT_OP_LAYERNORM_BWD:
     case GPT_OP_ATTENTION:
     case GPT_OP_ATTENTION_BWD:
         sp->kind = CC_SPLIT_USER;
-        sp->name = a->kind == GPT_OP_LAYERNORM_BWD ? "layernorm_bwd" : "attention_seqs";
+        sp->name = a->kind == GPT_OP_LAYERNORM_BWD ? "layernorm_bwd" : a->kind == GPT_OP_MATMUL_BWD_W ? "matmul_bwd_w" : "attention_seqs";
         sp->fn = gpt_split_rows_partial;
         sp->axes = 1u << CC_AXIS_ROWS;
         break;
@@ -1587,14 +1655,14 @@ GPT_STEP_FN void gpt_add_embed(gpt_builder* b, const char* name, gpt_tensor* x, 
     if (b->s->SP) a->row0 = b->s->tp_rank * b->s->Ns;
     gpt_add_compute(b, name, -1, a, GPT_WHOLE);
 }
-GPT_STEP_FN void gpt_add_layernorm(gpt_builder* b, const char* name, int l, gpt_tensor* y, gpt_tensor* mean, gpt_tensor* rstd,
-                                   const gpt_tensor* x, const gpt_tensor* w, const gpt_tensor* bias, int N, int C) {
+GPT_STEP_FN void gpt_add_layernorm(gpt_builder* b, const char* name, int l, int chunks, gpt_tensor* y, gpt_tensor* mean,
+                                   gpt_tensor* rstd, const gpt_tensor* x, const gpt_tensor* w, const gpt_tensor* bias, int N, int C) {
     gpt_op_args* a = gpt_op_new(b, GPT_OP_LAYERNORM, N);
     if (!a) return;
     a->out[0] = y; a->out[1] = mean; a->out[2] = rstd;
     a->in[0] = x; a->in[1] = w; a->in[2] = bias;
     a->C = C;
-    gpt_add_compute(b, name, l, a, GPT_WHOLE);
+    gpt_add_compute(b, name, l, a, chunks);
 }
 GPT_STEP_FN void gpt_add_matmul(gpt_builder* b, const char* name, int l, int chunks, gpt_tensor* y, const gpt_tensor* x,
                                 const gpt_tensor* w, const gpt_tensor* bias, int N, int C, int OC) {
@@ -1605,14 +1673,14 @@ GPT_STEP_FN void gpt_add_matmul(gpt_builder* b, const char* name, int l, int chu
     a->C = C; a->OC = OC;
     gpt_add_compute(b, name, l, a, chunks);
 }
-GPT_STEP_FN void gpt_add_matmul_gelu(gpt_builder* b, const char* name, int l, gpt_tensor* h, gpt_tensor* u, const gpt_tensor* x,
-                                     const gpt_tensor* w, const gpt_tensor* bias, int N, int C, int OC) {
+GPT_STEP_FN void gpt_add_matmul_gelu(gpt_builder* b, const char* name, int l, int chunks, gpt_tensor* h, gpt_tensor* u,
+                                     const gpt_tensor* x, const gpt_tensor* w, const gpt_tensor* bias, int N, int C, int OC) {
     gpt_op_args* a = gpt_op_new(b, GPT_OP_MATMUL_GELU, N);
     if (!a) return;
     a->out[0] = h; a->out[1] = u;
     a->in[0] = x; a->in[1] = w; a->in[2] = bias;
     a->C = C; a->OC = OC;
-    gpt_add_compute(b, name, l, a, GPT_WHOLE);
+    gpt_add_compute(b, name, l, a, chunks);
 }
 GPT_STEP_FN void gpt_add_attention(gpt_builder* b, const char* name, int l, int chunks, gpt_tensor* y, gpt_tensor* att,
                                    const gpt_tensor* qkv, int B, int T, int NH, int HS) {
@@ -1651,7 +1719,7 @@ GPT_STEP_FN void gpt_accumulating(gpt_builder* b, gpt_op_args* a, int first_in) 
     for (i = 0; i < GPT_OP_MAX_OUT && first_in + i < GPT_OP_MAX_IN; i++)
         if (a->out[i] && a->out[i]->grad_of) a->in[first_in++] = a->out[i];
 }
-GPT_STEP_FN void gpt_add_matmul_bwd_w(gpt_builder* b, const char* name, int l, gpt_tensor* dw, gpt_tensor* dbias,
+GPT_STEP_FN void gpt_add_matmul_bwd_w(gpt_builder* b, const char* name, int l, int chunks, gpt_tensor* dw, gpt_tensor* dbias,
                                       const gpt_tensor* dy, const gpt_tensor* x, int N, int C, int OC) {
     gpt_op_args* a = gpt_op_new(b, GPT_OP_MATMUL_BWD_W, N);
     if (!a) return;
@@ -1659,7 +1727,7 @@ GPT_STEP_FN void gpt_add_matmul_bwd_w(gpt_builder* b, const char* name, int l, g
     a->in[0] = dy; a->in[1] = x;
     a->C = C; a->OC = OC;
     gpt_accumulating(b, a, 2);
-    gpt_add_compute(b, name, l, a, GPT_WHOLE);
+    gpt_add_compute(b, name, l, a, chunks);
 }
 GPT_STEP_FN void gpt_add_matmul_bwd_x(gpt_builder* b, const char* name, int l, int chunks, gpt_tensor* dx, const gpt_tensor* dy,
                                       const gpt_tensor* w, int N, int C, int OC) {
@@ -1670,14 +1738,14 @@ GPT_STEP_FN void gpt_add_matmul_bwd_x(gpt_builder* b, const char* name, int l, i
     a->C = C; a->OC = OC;
     gpt_add_compute(b, name, l, a, chunks);
 }
-GPT_STEP_FN void gpt_add_matmul_gelu_bwd_x(gpt_builder* b, const char* name, int l, gpt_tensor* dh, const gpt_tensor* dy,
+GPT_STEP_FN void gpt_add_matmul_gelu_bwd_x(gpt_builder* b, const char* name, int l, int chunks, gpt_tensor* dh, const gpt_tensor* dy,
                                            const gpt_tensor* w, const gpt_tensor* h, int N, int C, int OC) {
     gpt_op_args* a = gpt_op_new(b, GPT_OP_MATMUL_GELU_BWD_X, N);
     if (!a) return;
     a->out[0] = dh;
     a->in[0] = dy; a->in[1] = w; a->in[2] = h;
     a->C = C; a->OC = OC;
-    gpt_add_compute(b, name, l, a, GPT_WHOLE);
+    gpt_add_compute(b, name, l, a, chunks);
 }
 GPT_STEP_FN void gpt_add_layernorm_bwd(gpt_builder* b, const char* name, int l, int chunks, gpt_tensor* dx, gpt_tensor* dw,
                                        gpt_tensor* dbias, const gpt_tensor* resid, const gpt_tensor* dy, const gpt_tensor* x,
@@ -1872,15 +1940,18 @@ GPT_STEP_FN void gpt_forward_layer(gpt_builder* b, const gpt_micro* mb, int l) {
     const gpt_model* s = b->s;
     const gpt_layer_weights* w = &s->w.h[l];
     const gpt_layer_acts* a = &mb->acts[l];
-    int N = s->N, Ns = s->Ns, C = s->cfg.C, T = s->cfg.T, sp = s->SP, ch = sp ? GPT_WHOLE : GPT_IN_CHUNKS;
+    /* ch: the ops next to the block's TP collectives, and attention
+       between them; sp_ch: with SP also the norms that feed the
+       all-gathers and the matmuls that read what they gathered */
+    int N = s->N, Ns = s->Ns, C = s->cfg.C, T = s->cfg.T, sp = s->SP, ch = GPT_IN_CHUNKS, sp_ch = sp ? GPT_IN_CHUNKS : GPT_WHOLE;
     const gpt_tensor *ln1 = a->ln1, *ln2 = a->ln2, *proj = a->proj, *fcproj = a->fcproj;
     gpt_gather_params(b, gpt_block_param0(s, l), GPT_PARAMS_PER_BLOCK);
-    gpt_add_layernorm(b, "ln1", l, a->ln1, a->ln1_mean, a->ln1_rstd, mb->x[l], w->ln1_w, w->ln1_b, Ns, C);
+    gpt_add_layernorm(b, "ln1", l, sp_ch, a->ln1, a->ln1_mean, a->ln1_rstd, mb->x[l], w->ln1_w, w->ln1_b, Ns, C);
     if (sp) {
         gpt_add_coll(b, "ln1.allgather", l, CC_COLL_ALL_GATHER, CC_REDUCE_SUM, a->ln1, a->ln1_full, s->tp_comm, GPT_S_TP, 0);
         ln1 = a->ln1_full;
     }
-    gpt_add_matmul(b, "qkv", l, GPT_WHOLE, a->qkv, ln1, w->attn_w, w->attn_b, N, C, 3 * s->Cl);
+    gpt_add_matmul(b, "qkv", l, sp_ch, a->qkv, ln1, w->attn_w, w->attn_b, N, C, 3 * s->Cl);
     gpt_add_attention(b, "attn", l, ch, a->atty, a->att, a->qkv, s->Bl, T, s->Hl, C / s->cfg.H);
     gpt_add_matmul(b, "proj", l, ch, a->proj, a->atty, w->proj_w, NULL, N, s->Cl, C);
     if (sp) {
@@ -1889,12 +1960,12 @@ GPT_STEP_FN void gpt_forward_layer(gpt_builder* b, const gpt_micro* mb, int l) {
     }
     else if (s->TP > 1) gpt_add_allreduce(b, "proj.allreduce", l, a->proj, CC_REDUCE_SUM, s->tp_comm, GPT_S_TP);
     gpt_add_residual(b, "resid1", l, ch, a->x1, mb->x[l], proj, w->proj_b, Ns, C);
-    gpt_add_layernorm(b, "ln2", l, a->ln2, a->ln2_mean, a->ln2_rstd, a->x1, w->ln2_w, w->ln2_b, Ns, C);
+    gpt_add_layernorm(b, "ln2", l, sp_ch, a->ln2, a->ln2_mean, a->ln2_rstd, a->x1, w->ln2_w, w->ln2_b, Ns, C);
     if (sp) {
         gpt_add_coll(b, "ln2.allgather", l, CC_COLL_ALL_GATHER, CC_REDUCE_SUM, a->ln2, a->ln2_full, s->tp_comm, GPT_S_TP, 0);
         ln2 = a->ln2_full;
     }
-    gpt_add_matmul_gelu(b, "fc", l, a->fch, a->fch_gelu, ln2, w->fc_w, w->fc_b, N, C, s->F);
+    gpt_add_matmul_gelu(b, "fc", l, sp_ch, a->fch, a->fch_gelu, ln2, w->fc_w, w->fc_b, N, C, s->F);
     gpt_add_matmul(b, "fcproj", l, ch, a->fcproj, a->fch_gelu, w->fcproj_w, NULL, N, s->F, C);
     if (sp) {
         gpt_add_coll(b, "fcproj.reduce_scatter", l, CC_COLL_REDUCE_SCATTER, CC_REDUCE_SUM, a->fcproj, a->fcproj_rs, s->tp_comm,
@@ -1914,21 +1985,22 @@ GPT_STEP_FN void gpt_backward_layer(gpt_builder* b, const gpt_micro* mb, int l) 
     const gpt_layer_weights* w = &s->w.h[l];
     const gpt_layer_weights* dw = &s->dw.h[l];
     const gpt_layer_acts* a = &mb->acts[l];
-    int N = s->N, Ns = s->Ns, C = s->cfg.C, T = s->cfg.T, sp = s->SP, ch = sp ? GPT_WHOLE : GPT_IN_CHUNKS;
+    int N = s->N, Ns = s->Ns, C = s->cfg.C, T = s->cfg.T, sp = s->SP, ch = GPT_IN_CHUNKS, sp_ch = sp ? GPT_IN_CHUNKS : GPT_WHOLE;
     const gpt_tensor *dy = mb->dx[l + 1], *dx1 = a->dx1, *ln1 = sp ? a->ln1_full : a->ln1, *ln2 = sp ? a->ln2_full : a->ln2;
     const gpt_tensor *dln2 = a->dln2, *dln1 = a->dln1;
-    /* the layer norms' weight gradients sum over rows: in chunks, each
-       chunk adds to what the one before stored, which in bfloat16 would
-       round once per chunk; so with bfloat16 they run whole */
-    int ln_chunks = s->bf16 || sp ? GPT_WHOLE : GPT_IN_CHUNKS;
+    /* the weight gradients sum over rows (the layer norms', and with SP the
+       matmuls' that read an all-gathered tensor): in chunks, each chunk
+       adds to what the one before stored, which in bfloat16 would round
+       once per chunk; so with bfloat16 they run whole */
+    int ln_chunks = s->bf16 ? GPT_WHOLE : GPT_IN_CHUNKS, w_chunks = s->bf16 ? GPT_WHOLE : sp_ch;
     gpt_gather_params(b, gpt_block_param0(s, l), GPT_PARAMS_PER_BLOCK);
     if (sp) {
         gpt_add_coll(b, "dy.allgather", l, CC_COLL_ALL_GATHER, CC_REDUCE_SUM, mb->dx[l + 1], a->dy_full, s->tp_comm, GPT_S_TP, 0);
         dy = a->dy_full;
     }
-    gpt_add_matmul_bwd_w(b, "fcproj.bwd_w", l, dw->fcproj_w, dw->fcproj_b, dy, a->fch_gelu, N, s->F, C);
-    gpt_add_matmul_gelu_bwd_x(b, "fcproj.bwd_x", l, a->dfch, dy, w->fcproj_w, a->fch, N, s->F, C);
-    gpt_add_matmul_bwd_w(b, "fc.bwd_w", l, dw->fc_w, dw->fc_b, a->dfch, ln2, N, C, s->F);
+    gpt_add_matmul_bwd_w(b, "fcproj.bwd_w", l, w_chunks, dw->fcproj_w, dw->fcproj_b, dy, a->fch_gelu, N, s->F, C);
+    gpt_add_matmul_gelu_bwd_x(b, "fcproj.bwd_x", l, sp_ch, a->dfch, dy, w->fcproj_w, a->fch, N, s->F, C);
+    gpt_add_matmul_bwd_w(b, "fc.bwd_w", l, w_chunks, dw->fc_w, dw->fc_b, a->dfch, ln2, N, C, s->F);
     gpt_add_matmul_bwd_x(b, "fc.bwd_x", l, ch, a->dln2, a->dfch, w->fc_w, N, C, s->F);
     if (sp) {
         gpt_add_coll(b, "fc.bwd.reduce_scatter", l, CC_COLL_REDUCE_SCATTER, CC_REDUCE_SUM, a->dln2, a->dln2_rs, s->tp_comm, GPT_S_TP, 0);
@@ -1941,10 +2013,10 @@ GPT_STEP_FN void gpt_backward_layer(gpt_builder* b, const gpt_micro* mb, int l) 
         gpt_add_coll(b, "dx1.allgather", l, CC_COLL_ALL_GATHER, CC_REDUCE_SUM, a->dx1, a->dx1_full, s->tp_comm, GPT_S_TP, 0);
         dx1 = a->dx1_full;
     }
-    gpt_add_matmul_bwd_w(b, "proj.bwd_w", l, dw->proj_w, dw->proj_b, dx1, a->atty, N, s->Cl, C);
-    gpt_add_matmul_bwd_x(b, "proj.bwd_x", l, GPT_WHOLE, a->datty, dx1, w->proj_w, N, s->Cl, C);
+    gpt_add_matmul_bwd_w(b, "proj.bwd_w", l, w_chunks, dw->proj_w, dw->proj_b, dx1, a->atty, N, s->Cl, C);
+    gpt_add_matmul_bwd_x(b, "proj.bwd_x", l, sp_ch, a->datty, dx1, w->proj_w, N, s->Cl, C);
     gpt_add_attention_bwd(b, "attn.bwd", l, ch, a->dqkv, a->datty, a->att, a->qkv, s->Bl, T, s->Hl, C / s->cfg.H);
-    gpt_add_matmul_bwd_w(b, "qkv.bwd_w", l, dw->attn_w, dw->attn_b, a->dqkv, ln1, N, C, 3 * s->Cl);
+    gpt_add_matmul_bwd_w(b, "qkv.bwd_w", l, w_chunks, dw->attn_w, dw->attn_b, a->dqkv, ln1, N, C, 3 * s->Cl);
     gpt_add_matmul_bwd_x(b, "qkv.bwd_x", l, ch, a->dln1, a->dqkv, w->attn_w, N, C, 3 * s->Cl);
     if (sp) {
         gpt_add_coll(b, "qkv.bwd.reduce_scatter", l, CC_COLL_REDUCE_SCATTER, CC_REDUCE_SUM, a->dln1, a->dln1_rs, s->tp_comm, GPT_S_TP, 0);
@@ -2005,7 +2077,7 @@ GPT_STEP_FN void gpt_forward_micro(gpt_builder* b, int m, int train) {
     if (s->last_stage) {
         gpt_gather_params(b, gpt_block_param0(s, L), 2);
         gpt_gather_params(b, gpt_head_param(s), 1);
-        gpt_add_layernorm(b, "lnf", -1, mb->lnf, mb->lnf_mean, mb->lnf_rstd, mb->x[L], w->lnf_w, w->lnf_b, Ns, C);
+        gpt_add_layernorm(b, "lnf", -1, GPT_WHOLE, mb->lnf, mb->lnf_mean, mb->lnf_rstd, mb->x[L], w->lnf_w, w->lnf_b, Ns, C);
         gpt_add_matmul(b, "head", -1, GPT_WHOLE, mb->logits, mb->lnf, w->head, NULL, Ns, C, s->cfg.V);
         gpt_add_crossentropy(b, "loss", mb->loss, train ? mb->dlogits : NULL, mb->logits, mb->targets, Ns, s->cfg.V);
         if (s->SP) gpt_add_allreduce(b, "loss.tp_allreduce", -1, mb->loss, CC_REDUCE_AVG, s->tp_comm, GPT_S_TP);
@@ -2034,10 +2106,11 @@ GPT_STEP_FN void gpt_backward_micro(gpt_builder* b, int m) {
     if (s->last_stage) {
         gpt_gather_params(b, gpt_block_param0(s, L), 2);
         gpt_gather_params(b, gpt_head_param(s), 1);
-        gpt_add_matmul_bwd_w(b, "head.bwd_w", -1, dw->head, NULL, mb->dlogits, mb->lnf, Ns, C, s->cfg.V);
+        gpt_add_matmul_bwd_w(b, "head.bwd_w", -1, GPT_WHOLE, dw->head, NULL, mb->dlogits, mb->lnf, Ns, C, s->cfg.V);
         gpt_add_matmul_bwd_x(b, "head.bwd_x", -1, GPT_WHOLE, mb->dlnf, mb->dlogits, w->head, Ns, C, s->cfg.V);
-        gpt_add_layernorm_bwd(b, "lnf.bwd", -1, GPT_WHOLE, mb->dx[L], dw->lnf_w, dw->lnf_b, NULL, mb->dlnf, mb->x[L], mb->lnf_mean,
-                          mb->lnf_rstd, w->lnf_w, Ns, C);
+        /* with SP it writes what the last block's backward all-gathers first */
+        gpt_add_layernorm_bwd(b, "lnf.bwd", -1, s->SP && !s->bf16 ? GPT_IN_CHUNKS : GPT_WHOLE, mb->dx[L], dw->lnf_w, dw->lnf_b, NULL,
+                              mb->dlnf, mb->x[L], mb->lnf_mean, mb->lnf_rstd, w->lnf_w, Ns, C);
     } else gpt_add_recv(b, "pp.recv_grad", mb->dx[L], s->pp_rank + 1, &b->other[m]);
     for (l = L - 1; l >= 0; l--) gpt_backward_layer(b, mb, l);
     if (s->first_stage)
