@@ -399,7 +399,7 @@ if part orders; then
     e1=$(echo "$out" | sed -n 's/.*training in the library.s order: .*, exposed communication \([0-9.]*\) ms.*/\1/p')
     m1="$t0 | $t1 | $(awk -v a="$t0" -v b="$t1" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }')"
     m2="$e0 -> $e1"
-    dec=$(echo "$out" | sed -n 's/.*decomposed \([0-9]*\) all-reduce.*/\1/p'); fus=$(echo "$out" | sed -n 's/.*into \([0-9]*\) bucket.*/\1/p')
+    dec=$(echo "$out" | sed -n 's/.*decomposed \([0-9]*\) collective.*/\1/p'); fus=$(echo "$out" | sed -n 's/.*into \([0-9]*\) bucket.*/\1/p')
     ran="plan"
     if echo "$out" | grep -q "kept program order: the library's schedule"; then ran="program (no gain predicted)"
     elif echo "$out" | grep -q "kept program order: with each order's ops profiled in place"; then ran="program (predicted under 3% faster in place)"
@@ -435,7 +435,7 @@ if part zero-sp; then
     side=$(echo "$out" | sed -n 's/.*over the ranks): \([0-9.]*\) ms -> \([0-9.]*\) ms: \([0-9.]*x\);.*/\1 | \2 | \3/p')
     pk0=$(echo "$out" | sed -n 's/.*memory per rank, program order: \([0-9.]*\) MiB.*/\1/p')
     pk1=$(echo "$out" | sed -n 's/.*memory per rank, the library.s order: \([0-9.]*\) MiB.*/\1/p')
-    dec=$(echo "$out" | sed -n 's/.*decomposed \([0-9]*\) all-reduce.*/\1/p'); fus=$(echo "$out" | sed -n 's/.*into \([0-9]*\) bucket.*/\1/p')
+    dec=$(echo "$out" | sed -n 's/.*decomposed \([0-9]*\) collective.*/\1/p'); fus=$(echo "$out" | sed -n 's/.*into \([0-9]*\) bucket.*/\1/p')
     ran="plan"
     echo "$out" | grep -q "kept program order" && ran="program"
     echo "| TP2 x DP2 $lay | $rw | ${dec:--} / ${fus:--} | $run | $pred | $side | $pk0 / $pk1 | $ran |"

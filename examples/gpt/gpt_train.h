@@ -1327,11 +1327,11 @@ static void print_report(const shared* sh) {
             printf("%s step as written, reordered: %d ops, %d collectives (no rewrite paid)\n", ran, sh->n_ops_run,
                    sh->n_colls_run);
         else
-            printf("%s rewritten step, reordered: %d ops, %d collectives (%d all-reduce(s) decomposed, %d fusion bucket(s))\n",
+            printf("%s rewritten step, reordered: %d ops, %d collectives (%d collective(s) decomposed, %d fusion bucket(s))\n",
                    ran, sh->n_ops_run, sh->n_colls_run, o->decompose ? dec->n_changed : 0, o->fuse ? fus->n_changed : 0);
     }
     if (o->decompose)
-        printf("  tried: decomposed %d all-reduce(s) with the ops around them into chunks: %d -> %d ops; judged step %.2f -> %.2f ms "
+        printf("  tried: decomposed %d collective(s) with the ops around them into chunks: %d -> %d ops; judged step %.2f -> %.2f ms "
                "(%d candidates screened, %d solved in full)\n", dec->n_changed, dec->n_ops_before, dec->n_ops_after,
                dec->makespan_before_us / 1000.0, dec->makespan_after_us / 1000.0, dec->n_evaluations, dec->n_full_judgements);
     if (o->decompose) printf("%s", sh->dec_contexts);
