@@ -1569,21 +1569,29 @@ static void test_columns(void) {
    On 2 and 4 ranks, with P and G bound or transient (the collectives'
    buffers there NULL), every buffer is bit-identical to program order and
    to a hand computation from every rank's inputs (the sums in rank order);
-   every matmul runs in N column parts. Graphs only: where N does not divide
-   the qc elements of a row, no chunk count N is used. */
+   every matmul runs in N column parts. The same with the reduce-scatter
+   alone beside a row-wise consumer of Sh (columns suit two neighbours of
+   three: that one runs whole, after every unpack), and with one side whole:
+   the reduce-scatter alone with mmP whole (the pack copies read its whole
+   output), the all-gather alone with mmS whole (it reads G after every
+   unpack). Graphs only: where N does not divide the qc elements of a row,
+   no chunk count N is used; on a tie between rows and columns, rows. */
 #define QR 4
 #define QK 4
 #define QC 16
 #define QS 4
 typedef struct cq_data {
     float x[QS * QR * QK], w[QK * QC], p[QS * QR * QC], sh[QR * QC], v[QR * QR], z[QR * QC];
-    float u[QR * QK], w2[QK * QC], b[QR * QC], g[QS * QR * QC], y[QR * QS * QR], z2[QR * QC];
-    int parts[4], bad_axis;
+    float u[QR * QK], w2[QK * QC], b[QR * QC], g[QS * QR * QC], y[QR * QS * QR], z2[QR * QC], r[QR * QC];
+    int parts[5], bad_axis;
     float *pp, *pg;              /* where the work finds P and G: p and g, or their arena addresses */
     int bp_index, bg_index;
 } cq_data;
-typedef struct cq_job { cq_data* m; int kind, S, qc; } cq_job;
+typedef struct cq_job { cq_data* m; int kind, S, qc; cc_axis axis; } cq_job;   /* axis: the one its rule allows */
 static int cq_arena;
+static int cq_chains = 3;        /* the world's graphs: build_cq's chains */
+/* 1 if matmul o (0 mmP .. 3 mmS) runs whole only (no split rule) in build_cq(chains) */
+static int cq_whole_only(int chains, int o) { return (o == 0 && (chains & 16)) || (o == 3 && (chains & 32)); }
 static void cq_mm(const float* a, const float* b, float* c, int m, int k, int n, int c0, int c1) {
     int i, j, q;
     for (i = 0; i < m; i++)
@@ -1600,15 +1608,24 @@ static void cq_cols(cq_job* jb, int c0, int c1) {
         case 0: cq_mm(m->x, m->w, m->pp, S * QR, QK, n, c0, c1); break;
         case 1: cq_mm(m->v, m->sh, m->z, QR, QR, n, c0, c1); break;
         case 2: cq_mm(m->u, m->w2, m->b, QR, QK, n, c0, c1); break;
+        case 4: {   /* R = 2 Sh, rows [c0, c1) */
+            int i;
+            for (i = c0 * n; i < c1 * n; i++) m->r[i] = m->sh[i] * 2.0f;
+            break;
+        }
         default: cq_mm(m->y, m->pg, m->z2, QR, S * QR, n, c0, c1); break;
     }
 }
-static void cq_whole(void* stream, void* user) { (void)stream; cq_cols((cq_job*)user, 0, ((cq_job*)user)->qc); }
+static void cq_whole(void* stream, void* user) {
+    cq_job* jb = (cq_job*)user;
+    (void)stream;
+    cq_cols(jb, 0, jb->axis == CC_AXIS_ROWS ? jb->kind == 4 ? QR : jb->kind == 0 ? jb->S * QR : QR : jb->qc);
+}
 static void cq_part(void* stream, void* user, const cc_split_chunk* c) {
     cq_job* jb = (cq_job*)user;
     (void)stream;
     jb->m->parts[jb->kind]++;
-    if (c->axis != CC_AXIS_COLS) jb->m->bad_axis++;
+    if (c->axis != jb->axis) jb->m->bad_axis++;
     cq_cols(jb, (int)c->begin, (int)c->end);
 }
 static void init_cq(cq_data* m, int rank) {
@@ -1624,14 +1641,16 @@ static void init_cq(cq_data* m, int rank) {
     for (i = 0; i < QR * QK; i++) m->u[i] = (float)tu_unit(&rng) - 0.5f;
     for (i = 0; i < QR * QS * QR; i++) m->y[i] = (float)tu_unit(&rng) - 0.5f;
 }
-/* chains: bit 0 the reduce-scatter's (mmP, rs, mmQ), bit 1 the all-gather's (mmR, ag, mmS) */
+/* chains: bit 0 the reduce-scatter's (mmP, rs, mmQ), bit 1 the all-gather's (mmR, ag, mmS); bit 2 adds
+   "twice" (R = 2 Sh, row by row: rows only) after mmQ; bit 3 makes mmP split by rows only; bits 4 and 5
+   make mmP and mmS run whole only (taking 1 us) */
 static cc_result build_cq(cc_context* ctx, cq_data* m, cq_job* jobs, cc_comm* comm, cc_comm* comm2, int S, int qc, int chains,
                           const cc_link* link, cc_graph** out) {
-    static const char* const nm[4] = { "mmP", "mmQ", "mmR", "mmS" };
+    static const char* const nm[5] = { "mmP", "mmQ", "mmR", "mmS", "twice" };
     static const char* const streams[3] = { "compute", "tp", "sp" };
     uint64_t F = sizeof(float), FB = (uint64_t)S * QR * qc * F, BB = (uint64_t)QR * qc * F;
     cc_graph* g = NULL;
-    cc_buffer bx, bw, bp, bsh, bv, bz, bu, bw2, bb, bg, by, bz2;
+    cc_buffer bx, bw, bp, bsh, bv, bz, bu, bw2, bb, bg, by, bz2, br;
     cc_graph_desc gd = {0};
     cc_result r;
     int o;
@@ -1651,26 +1670,39 @@ static cc_result build_cq(cc_context* ctx, cq_data* m, cq_job* jobs, cc_comm* co
     if (r == CC_OK) r = (cq_arena ? cc_graph_add_transient : cc_graph_add_buffer)(g, "g", FB, &bg);
     if (r == CC_OK) r = cc_graph_add_buffer(g, "y", (uint64_t)QR * S * QR * F, &by);
     if (r == CC_OK) r = cc_graph_add_buffer(g, "z2", BB, &bz2);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "r", BB, &br);
     if (r != CC_OK) { cc_graph_destroy(g); return r; }
     m->bp_index = cc_buffer_index(g, bp);
     m->bg_index = cc_buffer_index(g, bg);
-    for (o = 0; o < 4 && r == CC_OK; o++) {
-        static const uint64_t rows[4] = { 0, QR, QR, QR }, inner[4] = { QK, QR, QK, 0 };
+    for (o = 0; o < 5 && r == CC_OK; o++) {
+        static const uint64_t rows[5] = { 0, QR, QR, QR, QR }, inner[5] = { QK, QR, QK, 0, 0 };
         cc_op_desc d = {0};
         cc_region rd[2], wr[1];
         cc_split sp;
         uint64_t M = o == 0 ? (uint64_t)S * QR : rows[o], K = o == 3 ? (uint64_t)S * QR : inner[o];
         cc_buffer A = o == 0 ? bx : o == 1 ? bv : o == 2 ? bu : by, B = o == 0 ? bw : o == 1 ? bsh : o == 2 ? bw2 : bg;
         cc_buffer C = o == 0 ? bp : o == 1 ? bz : o == 2 ? bb : bz2;
-        if (!(chains >> (o / 2) & 1)) continue;
+        if (o < 4 ? !(chains >> (o / 2) & 1) : !(chains & 4)) continue;
         memset(&sp, 0, sizeof sp);
         jobs[o].m = m; jobs[o].kind = o; jobs[o].S = S; jobs[o].qc = qc;
+        jobs[o].axis = o == 4 || (o == 0 && (chains & 8)) ? CC_AXIS_ROWS : CC_AXIS_COLS;
         sp.kind = CC_SPLIT_MATMUL;
         sp.extent[CC_AXIS_ROWS] = M; sp.extent[CC_AXIS_COLS] = (uint64_t)qc; sp.extent[CC_AXIS_REDUCE] = K;
-        sp.axes = 1u << CC_AXIS_COLS;   /* columns only */
+        sp.axes = 1u << jobs[o].axis;   /* columns only (mmP rows only with bit 3) */
         rd[0] = rg(A, M * K * F, 0); rd[1] = rg(B, K * qc * F, 0); wr[0] = rg(C, M * qc * F, 0);
+        if (o == 4) {   /* row by row */
+            sp.kind = CC_SPLIT_ROWWISE;
+            sp.axes = 0;
+            sp.extent[CC_AXIS_COLS] = sp.extent[CC_AXIS_REDUCE] = 0;
+            rd[0] = rg(bsh, BB, QR); wr[0] = rg(br, BB, QR);
+        }
         d.name = nm[o]; d.duration_us = 100; d.fn = cq_whole; d.part_fn = cq_part; d.user_data = &jobs[o]; d.split = &sp;
-        d.reads = rd; d.n_reads = 2; d.writes = wr; d.n_writes = 1;
+        d.reads = rd; d.n_reads = o == 4 ? 1 : 2; d.writes = wr; d.n_writes = 1;
+        if (o < 4 && cq_whole_only(chains, o)) {
+            d.split = NULL;
+            d.part_fn = NULL;
+            d.duration_us = 1;
+        }
         r = cc_graph_add_op(g, &d, NULL);
         if (r == CC_OK && (o == 0 || o == 2)) {   /* the collective after it: each side rows of qc elements */
             int is_rs = o == 0;
@@ -1717,7 +1749,7 @@ static cc_result cq_rank(cc_rank* rank, void* user) {
     cq_res* R = &((cq_res*)user)[cc_rank_index(rank)];
     cc_context* ctx = cc_rank_context(rank);
     int me = cc_rank_index(rank), S = cc_comm_size(cc_rank_world_comm(rank)), c, i, o;
-    static cq_job jobs[QS][2][4];
+    static cq_job jobs[QS][2][5];
     cc_graph *g0 = NULL, *g1 = NULL, *dg = NULL;
     cc_rewrite_desc rd = {0};
     cc_rewrite_report rep;
@@ -1731,8 +1763,8 @@ static cc_result cq_rank(cc_rank* rank, void* user) {
     link.latency_us = 5; link.us_per_byte = 0.5;   /* slow: a collective far longer than its chain's compute */
     rd.link = &link;
     r = cc_comm_split(cc_rank_world_comm(rank), 0, me, &c2);
-    if (r == CC_OK) r = build_cq(ctx, &cq_ranks[me][0], jobs[me][0], cc_rank_world_comm(rank), c2, S, QC, 3, &link, &g0);
-    if (r == CC_OK) r = build_cq(ctx, &cq_ranks[me][1], jobs[me][1], cc_rank_world_comm(rank), c2, S, QC, 3, &link, &g1);
+    if (r == CC_OK) r = build_cq(ctx, &cq_ranks[me][0], jobs[me][0], cc_rank_world_comm(rank), c2, S, QC, cq_chains, &link, &g0);
+    if (r == CC_OK) r = build_cq(ctx, &cq_ranks[me][1], jobs[me][1], cc_rank_world_comm(rank), c2, S, QC, cq_chains, &link, &g1);
     if (r == CC_OK) r = cc_graph_decompose(ctx, g1, &rd, &dg, &rep);
     if (r == CC_OK) {
         R->n_contexts = rep.n_contexts;
@@ -1743,8 +1775,9 @@ static cc_result cq_rank(cc_rank* rank, void* user) {
             snprintf(R->ops[c], sizeof R->ops[c], "%s", rep.contexts[c].ops);
         }
         /* the chunk ops and buffers by name: each collective's pack, chunk, unpack; its buffers of n_ranks column
-           blocks (S*QR rows) and of the rank's own (QR rows); each matmul in k column pieces, none in S*k */
-        R->names_ok = rep.n_contexts == 2;
+           blocks (S*QR rows) and of the rank's own (QR rows); each matmul in k column pieces, none in S*k (one that
+           runs whole only: one op) */
+        R->names_ok = rep.n_contexts == (cq_chains & 1) + (cq_chains >> 1 & 1);
         for (c = 0; c < rep.n_contexts && c < 2 && R->names_ok; c++) {
             const char* co = R->kind[c] == CC_COLL_REDUCE_SCATTER ? "rs" : "ag";
             int k = R->k[c];
@@ -1762,7 +1795,12 @@ static cc_result cq_rank(cc_rank* rank, void* user) {
                 R->names_ok &= cq_has_buffer(dg, nm, (uint64_t)QR * cw);
                 for (o = 0; o < 2; o++) {
                     static const char* const mm[2][2] = { { "mmP", "mmQ" }, { "mmR", "mmS" } };
-                    snprintf(nm, sizeof nm, "%s#%d/%d", mm[R->kind[c] != CC_COLL_REDUCE_SCATTER][o], i, k);
+                    int ag = R->kind[c] != CC_COLL_REDUCE_SCATTER;
+                    if (cq_whole_only(cq_chains, 2 * ag + o)) {
+                        R->names_ok &= find_op(dg, mm[ag][o]) >= 0;
+                        continue;
+                    }
+                    snprintf(nm, sizeof nm, "%s#%d/%d", mm[ag][o], i, k);
                     R->names_ok &= find_op(dg, nm) >= 0;
                     snprintf(nm, sizeof nm, "%s#%d/%d", mm[R->kind[c] != CC_COLL_REDUCE_SCATTER][o], i, S * k);
                     R->names_ok &= find_op(dg, nm) < 0;
@@ -1788,8 +1826,9 @@ static cc_result cq_rank(cc_rank* rank, void* user) {
             if (R->kind[c] == CC_COLL_REDUCE_SCATTER) krs = R->k[c];
             if (R->kind[c] == CC_COLL_ALL_GATHER) kag = R->k[c];
         }
-        R->parts_ok = krs >= 2 && kag >= 2 && !a->bad_axis && !b->bad_axis;
-        for (o = 0; o < 4; o++) R->parts_ok &= a->parts[o] == 0 && b->parts[o] == (o < 2 ? krs : kag);
+        R->parts_ok = (krs >= 2) == (cq_chains & 1) && (kag >= 2) == (cq_chains >> 1 & 1) && !a->bad_axis && !b->bad_axis;
+        for (o = 0; o < 5; o++)
+            R->parts_ok &= a->parts[o] == 0 && b->parts[o] == (o == 4 || cq_whole_only(cq_chains, o) ? 0 : o < 2 ? krs : kag);
     }
     R->ok = r == CC_OK;
     if (r != CC_OK) snprintf(R->err, sizeof R->err, "%s", cc_last_error(ctx));
@@ -1821,20 +1860,30 @@ static int cq_by_hand(const cq_data* d, int r, int S) {
     }
     cq_mm(in[r].v, sh, z, QR, QR, QC, 0, QC);
     cq_mm(in[r].y, G, z2, QR, S * QR, QC, 0, QC);
-    return !memcmp(d->sh, sh, sizeof sh) && !memcmp(d->z, z, sizeof z) && !memcmp(d->z2, z2, sizeof z2) &&
-           !memcmp(d->b, G + (size_t)r * QR * QC, sizeof sh) && (cq_arena || !memcmp(d->g, G, (size_t)S * QR * QC * sizeof(float)));
+    for (i = 0; i < QR * QC && (cq_chains & 4); i++)   /* twice's R = 2 Sh */
+        if (d->r[i] != sh[i] * 2.0f) return 0;
+    if ((cq_chains & 1) && (memcmp(d->sh, sh, sizeof sh) || memcmp(d->z, z, sizeof z))) return 0;
+    return !(cq_chains & 2) || (!memcmp(d->z2, z2, sizeof z2) && !memcmp(d->b, G + (size_t)r * QR * QC, sizeof sh) &&
+                                (cq_arena || !memcmp(d->g, G, (size_t)S * QR * QC * sizeof(float))));
 }
 
 static void test_rs_ag_columns(void) {
+    static const char* const variant[5] = { "", ", P and G transient", ", the reduce-scatter alone, a row-wise consumer of Sh",
+                                            ", the reduce-scatter alone, mmP whole", ", the all-gather alone, mmS whole" };
+    static const int chains[5] = { 3, 3, 1 | 4, 1 | 16, 2 | 32 };
     int v;
-    for (v = 0; v < 4; v++) {
+    for (v = 0; v < 10; v++) {
         static cq_res R[QS];
         int S = v % 2 ? 4 : 2, me;
-        const char* ar = v >= 2 ? ", P and G transient" : "";
+        const char* ar = variant[v / 2];
+        const char* want[2];
         cc_result rc;
         char err[512];
         memset(R, 0, sizeof R);
-        cq_arena = v >= 2;
+        cq_arena = v / 2 == 1;
+        cq_chains = chains[v / 2];
+        want[0] = cq_chains & 16 ? "rs, mmQ" : "mmP, rs, mmQ";
+        want[1] = cq_chains & 32 ? "mmR, ag" : "mmR, ag, mmS";
         tu_run_world(S, cq_rank, R, &rc, err, sizeof err);
         CHECK_RES(NULL, rc, CC_OK, "%d ranks%s: the world ran (%s)", S, ar, err);
         for (me = 0; me < S; me++) {
@@ -1842,25 +1891,27 @@ static void test_rs_ag_columns(void) {
             int c, seen = 0;
             CHECK(X->ok, "%d ranks%s, rank %d: decomposition and both steps ran (%s)", S, ar, me, X->err);
             if (!X->ok) continue;
-            CHECK_INT(X->n_contexts, 2, "%d ranks%s, rank %d: both collectives decomposed", S, ar, me);
+            CHECK_INT(X->n_contexts, (cq_chains & 1) + (cq_chains >> 1 & 1), "%d ranks%s, rank %d: every collective decomposed", S, ar,
+                      me);
             for (c = 0; c < X->n_contexts && c < 2; c++) {
                 int rs = X->kind[c] == CC_COLL_REDUCE_SCATTER;
                 seen |= rs ? 1 : X->kind[c] == CC_COLL_ALL_GATHER ? 2 : 4;
-                CHECK(X->axis[c] == CC_AXIS_COLS && !strcmp(X->ops[c], rs ? "mmP, rs, mmQ" : "mmR, ag, mmS"),
+                CHECK(X->axis[c] == CC_AXIS_COLS && !strcmp(X->ops[c], want[!rs]),
                       "%d ranks%s, rank %d: the %s's context '%s' along %s in %d", S, ar, me, rs ? "reduce-scatter" : "all-gather",
                       X->ops[c], cc_axis_name((cc_axis)X->axis[c]), X->k[c]);
             }
-            CHECK_INT(seen, 3, "%d ranks%s, rank %d: one reduce-scatter and one all-gather context", S, ar, me);
+            CHECK_INT(seen, cq_chains & 3, "%d ranks%s, rank %d: one context per collective", S, ar, me);
             CHECK(X->names_ok, "%d ranks%s, rank %d: per chunk i of k a pack, the collective and an unpack, buffers .buf (%d blocks) "
-                  "and .shard, each matmul in k column pieces", S, ar, me, S);
-            CHECK(X->parts_ok, "%d ranks%s, rank %d: each matmul ran in k column parts (rs in %d, ag in %d)", S, ar, me,
+                  "and .shard, each matmul in k column pieces or whole", S, ar, me, S);
+            CHECK(X->parts_ok, "%d ranks%s, rank %d: each matmul ran in k column parts or whole (rs in %d, ag in %d)", S, ar, me,
                   X->kind[0] == CC_COLL_REDUCE_SCATTER ? X->k[0] : X->k[1], X->kind[0] == CC_COLL_REDUCE_SCATTER ? X->k[1] : X->k[0]);
             CHECK(X->identical, "%d ranks%s, rank %d: every buffer bit-identical to program order (%s)", S, ar, me, X->why);
             CHECK(cq_by_hand(&cq_ranks[me][1], me, S) && cq_by_hand(&cq_ranks[me][0], me, S),
-                  "%d ranks%s, rank %d: Sh, Z, B, G and Z2 bit-identical to the hand computation", S, ar, me);
+                  "%d ranks%s, rank %d: Sh, Z, B, G, Z2 (and R) bit-identical to the hand computation", S, ar, me);
         }
     }
     cq_arena = 0;
+    cq_chains = 3;
 }
 
 /* Graphs only, on communicators of 4 that run nothing, each chain alone,
@@ -1871,7 +1922,7 @@ static void test_rs_ag_columns_divide(void) {
     static const int qcs[4] = { 16, 12, 6, 5 }, most[4] = { 8, 4, 2, 0 };
     cc_context* ctx;
     static cq_data m;
-    static cq_job jobs[4];
+    static cq_job jobs[5];
     cc_comm *comm = NULL, *comm2 = NULL;
     int t, ch;
     cc_context_create(NULL, &ctx);
@@ -1906,6 +1957,57 @@ static void test_rs_ag_columns_divide(void) {
             cc_graph_destroy(dg);
             cc_graph_destroy(g);
         }
+    cc_comm_destroy(comm);
+    cc_comm_destroy(comm2);
+    cc_context_destroy(ctx);
+}
+
+/* Graphs only: the axis is the one more of the reduce-scatter's neighbours
+   split along. With a row-wise consumer beside the column-only matmuls
+   (two neighbours of three by columns), columns, that consumer whole; with
+   mmP split by rows only and mmQ by columns only (a tie), rows, with mmQ
+   whole and mmP in n_ranks * N row pieces. */
+static void test_rs_ag_columns_ties(void) {
+    cc_context* ctx;
+    static cq_data m;
+    static cq_job jobs[5];
+    cc_comm *comm = NULL, *comm2 = NULL;
+    int t;
+    cc_context_create(NULL, &ctx);
+    init_cq(&m, 0);
+    if (cc_comm_wrap(ctx, &idle_family, NULL, 0, 4, "tp", &comm) != CC_OK || cc_comm_wrap(ctx, &idle_family, NULL, 0, 4, "sp", &comm2) != CC_OK) {
+        CHECK(0, "comm: %s", cc_last_error(ctx));
+        return;
+    }
+    for (t = 0; t < 2; t++) {
+        cc_graph *g = NULL, *dg = NULL;
+        cc_rewrite_desc rd = {0};
+        cc_rewrite_report rep;
+        cc_link link = {0};
+        char nm[32];
+        link.latency_us = 0.01; link.us_per_byte = 0.5;
+        rd.link = &link;
+        if (build_cq(ctx, &m, jobs, comm, comm2, 4, QC, t ? 1 | 8 : 1 | 4, &link, &g) != CC_OK) {
+            CHECK(0, "graph: %s", cc_last_error(ctx));
+            break;
+        }
+        CHECK_RES(ctx, cc_graph_decompose(ctx, g, &rd, &dg, &rep), CC_OK, "decompose (%s)", t ? "a tie" : "two of three by columns");
+        if (rep.n_contexts != 1) {
+            CHECK(0, "%s: one context (%d)", t ? "a tie" : "two of three by columns", rep.n_contexts);
+        } else if (!t) {
+            CHECK(rep.contexts[0].axis == CC_AXIS_COLS && !strcmp(rep.contexts[0].ops, "mmP, rs, mmQ") && find_op(dg, "twice") >= 0,
+                  "two of three neighbours by columns: '%s' along %s, the row-wise consumer whole", rep.contexts[0].ops,
+                  cc_axis_name(rep.contexts[0].axis));
+        } else {
+            snprintf(nm, sizeof nm, "mmP#0/%d", 4 * rep.contexts[0].n_chunks);
+            CHECK(rep.contexts[0].axis == CC_AXIS_ROWS && !strcmp(rep.contexts[0].ops, "mmP, rs") && find_op(dg, "mmQ") >= 0 &&
+                      find_op(dg, nm) >= 0,
+                  "a tie (one neighbour each way): '%s' along %s, mmQ whole, mmP in 4 x N pieces", rep.contexts[0].ops,
+                  cc_axis_name(rep.contexts[0].axis));
+        }
+        cc_graph_destroy(dg);
+        cc_graph_destroy(g);
+    }
     cc_comm_destroy(comm);
     cc_comm_destroy(comm2);
     cc_context_destroy(ctx);
@@ -2372,6 +2474,7 @@ int main(void) {
     TH_RUN(test_columns);
     TH_RUN(test_rs_ag_columns);
     TH_RUN(test_rs_ag_columns_divide);
+    TH_RUN(test_rs_ag_columns_ties);
     TH_RUN(test_bad_rules);
     TH_RUN(test_growth_falls_back);
     TH_RUN(test_bad_args);
