@@ -48,7 +48,7 @@
    A trainer builds the graph of its step (cc_graph_*), measures each op on
    its backend (cc_exec_profile_ops), lets the library rewrite the step
    (cc_graph_decompose splits a synchronous all-reduce, reduce-scatter or
-   all-gather, with the ops that produce and consume its rows and, a few
+   all-gather, with the ops that produce and consume its data and, a few
    ops further, theirs, into chunks that overlap; cc_graph_fuse
    merges small all-reduces into buckets; each rewrite judged by the
    scheduler), schedules it (cc_sched_solve), turns the schedule's order
@@ -1151,8 +1151,8 @@ CONCERTO_API double cc_busbw_gbps(cc_coll_kind kind, uint64_t n_bytes, int n_ran
    buffer addresses: ranks whose buffers are laid out differently can fuse
    differently, which cc_exec_agree then reports).
 
-   Decomposition splits a synchronous collective into N chunks along rows,
-   with its context, so that chunk i's collective overlaps chunk i+1's
+   Decomposition splits a synchronous collective into N chunks along rows
+   or columns, with its context, so that chunk i's collective overlaps chunk i+1's
    compute: an in-place all-reduce whose written region has split_rows > 0
    (a chunk is a contiguous run of its rows), a reduce-scatter (matmul ->
    reduce-scatter, as in sequence parallelism and ZeRO's gradient shards)
@@ -1179,11 +1179,17 @@ CONCERTO_API double cc_busbw_gbps(cc_coll_kind kind, uint64_t n_bytes, int n_ran
    an op decomposable either give it a split rule that allows rows and a
    part_fn (see split rules: the rule gives each piece's regions, and
    pieces may be uneven), or a chunk_fn and, in every region it reads or
-   writes, how it splits (split_rows). The axis is rows; an all-reduce
-   more of whose producers and consumers split by columns than by rows
-   (their rules allow columns) is split by columns: chunk i is column block
-   i of its rows, strided, packed into a transient buffer, all-reduced
-   there and unpacked. No other axis is used so far.
+   writes, how it splits (split_rows). The axis is rows; a collective more
+   of whose producers and consumers split by columns than by rows (their
+   rules allow columns; rows on ties) and whose regions are rows of the
+   same elements (split_rows) is split by columns: chunk i is column block
+   i of every row, strided, packed into a transient buffer, all-reduced,
+   reduce-scattered or gathered from there (into a second buffer) and
+   unpacked. A reduce-scatter's or all-gather's full side is then its
+   ranks' blocks of R rows one after another, and the buffer of chunk i
+   holds every rank's column block of its rows in rank order, so each
+   rank's data keeps its layout; the ops on that side are cut in N (a
+   column block spans every rank's block). No other axis is used so far.
 
    Fusion merges runs of small all-reduces, reduce-scatters or all-gathers
    into one (bucketing). Members must follow each other among the
@@ -1288,9 +1294,11 @@ CONCERTO_API cc_rewrite_desc cc_rewrite_query_defaults(const cc_rewrite_desc* de
    collective's elements on its side (contiguous). They are tried most exposed first (the collective's
    time not overlapped by compute in the stream simulation of the best order known of the graph as
    rewritten so far; program order
-   on ties), each on the graph as rewritten so far. The axis is rows; an all-reduce is tried by columns
-   instead where more of its producers and consumers split by columns than by rows, it has one region,
-   read and written, contiguous, with split_rows R > 0, and N divides a row's elements. The context: of
+   on ties), each on the graph as rewritten so far. The axis is rows; a collective is tried by columns
+   instead where more of its producers and consumers split by columns than by rows, N divides a row's
+   elements C, and its regions are rows of C elements: an all-reduce's one region, read and written,
+   contiguous, with split_rows R > 0; a reduce-scatter's or all-gather's two, each with split_rows, the
+   full side's n_ranks times the shard's R (rank j's block its rows [j*R, (j+1)*R)). The context: of
    the collective's producers (the last writers of what it reads; of an all-reduce, of what it accesses)
    and consumers (readers of what it wrote, up to the next writer), those that split along the axis in
    their pieces (a rule that allows it, or for rows a chunk_fn; with exact_only, exactly); the others
@@ -1303,23 +1311,30 @@ CONCERTO_API cc_rewrite_desc cc_rewrite_query_defaults(const cc_rewrite_desc* de
    producer reads and consumers of what a consumer writes, each taken if it splits, is no producer or
    consumer of another collective, and lines up with every op already taken.
    In N chunks, the collective's chunk i covers elements [i*n/N, (i+1)*n/N) of n_elems n: of its buffer
-   (all-reduce by rows; by columns, column block i of every row), or of every rank's block on the full
-   side (the send of a reduce-scatter, the receive of an all-gather) and of its own block on the other.
+   (an all-reduce by rows), or of every rank's block on the full side (the send of a reduce-scatter, the
+   receive of an all-gather) and of its own block on the other (by rows); by columns, column block i of
+   every row on each side.
    A reduce-scatter's chunk i is a copy op "<name>#<i>/<N>.pack" on its stream (sub-block i of every
    block, in rank order, into a transient buffer "<name>#<i>/<N>.buf"), then "<name>#<i>/<N>"
    reduce-scattering that buffer into sub-block i of its block; an all-gather's is "<name>#<i>/<N>",
    gathering sub-block i of its block into such a buffer, then "<name>#<i>/<N>.unpack" into sub-block i
    of every block; an all-reduce by columns' is "<name>#<i>/<N>.pack" (columns [i*C/N, (i+1)*C/N) of
    its R rows of C, strided, into such a buffer), "<name>#<i>/<N>" (the buffer all-reduced in place)
-   and "<name>#<i>/<N>.unpack" (back). The chunk collectives are chained in chunk order. A compute op
-   of the context is cut in N pieces, or, on the full side of a reduce-scatter or all-gather, in
-   n_ranks * N pieces, piece j*N + i being sub-block i of block j (the rows it covers there when its
-   rule's extent divides evenly) and belonging to chunk i, so that chunk i's compute is i's rows of
-   every block. Piece c of k is an op at its place, "<name>#<c>/<k>", its regions those of rows
-   [c*R/k, (c+1)*R/k) of each split region and the whole of the others (an op with a split rule: the
-   regions its rule gives piece c of k along the axis, checked by cc_op_split_check); the pieces of one
-   op are chained in the order they run: c = 0 .. k-1, or on the full side chunk by chunk (sub-block i
-   of every block, block 0 first, before sub-block i + 1), piece 0 first either way. N must divide
+   and "<name>#<i>/<N>.unpack" (back). By columns, a reduce-scatter's or all-gather's chunk i is those
+   columns of every row on both sides: "<name>#<i>/<N>.pack" copies them from the send side (strided)
+   into a transient buffer, "<name>#<i>/<N>" runs the collective from it into another, and
+   "<name>#<i>/<N>.unpack" copies that into the receive side (strided); the buffer of every rank's rows
+   (n_ranks * R rows of C/N, rank j's column block of its rows j-th) is "<name>#<i>/<N>.buf", the
+   rank's own (R rows of C/N) "<name>#<i>/<N>.shard". The chunk collectives are chained in chunk order.
+   A compute op of the context is cut in N pieces, or, on the full side of a reduce-scatter or
+   all-gather split by rows, in n_ranks * N pieces, piece j*N + i being sub-block i of block j (the
+   rows it covers there when its rule's extent divides evenly) and belonging to chunk i, so that chunk
+   i's compute is i's rows of every block. Piece c of k is an op at its place, "<name>#<c>/<k>", its
+   regions those of rows [c*R/k, (c+1)*R/k) of each split region and the whole of the others (an op
+   with a split rule: the regions its rule gives piece c of k along the axis, checked by
+   cc_op_split_check); the pieces of one op are chained in the order they run: c = 0 .. k-1, or on
+   the full side by rows chunk by chunk (sub-block i of every block, block 0 first, before sub-block
+   i + 1), piece 0 first either way. N must divide
    n_elems (and every split_rows of an all-reduce's context ops without a rule), and every op must
    split in its pieces. An op lines up with another if no piece of the earlier of the two conflicts
    with (writes what it touches, or touches what it writes) a piece of the later one that belongs to an
@@ -12156,12 +12171,19 @@ static int cc__dec_candidate(const cc__rw_src* s, int i) {
     return n_w > 0;
 }
 
-/* 1 if all-reduce candidate a may split by columns: one region, read and
-   written (in place), contiguous, its split_rows rows. */
+/* 1 if candidate a may split by columns: an all-reduce with one region,
+   read and written (in place), contiguous, its split_rows rows; a
+   reduce-scatter or all-gather (one read, one write region, contiguous:
+   cc__dec_candidate) whose two regions both have split_rows, in rows of
+   the same bytes (the full side n_ranks times the shard's rows, rank j's
+   block its rows [j*R, (j+1)*R)). */
 static int cc__dec_by_cols(const cc__rw_src* s, int a) {
     const cc_graph* g = s->g;
     const cc__access *x = &g->acc[s->acc_off[a]], *y = &g->acc[s->acc_off[a] + 1];
-    if (cc__op_coll(g, a)->kind != CC_COLL_ALL_REDUCE || s->acc_off[a + 1] - s->acc_off[a] != 2) return 0;
+    if (s->acc_off[a + 1] - s->acc_off[a] != 2) return 0;
+    if (cc__op_coll(g, a)->kind != CC_COLL_ALL_REDUCE)
+        return x->is_write != y->is_write && x->split_rows && y->split_rows && x->n_bytes % x->split_rows == 0 &&
+               y->n_bytes % y->split_rows == 0 && x->n_bytes / x->split_rows == y->n_bytes / y->split_rows;
     return x->buffer == y->buffer && x->offset == y->offset && x->n_bytes == y->n_bytes && x->rows <= 1 && y->rows <= 1 &&
            x->split_rows && x->split_rows == y->split_rows;
 }
@@ -12339,10 +12361,11 @@ static cc_result cc__dec_splits_in(cc__rw* w, const cc__rw_src* s, int j, int r,
    sub-block i of every rank's block, so an op on the full side is cut in
    n_ranks * N pieces, piece j*N + i being sub-block i of block j, and piece
    c belongs to the collective's chunk c % N (its stage); an op elsewhere
-   (and every op of an all-reduce's context) is cut in N, piece c in stage
-   c. */
+   (every op of an all-reduce's context, and every op of any context split
+   by columns: a column block spans every rank's block) is cut in N, piece
+   c in stage c. */
 static int cc__dec_full(const cc__dec_ctx* C, int j) {
-    return C->ranks > 1 && j != C->a &&
+    return C->ranks > 1 && j != C->a && C->axis == CC_AXIS_ROWS &&
            ((C->kind == CC_COLL_REDUCE_SCATTER && j < C->a) || (C->kind == CC_COLL_ALL_GATHER && j > C->a));
 }
 static int cc__dec_pieces(const cc__dec_ctx* C, int j, int N) { return cc__dec_full(C, j) ? C->ranks * N : N; }
@@ -12350,12 +12373,13 @@ static int cc__dec_stage(const cc__dec_ctx* C, int j, int c, int N) { return cc_
 
 /* *yes 1 if N chunks fit C's collective: N divides its n_elems (and, for
    an all-reduce by rows, its split regions' rows; by columns, a row's
-   elements). Fails only out of memory. */
+   elements, the same in its regions: cc__dec_by_cols). Fails only out of
+   memory. */
 static cc_result cc__dec_fits(cc__rw* w, const cc__rw_src* s, const cc__dec_ctx* C, int N, int* yes) {
     const cc_graph* g = s->g;
     cc_result rc = CC_OK;
     *yes = cc__op_coll(g, C->a)->n_elems % (size_t)N == 0;
-    if (*yes && C->axis == CC_AXIS_COLS) {   /* an all-reduce by columns: N divides a row's elements */
+    if (*yes && C->axis == CC_AXIS_COLS) {   /* by columns: N divides a row's elements */
         const cc__access* x = &g->acc[s->acc_off[C->a]];
         uint64_t es = cc__dtype_size(cc__op_coll(g, C->a)->dtype);
         *yes = x->split_rows && x->n_bytes % x->split_rows == 0 && (x->n_bytes / x->split_rows) % (es * (uint64_t)N) == 0;
@@ -12369,16 +12393,18 @@ static cc_result cc__dec_fits(cc__rw* w, const cc__rw_src* s, const cc__dec_ctx*
    *nr reads; part (one per write) its partial-sum flags. By the op's rule
    (r 3); by split_rows (r 1, an all-reduce): rows [ch*R/k, (ch+1)*R/k) of
    each region with split_rows R, the others whole; a reduce-scatter's or
-   all-gather's chunk: sub-block ch of its block on the shard side
+   all-gather's chunk by rows: sub-block ch of its block on the shard side
    (contiguous) and of every rank's block on the full side (strided, one
-   row a block). */
+   row a block); a collective's chunk by columns: column block ch of every
+   row of each region (R rows of C bytes, split_rows R: bytes
+   [ch*C/k, (ch+1)*C/k) of each, strided). */
 static cc_result cc__dec_chunk(const cc__rw_src* s, int i, int r, cc_axis axis, int ch, int k, cc_region* regs, int* part, int* nr,
                                int* n) {
     const cc_collective* c = cc__op_coll(s->g, i);
     int q;
     *n = cc__rw_regions(s, i, s->g, regs, nr);
     if (r == 3) return cc__split_regions((cc_graph*)s->g, i, axis, ch, k, regs, regs + *nr, part);
-    if (c && c->kind == CC_COLL_ALL_REDUCE && axis == CC_AXIS_COLS) {   /* columns ch of its split_rows rows, strided */
+    if (c && axis == CC_AXIS_COLS) {   /* columns ch of each region's split_rows rows, strided */
         for (q = 0; q < *n; q++) {
             cc_region* rg = &regs[q];
             uint64_t R = rg->split_rows, row = rg->n_bytes / R, cw = row / (uint64_t)k;
@@ -12533,69 +12559,78 @@ static cc_result cc__dec_roles(cc__rw* w, const cc__rw_src* s, const cc__dec_ctx
     return CC_OK;
 }
 
-/* A reduce-scatter's or all-gather's N chunks into dst, in chunk order,
-   each moving sub-block ch of every rank's block through a transient
-   buffer "<name>#<ch>/<N>.buf" of n_ranks sub-blocks in rank order: a
-   reduce-scatter's chunk packs them from its send ("...pack", a copy op on
-   its stream) and reduce-scatters the buffer into sub-block ch of its
-   receive; an all-gather's chunk gathers sub-block ch of its send into the
-   buffer and unpacks it into its receive ("...unpack"). An all-reduce by
-   columns packs columns ch of its rows into the buffer, all-reduces it in
-   place and unpacks it. The chunk collectives are chained in chunk
-   order. */
+/* A reduce-scatter's or all-gather's N chunks into dst, in chunk order.
+   By rows, each moves sub-block ch of every rank's block through a
+   transient buffer "<name>#<ch>/<N>.buf" of n_ranks sub-blocks in rank
+   order: a reduce-scatter's chunk packs them from its send ("...pack", a
+   copy op on its stream) and reduce-scatters the buffer into sub-block ch
+   of its receive; an all-gather's chunk gathers sub-block ch of its send
+   into the buffer and unpacks it into its receive ("...unpack"). By
+   columns (an all-reduce's too), each packs column block ch of its send
+   region's rows into a transient buffer, runs the collective from it into
+   another (an all-reduce: in place in the first) and unpacks that into
+   column block ch of its receive region's rows; the buffer of n_ranks
+   blocks (rank j's: column block ch of rows [j*R, (j+1)*R)) is "...buf",
+   the rank's own block "...shard" (an all-reduce's one buffer "...buf").
+   The chunk collectives are chained in chunk order. */
 static cc_result cc__dec_build_coll(cc__rw* w, const cc__rw_src* s, cc__rw_scratch* x, cc_graph* dst, int i, cc_axis axis, int N) {
     const cc_graph* g = s->g;
     const cc_collective* c = cc__op_coll(g, i);
     size_t each = c->n_elems / (size_t)N;
     uint64_t sub = (uint64_t)each * cc__dtype_size(c->dtype);
-    int rs = c->kind == CC_COLL_REDUCE_SCATTER, ar = c->kind == CC_COLL_ALL_REDUCE, ch, q, nr, n, dem[CONCERTO_MAX_RESOURCES];
+    int rs = c->kind == CC_COLL_REDUCE_SCATTER, ar = c->kind == CC_COLL_ALL_REDUCE, cols = axis == CC_AXIS_COLS;
+    int ch, q, nr, n, side, dem[CONCERTO_MAX_RESOURCES];
     int prev = -1;
     cc_result rc = CC_OK;
     for (ch = 0; ch < N && rc == CC_OK; ch++) {
         cc_op_desc d;
         cc_split sp;
         cc_collective part;
-        cc_buffer tb;
-        cc_region whole;
+        cc_buffer tb[2];
+        cc_region whole[2];   /* the transient buffers the chunk collective reads, writes (an all-reduce's: one) */
+        memset(tb, 0, sizeof tb);
         cc_op dep;
-        uint64_t ranks;
+        uint64_t bytes[2], cw = 0;
         const char* nm = cc__name(g, i);
         cc__rw_desc_of(s, i, dst, x->regs, dem, &sp, &d);
         if ((rc = cc__dec_chunk(s, i, 2, axis, ch, N, x->regs, x->part, &nr, &n)) != CC_OK) break;
         for (q = 0; q < n; q++) x->regs[q].buffer.graph = dst->serial;
-        ranks = x->regs[rs ? 0 : 1].n_rows > 1 ? x->regs[rs ? 0 : 1].n_rows : 1;
-        if (ar) ranks = 1;   /* the buffer holds the chunk's elements, sub bytes */
-        snprintf(x->name, x->name_cap, "%s#%d/%d.buf", nm, ch, N);
-        if ((rc = cc__graph_add_buffer(dst, x->name, ranks * sub, 1, &tb)) != CC_OK) break;
-        memset(&whole, 0, sizeof whole);
-        whole.buffer = tb;
-        whole.n_bytes = ranks * sub;
+        for (side = 0; side < 2; side++)   /* a chunk region's bytes: its rows (1 if contiguous) times a row's */
+            bytes[side] = (x->regs[side].n_rows > 1 ? x->regs[side].n_rows : 1) * x->regs[side].n_bytes;
+        if (cols) cw = x->regs[0].n_bytes;   /* a column block's bytes in a row, the same on both sides */
+        else if (!ar) bytes[0] = bytes[1] = bytes[rs ? 0 : 1];   /* the full side's sub-blocks */
+        for (side = 0; side < 2 && rc == CC_OK; side++) {
+            if (side == 1 && ar) { tb[1] = tb[0]; break; }   /* in place */
+            if (side == 1 && !cols) break;                     /* one buffer by rows */
+            snprintf(x->name, x->name_cap, "%s#%d/%d.%s", nm, ch, N, ar || !cols || side == !rs ? "buf" : "shard");
+            rc = cc__graph_add_buffer(dst, x->name, bytes[side], 1, &tb[side]);
+        }
+        if (rc != CC_OK) break;
+        for (side = 0; side < 2; side++) {
+            memset(&whole[side], 0, sizeof whole[side]);
+            whole[side].buffer = tb[cols ? side : 0];
+            whole[side].n_bytes = bytes[side];
+        }
         part = *c;
         part.n_elems = each;
-        if (ar) {   /* columns ch: packed, all-reduced in the buffer, unpacked */
-            uint64_t cw = x->regs[0].n_bytes;
+        if (cols || rs) {   /* the send side packed: column block ch of every row, or sub-block ch of every block */
             snprintf(x->name, x->name_cap, "%s#%d/%d.pack", nm, ch, N);
             if ((rc = cc__rw_add_copy(w, dst, x->name, d.stream, &x->regs[0],
-                                      c->send_buf ? (const char*)c->send_buf + ch * cw : NULL, &whole, NULL, NULL, 0, NULL)) != CC_OK)
-                break;
-            part.send_buf = NULL;
-            part.recv_buf = NULL;
-            d.reads = &whole;
-            d.writes = &whole;
-        } else if (rs) {
-            snprintf(x->name, x->name_cap, "%s#%d/%d.pack", nm, ch, N);
-            if ((rc = cc__rw_add_copy(w, dst, x->name, d.stream, &x->regs[0],
-                                      c->send_buf ? (const char*)c->send_buf + ch * sub : NULL, &whole, NULL, NULL, 0, NULL)) != CC_OK)
+                                      c->send_buf ? (const char*)c->send_buf + ch * (cols ? cw : sub) : NULL, &whole[0], NULL,
+                                      NULL, 0, NULL)) != CC_OK)
                 break;
             part.send_buf = NULL;   /* the buffer: its first read region */
-            part.recv_buf = c->recv_buf ? (char*)c->recv_buf + ch * sub : NULL;
-            d.reads = &whole;
-            d.writes = &x->regs[1];
+            d.reads = &whole[0];
         } else {
             part.send_buf = c->send_buf ? (const char*)c->send_buf + ch * sub : NULL;
-            part.recv_buf = NULL;   /* the buffer: its first write region */
             d.reads = &x->regs[0];
-            d.writes = &whole;
+        }
+        if (cols || !rs) {   /* the receive side unpacked after it */
+            part.recv_buf = NULL;   /* the buffer: its first write region */
+            d.writes = &whole[1];
+        } else {
+            part.recv_buf = c->recv_buf ? (char*)c->recv_buf + ch * sub : NULL;
+            d.writes = &x->regs[1];
         }
         d.n_reads = d.n_writes = 1;
         snprintf(x->name, x->name_cap, "%s#%d/%d", nm, ch, N);
@@ -12609,11 +12644,11 @@ static cc_result cc__dec_build_coll(cc__rw* w, const cc__rw_src* s, cc__rw_scrat
         }
         if ((rc = cc__rw_add(w, dst, &d)) != CC_OK) break;
         prev = dst->n - 1;
-        if (!rs) {
-            uint64_t off = ar ? x->regs[1].n_bytes * (uint64_t)ch : sub * (uint64_t)ch;
+        if (cols || !rs) {
+            uint64_t off = cols ? cw * (uint64_t)ch : sub * (uint64_t)ch;
             snprintf(x->name, x->name_cap, "%s#%d/%d.unpack", nm, ch, N);
-            rc = cc__rw_add_copy(w, dst, x->name, d.stream, &whole, NULL, &x->regs[1], c->recv_buf ? (char*)c->recv_buf + off : NULL,
-                                 NULL, 0, NULL);
+            rc = cc__rw_add_copy(w, dst, x->name, d.stream, &whole[1], NULL, &x->regs[1],
+                                 c->recv_buf ? (char*)c->recv_buf + off : NULL, NULL, 0, NULL);
         }
     }
     return rc;
@@ -12961,7 +12996,7 @@ CONCERTO_API cc_result cc_graph_decompose(cc_context* ctx, cc_graph* graph, cons
         if (S->stop) continue;
         if ((rc = cc__dec_reach(&S->w, &S->s, D.map[best_ia], CC_AXIS_ROWS, &D.C)) != CC_OK) break;
         if ((size_t)D.C.n_split < D.C.n_near && cc__dec_by_cols(&S->s, D.map[best_ia])) {
-            /* an all-reduce that may split by columns: the axis more of its neighbours split along (rows on ties) */
+            /* a collective that may split by columns: the axis more of its neighbours split along (rows on ties) */
             int by_rows = D.C.n_split;
             if ((rc = cc__dec_reach(&S->w, &S->s, D.map[best_ia], CC_AXIS_COLS, &D.C)) != CC_OK) break;
             if (D.C.n_split <= by_rows && (rc = cc__dec_reach(&S->w, &S->s, D.map[best_ia], CC_AXIS_ROWS, &D.C)) != CC_OK) break;

@@ -1554,6 +1554,465 @@ static void test_columns(void) {
     }
 }
 
+/* ---- reduce-scatters and all-gathers split by columns ------------------------------
+   Each side of the collective is a run of rows: the full side S*QR rows of
+   qc columns (rank j's block its rows [j*QR, (j+1)*QR)), the shard QR rows.
+   Where the ops around it split by columns only, chunk i is column block i
+   of every row on both sides, packed (strided) into a transient buffer,
+   reduce-scattered or gathered into another and unpacked (strided):
+       mmP   P = X W       matmul, columns only (P: S*QR x qc)
+       rs    reduce-scatter(sum) of P -> Sh (QR x qc)
+       mmQ   Z = V Sh      matmul, columns only (Sh as its B)
+       mmR   B = U W2      matmul, columns only (B: QR x qc)
+       ag    all-gather of B -> G (S*QR x qc, rank order)
+       mmS   Z2 = Y G      matmul, columns only (G as its B)
+   On 2 and 4 ranks, with P and G bound or transient (the collectives'
+   buffers there NULL), every buffer is bit-identical to program order and
+   to a hand computation from every rank's inputs (the sums in rank order);
+   every matmul runs in N column parts. The same with the reduce-scatter
+   alone beside a row-wise consumer of Sh (columns suit two neighbours of
+   three: that one runs whole, after every unpack), and with one side whole:
+   the reduce-scatter alone with mmP whole (the pack copies read its whole
+   output), the all-gather alone with mmS whole (it reads G after every
+   unpack). Graphs only: where N does not divide the qc elements of a row,
+   no chunk count N is used; on a tie between rows and columns, rows. */
+#define QR 4
+#define QK 4
+#define QC 16
+#define QS 4
+typedef struct cq_data {
+    float x[QS * QR * QK], w[QK * QC], p[QS * QR * QC], sh[QR * QC], v[QR * QR], z[QR * QC];
+    float u[QR * QK], w2[QK * QC], b[QR * QC], g[QS * QR * QC], y[QR * QS * QR], z2[QR * QC], r[QR * QC];
+    int parts[5], bad_axis;
+    float *pp, *pg;              /* where the work finds P and G: p and g, or their arena addresses */
+    int bp_index, bg_index;
+} cq_data;
+typedef struct cq_job { cq_data* m; int kind, S, qc; cc_axis axis; } cq_job;   /* axis: the one its rule allows */
+static int cq_arena;
+static int cq_chains = 3;        /* the world's graphs: build_cq's chains */
+/* 1 if matmul o (0 mmP .. 3 mmS) runs whole only (no split rule) in build_cq(chains) */
+static int cq_whole_only(int chains, int o) { return (o == 0 && (chains & 16)) || (o == 3 && (chains & 32)); }
+static void cq_mm(const float* a, const float* b, float* c, int m, int k, int n, int c0, int c1) {
+    int i, j, q;
+    for (i = 0; i < m; i++)
+        for (j = c0; j < c1; j++) {
+            float s = 0;
+            for (q = 0; q < k; q++) s += a[i * k + q] * b[q * n + j];
+            c[i * n + j] = s;
+        }
+}
+static void cq_cols(cq_job* jb, int c0, int c1) {
+    cq_data* m = jb->m;
+    int S = jb->S, n = jb->qc;
+    switch (jb->kind) {
+        case 0: cq_mm(m->x, m->w, m->pp, S * QR, QK, n, c0, c1); break;
+        case 1: cq_mm(m->v, m->sh, m->z, QR, QR, n, c0, c1); break;
+        case 2: cq_mm(m->u, m->w2, m->b, QR, QK, n, c0, c1); break;
+        case 4: {   /* R = 2 Sh, rows [c0, c1) */
+            int i;
+            for (i = c0 * n; i < c1 * n; i++) m->r[i] = m->sh[i] * 2.0f;
+            break;
+        }
+        default: cq_mm(m->y, m->pg, m->z2, QR, S * QR, n, c0, c1); break;
+    }
+}
+static void cq_whole(void* stream, void* user) {
+    cq_job* jb = (cq_job*)user;
+    (void)stream;
+    cq_cols(jb, 0, jb->axis == CC_AXIS_ROWS ? jb->kind == 4 ? QR : jb->kind == 0 ? jb->S * QR : QR : jb->qc);
+}
+static void cq_part(void* stream, void* user, const cc_split_chunk* c) {
+    cq_job* jb = (cq_job*)user;
+    (void)stream;
+    jb->m->parts[jb->kind]++;
+    if (c->axis != jb->axis) jb->m->bad_axis++;
+    cq_cols(jb, (int)c->begin, (int)c->end);
+}
+static void init_cq(cq_data* m, int rank) {
+    tu_rng rng;
+    int i;
+    memset(m, 0, sizeof *m);
+    m->pp = m->p;
+    m->pg = m->g;
+    rng.s = 4400 + (uint64_t)rank;   /* every input differs per rank */
+    for (i = 0; i < QS * QR * QK; i++) m->x[i] = (float)tu_unit(&rng) - 0.5f;
+    for (i = 0; i < QK * QC; i++) { m->w[i] = (float)tu_unit(&rng) - 0.5f; m->w2[i] = (float)tu_unit(&rng) - 0.5f; }
+    for (i = 0; i < QR * QR; i++) m->v[i] = (float)tu_unit(&rng) - 0.5f;
+    for (i = 0; i < QR * QK; i++) m->u[i] = (float)tu_unit(&rng) - 0.5f;
+    for (i = 0; i < QR * QS * QR; i++) m->y[i] = (float)tu_unit(&rng) - 0.5f;
+}
+/* chains: bit 0 the reduce-scatter's (mmP, rs, mmQ), bit 1 the all-gather's (mmR, ag, mmS); bit 2 adds
+   "twice" (R = 2 Sh, row by row: rows only) after mmQ; bit 3 makes mmP split by rows only; bits 4 and 5
+   make mmP and mmS run whole only (taking 1 us) */
+static cc_result build_cq(cc_context* ctx, cq_data* m, cq_job* jobs, cc_comm* comm, cc_comm* comm2, int S, int qc, int chains,
+                          const cc_link* link, cc_graph** out) {
+    static const char* const nm[5] = { "mmP", "mmQ", "mmR", "mmS", "twice" };
+    static const char* const streams[3] = { "compute", "tp", "sp" };
+    uint64_t F = sizeof(float), FB = (uint64_t)S * QR * qc * F, BB = (uint64_t)QR * qc * F;
+    cc_graph* g = NULL;
+    cc_buffer bx, bw, bp, bsh, bv, bz, bu, bw2, bb, bg, by, bz2, br;
+    cc_graph_desc gd = {0};
+    cc_result r;
+    int o;
+    *out = NULL;
+    gd.n_streams = 3;
+    gd.stream_names = streams;
+    if ((r = cc_graph_create(ctx, &gd, &g)) != CC_OK) return r;
+    r = cc_graph_add_buffer(g, "x", (uint64_t)S * QR * QK * F, &bx);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "w", (uint64_t)QK * qc * F, &bw);
+    if (r == CC_OK) r = (cq_arena ? cc_graph_add_transient : cc_graph_add_buffer)(g, "p", FB, &bp);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "sh", BB, &bsh);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "v", (uint64_t)QR * QR * F, &bv);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "z", BB, &bz);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "u", (uint64_t)QR * QK * F, &bu);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "w2", (uint64_t)QK * qc * F, &bw2);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "b", BB, &bb);
+    if (r == CC_OK) r = (cq_arena ? cc_graph_add_transient : cc_graph_add_buffer)(g, "g", FB, &bg);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "y", (uint64_t)QR * S * QR * F, &by);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "z2", BB, &bz2);
+    if (r == CC_OK) r = cc_graph_add_buffer(g, "r", BB, &br);
+    if (r != CC_OK) { cc_graph_destroy(g); return r; }
+    m->bp_index = cc_buffer_index(g, bp);
+    m->bg_index = cc_buffer_index(g, bg);
+    for (o = 0; o < 5 && r == CC_OK; o++) {
+        static const uint64_t rows[5] = { 0, QR, QR, QR, QR }, inner[5] = { QK, QR, QK, 0, 0 };
+        cc_op_desc d = {0};
+        cc_region rd[2], wr[1];
+        cc_split sp;
+        uint64_t M = o == 0 ? (uint64_t)S * QR : rows[o], K = o == 3 ? (uint64_t)S * QR : inner[o];
+        cc_buffer A = o == 0 ? bx : o == 1 ? bv : o == 2 ? bu : by, B = o == 0 ? bw : o == 1 ? bsh : o == 2 ? bw2 : bg;
+        cc_buffer C = o == 0 ? bp : o == 1 ? bz : o == 2 ? bb : bz2;
+        if (o < 4 ? !(chains >> (o / 2) & 1) : !(chains & 4)) continue;
+        memset(&sp, 0, sizeof sp);
+        jobs[o].m = m; jobs[o].kind = o; jobs[o].S = S; jobs[o].qc = qc;
+        jobs[o].axis = o == 4 || (o == 0 && (chains & 8)) ? CC_AXIS_ROWS : CC_AXIS_COLS;
+        sp.kind = CC_SPLIT_MATMUL;
+        sp.extent[CC_AXIS_ROWS] = M; sp.extent[CC_AXIS_COLS] = (uint64_t)qc; sp.extent[CC_AXIS_REDUCE] = K;
+        sp.axes = 1u << jobs[o].axis;   /* columns only (mmP rows only with bit 3) */
+        rd[0] = rg(A, M * K * F, 0); rd[1] = rg(B, K * qc * F, 0); wr[0] = rg(C, M * qc * F, 0);
+        if (o == 4) {   /* row by row */
+            sp.kind = CC_SPLIT_ROWWISE;
+            sp.axes = 0;
+            sp.extent[CC_AXIS_COLS] = sp.extent[CC_AXIS_REDUCE] = 0;
+            rd[0] = rg(bsh, BB, QR); wr[0] = rg(br, BB, QR);
+        }
+        d.name = nm[o]; d.duration_us = 100; d.fn = cq_whole; d.part_fn = cq_part; d.user_data = &jobs[o]; d.split = &sp;
+        d.reads = rd; d.n_reads = o == 4 ? 1 : 2; d.writes = wr; d.n_writes = 1;
+        if (o < 4 && cq_whole_only(chains, o)) {
+            d.split = NULL;
+            d.part_fn = NULL;
+            d.duration_us = 1;
+        }
+        r = cc_graph_add_op(g, &d, NULL);
+        if (r == CC_OK && (o == 0 || o == 2)) {   /* the collective after it: each side rows of qc elements */
+            int is_rs = o == 0;
+            cc_collective co;
+            cc_region cr = is_rs ? rg(bp, FB, (uint64_t)S * QR) : rg(bb, BB, QR), cw = is_rs ? rg(bsh, BB, QR) : rg(bg, FB, (uint64_t)S * QR);
+            memset(&co, 0, sizeof co);
+            co.kind = is_rs ? CC_COLL_REDUCE_SCATTER : CC_COLL_ALL_GATHER;
+            co.dtype = CC_DTYPE_FLOAT32; co.reduce = CC_REDUCE_SUM; co.n_elems = (size_t)QR * (size_t)qc; co.comm = is_rs ? comm : comm2;
+            co.send_buf = is_rs ? (cq_arena ? NULL : m->p) : m->b;
+            co.recv_buf = is_rs ? m->sh : cq_arena ? NULL : m->g;
+            d = (cc_op_desc){0};
+            d.name = is_rs ? "rs" : "ag"; d.stream = is_rs ? 1 : 2; d.coll = &co;
+            d.duration_us = tu_flat_us(link, co.kind, co.n_elems * F, S);
+            d.reads = &cr; d.n_reads = 1; d.writes = &cw; d.n_writes = 1;
+            r = cc_graph_add_op(g, &d, NULL);
+        }
+    }
+    if (r != CC_OK) { cc_graph_destroy(g); return r; }
+    *out = g;
+    return CC_OK;
+}
+
+typedef struct cq_res {
+    int ok, n_contexts, axis[2], k[2], kind[2], names_ok, parts_ok, identical;
+    char ops[2][64], err[400], why[200];
+} cq_res;
+static cq_data cq_ranks[QS][2];   /* [rank][program order, decomposed] */
+static void cq_point_at_arena(cc_exec* x, cc_graph* g, void* user) {
+    cq_data* m = (cq_data*)user;
+    m->pp = (float*)cc_exec_buffer_ptr(x, cc_graph_buffer(g, m->bp_index));
+    m->pg = (float*)cc_exec_buffer_ptr(x, cc_graph_buffer(g, m->bg_index));
+}
+/* 1 if dg has buffer `name`, transient, of `bytes` */
+static int cq_has_buffer(cc_graph* dg, const char* name, uint64_t bytes) {
+    int i;
+    for (i = 0; i < cc_graph_n_buffers(dg); i++) {
+        cc_buffer b = cc_graph_buffer(dg, i);
+        if (!strcmp(cc_buffer_name(dg, b), name)) return cc_buffer_transient(dg, b) && cc_buffer_bytes(dg, b) == bytes;
+    }
+    return 0;
+}
+
+static cc_result cq_rank(cc_rank* rank, void* user) {
+    cq_res* R = &((cq_res*)user)[cc_rank_index(rank)];
+    cc_context* ctx = cc_rank_context(rank);
+    int me = cc_rank_index(rank), S = cc_comm_size(cc_rank_world_comm(rank)), c, i, o;
+    static cq_job jobs[QS][2][5];
+    cc_graph *g0 = NULL, *g1 = NULL, *dg = NULL;
+    cc_rewrite_desc rd = {0};
+    cc_rewrite_report rep;
+    cc_schedule s;
+    cc_link link = {0};
+    cc_comm* c2 = NULL;
+    cc_result r;
+    memset(&s, 0, sizeof s);
+    init_cq(&cq_ranks[me][0], me);
+    init_cq(&cq_ranks[me][1], me);
+    link.latency_us = 5; link.us_per_byte = 0.5;   /* slow: a collective far longer than its chain's compute */
+    rd.link = &link;
+    r = cc_comm_split(cc_rank_world_comm(rank), 0, me, &c2);
+    if (r == CC_OK) r = build_cq(ctx, &cq_ranks[me][0], jobs[me][0], cc_rank_world_comm(rank), c2, S, QC, cq_chains, &link, &g0);
+    if (r == CC_OK) r = build_cq(ctx, &cq_ranks[me][1], jobs[me][1], cc_rank_world_comm(rank), c2, S, QC, cq_chains, &link, &g1);
+    if (r == CC_OK) r = cc_graph_decompose(ctx, g1, &rd, &dg, &rep);
+    if (r == CC_OK) {
+        R->n_contexts = rep.n_contexts;
+        for (c = 0; c < rep.n_contexts && c < 2; c++) {
+            R->kind[c] = rep.contexts[c].kind;
+            R->axis[c] = rep.contexts[c].axis;
+            R->k[c] = rep.contexts[c].n_chunks;
+            snprintf(R->ops[c], sizeof R->ops[c], "%s", rep.contexts[c].ops);
+        }
+        /* the chunk ops and buffers by name: each collective's pack, chunk, unpack; its buffers of n_ranks column
+           blocks (S*QR rows) and of the rank's own (QR rows); each matmul in k column pieces, none in S*k (one that
+           runs whole only: one op) */
+        R->names_ok = rep.n_contexts == (cq_chains & 1) + (cq_chains >> 1 & 1);
+        for (c = 0; c < rep.n_contexts && c < 2 && R->names_ok; c++) {
+            const char* co = R->kind[c] == CC_COLL_REDUCE_SCATTER ? "rs" : "ag";
+            int k = R->k[c];
+            uint64_t cw = (uint64_t)(QC / (k > 0 ? k : 1)) * sizeof(float);
+            char nm[48];
+            for (i = 0; i < k && R->names_ok; i++) {
+                static const char* const sfx[3] = { ".pack", "", ".unpack" };
+                for (o = 0; o < 3; o++) {
+                    snprintf(nm, sizeof nm, "%s#%d/%d%s", co, i, k, sfx[o]);
+                    R->names_ok &= find_op(dg, nm) >= 0;
+                }
+                snprintf(nm, sizeof nm, "%s#%d/%d.buf", co, i, k);
+                R->names_ok &= cq_has_buffer(dg, nm, (uint64_t)S * QR * cw);
+                snprintf(nm, sizeof nm, "%s#%d/%d.shard", co, i, k);
+                R->names_ok &= cq_has_buffer(dg, nm, (uint64_t)QR * cw);
+                for (o = 0; o < 2; o++) {
+                    static const char* const mm[2][2] = { { "mmP", "mmQ" }, { "mmR", "mmS" } };
+                    int ag = R->kind[c] != CC_COLL_REDUCE_SCATTER;
+                    if (cq_whole_only(cq_chains, 2 * ag + o)) {
+                        R->names_ok &= find_op(dg, mm[ag][o]) >= 0;
+                        continue;
+                    }
+                    snprintf(nm, sizeof nm, "%s#%d/%d", mm[ag][o], i, k);
+                    R->names_ok &= find_op(dg, nm) >= 0;
+                    snprintf(nm, sizeof nm, "%s#%d/%d", mm[R->kind[c] != CC_COLL_REDUCE_SCATTER][o], i, S * k);
+                    R->names_ok &= find_op(dg, nm) < 0;
+                }
+            }
+        }
+    }
+    if (r == CC_OK) r = tu_run_step_with(rank, g0, NULL, cq_arena ? cq_point_at_arena : NULL, &cq_ranks[me][0]);
+    if (r == CC_OK) r = cc_sched_solve(ctx, dg, NULL, &s);
+    if (r == CC_OK) r = tu_run_step_with(rank, dg, s.order, cq_arena ? cq_point_at_arena : NULL, &cq_ranks[me][1]);
+    if (r == CC_OK) {
+        const cq_data *a = &cq_ranks[me][0], *b = &cq_ranks[me][1];
+        int krs = 0, kag = 0;
+        R->identical = !memcmp(a, b, offsetof(cq_data, parts));   /* (transient P and G: never written here, both zero) */
+        if (!R->identical)
+            for (i = 0; i < (int)(offsetof(cq_data, parts) / sizeof(float)); i++)
+                if (((const float*)a)[i] != ((const float*)b)[i]) {
+                    snprintf(R->why, sizeof R->why, "float %d of the data differs: %g vs %g", i, ((const float*)a)[i],
+                             ((const float*)b)[i]);
+                    break;
+                }
+        for (c = 0; c < R->n_contexts && c < 2; c++) {
+            if (R->kind[c] == CC_COLL_REDUCE_SCATTER) krs = R->k[c];
+            if (R->kind[c] == CC_COLL_ALL_GATHER) kag = R->k[c];
+        }
+        R->parts_ok = (krs >= 2) == (cq_chains & 1) && (kag >= 2) == (cq_chains >> 1 & 1) && !a->bad_axis && !b->bad_axis;
+        for (o = 0; o < 5; o++)
+            R->parts_ok &= a->parts[o] == 0 && b->parts[o] == (o == 4 || cq_whole_only(cq_chains, o) ? 0 : o < 2 ? krs : kag);
+    }
+    R->ok = r == CC_OK;
+    if (r != CC_OK) snprintf(R->err, sizeof R->err, "%s", cc_last_error(ctx));
+    cc_schedule_release(ctx, &s);
+    cc_graph_destroy(dg);
+    cc_graph_destroy(g1);
+    cc_graph_destroy(g0);
+    cc_comm_destroy(c2);
+    return CC_OK;
+}
+
+/* Rank r's Sh, Z, B and Z2 by hand from every rank's inputs: P_q = X_q W_q,
+   Sh_r = rows [r*QR, (r+1)*QR) of P_0 + P_1 + ... (in rank order), Z_r = V_r
+   Sh_r, B_q = U_q W2_q, G = B_0 over B_1 ..., Z2_r = Y_r G. 1 if rank r's
+   data after the step (d) equals them bit for bit. */
+static int cq_by_hand(const cq_data* d, int r, int S) {
+    static cq_data in[QS];
+    static float P[QS][QS * QR * QC], sh[QR * QC], z[QR * QC], G[QS * QR * QC], z2[QR * QC];
+    int q, i;
+    for (q = 0; q < S; q++) {
+        init_cq(&in[q], q);
+        cq_mm(in[q].x, in[q].w, P[q], S * QR, QK, QC, 0, QC);
+        cq_mm(in[q].u, in[q].w2, G + (size_t)q * QR * QC, QR, QK, QC, 0, QC);
+    }
+    for (i = 0; i < QR * QC; i++) {
+        float acc = P[0][r * QR * QC + i];
+        for (q = 1; q < S; q++) acc += P[q][r * QR * QC + i];
+        sh[i] = acc;
+    }
+    cq_mm(in[r].v, sh, z, QR, QR, QC, 0, QC);
+    cq_mm(in[r].y, G, z2, QR, S * QR, QC, 0, QC);
+    for (i = 0; i < QR * QC && (cq_chains & 4); i++)   /* twice's R = 2 Sh */
+        if (d->r[i] != sh[i] * 2.0f) return 0;
+    if ((cq_chains & 1) && (memcmp(d->sh, sh, sizeof sh) || memcmp(d->z, z, sizeof z))) return 0;
+    return !(cq_chains & 2) || (!memcmp(d->z2, z2, sizeof z2) && !memcmp(d->b, G + (size_t)r * QR * QC, sizeof sh) &&
+                                (cq_arena || !memcmp(d->g, G, (size_t)S * QR * QC * sizeof(float))));
+}
+
+static void test_rs_ag_columns(void) {
+    static const char* const variant[5] = { "", ", P and G transient", ", the reduce-scatter alone, a row-wise consumer of Sh",
+                                            ", the reduce-scatter alone, mmP whole", ", the all-gather alone, mmS whole" };
+    static const int chains[5] = { 3, 3, 1 | 4, 1 | 16, 2 | 32 };
+    int v;
+    for (v = 0; v < 10; v++) {
+        static cq_res R[QS];
+        int S = v % 2 ? 4 : 2, me;
+        const char* ar = variant[v / 2];
+        const char* want[2];
+        cc_result rc;
+        char err[512];
+        memset(R, 0, sizeof R);
+        cq_arena = v / 2 == 1;
+        cq_chains = chains[v / 2];
+        want[0] = cq_chains & 16 ? "rs, mmQ" : "mmP, rs, mmQ";
+        want[1] = cq_chains & 32 ? "mmR, ag" : "mmR, ag, mmS";
+        tu_run_world(S, cq_rank, R, &rc, err, sizeof err);
+        CHECK_RES(NULL, rc, CC_OK, "%d ranks%s: the world ran (%s)", S, ar, err);
+        for (me = 0; me < S; me++) {
+            cq_res* X = &R[me];
+            int c, seen = 0;
+            CHECK(X->ok, "%d ranks%s, rank %d: decomposition and both steps ran (%s)", S, ar, me, X->err);
+            if (!X->ok) continue;
+            CHECK_INT(X->n_contexts, (cq_chains & 1) + (cq_chains >> 1 & 1), "%d ranks%s, rank %d: every collective decomposed", S, ar,
+                      me);
+            for (c = 0; c < X->n_contexts && c < 2; c++) {
+                int rs = X->kind[c] == CC_COLL_REDUCE_SCATTER;
+                seen |= rs ? 1 : X->kind[c] == CC_COLL_ALL_GATHER ? 2 : 4;
+                CHECK(X->axis[c] == CC_AXIS_COLS && !strcmp(X->ops[c], want[!rs]),
+                      "%d ranks%s, rank %d: the %s's context '%s' along %s in %d", S, ar, me, rs ? "reduce-scatter" : "all-gather",
+                      X->ops[c], cc_axis_name((cc_axis)X->axis[c]), X->k[c]);
+            }
+            CHECK_INT(seen, cq_chains & 3, "%d ranks%s, rank %d: one context per collective", S, ar, me);
+            CHECK(X->names_ok, "%d ranks%s, rank %d: per chunk i of k a pack, the collective and an unpack, buffers .buf (%d blocks) "
+                  "and .shard, each matmul in k column pieces or whole", S, ar, me, S);
+            CHECK(X->parts_ok, "%d ranks%s, rank %d: each matmul ran in k column parts or whole (rs in %d, ag in %d)", S, ar, me,
+                  X->kind[0] == CC_COLL_REDUCE_SCATTER ? X->k[0] : X->k[1], X->kind[0] == CC_COLL_REDUCE_SCATTER ? X->k[1] : X->k[0]);
+            CHECK(X->identical, "%d ranks%s, rank %d: every buffer bit-identical to program order (%s)", S, ar, me, X->why);
+            CHECK(cq_by_hand(&cq_ranks[me][1], me, S) && cq_by_hand(&cq_ranks[me][0], me, S),
+                  "%d ranks%s, rank %d: Sh, Z, B, G, Z2 (and R) bit-identical to the hand computation", S, ar, me);
+        }
+    }
+    cq_arena = 0;
+    cq_chains = 3;
+}
+
+/* Graphs only, on communicators of 4 that run nothing, each chain alone,
+   up to 8 chunks, on a link where more chunks pay while they divide: a row
+   of 16 elements is split in 8 column blocks, one of 12 in 4 (8 does not
+   divide it), one of 6 in 2, an odd one not at all. */
+static void test_rs_ag_columns_divide(void) {
+    static const int qcs[4] = { 16, 12, 6, 5 }, most[4] = { 8, 4, 2, 0 };
+    cc_context* ctx;
+    static cq_data m;
+    static cq_job jobs[5];
+    cc_comm *comm = NULL, *comm2 = NULL;
+    int t, ch;
+    cc_context_create(NULL, &ctx);
+    init_cq(&m, 0);
+    if (cc_comm_wrap(ctx, &idle_family, NULL, 0, 4, "tp", &comm) != CC_OK || cc_comm_wrap(ctx, &idle_family, NULL, 0, 4, "sp", &comm2) != CC_OK) {
+        CHECK(0, "comm: %s", cc_last_error(ctx));
+        return;
+    }
+    for (ch = 1; ch <= 2; ch++)
+        for (t = 0; t < 4; t++) {
+            const char* co = ch == 1 ? "a reduce-scatter" : "an all-gather";
+            cc_graph *g = NULL, *dg = NULL;
+            cc_rewrite_desc rd = {0};
+            cc_rewrite_report rep;
+            cc_link link = {0};
+            link.latency_us = 0.01; link.us_per_byte = 0.5;   /* the collective several times its chain's compute */
+            rd.link = &link;
+            rd.max_chunks = 8;
+            if (build_cq(ctx, &m, jobs, comm, comm2, 4, qcs[t], ch, &link, &g) != CC_OK) {
+                CHECK(0, "graph: %s", cc_last_error(ctx));
+                break;
+            }
+            CHECK_RES(ctx, cc_graph_decompose(ctx, g, &rd, &dg, &rep), CC_OK, "decompose, %s of rows of %d", co, qcs[t]);
+            if (most[t])
+                CHECK(rep.n_contexts == 1 && rep.contexts[0].axis == CC_AXIS_COLS && rep.contexts[0].n_chunks == most[t],
+                      "%s of rows of %d elements: split by columns in %d (%d contexts, the first along %s in %d)", co, qcs[t],
+                      most[t], rep.n_contexts, rep.n_contexts ? cc_axis_name(rep.contexts[0].axis) : "-",
+                      rep.n_contexts ? rep.contexts[0].n_chunks : 0);
+            else
+                CHECK(rep.n_changed == 0 && dg && tu_graph_fingerprint(dg) == tu_graph_fingerprint(g),
+                      "%s of rows of %d elements: no N divides them, nothing split (%d)", co, qcs[t], rep.n_changed);
+            cc_graph_destroy(dg);
+            cc_graph_destroy(g);
+        }
+    cc_comm_destroy(comm);
+    cc_comm_destroy(comm2);
+    cc_context_destroy(ctx);
+}
+
+/* Graphs only: the axis is the one more of the reduce-scatter's neighbours
+   split along. With a row-wise consumer beside the column-only matmuls
+   (two neighbours of three by columns), columns, that consumer whole; with
+   mmP split by rows only and mmQ by columns only (a tie), rows, with mmQ
+   whole and mmP in n_ranks * N row pieces. */
+static void test_rs_ag_columns_ties(void) {
+    cc_context* ctx;
+    static cq_data m;
+    static cq_job jobs[5];
+    cc_comm *comm = NULL, *comm2 = NULL;
+    int t;
+    cc_context_create(NULL, &ctx);
+    init_cq(&m, 0);
+    if (cc_comm_wrap(ctx, &idle_family, NULL, 0, 4, "tp", &comm) != CC_OK || cc_comm_wrap(ctx, &idle_family, NULL, 0, 4, "sp", &comm2) != CC_OK) {
+        CHECK(0, "comm: %s", cc_last_error(ctx));
+        return;
+    }
+    for (t = 0; t < 2; t++) {
+        cc_graph *g = NULL, *dg = NULL;
+        cc_rewrite_desc rd = {0};
+        cc_rewrite_report rep;
+        cc_link link = {0};
+        char nm[32];
+        link.latency_us = 0.01; link.us_per_byte = 0.5;
+        rd.link = &link;
+        if (build_cq(ctx, &m, jobs, comm, comm2, 4, QC, t ? 1 | 8 : 1 | 4, &link, &g) != CC_OK) {
+            CHECK(0, "graph: %s", cc_last_error(ctx));
+            break;
+        }
+        CHECK_RES(ctx, cc_graph_decompose(ctx, g, &rd, &dg, &rep), CC_OK, "decompose (%s)", t ? "a tie" : "two of three by columns");
+        if (rep.n_contexts != 1) {
+            CHECK(0, "%s: one context (%d)", t ? "a tie" : "two of three by columns", rep.n_contexts);
+        } else if (!t) {
+            CHECK(rep.contexts[0].axis == CC_AXIS_COLS && !strcmp(rep.contexts[0].ops, "mmP, rs, mmQ") && find_op(dg, "twice") >= 0,
+                  "two of three neighbours by columns: '%s' along %s, the row-wise consumer whole", rep.contexts[0].ops,
+                  cc_axis_name(rep.contexts[0].axis));
+        } else {
+            snprintf(nm, sizeof nm, "mmP#0/%d", 4 * rep.contexts[0].n_chunks);
+            CHECK(rep.contexts[0].axis == CC_AXIS_ROWS && !strcmp(rep.contexts[0].ops, "mmP, rs") && find_op(dg, "mmQ") >= 0 &&
+                      find_op(dg, nm) >= 0,
+                  "a tie (one neighbour each way): '%s' along %s, mmQ whole, mmP in 4 x N pieces", rep.contexts[0].ops,
+                  cc_axis_name(rep.contexts[0].axis));
+        }
+        cc_graph_destroy(dg);
+        cc_graph_destroy(g);
+    }
+    cc_comm_destroy(comm);
+    cc_comm_destroy(comm2);
+    cc_context_destroy(ctx);
+}
+
 /* Bad rules in a context: an op whose user rule refuses every chunk is no
    error of the decomposition (it is left whole, the rest of the context
    split), while asking the rule directly names the op and the rule; a
@@ -2013,6 +2472,9 @@ int main(void) {
     TH_RUN(test_rs_ag_world);
     TH_RUN(test_rs_ag_link);
     TH_RUN(test_columns);
+    TH_RUN(test_rs_ag_columns);
+    TH_RUN(test_rs_ag_columns_divide);
+    TH_RUN(test_rs_ag_columns_ties);
     TH_RUN(test_bad_rules);
     TH_RUN(test_growth_falls_back);
     TH_RUN(test_bad_args);
