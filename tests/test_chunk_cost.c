@@ -622,9 +622,11 @@ static void test_bad_input(void) {
 }
 
 /* ---- the CPU backend: kernels that sleep -------------------------------------------
-   a = 3 ms fixed, b = 8 ms for all 64 rows. Sleeping only lengthens on a
-   busy machine, by about as much at either size, which moves a (the
-   intercept) by that excess and b hardly: loose bounds. */
+   a = 3 ms fixed, b = 8 ms for all 64 rows. Sleeping never ends early,
+   so the fitted whole op a + b is at least what it sleeps; on a busy
+   machine it only lengthens, by an excess that can differ between the two
+   sizes, so the slope is bounded loosely from below and nothing from
+   above (the exact fits are test_fit_on_computed_clock's). */
 static void test_fit_on_cpu(void) {
     static kern k;
     static float in[64], out[64];
@@ -653,8 +655,9 @@ static void test_fit_on_cpu(void) {
         cc_exec_bind_buffer(x, bo, out);
         CHECK_RES(ctx, cc_exec_profile_ops(x, 5, NULL), CC_OK, "profile on the CPU backend");
         has = cc_op_chunk_cost(g, cc_graph_op(g, 0), &c);
-        CHECK(has && c.a_us >= 1500 && c.a_us <= 9000 && c.b_us >= 4000 && c.b_us <= 16000,
-              "a %.0f us (3000 slept), b %.0f us (8000 slept)", c.a_us, c.b_us);
+        CHECK(has && c.a_us >= 0 && c.a_us + c.b_us >= 10500 && c.b_us >= 2000,
+              "a %.0f us (3000 slept), b %.0f us (8000 slept): a + b at least the 11000 slept, b at least 2000",
+              c.a_us, c.b_us);
         NOTE("CPU backend, sleeping kernel: a %.0f us (3000), b %.0f us (8000)", c.a_us, c.b_us);
     }
     cc_exec_destroy(x);
