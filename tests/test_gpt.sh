@@ -164,13 +164,20 @@ a=$(grep -cE "^    h[0-9]*\..* along [a-z]* in [0-9]* chunks \(.*(bwd_w|ln[12f]\
 [ "$n" -gt 0 ] && [ "$a" = 0 ] && grep -q "checked: the first step of 1 order(s)" "$tmp/csp.log"
 check $? "TP2 x DP2 --sp: the library split $n reduce-scatter(s) exactly, no context with a partial sum, every op checked" \
     "$(grep -A6 'tried: decomposed' "$tmp/csp.log")"
-run csp_inexact "${slow[@]}" --sp --order concerto --exact off --check-step
-a=$(grep -c "^    h[0-9]*\.[a-z_.0-9]*allgather along rows in [0-9]* chunks ([0-9]* ops: .*bwd_w.*)" "$tmp/csp_inexact.log")
-if [ -f "$tmp/csp_inexact.txt" ]; then
-    out=$(close "$tmp/psp.txt" "$tmp/csp_inexact.txt" 1e-5) && grep -q "checked: the first step" "$tmp/csp_inexact.log" && [ "$a" -gt 0 ]
-    check $? "TP2 x DP2 --sp --exact off: $a all-gather(s) split with weight gradients, ops checked, losses within 1e-5" \
-        "$out $(grep -A6 'tried: decomposed' "$tmp/csp_inexact.log")"
-else fail "TP2 x DP2 --sp --exact off: the run failed: $(tail -n 2 "$tmp/csp_inexact.log")"; fi
+# (under ThreadSanitizer not: about 40 s of processor time there, the
+# search's; the SP step split above and the partial-sum chunks of --exact
+# off without SP run under it; make test and make asan run it)
+if [ "$san" = tsan ]; then
+    echo "     test_gpt: under ThreadSanitizer, --sp --exact off left out (make test and make asan run it)"
+else
+    run csp_inexact "${slow[@]}" --sp --order concerto --exact off --check-step
+    a=$(grep -c "^    h[0-9]*\.[a-z_.0-9]*allgather along rows in [0-9]* chunks ([0-9]* ops: .*bwd_w.*)" "$tmp/csp_inexact.log")
+    if [ -f "$tmp/csp_inexact.txt" ]; then
+        out=$(close "$tmp/psp.txt" "$tmp/csp_inexact.txt" 1e-5) && grep -q "checked: the first step" "$tmp/csp_inexact.log" && [ "$a" -gt 0 ]
+        check $? "TP2 x DP2 --sp --exact off: $a all-gather(s) split with weight gradients, ops checked, losses within 1e-5" \
+            "$out $(grep -A6 'tried: decomposed' "$tmp/csp_inexact.log")"
+    else fail "TP2 x DP2 --sp --exact off: the run failed: $(tail -n 2 "$tmp/csp_inexact.log")"; fi
+fi
 out=$(grep "fused collectives" "$tmp/c2x2_on_on.log"); n=$(echo "$out" | sed -n 's/.*into \([0-9]*\) bucket.*/\1/p')
 [ -n "$n" ] && [ "$n" -gt 0 ]; check $? "TP2 x DP2: the library fused gradient all-reduces ($out)" "$out"
 # the library's order runs the graph the rewrites returned: as many ops and
