@@ -579,10 +579,13 @@ static double gib(uint64_t bytes) { return (double)bytes / 1073741824.0; }
 
 /* The true durations (without --noise) of the ops of g, src's graph or a
    rewrite of it: src's own where g is its graph; else a collective's from
-   the cost model (which has no noise), a compute op's from src's op of its
-   name, a chunk "<name>#<i>/<k>" its 1/k share, and what src does not name
-   keeps its duration. */
-typedef struct named { const char* name; double us; } named;
+   the cost model (which has no noise); a compute op's from src's op of its
+   name; a piece "<name>#<i>/<k>" of a compute op its planned duration
+   scaled as that op's (true over planned: pieces may be uneven, or carry
+   a chunk cost); a copy the rewrites added (packing a collective's chunk
+   or a bucket member: named after a collective of src, or after nothing
+   of src) keeps its duration, which has no noise. */
+typedef struct named { const char* name; double us, planned; int coll; } named;
 static int named_cmp(const void* a, const void* b) { return strcmp(((const named*)a)->name, ((const named*)b)->name); }
 
 static cc_result true_durations(const planner* P, const step* src, cc_graph* g, double* out) {
@@ -595,8 +598,11 @@ static cc_result true_durations(const planner* P, const step* src, cc_graph* g, 
     }
     if (!(tab = (named*)malloc(sizeof(named) * (size_t)(ns + 1)))) return CC_ERR_OUT_OF_MEMORY;
     for (i = 0; i < ns; i++) {
-        tab[i].name = cc_op_name(src->g, cc_graph_op(src->g, i));
+        cc_op op = cc_graph_op(src->g, i);
+        tab[i].name = cc_op_name(src->g, op);
         tab[i].us = src->truth[i];
+        tab[i].planned = cc_op_duration_us(src->g, op);
+        tab[i].coll = cc_op_collective(src->g, op) != NULL;
     }
     qsort(tab, (size_t)ns, sizeof *tab, named_cmp);
     for (i = 0; i < n && r == CC_OK; i++) {
@@ -605,19 +611,17 @@ static cc_result true_durations(const planner* P, const step* src, cc_graph* g, 
         const char* name = cc_op_name(g, op);
         const char* hash = strchr(name, '#');
         char base[128];
-        named key = { NULL, 0 }, *hit;
-        int k = 1;
+        named key = { NULL, 0, 0, 0 }, *hit;
         out[i] = cc_op_duration_us(g, op);
         if (co) { r = coll_us(P, co, &out[i]); continue; }
         if (hash && (size_t)(hash - name) < sizeof base) {
-            const char* slash = strchr(hash, '/');
             memcpy(base, name, (size_t)(hash - name));
             base[hash - name] = 0;
-            if (slash) k = atoi(slash + 1);
-            if (k < 1) k = 1;
             key.name = base;
         } else key.name = name;
-        if ((hit = (named*)bsearch(&key, tab, (size_t)ns, sizeof *tab, named_cmp)) != NULL) out[i] = hit->us / k;
+        if ((hit = (named*)bsearch(&key, tab, (size_t)ns, sizeof *tab, named_cmp)) == NULL || hit->coll) continue;
+        if (key.name == name) out[i] = hit->us;
+        else if (hit->planned > 0) out[i] *= hit->us / hit->planned;
     }
     free(tab);
     return r;
