@@ -2461,10 +2461,11 @@ static int cc__acc_overlap_at(const cc__access* x, uint64_t bx, const cc__access
 /* 1 if accesses x and y, of one buffer, share a byte. */
 static int cc__acc_overlap(const cc__access* x, const cc__access* y) { return cc__acc_overlap_at(x, 0, y, 0); }
 
-/* 1 if x covers every byte of y (exact for a contiguous x; a strided x is
-   said to cover nothing, which only keeps more records). */
-static int cc__acc_covers(const cc__access* x, const cc__access* y) {
-    return x->rows <= 1 && y->offset >= x->offset && y->offset + y->n_bytes <= x->offset + x->n_bytes;
+/* 1 if x covers every byte of the bounding range [lo, hi) of an access
+   (exact for a contiguous x; a strided x is said to cover nothing, which
+   only keeps more records). */
+static int cc__acc_covers(const cc__access* x, uint64_t lo, uint64_t hi) {
+    return x->rows <= 1 && lo >= x->offset && hi <= x->offset + x->n_bytes;
 }
 
 /* The work of a chunk op made by decomposition (>>rewrite): the user's chunk
@@ -3324,14 +3325,20 @@ static int cc__edge_cmp(const void* a, const void* b) {
 }
 
 /* Region dependencies: accesses grouped by buffer (stable in program order);
-   per buffer an active list of earlier accesses; a write removes the records
-   it fully covers (later accesses reach them through the write). */
+   per buffer two active lists of earlier accesses, writes and reads (a read
+   meets only the writes: two reads make no edge); a write removes the
+   records it fully covers (later accesses reach them through the write).
+   Each record keeps its bounding range and op beside it, so that the scan
+   touches an access only where the ranges meet. */
+typedef struct cc__act { uint64_t lo, hi; uint32_t acc, op; } cc__act;
+
 static cc_result cc__derive_region_edges(cc_graph* g, cc__edge** edges, size_t* n_edges, size_t* cap_edges) {
     cc_context* ctx = g->ctx;
     size_t* start = NULL;
     uint32_t* byb = NULL;
-    uint32_t* active = NULL;
-    size_t n_active, active_cap = 0, a, j, b;
+    cc__act* act[2] = { NULL, NULL };   /* [0] reads, [1] writes */
+    size_t n_act[2], act_cap[2] = { 0, 0 }, a, j, b;
+    int side;
     cc_result rc = CC_OK;
     start = (size_t*)cc__calloc(ctx, (size_t)g->n_buf + 1, sizeof *start);
     byb = (uint32_t*)cc__alloc(ctx, (g->n_acc ? g->n_acc : 1) * sizeof *byb);
@@ -3346,33 +3353,40 @@ static cc_result cc__derive_region_edges(cc_graph* g, cc__edge** edges, size_t* 
         cc__free(ctx, fill);
     }
     for (b = 0; b < (size_t)g->n_buf; b++) {
-        n_active = 0;
+        n_act[0] = n_act[1] = 0;
         for (j = start[b]; j < start[b + 1]; j++) {
             const cc__access* x = &g->acc[byb[j]];
-            size_t m, w = 0;
+            uint64_t lo = x->offset, hi = x->offset + x->n_bytes;
+            size_t m, w;
+            cc__act* r;
             if (x->n_bytes == 0) continue;
-            for (m = 0; m < n_active; m++) {
-                const cc__access* y = &g->acc[active[m]];
-                if ((x->is_write || y->is_write) && y->op != x->op && cc__acc_overlap(x, y)) {
-                    if (!CONCERTO__GROW(ctx, *edges, *cap_edges, *n_edges + 1)) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
-                    (*edges)[*n_edges].from = (int)y->op;
-                    (*edges)[*n_edges].to = (int)x->op;
-                    (*n_edges)++;
+            for (side = x->is_write ? 0 : 1; side < 2; side++)
+                for (m = 0; m < n_act[side]; m++) {
+                    const cc__act* y = &act[side][m];
+                    if (y->lo < hi && lo < y->hi && y->op != x->op && cc__acc_overlap(x, &g->acc[y->acc])) {
+                        if (!CONCERTO__GROW(ctx, *edges, *cap_edges, *n_edges + 1)) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
+                        (*edges)[*n_edges].from = (int)y->op;
+                        (*edges)[*n_edges].to = (int)x->op;
+                        (*n_edges)++;
+                    }
                 }
-            }
-            if (x->is_write) {   /* drop records the write covers */
-                for (m = 0; m < n_active; m++) {
-                    const cc__access* y = &g->acc[active[m]];
-                    if (!cc__acc_covers(x, y)) active[w++] = active[m];
+            if (x->is_write && x->rows <= 1)   /* drop records the write covers */
+                for (side = 0; side < 2; side++) {
+                    for (m = 0, w = 0; m < n_act[side]; m++)
+                        if (!cc__acc_covers(x, act[side][m].lo, act[side][m].hi)) act[side][w++] = act[side][m];
+                    n_act[side] = w;
                 }
-                n_active = w;
-            }
-            if (!CONCERTO__GROW(ctx, active, active_cap, n_active + 1)) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
-            active[n_active++] = byb[j];
+            side = x->is_write != 0;
+            if (!CONCERTO__GROW(ctx, act[side], act_cap[side], n_act[side] + 1)) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
+            r = &act[side][n_act[side]++];
+            r->lo = lo;
+            r->hi = hi;
+            r->acc = byb[j];
+            r->op = x->op;
         }
     }
 done:
-    cc__free(ctx, start); cc__free(ctx, byb); cc__free(ctx, active);
+    cc__free(ctx, start); cc__free(ctx, byb); cc__free(ctx, act[0]); cc__free(ctx, act[1]);
     if (rc != CC_OK) return CONCERTO__FAIL(ctx, rc, "deriving buffer dependencies: out of memory");
     return CC_OK;
 }
