@@ -3122,6 +3122,7 @@ static cc_result cc__check_op_desc(cc_graph* g, const cc_op_desc* d, const char*
         (rc = cc__check_chunk_cost(g->ctx, "", nm, d->chunk_cost, !d->coll && d->fn && (d->chunk_fn || d->split))) != CC_OK)
         return rc;
     for (i = 0; i < d->n_deps; i++) {
+        if (d->deps[i].graph == g->serial && d->deps[i].id >= 1 && d->deps[i].id <= (uint32_t)g->n) continue;   /* (cc__op_arg's test) */
         cc__fmt(where, sizeof where, "op '%s': deps[%d]", nm, i);
         if (cc__op_arg(g, d->deps[i], where) < 0) return CC_ERR_UNKNOWN_OP;
     }
@@ -3316,30 +3317,129 @@ CONCERTO_API double cc_graph_coll_startup(const cc_graph* g, const cc_comm* comm
 /* Sorting helpers (deterministic, no qsort_r portability issues). */
 typedef struct cc__edge { int from, to; } cc__edge;
 
-static int cc__edge_cmp(const void* a, const void* b) {
-    const cc__edge* x = (const cc__edge*)a;
-    const cc__edge* y = (const cc__edge*)b;
-    if (x->from != y->from) return x->from < y->from ? -1 : 1;
-    if (x->to != y->to) return x->to < y->to ? -1 : 1;
-    return 0;
-}
 
 /* Region dependencies: accesses grouped by buffer (stable in program order);
-   per buffer two active lists of earlier accesses, writes and reads (a read
-   meets only the writes: two reads make no edge); a write removes the
-   records it fully covers (later accesses reach them through the write).
-   Each record keeps its bounding range and op beside it, so that the scan
-   touches an access only where the ranges meet. */
+   per buffer the active records of earlier accesses, writes and reads apart
+   (a read meets only the writes: two reads make no edge); a write removes
+   the records it fully covers (later accesses reach them through the
+   write). The records of a kind are kept by the length of their bounding
+   range, in classes [2^c, 2^(c+1)) bytes, each sorted by its start, so
+   that an access looks only at records whose ranges may meet its own:
+   about log n + hits per class in use, not every record. */
 typedef struct cc__act { uint64_t lo, hi; uint32_t acc, op; } cc__act;
+typedef struct cc__act_set {
+    cc__act* buf[64];    /* class c's records are buf[c][b0[c] .. b0[c] + n[c]): room at both ends, so that records
+                            arriving in rising or in falling order join in constant time */
+    cc__act* v[64];      /* buf[c] + b0[c] */
+    size_t b0[64], n[64], cap[64];
+    uint64_t used;       /* bit c: class c holds records */
+} cc__act_set;
+
+/* The first record of class c whose start is at least lo (upper: above lo). */
+static size_t cc__act_find(const cc__act_set* s, int c, uint64_t lo, int upper) {
+    size_t b = 0, e = s->n[c];
+    while (b < e) {
+        size_t mid = b + (e - b) / 2;
+        if (upper ? s->v[c][mid].lo <= lo : s->v[c][mid].lo < lo) b = mid + 1;
+        else e = mid;
+    }
+    return b;
+}
+
+static int cc__act_class(uint64_t len) {
+    int c = 0;
+    while (c < 63 && (len >> (c + 1)) != 0) c++;
+    return c;
+}
+
+/* Edges from the records of s that share a byte with access x (of op x->op). */
+static int cc__act_hits(cc_graph* g, const cc__act_set* s, const cc__access* x, cc__edge** edges, size_t* n_edges,
+                        size_t* cap_edges) {
+    uint64_t lo = x->offset, hi = x->offset + x->n_bytes, used = s->used;
+    int c;
+    for (c = 0; used; c++, used >>= 1) {
+        uint64_t span = c < 63 ? (uint64_t)1 << (c + 1) : UINT64_MAX;   /* longer than any record of the class */
+        size_t m;
+        if (!(used & 1u)) continue;
+        /* a record that starts at or before lo - span ends before lo */
+        for (m = lo > span ? cc__act_find(s, c, lo - span, 1) : 0; m < s->n[c] && s->v[c][m].lo < hi; m++) {
+            const cc__act* y = &s->v[c][m];
+            if (y->hi > lo && y->op != x->op && cc__acc_overlap(x, &g->acc[y->acc])) {
+                if (!CONCERTO__GROW(g->ctx, *edges, *cap_edges, *n_edges + 1)) return 0;
+                (*edges)[*n_edges].from = (int)y->op;
+                (*edges)[*n_edges].to = (int)x->op;
+                (*n_edges)++;
+            }
+        }
+    }
+    return 1;
+}
+
+/* Drops the records of s that write x covers (cc__acc_covers). */
+static void cc__act_cover(cc__act_set* s, const cc__access* x) {
+    uint64_t lo = x->offset, hi = x->offset + x->n_bytes, used = s->used;
+    int c;
+    if (x->rows > 1) return;   /* a strided write covers nothing */
+    for (c = 0; used; c++, used >>= 1) {
+        size_t b, m, w;
+        if (!(used & 1u)) continue;
+        if (c < 63 && ((uint64_t)1 << c) > hi - lo) break;   /* longer than x: none covered, nor in the classes above */
+        b = cc__act_find(s, c, lo, 0);
+        for (m = w = b; m < s->n[c] && s->v[c][m].lo < hi; m++)
+            if (!cc__acc_covers(x, s->v[c][m].lo, s->v[c][m].hi)) s->v[c][w++] = s->v[c][m];
+        if (w == m) continue;
+        memmove(&s->v[c][w], &s->v[c][m], (s->n[c] - m) * sizeof *s->v[c]);
+        s->n[c] -= m - w;
+        if (!s->n[c]) s->used &= ~((uint64_t)1 << c);
+    }
+}
+
+/* Class c emptied, its room kept. */
+static void cc__act_clear(cc__act_set* s, int c) {
+    s->n[c] = 0;
+    s->b0[c] = s->cap[c] / 2;
+    s->v[c] = s->buf[c] + s->b0[c];
+}
+
+/* Access acc (x) joins s, after the records that start where it does. */
+static int cc__act_add(cc_context* ctx, cc__act_set* s, const cc__access* x, uint32_t acc) {
+    int c = cc__act_class(x->n_bytes);
+    size_t at, n = s->n[c];
+    cc__act* r;
+    if (s->b0[c] == 0 || s->b0[c] + n == s->cap[c]) {   /* an end reached: the records recentred, in more room if half full */
+        size_t cap = s->cap[c] < 2 * n + 8 ? 2 * (n + 8) : s->cap[c], b0 = (cap - n) / 2;
+        cc__act* nb = s->buf[c];
+        if (cap != s->cap[c] && !(nb = (cc__act*)cc__alloc(ctx, cap * sizeof *nb))) return 0;
+        memmove(nb + b0, s->v[c], n * sizeof *nb);
+        if (nb != s->buf[c]) { cc__free(ctx, s->buf[c]); s->buf[c] = nb; s->cap[c] = cap; }
+        s->b0[c] = b0;
+        s->v[c] = nb + b0;
+    }
+    at = cc__act_find(s, c, x->offset, 1);
+    if (at < n - at) {   /* the shorter side moves */
+        memmove(s->v[c] - 1, s->v[c], at * sizeof *s->v[c]);
+        s->b0[c]--;
+        s->v[c]--;
+    } else memmove(&s->v[c][at + 1], &s->v[c][at], (n - at) * sizeof *s->v[c]);
+    r = &s->v[c][at];
+    r->lo = x->offset;
+    r->hi = x->offset + x->n_bytes;
+    r->acc = acc;
+    r->op = x->op;
+    s->n[c]++;
+    s->used |= (uint64_t)1 << c;
+    return 1;
+}
 
 static cc_result cc__derive_region_edges(cc_graph* g, cc__edge** edges, size_t* n_edges, size_t* cap_edges) {
     cc_context* ctx = g->ctx;
     size_t* start = NULL;
     uint32_t* byb = NULL;
-    cc__act* act[2] = { NULL, NULL };   /* [0] reads, [1] writes */
-    size_t n_act[2], act_cap[2] = { 0, 0 }, a, j, b;
-    int side;
+    cc__act_set act[2];   /* [0] reads, [1] writes */
+    size_t a, j, b;
+    int side, c;
     cc_result rc = CC_OK;
+    memset(act, 0, sizeof act);
     start = (size_t*)cc__calloc(ctx, (size_t)g->n_buf + 1, sizeof *start);
     byb = (uint32_t*)cc__alloc(ctx, (g->n_acc ? g->n_acc : 1) * sizeof *byb);
     if (!start || !byb) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
@@ -3353,40 +3453,23 @@ static cc_result cc__derive_region_edges(cc_graph* g, cc__edge** edges, size_t* 
         cc__free(ctx, fill);
     }
     for (b = 0; b < (size_t)g->n_buf; b++) {
-        n_act[0] = n_act[1] = 0;
+        for (side = 0; side < 2; side++) {
+            for (c = 0; c < 64; c++) cc__act_clear(&act[side], c);
+            act[side].used = 0;
+        }
         for (j = start[b]; j < start[b + 1]; j++) {
             const cc__access* x = &g->acc[byb[j]];
-            uint64_t lo = x->offset, hi = x->offset + x->n_bytes;
-            size_t m, w;
-            cc__act* r;
             if (x->n_bytes == 0) continue;
             for (side = x->is_write ? 0 : 1; side < 2; side++)
-                for (m = 0; m < n_act[side]; m++) {
-                    const cc__act* y = &act[side][m];
-                    if (y->lo < hi && lo < y->hi && y->op != x->op && cc__acc_overlap(x, &g->acc[y->acc])) {
-                        if (!CONCERTO__GROW(ctx, *edges, *cap_edges, *n_edges + 1)) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
-                        (*edges)[*n_edges].from = (int)y->op;
-                        (*edges)[*n_edges].to = (int)x->op;
-                        (*n_edges)++;
-                    }
-                }
-            if (x->is_write && x->rows <= 1)   /* drop records the write covers */
-                for (side = 0; side < 2; side++) {
-                    for (m = 0, w = 0; m < n_act[side]; m++)
-                        if (!cc__acc_covers(x, act[side][m].lo, act[side][m].hi)) act[side][w++] = act[side][m];
-                    n_act[side] = w;
-                }
-            side = x->is_write != 0;
-            if (!CONCERTO__GROW(ctx, act[side], act_cap[side], n_act[side] + 1)) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
-            r = &act[side][n_act[side]++];
-            r->lo = lo;
-            r->hi = hi;
-            r->acc = byb[j];
-            r->op = x->op;
+                if (!cc__act_hits(g, &act[side], x, edges, n_edges, cap_edges)) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
+            if (x->is_write) { cc__act_cover(&act[0], x); cc__act_cover(&act[1], x); }
+            if (!cc__act_add(ctx, &act[x->is_write != 0], x, byb[j])) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
         }
     }
 done:
-    cc__free(ctx, start); cc__free(ctx, byb); cc__free(ctx, act[0]); cc__free(ctx, act[1]);
+    cc__free(ctx, start); cc__free(ctx, byb);
+    for (side = 0; side < 2; side++)
+        for (c = 0; c < 64; c++) cc__free(ctx, act[side].buf[c]);
     if (rc != CC_OK) return CONCERTO__FAIL(ctx, rc, "deriving buffer dependencies: out of memory");
     return CC_OK;
 }
@@ -3525,6 +3608,31 @@ static cc_result cc__report_cycle(cc_graph* g, const int* indeg) {
     return CONCERTO__FAIL(ctx, CC_ERR_CYCLE, "dependency cycle: %s", msg);
 }
 
+/* The edges sorted by (from, to): by to, then stably by from (two
+   counting passes, linear in edges and ops). */
+static cc_result cc__sort_edges(cc_graph* g, cc__edge* edges, size_t n_edges) {
+    cc_context* ctx = g->ctx;
+    size_t* at = (size_t*)cc__calloc(ctx, (size_t)g->n + 1, sizeof *at);
+    cc__edge* tmp = (cc__edge*)cc__alloc(ctx, (n_edges + 1) * sizeof *tmp);
+    size_t e;
+    int i, pass;
+    if (!at || !tmp) {
+        cc__free(ctx, at); cc__free(ctx, tmp);
+        return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_validate: out of memory");
+    }
+    for (pass = 0; pass < 2; pass++) {   /* by to into tmp, then by from back into edges */
+        const cc__edge* src = pass ? tmp : edges;
+        cc__edge* dst = pass ? edges : tmp;
+        size_t sum = 0;
+        memset(at, 0, ((size_t)g->n + 1) * sizeof *at);
+        for (e = 0; e < n_edges; e++) at[pass ? src[e].from : src[e].to]++;
+        for (i = 0; i < g->n; i++) { size_t c = at[i]; at[i] = sum; sum += c; }
+        for (e = 0; e < n_edges; e++) dst[at[pass ? src[e].from : src[e].to]++] = src[e];
+    }
+    cc__free(ctx, at); cc__free(ctx, tmp);
+    return CC_OK;
+}
+
 CONCERTO_API cc_result cc_graph_validate(cc_graph* g) {
     cc_context* ctx;
     cc__edge* edges = NULL;
@@ -3554,7 +3662,7 @@ CONCERTO_API cc_result cc_graph_validate(cc_graph* g) {
         cc__graph_invalidate(g);
         return rc;
     }
-    qsort(edges, n_edges, sizeof *edges, cc__edge_cmp);
+    if ((rc = cc__sort_edges(g, edges, n_edges)) != CC_OK) { cc__free(ctx, edges); cc__graph_invalidate(g); return rc; }
     for (e = 0, m = 0; e < n_edges; e++)
         if (m == 0 || edges[e].from != edges[m - 1].from || edges[e].to != edges[m - 1].to) edges[m++] = edges[e];
     n_edges = m;
