@@ -2956,6 +2956,10 @@ static cc_result cc__check_region_at(cc_graph* g, const char* where, const cc_re
 
 static cc_result cc__check_region(cc_graph* g, const char* opname, const cc_region* rg, const char* what, int idx) {
     char where[160];
+    const cc_buffer* h = &rg->buffer;
+    if (h->graph == g->serial && h->id >= 1 && h->id <= (uint32_t)g->n_buf && rg->n_rows <= 1 &&
+        rg->offset_bytes <= g->buf_bytes[h->id - 1] && rg->n_bytes <= g->buf_bytes[h->id - 1] - rg->offset_bytes)
+        return CC_OK;   /* a contiguous region inside a buffer of g: cc__check_region_at's test, without formatting where */
     cc__fmt(where, sizeof where, "op '%s': %s[%d]", opname, what, idx);
     return cc__check_region_at(g, where, rg);
 }
@@ -3322,20 +3326,22 @@ typedef struct cc__edge { int from, to; } cc__edge;
    per buffer the active records of earlier accesses, writes and reads apart
    (a read meets only the writes: two reads make no edge); a write removes
    the records it fully covers (later accesses reach them through the
-   write). The records of a kind are kept by the length of their bounding
-   range, in classes [2^c, 2^(c+1)) bytes, each sorted by its start, so
-   that an access looks only at records whose ranges may meet its own:
+   write). Records of one bounding range form a group (a list of accesses
+   chained through nxt); the groups of a kind are kept by the length of
+   their range, in classes [2^c, 2^(c+1)) bytes, each sorted by its start,
+   so that an access looks only at groups whose ranges may meet its own:
    about log n + hits per class in use, not every record. */
-typedef struct cc__act { uint64_t lo, hi; uint32_t acc, op; } cc__act;
+typedef struct cc__act { uint64_t lo, hi; uint32_t head, tail; } cc__act;
 typedef struct cc__act_set {
-    cc__act* buf[64];    /* class c's records are buf[c][b0[c] .. b0[c] + n[c]): room at both ends, so that records
+    cc__act* buf[64];    /* class c's groups are buf[c][b0[c] .. b0[c] + n[c]): room at both ends, so that groups
                             arriving in rising or in falling order join in constant time */
     cc__act* v[64];      /* buf[c] + b0[c] */
     size_t b0[64], n[64], cap[64];
-    uint64_t used;       /* bit c: class c holds records */
+    uint64_t used;       /* bit c: class c holds groups */
+    uint32_t* nxt;       /* [access]: the next access of its group, UINT32_MAX at the end (shared by both kinds) */
 } cc__act_set;
 
-/* The first record of class c whose start is at least lo (upper: above lo). */
+/* The first group of class c whose start is at least lo (upper: above lo). */
 static size_t cc__act_find(const cc__act_set* s, int c, uint64_t lo, int upper) {
     size_t b = 0, e = s->n[c];
     while (b < e) {
@@ -3352,7 +3358,7 @@ static int cc__act_class(uint64_t len) {
     return c;
 }
 
-/* Edges from the records of s that share a byte with access x (of op x->op). */
+/* Edges from the accesses of s that share a byte with access x (of op x->op). */
 static int cc__act_hits(cc_graph* g, const cc__act_set* s, const cc__access* x, cc__edge** edges, size_t* n_edges,
                         size_t* cap_edges) {
     uint64_t lo = x->offset, hi = x->offset + x->n_bytes, used = s->used;
@@ -3363,19 +3369,23 @@ static int cc__act_hits(cc_graph* g, const cc__act_set* s, const cc__access* x, 
         if (!(used & 1u)) continue;
         /* a record that starts at or before lo - span ends before lo */
         for (m = lo > span ? cc__act_find(s, c, lo - span, 1) : 0; m < s->n[c] && s->v[c][m].lo < hi; m++) {
-            const cc__act* y = &s->v[c][m];
-            if (y->hi > lo && y->op != x->op && cc__acc_overlap(x, &g->acc[y->acc])) {
-                if (!CONCERTO__GROW(g->ctx, *edges, *cap_edges, *n_edges + 1)) return 0;
-                (*edges)[*n_edges].from = (int)y->op;
-                (*edges)[*n_edges].to = (int)x->op;
-                (*n_edges)++;
+            uint32_t a;
+            if (s->v[c][m].hi <= lo) continue;
+            for (a = s->v[c][m].head; a != UINT32_MAX; a = s->nxt[a]) {
+                const cc__access* y = &g->acc[a];
+                if (y->op != x->op && cc__acc_overlap(x, y)) {
+                    if (!CONCERTO__GROW(g->ctx, *edges, *cap_edges, *n_edges + 1)) return 0;
+                    (*edges)[*n_edges].from = (int)y->op;
+                    (*edges)[*n_edges].to = (int)x->op;
+                    (*n_edges)++;
+                }
             }
         }
     }
     return 1;
 }
 
-/* Drops the records of s that write x covers (cc__acc_covers). */
+/* Drops the groups of s that write x covers (cc__acc_covers). */
 static void cc__act_cover(cc__act_set* s, const cc__access* x) {
     uint64_t lo = x->offset, hi = x->offset + x->n_bytes, used = s->used;
     int c;
@@ -3401,12 +3411,19 @@ static void cc__act_clear(cc__act_set* s, int c) {
     s->v[c] = s->buf[c] + s->b0[c];
 }
 
-/* Access acc (x) joins s, after the records that start where it does. */
+/* Access acc (x) joins s: its range's group, or a new group after those that start where it does. */
 static int cc__act_add(cc_context* ctx, cc__act_set* s, const cc__access* x, uint32_t acc) {
     int c = cc__act_class(x->n_bytes);
     size_t at, n = s->n[c];
     cc__act* r;
-    if (s->b0[c] == 0 || s->b0[c] + n == s->cap[c]) {   /* an end reached: the records recentred, in more room if half full */
+    s->nxt[acc] = UINT32_MAX;
+    for (at = cc__act_find(s, c, x->offset, 0); at < n && s->v[c][at].lo == x->offset; at++)
+        if (s->v[c][at].hi == x->offset + x->n_bytes) {
+            s->nxt[s->v[c][at].tail] = acc;
+            s->v[c][at].tail = acc;
+            return 1;
+        }
+    if (s->b0[c] == 0 || s->b0[c] + n == s->cap[c]) {   /* an end reached: the groups recentred, in more room if half full */
         size_t cap = s->cap[c] < 2 * n + 8 ? 2 * (n + 8) : s->cap[c], b0 = (cap - n) / 2;
         cc__act* nb = s->buf[c];
         if (cap != s->cap[c] && !(nb = (cc__act*)cc__alloc(ctx, cap * sizeof *nb))) return 0;
@@ -3424,8 +3441,7 @@ static int cc__act_add(cc_context* ctx, cc__act_set* s, const cc__access* x, uin
     r = &s->v[c][at];
     r->lo = x->offset;
     r->hi = x->offset + x->n_bytes;
-    r->acc = acc;
-    r->op = x->op;
+    r->head = r->tail = acc;
     s->n[c]++;
     s->used |= (uint64_t)1 << c;
     return 1;
@@ -3442,7 +3458,8 @@ static cc_result cc__derive_region_edges(cc_graph* g, cc__edge** edges, size_t* 
     memset(act, 0, sizeof act);
     start = (size_t*)cc__calloc(ctx, (size_t)g->n_buf + 1, sizeof *start);
     byb = (uint32_t*)cc__alloc(ctx, (g->n_acc ? g->n_acc : 1) * sizeof *byb);
-    if (!start || !byb) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
+    act[0].nxt = act[1].nxt = (uint32_t*)cc__alloc(ctx, (g->n_acc ? g->n_acc : 1) * sizeof *act[0].nxt);
+    if (!start || !byb || !act[0].nxt) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
     for (a = 0; a < g->n_acc; a++) start[g->acc[a].buffer + 1]++;
     for (b = 0; b < (size_t)g->n_buf; b++) start[b + 1] += start[b];
     {
@@ -3467,7 +3484,7 @@ static cc_result cc__derive_region_edges(cc_graph* g, cc__edge** edges, size_t* 
         }
     }
 done:
-    cc__free(ctx, start); cc__free(ctx, byb);
+    cc__free(ctx, start); cc__free(ctx, byb); cc__free(ctx, act[0].nxt);
     for (side = 0; side < 2; side++)
         for (c = 0; c < 64; c++) cc__free(ctx, act[side].buf[c]);
     if (rc != CC_OK) return CONCERTO__FAIL(ctx, rc, "deriving buffer dependencies: out of memory");
