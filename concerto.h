@@ -3427,7 +3427,7 @@ static int cc__act_add(cc_context* ctx, cc__act_set* s, const cc__access* x, uin
         size_t cap = s->cap[c] < 2 * n + 8 ? 2 * (n + 8) : s->cap[c], b0 = (cap - n) / 2;
         cc__act* nb = s->buf[c];
         if (cap != s->cap[c] && !(nb = (cc__act*)cc__alloc(ctx, cap * sizeof *nb))) return 0;
-        memmove(nb + b0, s->v[c], n * sizeof *nb);
+        if (n) memmove(nb + b0, s->v[c], n * sizeof *nb);
         if (nb != s->buf[c]) { cc__free(ctx, s->buf[c]); s->buf[c] = nb; s->cap[c] = cap; }
         s->b0[c] = b0;
         s->v[c] = nb + b0;
@@ -3470,9 +3470,9 @@ static cc_result cc__derive_region_edges(cc_graph* g, cc__edge** edges, size_t* 
         cc__free(ctx, fill);
     }
     for (b = 0; b < (size_t)g->n_buf; b++) {
-        for (side = 0; side < 2; side++) {
-            for (c = 0; c < 64; c++) cc__act_clear(&act[side], c);
-            act[side].used = 0;
+        for (side = 0; side < 2; side++) {   /* the classes in use emptied (the others are) */
+            for (c = 0; act[side].used; c++, act[side].used >>= 1)
+                if (act[side].used & 1u) cc__act_clear(&act[side], c);
         }
         for (j = start[b]; j < start[b + 1]; j++) {
             const cc__access* x = &g->acc[byb[j]];
