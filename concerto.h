@@ -1140,8 +1140,9 @@ CONCERTO_API double cc_busbw_gbps(cc_coll_kind kind, uint64_t n_bytes, int n_ran
    decides: a rewrite is kept only if the judged makespan shrinks
    (decomposition) or does not grow (fusion), and the result is never
    judged worse than the input. The search's budget is counted in work,
-   not time (desc.max_evaluations screens, desc.full_judgements full
-   solves), so the result stays deterministic. Under
+   not time (desc.max_evaluations screens and desc.max_screen_ops ops
+   screened, desc.full_judgements full solves), so the result stays
+   deterministic. Under
    sched.memory_cap_bytes a candidate that no schedule found fits, or whose
    schedule's arena (cc_plan_create_desc from its starts) does not, is not
    kept either (report.n_over_cap counts them); the screens do not see the
@@ -1236,6 +1237,9 @@ typedef struct cc_rewrite_desc {
                                   producers of producers and consumers of consumers: 1 = the immediate producers
                                   and consumers only; 0: 3 (two ops beyond them). Each op reached costs a walk of
                                   the graph, not a judgement */
+    uint64_t max_screen_ops;   /* the screens' work: the search stops screening once the ops of the candidate graphs
+                                  it screened add up to this (a decomposition's candidates grow with the chunks
+                                  kept, so a screen's cost does too); 0: no limit, max_evaluations alone */
 } cc_rewrite_desc;
 
 /* A context decomposition split: the collective, the axis, the chunk
@@ -1357,8 +1361,8 @@ CONCERTO_API cc_rewrite_desc cc_rewrite_query_defaults(const cc_rewrite_desc* de
    shortest screens (program order on ties) are judged in program order, each added to the buckets so far
    (the input rebuilt with them) and kept where a full solve is no longer (ties: fewer collectives), so
    buckets grow left to right as in the greedy search.
-   Cost: at most max_evaluations screens (each a graph built, validated and simulated, O(ops + edges);
-   fusion's without a graph) and full_judgements + 2 full solves with desc.sched, the input's included. */
+   Cost: at most max_evaluations screens, and about max_screen_ops ops screened in all where it is set
+   (each a graph built, validated and simulated, O(ops + edges); fusion's without a graph) and full_judgements + 2 full solves with desc.sched, the input's included. */
 CONCERTO_API cc_result cc_graph_decompose(cc_context* ctx, cc_graph* graph, const cc_rewrite_desc* desc, cc_graph** out,
                                           cc_rewrite_report* report);
 CONCERTO_API cc_result cc_graph_fuse(cc_context* ctx, cc_graph* graph, const cc_rewrite_desc* desc, cc_graph** out,
@@ -11280,10 +11284,16 @@ typedef struct cc__rw {
     cc_rewrite_desc d;               /* defaults resolved */
     cc__rw_fit* fits; size_t n_fits, fits_cap;
     int n_eval;                      /* candidate graphs screened */
+    uint64_t screen_ops;             /* their ops, summed */
     int n_full;                      /* graphs solved in full (the input's not counted) */
     int judged_input;                /* the input's own judgement is done */
     int n_over_cap;                  /* candidates no schedule fitted under d.sched.memory_cap_bytes */
 } cc__rw;
+
+/* 1 once the screens' budget is spent: max_evaluations screens, or max_screen_ops ops screened where set. */
+static int cc__rw_spent(const cc__rw* w) {
+    return w->n_eval >= w->d.max_evaluations || (w->d.max_screen_ops > 0 && w->screen_ops >= w->d.max_screen_ops);
+}
 
 /* What a build needs of its source graph: where each op's accesses are. */
 typedef struct cc__rw_src {
@@ -11985,6 +11995,7 @@ static cc_result cc__rw_screen(cc__rw_search* S, cc_graph* cand, double* mk) {
             if (--S->rem[j] == 0) S->cord[n++] = j;
     }
     S->w.n_eval++;
+    S->w.screen_ops += (uint64_t)cand->n;
     if (n != cand->n) { *mk = HUGE_VAL; return CC_OK; }
     return cc__rw_sim(S, cand, S->cord, mk);
 }
@@ -12929,7 +12940,7 @@ static cc_result cc__dec_try(cc__dec* D) {
             if ((rc = cc__dec_roles(w, &S->s, C, k, near, S->x.mark, &fits, &grown)) != CC_OK) break;
             if (grown && lg < 32) grown_k |= 1u << lg;
             if (fits && (!near || (lg < 32 && (grown_k >> lg & 1u)))) {
-                if (w->n_eval >= w->d.max_evaluations) { S->stop = 1; break; }
+                if (cc__rw_spent(w)) { S->stop = 1; break; }
                 if ((rc = cc__dec_build(w, &S->s, &S->x, C, S->x.mark, k, &cand)) != CC_OK) break;
                 if ((rc = cc__rw_screen(S, cand, &cmk)) != CC_OK) { cc_graph_destroy(cand); break; }
                 if (cmk < best_mk) {   /* strictly better; the first found on ties */
@@ -13554,6 +13565,7 @@ static cc_result cc__fuse_screen(cc__rw_search* S, int f, int c, double extra_us
     cc__free(ctx, off[0]); cc__free(ctx, off[1]); cc__free(ctx, lst[0]); cc__free(ctx, lst[1]);
     if (t == -2) return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", S->w.who);
     S->w.n_eval++;
+    S->w.screen_ops += (uint64_t)n;
     *mk = t < 0 ? HUGE_VAL : (double)t / CONCERTO__TICKS_PER_US;
     return CC_OK;
 }
@@ -13584,7 +13596,7 @@ static cc_result cc__fuse_rank(cc__rw_search* S, cc__fuse* F, cc__fuse_pair** pa
             if (!cc__fuse_candidate(g, i)) { open = -1; linked = 0; continue; }
             S->seen++;
             if (open < 0) { open = i; continue; }
-            if (S->w.n_eval >= S->w.d.max_evaluations) { S->stop = 1; break; }
+            if (cc__rw_spent(&S->w)) { S->stop = 1; break; }
             if ((rc = cc__rw_search_index(S)) != CC_OK) break;
             k = cc__fuse_open(F, open);
             fits = cc__fuse_fits(&S->w, F, k, i, &nb);

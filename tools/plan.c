@@ -48,12 +48,13 @@
    reschedule the step in full for the best (cc_rewrite_desc's default
    budget, full_judgements 32; steps above 3,000 ops: 96 candidates, each
    full judgement one list pass without odd-even windows). S+AD's
-   decomposition screens 1,500,000 / ops candidates (at most 4,000: a
-   budget in work, as each screen simulates the whole step), and judges
-   a step above 1,000 ops, which its chunks make one of several thousand,
-   by list passes; the fusion after it is set by the decomposed step's
-   size. Where decomposition splits nothing, S+AD is S+F without fusing
-   again.
+   decomposition screens candidate steps of 6,000,000 ops in all, at
+   most 4,000 (cc_rewrite_desc.max_screen_ops: a budget in work, as
+   each screen builds and simulates the whole step as decomposed so
+   far), and judges without odd-even windows, a step above 1,000 ops by
+   list passes (its chunks make it one of several thousand); the fusion
+   after it is set by the decomposed step's size. Where decomposition
+   splits nothing, S+AD is S+F without fusing again.
    The copies a rewrite adds (packing a bucket, a reduce-scatter's or
    all-gather's chunks) read and write their bytes at the device's
    streaming bandwidth: cc_rewrite_desc.copy_us_per_byte =
@@ -864,8 +865,8 @@ static cc_result run_peer(const planner* P, const peer_policy* pol, outcome* o) 
 }
 
 /* ---- the library ------------------------------------------------------------------ */
-/* S+AD's screens in work: candidates screened at most, times the step's ops */
-#define DEC_SCREEN_WORK 1500000
+/* S+AD's screens in work: the ops of the candidate steps screened, summed */
+#define DEC_SCREEN_WORK 6000000
 
 static cc_rewrite_desc rewrite_desc(const planner* P, const cc_graph* g) {
     cc_rewrite_desc rd = {0};
@@ -1095,17 +1096,17 @@ static cc_result run_sad(const planner* P, cc_graph* base, const step* base_src,
     snprintf(o->name, sizeof o->name, "%s",
              variant == 1 ? "S+AD near" : variant == 2 ? "S+AD N=2" : variant == 3 ? "S+AD matmul-adjacent" : "S+AD");
     rd.max_chunks = variant == 2 ? 2 : 16;
-    /* the chunks make a step of more than 1,000 ops one of several
-       thousand: its judgements are list passes, as a large step's */
-    if (cc_graph_n_ops(base) > 1000) {
-        rd.sched.method = CC_SCHED_LIST;
-        rd.sched.rounds = -1;
-    }
-    /* each screen simulates the whole step as decomposed so far: the
-       screens' budget is counted in work, about DEC_SCREEN_WORK ops
-       screened in all (the input's ops a screen) */
-    rd.max_evaluations = DEC_SCREEN_WORK / cc_graph_n_ops(base);
-    if (rd.max_evaluations > 4000) rd.max_evaluations = 4000;
+    /* the chunks make a step of hundreds of ops one of thousands (of
+       ZeRO-3's gathers, tens of thousands): its judgements go without
+       odd-even windows, and above 1,000 ops are list passes, as a large
+       step's */
+    rd.sched.rounds = -1;
+    if (cc_graph_n_ops(base) > 1000) rd.sched.method = CC_SCHED_LIST;
+    /* each screen builds and simulates the whole step as decomposed so
+       far: the screens' budget is counted in work, DEC_SCREEN_WORK ops
+       screened in all (up to 4,000 screens) */
+    rd.max_evaluations = 4000;
+    rd.max_screen_ops = DEC_SCREEN_WORK;
     if (variant == 1 || variant == 3) rd.max_context_depth = 1;
     memset(&bound, 0, sizeof bound);
     /* without a cap the step is decomposed with every buffer bound: a
