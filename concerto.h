@@ -1362,7 +1362,8 @@ CONCERTO_API cc_rewrite_desc cc_rewrite_query_defaults(const cc_rewrite_desc* de
    (the input rebuilt with them) and kept where a full solve is no longer (ties: fewer collectives), so
    buckets grow left to right as in the greedy search.
    Cost: at most max_evaluations screens, and about max_screen_ops ops screened in all where it is set
-   (each a graph built, validated and simulated, O(ops + edges); fusion's without a graph) and full_judgements + 2 full solves with desc.sched, the input's included. */
+   (each a graph built, validated and simulated, O(ops + edges); fusion's without a graph), and
+   full_judgements + 2 full solves with desc.sched, the input's included. */
 CONCERTO_API cc_result cc_graph_decompose(cc_context* ctx, cc_graph* graph, const cc_rewrite_desc* desc, cc_graph** out,
                                           cc_rewrite_report* report);
 CONCERTO_API cc_result cc_graph_fuse(cc_context* ctx, cc_graph* graph, const cc_rewrite_desc* desc, cc_graph** out,
@@ -3324,7 +3325,6 @@ CONCERTO_API double cc_graph_coll_startup(const cc_graph* g, const cc_comm* comm
 
 /* Sorting helpers (deterministic, no qsort_r portability issues). */
 typedef struct cc__edge { int from, to; } cc__edge;
-
 
 /* Region dependencies: accesses grouped by buffer (stable in program order);
    per buffer the active records of earlier accesses, writes and reads apart
