@@ -3427,6 +3427,7 @@ static int cc__act_add(cc_context* ctx, cc__act_set* s, const cc__access* x, uin
             s->v[c][at].tail = acc;
             return 1;
         }
+    /* at: the first group that starts above x (its place, which recentring keeps) */
     if (s->b0[c] == 0 || s->b0[c] + n == s->cap[c]) {   /* an end reached: the groups recentred, in more room if half full */
         size_t cap = s->cap[c] < 2 * n + 8 ? 2 * (n + 8) : s->cap[c], b0 = (cap - n) / 2;
         cc__act* nb = s->buf[c];
@@ -3436,7 +3437,6 @@ static int cc__act_add(cc_context* ctx, cc__act_set* s, const cc__access* x, uin
         s->b0[c] = b0;
         s->v[c] = nb + b0;
     }
-    at = cc__act_find(s, c, x->offset, 1);
     if (at < n - at) {   /* the shorter side moves */
         memmove(s->v[c] - 1, s->v[c], at * sizeof *s->v[c]);
         s->b0[c]--;
