@@ -1140,8 +1140,9 @@ CONCERTO_API double cc_busbw_gbps(cc_coll_kind kind, uint64_t n_bytes, int n_ran
    decides: a rewrite is kept only if the judged makespan shrinks
    (decomposition) or does not grow (fusion), and the result is never
    judged worse than the input. The search's budget is counted in work,
-   not time (desc.max_evaluations screens, desc.full_judgements full
-   solves), so the result stays deterministic. Under
+   not time (desc.max_evaluations screens and desc.max_screen_ops ops
+   screened, desc.full_judgements full solves), so the result stays
+   deterministic. Under
    sched.memory_cap_bytes a candidate that no schedule found fits, or whose
    schedule's arena (cc_plan_create_desc from its starts) does not, is not
    kept either (report.n_over_cap counts them); the screens do not see the
@@ -1242,6 +1243,9 @@ typedef struct cc_rewrite_desc {
                                   producers of producers and consumers of consumers: 1 = the immediate producers
                                   and consumers only; 0: 3 (two ops beyond them). Each op reached costs a walk of
                                   the graph, not a judgement */
+    uint64_t max_screen_ops;   /* the screens' work: the search stops screening once the ops of the candidate graphs
+                                  it screened add up to this (a decomposition's candidates grow with the chunks
+                                  kept, so a screen's cost does too); 0: no limit, max_evaluations alone */
 } cc_rewrite_desc;
 
 /* A context decomposition split: the collective, the axis, the chunk
@@ -1372,8 +1376,9 @@ CONCERTO_API cc_rewrite_desc cc_rewrite_query_defaults(const cc_rewrite_desc* de
    shortest screens (program order on ties) are judged in program order, each added to the buckets so far
    (the input rebuilt with them) and kept where a full solve is no longer (ties: fewer collectives), so
    buckets grow left to right as in the greedy search.
-   Cost: at most max_evaluations screens (each a graph built, validated and simulated, O(ops + edges);
-   fusion's without a graph) and full_judgements + 2 full solves with desc.sched, the input's included. */
+   Cost: at most max_evaluations screens, and about max_screen_ops ops screened in all where it is set
+   (each a graph built, validated and simulated, O(ops + edges); fusion's without a graph), and
+   full_judgements + 2 full solves with desc.sched, the input's included. */
 CONCERTO_API cc_result cc_graph_decompose(cc_context* ctx, cc_graph* graph, const cc_rewrite_desc* desc, cc_graph** out,
                                           cc_rewrite_report* report);
 CONCERTO_API cc_result cc_graph_fuse(cc_context* ctx, cc_graph* graph, const cc_rewrite_desc* desc, cc_graph** out,
@@ -2476,10 +2481,11 @@ static int cc__acc_overlap_at(const cc__access* x, uint64_t bx, const cc__access
 /* 1 if accesses x and y, of one buffer, share a byte. */
 static int cc__acc_overlap(const cc__access* x, const cc__access* y) { return cc__acc_overlap_at(x, 0, y, 0); }
 
-/* 1 if x covers every byte of y (exact for a contiguous x; a strided x is
-   said to cover nothing, which only keeps more records). */
-static int cc__acc_covers(const cc__access* x, const cc__access* y) {
-    return x->rows <= 1 && y->offset >= x->offset && y->offset + y->n_bytes <= x->offset + x->n_bytes;
+/* 1 if x covers every byte of the bounding range [lo, hi) of an access
+   (exact for a contiguous x; a strided x is said to cover nothing, which
+   only keeps more records). */
+static int cc__acc_covers(const cc__access* x, uint64_t lo, uint64_t hi) {
+    return x->rows <= 1 && lo >= x->offset && hi <= x->offset + x->n_bytes;
 }
 
 /* The work of a chunk op made by decomposition (>>rewrite): the user's chunk
@@ -2970,6 +2976,10 @@ static cc_result cc__check_region_at(cc_graph* g, const char* where, const cc_re
 
 static cc_result cc__check_region(cc_graph* g, const char* opname, const cc_region* rg, const char* what, int idx) {
     char where[160];
+    const cc_buffer* h = &rg->buffer;
+    if (h->graph == g->serial && h->id >= 1 && h->id <= (uint32_t)g->n_buf && rg->n_rows <= 1 &&
+        rg->offset_bytes <= g->buf_bytes[h->id - 1] && rg->n_bytes <= g->buf_bytes[h->id - 1] - rg->offset_bytes)
+        return CC_OK;   /* a contiguous region inside a buffer of g: cc__check_region_at's test, without formatting where */
     cc__fmt(where, sizeof where, "op '%s': %s[%d]", opname, what, idx);
     return cc__check_region_at(g, where, rg);
 }
@@ -3136,6 +3146,7 @@ static cc_result cc__check_op_desc(cc_graph* g, const cc_op_desc* d, const char*
         (rc = cc__check_chunk_cost(g->ctx, "", nm, d->chunk_cost, !d->coll && d->fn && (d->chunk_fn || d->split))) != CC_OK)
         return rc;
     for (i = 0; i < d->n_deps; i++) {
+        if (d->deps[i].graph == g->serial && d->deps[i].id >= 1 && d->deps[i].id <= (uint32_t)g->n) continue;   /* (cc__op_arg's test) */
         cc__fmt(where, sizeof where, "op '%s': deps[%d]", nm, i);
         if (cc__op_arg(g, d->deps[i], where) < 0) return CC_ERR_UNKNOWN_OP;
     }
@@ -3330,27 +3341,144 @@ CONCERTO_API double cc_graph_coll_startup(const cc_graph* g, const cc_comm* comm
 /* Sorting helpers (deterministic, no qsort_r portability issues). */
 typedef struct cc__edge { int from, to; } cc__edge;
 
-static int cc__edge_cmp(const void* a, const void* b) {
-    const cc__edge* x = (const cc__edge*)a;
-    const cc__edge* y = (const cc__edge*)b;
-    if (x->from != y->from) return x->from < y->from ? -1 : 1;
-    if (x->to != y->to) return x->to < y->to ? -1 : 1;
-    return 0;
+/* Region dependencies: accesses grouped by buffer (stable in program order);
+   per buffer the active records of earlier accesses, writes and reads apart
+   (a read meets only the writes: two reads make no edge); a write removes
+   the records it fully covers (later accesses reach them through the
+   write). Records of one bounding range form a group (a list of accesses
+   chained through nxt); the groups of a kind are kept by the length of
+   their range, in classes [2^c, 2^(c+1)) bytes, each sorted by its start,
+   so that an access looks only at groups whose ranges may meet its own:
+   about log n + hits per class in use, not every record. */
+typedef struct cc__act { uint64_t lo, hi; uint32_t head, tail; } cc__act;
+typedef struct cc__act_set {
+    cc__act* buf[64];    /* class c's groups are buf[c][b0[c] .. b0[c] + n[c]): room at both ends, so that groups
+                            arriving in rising or in falling order join in constant time */
+    cc__act* v[64];      /* buf[c] + b0[c] */
+    size_t b0[64], n[64], cap[64];
+    uint64_t used;       /* bit c: class c holds groups */
+    uint32_t* nxt;       /* [access]: the next access of its group, UINT32_MAX at the end (shared by both kinds) */
+} cc__act_set;
+
+/* The first group of class c whose start is at least lo (upper: above lo). */
+static size_t cc__act_find(const cc__act_set* s, int c, uint64_t lo, int upper) {
+    size_t b = 0, e = s->n[c];
+    while (b < e) {
+        size_t mid = b + (e - b) / 2;
+        if (upper ? s->v[c][mid].lo <= lo : s->v[c][mid].lo < lo) b = mid + 1;
+        else e = mid;
+    }
+    return b;
 }
 
-/* Region dependencies: accesses grouped by buffer (stable in program order);
-   per buffer an active list of earlier accesses; a write removes the records
-   it fully covers (later accesses reach them through the write). */
+static int cc__act_class(uint64_t len) {
+    int c = 0;
+    while (c < 63 && (len >> (c + 1)) != 0) c++;
+    return c;
+}
+
+/* Edges from the accesses of s that share a byte with access x (of op x->op). */
+static int cc__act_hits(cc_graph* g, const cc__act_set* s, const cc__access* x, cc__edge** edges, size_t* n_edges,
+                        size_t* cap_edges) {
+    uint64_t lo = x->offset, hi = x->offset + x->n_bytes, used = s->used;
+    int c;
+    for (c = 0; used; c++, used >>= 1) {
+        uint64_t span = c < 63 ? (uint64_t)1 << (c + 1) : UINT64_MAX;   /* longer than any record of the class */
+        size_t m;
+        if (!(used & 1u)) continue;
+        /* a record that starts at or before lo - span ends before lo */
+        for (m = lo > span ? cc__act_find(s, c, lo - span, 1) : 0; m < s->n[c] && s->v[c][m].lo < hi; m++) {
+            uint32_t a;
+            if (s->v[c][m].hi <= lo) continue;
+            for (a = s->v[c][m].head; a != UINT32_MAX; a = s->nxt[a]) {
+                const cc__access* y = &g->acc[a];
+                if (y->op != x->op && cc__acc_overlap(x, y)) {
+                    if (!CONCERTO__GROW(g->ctx, *edges, *cap_edges, *n_edges + 1)) return 0;
+                    (*edges)[*n_edges].from = (int)y->op;
+                    (*edges)[*n_edges].to = (int)x->op;
+                    (*n_edges)++;
+                }
+            }
+        }
+    }
+    return 1;
+}
+
+/* Drops the groups of s that write x covers (cc__acc_covers). */
+static void cc__act_cover(cc__act_set* s, const cc__access* x) {
+    uint64_t lo = x->offset, hi = x->offset + x->n_bytes, used = s->used;
+    int c;
+    if (x->rows > 1) return;   /* a strided write covers nothing */
+    for (c = 0; used; c++, used >>= 1) {
+        size_t b, m, w;
+        if (!(used & 1u)) continue;
+        if (c < 63 && ((uint64_t)1 << c) > hi - lo) break;   /* longer than x: none covered, nor in the classes above */
+        b = cc__act_find(s, c, lo, 0);
+        for (m = w = b; m < s->n[c] && s->v[c][m].lo < hi; m++)
+            if (!cc__acc_covers(x, s->v[c][m].lo, s->v[c][m].hi)) s->v[c][w++] = s->v[c][m];
+        if (w == m) continue;
+        memmove(&s->v[c][w], &s->v[c][m], (s->n[c] - m) * sizeof *s->v[c]);
+        s->n[c] -= m - w;
+        if (!s->n[c]) s->used &= ~((uint64_t)1 << c);
+    }
+}
+
+/* Class c emptied, its room kept. */
+static void cc__act_clear(cc__act_set* s, int c) {
+    s->n[c] = 0;
+    s->b0[c] = s->cap[c] / 2;
+    s->v[c] = s->buf[c] + s->b0[c];
+}
+
+/* Access acc (x) joins s: its range's group, or a new group after those that start where it does. */
+static int cc__act_add(cc_context* ctx, cc__act_set* s, const cc__access* x, uint32_t acc) {
+    int c = cc__act_class(x->n_bytes);
+    size_t at, n = s->n[c];
+    cc__act* r;
+    s->nxt[acc] = UINT32_MAX;
+    for (at = cc__act_find(s, c, x->offset, 0); at < n && s->v[c][at].lo == x->offset; at++)
+        if (s->v[c][at].hi == x->offset + x->n_bytes) {
+            s->nxt[s->v[c][at].tail] = acc;
+            s->v[c][at].tail = acc;
+            return 1;
+        }
+    /* at: the first group that starts above x (its place, which recentring keeps) */
+    if (s->b0[c] == 0 || s->b0[c] + n == s->cap[c]) {   /* an end reached: the groups recentred, in more room if half full */
+        size_t cap = s->cap[c] < 2 * n + 8 ? 2 * (n + 8) : s->cap[c], b0 = (cap - n) / 2;
+        cc__act* nb = s->buf[c];
+        if (cap != s->cap[c] && !(nb = (cc__act*)cc__alloc(ctx, cap * sizeof *nb))) return 0;
+        if (n) memmove(nb + b0, s->v[c], n * sizeof *nb);
+        if (nb != s->buf[c]) { cc__free(ctx, s->buf[c]); s->buf[c] = nb; s->cap[c] = cap; }
+        s->b0[c] = b0;
+        s->v[c] = nb + b0;
+    }
+    if (at < n - at) {   /* the shorter side moves */
+        memmove(s->v[c] - 1, s->v[c], at * sizeof *s->v[c]);
+        s->b0[c]--;
+        s->v[c]--;
+    } else memmove(&s->v[c][at + 1], &s->v[c][at], (n - at) * sizeof *s->v[c]);
+    r = &s->v[c][at];
+    r->lo = x->offset;
+    r->hi = x->offset + x->n_bytes;
+    r->head = r->tail = acc;
+    s->n[c]++;
+    s->used |= (uint64_t)1 << c;
+    return 1;
+}
+
 static cc_result cc__derive_region_edges(cc_graph* g, cc__edge** edges, size_t* n_edges, size_t* cap_edges) {
     cc_context* ctx = g->ctx;
     size_t* start = NULL;
     uint32_t* byb = NULL;
-    uint32_t* active = NULL;
-    size_t n_active, active_cap = 0, a, j, b;
+    cc__act_set act[2];   /* [0] reads, [1] writes */
+    size_t a, j, b;
+    int side, c;
     cc_result rc = CC_OK;
+    memset(act, 0, sizeof act);
     start = (size_t*)cc__calloc(ctx, (size_t)g->n_buf + 1, sizeof *start);
     byb = (uint32_t*)cc__alloc(ctx, (g->n_acc ? g->n_acc : 1) * sizeof *byb);
-    if (!start || !byb) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
+    act[0].nxt = act[1].nxt = (uint32_t*)cc__alloc(ctx, (g->n_acc ? g->n_acc : 1) * sizeof *act[0].nxt);
+    if (!start || !byb || !act[0].nxt) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
     for (a = 0; a < g->n_acc; a++) start[g->acc[a].buffer + 1]++;
     for (b = 0; b < (size_t)g->n_buf; b++) start[b + 1] += start[b];
     {
@@ -3361,33 +3489,23 @@ static cc_result cc__derive_region_edges(cc_graph* g, cc__edge** edges, size_t* 
         cc__free(ctx, fill);
     }
     for (b = 0; b < (size_t)g->n_buf; b++) {
-        n_active = 0;
+        for (side = 0; side < 2; side++) {   /* the classes in use emptied (the others are) */
+            for (c = 0; act[side].used; c++, act[side].used >>= 1)
+                if (act[side].used & 1u) cc__act_clear(&act[side], c);
+        }
         for (j = start[b]; j < start[b + 1]; j++) {
             const cc__access* x = &g->acc[byb[j]];
-            size_t m, w = 0;
             if (x->n_bytes == 0) continue;
-            for (m = 0; m < n_active; m++) {
-                const cc__access* y = &g->acc[active[m]];
-                if ((x->is_write || y->is_write) && y->op != x->op && cc__acc_overlap(x, y)) {
-                    if (!CONCERTO__GROW(ctx, *edges, *cap_edges, *n_edges + 1)) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
-                    (*edges)[*n_edges].from = (int)y->op;
-                    (*edges)[*n_edges].to = (int)x->op;
-                    (*n_edges)++;
-                }
-            }
-            if (x->is_write) {   /* drop records the write covers */
-                for (m = 0; m < n_active; m++) {
-                    const cc__access* y = &g->acc[active[m]];
-                    if (!cc__acc_covers(x, y)) active[w++] = active[m];
-                }
-                n_active = w;
-            }
-            if (!CONCERTO__GROW(ctx, active, active_cap, n_active + 1)) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
-            active[n_active++] = byb[j];
+            for (side = x->is_write ? 0 : 1; side < 2; side++)
+                if (!cc__act_hits(g, &act[side], x, edges, n_edges, cap_edges)) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
+            if (x->is_write) { cc__act_cover(&act[0], x); cc__act_cover(&act[1], x); }
+            if (!cc__act_add(ctx, &act[x->is_write != 0], x, byb[j])) { rc = CC_ERR_OUT_OF_MEMORY; goto done; }
         }
     }
 done:
-    cc__free(ctx, start); cc__free(ctx, byb); cc__free(ctx, active);
+    cc__free(ctx, start); cc__free(ctx, byb); cc__free(ctx, act[0].nxt);
+    for (side = 0; side < 2; side++)
+        for (c = 0; c < 64; c++) cc__free(ctx, act[side].buf[c]);
     if (rc != CC_OK) return CONCERTO__FAIL(ctx, rc, "deriving buffer dependencies: out of memory");
     return CC_OK;
 }
@@ -3526,6 +3644,31 @@ static cc_result cc__report_cycle(cc_graph* g, const int* indeg) {
     return CONCERTO__FAIL(ctx, CC_ERR_CYCLE, "dependency cycle: %s", msg);
 }
 
+/* The edges sorted by (from, to): by to, then stably by from (two
+   counting passes, linear in edges and ops). */
+static cc_result cc__sort_edges(cc_graph* g, cc__edge* edges, size_t n_edges) {
+    cc_context* ctx = g->ctx;
+    size_t* at = (size_t*)cc__calloc(ctx, (size_t)g->n + 1, sizeof *at);
+    cc__edge* tmp = (cc__edge*)cc__alloc(ctx, (n_edges + 1) * sizeof *tmp);
+    size_t e;
+    int i, pass;
+    if (!at || !tmp) {
+        cc__free(ctx, at); cc__free(ctx, tmp);
+        return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "cc_graph_validate: out of memory");
+    }
+    for (pass = 0; pass < 2; pass++) {   /* by to into tmp, then by from back into edges */
+        const cc__edge* src = pass ? tmp : edges;
+        cc__edge* dst = pass ? edges : tmp;
+        size_t sum = 0;
+        memset(at, 0, ((size_t)g->n + 1) * sizeof *at);
+        for (e = 0; e < n_edges; e++) at[pass ? src[e].from : src[e].to]++;
+        for (i = 0; i < g->n; i++) { size_t c = at[i]; at[i] = sum; sum += c; }
+        for (e = 0; e < n_edges; e++) dst[at[pass ? src[e].from : src[e].to]++] = src[e];
+    }
+    cc__free(ctx, at); cc__free(ctx, tmp);
+    return CC_OK;
+}
+
 CONCERTO_API cc_result cc_graph_validate(cc_graph* g) {
     cc_context* ctx;
     cc__edge* edges = NULL;
@@ -3555,7 +3698,7 @@ CONCERTO_API cc_result cc_graph_validate(cc_graph* g) {
         cc__graph_invalidate(g);
         return rc;
     }
-    qsort(edges, n_edges, sizeof *edges, cc__edge_cmp);
+    if ((rc = cc__sort_edges(g, edges, n_edges)) != CC_OK) { cc__free(ctx, edges); cc__graph_invalidate(g); return rc; }
     for (e = 0, m = 0; e < n_edges; e++)
         if (m == 0 || edges[e].from != edges[m - 1].from || edges[e].to != edges[m - 1].to) edges[m++] = edges[e];
     n_edges = m;
@@ -11156,10 +11299,16 @@ typedef struct cc__rw {
     cc_rewrite_desc d;               /* defaults resolved */
     cc__rw_fit* fits; size_t n_fits, fits_cap;
     int n_eval;                      /* candidate graphs screened */
+    uint64_t screen_ops;             /* their ops, summed */
     int n_full;                      /* graphs solved in full (the input's not counted) */
     int judged_input;                /* the input's own judgement is done */
     int n_over_cap;                  /* candidates no schedule fitted under d.sched.memory_cap_bytes */
 } cc__rw;
+
+/* 1 once the screens' budget is spent: max_evaluations screens, or max_screen_ops ops screened where set. */
+static int cc__rw_spent(const cc__rw* w) {
+    return w->n_eval >= w->d.max_evaluations || (w->d.max_screen_ops > 0 && w->screen_ops >= w->d.max_screen_ops);
+}
 
 /* What a build needs of its source graph: where each op's accesses are. */
 typedef struct cc__rw_src {
@@ -11861,6 +12010,7 @@ static cc_result cc__rw_screen(cc__rw_search* S, cc_graph* cand, double* mk) {
             if (--S->rem[j] == 0) S->cord[n++] = j;
     }
     S->w.n_eval++;
+    S->w.screen_ops += (uint64_t)cand->n;
     if (n != cand->n) { *mk = HUGE_VAL; return CC_OK; }
     return cc__rw_sim(S, cand, S->cord, mk);
 }
@@ -12825,7 +12975,7 @@ static cc_result cc__dec_try(cc__dec* D) {
             if ((rc = cc__dec_roles(w, &S->s, C, k, near, S->x.mark, &fits, &grown)) != CC_OK) break;
             if (grown && lg < 32) grown_k |= 1u << lg;
             if (fits && (!near || (lg < 32 && (grown_k >> lg & 1u)))) {
-                if (w->n_eval >= w->d.max_evaluations) { S->stop = 1; break; }
+                if (cc__rw_spent(w)) { S->stop = 1; break; }
                 if ((rc = cc__dec_build(w, &S->s, &S->x, C, S->x.mark, k, &cand)) != CC_OK) break;
                 if ((rc = cc__rw_screen(S, cand, &cmk)) != CC_OK) { cc_graph_destroy(cand); break; }
                 if (cmk < best_mk) {   /* strictly better; the first found on ties */
@@ -13450,6 +13600,7 @@ static cc_result cc__fuse_screen(cc__rw_search* S, int f, int c, double extra_us
     cc__free(ctx, off[0]); cc__free(ctx, off[1]); cc__free(ctx, lst[0]); cc__free(ctx, lst[1]);
     if (t == -2) return CONCERTO__FAIL(ctx, CC_ERR_OUT_OF_MEMORY, "%s: out of memory", S->w.who);
     S->w.n_eval++;
+    S->w.screen_ops += (uint64_t)n;
     *mk = t < 0 ? HUGE_VAL : (double)t / CONCERTO__TICKS_PER_US;
     return CC_OK;
 }
@@ -13480,7 +13631,7 @@ static cc_result cc__fuse_rank(cc__rw_search* S, cc__fuse* F, cc__fuse_pair** pa
             if (!cc__fuse_candidate(g, i)) { open = -1; linked = 0; continue; }
             S->seen++;
             if (open < 0) { open = i; continue; }
-            if (S->w.n_eval >= S->w.d.max_evaluations) { S->stop = 1; break; }
+            if (cc__rw_spent(&S->w)) { S->stop = 1; break; }
             if ((rc = cc__rw_search_index(S)) != CC_OK) break;
             k = cc__fuse_open(F, open);
             fits = cc__fuse_fits(&S->w, F, k, i, &nb);

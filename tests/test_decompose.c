@@ -2152,6 +2152,36 @@ static void test_left_alone(void) {
         CHECK(rep.n_evaluations == 1 && rep.n_changed <= 1, "max_evaluations 1: the search stops after one (%d, %d split)",
               rep.n_evaluations, rep.n_changed);
         cc_graph_destroy(dg);
+        /* max_screen_ops: every candidate has at least the input's ops (chunks replace an op by more), so a budget of
+           B times them stops the screens after at most B; no limit is the search without one */
+        {
+            cc_rewrite_report free_rep;
+            cc_graph* free_dg = NULL;
+            uint64_t n_in = (uint64_t)cc_graph_n_ops(g), fp;
+            int b;
+            rd = (cc_rewrite_desc){0};
+            CHECK_RES(ctx, cc_graph_decompose(ctx, g, &rd, &free_dg, &free_rep), CC_OK, "no screen budget");
+            fp = free_dg ? tu_graph_fingerprint(free_dg) : 0;
+            CHECK(free_rep.n_evaluations > 3, "without a budget the search screens more than 3 candidates (%d)", free_rep.n_evaluations);
+            for (b = 1; b <= 3; b++) {
+                rd.max_screen_ops = (uint64_t)b * n_in;
+                CHECK_RES(ctx, cc_graph_decompose(ctx, g, &rd, &dg, &rep), CC_OK, "max_screen_ops");
+                CHECK(rep.n_evaluations >= 1 && rep.n_evaluations <= b,
+                      "max_screen_ops %d x the input's ops: 1 to %d screens (%d)", b, b, rep.n_evaluations);
+                cc_graph_destroy(dg);
+            }
+            rd.max_screen_ops = n_in + 1;   /* the first candidate is larger than the input: one screen */
+            CHECK_RES(ctx, cc_graph_decompose(ctx, g, &rd, &dg, &rep), CC_OK, "max_screen_ops ops + 1");
+            CHECK_INT(rep.n_evaluations, 1, "max_screen_ops of the input's ops + 1: one screen");
+            cc_graph_destroy(dg);
+            rd.max_screen_ops = UINT64_MAX;
+            CHECK_RES(ctx, cc_graph_decompose(ctx, g, &rd, &dg, &rep), CC_OK, "max_screen_ops unbounded");
+            CHECK(rep.n_evaluations == free_rep.n_evaluations && dg && tu_graph_fingerprint(dg) == fp,
+                  "a budget never reached gives the search without one (%d screens, the same graph)", rep.n_evaluations);
+            cc_graph_destroy(dg);
+            cc_graph_destroy(free_dg);
+            dg = NULL;
+        }
         /* collectives that take no time: the compute stream is the bound, nothing is strictly better */
         {
             int i;

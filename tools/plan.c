@@ -47,8 +47,18 @@
    The rewrites screen up to 4,000 candidates each by simulation and
    reschedule the step in full for the best (cc_rewrite_desc's default
    budget, full_judgements 32; steps above 3,000 ops: 96 candidates, each
-   full judgement one list pass). Where decomposition splits nothing,
-   S+AD is S+F without fusing again.
+   full judgement one list pass without odd-even windows). S+AD's
+   decomposition screens candidate steps of 6,000,000 ops in all, at
+   most 4,000 (cc_rewrite_desc.max_screen_ops: a budget in work, as
+   each screen builds and simulates the whole step as decomposed so
+   far), and judges without odd-even windows, a step above 1,000 ops by
+   list passes (its chunks make it one of several thousand); the fusion
+   after it is set by the decomposed step's size. Where decomposition
+   splits nothing, S+AD is S+F without fusing again.
+   The copies a rewrite adds (packing a bucket, a reduce-scatter's or
+   all-gather's chunks) read and write their bytes at the device's
+   streaming bandwidth: cc_rewrite_desc.copy_us_per_byte =
+   2 / (mem_gbps * mem_efficiency * 1e3) from the cluster's device.
 
    --noise F / --alpha-true A: plan with durations perturbed by up to F
    (uniform, seeded) or with alpha A' = --alpha, then report the chosen
@@ -859,6 +869,9 @@ static cc_result run_peer(const planner* P, const peer_policy* pol, outcome* o) 
 }
 
 /* ---- the library ------------------------------------------------------------------ */
+/* S+AD's screens in work: the ops of the candidate steps screened, summed */
+#define DEC_SCREEN_WORK 6000000
+
 static cc_rewrite_desc rewrite_desc(const planner* P, const cc_graph* g) {
     cc_rewrite_desc rd = {0};
     int n_ops = cc_graph_n_ops(g);
@@ -868,8 +881,17 @@ static cc_rewrite_desc rewrite_desc(const planner* P, const cc_graph* g) {
        steps: those full solves are one list pass each, at most 96
        candidates (the result is still scheduled in full) */
     rd.max_evaluations = 4000;
+    /* a copy op a rewrite adds (packing into a bucket, chunks of a
+       reduce-scatter or all-gather) reads and writes its bytes at the
+       device's streaming bandwidth */
+    {
+        const cc_device_spec* dv = &P->spec.device;
+        double em = dv->mem_efficiency > 0 ? dv->mem_efficiency : 0.8;
+        rd.copy_us_per_byte = 2.0 / (dv->mem_gbps * em * 1e3);
+    }
     if (n_ops > 3000) {
         rd.sched.method = CC_SCHED_LIST;
+        rd.sched.rounds = -1;   /* the pass alone, no odd-even windows */
         rd.max_evaluations = 96;
     }
     return rd;
@@ -1078,6 +1100,17 @@ static cc_result run_sad(const planner* P, cc_graph* base, const step* base_src,
     snprintf(o->name, sizeof o->name, "%s",
              variant == 1 ? "S+AD near" : variant == 2 ? "S+AD N=2" : variant == 3 ? "S+AD matmul-adjacent" : "S+AD");
     rd.max_chunks = variant == 2 ? 2 : 16;
+    /* the chunks make a step of hundreds of ops one of thousands (of
+       ZeRO-3's gathers, tens of thousands): its judgements go without
+       odd-even windows, and above 1,000 ops are list passes, as a large
+       step's */
+    rd.sched.rounds = -1;
+    if (cc_graph_n_ops(base) > 1000) rd.sched.method = CC_SCHED_LIST;
+    /* each screen builds and simulates the whole step as decomposed so
+       far: the screens' budget is counted in work, DEC_SCREEN_WORK ops
+       screened in all (up to 4,000 screens) */
+    rd.max_evaluations = 4000;
+    rd.max_screen_ops = DEC_SCREEN_WORK;
     if (variant == 1 || variant == 3) rd.max_context_depth = 1;
     memset(&bound, 0, sizeof bound);
     /* without a cap the step is decomposed with every buffer bound: a
@@ -1110,7 +1143,10 @@ static cc_result run_sad(const planner* P, cc_graph* base, const step* base_src,
         return r;
     }
     if (r == CC_OK) r = recost_collectives(P, split);
-    if (r == CC_OK) r = cc_graph_fuse(P->ctx, split, &rd, &fused, &fus);
+    if (r == CC_OK) {
+        cc_rewrite_desc fd = rewrite_desc(P, split);
+        r = cc_graph_fuse(P->ctx, split, &fd, &fused, &fus);
+    }
     cc_graph_destroy(split);
     if (r == CC_OK) r = recost_collectives(P, fused);
     if (r == CC_OK) {
