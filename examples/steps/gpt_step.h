@@ -1133,22 +1133,16 @@ GPT_STEP_FN int gpt_op_split(const gpt_op_args* a, cc_split* sp) {
     sp->extent[CC_AXIS_ROWS] = gpt_rows_extent(a);
     switch (a->kind) {
     case GPT_OP_MATMUL:
+    case GPT_OP_MATMUL_GELU:   /* GELU of a partial sum is no sum: no reduction */
         sp->kind = CC_SPLIT_USER;
-        sp->name = "matmul_xwt";
+        sp->name = a->kind == GPT_OP_MATMUL ? "matmul_xwt" : "matmul_gelu";
         sp->fn = gpt_split_matmul_xwt;
         sp->extent[CC_AXIS_COLS] = (uint64_t)a->OC;
         sp->axes = 1u << CC_AXIS_ROWS | 1u << CC_AXIS_COLS;
-        if (!a->in[2]) {
+        if (a->kind == GPT_OP_MATMUL && !a->in[2]) {
             sp->extent[CC_AXIS_REDUCE] = (uint64_t)a->C;
             sp->axes |= 1u << CC_AXIS_REDUCE;
         }
-        break;
-    case GPT_OP_MATMUL_GELU:
-        sp->kind = CC_SPLIT_USER;
-        sp->name = "matmul_gelu";
-        sp->fn = gpt_split_matmul_xwt;
-        sp->extent[CC_AXIS_COLS] = (uint64_t)a->OC;
-        sp->axes = 1u << CC_AXIS_ROWS | 1u << CC_AXIS_COLS;
         break;
     case GPT_OP_MATMUL_BWD_X:
         sp->kind = CC_SPLIT_MATMUL;
