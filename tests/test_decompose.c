@@ -871,7 +871,6 @@ static cc_result side_rank(cc_rank* rank, void* user) {
     memset(&s, 0, sizeof s);
     init_chain(&side_chains[me][0], me);
     init_chain(&side_chains[me][1], me);
-    build_chain_whole_post = 1;
     for (v = 0; v < 2 && r == CC_OK; v++) {   /* depth 1, then the default (the one run) */
         cc_rewrite_desc rd = {0};
         cc_rewrite_report rep;
@@ -892,7 +891,6 @@ static cc_result side_rank(cc_rank* rank, void* user) {
         else { cc_graph_destroy(out); cc_graph_destroy(g); }
     }
     if (r == CC_OK) r = build_chain(ctx, &side_chains[me][0], jobs[me][0], cc_rank_world_comm(rank), 0, &g0);
-    build_chain_whole_post = 0;
     if (r == CC_OK) r = tu_run_step(rank, g0, NULL);
     if (r == CC_OK) r = cc_sched_solve(ctx, dg, NULL, &s);
     if (r == CC_OK) r = tu_run_step(rank, dg, s.order);
@@ -918,7 +916,9 @@ static void test_one_sided(void) {
     char err[512];
     int me;
     memset(R, 0, sizeof R);
+    build_chain_whole_post = 1;   /* set around the world: every rank's builds read it */
     tu_run_world(2, side_rank, R, &rc, err, sizeof err);
+    build_chain_whole_post = 0;
     CHECK_RES(NULL, rc, CC_OK, "2 ranks: the world ran (%s)", err);
     for (me = 0; me < 2; me++) {
         side_res* X = &R[me];
