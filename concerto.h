@@ -3385,7 +3385,7 @@ static int cc__act_hits(cc_graph* g, const cc__act_set* s, const cc__access* x, 
     for (c = 0; used; c++, used >>= 1) {
         uint64_t span = c < 63 ? (uint64_t)1 << (c + 1) : UINT64_MAX;   /* longer than any record of the class */
         size_t m;
-        if (!(used & 1u)) continue;
+        if (!(used & 1u) || !s->v[c]) continue;
         /* a record that starts at or before lo - span ends before lo */
         for (m = lo > span ? cc__act_find(s, c, lo - span, 1) : 0; m < s->n[c] && s->v[c][m].lo < hi; m++) {
             uint32_t a;
